@@ -1,0 +1,28 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical.js';
+
+/** SHA-256 of bytes (a string is taken as its UTF-8 bytes). */
+export function sha256(data: Uint8Array | string): Uint8Array {
+  const d = createHash('sha256').update(data).digest();
+  return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+}
+
+/** Lowercase hex SHA-256. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** base64url (unpadded) SHA-256. */
+export function sha256Base64url(data: Uint8Array | string): string {
+  return createHash('sha256').update(data).digest('base64url');
+}
+
+/** SHA-256 over the RFC 8785 canonical JSON of `value`, lowercase hex. */
+export function canonicalSha256Hex(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
+
+/** SHA-256 over the RFC 8785 canonical JSON of `value`, base64url. */
+export function canonicalSha256Base64url(value: unknown): string {
+  return sha256Base64url(canonicalJson(value));
+}

@@ -1,0 +1,94 @@
+import { compactVerify, importJWK } from 'jose';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  base64urlDecode,
+  base64urlEncode,
+  CanonicalizationError,
+  canonicalJson,
+  canonicalSha256Hex,
+  createJwsSigner,
+  ed25519PrivateJwkFromSeed,
+  generateEd25519Jwk,
+  importEd25519PublicKey,
+  parseCompactJws,
+  publicJwkOf,
+  sha256Hex,
+  verifyEd25519Signature,
+} from '@vrpkit/core';
+
+describe('canonicalJson (RFC 8785)', () => {
+  it('sorts keys by UTF-16 code units and formats numbers per ECMAScript', () => {
+    expect(canonicalJson({ b: 1, a: [true, null, 'x'], '\u20ac': 1e21, '\ud83d\ude00': 0.1 })).toBe(
+      '{"a":[true,null,"x"],"b":1,"\u20ac":1e+21,"\ud83d\ude00":0.1}',
+    );
+  });
+  it('rejects values JSON cannot carry', () => {
+    expect(() => canonicalJson(undefined)).toThrow(CanonicalizationError);
+    expect(() => canonicalJson(Number.NaN)).toThrow(CanonicalizationError);
+    expect(() => canonicalJson({ a: Number.POSITIVE_INFINITY })).toThrow(CanonicalizationError);
+  });
+  it('is insensitive to key order (property)', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (obj) => {
+        const reversed = Object.fromEntries(Object.entries(obj).reverse());
+        expect(canonicalJson(reversed)).toBe(canonicalJson(obj));
+        expect(canonicalSha256Hex(reversed)).toBe(canonicalSha256Hex(obj));
+      }),
+    );
+  });
+});
+
+describe('digests and base64url', () => {
+  it('hashes the UTF-8 bytes', () => {
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+  it('round-trips and rejects non-canonical base64url', () => {
+    fc.assert(
+      fc.property(fc.uint8Array(), (b) => {
+        expect(Buffer.from(base64urlDecode(base64urlEncode(b))!).equals(Buffer.from(b))).toBe(true);
+      }),
+    );
+    expect(base64urlDecode('ab+c')).toBeNull();
+    expect(base64urlDecode('abc=')).toBeNull();
+    expect(base64urlDecode('a')).toBeNull();
+  });
+});
+
+describe('Ed25519 compact JWS', () => {
+  it('signs bytes that jose verifies, and verifies over the received bytes', async () => {
+    const { privateJwk } = await generateEd25519Jwk();
+    const signer = createJwsSigner(privateJwk, 'example.com-2026-11-29-01', { typ: 'JWT' });
+    const payload = JSON.stringify({ kind: 'verified_stay_offer', z: 1, a: 2 });
+    const jws = signer.sign(payload);
+    const pub = publicJwkOf(privateJwk, signer.kid);
+    const viaJose = await compactVerify(jws, await importJWK(pub, 'EdDSA'), { algorithms: ['EdDSA'] });
+    expect(new TextDecoder().decode(viaJose.payload)).toBe(payload);
+    expect(viaJose.protectedHeader).toEqual({ alg: 'EdDSA', typ: 'JWT', kid: signer.kid });
+
+    const parsed = parseCompactJws(jws);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    const key = importEd25519PublicKey(pub)!;
+    expect(verifyEd25519Signature(parsed.jws.signingInput, parsed.jws.signature, key)).toBe(true);
+    const tampered = `${parsed.jws.signingInput.slice(0, -2)}AA`;
+    expect(verifyEd25519Signature(tampered, parsed.jws.signature, key)).toBe(false);
+  });
+  it('reproduces the public VRP offer test key from its seed', () => {
+    const seed = Buffer.from(sha256Hex('VRP v0.1 conformance test vector key - DO NOT USE'), 'hex');
+    const jwk = ed25519PrivateJwkFromSeed(seed);
+    expect(jwk.x).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(importEd25519PublicKey({ kty: 'OKP', crv: 'Ed25519', x: jwk.x })).not.toBeNull();
+  });
+  it('classifies malformed compact JWS with the reference codes', () => {
+    expect(parseCompactJws('a.b')).toMatchObject({ ok: false, code: 'malformed_jws' });
+    expect(parseCompactJws(`${base64urlEncode('not json')}.e30.AA`)).toMatchObject({ ok: false, code: 'malformed_header' });
+    expect(parseCompactJws(`${base64urlEncode('[1]')}.e30.AA`)).toMatchObject({ ok: false, code: 'malformed_header' });
+    expect(parseCompactJws(42)).toMatchObject({ ok: false, code: 'malformed_jws' });
+  });
+  it('rejects keys that are not 32-byte Ed25519', () => {
+    expect(importEd25519PublicKey({ kty: 'OKP', crv: 'X25519', x: 'AAAA' })).toBeNull();
+    expect(importEd25519PublicKey({ kty: 'OKP', crv: 'Ed25519', x: 'AAAA' })).toBeNull();
+    expect(importEd25519PublicKey(null)).toBeNull();
+  });
+});

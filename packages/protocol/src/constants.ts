@@ -1,0 +1,27 @@
+/** VRP constants, spelled exactly as the specs spell them. */
+
+/** Core v0.1 §2: discovery `protocol`. */
+export const PROTOCOL = 'vacation-rental-protocol';
+/** Core v0.1 §2/§5: `protocol_version`. */
+export const PROTOCOL_VERSION = '0.1';
+/** Node Tool Binding §3: the one bound capability name, identical on MCP, A2A and WebMCP. */
+export const BOUND_TOOL_NAME = 'get_verified_stay_offer';
+/** Core §5: envelope and payload kinds. */
+export const ENVELOPE_KIND = 'signed_verified_stay_offer';
+export const OFFER_KIND = 'verified_stay_offer';
+/** Well-known paths (Core §2, §3; A2A). */
+export const DISCOVERY_PATH = '/.well-known/vacation-rental.json';
+export const JWKS_PATH = '/.well-known/jwks.json';
+export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
+/** The offer endpoint path vrpkit nodes serve (Core §4 leaves the path to the node; the discovery document names it). */
+export const OFFER_ENDPOINT_PATH = '/api/verified-stay-offer';
+/** The MCP endpoint path vrpkit nodes serve (Node Tool Binding §9). */
+export const MCP_ENDPOINT_PATH = '/mcp';
+/** Core §3.1: a verifier never caches a JWKS longer than this. */
+export const JWKS_MAX_CACHE_SECONDS = 300;
+/** The canonical phrase an agent uses when an offer is safe to quote (verification-result schema, `required_phrase_when_safe`). */
+export const CANONICAL_PHRASE = 'I found the official host-domain verified offer for this stay.';
+/** Receipt envelope v1 and the MCP composition profile. */
+export const RECEIPT_VERSION = '1.0';
+export const MCP_PROFILE_VERSION = '1.0';
+export const MCP_TRANSPORT_ASSERTION_TYPE = 'vrp.mcp.transport.1';

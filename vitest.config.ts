@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const pkgs = ['core', 'protocol', 'node', 'agent', 'conformance', 'gate', 'cli'];
+
+// Tests run against the packages' TypeScript sources (no build step needed): each
+// `@vrpkit/x` import resolves to packages/x/src/index.ts. Child processes that tests
+// spawn get the same through Node's `--conditions=vrpkit-source` (see package exports).
+export default defineConfig({
+  resolve: {
+    alias: pkgs.map((p) => ({
+      find: new RegExp(`^@vrpkit/${p}$`),
+      replacement: fileURLToPath(new URL(`./packages/${p}/src/index.ts`, import.meta.url)),
+    })),
+  },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'examples/test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    reporters: ['default'],
+  },
+});
