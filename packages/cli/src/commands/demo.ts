@@ -1,4 +1,77 @@
-import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { addDays, initNode, localDate, serveNode } from '@vrpkit/node';
+import { AGENT_CARD_PATH, DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { type Command, InvalidArgumentError } from 'commander';
+import { reportError } from '../io.js';
+import { reachHints, requestLogger, serveUntilSignal } from './node.js';
 
-/** `vrp demo` — what `npm start` runs. */
-export function registerDemoCommand(_program: Command): void {}
+const DEMO_DOMAIN = 'villa-demo.example';
+
+function port(v: string): number {
+  const n = Number(v);
+  if (!/^\d{1,5}$/.test(v) || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  return n;
+}
+
+/** `vrp demo` — what `npm start` runs: a sample node under .vrp-demo/, served in dev mode until Ctrl-C. */
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('run a sample VRP node (created on first run under .vrp-demo/) in dev mode, with ready-to-paste commands')
+    .option('--dir <dir>', 'demo data directory', '.vrp-demo')
+    .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
+    .option('--quiet', 'do not log requests')
+    .action(async (o: { dir: string; port: number; quiet?: boolean }) => {
+      try {
+        const dataDir = resolve(o.dir);
+        if (!existsSync(join(dataDir, 'node.json'))) {
+          const r = await initNode({ domain: DEMO_DOMAIN, dataDir });
+          process.stdout.write(`created a sample node for ${r.canonical_domain} in ${o.dir}/ (signing key ${r.kid})\n`);
+        }
+        const served = await serveNode({ dataDir, port: o.port, dev: true, ...(o.quiet ? {} : { log: requestLogger(false) }) });
+        const { connectTo, curl } = reachHints(served);
+        const ca = relative(process.cwd(), served.caFile!) || served.caFile!;
+        // Pick the first stay the sample calendar can actually sell, so the commands show a quoteable offer.
+        const today = localDate(served.service.now(), served.service.property().time_zone);
+        let stay = { check_in: addDays(today, 30), check_out: addDays(today, 33) };
+        for (let d = 30; d < 120; d++) {
+          const candidate = { check_in: addDays(today, d), check_out: addDays(today, d + 3) };
+          const r = await served.service.getOffer({ ...candidate, guests: 2 });
+          if (r.ok && r.envelope.offer.agent_permission.may_quote_as_official_direct_offer) {
+            stay = candidate;
+            break;
+          }
+        }
+        const q = `check_in=${stay.check_in}&check_out=${stay.check_out}&guests=2`;
+        const origin = served.origin;
+        process.stdout.write(
+          [
+            '',
+            `vrpkit demo node: ${origin}  (listening on ${served.address}:${served.port}, dev CA ${ca})`,
+            '',
+            'Documents and surfaces (all on the canonical origin):',
+            `  discovery   ${origin}${DISCOVERY_PATH}`,
+            `  JWKS        ${origin}${JWKS_PATH}`,
+            `  offers      ${origin}${OFFER_ENDPOINT_PATH}?${q}`,
+            `  MCP         ${origin}${MCP_ENDPOINT_PATH}`,
+            `  A2A card    ${origin}${AGENT_CARD_PATH}`,
+            `  WebMCP page ${origin}/`,
+            `  booking     ${origin}/book?checkIn=${stay.check_in}&checkOut=${stay.check_out}&guests=2`,
+            '',
+            'Fetch a signed offer:',
+            `  ${curl(`${OFFER_ENDPOINT_PATH}?${q}`).replace(served.caFile!, ca)}`,
+            '',
+            'Fetch and verify it (signature, freshness, safe-to-quote):',
+            `  npm run vrp -- verify ${origin} --check-in ${stay.check_in} --check-out ${stay.check_out} --guests 2 --connect-to ${connectTo} --cacert ${ca}`,
+            '',
+            'Ctrl-C stops the node.',
+            '',
+          ].join('\n'),
+        );
+        await serveUntilSignal(served);
+      } catch (e) {
+        process.exitCode = reportError(e, false);
+      }
+    });
+}

@@ -1,0 +1,93 @@
+/**
+ * The booking landing page `/book` (Core §5.1): it re-quotes live and fails closed. It never
+ * honours the `offer` parameter's old price: it shows the terms of a fresh signed offer for
+ * the same stay, or says the stay is no longer available.
+ */
+import type { OfferEnvelope } from '@vrpkit/protocol';
+import type { OfferService } from '../service.js';
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function money(amount: number, currency: string, digits: number): string {
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${esc(title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
+table{border-collapse:collapse;width:100%}td,th{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:left}
+td.n,th.n{text-align:right}.total td{font-weight:700}.note{color:#555;font-size:.9rem}.unavailable{color:#8a1f11}</style>
+</head><body>${body}</body></html>`;
+}
+
+export interface BookPage {
+  status: 200 | 400;
+  html: string;
+}
+
+/** Render `/book` for the query it received (`checkIn`, `checkOut`, `guests`; `offer` is read and ignored). */
+export async function renderBookPage(service: OfferService, query: URLSearchParams): Promise<BookPage> {
+  const p = service.property();
+  const outcome = await service.getOffer({
+    check_in: query.get('checkIn') ?? query.get('check_in') ?? undefined,
+    check_out: query.get('checkOut') ?? query.get('check_out') ?? undefined,
+    guests: query.get('guests') ?? undefined,
+  });
+  const heading = `<h1>${esc(p.name)}</h1><p class="note">Booking page on ${esc(service.canonicalDomain)}. It always re-quotes live: an earlier quote or offer reference is never honoured.</p>`;
+  if (!outcome.ok) {
+    return {
+      status: 400,
+      html: page(
+        `${p.name}: booking`,
+        `${heading}<p class="unavailable">This booking link is not valid (${esc(outcome.error.code)}): ${esc(outcome.error.message)}.</p>`,
+      ),
+    };
+  }
+  const { offer } = outcome.envelope as OfferEnvelope;
+  const r = offer.request!;
+  const stay = `${esc(r.check_in)} → ${esc(r.check_out)} · ${r.nights} night${r.nights === 1 ? '' : 's'} · ${r.guests} guest${r.guests === 1 ? '' : 's'}`;
+  const embedded = `<script type="application/json" id="vrp-offer">${outcome.json.replace(/</g, '\\u003c')}</script>`;
+  if (!offer.availability.available || !offer.agent_permission.may_quote_as_official_direct_offer || offer.price.agent_total === null) {
+    return {
+      status: 200,
+      html: page(
+        `${p.name}: not available`,
+        `${heading}<h2>${stay}</h2><p class="unavailable" id="status" data-available="false">This stay is no longer available (${esc(String(offer.availability.reason ?? 'not_available'))}).</p>${embedded}`,
+      ),
+    };
+  }
+  const cur = offer.price.currency;
+  const d = p.currency_minor_digits;
+  const nights = (offer.price.breakdown ?? [])
+    .map(
+      (n) =>
+        `<tr><td>${esc(n.date)}</td><td>${esc(n.season_name ?? 'Standard')}${n.is_weekend ? ' (weekend)' : ''}</td><td class="n">${money(n.nightly_rate, cur, d)}</td></tr>`,
+    )
+    .join('');
+  const fees = (offer.price.adjustments ?? [])
+    .map((a) => `<tr><td colspan="2">${esc(a.label)}</td><td class="n">${money(a.amount, cur, d)}</td></tr>`)
+    .join('');
+  const refunds =
+    offer.rules?.refund_schedule == null
+      ? '<p>The host has not published computable refund terms.</p>'
+      : offer.rules.refund_schedule.length === 0
+        ? '<p>No refund at any point.</p>'
+        : `<table><tr><th>Cancelled at least … hours before check-in</th><th class="n">Refund</th></tr>${offer.rules.refund_schedule
+            .map((row) => `<tr><td>${row.hours_before_checkin}</td><td class="n">${row.refund_percent}%</td></tr>`)
+            .join('')}</table>`;
+  return {
+    status: 200,
+    html: page(
+      `${p.name}: book ${r.check_in} to ${r.check_out}`,
+      `${heading}<h2>${stay}</h2>
+<p id="status" data-available="true">Available now. Current signed terms (offer ${esc(offer.booking.offer_id ?? '')}, valid until ${esc(offer.valid_until)}):</p>
+<table><tr><th>Night</th><th>Rate</th><th class="n">Amount</th></tr>${nights}${fees}
+<tr class="total"><td colspan="2">Total (no add-on fees)</td><td class="n" id="total" data-minor="${offer.price.agent_total}">${money(offer.price.agent_total, cur, d)}</td></tr></table>
+<p>Check-in from ${esc(offer.rules?.check_in_time ?? '')}, check-out by ${esc(offer.rules?.check_out_time ?? '')}.</p>
+<h3>Refund schedule</h3>${refunds}
+<p class="note">You book directly with the host; payment goes to the host. This node does not take payment online.</p>${embedded}`,
+    ),
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * iCal (.ics) calendar import: hosts sync the calendars of their other channels into the
+ * node. Feeds come from a file or an https URL (fetched with a timeout and a size cap; never
+ * plain http), are parsed with ical.js, and replace that feed's imported blocked ranges. Each
+ * feed's last success and failure are stored; a failed or stale feed makes the calendar unsafe
+ * and every offer non-quoteable until a later sync succeeds (fail closed).
+ */
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { rootCertificates } from 'node:tls';
+import { systemClock } from '@vrpkit/core';
+import ICAL from 'ical.js';
+import { storeTargetFor } from './datadir.js';
+import { addDays, dayNumber, localDate } from './dates.js';
+import { NodeError } from './errors.js';
+import { NodeStore } from './store/store.js';
+
+export interface FeedFetchOptions {
+  /** Extra trusted CA certificates (PEM) for https feeds, beside the system roots. */
+  ca?: string[];
+  /** Whole-request deadline. Default 10 s. */
+  timeoutMs?: number;
+  /** Largest feed accepted. Default 5 MiB. */
+  maxBytes?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
+/** Recurring events are expanded up to this many occurrences each. */
+const MAX_OCCURRENCES = 1000;
+
+export function assertFeedUrl(url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new NodeError('invalid_feed_url', 'the feed URL is not a URL');
+  }
+  if (u.protocol !== 'https:') throw new NodeError('invalid_feed_url', 'calendar feeds are fetched over https only');
+  return u;
+}
+
+/** GET an https feed: status 200 only, no redirects, bounded in time and size. */
+export function fetchFeed(url: string, o: FeedFetchOptions = {}): Promise<string> {
+  const u = assertFeedUrl(url);
+  const maxBytes = o.maxBytes ?? DEFAULT_MAX_BYTES;
+  return new Promise((resolve, reject) => {
+    const req = request(u, {
+      method: 'GET',
+      headers: { accept: 'text/calendar, */*;q=0.5', 'user-agent': 'vrpkit-node calendar sync' },
+      // Extra CAs are added to the system roots, never substituted for them.
+      ...(o.ca ? { ca: [...rootCertificates, ...o.ca] } : {}),
+    });
+    const timer = setTimeout(
+      () => req.destroy(new NodeError('feed_timeout', `no complete answer within ${o.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`)),
+      o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
+    req.on('response', (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        req.destroy(new NodeError('feed_http_error', `the feed answered HTTP ${res.statusCode}`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > maxBytes) req.destroy(new NodeError('feed_too_large', `the feed exceeds ${maxBytes} bytes`));
+        else chunks.push(c);
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        // A cut-off body is never parsed as if it were the whole feed.
+        if (size > maxBytes) reject(new NodeError('feed_too_large', `the feed exceeds ${maxBytes} bytes`));
+        else if (!res.complete) reject(new NodeError('feed_truncated', 'the feed ended before its full length arrived'));
+        else resolve(Buffer.concat(chunks).toString('utf8'));
+      });
+      res.on('error', (e) => req.destroy(e));
+    });
+    req.on('error', (e) => {
+      clearTimeout(timer);
+      reject(
+        e instanceof NodeError
+          ? e
+          : new NodeError('feed_unreachable', `cannot fetch the feed: ${(e as NodeJS.ErrnoException).code ?? e.message}`),
+      );
+    });
+    req.end();
+  });
+}
+
+export interface ImportedRange {
+  start_date: string;
+  end_date: string;
+  note: string | null;
+}
+
+function dateOf(t: InstanceType<typeof ICAL.Time>, timeZone: string): string {
+  if (t.isDate) return `${String(t.year).padStart(4, '0')}-${String(t.month).padStart(2, '0')}-${String(t.day).padStart(2, '0')}`;
+  return localDate(t.toJSDate().getTime(), timeZone);
+}
+
+/**
+ * Blocked ranges from an iCal document: every opaque, non-cancelled VEVENT blocks the nights
+ * from its start date up to (excluding) its end date, as DTEND is exclusive for all-day events;
+ * a same-day event blocks that night. Date-times are read in the property's time zone.
+ */
+export function parseIcsBlocks(text: string, timeZone: string, until: string): ImportedRange[] {
+  let root: InstanceType<typeof ICAL.Component>;
+  try {
+    root = new ICAL.Component(ICAL.parse(text) as unknown[]);
+  } catch (e) {
+    throw new NodeError('ical_parse_error', `not an iCal document: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (root.name !== 'vcalendar') throw new NodeError('ical_parse_error', 'not an iCal VCALENDAR');
+  const out: ImportedRange[] = [];
+  const push = (start: InstanceType<typeof ICAL.Time>, end: InstanceType<typeof ICAL.Time> | null, note: string | null) => {
+    const s = dateOf(start, timeZone);
+    let e = end ? dateOf(end, timeZone) : s;
+    if (e <= s) e = addDays(s, 1);
+    if (dayNumber(s) !== null && dayNumber(e) !== null) out.push({ start_date: s, end_date: e, note });
+  };
+  for (const v of root.getAllSubcomponents('vevent')) {
+    if (String(v.getFirstPropertyValue('status') ?? '').toUpperCase() === 'CANCELLED') continue;
+    if (String(v.getFirstPropertyValue('transp') ?? '').toUpperCase() === 'TRANSPARENT') continue;
+    const ev = new ICAL.Event(v);
+    if (!ev.startDate) throw new NodeError('ical_parse_error', 'a VEVENT has no DTSTART');
+    const note = ev.summary ? ev.summary.slice(0, 200) : null;
+    if (ev.isRecurring()) {
+      const it = ev.iterator();
+      for (let i = 0, next = it.next(); next && i < MAX_OCCURRENCES; i++, next = it.next()) {
+        const d = ev.getOccurrenceDetails(next);
+        if (dateOf(d.startDate, timeZone) > until) break;
+        push(d.startDate, d.endDate, note);
+      }
+    } else {
+      push(ev.startDate, ev.endDate ?? null, note);
+    }
+  }
+  return out;
+}
+
+export interface FeedSyncResult {
+  name: string;
+  ok: boolean;
+  ranges?: number;
+  error?: { code: string; message: string };
+}
+
+/** Sync every feed of the store's node; a failure is recorded per feed and never removes its previous ranges. */
+export async function syncFeeds(store: NodeStore, now: number, o: FeedFetchOptions = {}): Promise<FeedSyncResult[]> {
+  const p = await store.property();
+  const until = addDays(localDate(now, p.time_zone), p.booking_horizon_days + p.max_nights);
+  const results: FeedSyncResult[] = [];
+  for (const feed of await store.feeds()) {
+    try {
+      const text = feed.url ? await fetchFeed(feed.url, o) : readFileSync(feed.file!, 'utf8');
+      const ranges = parseIcsBlocks(text, p.time_zone, until);
+      await store.recordFeedSuccess(p.property_id, feed.name, ranges, now);
+      results.push({ name: feed.name, ok: true, ranges: ranges.length });
+    } catch (e) {
+      const err =
+        e instanceof NodeError
+          ? { code: e.code, message: e.message }
+          : { code: 'feed_unreadable', message: `cannot read the feed: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+      await store.recordFeedFailure(feed.name, `${err.code}: ${err.message}`, now);
+      results.push({ name: feed.name, ok: false, error: err });
+    }
+  }
+  return results;
+}
+
+// ── data-directory operations (what `vrp node calendar …` calls) ──────────────────────────
+
+export interface CalendarOpOptions {
+  dataDir: string;
+  now?: () => number;
+  databaseUrl?: string;
+}
+
+const FEED_NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,62}$/i;
+
+/** `vrp node calendar add-feed` */
+export async function addCalendarFeed(o: CalendarOpOptions & { name: string; url?: string; file?: string }): Promise<void> {
+  if (!FEED_NAME_RE.test(o.name)) throw new NodeError('invalid_feed_name', 'a feed name is 1–63 letters, digits, . _ -');
+  if (!!o.url === !!o.file) throw new NodeError('invalid_feed_source', 'give exactly one of --url or --file');
+  if (o.url) assertFeedUrl(o.url);
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    await store.addFeed({ name: o.name, url: o.url ?? null, file: o.file ?? null }, (o.now ?? systemClock.now)());
+  } finally {
+    await store.close();
+  }
+}
+
+/** `vrp node calendar sync` */
+export async function syncCalendar(o: CalendarOpOptions & FeedFetchOptions): Promise<FeedSyncResult[]> {
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    return await syncFeeds(store, (o.now ?? systemClock.now)(), o);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `vrp node calendar block`: a host block or a booking taken elsewhere, nights `[from, to)`. */
+export async function addCalendarBlock(o: CalendarOpOptions & { from: string; to: string; kind?: 'block' | 'booking'; note?: string }) {
+  if (dayNumber(o.from) === null || dayNumber(o.to) === null)
+    throw new NodeError('invalid_date', '--from and --to must be real dates YYYY-MM-DD');
+  if (o.to <= o.from) throw new NodeError('invalid_range', '--to is the first free night and must be after --from');
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    const p = await store.property();
+    return await store.addBlock(
+      p.property_id,
+      { start_date: o.from, end_date: o.to, kind: o.kind ?? 'block', note: o.note ?? null },
+      (o.now ?? systemClock.now)(),
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+/** `vrp node calendar unblock ID` (host blocks and bookings; imported ranges belong to their feed). */
+export async function removeCalendarBlock(o: CalendarOpOptions & { id: string }): Promise<void> {
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    if (!(await store.removeBlock(o.id))) throw new NodeError('unknown_block', `no host block or booking with id ${o.id}`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `vrp node calendar remove-feed NAME`: the feed and every range it imported. */
+export async function removeCalendarFeed(o: CalendarOpOptions & { name: string }): Promise<void> {
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    if (!(await store.removeFeed(o.name))) throw new NodeError('unknown_feed', `no calendar feed named ${o.name}`);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `vrp node calendar list`: feeds with their last sync, and every blocked range. */
+export async function listCalendar(o: CalendarOpOptions) {
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    return { feeds: await store.feeds(), blocks: await store.listBlocks() };
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * `vrp node init`: create a node's data directory atomically (and `vrp node property update`). Everything is built in a
+ * temporary sibling directory (store, migrations, property, first signing key) and renamed
+ * into place only when all of it succeeded, so a bad property file or any other failure
+ * leaves nothing behind.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { systemClock } from '@vrpkit/core';
+import { NODE_CONFIG_FORMAT, type NodeConfigFile, nodePaths, storeTargetFor } from './datadir.js';
+import { InvalidPropertyError, NodeError } from './errors.js';
+import { activateNewKey } from './keys.js';
+import { type PropertyDescription, readPropertyFile, sampleProperty } from './property.js';
+import { postgresTarget, type StoreTarget } from './store/db.js';
+import { NodeStore } from './store/store.js';
+
+/** Core §2 `canonical_domain`: a lowercase DNS name with at least two labels, no scheme, port or trailing dot. */
+const DOMAIN_RE = /^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
+export function assertCanonicalDomain(domain: string): void {
+  if (!DOMAIN_RE.test(domain)) {
+    throw new NodeError(
+      'invalid_domain',
+      `"${domain.slice(0, 80)}" is not a canonical domain (lowercase DNS name such as villa.example, no scheme or port)`,
+    );
+  }
+}
+
+export interface InitNodeOptions {
+  domain: string;
+  dataDir: string;
+  /** A property description (JSON or YAML); without it a sample property is created. */
+  propertyFile?: string;
+  now?: () => number;
+  /** Put the store in PostgreSQL instead of `<dataDir>/node.sqlite`. */
+  databaseUrl?: string;
+}
+
+export interface InitNodeResult {
+  canonical_domain: string;
+  data_dir: string;
+  property_id: string;
+  kid: string;
+  store: 'sqlite' | 'postgres';
+}
+
+function onNodeDomain(url: string, domain: string): boolean {
+  const host = new URL(url).hostname;
+  return host === domain || host.endsWith(`.${domain}`);
+}
+
+/** Core §5: `property.url` is signed into every offer; like the booking URL it must be on the node's domain. */
+function assertUrlOnDomain(property: PropertyDescription, domain: string, file: string): void {
+  if (property.url && !onNodeDomain(property.url, domain)) {
+    throw new InvalidPropertyError(file, 'url', `must be on ${domain} or a subdomain of it`);
+  }
+}
+
+export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
+  const now = (o.now ?? systemClock.now)();
+  assertCanonicalDomain(o.domain);
+  const dataDir = resolve(o.dataDir);
+  if (existsSync(dataDir) && (!statSync(dataDir).isDirectory() || readdirSync(dataDir).length > 0)) {
+    throw new NodeError('data_dir_not_empty', `${o.dataDir} already exists and is not an empty directory`);
+  }
+  // Validate everything before writing anything.
+  const property: PropertyDescription = o.propertyFile ? readPropertyFile(o.propertyFile) : sampleProperty(now);
+  assertUrlOnDomain(property, o.domain, o.propertyFile ?? 'sample property');
+  const pgTarget = o.databaseUrl ? postgresTarget(o.databaseUrl) : null;
+
+  const tmp = join(dirname(dataDir), `.${basename(dataDir)}.init-${randomBytes(6).toString('hex')}`);
+  mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  let store: NodeStore | undefined;
+  try {
+    const config: NodeConfigFile = { format: NODE_CONFIG_FORMAT, canonical_domain: o.domain, store: pgTarget ? 'postgres' : 'sqlite' };
+    writeFileSync(join(tmp, 'node.json'), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o644 });
+    const target: StoreTarget = pgTarget ?? { kind: 'sqlite', file: nodePaths(tmp).sqlite };
+    store = await NodeStore.open(target);
+    if (pgTarget && (await store.db.selectFrom('node_info').select('id').executeTakeFirst())) {
+      throw new NodeError('store_not_empty', `PostgreSQL schema ${pgTarget.schema} already holds a node`);
+    }
+    await store.putProperty(property, now);
+    const { kid } = await activateNewKey(store, nodePaths(tmp).keys, o.domain, property.offer_lifetime_minutes * 60_000, now);
+    // Written last: in PostgreSQL (outside the temp directory) node_info is the commit marker, so a
+    // failed init leaves no node behind and can simply be run again.
+    await store.setNodeInfo({ canonical_domain: o.domain, node_id: o.domain }, now);
+    await store.close();
+    store = undefined;
+    if (existsSync(dataDir)) rmdirSync(dataDir); // empty (checked above); rename(2) needs it gone or empty
+    renameSync(tmp, dataDir);
+    return { canonical_domain: o.domain, data_dir: dataDir, property_id: property.property_id, kid, store: config.store };
+  } catch (e) {
+    await store?.close().catch(() => {});
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+/**
+ * `vrp node property update`: replace the property (facts, rate plan, fees, policies) with a
+ * new description file, validated first and written in one transaction. The next offer is
+ * priced from it; a running node needs no restart.
+ */
+export async function updateProperty(o: { dataDir: string; propertyFile: string; now?: () => number; databaseUrl?: string }) {
+  const property = readPropertyFile(o.propertyFile);
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    const info = await store.nodeInfo();
+    assertUrlOnDomain(property, info.canonical_domain, o.propertyFile);
+    await store.putProperty(property, (o.now ?? systemClock.now)());
+    return { canonical_domain: info.canonical_domain, property_id: property.property_id };
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,267 @@
+/**
+ * The one offer service behind every surface (Node Tool Binding §5: three adapters, one
+ * source). The HTTP endpoint, MCP, A2A and WebMCP all call `getOffer` with the raw argument
+ * object they received; each call reads the store, prices, checks availability and calendar
+ * freshness, and signs a fresh offer.
+ */
+import { randomUUID } from 'node:crypto';
+import type { JwsSigner } from '@vrpkit/core';
+import { systemClock } from '@vrpkit/core';
+import {
+  AGENT_CARD_PATH,
+  DISCOVERY_PATH,
+  type DiscoveryDocument,
+  JWKS_PATH,
+  MCP_ENDPOINT_PATH,
+  OFFER_ENDPOINT_PATH,
+  type OfferEnvelope,
+  PROTOCOL,
+  PROTOCOL_VERSION,
+  type RefundScheduleRow,
+  type VrpJwks,
+} from '@vrpkit/protocol';
+import { blockedNights, calendarFreshness, hostAlternatives, type UnavailableReason } from './availability.js';
+import { addDays, dayNumber, localDate, nightsOf } from './dates.js';
+import { OfferRequestError } from './errors.js';
+import { jwksAt, KeyRing } from './keys.js';
+import { buildOfferPayload, type HostAlternatives, signOffer } from './offer.js';
+import { priceStay, rateForNight } from './pricing.js';
+import { currencyMinorDigits, type PropertyDescription } from './property.js';
+import { parseOfferArgs } from './request.js';
+import type { NodeStore } from './store/store.js';
+
+/** One offer service behind every surface (Node Tool Binding §5: three adapters, one source). */
+export interface OfferService {
+  readonly canonicalDomain: string;
+  readonly origin: string;
+  readonly jwksUrl: string;
+  readonly offerEndpoint: string;
+  /** Raw argument object as a surface received it: snake_case check_in/check_out/guests, camelCase checkIn/checkOut accepted as aliases (§4).
+   *  guests may arrive as a number (MCP/A2A/WebMCP) or a decimal string (HTTP query) — the service validates both. */
+  getOffer(args: Record<string, unknown>): Promise<OfferOutcome>;
+  /** Property facts for human pages. */
+  property(): PropertyView;
+  /** Day-by-day availability and nightly rate for a page calendar (YYYY-MM-DD from, number of days). */
+  calendar(from: string, days: number): Promise<CalendarDay[]>;
+  /** The key ring's active signer: the same Ed25519 key signs offers and MCP transport assertions (MCP composition profile). */
+  activeSigner(): JwsSigner;
+  /** The node's clock (epoch ms); injected in tests. */
+  now(): number;
+}
+
+/**
+ * What the node's own HTTP app needs beyond the surfaces' contract: the well-known documents.
+ * `createOfferService` returns one; `createNodeApp` takes one.
+ */
+export interface NodePublisher extends OfferService {
+  /** Core §2 discovery document (`/.well-known/vacation-rental.json`). */
+  discovery(): DiscoveryDocument;
+  /** Core §3 JWKS at the node's clock: active and retained keys. */
+  jwks(): Promise<VrpJwks>;
+}
+
+export type OfferOutcome = { ok: true; envelope: OfferEnvelope; json: string } | { ok: false; error: { code: string; message: string } };
+
+export interface CalendarDay {
+  date: string;
+  available: boolean;
+  nightly_rate: number | null;
+}
+
+export interface PropertyView {
+  property_id: string;
+  name: string;
+  description: string;
+  url: string;
+  city: string | null;
+  country: string | null;
+  time_zone: string;
+  currency: string;
+  /** ISO 4217 minor-unit digits: amounts are integers in 10^-digits of the currency. */
+  currency_minor_digits: number;
+  max_guests: number;
+  min_nights: number;
+  max_nights: number;
+  check_in_time: string;
+  check_out_time: string;
+  pets_label: string | null;
+  rates: PropertyDescription['rates'];
+  fees: PropertyDescription['fees'];
+  refund_schedule: RefundScheduleRow[] | null;
+  booking_horizon_days: number;
+  offer_lifetime_minutes: number;
+}
+
+/** How far ahead `host_alternatives.next_available` looks. */
+const ALTERNATIVES_SEARCH_DAYS = 60;
+/** Longest range a page calendar may ask for. */
+const MAX_CALENDAR_DAYS = 400;
+
+function viewOf(p: PropertyDescription, domain: string): PropertyView {
+  return {
+    property_id: p.property_id,
+    name: p.name,
+    description: p.description,
+    url: p.url ?? `https://${domain}/`,
+    city: p.city,
+    country: p.country,
+    time_zone: p.time_zone,
+    currency: p.currency,
+    currency_minor_digits: currencyMinorDigits(p.currency),
+    max_guests: p.max_guests,
+    min_nights: p.min_nights,
+    max_nights: p.max_nights,
+    check_in_time: p.check_in_time,
+    check_out_time: p.check_out_time,
+    pets_label: p.pets_label,
+    rates: p.rates,
+    fees: p.fees,
+    refund_schedule: p.refund_schedule,
+    booking_horizon_days: p.booking_horizon_days,
+    offer_lifetime_minutes: p.offer_lifetime_minutes,
+  };
+}
+
+export interface OfferServiceOptions {
+  store: NodeStore;
+  keysDir: string;
+  now?: () => number;
+}
+
+/** Open the offer service over a store. Every offer reads the store's revision and works from its current state. */
+export async function createOfferService(o: OfferServiceOptions): Promise<NodePublisher> {
+  const { store } = o;
+  const now = o.now ?? systemClock.now;
+  let snap = await store.snapshot();
+  const { info } = snap;
+  const domain = info.canonical_domain;
+  const origin = `https://${domain}`;
+  const jwksUrl = `${origin}${JWKS_PATH}`;
+  const keyRing = new KeyRing(o.keysDir);
+  keyRing.signerFor(snap.keys);
+  let view = viewOf(snap.property, domain);
+
+  /** The store as of now (one revision read; reloaded only when a write happened), with the derived views kept in step. */
+  const load = async () => {
+    const next = await store.snapshot();
+    if (next !== snap) {
+      snap = next;
+      view = viewOf(snap.property, domain);
+    }
+    return { p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
+  };
+
+  function discovery(): DiscoveryDocument {
+    return {
+      protocol: PROTOCOL,
+      protocol_version: PROTOCOL_VERSION,
+      canonical_domain: domain,
+      node_id: info.node_id,
+      jwks_url: jwksUrl,
+      verified_stay_offer_endpoint: `${origin}${OFFER_ENDPOINT_PATH}`,
+      capabilities: { signed_verified_stay_offer: true, live_availability: true, exact_total_price: true, direct_booking_url: true },
+      // Core §2: who holds the signing key; a verifier must not assume self-custody when absent.
+      operator: {
+        name: snap.property.operator.name ?? snap.property.name,
+        role: snap.property.operator.role,
+        key_custody: snap.property.operator.key_custody,
+      },
+      endpoints: {
+        discovery: `${origin}${DISCOVERY_PATH}`,
+        jwks: jwksUrl,
+        verified_stay_offer: `${origin}${OFFER_ENDPOINT_PATH}`,
+        booking: `${origin}/book`,
+        mcp: `${origin}${MCP_ENDPOINT_PATH}`,
+        agent_card: `${origin}${AGENT_CARD_PATH}`,
+      },
+    };
+  }
+
+  async function getOffer(args: Record<string, unknown>): Promise<OfferOutcome> {
+    try {
+      const r = parseOfferArgs(args);
+      const t = now();
+      const { p, feeds, blocks, signer } = await load();
+      const today = localDate(t, p.time_zone);
+      if (r.check_in < today) throw new OfferRequestError('date_in_past', `check_in is before today (${today}, ${p.time_zone})`);
+      const lastCheckIn = addDays(today, p.booking_horizon_days);
+      if (r.check_in > lastCheckIn) throw new OfferRequestError('beyond_horizon', `check_in is after the booking horizon (${lastCheckIn})`);
+
+      const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
+      const nights = nightsOf(r.check_in, r.check_out);
+      // Core §7: each reason is a signed negative; guest count and stay length first, then the calendar.
+      let reason: UnavailableReason | null = null;
+      if (r.guests > p.max_guests) reason = 'exceeds_max_guests';
+      else if (r.nights < p.min_nights) reason = 'below_minimum_stay';
+      else if (r.nights > p.max_nights) reason = 'above_maximum_stay';
+      else if (blockedNights(blocks, nights).size > 0) reason = 'not_available';
+      else if (!freshness.safe) reason = 'calendar_stale';
+
+      let alternatives: HostAlternatives | undefined;
+      if (reason === 'not_available' || reason === 'below_minimum_stay' || reason === 'above_maximum_stay') {
+        const alt = hostAlternatives(
+          blocks,
+          r.check_in,
+          r.nights,
+          { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn },
+          ALTERNATIVES_SEARCH_DAYS,
+        );
+        // Only a safe calendar may point at open windows; otherwise the windows themselves are unknown.
+        if (freshness.safe && (alt.shorten_to || alt.next_available)) {
+          alternatives = { note: "The host's own nearest open windows for this property.", ...alt };
+        }
+      }
+      const offer = buildOfferPayload({
+        canonicalDomain: domain,
+        nodeId: info.node_id,
+        property: p,
+        request: r,
+        now: t,
+        outcome: reason ? { available: false, reason } : { available: true, price: priceStay(p.rates, p.fees, nights) },
+        freshness,
+        // Unguessable per-offer id (UUID v4 from Node's pooled CSPRNG: cheaper than a fresh randomBytes per offer).
+        offerId: randomUUID(),
+      });
+      return { ok: true, ...signOffer(offer, signer, jwksUrl, alternatives) };
+    } catch (e) {
+      if (e instanceof OfferRequestError) return { ok: false, error: { code: e.code, message: e.message } };
+      throw e;
+    }
+  }
+
+  async function calendar(from: string, days: number): Promise<CalendarDay[]> {
+    if (dayNumber(from) === null) throw new OfferRequestError('invalid_date', 'from must be a real calendar date YYYY-MM-DD');
+    if (!Number.isInteger(days) || days < 1 || days > MAX_CALENDAR_DAYS)
+      throw new OfferRequestError('invalid_range', `days must be an integer from 1 to ${MAX_CALENDAR_DAYS}`);
+    const t = now();
+    const { p, feeds, blocks } = await load();
+    const to = addDays(from, days);
+    const blocked = blockedNights(blocks, nightsOf(from, to));
+    const today = localDate(t, p.time_zone);
+    const lastCheckIn = addDays(today, p.booking_horizon_days);
+    // Fail closed: on an unsafe calendar no night shows as available.
+    const safe = calendarFreshness(feeds, t, p.calendar_max_age_minutes).safe;
+    return nightsOf(from, to).map((date) => {
+      const available = safe && date >= today && date <= lastCheckIn && !blocked.has(date);
+      return { date, available, nightly_rate: available ? rateForNight(p.rates, date).nightly_rate : null };
+    });
+  }
+
+  return {
+    canonicalDomain: domain,
+    origin,
+    jwksUrl,
+    offerEndpoint: `${origin}${OFFER_ENDPOINT_PATH}`,
+    getOffer,
+    property: () => view,
+    calendar,
+    activeSigner: () => keyRing.current(),
+    now,
+    discovery,
+    jwks: async () => {
+      // The JWKS read doubles as a key-ring refresh, so the sync activeSigner() follows rotations too.
+      await load();
+      return jwksAt(snap.keys, now());
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+
+/**
+ * Versioned migrations, in code (no file-system provider, so they ship inside the package
+ * and run the same from src/ and dist/). Only the portable schema builder is used: the same
+ * migrations run on SQLite and PostgreSQL. Never edit a released migration; add the next one.
+ */
+const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('node_info')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('canonical_domain', 'text', (c) => c.notNull())
+        .addColumn('node_id', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('property')
+        .addColumn('property_id', 'text', (c) => c.primaryKey())
+        .addColumn('document', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('rate_plan')
+        .addColumn('property_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('season_type', 'text', (c) => c.notNull())
+        .addColumn('start_date', 'text')
+        .addColumn('end_date', 'text')
+        .addColumn('nightly_rate', 'integer', (c) => c.notNull())
+        .addColumn('weekend_rate', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('rate_plan_pk', ['property_id', 'seq'])
+        .execute();
+      await db.schema
+        .createTable('stay_fee')
+        .addColumn('property_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', (c) => c.notNull())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('label', 'text', (c) => c.notNull())
+        .addColumn('amount', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('stay_fee_pk', ['property_id', 'seq'])
+        .execute();
+      await db.schema
+        .createTable('blocked_range')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('property_id', 'text', (c) => c.notNull())
+        .addColumn('start_date', 'text', (c) => c.notNull())
+        .addColumn('end_date', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('feed_name', 'text')
+        .addColumn('note', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('blocked_range_by_dates')
+        .on('blocked_range')
+        .columns(['property_id', 'start_date', 'end_date'])
+        .execute();
+      await db.schema.createIndex('blocked_range_by_feed').on('blocked_range').column('feed_name').execute();
+      await db.schema
+        .createTable('calendar_feed')
+        .addColumn('name', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text')
+        .addColumn('file', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_attempt_at', 'text')
+        .addColumn('last_success_at', 'text')
+        .addColumn('last_error', 'text')
+        .addColumn('event_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createTable('signing_key')
+        .addColumn('kid', 'text', (c) => c.primaryKey())
+        .addColumn('public_jwk', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('retired_at', 'text')
+        .addColumn('retain_until', 'text')
+        .addColumn('revoked_at', 'text')
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const t of ['signing_key', 'calendar_feed', 'blocked_range', 'stay_fee', 'rate_plan', 'property', 'node_info']) {
+        await db.schema.dropTable(t).execute();
+      }
+    },
+  },
+  /**
+   * A store-wide revision, bumped in the same transaction as every write, so the offer path can
+   * read one row per request and reuse what it loaded while nothing has changed (never stale).
+   */
+  '0002_store_revision': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('store_revision')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('revision', 'integer', (c) => c.notNull())
+        .execute();
+      await sql`insert into store_revision (id, revision) values (1, 0)`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('store_revision').execute();
+    },
+  },
+};
+
+export const nodeMigrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

@@ -1,0 +1,99 @@
+/**
+ * The node store's tables (Kysely types). Portable by construction so one set of migrations
+ * and queries serves SQLite and PostgreSQL (DESIGN §4): text dates (`YYYY-MM-DD`), text
+ * instants (RFC 3339 with milliseconds, which sort lexicographically), 32-bit integers for
+ * minor-unit amounts, no booleans, no auto-increment.
+ */
+import type { Generated } from 'kysely';
+
+export interface NodeInfoTable {
+  /** Always 1: one node per store (one canonical_domain). */
+  id: number;
+  canonical_domain: string;
+  node_id: string;
+  created_at: string;
+}
+
+export interface PropertyTable {
+  property_id: string;
+  /** The property's facts and policies as validated JSON (rates and fees live in their own tables). */
+  document: string;
+  updated_at: string;
+}
+
+export interface RatePlanTable {
+  property_id: string;
+  /** 0 is the base rate (no dates); 1.. are seasons. */
+  seq: number;
+  name: string;
+  season_type: string;
+  start_date: string | null;
+  end_date: string | null;
+  nightly_rate: number;
+  weekend_rate: number;
+}
+
+export interface StayFeeTable {
+  property_id: string;
+  seq: number;
+  code: string;
+  label: string;
+  amount: number;
+}
+
+export type BlockKind = 'block' | 'booking' | 'import';
+
+export interface BlockedRangeTable {
+  id: string;
+  property_id: string;
+  /** First blocked night (inclusive). */
+  start_date: string;
+  /** First free night after the range (exclusive), like a check-out date and iCal DTEND. */
+  end_date: string;
+  kind: BlockKind;
+  feed_name: string | null;
+  note: string | null;
+  created_at: string;
+}
+
+export interface CalendarFeedTable {
+  name: string;
+  url: string | null;
+  file: string | null;
+  created_at: string;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_error: string | null;
+  event_count: Generated<number>;
+}
+
+export type KeyStatus = 'active' | 'retired' | 'revoked';
+
+export interface SigningKeyTable {
+  kid: string;
+  /** The public JWK as served in the JWKS (never the private half). */
+  public_jwk: string;
+  status: KeyStatus;
+  created_at: string;
+  retired_at: string | null;
+  /** A retired key stays in the JWKS until this instant: rotation time + offer lifetime (Core §3.1). */
+  retain_until: string | null;
+  revoked_at: string | null;
+}
+
+export interface StoreRevisionTable {
+  /** Always 1. */
+  id: number;
+  revision: number;
+}
+
+export interface NodeDatabase {
+  store_revision: StoreRevisionTable;
+  node_info: NodeInfoTable;
+  property: PropertyTable;
+  rate_plan: RatePlanTable;
+  stay_fee: StayFeeTable;
+  blocked_range: BlockedRangeTable;
+  calendar_feed: CalendarFeedTable;
+  signing_key: SigningKeyTable;
+}

@@ -1,0 +1,131 @@
+/**
+ * Dev TLS (DESIGN §3 "dev equals prod, minus the CA"): a local CA generated once and a server
+ * certificate for the node's domain and its subdomains, made with @peculiar/x509. Clients
+ * reach the node like curl `--connect-to DOMAIN:443:127.0.0.1:PORT --cacert <dataDir>/tls/ca.pem`.
+ */
+import 'reflect-metadata';
+import { webcrypto } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
+import { join } from 'node:path';
+import * as x509 from '@peculiar/x509';
+
+x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+
+const KEY_ALG = { name: 'ECDSA', namedCurve: 'P-256' } as const;
+const SIGN_ALG = { name: 'ECDSA', hash: 'SHA-256' } as const;
+const DAY_MS = 86_400_000;
+
+export interface PemKeyPair {
+  certPem: string;
+  keyPem: string;
+}
+
+async function newKeys(): Promise<CryptoKeyPair> {
+  return (await webcrypto.subtle.generateKey(KEY_ALG, true, ['sign', 'verify'])) as CryptoKeyPair;
+}
+
+async function keyPem(key: CryptoKey): Promise<string> {
+  return x509.PemConverter.encode(await webcrypto.subtle.exportKey('pkcs8', key), 'PRIVATE KEY');
+}
+
+/** A fresh local certificate authority (ECDSA P-256), for dev servers and tests. */
+export async function createDevCa(opts: { commonName?: string; validDays?: number; now?: number } = {}): Promise<PemKeyPair> {
+  const now = opts.now ?? Date.now();
+  const keys = await newKeys();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    name: `CN=${opts.commonName ?? 'vrpkit dev CA'}, O=vrpkit development (not trusted outside this machine)`,
+    notBefore: new Date(now - DAY_MS),
+    notAfter: new Date(now + (opts.validDays ?? 3650) * DAY_MS),
+    signingAlgorithm: SIGN_ALG,
+    keys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { certPem: cert.toString('pem'), keyPem: await keyPem(keys.privateKey) };
+}
+
+/** A server certificate for `hostnames` (DNS SANs, wildcards allowed; IPv4 literals become IP SANs) signed by `ca`. */
+export async function issueServerCertificate(
+  ca: PemKeyPair,
+  hostnames: string[],
+  opts: { validDays?: number; now?: number } = {},
+): Promise<PemKeyPair> {
+  const now = opts.now ?? Date.now();
+  const caCert = new x509.X509Certificate(ca.certPem);
+  const caKey = await webcrypto.subtle.importKey('pkcs8', x509.PemConverter.decodeFirst(ca.keyPem), KEY_ALG, false, ['sign']);
+  const keys = await newKeys();
+  const cert = await x509.X509CertificateGenerator.create({
+    subject: `CN=${hostnames[0]}`,
+    issuer: caCert.subject,
+    notBefore: new Date(now - DAY_MS),
+    notAfter: new Date(now + (opts.validDays ?? 825) * DAY_MS),
+    signingAlgorithm: SIGN_ALG,
+    publicKey: keys.publicKey,
+    signingKey: caKey as CryptoKey,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(
+        hostnames.map((value) => ({ type: isIPv4(value) ? ('ip' as const) : ('dns' as const), value })),
+      ),
+      await x509.AuthorityKeyIdentifierExtension.create(caCert),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { certPem: cert.toString('pem'), keyPem: await keyPem(keys.privateKey) };
+}
+
+function writeAtomic(file: string, text: string, mode: number): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, text, { mode });
+  chmodSync(tmp, mode);
+  renameSync(tmp, file);
+}
+
+function coversDomain(certPem: string, domain: string, now: number): boolean {
+  const cert = new x509.X509Certificate(certPem);
+  const san = cert.getExtension(x509.SubjectAlternativeNameExtension);
+  const names = san?.names.items.map((n) => n.value) ?? [];
+  return names.includes(domain) && names.includes(`*.${domain}`) && cert.notAfter.getTime() > now + DAY_MS;
+}
+
+export interface DevTls {
+  caFile: string;
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+/**
+ * The dev TLS material of a node, created on first use under `<dataDir>/tls/` and reused
+ * afterwards (the CA stays stable so a client that trusts `ca.pem` keeps trusting it).
+ * TLS validity always follows the real clock, never an injected one.
+ */
+export async function ensureDevTls(tlsDir: string, domain: string): Promise<DevTls> {
+  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
+  const f = {
+    ca: join(tlsDir, 'ca.pem'),
+    caKey: join(tlsDir, 'ca-key.pem'),
+    cert: join(tlsDir, 'server.pem'),
+    key: join(tlsDir, 'server-key.pem'),
+  };
+  let ca: PemKeyPair;
+  if (existsSync(f.ca) && existsSync(f.caKey)) {
+    ca = { certPem: readFileSync(f.ca, 'utf8'), keyPem: readFileSync(f.caKey, 'utf8') };
+  } else {
+    ca = await createDevCa({ commonName: `vrpkit dev CA for ${domain}` });
+    writeAtomic(f.caKey, ca.keyPem, 0o600);
+    writeAtomic(f.ca, ca.certPem, 0o644);
+  }
+  if (!(existsSync(f.cert) && existsSync(f.key) && coversDomain(readFileSync(f.cert, 'utf8'), domain, Date.now()))) {
+    const server = await issueServerCertificate(ca, [domain, `*.${domain}`]);
+    writeAtomic(f.key, server.keyPem, 0o600);
+    writeAtomic(f.cert, server.certPem, 0o644);
+  }
+  return { caFile: f.ca, caPem: ca.certPem, certPem: readFileSync(f.cert, 'utf8'), keyPem: readFileSync(f.key, 'utf8') };
+}

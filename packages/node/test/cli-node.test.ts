@@ -1,0 +1,208 @@
+/**
+ * `vrp node …` through the real CLI in a child process: init errors are precise
+ * (file, field, reason; stable code) and leave nothing behind; `serve --json` prints the
+ * listening event as its first stdout line and serves https until SIGTERM.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { initNode } from '@vrpkit/node';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { nodeClient, tempDir } from './node-helpers.js';
+
+const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const BIN = join(ROOT, 'packages/cli/src/bin.ts');
+const tmp = tempDir('cli');
+// Each case starts the real CLI under tsx (several seconds on a shared 2-core machine).
+vi.setConfig({ testTimeout: 60_000 });
+afterAll(() => tmp.cleanup());
+
+function vrp(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', BIN, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+function runVrp(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = vrp(args);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c) => (stdout += c));
+    child.stderr!.on('data', (c) => (stderr += c));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+/** Nothing named after the data directory exists in its parent (no half-built temp directory either). */
+function leftovers(parent: string, name: string): string[] {
+  return readdirSync(parent).filter((f) => f.includes(name));
+}
+
+describe('vrp node init errors', () => {
+  const malformed: [string, string, string, RegExp][] = [
+    [
+      'a field with a bad value (YAML)',
+      'bad-field.yaml',
+      'property_id: villa\nname: Villa\ntime_zone: Europe/Stockholm\ncurrency: EURO\nmax_guests: 4\nrates:\n  nightly: 100000\n',
+      /^error\[invalid_property\]: .*bad-field\.yaml: currency: must be an ISO 4217 currency code/m,
+    ],
+    [
+      'a nested field (JSON)',
+      'nested.json',
+      JSON.stringify({
+        property_id: 'villa',
+        name: 'Villa',
+        time_zone: 'Europe/Stockholm',
+        currency: 'EUR',
+        max_guests: 4,
+        rates: { nightly: 100000, seasons: [{ name: 'Summer', start: '2027-06-01', end: '2027-08-31', nightly: 12.5 }] },
+      }),
+      /^error\[invalid_property\]: .*nested\.json: rates\.seasons\.0\.nightly: must be an integer amount in minor units/m,
+    ],
+    [
+      'a YAML syntax error',
+      'syntax.yaml',
+      'name: [unclosed\nmax_guests: 4\n',
+      /^error\[invalid_property\]: .*syntax\.yaml: \(root\): not valid YAML at line \d+/m,
+    ],
+    [
+      'an unknown field',
+      'unknown.yaml',
+      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: 1}\nswimming_pool: yes\n',
+      /invalid_property.*unknown\.yaml: \(root\): .*swimming_pool/m,
+    ],
+    [
+      'a fee labelled as a discount',
+      'discount.yaml',
+      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: 1}\nfees:\n  - {code: promo, label: Early-bird discount, amount: 0}\n',
+      /invalid_property.*discount\.yaml: fees\.0\.label: a price line is never labelled as a discount/m,
+    ],
+  ];
+
+  it.each(malformed)('%s → exit 1, file + field + reason, nothing written', async (_name, file, text, message) => {
+    const propertyFile = join(tmp.dir, file);
+    writeFileSync(propertyFile, text);
+    const name = `data-${file.replace(/\W/g, '-')}`;
+    const r = await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', join(tmp.dir, name), '--property', propertyFile]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+    expect(leftovers(tmp.dir, name)).toEqual([]);
+  });
+
+  it('--json reports the error as data with file, field and reason', async () => {
+    const propertyFile = join(tmp.dir, 'guests.yaml');
+    writeFileSync(propertyFile, 'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 0\nrates: {nightly: 1}\n');
+    const r = await runVrp([
+      'node',
+      'init',
+      '--domain',
+      'villa.example',
+      '--data-dir',
+      join(tmp.dir, 'data-json'),
+      '--property',
+      propertyFile,
+      '--json',
+    ]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({
+      error: {
+        code: 'invalid_property',
+        message: expect.any(String),
+        details: { file: propertyFile, field: 'max_guests', reason: expect.stringMatching(/>=\s*1|≥\s*1|too small/i) },
+      },
+    });
+    expect(leftovers(tmp.dir, 'data-json')).toEqual([]);
+  });
+
+  it('a bad domain, a missing file, a used data directory and a missing option each have their own code', async () => {
+    const d = join(tmp.dir, 'data-domain');
+    expect((await runVrp(['node', 'init', '--domain', 'https://Villa.example:8443', '--data-dir', d])).stderr).toMatch(
+      /^error\[invalid_domain\]/m,
+    );
+    expect(
+      (await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', d, '--property', join(tmp.dir, 'absent.yaml')])).stderr,
+    ).toMatch(/^error\[invalid_property\]: .*absent\.yaml: \(root\): cannot read the file \(ENOENT\)/m);
+    expect(existsSync(d)).toBe(false);
+    const used = join(tmp.dir, 'data-used');
+    expect((await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', used])).code).toBe(0);
+    const again = await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', used]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error\[data_dir_not_empty\]/m);
+    expect((await runVrp(['node', 'init', '--data-dir', join(tmp.dir, 'data-x')])).code).toBe(64);
+  }, 120_000);
+});
+
+describe('vrp node serve', () => {
+  it('--json: the first stdout line is the listening event; the node answers on https://DOMAIN; SIGTERM stops it cleanly', async () => {
+    const dataDir = join(tmp.dir, 'serve');
+    expect((await runVrp(['node', 'init', '--domain', 'serve-cli.example', '--data-dir', dataDir])).code).toBe(0);
+    const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--port', '0']);
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const first = JSON.parse((await lines.next()).value as string);
+    expect(first).toEqual({
+      event: 'listening',
+      origin: 'https://serve-cli.example',
+      address: '127.0.0.1',
+      port: expect.any(Number),
+      ca: join(dataDir, 'tls/ca.pem'),
+    });
+    const client = nodeClient('serve-cli.example', first.port, readFileSync(first.ca, 'utf8'));
+    const res = await client.get('/api/verified-stay-offer?check_in=2099-01-01&check_out=2099-01-03&guests=2');
+    expect(res.status).toBe(400); // beyond the booking horizon; still a clean JSON answer
+    await client.close();
+    const log = JSON.parse((await lines.next()).value as string);
+    expect(log).toMatchObject({
+      event: 'request',
+      method: 'GET',
+      path: '/api/verified-stay-offer',
+      status: 400,
+      query_sha256: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
+    expect(JSON.stringify(log)).not.toContain('2099-01-01');
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, 60_000);
+
+  it('vrp demo creates the sample node once, prints working commands, and stops cleanly on SIGINT', async () => {
+    const dir = join(tmp.dir, 'demo');
+    const child = vrp(['demo', '--dir', dir, '--quiet']);
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+    let out = '';
+    for await (const line of createInterface({ input: child.stdout! })) {
+      out += `${line}\n`;
+      if (line.startsWith('Ctrl-C')) break;
+    }
+    expect(out).toMatch(/^created a sample node for villa-demo\.example/m);
+    for (const surface of ['/mcp', '/.well-known/agent-card.json', '/.well-known/jwks.json'])
+      expect(out).toContain(`https://villa-demo.example${surface}`);
+    const curl = /curl --connect-to villa-demo\.example:443:127\.0\.0\.1:(\d+) --cacert (\S+) '(https:\/\/villa-demo\.example[^']+)'/.exec(
+      out,
+    );
+    expect(curl).not.toBeNull();
+    expect(out).toMatch(
+      /npm run vrp -- verify https:\/\/villa-demo\.example --check-in \S+ --check-out \S+ --guests 2 --connect-to villa-demo\.example:443:127\.0\.0\.1:\d+ --cacert \S+/,
+    );
+    const client = nodeClient('villa-demo.example', Number(curl![1]), readFileSync(resolve(ROOT, curl![2]!), 'utf8'));
+    const url = new URL(curl![3]!);
+    const res = await client.get(url.pathname + url.search);
+    await client.close();
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).offer.agent_permission.may_quote_as_official_direct_offer).toBe(true);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  }, 60_000);
+
+  it('without --dev and without a certificate it refuses with tls_required', async () => {
+    const dataDir = join(tmp.dir, 'serve-no-tls');
+    await initNode({ domain: 'serve-no-tls.example', dataDir });
+    const r = await runVrp(['node', 'serve', '--data-dir', dataDir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error\[tls_required\]/m);
+  });
+});
