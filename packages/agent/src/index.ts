@@ -1,1 +1,12 @@
-export {};
+export * from './canonical-domain.js';
+export * from './quote.js';
+export * from './verify-offer.js';
+export * from './receipt/index.js';
+export * from './errors.js';
+export * from './hardened-fetch.js';
+export * from './jwks-cache.js';
+export * from './discovery.js';
+export * from './refund.js';
+export * from './three-state.js';
+export * from './verified-stay-offer.js';
+export * from './surfaces/index.js';

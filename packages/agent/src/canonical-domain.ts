@@ -1,0 +1,41 @@
+/**
+ * The Core §5.1 host rule, shared by the booking-URL check and origin binding (Node Tool
+ * Binding §6): a host is on a canonical domain when it equals it or is a subdomain of it at a
+ * label boundary, after lowercase/IDNA normalisation.
+ *
+ * Like vrp-verify, this is the canonical host or its children only, never "the registrable
+ * domain" (open question 12): deriving that needs the Public Suffix List, and approximating it
+ * would fail open. A sibling subdomain of a canonical subdomain is therefore rejected.
+ */
+
+// A bare host name: no scheme, userinfo, port, path, query, fragment, backslash or whitespace.
+const BARE_HOST = /^[^/@:?#\\\s[\]%]+$/;
+
+/**
+ * Lowercase/IDNA (punycode) form of a bare host name through the WHATWG URL parser, or null
+ * when the input is not a bare host (so `evil.net@example.com` or `example.com:8443` never
+ * normalise to something else) or has an empty label.
+ */
+export function normalizeHost(host: unknown): string | null {
+  if (typeof host !== 'string' || !BARE_HOST.test(host)) return null;
+  let hostname: string;
+  try {
+    hostname = new URL(`https://${host}`).hostname;
+  } catch {
+    return null;
+  }
+  if (hostname.length === 0 || hostname.split('.').some((label) => label.length === 0)) return null;
+  return hostname;
+}
+
+/**
+ * True when `host` (a URL `hostname`, no port) is `canonicalDomain` or a subdomain of it at a
+ * label boundary: `book.example.com` is on `example.com`; `example.com.evil.net` and
+ * `evil-example.com` are not. Anything that does not normalise is false (fail closed).
+ */
+export function isOnCanonicalDomain(host: unknown, canonicalDomain: unknown): boolean {
+  const h = normalizeHost(host);
+  const c = normalizeHost(canonicalDomain);
+  if (!h || !c) return false;
+  return h === c || h.endsWith(`.${c}`);
+}

@@ -1,0 +1,97 @@
+/**
+ * Discovery (Core §2; Safe-to-Quote conditions 1–3): the document is fetched over https from
+ * the host domain itself, names the protocol and version, claims exactly that domain as its
+ * `canonical_domain`, and points its JWKS and offer endpoint at https URLs on that same host.
+ * Only the spec's field names are read (open question 16): hemmabo's aliases (`jwks_uri`,
+ * `version`, `domain`, `endpoints.*`) are not accepted, so a document is read one way only.
+ */
+import type { FetchLike } from '@vrpkit/core';
+import { DISCOVERY_PATH, type DiscoveryDocument, PROTOCOL, PROTOCOL_VERSION } from '@vrpkit/protocol';
+import { normalizeHost } from './canonical-domain.js';
+
+export type DiscoveryFailureCode =
+  | 'invalid_domain'
+  | 'discovery_unreachable'
+  | 'discovery_http_error'
+  | 'discovery_not_json'
+  | 'discovery_schema_mismatch'
+  | 'protocol_mismatch'
+  | 'canonical_domain_mismatch'
+  | 'jwks_url_off_domain'
+  | 'offer_endpoint_off_domain';
+
+export type DiscoveryOutcome =
+  | { ok: true; domain: string; url: string; discovery: DiscoveryDocument }
+  | { ok: false; domain: string; url: string | null; code: DiscoveryFailureCode; message: string };
+
+/** The host of `https://DOMAIN`, `DOMAIN` or `DOMAIN/` as a normalised bare host, or null. */
+export function domainOf(input: string): string | null {
+  let host = input.trim();
+  if (/^https:\/\//i.test(host)) {
+    let url: URL;
+    try {
+      url = new URL(host);
+    } catch {
+      return null;
+    }
+    // A domain is a host: a path, query, port or userinfo is not part of it.
+    if (url.port || url.username || url.password || url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) return null;
+    host = url.hostname;
+  } else if (host.endsWith('/')) host = host.slice(0, -1);
+  return normalizeHost(host);
+}
+
+/** True for an https URL whose host is exactly `domain` on the default port, without userinfo. */
+function isHttpsUrlOn(value: unknown, domain: string): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && url.hostname === domain && url.port === '' && !url.username && !url.password;
+  } catch {
+    return false;
+  }
+}
+
+/** Fetch and check `https://{domain}/.well-known/vacation-rental.json`. Never throws: failures are outcomes. */
+export async function fetchDiscovery(domainInput: string, opts: { fetch: FetchLike }): Promise<DiscoveryOutcome> {
+  const domain = domainOf(domainInput);
+  if (!domain) return { ok: false, domain: domainInput, url: null, code: 'invalid_domain', message: `not a host domain: ${domainInput}` };
+  const url = `https://${domain}${DISCOVERY_PATH}`;
+  const fail = (code: DiscoveryFailureCode, message: string): DiscoveryOutcome => ({ ok: false, domain, url, code, message });
+  let res: Response;
+  let text: string;
+  try {
+    res = await opts.fetch(url, { headers: { accept: 'application/json' } });
+    text = await res.text();
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    return fail('discovery_unreachable', `discovery fetch failed${code ? ` (${code})` : ''}: ${(e as Error).message}`);
+  }
+  if (res.status !== 200) return fail('discovery_http_error', `discovery answered HTTP ${res.status}`);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return fail('discovery_not_json', 'discovery response is not JSON');
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    return fail('discovery_schema_mismatch', 'discovery document is not an object');
+  const d = doc as Record<string, unknown>;
+  // Core §7 conditions 2–3.
+  if (d.protocol !== PROTOCOL || d.protocol_version !== PROTOCOL_VERSION) {
+    return fail('protocol_mismatch', `discovery names protocol ${String(d.protocol)} ${String(d.protocol_version)}`);
+  }
+  // Core §2: canonical_domain MUST match the host domain being verified (schema: lowercase, no scheme or port).
+  if (typeof d.canonical_domain !== 'string' || !/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(d.canonical_domain)) {
+    return fail('discovery_schema_mismatch', 'canonical_domain is missing or not a lowercase host name');
+  }
+  if (d.canonical_domain !== domain) return fail('canonical_domain_mismatch', `canonical_domain ${d.canonical_domain} is not ${domain}`);
+  // Core §2 / Node Tool Binding §6: the JWKS and the offer come from the node's own host.
+  if (!isHttpsUrlOn(d.jwks_url, domain) || !/\/\.well-known\/jwks\.json$/.test(String(d.jwks_url))) {
+    return fail('jwks_url_off_domain', `jwks_url is not https://${domain}/.well-known/jwks.json`);
+  }
+  if (!isHttpsUrlOn(d.verified_stay_offer_endpoint, domain)) {
+    return fail('offer_endpoint_off_domain', `verified_stay_offer_endpoint is not an https URL on ${domain}`);
+  }
+  return { ok: true, domain, url, discovery: d as DiscoveryDocument };
+}

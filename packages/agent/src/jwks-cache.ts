@@ -1,0 +1,159 @@
+/**
+ * JWKS cache policy (Core §3.1; vrp-protocol.md §3.5, open question 15):
+ * - an entry lives at most 300 s; `Cache-Control: max-age` may shorten that, never lengthen
+ *   it, and `no-store` / `no-cache` mean it is not reused at all;
+ * - a kid that is not in the cached set triggers one re-fetch before the offer is called
+ *   unverifiable (refresh-on-miss);
+ * - concurrent fetches of one JWKS URL share a single in-flight request (coalescing), and
+ *   miss-triggered re-fetches for one domain are at least `minRefetchIntervalMs` apart
+ *   (default 10 s), so a stream of unknown kids cannot flood a node;
+ * - a failed fetch is unknown: a stale set is never served past its lifetime, and a failed
+ *   refresh-on-miss does not fall back to the set that lacked the kid.
+ * Presence in the current set is the whole trust signal: a removed (revoked) key stops
+ * verifying as soon as the entry that held it expires, at most 300 s later.
+ */
+import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import { JWKS_MAX_CACHE_SECONDS } from '@vrpkit/protocol';
+
+export interface JwksCacheOptions {
+  /** The fetch used for JWKS documents (give it a `createHardenedFetch`). */
+  fetch: FetchLike;
+  /** Injected clock (epoch ms). */
+  clock?: Clock;
+  /** Lifetime cap in seconds; values above Core §3.1's 300 s are clamped to 300. */
+  maxAgeSeconds?: number;
+  /** Minimum spacing of miss-triggered re-fetches per domain (default 10 000 ms). */
+  minRefetchIntervalMs?: number;
+}
+
+export type JwksFailureCode = 'jwks_unreachable' | 'jwks_http_error' | 'jwks_not_json' | 'jwks_schema_mismatch';
+
+export type JwksLookup =
+  | {
+      ok: true;
+      /** The JWKS document as served (the same object while the entry lives, so key imports stay cached). */
+      jwks: { keys: Record<string, unknown>[] };
+      /** When it was fetched (epoch ms) and until when it may be used. */
+      fetchedAt: number;
+      expiresAt: number;
+      /** `cache` when no request was made for this lookup. */
+      source: 'cache' | 'network';
+    }
+  | { ok: false; code: JwksFailureCode; message: string };
+
+export const JWKS_MIN_REFETCH_INTERVAL_MS = 10_000;
+
+interface Entry {
+  jwks: { keys: Record<string, unknown>[] };
+  fetchedAt: number;
+  expiresAt: number;
+}
+
+/** Seconds the response allows caching, capped by `cap` (Core §3.1: shorten only). */
+export function cacheLifetimeSeconds(cacheControl: string | null, cap: number): number {
+  if (!cacheControl) return cap;
+  const directives = cacheControl
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
+  if (directives.some((d) => d === 'no-store' || d === 'no-cache')) return 0;
+  for (const d of directives) {
+    const m = /^max-age\s*=\s*"?(\d+)"?$/.exec(d);
+    if (m) return Math.min(Number(m[1]), cap);
+  }
+  return cap;
+}
+
+const hasKid = (jwks: Entry['jwks'], kid: string) => jwks.keys.some((k) => k.kid === kid);
+
+export class JwksCache {
+  readonly #fetch: FetchLike;
+  readonly #clock: Clock;
+  readonly #maxAgeMs: number;
+  readonly #minRefetchMs: number;
+  readonly #entries = new Map<string, Entry>();
+  readonly #inFlight = new Map<string, Promise<JwksLookup>>();
+  /** Per domain (JWKS URL host): when the last miss-triggered re-fetch started. */
+  readonly #lastMissRefetch = new Map<string, number>();
+
+  constructor(options: JwksCacheOptions) {
+    this.#fetch = options.fetch;
+    this.#clock = options.clock ?? systemClock;
+    this.#maxAgeMs = Math.min(options.maxAgeSeconds ?? JWKS_MAX_CACHE_SECONDS, JWKS_MAX_CACHE_SECONDS) * 1000;
+    this.#minRefetchMs = options.minRefetchIntervalMs ?? JWKS_MIN_REFETCH_INTERVAL_MS;
+  }
+
+  /**
+   * The JWKS at `jwksUrl`, for verifying a JWS whose header names `kid`. Served from the cache
+   * while the entry lives and holds `kid`; otherwise fetched (once per domain per interval when
+   * the fetch is only a kid miss). With the kid still absent the caller's verifier answers
+   * `kid_not_in_jwks`, i.e. unverifiable.
+   */
+  async get(jwksUrl: string, kid?: string): Promise<JwksLookup> {
+    const now = this.#clock.now();
+    const entry = this.#entries.get(jwksUrl);
+    if (entry && now >= entry.expiresAt) this.#entries.delete(jwksUrl);
+    const live = entry && now < entry.expiresAt ? entry : undefined;
+    if (live && (kid === undefined || hasKid(live.jwks, kid))) return { ok: true, ...live, source: 'cache' };
+    if (live) {
+      // Refresh on miss (Core §3.1), rate-limited per domain.
+      const domain = new URL(jwksUrl).hostname;
+      const last = this.#lastMissRefetch.get(domain);
+      if (last !== undefined && now - last < this.#minRefetchMs && !this.#inFlight.has(jwksUrl)) {
+        return { ok: true, ...live, source: 'cache' };
+      }
+      if (!this.#inFlight.has(jwksUrl)) this.#lastMissRefetch.set(domain, now);
+    }
+    return this.#fetchCoalesced(jwksUrl);
+  }
+
+  /** Drop every entry (e.g. after a caller learns of a compromise out of band). */
+  clear(): void {
+    this.#entries.clear();
+    this.#lastMissRefetch.clear();
+  }
+
+  #fetchCoalesced(jwksUrl: string): Promise<JwksLookup> {
+    let pending = this.#inFlight.get(jwksUrl);
+    if (!pending) {
+      pending = this.#load(jwksUrl).finally(() => this.#inFlight.delete(jwksUrl));
+      this.#inFlight.set(jwksUrl, pending);
+    }
+    return pending;
+  }
+
+  async #load(jwksUrl: string): Promise<JwksLookup> {
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.#fetch(jwksUrl, { headers: { accept: 'application/json' } });
+      text = await res.text();
+    } catch (e) {
+      this.#entries.delete(jwksUrl);
+      const code = (e as { code?: string }).code;
+      return { ok: false, code: 'jwks_unreachable', message: `JWKS fetch failed${code ? ` (${code})` : ''}: ${(e as Error).message}` };
+    }
+    // Any failure drops the old entry: a stale set is never a fallback (fail closed).
+    const fail = (code: JwksFailureCode, message: string): JwksLookup => {
+      this.#entries.delete(jwksUrl);
+      return { ok: false, code, message };
+    };
+    if (res.status !== 200) return fail('jwks_http_error', `JWKS endpoint answered HTTP ${res.status}`);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      return fail('jwks_not_json', 'JWKS response is not JSON');
+    }
+    const keys = (doc as { keys?: unknown })?.keys;
+    if (typeof doc !== 'object' || doc === null || !Array.isArray(keys) || !keys.every((k) => typeof k === 'object' && k !== null)) {
+      return fail('jwks_schema_mismatch', 'JWKS document has no keys array of objects (Core §3)');
+    }
+    const fetchedAt = this.#clock.now();
+    const lifetimeMs = cacheLifetimeSeconds(res.headers.get('cache-control'), this.#maxAgeMs / 1000) * 1000;
+    const entry: Entry = { jwks: doc as Entry['jwks'], fetchedAt, expiresAt: fetchedAt + lifetimeMs };
+    if (lifetimeMs > 0) this.#entries.set(jwksUrl, entry);
+    else this.#entries.delete(jwksUrl);
+    return { ok: true, ...entry, source: 'network' };
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The Safe-to-Quote gate's offline part (Core §7 conditions 4–11; vrp-verify `quoteChecks`),
+ * plus the booking-URL rules of Core §5.1. Discovery conditions 1–3 belong to
+ * `fetchVerifiedStayOffer`, which has the network context.
+ */
+import { isOnCanonicalDomain } from './canonical-domain.js';
+import type { OfferVerificationResult } from './verify-offer.js';
+
+/** vrp-verify `QuoteFailureCode`, in the order the reference collects them. */
+export type QuoteFailureCode =
+  | 'not_verified'
+  | 'availability_not_true'
+  | 'price_not_exact'
+  | 'booking_url_missing'
+  | 'booking_url_invalid'
+  | 'booking_url_host_mismatch'
+  | 'quote_permission_not_granted';
+
+export interface QuoteCheckResult {
+  ok: boolean;
+  failures: QuoteFailureCode[];
+}
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+
+/**
+ * Core §5.1: an absolute https URL on `canonical_domain` (or a subdomain, label boundary), with
+ * no userinfo and no port other than 443. Returns the failure code or null.
+ */
+export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
+  const p = obj(payload);
+  const url = obj(p.booking).direct_booking_url;
+  if (typeof url !== 'string' || url.length === 0) return 'booking_url_missing';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'booking_url_invalid';
+  }
+  if (parsed.protocol !== 'https:') return 'booking_url_invalid';
+  // Userinfo can make a URL read as one host and go to another; a non-443 port is another service.
+  if (parsed.username !== '' || parsed.password !== '' || parsed.port !== '') return 'booking_url_invalid';
+  // A missing or unparseable canonical_domain cannot confirm the host: unknown → fail closed.
+  if (!isOnCanonicalDomain(parsed.hostname, p.canonical_domain)) return 'booking_url_host_mismatch';
+  return null;
+}
+
+/**
+ * Core §7 condition 9, tightened by two reference behaviours: the price is exact only when
+ * `exact === true`, both totals are non-negative integers (the three-state fixture evaluator;
+ * the verification-result schema needs them), and `reconciliation.matches_quoted_total` is not
+ * `false` (hemmabo forces `exact=false` then).
+ */
+export function isExactPrice(payload: unknown): boolean {
+  const price = obj(obj(payload).price);
+  if (price.exact !== true) return false;
+  const isAmount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+  if (!isAmount(price.public_total) || !isAmount(price.agent_total)) return false;
+  if (typeof price.currency !== 'string' || !/^[A-Z]{3}$/.test(price.currency)) return false;
+  return obj(price.reconciliation).matches_quoted_total !== false;
+}
+
+/**
+ * Core §7 condition 8 plus the calendar rule (SKILL.md): `available === true` and the calendar
+ * not declared stale (`calendar_freshness.safe === false` blocks bookability).
+ */
+export function isAvailable(payload: unknown): boolean {
+  const availability = obj(obj(payload).availability);
+  return availability.available === true && obj(availability.calendar_freshness).safe !== false;
+}
+
+/**
+ * Evaluate the offline Safe-to-Quote conditions on a `verifyOffer` result. Anything but
+ * `verified` is `['not_verified']` alone; otherwise every failed condition, in reference order.
+ */
+export function quoteChecks(verification: OfferVerificationResult | null | undefined): QuoteCheckResult {
+  if (verification?.status !== 'verified') return { ok: false, failures: ['not_verified'] };
+  const payload = verification.payload;
+  const failures: QuoteFailureCode[] = [];
+  if (!isAvailable(payload)) failures.push('availability_not_true');
+  if (!isExactPrice(payload)) failures.push('price_not_exact');
+  const urlFailure = bookingUrlFailure(payload);
+  if (urlFailure) failures.push(urlFailure);
+  if (obj(obj(payload).agent_permission).may_quote_as_official_direct_offer !== true) failures.push('quote_permission_not_granted');
+  return { ok: failures.length === 0, failures };
+}
+
+/** True only when every offline Safe-to-Quote condition holds. Everything short of that is false (Core §8). */
+export function safeToQuote(verification: OfferVerificationResult | null | undefined): boolean {
+  return quoteChecks(verification).ok;
+}

@@ -1,0 +1,95 @@
+/**
+ * Three-state facts (Core §9; vrp-protocol.md §3.4, `three-state-verification.v0.1.json`).
+ * Affirmed and negated come only from fresh, signature-verified values; everything absent,
+ * unsigned, stale, unreachable, malformed or failed is unknown. Unknown is never reported as
+ * true or false, and nothing is inferred from it. Each fact carries its verifiability class
+ * (Core §5.4), which follows where the value was read: the signed payload → `verifiable`, the
+ * discovery document → `attested`; an unknown fact was read from nowhere trustworthy → null.
+ */
+import type { ThreeState, VerifiabilityClass } from '@vrpkit/protocol';
+import { isAvailable, isExactPrice } from './quote.js';
+import type { OfferVerificationResult } from './verify-offer.js';
+
+export const FACT_NAMES = [
+  'canonical_domain',
+  'verified_stay_offer_endpoint',
+  'signature',
+  'offer_freshness',
+  'availability',
+  'price',
+  'direct_booking_url',
+  'agent_permission',
+  'refund_schedule',
+] as const;
+export type FactName = (typeof FACT_NAMES)[number];
+
+export interface Fact {
+  value: ThreeState;
+  /** Where the value was read (Core §5.4); null when it is unknown. */
+  class: VerifiabilityClass | null;
+  /** The document it was read from, for humans: `discovery`, `jws`, `signed_payload`, or `none`. */
+  read_from: 'discovery' | 'jws' | 'signed_payload' | 'none';
+}
+
+export interface ThreeStateAssessment {
+  facts: Record<FactName, Fact>;
+  safe_to_quote_official_direct_offer: boolean;
+  /** A fresh, verified, explicit `available: false` (a signed negative). */
+  safe_to_cite_verified_unavailable: boolean;
+  /** Nothing fresh and verified is in hand. */
+  must_fetch_fresh_offer: boolean;
+}
+
+export interface AssessFactsInput {
+  /** Discovery outcome: true = checked (Core §7 1–3), false = failed/unreachable, null = not fetched (offline). */
+  discovered: boolean | null;
+  /** The offer verification, or null when no envelope was obtained. */
+  verification: OfferVerificationResult | null;
+  /** The full gate's verdict (offline: `safeToQuote`; online: discovery + gate). */
+  safeToQuote: boolean;
+}
+
+const UNKNOWN: Fact = { value: 'unknown', class: null, read_from: 'none' };
+const signed = (value: ThreeState): Fact => (value === 'unknown' ? UNKNOWN : { value, class: 'verifiable', read_from: 'signed_payload' });
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+
+/** The Core §9 facts for one verification, per the reference fixture evaluator's semantics. */
+export function assessFacts({ discovered, verification, safeToQuote }: AssessFactsInput): ThreeStateAssessment {
+  const facts = Object.fromEntries(FACT_NAMES.map((n) => [n, UNKNOWN])) as Record<FactName, Fact>;
+  if (discovered === true) {
+    facts.canonical_domain = { value: 'affirmed', class: 'attested', read_from: 'discovery' };
+    facts.verified_stay_offer_endpoint = { value: 'affirmed', class: 'attested', read_from: 'discovery' };
+  }
+  const status = verification?.status;
+  // invalid: the artifact failed (signature negated); everything inside it is unknown.
+  if (status === 'invalid') facts.signature = { value: 'negated', class: 'verifiable', read_from: 'jws' };
+  if (status === 'expired' || status === 'verified') facts.signature = { value: 'affirmed', class: 'verifiable', read_from: 'jws' };
+  if (status === 'expired') facts.offer_freshness = signed('negated');
+  if (status === 'verified' && verification) {
+    const p = verification.payload;
+    facts.offer_freshness = signed('affirmed');
+    const available = obj(obj(p).availability);
+    // A stale calendar (`calendar_freshness.safe === false`) makes availability unknown either way.
+    const calendarStale = obj(available.calendar_freshness).safe === false;
+    const availability: ThreeState = calendarStale
+      ? 'unknown'
+      : available.available === true
+        ? 'affirmed'
+        : available.available === false
+          ? 'negated'
+          : 'unknown';
+    facts.availability = signed(availability);
+    facts.price = signed(isAvailable(p) && isExactPrice(p) ? 'affirmed' : 'unknown');
+    facts.direct_booking_url = signed(safeToQuote ? 'affirmed' : 'unknown');
+    const mayQuote = obj(obj(p).agent_permission).may_quote_as_official_direct_offer;
+    facts.agent_permission = signed(mayQuote === true ? 'affirmed' : mayQuote === false ? 'negated' : 'unknown');
+    facts.refund_schedule = signed(Array.isArray(obj(obj(p).rules).refund_schedule) ? 'affirmed' : 'unknown');
+  }
+  return {
+    facts,
+    safe_to_quote_official_direct_offer: status === 'verified' && safeToQuote,
+    safe_to_cite_verified_unavailable: facts.availability.value === 'negated',
+    must_fetch_fresh_offer: status !== 'verified',
+  };
+}

@@ -1,0 +1,218 @@
+/**
+ * Offer verification (Core v0.1 §3, §5, §6; vrp-protocol.md §2, §3.1–§3.2).
+ *
+ * Statuses and codes are exactly the reference verifier's (`@vacationrentalprotocol/vrp-verify`):
+ * a verifier that speaks the same vocabulary can be swapped in or diffed against. The hot path
+ * stays small: one header parse, one cached KeyObject lookup, one synchronous `crypto.verify`
+ * over the received bytes, one payload parse and a structural comparison. It never throws for
+ * a bad artifact.
+ */
+import type { KeyObject } from 'node:crypto';
+import { importEd25519PublicKey, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+
+/** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
+export type OfferStatus = 'verified' | 'expired' | 'invalid' | 'unverifiable';
+
+/** vrp-verify `ReasonCode`: seven JWS-level codes (conformance engine §3.1) and three offer-level ones. */
+export type OfferReasonCode =
+  | 'malformed_jws'
+  | 'malformed_header'
+  | 'unexpected_alg'
+  | 'kid_not_in_jwks'
+  | 'unsupported_key'
+  | 'signature_mismatch'
+  | 'malformed_payload'
+  | 'no_jws'
+  | 'payload_offer_mismatch'
+  | 'valid_until_unusable';
+
+export interface OfferVerificationResult {
+  status: OfferStatus;
+  /** A reason code, or null when the signature verified (status `verified` or `expired`). */
+  code: OfferReasonCode | null;
+  /** Short human explanation (not stable; match on `code`). */
+  reason: string;
+  /** `valid_until > now` (strict); null unless the signature verified and `valid_until` was usable. */
+  fresh: boolean | null;
+  header: Record<string, unknown> | null;
+  /** The decoded signed payload: the only authoritative copy of the offer. */
+  payload: Record<string, unknown> | null;
+  /** Whether `envelope.offer` equals the signed payload; null when there was nothing to compare. */
+  payloadMatchesOffer: boolean | null;
+}
+
+export interface VerifyOfferParams {
+  /** A `signed_verified_stay_offer` envelope (Core §5). */
+  envelope?: unknown;
+  /** A bare compact JWS; takes precedence over `envelope.signature.jws`, like the reference. */
+  jws?: unknown;
+  /** The host-domain JWKS document. A null or shapeless document counts as no keys. */
+  jwks: unknown;
+  /** Evaluation instant: epoch milliseconds, a Date or an RFC 3339 string. Injected, never read from the system. */
+  now: number | Date | string;
+}
+
+const HUMAN: Record<OfferReasonCode, string> = {
+  malformed_jws: 'the compact JWS is not a well-formed header.payload.signature',
+  malformed_header: 'the JWS protected header is not a base64url JSON object',
+  unexpected_alg: 'the JWS declares an algorithm other than EdDSA (downgrade)',
+  kid_not_in_jwks: 'the header kid is not present in the JWKS document',
+  unsupported_key: 'the resolved key is not an Ed25519 OKP key',
+  signature_mismatch: 'the signature does not verify against the resolved key',
+  malformed_payload: 'the signed payload is not a JSON object',
+  no_jws: 'no compact JWS was found on the envelope',
+  payload_offer_mismatch: 'the unsigned envelope does not match what was signed',
+  valid_until_unusable: 'valid_until is missing or malformed, so freshness cannot be determined',
+};
+
+// Schema `dateTime` (RFC 3339 UTC, `Z` only). Stricter than the reference's `Date.parse`,
+// which also accepts "2026-06-02" or "June 2, 2026" (open question 4/6: we pick RFC 3339).
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/**
+ * KeyObjects are imported once per JWK `x` (the raw public key): re-importing on every call
+ * would cost more than the signature check itself. `null` caches "not an Ed25519 key".
+ * Bounded so an attacker streaming fresh keys cannot grow it without limit.
+ */
+const keyByX = new Map<string, KeyObject | null>();
+const KEY_CACHE_LIMIT = 1024;
+
+function keyFor(jwk: Record<string, unknown>): KeyObject | null {
+  // Conformance engine step 5: kty/crv other than OKP/Ed25519 → unsupported_key.
+  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') return null;
+  let key = keyByX.get(jwk.x);
+  if (key === undefined) {
+    key = importEd25519PublicKey(jwk);
+    if (keyByX.size >= KEY_CACHE_LIMIT) keyByX.clear();
+    keyByX.set(jwk.x, key);
+  }
+  return key;
+}
+
+function result(
+  status: OfferStatus,
+  code: OfferReasonCode | null,
+  fresh: boolean | null,
+  header: Record<string, unknown> | null,
+  payload: Record<string, unknown> | null,
+  payloadMatchesOffer: boolean | null,
+  detail?: string,
+): OfferVerificationResult {
+  const reason =
+    code === null ? (fresh ? 'signature valid and offer fresh' : 'signature valid but offer expired') : (detail ?? HUMAN[code]);
+  return { status, code, reason, fresh, header, payload, payloadMatchesOffer };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Epoch ms of an instant, or NaN. */
+function instant(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (v instanceof Date) return v.getTime();
+  return typeof v === 'string' ? Date.parse(v) : Number.NaN;
+}
+
+/**
+ * Structural JSON equality ignoring object key order (vrp-protocol.md §2 recommendation; open
+ * question 3). Numbers compare by value, so `-0` equals `0` as JSON numbers do.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+/**
+ * Verify a signed verified stay offer against the host-domain JWKS (Core §3, §5, §6).
+ *
+ * Same steps and codes as vrp-verify `verifyOffer`, with these deliberate tightenings
+ * (each still answers with a code from the same vocabulary; see README "Stricter than the reference"):
+ * - base64url must be strict and canonical (`malformed_jws`), the header a JSON object (`malformed_header`);
+ * - the header `kid` must be a non-empty string naming a key (a missing kid is `kid_not_in_jwks`, never "try every key");
+ * - with an envelope, `signature.alg` must be `EdDSA` (`unexpected_alg`) and `signature.kid` must equal the header kid
+ *   (`payload_offer_mismatch`: the unsigned envelope disagrees with the signed artifact);
+ * - the signed payload must be a JSON object (`malformed_payload`);
+ * - `valid_until` must be an RFC 3339 UTC instant (`valid_until_unusable`).
+ */
+export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult {
+  const { envelope, jws, jwks, now } = params;
+  const env = isObject(envelope) ? envelope : null;
+  const signature = env && isObject(env.signature) ? env.signature : null;
+  const compact = typeof jws === 'string' ? jws : signature?.jws;
+  if (typeof compact !== 'string' || compact.length === 0) return result('invalid', 'no_jws', null, null, null, null);
+
+  // Conformance engine steps 1–2.
+  const parsed = parseCompactJws(compact);
+  if (!parsed.ok) return result('invalid', parsed.code, null, null, null, null);
+  const { header, signingInput, signature: sigBytes, payloadSegment } = parsed.jws;
+
+  // Step 3: EdDSA only (Core §3; `none`, HS256-with-the-public-key and every other alg are downgrades).
+  if (header.alg !== 'EdDSA') return result('invalid', 'unexpected_alg', null, header, null, null);
+
+  // Step 4: the key is chosen by the protected header's kid, never by the envelope (vrp-protocol.md §2).
+  const keys = isObject(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
+  const kid = header.kid;
+  const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isObject(k) && k.kid === kid) : undefined;
+  // "Absence of a key is not proof of forgery": a missing key is unverifiable, not invalid.
+  if (!isObject(jwk)) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
+
+  // Step 5.
+  const key = keyFor(jwk);
+  if (!key) return result('unverifiable', 'unsupported_key', null, header, null, null);
+
+  // Step 6: Ed25519 over the exact received `header.payload` bytes (receipt-v1 D5: no re-serialisation).
+  if (!verifyEd25519Signature(signingInput, sigBytes, key)) return result('invalid', 'signature_mismatch', null, header, null, null);
+
+  // Step 7: decode the payload only after the signature checked out. `parseCompactJws` already
+  // proved the segment strict, canonical base64url, so a plain decode suffices (no second check).
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(payloadSegment, 'base64url').toString('utf8'));
+  } catch {
+    return result('invalid', 'malformed_payload', null, header, null, null);
+  }
+  if (!isObject(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
+
+  let payloadMatchesOffer: boolean | null = null;
+  if (env) {
+    // The envelope's signature metadata is unsigned: when present it must agree with the signed
+    // header (vrp-protocol.md §2). A bare `jws` passed beside an envelope without one has none.
+    if ('signature' in env) {
+      if (signature?.alg !== 'EdDSA') {
+        return result('invalid', 'unexpected_alg', null, header, payload, null, 'the envelope signature.alg is not EdDSA');
+      }
+      if (signature.kid !== kid) {
+        const detail = 'the envelope signature.kid does not match the protected header kid';
+        return result('invalid', 'payload_offer_mismatch', null, header, payload, null, detail);
+      }
+    }
+    // Core §7 condition 6: the signed payload matches the returned offer.
+    if ('offer' in env) {
+      payloadMatchesOffer = jsonEqual(env.offer, payload);
+      if (!payloadMatchesOffer) return result('invalid', 'payload_offer_mismatch', null, header, payload, false);
+    }
+  }
+
+  // Core §6: freshness is `valid_until > now`, strictly (equality is stale).
+  const validUntil =
+    typeof payload.valid_until === 'string' && DATE_TIME.test(payload.valid_until) ? Date.parse(payload.valid_until) : Number.NaN;
+  const nowMs = instant(now);
+  if (!Number.isFinite(validUntil) || !Number.isFinite(nowMs)) {
+    return result('unverifiable', 'valid_until_unusable', null, header, payload, payloadMatchesOffer);
+  }
+  const fresh = validUntil > nowMs;
+  return result(fresh ? 'verified' : 'expired', null, fresh, header, payload, payloadMatchesOffer);
+}

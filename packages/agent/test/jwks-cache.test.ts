@@ -1,0 +1,161 @@
+import { cacheLifetimeSeconds, createHardenedFetch, type HardenedFetch, JwksCache } from '@vrpkit/agent';
+import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256 } from '@vrpkit/core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestCa, startHttpsServer, type TestServer } from './support/tls.js';
+
+const DOMAIN = 'keys.example';
+const JWKS_URL = `https://${DOMAIN}/.well-known/jwks.json`;
+const key = (n: number, kid: string) => publicJwkOf(ed25519PrivateJwkFromSeed(sha256(`jwks-cache test key ${n}`)), kid);
+
+/** What the JWKS endpoint serves; tests change it between calls. */
+const served = {
+  status: 200,
+  body: JSON.stringify({ keys: [key(1, 'k1')] }) as string,
+  cacheControl: 'public, max-age=300' as string | null,
+  requests: 0,
+  delayMs: 0,
+};
+
+let server: TestServer;
+let fetch: HardenedFetch;
+let t: number;
+const clock = { now: () => t };
+
+beforeAll(async () => {
+  const ca = await createTestCa();
+  server = await startHttpsServer(await ca.certFor(DOMAIN), (_req, res) => {
+    served.requests++;
+    setTimeout(() => {
+      res.writeHead(served.status, {
+        'content-type': 'application/json',
+        ...(served.cacheControl ? { 'cache-control': served.cacheControl } : {}),
+      });
+      res.end(served.body);
+    }, served.delayMs);
+  });
+  fetch = createHardenedFetch({ connectTo: server.connectTo(DOMAIN), ca: ca.ca.certPem });
+});
+afterAll(async () => {
+  await fetch?.close();
+  await server?.close();
+});
+beforeEach(() => {
+  Object.assign(served, {
+    status: 200,
+    body: JSON.stringify({ keys: [key(1, 'k1')] }),
+    cacheControl: 'public, max-age=300',
+    requests: 0,
+    delayMs: 0,
+  });
+  t = Date.parse('2026-06-02T12:00:00Z');
+});
+
+const kids = (l: Awaited<ReturnType<JwksCache['get']>>) => (l.ok ? l.jwks.keys.map((k) => k.kid) : l.code);
+
+describe('JwksCache (Core §3.1)', () => {
+  it('serves from cache for at most 300 s, then refetches', async () => {
+    const cache = new JwksCache({ fetch, clock });
+    expect(await cache.get(JWKS_URL, 'k1')).toMatchObject({ ok: true, source: 'network' });
+    t += 299_999;
+    expect(await cache.get(JWKS_URL, 'k1')).toMatchObject({ ok: true, source: 'cache' });
+    t += 1;
+    expect(await cache.get(JWKS_URL, 'k1')).toMatchObject({ ok: true, source: 'network' });
+    expect(served.requests).toBe(2);
+  });
+
+  it('Cache-Control shortens the lifetime, never lengthens it; no-store / no-cache mean no reuse', async () => {
+    expect(cacheLifetimeSeconds('public, max-age=60', 300)).toBe(60);
+    expect(cacheLifetimeSeconds('max-age=86400', 300)).toBe(300);
+    expect(cacheLifetimeSeconds('no-store', 300)).toBe(0);
+    expect(cacheLifetimeSeconds('public, no-cache', 300)).toBe(0);
+    expect(cacheLifetimeSeconds(null, 300)).toBe(300);
+    expect(new JwksCache({ fetch, clock, maxAgeSeconds: 3600 })).toBeInstanceOf(JwksCache);
+
+    served.cacheControl = 'max-age=60';
+    const cache = new JwksCache({ fetch, clock, maxAgeSeconds: 3600 });
+    await cache.get(JWKS_URL);
+    t += 59_000;
+    expect((await cache.get(JWKS_URL)).ok && (await cache.get(JWKS_URL, 'k1'))).toMatchObject({ source: 'cache' });
+    t += 1_000;
+    expect(await cache.get(JWKS_URL)).toMatchObject({ source: 'network' });
+
+    served.cacheControl = 'max-age=86400';
+    t += 1_000_000;
+    const first = await cache.get(JWKS_URL);
+    expect(first.ok && first.expiresAt - first.fetchedAt).toBe(300_000);
+
+    served.cacheControl = 'no-store';
+    served.requests = 0;
+    const noStore = new JwksCache({ fetch, clock });
+    await noStore.get(JWKS_URL);
+    await noStore.get(JWKS_URL);
+    expect(served.requests).toBe(2);
+  });
+
+  it('refresh on miss: an unknown kid triggers one refetch that picks up a rotated key', async () => {
+    const cache = new JwksCache({ fetch, clock });
+    expect(kids(await cache.get(JWKS_URL, 'k1'))).toEqual(['k1']);
+    served.body = JSON.stringify({ keys: [key(1, 'k1'), key(2, 'k2')] });
+    t += 1_000;
+    expect(kids(await cache.get(JWKS_URL, 'k2'))).toEqual(['k1', 'k2']);
+    expect(served.requests).toBe(2);
+    // The refreshed set is cached: k1 and k2 are both served without a request.
+    await cache.get(JWKS_URL, 'k1');
+    await cache.get(JWKS_URL, 'k2');
+    expect(served.requests).toBe(2);
+  });
+
+  it('miss-triggered refetches are at least 10 s apart per domain (a stream of unknown kids cannot flood the node)', async () => {
+    const cache = new JwksCache({ fetch, clock });
+    await cache.get(JWKS_URL, 'k1');
+    t += 1_000;
+    await cache.get(JWKS_URL, 'nope-1');
+    expect(served.requests).toBe(2);
+    for (let i = 0; i < 50; i++) {
+      t += 100;
+      const l = await cache.get(JWKS_URL, `nope-${i + 2}`);
+      // Still answered (from cache, without the kid): the verifier will say kid_not_in_jwks.
+      expect(kids(l)).toEqual(['k1']);
+    }
+    expect(served.requests).toBe(2);
+    t += 10_000;
+    await cache.get(JWKS_URL, 'nope-x');
+    expect(served.requests).toBe(3);
+  });
+
+  it('concurrent lookups share one in-flight fetch', async () => {
+    served.delayMs = 100;
+    const cache = new JwksCache({ fetch, clock });
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => cache.get(JWKS_URL, i % 2 ? 'k1' : `unknown-${i}`)));
+    expect(all.every((l) => l.ok)).toBe(true);
+    expect(served.requests).toBe(1);
+  });
+
+  it('a revoked (removed) key stops verifying within the cache window', async () => {
+    const cache = new JwksCache({ fetch, clock });
+    expect(kids(await cache.get(JWKS_URL, 'k1'))).toEqual(['k1']);
+    served.body = JSON.stringify({ keys: [key(2, 'k2')] }); // k1 revoked at the node
+    t += 299_000;
+    expect(kids(await cache.get(JWKS_URL, 'k1'))).toEqual(['k1']); // still inside the ≤ 300 s window
+    t += 1_000;
+    expect(kids(await cache.get(JWKS_URL, 'k1'))).toEqual(['k2']); // gone: the verifier now says kid_not_in_jwks
+  });
+
+  it('failures are unknown and never fall back to a stale set', async () => {
+    const cache = new JwksCache({ fetch, clock });
+    await cache.get(JWKS_URL, 'k1');
+    served.status = 503;
+    t += 300_000;
+    expect(await cache.get(JWKS_URL, 'k1')).toMatchObject({ ok: false, code: 'jwks_http_error' });
+    served.status = 200;
+    expect(await cache.get(JWKS_URL, 'k1')).toMatchObject({ ok: true, source: 'network' });
+    // A failing refresh-on-miss is unknown too, and drops the entry that lacked the kid.
+    t += 20_000;
+    served.body = 'not json';
+    expect(await cache.get(JWKS_URL, 'k9')).toMatchObject({ ok: false, code: 'jwks_not_json' });
+    served.body = JSON.stringify({ keys: 'nope' });
+    expect(await cache.get(JWKS_URL, 'k1')).toMatchObject({ ok: false, code: 'jwks_schema_mismatch' });
+    const down = new JwksCache({ fetch, clock });
+    expect(await down.get('https://unmapped.keys.invalid/.well-known/jwks.json')).toMatchObject({ ok: false, code: 'jwks_unreachable' });
+  });
+});

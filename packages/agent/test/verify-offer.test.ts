@@ -1,0 +1,328 @@
+import { readFileSync } from 'node:fs';
+import * as reference from '@vacationrentalprotocol/vrp-verify';
+import { isOnCanonicalDomain, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
+import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256, sha256Hex } from '@vrpkit/core';
+import { describe, expect, it } from 'vitest';
+import {
+  baseOffer,
+  envelopeWithJws,
+  FIXTURES,
+  FRESH_NOW,
+  hs256WithPublicKey,
+  type Loose,
+  loadVector,
+  mintEnvelope,
+  rawJws,
+  TEST_JWKS,
+  TEST_KID,
+  testSigner,
+  VECTOR_FILES,
+} from './support/minted.js';
+
+const REFERENCE_STATUS: Record<string, string> = {
+  '01-valid-fresh.json': 'verified',
+  '02-valid-expired.json': 'expired',
+  '03-tampered-signature.json': 'invalid',
+  '04-unknown-kid.json': 'unverifiable',
+  '05-wrong-key.json': 'invalid',
+};
+
+describe('official offer vectors (fixtures/offer, Apache-2.0)', () => {
+  it('are byte-identical to the files PROVENANCE.md lists', () => {
+    const rows = [...readFileSync(new URL('PROVENANCE.md', FIXTURES), 'utf8').matchAll(/^\| `([^`]+)` .*`([0-9a-f]{64})` \|$/gm)];
+    expect(rows.length).toBe(7);
+    for (const [, file, digest] of rows) expect(sha256Hex(readFileSync(new URL(file as string, FIXTURES))), file).toBe(digest);
+  });
+
+  for (const file of VECTOR_FILES) {
+    it(`${file}: exactly the expected {verified, reason, fresh} and the reference status`, () => {
+      const v = loadVector(file);
+      const r = verifyOffer({ envelope: v.input, jwks: v.jwks, now: v.clock });
+      // Vector harness contract (vrp-protocol.md §3.1): verified = the JWS verified; reason = its code.
+      const observed = { verified: r.status === 'verified' || r.status === 'expired', reason: r.code, fresh: r.fresh };
+      expect(observed).toEqual(v.expected);
+      expect(r.status).toBe(REFERENCE_STATUS[file]);
+      const ref = reference.verifyOffer({ envelope: v.input, jwks: v.jwks as reference.Jwks, now: v.clock });
+      expect({ status: r.status, code: r.code, fresh: r.fresh, payloadMatchesOffer: r.payloadMatchesOffer }).toEqual({
+        status: ref.status,
+        code: ref.code,
+        fresh: ref.fresh,
+        payloadMatchesOffer: ref.payloadMatchesOffer,
+      });
+    });
+  }
+
+  it('vector 01 is safe to quote; the others are not_verified', () => {
+    for (const file of VECTOR_FILES) {
+      const v = loadVector(file);
+      const checks = quoteChecks(verifyOffer({ envelope: v.input, jwks: v.jwks, now: v.clock }));
+      expect(checks).toEqual(file.startsWith('01') ? { ok: true, failures: [] } : { ok: false, failures: ['not_verified'] });
+    }
+  });
+});
+
+describe('minted vectors (public test seed)', () => {
+  const now = FRESH_NOW;
+  const verify = (envelope: unknown, jwks: unknown = TEST_JWKS) => verifyOffer({ envelope, jwks, now });
+
+  it('re-signing the vector 01 payload reproduces its JWS byte for byte', () => {
+    expect(mintEnvelope(baseOffer()).signature.jws).toBe(loadVector('01-valid-fresh.json').input.signature.jws);
+  });
+
+  it('malformed_jws: not three segments, or non-base64url segments', () => {
+    const jws = mintEnvelope(baseOffer()).signature.jws as string;
+    for (const bad of ['a.b', `${jws}.x`, jws.replace(/\.[^.]+$/, '.s!g'), `${jws.slice(0, -2)}+/`]) {
+      expect(verify(envelopeWithJws(bad, baseOffer())), bad).toMatchObject({
+        status: 'invalid',
+        code: 'malformed_jws',
+        fresh: null,
+        payload: null,
+      });
+    }
+  });
+
+  it('malformed_header: header not base64url JSON object', () => {
+    const [, p, s] = (mintEnvelope(baseOffer()).signature.jws as string).split('.');
+    for (const h of [
+      '',
+      Buffer.from('{nope').toString('base64url'),
+      Buffer.from('[1]').toString('base64url'),
+      Buffer.from('null').toString('base64url'),
+    ]) {
+      expect(verify(envelopeWithJws(`${h}.${p}.${s}`, baseOffer())).code).toBe('malformed_header');
+    }
+  });
+
+  it('unexpected_alg: alg none, HS256 keyed with the public key, ES256, a missing alg', () => {
+    const payload = JSON.stringify(baseOffer());
+    const cases = [
+      rawJws({ alg: 'none', kid: TEST_KID }, payload),
+      hs256WithPublicKey(payload),
+      rawJws({ alg: 'ES256', kid: TEST_KID }, payload, 'AAAA'),
+      rawJws({ kid: TEST_KID }, payload, 'AAAA'),
+      rawJws({ alg: 'eddsa', kid: TEST_KID }, payload, 'AAAA'),
+    ];
+    for (const jws of cases)
+      expect(verify(envelopeWithJws(jws, baseOffer()))).toMatchObject({ status: 'invalid', code: 'unexpected_alg', payload: null });
+  });
+
+  it('kid_not_in_jwks (unverifiable): unknown kid, missing header kid, non-string kid, empty or null JWKS', () => {
+    const offer = baseOffer();
+    // Header kid forgeries need raw headers (the signer always writes its own kid); the signature is irrelevant here.
+    const sign = (header: Record<string, unknown>) => rawJws(header, JSON.stringify(offer));
+    expect(verify(mintEnvelope(offer), { keys: [{ ...TEST_JWKS.keys[0], kid: 'other' }] })).toMatchObject({
+      status: 'unverifiable',
+      code: 'kid_not_in_jwks',
+    });
+    expect(verify(envelopeWithJws(sign({ alg: 'EdDSA' }), offer, undefined))).toMatchObject({
+      status: 'unverifiable',
+      code: 'kid_not_in_jwks',
+    });
+    expect(verify(envelopeWithJws(sign({ alg: 'EdDSA', kid: 7 }), offer, 7))).toMatchObject({
+      status: 'unverifiable',
+      code: 'kid_not_in_jwks',
+    });
+    // A JWKS key without a kid is never selected by a header without one (the reference would select it).
+    const { kid: _k, ...noKid } = TEST_JWKS.keys[0] as Record<string, unknown>;
+    expect(verify(envelopeWithJws(sign({ alg: 'EdDSA' }), offer, undefined), { keys: [noKid] }).code).toBe('kid_not_in_jwks');
+    for (const jwks of [{ keys: [] }, null, {}, { keys: 'x' }, 'nope'])
+      expect(verify(mintEnvelope(offer), jwks).code).toBe('kid_not_in_jwks');
+  });
+
+  it('unsupported_key (unverifiable): the kid names a non-Ed25519 or unusable key', () => {
+    const k = TEST_JWKS.keys[0] as Record<string, unknown>;
+    for (const key of [
+      { ...k, kty: 'EC' },
+      { ...k, crv: 'X25519' },
+      { ...k, x: 'AAAA' },
+      { ...k, x: 42 },
+    ]) {
+      expect(verify(mintEnvelope(baseOffer()), { keys: [key] })).toMatchObject({ status: 'unverifiable', code: 'unsupported_key' });
+    }
+  });
+
+  it('signature_mismatch: tampered payload bytes, truncated signature, another key', () => {
+    const env = mintEnvelope(baseOffer());
+    const [h, p, s] = (env.signature.jws as string).split('.') as [string, string, string];
+    const tampered = { ...baseOffer(), price: { ...baseOffer().price, agent_total: 1 } };
+    expect(verify(envelopeWithJws(`${h}.${Buffer.from(JSON.stringify(tampered)).toString('base64url')}.${s}`, tampered)).code).toBe(
+      'signature_mismatch',
+    );
+    expect(
+      verify(envelopeWithJws(`${h}.${p}.${Buffer.from(s, 'base64url').subarray(0, 63).toString('base64url')}`, baseOffer())).code,
+    ).toBe('signature_mismatch');
+    const otherKey = publicJwkOf(ed25519PrivateJwkFromSeed(sha256('another key')), TEST_KID);
+    expect(verify(env, { keys: [otherKey] })).toMatchObject({ status: 'invalid', code: 'signature_mismatch' });
+  });
+
+  it('malformed_payload: signed bytes that are not a JSON object', () => {
+    for (const payload of ['not json', '[1,2]', '"a string"', 'null']) {
+      const jws = testSigner.sign(payload);
+      expect(verify(envelopeWithJws(jws, baseOffer()))).toMatchObject({ status: 'invalid', code: 'malformed_payload', payload: null });
+    }
+  });
+
+  it('no_jws: no signature, empty or non-string jws', () => {
+    const env = mintEnvelope(baseOffer());
+    expect(verify({ ...env, signature: undefined }).code).toBe('no_jws');
+    expect(verify({ ...env, signature: { ...env.signature, jws: '' } }).code).toBe('no_jws');
+    expect(verify({ ...env, signature: { ...env.signature, jws: 42 } }).code).toBe('no_jws');
+    expect(verifyOffer({ jwks: TEST_JWKS, now })).toMatchObject({ status: 'invalid', code: 'no_jws' });
+  });
+
+  it('payload_offer_mismatch: a swapped plaintext offer, or an envelope kid that disagrees with the header', () => {
+    const env = mintEnvelope(baseOffer());
+    env.offer.price.agent_total = 1;
+    expect(verify(env)).toMatchObject({ status: 'invalid', code: 'payload_offer_mismatch', payloadMatchesOffer: false });
+    const otherKid = mintEnvelope(baseOffer(), { envelopeKid: 'another-kid' });
+    expect(verify(otherKid)).toMatchObject({ status: 'invalid', code: 'payload_offer_mismatch', fresh: null });
+    expect(verify(mintEnvelope(baseOffer(), { envelopeKid: null })).code).toBe('payload_offer_mismatch');
+  });
+
+  it('an envelope signature.alg other than EdDSA is invalid even when the JWS verifies', () => {
+    expect(verify(mintEnvelope(baseOffer(), { envelopeAlg: 'none' }))).toMatchObject({ status: 'invalid', code: 'unexpected_alg' });
+  });
+
+  it('payload/offer comparison is structural and ignores key order (and -0 vs 0)', () => {
+    const env = mintEnvelope(baseOffer());
+    const reordered = Object.fromEntries(Object.entries(env.offer).reverse());
+    reordered.price = Object.fromEntries(Object.entries(env.offer.price as object).reverse());
+    expect(verify({ ...env, offer: reordered })).toMatchObject({ status: 'verified', payloadMatchesOffer: true });
+    const offer = { ...baseOffer(), capacity: { requested_guests: 2, max_guests: 0 } };
+    const e2 = mintEnvelope(offer);
+    e2.offer.capacity.max_guests = -0;
+    expect(verify(e2).status).toBe('verified');
+  });
+
+  it('valid_until_unusable (unverifiable): missing, unparseable, not RFC 3339 UTC; or an unusable now', () => {
+    for (const validUntil of [undefined, 'tisdag', '2026-06-02', '2026-06-02T12:10:00+00:00', 1780401000000]) {
+      const offer = { ...baseOffer(), valid_until: validUntil };
+      expect(verify(mintEnvelope(offer)), String(validUntil)).toMatchObject({
+        status: 'unverifiable',
+        code: 'valid_until_unusable',
+        fresh: null,
+      });
+    }
+    expect(verifyOffer({ envelope: mintEnvelope(baseOffer()), jwks: TEST_JWKS, now: 'yesterday-ish' }).code).toBe('valid_until_unusable');
+  });
+
+  it('freshness is strict: valid_until == now is expired; fractional seconds are honoured', () => {
+    const env = mintEnvelope(baseOffer());
+    expect(verifyOffer({ envelope: env, jwks: TEST_JWKS, now: '2026-06-02T12:10:00Z' })).toMatchObject({
+      status: 'expired',
+      fresh: false,
+      code: null,
+    });
+    expect(verifyOffer({ envelope: env, jwks: TEST_JWKS, now: Date.parse('2026-06-02T12:09:59.999Z') })).toMatchObject({
+      status: 'verified',
+    });
+    const frac = mintEnvelope({ ...baseOffer(), valid_until: '2026-06-02T12:10:00.500Z' });
+    expect(verifyOffer({ envelope: frac, jwks: TEST_JWKS, now: new Date('2026-06-02T12:10:00.400Z') }).status).toBe('verified');
+  });
+
+  it('a bare JWS verifies with payloadMatchesOffer null', () => {
+    const jws = mintEnvelope(baseOffer()).signature.jws;
+    expect(verifyOffer({ jws, jwks: TEST_JWKS, now })).toMatchObject({ status: 'verified', payloadMatchesOffer: null, code: null });
+    // A bare JWS beside an envelope that carries only the plaintext offer: compared, no signature metadata to check.
+    expect(verifyOffer({ jws, envelope: { offer: baseOffer() }, jwks: TEST_JWKS, now })).toMatchObject({
+      status: 'verified',
+      payloadMatchesOffer: true,
+    });
+    expect(verifyOffer({ jws, envelope: { offer: baseOffer(), signature: null }, jwks: TEST_JWKS, now }).code).toBe('unexpected_alg');
+  });
+});
+
+describe('quoteChecks / safeToQuote (Core §7, §5.1)', () => {
+  const now = FRESH_NOW;
+  const gate = (mutate: (o: Loose) => void) => {
+    const offer = baseOffer();
+    mutate(offer);
+    return quoteChecks(verifyOffer({ envelope: mintEnvelope(offer), jwks: TEST_JWKS, now }));
+  };
+
+  it('every failed condition, in reference order', () => {
+    expect(
+      gate((o) => {
+        o.availability.available = false;
+        o.price.exact = false;
+        o.booking.direct_booking_url = 'http://example-host.invalid/book';
+        o.agent_permission.may_quote_as_official_direct_offer = false;
+      }).failures,
+    ).toEqual(['availability_not_true', 'price_not_exact', 'booking_url_invalid', 'quote_permission_not_granted']);
+  });
+
+  it('availability: available must be true and the calendar not stale', () => {
+    expect(gate((o) => (o.availability.available = false)).failures).toEqual(['availability_not_true']);
+    expect(gate((o) => delete o.availability.available).failures).toEqual(['availability_not_true']);
+    expect(gate((o) => (o.availability.calendar_freshness = { safe: false, reason: 'stale_import' })).failures).toEqual([
+      'availability_not_true',
+    ]);
+    expect(gate((o) => (o.availability.calendar_freshness = { safe: true })).ok).toBe(true);
+  });
+
+  it('price: exact, integer totals, and a reconciliation that matches', () => {
+    expect(gate((o) => (o.price.exact = false)).failures).toEqual(['price_not_exact']);
+    expect(gate((o) => (o.price.agent_total = null)).failures).toEqual(['price_not_exact']);
+    expect(gate((o) => (o.price.public_total = 12.5)).failures).toEqual(['price_not_exact']);
+    const recon = { nightly_subtotal: 123400, adjustments_total: 0, computed_total: 123400 };
+    expect(gate((o) => (o.price.reconciliation = { ...recon, matches_quoted_total: false })).failures).toEqual(['price_not_exact']);
+    expect(gate((o) => (o.price.reconciliation = { ...recon, matches_quoted_total: true })).ok).toBe(true);
+  });
+
+  it('booking URL: missing, invalid, userinfo, port, and look-alike hosts', () => {
+    const url = (u: unknown) => gate((o) => (o.booking.direct_booking_url = u)).failures;
+    expect(url(undefined)).toEqual(['booking_url_missing']);
+    expect(url('')).toEqual(['booking_url_missing']);
+    expect(url('/book?offer_id=1')).toEqual(['booking_url_invalid']);
+    expect(url('http://example-host.invalid/book')).toEqual(['booking_url_invalid']);
+    expect(url('https://guest@example-host.invalid/book')).toEqual(['booking_url_invalid']);
+    expect(url('https://example-host.invalid@evil.net/book')).toEqual(['booking_url_invalid']);
+    expect(url('https://example-host.invalid:8443/book')).toEqual(['booking_url_invalid']);
+    expect(url('https://example-host.invalid.evil.net/book')).toEqual(['booking_url_host_mismatch']);
+    expect(url('https://evil-example-host.invalid/book')).toEqual(['booking_url_host_mismatch']);
+    expect(url('https://evilexample-host.invalid/book')).toEqual(['booking_url_host_mismatch']);
+    expect(url('https://bit.ly/abc')).toEqual(['booking_url_host_mismatch']);
+    expect(url('https://example-host.invalid:443/book')).toEqual([]);
+    expect(url('https://BOOK.Example-Host.invalid/book?checkIn=2026-09-12')).toEqual([]);
+    expect(gate((o) => delete o.canonical_domain).failures).toEqual(['booking_url_host_mismatch']);
+    expect(gate((o) => (o.canonical_domain = 'evil.net@example-host.invalid')).failures).toEqual(['booking_url_host_mismatch']);
+  });
+
+  it('agent permission must be granted', () => {
+    expect(gate((o) => (o.agent_permission.may_quote_as_official_direct_offer = false)).failures).toEqual(['quote_permission_not_granted']);
+  });
+
+  it('anything but verified is not_verified alone; safeToQuote(null) is false', () => {
+    expect(quoteChecks(verifyOffer({ envelope: mintEnvelope(baseOffer()), jwks: TEST_JWKS, now: '2026-06-03T00:00:00Z' }))).toEqual({
+      ok: false,
+      failures: ['not_verified'],
+    });
+    expect(safeToQuote(null)).toBe(false);
+  });
+});
+
+describe('isOnCanonicalDomain (Core §5.1 label boundary, lowercase/IDNA)', () => {
+  it.each([
+    ['example.com', 'example.com', true],
+    ['book.example.com', 'example.com', true],
+    ['a.b.example.com', 'example.com', true],
+    ['EXAMPLE.com', 'example.COM', true],
+    ['xn--bcher-kva.example', 'bücher.example', true],
+    ['shop.bücher.example', 'xn--bcher-kva.example', true],
+    ['example.com.evil.net', 'example.com', false],
+    ['evil-example.com', 'example.com', false],
+    ['evilexample.com', 'example.com', false],
+    ['example.com', 'book.example.com', false],
+    ['other.example.com', 'book.example.com', false],
+    ['example.com:443', 'example.com', false],
+    ['evil.net@example.com', 'example.com', false],
+    ['example.com', 'evil.net@example.com', false],
+    ['example.com/x', 'example.com', false],
+    ['a..example.com', 'example.com', false],
+    ['', 'example.com', false],
+    [undefined, 'example.com', false],
+    ['example.com', null, false],
+  ])('%s on %s → %s', (host, canonical, expected) => {
+    expect(isOnCanonicalDomain(host, canonical)).toBe(expected);
+  });
+});
