@@ -1,0 +1,175 @@
+/**
+ * bench/surfaces: round trips per second through each tool surface of one vrpkit node, as a
+ * ratio to the plain offer endpoint measured in the same run (issue 4; target: MCP ≥ 0.5×).
+ *
+ * One node (`serveNode`, dev CA, https on 127.0.0.1), one keep-alive connection pool reaching
+ * it as https://{domain} (SNI and certificate checked), the same concurrency for every row.
+ * Each row sends what a client puts on the wire for one offer:
+ *   plain  GET  /api/verified-stay-offer?check_in&check_out&guests
+ *   mcp    POST /mcp          tools/call get_verified_stay_offer (stateless Streamable HTTP, JSON response)
+ *   a2a    POST /a2a/jsonrpc  SendMessage (A2A 1.0) with one data part
+ * Every answer is checked (status 200 and a signed envelope in it); a failed answer aborts the run.
+ *
+ * Run: npx tsx --conditions=vrpkit-source bench/surfaces.ts [--seconds 6] [--concurrency 8]
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initNode, serveNode } from '@vrpkit/node';
+import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { Pool } from 'undici';
+
+const flag = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  if (!Number.isFinite(v) || v <= 0) {
+    process.stderr.write(`error[usage]: --${name} takes a positive number\n`);
+    process.exit(64);
+  }
+  return v;
+};
+const SECONDS = flag('seconds', 6);
+const ROUNDS = 6;
+const CONCURRENCY = flag('concurrency', 8);
+const WARMUP_MS = 500;
+const DOMAIN = 'bench-surfaces.example';
+
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+const ARGS = { check_in: day(30), check_out: day(33), guests: 2 };
+
+interface Row {
+  surface: string;
+  /** Response body bytes of one round trip (§5 asks MCP for text + structuredContent; the receipt rides in _meta). */
+  bytes: number;
+  requests: number;
+  seconds: number;
+  rps: number;
+  mean_ms: number;
+  ratio_to_plain: number;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-surfaces-'));
+await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
+const node = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0 });
+const pool = new Pool(`https://127.0.0.1:${node.port}`, { connections: CONCURRENCY, connect: { servername: DOMAIN, ca: node.caPem } });
+
+type Call = () => { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
+const query = new URLSearchParams({ check_in: ARGS.check_in, check_out: ARGS.check_out, guests: String(ARGS.guests) });
+let id = 0;
+const calls: Record<string, Call> = {
+  plain: () => ({ method: 'GET', path: `${OFFER_ENDPOINT_PATH}?${query}`, headers: { host: DOMAIN, accept: 'application/json' } }),
+  mcp: () => ({
+    method: 'POST',
+    path: MCP_ENDPOINT_PATH,
+    headers: {
+      host: DOMAIN,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: BOUND_TOOL_NAME, arguments: ARGS } }),
+  }),
+  a2a: () => ({
+    method: 'POST',
+    path: '/a2a/jsonrpc',
+    headers: { host: DOMAIN, 'content-type': 'application/json', 'a2a-version': '1.0' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++id,
+      method: 'SendMessage',
+      params: { message: { messageId: `m-${++id}`, role: 'ROLE_USER', parts: [{ data: ARGS, mediaType: 'application/json' }] } },
+    }),
+  }),
+};
+
+const bytesOf = new Map<string, number>();
+
+async function once(call: Call): Promise<number> {
+  const r = call();
+  const res = await pool.request({ method: r.method, path: r.path, headers: r.headers, body: r.body ?? null });
+  const text = await res.body.text();
+  // A round trip counts only when it carried a signed envelope.
+  if (res.statusCode !== 200 || !text.includes('"signed_verified_stay_offer"')) {
+    throw new Error(`${r.path} answered ${res.statusCode}: ${text.slice(0, 200)}`);
+  }
+  return Buffer.byteLength(text);
+}
+
+/** Run `call` with CONCURRENCY workers for `ms`; returns completed round trips and summed latency. */
+async function run(call: Call, ms: number): Promise<{ n: number; busy: number; elapsed: number }> {
+  const started = performance.now();
+  const end = started + ms;
+  let n = 0;
+  let busy = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        await once(call);
+        busy += performance.now() - t;
+        n++;
+      }
+    }),
+  );
+  return { n, busy, elapsed: performance.now() - started };
+}
+
+/**
+ * The machine is shared, so load drifts during a run: the rows are measured in interleaved
+ * slices (plain, mcp, a2a, plain, …) and summed, so every row sees the same drift.
+ */
+async function measureAll(): Promise<Row[]> {
+  const names = Object.keys(calls);
+  for (const name of names) {
+    bytesOf.set(name, await once(calls[name] as Call));
+    await run(calls[name] as Call, WARMUP_MS);
+  }
+  const totals = new Map(names.map((name) => [name, { n: 0, busy: 0, elapsed: 0 }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) {
+      const r = await run(calls[name] as Call, (SECONDS * 1000) / ROUNDS);
+      const t = totals.get(name) as { n: number; busy: number; elapsed: number };
+      t.n += r.n;
+      t.busy += r.busy;
+      t.elapsed += r.elapsed;
+    }
+  }
+  const rpsOf = (name: string) => {
+    const t = totals.get(name) as { n: number; elapsed: number };
+    return t.n / (t.elapsed / 1000);
+  };
+  const baseline = rpsOf('plain');
+  return names.map((surface) => {
+    const t = totals.get(surface) as { n: number; busy: number; elapsed: number };
+    const rps = rpsOf(surface);
+    return {
+      surface,
+      bytes: bytesOf.get(surface) ?? 0,
+      requests: t.n,
+      seconds: Math.round(t.elapsed / 10) / 100,
+      rps: Math.round(rps),
+      mean_ms: Math.round((t.busy / t.n) * 100) / 100,
+      ratio_to_plain: Math.round((rps / baseline) * 100) / 100,
+    };
+  });
+}
+
+try {
+  const rows = await measureAll();
+  console.log(
+    `bench/surfaces — ${CONCURRENCY} concurrent, ${SECONDS}s per row in ${ROUNDS} interleaved slices, https loopback, ${cpus().length} CPUs (shared)`,
+  );
+  console.table(rows);
+  const mcp = rows.find((r) => r.surface === 'mcp') as Row;
+  const verdict = mcp.ratio_to_plain >= 0.5 ? 'meets' : 'MISSES';
+  console.log(`MCP tools/call at ${mcp.ratio_to_plain}× the plain endpoint: ${verdict} the 0.5× target.`);
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  writeFileSync(
+    new URL('./results/surfaces.json', import.meta.url),
+    `${JSON.stringify({ bench: 'surfaces', run_at: new Date().toISOString(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: SECONDS, baseline: 'plain', target: { mcp_ratio_min: 0.5 }, rows }, null, 2)}\n`,
+  );
+} finally {
+  await pool.close();
+  await node.close();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,211 @@
+/**
+ * WebMCP surface client: Debian Chromium with `--enable-features=WebMCP`, driven by
+ * playwright-core; the page's registered tool is read and invoked through the DevTools
+ * `WebMCP` domain (`WebMCP.enable`, `toolsAdded`, `invokeTool`, `toolResponded`), so the call
+ * runs exactly as the page registered it and nothing is injected into the page.
+ *
+ * Chromium reaches `https://{domain}` the way the hardened fetch does: `--host-resolver-rules`
+ * maps the connect-to entries, and instead of a blanket `--ignore-certificate-errors` only the
+ * leaf key that the node presented — after it verified against the configured CA with the
+ * real host name — is accepted (`--ignore-certificate-errors-spki-list`).
+ */
+import { createHash, type X509Certificate } from 'node:crypto';
+import { connect } from 'node:tls';
+import { chromium } from 'playwright-core';
+import { parseConnectTo } from '../hardened-fetch.js';
+import { boundToolName, errorOf, surfaceUrl } from './shared.js';
+import type { ListedTool, OfferArgs, SurfaceContext, SurfaceFetch } from './types.js';
+
+const DEFAULT_TOOL_WAIT_MS = 5_000;
+const INVOKE_TIMEOUT_MS = 15_000;
+/** After the first registration, how long the page may keep registering before the list is read. */
+const REGISTRATION_SETTLE_MS = 150;
+
+export const CHROMIUM_BASE_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--enable-features=WebMCP',
+];
+
+interface RegisteredTool {
+  name: string;
+  inputSchema?: unknown;
+  frameId: string;
+}
+
+interface ToolResponse {
+  invocationId: string;
+  status: string;
+  output?: unknown;
+  errorText?: string;
+  exception?: { description?: string };
+}
+
+interface FrameTree {
+  frame: { id: string; url: string };
+  childFrames?: FrameTree[];
+}
+
+function frameUrls(tree: FrameTree, into = new Map<string, string>()): Map<string, string> {
+  into.set(tree.frame.id, tree.frame.url);
+  for (const child of tree.childFrames ?? []) frameUrls(child, into);
+  return into;
+}
+
+/** Base64 SHA-256 of a certificate's SubjectPublicKeyInfo, the form Chromium's SPKI list takes. */
+export function spkiSha256(cert: X509Certificate): string {
+  return createHash('sha256')
+    .update(cert.publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('base64');
+}
+
+/**
+ * The leaf key `host:port` presents, read over a TLS connection that verifies the chain against
+ * `ca` and the certificate against `host` — so only a key the configured CA vouches for this
+ * host is ever pinned.
+ */
+function verifiedLeafSpki(host: string, port: number, dial: { host: string; port: number }, ca: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: dial.host, port: dial.port, servername: host, ca, rejectUnauthorized: true, timeout: 5_000 }, () => {
+      const cert = socket.getPeerX509Certificate();
+      socket.end();
+      if (!cert) reject(new Error(`no certificate from ${host}:${port}`));
+      else resolve(spkiSha256(cert));
+    });
+    socket.once('error', reject);
+    socket.once('timeout', () => socket.destroy(new Error(`TLS to ${host}:${port} timed out`)));
+  });
+}
+
+/** Chromium flags that reproduce the agent's network policy for the page host. */
+export async function chromiumNetworkArgs(pageUrl: URL, ctx: SurfaceContext): Promise<string[]> {
+  const network = ctx.options.network ?? {};
+  const map = parseConnectTo(network.connectTo);
+  const args: string[] = [];
+  if (map.size > 0) {
+    const rules = [...map.entries()].map(([from, to]) => `MAP ${from} ${to.host.includes(':') ? `[${to.host}]` : to.host}:${to.port}`);
+    args.push(`--host-resolver-rules=${rules.join(', ')}`);
+  }
+  const ca = network.ca === undefined ? [] : Array.isArray(network.ca) ? network.ca : [network.ca];
+  if (ca.length > 0) {
+    const port = Number(pageUrl.port || 443);
+    const dial = map.get(`${pageUrl.hostname}:${port}`);
+    const leaf = await verifiedLeafSpki(
+      pageUrl.hostname,
+      port,
+      dial ? { host: dial.host, port: Number(dial.port) } : { host: pageUrl.hostname, port },
+      ca,
+    );
+    args.push(`--ignore-certificate-errors-spki-list=${leaf}`);
+  }
+  return args;
+}
+
+export async function fetchViaWebMcp(target: string, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
+  const pageUrl = surfaceUrl(target, '/');
+  const unreachable = (e: unknown): SurfaceFetch => ({
+    surface_url: pageUrl.href,
+    served_from: [pageUrl.hostname],
+    reached: false,
+    tools: [],
+    tool_name: null,
+    envelope: null,
+    error: errorOf(e, 'page_unreachable'),
+  });
+  let networkArgs: string[];
+  try {
+    networkArgs = await chromiumNetworkArgs(pageUrl, ctx);
+  } catch (e) {
+    return unreachable(e);
+  }
+  const browser = await chromium.launch({
+    executablePath: ctx.options.browser?.executablePath ?? process.env.VRPKIT_CHROMIUM ?? '/usr/bin/chromium',
+    args: [...CHROMIUM_BASE_ARGS, ...networkArgs],
+  });
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    const registered: RegisteredTool[] = [];
+    let firstRegistration: () => void = () => {};
+    const registeredOnce = new Promise<void>((resolve) => {
+      firstRegistration = resolve;
+    });
+    cdp.on('WebMCP.toolsAdded', (event: { tools: RegisteredTool[] }) => {
+      registered.push(...event.tools);
+      firstRegistration();
+    });
+    cdp.on('WebMCP.toolsRemoved', (event: { tools: { name: string; frameId: string }[] }) => {
+      for (const gone of event.tools) {
+        const i = registered.findIndex((t) => t.name === gone.name && t.frameId === gone.frameId);
+        if (i >= 0) registered.splice(i, 1);
+      }
+    });
+    const responses = new Map<string, (r: ToolResponse) => void>();
+    cdp.on('WebMCP.toolResponded', (event: ToolResponse) => responses.get(event.invocationId)?.(event));
+    await cdp.send('WebMCP.enable');
+
+    let response: Awaited<ReturnType<typeof page.goto>>;
+    try {
+      response = await page.goto(pageUrl.href, { waitUntil: 'load', timeout: 15_000 });
+    } catch (e) {
+      return unreachable(e);
+    }
+    if (!response?.ok()) return unreachable(new Error(`the page answered HTTP ${response?.status() ?? 'nothing'}`));
+    const toolWaitMs = ctx.options.browser?.toolWaitMs ?? DEFAULT_TOOL_WAIT_MS;
+    await Promise.race([registeredOnce.then(() => page.waitForTimeout(REGISTRATION_SETTLE_MS)), page.waitForTimeout(toolWaitMs)]);
+
+    const { frameTree } = (await cdp.send('Page.getFrameTree')) as unknown as { frameTree: FrameTree };
+    const urls = frameUrls(frameTree);
+    const pageHost = new URL(page.url()).hostname;
+    const tools: ListedTool[] = registered.map((t) => ({ name: t.name, input_schema: t.inputSchema ?? null }));
+    const name = boundToolName(tools);
+    const base = { surface_url: page.url(), reached: true, tools, tool_name: name };
+    if (!name) return { ...base, served_from: [pageHost], envelope: null, error: null };
+    const tool = registered.find((t) => t.name === name) as RegisteredTool;
+    // §6: the origin that registered the tool (its frame) and the page itself.
+    const frameUrl = urls.get(tool.frameId);
+    const servedFrom = [pageHost, frameUrl ? new URL(frameUrl).hostname : ''];
+
+    const { invocationId } = await cdp.send('WebMCP.invokeTool', {
+      frameId: tool.frameId,
+      toolName: name,
+      input: { ...args } as unknown as Record<string, string>,
+    }); // the protocol types input as strings; Chromium takes any JSON object
+    const answer = await new Promise<ToolResponse | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), INVOKE_TIMEOUT_MS);
+      responses.set(invocationId, (r) => {
+        clearTimeout(timer);
+        resolve(r);
+      });
+    });
+    if (!answer)
+      return {
+        ...base,
+        served_from: servedFrom,
+        envelope: null,
+        error: { code: 'tool_timeout', message: `no response from the page's tool within ${INVOKE_TIMEOUT_MS} ms` },
+      };
+    if (answer.status !== 'Completed') {
+      // §5: a rejected execute() promise is an unverified outcome.
+      const why = answer.exception?.description?.split('\n')[0] ?? answer.errorText ?? answer.status;
+      return { ...base, served_from: servedFrom, envelope: null, error: { code: 'tool_rejected', message: why.slice(0, 500) } };
+    }
+    return {
+      ...base,
+      served_from: servedFrom,
+      envelope: answer.output ?? null,
+      error: answer.output === undefined ? { code: 'no_envelope', message: 'the tool returned nothing' } : null,
+    };
+  } catch (e) {
+    return unreachable(e);
+  } finally {
+    await browser.close();
+  }
+}

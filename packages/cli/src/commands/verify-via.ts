@@ -1,0 +1,109 @@
+/**
+ * `vrp verify https://DOMAIN … --via http|mcp|a2a|webmcp|all` (issue 4 §7): fetch the offer
+ * through the named surface(s) with the agent's surface clients and judge each result as an
+ * offer fetched over HTTPS (Node Tool Binding §6, §8). With `all`, one row per surface side by
+ * side; the exit status is the verifier's (0 safe / 1 verified but not quoteable / 2 anything
+ * else) for the weakest surface.
+ */
+import {
+  AgentUsageError,
+  checkOfferRequest,
+  createHardenedFetch,
+  domainOf,
+  getOfferVia,
+  JwksCache,
+  SURFACES,
+  type Surface,
+  type SurfaceReport,
+} from '@vrpkit/agent';
+import { type Clock, fixedClock, systemClock } from '@vrpkit/core';
+import { InvalidArgumentError } from 'commander';
+import { printJson } from '../io.js';
+
+export type ViaChoice = Surface | 'all';
+
+export function parseVia(value: string): ViaChoice {
+  if (value === 'all' || (SURFACES as readonly string[]).includes(value)) return value as ViaChoice;
+  throw new InvalidArgumentError(`expected one of ${[...SURFACES, 'all'].join(', ')}`);
+}
+
+/** The verifier's exit status (issue 3) for one surface: only the node's own, safe offer is 0. */
+export function surfaceExitCode(r: SurfaceReport): number {
+  if (r.safe_to_quote) return 0;
+  return r.verification?.status === 'verified' ? 1 : 2;
+}
+
+function formatTotal(r: SurfaceReport): string {
+  if (!r.total) return '-';
+  const { amount, currency, minor_unit } = r.total;
+  if (!minor_unit) return `${amount} ${currency}`;
+  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  return `${(amount / 10 ** digits).toFixed(digits)} ${currency}`;
+}
+
+/** The side-by-side table: one row per surface, the columns issue 4 §7 names. */
+export function renderSurfaceTable(reports: SurfaceReport[]): string {
+  const header = ['surface', 'reached', 'tool name', 'origin bound', 'verified', 'safe to quote', 'total', 'classification'];
+  const yesNo = (v: boolean | null) => (v === null ? 'unknown' : v ? 'yes' : 'no');
+  const rows = reports.map((r) => [
+    r.surface,
+    yesNo(r.reached),
+    r.tool_name ?? (r.surface === 'http' ? '(endpoint)' : r.tools.length > 0 ? `none of: ${r.tools.map((t) => t.name).join(', ')}` : '-'),
+    yesNo(r.origin_bound),
+    r.verification
+      ? `${r.verification.status}${r.verification.code ? ` (${r.verification.code})` : ''}`
+      : r.error
+        ? `no (${r.error.code})`
+        : 'no',
+    r.safe_to_quote ? 'YES' : 'no',
+    formatTotal(r),
+    r.classification,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return `${[line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')}\n`;
+}
+
+export interface ViaOptions {
+  checkIn: string;
+  checkOut: string;
+  guests: number;
+  via: ViaChoice;
+  json?: boolean;
+  connectTo?: string[];
+  /** PEM text of an extra trusted CA (already read from `--cacert`). */
+  ca?: string;
+  now?: string;
+}
+
+/** Run the surface checks; returns the exit status (the weakest surface's). Usage errors throw `AgentUsageError`. */
+export async function verifyVia(target: string, o: ViaOptions): Promise<number> {
+  const args = checkOfferRequest({ check_in: o.checkIn, check_out: o.checkOut, guests: o.guests });
+  const domain = domainOf(target);
+  if (!domain) throw new AgentUsageError('invalid_domain', `not a host domain: ${target}`);
+  const network = { ...(o.connectTo ? { connectTo: o.connectTo } : {}), ...(o.ca ? { ca: o.ca } : {}) };
+  const fetch = createHardenedFetch(network);
+  const clock: Clock = o.now ? fixedClock(o.now) : systemClock;
+  try {
+    // One fetch and one JWKS cache: every surface is judged against the same node keys.
+    const shared = { network, fetch, clock, jwksCache: new JwksCache({ fetch, clock }) };
+    const reports: SurfaceReport[] = [];
+    for (const surface of o.via === 'all' ? SURFACES : [o.via]) {
+      reports.push(await getOfferVia(surface, `https://${domain}`, args, shared));
+    }
+    const exitCode = Math.max(...reports.map(surfaceExitCode));
+    if (o.json) {
+      printJson({ domain, arguments: args, surfaces: reports.map(({ envelope: _e, raw_result: _r, ...row }) => row), exit_code: exitCode });
+    } else {
+      process.stdout.write(`${domain}: ${args.check_in} → ${args.check_out}, ${args.guests} guest${args.guests === 1 ? '' : 's'}\n`);
+      process.stdout.write(renderSurfaceTable(reports));
+    }
+    return exitCode;
+  } finally {
+    await fetch.close();
+  }
+}
