@@ -1,0 +1,63 @@
+/**
+ * The production `resolveJwks` for `verifyReceipt` (vrp-protocol.md §7 item 8): an
+ * attestation's `source` is resolved only when it is an https URL on the issuer's own domain,
+ * and only through the agent's JWKS cache (Core §3.1: ≤ 300 s, refresh-on-miss, coalescing,
+ * no stale fallback). Anything else resolves to `null`, which `verifyReceipt` reports as
+ * `unverifiable` / `key_unresolvable` — a receipt never chooses where its keys come from.
+ */
+import { parseCompactJws } from '@vrpkit/core';
+import { normalizeHost } from '../canonical-domain.js';
+import type { JwksCache } from '../jwks-cache.js';
+import type { ResolveReceiptJwks } from './verify.js';
+
+export interface ReceiptJwksResolverOptions {
+  /** The domain the verifier expects to have signed (e.g. the offer's `canonical_domain`, the surface host). */
+  issuerDomain: string;
+  /**
+   * The JWKS URL the issuer's discovery document names (Node Tool Binding §6), when the caller
+   * has it: `source` must then be exactly this URL.
+   */
+  jwksUrl?: string;
+  cache: Pick<JwksCache, 'get'>;
+}
+
+/**
+ * Whether a receipt attestation's `source` may be fetched for `issuerDomain`: an https URL
+ * whose host is the issuer's domain itself (not a subdomain — a node publishes one JWKS, on
+ * its canonical host, Core §2), on the default port, without credentials.
+ */
+export function isReceiptSourceOnIssuerDomain(source: unknown, issuerDomain: string): boolean {
+  if (typeof source !== 'string') return false;
+  let url: URL;
+  try {
+    url = new URL(source);
+  } catch {
+    return false;
+  }
+  const domain = normalizeHost(issuerDomain);
+  return (
+    domain !== null && url.protocol === 'https:' && url.port === '' && url.username === '' && url.password === '' && url.hostname === domain
+  );
+}
+
+/** The header `kid` of an attestation's JWS, so the cache can refresh on a miss (Core §3.1). */
+function headerKid(signature: unknown): string | undefined {
+  const parsed = parseCompactJws(signature);
+  return parsed.ok && typeof parsed.jws.header.kid === 'string' ? parsed.jws.header.kid : undefined;
+}
+
+export function createReceiptJwksResolver(options: ReceiptJwksResolverOptions): ResolveReceiptJwks {
+  return async (source, attestation) => {
+    if (!isReceiptSourceOnIssuerDomain(source, options.issuerDomain)) return null;
+    if (options.jwksUrl !== undefined && source !== options.jwksUrl) return null;
+    const lookup = await options.cache.get(source as string, headerKid(attestation.signature));
+    return lookup.ok ? lookup.jwks : null;
+  };
+}
+
+/** The issuer domain a receipt names (`issuer.node`, the receipt vectors' shape), or null. */
+export function receiptIssuerDomain(receipt: unknown): string | null {
+  const issuer = typeof receipt === 'object' && receipt !== null ? (receipt as { issuer?: unknown }).issuer : undefined;
+  const node = typeof issuer === 'object' && issuer !== null ? (issuer as { node?: unknown }).node : undefined;
+  return normalizeHost(node);
+}

@@ -1,0 +1,88 @@
+/**
+ * The node's receipt for one MCP `tools/call` (issue 5 item 1; MCP composition profile on the
+ * VRP receipt envelope v1). The node signs an assertion about the interaction — never the
+ * transport (profile, "sign the assertion, not the transport", ADR 0007 D6) — with the same
+ * Ed25519 key as its offers, and pairs it with an `offer` attestation over the served offer.
+ * Decisions (what each layer signs, `ref`, windows, hashed arguments) are in docs/receipts.md.
+ */
+import { toUtcSecond, VrpError } from '@vrpkit/core';
+import {
+  buildMcpTransportAssertion,
+  MCP_TRANSPORT_LAYER,
+  OFFER_LAYER,
+  type OfferEnvelope,
+  offerRef,
+  RECEIPT_VERSION,
+  type ReceiptAttestation,
+  type VrpReceipt,
+} from '@vrpkit/protocol';
+import type { OfferService } from './service.js';
+
+export interface IssueMcpReceiptInput {
+  service: Pick<OfferService, 'canonicalDomain' | 'jwksUrl' | 'activeSigner' | 'now'>;
+  /** The `name` of the `tools/call`. */
+  tool: string;
+  /** The call's `arguments` exactly as received (aliases are normalised before hashing). */
+  arguments: unknown;
+  /** The envelope the call returns, unmodified (Node Tool Binding §5). */
+  envelope: OfferEnvelope;
+  /** The MCP session id, when the transport has one (the vrpkit MCP surface is stateless). */
+  sessionId?: string;
+}
+
+/**
+ * Build and sign the receipt `{vrp_receipt_version, subject, issuer, attestations:[offer, transport]}`:
+ * - `offer`: `signature` is the offer's own compact JWS verbatim (byte-identical to
+ *   `envelope.signature.jws`), window = the offer's `generated_at`..`valid_until`;
+ * - `transport`: the signed profile assertion, window = `served_at`..`served_at` + the offer's lifetime;
+ * - both carry `source` = the node's JWKS URL and `ref` = the assertion's `offer_ref`.
+ * Throws `receipt_unbuildable` when the envelope is not this node's offer (a programmer error).
+ */
+export function issueMcpReceipt(input: IssueMcpReceiptInput): VrpReceipt {
+  const { service, envelope } = input;
+  const offer = envelope.offer;
+  const domain = service.canonicalDomain;
+  if (offer.canonical_domain !== domain || !offer.request) {
+    throw new VrpError('receipt_unbuildable', 'the envelope is not an offer of this node with a request echo');
+  }
+  const { check_in, check_out } = offer.request;
+  const ref = offerRef(domain, check_in, check_out);
+  // The transport window lasts as long as the offer does: a rotated key stays published for one
+  // offer lifetime after rotation (Core §3.1), so a transport layer signed before the rotation
+  // stays verifiable for its whole window (receipt-v1 D2).
+  const lifetimeMs = Date.parse(offer.valid_until) - Date.parse(offer.generated_at);
+  if (!(lifetimeMs > 0)) throw new VrpError('receipt_unbuildable', 'the offer has no positive generated_at..valid_until lifetime');
+  const servedAt = toUtcSecond(service.now());
+  const assertion = buildMcpTransportAssertion({
+    tool: input.tool,
+    arguments: input.arguments,
+    servedAt,
+    issuer: domain,
+    offerRef: ref,
+    sessionId: input.sessionId,
+  });
+  // Same key as the offers, same header shape as the profile's reference ({alg, typ:"JWT", kid}).
+  const transportJws = service.activeSigner().sign(JSON.stringify(assertion), { typ: 'JWT' });
+  const offerAttestation: ReceiptAttestation = {
+    layer: OFFER_LAYER,
+    source: service.jwksUrl,
+    signature: envelope.signature.jws,
+    ref,
+    valid_from: offer.generated_at,
+    valid_until: offer.valid_until,
+  };
+  const transportAttestation: ReceiptAttestation = {
+    layer: MCP_TRANSPORT_LAYER,
+    source: service.jwksUrl,
+    signature: transportJws,
+    ref,
+    valid_from: servedAt,
+    valid_until: toUtcSecond(Date.parse(servedAt) + lifetimeMs),
+  };
+  return {
+    vrp_receipt_version: RECEIPT_VERSION,
+    subject: { property: domain, stay: `${check_in}/${check_out}` },
+    issuer: { node: domain },
+    attestations: [offerAttestation, transportAttestation],
+  };
+}
