@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerConformanceCommands } from './commands/conformance.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerGateCommands } from './commands/gate.js';
 import { registerNodeCommands } from './commands/node.js';
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   registerVerifyCommands(program);
   registerReceiptCommands(program);
   registerGateCommands(program);
+  registerConformanceCommands(program);
   registerDemoCommand(program);
   return program;
 }

@@ -31,12 +31,12 @@ export function exitCodeFor(status: string, safe: boolean): number {
   return status === 'verified' ? EXIT_NOT_QUOTEABLE : EXIT_UNVERIFIED;
 }
 
-function isoDate(v: string): string {
+export function isoDate(v: string): string {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('expected YYYY-MM-DD');
   return v;
 }
 
-function guestCount(v: string): number {
+export function guestCount(v: string): number {
   if (!/^[1-9]\d{0,3}$/.test(v)) throw new InvalidArgumentError('expected an integer ≥ 1');
   return Number(v);
 }
@@ -46,7 +46,7 @@ function instant(v: string): string {
   return v;
 }
 
-const collect = (v: string, prev: string[] = []) => [...prev, v];
+export const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 function readText(file: string, what: string): string {
   try {

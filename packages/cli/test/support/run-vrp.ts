@@ -1,0 +1,27 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (the CLI's working directory in tests). */
+export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+const bin = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
+
+export interface VrpRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run the real `vrp` command from source in a child process (as a user would), never throwing. */
+export function runVrp(args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<VrpRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=vrpkit-source', bin, ...args],
+      { cwd: repoRoot, timeout: opts.timeoutMs ?? 90_000, env: opts.env ?? process.env, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
