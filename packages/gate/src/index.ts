@@ -1,1 +1,11 @@
-export {};
+export * from './act.js';
+export * from './adapters/index.js';
+export * from './authority.js';
+export * from './errors.js';
+export * from './gate.js';
+export * from './ijson.js';
+export * from './journal.js';
+export * from './mappers/index.js';
+export * from './policy.js';
+export * from './store/index.js';
+export * from './streaming/index.js';

@@ -1,4 +1,241 @@
-import type { Command } from 'commander';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { generateEd25519Jwk, jwkThumbprint, publicJwkOf, VrpError } from '@vrpkit/core';
+import {
+  type AuthorityStore,
+  type JournalState,
+  journalEntryView,
+  loadPolicy,
+  openPostgresStore,
+  openSqliteStore,
+  type PolicyState,
+} from '@vrpkit/gate';
+import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
+import { EXIT_USAGE, printJson, reportError } from '../io.js';
 
-/** `vrp gate …` — owned by the gate work stream; commands are registered here. */
-export function registerGateCommands(_program: Command): void {}
+/** `vrp gate …`: operate the Tool-Use Binding gate's authority store, policy and keys (docs/gate.md §CLI). */
+export function registerGateCommands(program: Command): void {
+  const gate = program.command('gate').description('the Tool-Use Binding gate: approvals, journal, policy checks, signing keys');
+
+  storeOptions(
+    gate
+      .command('approve')
+      .description(
+        'approve (or with --reject refuse) an escalated candidate act; the gate issues its authority when the host dispatches it again',
+      )
+      .argument('<act-id>', 'candidate_act_id of the pending escalation')
+      .option('--approver <name>', 'who decides (recorded with the decision)', process.env.USER ?? 'cli')
+      .option('--reject', 'refuse the act instead of approving it'),
+  ).action((actId: string, o: StoreOpts & { approver: string; reject?: boolean }) =>
+    withStore(o, async (store) => {
+      const status = o.reject ? 'REJECTED' : 'APPROVED';
+      const row = await store.decideEscalation(actId, status, o.approver, Date.now());
+      if (!row) {
+        const existing = await store.getEscalation(actId);
+        throw new VrpError(
+          'not_pending',
+          existing
+            ? `act ${actId} is ${existing.status.toLowerCase()}${existing.status === 'PENDING' ? ' but expired' : ''}`
+            : `no escalation for act ${actId}`,
+        );
+      }
+      const out = { candidate_act_id: row.candidate_act_id, status: row.status, approver: row.approver, decided_at: iso(row.decided_at) };
+      if (o.json) printJson(out);
+      else process.stdout.write(`${row.status.toLowerCase()} ${row.candidate_act_id} by ${row.approver}\n`);
+    }),
+  );
+
+  storeOptions(gate.command('pending').description('list escalated acts waiting for a person (digests only)')).action((o: StoreOpts) =>
+    withStore(o, async (store) => {
+      const now = Date.now();
+      const rows = (await store.listEscalations('PENDING')).filter((r) => r.expires_at > now);
+      const out = rows.map((r) => {
+        const act = JSON.parse(r.act_json);
+        return {
+          candidate_act_id: r.candidate_act_id,
+          tool_id: act.tool?.tool_id,
+          consequence_class: act.consequence_class,
+          destination_id: act.destination?.destination_id ?? null,
+          provenance: act.instruction_provenance?.source_type ?? 'unknown',
+          arguments_digest: act.arguments_digest?.value,
+          requested_at: iso(r.requested_at),
+          expires_at: iso(r.expires_at),
+        };
+      });
+      if (o.json) return printJson(out);
+      if (!out.length) return void process.stdout.write('no pending escalations\n');
+      for (const e of out)
+        process.stdout.write(
+          `${e.candidate_act_id}  ${e.tool_id}  ${e.consequence_class}  dest=${e.destination_id ?? '-'}  provenance=${e.provenance}  args=${e.arguments_digest}  expires ${e.expires_at}\n`,
+        );
+    }),
+  );
+
+  storeOptions(
+    gate
+      .command('journal')
+      .description('show the dispatch journal (consumed → invoked → result), newest first; digests only, never arguments')
+      .addOption(
+        new Option('--state <state>', 'only rows in this state').choices([
+          'CONSUMED',
+          'INVOKED',
+          'EFFECTUATED',
+          'FAILED',
+          'EFFECT_RESULT_UNKNOWN',
+        ]),
+      )
+      .option('--limit <n>', 'at most this many rows', positiveInt, 100),
+  ).action((o: StoreOpts & { state?: JournalState; limit: number }) =>
+    withStore(o, async (store) => {
+      const rows = (await store.listJournal({ limit: o.limit, ...(o.state ? { state: o.state } : {}) })).map(journalEntryView);
+      if (o.json) return printJson(rows);
+      if (!rows.length) return void process.stdout.write('journal is empty\n');
+      for (const r of rows)
+        process.stdout.write(
+          `${r.consumed_at}  ${r.state.padEnd(21)}  ${r.candidate_act_id}  ${r.tool_id}  ${r.authority_id}${r.error_code ? `  error=${r.error_code}` : ''}\n`,
+        );
+    }),
+  );
+
+  storeOptions(
+    gate
+      .command('revoke')
+      .description('revoke one outstanding authority (enforce then refuses it with EF_REVOKED)')
+      .argument('<authority-id>'),
+  ).action((authorityId: string, o: StoreOpts) =>
+    withStore(o, async (store) => {
+      if (!(await store.revokeAuthority(authorityId, Date.now())))
+        throw new VrpError('not_revocable', `authority ${authorityId} does not exist or is no longer outstanding`);
+      if (o.json) printJson({ authority_id: authorityId, state: 'REVOKED' });
+      else process.stdout.write(`revoked ${authorityId}\n`);
+    }),
+  );
+
+  storeOptions(
+    gate
+      .command('bump-epoch')
+      .description('bump an epoch: every authority issued before it is refused at enforce')
+      .addArgument(new Argument('<epoch>', 'which epoch').choices(['policy', 'authority', 'revocation'])),
+  ).action((epoch: 'policy' | 'authority' | 'revocation', o: StoreOpts) =>
+    withStore(o, async (store) => {
+      const state = await store.bumpEpoch(`${epoch}_epoch` as keyof PolicyState, Date.now());
+      if (o.json) printJson(state);
+      else
+        process.stdout.write(
+          `policy_epoch=${state.policy_epoch} authority_epoch=${state.authority_epoch} revocation_epoch=${state.revocation_epoch}\n`,
+        );
+    }),
+  );
+
+  const policy = gate.command('policy').description('gate policies');
+  policy
+    .command('check')
+    .description('validate a policy file (JSON or YAML) and show what it decides; exit 1 with every problem when invalid')
+    .argument('<file>')
+    .option('--classify <tool...>', 'also print the consequence class the policy assigns to these tool ids')
+    .option('--json', 'machine-readable output')
+    .action((file: string, o: { classify?: string[]; json?: boolean }) =>
+      run(o.json, async () => {
+        const p = loadPolicy(file);
+        const d = p.document;
+        const out = {
+          policy_id: p.policyId,
+          digest: p.digest,
+          hot_envelopes: d.hot_envelopes.map((e) => ({
+            name: e.name,
+            consequence_classes: e.consequence_classes,
+            tools: e.tools ?? ['*'],
+          })),
+          provenance_rules: d.provenance_rules.map(
+            (r) => `${r.name}: ${r.sources.join('|')} + ${r.consequence_classes.join('|')} → ${r.action}`,
+          ),
+          deny_classes: d.deny_classes,
+          otherwise: d.otherwise,
+          authority_ttl_seconds: d.authority_ttl_seconds,
+          classify: Object.fromEntries((o.classify ?? []).map((t) => [t, p.classify({ tool_id: t })])),
+        };
+        if (o.json) return printJson({ valid: true, ...out });
+        const lines = [
+          `policy ${out.policy_id} is valid (digest ${out.digest})`,
+          ...out.hot_envelopes.map((e) => `  hot envelope ${e.name}: ${e.consequence_classes.join(', ')} for ${e.tools.join(', ')}`),
+          ...out.provenance_rules.map((r) => `  provenance ${r}`),
+          `  deny classes: ${out.deny_classes.join(', ') || 'none'}; otherwise: ${out.otherwise}; approval authority TTL ${out.authority_ttl_seconds}s`,
+          ...Object.entries(out.classify).map(([t, c]) => `  ${t} → ${c}`),
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }),
+    );
+
+  gate
+    .command('keys')
+    .description(
+      'generate the Ed25519 key the gate signs authority with: the private JWK goes to --out (mode 0600), the public JWKS to stdout',
+    )
+    .requiredOption('--out <file>', 'where to write the private JWK (never printed)')
+    .option('--kid <kid>', 'key id (default: the RFC 7638 thumbprint)')
+    .option('--json', 'machine-readable output (the public JWKS)')
+    .action((o: { out: string; kid?: string; json?: boolean }) =>
+      run(o.json, async () => {
+        const { privateJwk, publicJwk } = await generateEd25519Jwk();
+        const kid = o.kid ?? (await jwkThumbprint(publicJwk));
+        writeFileSync(o.out, `${JSON.stringify({ ...privateJwk, kid }, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+        chmodSync(o.out, 0o600);
+        const jwks = { keys: [publicJwkOf(privateJwk, kid)] };
+        if (o.json) printJson(jwks);
+        else process.stdout.write(`wrote private key ${o.out} (kid ${kid}); public JWKS:\n${JSON.stringify(jwks, null, 2)}\n`);
+      }),
+    );
+}
+
+interface StoreOpts {
+  db?: string;
+  databaseUrl?: string;
+  schema?: string;
+  json?: boolean;
+}
+
+function storeOptions(c: Command): Command {
+  return c
+    .option('--db <file>', 'SQLite authority store file')
+    .option('--database-url <url>', 'PostgreSQL authority store URL')
+    .option('--schema <name>', 'PostgreSQL schema of the gate tables', 'vrpkit_gate')
+    .option('--json', 'machine-readable output');
+}
+
+/** Open the store named by exactly one of --db / --database-url, run, close; usage errors exit 64. */
+async function withStore(o: StoreOpts, fn: (store: AuthorityStore) => Promise<void>): Promise<void> {
+  if (!o.db === !o.databaseUrl) {
+    process.exitCode = reportError(usage('give exactly one of --db FILE or --database-url URL'), !!o.json, EXIT_USAGE);
+    return;
+  }
+  await run(o.json, async () => {
+    // Operating on a store means an existing one: never create an empty database by a typo.
+    if (o.db && !existsSync(o.db)) throw new VrpError('no_store', `no authority store at ${o.db}`);
+    const store = o.db ? await openSqliteStore(o.db) : await openPostgresStore(o.databaseUrl!, { schema: o.schema! });
+    try {
+      await fn(store);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    process.exitCode = reportError(e, !!json, e instanceof VrpError && e.code === 'usage' ? EXIT_USAGE : 1);
+  }
+}
+
+function usage(message: string): VrpError {
+  return new VrpError('usage', message);
+}
+
+function positiveInt(v: string): number {
+  if (!/^[1-9]\d{0,5}$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
+  return Number(v);
+}
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}

@@ -1,0 +1,260 @@
+/**
+ * bench/gate — the seed's T-F ("measure enforce() p99 under 10 ms on hot search"; our target
+ * is p99 < 1 ms on SQLite): the hot path of a low-consequence act inside a hot envelope —
+ * map (Anthropic tool_use → act) → authorize (policy → evidence + signed authority) →
+ * enforce (digest + one atomic consume) — on the durable SQLite store (WAL,
+ * synchronous=FULL, a real file) and on PostgreSQL, against an ungated invoke of a no-op
+ * tool measured in the same run. Also the full dispatch (journal INVOKED + result).
+ *
+ * Run: npx tsx --conditions=vrpkit-source bench/gate.ts   (PostgreSQL from VRPKIT_TEST_PG_URL; skipped when unset)
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ed25519PrivateJwkFromSeed } from '@vrpkit/core';
+import {
+  type ActContext,
+  type AuthorityStore,
+  digestArguments,
+  Gate,
+  loadPolicy,
+  mapToolUse,
+  openPostgresStore,
+  openSqliteStore,
+} from '@vrpkit/gate';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+
+const MAX_ITERATIONS = 3000;
+const MAX_MS_PER_SCENARIO = 12_000;
+const WARMUP = 200;
+const PG_URL = process.env.VRPKIT_TEST_PG_URL;
+
+const policy = loadPolicy({
+  version: 1,
+  policy_id: 'bench',
+  hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'], tools: ['maps_search'] }],
+});
+const signingKey = { privateJwk: ed25519PrivateJwkFromSeed(new Uint8Array(32).fill(3)), kid: 'bench' };
+const input = { q: 'apartments near Alfama', near: { lat: 38.7118, lng: -9.1305 }, limit: 5, filters: { guests: 2, pets: false } };
+const tools: Record<string, (args: unknown) => Promise<unknown>> = { maps_search: async () => null };
+
+interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  mean: number;
+  ops_per_s: number;
+}
+
+function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  const mean = s.reduce((a, b) => a + b, 0) / s.length;
+  return { n: s.length, p50: at(0.5), p99: at(0.99), p999: at(0.999), mean, ops_per_s: 1000 / mean };
+}
+
+/**
+ * The durable-CAS floor on the same database, without the gate: one single-use row consumed
+ * by a raw conditional UPDATE … RETURNING in its own committed transaction.
+ */
+interface Floor {
+  prepare(i: number): Promise<void>;
+  consume(i: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function sqliteFloor(file: string): Floor {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE IF NOT EXISTS floor (id TEXT PRIMARY KEY, state TEXT NOT NULL)');
+  const ins = db.prepare("INSERT INTO floor VALUES (?, 'ISSUED')");
+  const cas = db.prepare("UPDATE floor SET state = 'CONSUMED' WHERE id = ? AND state = 'ISSUED' RETURNING id");
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  return {
+    prepare: async (i) => void ins.run(`f${i}`),
+    consume: async (i) => {
+      begin.run();
+      if (!cas.get(`f${i}`)) throw new Error('floor CAS lost');
+      commit.run();
+    },
+    close: async () => void db.close(),
+  };
+}
+
+async function postgresFloor(url: string, schema: string): Promise<Floor> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`CREATE TABLE ${schema}.floor (id text PRIMARY KEY, state text NOT NULL)`);
+  return {
+    prepare: async (i) => void (await c.query(`INSERT INTO ${schema}.floor VALUES ($1, 'ISSUED')`, [`f${i}`])),
+    consume: async (i) => {
+      const r = await c.query(`UPDATE ${schema}.floor SET state = 'CONSUMED' WHERE id = $1 AND state = 'ISSUED' RETURNING id`, [`f${i}`]);
+      if (r.rowCount !== 1) throw new Error('floor CAS lost');
+    },
+    close: () => c.end(),
+  };
+}
+
+async function scenario(name: string, store: AuthorityStore, floor: Floor) {
+  const gate = new Gate({ store, policy, sinkId: 'bench-sink', signingKey, instanceId: `bench-${name}` });
+  const ctx: ActContext = {
+    session_id: `bench-${name}-${Date.now()}`,
+    principal: { principal_id: 'org-bench' },
+    agent: { agent_id: 'bench-agent', model_id: 'bench-model' },
+    purpose: { purpose_id: 'user-turn' },
+    instruction_provenance: { source_type: 'user' },
+    policy_state: await gate.policyState(),
+    sink_id: gate.sinkId,
+    classify: (t) => gate.classify(t),
+    now: Date.now(),
+  };
+  const ungated: number[] = [];
+  const floorT: number[] = [];
+  const mapT: number[] = [];
+  const authorizeT: number[] = [];
+  const enforceT: number[] = [];
+  const hotPath: number[] = [];
+  const dispatchT: number[] = [];
+  const start = performance.now();
+  for (let i = 0; i < WARMUP + MAX_ITERATIONS && performance.now() - start < MAX_MS_PER_SCENARIO; i++) {
+    ctx.now = Date.now();
+    // Baseline in the same loop: the host's ungated `await tools[name](input)`.
+    let t = performance.now();
+    await tools.maps_search!(input);
+    const tUngated = performance.now() - t;
+
+    t = performance.now();
+    const act = mapToolUse({ type: 'tool_use', id: `toolu_${i}`, name: 'maps_search', input }, ctx);
+    const t1 = performance.now();
+    const issued = await gate.authorize(act);
+    const t2 = performance.now();
+    const d = await gate.enforce(act, input);
+    const t3 = performance.now();
+    await tools.maps_search!(input);
+    const t4 = performance.now();
+    if (issued.status !== 'issued' || !d.allow) throw new Error(`hot path refused: ${JSON.stringify({ issued, d })}`);
+
+    await floor.prepare(i);
+    const t7 = performance.now();
+    await floor.consume(i);
+    const t8 = performance.now();
+
+    // The full dispatch (authorize → enforce → journal INVOKED → invoke → journal result) of a sibling act.
+    const sibling = mapToolUse({ type: 'tool_use', id: `toolu_d${i}`, name: 'maps_search', input }, ctx);
+    const t5 = performance.now();
+    const r = await gate.dispatch(sibling, input, () => tools.maps_search!(input));
+    const t6 = performance.now();
+    if (!r.invoked) throw new Error(`dispatch refused: ${JSON.stringify(r.decision)}`);
+
+    if (i < WARMUP) continue;
+    ungated.push(tUngated);
+    floorT.push(t8 - t7);
+    mapT.push(t1 - t);
+    authorizeT.push(t2 - t1);
+    enforceT.push(t3 - t2);
+    hotPath.push(t4 - t);
+    dispatchT.push(t6 - t5);
+  }
+  return {
+    store: name,
+    ungated_invoke: stats(ungated),
+    raw_durable_cas: stats(floorT),
+    map: stats(mapT),
+    authorize: stats(authorizeT),
+    enforce: stats(enforceT),
+    hot_path: stats(hotPath),
+    dispatch: stats(dispatchT),
+  };
+}
+
+// A floor for context: JCS + SHA-256 of the same arguments (the digest enforce recomputes).
+const digestSamples: number[] = [];
+for (let i = 0; i < 5000; i++) {
+  const t = performance.now();
+  digestArguments(input);
+  digestSamples.push(performance.now() - t);
+}
+
+const results: Awaited<ReturnType<typeof scenario>>[] = [];
+const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-gate-'));
+const sqlite = await openSqliteStore(join(dir, 'gate.db'));
+const sqliteCas = sqliteFloor(join(dir, 'floor.db'));
+try {
+  results.push(await scenario('sqlite', sqlite, sqliteCas));
+} finally {
+  await sqlite.close();
+  await sqliteCas.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+// Not durable, for reading the table only: the same Gate on an in-memory SQLite database shows
+// what enforce costs in CPU when no fsync is involved (the floor is then an in-memory CAS too).
+const memory = await openSqliteStore(':memory:');
+const memoryCas = sqliteFloor(':memory:');
+try {
+  results.push(await scenario('memory', memory, memoryCas));
+} finally {
+  await memory.close();
+  await memoryCas.close();
+}
+if (PG_URL) {
+  const schema = `bench_gate_${process.pid}`;
+  const store = await openPostgresStore(PG_URL, { schema, poolSize: 2 });
+  const pgCas = await postgresFloor(PG_URL, schema);
+  try {
+    results.push(await scenario('postgres', store, pgCas));
+  } finally {
+    await store.close();
+    await pgCas.close();
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  }
+} else {
+  process.stdout.write('PostgreSQL: skipped (set VRPKIT_TEST_PG_URL)\n');
+}
+
+const ms = (v: number) => v.toFixed(3).padStart(8);
+// 'memory' is not a durable store; it is printed for the CPU share and excluded from the verdicts.
+const rows: string[] = [
+  `${'store'.padEnd(9)} ${'step'.padEnd(16)} ${'n'.padStart(5)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p999 ms'.padStart(8)} ${'ops/s'.padStart(9)}`,
+];
+const summary = results.map((r) => {
+  const durable = r.store !== 'memory';
+  for (const step of ['ungated_invoke', 'raw_durable_cas', 'map', 'authorize', 'enforce', 'hot_path', 'dispatch'] as const) {
+    const s = r[step];
+    rows.push(
+      `${r.store.padEnd(9)} ${step.padEnd(16)} ${String(s.n).padStart(5)} ${ms(s.p50)} ${ms(s.p99)} ${ms(s.p999)} ${Math.round(s.ops_per_s).toString().padStart(9)}`,
+    );
+  }
+  return {
+    store: r.store,
+    enforce_p99_ms: r.enforce.p99,
+    durable,
+    enforce_p99_under_1ms: r.enforce.p99 < 1,
+    enforce_over_raw_cas_ratio_p50: r.enforce.p50 / r.raw_durable_cas.p50,
+    enforce_over_raw_cas_ratio_p99: r.enforce.p99 / r.raw_durable_cas.p99,
+    hot_path_over_ungated_ratio_p50: r.hot_path.p50 / r.ungated_invoke.p50,
+    hot_path_added_ms_p50: r.hot_path.p50 - r.ungated_invoke.p50,
+    ungated_over_gated_throughput_ratio: r.ungated_invoke.ops_per_s / r.hot_path.ops_per_s,
+  };
+});
+const digest = stats(digestSamples);
+rows.push(
+  `${'-'.padEnd(9)} ${'jcs+sha256'.padEnd(16)} ${String(digest.n).padStart(5)} ${ms(digest.p50)} ${ms(digest.p99)} ${ms(digest.p999)} ${Math.round(digest.ops_per_s).toString().padStart(9)}`,
+);
+process.stdout.write(`${rows.join('\n')}\n\n`);
+for (const s of summary.filter((x) => x.durable))
+  process.stdout.write(
+    `${s.store}: enforce p99 ${s.enforce_p99_ms.toFixed(3)} ms (${s.enforce_p99_under_1ms ? 'meets' : 'MISSES'} the 1 ms target), ${s.enforce_over_raw_cas_ratio_p99.toFixed(2)}× the raw durable CAS at p99 (${s.enforce_over_raw_cas_ratio_p50.toFixed(2)}× at p50); hot path adds ${s.hot_path_added_ms_p50.toFixed(3)} ms at p50 = ${s.hot_path_over_ungated_ratio_p50.toFixed(0)}× an ungated no-op invoke\n`,
+  );
+
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+writeFileSync(
+  new URL('./results/gate.json', import.meta.url),
+  `${JSON.stringify({ benchmark: 'gate', node: process.version, at: new Date().toISOString(), results, digest_floor: digest, summary }, null, 2)}\n`,
+);

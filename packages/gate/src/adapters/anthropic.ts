@@ -1,0 +1,76 @@
+import { anthropicDenyResult, GateError } from '../errors.js';
+import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from '../mappers/anthropic.js';
+import { computerUseLiveArgs, type LiveBrowserState } from '../mappers/computer.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable } from './context.js';
+import { replyFor } from './results.js';
+
+/** A `tool_result` block to send back (structural; the SDK's `ToolResultBlockParam` accepts it). */
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+export interface AnthropicHandleOptions {
+  /**
+   * For computer-use tools: read the live browser state (page URL, focused form) from the
+   * driver immediately before the action. Without it, computer-use blocks are refused.
+   */
+  liveState?: (block: ToolUseBlockLike) => Promise<LiveBrowserState>;
+}
+
+/**
+ * HANDLE_ANTHROPIC_MESSAGE (seed pseudo-code): every `tool_use` block of an assistant message
+ * is its own act, enforced separately (one allow never covers a sibling); on allow the host
+ * function runs once and its result is appended; on deny a `tool_result` with `is_error: true`
+ * carries the host error object and nothing runs. Returns the user turn to send next.
+ */
+export async function handleAnthropicMessage(
+  msg: { content: ReadonlyArray<ToolUseBlockLike | { type: string }> },
+  tools: ToolTable,
+  ctx: MapContext,
+  opts: AnthropicHandleOptions = {},
+): Promise<{ message: { role: 'user'; content: ToolResultBlock[] }; outcomes: ToolCallOutcome[] }> {
+  const blocks = msg.content.filter((b): b is ToolUseBlockLike => b.type === 'tool_use');
+  const content: ToolResultBlock[] = [];
+  const outcomes: ToolCallOutcome[] = [];
+  if (!blocks.length) return { message: { role: 'user', content }, outcomes };
+  const actCtx = await resolveActContext(ctx);
+  for (const block of blocks) {
+    let r: Awaited<ReturnType<typeof dispatchMapped>>;
+    if ('allow' in actCtx) {
+      r = { outcome: { id: block.id, name: block.name, decision: actCtx, invoked: false } };
+    } else {
+      const fn = tools[block.name] as ((args: unknown) => unknown) | undefined;
+      const computer = isComputerUseTool(block.name, actCtx);
+      // The live state is read per action, right before it (seed: "Origin change MUST invalidate prior authority").
+      let live: LiveBrowserState | undefined;
+      let liveError: unknown;
+      if (computer && opts.liveState) {
+        try {
+          live = await opts.liveState(block);
+        } catch (e) {
+          // A controller that cannot read the page must not click on narration alone (seed §"Computer use").
+          liveError = e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE');
+        }
+      }
+      r = await dispatchMapped(
+        ctx,
+        block,
+        () => {
+          if (liveError) throw liveError;
+          const act = mapToolUse(block, forCall(actCtx, ctx, block.name, block.input), live);
+          return { act, liveArgs: live ? computerUseLiveArgs(block.input, live) : block.input };
+        },
+        async () => fn?.(block.input),
+        fn !== undefined,
+      );
+    }
+    outcomes.push(r.outcome);
+    const reply = replyFor(r);
+    if ('deny' in reply) content.push(anthropicDenyResult(block.id, reply.deny));
+    else content.push({ type: 'tool_result', tool_use_id: block.id, content: reply.text, ...(reply.isError ? { is_error: true } : {}) });
+  }
+  return { message: { role: 'user', content }, outcomes };
+}

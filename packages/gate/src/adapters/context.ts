@@ -1,0 +1,143 @@
+import type {
+  ActAgent,
+  ActPurpose,
+  AgentCandidateAct,
+  ConsequenceClass,
+  InitiatingPrincipal,
+  InstructionProvenance,
+  PolicyState,
+} from '../act.js';
+import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
+import type { ActContext, ClassifyInput, ToolBinding } from '../mappers/context.js';
+
+/** What the adapters need from the Gate (the ENFORCE half of packages/gate; `Gate` satisfies it). */
+export interface DispatchGate {
+  readonly sinkId: string;
+  policyState(): Promise<PolicyState>;
+  classify(tool: ClassifyInput): ConsequenceClass;
+  dispatch<T>(
+    act: AgentCandidateAct,
+    liveArgs: unknown,
+    invoke: () => Promise<T>,
+  ): Promise<{ decision: EnforceDecision; invoked: boolean; result?: T }>;
+}
+
+/** The host loop's context for one model message. */
+export interface MapContext {
+  gate: DispatchGate;
+  session_id: string;
+  principal: InitiatingPrincipal;
+  agent: ActAgent;
+  purpose: ActPurpose;
+  /** Where the instruction this message follows came from (e.g. `retrieval` after a tool read a web page or an email). */
+  instruction_provenance?: InstructionProvenance;
+  /**
+   * Per-call provenance, when the host can tell better than per message (seed T-A: a recipient
+   * that is not in the user's turn came from somewhere else). Overrides `instruction_provenance`.
+   * It sees the arguments in-process only; nothing it receives is logged.
+   */
+  provenanceOf?: (call: { name: string; args: unknown }) => InstructionProvenance | undefined;
+  /** Epoch milliseconds (default `Date.now`). */
+  now?: () => number;
+  tools?: Readonly<Record<string, ToolBinding>>;
+  act_ttl_ms?: number;
+}
+
+/** A host tool implementation: receives the live (already checked) arguments. */
+export type ToolFunction = (args: never) => unknown;
+export type ToolTable = Readonly<Record<string, ToolFunction>>;
+
+/** What happened to one tool block: never the raw arguments (seed §Security: logs hold digests). */
+export interface ToolCallOutcome {
+  /** The vendor block id (tool_use id, call id). */
+  id: string;
+  name: string;
+  candidate_act_id?: string;
+  arguments_digest?: string;
+  decision: EnforceDecision;
+  invoked: boolean;
+}
+
+/**
+ * Resolve the pure mappers' context from the Gate once per model message: the epochs, the
+ * gate's own sink id and its classifier. A failure here denies every block of the message
+ * (seed MUST 5: "never return allow=true on timeout or uncertain epoch").
+ */
+export async function resolveActContext(ctx: MapContext): Promise<ActContext | EnforceDecision> {
+  let policy_state: PolicyState;
+  try {
+    policy_state = await ctx.gate.policyState();
+  } catch (e) {
+    return denyFrom(e);
+  }
+  const out: ActContext = {
+    session_id: ctx.session_id,
+    principal: ctx.principal,
+    agent: ctx.agent,
+    purpose: ctx.purpose,
+    policy_state,
+    sink_id: ctx.gate.sinkId,
+    classify: (tool) => ctx.gate.classify(tool),
+    now: (ctx.now ?? Date.now)(),
+  };
+  if (ctx.instruction_provenance) out.instruction_provenance = ctx.instruction_provenance;
+  if (ctx.tools) out.tools = ctx.tools;
+  if (ctx.act_ttl_ms !== undefined) out.act_ttl_ms = ctx.act_ttl_ms;
+  return out;
+}
+
+/** The context for one call: the message's, with the host's per-call provenance when it has one. */
+export function forCall(actCtx: ActContext, ctx: MapContext, name: string, args: unknown): ActContext {
+  const provenance = ctx.provenanceOf?.({ name, args });
+  return provenance ? { ...actCtx, instruction_provenance: provenance } : actCtx;
+}
+
+/** A deny decision for an error raised before or instead of enforce: its EF code, or fail closed. */
+export function denyFrom(e: unknown): EnforceDecision {
+  if (e instanceof GateError || (e instanceof Error && isEfCode((e as { code?: unknown }).code))) {
+    return { allow: false, code: (e as GateError).code, message: e.message };
+  }
+  return { allow: false, code: 'EF_FAIL_CLOSED', message: 'the gate could not decide' };
+}
+
+/** The one gated path from a mapped act to the host's function (seed pseudo-code: enforce, then invoke, else error). */
+export async function dispatchMapped(
+  ctx: MapContext,
+  block: { id: string; name: string },
+  map: () => { act: AgentCandidateAct; liveArgs: unknown },
+  invoke: () => Promise<unknown>,
+  hasTool: boolean,
+): Promise<{ outcome: ToolCallOutcome; result?: unknown; toolError?: unknown }> {
+  let mapped: { act: AgentCandidateAct; liveArgs: unknown };
+  try {
+    mapped = map();
+  } catch (e) {
+    return { outcome: { id: block.id, name: block.name, decision: denyFrom(e), invoked: false } };
+  }
+  const base = {
+    id: block.id,
+    name: block.name,
+    candidate_act_id: mapped.act.candidate_act_id,
+    arguments_digest: mapped.act.arguments_digest.value,
+  };
+  // A name the host has no function for can never be authorized to run.
+  if (!hasTool) return { outcome: { ...base, decision: { allow: false, code: 'EF_NOT_AUTHORIZED' }, invoked: false } };
+  let toolError: unknown;
+  let failed = false;
+  try {
+    const r = await ctx.gate.dispatch(mapped.act, mapped.liveArgs, async () => {
+      try {
+        return await invoke();
+      } catch (e) {
+        failed = true;
+        toolError = e;
+        throw e;
+      }
+    });
+    return { outcome: { ...base, decision: r.decision, invoked: r.invoked }, result: r.result };
+  } catch (e) {
+    // The tool itself failed after an allow: it was invoked; report its error, not a deny.
+    if (failed) return { outcome: { ...base, decision: { allow: true }, invoked: true }, toolError };
+    return { outcome: { ...base, decision: denyFrom(e), invoked: false } };
+  }
+}

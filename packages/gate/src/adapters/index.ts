@@ -1,0 +1,4 @@
+export * from './anthropic.js';
+export * from './context.js';
+export * from './mcp.js';
+export * from './openai.js';

@@ -1,0 +1,128 @@
+import type { AgentCandidateAct } from '../act.js';
+import { GateError, openAIDenyMessage, responsesDenyOutput } from '../errors.js';
+import { parseIJson } from '../ijson.js';
+import { mapResponsesFunctionCall, mapToolCall, type ResponsesFunctionCallLike, type ToolCallLike } from '../mappers/openai.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable } from './context.js';
+import { replyFor } from './results.js';
+
+/** A Chat Completions `tool` message (structural; `ChatCompletionToolMessageParam` accepts it). */
+export interface ToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  content: string;
+}
+
+/** A Responses `function_call_output` input item (structural; `ResponseInputItem.FunctionCallOutput` accepts it). */
+export interface FunctionCallOutputItem {
+  type: 'function_call_output';
+  call_id: string;
+  output: string;
+}
+
+type ResolvedContext = Exclude<Awaited<ReturnType<typeof resolveActContext>>, { allow: boolean }>;
+
+interface Call {
+  id: string;
+  name: string;
+  arguments: string;
+  toAct(args: unknown, actCtx: ResolvedContext): AgentCandidateAct;
+}
+
+type CallResult = { call: Call; r: Awaited<ReturnType<typeof dispatchMapped>> };
+
+/** The shared loop: parse each call's arguments as I-JSON, map, dispatch, and report one outcome per call. */
+async function handleCalls(calls: readonly Call[], tools: ToolTable, ctx: MapContext): Promise<CallResult[]> {
+  const out: CallResult[] = [];
+  if (!calls.length) return out;
+  const actCtx = await resolveActContext(ctx);
+  for (const call of calls) {
+    if ('allow' in actCtx) {
+      out.push({ call, r: { outcome: { id: call.id, name: call.name, decision: actCtx, invoked: false } } });
+      continue;
+    }
+    const fn = tools[call.name] as ((args: unknown) => unknown) | undefined;
+    let args: unknown;
+    const r = await dispatchMapped(
+      ctx,
+      call,
+      () => {
+        // "Mapping MUST parse arguments as JSON, then canonicalize the object, then hash."
+        args = parseIJson(call.arguments);
+        return { act: call.toAct(args, forCall(actCtx, ctx, call.name, args)), liveArgs: args };
+      },
+      async () => fn?.(args),
+      fn !== undefined,
+    );
+    out.push({ call, r });
+  }
+  return out;
+}
+
+/**
+ * HANDLE_OPENAI_MESSAGE (seed pseudo-code) for Chat Completions: each `tool_calls[]` entry is
+ * its own act ("A single ALLOW for the message MUST NOT authorize every call in the array");
+ * returns one `tool` message per call, the real output on allow, the host error object on deny.
+ */
+export async function handleOpenAIMessage(
+  msg: { tool_calls?: ReadonlyArray<ToolCallLike | { type: string; id: string }> | null },
+  tools: ToolTable,
+  ctx: MapContext,
+): Promise<{ messages: ToolMessage[]; outcomes: ToolCallOutcome[] }> {
+  const calls = (msg.tool_calls ?? []).map((c): Call => {
+    if (c.type === 'function') {
+      const fc = c as ToolCallLike;
+      return {
+        id: fc.id,
+        name: fc.function.name,
+        arguments: fc.function.arguments,
+        toAct: (args, actCtx) => mapToolCall(fc, args, actCtx),
+      };
+    }
+    // A custom (free-text) tool call has no JSON arguments to bind a digest to.
+    return {
+      id: c.id,
+      name: (c as { custom?: { name?: string } }).custom?.name ?? c.type,
+      // Nothing to parse: the act is refused when it is mapped.
+      arguments: '{}',
+      toAct: () => {
+        throw new GateError('EF_MALFORMED_ACT', 'only function tool calls can be gated');
+      },
+    };
+  });
+  const results = await handleCalls(calls, tools, ctx);
+  const messages = results.map(({ call, r }): ToolMessage => {
+    const reply = replyFor(r);
+    return 'text' in reply ? { role: 'tool', tool_call_id: call.id, content: reply.text } : openAIDenyMessage(call.id, reply.deny);
+  });
+  return { messages, outcomes: results.map(({ r }) => r.outcome) };
+}
+
+/**
+ * The same for the Responses API: every `function_call` output item is its own act; returns
+ * one `function_call_output` item per call (seed: "Responses API function_call items use the
+ * same map"; the sink moment is "before executing function_call items").
+ */
+export async function handleResponsesOutput(
+  output: ReadonlyArray<ResponsesFunctionCallLike | { type: string }>,
+  tools: ToolTable,
+  ctx: MapContext,
+): Promise<{ items: FunctionCallOutputItem[]; outcomes: ToolCallOutcome[] }> {
+  const calls = output
+    .filter((o): o is ResponsesFunctionCallLike => o.type === 'function_call')
+    .map(
+      (item): Call => ({
+        id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+        toAct: (args, actCtx) => mapResponsesFunctionCall(item, args, actCtx),
+      }),
+    );
+  const results = await handleCalls(calls, tools, ctx);
+  const items = results.map(({ call, r }): FunctionCallOutputItem => {
+    const reply = replyFor(r);
+    return 'text' in reply
+      ? { type: 'function_call_output', call_id: call.id, output: reply.text }
+      : responsesDenyOutput(call.id, reply.deny);
+  });
+  return { items, outcomes: results.map(({ r }) => r.outcome) };
+}

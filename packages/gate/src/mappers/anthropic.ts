@@ -1,0 +1,49 @@
+import type { AgentCandidateAct } from '../act.js';
+import { digestArguments } from '../act.js';
+import { GateError } from '../errors.js';
+import { type LiveBrowserState, mapComputerUseAction } from './computer.js';
+import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
+
+/** The fields of an Anthropic `ToolUseBlock` the mapping reads (structural; the SDK type fits). */
+export interface ToolUseBlockLike {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** `computer_2025xxxx` tools (and the conventional tool name `computer`) are computer use. */
+const COMPUTER_TOOL = /^computer(?:_\d{8})?$/;
+
+export function isComputerUseTool(name: string, ctx: ActContext): boolean {
+  const kind = ctx.tools?.[name]?.act_type;
+  return kind ? kind === 'COMPUTER_USE' : COMPUTER_TOOL.test(name);
+}
+
+/**
+ * Anthropic `tool_use` → AgentCandidateAct (seed §"Anthropic mapping"): type=tool_use → TOOL_CALL;
+ * id → candidate_act_id; name → tool_id and function_id; input → canonicalized into
+ * arguments_digest; computer tools → COMPUTER_USE at the BROWSER_CONTROLLER sink, which needs
+ * the live browser state (without it the action is refused).
+ */
+export function mapToolUse(block: ToolUseBlockLike, ctx: ActContext, live?: LiveBrowserState): AgentCandidateAct {
+  if (block.type !== 'tool_use' || typeof block.id !== 'string' || typeof block.name !== 'string' || !block.id || !block.name) {
+    throw new GateError('EF_MALFORMED_ACT', 'not a tool_use block with an id and a name');
+  }
+  if (isComputerUseTool(block.name, ctx)) {
+    if (!live) throw new GateError('EF_LIVE_STATE_UNREADABLE', 'a computer-use action needs the live browser state');
+    return mapComputerUseAction(block, live, ctx);
+  }
+  const { tool, binding } = bindTool(block.name, 'ANTHROPIC_TOOL_USE', ctx);
+  return buildAct(
+    {
+      candidate_act_id: candidateActId('anthropic', ctx.session_id, block.id),
+      act_type: binding.act_type ?? 'TOOL_CALL',
+      tool,
+      arguments_digest: digestArguments(block.input),
+      sink_type: 'TOOL_DISPATCH',
+      ...(binding.destination ? { destination: binding.destination } : {}),
+    },
+    ctx,
+  );
+}

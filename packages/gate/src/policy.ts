@@ -1,0 +1,296 @@
+/**
+ * The gate's policy: assigns `consequence_class` per tool before the model names it, defines
+ * the hot envelopes that issue authority automatically for low-consequence acts, and
+ * escalates or denies the rest (seed §"Consequence classes", §"Pilot", §"Out of scope").
+ *
+ * A policy is a JSON or YAML document (or the same as a typed object), validated with zod.
+ * Invalid documents throw `PolicyError` with every problem listed by path.
+ */
+import { readFileSync } from 'node:fs';
+import { canonicalSha256Base64url, VrpError } from '@vrpkit/core';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { type AgentCandidateAct, CONSEQUENCE_CLASSES, type ConsequenceClass, PROVENANCE_SOURCES, type ProvenanceSource } from './act.js';
+import type { EfCode } from './errors.js';
+import type { ClassifyInput } from './mappers/context.js';
+
+/** Classes for which fail-closed is "the only conforming behavior" (tool-binding -03): never in a hot envelope. */
+export const FAIL_CLOSED_CLASSES: readonly ConsequenceClass[] = ['FINANCIAL', 'PHYSICAL', 'NETWORK_CONTROL'];
+
+const consequenceClass = z.enum(CONSEQUENCE_CLASSES);
+const provenance = z.enum(PROVENANCE_SOURCES);
+/** A `*`-wildcard pattern over tool ids, endpoints or destinations. */
+const glob = z.string().min(1);
+
+const toolRuleSchema = z.strictObject({
+  /** Tool id pattern, e.g. `payout_*`. */
+  tool: glob,
+  /** Function id pattern (computer-use actions are function ids of the computer tool). */
+  function: glob.optional(),
+  /** Endpoint pattern: the rule applies only to this server / origin. */
+  endpoint: glob.optional(),
+  consequence_class: consequenceClass,
+});
+
+const hotEnvelopeSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    consequence_classes: z.array(consequenceClass).min(1),
+    /** Tool id patterns; absent = any tool of those classes. */
+    tools: z.array(glob).min(1).optional(),
+    /** Destination id patterns; absent = any destination. */
+    destinations: z.array(glob).min(1).optional(),
+    /** Allowed instruction provenance; absent = any (the provenance rules run first). */
+    provenance: z.array(provenance).min(1).optional(),
+    authority_ttl_seconds: z.number().int().positive().max(3600).optional(),
+  })
+  .superRefine((env, ctx) => {
+    for (const c of env.consequence_classes)
+      if (FAIL_CLOSED_CLASSES.includes(c))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['consequence_classes'],
+          message: `${c} is fail-closed and cannot be issued automatically by a hot envelope`,
+        });
+  });
+
+const provenanceRuleSchema = z.strictObject({
+  name: z.string().min(1),
+  /** `unknown` also matches an act without instruction_provenance. */
+  sources: z.array(provenance).min(1),
+  consequence_classes: z.array(consequenceClass).min(1),
+  action: z.enum(['deny', 'escalate']),
+});
+
+export type ToolRule = z.infer<typeof toolRuleSchema>;
+export type HotEnvelope = z.infer<typeof hotEnvelopeSchema>;
+export type ProvenanceRule = z.infer<typeof provenanceRuleSchema>;
+
+/**
+ * Seed §T-A / §"Out of scope": instructions from retrieved content may not send
+ * (EF_INSTRUCTION_PROVENANCE_FAILURE); unknown provenance plus a high consequence class escalates.
+ */
+export const DEFAULT_PROVENANCE_RULES: readonly ProvenanceRule[] = [
+  {
+    name: 'injected-communication',
+    sources: ['retrieval', 'tool_output', 'unknown'],
+    consequence_classes: ['COMMUNICATION'],
+    action: 'deny',
+  },
+  {
+    name: 'unverified-high-consequence',
+    sources: ['retrieval', 'tool_output', 'unknown'],
+    consequence_classes: ['FINANCIAL', 'PHYSICAL', 'NETWORK_CONTROL', 'PERSISTENT_STATE_CHANGE', 'DATA_DISCLOSURE', 'OTHER'],
+    action: 'escalate',
+  },
+];
+
+export const policyDocumentSchema = z
+  .strictObject({
+    version: z.literal(1),
+    policy_id: z.string().min(1),
+    /** Explicit classifications, checked first, in order. */
+    tools: z.array(toolRuleSchema).default([]),
+    /** Fall back to the informative defaults (`DEFAULT_TOOL_RULES`) after `tools`. */
+    informative_defaults: z.boolean().default(true),
+    /** Class of a tool nothing matched. */
+    default_consequence_class: consequenceClass.default('OTHER'),
+    hot_envelopes: z.array(hotEnvelopeSchema).default([]),
+    provenance_rules: z.array(provenanceRuleSchema).default([...DEFAULT_PROVENANCE_RULES]),
+    /** Classes never authorized, not even by a person. */
+    deny_classes: z.array(consequenceClass).default([]),
+    /** What happens to an act outside every hot envelope. */
+    otherwise: z.enum(['escalate', 'deny']).default('escalate'),
+    /** Lifetime of authority issued after an approval (and of envelopes without their own). */
+    authority_ttl_seconds: z.number().int().positive().max(3600).default(60),
+  })
+  .superRefine((doc, ctx) => {
+    doc.hot_envelopes.forEach((env, i) => {
+      for (const c of env.consequence_classes)
+        if (doc.deny_classes.includes(c))
+          ctx.addIssue({ code: 'custom', path: ['hot_envelopes', i, 'consequence_classes'], message: `${c} is also in deny_classes` });
+    });
+  });
+
+/** A policy document as written (defaults optional). */
+export type PolicyDocument = z.input<typeof policyDocumentSchema>;
+type NormalizedPolicy = z.output<typeof policyDocumentSchema>;
+
+export class PolicyError extends VrpError {
+  constructor(message: string, issues?: string[]) {
+    super('invalid_policy', message, issues ? { issues } : undefined);
+  }
+}
+
+/**
+ * Informative default classes (seed §"Consequence classes"; §Pilot: COMMUNICATION,
+ * FINANCIAL, PERSISTENT_STATE_CHANGE are enforced, `maps.search` stays hot). Ordered from
+ * the most to the least consequential, so `payout_create` is FINANCIAL before `*_create`
+ * could make it a state change. Unknown tools fall through to `default_consequence_class`.
+ */
+export const DEFAULT_TOOL_RULES: readonly ToolRule[] = [
+  ...['pay*', '*payout*', '*payment*', '*transfer*', '*refund*', '*charge*', '*invoice_pay*', '*purchase*', '*checkout*', '*wire*'].map(
+    (tool) => ({ tool, consequence_class: 'FINANCIAL' as const }),
+  ),
+  ...['*firewall*', '*dns*', '*network*', '*vpn*'].map((tool) => ({ tool, consequence_class: 'NETWORK_CONTROL' as const })),
+  ...['*actuat*', '*door*', 'lock_*', '*unlock*', '*device_*', '*robot*'].map((tool) => ({ tool, consequence_class: 'PHYSICAL' as const })),
+  ...['*email*', '*mail_send*', '*send*', '*message*', '*sms*', '*slack*', '*post_*', '*notify*', '*reply*', '*publish*'].map((tool) => ({
+    tool,
+    consequence_class: 'COMMUNICATION' as const,
+  })),
+  // Computer use (seed §"Computer use"): passive actions are informational, a screenshot can disclose, the rest changes state.
+  ...['mouse_move', 'cursor_position', 'scroll', 'wait', 'zoom'].map((fn) => ({
+    tool: 'computer*',
+    function: fn,
+    consequence_class: 'INFORMATIONAL' as const,
+  })),
+  { tool: 'computer*', function: 'screenshot', consequence_class: 'DATA_DISCLOSURE' },
+  ...['*mail*', '*bank*', '*pay*', '*admin*'].map((endpoint) => ({
+    tool: 'computer*',
+    endpoint,
+    consequence_class:
+      endpoint === '*mail*' ? ('COMMUNICATION' as const) : endpoint === '*admin*' ? ('NETWORK_CONTROL' as const) : ('FINANCIAL' as const),
+  })),
+  { tool: 'computer*', consequence_class: 'PERSISTENT_STATE_CHANGE' },
+  ...['*export*', '*share*', '*upload*', '*screenshot*', '*download*'].map((tool) => ({
+    tool,
+    consequence_class: 'DATA_DISCLOSURE' as const,
+  })),
+  ...[
+    '*write*',
+    '*create*',
+    '*update*',
+    '*delete*',
+    '*remove*',
+    '*deploy*',
+    '*memory*',
+    '*save*',
+    '*set_*',
+    '*exec*',
+    '*shell*',
+    '*run*',
+  ].map((tool) => ({ tool, consequence_class: 'PERSISTENT_STATE_CHANGE' as const })),
+  ...['*search*', '*lookup*', 'get_*', '*_get', 'list_*', '*_list', 'read_*', '*_read', '*fetch*', '*query*', '*weather*', '*maps*'].map(
+    (tool) => ({ tool, consequence_class: 'INFORMATIONAL' as const }),
+  ),
+];
+
+export type PolicyDecision =
+  | { decision: 'issue'; envelope: string; ttlMs: number; reason: string }
+  | { decision: 'escalate'; code: EfCode; reason: string }
+  | { decision: 'deny'; code: EfCode; reason: string };
+
+export interface Policy {
+  readonly policyId: string;
+  /** JCS SHA-256 of the normalized document: a different policy bumps the policy epoch. */
+  readonly digest: string;
+  readonly document: NormalizedPolicy;
+  /** Lifetime of authority issued after a person approved the act. */
+  readonly approvalTtlMs: number;
+  /** The consequence class of a tool, assigned before the model names it. */
+  classify(tool: ClassifyInput): ConsequenceClass;
+  /** Decide a candidate act: issue (hot envelope), escalate to a person, or deny. */
+  evaluate(act: AgentCandidateAct): PolicyDecision;
+}
+
+/** Load a policy from a JSON/YAML file path or a typed document. Throws `PolicyError` with every issue. */
+export function loadPolicy(fileOrObject: string | PolicyDocument): Policy {
+  const doc = typeof fileOrObject === 'string' ? readPolicyFile(fileOrObject) : fileOrObject;
+  const r = policyDocumentSchema.safeParse(doc);
+  if (!r.success) {
+    const issues = r.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(policy)'}: ${i.message}`);
+    throw new PolicyError(`invalid policy: ${issues.join('; ')}`, issues);
+  }
+  return compilePolicy(r.data);
+}
+
+function readPolicyFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new PolicyError(`cannot read policy file ${file}: ${(e as Error).message}`);
+  }
+  try {
+    // YAML 1.2 is a superset of JSON, so one parser reads both; duplicate keys are errors.
+    return parseYaml(text, { uniqueKeys: true });
+  } catch (e) {
+    throw new PolicyError(`policy file ${file} is not valid JSON or YAML: ${(e as Error).message}`);
+  }
+}
+
+function compilePolicy(doc: NormalizedPolicy): Policy {
+  const rules = [...doc.tools, ...(doc.informative_defaults ? DEFAULT_TOOL_RULES : [])].map((r) => ({
+    class: r.consequence_class,
+    tool: globRegex(r.tool),
+    fn: r.function ? globRegex(r.function) : null,
+    endpoint: r.endpoint ? globRegex(r.endpoint) : null,
+  }));
+  const envelopes = doc.hot_envelopes.map((e) => ({
+    ...e,
+    toolRes: e.tools?.map(globRegex),
+    destRes: e.destinations?.map(globRegex),
+    ttlMs: (e.authority_ttl_seconds ?? doc.authority_ttl_seconds) * 1000,
+  }));
+
+  function classify(tool: ClassifyInput): ConsequenceClass {
+    const id = tool.tool_id.toLowerCase();
+    const fn = (tool.function_id ?? tool.tool_id).toLowerCase();
+    const endpoint = tool.tool_endpoint?.toLowerCase();
+    for (const r of rules) {
+      if (!r.tool.test(id)) continue;
+      if (r.fn && !r.fn.test(fn)) continue;
+      if (r.endpoint && !(endpoint !== undefined && r.endpoint.test(endpoint))) continue;
+      return r.class;
+    }
+    return doc.default_consequence_class;
+  }
+
+  function evaluate(act: AgentCandidateAct): PolicyDecision {
+    const assigned = classify(act.tool);
+    // "Misclassifying payout as INFORMATIONAL is a profile failure": the act must carry the policy's class.
+    if (act.consequence_class !== assigned)
+      return { decision: 'deny', code: 'EF_SCOPE_MISMATCH', reason: `act claims ${act.consequence_class}, policy assigns ${assigned}` };
+    const cls = assigned;
+    if (doc.deny_classes.includes(cls)) return { decision: 'deny', code: 'EF_NOT_AUTHORIZED', reason: `${cls} is in deny_classes` };
+    const source: ProvenanceSource = act.instruction_provenance?.source_type ?? 'unknown';
+    for (const rule of doc.provenance_rules) {
+      if (!rule.sources.includes(source) || !rule.consequence_classes.includes(cls)) continue;
+      const reason = `provenance rule ${rule.name}: ${source} + ${cls}`;
+      return rule.action === 'deny'
+        ? { decision: 'deny', code: 'EF_INSTRUCTION_PROVENANCE_FAILURE', reason }
+        : { decision: 'escalate', code: 'EF_APPROVAL_REQUIRED', reason };
+    }
+    const toolId = act.tool.tool_id.toLowerCase();
+    const dest = act.destination?.destination_id.toLowerCase();
+    for (const env of envelopes) {
+      if (!env.consequence_classes.includes(cls)) continue;
+      if (env.toolRes && !env.toolRes.some((re) => re.test(toolId))) continue;
+      if (env.destRes && !(dest !== undefined && env.destRes.some((re) => re.test(dest)))) continue;
+      if (env.provenance && !env.provenance.includes(source)) continue;
+      return { decision: 'issue', envelope: env.name, ttlMs: env.ttlMs, reason: `hot envelope ${env.name}` };
+    }
+    return doc.otherwise === 'escalate'
+      ? { decision: 'escalate', code: 'EF_APPROVAL_REQUIRED', reason: `${cls} outside every hot envelope` }
+      : { decision: 'deny', code: 'EF_NOT_AUTHORIZED', reason: `${cls} outside every hot envelope` };
+  }
+
+  return {
+    policyId: doc.policy_id,
+    digest: canonicalSha256Base64url(doc),
+    document: doc,
+    approvalTtlMs: doc.authority_ttl_seconds * 1000,
+    classify,
+    evaluate,
+  };
+}
+
+/** `*` matches any run of characters; everything else is literal; case-insensitive. */
+function globRegex(pattern: string): RegExp {
+  const body = pattern
+    .toLowerCase()
+    .split('*')
+    .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${body}$`);
+}

@@ -1,0 +1,19 @@
+import { VrpError } from '@vrpkit/core';
+
+/**
+ * The store did not answer within the caller's bound (a lock wait, a statement or a
+ * connection timed out). Nothing was written: the transaction never began or was rolled
+ * back. enforce maps it to `EF-060` (seed: "Timeout of that fetch MUST deny").
+ */
+export class StoreTimeoutError extends VrpError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('store_timeout', message, undefined, options);
+  }
+}
+
+/** The store is misconfigured or unreachable for another reason (bad schema name, closed pool …). */
+export class StoreConfigError extends VrpError {
+  constructor(message: string) {
+    super('store_config', message);
+  }
+}

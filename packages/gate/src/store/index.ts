@@ -1,0 +1,5 @@
+export * from './errors.js';
+export * from './postgres.js';
+export * from './schema.js';
+export * from './sqlite.js';
+export * from './types.js';

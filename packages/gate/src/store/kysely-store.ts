@@ -1,0 +1,382 @@
+/**
+ * The authority store on Kysely: one set of queries for SQLite and PostgreSQL. The only
+ * per-dialect code is how a write transaction is opened and driven (`DialectOps`), because
+ * that is where the two databases differ in how they serialize a consume against other
+ * consumes and epoch bumps (see docs/gate.md "Store guarantees").
+ *
+ * The hot-path transactions (consume, decision, journal transitions, epoch read) are step
+ * programs: generators that yield Kysely queries and receive their rows. PostgreSQL drives
+ * them asynchronously inside a transaction; SQLite drives them synchronously inside one
+ * better-sqlite3 `BEGIN IMMEDIATE` transaction with prepared statements, which keeps the
+ * consume's p99 near the raw durable CAS (docs/gate.md "Kysely on the hot path").
+ */
+import type { Compilable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import type { PolicyState } from '../act.js';
+import type { EfCode } from '../errors.js';
+import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
+import type {
+  AuthorityRow,
+  AuthorityStore,
+  ConsumeOutcome,
+  ConsumeRequest,
+  DecisionRecord,
+  DecisionResult,
+  EscalationRow,
+  JournalRow,
+  OutcomeRecord,
+  StoreCallOptions,
+} from './types.js';
+
+export type Db = Kysely<GateDatabase> | Transaction<GateDatabase>;
+
+/** A transaction body: yields queries, receives each one's rows, returns the result. */
+export type Program<T> = Generator<Compilable, T, readonly unknown[]>;
+
+export interface DialectOps {
+  readonly name: 'sqlite' | 'postgres';
+  /**
+   * Run `fn` in a transaction that is serialized with every other write transaction
+   * touching the same authority or the epochs, within `timeoutMs` or not at all.
+   */
+  write<T>(fn: (db: Db) => Promise<T>, timeoutMs: number | undefined): Promise<T>;
+  /** Run a step program in such a transaction (same guarantees as `write`). */
+  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined): Promise<T>;
+  /** The epoch read inside a write transaction, ordered against bumps (PostgreSQL: FOR SHARE). */
+  epochsQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_policy_state', PolicyState>;
+  close(): Promise<void>;
+}
+
+/** Yield a query and take its first row. */
+function* first<O>(q: Compilable<O>): Program<O | undefined> {
+  const rows = (yield q) as O[];
+  return rows[0];
+}
+
+/** Drive a step program asynchronously against a Kysely connection or transaction. */
+export async function runAsync<T>(program: Program<T>, db: Db): Promise<T> {
+  let step = program.next();
+  while (!step.done) {
+    const { rows } = await db.executeQuery(step.value.compile());
+    step = program.next(rows);
+  }
+  return step.value;
+}
+
+const EPOCHS = ['policy_epoch', 'authority_epoch', 'revocation_epoch'] as const;
+
+export class KyselyAuthorityStore implements AuthorityStore {
+  constructor(
+    private readonly db: Kysely<GateDatabase>,
+    private readonly ops: DialectOps,
+    readonly location: string,
+    /** Dialect setup run inside the migration transaction before anything else (PostgreSQL: lock + schema). */
+    private readonly beforeMigrate?: (db: Db) => Promise<void>,
+  ) {}
+
+  get dialect(): 'sqlite' | 'postgres' {
+    return this.ops.name;
+  }
+
+  /** Apply pending migrations in one write transaction (concurrent openers wait, then see them applied). */
+  async migrate(now: number): Promise<void> {
+    await this.ops.write(async (db) => {
+      await this.beforeMigrate?.(db);
+      await db.schema
+        .createTable('gate_schema_migrations')
+        .ifNotExists()
+        .addColumn('version', 'integer', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('applied_at', 'bigint', (c) => c.notNull())
+        .execute();
+      const applied = new Set((await db.selectFrom('gate_schema_migrations').select('version').execute()).map((r) => Number(r.version)));
+      for (const m of MIGRATIONS) {
+        if (applied.has(m.version)) continue;
+        await m.up(db as Kysely<GateDatabase>, now);
+        await db.insertInto('gate_schema_migrations').values({ version: m.version, name: m.name, applied_at: now }).execute();
+      }
+    }, undefined);
+  }
+
+  async policyState(opts?: StoreCallOptions): Promise<PolicyState> {
+    const ops = this.ops;
+    return ops.run(function* (db) {
+      return yield* currentEpochs(ops, db);
+    }, opts?.timeoutMs);
+  }
+
+  async syncPolicyDigest(digest: string, now: number): Promise<PolicyState> {
+    return this.ops.write(async (db) => {
+      const row = await db.selectFrom('gate_policy_state').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
+      if (row.policy_digest === digest) return pickEpochs(row);
+      // A first policy only records its digest; a changed policy invalidates authority issued under the old one.
+      const bump = row.policy_digest === null ? 0 : 1;
+      const updated = await db
+        .updateTable('gate_policy_state')
+        .set((eb) => ({ policy_epoch: eb('policy_epoch', '+', bump), policy_digest: digest, updated_at: now }))
+        .where('id', '=', 1)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return pickEpochs(updated);
+    }, undefined);
+  }
+
+  async bumpEpoch(epoch: keyof PolicyState, now: number): Promise<PolicyState> {
+    if (!EPOCHS.includes(epoch)) throw new RangeError(`unknown epoch ${String(epoch)}`);
+    return this.ops.write(async (db) => {
+      const updated = await db
+        .updateTable('gate_policy_state')
+        .set((eb) => ({ [epoch]: eb(epoch, '+', 1), updated_at: now }))
+        .where('id', '=', 1)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return pickEpochs(updated);
+    }, undefined);
+  }
+
+  async recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult> {
+    const ops = this.ops;
+    return ops.run(function* (db): Program<DecisionResult> {
+      if (record.expectEpochs) {
+        const current = yield* currentEpochs(ops, db);
+        if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
+      }
+      // §1.8: evidence first; the authority row references it (foreign key), so it cannot exist without it.
+      yield db.insertInto('gate_evidence').values(record.evidence);
+      if (record.authority) yield db.insertInto('gate_authority').values(record.authority);
+      if (record.escalation) {
+        yield db
+          .insertInto('gate_escalation')
+          .values(record.escalation)
+          .onConflict((oc) =>
+            oc.column('candidate_act_id').doUpdateSet({
+              evidence_id: record.escalation!.evidence_id,
+              binding_digest: record.escalation!.binding_digest,
+              act_json: record.escalation!.act_json,
+              status: 'PENDING',
+              approver: null,
+              requested_at: record.escalation!.requested_at,
+              decided_at: null,
+              expires_at: record.escalation!.expires_at,
+            }),
+          );
+      }
+      return { recorded: true };
+    }, opts?.timeoutMs);
+  }
+
+  async getAuthority(candidateActId: string): Promise<AuthorityRow | undefined> {
+    return await this.db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', candidateActId).executeTakeFirst();
+  }
+
+  async getAuthorityById(authorityId: string): Promise<AuthorityRow | undefined> {
+    return await this.db.selectFrom('gate_authority').selectAll().where('authority_id', '=', authorityId).executeTakeFirst();
+  }
+
+  async getEvidence(evidenceId: string) {
+    return await this.db.selectFrom('gate_evidence').selectAll().where('evidence_id', '=', evidenceId).executeTakeFirst();
+  }
+
+  async revokeAuthority(authorityId: string, now: number): Promise<boolean> {
+    return this.ops.write(async (db) => {
+      const r = await db
+        .updateTable('gate_authority')
+        .set({ state: 'REVOKED', revoked_at: now })
+        .where('authority_id', '=', authorityId)
+        .where('state', '=', 'ISSUED')
+        .returning('authority_id')
+        .executeTakeFirst();
+      return r !== undefined;
+    }, undefined);
+  }
+
+  async consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
+    const ops = this.ops;
+    return ops.run(function* (db): Program<ConsumeOutcome> {
+      const epochs = yield* first(ops.epochsQuery(db));
+      // MUST 5: an epoch we cannot read is uncertain → never allow.
+      if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
+      const auth = yield* first(db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', req.candidate_act_id));
+      const refusal = checkAuthority(auth, req, epochs);
+      if (refusal) return refusal;
+      const a = auth!;
+      // MUST 4 — the linearization point: a conditional UPDATE that repeats every binding, so
+      // even a concurrent writer that slipped past the checks above cannot consume twice.
+      const won = yield* first(
+        db
+          .updateTable('gate_authority')
+          .set({ state: 'CONSUMED', consumed_at: req.now, consumed_by: req.owner })
+          .where('authority_id', '=', a.authority_id)
+          .where('state', '=', 'ISSUED')
+          .where('sink_id', '=', req.sink_id)
+          .where('arguments_digest', '=', req.arguments_digest)
+          .where('expires_at', '>', req.now)
+          .where('policy_epoch', '=', epochs.policy_epoch)
+          .where('authority_epoch', '=', epochs.authority_epoch)
+          .where('revocation_epoch', '=', epochs.revocation_epoch)
+          .returning('authority_id'),
+      );
+      if (!won) {
+        // A concurrent writer got there between our read and the UPDATE (PostgreSQL): re-read for the accurate refusal.
+        const latest = yield* first(db.selectFrom('gate_authority').selectAll().where('authority_id', '=', a.authority_id));
+        return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
+      }
+      // The journal's CONSUMED row commits with the consume, so a crash right after leaves a trace (T-G).
+      yield db.insertInto('gate_journal').values({
+        candidate_act_id: req.candidate_act_id,
+        authority_id: a.authority_id,
+        arguments_digest: req.arguments_digest,
+        tool_id: req.tool_id,
+        owner: req.owner,
+        state: 'CONSUMED',
+        consumed_at: req.now,
+        invoked_at: null,
+        finished_at: null,
+        result_json: null,
+        error_code: null,
+      });
+      return { ok: true, authority_id: a.authority_id };
+    }, opts?.timeoutMs);
+  }
+
+  async getEscalation(candidateActId: string): Promise<EscalationRow | undefined> {
+    return await this.db.selectFrom('gate_escalation').selectAll().where('candidate_act_id', '=', candidateActId).executeTakeFirst();
+  }
+
+  async listEscalations(status?: EscalationRow['status']): Promise<EscalationRow[]> {
+    let q = this.db.selectFrom('gate_escalation').selectAll();
+    if (status) q = q.where('status', '=', status);
+    return q.orderBy('requested_at').execute();
+  }
+
+  async decideEscalation(candidateActId: string, status: 'APPROVED' | 'REJECTED', approver: string, now: number) {
+    return this.ops.write(async (db) => {
+      const r = await db
+        .updateTable('gate_escalation')
+        .set({ status, approver, decided_at: now })
+        .where('candidate_act_id', '=', candidateActId)
+        .where('status', '=', 'PENDING')
+        .where('expires_at', '>', now)
+        .returningAll()
+        .executeTakeFirst();
+      return r;
+    }, undefined);
+  }
+
+  async getJournal(candidateActId: string): Promise<JournalRow | undefined> {
+    return await this.db.selectFrom('gate_journal').selectAll().where('candidate_act_id', '=', candidateActId).executeTakeFirst();
+  }
+
+  async listJournal(opts: { limit?: number; state?: JournalState } = {}): Promise<JournalRow[]> {
+    let q = this.db.selectFrom('gate_journal').selectAll();
+    if (opts.state) q = q.where('state', '=', opts.state);
+    const rows = await q
+      .orderBy('consumed_at', 'desc')
+      .orderBy('candidate_act_id')
+      .limit(opts.limit ?? 1000)
+      .execute();
+    return rows;
+  }
+
+  async markInvoked(candidateActId: string, owner: string, now: number): Promise<boolean> {
+    return this.transition(candidateActId, owner, 'CONSUMED', { state: 'INVOKED', invoked_at: now });
+  }
+
+  async recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean> {
+    const set =
+      outcome.state === 'EFFECTUATED'
+        ? { state: 'EFFECTUATED' as const, result_json: outcome.result_json, finished_at: now }
+        : { state: 'FAILED' as const, error_code: outcome.error_code, finished_at: now };
+    return this.transition(candidateActId, owner, 'INVOKED', set);
+  }
+
+  async recoverUnfinished(owner: string, now: number): Promise<number> {
+    return this.ops.write(async (db) => {
+      const rows = await db
+        .updateTable('gate_journal')
+        .set({ state: 'EFFECT_RESULT_UNKNOWN', finished_at: now })
+        .where('owner', '=', owner)
+        .where('state', 'in', ['CONSUMED', 'INVOKED'])
+        .returning('candidate_act_id')
+        .execute();
+      return rows.length;
+    }, undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+    await this.ops.close();
+  }
+
+  private async transition(
+    candidateActId: string,
+    owner: string,
+    from: JournalState,
+    set: Partial<Omit<JournalRow, 'candidate_act_id'>>,
+  ): Promise<boolean> {
+    return this.ops.run(function* (db) {
+      const r = yield* first(
+        db
+          .updateTable('gate_journal')
+          .set(set)
+          .where('candidate_act_id', '=', candidateActId)
+          .where('owner', '=', owner)
+          .where('state', '=', from)
+          .returning('candidate_act_id'),
+      );
+      return r !== undefined;
+    }, undefined);
+  }
+}
+
+function* currentEpochs(ops: DialectOps, db: Db): Program<PolicyState> {
+  const s = yield* first(ops.epochsQuery(db));
+  if (!s) throw new Error('gate_policy_state row is missing');
+  return s;
+}
+
+function deny(code: EfCode, reason: string): ConsumeOutcome {
+  return { ok: false, code, reason };
+}
+
+/**
+ * The refusals of enforce MUST 3, in the order of the execution-handle reference's
+ * `_verify_inside` (tool-use-binding.md §1.8): existence, single use, revocation, expiry,
+ * sink, epochs, destination, then the arguments/tool scope.
+ */
+function checkAuthority(auth: AuthorityRow | undefined, req: ConsumeRequest, epochs: PolicyState): ConsumeOutcome | undefined {
+  if (!auth) return deny('EF_002', 'no authority for this act');
+  if (auth.state === 'CONSUMED') return deny('EF_005', 'authority already consumed');
+  if (auth.state === 'REVOKED') return deny('EF_REVOKED', 'authority revoked');
+  if (auth.expires_at <= req.now) return deny('EF_002', 'authority expired');
+  // The sink compares with its own identity only (seed MUST 3: "sink-mismatched").
+  if (auth.sink_id !== req.sink_id) return deny('EF_040', 'authority bound to another sink');
+  // §1.7: a revocation epoch bump revokes everything issued before it; a policy/authority bump makes it stale.
+  if (auth.revocation_epoch !== epochs.revocation_epoch || req.act_policy_state.revocation_epoch !== auth.revocation_epoch)
+    return deny('EF_REVOKED', 'revocation epoch advanced');
+  if (
+    auth.policy_epoch !== epochs.policy_epoch ||
+    auth.authority_epoch !== epochs.authority_epoch ||
+    req.act_policy_state.policy_epoch !== auth.policy_epoch ||
+    req.act_policy_state.authority_epoch !== auth.authority_epoch
+  )
+    return deny('EF_EPOCH_STALE', 'policy or authority epoch differs');
+  // Seed §MCP: server identity is in tool_endpoint and destination, so a swapped server fails here.
+  if (auth.destination_id !== req.destination_id || auth.tool_endpoint !== req.tool_endpoint)
+    return deny('EF_DESTINATION_MISMATCH', 'live destination differs');
+  if (
+    auth.arguments_digest !== req.arguments_digest ||
+    auth.tool_id !== req.tool_id ||
+    auth.function_id !== req.function_id ||
+    auth.consequence_class !== req.consequence_class
+  )
+    return deny('EF_SCOPE_MISMATCH', 'live act differs from the authorized scope');
+  return undefined;
+}
+
+function sameEpochs(a: PolicyState, b: PolicyState): boolean {
+  return a.policy_epoch === b.policy_epoch && a.authority_epoch === b.authority_epoch && a.revocation_epoch === b.revocation_epoch;
+}
+
+function pickEpochs(row: PolicyState): PolicyState {
+  return { policy_epoch: row.policy_epoch, authority_epoch: row.authority_epoch, revocation_epoch: row.revocation_epoch };
+}

@@ -1,0 +1,104 @@
+/**
+ * The multi-process, multi-host authority store: PostgreSQL through `pg` and the same
+ * Kysely queries as SQLite (DESIGN §4).
+ *
+ * Linearizable consume at READ COMMITTED (docs/gate.md "Store guarantees"):
+ * - the consume transaction first reads the epochs with `FOR SHARE`, so an epoch bump
+ *   (an UPDATE of that row) waits for in-flight consumes and every later consume sees the
+ *   bumped value — a revocation that commits first controls the consume (§1.7);
+ * - the consume itself is `UPDATE … WHERE state = 'ISSUED' AND <every binding> RETURNING`.
+ *   Two racing UPDATEs of one row serialize on its row lock; the loser re-evaluates the
+ *   WHERE against the committed winner (state is now CONSUMED) and updates nothing.
+ * SERIALIZABLE would give the same answer with retries on serialization failures; the
+ * row lock gives it without retries. Durability is PostgreSQL's default
+ * `synchronous_commit = on` (a COMMIT returns after the WAL flush).
+ */
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { StoreConfigError, StoreTimeoutError } from './errors.js';
+import { type DialectOps, KyselyAuthorityStore, runAsync } from './kysely-store.js';
+import type { GateDatabase } from './schema.js';
+import type { AuthorityStore } from './types.js';
+
+export interface PostgresStoreOptions {
+  /** Schema holding the gate tables (created if missing). Default `vrpkit_gate`. */
+  schema?: string;
+  /** Default bound on a write transaction's lock waits and statements (ms). Default 5000. */
+  timeoutMs?: number;
+  /** Pool size. Default 10. */
+  poolSize?: number;
+  now?: () => number;
+}
+
+const INT8_OID = 20;
+
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<AuthorityStore> {
+  const schema = opts.schema ?? 'vrpkit_gate';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreConfigError(`schema name must match [a-z_][a-z0-9_]*: ${schema}`);
+  const defaultTimeout = opts.timeoutMs ?? 5000;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    connectionTimeoutMillis: defaultTimeout,
+    options: `-c search_path=${schema}`,
+    // Epochs and millisecond times are int8; they stay far below 2^53, so parse them as numbers.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  const db = new Kysely<GateDatabase>({ dialect: new PostgresDialect({ pool }) });
+
+  const ops: DialectOps = {
+    name: 'postgres',
+    write: async (fn, timeoutMs) => {
+      const ms = String(Math.max(1, Math.floor(timeoutMs ?? defaultTimeout)));
+      try {
+        return await db.transaction().execute(async (trx) => {
+          // Server-side bounds: on expiry PostgreSQL cancels the statement and the whole transaction rolls back.
+          await sql`select set_config('statement_timeout', ${ms}, true), set_config('lock_timeout', ${ms}, true)`.execute(trx);
+          return fn(trx);
+        });
+      } catch (e) {
+        if (isTimeout(e)) throw new StoreTimeoutError(`PostgreSQL did not answer within ${ms} ms`, { cause: e });
+        throw e;
+      }
+    },
+    run(program, timeoutMs) {
+      return this.write((trx) => runAsync(program(trx), trx), timeoutMs);
+    },
+    epochsQuery: (trx) =>
+      trx.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1).forShare(),
+    close: async () => {},
+  };
+
+  const store = new KyselyAuthorityStore(db, ops, redactUrl(url, schema), async (trx) => {
+    // Concurrent openers (N processes at once) take turns on an advisory lock scoped to this schema.
+    await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+  });
+  try {
+    await store.migrate((opts.now ?? Date.now)());
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return store;
+}
+
+function isTimeout(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  // 57014 query_canceled (statement_timeout), 55P03 lock_not_available (lock_timeout).
+  if (code === '57014' || code === '55P03') return true;
+  return e instanceof Error && /timeout exceeded when trying to connect/i.test(e.message);
+}
+
+function redactUrl(url: string, schema: string): string {
+  try {
+    const u = new URL(url);
+    u.password = '';
+    return `${u.toString()}#${schema}`;
+  } catch {
+    return `postgres#${schema}`;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The embedded authority store: one SQLite file through better-sqlite3 12 (DESIGN §4).
+ *
+ * Durability: WAL with `synchronous = FULL`, so a COMMIT returns only after the WAL is
+ * fsync'd — a consume that enforce reported survives a crash or power loss before invoke
+ * (tool-use-binding.md §4.1: "the consume is durable (fsync'd) before invoke starts").
+ * Atomicity across processes: every write transaction is `BEGIN IMMEDIATE`, which takes
+ * the database's single write lock up front, so reading the epochs and the authority and
+ * the conditional UPDATE are one step no other process can interleave with (§4.2).
+ */
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { StoreTimeoutError } from './errors.js';
+import { type Db, type DialectOps, KyselyAuthorityStore, type Program } from './kysely-store.js';
+import type { GateDatabase } from './schema.js';
+import type { AuthorityStore } from './types.js';
+
+export interface SqliteStoreOptions {
+  /** Default bound on waiting for the write lock (ms); a call's own `timeoutMs` overrides it. Default 5000. */
+  busyTimeoutMs?: number;
+  now?: () => number;
+}
+
+export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<AuthorityStore> {
+  const defaultTimeout = opts.busyTimeoutMs ?? 5000;
+  const raw = new Database(file);
+  let busyTimeout = defaultTimeout;
+  raw.pragma(`busy_timeout = ${busyTimeout}`);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('synchronous = FULL');
+  raw.pragma('foreign_keys = ON');
+  // Kysely's SQLite driver prepares every statement anew; prepared statements are cached per
+  // SQL text instead (the set of query shapes is small and fixed).
+  const statements = new Map<string, Database.Statement>();
+  const database = {
+    close: () => raw.close(),
+    prepare(text: string) {
+      let stmt = statements.get(text);
+      if (!stmt) {
+        stmt = raw.prepare(text);
+        statements.set(text, stmt);
+      }
+      return stmt;
+    },
+  };
+  const db = new Kysely<GateDatabase>({ dialect: new SqliteDialect({ database }) });
+
+  function setBusyTimeout(timeoutMs: number | undefined): number {
+    const wanted = Math.max(0, Math.floor(timeoutMs ?? defaultTimeout));
+    if (wanted !== busyTimeout) {
+      raw.pragma(`busy_timeout = ${wanted}`);
+      busyTimeout = wanted;
+    }
+    return wanted;
+  }
+
+  /** A step program, synchronously, in one better-sqlite3 BEGIN IMMEDIATE transaction (rolled back on any throw). */
+  const runImmediate = raw.transaction(<T>(program: Program<T>): T => {
+    let step = program.next();
+    while (!step.done) {
+      const { sql: text, parameters } = step.value.compile();
+      const stmt = database.prepare(text);
+      if (stmt.reader) {
+        step = program.next(stmt.all(...parameters));
+      } else {
+        stmt.run(...parameters);
+        step = program.next([]);
+      }
+    }
+    return step.value;
+  });
+
+  const ops: DialectOps = {
+    name: 'sqlite',
+    write: (fn, timeoutMs) =>
+      // Kysely's SQLite driver hands out its one connection under a mutex, so in-process
+      // callers queue here and other processes queue on the file lock below.
+      db.connection().execute(async (conn) => {
+        const wanted = setBusyTimeout(timeoutMs);
+        try {
+          await sql`begin immediate`.execute(conn);
+        } catch (e) {
+          if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
+          throw e;
+        }
+        try {
+          const result = await fn(conn);
+          await sql`commit`.execute(conn);
+          return result;
+        } catch (e) {
+          if (raw.inTransaction) await sql`rollback`.execute(conn);
+          if (isBusy(e)) throw new StoreTimeoutError('SQLite busy inside a write transaction', { cause: e });
+          throw e;
+        }
+      }),
+    run: <T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined) =>
+      // Under the same connection mutex as `write`, so it never interleaves with an async transaction.
+      db.connection().execute(async (conn) => {
+        const wanted = setBusyTimeout(timeoutMs);
+        try {
+          return runImmediate.immediate(program(conn)) as T;
+        } catch (e) {
+          if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
+          throw e;
+        }
+      }),
+    // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.
+    epochsQuery: (conn) =>
+      conn.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
+    // Kysely's destroy() closes the better-sqlite3 handle.
+    close: async () => {},
+  };
+
+  const store = new KyselyAuthorityStore(db, ops, file);
+  try {
+    await store.migrate((opts.now ?? Date.now)());
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return store;
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}

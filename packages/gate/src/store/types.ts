@@ -1,0 +1,104 @@
+import type { PolicyState } from '../act.js';
+import type { EfCode } from '../errors.js';
+import type { AuthorityTable, EscalationStatus, EscalationTable, EvidenceTable, JournalState, JournalTable } from './schema.js';
+
+export type AuthorityRow = AuthorityTable;
+export type EvidenceRow = EvidenceTable;
+export type EscalationRow = EscalationTable;
+export type JournalRow = JournalTable;
+
+/** The live act's load-bearing fields, compared with the authority row inside the consume step. */
+export interface ConsumeRequest {
+  candidate_act_id: string;
+  /** The digest recomputed from the live arguments (never the act's claimed one). */
+  arguments_digest: string;
+  tool_id: string;
+  function_id: string;
+  tool_endpoint: string | null;
+  destination_id: string | null;
+  consequence_class: string;
+  /** The epochs the act was built under; they must equal the authority's and the current ones. */
+  act_policy_state: PolicyState;
+  /** The enforcer's own sink id (seed: the sink trusts only its local identity). */
+  sink_id: string;
+  /** The enforcer instance consuming (journal owner). */
+  owner: string;
+  now: number;
+}
+
+export type ConsumeOutcome = { ok: true; authority_id: string } | { ok: false; code: EfCode; reason: string };
+
+export interface StoreCallOptions {
+  /** Bound on waiting for the store (locks, statement time). Exceeding it throws `StoreTimeoutError` and changes nothing. */
+  timeoutMs?: number;
+}
+
+/** What one authorize() decision writes, in one transaction, evidence first (§1.8 evidence-before-capability). */
+export interface DecisionRecord {
+  evidence: EvidenceRow;
+  authority?: AuthorityRow;
+  escalation?: EscalationRow;
+  /**
+   * When set, the decision is written only if these are the current epochs, read inside the
+   * same transaction: authority is never issued under epochs that already moved on (§1.7).
+   */
+  expectEpochs?: PolicyState;
+}
+
+export type DecisionResult = { recorded: true } | { recorded: false; current: PolicyState };
+
+export type OutcomeRecord = { state: 'EFFECTUATED'; result_json: string | null } | { state: 'FAILED'; error_code: string };
+
+/**
+ * A durable authority store: the system of record for single-use consumption (DESIGN §4).
+ * Every implementation passes the one contract suite in `test/store.test.ts`.
+ */
+export interface AuthorityStore {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Where the store lives, for messages (a file path, or a URL without credentials). */
+  readonly location: string;
+
+  /** The current epochs. */
+  policyState(opts?: StoreCallOptions): Promise<PolicyState>;
+  /** Record the digest of the policy now in force; a different digest than the stored one bumps `policy_epoch`. */
+  syncPolicyDigest(digest: string, now: number): Promise<PolicyState>;
+  /** Bump one epoch: every outstanding authority issued under the old value becomes stale (§1.7). */
+  bumpEpoch(epoch: keyof PolicyState, now: number): Promise<PolicyState>;
+
+  /** Write an authorize() decision: the evidence row, then (if any) the authority or the escalation, atomically. */
+  recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult>;
+  getAuthority(candidateActId: string): Promise<AuthorityRow | undefined>;
+  getAuthorityById(authorityId: string): Promise<AuthorityRow | undefined>;
+  getEvidence(evidenceId: string): Promise<EvidenceRow | undefined>;
+  /** Revoke one unconsumed authority; false when it does not exist or is no longer ISSUED. */
+  revokeAuthority(authorityId: string, now: number): Promise<boolean>;
+
+  /**
+   * The seed's MUSTs 3 and 4 in ONE atomic step: read the epochs and the authority,
+   * refuse when it is missing, consumed, revoked, expired, bound to another sink,
+   * epoch-stale, or bound to other arguments/tool/destination, else consume it by a
+   * conditional UPDATE and journal CONSUMED in the same transaction.
+   */
+  consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome>;
+
+  getEscalation(candidateActId: string): Promise<EscalationRow | undefined>;
+  listEscalations(status?: EscalationStatus): Promise<EscalationRow[]>;
+  /** Decide a PENDING escalation; returns the updated row, or undefined when none was pending. */
+  decideEscalation(
+    candidateActId: string,
+    status: 'APPROVED' | 'REJECTED',
+    approver: string,
+    now: number,
+  ): Promise<EscalationRow | undefined>;
+
+  getJournal(candidateActId: string): Promise<JournalRow | undefined>;
+  listJournal(opts?: { limit?: number; state?: JournalState }): Promise<JournalRow[]>;
+  /** CONSUMED → INVOKED, durably, before invoke; only the owner that consumed may do it. */
+  markInvoked(candidateActId: string, owner: string, now: number): Promise<boolean>;
+  /** INVOKED → EFFECTUATED | FAILED (the result is kept for a retry of the same act). */
+  recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean>;
+  /** After a restart of `owner`: every CONSUMED/INVOKED row of it becomes EFFECT_RESULT_UNKNOWN. Returns the count. */
+  recoverUnfinished(owner: string, now: number): Promise<number>;
+
+  close(): Promise<void>;
+}

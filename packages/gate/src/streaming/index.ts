@@ -1,0 +1,2 @@
+export * from './anthropic.js';
+export * from './openai.js';

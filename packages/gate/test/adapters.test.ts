@@ -1,0 +1,258 @@
+import {
+  type ChatCompletionChunkLike,
+  handleAnthropicMessage,
+  handleOpenAIMessage,
+  handleResponsesOutput,
+  mapToolUse,
+  resolveActContext,
+  ToolCallStreamAccumulator,
+  ToolUseStreamAccumulator,
+} from '@vrpkit/gate';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { countingTools, hostContext, openTestGate, type TestGate } from './scenarios-gate.js';
+
+let t: TestGate;
+beforeEach(async () => {
+  t = await openTestGate();
+});
+afterEach(async () => {
+  await t.close();
+});
+
+const errorOf = (content: string) => JSON.parse(content).error as { code: string; message: string; retryable: boolean; invoked: boolean };
+
+describe('handleAnthropicMessage', () => {
+  it('runs an allowed block once and appends its real result; denies a sibling with is_error and runs nothing for it', async () => {
+    const { tools, calls } = countingTools();
+    const msg = {
+      content: [
+        { type: 'text', text: 'Searching and mailing.' },
+        { type: 'tool_use', id: 'toolu_s', name: 'search', input: { q: 'invoice' } },
+        { type: 'tool_use', id: 'toolu_m', name: 'email_send', input: { to: 'alice@example.com', subject: 'Invoice' } },
+      ],
+    };
+    const { message, outcomes } = await handleAnthropicMessage(msg, tools, hostContext(t.gate));
+    expect(calls.map((c) => c.name)).toEqual(['search']);
+    expect(message.role).toBe('user');
+    expect(message.content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_s',
+      content: JSON.stringify({ hits: ['result for invoice'] }),
+    });
+    expect(message.content[1]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_m', is_error: true });
+    expect(errorOf(message.content[1]!.content)).toEqual({
+      code: 'EF_APPROVAL_REQUIRED',
+      message: expect.any(String),
+      retryable: false,
+      invoked: false,
+    });
+    expect(outcomes.map((o) => [o.id, o.decision.allow, o.invoked])).toEqual([
+      ['toolu_s', true, true],
+      ['toolu_m', false, false],
+    ]);
+    // Outcomes carry digests, never the arguments.
+    expect(JSON.stringify(outcomes)).not.toContain('alice@example.com');
+  });
+
+  it('a retried message never invokes twice: the recorded result comes back', async () => {
+    const { tools, calls } = countingTools();
+    const msg = { content: [{ type: 'tool_use', id: 'toolu_r', name: 'search', input: { q: 'again' } }] };
+    const first = await handleAnthropicMessage(msg, tools, hostContext(t.gate));
+    const second = await handleAnthropicMessage(msg, tools, hostContext(t.gate));
+    expect(calls).toHaveLength(1);
+    expect(second.message.content[0]!.content).toBe(first.message.content[0]!.content);
+    expect(second.outcomes[0]).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_005' } });
+  });
+
+  it('digest substitution: authority for a search cannot run a send under the same act id', async () => {
+    const { tools, calls } = countingTools();
+    const ctx = hostContext(t.gate);
+    const actCtx = await resolveActContext(ctx);
+    if ('allow' in actCtx) throw new Error('no context');
+    const search = { type: 'tool_use' as const, id: 'toolu_x', name: 'search', input: { q: 'invoice' } };
+    const authorized = await t.gate.authorize(mapToolUse(search, actCtx));
+    expect(authorized.status).toBe('issued');
+    // The model (or an attacker replaying the id) turns the approved block into a send.
+    const send = { ...search, name: 'email_send', input: { to: 'attacker@ex.com' } };
+    const { message, outcomes } = await handleAnthropicMessage({ content: [send] }, tools, ctx);
+    expect(calls).toEqual([]);
+    expect(outcomes[0]).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_SCOPE_MISMATCH' } });
+    expect(errorOf(message.content[0]!.content).code).toBe('EF_SCOPE_MISMATCH');
+    // And live arguments that differ from the act's own digest are refused before any lookup.
+    const act = mapToolUse(search, actCtx);
+    expect(await t.gate.enforce(act, { q: 'invoice', to: 'attacker@ex.com' })).toMatchObject({ allow: false, code: 'EF_SCOPE_MISMATCH' });
+    expect(calls).toEqual([]);
+  });
+
+  it('a name the host has no function for is never authorized', async () => {
+    const { tools, calls } = countingTools();
+    const { message } = await handleAnthropicMessage(
+      { content: [{ type: 'tool_use', id: 'toolu_u', name: 'search_everything', input: {} }] },
+      tools,
+      hostContext(t.gate),
+    );
+    expect(calls).toEqual([]);
+    expect(errorOf(message.content[0]!.content).code).toBe('EF_NOT_AUTHORIZED');
+  });
+
+  it('a tool that throws after an allow reports its own error (invoked: true), not a deny', async () => {
+    const { message, outcomes } = await handleAnthropicMessage(
+      { content: [{ type: 'tool_use', id: 'toolu_f', name: 'search', input: { q: 'x' } }] },
+      {
+        search: async () => {
+          throw new Error('index offline');
+        },
+      },
+      hostContext(t.gate),
+    );
+    expect(message.content[0]).toMatchObject({ is_error: true });
+    expect(JSON.parse(message.content[0]!.content)).toEqual({
+      error: { code: 'tool_error', message: 'index offline', retryable: false, invoked: true },
+    });
+    expect(outcomes[0]).toMatchObject({ invoked: true });
+  });
+
+  it('a gate that cannot read its epochs denies every block of the message (fail closed)', async () => {
+    const { tools, calls } = countingTools();
+    await t.gate.close(); // the store is gone: the epochs are uncertain
+    const { message } = await handleAnthropicMessage(
+      { content: [{ type: 'tool_use', id: 'toolu_c', name: 'search', input: { q: 'x' } }] },
+      tools,
+      hostContext(t.gate),
+    );
+    expect(calls).toEqual([]);
+    expect(message.content[0]).toMatchObject({ is_error: true });
+    expect(errorOf(message.content[0]!.content).invoked).toBe(false);
+    t = await openTestGate(); // afterEach closes a fresh one
+  });
+
+  it('a computer-use block whose live page cannot be read is refused, and nothing is clicked', async () => {
+    const clicks: unknown[] = [];
+    const block = { type: 'tool_use' as const, id: 'toolu_cu', name: 'computer', input: { action: 'left_click', coordinate: [1, 2] } };
+    const tools = { computer: async (input: unknown) => clicks.push(input) };
+    const unreadable = await handleAnthropicMessage({ content: [block] }, tools, hostContext(t.gate), {
+      liveState: async () => {
+        throw new Error('target closed');
+      },
+    });
+    const noController = await handleAnthropicMessage({ content: [{ ...block, id: 'toolu_cu2' }] }, tools, hostContext(t.gate));
+    const formHidden = await handleAnthropicMessage({ content: [{ ...block, id: 'toolu_cu3' }] }, tools, hostContext(t.gate), {
+      liveState: async () => ({ url: 'https://pay.example/checkout', form: 'unreadable' }),
+    });
+    for (const r of [unreadable, noController, formHidden])
+      expect(r.outcomes[0]!.decision).toMatchObject({ allow: false, code: 'EF_LIVE_STATE_UNREADABLE' });
+    expect(clicks).toEqual([]);
+  });
+
+  it('a streamed message: only finalized blocks reach the gate; a partial block is never dispatched', async () => {
+    const { tools, calls } = countingTools();
+    const acc = new ToolUseStreamAccumulator();
+    const events = [
+      { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_p1', name: 'search', input: {} } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"q":"inv' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: 'oice"}' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_p2', name: 'search', input: {} } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"q":"sec' } },
+      // The stream breaks here: block 1 never stops.
+    ];
+    const finalized = events.map((e) => acc.push(e)).filter((x) => x !== undefined);
+    const blocks = finalized.flatMap((f) => (f.ok ? [f.block] : []));
+    await handleAnthropicMessage({ content: blocks }, tools, hostContext(t.gate));
+    expect(calls).toEqual([{ name: 'search', args: { q: 'invoice' } }]);
+    expect(acc.pending).toBe(1);
+  });
+});
+
+describe('handleOpenAIMessage', () => {
+  it('parallel calls are separate acts: the search runs, the payout does not', async () => {
+    const { tools, calls } = countingTools();
+    const { messages, outcomes } = await handleOpenAIMessage(
+      {
+        tool_calls: [
+          { id: 'call_s', type: 'function', function: { name: 'search', arguments: '{"q":"vendor-441"}' } },
+          {
+            id: 'call_p',
+            type: 'function',
+            function: { name: 'payout_create', arguments: '{"amount":"150.00","currency":"EUR","beneficiary":"vendor-441"}' },
+          },
+        ],
+      },
+      tools,
+      hostContext(t.gate),
+    );
+    expect(calls.map((c) => c.name)).toEqual(['search']);
+    expect(messages[0]).toEqual({ role: 'tool', tool_call_id: 'call_s', content: JSON.stringify({ hits: ['result for vendor-441'] }) });
+    expect(messages[1]!.tool_call_id).toBe('call_p');
+    expect(errorOf(messages[1]!.content)).toMatchObject({ code: 'EF_APPROVAL_REQUIRED', invoked: false });
+    expect(new Set(outcomes.map((o) => o.candidate_act_id)).size).toBe(2);
+  });
+
+  it('malformed arguments (duplicate keys, unsafe integers, truncated JSON) are denied and run nothing', async () => {
+    const { tools, calls } = countingTools();
+    const { messages } = await handleOpenAIMessage(
+      {
+        tool_calls: [
+          { id: 'call_d', type: 'function', function: { name: 'search', arguments: '{"q":"a","q":"b"}' } },
+          { id: 'call_i', type: 'function', function: { name: 'search', arguments: '{"q":9007199254740993}' } },
+          { id: 'call_t', type: 'function', function: { name: 'search', arguments: '{"q":"trunc' } },
+          { id: 'call_c', type: 'custom', custom: { name: 'search', input: 'free text' } } as never,
+        ],
+      },
+      tools,
+      hostContext(t.gate),
+    );
+    expect(calls).toEqual([]);
+    expect(messages.map((m) => [m.tool_call_id, errorOf(m.content).code])).toEqual([
+      ['call_d', 'EF_MALFORMED_ARGUMENTS'],
+      ['call_i', 'EF_MALFORMED_ARGUMENTS'],
+      ['call_t', 'EF_MALFORMED_ARGUMENTS'],
+      ['call_c', 'EF_MALFORMED_ACT'],
+    ]);
+  });
+
+  it('streamed tool_calls reach the gate only when the choice finishes', async () => {
+    const { tools, calls } = countingTools();
+    const acc = new ToolCallStreamAccumulator();
+    type Delta = { index: number; id?: string; type?: string; function?: { name?: string; arguments?: string } };
+    const chunk = (tc: Delta): ChatCompletionChunkLike => ({ choices: [{ index: 0, delta: { tool_calls: [tc] }, finish_reason: null }] });
+    const chunks: ChatCompletionChunkLike[] = [
+      chunk({ index: 0, id: 'call_1', type: 'function', function: { name: 'search', arguments: '{"q":' } }),
+      chunk({ index: 0, function: { arguments: '"hotels"}' } }),
+      { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+    ];
+    for (const c of chunks.slice(0, 2)) {
+      expect(acc.push(c)).toBeUndefined();
+    }
+    expect(calls).toEqual([]);
+    const done = acc.push(chunks[2]!);
+    await handleOpenAIMessage({ tool_calls: done ?? [] }, tools, hostContext(t.gate));
+    expect(calls).toEqual([{ name: 'search', args: { q: 'hotels' } }]);
+  });
+});
+
+describe('handleResponsesOutput', () => {
+  it('maps every function_call item to its own act and answers with function_call_output items', async () => {
+    const { tools, calls } = countingTools();
+    const { items } = await handleResponsesOutput(
+      [
+        { type: 'reasoning', id: 'rs_1' } as never,
+        { type: 'function_call', id: 'fc_1', call_id: 'call_a', name: 'search', arguments: '{"q":"x"}', status: 'completed' },
+        {
+          type: 'function_call',
+          id: 'fc_2',
+          call_id: 'call_b',
+          name: 'email_send',
+          arguments: '{"to":"bob@example.com"}',
+          status: 'completed',
+        },
+      ],
+      tools,
+      hostContext(t.gate),
+    );
+    expect(calls.map((c) => c.name)).toEqual(['search']);
+    expect(items[0]).toEqual({ type: 'function_call_output', call_id: 'call_a', output: JSON.stringify({ hits: ['result for x'] }) });
+    expect(items[1]).toMatchObject({ type: 'function_call_output', call_id: 'call_b' });
+    expect(errorOf(items[1]!.output).code).toBe('EF_APPROVAL_REQUIRED');
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * The Gate end to end on PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per test): the hot
+ * path and T-C replay through dispatch, a lock wait past the timeout → EF-060 with nothing
+ * consumed, an epoch bump from another connection, and restart recovery.
+ */
+import { randomBytes } from 'node:crypto';
+import { type AuthorityStore, Gate, type GateOptions, loadPolicy, openPostgresStore } from '@vrpkit/gate';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeAct, SIGNING_KEY, SINK, TEST_POLICY } from './procs/common.js';
+
+const PG_URL = process.env.VRPKIT_TEST_PG_URL;
+if (!PG_URL) console.warn('[gate enforce-postgres] VRPKIT_TEST_PG_URL is unset: the Gate-on-PostgreSQL tests are SKIPPED');
+
+describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
+  let schema: string;
+  let store: AuthorityStore;
+  const open = () => openPostgresStore(PG_URL!, { schema, poolSize: 2 });
+  const newGate = (over: Partial<GateOptions> = {}) =>
+    new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, ...over });
+  async function sql(text: string): Promise<void> {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    try {
+      await c.query(text);
+    } finally {
+      await c.end();
+    }
+  }
+
+  beforeEach(async () => {
+    schema = `gate_enforce_${randomBytes(5).toString('hex')}`;
+    store = await open();
+  });
+  afterEach(async () => {
+    await store.close();
+    await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  });
+
+  it('dispatches a hot-envelope act once; T-C: the replay is denied and returns the recorded result', async () => {
+    const gate = newGate();
+    const a = makeAct({ id: 'pg-1', policy_state: await gate.policyState() });
+    let calls = 0;
+    expect(await gate.dispatch(a, { q: 'lisbon' }, async () => ({ n: ++calls }))).toMatchObject({ invoked: true, result: { n: 1 } });
+    expect(await gate.dispatch(a, { q: 'lisbon' }, async () => ({ n: ++calls }))).toMatchObject({
+      invoked: false,
+      replayed: true,
+      result: { n: 1 },
+      decision: { allow: false, code: 'EF_005' },
+    });
+    expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_005' });
+    expect(calls).toBe(1);
+    expect(await store.getJournal('pg-1')).toMatchObject({ state: 'EFFECTUATED', result_json: '{"n":1}' });
+  });
+
+  it('a lock held past policyTimeoutMs denies with EF-060 (retryable) and consumes nothing', async () => {
+    const gate = newGate({ policyTimeoutMs: 200 });
+    const a = makeAct({ id: 'pg-2', policy_state: await gate.policyState() });
+    expect((await gate.authorize(a)).status).toBe('issued');
+    const blocker = new pg.Client({ connectionString: PG_URL });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT * FROM ${schema}.gate_policy_state WHERE id = 1 FOR UPDATE`);
+    try {
+      expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF-060', retryable: true });
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    expect((await store.getAuthority('pg-2'))?.state).toBe('ISSUED');
+    expect((await gate.enforce(a, { q: 'lisbon' })).allow).toBe(true);
+  });
+
+  it('an epoch bump committed by another process is seen by the next consume (EF_REVOKED)', async () => {
+    const gate = newGate();
+    const a = makeAct({ id: 'pg-3', policy_state: await gate.policyState() });
+    await gate.authorize(a);
+    await sql(`UPDATE ${schema}.gate_policy_state SET revocation_epoch = revocation_epoch + 1 WHERE id = 1`);
+    expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_REVOKED' });
+  });
+
+  it('after a restart a consumed act without a result is EFFECT_RESULT_UNKNOWN and never invoked', async () => {
+    const gate = newGate({ instanceId: 'pg-host' });
+    const a = makeAct({ id: 'pg-4', policy_state: await gate.policyState() });
+    await gate.authorize(a);
+    expect((await gate.enforce(a, { q: 'lisbon' })).allow).toBe(true);
+    await store.close();
+    store = await open();
+    let calls = 0;
+    const restarted = newGate({ instanceId: 'pg-host' });
+    expect(await restarted.dispatch(a, { q: 'lisbon' }, async () => ++calls)).toMatchObject({
+      invoked: false,
+      decision: { code: 'EF_EFFECT_RESULT_UNKNOWN' },
+    });
+    expect(calls).toBe(0);
+  });
+});

@@ -1,0 +1,350 @@
+/**
+ * The ONE store contract suite (issue 6 item 7), run against SQLite (a real file in a tmp
+ * dir) and PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per run).
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import {
+  type AuthorityRow,
+  type AuthorityStore,
+  type ConsumeRequest,
+  type EvidenceRow,
+  openPostgresStore,
+  openSqliteStore,
+  StoreTimeoutError,
+} from '@vrpkit/gate';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeTmpDirs, SINK, tmpDir } from './procs/common.js';
+
+const PG_URL = process.env.VRPKIT_TEST_PG_URL;
+if (!PG_URL) console.warn('[gate store] VRPKIT_TEST_PG_URL is unset: the PostgreSQL half of the store contract suite is SKIPPED');
+
+interface Backend {
+  name: 'sqlite' | 'postgres';
+  skip: boolean;
+  /** Open a store handle on the current test's database (each call is a new connection/pool). */
+  open(): Promise<AuthorityStore>;
+  /** Hold the write path busy from another connection until the returned release() is called. */
+  holdLock(): Promise<() => Promise<void>>;
+  fresh(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+const dir = tmpDir('store');
+let sqliteFile = '';
+let schema = '';
+
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    skip: false,
+    open: () => openSqliteStore(sqliteFile, { busyTimeoutMs: 2000 }),
+    async holdLock() {
+      const other = new Database(sqliteFile);
+      other.exec('BEGIN IMMEDIATE');
+      return async () => {
+        other.exec('ROLLBACK');
+        other.close();
+      };
+    },
+    async fresh() {
+      sqliteFile = join(dir, `${randomBytes(6).toString('hex')}.db`);
+    },
+    async drop() {},
+  },
+  {
+    name: 'postgres',
+    skip: !PG_URL,
+    open: () => openPostgresStore(PG_URL!, { schema, timeoutMs: 2000, poolSize: 4 }),
+    async holdLock() {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query('BEGIN');
+      await c.query(`SELECT * FROM ${schema}.gate_policy_state WHERE id = 1 FOR UPDATE`);
+      return async () => {
+        await c.query('ROLLBACK');
+        await c.end();
+      };
+    },
+    async fresh() {
+      schema = `gate_store_${randomBytes(5).toString('hex')}`;
+    },
+    async drop() {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await c.end();
+    },
+  },
+];
+
+const T0 = 1_800_000_000_000;
+const EPOCHS = { policy_epoch: 1, authority_epoch: 1, revocation_epoch: 1 };
+let seq = 0;
+
+function evidence(actId: string, over: Partial<EvidenceRow> = {}): EvidenceRow {
+  return {
+    evidence_id: `ev-${actId}-${seq++}`,
+    candidate_act_id: actId,
+    act_digest: 'act-digest',
+    arguments_digest: 'args-digest',
+    decision: 'ISSUED',
+    code: null,
+    reason: 'hot envelope reads',
+    policy_id: 'p',
+    ...EPOCHS,
+    approver: null,
+    recorded_at: T0,
+    ...over,
+  };
+}
+
+function authority(actId: string, evidenceId: string, over: Partial<AuthorityRow> = {}): AuthorityRow {
+  return {
+    authority_id: `afa-${actId}`,
+    candidate_act_id: actId,
+    evidence_id: evidenceId,
+    arguments_digest: 'args-digest',
+    tool_id: 'search',
+    function_id: 'search',
+    tool_endpoint: null,
+    destination_id: 'maps.example',
+    sink_id: SINK,
+    consequence_class: 'INFORMATIONAL',
+    issued_at: T0,
+    expires_at: T0 + 60_000,
+    ...EPOCHS,
+    jws: 'x.y.z',
+    state: 'ISSUED',
+    consumed_at: null,
+    consumed_by: null,
+    revoked_at: null,
+    ...over,
+  };
+}
+
+function request(actId: string, over: Partial<ConsumeRequest> = {}): ConsumeRequest {
+  return {
+    candidate_act_id: actId,
+    arguments_digest: 'args-digest',
+    tool_id: 'search',
+    function_id: 'search',
+    tool_endpoint: null,
+    destination_id: 'maps.example',
+    consequence_class: 'INFORMATIONAL',
+    act_policy_state: EPOCHS,
+    sink_id: SINK,
+    owner: 'owner-a',
+    now: T0 + 1000,
+    ...over,
+  };
+}
+
+async function issue(store: AuthorityStore, actId: string, over: Partial<AuthorityRow> = {}): Promise<AuthorityRow> {
+  const ev = evidence(actId);
+  const a = authority(actId, ev.evidence_id, over);
+  await store.recordDecision({ evidence: ev, authority: a });
+  return a;
+}
+
+for (const b of backends) {
+  describe.skipIf(b.skip)(`authority store contract: ${b.name}`, () => {
+    let store: AuthorityStore;
+    beforeEach(async () => {
+      await b.fresh();
+      store = await b.open();
+    });
+    afterEach(async () => {
+      await store.close();
+      await b.drop();
+    });
+
+    it('migrates once; a second open sees version 1 and the initial epochs', async () => {
+      const again = await b.open();
+      expect(again.dialect).toBe(b.name);
+      expect(await again.policyState()).toEqual(EPOCHS);
+      await again.close();
+    });
+
+    it('records the first policy digest without a bump, bumps on a different one, and bumps single epochs', async () => {
+      expect(await store.syncPolicyDigest('d1', T0)).toEqual(EPOCHS);
+      expect(await store.syncPolicyDigest('d1', T0)).toEqual(EPOCHS);
+      expect(await store.syncPolicyDigest('d2', T0)).toEqual({ ...EPOCHS, policy_epoch: 2 });
+      expect(await store.bumpEpoch('revocation_epoch', T0)).toEqual({ policy_epoch: 2, authority_epoch: 1, revocation_epoch: 2 });
+      expect(await store.bumpEpoch('authority_epoch', T0)).toEqual({ policy_epoch: 2, authority_epoch: 2, revocation_epoch: 2 });
+    });
+
+    it('refuses an authority without its evidence row (evidence before authority) and a second authority for one act', async () => {
+      await expect(store.recordDecision({ evidence: evidence('other'), authority: authority('a1', 'ev-missing') })).rejects.toThrow();
+      expect(await store.getAuthority('a1')).toBeUndefined();
+      expect(await store.getEvidence('ev-missing')).toBeUndefined();
+      await issue(store, 'a1');
+      await expect(issue(store, 'a1', { authority_id: 'afa-second' })).rejects.toThrow();
+      expect((await store.getAuthority('a1'))?.authority_id).toBe('afa-a1');
+    });
+
+    it('writes an issuance only under the expected epochs, checked inside its transaction', async () => {
+      const ev = evidence('e1');
+      expect(await store.recordDecision({ expectEpochs: EPOCHS, evidence: ev, authority: authority('e1', ev.evidence_id) })).toEqual({
+        recorded: true,
+      });
+      await store.bumpEpoch('authority_epoch', T0);
+      const ev2 = evidence('e2');
+      expect(await store.recordDecision({ expectEpochs: EPOCHS, evidence: ev2, authority: authority('e2', ev2.evidence_id) })).toEqual({
+        recorded: false,
+        current: { ...EPOCHS, authority_epoch: 2 },
+      });
+      expect(await store.getAuthority('e2')).toBeUndefined();
+      expect(await store.getEvidence(ev2.evidence_id)).toBeUndefined();
+    });
+
+    it('consumes once: the first consume wins and journals CONSUMED, the replay gets EF_005', async () => {
+      await issue(store, 'a1');
+      expect(await store.consume(request('a1'))).toEqual({ ok: true, authority_id: 'afa-a1' });
+      const row = await store.getAuthority('a1');
+      expect(row).toMatchObject({ state: 'CONSUMED', consumed_at: T0 + 1000, consumed_by: 'owner-a' });
+      expect(await store.getJournal('a1')).toMatchObject({
+        state: 'CONSUMED',
+        authority_id: 'afa-a1',
+        owner: 'owner-a',
+        arguments_digest: 'args-digest',
+      });
+      expect(await store.consume(request('a1', { owner: 'owner-b' }))).toMatchObject({ ok: false, code: 'EF_005' });
+      expect((await store.getJournal('a1'))?.owner).toBe('owner-a');
+    });
+
+    const refusals: [string, Partial<AuthorityRow>, Partial<ConsumeRequest>, string][] = [
+      ['missing authority', {}, { candidate_act_id: 'nope' }, 'EF_002'],
+      ['expired', { expires_at: T0 + 500 }, {}, 'EF_002'],
+      ['bound to another sink', { sink_id: 'other-sink' }, {}, 'EF_040'],
+      ['other arguments', {}, { arguments_digest: 'other-digest' }, 'EF_SCOPE_MISMATCH'],
+      ['other tool', {}, { tool_id: 'email_send', function_id: 'email_send' }, 'EF_SCOPE_MISMATCH'],
+      ['other consequence class', {}, { consequence_class: 'COMMUNICATION' }, 'EF_SCOPE_MISMATCH'],
+      ['other destination', {}, { destination_id: 'attacker.example' }, 'EF_DESTINATION_MISMATCH'],
+      [
+        'other endpoint',
+        { tool_endpoint: 'mcp://git.example/prod' },
+        { tool_endpoint: 'mcp://git.attacker/prod' },
+        'EF_DESTINATION_MISMATCH',
+      ],
+      ['act built under an older policy epoch', {}, { act_policy_state: { ...EPOCHS, policy_epoch: 0 } }, 'EF_EPOCH_STALE'],
+    ];
+    for (const [what, authOver, reqOver, code] of refusals) {
+      it(`refuses ${what} with ${code} and changes nothing`, async () => {
+        await issue(store, 'a1', authOver);
+        expect(await store.consume(request('a1', reqOver))).toMatchObject({ ok: false, code });
+        expect((await store.getAuthority('a1'))?.state).toBe('ISSUED');
+        expect(await store.getJournal('a1')).toBeUndefined();
+        expect(await store.listJournal()).toEqual([]);
+      });
+    }
+
+    it('refuses after an epoch bump (policy → EF_EPOCH_STALE, revocation → EF_REVOKED) and after a revocation', async () => {
+      await issue(store, 'p1');
+      await issue(store, 'r1');
+      await issue(store, 'x1');
+      expect(await store.revokeAuthority('afa-x1', T0)).toBe(true);
+      expect(await store.revokeAuthority('afa-x1', T0)).toBe(false);
+      expect(await store.consume(request('x1'))).toMatchObject({ ok: false, code: 'EF_REVOKED' });
+      await store.bumpEpoch('policy_epoch', T0);
+      expect(await store.consume(request('p1'))).toMatchObject({ ok: false, code: 'EF_EPOCH_STALE' });
+      await store.bumpEpoch('revocation_epoch', T0);
+      expect(await store.consume(request('r1'))).toMatchObject({ ok: false, code: 'EF_REVOKED' });
+      expect(await store.listJournal()).toEqual([]);
+    });
+
+    // In one process a SQLite store is opened once (its connection is synchronous: a second
+    // handle's busy-wait would block the thread the first needs); across processes see race.test.ts.
+    it(`lets exactly one of many concurrent consumers win (${b.name === 'sqlite' ? 'one handle' : 'separate pools'})`, async () => {
+      await issue(store, 'race');
+      const others = b.name === 'sqlite' ? [] : await Promise.all(Array.from({ length: 6 }, () => b.open()));
+      const handles = b.name === 'sqlite' ? Array.from({ length: 6 }, () => store) : others;
+      try {
+        const results = await Promise.all(handles.map((s, i) => s.consume(request('race', { owner: `o${i}` }))));
+        expect(results.filter((r) => r.ok)).toHaveLength(1);
+        expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.code === 'EF_005')).toBe(true);
+      } finally {
+        await Promise.all(others.map((s) => s.close()));
+      }
+    });
+
+    it('times out (StoreTimeoutError) while another connection holds the write path, consuming nothing', async () => {
+      await issue(store, 'slow');
+      const release = await b.holdLock();
+      try {
+        await expect(store.consume(request('slow'), { timeoutMs: 150 })).rejects.toBeInstanceOf(StoreTimeoutError);
+        await expect(store.policyState({ timeoutMs: 150 })).rejects.toBeInstanceOf(StoreTimeoutError);
+      } finally {
+        await release();
+      }
+      expect((await store.getAuthority('slow'))?.state).toBe('ISSUED');
+      expect(await store.consume(request('slow'), { timeoutMs: 1000 })).toMatchObject({ ok: true });
+    });
+
+    it('moves the journal CONSUMED → INVOKED → EFFECTUATED only for its owner and only forward', async () => {
+      await issue(store, 'j1');
+      await store.consume(request('j1'));
+      expect(await store.recordOutcome('j1', 'owner-a', { state: 'EFFECTUATED', result_json: '1' }, T0)).toBe(false);
+      expect(await store.markInvoked('j1', 'owner-b', T0)).toBe(false);
+      expect(await store.markInvoked('j1', 'owner-a', T0 + 2)).toBe(true);
+      expect(await store.markInvoked('j1', 'owner-a', T0 + 3)).toBe(false);
+      expect(await store.recordOutcome('j1', 'owner-a', { state: 'EFFECTUATED', result_json: '{"ok":true}' }, T0 + 4)).toBe(true);
+      expect(await store.recordOutcome('j1', 'owner-a', { state: 'FAILED', error_code: 'x' }, T0 + 5)).toBe(false);
+      expect(await store.getJournal('j1')).toMatchObject({
+        state: 'EFFECTUATED',
+        invoked_at: T0 + 2,
+        finished_at: T0 + 4,
+        result_json: '{"ok":true}',
+      });
+    });
+
+    it("recovers only the restarting owner's unfinished rows into EFFECT_RESULT_UNKNOWN", async () => {
+      for (const id of ['c1', 'i1', 'done', 'theirs']) await issue(store, id);
+      await store.consume(request('c1'));
+      await store.consume(request('i1'));
+      await store.markInvoked('i1', 'owner-a', T0);
+      await store.consume(request('done'));
+      await store.markInvoked('done', 'owner-a', T0);
+      await store.recordOutcome('done', 'owner-a', { state: 'FAILED', error_code: 'boom' }, T0);
+      await store.consume(request('theirs', { owner: 'owner-b' }));
+      expect(await store.recoverUnfinished('owner-a', T0 + 9)).toBe(2);
+      const states = Object.fromEntries((await store.listJournal()).map((r) => [r.candidate_act_id, r.state]));
+      expect(states).toEqual({ c1: 'EFFECT_RESULT_UNKNOWN', i1: 'EFFECT_RESULT_UNKNOWN', done: 'FAILED', theirs: 'CONSUMED' });
+      // Unknown is terminal: the old owner cannot move it on.
+      expect(await store.markInvoked('c1', 'owner-a', T0)).toBe(false);
+      expect(await store.listJournal({ state: 'EFFECT_RESULT_UNKNOWN', limit: 1 })).toHaveLength(1);
+    });
+
+    it('decides a pending escalation once, and not after it expired', async () => {
+      for (const [id, expires] of [
+        ['e1', T0 + 60_000],
+        ['e2', T0 + 10],
+      ] as const) {
+        const ev = evidence(id, { decision: 'ESCALATED', code: 'EF_APPROVAL_REQUIRED' });
+        await store.recordDecision({
+          evidence: ev,
+          escalation: {
+            candidate_act_id: id,
+            evidence_id: ev.evidence_id,
+            binding_digest: 'b',
+            act_json: '{}',
+            status: 'PENDING',
+            approver: null,
+            requested_at: T0,
+            decided_at: null,
+            expires_at: expires,
+          },
+        });
+      }
+      expect((await store.listEscalations('PENDING')).map((e) => e.candidate_act_id).sort()).toEqual(['e1', 'e2']);
+      expect(await store.decideEscalation('e1', 'APPROVED', 'alice', T0 + 100)).toMatchObject({ status: 'APPROVED', approver: 'alice' });
+      expect(await store.decideEscalation('e1', 'REJECTED', 'mallory', T0 + 200)).toBeUndefined();
+      expect(await store.decideEscalation('e2', 'APPROVED', 'alice', T0 + 100)).toBeUndefined();
+      expect((await store.getEscalation('e2'))?.status).toBe('PENDING');
+    });
+  });
+}
+
+afterAll(removeTmpDirs);
