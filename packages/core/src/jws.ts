@@ -13,7 +13,7 @@
  */
 import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { base64urlDecode, base64urlEncode } from './base64url.js';
+import { base64urlDecode, base64urlEncode, isCanonicalBase64url } from './base64url.js';
 import { VrpError } from './errors.js';
 
 /** A public Ed25519 key as published in a JWKS (Core §3). */
@@ -155,8 +155,8 @@ export function parseCompactJws(jws: unknown): ParseCompactJwsResult {
     return { ok: false, code: 'malformed_header', reason: 'protected header is not a JSON object' };
   }
   const signature = base64urlDecode(s);
-  if (!signature || base64urlDecode(p) === null)
-    return { ok: false, code: 'malformed_jws', reason: 'payload or signature is not base64url' };
+  // The payload is only checked here; it is decoded once, after the signature verified.
+  if (!signature || !isCanonicalBase64url(p)) return { ok: false, code: 'malformed_jws', reason: 'payload or signature is not base64url' };
   return { ok: true, jws: { signingInput: `${h}.${p}`, header: header as JwsProtectedHeader, payloadSegment: p, signature } };
 }
 

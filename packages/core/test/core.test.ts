@@ -1,6 +1,3 @@
-import { compactVerify, importJWK } from 'jose';
-import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
 import {
   base64urlDecode,
   base64urlEncode,
@@ -16,6 +13,9 @@ import {
   sha256Hex,
   verifyEd25519Signature,
 } from '@vrpkit/core';
+import fc from 'fast-check';
+import { compactVerify, importJWK } from 'jose';
+import { describe, expect, it } from 'vitest';
 
 describe('canonicalJson (RFC 8785)', () => {
   it('sorts keys by UTF-16 code units and formats numbers per ECMAScript', () => {
@@ -43,6 +43,18 @@ describe('digests and base64url', () => {
   it('hashes the UTF-8 bytes', () => {
     expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
+  it('accepts exactly the strings that re-encode to themselves (property)', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/='.split('');
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 12 }), (chars) => {
+        const text = chars.join('');
+        const lenient =
+          /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1 && Buffer.from(text, 'base64url').toString('base64url') === text;
+        expect(base64urlDecode(text) !== null).toBe(lenient);
+      }),
+      { numRuns: 2000 },
+    );
+  });
   it('round-trips and rejects non-canonical base64url', () => {
     fc.assert(
       fc.property(fc.uint8Array(), (b) => {
@@ -52,6 +64,11 @@ describe('digests and base64url', () => {
     expect(base64urlDecode('ab+c')).toBeNull();
     expect(base64urlDecode('abc=')).toBeNull();
     expect(base64urlDecode('a')).toBeNull();
+    // Non-zero pad bits: 'ab' and 'aQ' would both decode to 0x69.
+    expect(base64urlDecode('ab')).toBeNull();
+    expect(base64urlDecode('abd')).toBeNull();
+    expect(Buffer.from(base64urlDecode('aQ')!).toString('hex')).toBe('69');
+    expect(Buffer.from(base64urlDecode('abc')!).toString('hex')).toBe('69b7');
   });
 });
 
