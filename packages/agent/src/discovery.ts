@@ -8,6 +8,7 @@
 import type { FetchLike } from '@vrpkit/core';
 import { DISCOVERY_PATH, type DiscoveryDocument, PROTOCOL, PROTOCOL_VERSION } from '@vrpkit/protocol';
 import { normalizeHost } from './canonical-domain.js';
+import { getJsonText } from './http-get.js';
 
 export type DiscoveryFailureCode =
   | 'invalid_domain'
@@ -58,15 +59,9 @@ export async function fetchDiscovery(domainInput: string, opts: { fetch: FetchLi
   if (!domain) return { ok: false, domain: domainInput, url: null, code: 'invalid_domain', message: `not a host domain: ${domainInput}` };
   const url = `https://${domain}${DISCOVERY_PATH}`;
   const fail = (code: DiscoveryFailureCode, message: string): DiscoveryOutcome => ({ ok: false, domain, url, code, message });
-  let res: Response;
-  let text: string;
-  try {
-    res = await opts.fetch(url, { headers: { accept: 'application/json' } });
-    text = await res.text();
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    return fail('discovery_unreachable', `discovery fetch failed${code ? ` (${code})` : ''}: ${(e as Error).message}`);
-  }
+  const got = await getJsonText(opts.fetch, url, 'discovery');
+  if (!got.ok) return fail('discovery_unreachable', got.message);
+  const { res, text } = got;
   if (res.status !== 200) return fail('discovery_http_error', `discovery answered HTTP ${res.status}`);
   let doc: unknown;
   try {

@@ -6,7 +6,7 @@
  * the real domain name.
  */
 import { rootCertificates } from 'node:tls';
-import type { FetchLike } from '@vrpkit/core';
+import { type FetchLike, readStreamCapped } from '@vrpkit/core';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { isOnCanonicalDomain } from './canonical-domain.js';
 import { AgentUsageError, NetworkError } from './errors.js';
@@ -102,20 +102,9 @@ async function readCapped(res: { headers: Headers; body: ReadableStream<Uint8Arr
     throw new NetworkError('response_too_large', `response from ${host} declares ${declared} bytes (cap ${maxBytes})`, { host });
   }
   if (!res.body) return new Uint8Array(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new NetworkError('response_too_large', `response from ${host} exceeds ${maxBytes} bytes`, { host });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  const bytes = await readStreamCapped(res.body, maxBytes);
+  if (!bytes) throw new NetworkError('response_too_large', `response from ${host} exceeds ${maxBytes} bytes`, { host });
+  return bytes;
 }
 
 /**

@@ -12,8 +12,9 @@
  * Presence in the current set is the whole trust signal: a removed (revoked) key stops
  * verifying as soon as the entry that held it expires, at most 300 s later.
  */
-import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import { type Clock, type FetchLike, parseCompactJws, systemClock } from '@vrpkit/core';
 import { JWKS_MAX_CACHE_SECONDS } from '@vrpkit/protocol';
+import { getJsonText } from './http-get.js';
 
 export interface JwksCacheOptions {
   /** The fetch used for JWKS documents (give it a `createHardenedFetch`). */
@@ -62,6 +63,12 @@ export function cacheLifetimeSeconds(cacheControl: string | null, cap: number): 
     if (m) return Math.min(Number(m[1]), cap);
   }
   return cap;
+}
+
+/** The protected-header `kid` of a compact JWS, the cache's refresh-on-miss hint (Core §3.1); undefined when it has none. */
+export function jwsHeaderKid(jws: unknown): string | undefined {
+  const parsed = parseCompactJws(jws);
+  return parsed.ok && typeof parsed.jws.header.kid === 'string' ? parsed.jws.header.kid : undefined;
 }
 
 const hasKid = (jwks: Entry['jwks'], kid: string) => jwks.keys.some((k) => k.kid === kid);
@@ -123,16 +130,12 @@ export class JwksCache {
   }
 
   async #load(jwksUrl: string): Promise<JwksLookup> {
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.#fetch(jwksUrl, { headers: { accept: 'application/json' } });
-      text = await res.text();
-    } catch (e) {
+    const got = await getJsonText(this.#fetch, jwksUrl, 'JWKS');
+    if (!got.ok) {
       this.#entries.delete(jwksUrl);
-      const code = (e as { code?: string }).code;
-      return { ok: false, code: 'jwks_unreachable', message: `JWKS fetch failed${code ? ` (${code})` : ''}: ${(e as Error).message}` };
+      return { ok: false, code: 'jwks_unreachable', message: got.message };
     }
+    const { res, text } = got;
     // Any failure drops the old entry: a stale set is never a fallback (fail closed).
     const fail = (code: JwksFailureCode, message: string): JwksLookup => {
       this.#entries.delete(jwksUrl);

@@ -11,7 +11,7 @@
  * nothing verified and fresh, or a verified payload whose summary fields the schema cannot
  * carry (e.g. a signed negative with `public_total: null`).
  */
-import { type Clock, type FetchLike, parseCompactJws, toUtcSecond } from '@vrpkit/core';
+import { type Clock, type FetchLike, toUtcSecond } from '@vrpkit/core';
 import {
   CANONICAL_PHRASE,
   type DiscoveryDocument,
@@ -23,7 +23,8 @@ import {
 } from '@vrpkit/protocol';
 import { type DiscoveryOutcome, fetchDiscovery } from './discovery.js';
 import { AgentUsageError } from './errors.js';
-import type { JwksCache } from './jwks-cache.js';
+import { getJsonText } from './http-get.js';
+import { type JwksCache, jwsHeaderKid } from './jwks-cache.js';
 import { bookingUrlFailure, isAvailable, isExactPrice, type QuoteFailureCode, quoteChecks } from './quote.js';
 import { assessFacts, type Fact, type FactName } from './three-state.js';
 import { type OfferStatus, type OfferVerificationResult, verifyOffer } from './verify-offer.js';
@@ -141,20 +142,9 @@ export async function fetchOfferEnvelope(
   url.searchParams.set('check_out', args.check_out);
   url.searchParams.set('guests', String(args.guests));
   const href = url.toString();
-  let res: Response;
-  let text: string;
-  try {
-    res = await opts.fetch(href, { headers: { accept: 'application/json' } });
-    text = await res.text();
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    return {
-      ok: false,
-      code: 'offer_unreachable',
-      message: `offer fetch failed${code ? ` (${code})` : ''}: ${(e as Error).message}`,
-      url: href,
-    };
-  }
+  const got = await getJsonText(opts.fetch, href, 'offer');
+  if (!got.ok) return { ok: false, code: 'offer_unreachable', message: got.message, url: href };
+  const { res, text } = got;
   if (res.status !== 200) return { ok: false, code: 'offer_http_error', message: `offer endpoint answered HTTP ${res.status}`, url: href };
   let envelope: unknown;
   try {
@@ -278,6 +268,48 @@ function unknownOutcome(
   };
 }
 
+/** `verifyOffer` against the node's own key set, or why that key set could not be read (discovery or JWKS failure). */
+export type NodeKeyVerification =
+  | { ok: true; jwks_url: string; verification: OfferVerificationResult }
+  /** `jwks_url` is the discovery document's when discovery succeeded and only the JWKS fetch failed. */
+  | { ok: false; jwks_url: string | null; code: string; message: string };
+
+/**
+ * Verify `envelope` against the JWKS the node's own discovery document names (`jwks_url`),
+ * read through the cache — never a key set delivered with the envelope (Core §3; Node Tool
+ * Binding §6, §8 item 1). Never throws: an unusable discovery or JWKS is an outcome.
+ */
+export async function verifyWithNodeJwks(
+  discovery: DiscoveryOutcome,
+  envelope: unknown,
+  deps: Omit<VerifyDeps, 'fetch'>,
+): Promise<NodeKeyVerification> {
+  if (!discovery.ok) return { ok: false, jwks_url: null, code: discovery.code, message: discovery.message };
+  const jwksUrl = discovery.discovery.jwks_url;
+  // Key selection is the verifier's (header kid); the cache only needs it for refresh-on-miss.
+  const jwks = await deps.jwksCache.get(jwksUrl, jwsHeaderKid(obj(obj(envelope).signature).jws));
+  if (!jwks.ok) return { ok: false, jwks_url: jwksUrl, code: jwks.code, message: jwks.message };
+  return { ok: true, jwks_url: jwksUrl, verification: verifyOffer({ envelope, jwks: jwks.jwks, now: nowOf(deps.now) }) };
+}
+
+/**
+ * The full gate for one asked-for stay: Core §7 (`quoteChecks`) plus the two checks that tie a
+ * verified offer to the question asked, whatever transport carried it — the signed offer is
+ * `domain`'s own (Node Tool Binding §6, Core §2), and its signed `request` is the stay asked
+ * for (Core §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
+ */
+export function stayGateFailures(verification: OfferVerificationResult, domain: string, args: OfferRequestArgs): GateFailureCode[] {
+  const failures: GateFailureCode[] = [...quoteChecks(verification).failures];
+  const payload = verification.payload;
+  if (verification.status === 'verified' && payload) {
+    if (payload.canonical_domain !== domain) failures.push('offer_domain_mismatch');
+    const req = obj(payload.request);
+    if (req.check_in !== args.check_in || req.check_out !== args.check_out || req.guests !== args.guests)
+      failures.push('offer_request_mismatch');
+  }
+  return failures;
+}
+
 /**
  * Verify an envelope obtained for `domain` (over HTTP, or through a tool surface) against the
  * JWKS named by the node's own discovery document, and apply the full gate. Never throws for a
@@ -298,24 +330,12 @@ export async function verifyStayOfferEnvelope(
   if (!discovery.ok) return unknownOutcome(domain, discovery.code, discovery.message, false, sources);
   if (!obtained.ok) return unknownOutcome(domain, obtained.code, obtained.message, true, sources);
 
-  // Key selection is the verifier's (header kid); the cache only needs it for refresh-on-miss.
-  const parsed = parseCompactJws(obj(obtained.envelope.signature).jws);
-  const kid = parsed.ok && typeof parsed.jws.header.kid === 'string' ? parsed.jws.header.kid : undefined;
-  const jwks = await deps.jwksCache.get(discovery.discovery.jwks_url, kid);
-  if (!jwks.ok) return unknownOutcome(domain, jwks.code, jwks.message, true, sources);
+  const keyed = await verifyWithNodeJwks(discovery, obtained.envelope, deps);
+  if (!keyed.ok) return unknownOutcome(domain, keyed.code, keyed.message, true, sources);
 
-  const verification = verifyOffer({ envelope: obtained.envelope, jwks: jwks.jwks, now: nowOf(deps.now) });
-  const quote = quoteChecks(verification);
-  const failures: GateFailureCode[] = [...quote.failures];
+  const verification = keyed.verification;
+  const failures = stayGateFailures(verification, domain, args);
   const payload = verification.payload;
-  if (verification.status === 'verified' && payload) {
-    // Node Tool Binding §6 / Core §2: the signed offer is this domain's, not another node's.
-    if (payload.canonical_domain !== domain) failures.push('offer_domain_mismatch');
-    // The signed request must be the stay asked for (Core §5 `request` is a MUST for nodes).
-    const req = obj(payload.request);
-    if (req.check_in !== args.check_in || req.check_out !== args.check_out || req.guests !== args.guests)
-      failures.push('offer_request_mismatch');
-  }
   const safe = failures.length === 0;
   const assessment = assessFacts({ discovered: true, verification, safeToQuote: safe });
   const signedOffer = verification.status === 'verified' || verification.status === 'expired' ? (payload as unknown as OfferPayload) : null;

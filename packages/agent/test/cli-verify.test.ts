@@ -1,30 +1,17 @@
 /** `vrp verify` as a user runs it: a child process against a real node over https, and offline on the official vectors. */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { officialSchema } from '@vrpkit/protocol';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runVrp } from '../../cli/test/support/run-vrp.js';
 import { loadVector } from './support/minted.js';
 
-const BIN = fileURLToPath(new URL('../../cli/src/bin.ts', import.meta.url));
 const DOMAIN = 'villa.example';
 
-function vrp(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=vrpkit-source', BIN, ...args],
-      { timeout: 60_000 },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const vrp = (...args: string[]) => runVrp(args, { timeoutMs: 60_000 });
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 

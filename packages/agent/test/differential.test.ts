@@ -17,6 +17,15 @@ import type { Loose } from './support/minted.js';
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The JSON a base64url JWS segment decodes to, or undefined when it is not JSON. */
+function segmentJson(segment: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The documented stricter cases, recognised from the input alone. */
 function stricterCase(env: Loose): string | null {
   const jws = env.signature?.jws;
@@ -25,23 +34,15 @@ function stricterCase(env: Loose): string | null {
   if (parts.length !== 3) return null;
   // 1. Strict, canonical base64url in every segment (the reference decodes leniently).
   if (parts.some((p) => base64urlDecode(p) === null) || parts[0] === '') return 'strict_base64url';
-  let header: unknown;
-  try {
-    header = JSON.parse(Buffer.from(parts[0] as string, 'base64url').toString('utf8'));
-  } catch {
-    return null;
-  }
+  const header = segmentJson(parts[0] as string);
+  if (header === undefined) return null;
   // 2. The protected header must be a JSON object.
   if (!isObject(header)) return 'header_not_object';
   const h = header as Record<string, unknown>;
   // 3. The unsigned envelope signature metadata must agree with the signed header.
   if (env.signature.alg !== 'EdDSA' || env.signature.kid !== h.kid) return 'envelope_signature_metadata';
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(parts[1] as string, 'base64url').toString('utf8'));
-  } catch {
-    return null;
-  }
+  const payload = segmentJson(parts[1] as string);
+  if (payload === undefined) return null;
   // 4. The signed payload must be a JSON object.
   if (!isObject(payload)) return 'payload_not_object';
   // 5. valid_until must be RFC 3339 UTC (the reference accepts anything Date.parse accepts).

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { createHardenedFetch, NetworkError, parseConnectTo } from '@vrpkit/agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestCa, startHttpsServer, type TestCa, type TestServer } from './support/tls.js';
+import { createTestCa, endlessBody, startHttpsServer, type TestCa, type TestServer } from './support/tls.js';
 
 const DOMAIN = 'villa.example';
 let ca: TestCa;
@@ -33,14 +33,7 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-length': String(2 * 1024 * 1024) });
       res.write('x'.repeat(1024));
     } else if (url.pathname === '/endless') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      const chunk = Buffer.alloc(16 * 1024, 0x20);
-      const pump = () => {
-        while (res.write(chunk)) {}
-        res.once('drain', pump);
-      };
-      res.on('close', () => res.removeAllListeners('drain'));
-      pump();
+      endlessBody(res, 16 * 1024);
     } else {
       res
         .writeHead(200, { 'content-type': 'application/json', 'x-host': String(req.headers.host) })

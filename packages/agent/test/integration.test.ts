@@ -21,7 +21,7 @@ import { officialSchema } from '@vrpkit/protocol';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseOffer, FIXTURES, mintEnvelope, TEST_JWKS } from './support/minted.js';
-import { createTestCa, startHttpsServer, type TestServer } from './support/tls.js';
+import { createTestCa, endlessBody, startHttpsServer, type TestServer } from './support/tls.js';
 
 const DOMAIN = 'villa.example';
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -175,16 +175,7 @@ describe('against hostile or broken servers', () => {
       }
       if (path === '/.well-known/jwks.json') return json(JSON.stringify(TEST_JWKS));
       if (path === '/api/verified-stay-offer') {
-        if (mode.offer === 'endless') {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          const chunk = Buffer.alloc(64 * 1024, 0x20);
-          const pump = () => {
-            while (res.write(chunk)) {}
-            res.once('drain', pump);
-          };
-          res.on('close', () => res.removeAllListeners('drain'));
-          return pump();
-        }
+        if (mode.offer === 'endless') return endlessBody(res, 64 * 1024);
         if (mode.offer === 'not-envelope') return json(JSON.stringify({ offer: baseOffer() }));
         if (mode.offer === 'other-dates') return json(JSON.stringify(mintEnvelope({ ...baseOffer(), request: { ...stay, guests: 6 } })));
         if (mode.offer === 'tampered') {

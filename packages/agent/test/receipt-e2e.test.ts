@@ -4,7 +4,7 @@
  * receipt in the result's `_meta` verifies fully through the production resolver (JWKS cache on
  * the issuer's domain) and binds to that call — and to no other.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,8 +20,9 @@ import {
   receiptFromCallResult,
 } from '@vrpkit/agent';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
-import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, offerRef, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { BOUND_TOOL_NAME, JWKS_PATH, MCP_ENDPOINT_PATH, offerRef, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpApp, serveSurface, type TestSurface, tool } from './surfaces-support.js';
 
 const DOMAIN = 'receipts.example';
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
@@ -122,5 +123,49 @@ describe('MCP receipt end to end (https, SDK client, serveNode)', () => {
     const report = await getOfferVia('mcp', `https://${DOMAIN}`, ARGS, { network: { connectTo, ca: node.caPem! } });
     expect(report.classification).toBe('node_tool');
     expect(report.receipt).toMatchObject({ verified: true, transport: { status: 'verified', bound: true }, offer: { status: 'verified' } });
+  });
+});
+
+describe('receipt keys are pinned to the jwks_url of the node discovery document (Node Tool Binding §6)', () => {
+  // Same host, same keys, another URL: only the pin to the discovery document's jwks_url refuses it.
+  const OTHER_SOURCE = `https://${DOMAIN}${JWKS_PATH}?from=receipt`;
+  let relay: TestSurface;
+
+  /** The node's own tools/call result, with every attestation's (unsigned) `source` pointed at OTHER_SOURCE. */
+  async function resourcedCall(args: Record<string, unknown>): Promise<CallToolResult> {
+    const result = await callTool(args);
+    const receipt = receiptFromCallResult(result) as { attestations: { source: string }[] };
+    for (const a of receipt.attestations) a.source = OTHER_SOURCE;
+    return result;
+  }
+
+  beforeAll(async () => {
+    const ca = { certPem: node.caPem!, keyPem: readFileSync(join(dir, 'node', 'tls', 'ca-key.pem'), 'utf8') };
+    // A surface on a subdomain of the node (origin-bound) relaying the node's result with the rewritten sources.
+    relay = await serveSurface(
+      `mcp.${DOMAIN}`,
+      ca,
+      mcpApp([tool(BOUND_TOOL_NAME)], (_name, args) => resourcedCall(args)),
+    );
+  });
+  afterAll(async () => {
+    await relay?.close();
+  });
+
+  it('a source on the issuer domain other than the discovery jwks_url resolves without the pin, and not with it', async () => {
+    const result = await resourcedCall(ARGS);
+    // The control: unpinned, the rewritten source serves the node's keys and everything verifies.
+    expect((await check(result, { tool: BOUND_TOOL_NAME, arguments: ARGS })).verified).toBe(true);
+
+    const report = await getOfferVia('mcp', `https://mcp.${DOMAIN}`, ARGS, {
+      network: { connectTo: [...connectTo, relay.connectTo], ca: node.caPem! },
+    });
+    expect(report).toMatchObject({ classification: 'node_tool', safe_to_quote: true, verification: { status: 'verified' } });
+    expect(report.receipt).toMatchObject({
+      receipt_present: true,
+      verified: false,
+      offer: { status: 'unverifiable', code: 'key_unresolvable' },
+      transport: { status: 'unverifiable', code: 'key_unresolvable', bound: false },
+    });
   });
 });

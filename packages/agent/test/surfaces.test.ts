@@ -41,8 +41,8 @@ let options: SurfaceClientOptions;
 /** A fetch for the fakes themselves (they relay real offers from the real nodes). */
 let relayFetch: HardenedFetch;
 
-async function offerOf(domain: string): Promise<OfferEnvelope> {
-  const q = new URLSearchParams({ check_in: ARGS.check_in, check_out: ARGS.check_out, guests: String(ARGS.guests) });
+async function offerOf(domain: string, args: typeof ARGS = ARGS): Promise<OfferEnvelope> {
+  const q = new URLSearchParams({ check_in: args.check_in, check_out: args.check_out, guests: String(args.guests) });
   const res = await relayFetch(`https://${domain}/api/verified-stay-offer?${q}`);
   return (await res.json()) as OfferEnvelope;
 }
@@ -119,6 +119,14 @@ beforeAll(async () => {
       }),
     ),
   );
+  // §8: a surface that answers with the node's genuine, fresh offer — for another stay.
+  surfaces.push(
+    await serveSurface(
+      `otherstay.${B}`,
+      nodeB.ca,
+      mcpApp([tool(BOUND_TOOL_NAME)], async () => textResult(await offerOf(B, { ...ARGS, guests: ARGS.guests + 1 }))),
+    ),
+  );
   // §4: a tool that requires an argument beyond the three.
   surfaces.push(
     await serveSurface(
@@ -164,6 +172,7 @@ function expectNodeToolVerified(report: SurfaceReport, domain: string) {
   expect(new URL(report.surface_url as string).hostname).toBe(domain);
   expect(report.verification?.status).toBe('verified');
   expect(report.verification?.payloadMatchesOffer).toBe(true);
+  expect(report.failures).toEqual([]);
   expect(report.safe_to_quote).toBe(true);
   const price = (report.envelope as OfferEnvelope).offer.price;
   expect(report.total).toEqual({ amount: price.agent_total, currency: price.currency, minor_unit: true });
@@ -314,6 +323,15 @@ describe('negative nodes', () => {
     expect(r.verification?.status).toBe('invalid');
     expect(r.verification?.code).toBe('signature_mismatch');
     expect(r.safe_to_quote).toBe(false);
+  });
+
+  it('a genuine signed offer for another stay is verified but never quoted for the stay asked', async () => {
+    const r = await getOfferVia('mcp', `https://otherstay.${B}`, ARGS, options);
+    expect(r.origin_bound).toBe(true);
+    expect(r.verification?.status).toBe('verified');
+    expect(r.failures).toContain('offer_request_mismatch');
+    expect(r.safe_to_quote).toBe(false);
+    expect(r.total).toBeNull();
   });
 
   it('a tool that requires an extra argument fails the three-argument call: unverified, nothing quoted', async () => {

@@ -2,22 +2,18 @@
  * `vrp receipt verify|match`: in-process over the official vectors (exact stdout), and as a real
  * child process against a real https node (online JWKS resolution through --connect-to/--cacert).
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createHardenedFetch } from '@vrpkit/agent';
-import { main } from '@vrpkit/cli';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, RECEIPT_META_KEY } from '@vrpkit/protocol';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot, runVrp, runVrpInProcess } from './support/run-vrp.js';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const vectorsDir = join(root, 'packages/agent/fixtures/receipt/');
+const vectorsDir = join(repoRoot, 'packages/agent/fixtures/receipt/');
 const vectorFiles = readdirSync(vectorsDir).filter((f) => f.endsWith('.json'));
 const EXPECTED_EXIT: Record<string, number> = {
   '01-offer-transport-verified.json': 0,
@@ -32,20 +28,7 @@ const EXPECTED_EXIT: Record<string, number> = {
 let tmp: string;
 
 /** Run the CLI in-process; returns the exit code and what it wrote. */
-async function vrp(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => out.push(String(c)) > 0);
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => err.push(String(c)) > 0);
-  try {
-    const code = await main(['node', 'vrp', ...args]);
-    return { code, stdout: out.join(''), stderr: err.join('') };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-    process.exitCode = undefined;
-  }
-}
+const vrp = (...args: string[]) => runVrpInProcess(args);
 
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'vrpkit-receipt-cli-'));
@@ -114,17 +97,7 @@ describe('vrp receipt verify|match against a real node (child process, https)', 
   const ARGS = { check_in: day(30), check_out: day(32), guests: 2 };
   let node: ServedNode;
   let receiptFile: string;
-  const run = promisify(execFile);
-  const bin = join(root, 'packages/cli/src/bin.ts');
-  const vrpChild = async (...args: string[]) => {
-    try {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', bin, ...args], { cwd: root });
-      return { code: 0, stdout };
-    } catch (e) {
-      const err = e as { code: number; stdout: string };
-      return { code: err.code, stdout: err.stdout };
-    }
-  };
+  const vrpChild = (...args: string[]) => runVrp(args);
 
   beforeAll(async () => {
     await initNode({ domain: DOMAIN, dataDir: join(tmp, 'node') });

@@ -3,11 +3,9 @@
  * https node: the side-by-side table, the JSON rows, and the weakest-surface exit status —
  * including an operator's MCP surface on another domain that relays the node's offer.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { createDevCa } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
@@ -22,8 +20,8 @@ import {
   textResult,
   tool,
 } from '../../agent/test/surfaces-support.js';
+import { runVrp } from './support/run-vrp.js';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 const DOMAIN = 'via.example';
 const OPERATOR = 'relay-operator.example';
 const ARGS = { check_in: day(32), check_out: day(35), guests: 2 };
@@ -34,16 +32,7 @@ let operator: TestSurface;
 let relay: HardenedFetch;
 let caFile: string;
 
-function vrp(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', '--conditions=vrpkit-source', join(root, 'packages/cli/src/bin.ts'), ...args],
-      { cwd: root, timeout: 90_000 },
-      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const vrp = (...args: string[]) => runVrp(args);
 
 const common = () => [
   '--check-in',

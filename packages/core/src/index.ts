@@ -4,3 +4,4 @@ export * from './clock.js';
 export * from './digest.js';
 export * from './errors.js';
 export * from './jws.js';
+export * from './stream.js';

@@ -283,12 +283,12 @@ export class Gate {
     if (row.state === 'CONSUMED') return denied('EF_005');
     if (row.state === 'REVOKED') return denied('EF_REVOKED');
     if (row.expires_at <= now) return denied('EF_002');
-    if (bindingDigest(act, this.sinkId) !== bindingDigestOfRow(row)) return denied('EF_SCOPE_MISMATCH');
+    if (bindingDigest(bindingOf(act, this.sinkId)) !== bindingDigest(row)) return denied('EF_SCOPE_MISMATCH');
     return { status: 'issued', authority_id: row.authority_id };
   }
 
   private async escalate(act: AgentCandidateAct, now: number, reason: string): Promise<AuthorizeOutcome> {
-    const binding = bindingDigest(act, this.sinkId);
+    const binding = bindingDigest(bindingOf(act, this.sinkId));
     const prior = await this.store.getEscalation(act.candidate_act_id);
     if (prior && prior.binding_digest === binding) {
       if (prior.status === 'APPROVED' && prior.expires_at > now)
@@ -381,15 +381,8 @@ export class Gate {
     };
     const row: AuthorityRow = {
       authority_id: authority.authority_id,
-      candidate_act_id: act.candidate_act_id,
+      ...bindingOf(act, this.sinkId),
       evidence_id: evidence.evidence_id,
-      arguments_digest: act.arguments_digest.value,
-      tool_id: act.tool.tool_id,
-      function_id: act.tool.function_id,
-      tool_endpoint: act.tool.tool_endpoint ?? null,
-      destination_id: act.destination?.destination_id ?? null,
-      sink_id: this.sinkId,
-      consequence_class: act.consequence_class,
       issued_at: now,
       expires_at: expiresAt,
       ...epochs,
@@ -500,9 +493,21 @@ function denyFromError(e: unknown): EnforceDecision {
   return denyDecision(asGateError(e).code);
 }
 
-/** The load-bearing fields an authority and an approval are bound to. */
-function bindingDigest(act: AgentCandidateAct, sinkId: string): string {
-  return canonicalSha256Base64url({
+/** The load-bearing fields an authority and an approval are bound to (authority row columns). */
+const BINDING_FIELDS = [
+  'candidate_act_id',
+  'arguments_digest',
+  'tool_id',
+  'function_id',
+  'tool_endpoint',
+  'destination_id',
+  'consequence_class',
+  'sink_id',
+] as const;
+type Binding = Pick<AuthorityRow, (typeof BINDING_FIELDS)[number]>;
+
+function bindingOf(act: AgentCandidateAct, sinkId: string): Binding {
+  return {
     candidate_act_id: act.candidate_act_id,
     arguments_digest: act.arguments_digest.value,
     tool_id: act.tool.tool_id,
@@ -511,20 +516,12 @@ function bindingDigest(act: AgentCandidateAct, sinkId: string): string {
     destination_id: act.destination?.destination_id ?? null,
     consequence_class: act.consequence_class,
     sink_id: sinkId,
-  });
+  };
 }
 
-function bindingDigestOfRow(row: AuthorityRow): string {
-  return canonicalSha256Base64url({
-    candidate_act_id: row.candidate_act_id,
-    arguments_digest: row.arguments_digest,
-    tool_id: row.tool_id,
-    function_id: row.function_id,
-    tool_endpoint: row.tool_endpoint,
-    destination_id: row.destination_id,
-    consequence_class: row.consequence_class,
-    sink_id: row.sink_id,
-  });
+/** Digest over exactly the binding fields of an act or of a stored authority row (its other columns never enter). */
+function bindingDigest(binding: Binding): string {
+  return canonicalSha256Base64url(Object.fromEntries(BINDING_FIELDS.map((k) => [k, binding[k]])));
 }
 
 function errorCode(e: unknown): string {

@@ -45,6 +45,17 @@ function checkNumber(n: number, at?: number): void {
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const WS = /[ \t\n\r]*/y;
+/** RFC 8259 §7 two-character escapes (`\uXXXX` is parsed on its own). */
+const SIMPLE_ESCAPES = new Map([
+  ['"', '"'],
+  ['\\', '\\'],
+  ['/', '/'],
+  ['b', '\b'],
+  ['f', '\f'],
+  ['n', '\n'],
+  ['r', '\r'],
+  ['t', '\t'],
+]);
 
 /**
  * Parse JSON text as I-JSON: duplicate member names, lone surrogates (raw or escaped),
@@ -76,42 +87,17 @@ export function parseIJson(text: string): unknown {
       }
       out += text.slice(chunk, pos);
       const e = text[pos + 1];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out += e;
-          pos += 2;
-          break;
-        case 'b':
-          out += '\b';
-          pos += 2;
-          break;
-        case 'f':
-          out += '\f';
-          pos += 2;
-          break;
-        case 'n':
-          out += '\n';
-          pos += 2;
-          break;
-        case 'r':
-          out += '\r';
-          pos += 2;
-          break;
-        case 't':
-          out += '\t';
-          pos += 2;
-          break;
-        case 'u': {
-          const hex = text.slice(pos + 2, pos + 6);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw malformed('bad \\u escape', pos);
-          out += String.fromCharCode(Number.parseInt(hex, 16));
-          pos += 6;
-          break;
-        }
-        default:
-          throw malformed('bad escape', pos);
+      const simple = e === undefined ? undefined : SIMPLE_ESCAPES.get(e);
+      if (simple !== undefined) {
+        out += simple;
+        pos += 2;
+      } else if (e === 'u') {
+        const hex = text.slice(pos + 2, pos + 6);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw malformed('bad \\u escape', pos);
+        out += String.fromCharCode(Number.parseInt(hex, 16));
+        pos += 6;
+      } else {
+        throw malformed('bad escape', pos);
       }
       chunk = pos;
     }

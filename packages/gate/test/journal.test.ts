@@ -4,7 +4,6 @@
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { main } from '@vrpkit/cli';
 import {
   type AgentCandidateAct,
   type AuthorityStore,
@@ -14,7 +13,8 @@ import {
   openSqliteStore,
   retryOutcome,
 } from '@vrpkit/gate';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runVrpInProcess } from '../../cli/test/support/run-vrp.js';
 import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 
 describe('retryOutcome (seed §Retries: a fetch of the original tool_result, never a second invoke)', () => {
@@ -53,20 +53,7 @@ describe('retryOutcome (seed §Retries: a fetch of the original tool_result, nev
   });
 });
 
-async function vrp(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => out.push(String(c)) > 0);
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => err.push(String(c)) > 0);
-  try {
-    const code = await main(['node', 'vrp', ...args]);
-    return { code, stdout: out.join(''), stderr: err.join('') };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-    process.exitCode = undefined;
-  }
-}
+const vrp = (...args: string[]) => runVrpInProcess(args);
 
 describe('vrp gate (CLI) on a real store', () => {
   const dir = tmpDir('cli');

@@ -4,10 +4,10 @@
  * validation runs for tool-surface arguments (JSON values) through `service.getOffer`.
  */
 import { join } from 'node:path';
-import { initNode, MAX_QUERY_LENGTH, type ServedNode, serveNode } from '@vrpkit/node';
+import { MAX_QUERY_LENGTH, type ServedNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NodeClient, nodeClient, tempDir, testClock } from './node-helpers.js';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'bad-inputs.example';
 // Today at the property (Europe/Stockholm) is 2027-02-01; the sample horizon is 365 days.
@@ -17,16 +17,10 @@ let node: ServedNode;
 let client: NodeClient;
 
 beforeAll(async () => {
-  await initNode({ domain: DOMAIN, dataDir: join(tmp.dir, 'node'), now: clock.now });
-  node = await serveNode({ dataDir: join(tmp.dir, 'node'), dev: true, now: clock.now });
-  client = nodeClient(DOMAIN, node.port, node.caPem!);
+  ({ node, client } = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), clock.now));
 });
 
-afterAll(async () => {
-  await client?.close();
-  await node?.close();
-  tmp.cleanup();
-});
+afterAll(() => closeTestNode({ node, client }, tmp));
 
 const ok = 'check_in=2027-03-01&check_out=2027-03-05&guests=2';
 

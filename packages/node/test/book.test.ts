@@ -5,10 +5,10 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { addCalendarBlock, initNode, type ServedNode, sampleProperty, serveNode, updateProperty } from '@vrpkit/node';
+import { addCalendarBlock, type ServedNode, sampleProperty, updateProperty } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NodeClient, nodeClient, tempDir, testClock } from './node-helpers.js';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'book-node.example';
 const clock = testClock('2027-02-01T09:00:00Z');
@@ -18,16 +18,10 @@ let node: ServedNode;
 let client: NodeClient;
 
 beforeAll(async () => {
-  await initNode({ domain: DOMAIN, dataDir, now: clock.now });
-  node = await serveNode({ dataDir, dev: true, now: clock.now });
-  client = nodeClient(DOMAIN, node.port, node.caPem!);
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now));
 });
 
-afterAll(async () => {
-  await client?.close();
-  await node?.close();
-  tmp.cleanup();
-});
+afterAll(() => closeTestNode({ node, client }, tmp));
 
 /** The signed envelope the page embeds for scripts (`<script type="application/json" id="vrp-offer">`). */
 function embedded(html: string): OfferEnvelope {

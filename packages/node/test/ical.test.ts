@@ -11,17 +11,15 @@ import { quoteChecks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/v
 import {
   addCalendarFeed,
   createDevCa,
-  initNode,
   issueServerCertificate,
   listCalendar,
   parseIcsBlocks,
   type ServedNode,
-  serveNode,
   syncCalendar,
 } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NodeClient, nodeClient, tempDir, testClock } from './node-helpers.js';
+import { type NodeClient, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'ical-node.example';
 const clock = testClock('2027-02-01T09:00:00Z');
@@ -84,10 +82,9 @@ beforeAll(async () => {
   await new Promise<void>((r) => feedServer.listen(0, '127.0.0.1', r));
   feedUrl = `https://127.0.0.1:${(feedServer.address() as AddressInfo).port}/calendar.ics`;
 
-  await initNode({ domain: DOMAIN, dataDir, now: clock.now });
-  await addCalendarFeed({ dataDir, name: 'other-channel', url: feedUrl, now: clock.now });
-  node = await serveNode({ dataDir, dev: true, now: clock.now });
-  client = nodeClient(DOMAIN, node.port, node.caPem!);
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now, {
+    beforeServe: () => addCalendarFeed({ dataDir, name: 'other-channel', url: feedUrl, now: clock.now }),
+  }));
 });
 
 afterAll(async () => {

@@ -8,10 +8,10 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
-import { initNode, listKeys, revokeKey, rotateKey, type ServedNode, serveNode } from '@vrpkit/node';
+import { listKeys, revokeKey, rotateKey, type ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, type VrpJwks } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NodeClient, nodeClient, tempDir, testClock } from './node-helpers.js';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'keys-node.example';
 const clock = testClock('2027-02-01T09:00:00Z');
@@ -26,16 +26,10 @@ const internalErrors: unknown[] = [];
 let client: NodeClient;
 
 beforeAll(async () => {
-  await initNode({ domain: DOMAIN, dataDir, now: clock.now });
-  node = await serveNode({ dataDir, dev: true, now: clock.now, onError: (e) => internalErrors.push(e) });
-  client = nodeClient(DOMAIN, node.port, node.caPem!);
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now, { onError: (e) => internalErrors.push(e) }));
 });
 
-afterAll(async () => {
-  await client?.close();
-  await node?.close();
-  tmp.cleanup();
-});
+afterAll(() => closeTestNode({ node, client }, tmp));
 
 async function jwksKids(): Promise<string[]> {
   const res = await client.get(JWKS_PATH);

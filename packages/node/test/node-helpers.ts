@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { initNode, type ServedNode, type ServeNodeOptions, serveNode } from '@vrpkit/node';
 import { type OfficialSchemaName, officialSchema } from '@vrpkit/protocol';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -48,6 +49,29 @@ export function nodeClient(domain: string, port: number, caPem: string): NodeCli
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * Initialise a node for `domain` in `dataDir` and serve it over https (dev CA) on the test
+ * clock `now`, with a client that reaches it. `beforeServe` runs in between (calendar blocks, feeds).
+ */
+export async function serveTestNode(
+  domain: string,
+  dataDir: string,
+  now: () => number,
+  opts: { beforeServe?: () => Promise<unknown> } & Pick<ServeNodeOptions, 'onError'> = {},
+): Promise<{ node: ServedNode; client: NodeClient }> {
+  await initNode({ domain, dataDir, now });
+  await opts.beforeServe?.();
+  const node = await serveNode({ dataDir, dev: true, now, ...(opts.onError ? { onError: opts.onError } : {}) });
+  return { node, client: nodeClient(domain, node.port, node.caPem!) };
+}
+
+/** Close what `serveTestNode` opened (whatever of it did open) and remove the temp directory. */
+export async function closeTestNode(served: { node?: ServedNode; client?: NodeClient }, tmp: { cleanup(): void }): Promise<void> {
+  await served.client?.close();
+  await served.node?.close();
+  tmp.cleanup();
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });

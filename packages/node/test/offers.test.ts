@@ -7,11 +7,11 @@
  */
 import { join } from 'node:path';
 import { quoteChecks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
-import { addCalendarBlock, addCalendarFeed, initNode, type ServedNode, serveNode } from '@vrpkit/node';
+import { addCalendarBlock, addCalendarFeed, type ServedNode } from '@vrpkit/node';
 import { DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, type VrpJwks } from '@vrpkit/protocol';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NodeClient, nodeClient, schemaErrors, tempDir, testClock } from './node-helpers.js';
+import { closeTestNode, type NodeClient, schemaErrors, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'offers-node.example';
 const clock = testClock('2027-02-01T09:00:00Z');
@@ -21,18 +21,13 @@ let node: ServedNode;
 let client: NodeClient;
 
 beforeAll(async () => {
-  await initNode({ domain: DOMAIN, dataDir, now: clock.now });
-  // Nights 2027-03-10 .. 2027-03-13 are taken (a booking from another channel).
-  await addCalendarBlock({ dataDir, from: '2027-03-10', to: '2027-03-14', kind: 'booking', now: clock.now });
-  node = await serveNode({ dataDir, dev: true, now: clock.now });
-  client = nodeClient(DOMAIN, node.port, node.caPem!);
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now, {
+    // Nights 2027-03-10 .. 2027-03-13 are taken (a booking from another channel).
+    beforeServe: () => addCalendarBlock({ dataDir, from: '2027-03-10', to: '2027-03-14', kind: 'booking', now: clock.now }),
+  }));
 });
 
-afterAll(async () => {
-  await client?.close();
-  await node?.close();
-  tmp.cleanup();
-});
+afterAll(() => closeTestNode({ node, client }, tmp));
 
 async function jwks(): Promise<VrpJwks> {
   return JSON.parse((await client.get(JWKS_PATH)).text) as VrpJwks;

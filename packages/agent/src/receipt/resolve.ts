@@ -5,9 +5,8 @@
  * no stale fallback). Anything else resolves to `null`, which `verifyReceipt` reports as
  * `unverifiable` / `key_unresolvable` — a receipt never chooses where its keys come from.
  */
-import { parseCompactJws } from '@vrpkit/core';
 import { normalizeHost } from '../canonical-domain.js';
-import type { JwksCache } from '../jwks-cache.js';
+import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
 import type { ResolveReceiptJwks } from './verify.js';
 
 export interface ReceiptJwksResolverOptions {
@@ -40,17 +39,11 @@ export function isReceiptSourceOnIssuerDomain(source: unknown, issuerDomain: str
   );
 }
 
-/** The header `kid` of an attestation's JWS, so the cache can refresh on a miss (Core §3.1). */
-function headerKid(signature: unknown): string | undefined {
-  const parsed = parseCompactJws(signature);
-  return parsed.ok && typeof parsed.jws.header.kid === 'string' ? parsed.jws.header.kid : undefined;
-}
-
 export function createReceiptJwksResolver(options: ReceiptJwksResolverOptions): ResolveReceiptJwks {
   return async (source, attestation) => {
     if (!isReceiptSourceOnIssuerDomain(source, options.issuerDomain)) return null;
     if (options.jwksUrl !== undefined && source !== options.jwksUrl) return null;
-    const lookup = await options.cache.get(source as string, headerKid(attestation.signature));
+    const lookup = await options.cache.get(source as string, jwsHeaderKid(attestation.signature));
     return lookup.ok ? lookup.jwks : null;
   };
 }

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { type AgentCard, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
 import { Client, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
-import { boundToolName, errorOf, surfaceUrl } from './shared.js';
+import { boundToolName, errorOf, surfaceUrl, unreachableSurface } from './shared.js';
 import type { ListedTool, OfferArgs, SurfaceContext, SurfaceError, SurfaceFetch } from './types.js';
 
 type Outcome = { envelope: unknown; error: null } | { envelope: null; error: SurfaceError };
@@ -74,21 +74,22 @@ function skillsOf(card: unknown): ListedTool[] {
   return (Array.isArray(skills) ? skills : []).map((s) => ({ name: String(obj(s).id), input_schema: null }));
 }
 
+/** The card was read but names no A2A interface the client can call: reached, nothing called. */
+function noInterface(
+  base: Pick<SurfaceFetch, 'surface_url' | 'reached' | 'tools' | 'tool_name'>,
+  cardUrl: URL,
+  message: string,
+): SurfaceFetch {
+  return { ...base, served_from: [cardUrl.hostname], envelope: null, error: { code: 'a2a_no_interface', message } };
+}
+
 async function viaSdk(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
   const fetchImpl = ctx.fetch as typeof fetch;
   let card: AgentCard;
   try {
     card = await new DefaultAgentCardResolver({ fetchImpl }).resolve(cardUrl.href, '');
   } catch (e) {
-    return {
-      surface_url: cardUrl.href,
-      served_from: [cardUrl.hostname],
-      reached: false,
-      tools: [],
-      tool_name: null,
-      envelope: null,
-      error: errorOf(e, 'a2a_unreachable'),
-    };
+    return unreachableSurface(cardUrl, e, 'a2a_unreachable');
   }
   const tools = skillsOf(card);
   const name = boundToolName(tools);
@@ -97,23 +98,12 @@ async function viaSdk(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Promi
   );
   const base = { surface_url: endpoint?.url ?? cardUrl.href, reached: true, tools, tool_name: name };
   if (!name) return { ...base, served_from: [cardUrl.hostname], envelope: null, error: null };
-  if (!endpoint)
-    return {
-      ...base,
-      served_from: [cardUrl.hostname],
-      envelope: null,
-      error: { code: 'a2a_no_interface', message: 'the card lists no A2A 1.0 JSON-RPC interface' },
-    };
+  if (!endpoint) return noInterface(base, cardUrl, 'the card lists no A2A 1.0 JSON-RPC interface');
   let servedFrom: string[];
   try {
     servedFrom = [cardUrl.hostname, new URL(endpoint.url).hostname];
   } catch {
-    return {
-      ...base,
-      served_from: [cardUrl.hostname],
-      envelope: null,
-      error: { code: 'a2a_no_interface', message: 'the interface URL is not a URL' },
-    };
+    return noInterface(base, cardUrl, 'the interface URL is not a URL');
   }
   try {
     // The transport is built for exactly the interface checked above, not one the factory picks.
@@ -138,15 +128,7 @@ async function viaSdk(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Promi
 }
 
 async function viaLegacy(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
-  const unreachable = (e: unknown): SurfaceFetch => ({
-    surface_url: cardUrl.href,
-    served_from: [cardUrl.hostname],
-    reached: false,
-    tools: [],
-    tool_name: null,
-    envelope: null,
-    error: errorOf(e, 'a2a_unreachable'),
-  });
+  const unreachable = (e: unknown) => unreachableSurface(cardUrl, e, 'a2a_unreachable');
   let card: Record<string, unknown>;
   try {
     // No A2A-Version header: a 0.3 reader gets the 0.3 card.
@@ -166,12 +148,7 @@ async function viaLegacy(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Pr
   try {
     url = new URL(endpoint ?? '');
   } catch {
-    return {
-      ...base,
-      served_from: [cardUrl.hostname],
-      envelope: null,
-      error: { code: 'a2a_no_interface', message: 'the 0.3 card has no JSON-RPC url' },
-    };
+    return noInterface(base, cardUrl, 'the 0.3 card has no JSON-RPC url');
   }
   const servedFrom = [cardUrl.hostname, url.hostname];
   const request = {

@@ -77,12 +77,13 @@ export async function getOfferVia(
         classification: classify(fetched, surface, null),
         verification: null,
         safe_to_quote: false,
+        failures: [],
         total: null,
         error: fetched.error,
       };
     }
     const jwksCache = options.jwksCache ?? new JwksCache({ fetch, ...(options.clock ? { clock: options.clock } : {}) });
-    const verified = await verifyEnvelopeFromNode(fetched.envelope, {
+    const verified = await verifyEnvelopeFromNode(fetched.envelope, args, {
       fetch,
       jwksCache,
       ...(options.clock ? { clock: options.clock } : {}),
@@ -96,7 +97,15 @@ export async function getOfferVia(
             sentCall: { tool: fetched.tool_name ?? '', arguments: { ...args } },
             envelope: fetched.envelope,
             surfaceHost: fetched.served_from[0] ?? '',
-            resolveJwks: createReceiptJwksResolver({ issuerDomain: verified.canonical_domain ?? '', cache: jwksCache }),
+            // Node Tool Binding §6: receipt keys come only from the jwks_url the node's discovery names; without one, none resolve.
+            resolveJwks:
+              verified.jwks_url === null
+                ? () => null
+                : createReceiptJwksResolver({
+                    issuerDomain: verified.canonical_domain ?? '',
+                    jwksUrl: verified.jwks_url,
+                    cache: jwksCache,
+                  }),
             now: (options.clock ?? systemClock).now(),
           })
         : undefined;
@@ -109,6 +118,7 @@ export async function getOfferVia(
       verification: verified.verification,
       // §6/§7: only the node's own voice is quoted as the node's offer.
       safe_to_quote: verified.safe_to_quote && bound,
+      failures: verified.failures,
       total: bound ? verified.total : null,
       error: fetched.error ?? verified.key_error,
     };

@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '@vrpkit/core';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { boundToolName, errorOf, surfaceUrl } from './shared.js';
+import { boundToolName, errorOf, surfaceUrl, unreachableSurface } from './shared.js';
 import type { OfferArgs, SurfaceContext, SurfaceFetch } from './types.js';
 
 const CLIENT_INFO = { name: 'vrpkit-agent', version: '0.1.0' } as const;
@@ -61,7 +61,7 @@ export async function fetchViaMcp(target: string, args: OfferArgs, ctx: SurfaceC
   try {
     await client.connect(new StreamableHTTPClientTransport(url, { fetch: ctx.fetch }));
   } catch (e) {
-    return { ...base, reached: false, tools: [], tool_name: null, envelope: null, error: errorOf(e, 'mcp_unreachable') };
+    return unreachableSurface(url, e, 'mcp_unreachable');
   }
   try {
     const listed = await client.listTools();

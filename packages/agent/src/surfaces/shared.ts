@@ -1,6 +1,6 @@
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
 import { AgentUsageError } from '../errors.js';
-import type { ListedTool, SurfaceError } from './types.js';
+import type { ListedTool, SurfaceError, SurfaceFetch } from './types.js';
 
 /**
  * Node Tool Binding §3, §10.1: the capability is the one tool listed under exactly the bound
@@ -32,4 +32,17 @@ export function errorOf(e: unknown, fallbackCode: string): SurfaceError {
   const code = (e as { code?: unknown })?.code;
   const message = e instanceof Error ? e.message : String(e);
   return { code: typeof code === 'string' && /^[a-z][a-z0-9_]*$/.test(code) ? code : fallbackCode, message: message.slice(0, 500) };
+}
+
+/** A surface that could not be read at all: nothing listed, nothing called, the failure as a coded error. */
+export function unreachableSurface(url: URL, e: unknown, fallbackCode: string): SurfaceFetch {
+  return {
+    surface_url: url.href,
+    served_from: [url.hostname],
+    reached: false,
+    tools: [],
+    tool_name: null,
+    envelope: null,
+    error: errorOf(e, fallbackCode),
+  };
 }

@@ -3,18 +3,23 @@
  * set is the one the offer's own canonical domain names in its discovery document, fetched from
  * that domain — never anything the surface delivered. The surface is only a transport.
  */
-import { type Clock, type FetchLike, parseCompactJws, systemClock } from '@vrpkit/core';
+import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
 import type { JwksCache } from '../jwks-cache.js';
-import { quoteChecks } from '../quote.js';
+import { type GateFailureCode, type NodeKeyVerification, stayGateFailures, verifyWithNodeJwks } from '../verified-stay-offer.js';
 import { type OfferVerificationResult, verifyOffer } from '../verify-offer.js';
 import type { QuotableTotal, SurfaceError } from './types.js';
 
 export interface NodeVerification {
   /** The offer's canonical domain as a normalised host, or null when the envelope has none. */
   canonical_domain: string | null;
+  /** The `jwks_url` of the canonical domain's discovery document (null when discovery failed): the node's only key set (§6). */
+  jwks_url: string | null;
   verification: OfferVerificationResult;
+  /** Why the offer may not be quoted for the stay asked (Core §7 and the signed request/domain checks); empty when safe. */
+  failures: GateFailureCode[];
   safe_to_quote: boolean;
   total: QuotableTotal | null;
   /** Why no key set could be read (discovery or JWKS failure): the offer is then unverifiable. */
@@ -38,34 +43,32 @@ function quotableTotal(payload: Record<string, unknown> | null): QuotableTotal |
 
 export async function verifyEnvelopeFromNode(
   envelope: unknown,
+  args: OfferRequestArgs,
   ctx: { fetch: FetchLike; jwksCache: JwksCache; clock?: Clock },
 ): Promise<NodeVerification> {
   const clock = ctx.clock ?? systemClock;
   const domain = claimedCanonicalDomain(envelope);
+  const keyed: NodeKeyVerification = domain
+    ? await verifyWithNodeJwks(await fetchDiscovery(domain, { fetch: ctx.fetch }), envelope, { jwksCache: ctx.jwksCache, now: clock })
+    : {
+        ok: false,
+        jwks_url: null,
+        code: 'canonical_domain_missing',
+        message: 'the offer names no canonical_domain, so no node key set applies',
+      };
   // No usable key set is "no keys": verifyOffer answers kid_not_in_jwks → unverifiable, never invalid.
-  let jwks: unknown = null;
-  let keyError: SurfaceError | null = null;
-  if (!domain) {
-    keyError = { code: 'canonical_domain_missing', message: 'the offer names no canonical_domain, so no node key set applies' };
-  } else {
-    const discovery = await fetchDiscovery(domain, { fetch: ctx.fetch });
-    if (!discovery.ok) {
-      keyError = { code: discovery.code, message: discovery.message };
-    } else {
-      const parsed = parseCompactJws(obj(obj(envelope).signature).jws);
-      const kid = parsed.ok && typeof parsed.jws.header.kid === 'string' ? parsed.jws.header.kid : undefined;
-      const lookup = await ctx.jwksCache.get(discovery.discovery.jwks_url, kid);
-      if (lookup.ok) jwks = lookup.jwks;
-      else keyError = { code: lookup.code, message: lookup.message };
-    }
-  }
-  const verification = verifyOffer({ envelope, jwks, now: clock.now() });
-  const safe = quoteChecks(verification).ok;
+  const verification = keyed.ok ? keyed.verification : verifyOffer({ envelope, jwks: null, now: clock.now() });
+  // The same gate as an offer fetched over HTTPS (Node Tool Binding §8 item 2), including that
+  // the signed request is the stay the agent asked the surface for.
+  const failures = stayGateFailures(verification, domain ?? '', args);
+  const safe = failures.length === 0;
   return {
     canonical_domain: domain,
+    jwks_url: keyed.jwks_url,
     verification,
+    failures,
     safe_to_quote: safe,
     total: safe ? quotableTotal(verification.payload) : null,
-    key_error: keyError,
+    key_error: keyed.ok ? null : { code: keyed.code, message: keyed.message },
   };
 }

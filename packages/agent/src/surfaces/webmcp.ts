@@ -13,7 +13,7 @@ import { createHash, type X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import { chromium } from 'playwright-core';
 import { parseConnectTo } from '../hardened-fetch.js';
-import { boundToolName, errorOf, surfaceUrl } from './shared.js';
+import { boundToolName, surfaceUrl, unreachableSurface } from './shared.js';
 import type { ListedTool, OfferArgs, SurfaceContext, SurfaceFetch } from './types.js';
 
 const DEFAULT_TOOL_WAIT_MS = 5_000;
@@ -109,15 +109,7 @@ export async function chromiumNetworkArgs(pageUrl: URL, ctx: SurfaceContext): Pr
 
 export async function fetchViaWebMcp(target: string, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
   const pageUrl = surfaceUrl(target, '/');
-  const unreachable = (e: unknown): SurfaceFetch => ({
-    surface_url: pageUrl.href,
-    served_from: [pageUrl.hostname],
-    reached: false,
-    tools: [],
-    tool_name: null,
-    envelope: null,
-    error: errorOf(e, 'page_unreachable'),
-  });
+  const unreachable = (e: unknown) => unreachableSurface(pageUrl, e, 'page_unreachable');
   let networkArgs: string[];
   try {
     networkArgs = await chromiumNetworkArgs(pageUrl, ctx);

@@ -45,3 +45,15 @@ export async function startHttpsServer(
       }),
   };
 }
+
+/** Answer 200 with a JSON body that never ends: `chunkBytes` of spaces written as fast as the client reads. */
+export function endlessBody(res: ServerResponse, chunkBytes: number): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(chunkBytes, 0x20);
+  const pump = () => {
+    while (res.write(chunk)) {}
+    res.once('drain', pump);
+  };
+  res.on('close', () => res.removeAllListeners('drain'));
+  pump();
+}

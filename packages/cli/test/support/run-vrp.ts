@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { main } from '@vrpkit/cli';
+import { vi } from 'vitest';
 
 /** The repository root (the CLI's working directory in tests). */
 export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -24,4 +26,20 @@ export function runVrp(args: string[], opts: { timeoutMs?: number; env?: NodeJS.
       },
     );
   });
+}
+
+/** Run the `vrp` command in this process (its `main`), capturing what it writes to stdout and stderr. */
+export async function runVrpInProcess(args: string[]): Promise<VrpRun> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => out.push(String(c)) > 0);
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => err.push(String(c)) > 0);
+  try {
+    const code = await main(['node', 'vrp', ...args]);
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+    process.exitCode = undefined;
+  }
 }

@@ -64,6 +64,17 @@ export async function runAsync<T>(program: Program<T>, db: Db): Promise<T> {
 
 const EPOCHS = ['policy_epoch', 'authority_epoch', 'revocation_epoch'] as const;
 
+/** Apply pending migrations to a freshly built store; one that cannot migrate is closed (pool or file handle released) and the error rethrown. */
+export async function migrated(store: KyselyAuthorityStore, now: number): Promise<KyselyAuthorityStore> {
+  try {
+    await store.migrate(now);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return store;
+}
+
 export class KyselyAuthorityStore implements AuthorityStore {
   constructor(
     private readonly db: Kysely<GateDatabase>,

@@ -16,7 +16,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { StoreConfigError, StoreTimeoutError } from './errors.js';
-import { type DialectOps, KyselyAuthorityStore, runAsync } from './kysely-store.js';
+import { type DialectOps, KyselyAuthorityStore, migrated, runAsync } from './kysely-store.js';
 import type { GateDatabase } from './schema.js';
 import type { AuthorityStore } from './types.js';
 
@@ -77,13 +77,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
     await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
   });
-  try {
-    await store.migrate((opts.now ?? Date.now)());
-  } catch (e) {
-    await store.close();
-    throw e;
-  }
-  return store;
+  return migrated(store, (opts.now ?? Date.now)());
 }
 
 function isTimeout(e: unknown): boolean {

@@ -11,7 +11,7 @@
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { StoreTimeoutError } from './errors.js';
-import { type Db, type DialectOps, KyselyAuthorityStore, type Program } from './kysely-store.js';
+import { type Db, type DialectOps, KyselyAuthorityStore, migrated, type Program } from './kysely-store.js';
 import type { GateDatabase } from './schema.js';
 import type { AuthorityStore } from './types.js';
 
@@ -112,13 +112,7 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   };
 
   const store = new KyselyAuthorityStore(db, ops, file);
-  try {
-    await store.migrate((opts.now ?? Date.now)());
-  } catch (e) {
-    await store.close();
-    throw e;
-  }
-  return store;
+  return migrated(store, (opts.now ?? Date.now)());
 }
 
 function isBusy(e: unknown): boolean {

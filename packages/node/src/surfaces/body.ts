@@ -1,3 +1,4 @@
+import { readStreamCapped } from '@vrpkit/core';
 import type { Context } from 'hono';
 
 /**
@@ -11,18 +12,6 @@ export async function readBodyCapped(c: Context, maxBytes: number): Promise<{ ok
   if (Number.isInteger(declared)) return declared > maxBytes ? { ok: false } : { ok: true, text: await c.req.text() };
   const body = c.req.raw.body;
   if (!body) return { ok: true, text: '' };
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return { ok: false };
-    }
-    chunks.push(value);
-  }
-  return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+  const bytes = await readStreamCapped(body, maxBytes);
+  return bytes ? { ok: true, text: bytes.toString('utf8') } : { ok: false };
 }

@@ -9,7 +9,7 @@
  */
 import { JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
-import type { CalendarDay, OfferService } from '../service.js';
+import type { CalendarDay, OfferService, PropertyView } from '../service.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 import { WEBMCP_SCRIPT, WEBMCP_SCRIPT_PATH } from './webmcp-script.js';
 
@@ -20,21 +20,22 @@ const CALENDAR_DAYS = 56;
 const CSP =
   "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/** The property facts the page shows (a subset of the service's PropertyView). */
-interface PageFacts {
-  name: string;
-  description: string;
-  city: string | null;
-  country: string | null;
-  time_zone: string;
-  currency: string;
-  currency_minor_digits: number;
-  max_guests: number;
-  min_nights: number;
-  check_in_time: string;
-  check_out_time: string;
-  refund_schedule: { hours_before_checkin: number; refund_percent: number }[] | null;
-}
+/** The property facts the page shows. */
+type PageFacts = Pick<
+  PropertyView,
+  | 'name'
+  | 'description'
+  | 'city'
+  | 'country'
+  | 'time_zone'
+  | 'currency'
+  | 'currency_minor_digits'
+  | 'max_guests'
+  | 'min_nights'
+  | 'check_in_time'
+  | 'check_out_time'
+  | 'refund_schedule'
+>;
 
 export function escapeHtml(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
@@ -105,7 +106,7 @@ function renderRefunds(facts: PageFacts): string {
 }
 
 export async function renderPropertyPage(service: OfferService): Promise<string> {
-  const facts = service.property() as unknown as PageFacts;
+  const facts: PageFacts = service.property();
   const today = localToday(service.now(), facts.time_zone);
   const days = await service.calendar(today, CALENDAR_DAYS);
   const place = [facts.city, facts.country].filter(Boolean).join(', ');

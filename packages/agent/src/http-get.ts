@@ -1,0 +1,18 @@
+/**
+ * The one GET the agent makes for a node document (discovery, JWKS, offer: Core §2–§4). Internal
+ * to the package: each caller turns a failure into its own `*_unreachable` code (Core §9: unknown).
+ */
+import type { FetchLike } from '@vrpkit/core';
+
+export type HttpGetOutcome = { ok: true; res: Response; text: string } | { ok: false; message: string };
+
+/** GET `url` asking for JSON and read the body; a failed request is a message naming `what` and the fetch's error code. */
+export async function getJsonText(fetch: FetchLike, url: string, what: string): Promise<HttpGetOutcome> {
+  try {
+    const res = await fetch(url, { headers: { accept: 'application/json' } });
+    return { ok: true, res, text: await res.text() };
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    return { ok: false, message: `${what} fetch failed${code ? ` (${code})` : ''}: ${(e as Error).message}` };
+  }
+}
