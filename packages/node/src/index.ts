@@ -1,4 +1,5 @@
 export * from './availability.js';
+export * from './cluster.js';
 export * from './datadir.js';
 export * from './dates.js';
 export * from './errors.js';

@@ -171,9 +171,13 @@ export function signOffer(offer: OfferPayload, signer: JwsSigner, jwksUrl: strin
   const verification = { jwks_url: jwksUrl };
   const envelope: OfferEnvelope = { kind: ENVELOPE_KIND, protocol_version: PROTOCOL_VERSION, offer, signature, verification };
   if (alternatives) envelope.host_alternatives = alternatives;
+  // The body spells `signature` out rather than re-stringifying it: `jws` is ~4 KB that
+  // JSON.stringify would only scan to find nothing to escape (a compact JWS is base64url and
+  // dots), while the kid and the JWKS URL are the only members that take JSON quoting.
   const json =
     `{"kind":"${ENVELOPE_KIND}","protocol_version":"${PROTOCOL_VERSION}","offer":${payload},` +
-    `"signature":${JSON.stringify(signature)},"verification":${JSON.stringify(verification)}` +
+    `"signature":{"format":"jws_compact","alg":"EdDSA","kid":${JSON.stringify(signer.kid)},"jws":"${jws}"},` +
+    `"verification":{"jwks_url":${JSON.stringify(jwksUrl)}}` +
     `${alternatives ? `,"host_alternatives":${JSON.stringify(alternatives)}` : ''}}`;
   return { envelope, json };
 }

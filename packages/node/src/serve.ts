@@ -50,7 +50,11 @@ export interface ServedNode {
   close(): Promise<void>;
 }
 
-function loadTls(o: ServeNodeOptions, domain: string): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string }> {
+/** The TLS certificate and key a node serves with (the host's own, or the dev CA's under `<dataDir>/tls/`). */
+export function loadServeTls(
+  o: Pick<ServeNodeOptions, 'dataDir' | 'dev' | 'tlsCert' | 'tlsKey'>,
+  domain: string,
+): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string }> {
   if (o.tlsCert || o.tlsKey) {
     if (!o.tlsCert || !o.tlsKey) throw new NodeError('tls_incomplete', '--tls-cert and --tls-key go together');
     try {
@@ -67,7 +71,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
   try {
     const service = await createOfferService({ store, keysDir: nodePaths(o.dataDir).keys, ...(o.now ? { now: o.now } : {}) });
-    const tls = await loadTls(o, service.canonicalDomain);
+    const tls = await loadServeTls(o, service.canonicalDomain);
     const app = createNodeApp(service, { onError: o.onError ?? reportInternalError, ...(o.log ? { log: o.log } : {}) });
     const server = serve({
       fetch: app.fetch,

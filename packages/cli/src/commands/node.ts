@@ -4,15 +4,19 @@ import {
   addCalendarFeed,
   DATABASE_URL_ENV,
   initNode,
+  isServeWorker,
   listCalendar,
   listKeys,
+  MAX_SERVE_WORKERS,
   type RequestLogEntry,
   removeCalendarBlock,
   removeCalendarFeed,
   revokeKey,
   rotateKey,
+  runServeWorker,
   type ServedNode,
   serveNode,
+  serveNodeCluster,
   syncCalendar,
   updateProperty,
 } from '@vrpkit/node';
@@ -28,6 +32,12 @@ interface Common {
 function positiveInt(v: string): number {
   if (!/^[1-9]\d{0,6}$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
   return Number(v);
+}
+
+function workerCount(v: string): number {
+  const n = positiveInt(v);
+  if (n > MAX_SERVE_WORKERS) throw new InvalidArgumentError(`at most ${MAX_SERVE_WORKERS} workers`);
+  return n;
 }
 
 function port(v: string): number {
@@ -60,7 +70,7 @@ export function reachHints(s: Pick<ServedNode, 'canonicalDomain' | 'address' | '
 }
 
 /** Serve until SIGINT/SIGTERM, then close cleanly. */
-export async function serveUntilSignal(served: ServedNode): Promise<void> {
+export async function serveUntilSignal(served: Pick<ServedNode, 'close'>): Promise<void> {
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -120,10 +130,16 @@ export function registerNodeCommands(program: Command): void {
       .option('--tls-cert <file>', 'TLS certificate chain (PEM) for the domain')
       .option('--tls-key <file>', 'TLS private key (PEM)')
       .option('--dev', 'use a local dev CA and certificate, created once under <data-dir>/tls/')
-      .option('--json', 'first stdout line is {"event":"listening",…}; then one JSON line per request'),
-  ).action((o: Common & { port: number; host: string; tlsCert?: string; tlsKey?: string; dev?: boolean }) =>
+      .option('--json', 'first stdout line is {"event":"listening",…}; then one JSON line per request')
+      .option(
+        '--workers <n>',
+        `processes serving the node on the one port (node:cluster), e.g. one per core; 1 to ${MAX_SERVE_WORKERS}`,
+        workerCount,
+        1,
+      ),
+  ).action((o: Common & { port: number; host: string; tlsCert?: string; tlsKey?: string; dev?: boolean; workers: number }) =>
     run(o.json, async () => {
-      const served = await serveNode({
+      const options = {
         dataDir: o.dataDir,
         port: o.port,
         host: o.host,
@@ -131,22 +147,33 @@ export function registerNodeCommands(program: Command): void {
         ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
-        log: requestLogger(!!o.json),
-      });
+      };
+      // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
+      if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
+      const served =
+        o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
       const hints = reachHints(served);
       if (o.json) {
         process.stdout.write(
-          `${JSON.stringify({ event: 'listening', origin: served.origin, address: served.address, port: served.port, ca: served.caFile ?? null })}\n`,
+          `${JSON.stringify({
+            event: 'listening',
+            origin: served.origin,
+            address: served.address,
+            port: served.port,
+            ca: served.caFile ?? null,
+            ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
+          })}\n`,
         );
       } else {
         process.stdout.write(
-          `serving ${served.origin} on ${served.address}:${served.port}\n` +
+          `serving ${served.origin} on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\n` +
             `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
             `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
             'Ctrl-C stops the node.\n',
         );
       }
-      await serveUntilSignal(served);
+      // A cluster also ends when one of its workers dies (it has already stopped the others).
+      await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
     }),
   );
 

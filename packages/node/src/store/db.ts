@@ -90,3 +90,32 @@ export async function openNodeDatabase(target: StoreTarget): Promise<Kysely<Node
   }
   return db;
 }
+
+/** The store revision read the offer path makes on every request (see `NodeStore.snapshot`). */
+export interface RevisionReader {
+  read(): number | Promise<number>;
+  close(): void;
+}
+
+/**
+ * The revision reader for an open store. On PostgreSQL it is one compiled query through the
+ * pool. On SQLite it is a synchronous statement on a read-only connection of its own: through
+ * Kysely every query queues on the one connection's mutex and a promise chain, which measured
+ * several times the statement itself when 32 requests are in flight. A separate connection only
+ * ever sees committed data (WAL), so a write transaction still open on the main connection can
+ * never show it an uncommitted revision; the snapshot guarantee (revision read first, data
+ * after, both committed) is unchanged.
+ */
+export function openRevisionReader(target: StoreTarget, db: Kysely<NodeDatabase>): RevisionReader {
+  if (target.kind === 'sqlite') {
+    const reader = new Database(target.file, { readonly: true, fileMustExist: true });
+    reader.pragma('busy_timeout = 5000');
+    const stmt = reader.prepare<[], number>('SELECT revision FROM store_revision WHERE id = 1').pluck();
+    return { read: () => stmt.get() ?? 0, close: () => reader.close() };
+  }
+  const query = db.selectFrom('store_revision').select('revision').where('id', '=', 1).compile();
+  return {
+    read: () => db.executeQuery(query).then((r) => Number(r.rows[0]?.revision ?? 0)),
+    close: () => {},
+  };
+}

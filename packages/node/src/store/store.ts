@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { type CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
-import { openNodeDatabase, type StoreTarget } from './db.js';
+import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
 import type { BlockedRangeTable, BlockKind, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
 
 export type BlockedRange = BlockedRangeTable;
@@ -41,16 +41,21 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * state (nothing that could go stale is cached).
  */
 export class NodeStore {
-  private readonly revisionQuery: CompiledQuery<{ revision: number | string }>;
   private cached: StoreSnapshot | undefined;
 
-  private constructor(readonly db: Kysely<NodeDatabase>) {
-    // Compiled once for the store's dialect: the offer path runs it on every request.
-    this.revisionQuery = db.selectFrom('store_revision').select('revision').where('id', '=', 1).compile();
-  }
+  private constructor(
+    readonly db: Kysely<NodeDatabase>,
+    private readonly revisionReader: RevisionReader,
+  ) {}
 
   static async open(target: StoreTarget): Promise<NodeStore> {
-    return new NodeStore(await openNodeDatabase(target));
+    const db = await openNodeDatabase(target);
+    try {
+      return new NodeStore(db, openRevisionReader(target, db));
+    } catch (e) {
+      await db.destroy();
+      throw e;
+    }
   }
 
   /** Run `fn` in a transaction that also bumps the store revision (every write goes through here). */
@@ -63,8 +68,7 @@ export class NodeStore {
   }
 
   async revision(): Promise<number> {
-    const r = await this.db.executeQuery(this.revisionQuery);
-    return Number(r.rows[0]?.revision ?? 0);
+    return this.revisionReader.read();
   }
 
   /**
@@ -88,6 +92,7 @@ export class NodeStore {
   }
 
   close(): Promise<void> {
+    this.revisionReader.close();
     return this.db.destroy();
   }
 

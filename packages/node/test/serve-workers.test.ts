@@ -1,0 +1,131 @@
+/**
+ * `vrp node serve --workers 2` through the real CLI: two processes serve one node on one port;
+ * every answer is a schema-valid signed offer; a store write made by another process reaches
+ * every worker on its next offer (each offer reads the store revision); SIGTERM stops the
+ * primary and both workers; a worker that dies or cannot start stops the whole node.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { initNode, NodeStore, storeTargetFor } from '@vrpkit/node';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { dayAfter, nodeClient, schemaErrors, tempDir } from './node-helpers.js';
+
+const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const BIN = join(ROOT, 'packages/cli/src/bin.ts');
+const DOMAIN = 'serve-workers.example';
+const tmp = tempDir('workers');
+// Three processes start under tsx on a shared 2-core machine.
+vi.setConfig({ testTimeout: 90_000 });
+afterAll(() => tmp.cleanup());
+
+function vrp(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', BIN, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('vrp node serve --workers', () => {
+  it('serves signed offers from two worker processes, follows store writes in every worker, stops cleanly', async () => {
+    const dataDir = join(tmp.dir, 'node');
+    await initNode({ domain: DOMAIN, dataDir });
+    const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    let stderr = '';
+    child.stderr!.on('data', (c) => (stderr += c));
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+    const first = JSON.parse((await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next()).value as string);
+    expect(first).toMatchObject({ event: 'listening', origin: `https://${DOMAIN}`, port: expect.any(Number), workers: 2 });
+    const pids = first.worker_pids as number[];
+    expect(new Set(pids).size).toBe(2);
+    expect(pids.every(alive)).toBe(true);
+    const ca = readFileSync(first.ca, 'utf8');
+
+    // One connection per request: the primary hands each new connection to the next worker.
+    const offer = async (checkIn: string, checkOut: string) => {
+      const client = nodeClient(DOMAIN, first.port, ca);
+      try {
+        const res = await client.get(`/api/verified-stay-offer?check_in=${checkIn}&check_out=${checkOut}&guests=2`);
+        expect(res.status).toBe(200);
+        return JSON.parse(res.text) as { offer: { availability: { available: boolean; reason: string | null } } };
+      } finally {
+        await client.close();
+      }
+    };
+    const checkIn = dayAfter(Date.now(), 30);
+    const checkOut = dayAfter(Date.now(), 33);
+    for (let i = 0; i < 4; i++) {
+      const envelope = await offer(checkIn, checkOut);
+      expect(schemaErrors('offer', envelope)).toEqual([]);
+      expect(envelope.offer.availability.available).toBe(true);
+    }
+
+    // A write by another process (as `vrp node calendar block` makes one) reaches both workers at once.
+    const store = await NodeStore.open(storeTargetFor(dataDir));
+    const property = await store.property();
+    await store.addBlock(property.property_id, { start_date: checkIn, end_date: checkOut, kind: 'block' }, Date.now());
+    await store.close();
+    for (let i = 0; i < 4; i++) {
+      expect((await offer(checkIn, checkOut)).offer.availability).toMatchObject({ available: false, reason: 'not_available' });
+    }
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).toBe('');
+    expect(pids.some(alive)).toBe(false);
+  });
+
+  it('a worker that dies stops the node: error[worker_exited], exit 1, the other worker stopped too', async () => {
+    const dataDir = join(tmp.dir, 'crash');
+    await initNode({ domain: DOMAIN, dataDir });
+    const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    let stderr = '';
+    child.stderr!.on('data', (c) => (stderr += c));
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+    const first = JSON.parse((await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next()).value as string);
+    const [victim, other] = first.worker_pids as [number, number];
+    process.kill(victim, 'SIGKILL');
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(new RegExp(`^error\\[worker_exited\\]: serve worker ${victim} exited \\(SIGKILL\\)`, 'm'));
+    expect(alive(other)).toBe(false);
+  });
+
+  it('a worker that cannot listen stops the node with worker_failed (exit 1, no worker left behind)', async () => {
+    const dataDir = join(tmp.dir, 'busy');
+    await initNode({ domain: DOMAIN, dataDir });
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, '127.0.0.1', done));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--workers', '2', '--port', String(port)]);
+      let stderr = '';
+      child.stderr!.on('data', (c) => (stderr += c));
+      // 'close' waits for every holder of the stdio pipes, the inherited workers included.
+      expect(await new Promise((done) => child.on('close', done))).toBe(1);
+      expect(stderr).toMatch(/^error\[listen_failed\]: cannot listen: EADDRINUSE$/m);
+      expect(stderr).toMatch(/^error\[worker_failed\]/m);
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('refuses a worker count that is not a positive integer (usage error, exit 64)', async () => {
+    const child = vrp(['node', 'serve', '--data-dir', join(tmp.dir, 'none'), '--dev', '--workers', '0']);
+    let stderr = '';
+    child.stderr!.on('data', (c) => (stderr += c));
+    expect(await new Promise((done) => child.on('close', done))).toBe(64);
+    expect(stderr).toMatch(/--workers/);
+  });
+});
