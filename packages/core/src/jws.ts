@@ -82,7 +82,7 @@ export function importEd25519PublicKey(jwk: unknown): KeyObject | null {
   const { kty, crv, x } = jwk as Record<string, unknown>;
   if (kty !== 'OKP' || crv !== 'Ed25519' || typeof x !== 'string') return null;
   const raw = base64urlDecode(x);
-  if (!raw || raw.length !== 32) return null;
+  if (raw?.length !== 32) return null;
   try {
     return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
   } catch {
