@@ -35,19 +35,10 @@ import { serve } from '@hono/node-server';
 import { initNode, isServeWorker, runServeWorker, serveNode, serveNodeCluster } from '@vrpkit/node';
 import { Hono } from 'hono';
 import { Agent, buildConnector } from 'undici';
+import { numberFlag } from './lib.js';
 
 const DOMAIN = 'bench-node.example';
 const CONCURRENCY = 32;
-
-const flag = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(v) || v <= 0) {
-    process.stderr.write(`error[usage]: --${name} takes a positive number\n`);
-    process.exit(64);
-  }
-  return v;
-};
 
 const WORKERS = 2;
 
@@ -204,8 +195,8 @@ function rawSignOpsPerSecond(ms: number): number {
 }
 
 async function main() {
-  const seconds = flag('seconds', 5);
-  const rounds = flag('rounds', 2);
+  const seconds = numberFlag('seconds', 5);
+  const rounds = numberFlag('rounds', 2);
   const children: ChildProcess[] = [];
   const startChild = async (mode: '--serve' | '--serve-workers') => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', fileURLToPath(import.meta.url), mode], {

@@ -19,18 +19,10 @@ import { verifyReceipt } from '@vrpkit/agent';
 import { createJwsSigner, ed25519PrivateJwkFromSeed, importEd25519PrivateKey, publicJwkOf } from '@vrpkit/core';
 import { initNode, issueMcpReceipt, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, hashArguments, normalizeToolArguments } from '@vrpkit/protocol';
+import { numberFlag } from './lib.js';
 
-const flag = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(v) || v <= 0) {
-    process.stderr.write(`error[usage]: --${name} takes a positive number\n`);
-    process.exit(64);
-  }
-  return v;
-};
-const ROUNDS = flag('rounds', 6);
-const MS_PER_CASE = flag('ms', 300);
+const ROUNDS = numberFlag('rounds', 6);
+const MS_PER_CASE = numberFlag('ms', 300);
 const DOMAIN = 'bench-receipt.example';
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 const ARGS = { check_in: day(30), check_out: day(33), guests: 2 };

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const all = readdirSync(here)
-  .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+  .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && f !== 'lib.ts')
   .map((f) => f.slice(0, -3))
   .sort();
 const wanted = process.argv.slice(2);

@@ -18,19 +18,11 @@ import { join } from 'node:path';
 import { initNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { Pool } from 'undici';
+import { numberFlag } from './lib.js';
 
-const flag = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isFinite(v) || v <= 0) {
-    process.stderr.write(`error[usage]: --${name} takes a positive number\n`);
-    process.exit(64);
-  }
-  return v;
-};
-const SECONDS = flag('seconds', 6);
+const SECONDS = numberFlag('seconds', 6);
 const ROUNDS = 6;
-const CONCURRENCY = flag('concurrency', 8);
+const CONCURRENCY = numberFlag('concurrency', 8);
 const WARMUP_MS = 500;
 const DOMAIN = 'bench-surfaces.example';
 

@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
+import { type Jwks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
 import { listKeys, revokeKey, rotateKey, type ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, type VrpJwks } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,7 +46,7 @@ async function fetchOffer(): Promise<OfferEnvelope> {
 /** Verify as an agent would right now: against the JWKS the node serves now, at the node's clock. */
 async function verifyNow(envelope: OfferEnvelope) {
   const jwks = JSON.parse((await client.get(JWKS_PATH)).text) as VrpJwks;
-  return verifyOffer({ envelope: envelope as unknown as Record<string, unknown>, jwks, now: new Date(clock.now()) });
+  return verifyOffer({ envelope: envelope as unknown as Record<string, unknown>, jwks: jwks as unknown as Jwks, now: new Date(clock.now()) });
 }
 
 const mode = (p: string) => statSync(p).mode & 0o777;

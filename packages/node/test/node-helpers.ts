@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initNode, type ServedNode, type ServeNodeOptions, serveNode } from '@vrpkit/node';
 import { type OfficialSchemaName, officialSchema } from '@vrpkit/protocol';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 
@@ -75,7 +75,7 @@ export async function closeTestNode(served: { node?: ServedNode; client?: NodeCl
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
-addFormats(ajv);
+addFormats.default(ajv);
 
 /** Validate against an official VRP schema; returns ajv's errors (empty when valid). */
 export function schemaErrors(name: OfficialSchemaName, doc: unknown): unknown[] {

@@ -6,7 +6,7 @@
  * the response body.
  */
 import { join } from 'node:path';
-import { quoteChecks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
+import { type Jwks, quoteChecks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
 import { addCalendarBlock, addCalendarFeed, type ServedNode } from '@vrpkit/node';
 import { DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, type VrpJwks } from '@vrpkit/protocol';
 import { compactVerify, createLocalJWKSet } from 'jose';
@@ -48,7 +48,7 @@ function rawOfferMember(body: string): string {
 }
 
 const referenceVerify = async (envelope: OfferEnvelope) =>
-  verifyOffer({ envelope: envelope as unknown as Record<string, unknown>, jwks: await jwks(), now: new Date(clock.now()) });
+  verifyOffer({ envelope: envelope as unknown as Record<string, unknown>, jwks: (await jwks()) as unknown as Jwks, now: new Date(clock.now()) });
 
 describe('well-known documents', () => {
   it('serves a discovery document valid against the official schema, on the canonical origin', async () => {
