@@ -22,11 +22,38 @@ const tmp = tempDir('workers');
 vi.setConfig({ testTimeout: 90_000 });
 afterAll(() => tmp.cleanup());
 
-function vrp(args: string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', BIN, ...args], {
+interface ServeRun {
+  child: ChildProcess;
+  /** Everything written to stderr so far. */
+  stderr(): string;
+  /** The exit code; 'close' waits for every holder of the stdio pipes, the inherited workers included. */
+  exited: Promise<number | null>;
+}
+
+/** `vrp …` from source as a child process, with stderr collected and its exit awaited. */
+function vrp(args: string[]): ServeRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', BIN, ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stderr = '';
+  child.stderr!.on('data', (c) => (stderr += c));
+  const exited = new Promise<number | null>((done) => child.on('close', done));
+  return { child, stderr: () => stderr, exited };
+}
+
+/** The first stdout line of `serve --json` (the listening event), as the CLI documents it. */
+interface ListeningEvent {
+  event: string;
+  origin: string;
+  port: number;
+  ca: string;
+  workers: number;
+  worker_pids: number[];
+}
+
+async function listening(run: ServeRun): Promise<ListeningEvent> {
+  return JSON.parse((await createInterface({ input: run.child.stdout! })[Symbol.asyncIterator]().next()).value as string);
 }
 
 const alive = (pid: number) => {
@@ -42,13 +69,11 @@ describe('vrp node serve --workers', () => {
   it('serves signed offers from two worker processes, follows store writes in every worker, stops cleanly', async () => {
     const dataDir = join(tmp.dir, 'node');
     await initNode({ domain: DOMAIN, dataDir });
-    const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
-    let stderr = '';
-    child.stderr!.on('data', (c) => (stderr += c));
-    const exited = new Promise<number | null>((done) => child.on('close', done));
-    const first = JSON.parse((await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next()).value as string);
+    const run = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    const { child, exited } = run;
+    const first = await listening(run);
     expect(first).toMatchObject({ event: 'listening', origin: `https://${DOMAIN}`, port: expect.any(Number), workers: 2 });
-    const pids = first.worker_pids as number[];
+    const pids = first.worker_pids;
     expect(new Set(pids).size).toBe(2);
     expect(pids.every(alive)).toBe(true);
     const ca = readFileSync(first.ca, 'utf8');
@@ -83,22 +108,20 @@ describe('vrp node serve --workers', () => {
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(stderr).toBe('');
+    expect(run.stderr()).toBe('');
     expect(pids.some(alive)).toBe(false);
   });
 
   it('a worker that dies stops the node: error[worker_exited], exit 1, the other worker stopped too', async () => {
     const dataDir = join(tmp.dir, 'crash');
     await initNode({ domain: DOMAIN, dataDir });
-    const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
-    let stderr = '';
-    child.stderr!.on('data', (c) => (stderr += c));
-    const exited = new Promise<number | null>((done) => child.on('close', done));
-    const first = JSON.parse((await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next()).value as string);
+    const run = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    const { exited } = run;
+    const first = await listening(run);
     const [victim, other] = first.worker_pids as [number, number];
     process.kill(victim, 'SIGKILL');
     expect(await exited).toBe(1);
-    expect(stderr).toMatch(new RegExp(`^error\\[worker_exited\\]: serve worker ${victim} exited \\(SIGKILL\\)`, 'm'));
+    expect(run.stderr()).toMatch(new RegExp(`^error\\[worker_exited\\]: serve worker ${victim} exited \\(SIGKILL\\)`, 'm'));
     expect(alive(other)).toBe(false);
   });
 
@@ -109,11 +132,9 @@ describe('vrp node serve --workers', () => {
     await new Promise<void>((done) => busy.listen(0, '127.0.0.1', done));
     const port = (busy.address() as AddressInfo).port;
     try {
-      const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--workers', '2', '--port', String(port)]);
-      let stderr = '';
-      child.stderr!.on('data', (c) => (stderr += c));
-      // 'close' waits for every holder of the stdio pipes, the inherited workers included.
-      expect(await new Promise((done) => child.on('close', done))).toBe(1);
+      const run = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--workers', '2', '--port', String(port)]);
+      expect(await run.exited).toBe(1);
+      const stderr = run.stderr();
       expect(stderr).toMatch(/^error\[listen_failed\]: cannot listen: EADDRINUSE$/m);
       expect(stderr).toMatch(/^error\[worker_failed\]/m);
     } finally {
@@ -122,10 +143,8 @@ describe('vrp node serve --workers', () => {
   });
 
   it('refuses a worker count that is not a positive integer (usage error, exit 64)', async () => {
-    const child = vrp(['node', 'serve', '--data-dir', join(tmp.dir, 'none'), '--dev', '--workers', '0']);
-    let stderr = '';
-    child.stderr!.on('data', (c) => (stderr += c));
-    expect(await new Promise((done) => child.on('close', done))).toBe(64);
-    expect(stderr).toMatch(/--workers/);
+    const run = vrp(['node', 'serve', '--data-dir', join(tmp.dir, 'none'), '--dev', '--workers', '0']);
+    expect(await run.exited).toBe(64);
+    expect(run.stderr()).toMatch(/--workers/);
   });
 });
