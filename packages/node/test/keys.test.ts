@@ -46,7 +46,11 @@ async function fetchOffer(): Promise<OfferEnvelope> {
 /** Verify as an agent would right now: against the JWKS the node serves now, at the node's clock. */
 async function verifyNow(envelope: OfferEnvelope) {
   const jwks = JSON.parse((await client.get(JWKS_PATH)).text) as VrpJwks;
-  return verifyOffer({ envelope: envelope as unknown as Record<string, unknown>, jwks: jwks as unknown as Jwks, now: new Date(clock.now()) });
+  return verifyOffer({
+    envelope: envelope as unknown as Record<string, unknown>,
+    jwks: jwks as unknown as Jwks,
+    now: new Date(clock.now()),
+  });
 }
 
 const mode = (p: string) => statSync(p).mode & 0o777;

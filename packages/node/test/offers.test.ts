@@ -48,7 +48,11 @@ function rawOfferMember(body: string): string {
 }
 
 const referenceVerify = async (envelope: OfferEnvelope) =>
-  verifyOffer({ envelope: envelope as unknown as Record<string, unknown>, jwks: (await jwks()) as unknown as Jwks, now: new Date(clock.now()) });
+  verifyOffer({
+    envelope: envelope as unknown as Record<string, unknown>,
+    jwks: (await jwks()) as unknown as Jwks,
+    now: new Date(clock.now()),
+  });
 
 describe('well-known documents', () => {
   it('serves a discovery document valid against the official schema, on the canonical origin', async () => {
