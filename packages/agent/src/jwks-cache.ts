@@ -79,6 +79,8 @@ export class JwksCache {
   readonly #maxAgeMs: number;
   readonly #minRefetchMs: number;
   readonly #entries = new Map<string, Entry>();
+  /** Bumped by clear(): a fetch started under an older generation never fills the cache. */
+  #generation = 0;
   readonly #inFlight = new Map<string, Promise<JwksLookup>>();
   /** Per domain (JWKS URL host): when the last miss-triggered re-fetch started. */
   readonly #lastMissRefetch = new Map<string, number>();
@@ -116,6 +118,10 @@ export class JwksCache {
 
   /** Drop every entry (e.g. after a caller learns of a compromise out of band). */
   clear(): void {
+    // A fetch already in flight was asked before the caller learnt what made it clear the cache:
+    // its answer must neither be stored nor be shared with anyone who asks from now on.
+    this.#generation++;
+    this.#inFlight.clear();
     this.#entries.clear();
     this.#lastMissRefetch.clear();
   }
@@ -123,13 +129,18 @@ export class JwksCache {
   #fetchCoalesced(jwksUrl: string): Promise<JwksLookup> {
     let pending = this.#inFlight.get(jwksUrl);
     if (!pending) {
-      pending = this.#load(jwksUrl).finally(() => this.#inFlight.delete(jwksUrl));
+      const started = this.#load(jwksUrl, this.#generation);
+      pending = started.finally(() => {
+        if (this.#inFlight.get(jwksUrl) === pending) this.#inFlight.delete(jwksUrl);
+      });
       this.#inFlight.set(jwksUrl, pending);
     }
     return pending;
   }
 
-  async #load(jwksUrl: string): Promise<JwksLookup> {
+  async #load(jwksUrl: string, generation: number): Promise<JwksLookup> {
+    // The lifetime counts from the request, not the response (Core §3.1 cap: never longer).
+    const requestedAt = this.#clock.now();
     const got = await getJsonText(this.#fetch, jwksUrl, 'JWKS');
     if (!got.ok) {
       this.#entries.delete(jwksUrl);
@@ -154,7 +165,8 @@ export class JwksCache {
     }
     const fetchedAt = this.#clock.now();
     const lifetimeMs = cacheLifetimeSeconds(res.headers.get('cache-control'), this.#maxAgeMs / 1000) * 1000;
-    const entry: Entry = { jwks: doc as Entry['jwks'], fetchedAt, expiresAt: fetchedAt + lifetimeMs };
+    const entry: Entry = { jwks: doc as Entry['jwks'], fetchedAt, expiresAt: requestedAt + lifetimeMs };
+    if (generation !== this.#generation) return { ok: true, ...entry, source: 'network' };
     if (lifetimeMs > 0) this.#entries.set(jwksUrl, entry);
     else this.#entries.delete(jwksUrl);
     return { ok: true, ...entry, source: 'network' };

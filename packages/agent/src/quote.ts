@@ -28,10 +28,17 @@ const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array
  * Core §5.1: an absolute https URL on `canonical_domain` (or a subdomain, label boundary), with
  * no userinfo and no port other than 443. Returns the failure code or null.
  */
+/** Literally `https://`, then no whitespace, control character or backslash (Core §5.1 "absolute https URL"). */
+const ABSOLUTE_HTTPS = /^https:\/\/[^\s\\\p{Cc}]+$/u;
+
 export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   const p = obj(payload);
   const url = obj(p.booking).direct_booking_url;
   if (typeof url !== 'string' || url.length === 0) return 'booking_url_missing';
+  // The signed string itself is what the guest is sent to, so it must already be an absolute
+  // https URL: WHATWG parsing would repair `https:host`, a leading space, a TAB or `host\@evil`
+  // into a URL on the canonical host that other parsers (curl, Python) read as another host.
+  if (!ABSOLUTE_HTTPS.test(url)) return 'booking_url_invalid';
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -47,6 +47,13 @@ export interface AssessFactsInput {
   verification: OfferVerificationResult | null;
   /** The full gate's verdict (offline: `safeToQuote`; online: discovery + gate). */
   safeToQuote: boolean;
+  /**
+   * Whether the signed offer answers the question asked (its signed `request` is the stay asked
+   * and its `canonical_domain` the node asked). An offer for another stay or node says nothing
+   * about this one: its stay facts stay unknown and a fresh offer must be fetched. Default true
+   * (offline verification has no question beyond the offer itself).
+   */
+  answersRequest?: boolean;
 }
 
 const UNKNOWN: Fact = { value: 'unknown', class: null, read_from: 'none' };
@@ -55,7 +62,7 @@ type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
 
 /** The Core §9 facts for one verification, per the reference fixture evaluator's semantics. */
-export function assessFacts({ discovered, verification, safeToQuote }: AssessFactsInput): ThreeStateAssessment {
+export function assessFacts({ discovered, verification, safeToQuote, answersRequest = true }: AssessFactsInput): ThreeStateAssessment {
   const facts = Object.fromEntries(FACT_NAMES.map((n) => [n, UNKNOWN])) as Record<FactName, Fact>;
   if (discovered === true) {
     facts.canonical_domain = { value: 'affirmed', class: 'attested', read_from: 'discovery' };
@@ -66,9 +73,9 @@ export function assessFacts({ discovered, verification, safeToQuote }: AssessFac
   if (status === 'invalid') facts.signature = { value: 'negated', class: 'verifiable', read_from: 'jws' };
   if (status === 'expired' || status === 'verified') facts.signature = { value: 'affirmed', class: 'verifiable', read_from: 'jws' };
   if (status === 'expired') facts.offer_freshness = signed('negated');
-  if (status === 'verified' && verification) {
+  if (status === 'verified') facts.offer_freshness = signed('affirmed');
+  if (status === 'verified' && verification && answersRequest) {
     const p = verification.payload;
-    facts.offer_freshness = signed('affirmed');
     const available = obj(obj(p).availability);
     // A stale calendar (`calendar_freshness.safe === false`) makes availability unknown either way.
     const calendarStale = obj(available.calendar_freshness).safe === false;
@@ -88,8 +95,8 @@ export function assessFacts({ discovered, verification, safeToQuote }: AssessFac
   }
   return {
     facts,
-    safe_to_quote_official_direct_offer: status === 'verified' && safeToQuote,
+    safe_to_quote_official_direct_offer: status === 'verified' && answersRequest && safeToQuote,
     safe_to_cite_verified_unavailable: facts.availability.value === 'negated',
-    must_fetch_fresh_offer: status !== 'verified',
+    must_fetch_fresh_offer: status !== 'verified' || !answersRequest,
   };
 }

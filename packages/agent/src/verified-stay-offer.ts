@@ -337,7 +337,9 @@ export async function verifyStayOfferEnvelope(
   const failures = stayGateFailures(verification, domain, args);
   const payload = verification.payload;
   const safe = failures.length === 0;
-  const assessment = assessFacts({ discovered: true, verification, safeToQuote: safe });
+  // Core §9: an offer signed for another stay or another node is not an answer about this one.
+  const answersRequest = !failures.includes('offer_request_mismatch') && !failures.includes('offer_domain_mismatch');
+  const assessment = assessFacts({ discovered: true, verification, safeToQuote: safe, answersRequest });
   const signedOffer = verification.status === 'verified' || verification.status === 'expired' ? (payload as unknown as OfferPayload) : null;
   const price = obj(payload?.price);
   return {
@@ -350,7 +352,7 @@ export async function verifyStayOfferEnvelope(
     facts: assessment.facts,
     safe_to_cite_verified_unavailable: assessment.safe_to_cite_verified_unavailable,
     must_fetch_fresh_offer: assessment.must_fetch_fresh_offer,
-    result: officialResult(domain, verification, safe, failures),
+    result: answersRequest ? officialResult(domain, verification, safe, failures) : null,
     verification,
     offer: signedOffer,
     quote:

@@ -114,23 +114,28 @@ function instant(v: unknown): number {
   return typeof v === 'string' ? Date.parse(v) : Number.NaN;
 }
 
+const JSON_EQUAL_MAX_DEPTH = 64;
+
 /**
  * Structural JSON equality ignoring object key order (vrp-protocol.md §2 recommendation; open
  * question 3). Numbers compare by value, so `-0` equals `0` as JSON numbers do.
  */
-export function jsonEqual(a: unknown, b: unknown): boolean {
+export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  // A signed offer is a few levels deep; past this bound the comparison is refused (not equal),
+  // so a hostile, validly signed but absurdly nested payload cannot overflow the stack and throw.
+  if (depth >= JSON_EQUAL_MAX_DEPTH) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i], depth + 1)) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
   const ka = Object.keys(a);
   if (ka.length !== Object.keys(b).length) return false;
   for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+    if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1)) return false;
   }
   return true;
 }

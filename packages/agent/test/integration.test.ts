@@ -254,7 +254,13 @@ describe('against hostile or broken servers', () => {
   it('a validly signed offer for another stay is not quoteable (offer_request_mismatch)', async () => {
     const r = await run('ok', 'other-dates');
     expect(r).toMatchObject({ status: 'verified', safe_to_quote: false, failures: ['offer_request_mismatch'] });
-    expect(r.result?.agent_citation.blocked_reason).toBe('offer_request_mismatch');
-    expect(validateResult(r.result)).toBe(true);
+    // Its signature is good, but it answers another question: nothing about the stay asked is
+    // affirmed or negated (Core §9), and no official result is issued for it.
+    expect(r.facts.signature.value).toBe('affirmed');
+    expect(r.facts.availability.value).toBe('unknown');
+    expect(r.facts.price.value).toBe('unknown');
+    expect(r.safe_to_cite_verified_unavailable).toBe(false);
+    expect(r.must_fetch_fresh_offer).toBe(true);
+    expect(r.result).toBeNull();
   });
 });

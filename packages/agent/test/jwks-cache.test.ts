@@ -25,12 +25,14 @@ beforeAll(async () => {
   const ca = await createTestCa();
   server = await startHttpsServer(await ca.certFor(DOMAIN), (_req, res) => {
     served.requests++;
+    // The answer is what the endpoint served when the request arrived, however late it is sent.
+    const { status, cacheControl, body } = served;
     setTimeout(() => {
-      res.writeHead(served.status, {
+      res.writeHead(status, {
         'content-type': 'application/json',
-        ...(served.cacheControl ? { 'cache-control': served.cacheControl } : {}),
+        ...(cacheControl ? { 'cache-control': cacheControl } : {}),
       });
-      res.end(served.body);
+      res.end(body);
     }, served.delayMs);
   });
   fetch = createHardenedFetch({ connectTo: server.connectTo(DOMAIN), ca: ca.ca.certPem });
@@ -53,6 +55,23 @@ beforeEach(() => {
 const kids = (l: Awaited<ReturnType<JwksCache['get']>>) => (l.ok ? l.jwks.keys.map((k) => k.kid) : l.code);
 
 describe('JwksCache (Core §3.1)', () => {
+  it('clear() is final: a fetch already in flight neither fills the cache nor answers later callers', async () => {
+    const cache = new JwksCache({ fetch, clock });
+    served.body = JSON.stringify({ keys: [key(1, 'compromised')] });
+    served.delayMs = 200;
+    const before = cache.get(JWKS_URL, 'compromised'); // asked before the compromise was known
+    await new Promise((r) => setTimeout(r, 50));
+    cache.clear();
+    served.body = JSON.stringify({ keys: [key(2, 'k2')] }); // the node has removed the key
+    served.delayMs = 0;
+    const after = await cache.get(JWKS_URL, 'compromised');
+    expect(kids(after)).toEqual(['k2']);
+    expect(kids(await before)).toEqual(['compromised']);
+    // Nothing from the pre-clear fetch was stored: the cache still holds the post-clear set.
+    expect(kids(await cache.get(JWKS_URL))).toEqual(['k2']);
+    expect(served.requests).toBe(2);
+  });
+
   it('serves from cache for at most 300 s, then refetches', async () => {
     const cache = new JwksCache({ fetch, clock });
     expect(await cache.get(JWKS_URL, 'k1')).toMatchObject({ ok: true, source: 'network' });

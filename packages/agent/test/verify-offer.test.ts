@@ -69,6 +69,14 @@ describe('minted vectors (public test seed)', () => {
     expect(mintEnvelope(baseOffer()).signature.jws).toBe(loadVector('01-valid-fresh.json').input.signature.jws);
   });
 
+  it('never throws: a validly signed, absurdly nested payload is refused as a mismatch, not a stack overflow', () => {
+    const depth = 20_000;
+    const text = `${JSON.stringify(baseOffer()).slice(0, -1)},"nest":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const envelope = envelopeWithJws(testSigner.sign(text), JSON.parse(text));
+    expect(() => verify(envelope)).not.toThrow();
+    expect(verify(envelope)).toMatchObject({ status: 'invalid', code: 'payload_offer_mismatch' });
+  });
+
   it('malformed_jws: not three segments, or non-base64url segments', () => {
     const jws = mintEnvelope(baseOffer()).signature.jws as string;
     for (const bad of ['a.b', `${jws}.x`, jws.replace(/\.[^.]+$/, '.s!g'), `${jws.slice(0, -2)}+/`]) {
@@ -278,6 +286,12 @@ describe('quoteChecks / safeToQuote (Core §7, §5.1)', () => {
     expect(url('https://guest@example-host.invalid/book')).toEqual(['booking_url_invalid']);
     expect(url('https://example-host.invalid@evil.net/book')).toEqual(['booking_url_invalid']);
     expect(url('https://example-host.invalid:8443/book')).toEqual(['booking_url_invalid']);
+    // Strings WHATWG would repair onto the canonical host while curl or Python read another one.
+    expect(url('https://example-host.invalid\\@evil.net/book')).toEqual(['booking_url_invalid']);
+    expect(url('https:example-host.invalid/book')).toEqual(['booking_url_invalid']);
+    expect(url(' https://example-host.invalid/book')).toEqual(['booking_url_invalid']);
+    expect(url('https://example-host.invalid/bo\tok')).toEqual(['booking_url_invalid']);
+    expect(url('HTTPS://example-host.invalid/book')).toEqual(['booking_url_invalid']);
     expect(url('https://example-host.invalid.evil.net/book')).toEqual(['booking_url_host_mismatch']);
     expect(url('https://evil-example-host.invalid/book')).toEqual(['booking_url_host_mismatch']);
     expect(url('https://evilexample-host.invalid/book')).toEqual(['booking_url_host_mismatch']);
