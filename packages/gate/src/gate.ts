@@ -17,7 +17,7 @@ import { EF_CODES, type EfCode, type EnforceDecision, GATE_PROFILE, GateError } 
 import { denyDecision, retryOutcome } from './journal.js';
 import type { ClassifyInput } from './mappers/context.js';
 import type { Policy } from './policy.js';
-import { StoreTimeoutError } from './store/errors.js';
+import { EscalationBindingConflict, StoreTimeoutError } from './store/errors.js';
 import type { EvidenceDecision, JournalState } from './store/schema.js';
 import type { AuthorityRow, AuthorityStore, EvidenceRow } from './store/types.js';
 
@@ -147,14 +147,19 @@ export class Gate {
     }
   }
 
-  /** A person approves an escalated act; issues its authority. */
-  async approve(candidateActId: string, approver: string): Promise<AuthorizeOutcome> {
-    return this.decide(candidateActId, 'APPROVED', approver);
+  /**
+   * A person approves an escalated act; issues its authority. `bindingDigest` is the escalation's
+   * `binding_digest` the person reviewed (`vrp gate pending` shows it): when given, the approval
+   * is refused (EF_SCOPE_MISMATCH) unless the pending escalation is bound to exactly it. Without
+   * it, the binding of the escalation row as read now is approved (a row never changes its binding).
+   */
+  async approve(candidateActId: string, approver: string, bindingDigest?: string): Promise<AuthorizeOutcome> {
+    return this.decideReviewed(candidateActId, 'APPROVED', approver, bindingDigest);
   }
 
-  /** A person refuses an escalated act. */
-  async reject(candidateActId: string, approver: string): Promise<AuthorizeOutcome> {
-    return this.decide(candidateActId, 'REJECTED', approver);
+  /** A person refuses an escalated act (optionally only the one bound to `bindingDigest`). */
+  async reject(candidateActId: string, approver: string, bindingDigest?: string): Promise<AuthorizeOutcome> {
+    return this.decideReviewed(candidateActId, 'REJECTED', approver, bindingDigest);
   }
 
   /** The seed's enforce(act, live_args). Never throws; a deny carries a registry code. */
@@ -290,7 +295,10 @@ export class Gate {
   private async escalate(act: AgentCandidateAct, now: number, reason: string): Promise<AuthorizeOutcome> {
     const binding = bindingDigest(bindingOf(act, this.sinkId));
     const prior = await this.store.getEscalation(act.candidate_act_id);
-    if (prior && prior.binding_digest === binding) {
+    // An escalation is immutable in what it binds: the same act id with other arguments (or
+    // tool, destination, …) is refused, and the recorded escalation stays as it was.
+    if (prior && prior.binding_digest !== binding) return this.bindingConflict(act, now);
+    if (prior) {
       if (prior.status === 'APPROVED' && prior.expires_at > now)
         return this.issue(act, now, this.policy.approvalTtlMs, `approved by ${prior.approver}`, prior.approver);
       if (prior.status === 'REJECTED') return denied('EF_NOT_AUTHORIZED');
@@ -314,7 +322,7 @@ export class Gate {
       },
       { timeoutMs: this.timeoutMs },
     );
-    if (!written.recorded) return this.stale(act, written.current, now);
+    if (!written.recorded) return 'conflict' in written ? this.bindingConflict(act, now) : this.stale(act, written.current, now);
     this.emit({
       type: 'authorize',
       candidate_act_id: act.candidate_act_id,
@@ -329,22 +337,56 @@ export class Gate {
     } catch {
       approved = false; // an approver that fails has not approved
     }
-    return this.decide(act.candidate_act_id, approved ? 'APPROVED' : 'REJECTED', 'approve-callback');
+    // The callback reviewed exactly `act`: the decision binds to its binding digest.
+    return this.decide(act.candidate_act_id, binding, approved ? 'APPROVED' : 'REJECTED', 'approve-callback');
   }
 
-  private async decide(candidateActId: string, status: 'APPROVED' | 'REJECTED', approver: string): Promise<AuthorizeOutcome> {
+  /** approve()/reject(): bind to the digest the person reviewed, or to the row's (immutable) binding as read now. */
+  private async decideReviewed(
+    candidateActId: string,
+    status: 'APPROVED' | 'REJECTED',
+    approver: string,
+    bindingDigest: string | undefined,
+  ): Promise<AuthorizeOutcome> {
+    if (bindingDigest !== undefined) return this.decide(candidateActId, bindingDigest, status, approver);
     try {
       await this.init();
-      const row = await this.store.decideEscalation(candidateActId, status, approver, this.now());
-      const current = row ?? (await this.store.getEscalation(candidateActId));
-      if (!current) return denied('EF_002');
-      if (current.status === 'REJECTED') return denied('EF_NOT_AUTHORIZED');
-      if (current.status !== 'APPROVED') return denied('EF_002'); // expired while pending
-      // Issuance re-runs authorize, so policy, epochs and expiry are checked again at approval time.
-      return this.authorize(JSON.parse(current.act_json) as AgentCandidateAct);
+      const row = await this.store.getEscalation(candidateActId);
+      if (!row) return denied('EF_002');
+      return this.decide(candidateActId, row.binding_digest, status, approver);
     } catch (e) {
       return denied(asGateError(e).code);
     }
+  }
+
+  private async decide(
+    candidateActId: string,
+    bindingDigest: string,
+    status: 'APPROVED' | 'REJECTED',
+    approver: string,
+  ): Promise<AuthorizeOutcome> {
+    try {
+      await this.init();
+      const row = await this.store.decideEscalation(candidateActId, bindingDigest, status, approver, this.now());
+      const current = row ?? (await this.store.getEscalation(candidateActId));
+      if (!current) return denied('EF_002');
+      // The person reviewed another binding than the one recorded: nothing was decided.
+      if (current.binding_digest !== bindingDigest) return denied('EF_SCOPE_MISMATCH');
+      if (current.status === 'REJECTED') return denied('EF_NOT_AUTHORIZED');
+      if (current.status !== 'APPROVED') return denied('EF_002'); // expired while pending
+      const act = JSON.parse(current.act_json) as AgentCandidateAct;
+      // Defense in depth: the act issued for is bound to exactly the reviewed digest.
+      if (bindingDigest !== actBindingDigest(act, this.sinkId)) return denied('EF_SCOPE_MISMATCH');
+      // Issuance re-runs authorize, so policy, epochs and expiry are checked again at approval time.
+      return this.authorize(act);
+    } catch (e) {
+      return denied(asGateError(e).code);
+    }
+  }
+
+  /** The act id is escalated under another binding: record the refusal, leave the escalation as it was. */
+  private bindingConflict(act: AgentCandidateAct, now: number): Promise<AuthorizeOutcome> {
+    return this.record(act, act.policy_state, now, 'EF_SCOPE_MISMATCH', 'act id already escalated with another binding');
   }
 
   private async issue(
@@ -394,7 +436,7 @@ export class Gate {
     };
     try {
       const written = await this.store.recordDecision({ expectEpochs: epochs, evidence, authority: row }, { timeoutMs: this.timeoutMs });
-      if (!written.recorded) return this.stale(act, written.current, now);
+      if (!written.recorded) return 'conflict' in written ? this.bindingConflict(act, now) : this.stale(act, written.current, now);
     } catch (e) {
       // Another process issued for the same act first (one authority per act id): report that one.
       const raced = await this.store.getAuthority(act.candidate_act_id);
@@ -486,7 +528,13 @@ function outcomeCode(o: AuthorizeOutcome): EfCode {
 function asGateError(e: unknown): GateError {
   if (e instanceof GateError) return e;
   if (e instanceof StoreTimeoutError) return new GateError('EF-060');
+  if (e instanceof EscalationBindingConflict) return new GateError('EF_SCOPE_MISMATCH');
   return new GateError('EF_STORE_UNAVAILABLE');
+}
+
+/** The binding digest of an act as this gate binds it (what an escalation and an approval are bound to). */
+function actBindingDigest(act: AgentCandidateAct, sinkId: string): string {
+  return bindingDigest(bindingOf(act, sinkId));
 }
 
 function denyFromError(e: unknown): EnforceDecision {

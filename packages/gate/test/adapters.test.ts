@@ -1,5 +1,8 @@
 import {
   type ChatCompletionChunkLike,
+  type DispatchGate,
+  digestArguments,
+  gateMcpClient,
   handleAnthropicMessage,
   handleOpenAIMessage,
   handleResponsesOutput,
@@ -254,5 +257,63 @@ describe('handleResponsesOutput', () => {
     expect(items[0]).toEqual({ type: 'function_call_output', call_id: 'call_a', output: JSON.stringify({ hits: ['result for x'] }) });
     expect(items[1]).toMatchObject({ type: 'function_call_output', call_id: 'call_b' });
     expect(errorOf(items[1]!.output).code).toBe('EF_APPROVAL_REQUIRED');
+  });
+});
+
+/** A gate whose host mutates `mutate()`'s target after enforce allowed and before the tool runs (the TOCTOU window). */
+function mutatingGate(gate: TestGate['gate'], mutate: () => void): DispatchGate {
+  return {
+    sinkId: gate.sinkId,
+    policyState: () => gate.policyState(),
+    classify: (tool) => gate.classify(tool),
+    dispatch: (act, liveArgs, invoke) =>
+      gate.dispatch(act, liveArgs, async () => {
+        mutate();
+        return invoke();
+      }),
+  };
+}
+
+describe('the tool receives exactly the digested arguments', () => {
+  it('Anthropic: mutating the block input after mapping does not change what the function receives', async () => {
+    const { tools, calls } = countingTools();
+    const input: Record<string, unknown> = { q: 'invoice', filters: { from: 'alice@example.com' } };
+    const original = structuredClone(input);
+    const block = { type: 'tool_use' as const, id: 'toolu_toctou', name: 'search', input };
+    const gate = mutatingGate(t.gate, () => {
+      input.q = 'DROP TABLE users';
+      (input.filters as Record<string, unknown>).from = 'mallory@example.com';
+      input.extra = true;
+    });
+    const { outcomes } = await handleAnthropicMessage({ content: [block] }, tools, { ...hostContext(t.gate), gate });
+    expect(outcomes[0]).toMatchObject({ invoked: true, decision: { allow: true }, arguments_digest: digestArguments(original).value });
+    expect(input.q).toBe('DROP TABLE users'); // the caller's object did change …
+    expect(calls).toEqual([{ name: 'search', args: original }]); // … the tool got the digested arguments
+    expect(calls[0]!.args).not.toBe(input);
+  });
+
+  it('MCP: mutating params.arguments after mapping does not change what tools/call sends', async () => {
+    const params = { name: 'search', arguments: { q: 'lisbon', opts: { deep: false } } as Record<string, unknown> };
+    const original = structuredClone(params.arguments);
+    const sent: Array<{ name: string; arguments?: unknown }> = [];
+    const fake = {
+      callTool: async (p: { name: string; arguments?: unknown }) => {
+        sent.push(structuredClone(p));
+        return { content: [] };
+      },
+    };
+    const gate = mutatingGate(t.gate, () => {
+      params.arguments.q = 'DROP TABLE users';
+      (params.arguments.opts as Record<string, unknown>).deep = true;
+      params.name = 'email_send';
+    });
+    const client = gateMcpClient(fake as never, { serverUrl: 'https://mcp.example', context: { ...hostContext(t.gate), gate } });
+    await client.callTool(params as never);
+    expect(client.gateOutcomes[0]).toMatchObject({ invoked: true, arguments_digest: digestArguments(original).value });
+    expect(sent).toEqual([{ name: 'search', arguments: original }]);
+    // Absent arguments stay absent on the wire (digested as the empty object).
+    await client.callTool({ name: 'search' } as never);
+    expect(sent[1]).toEqual({ name: 'search' });
+    expect(client.gateOutcomes[1]).toMatchObject({ invoked: true, arguments_digest: digestArguments({}).value });
   });
 });

@@ -276,9 +276,70 @@ describe('authorize: policy, evidence, signed authority', () => {
     const a = await act({ tool: 'payout_create', consequence_class: 'FINANCIAL', args: { amount: '9.00' } });
     expect((await gate.dispatch(a, { amount: '9.00' }, async () => 'paid')).decision.code).toBe('EF_APPROVAL_REQUIRED');
     const cli = await openSqliteStore(file);
-    await cli.decideEscalation(a.candidate_act_id, 'APPROVED', 'ops@example', clock);
+    // The operator decides the binding `vrp gate pending` showed them.
+    const [reviewed] = await cli.listEscalations('PENDING');
+    await cli.decideEscalation(a.candidate_act_id, reviewed!.binding_digest, 'APPROVED', 'ops@example', clock);
     await cli.close();
     expect(await gate.dispatch(a, { amount: '9.00' }, async () => 'paid')).toMatchObject({ invoked: true, result: 'paid' });
+  });
+
+  it('a re-escalation of the same act id with other arguments is refused: the approval issues only what the person reviewed', async () => {
+    const shownArgs = { to: 'alice', amount: '10.00' };
+    const swappedArgs = { to: 'mallory', amount: '10000.00' };
+    const shown = await act({ id: 'act-swap', tool: 'payout_create', consequence_class: 'FINANCIAL', args: shownArgs });
+    const swapped = await act({ id: 'act-swap', tool: 'payout_create', consequence_class: 'FINANCIAL', args: swappedArgs });
+    const received: unknown[] = [];
+    const tool = (args: unknown) => async () => {
+      received.push(args);
+      return 'sent';
+    };
+    expect((await gate.dispatch(shown, shownArgs, tool(shownArgs))).decision.code).toBe('EF_APPROVAL_REQUIRED');
+    const [reviewed] = await store.listEscalations('PENDING');
+    expect(reviewed).toMatchObject({ candidate_act_id: 'act-swap', status: 'PENDING' });
+    // The swap is refused, and the escalation the person is reviewing stays exactly as it was.
+    expect(await gate.authorize(swapped)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
+    expect(await gate.dispatch(swapped, swappedArgs, tool(swappedArgs))).toMatchObject({
+      invoked: false,
+      decision: { allow: false, code: 'EF_SCOPE_MISMATCH' },
+    });
+    expect(await store.getEscalation('act-swap')).toEqual(reviewed);
+    // The person approves what they reviewed; authority is issued for exactly that.
+    expect((await gate.approve('act-swap', 'alice', reviewed!.binding_digest)).status).toBe('issued');
+    expect(await gate.dispatch(swapped, swappedArgs, tool(swappedArgs))).toMatchObject({
+      invoked: false,
+      decision: { allow: false, code: 'EF_SCOPE_MISMATCH' },
+    });
+    expect(await gate.dispatch(shown, shownArgs, tool(shownArgs))).toMatchObject({ invoked: true, result: 'sent' });
+    expect(received).toEqual([shownArgs]);
+  });
+
+  it('a re-escalation with other arguments while approved is refused too, and approve() without a digest approves the recorded binding', async () => {
+    const shown = await act({ id: 'act-swap2', tool: 'payout_create', consequence_class: 'FINANCIAL', args: { amount: '1.00' } });
+    const swapped = await act({ id: 'act-swap2', tool: 'payout_create', consequence_class: 'FINANCIAL', args: { amount: '999.00' } });
+    expect((await gate.authorize(shown)).status).toBe('escalated');
+    expect(await gate.authorize(swapped)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
+    expect((await gate.approve('act-swap2', 'alice')).status).toBe('issued');
+    expect(await store.getAuthority('act-swap2')).toMatchObject({ arguments_digest: shown.arguments_digest.value });
+    let calls = 0;
+    expect(await gate.dispatch(swapped, { amount: '999.00' }, async () => ++calls)).toMatchObject({ invoked: false });
+    expect(calls).toBe(0);
+  });
+
+  it('approving (or refusing) with a digest the person did not review for this act decides nothing', async () => {
+    const a = await act({ tool: 'payout_create', consequence_class: 'FINANCIAL', args: { amount: '5.00' } });
+    const b = await act({ tool: 'payout_create', consequence_class: 'FINANCIAL', args: { amount: '5000.00' } });
+    expect((await gate.authorize(a)).status).toBe('escalated');
+    expect((await gate.authorize(b)).status).toBe('escalated');
+    const rowA = await store.getEscalation(a.candidate_act_id);
+    const stale = (await store.getEscalation(b.candidate_act_id))!.binding_digest;
+    expect(stale).not.toBe(rowA!.binding_digest);
+    expect(await gate.approve(a.candidate_act_id, 'alice', stale)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
+    expect(await gate.reject(a.candidate_act_id, 'alice', stale)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
+    expect(await store.decideEscalation(a.candidate_act_id, stale, 'APPROVED', 'alice', clock)).toBeUndefined();
+    expect(await store.getEscalation(a.candidate_act_id)).toEqual(rowA);
+    expect(await store.getAuthority(a.candidate_act_id)).toBeUndefined();
+    expect((await gate.approve(a.candidate_act_id, 'alice', rowA!.binding_digest)).status).toBe('issued');
+    expect(await gate.approve('no-such-act', 'alice')).toMatchObject({ status: 'denied', code: 'EF_002' });
   });
 
   it('the approve callback decides inline; a refusal or a throwing approver denies', async () => {

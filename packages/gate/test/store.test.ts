@@ -8,6 +8,7 @@ import {
   type AuthorityRow,
   type AuthorityStore,
   type ConsumeRequest,
+  EscalationBindingConflict,
   type EvidenceRow,
   openPostgresStore,
   openSqliteStore,
@@ -339,10 +340,94 @@ for (const b of backends) {
         });
       }
       expect((await store.listEscalations('PENDING')).map((e) => e.candidate_act_id).sort()).toEqual(['e1', 'e2']);
-      expect(await store.decideEscalation('e1', 'APPROVED', 'alice', T0 + 100)).toMatchObject({ status: 'APPROVED', approver: 'alice' });
-      expect(await store.decideEscalation('e1', 'REJECTED', 'mallory', T0 + 200)).toBeUndefined();
-      expect(await store.decideEscalation('e2', 'APPROVED', 'alice', T0 + 100)).toBeUndefined();
+      expect(await store.decideEscalation('e1', 'b', 'APPROVED', 'alice', T0 + 100)).toMatchObject({
+        status: 'APPROVED',
+        approver: 'alice',
+      });
+      expect(await store.decideEscalation('e1', 'b', 'REJECTED', 'mallory', T0 + 200)).toBeUndefined();
+      expect(await store.decideEscalation('e2', 'b', 'APPROVED', 'alice', T0 + 100)).toBeUndefined();
       expect((await store.getEscalation('e2'))?.status).toBe('PENDING');
+    });
+
+    it('an escalation is immutable in what it binds, and is decided only for the binding the person reviewed', async () => {
+      const escalation = (id: string, evidenceId: string, binding: string, actJson: string) => ({
+        candidate_act_id: id,
+        evidence_id: evidenceId,
+        binding_digest: binding,
+        act_json: actJson,
+        status: 'PENDING' as const,
+        approver: null,
+        requested_at: T0,
+        decided_at: null,
+        expires_at: T0 + 60_000,
+      });
+      const ev1 = evidence('s1', { decision: 'ESCALATED', code: 'EF_APPROVAL_REQUIRED' });
+      expect(await store.recordDecision({ evidence: ev1, escalation: escalation('s1', ev1.evidence_id, 'shown', '{"a":1}') })).toEqual({
+        recorded: true,
+      });
+      const original = await store.getEscalation('s1');
+      // Another binding for the same act id: nothing is written, the original row stays as it was.
+      const ev2 = evidence('s1', { decision: 'ESCALATED', code: 'EF_APPROVAL_REQUIRED' });
+      expect(
+        await store.recordDecision({
+          evidence: ev2,
+          escalation: escalation('s1', ev2.evidence_id, 'swapped', '{"a":2}'),
+          expectEpochs: EPOCHS,
+        }),
+      ).toEqual({ recorded: false, conflict: 'escalation_binding' });
+      expect(await store.getEscalation('s1')).toEqual(original);
+      expect(await store.getEvidence(ev2.evidence_id)).toBeUndefined();
+      // A decision for a binding other than the row's decides nothing.
+      expect(await store.decideEscalation('s1', 'swapped', 'APPROVED', 'alice', T0 + 100)).toBeUndefined();
+      expect(await store.getEscalation('s1')).toEqual(original);
+      // The same binding may be re-escalated (still PENDING) and is decided by its digest.
+      const ev3 = evidence('s1', { decision: 'ESCALATED', code: 'EF_APPROVAL_REQUIRED' });
+      expect(await store.recordDecision({ evidence: ev3, escalation: escalation('s1', ev3.evidence_id, 'shown', '{"a":1}') })).toEqual({
+        recorded: true,
+      });
+      expect(await store.decideEscalation('s1', 'shown', 'APPROVED', 'alice', T0 + 100)).toMatchObject({
+        binding_digest: 'shown',
+        act_json: '{"a":1}',
+        status: 'APPROVED',
+        approver: 'alice',
+      });
+      // Once approved, another binding is still refused and the approval is untouched.
+      const ev4 = evidence('s1', { decision: 'ESCALATED', code: 'EF_APPROVAL_REQUIRED' });
+      expect(await store.recordDecision({ evidence: ev4, escalation: escalation('s1', ev4.evidence_id, 'swapped', '{"a":2}') })).toEqual({
+        recorded: false,
+        conflict: 'escalation_binding',
+      });
+      expect(await store.getEscalation('s1')).toMatchObject({ binding_digest: 'shown', status: 'APPROVED', approver: 'alice' });
+    });
+
+    it('concurrent escalations of one act id with different bindings: exactly one is recorded, the other writes nothing', async () => {
+      const attempt = (binding: string) => {
+        const ev = evidence('race', { decision: 'ESCALATED', code: 'EF_APPROVAL_REQUIRED' });
+        const escalation = {
+          candidate_act_id: 'race',
+          evidence_id: ev.evidence_id,
+          binding_digest: binding,
+          act_json: '{}',
+          status: 'PENDING' as const,
+          approver: null,
+          requested_at: T0,
+          decided_at: null,
+          expires_at: T0 + 60_000,
+        };
+        return store.recordDecision({ evidence: ev, escalation }).then(
+          (r) => ({ binding, evidence_id: ev.evidence_id, r }),
+          (e: unknown) => ({ binding, evidence_id: ev.evidence_id, r: e }),
+        );
+      };
+      const results = await Promise.all([attempt('one'), attempt('two'), attempt('three')]);
+      const won = results.filter((x) => (x.r as { recorded?: unknown }).recorded === true);
+      expect(won).toHaveLength(1);
+      for (const lost of results.filter((x) => x !== won[0])) {
+        if (lost.r instanceof Error) expect(lost.r).toBeInstanceOf(EscalationBindingConflict);
+        else expect(lost.r).toEqual({ recorded: false, conflict: 'escalation_binding' });
+        expect(await store.getEvidence(lost.evidence_id)).toBeUndefined();
+      }
+      expect((await store.getEscalation('race'))?.binding_digest).toBe(won[0]!.binding);
     });
   });
 }

@@ -23,24 +23,40 @@ export function registerGateCommands(program: Command): void {
         'approve (or with --reject refuse) an escalated candidate act; the gate issues its authority when the host dispatches it again',
       )
       .argument('<act-id>', 'candidate_act_id of the pending escalation')
+      .option(
+        '--digest <binding-digest>',
+        'the binding digest you reviewed (`vrp gate pending` shows it); the decision is refused unless the escalation is bound to exactly it',
+      )
       .option('--approver <name>', 'who decides (recorded with the decision)', process.env.USER ?? 'cli')
       .option('--reject', 'refuse the act instead of approving it'),
-  ).action((actId: string, o: StoreOpts & { approver: string; reject?: boolean }) =>
+  ).action((actId: string, o: StoreOpts & { approver: string; reject?: boolean; digest?: string }) =>
     withStore(o, async (store) => {
       const status = o.reject ? 'REJECTED' : 'APPROVED';
-      const row = await store.decideEscalation(actId, status, o.approver, Date.now());
-      if (!row) {
-        const existing = await store.getEscalation(actId);
+      const existing = await store.getEscalation(actId);
+      if (!existing) throw new VrpError('not_pending', `no escalation for act ${actId}`);
+      // The decision binds to the digest the person reviewed; without --digest, to the row's (immutable) binding.
+      const digest = o.digest ?? existing.binding_digest;
+      if (digest !== existing.binding_digest)
         throw new VrpError(
-          'not_pending',
-          existing
-            ? `act ${actId} is ${existing.status.toLowerCase()}${existing.status === 'PENDING' ? ' but expired' : ''}`
-            : `no escalation for act ${actId}`,
+          'digest_mismatch',
+          `act ${actId} is bound to digest ${existing.binding_digest}, not the reviewed ${digest}; nothing was decided`,
         );
+      const row = await store.decideEscalation(actId, digest, status, o.approver, Date.now());
+      if (!row) {
+        const now = (await store.getEscalation(actId)) ?? existing;
+        if (now.binding_digest !== digest)
+          throw new VrpError('digest_mismatch', `act ${actId} is no longer bound to digest ${digest}; nothing was decided`);
+        throw new VrpError('not_pending', `act ${actId} is ${now.status.toLowerCase()}${now.status === 'PENDING' ? ' but expired' : ''}`);
       }
-      const out = { candidate_act_id: row.candidate_act_id, status: row.status, approver: row.approver, decided_at: iso(row.decided_at) };
+      const out = {
+        candidate_act_id: row.candidate_act_id,
+        binding_digest: row.binding_digest,
+        status: row.status,
+        approver: row.approver,
+        decided_at: iso(row.decided_at),
+      };
       if (o.json) printJson(out);
-      else process.stdout.write(`${row.status.toLowerCase()} ${row.candidate_act_id} by ${row.approver}\n`);
+      else process.stdout.write(`${row.status.toLowerCase()} ${row.candidate_act_id} (digest ${row.binding_digest}) by ${row.approver}\n`);
     }),
   );
 
@@ -57,6 +73,7 @@ export function registerGateCommands(program: Command): void {
           destination_id: act.destination?.destination_id ?? null,
           provenance: act.instruction_provenance?.source_type ?? 'unknown',
           arguments_digest: act.arguments_digest?.value,
+          binding_digest: r.binding_digest,
           requested_at: iso(r.requested_at),
           expires_at: iso(r.expires_at),
         };
@@ -65,7 +82,7 @@ export function registerGateCommands(program: Command): void {
       if (!out.length) return void process.stdout.write('no pending escalations\n');
       for (const e of out)
         process.stdout.write(
-          `${e.candidate_act_id}  ${e.tool_id}  ${e.consequence_class}  dest=${e.destination_id ?? '-'}  provenance=${e.provenance}  args=${e.arguments_digest}  expires ${e.expires_at}\n`,
+          `${e.candidate_act_id}  ${e.tool_id}  ${e.consequence_class}  dest=${e.destination_id ?? '-'}  provenance=${e.provenance}  args=${e.arguments_digest}  digest=${e.binding_digest}  expires ${e.expires_at}\n`,
         );
     }),
   );

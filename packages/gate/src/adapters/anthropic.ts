@@ -1,7 +1,15 @@
 import { anthropicDenyResult, GateError } from '../errors.js';
 import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from '../mappers/anthropic.js';
 import { computerUseLiveArgs, type LiveBrowserState } from '../mappers/computer.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable } from './context.js';
+import {
+  dispatchMapped,
+  forCall,
+  type MapContext,
+  resolveActContext,
+  snapshotArguments,
+  type ToolCallOutcome,
+  type ToolTable,
+} from './context.js';
 import { replyFor } from './results.js';
 
 /** A `tool_result` block to send back (structural; the SDK's `ToolResultBlockParam` accepts it). */
@@ -55,15 +63,19 @@ export async function handleAnthropicMessage(
           liveError = e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE');
         }
       }
+      // The input is a private copy taken once: the digest is over it and the function receives
+      // exactly it, whatever happens to the caller's block meanwhile.
+      let input: unknown;
       r = await dispatchMapped(
         ctx,
         block,
         () => {
           if (liveError) throw liveError;
-          const act = mapToolUse(block, forCall(actCtx, ctx, block.name, block.input), live);
-          return { act, liveArgs: live ? computerUseLiveArgs(block.input, live) : block.input };
+          input = snapshotArguments(block.input);
+          const act = mapToolUse({ ...block, input }, forCall(actCtx, ctx, block.name, input), live);
+          return { act, liveArgs: live ? computerUseLiveArgs(input, live) : input };
         },
-        async () => fn?.(block.input),
+        async () => fn?.(input),
         fn !== undefined,
       );
     }

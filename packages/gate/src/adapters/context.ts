@@ -1,3 +1,4 @@
+import { canonicalJson } from '@vrpkit/core';
 import type {
   ActAgent,
   ActPurpose,
@@ -8,6 +9,7 @@ import type {
   PolicyState,
 } from '../act.js';
 import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
+import { assertIJson } from '../ijson.js';
 import type { ActContext, ClassifyInput, ToolBinding } from '../mappers/context.js';
 
 /** What the adapters need from the Gate (the ENFORCE half of packages/gate; `Gate` satisfies it). */
@@ -90,6 +92,17 @@ export async function resolveActContext(ctx: MapContext): Promise<ActContext | E
 export function forCall(actCtx: ActContext, ctx: MapContext, name: string, args: unknown): ActContext {
   const provenance = ctx.provenanceOf?.({ name, args });
   return provenance ? { ...actCtx, instruction_provenance: provenance } : actCtx;
+}
+
+/**
+ * The arguments an act is digested over and the tool is invoked with: one private copy, taken
+ * once when the act is mapped (I-JSON, by its canonical JSON). The caller keeps its own object,
+ * so a mutation of it after the digest never reaches the tool under that digest's authority.
+ * Throws (→ deny) on arguments that are not I-JSON.
+ */
+export function snapshotArguments<T>(args: T): T {
+  assertIJson(args);
+  return JSON.parse(canonicalJson(args)) as T;
 }
 
 /** A deny decision for an error raised before or instead of enforce: its EF code, or fail closed. */

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { GateError, mcpDenyResult } from '../errors.js';
-import { mapMcpToolsCall, mcpArguments } from '../mappers/mcp.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
+import { mapMcpToolsCall } from '../mappers/mcp.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, snapshotArguments, type ToolCallOutcome } from './context.js';
 
 type CallTool = Client['callTool'];
 type CallToolResult = Awaited<ReturnType<CallTool>>;
@@ -39,14 +39,20 @@ export function gateMcpClient(client: Client, opts: { serverUrl: string; context
       outcomes.push({ ...block, decision: actCtx, invoked: false });
       return mcpDenyResult(actCtx) as CallToolResult;
     }
+    // The params sent are a private copy taken once: the digest is over its arguments and the
+    // server receives exactly them, whatever happens to the caller's object meanwhile.
+    let sent: Parameters<CallTool>[0] | undefined;
     const r = await dispatchMapped(
       opts.context,
       block,
       () => {
-        const liveArgs = mcpArguments(params);
-        return { act: mapMcpToolsCall(params, server, forCall(actCtx, opts.context, params.name, liveArgs), actRef), liveArgs };
+        const { arguments: raw, ...rest } = params;
+        // Absent arguments are the empty object (as mcpArguments reads them); the wire keeps them absent.
+        const liveArgs = snapshotArguments(raw ?? {});
+        sent = raw === undefined ? { ...rest, name: block.name } : { ...rest, name: block.name, arguments: liveArgs };
+        return { act: mapMcpToolsCall(sent, server, forCall(actCtx, opts.context, block.name, liveArgs), actRef), liveArgs };
       },
-      () => client.callTool(params, resultSchema, options),
+      () => client.callTool(sent!, resultSchema, options),
       true,
     );
     outcomes.push(r.outcome);

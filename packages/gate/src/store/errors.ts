@@ -17,3 +17,11 @@ export class StoreConfigError extends VrpError {
     super('store_config', message);
   }
 }
+
+/** A concurrent escalation of the same act id with another binding committed first (the write is rolled back). */
+export class EscalationBindingConflict extends Error {
+  constructor(readonly candidateActId: string) {
+    super(`escalation ${candidateActId} is bound to other arguments`);
+    this.name = 'EscalationBindingConflict';
+  }
+}

@@ -13,6 +13,7 @@
 import type { Compilable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import type { PolicyState } from '../act.js';
 import type { EfCode } from '../errors.js';
+import { EscalationBindingConflict } from './errors.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
   AuthorityRow,
@@ -151,25 +152,42 @@ export class KyselyAuthorityStore implements AuthorityStore {
         const current = yield* currentEpochs(ops, db);
         if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
       }
+      const esc = record.escalation;
+      // An escalation row is immutable in what it binds: the act a person reviews is the act
+      // an approval issues authority for. Re-escalating the act id with another binding is refused.
+      if (esc) {
+        const prior = yield* first(
+          db.selectFrom('gate_escalation').select('binding_digest').where('candidate_act_id', '=', esc.candidate_act_id),
+        );
+        if (prior && prior.binding_digest !== esc.binding_digest) return { recorded: false, conflict: 'escalation_binding' };
+      }
       // §1.8: evidence first; the authority row references it (foreign key), so it cannot exist without it.
       yield db.insertInto('gate_evidence').values(record.evidence);
       if (record.authority) yield db.insertInto('gate_authority').values(record.authority);
-      if (record.escalation) {
-        yield db
-          .insertInto('gate_escalation')
-          .values(record.escalation)
-          .onConflict((oc) =>
-            oc.column('candidate_act_id').doUpdateSet({
-              evidence_id: record.escalation!.evidence_id,
-              binding_digest: record.escalation!.binding_digest,
-              act_json: record.escalation!.act_json,
-              status: 'PENDING',
-              approver: null,
-              requested_at: record.escalation!.requested_at,
-              decided_at: null,
-              expires_at: record.escalation!.expires_at,
-            }),
-          );
+      if (esc) {
+        const written = yield* first(
+          db
+            .insertInto('gate_escalation')
+            .values(esc)
+            .onConflict((oc) =>
+              oc
+                .column('candidate_act_id')
+                .doUpdateSet({
+                  evidence_id: esc.evidence_id,
+                  act_json: esc.act_json,
+                  status: 'PENDING',
+                  approver: null,
+                  requested_at: esc.requested_at,
+                  decided_at: null,
+                  expires_at: esc.expires_at,
+                })
+                // Only ever the same binding (a concurrent writer may have inserted another one since the read above).
+                .where('gate_escalation.binding_digest', '=', esc.binding_digest),
+            )
+            .returning('candidate_act_id'),
+        );
+        // Another binding won the race: throw, so the evidence written above rolls back with it.
+        if (!written) throw new EscalationBindingConflict(esc.candidate_act_id);
       }
       return { recorded: true };
     }, opts?.timeoutMs);
@@ -259,12 +277,20 @@ export class KyselyAuthorityStore implements AuthorityStore {
     return q.orderBy('requested_at').execute();
   }
 
-  async decideEscalation(candidateActId: string, status: 'APPROVED' | 'REJECTED', approver: string, now: number) {
+  async decideEscalation(
+    candidateActId: string,
+    bindingDigest: string,
+    status: 'APPROVED' | 'REJECTED',
+    approver: string,
+    now: number,
+  ): Promise<EscalationRow | undefined> {
     return this.ops.write(async (db) => {
       const r = await db
         .updateTable('gate_escalation')
         .set({ status, approver, decided_at: now })
         .where('candidate_act_id', '=', candidateActId)
+        // The decision binds to the act the person reviewed, never to whatever the row holds now.
+        .where('binding_digest', '=', bindingDigest)
         .where('status', '=', 'PENDING')
         .where('expires_at', '>', now)
         .returningAll()

@@ -45,7 +45,11 @@ export interface DecisionRecord {
   expectEpochs?: PolicyState;
 }
 
-export type DecisionResult = { recorded: true } | { recorded: false; current: PolicyState };
+export type DecisionResult =
+  | { recorded: true }
+  | { recorded: false; current: PolicyState }
+  /** Nothing was written: an escalation of this act id with another binding digest exists (it stays as it was). */
+  | { recorded: false; conflict: 'escalation_binding' };
 
 export type OutcomeRecord = { state: 'EFFECTUATED'; result_json: string | null } | { state: 'FAILED'; error_code: string };
 
@@ -65,7 +69,11 @@ export interface AuthorityStore {
   /** Bump one epoch: every outstanding authority issued under the old value becomes stale (§1.7). */
   bumpEpoch(epoch: keyof PolicyState, now: number): Promise<PolicyState>;
 
-  /** Write an authorize() decision: the evidence row, then (if any) the authority or the escalation, atomically. */
+  /**
+   * Write an authorize() decision: the evidence row, then (if any) the authority or the escalation, atomically.
+   * An escalation row is immutable in what it binds: re-escalating its act id with another
+   * `binding_digest` writes nothing and returns `conflict: 'escalation_binding'`.
+   */
   recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult>;
   getAuthority(candidateActId: string): Promise<AuthorityRow | undefined>;
   getAuthorityById(authorityId: string): Promise<AuthorityRow | undefined>;
@@ -83,9 +91,13 @@ export interface AuthorityStore {
 
   getEscalation(candidateActId: string): Promise<EscalationRow | undefined>;
   listEscalations(status?: EscalationStatus): Promise<EscalationRow[]>;
-  /** Decide a PENDING escalation; returns the updated row, or undefined when none was pending. */
+  /**
+   * Decide a PENDING escalation bound to `bindingDigest` (the binding the person reviewed);
+   * returns the updated row, or undefined when none with that binding was pending.
+   */
   decideEscalation(
     candidateActId: string,
+    bindingDigest: string,
     status: 'APPROVED' | 'REJECTED',
     approver: string,
     now: number,
