@@ -147,6 +147,18 @@ describe('minted receipts: failure cases', () => {
     expect((await check(noRef)).transport.code).toBe('offer_ref_mismatch');
   });
 
+  it('an assertion signed for an earlier call (served_at outside the served offer) does not bind → served_at_mismatch', async () => {
+    // The unsigned attestation window is widened to cover it; only the signed served_at tells.
+    const { receipt } = mintReceipt({
+      assertion: { served_at: '2020-01-01T00:00:00Z', session_id: 'someone-elses-session' },
+      transport: { valid_from: '2020-01-01T00:00:00Z', valid_until: '2030-01-01T00:00:00Z' },
+    });
+    const r = await check(receipt);
+    expect(r.receipt?.fully_verified).toBe(true);
+    expect(r.transport).toMatchObject({ status: 'invalid', code: 'served_at_mismatch', bound: true });
+    expect(r.verified).toBe(false);
+  });
+
   it('issuer: the assertion issuer must be the offer canonical_domain and the surface host on it', async () => {
     const { receipt } = mintReceipt({ assertion: { issuer: 'operator.example' } });
     expect((await check(receipt)).transport).toMatchObject({ status: 'invalid', code: 'issuer_mismatch' });

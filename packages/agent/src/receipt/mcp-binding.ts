@@ -42,6 +42,7 @@ export type McpReceiptBindingCode =
   | 'tool_call_mismatch' // the assertion names another tool or another arguments digest
   | 'issuer_mismatch' // assertion issuer ≠ offer canonical_domain, or the surface host is not on it
   | 'offer_ref_mismatch' // assertion offer_ref absent or ≠ the offer attestation's ref
+  | 'served_at_mismatch' // the signed served_at is not within the served offer's own generated_at..valid_until
   | 'offer_mismatch'; // the offer attestation signs another offer than the envelope received
 
 export interface McpReceiptLayerReport {
@@ -223,6 +224,15 @@ export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Pr
       issuerMatches = assertion.issuer === offerDomain && isOnCanonicalDomain(surfaceHost, assertion.issuer);
       offerRefMatches =
         typeof assertion.offer_ref === 'string' && 'attestation' in offerFound && offerFound.attestation.ref === assertion.offer_ref;
+      // The attestation window and `ref` are unsigned; the signed `served_at` must fall within the
+      // life of the (signed, byte-identical) offer this call returned, so an assertion signed for
+      // an earlier call cannot be carried onto this one.
+      const servedAt = Date.parse(assertion.served_at);
+      const offerFrom =
+        isRecord(signedOffer) && typeof signedOffer.generated_at === 'string' ? Date.parse(signedOffer.generated_at) : Number.NaN;
+      const offerUntil =
+        isRecord(signedOffer) && typeof signedOffer.valid_until === 'string' ? Date.parse(signedOffer.valid_until) : Number.NaN;
+      const servedDuringOffer = servedAt >= offerFrom && servedAt <= offerUntil;
       if (transport.status === 'verified') {
         const failure: McpReceiptBindingCode | null = !transport.bound
           ? 'tool_call_mismatch'
@@ -230,7 +240,9 @@ export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Pr
             ? 'issuer_mismatch'
             : !offerRefMatches
               ? 'offer_ref_mismatch'
-              : null;
+              : !servedDuringOffer
+                ? 'served_at_mismatch'
+                : null;
         if (failure) Object.assign(transport, { status: 'invalid', code: failure });
       }
     }
