@@ -143,13 +143,13 @@ export class JwksCache {
     const requestedAt = this.#clock.now();
     const got = await getJsonText(this.#fetch, jwksUrl, 'JWKS');
     if (!got.ok) {
-      this.#entries.delete(jwksUrl);
+      this.#record(jwksUrl, generation, null);
       return { ok: false, code: 'jwks_unreachable', message: got.message };
     }
     const { res, text } = got;
     // Any failure drops the old entry: a stale set is never a fallback (fail closed).
     const fail = (code: JwksFailureCode, message: string): JwksLookup => {
-      this.#entries.delete(jwksUrl);
+      this.#record(jwksUrl, generation, null);
       return { ok: false, code, message };
     };
     if (res.status !== 200) return fail('jwks_http_error', `JWKS endpoint answered HTTP ${res.status}`);
@@ -166,9 +166,14 @@ export class JwksCache {
     const fetchedAt = this.#clock.now();
     const lifetimeMs = cacheLifetimeSeconds(res.headers.get('cache-control'), this.#maxAgeMs / 1000) * 1000;
     const entry: Entry = { jwks: doc as Entry['jwks'], fetchedAt, expiresAt: requestedAt + lifetimeMs };
-    if (generation !== this.#generation) return { ok: true, ...entry, source: 'network' };
-    if (lifetimeMs > 0) this.#entries.set(jwksUrl, entry);
-    else this.#entries.delete(jwksUrl);
+    this.#record(jwksUrl, generation, lifetimeMs > 0 ? entry : null);
     return { ok: true, ...entry, source: 'network' };
+  }
+
+  /** Store (or, with null, drop) what one fetch learnt — only if no clear() happened since it started. */
+  #record(jwksUrl: string, generation: number, entry: Entry | null): void {
+    if (generation !== this.#generation) return;
+    if (entry) this.#entries.set(jwksUrl, entry);
+    else this.#entries.delete(jwksUrl);
   }
 }
