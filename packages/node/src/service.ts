@@ -235,13 +235,13 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
       throw new OfferRequestError('invalid_range', `days must be an integer from 1 to ${MAX_CALENDAR_DAYS}`);
     const t = now();
     const { p, feeds, blocks } = await load();
-    const to = addDays(from, days);
-    const blocked = blockedNights(blocks, nightsOf(from, to));
+    const dates = nightsOf(from, addDays(from, days));
+    const blocked = blockedNights(blocks, dates);
     const today = localDate(t, p.time_zone);
     const lastCheckIn = addDays(today, p.booking_horizon_days);
     // Fail closed: on an unsafe calendar no night shows as available.
     const safe = calendarFreshness(feeds, t, p.calendar_max_age_minutes).safe;
-    return nightsOf(from, to).map((date) => {
+    return dates.map((date) => {
       const available = safe && date >= today && date <= lastCheckIn && !blocked.has(date);
       return { date, available, nightly_rate: available ? rateForNight(p.rates, date).nightly_rate : null };
     });
