@@ -1,15 +1,19 @@
 /**
- * Time and network are injected (DESIGN §3: pure core, I/O at the edge). Pure code takes
- * a `now` (epoch milliseconds or a Clock); only edges call `systemClock`.
+ * Time and network are injected: pure code takes an instant, only edges read a clock.
+ *
+ * One naming rule keeps the two apart everywhere in vrpkit: `now: number` is an instant
+ * (epoch milliseconds) that a pure function evaluates against; `clock: Clock` is the source
+ * an edge (a server, a cache, a store, a CLI command) reads instants from, once per operation.
  */
 export interface Clock {
   /** Current time in epoch milliseconds. */
   now(): number;
 }
 
+/** The wall clock. `now` does not use `this`, so `systemClock.now` may be passed around alone. */
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** A clock stuck at one instant, for tests and `--now`. */
+/** A clock stuck at one instant, for tests and `--now`. Throws `RangeError` for an invalid instant. */
 export function fixedClock(at: number | string | Date): Clock {
   const ms = typeof at === 'number' ? at : new Date(at).getTime();
   if (!Number.isFinite(ms)) throw new RangeError(`not a valid instant: ${String(at)}`);

@@ -1,5 +1,5 @@
 /**
- * Errors are data with stable codes (DESIGN §3). Every error vrpkit throws for a
+ * Errors are data with stable codes. Every error vrpkit throws for a
  * programmer or input error carries a `code` that scripts can match on; messages may
  * change, codes may not. Verification functions never throw for a bad artifact: they
  * return a result with a status and a code instead.

@@ -1,7 +1,43 @@
-export * from './base64url.js';
-export * from './canonical.js';
-export * from './clock.js';
-export * from './digest.js';
-export * from './errors.js';
-export * from './jws.js';
-export * from './stream.js';
+/**
+ * @vrpkit/core: the primitives every vrpkit package builds on. No VRP knowledge and no I/O:
+ * time and network arrive as parameters. Each group below is one public specification (or one
+ * vrpkit convention) and one module; `README.md` says what each group proves and what it does not.
+ */
+
+// RFC 4648 §5: base64url without padding, strict decoding.
+export { base64urlDecode, base64urlEncode } from './base64url.js';
+// RFC 8785: JSON Canonicalization Scheme (JCS).
+export { canonicalJson } from './canonical.js';
+// Time (RFC 3339 instants) and network injection.
+export type { Clock, FetchLike } from './clock.js';
+export { fixedClock, systemClock, toUtcSecond } from './clock.js';
+// Digests: SHA-256 (FIPS 180-4) of bytes, and of RFC 8785 canonical JSON.
+export { canonicalSha256Base64url, canonicalSha256Hex, sha256, sha256Base64url, sha256Hex } from './digest.js';
+// Errors: stable codes, never messages, are the contract.
+export { CanonicalizationError, isVrpError, VrpError } from './errors.js';
+// RFC 7515 §7.1 compact JWS, RFC 8037 Ed25519 (EdDSA) keys and signatures, RFC 7638 thumbprints.
+export type {
+  Ed25519PrivateJwk,
+  Ed25519PublicJwk,
+  JwsProtectedHeader,
+  JwsSigner,
+  ParseCompactJwsResult,
+  ParsedCompactJws,
+} from './jws.js';
+export {
+  createJwsSigner,
+  decodeJwsPayload,
+  ed25519PrivateJwkFromSeed,
+  generateEd25519Jwk,
+  importEd25519PrivateKey,
+  importEd25519PublicKey,
+  jwkThumbprint,
+  parseCompactJws,
+  publicJwkOf,
+  verifyEd25519Signature,
+} from './jws.js';
+// RFC 8259 §4: reading untrusted JSON objects member by member.
+export { asRecord, isRecord } from './record.js';
+
+// Streams: byte-capped reading of a body.
+export { readStreamCapped } from './stream.js';

@@ -9,12 +9,13 @@
  * hot path (see bench/). Tests cross-check every signature with `jose.compactVerify`.
  *
  * Verification never re-serialises anything: the signing input is exactly the
- * received `header.payload` ASCII bytes (VRP receipt-v1 D5; vrp-protocol.md §2).
+ * received `header.payload` ASCII bytes (VRP receipt envelope v1, D5: verify the JWS bytes).
  */
 import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { base64urlDecode, base64urlEncode, isCanonicalBase64url } from './base64url.js';
 import { VrpError } from './errors.js';
+import { isRecord } from './record.js';
 
 /** A public Ed25519 key as published in a JWKS (Core §3). */
 export interface Ed25519PublicJwk {
@@ -31,10 +32,6 @@ export interface Ed25519PublicJwk {
 /** A private Ed25519 key (JWK with `d`). Never logged, never served. */
 export interface Ed25519PrivateJwk extends Ed25519PublicJwk {
   d: string;
-}
-
-export interface JwkSet<K = Record<string, unknown>> {
-  keys: K[];
 }
 
 export interface JwsProtectedHeader {
@@ -78,8 +75,8 @@ export function importEd25519PrivateKey(jwk: Ed25519PrivateJwk): KeyObject {
  * OKP/Ed25519 key with a 32-byte `x` (the verifier maps that to `unsupported_key`).
  */
 export function importEd25519PublicKey(jwk: unknown): KeyObject | null {
-  if (!jwk || typeof jwk !== 'object') return null;
-  const { kty, crv, x } = jwk as Record<string, unknown>;
+  if (!isRecord(jwk)) return null;
+  const { kty, crv, x } = jwk;
   if (kty !== 'OKP' || crv !== 'Ed25519' || typeof x !== 'string') return null;
   const raw = base64urlDecode(x);
   if (raw?.length !== 32) return null;
@@ -111,7 +108,7 @@ export function createJwsSigner(privateJwk: Ed25519PrivateJwk, kid: string, defa
   return {
     kid,
     sign(payload, extraHeader) {
-      // Header member order follows the VRP vectors: alg, typ?, kid (vrp-protocol.md §2).
+      // Header member order follows the VRP conformance vectors: alg, typ?, kid.
       const header = { alg: 'EdDSA', ...defaultHeader, ...extraHeader, kid };
       const signingInput = `${base64urlEncode(JSON.stringify(header))}.${base64urlEncode(payload)}`;
       const signature = cryptoSign(null, Buffer.from(signingInput, 'ascii'), key);
@@ -135,7 +132,7 @@ export type ParseCompactJwsResult =
 
 /**
  * Split and decode a compact JWS without verifying it. Codes follow the reference
- * conformance engine (vrp-protocol.md §3.1): not three base64url segments →
+ * conformance engine (vrp-spec `scripts/conformance.mjs`): not three base64url segments →
  * `malformed_jws`; header not base64url JSON object → `malformed_header`.
  */
 export function parseCompactJws(jws: unknown): ParseCompactJwsResult {
@@ -151,7 +148,7 @@ export function parseCompactJws(jws: unknown): ParseCompactJwsResult {
   } catch {
     return { ok: false, code: 'malformed_header', reason: 'protected header is not JSON' };
   }
-  if (!header || typeof header !== 'object' || Array.isArray(header)) {
+  if (!isRecord(header)) {
     return { ok: false, code: 'malformed_header', reason: 'protected header is not a JSON object' };
   }
   const signature = base64urlDecode(s);
