@@ -1,3 +1,4 @@
+export * from './admin/index.js';
 export * from './availability.js';
 export * from './cluster.js';
 export * from './datadir.js';
@@ -5,7 +6,6 @@ export * from './dates.js';
 export * from './errors.js';
 export * from './http/app.js';
 export * from './ical.js';
-export * from './init.js';
 export * from './keys.js';
 export * from './offer.js';
 export * from './pricing.js';

@@ -10,11 +10,10 @@
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf, systemClock } from '@vrpkit/core';
+import { createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf } from '@vrpkit/core';
 import type { VrpJwk, VrpJwks } from '@vrpkit/protocol';
-import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
-import { NodeStore, type SigningKeyRecord } from './store/store.js';
+import type { NodeStore, SigningKeyRecord } from './store/store.js';
 
 const KID_SAFE = /^[a-z0-9.-]+-\d{4}-\d{2}-\d{2}-\d{2,}$/;
 
@@ -100,63 +99,4 @@ export class KeyRing {
     if (!this.active) throw new NodeError('no_active_key', 'the key ring has not been loaded');
     return this.active;
   }
-}
-
-// ── data-directory operations (what `vrp node keys …` calls) ──────────────────────────────
-
-export interface KeyOpOptions {
-  dataDir: string;
-  now?: () => number;
-  databaseUrl?: string;
-}
-
-async function withStore<T>(
-  o: KeyOpOptions,
-  fn: (store: NodeStore, ctx: { domain: string; retentionMs: number; now: number }) => Promise<T>,
-): Promise<T> {
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    const [info, property] = await Promise.all([store.nodeInfo(), store.property()]);
-    return await fn(store, {
-      domain: info.canonical_domain,
-      // A retired key must outlive every offer it signed: rotation time + offer lifetime (Core §3.1).
-      retentionMs: property.offer_lifetime_minutes * 60_000,
-      now: (o.now ?? systemClock.now)(),
-    });
-  } finally {
-    await store.close();
-  }
-}
-
-export interface KeyListing {
-  kid: string;
-  status: SigningKeyRecord['status'];
-  /** Whether the JWKS serves the key now. */
-  published: boolean;
-  created_at: string;
-  retired_at: string | null;
-  retain_until: string | null;
-  revoked_at: string | null;
-}
-
-/** `vrp node keys list` */
-export function listKeys(o: KeyOpOptions): Promise<KeyListing[]> {
-  return withStore(o, async (store, { now }) => {
-    return (await store.keys()).map((k) => {
-      const { public_jwk: _public, ...rest } = k;
-      return { ...rest, published: isPublished(k, now) };
-    });
-  });
-}
-
-/** `vrp node keys rotate` */
-export function rotateKey(o: KeyOpOptions) {
-  return withStore(o, (store, { domain, retentionMs, now }) => activateNewKey(store, nodePaths(o.dataDir).keys, domain, retentionMs, now));
-}
-
-/** `vrp node keys revoke KID` */
-export function revokeKey(o: KeyOpOptions & { kid: string }) {
-  return withStore(o, (store, { domain, retentionMs, now }) =>
-    revokeKeyIn(store, nodePaths(o.dataDir).keys, domain, o.kid, retentionMs, now),
-  );
 }

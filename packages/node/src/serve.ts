@@ -8,6 +8,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { isVrpError } from '@vrpkit/core';
+import type { NodeStoreOptions } from './admin/store.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
@@ -16,8 +17,8 @@ import { createOfferService } from './service.js';
 import { NodeStore } from './store/store.js';
 import { ensureDevTls } from './tls.js';
 
-export interface ServeNodeOptions {
-  dataDir: string;
+/** `now` is the node's clock (epoch ms), injected in tests; TLS validity follows the real clock. */
+export interface ServeNodeOptions extends NodeStoreOptions {
   /** 0 = ephemeral. Default 0. */
   port?: number;
   /** Default 127.0.0.1. */
@@ -26,9 +27,6 @@ export interface ServeNodeOptions {
   dev?: boolean;
   tlsCert?: string;
   tlsKey?: string;
-  /** The node's clock (epoch ms); injected in tests. TLS validity follows the real clock. */
-  now?: () => number;
-  databaseUrl?: string;
   log?: (entry: RequestLogEntry) => void;
   /** Internal failures while serving; default: `error[code]: message` on stderr. */
   onError?: (error: unknown) => void;
