@@ -47,8 +47,6 @@ import { OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.
 /** The JSON-RPC endpoint both protocol versions share (the card lists it twice, §6). */
 export const A2A_JSONRPC_PATH = '/a2a/jsonrpc';
 export const A2A_MAX_BODY_BYTES = 64 * 1024;
-/** Failed tasks are kept for `GetTask`, but only this many: a public endpoint must not grow without bound. */
-const MAX_KEPT_TASKS = 256;
 const JSON_RPC_PARSE_ERROR = -32700;
 
 /** The A2A 1.0 agent card: one skill, interfaces on the canonical origin. */
@@ -190,32 +188,31 @@ class OfferExecutor implements AgentExecutor {
   }
 }
 
-/** An in-memory task store that forgets the oldest task past a fixed size. */
-class BoundedTaskStore implements TaskStore {
-  private readonly tasks = new Map<string, Task>();
+/**
+ * Tasks live only as long as the request that produced them. The offer capability is one call
+ * and one answer (Node Tool Binding §5: the reply, or a failed task with the reason, comes back
+ * inline) and this surface has no caller identity, so a task kept past its request would be
+ * readable by every other caller through `GetTask` / `ListTasks`. Keyed by the request's
+ * `ServerCallContext` (one per HTTP request): the SDK's result manager can merge a task's events
+ * within the request; afterwards nothing is found and nothing is listed.
+ */
+class RequestScopedTaskStore implements TaskStore {
+  private readonly byRequest = new WeakMap<ServerCallContext, Map<string, Task>>();
 
-  async save(task: Task): Promise<void> {
-    this.tasks.delete(task.id);
-    this.tasks.set(task.id, structuredClone(task));
-    if (this.tasks.size > MAX_KEPT_TASKS) {
-      const oldest = this.tasks.keys().next().value;
-      if (oldest !== undefined) this.tasks.delete(oldest);
-    }
+  async save(task: Task, context: ServerCallContext): Promise<void> {
+    let tasks = this.byRequest.get(context);
+    if (!tasks) this.byRequest.set(context, (tasks = new Map()));
+    tasks.set(task.id, structuredClone(task));
   }
 
-  async load(taskId: string): Promise<Task | undefined> {
-    const task = this.tasks.get(taskId);
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const task = this.byRequest.get(context)?.get(taskId);
     return task ? structuredClone(task) : undefined;
   }
 
-  /** Newest first, filtered by context and state; one page (the store never holds more than a page or two). */
+  /** No task outlives its request, so no request can list one. */
   async list(params: ListTasksRequest): Promise<ListTasksResponse> {
-    const matching = [...this.tasks.values()]
-      .reverse()
-      .filter((t) => !params.contextId || t.contextId === params.contextId)
-      .filter((t) => !params.status || t.status?.state === params.status);
-    const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), 100);
-    return { tasks: matching.slice(0, pageSize).map((t) => structuredClone(t)), nextPageToken: '', pageSize, totalSize: matching.length };
+    return { tasks: [], nextPageToken: '', pageSize: params.pageSize ?? 0, totalSize: 0 };
   }
 }
 
@@ -235,7 +232,7 @@ export function mountA2a(app: Hono, service: OfferService): void {
   const card = buildAgentCard(service);
   const legacyCardJson = JSON.stringify(toLegacyAgentCard(card));
   const cardJson = JSON.stringify(card);
-  const requestHandler = new DefaultRequestHandler(card, new BoundedTaskStore(), new OfferExecutor(service));
+  const requestHandler = new DefaultRequestHandler(card, new RequestScopedTaskStore(), new OfferExecutor(service));
   const v1 = new JsonRpcTransportHandler(requestHandler);
   const legacy = new LegacyJsonRpcTransportHandler(requestHandler);
 
