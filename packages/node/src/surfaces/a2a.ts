@@ -200,9 +200,9 @@ class RequestScopedTaskStore implements TaskStore {
   private readonly byRequest = new WeakMap<ServerCallContext, Map<string, Task>>();
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
-    let tasks = this.byRequest.get(context);
-    if (!tasks) this.byRequest.set(context, (tasks = new Map()));
+    const tasks = this.byRequest.get(context) ?? new Map<string, Task>();
     tasks.set(task.id, structuredClone(task));
+    this.byRequest.set(context, tasks);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
