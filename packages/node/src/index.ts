@@ -16,4 +16,5 @@ export * from './serve.js';
 export * from './service.js';
 export * from './store/db.js';
 export * from './store/store.js';
+export { MAX_JSON_DEPTH } from './surfaces/index.js';
 export * from './tls.js';

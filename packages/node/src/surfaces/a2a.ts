@@ -41,7 +41,7 @@ import {
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import type { OfferService } from '../service.js';
-import { readBodyCapped } from './body.js';
+import { jsonTooDeepResponse, readJsonBody } from './body.js';
 import { OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** The JSON-RPC endpoint both protocol versions share (the card lists it twice, §6). */
@@ -248,16 +248,16 @@ export function mountA2a(app: Hono, service: OfferService): void {
     const mediaType = (c.req.header('content-type') ?? 'application/json').split(';', 1)[0]?.trim().toLowerCase();
     if (mediaType !== 'application/json')
       return c.json({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'expected application/json' } }, 415);
-    const read = await readBodyCapped(c, A2A_MAX_BODY_BYTES);
-    if (!read.ok) return jsonRpcError(null, { code: -32000, message: `request body exceeds ${A2A_MAX_BODY_BYTES} bytes` }, 413);
-    let body: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(read.text);
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new SyntaxError('not an object');
-      body = parsed as Record<string, unknown>;
-    } catch {
+    const read = await readJsonBody(c, A2A_MAX_BODY_BYTES);
+    if (!read.ok) {
+      if (read.refusal === 'body_too_large')
+        return jsonRpcError(null, { code: -32000, message: `request body exceeds ${A2A_MAX_BODY_BYTES} bytes` }, 413);
+      if (read.refusal === 'json_too_deep') return jsonTooDeepResponse(read.value, 200);
       return jsonRpcError(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
     }
+    if (!read.value || typeof read.value !== 'object' || Array.isArray(read.value))
+      return jsonRpcError(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
+    const body = read.value as Record<string, unknown>;
     try {
       const context: ServerCallContext = defaultServerCallContextBuilder({
         extensions: Extensions.parseServiceParameter(c.req.header(HTTP_EXTENSION_HEADER)),
