@@ -7,6 +7,7 @@ import {
   isServeWorker,
   listCalendar,
   listKeys,
+  MAX_PUBLISH_AHEAD_SECONDS,
   MAX_SERVE_WORKERS,
   type NodeStoreOptions,
   type RequestLogEntry,
@@ -39,6 +40,12 @@ function workerCount(v: string): number {
   const n = positiveInt(v);
   if (n > MAX_SERVE_WORKERS) throw new InvalidArgumentError(`at most ${MAX_SERVE_WORKERS} workers`);
   return n;
+}
+
+function publishAhead(v: string): number {
+  if (!/^\d{1,6}$/.test(v) || Number(v) > MAX_PUBLISH_AHEAD_SECONDS)
+    throw new InvalidArgumentError(`a whole number of seconds from 0 to ${MAX_PUBLISH_AHEAD_SECONDS}`);
+  return Number(v);
 }
 
 function port(v: string): number {
@@ -209,19 +216,27 @@ export function registerNodeCommands(program: Command): void {
       else
         for (const k of list)
           process.stdout.write(
-            `${k.kid}  ${k.status}${k.published ? '  published' : ''}${k.retain_until ? `  retained until ${k.retain_until}` : ''}\n`,
+            `${k.kid}  ${k.status}${k.status === 'pending' ? ` (signs from ${k.activates_at})` : ''}${k.published ? '  published' : ''}${k.retain_until ? `  retained until ${k.retain_until}` : ''}\n`,
           );
     }),
   );
   nodeCommand(
-    keys.command('rotate').description('publish a new key and sign with it; the old key stays published until its offers expire'),
-  ).action((o: Common) =>
+    keys
+      .command('rotate')
+      .description('publish a new key and sign with it; the old key stays published until its offers expire')
+      .option(
+        '--publish-ahead <seconds>',
+        `publish the new key now but sign with it only after SECONDS (0 to ${MAX_PUBLISH_AHEAD_SECONDS}), so agents' JWKS caches hold it before its first offer`,
+        publishAhead,
+        0,
+      ),
+  ).action((o: Common & { publishAhead: number }) =>
     run(o.json, async () => {
-      const r = await rotateKey(storeOptions(o));
+      const r = await rotateKey({ ...storeOptions(o), publishAheadSeconds: o.publishAhead });
       if (o.json) printJson(r);
       else
         process.stdout.write(
-          `active key ${r.kid}${r.retired.length ? `; retired ${r.retired.join(', ')} (published until ${r.retain_until})` : ''}\n`,
+          `${o.publishAhead > 0 ? `published key ${r.kid}; it signs from ${r.activates_at}` : `active key ${r.kid}`}${r.retired.length ? `; retired ${r.retired.join(', ')} (published until ${r.retain_until})` : ''}\n`,
         );
     }),
   );

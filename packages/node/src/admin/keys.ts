@@ -1,8 +1,9 @@
 /** `vrp node keys …`: list, rotate and revoke the signing keys of a node's data directory (Core §3.1). */
 import { systemClock } from '@vrpkit/core';
 import { nodePaths } from '../datadir.js';
-import { activateNewKey, isPublished, revokeKeyIn } from '../keys.js';
-import type { NodeStore, SigningKeyRecord } from '../store/store.js';
+import { NodeError } from '../errors.js';
+import { activateNewKey, isPublished, type KeyState, keyStateAt, revokeKeyIn } from '../keys.js';
+import type { NodeStore } from '../store/store.js';
 import { type NodeStoreOptions, withNodeStore } from './store.js';
 
 /** The node's key-ring context: who it is, how long a retired key stays published, and now. */
@@ -19,10 +20,12 @@ async function keyRingContext(store: NodeStore, o: NodeStoreOptions) {
 
 export interface KeyListing {
   kid: string;
-  status: SigningKeyRecord['status'];
+  /** The key's state now: `pending` is published ahead and signs from `activates_at`. */
+  status: KeyState;
   /** Whether the JWKS serves the key now. */
   published: boolean;
   created_at: string;
+  activates_at: string;
   retired_at: string | null;
   retain_until: string | null;
   revoked_at: string | null;
@@ -34,16 +37,26 @@ export function listKeys(o: NodeStoreOptions): Promise<KeyListing[]> {
     const now = (o.now ?? systemClock.now)();
     return (await store.keys()).map((k) => {
       const { public_jwk: _public, ...rest } = k;
-      return { ...rest, published: isPublished(k, now) };
+      return { ...rest, status: keyStateAt(k, now), published: isPublished(k, now) };
     });
   });
 }
 
-/** `vrp node keys rotate` */
-export function rotateKey(o: NodeStoreOptions) {
+/** Longest `--publish-ahead`: a day is far beyond any JWKS cache lifetime (Core §3.1 caches for minutes). */
+export const MAX_PUBLISH_AHEAD_SECONDS = 86_400;
+
+/**
+ * `vrp node keys rotate [--publish-ahead SECONDS]`: the new key is published at once and signs
+ * after `publishAheadSeconds` (default 0: at once), so agents that cached the JWKS in between
+ * already know it when its first offer arrives.
+ */
+export async function rotateKey(o: NodeStoreOptions & { publishAheadSeconds?: number }) {
+  const ahead = o.publishAheadSeconds ?? 0;
+  if (!Number.isInteger(ahead) || ahead < 0 || ahead > MAX_PUBLISH_AHEAD_SECONDS)
+    throw new NodeError('invalid_publish_ahead', `publish-ahead is a whole number of seconds from 0 to ${MAX_PUBLISH_AHEAD_SECONDS}`);
   return withNodeStore(o, async (store) => {
     const { domain, keysDir, retentionMs, now } = await keyRingContext(store, o);
-    return activateNewKey(store, keysDir, domain, retentionMs, now);
+    return activateNewKey(store, keysDir, domain, retentionMs, now, ahead * 1000);
   });
 }
 
