@@ -3,6 +3,7 @@ import {
   addCalendarBlock,
   addCalendarFeed,
   DATABASE_URL_ENV,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   initNode,
   isServeWorker,
   listCalendar,
@@ -153,45 +154,63 @@ export function registerNodeCommands(program: Command): void {
         `processes serving the node on the one port (node:cluster), e.g. one per core; 1 to ${MAX_SERVE_WORKERS}`,
         workerCount,
         1,
+      )
+      .option(
+        '--max-connections-per-client <n>',
+        'most simultaneous connections one client address may hold (per worker); more are closed at accept',
+        positiveInt,
+        DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
       ),
     { json: 'first stdout line is {"event":"listening",…}; then one JSON line per request' },
-  ).action((o: Common & { port: number; host: string; tlsCert?: string; tlsKey?: string; dev?: boolean; workers: number }) =>
-    run(o.json, async () => {
-      const options = {
-        ...storeOptions(o),
-        port: o.port,
-        host: o.host,
-        ...(o.dev ? { dev: true } : {}),
-        ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
-        ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
-      };
-      // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
-      if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
-      const served =
-        o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
-      const hints = reachHints(served);
-      if (o.json) {
-        process.stdout.write(
-          `${JSON.stringify({
-            event: 'listening',
-            origin: served.origin,
-            address: served.address,
-            port: served.port,
-            ca: served.caFile ?? null,
-            ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
-          })}\n`,
-        );
-      } else {
-        process.stdout.write(
-          `serving ${served.origin} on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\n` +
-            `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
-            `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
-            'Ctrl-C stops the node.\n',
-        );
-      }
-      // A cluster also ends when one of its workers dies (it has already stopped the others).
-      await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
-    }),
+  ).action(
+    (
+      o: Common & {
+        port: number;
+        host: string;
+        tlsCert?: string;
+        tlsKey?: string;
+        dev?: boolean;
+        workers: number;
+        maxConnectionsPerClient: number;
+      },
+    ) =>
+      run(o.json, async () => {
+        const options = {
+          ...storeOptions(o),
+          port: o.port,
+          host: o.host,
+          maxConnectionsPerClient: o.maxConnectionsPerClient,
+          ...(o.dev ? { dev: true } : {}),
+          ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
+          ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
+        };
+        // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
+        if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
+        const served =
+          o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
+        const hints = reachHints(served);
+        if (o.json) {
+          process.stdout.write(
+            `${JSON.stringify({
+              event: 'listening',
+              origin: served.origin,
+              address: served.address,
+              port: served.port,
+              ca: served.caFile ?? null,
+              ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
+            })}\n`,
+          );
+        } else {
+          process.stdout.write(
+            `serving ${served.origin} on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\n` +
+              `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
+              `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
+              'Ctrl-C stops the node.\n',
+          );
+        }
+        // A cluster also ends when one of its workers dies (it has already stopped the others).
+        await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+      }),
   );
 
   const property = node.command('property').description('the property description: rates, fees, rules');
