@@ -23,8 +23,8 @@ import {
   syncCalendar,
   updateProperty,
 } from '@vrpkit/node';
-import { type Command, InvalidArgumentError } from 'commander';
-import { printJson, reportError } from '../io.js';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { EXIT_USAGE, printJson, reportError } from '../io.js';
 
 interface Common {
   dataDir: string;
@@ -120,13 +120,21 @@ export function registerNodeCommands(program: Command): void {
       .command('init')
       .description('create a node data directory: store, property, first Ed25519 signing key')
       .requiredOption('--domain <domain>', 'the canonical domain (lowercase, no scheme or port), e.g. villa.example')
-      .option(
-        '--property <file>',
-        'property description, JSON or YAML (see packages/node/examples/property.example.yaml); default: a sample property',
+      .option('--property <file>', 'property description, JSON or YAML (see packages/node/examples/property.example.yaml)')
+      .addOption(
+        new Option('--sample', 'publish a sample property instead (Visby, SEK prices): for trying vrpkit, not for a real domain').conflicts(
+          'property',
+        ),
       ),
     { dataDir: 'data directory to create (must not exist or be empty)', json: 'print the result as JSON' },
-  ).action((o: Common & { domain: string; property?: string }) =>
-    run(o.json, async () => {
+  ).action((o: Common & { domain: string; property?: string; sample?: boolean }, cmd: Command) => {
+    // A node signs its property under the host's domain: which property is never a default.
+    if (!o.property && !o.sample)
+      cmd.error('error[property_required]: pass --property FILE with your property, or --sample for a sample property', {
+        exitCode: EXIT_USAGE,
+        code: 'property_required',
+      });
+    return run(o.json, async () => {
       const r = await initNode({
         ...storeOptions(o),
         domain: o.domain,
@@ -137,8 +145,8 @@ export function registerNodeCommands(program: Command): void {
         process.stdout.write(
           `initialized ${r.canonical_domain} in ${r.data_dir} (property ${r.property_id}, signing key ${r.kid}, ${r.store} store)\n`,
         );
-    }),
-  );
+    });
+  });
 
   nodeCommand(
     node

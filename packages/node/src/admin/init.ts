@@ -5,10 +5,10 @@
  * leaves nothing behind.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { systemClock } from '@vrpkit/core';
-import { NODE_CONFIG_FORMAT, type NodeConfigFile, nodePaths } from '../datadir.js';
+import { assertDataDirNotFile, NODE_CONFIG_FORMAT, type NodeConfigFile, nodePaths } from '../datadir.js';
 import { InvalidPropertyError, NodeError } from '../errors.js';
 import { activateNewKey } from '../keys.js';
 import { type PropertyDescription, readPropertyFile, sampleProperty } from '../property.js';
@@ -24,6 +24,13 @@ export function assertCanonicalDomain(domain: string): void {
     throw new NodeError(
       'invalid_domain',
       `"${domain.slice(0, 80)}" is not a canonical domain (lowercase DNS name such as villa.example, no scheme or port)`,
+    );
+  }
+  // RFC 3696 §2: a top-level domain is never all-numeric, so 127.0.0.1 is an address, not a name.
+  if (/\.\d+$/.test(domain)) {
+    throw new NodeError(
+      'domain_is_ip_address',
+      `"${domain}" is an IP address; a node's canonical domain is a DNS name (such as villa.example) that its TLS certificate names`,
     );
   }
 }
@@ -59,7 +66,8 @@ export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
   const now = (o.now ?? systemClock.now)();
   assertCanonicalDomain(o.domain);
   const dataDir = resolve(o.dataDir);
-  if (existsSync(dataDir) && (!statSync(dataDir).isDirectory() || readdirSync(dataDir).length > 0)) {
+  assertDataDirNotFile(o.dataDir);
+  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
     throw new NodeError('data_dir_not_empty', `${o.dataDir} already exists and is not an empty directory`);
   }
   // Validate everything before writing anything.
