@@ -44,7 +44,7 @@ if (process.argv[2] === '--child') {
       heap_used_mb: process.memoryUsage().heapUsed / 2 ** 20,
     });
   });
-  process.send?.({ port: node.port, caPem: node.caPem } satisfies ChildReport);
+  process.send?.({ port: node.port, caPem: node.caPem! } satisfies ChildReport);
 } else {
   const BURST = numberFlag('burst', 2000);
   const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

@@ -49,7 +49,8 @@ function publishAhead(v: string): number {
   return Number(v);
 }
 
-function port(v: string): number {
+/** A `--port` value: 0 (ephemeral) to 65535. */
+export function port(v: string): number {
   const n = Number(v);
   if (!/^\d{1,5}$/.test(v) || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
   return n;

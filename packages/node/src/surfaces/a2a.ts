@@ -41,7 +41,7 @@ import {
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import type { OfferService } from '../service.js';
-import { jsonTooDeepResponse, readJsonBody } from './body.js';
+import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
 import { OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** The JSON-RPC endpoint both protocol versions share (the card lists it twice, §6). */
@@ -221,13 +221,6 @@ function isLegacyRequest(version: string | undefined): boolean {
   return (version || A2A_LEGACY_PROTOCOL_VERSION) === A2A_LEGACY_PROTOCOL_VERSION;
 }
 
-function jsonRpcError(id: unknown, error: { code: number; message: string }, status = 200): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
-}
-
 export function mountA2a(app: Hono, service: OfferService): void {
   const card = buildAgentCard(service);
   const legacyCardJson = JSON.stringify(toLegacyAgentCard(card));
@@ -251,12 +244,12 @@ export function mountA2a(app: Hono, service: OfferService): void {
     const read = await readJsonBody(c, A2A_MAX_BODY_BYTES);
     if (!read.ok) {
       if (read.refusal === 'body_too_large')
-        return jsonRpcError(null, { code: -32000, message: `request body exceeds ${A2A_MAX_BODY_BYTES} bytes` }, 413);
+        return jsonRpcErrorResponse(null, { code: -32000, message: `request body exceeds ${A2A_MAX_BODY_BYTES} bytes` }, 413);
       if (read.refusal === 'json_too_deep') return jsonTooDeepResponse(read.value, 200);
-      return jsonRpcError(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
+      return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
     }
     if (!read.value || typeof read.value !== 'object' || Array.isArray(read.value))
-      return jsonRpcError(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
+      return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
     const body = read.value as Record<string, unknown>;
     try {
       const context: ServerCallContext = defaultServerCallContextBuilder({
@@ -270,11 +263,11 @@ export function mountA2a(app: Hono, service: OfferService): void {
       // The card declares streaming: false, so a stream is never the answer here.
       if (result && typeof (result as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
         await (result as AsyncGenerator).return(undefined);
-        return jsonRpcError(body.id, { code: -32004, message: 'streaming is not supported by this agent' });
+        return jsonRpcErrorResponse(body.id, { code: -32004, message: 'streaming is not supported by this agent' });
       }
       return c.json(result);
     } catch (error) {
-      return jsonRpcError(body.id, mapToError(error));
+      return jsonRpcErrorResponse(body.id, mapToError(error));
     }
   });
 }

@@ -61,19 +61,32 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/** A JSON-RPC 2.0 error response (§5.1) as a surface answers it before or instead of its SDK. */
+export function jsonRpcErrorResponse(
+  id: unknown,
+  error: { code: number; message: string; data?: unknown },
+  status = 200,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
 /**
  * The JSON-RPC answer to a body nested deeper than `MAX_JSON_DEPTH`: invalid params (JSON-RPC 2.0
  * §5.1, -32602) with the stable code `json_too_deep`, under the request's id when it has one.
  */
 export function jsonTooDeepResponse(request: unknown, status: number): Response {
-  const id = request && typeof request === 'object' && !Array.isArray(request) ? ((request as { id?: unknown }).id ?? null) : null;
-  const error = {
-    code: -32602,
-    message: `Invalid params: the request nests deeper than ${MAX_JSON_DEPTH} levels`,
-    data: { code: 'json_too_deep', max_depth: MAX_JSON_DEPTH },
-  };
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error }), {
+  const id = request && typeof request === 'object' && !Array.isArray(request) ? (request as { id?: unknown }).id : null;
+  return jsonRpcErrorResponse(
+    id,
+    {
+      code: -32602,
+      message: `Invalid params: the request nests deeper than ${MAX_JSON_DEPTH} levels`,
+      data: { code: 'json_too_deep', max_depth: MAX_JSON_DEPTH },
+    },
     status,
-    headers: { 'content-type': 'application/json' },
-  });
+  );
 }

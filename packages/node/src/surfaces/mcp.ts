@@ -23,7 +23,7 @@ import { MCP_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
 import type { OfferService } from '../service.js';
-import { jsonTooDeepResponse, readJsonBody } from './body.js';
+import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** A tools/call body is three short arguments; anything near this is not a tool call. */
@@ -73,19 +73,13 @@ function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaVal
   return server;
 }
 
-function jsonRpcHttpError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-}
-
 export function mountMcp(app: Hono, service: OfferService): void {
   const tool = offerTool(service);
   const validator = new AjvJsonSchemaValidator();
   app.all(MCP_ENDPOINT_PATH, async (c) => {
     // Stateless server: no GET notification stream and no DELETE session to end.
-    if (c.req.method !== 'POST') return jsonRpcHttpError(405, -32000, 'Method not allowed: use POST.', { allow: 'POST' });
+    if (c.req.method !== 'POST')
+      return jsonRpcErrorResponse(null, { code: -32000, message: 'Method not allowed: use POST.' }, 405, { allow: 'POST' });
     const server = buildServer(service, tool, validator);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -106,9 +100,13 @@ export function mountMcp(app: Hono, service: OfferService): void {
     const read = await readJsonBody(c, MCP_MAX_BODY_BYTES);
     if (!read.ok) {
       if (read.refusal === 'body_too_large')
-        return jsonRpcHttpError(413, -32000, `Payload Too Large: Request body must not exceed ${MCP_MAX_BODY_BYTES} bytes`);
+        return jsonRpcErrorResponse(
+          null,
+          { code: -32000, message: `Payload Too Large: Request body must not exceed ${MCP_MAX_BODY_BYTES} bytes` },
+          413,
+        );
       if (read.refusal === 'json_too_deep') return jsonTooDeepResponse(read.value, 400);
-      return jsonRpcHttpError(400, -32700, 'Parse error: Invalid JSON');
+      return jsonRpcErrorResponse(null, { code: -32700, message: 'Parse error: Invalid JSON' }, 400);
     }
     const parsedBody = read.value;
     return transport.handleRequest(c.req.raw, { parsedBody });
