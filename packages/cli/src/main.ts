@@ -31,7 +31,9 @@ export async function main(argv: string[]): Promise<number> {
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
+      // `vrp help …` asked for help (exit 0); a bare `vrp` or `vrp node` named no command (usage error).
+      if (e.code === 'commander.help') return e.exitCode === 0 ? 0 : EXIT_USAGE;
       return EXIT_USAGE;
     }
     throw e;

@@ -10,10 +10,9 @@
  * half-served node and no crash loop inside).
  */
 import cluster, { type Worker } from 'node:cluster';
-import { storeTargetFor } from './datadir.js';
+import { withNodeStore } from './admin/store.js';
 import { NodeError } from './errors.js';
 import { loadServeTls, type ServedNode, type ServeNodeOptions } from './serve.js';
-import { NodeStore } from './store/store.js';
 
 /** Most workers `--workers` accepts (one per core is the useful maximum). */
 export const MAX_SERVE_WORKERS = 64;
@@ -69,13 +68,7 @@ export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onErro
   if (!cluster.isPrimary) throw new NodeError('not_primary', 'serveNodeCluster runs in the primary process');
   if (!Number.isInteger(workers) || workers < 1 || workers > MAX_SERVE_WORKERS)
     throw new NodeError('invalid_workers', `workers must be an integer from 1 to ${MAX_SERVE_WORKERS}`);
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  let domain: string;
-  try {
-    domain = (await store.nodeInfo()).canonical_domain;
-  } finally {
-    await store.close();
-  }
+  const domain = await withNodeStore(o, async (store) => (await store.nodeInfo()).canonical_domain);
   const tls = await loadServeTls(o, domain);
 
   const forked: Worker[] = [];

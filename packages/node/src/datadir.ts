@@ -6,7 +6,7 @@
  *   keys/          one private JWK per signing key, mode 0600 (directory 0700); never logged, never served
  *   tls/           the dev CA and server certificate (`--dev`)
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodeError } from './errors.js';
 import { postgresTarget, type StoreTarget } from './store/db.js';
@@ -28,7 +28,15 @@ export const nodePaths = (dataDir: string) => ({
   tls: join(dataDir, 'tls'),
 });
 
+/** A `--data-dir` that names a file is reported as such (not as a missing node or a used directory). */
+export function assertDataDirNotFile(dataDir: string): void {
+  if (statSync(dataDir, { throwIfNoEntry: false })?.isDirectory() === false) {
+    throw new NodeError('data_dir_not_directory', `${dataDir} is a file, not a directory: --data-dir names the node's data directory`);
+  }
+}
+
 export function readNodeConfig(dataDir: string): NodeConfigFile {
+  assertDataDirNotFile(dataDir);
   let text: string;
   try {
     text = readFileSync(nodePaths(dataDir).config, 'utf8');

@@ -8,12 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
-import { systemClock } from '@vrpkit/core';
 import ICAL from 'ical.js';
-import { storeTargetFor } from './datadir.js';
 import { addDays, dayNumber, localDate } from './dates.js';
 import { NodeError } from './errors.js';
-import { NodeStore } from './store/store.js';
+import type { NodeStore } from './store/store.js';
 
 export interface FeedFetchOptions {
   /** Extra trusted CA certificates (PEM) for https feeds, beside the system roots. */
@@ -168,85 +166,4 @@ export async function syncFeeds(store: NodeStore, now: number, o: FeedFetchOptio
     }
   }
   return results;
-}
-
-// ── data-directory operations (what `vrp node calendar …` calls) ──────────────────────────
-
-export interface CalendarOpOptions {
-  dataDir: string;
-  now?: () => number;
-  databaseUrl?: string;
-}
-
-const FEED_NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,62}$/i;
-
-/** `vrp node calendar add-feed` */
-export async function addCalendarFeed(o: CalendarOpOptions & { name: string; url?: string; file?: string }): Promise<void> {
-  if (!FEED_NAME_RE.test(o.name)) throw new NodeError('invalid_feed_name', 'a feed name is 1–63 letters, digits, . _ -');
-  if (!!o.url === !!o.file) throw new NodeError('invalid_feed_source', 'give exactly one of --url or --file');
-  if (o.url) assertFeedUrl(o.url);
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    await store.addFeed({ name: o.name, url: o.url ?? null, file: o.file ?? null }, (o.now ?? systemClock.now)());
-  } finally {
-    await store.close();
-  }
-}
-
-/** `vrp node calendar sync` */
-export async function syncCalendar(o: CalendarOpOptions & FeedFetchOptions): Promise<FeedSyncResult[]> {
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    return await syncFeeds(store, (o.now ?? systemClock.now)(), o);
-  } finally {
-    await store.close();
-  }
-}
-
-/** `vrp node calendar block`: a host block or a booking taken elsewhere, nights `[from, to)`. */
-export async function addCalendarBlock(o: CalendarOpOptions & { from: string; to: string; kind?: 'block' | 'booking'; note?: string }) {
-  if (dayNumber(o.from) === null || dayNumber(o.to) === null)
-    throw new NodeError('invalid_date', '--from and --to must be real dates YYYY-MM-DD');
-  if (o.to <= o.from) throw new NodeError('invalid_range', '--to is the first free night and must be after --from');
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    const p = await store.property();
-    return await store.addBlock(
-      p.property_id,
-      { start_date: o.from, end_date: o.to, kind: o.kind ?? 'block', note: o.note ?? null },
-      (o.now ?? systemClock.now)(),
-    );
-  } finally {
-    await store.close();
-  }
-}
-
-/** `vrp node calendar unblock ID` (host blocks and bookings; imported ranges belong to their feed). */
-export async function removeCalendarBlock(o: CalendarOpOptions & { id: string }): Promise<void> {
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    if (!(await store.removeBlock(o.id))) throw new NodeError('unknown_block', `no host block or booking with id ${o.id}`);
-  } finally {
-    await store.close();
-  }
-}
-
-/** `vrp node calendar remove-feed NAME`: the feed and every range it imported. */
-export async function removeCalendarFeed(o: CalendarOpOptions & { name: string }): Promise<void> {
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    if (!(await store.removeFeed(o.name))) throw new NodeError('unknown_feed', `no calendar feed named ${o.name}`);
-  } finally {
-    await store.close();
-  }
-}
-
-/** `vrp node calendar list`: feeds with their last sync, and every blocked range. */
-export async function listCalendar(o: CalendarOpOptions) {
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    return { feeds: await store.feeds(), blocks: await store.listBlocks() };
-  } finally {
-    await store.close();
-  }
 }

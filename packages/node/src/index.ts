@@ -1,3 +1,4 @@
+export * from './admin/index.js';
 export * from './availability.js';
 export * from './cluster.js';
 export * from './datadir.js';
@@ -5,7 +6,6 @@ export * from './dates.js';
 export * from './errors.js';
 export * from './http/app.js';
 export * from './ical.js';
-export * from './init.js';
 export * from './keys.js';
 export * from './offer.js';
 export * from './pricing.js';
@@ -16,4 +16,5 @@ export * from './serve.js';
 export * from './service.js';
 export * from './store/db.js';
 export * from './store/store.js';
+export { MAX_JSON_DEPTH } from './surfaces/index.js';
 export * from './tls.js';

@@ -1,20 +1,23 @@
 /**
- * The node's key ring (Core §3, §3.1). One active Ed25519 key signs; rotation is additive
- * (the new key is published beside the old one, the old one stays in the JWKS until every
- * offer it signed has passed `valid_until`, then drops out by itself); revocation removes a
- * key at once, which makes every offer signed with it unverifiable.
+ * The node's key ring (Core §3, §3.1). One Ed25519 key signs at any instant; rotation is
+ * additive (the new key is published beside the old one, the old one stays in the JWKS until
+ * every offer it signed has passed `valid_until`, then drops out by itself); revocation removes
+ * a key at once, which makes every offer signed with it unverifiable.
+ *
+ * A rotation may publish the new key ahead of signing with it (`activates_at` later than now):
+ * agents whose JWKS cache was filled in between already hold the new key when the first offer
+ * signed with it reaches them. Which key signs is decided by time, from the store's records.
  *
  * Private keys are files under `<dataDir>/keys/` (0600, directory 0700), one per kid; the
  * store holds only public JWKs and lifecycle times. A retired or revoked key's private file
- * is deleted: it never signs again.
+ * is deleted once it has stopped signing: it never signs again.
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf, systemClock } from '@vrpkit/core';
+import { createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf } from '@vrpkit/core';
 import type { VrpJwk, VrpJwks } from '@vrpkit/protocol';
-import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
-import { NodeStore, type SigningKeyRecord } from './store/store.js';
+import type { NodeStore, SigningKeyRecord } from './store/store.js';
 
 const KID_SAFE = /^[a-z0-9.-]+-\d{4}-\d{2}-\d{2}-\d{2,}$/;
 
@@ -30,40 +33,90 @@ async function nextKid(store: NodeStore, domain: string, now: number): Promise<s
   return `${prefix}${String(Math.max(0, ...used) + 1).padStart(2, '0')}`;
 }
 
+/** A key's state at `now`, from its lifecycle times: published ahead and not yet signing, signing, retired, or revoked. */
+export type KeyState = 'pending' | 'active' | 'retired' | 'revoked';
+
+export function keyStateAt(k: SigningKeyRecord, now: number): KeyState {
+  if (k.status === 'revoked') return 'revoked';
+  if (k.retired_at !== null && Date.parse(k.retired_at) <= now) return 'retired';
+  return Date.parse(k.activates_at) > now ? 'pending' : 'active';
+}
+
+/** The key that signs at `now`: the active one (if two ever overlapped, the later activation wins). */
+export function signingKeyAt(keys: SigningKeyRecord[], now: number): SigningKeyRecord | undefined {
+  let signing: SigningKeyRecord | undefined;
+  for (const k of keys) {
+    if (keyStateAt(k, now) === 'active' && (!signing || k.activates_at > signing.activates_at)) signing = k;
+  }
+  return signing;
+}
+
+/** Delete the private files of keys that no longer sign (retired by now, or revoked). */
+async function deleteRetiredKeyFiles(store: NodeStore, keysDir: string, now: number): Promise<void> {
+  for (const k of await store.keys()) {
+    const state = keyStateAt(k, now);
+    if (state === 'retired' || state === 'revoked') rmSync(keyFile(keysDir, k.kid), { force: true });
+  }
+}
+
 /**
- * Generate a key, write its private half (0600), and make it the active key; the previously
- * active key is retired and kept published until `now + retentionMs`.
+ * Generate a key, write its private half (0600), and publish it; it signs from
+ * `now + publishAheadMs` on (at once by default). The key signing until then is retired at that
+ * instant and kept published for `retentionMs` more; its private file is deleted once it has
+ * stopped signing (at once, or by the next key operation after the new key took over).
  */
-export async function activateNewKey(store: NodeStore, keysDir: string, domain: string, retentionMs: number, now: number) {
+export async function activateNewKey(
+  store: NodeStore,
+  keysDir: string,
+  domain: string,
+  retentionMs: number,
+  now: number,
+  publishAheadMs = 0,
+) {
   mkdirSync(keysDir, { recursive: true, mode: 0o700 });
   chmodSync(keysDir, 0o700);
   const kid = await nextKid(store, domain, now);
   const { privateJwk } = await generateEd25519Jwk();
   const file = keyFile(keysDir, kid);
   writeFileSync(file, `${JSON.stringify(privateJwk)}\n`, { mode: 0o600, flag: 'wx' });
+  const activatesAt = now + publishAheadMs;
   let retired: string[];
   try {
-    retired = await store.activateKey({ kid, public_jwk: JSON.stringify(publicJwkOf(privateJwk, kid)) }, now + retentionMs, now);
+    retired = await store.activateKey(
+      { kid, public_jwk: JSON.stringify(publicJwkOf(privateJwk, kid)) },
+      activatesAt + retentionMs,
+      now,
+      activatesAt,
+    );
   } catch (e) {
     rmSync(file, { force: true });
     throw e;
   }
-  for (const old of retired) rmSync(keyFile(keysDir, old), { force: true });
-  return { kid, retired, retain_until: retired.length > 0 ? new Date(now + retentionMs).toISOString() : null };
+  await deleteRetiredKeyFiles(store, keysDir, now);
+  return {
+    kid,
+    activates_at: new Date(activatesAt).toISOString(),
+    retired,
+    retain_until: retired.length > 0 ? new Date(activatesAt + retentionMs).toISOString() : null,
+  };
 }
 
-/** Revoke a key at once (compromise). Revoking the active key first activates a fresh one, so the node keeps signing. */
+/**
+ * Revoke a key at once (compromise). Revoking the signing key, or a key published ahead to sign
+ * later, first activates a fresh key at once, so the node keeps signing.
+ */
 export async function revokeKeyIn(store: NodeStore, keysDir: string, domain: string, kid: string, retentionMs: number, now: number) {
   const key = (await store.keys()).find((k) => k.kid === kid);
   if (!key) throw new NodeError('unknown_kid', `no key ${kid} in this node's key ring`);
-  if (key.status === 'revoked') throw new NodeError('already_revoked', `${kid} is already revoked`);
-  const replacement = key.status === 'active' ? await activateNewKey(store, keysDir, domain, retentionMs, now) : null;
+  const state = keyStateAt(key, now);
+  if (state === 'revoked') throw new NodeError('already_revoked', `${kid} is already revoked`);
+  const replacement = state !== 'retired' ? await activateNewKey(store, keysDir, domain, retentionMs, now) : null;
   await store.setKeyStatus(kid, 'revoked', now);
   rmSync(keyFile(keysDir, kid), { force: true });
   return { kid, revoked_at: new Date(now).toISOString(), new_active_kid: replacement?.kid ?? null };
 }
 
-/** Core §3.1: the JWKS serves the active key and retired keys until `retain_until`; a revoked key never. */
+/** Core §3.1: the JWKS serves the active key (and one published ahead) and retired keys until `retain_until`; a revoked key never. */
 export function isPublished(k: SigningKeyRecord, now: number): boolean {
   return k.status === 'active' || (k.status === 'retired' && k.retain_until !== null && Date.parse(k.retain_until) > now);
 }
@@ -77,11 +130,15 @@ export function jwksAt(keys: SigningKeyRecord[], now: number): VrpJwks {
 export class KeyRing {
   private active: JwsSigner | undefined;
 
-  constructor(private readonly keysDir: string) {}
+  /** `now` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
+  constructor(
+    private readonly keysDir: string,
+    private readonly now: () => number,
+  ) {}
 
-  /** The signer of the active key among `keys` (read from the store for each offer, so rotations by another process take effect at once). */
+  /** The signer of the key signing now among `keys` (read from the store for each offer, so rotations by another process take effect at once). */
   signerFor(keys: SigningKeyRecord[]): JwsSigner {
-    const rec = keys.find((k) => k.status === 'active');
+    const rec = signingKeyAt(keys, this.now());
     if (!rec) throw new NodeError('no_active_key', 'the key ring has no active signing key');
     if (this.active?.kid !== rec.kid) {
       let jwk: Ed25519PrivateJwk;
@@ -100,63 +157,4 @@ export class KeyRing {
     if (!this.active) throw new NodeError('no_active_key', 'the key ring has not been loaded');
     return this.active;
   }
-}
-
-// ── data-directory operations (what `vrp node keys …` calls) ──────────────────────────────
-
-export interface KeyOpOptions {
-  dataDir: string;
-  now?: () => number;
-  databaseUrl?: string;
-}
-
-async function withStore<T>(
-  o: KeyOpOptions,
-  fn: (store: NodeStore, ctx: { domain: string; retentionMs: number; now: number }) => Promise<T>,
-): Promise<T> {
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    const [info, property] = await Promise.all([store.nodeInfo(), store.property()]);
-    return await fn(store, {
-      domain: info.canonical_domain,
-      // A retired key must outlive every offer it signed: rotation time + offer lifetime (Core §3.1).
-      retentionMs: property.offer_lifetime_minutes * 60_000,
-      now: (o.now ?? systemClock.now)(),
-    });
-  } finally {
-    await store.close();
-  }
-}
-
-export interface KeyListing {
-  kid: string;
-  status: SigningKeyRecord['status'];
-  /** Whether the JWKS serves the key now. */
-  published: boolean;
-  created_at: string;
-  retired_at: string | null;
-  retain_until: string | null;
-  revoked_at: string | null;
-}
-
-/** `vrp node keys list` */
-export function listKeys(o: KeyOpOptions): Promise<KeyListing[]> {
-  return withStore(o, async (store, { now }) => {
-    return (await store.keys()).map((k) => {
-      const { public_jwk: _public, ...rest } = k;
-      return { ...rest, published: isPublished(k, now) };
-    });
-  });
-}
-
-/** `vrp node keys rotate` */
-export function rotateKey(o: KeyOpOptions) {
-  return withStore(o, (store, { domain, retentionMs, now }) => activateNewKey(store, nodePaths(o.dataDir).keys, domain, retentionMs, now));
-}
-
-/** `vrp node keys revoke KID` */
-export function revokeKey(o: KeyOpOptions & { kid: string }) {
-  return withStore(o, (store, { domain, retentionMs, now }) =>
-    revokeKeyIn(store, nodePaths(o.dataDir).keys, domain, o.kid, retentionMs, now),
-  );
 }

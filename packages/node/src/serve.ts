@@ -4,10 +4,11 @@
  * deployment detail that never appears in a document.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import { serve } from '@hono/node-server';
 import { isVrpError } from '@vrpkit/core';
+import type { NodeStoreOptions } from './admin/store.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
@@ -16,8 +17,8 @@ import { createOfferService } from './service.js';
 import { NodeStore } from './store/store.js';
 import { ensureDevTls } from './tls.js';
 
-export interface ServeNodeOptions {
-  dataDir: string;
+/** `now` is the node's clock (epoch ms), injected in tests; TLS validity follows the real clock. */
+export interface ServeNodeOptions extends NodeStoreOptions {
   /** 0 = ephemeral. Default 0. */
   port?: number;
   /** Default 127.0.0.1. */
@@ -26,12 +27,62 @@ export interface ServeNodeOptions {
   dev?: boolean;
   tlsCert?: string;
   tlsKey?: string;
-  /** The node's clock (epoch ms); injected in tests. TLS validity follows the real clock. */
-  now?: () => number;
-  databaseUrl?: string;
+  /**
+   * Most simultaneous connections one client address may hold (default
+   * `DEFAULT_MAX_CONNECTIONS_PER_CLIENT`); a connection past it is closed as it is accepted,
+   * before the TLS handshake.
+   */
+  maxConnectionsPerClient?: number;
   log?: (entry: RequestLogEntry) => void;
   /** Internal failures while serving; default: `error[code]: message` on stderr. */
   onError?: (error: unknown) => void;
+}
+
+/**
+ * Default per-client connection cap: far above what one agent or browser opens (browsers use
+ * six per origin, the benchmarks 32), far below what exhausts memory (each TLS connection holds
+ * its own buffers; thousands from one address are an attack, not a client).
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 64;
+
+/**
+ * Time and size limits on every connection, tighter than Node's defaults (60 s for headers,
+ * 300 s for a request, 120 s for a TLS handshake): a request to a node is a short GET or a
+ * small JSON POST, so a slow sender is holding a connection, not sending a request.
+ */
+export const SERVER_LIMITS = {
+  /** A TLS handshake must finish within this. */
+  handshakeTimeout: 10_000,
+  /** The request headers must arrive within this. */
+  headersTimeout: 10_000,
+  /** The whole request (headers and body) must arrive within this. */
+  requestTimeout: 30_000,
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeout: 5_000,
+  /** Largest request head (request line and headers) in bytes: Node's default, stated. */
+  maxHeaderSize: 16 * 1024,
+} as const;
+
+/**
+ * Close a connection at accept when its client address already holds `max` open ones. Runs
+ * before the TLS listener, so a refused connection costs no handshake and reaches no handler.
+ */
+function capConnectionsPerClient(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.prependListener('connection', (socket: Socket) => {
+    const client = socket.remoteAddress ?? '';
+    const held = open.get(client) ?? 0;
+    if (held >= max) {
+      socket.destroy();
+      return;
+    }
+    open.set(client, held + 1);
+    socket.once('close', () => {
+      const left = (open.get(client) ?? 1) - 1;
+      if (left > 0) open.set(client, left);
+      else open.delete(client);
+    });
+  });
 }
 
 function reportInternalError(e: unknown): void {
@@ -68,6 +119,9 @@ export function loadServeTls(
 }
 
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
+  const maxPerClient = o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
+  if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
+    throw new NodeError('invalid_connection_cap', 'the per-client connection cap is a positive integer');
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
   try {
     const service = await createOfferService({ store, keysDir: nodePaths(o.dataDir).keys, ...(o.now ? { now: o.now } : {}) });
@@ -78,8 +132,17 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       port: o.port ?? 0,
       hostname: o.host ?? '127.0.0.1',
       createServer,
-      serverOptions: { key: tls.keyPem, cert: tls.certPem },
-    });
+      serverOptions: {
+        key: tls.keyPem,
+        cert: tls.certPem,
+        handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
+        maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+      },
+    }) as Server;
+    server.headersTimeout = SERVER_LIMITS.headersTimeout;
+    server.requestTimeout = SERVER_LIMITS.requestTimeout;
+    server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
+    capConnectionsPerClient(server, maxPerClient);
     await new Promise<void>((resolveListen, reject) => {
       server.once('listening', resolveListen);
       server.once('error', (e: NodeJS.ErrnoException) => reject(new NodeError('listen_failed', `cannot listen: ${e.code ?? e.message}`)));
@@ -96,7 +159,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       close() {
         closed ??= new Promise<void>((done) => {
           server.close(() => done());
-          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+          server.closeAllConnections();
         }).then(() => store.close());
         return closed;
       },

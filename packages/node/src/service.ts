@@ -137,7 +137,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   const domain = info.canonical_domain;
   const origin = `https://${domain}`;
   const jwksUrl = `${origin}${JWKS_PATH}`;
-  const keyRing = new KeyRing(o.keysDir);
+  const keyRing = new KeyRing(o.keysDir, now);
   keyRing.signerFor(snap.keys);
   let view = viewOf(snap.property, domain);
 

@@ -121,7 +121,7 @@ describe('vrp node init errors', () => {
 
   it('a bad domain, a missing file, a used data directory and a missing option each have their own code', async () => {
     const d = join(tmp.dir, 'data-domain');
-    expect((await runVrp(['node', 'init', '--domain', 'https://Villa.example:8443', '--data-dir', d])).stderr).toMatch(
+    expect((await runVrp(['node', 'init', '--domain', 'https://Villa.example:8443', '--data-dir', d, '--sample'])).stderr).toMatch(
       /^error\[invalid_domain\]/m,
     );
     expect(
@@ -129,18 +129,67 @@ describe('vrp node init errors', () => {
     ).toMatch(/^error\[invalid_property\]: .*absent\.yaml: \(root\): cannot read the file \(ENOENT\)/m);
     expect(existsSync(d)).toBe(false);
     const used = join(tmp.dir, 'data-used');
-    expect((await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', used])).code).toBe(0);
-    const again = await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', used]);
+    expect((await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', used, '--sample'])).code).toBe(0);
+    const again = await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', used, '--sample']);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^error\[data_dir_not_empty\]/m);
     expect((await runVrp(['node', 'init', '--data-dir', join(tmp.dir, 'data-x')])).code).toBe(64);
   }, 120_000);
 });
 
+describe('vrp node usage', () => {
+  it('bare `vrp node` prints its help and exits 64 (a usage error), not 0', async () => {
+    const r = await runVrp(['node']);
+    expect(r.code).toBe(64);
+    expect(`${r.stdout}${r.stderr}`).toMatch(/Usage: vrp node \[options\] \[command\]/);
+  });
+
+  it('init without --property refuses with property_required (exit 64) unless --sample is explicit; nothing is created', async () => {
+    const d = join(tmp.dir, 'no-property');
+    const r = await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', d]);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(/^error\[property_required\]: pass --property FILE/m);
+    expect(existsSync(d)).toBe(false);
+    expect((await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', d, '--sample', '--property', 'x.yaml'])).code).toBe(
+      64,
+    );
+    expect(existsSync(d)).toBe(false);
+  }, 120_000);
+
+  it('an IP address as --domain is refused with domain_is_ip_address, and a --data-dir that is a file with data_dir_not_directory', async () => {
+    const d = join(tmp.dir, 'ip-domain');
+    const ip = await runVrp(['node', 'init', '--domain', '127.0.0.1', '--data-dir', d, '--sample']);
+    expect(ip.code).toBe(1);
+    expect(ip.stderr).toMatch(/^error\[domain_is_ip_address\]: "127\.0\.0\.1" is an IP address/m);
+    expect(existsSync(d)).toBe(false);
+    const file = join(tmp.dir, 'not-a-dir.txt');
+    writeFileSync(file, 'hello\n');
+    const init = await runVrp(['node', 'init', '--domain', 'villa.example', '--data-dir', file, '--sample']);
+    expect(init.stderr).toMatch(/^error\[data_dir_not_directory\]: .*not-a-dir\.txt is a file, not a directory/m);
+    const list = await runVrp(['node', 'keys', 'list', '--data-dir', file]);
+    expect(list.code).toBe(1);
+    expect(list.stderr).toMatch(/^error\[data_dir_not_directory\]/m);
+    expect(readFileSync(file, 'utf8')).toBe('hello\n');
+  }, 120_000);
+
+  it('keys rotate --publish-ahead: the new key is listed as pending with the time it starts signing', async () => {
+    const dataDir = join(tmp.dir, 'publish-ahead');
+    await initNode({ domain: 'publish-ahead-cli.example', dataDir });
+    const rotated = await runVrp(['node', 'keys', 'rotate', '--data-dir', dataDir, '--publish-ahead', '600', '--json']);
+    expect(rotated.code).toBe(0);
+    const r = JSON.parse(rotated.stdout) as { kid: string; activates_at: string };
+    expect(Date.parse(r.activates_at) - Date.now()).toBeGreaterThan(500_000);
+    const list = await runVrp(['node', 'keys', 'list', '--data-dir', dataDir]);
+    expect(list.stdout).toContain(`${r.kid}  pending (signs from ${r.activates_at})  published`);
+    expect(list.stdout).toMatch(/-01 {2}active {2}published/);
+    expect((await runVrp(['node', 'keys', 'rotate', '--data-dir', dataDir, '--publish-ahead', '-5'])).code).toBe(64);
+  }, 120_000);
+});
+
 describe('vrp node serve', () => {
   it('--json: the first stdout line is the listening event; the node answers on https://DOMAIN; SIGTERM stops it cleanly', async () => {
     const dataDir = join(tmp.dir, 'serve');
-    expect((await runVrp(['node', 'init', '--domain', 'serve-cli.example', '--data-dir', dataDir])).code).toBe(0);
+    expect((await runVrp(['node', 'init', '--domain', 'serve-cli.example', '--data-dir', dataDir, '--sample'])).code).toBe(0);
     const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--port', '0']);
     const exited = new Promise<number | null>((done) => child.on('close', done));
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();

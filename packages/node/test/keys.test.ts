@@ -75,7 +75,7 @@ describe('rotation and revocation over https', () => {
     expect(offerK1.signature.kid).toBe(K1);
     clock.advance(5 * 60_000); // 09:05; offerK1 is valid until 09:15
     const r = await rotateKey({ dataDir, now: clock.now });
-    expect(r).toEqual({ kid: K2, retired: [K1], retain_until: '2027-02-01T09:20:00.000Z' });
+    expect(r).toEqual({ kid: K2, activates_at: '2027-02-01T09:05:00.000Z', retired: [K1], retain_until: '2027-02-01T09:20:00.000Z' });
     expect(await jwksKids()).toEqual([K1, K2]);
     offerK2 = await fetchOffer();
     expect(offerK2.signature.kid).toBe(K2);

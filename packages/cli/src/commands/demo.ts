@@ -2,17 +2,11 @@ import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { addDays, initNode, localDate, serveNode } from '@vrpkit/node';
 import { AGENT_CARD_PATH, DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { reportError } from '../io.js';
-import { reachHints, requestLogger, serveUntilSignal } from './node.js';
+import { port, reachHints, requestLogger, serveUntilSignal } from './node.js';
 
 const DEMO_DOMAIN = 'villa-demo.example';
-
-function port(v: string): number {
-  const n = Number(v);
-  if (!/^\d{1,5}$/.test(v) || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
-  return n;
-}
 
 /** `vrp demo` — what `npm start` runs: a sample node under .vrp-demo/, served in dev mode until Ctrl-C. */
 export function registerDemoCommand(program: Command): void {

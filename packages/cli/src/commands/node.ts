@@ -3,11 +3,14 @@ import {
   addCalendarBlock,
   addCalendarFeed,
   DATABASE_URL_ENV,
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   initNode,
   isServeWorker,
   listCalendar,
   listKeys,
+  MAX_PUBLISH_AHEAD_SECONDS,
   MAX_SERVE_WORKERS,
+  type NodeStoreOptions,
   type RequestLogEntry,
   removeCalendarBlock,
   removeCalendarFeed,
@@ -20,8 +23,8 @@ import {
   syncCalendar,
   updateProperty,
 } from '@vrpkit/node';
-import { type Command, InvalidArgumentError } from 'commander';
-import { printJson, reportError } from '../io.js';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { EXIT_USAGE, printJson, reportError } from '../io.js';
 
 interface Common {
   dataDir: string;
@@ -40,7 +43,14 @@ function workerCount(v: string): number {
   return n;
 }
 
-function port(v: string): number {
+function publishAhead(v: string): number {
+  if (!/^\d{1,6}$/.test(v) || Number(v) > MAX_PUBLISH_AHEAD_SECONDS)
+    throw new InvalidArgumentError(`a whole number of seconds from 0 to ${MAX_PUBLISH_AHEAD_SECONDS}`);
+  return Number(v);
+}
+
+/** A `--port` value: 0 (ephemeral) to 65535. */
+export function port(v: string): number {
   const n = Number(v);
   if (!/^\d{1,5}$/.test(v) || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
   return n;
@@ -55,11 +65,24 @@ async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<
   }
 }
 
-const dbOption = (c: Command) =>
-  c.option(
-    '--database-url <url>',
-    `PostgreSQL store URL (postgres://…[?schema=name]); default: ${DATABASE_URL_ENV} or the SQLite file in the data directory`,
-  );
+/**
+ * The options every `vrp node` subcommand shares, declared once: which node (`--data-dir`,
+ * `--database-url`) and `--json`. `help` overrides a description where a command means more.
+ */
+function nodeCommand(c: Command, help: { dataDir?: string; json?: string } = {}): Command {
+  return c
+    .requiredOption('--data-dir <dir>', help.dataDir ?? 'node data directory')
+    .option(
+      '--database-url <url>',
+      `PostgreSQL store URL (postgres://…[?schema=name]); default: ${DATABASE_URL_ENV} or the SQLite file in the data directory`,
+    )
+    .option('--json', help.json ?? 'print JSON');
+}
+
+/** The node a command's parsed options name, as every admin operation takes it. */
+function storeOptions(o: Common): NodeStoreOptions {
+  return { dataDir: o.dataDir, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) };
+}
 
 /** How a client reaches a node served on a loopback port: curl's --connect-to plus --cacert. */
 export function reachHints(s: Pick<ServedNode, 'canonicalDomain' | 'address' | 'port' | 'caFile'>) {
@@ -93,197 +116,203 @@ export function requestLogger(json: boolean): (e: RequestLogEntry) => void {
 export function registerNodeCommands(program: Command): void {
   const node = program.command('node').description('run a VRP node: discovery, JWKS and signed verified stay offers for your property');
 
-  dbOption(
+  nodeCommand(
     node
       .command('init')
       .description('create a node data directory: store, property, first Ed25519 signing key')
       .requiredOption('--domain <domain>', 'the canonical domain (lowercase, no scheme or port), e.g. villa.example')
-      .requiredOption('--data-dir <dir>', 'data directory to create (must not exist or be empty)')
-      .option(
-        '--property <file>',
-        'property description, JSON or YAML (see packages/node/examples/property.example.yaml); default: a sample property',
-      )
-      .option('--json', 'print the result as JSON'),
-  ).action((o: Common & { domain: string; property?: string }) =>
-    run(o.json, async () => {
+      .option('--property <file>', 'property description, JSON or YAML (see packages/node/examples/property.example.yaml)')
+      .addOption(
+        new Option('--sample', 'publish a sample property instead (Visby, SEK prices): for trying vrpkit, not for a real domain').conflicts(
+          'property',
+        ),
+      ),
+    { dataDir: 'data directory to create (must not exist or be empty)', json: 'print the result as JSON' },
+  ).action((o: Common & { domain: string; property?: string; sample?: boolean }, cmd: Command) => {
+    // A node signs its property under the host's domain: which property is never a default.
+    if (!o.property && !o.sample)
+      cmd.error('error[property_required]: pass --property FILE with your property, or --sample for a sample property', {
+        exitCode: EXIT_USAGE,
+        code: 'property_required',
+      });
+    return run(o.json, async () => {
       const r = await initNode({
+        ...storeOptions(o),
         domain: o.domain,
-        dataDir: o.dataDir,
         ...(o.property ? { propertyFile: o.property } : {}),
-        ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
       });
       if (o.json) printJson(r);
       else
         process.stdout.write(
           `initialized ${r.canonical_domain} in ${r.data_dir} (property ${r.property_id}, signing key ${r.kid}, ${r.store} store)\n`,
         );
-    }),
-  );
+    });
+  });
 
-  dbOption(
+  nodeCommand(
     node
       .command('serve')
       .description('serve the node over https (public origin https://DOMAIN; the port is deployment detail)')
-      .requiredOption('--data-dir <dir>', 'node data directory')
       .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
       .option('--host <addr>', 'address to listen on', '127.0.0.1')
       .option('--tls-cert <file>', 'TLS certificate chain (PEM) for the domain')
       .option('--tls-key <file>', 'TLS private key (PEM)')
       .option('--dev', 'use a local dev CA and certificate, created once under <data-dir>/tls/')
-      .option('--json', 'first stdout line is {"event":"listening",…}; then one JSON line per request')
       .option(
         '--workers <n>',
         `processes serving the node on the one port (node:cluster), e.g. one per core; 1 to ${MAX_SERVE_WORKERS}`,
         workerCount,
         1,
+      )
+      .option(
+        '--max-connections-per-client <n>',
+        'most simultaneous connections one client address may hold (per worker); more are closed at accept',
+        positiveInt,
+        DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
       ),
-  ).action((o: Common & { port: number; host: string; tlsCert?: string; tlsKey?: string; dev?: boolean; workers: number }) =>
-    run(o.json, async () => {
-      const options = {
-        dataDir: o.dataDir,
-        port: o.port,
-        host: o.host,
-        ...(o.dev ? { dev: true } : {}),
-        ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
-        ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
-        ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
-      };
-      // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
-      if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
-      const served =
-        o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
-      const hints = reachHints(served);
-      if (o.json) {
-        process.stdout.write(
-          `${JSON.stringify({
-            event: 'listening',
-            origin: served.origin,
-            address: served.address,
-            port: served.port,
-            ca: served.caFile ?? null,
-            ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
-          })}\n`,
-        );
-      } else {
-        process.stdout.write(
-          `serving ${served.origin} on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\n` +
-            `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
-            `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
-            'Ctrl-C stops the node.\n',
-        );
-      }
-      // A cluster also ends when one of its workers dies (it has already stopped the others).
-      await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
-    }),
+    { json: 'first stdout line is {"event":"listening",…}; then one JSON line per request' },
+  ).action(
+    (
+      o: Common & {
+        port: number;
+        host: string;
+        tlsCert?: string;
+        tlsKey?: string;
+        dev?: boolean;
+        workers: number;
+        maxConnectionsPerClient: number;
+      },
+    ) =>
+      run(o.json, async () => {
+        const options = {
+          ...storeOptions(o),
+          port: o.port,
+          host: o.host,
+          maxConnectionsPerClient: o.maxConnectionsPerClient,
+          ...(o.dev ? { dev: true } : {}),
+          ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
+          ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
+        };
+        // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
+        if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
+        const served =
+          o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
+        const hints = reachHints(served);
+        if (o.json) {
+          process.stdout.write(
+            `${JSON.stringify({
+              event: 'listening',
+              origin: served.origin,
+              address: served.address,
+              port: served.port,
+              ca: served.caFile ?? null,
+              ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
+            })}\n`,
+          );
+        } else {
+          process.stdout.write(
+            `serving ${served.origin} on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\n` +
+              `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
+              `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
+              'Ctrl-C stops the node.\n',
+          );
+        }
+        // A cluster also ends when one of its workers dies (it has already stopped the others).
+        await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+      }),
   );
 
   const property = node.command('property').description('the property description: rates, fees, rules');
-  dbOption(
+  nodeCommand(
     property
       .command('update')
       .description('replace the property description of an existing node (validated first, one transaction)')
-      .requiredOption('--data-dir <dir>', 'node data directory')
-      .requiredOption('--file <file>', 'property description, JSON or YAML')
-      .option('--json', 'print JSON'),
+      .requiredOption('--file <file>', 'property description, JSON or YAML'),
   ).action((o: Common & { file: string }) =>
     run(o.json, async () => {
-      const r = await updateProperty({
-        dataDir: o.dataDir,
-        propertyFile: o.file,
-        ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
-      });
+      const r = await updateProperty({ ...storeOptions(o), propertyFile: o.file });
       if (o.json) printJson(r);
       else process.stdout.write(`updated ${r.property_id} on ${r.canonical_domain}; the next offer uses it\n`);
     }),
   );
 
   const keys = node.command('keys').description('the signing key ring: list, rotate, revoke (Core §3.1)');
-  dbOption(
-    keys
-      .command('list')
-      .description('list keys with status and whether the JWKS serves them now')
-      .requiredOption('--data-dir <dir>', 'node data directory')
-      .option('--json', 'print JSON'),
-  ).action((o: Common) =>
+  nodeCommand(keys.command('list').description('list keys with status and whether the JWKS serves them now')).action((o: Common) =>
     run(o.json, async () => {
-      const list = await listKeys({ dataDir: o.dataDir, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) });
+      const list = await listKeys(storeOptions(o));
       if (o.json) printJson({ keys: list });
       else
         for (const k of list)
           process.stdout.write(
-            `${k.kid}  ${k.status}${k.published ? '  published' : ''}${k.retain_until ? `  retained until ${k.retain_until}` : ''}\n`,
+            `${k.kid}  ${k.status}${k.status === 'pending' ? ` (signs from ${k.activates_at})` : ''}${k.published ? '  published' : ''}${k.retain_until ? `  retained until ${k.retain_until}` : ''}\n`,
           );
     }),
   );
-  dbOption(
+  nodeCommand(
     keys
       .command('rotate')
       .description('publish a new key and sign with it; the old key stays published until its offers expire')
-      .requiredOption('--data-dir <dir>', 'node data directory')
-      .option('--json', 'print JSON'),
-  ).action((o: Common) =>
+      .option(
+        '--publish-ahead <seconds>',
+        `publish the new key now but sign with it only after SECONDS (0 to ${MAX_PUBLISH_AHEAD_SECONDS}), so agents' JWKS caches hold it before its first offer`,
+        publishAhead,
+        0,
+      ),
+  ).action((o: Common & { publishAhead: number }) =>
     run(o.json, async () => {
-      const r = await rotateKey({ dataDir: o.dataDir, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) });
+      const r = await rotateKey({ ...storeOptions(o), publishAheadSeconds: o.publishAhead });
       if (o.json) printJson(r);
       else
         process.stdout.write(
-          `active key ${r.kid}${r.retired.length ? `; retired ${r.retired.join(', ')} (published until ${r.retain_until})` : ''}\n`,
+          `${o.publishAhead > 0 ? `published key ${r.kid}; it signs from ${r.activates_at}` : `active key ${r.kid}`}${r.retired.length ? `; retired ${r.retired.join(', ')} (published until ${r.retain_until})` : ''}\n`,
         );
     }),
   );
-  dbOption(
+  nodeCommand(
     keys
       .command('revoke')
       .description('remove a key from the JWKS at once (compromise): every offer it signed stops verifying')
-      .argument('<kid>', 'the key id')
-      .requiredOption('--data-dir <dir>', 'node data directory')
-      .option('--json', 'print JSON'),
+      .argument('<kid>', 'the key id'),
   ).action((kid: string, o: Common) =>
     run(o.json, async () => {
-      const r = await revokeKey({ dataDir: o.dataDir, kid, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) });
+      const r = await revokeKey({ ...storeOptions(o), kid });
       if (o.json) printJson(r);
       else process.stdout.write(`revoked ${r.kid}${r.new_active_kid ? `; new active key ${r.new_active_kid}` : ''}\n`);
     }),
   );
 
   const cal = node.command('calendar').description('availability: iCal feed imports and blocked dates');
-  dbOption(
+  nodeCommand(
     cal
       .command('add-feed')
       .description('add an iCal (.ics) feed from an https URL or a file; `calendar sync` imports it')
-      .requiredOption('--data-dir <dir>', 'node data directory')
       .requiredOption('--name <name>', 'a short name for the feed, e.g. airbnb')
       .option('--url <url>', 'https URL of the feed')
-      .option('--file <file>', 'path of an .ics file')
-      .option('--json', 'print JSON'),
+      .option('--file <file>', 'path of an .ics file'),
   ).action((o: Common & { name: string; url?: string; file?: string }) =>
     run(o.json, async () => {
       await addCalendarFeed({
-        dataDir: o.dataDir,
+        ...storeOptions(o),
         name: o.name,
         ...(o.url ? { url: o.url } : {}),
         ...(o.file ? { file: o.file } : {}),
-        ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
       });
       if (o.json) printJson({ added: o.name });
       else process.stdout.write(`added feed ${o.name}; run \`vrp node calendar sync\` to import it\n`);
     }),
   );
-  dbOption(
+  nodeCommand(
     cal
       .command('sync')
       .description('import every feed; a failed feed marks the calendar unsafe (offers become non-quoteable)')
-      .requiredOption('--data-dir <dir>', 'node data directory')
       .option('--ca <file>', 'extra trusted CA certificate (PEM) for https feeds')
-      .option('--timeout <ms>', 'per-feed deadline in milliseconds', positiveInt, 10_000)
-      .option('--json', 'print JSON'),
+      .option('--timeout <ms>', 'per-feed deadline in milliseconds', positiveInt, 10_000),
   ).action((o: Common & { ca?: string; timeout: number }) =>
     run(o.json, async () => {
       const results = await syncCalendar({
-        dataDir: o.dataDir,
+        ...storeOptions(o),
         timeoutMs: o.timeout,
         ...(o.ca ? { ca: [readFileSync(o.ca, 'utf8')] } : {}),
-        ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
       });
       if (o.json) printJson({ feeds: results });
       else
@@ -294,67 +323,48 @@ export function registerNodeCommands(program: Command): void {
       if (results.some((r) => !r.ok)) process.exitCode = 1;
     }),
   );
-  dbOption(
+  nodeCommand(
     cal
       .command('block')
       .description('block nights [from, to) (a host block or a booking taken elsewhere)')
-      .requiredOption('--data-dir <dir>', 'node data directory')
       .requiredOption('--from <date>', 'first blocked night YYYY-MM-DD')
       .requiredOption('--to <date>', 'first free night after the block (like a check-out date)')
       .option('--booking', 'record it as a booking rather than a host block')
-      .option('--note <text>', 'a note for the host')
-      .option('--json', 'print JSON'),
+      .option('--note <text>', 'a note for the host'),
   ).action((o: Common & { from: string; to: string; booking?: boolean; note?: string }) =>
     run(o.json, async () => {
       const b = await addCalendarBlock({
-        dataDir: o.dataDir,
+        ...storeOptions(o),
         from: o.from,
         to: o.to,
         kind: o.booking ? 'booking' : 'block',
         ...(o.note ? { note: o.note } : {}),
-        ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
       });
       if (o.json) printJson(b);
       else process.stdout.write(`blocked ${b.start_date} → ${b.end_date} (${b.kind} ${b.id})\n`);
     }),
   );
-  dbOption(
-    cal
-      .command('unblock')
-      .description('remove a host block or booking by id (see `calendar list`)')
-      .argument('<id>', 'the block id')
-      .requiredOption('--data-dir <dir>', 'node data directory')
-      .option('--json', 'print JSON'),
+  nodeCommand(
+    cal.command('unblock').description('remove a host block or booking by id (see `calendar list`)').argument('<id>', 'the block id'),
   ).action((id: string, o: Common) =>
     run(o.json, async () => {
-      await removeCalendarBlock({ dataDir: o.dataDir, id, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) });
+      await removeCalendarBlock({ ...storeOptions(o), id });
       if (o.json) printJson({ removed: id });
       else process.stdout.write(`removed block ${id}\n`);
     }),
   );
-  dbOption(
-    cal
-      .command('remove-feed')
-      .description('remove a calendar feed and every range it imported')
-      .argument('<name>', 'the feed name')
-      .requiredOption('--data-dir <dir>', 'node data directory')
-      .option('--json', 'print JSON'),
+  nodeCommand(
+    cal.command('remove-feed').description('remove a calendar feed and every range it imported').argument('<name>', 'the feed name'),
   ).action((name: string, o: Common) =>
     run(o.json, async () => {
-      await removeCalendarFeed({ dataDir: o.dataDir, name, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) });
+      await removeCalendarFeed({ ...storeOptions(o), name });
       if (o.json) printJson({ removed: name });
       else process.stdout.write(`removed feed ${name} and its imported ranges\n`);
     }),
   );
-  dbOption(
-    cal
-      .command('list')
-      .description('feeds with their last sync, and every blocked range')
-      .requiredOption('--data-dir <dir>', 'node data directory')
-      .option('--json', 'print JSON'),
-  ).action((o: Common) =>
+  nodeCommand(cal.command('list').description('feeds with their last sync, and every blocked range')).action((o: Common) =>
     run(o.json, async () => {
-      const r = await listCalendar({ dataDir: o.dataDir, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) });
+      const r = await listCalendar(storeOptions(o));
       if (o.json) printJson(r);
       else {
         for (const f of r.feeds)

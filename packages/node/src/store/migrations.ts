@@ -104,6 +104,19 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropTable('store_revision').execute();
     },
   },
+  /**
+   * When a key starts signing (`vrp node keys rotate --publish-ahead`): a key can be published
+   * before it signs. Keys from before this migration started signing when they were created.
+   */
+  '0003_key_activation': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('signing_key').addColumn('activates_at', 'text').execute();
+      await sql`update signing_key set activates_at = created_at`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('signing_key').dropColumn('activates_at').execute();
+    },
+  },
 };
 
 export const nodeMigrationProvider: MigrationProvider = {

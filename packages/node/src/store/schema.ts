@@ -75,6 +75,9 @@ export interface SigningKeyTable {
   public_jwk: string;
   status: KeyStatus;
   created_at: string;
+  /** When the key starts signing; later than `created_at` when it was published ahead. */
+  activates_at: string;
+  /** When the key stopped (or stops) signing: the next key's `activates_at`. */
   retired_at: string | null;
   /** A retired key stays in the JWKS until this instant: rotation time + offer lifetime (Core §3.1). */
   retain_until: string | null;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
@@ -310,21 +310,32 @@ export class NodeStore {
   }
 
   /**
-   * Make `next` the active key; every key that was active becomes retired with
-   * `retain_until` (rotation is additive, Core §3.1). One transaction, so there is always
-   * exactly one active key.
+   * Make `next` the active key from `activatesAt` on (by default at once; later when it is
+   * published ahead). Every key still signing at `activatesAt` (the active key, or a key
+   * retiring later than that) is retired then, published until `retainUntil` (rotation is
+   * additive, Core §3.1). One transaction, so at any instant exactly one key signs.
    */
-  async activateKey(next: { kid: string; public_jwk: string }, retainUntil: number, now: number): Promise<string[]> {
+  async activateKey(next: { kid: string; public_jwk: string }, retainUntil: number, now: number, activatesAt = now): Promise<string[]> {
     return this.write(async (tx) => {
-      const previous = await tx.selectFrom('signing_key').select('kid').where('status', '=', 'active').execute();
+      const signingAt = (w: ExpressionBuilder<NodeDatabase, 'signing_key'>) =>
+        w.or([w('status', '=', 'active'), w.and([w('status', '=', 'retired'), w('retired_at', '>', iso(activatesAt))])]);
+      const previous = await tx.selectFrom('signing_key').select('kid').where(signingAt).execute();
       await tx
         .updateTable('signing_key')
-        .set({ status: 'retired', retired_at: iso(now), retain_until: iso(retainUntil) })
-        .where('status', '=', 'active')
+        .set({ status: 'retired', retired_at: iso(activatesAt), retain_until: iso(retainUntil) })
+        .where(signingAt)
         .execute();
       await tx
         .insertInto('signing_key')
-        .values({ ...next, status: 'active', created_at: iso(now), retired_at: null, retain_until: null, revoked_at: null })
+        .values({
+          ...next,
+          status: 'active',
+          created_at: iso(now),
+          activates_at: iso(activatesAt),
+          retired_at: null,
+          retain_until: null,
+          revoked_at: null,
+        })
         .execute();
       return previous.map((r) => r.kid);
     });

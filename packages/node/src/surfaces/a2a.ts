@@ -41,14 +41,12 @@ import {
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import type { OfferService } from '../service.js';
-import { readBodyCapped } from './body.js';
+import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
 import { OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** The JSON-RPC endpoint both protocol versions share (the card lists it twice, §6). */
 export const A2A_JSONRPC_PATH = '/a2a/jsonrpc';
 export const A2A_MAX_BODY_BYTES = 64 * 1024;
-/** Failed tasks are kept for `GetTask`, but only this many: a public endpoint must not grow without bound. */
-const MAX_KEPT_TASKS = 256;
 const JSON_RPC_PARSE_ERROR = -32700;
 
 /** The A2A 1.0 agent card: one skill, interfaces on the canonical origin. */
@@ -190,32 +188,31 @@ class OfferExecutor implements AgentExecutor {
   }
 }
 
-/** An in-memory task store that forgets the oldest task past a fixed size. */
-class BoundedTaskStore implements TaskStore {
-  private readonly tasks = new Map<string, Task>();
+/**
+ * Tasks live only as long as the request that produced them. The offer capability is one call
+ * and one answer (Node Tool Binding §5: the reply, or a failed task with the reason, comes back
+ * inline) and this surface has no caller identity, so a task kept past its request would be
+ * readable by every other caller through `GetTask` / `ListTasks`. Keyed by the request's
+ * `ServerCallContext` (one per HTTP request): the SDK's result manager can merge a task's events
+ * within the request; afterwards nothing is found and nothing is listed.
+ */
+class RequestScopedTaskStore implements TaskStore {
+  private readonly byRequest = new WeakMap<ServerCallContext, Map<string, Task>>();
 
-  async save(task: Task): Promise<void> {
-    this.tasks.delete(task.id);
-    this.tasks.set(task.id, structuredClone(task));
-    if (this.tasks.size > MAX_KEPT_TASKS) {
-      const oldest = this.tasks.keys().next().value;
-      if (oldest !== undefined) this.tasks.delete(oldest);
-    }
+  async save(task: Task, context: ServerCallContext): Promise<void> {
+    const tasks = this.byRequest.get(context) ?? new Map<string, Task>();
+    tasks.set(task.id, structuredClone(task));
+    this.byRequest.set(context, tasks);
   }
 
-  async load(taskId: string): Promise<Task | undefined> {
-    const task = this.tasks.get(taskId);
+  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
+    const task = this.byRequest.get(context)?.get(taskId);
     return task ? structuredClone(task) : undefined;
   }
 
-  /** Newest first, filtered by context and state; one page (the store never holds more than a page or two). */
+  /** No task outlives its request, so no request can list one. */
   async list(params: ListTasksRequest): Promise<ListTasksResponse> {
-    const matching = [...this.tasks.values()]
-      .reverse()
-      .filter((t) => !params.contextId || t.contextId === params.contextId)
-      .filter((t) => !params.status || t.status?.state === params.status);
-    const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), 100);
-    return { tasks: matching.slice(0, pageSize).map((t) => structuredClone(t)), nextPageToken: '', pageSize, totalSize: matching.length };
+    return { tasks: [], nextPageToken: '', pageSize: params.pageSize ?? 0, totalSize: 0 };
   }
 }
 
@@ -224,18 +221,11 @@ function isLegacyRequest(version: string | undefined): boolean {
   return (version || A2A_LEGACY_PROTOCOL_VERSION) === A2A_LEGACY_PROTOCOL_VERSION;
 }
 
-function jsonRpcError(id: unknown, error: { code: number; message: string }, status = 200): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
-}
-
 export function mountA2a(app: Hono, service: OfferService): void {
   const card = buildAgentCard(service);
   const legacyCardJson = JSON.stringify(toLegacyAgentCard(card));
   const cardJson = JSON.stringify(card);
-  const requestHandler = new DefaultRequestHandler(card, new BoundedTaskStore(), new OfferExecutor(service));
+  const requestHandler = new DefaultRequestHandler(card, new RequestScopedTaskStore(), new OfferExecutor(service));
   const v1 = new JsonRpcTransportHandler(requestHandler);
   const legacy = new LegacyJsonRpcTransportHandler(requestHandler);
 
@@ -251,16 +241,16 @@ export function mountA2a(app: Hono, service: OfferService): void {
     const mediaType = (c.req.header('content-type') ?? 'application/json').split(';', 1)[0]?.trim().toLowerCase();
     if (mediaType !== 'application/json')
       return c.json({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'expected application/json' } }, 415);
-    const read = await readBodyCapped(c, A2A_MAX_BODY_BYTES);
-    if (!read.ok) return jsonRpcError(null, { code: -32000, message: `request body exceeds ${A2A_MAX_BODY_BYTES} bytes` }, 413);
-    let body: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(read.text);
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new SyntaxError('not an object');
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return jsonRpcError(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
+    const read = await readJsonBody(c, A2A_MAX_BODY_BYTES);
+    if (!read.ok) {
+      if (read.refusal === 'body_too_large')
+        return jsonRpcErrorResponse(null, { code: -32000, message: `request body exceeds ${A2A_MAX_BODY_BYTES} bytes` }, 413);
+      if (read.refusal === 'json_too_deep') return jsonTooDeepResponse(read.value, 200);
+      return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
     }
+    if (!read.value || typeof read.value !== 'object' || Array.isArray(read.value))
+      return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
+    const body = read.value as Record<string, unknown>;
     try {
       const context: ServerCallContext = defaultServerCallContextBuilder({
         extensions: Extensions.parseServiceParameter(c.req.header(HTTP_EXTENSION_HEADER)),
@@ -273,11 +263,11 @@ export function mountA2a(app: Hono, service: OfferService): void {
       // The card declares streaming: false, so a stream is never the answer here.
       if (result && typeof (result as AsyncGenerator)[Symbol.asyncIterator] === 'function') {
         await (result as AsyncGenerator).return(undefined);
-        return jsonRpcError(body.id, { code: -32004, message: 'streaming is not supported by this agent' });
+        return jsonRpcErrorResponse(body.id, { code: -32004, message: 'streaming is not supported by this agent' });
       }
       return c.json(result);
     } catch (error) {
-      return jsonRpcError(body.id, mapToError(error));
+      return jsonRpcErrorResponse(body.id, mapToError(error));
     }
   });
 }

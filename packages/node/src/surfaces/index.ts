@@ -5,6 +5,7 @@ import { mountMcp } from './mcp.js';
 import { mountPropertyPage } from './page.js';
 
 export { A2A_JSONRPC_PATH, buildAgentCard } from './a2a.js';
+export { MAX_JSON_DEPTH } from './body.js';
 export { callOfferTool, MCP_MAX_BODY_BYTES, offerTool } from './mcp.js';
 export { escapeHtml, PROPERTY_PAGE_PATH, renderPropertyPage } from './page.js';
 export { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, offerToolDescription } from './tool.js';

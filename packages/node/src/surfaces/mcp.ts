@@ -23,6 +23,7 @@ import { MCP_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
 import type { OfferService } from '../service.js';
+import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** A tools/call body is three short arguments; anything near this is not a tool call. */
@@ -72,43 +73,42 @@ function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaVal
   return server;
 }
 
-function jsonRpcHttpError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
-}
-
 export function mountMcp(app: Hono, service: OfferService): void {
   const tool = offerTool(service);
   const validator = new AjvJsonSchemaValidator();
   app.all(MCP_ENDPOINT_PATH, async (c) => {
     // Stateless server: no GET notification stream and no DELETE session to end.
-    if (c.req.method !== 'POST') return jsonRpcHttpError(405, -32000, 'Method not allowed: use POST.', { allow: 'POST' });
+    if (c.req.method !== 'POST')
+      return jsonRpcErrorResponse(null, { code: -32000, message: 'Method not allowed: use POST.' }, 405, { allow: 'POST' });
     const server = buildServer(service, tool, validator);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      maxRequestBodySize: MCP_MAX_BODY_BYTES, // the SDK answers 413 with a JSON-RPC error body
+      maxRequestBodySize: MCP_MAX_BODY_BYTES, // its own path (a body that is not JSON) is capped too
     });
     // No server.close() afterwards: in stateless JSON-response mode the transport has released
     // its request mappings once handleRequest resolves and the server holds no timers, so both
     // are garbage with the request. Closing built an McpError and aborted controllers for
     // nothing — measured at ~20% of MCP throughput; the heap stays flat without it.
     await server.connect(transport);
-    // A small body of declared length is read by Hono and handed over as `parsedBody`: on
-    // @hono/node-server that reads the socket directly, while the SDK's own reader goes through
-    // a Node→web stream conversion that cost a third of MCP throughput. Anything else (no
-    // length, chunked, too large, not JSON) takes the SDK's own path (413, 415 …).
-    const declared = Number(c.req.header('content-length'));
+    // Anything but JSON takes the SDK's own path (415). A JSON body is read here, capped, parsed
+    // and depth-bounded before the SDK sees it (handed over as `parsedBody`); on @hono/node-server
+    // a body of declared length is read straight from the socket, while the SDK's own reader goes
+    // through a Node→web stream conversion that cost a third of MCP throughput.
     const json = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-    if (!json || !Number.isInteger(declared) || declared > MCP_MAX_BODY_BYTES) return transport.handleRequest(c.req.raw);
-    let parsedBody: unknown;
-    try {
-      parsedBody = JSON.parse(await c.req.text());
-    } catch {
-      return jsonRpcHttpError(400, -32700, 'Parse error: Invalid JSON');
+    if (!json) return transport.handleRequest(c.req.raw);
+    const read = await readJsonBody(c, MCP_MAX_BODY_BYTES);
+    if (!read.ok) {
+      if (read.refusal === 'body_too_large')
+        return jsonRpcErrorResponse(
+          null,
+          { code: -32000, message: `Payload Too Large: Request body must not exceed ${MCP_MAX_BODY_BYTES} bytes` },
+          413,
+        );
+      if (read.refusal === 'json_too_deep') return jsonTooDeepResponse(read.value, 400);
+      return jsonRpcErrorResponse(null, { code: -32700, message: 'Parse error: Invalid JSON' }, 400);
     }
+    const parsedBody = read.value;
     return transport.handleRequest(c.req.raw, { parsedBody });
   });
 }

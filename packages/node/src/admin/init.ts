@@ -1,19 +1,20 @@
 /**
- * `vrp node init`: create a node's data directory atomically (and `vrp node property update`). Everything is built in a
+ * `vrp node init`: create a node's data directory atomically. Everything is built in a
  * temporary sibling directory (store, migrations, property, first signing key) and renamed
  * into place only when all of it succeeded, so a bad property file or any other failure
  * leaves nothing behind.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { systemClock } from '@vrpkit/core';
-import { NODE_CONFIG_FORMAT, type NodeConfigFile, nodePaths, storeTargetFor } from './datadir.js';
-import { InvalidPropertyError, NodeError } from './errors.js';
-import { activateNewKey } from './keys.js';
-import { type PropertyDescription, readPropertyFile, sampleProperty } from './property.js';
-import { postgresTarget, type StoreTarget } from './store/db.js';
-import { NodeStore } from './store/store.js';
+import { assertDataDirNotFile, NODE_CONFIG_FORMAT, type NodeConfigFile, nodePaths } from '../datadir.js';
+import { InvalidPropertyError, NodeError } from '../errors.js';
+import { activateNewKey } from '../keys.js';
+import { type PropertyDescription, readPropertyFile, sampleProperty } from '../property.js';
+import { postgresTarget, type StoreTarget } from '../store/db.js';
+import { NodeStore } from '../store/store.js';
+import type { NodeStoreOptions } from './store.js';
 
 /** Core §2 `canonical_domain`: a lowercase DNS name with at least two labels, no scheme, port or trailing dot. */
 const DOMAIN_RE = /^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
@@ -25,16 +26,20 @@ export function assertCanonicalDomain(domain: string): void {
       `"${domain.slice(0, 80)}" is not a canonical domain (lowercase DNS name such as villa.example, no scheme or port)`,
     );
   }
+  // RFC 3696 §2: a top-level domain is never all-numeric, so 127.0.0.1 is an address, not a name.
+  if (/\.\d+$/.test(domain)) {
+    throw new NodeError(
+      'domain_is_ip_address',
+      `"${domain}" is an IP address; a node's canonical domain is a DNS name (such as villa.example) that its TLS certificate names`,
+    );
+  }
 }
 
-export interface InitNodeOptions {
+/** `databaseUrl` puts the store in PostgreSQL instead of `<dataDir>/node.sqlite`. */
+export interface InitNodeOptions extends NodeStoreOptions {
   domain: string;
-  dataDir: string;
   /** A property description (JSON or YAML); without it a sample property is created. */
   propertyFile?: string;
-  now?: () => number;
-  /** Put the store in PostgreSQL instead of `<dataDir>/node.sqlite`. */
-  databaseUrl?: string;
 }
 
 export interface InitNodeResult {
@@ -51,7 +56,7 @@ function onNodeDomain(url: string, domain: string): boolean {
 }
 
 /** Core §5: `property.url` is signed into every offer; like the booking URL it must be on the node's domain. */
-function assertUrlOnDomain(property: PropertyDescription, domain: string, file: string): void {
+export function assertUrlOnDomain(property: PropertyDescription, domain: string, file: string): void {
   if (property.url && !onNodeDomain(property.url, domain)) {
     throw new InvalidPropertyError(file, 'url', `must be on ${domain} or a subdomain of it`);
   }
@@ -61,7 +66,8 @@ export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
   const now = (o.now ?? systemClock.now)();
   assertCanonicalDomain(o.domain);
   const dataDir = resolve(o.dataDir);
-  if (existsSync(dataDir) && (!statSync(dataDir).isDirectory() || readdirSync(dataDir).length > 0)) {
+  assertDataDirNotFile(o.dataDir);
+  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
     throw new NodeError('data_dir_not_empty', `${o.dataDir} already exists and is not an empty directory`);
   }
   // Validate everything before writing anything.
@@ -94,23 +100,5 @@ export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
     await store?.close().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
     throw e;
-  }
-}
-
-/**
- * `vrp node property update`: replace the property (facts, rate plan, fees, policies) with a
- * new description file, validated first and written in one transaction. The next offer is
- * priced from it; a running node needs no restart.
- */
-export async function updateProperty(o: { dataDir: string; propertyFile: string; now?: () => number; databaseUrl?: string }) {
-  const property = readPropertyFile(o.propertyFile);
-  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  try {
-    const info = await store.nodeInfo();
-    assertUrlOnDomain(property, info.canonical_domain, o.propertyFile);
-    await store.putProperty(property, (o.now ?? systemClock.now)());
-    return { canonical_domain: info.canonical_domain, property_id: property.property_id };
-  } finally {
-    await store.close();
   }
 }

@@ -1,0 +1,5 @@
+export { addCalendarBlock, addCalendarFeed, listCalendar, removeCalendarBlock, removeCalendarFeed, syncCalendar } from './calendar.js';
+export { assertCanonicalDomain, type InitNodeOptions, type InitNodeResult, initNode } from './init.js';
+export { type KeyListing, listKeys, MAX_PUBLISH_AHEAD_SECONDS, revokeKey, rotateKey } from './keys.js';
+export { updateProperty } from './property.js';
+export { type NodeStoreOptions, withNodeStore } from './store.js';
