@@ -110,7 +110,8 @@ describe('MCP surface /mcp', () => {
     const [tool] = tools;
     expect(tool?.inputSchema.required).toEqual(['check_in', 'check_out', 'guests']);
     expect(tool?.inputSchema.properties.guests?.type).toBe('integer');
-    expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(['checkIn', 'checkOut', 'check_in', 'check_out', 'guests']);
+    // The optional `language` the node has always accepted is advertised too (generated from the protocol's OfferRequestSchema).
+    expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(['checkIn', 'checkOut', 'check_in', 'check_out', 'guests', 'language']);
     expect(tool?.description).toContain('does NOT verify');
     expect(tool?.description).toContain(`${ORIGIN}${JWKS_PATH}`);
     expect(tool?.description).not.toMatch(/\bis verified\b/i);

@@ -23,6 +23,7 @@ import { MCP_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
 import type { OfferService } from '../service.js';
+import { readBodyCapped } from './body.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** A tools/call body is three short arguments; anything near this is not a tool call. */
@@ -59,15 +60,35 @@ export async function callOfferTool(service: OfferService, args: Record<string, 
   };
 }
 
-function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaValidator): Server {
+/**
+ * The `arguments` of every `tools/call` in a parsed body, by JSON-RPC id, exactly as the client
+ * sent them. The SDK hands the handler a zod-parsed copy, and that copy silently loses an own
+ * `"__proto__"` member (assigned onto a fresh object it sets the prototype), so the node would
+ * sign over the rest; the request parser must see the arguments as sent to refuse it.
+ */
+function toolCallArguments(body: unknown): Map<unknown, unknown> {
+  const sent = new Map<unknown, unknown>();
+  for (const message of (Array.isArray(body) ? body : [body]) as { method?: unknown; id?: unknown; params?: unknown }[]) {
+    if (typeof message !== 'object' || message === null || message.method !== 'tools/call') continue;
+    const { params } = message;
+    if (typeof params === 'object' && params !== null && Object.hasOwn(params, 'arguments')) {
+      sent.set(message.id, (params as { arguments: unknown }).arguments);
+    }
+  }
+  return sent;
+}
+
+function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaValidator, sentArguments: Map<unknown, unknown>): Server {
   // The validator (an Ajv instance, only used for elicitation) is shared: building one per request was half the SDK's cost.
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [tool] }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     if (request.params.name !== OFFER_TOOL_NAME) {
       throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
     }
-    return callOfferTool(service, request.params.arguments ?? {});
+    // The SDK validated that `arguments` is an object; the offer service reads it as the client sent it.
+    const args = sentArguments.has(extra.requestId) ? sentArguments.get(extra.requestId) : request.params.arguments;
+    return callOfferTool(service, (args ?? {}) as Record<string, unknown>);
   });
   return server;
 }
@@ -85,30 +106,32 @@ export function mountMcp(app: Hono, service: OfferService): void {
   app.all(MCP_ENDPOINT_PATH, async (c) => {
     // Stateless server: no GET notification stream and no DELETE session to end.
     if (c.req.method !== 'POST') return jsonRpcHttpError(405, -32000, 'Method not allowed: use POST.', { allow: 'POST' });
-    const server = buildServer(service, tool, validator);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       maxRequestBodySize: MCP_MAX_BODY_BYTES, // the SDK answers 413 with a JSON-RPC error body
     });
+    // A JSON body is read here (a declared length straight from the socket, which the SDK's
+    // Node→web stream conversion made a third slower; no length: streamed and cut at the cap) and
+    // handed over as `parsedBody`, so the tool handler can see the arguments as sent. Anything
+    // else (not JSON) takes the SDK's own path (415 …).
+    const json = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+    let parsedBody: unknown;
+    if (json) {
+      const read = await readBodyCapped(c, MCP_MAX_BODY_BYTES);
+      if (!read.ok) return jsonRpcHttpError(413, -32000, `Payload too large: the request body exceeds ${MCP_MAX_BODY_BYTES} bytes`);
+      try {
+        parsedBody = JSON.parse(read.text);
+      } catch {
+        return jsonRpcHttpError(400, -32700, 'Parse error: Invalid JSON');
+      }
+    }
     // No server.close() afterwards: in stateless JSON-response mode the transport has released
     // its request mappings once handleRequest resolves and the server holds no timers, so both
     // are garbage with the request. Closing built an McpError and aborted controllers for
     // nothing — measured at ~20% of MCP throughput; the heap stays flat without it.
-    await server.connect(transport);
-    // A small body of declared length is read by Hono and handed over as `parsedBody`: on
-    // @hono/node-server that reads the socket directly, while the SDK's own reader goes through
-    // a Node→web stream conversion that cost a third of MCP throughput. Anything else (no
-    // length, chunked, too large, not JSON) takes the SDK's own path (413, 415 …).
-    const declared = Number(c.req.header('content-length'));
-    const json = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-    if (!json || !Number.isInteger(declared) || declared > MCP_MAX_BODY_BYTES) return transport.handleRequest(c.req.raw);
-    let parsedBody: unknown;
-    try {
-      parsedBody = JSON.parse(await c.req.text());
-    } catch {
-      return jsonRpcHttpError(400, -32700, 'Parse error: Invalid JSON');
-    }
+    await buildServer(service, tool, validator, toolCallArguments(parsedBody)).connect(transport);
+    if (!json) return transport.handleRequest(c.req.raw);
     return transport.handleRequest(c.req.raw, { parsedBody });
   });
 }
