@@ -117,6 +117,7 @@ const refuse = (code: OfferRequestErrorCode, message: string): OfferRequestResul
 
 /** The key/value pairs of a request: a query keeps every repeated key; a JSON object contributes its own enumerable keys only. */
 function entriesOf(input: unknown): Iterable<[string, unknown]> | null {
+  // Both forms can be iterated more than once.
   if (input instanceof URLSearchParams) return input;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return null;
   // Own keys only: a JSON `"__proto__"` member is an own key here and is refused as unknown, never read through a prototype.
@@ -140,11 +141,16 @@ function guestsOf(v: unknown): number | null {
 export function parseOfferRequest(input: unknown, context: OfferRequestContext = {}): OfferRequestResult {
   const entries = entriesOf(input);
   if (!entries) return refuse('invalid_arguments', 'the arguments must be one JSON object {check_in, check_out, guests}');
+  // Two passes, so the code never depends on member order (RFC 8259 §4: an object is unordered;
+  // Chromium's WebMCP bridge, for one, hands the page the members sorted by name).
+  for (const [key] of entries) {
+    if (!NAMES.has(key)) {
+      return refuse('unknown_parameter', `unknown parameter "${key.slice(0, 40)}"; accepted: check_in, check_out, guests, language`);
+    }
+  }
   const seen: Partial<Record<Name, unknown>> = {};
   for (const [key, value] of entries) {
-    const name = NAMES.get(key);
-    if (!name)
-      return refuse('unknown_parameter', `unknown parameter "${key.slice(0, 40)}"; accepted: check_in, check_out, guests, language`);
+    const name = NAMES.get(key) as Name;
     if (Object.hasOwn(seen, name)) return refuse('duplicate_parameter', `${name} given more than once`);
     seen[name] = value;
   }

@@ -263,15 +263,9 @@ export function registerVerifyCommands(program: Command): void {
       }
       if (!target) usage('missing the node to verify: vrp verify https://DOMAIN --check-in … (or: vrp verify offer --envelope … --jwks …)');
       if (o.envelope || o.jwks) usage('--envelope and --jwks belong to `vrp verify offer`');
-      for (const [flag, v] of [
-        ['--check-in', o.checkIn],
-        ['--check-out', o.checkOut],
-        ['--guests', o.guests],
-      ] as const) {
-        if (v === undefined) usage(`required option '${flag}' not specified`);
-      }
       let args: OfferRequestArgs;
       try {
+        // A missing option is the parser's missing_parameter, like a missing query parameter.
         args = stayRequest(o);
       } catch (e) {
         return fail(e, !!o.json);

@@ -7,7 +7,7 @@
  * Server-rendered; every interpolated string goes through `escapeHtml`, and the tool
  * definition is embedded as JSON with `<` escaped so no property text can close the script.
  */
-import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferRequestInput } from '@vrpkit/protocol';
+import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferRequestInput, WEBMCP_TOOL_CALL_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import { errorBody } from '../request.js';
 import type { CalendarDay, OfferService, PropertyView } from '../service.js';
@@ -16,11 +16,6 @@ import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDe
 import { WEBMCP_SCRIPT, WEBMCP_SCRIPT_PATH } from './webmcp-script.js';
 
 export const PROPERTY_PAGE_PATH = '/';
-/**
- * Where the page's WebMCP tool sends its `execute()` input (a JSON POST on the node's own origin,
- * Node Tool Binding §6): the node parses it exactly as MCP and A2A arguments (see webmcp-script.ts).
- */
-export const WEBMCP_TOOL_CALL_PATH = '/webmcp/get_verified_stay_offer';
 /** A tool input is three short arguments; the same cap as the MCP and A2A bodies. */
 const WEBMCP_MAX_BODY_BYTES = 64 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
