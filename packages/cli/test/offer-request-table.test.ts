@@ -53,8 +53,16 @@ const TABLE: [string, string, string][] = [
   ['a __proto__ object', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"__proto__":{"guests":3}}', 'unknown_parameter'],
   ['a constructor key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","constructor":"x"}', 'unknown_parameter'],
   ['an empty key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","":"x"}', 'unknown_parameter'],
-  ['check_in and checkIn at once (same value)', '{"check_in":"2027-07-01","checkIn":"2027-07-01","check_out":"2027-07-04","guests":"2"}', 'duplicate_parameter'],
-  ['checkOut and check_out at once', '{"check_in":"2027-07-01","checkOut":"2027-07-04","check_out":"2027-07-05","guests":"2"}', 'duplicate_parameter'],
+  [
+    'check_in and checkIn at once (same value)',
+    '{"check_in":"2027-07-01","checkIn":"2027-07-01","check_out":"2027-07-04","guests":"2"}',
+    'duplicate_parameter',
+  ],
+  [
+    'checkOut and check_out at once',
+    '{"check_in":"2027-07-01","checkOut":"2027-07-04","check_out":"2027-07-05","guests":"2"}',
+    'duplicate_parameter',
+  ],
   ['camelCase aliases only', '{"checkIn":"2027-07-01","checkOut":"2027-07-04","guests":"2"}', 'ok'],
   ['check_out equal to check_in', '{"check_in":"2027-07-01","check_out":"2027-07-01","guests":"2"}', 'invalid_range'],
   ['check_out before check_in', '{"check_in":"2027-07-04","check_out":"2027-07-01","guests":"2"}', 'invalid_range'],
@@ -69,7 +77,11 @@ const TABLE: [string, string, string][] = [
 const QUERY_ONLY: [string, string, string][] = [
   ['guests twice', 'check_in=2027-07-01&check_out=2027-07-04&guests=2&guests=3', 'duplicate_parameter'],
   ['checkIn twice (the booking link form)', 'checkIn=2027-07-01&checkIn=2027-07-02&checkOut=2027-07-04&guests=2', 'duplicate_parameter'],
-  ['checkIn and check_in with different values', 'checkIn=2027-07-01&check_in=2027-07-02&check_out=2027-07-04&guests=2', 'duplicate_parameter'],
+  [
+    'checkIn and check_in with different values',
+    'checkIn=2027-07-01&check_in=2027-07-02&check_out=2027-07-04&guests=2',
+    'duplicate_parameter',
+  ],
   ['a percent-encoded __proto__', 'check_in=2027-07-01&check_out=2027-07-04&guests=2&%5F%5Fproto%5F%5F=1', 'unknown_parameter'],
 ];
 
@@ -101,7 +113,8 @@ let s: RequestSurfaces;
 
 beforeAll(async () => {
   s = await startRequestSurfaces('table-node.example', '2027-06-01T10:00:00Z');
-  if (!HAS_CHROMIUM) console.warn('offer-request table: no Chromium (set VRPKIT_CHROMIUM); the WebMCP page tool is checked through its JSON path only');
+  if (!HAS_CHROMIUM)
+    console.warn('offer-request table: no Chromium (set VRPKIT_CHROMIUM); the WebMCP page tool is checked through its JSON path only');
 }, 60_000);
 
 afterAll(async () => {
@@ -114,40 +127,44 @@ describe('one offer request table, every entry point', () => {
     expect(s.today).toBe('2027-06-01');
   });
 
-  it.each(TABLE)('%s', async (_label, json, expected) => {
-    const direct = parseOfferRequest(JSON.parse(json), { today: s.today, horizonDays: s.horizonDays });
-    const answers: Record<string, string> = {
-      protocol: direct.ok ? 'ok' : direct.error.code,
-      mcp: await s.mcp(json),
-      a2a: await s.a2a(json),
-      webmcp: await s.webmcpPost(json),
-      agent: s.agent(json),
-    };
-    const want: Record<string, string> = {
-      protocol: nodeAnswer(expected),
-      mcp: nodeAnswer(expected),
-      a2a: nodeAnswer(expected),
-      webmcp: nodeAnswer(expected),
-      agent: agentAnswer(expected),
-    };
-    if (s.webmcpBrowser) {
-      answers.webmcp_chromium = await s.webmcpBrowser(json);
-      want.webmcp_chromium = nodeAnswer(expected);
-    }
-    const query = queryOf(json);
-    if (query !== null) {
-      answers.http = await s.http(query);
-      answers.book = await s.book(query);
-      want.http = nodeAnswer(expected);
-      want.book = nodeAnswer(expected);
-    }
-    const cli = cliOptionsOf(json);
-    if (cli !== null) {
-      answers.cli = await s.cli(cli);
-      want.cli = cliAnswer(expected);
-    }
-    expect(answers).toEqual(want);
-  }, 60_000);
+  it.each(TABLE)(
+    '%s',
+    async (_label, json, expected) => {
+      const direct = parseOfferRequest(JSON.parse(json), { today: s.today, horizonDays: s.horizonDays });
+      const answers: Record<string, string> = {
+        protocol: direct.ok ? 'ok' : direct.error.code,
+        mcp: await s.mcp(json),
+        a2a: await s.a2a(json),
+        webmcp: await s.webmcpPost(json),
+        agent: s.agent(json),
+      };
+      const want: Record<string, string> = {
+        protocol: nodeAnswer(expected),
+        mcp: nodeAnswer(expected),
+        a2a: nodeAnswer(expected),
+        webmcp: nodeAnswer(expected),
+        agent: agentAnswer(expected),
+      };
+      if (s.webmcpBrowser) {
+        answers.webmcp_chromium = await s.webmcpBrowser(json);
+        want.webmcp_chromium = nodeAnswer(expected);
+      }
+      const query = queryOf(json);
+      if (query !== null) {
+        answers.http = await s.http(query);
+        answers.book = await s.book(query);
+        want.http = nodeAnswer(expected);
+        want.book = nodeAnswer(expected);
+      }
+      const cli = cliOptionsOf(json);
+      if (cli !== null) {
+        answers.cli = await s.cli(cli);
+        want.cli = cliAnswer(expected);
+      }
+      expect(answers).toEqual(want);
+    },
+    60_000,
+  );
 
   it.each(QUERY_ONLY)('query: %s', async (_label, query, expected) => {
     const direct = parseOfferRequest(new URLSearchParams(query), { today: s.today, horizonDays: s.horizonDays });
@@ -168,7 +185,11 @@ describe('one offer request table, every entry point', () => {
     expect(seen.a2aExamples.length).toBeGreaterThan(0);
     for (const example of seen.a2aExamples) {
       // The example spells the date form; with dates filled in it is a request the parser accepts.
-      const filled = JSON.parse(example.replace('"check_in":"YYYY-MM-DD"', '"check_in":"2027-07-01"').replace('"check_out":"YYYY-MM-DD"', '"check_out":"2027-07-04"'));
+      const filled = JSON.parse(
+        example
+          .replace('"check_in":"YYYY-MM-DD"', '"check_in":"2027-07-01"')
+          .replace('"check_out":"YYYY-MM-DD"', '"check_out":"2027-07-04"'),
+      );
       expect(parseOfferRequest(filled)).toMatchObject({ ok: true });
       expect(Object.keys(filled).every((k) => k in (generated.properties as object))).toBe(true);
     }

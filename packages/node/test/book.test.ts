@@ -102,16 +102,22 @@ describe('/book', () => {
       expect(book.text).not.toContain('id="vrp-offer"');
     });
 
-    it('an unknown parameter is unknown_parameter on both; the link\'s own offer reference is not', async () => {
+    it("an unknown parameter is unknown_parameter on both; the link's own offer reference is not", async () => {
       const query = 'checkIn=2027-03-01&checkOut=2027-03-05&guests=2&utm_source=x';
       expect(JSON.parse((await client.get(`${OFFER_ENDPOINT_PATH}?${query}`)).text).error.code).toBe('unknown_parameter');
       expect((await client.get(`/book?${query}`)).text).toContain('(unknown_parameter)');
-      expect((await client.get('/book?checkIn=2027-03-01&checkOut=2027-03-05&guests=2&offer=a&offer=b')).text).toContain('(duplicate_parameter)');
+      expect((await client.get('/book?checkIn=2027-03-01&checkOut=2027-03-05&guests=2&offer=a&offer=b')).text).toContain(
+        '(duplicate_parameter)',
+      );
     });
 
     it('every HTML page sends the same security headers (CSP included)', async () => {
       const property = await client.get('/');
-      const pages = [property, await client.get('/book?checkIn=2027-03-01&checkOut=2027-03-05&guests=2'), await client.get('/book?guests=x')];
+      const pages = [
+        property,
+        await client.get('/book?checkIn=2027-03-01&checkOut=2027-03-05&guests=2'),
+        await client.get('/book?guests=x'),
+      ];
       expect(property.headers.get('content-security-policy')).toContain("script-src 'self'");
       for (const page of pages) {
         expect(page.headers.get('content-type')).toMatch(/^text\/html/);

@@ -111,7 +111,14 @@ describe('MCP surface /mcp', () => {
     expect(tool?.inputSchema.required).toEqual(['check_in', 'check_out', 'guests']);
     expect(tool?.inputSchema.properties.guests?.type).toBe('integer');
     // The optional `language` the node has always accepted is advertised too (generated from the protocol's OfferRequestSchema).
-    expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(['checkIn', 'checkOut', 'check_in', 'check_out', 'guests', 'language']);
+    expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual([
+      'checkIn',
+      'checkOut',
+      'check_in',
+      'check_out',
+      'guests',
+      'language',
+    ]);
     expect(tool?.description).toContain('does NOT verify');
     expect(tool?.description).toContain(`${ORIGIN}${JWKS_PATH}`);
     expect(tool?.description).not.toMatch(/\bis verified\b/i);
@@ -177,7 +184,9 @@ describe('MCP surface /mcp', () => {
     });
 
     it('the offer endpoint and A2A answer the same code', async () => {
-      const http = await fetch(`${ORIGIN}${OFFER_ENDPOINT_PATH}?check_in=${ARGS.check_in}&check_out=${ARGS.check_out}&guests=2&__proto__=x`);
+      const http = await fetch(
+        `${ORIGIN}${OFFER_ENDPOINT_PATH}?check_in=${ARGS.check_in}&check_out=${ARGS.check_out}&guests=2&__proto__=x`,
+      );
       expect(((await http.json()) as { error: { code: string } }).error.code).toBe('unknown_parameter');
       const res = await fetch(`${ORIGIN}/a2a/jsonrpc`, {
         method: 'POST',

@@ -77,7 +77,10 @@ export async function startRequestSurfaces(domain: string, nowIso: string): Prom
     const page = new URL(`${origin}/`);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [...CHROMIUM_BASE_ARGS, ...(await chromiumNetworkArgs(page, { fetch, options: { network: { connectTo: [connectTo], ca: node.caPem as string } } }))],
+      args: [
+        ...CHROMIUM_BASE_ARGS,
+        ...(await chromiumNetworkArgs(page, { fetch, options: { network: { connectTo: [connectTo], ca: node.caPem as string } } })),
+      ],
     });
     const context = await browser.newContext();
     const tab = await context.newPage();
@@ -93,17 +96,23 @@ export async function startRequestSurfaces(domain: string, nowIso: string): Prom
         }
       }),
     );
-    const responses = new Map<string, (r: { status: string; output?: unknown; errorText?: string; exception?: { description?: string } }) => void>();
+    const responses = new Map<
+      string,
+      (r: { status: string; output?: unknown; errorText?: string; exception?: { description?: string } }) => void
+    >();
     cdp.on('WebMCP.toolResponded', (event: { invocationId: string; status: string }) => responses.get(event.invocationId)?.(event));
     await cdp.send('WebMCP.enable' as never);
     await tab.goto(page.href, { waitUntil: 'load' });
     await registered;
     invoke = async (argumentsJson) => {
-      const { invocationId } = (await cdp.send('WebMCP.invokeTool' as never, {
-        frameId,
-        toolName: BOUND_TOOL_NAME,
-        input: JSON.parse(argumentsJson),
-      } as never)) as { invocationId: string };
+      const { invocationId } = (await cdp.send(
+        'WebMCP.invokeTool' as never,
+        {
+          frameId,
+          toolName: BOUND_TOOL_NAME,
+          input: JSON.parse(argumentsJson),
+        } as never,
+      )) as { invocationId: string };
       const answer = await new Promise<{ status: string; output?: unknown; errorText?: string; exception?: { description?: string } }>(
         (resolve) => responses.set(invocationId, resolve),
       );
@@ -166,7 +175,11 @@ export async function startRequestSurfaces(domain: string, nowIso: string): Prom
     async a2a(argumentsJson) {
       // The JSON text of the arguments is spliced in verbatim: `1.0`, `-0` and `"__proto__"` reach the node as written.
       const body = `{"jsonrpc":"2.0","id":${++messages},"method":"SendMessage","params":{"message":{"messageId":"m-${messages}","role":"ROLE_USER","parts":[{"data":${argumentsJson},"mediaType":"application/json"}]}}}`;
-      const res = await fetch(`${origin}/a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' }, body });
+      const res = await fetch(`${origin}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
+        body,
+      });
       no5xx(res.status, 'A2A');
       const answer = (await res.json()) as {
         result?: { message?: { parts: { data?: { kind?: string } }[] }; task?: { metadata?: { error_code?: string } } };
@@ -177,7 +190,11 @@ export async function startRequestSurfaces(domain: string, nowIso: string): Prom
     },
     webmcpPost: async (argumentsJson) =>
       jsonAnswer(
-        await fetch(`${origin}${WEBMCP_TOOL_CALL_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: argumentsJson }),
+        await fetch(`${origin}${WEBMCP_TOOL_CALL_PATH}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: argumentsJson,
+        }),
         'the WebMCP tool-call path',
       ),
     webmcpBrowser: invoke,
