@@ -4,13 +4,27 @@
  * protocol's one parser (`parseOfferRequest`), so both answer the same input with the same code.
  */
 import type { OfferRequestRefusal } from '@vrpkit/protocol';
+import type { OfferOutcome } from './service.js';
 
 /** Longest raw query string an offer request may carry (three dates-and-count parameters fit in ~60 bytes). */
 export const MAX_QUERY_LENGTH = 512;
 
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** The JSON error body every HTTP resource of the node answers with: `{"error":{"code","message"}}`. */
 export function errorBody(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
+}
+
+/**
+ * The HTTP answer to an offer request, on the offer endpoint and the WebMCP tool-call path alike:
+ * the signed envelope's exact bytes (200, Core §4–§5) or the refusal's code and message (400).
+ */
+export function offerResponse(outcome: OfferOutcome | { ok: false; error: OfferRequestRefusal }): Response {
+  return new Response(outcome.ok ? outcome.json : errorBody(outcome.error.code, outcome.error.message), {
+    status: outcome.ok ? 200 : 400,
+    headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store' },
+  });
 }
 
 /** The raw query string of a request URL, without the `?`. */

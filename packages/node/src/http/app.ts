@@ -6,7 +6,7 @@
 import { sha256Hex } from '@vrpkit/core';
 import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { Hono } from 'hono';
-import { errorBody, offerQuery, rawQuery } from '../request.js';
+import { errorBody, JSON_TYPE, offerQuery, offerResponse, rawQuery } from '../request.js';
 import type { NodePublisher } from '../service.js';
 import { mountSurfaces } from '../surfaces/index.js';
 import { HTML_SECURITY_HEADERS } from '../surfaces/page.js';
@@ -30,8 +30,6 @@ export interface NodeAppOptions {
   /** Called with every internal failure (the client only sees `internal_error`). */
   onError?: (error: unknown) => void;
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
   const app = new Hono();
@@ -61,11 +59,9 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
 
   // Core §4: GET ?check_in&check_out&guests → the signed envelope; malformed input → 400 {error:{code,message}}.
   app.get(OFFER_ENDPOINT_PATH, async (c) => {
-    const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
     // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
     const read = offerQuery(c.req.url);
-    const outcome = read.ok ? await service.getOffer(read.query) : read;
-    return outcome.ok ? c.body(outcome.json, 200, headers) : c.body(errorBody(outcome.error.code, outcome.error.message), 400, headers);
+    return offerResponse(read.ok ? await service.getOffer(read.query) : read);
   });
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.

@@ -9,7 +9,7 @@
  */
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferRequestInput, WEBMCP_TOOL_CALL_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
-import { errorBody } from '../request.js';
+import { errorBody, JSON_TYPE, offerResponse } from '../request.js';
 import type { CalendarDay, OfferService, PropertyView } from '../service.js';
 import { readBodyCapped } from './body.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
@@ -18,7 +18,6 @@ import { WEBMCP_SCRIPT, WEBMCP_SCRIPT_PATH } from './webmcp-script.js';
 export const PROPERTY_PAGE_PATH = '/';
 /** A tool input is three short arguments; the same cap as the MCP and A2A bodies. */
 const WEBMCP_MAX_BODY_BYTES = 64 * 1024;
-const JSON_TYPE = 'application/json; charset=utf-8';
 /** Days the page calendar shows, starting today in the property's time zone. */
 const CALENDAR_DAYS = 56;
 
@@ -220,8 +219,7 @@ export function mountPropertyPage(app: Hono, service: OfferService): void {
       return c.body(errorBody('invalid_arguments', 'the tool input is not JSON'), 400, headers);
     }
     // Anything but one JSON object is the parser's invalid_arguments, as on MCP and A2A.
-    const outcome = await service.getOffer(input as OfferRequestInput);
-    return outcome.ok ? c.body(outcome.json, 200, headers) : c.body(errorBody(outcome.error.code, outcome.error.message), 400, headers);
+    return offerResponse(await service.getOffer(input as OfferRequestInput));
   });
   app.get(WEBMCP_SCRIPT_PATH, (c) =>
     c.body(WEBMCP_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' }),
