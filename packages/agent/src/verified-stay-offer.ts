@@ -18,7 +18,9 @@ import {
   ENVELOPE_KIND,
   type OfferPayload,
   type OfferRequestArgs,
+  type OfferRequestInput,
   PROTOCOL_VERSION,
+  parseOfferRequest,
   type RefundScheduleRow,
 } from '@vrpkit/protocol';
 import { type DiscoveryOutcome, fetchDiscovery } from './discovery.js';
@@ -109,22 +111,19 @@ export interface VerifyDeps {
   jwksCache: JwksCache;
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
 const nowOf = (now: VerifyDeps['now']) => (typeof now === 'function' ? now() : now.now());
 
-/** Core §4 request parameters as hemmabo validates them agent-side. Throws `invalid_offer_request` (a usage error). */
-export function checkOfferRequest(args: OfferRequestArgs): OfferRequestArgs {
-  const { check_in, check_out, guests } = args;
-  if (typeof check_in !== 'string' || !DATE.test(check_in) || Number.isNaN(Date.parse(check_in))) {
-    throw new AgentUsageError('invalid_offer_request', 'check_in must be YYYY-MM-DD');
-  }
-  if (typeof check_out !== 'string' || !DATE.test(check_out) || Number.isNaN(Date.parse(check_out))) {
-    throw new AgentUsageError('invalid_offer_request', 'check_out must be YYYY-MM-DD');
-  }
-  if (check_out <= check_in) throw new AgentUsageError('invalid_offer_request', 'check_out must be after check_in');
-  if (!Number.isInteger(guests) || guests < 1) throw new AgentUsageError('invalid_offer_request', 'guests must be an integer ≥ 1');
+/**
+ * Core §4 request parameters, checked with the protocol's one request parser (the node's own
+ * rules and codes: real calendar dates, guests 1–1000, no unknown key). Today and the booking
+ * horizon are the node's to judge. Throws `AgentUsageError` carrying the parser's code.
+ */
+export function checkOfferRequest(args: OfferRequestInput): OfferRequestArgs {
+  const parsed = parseOfferRequest(args);
+  if (!parsed.ok) throw new AgentUsageError(parsed.error.code, parsed.error.message);
+  const { check_in, check_out, guests } = parsed.request;
   return { check_in, check_out, guests };
 }
 

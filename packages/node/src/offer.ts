@@ -13,13 +13,13 @@ import {
   type OfferEnvelope,
   type OfferPayload,
   type OfferPrice,
+  type ParsedOfferRequest,
   PROTOCOL_VERSION,
 } from '@vrpkit/protocol';
 import type { UnavailableReason } from './availability.js';
 import { weekdayOf } from './dates.js';
 import type { StayPrice } from './pricing.js';
 import type { PropertyDescription } from './property.js';
-import type { ParsedOfferRequest } from './request.js';
 
 export interface OfferFacts {
   canonicalDomain: string;

@@ -15,8 +15,10 @@ import {
   MCP_ENDPOINT_PATH,
   OFFER_ENDPOINT_PATH,
   type OfferEnvelope,
+  type OfferRequestInput,
   PROTOCOL,
   PROTOCOL_VERSION,
+  parseOfferRequest,
   type RefundScheduleRow,
   type VrpJwks,
 } from '@vrpkit/protocol';
@@ -27,7 +29,6 @@ import { jwksAt, KeyRing } from './keys.js';
 import { buildOfferPayload, type HostAlternatives, signOffer } from './offer.js';
 import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
-import { parseOfferArgs } from './request.js';
 import type { NodeStore } from './store/store.js';
 
 /** One offer service behind every surface (Node Tool Binding §5: three adapters, one source). */
@@ -36,9 +37,9 @@ export interface OfferService {
   readonly origin: string;
   readonly jwksUrl: string;
   readonly offerEndpoint: string;
-  /** Raw argument object as a surface received it: snake_case check_in/check_out/guests, camelCase checkIn/checkOut accepted as aliases (§4).
-   *  guests may arrive as a number (MCP/A2A/WebMCP) or a decimal string (HTTP query) — the service validates both. */
-  getOffer(args: Record<string, unknown>): Promise<OfferOutcome>;
+  /** Raw arguments as a surface received them: a JSON object (MCP/A2A/WebMCP) or the HTTP query (repeated keys kept);
+   *  snake_case check_in/check_out/guests, camelCase checkIn/checkOut accepted as aliases (§4). */
+  getOffer(args: OfferRequestInput): Promise<OfferOutcome>;
   /** Property facts for human pages. */
   property(): PropertyView;
   /** Day-by-day availability and nightly rate for a page calendar (YYYY-MM-DD from, number of days). */
@@ -177,15 +178,16 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     };
   }
 
-  async function getOffer(args: Record<string, unknown>): Promise<OfferOutcome> {
+  async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
     try {
-      const r = parseOfferArgs(args);
       const t = now();
       const { p, feeds, blocks, signer } = await load();
       const today = localDate(t, p.time_zone);
-      if (r.check_in < today) throw new OfferRequestError('date_in_past', `check_in is before today (${today}, ${p.time_zone})`);
+      // Core §4: the one request parser every surface shares; a refusal never reaches pricing or the signer.
+      const parsed = parseOfferRequest(args, { today, horizonDays: p.booking_horizon_days });
+      if (!parsed.ok) return parsed;
+      const r = parsed.request;
       const lastCheckIn = addDays(today, p.booking_horizon_days);
-      if (r.check_in > lastCheckIn) throw new OfferRequestError('beyond_horizon', `check_in is after the booking horizon (${lastCheckIn})`);
 
       const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
       const nights = nightsOf(r.check_in, r.check_out);

@@ -88,6 +88,57 @@ describe('/book', () => {
     expect(res.text).not.toContain('id="vrp-offer"');
   });
 
+  describe('/book parses parameters differently from the offer endpoint (first of duplicate checkIn wins, checkIn preferred over check_in; the endpoint answers duplicate_parameter), and /book sends no CSP', () => {
+    it.each([
+      ['checkIn twice', 'checkIn=2027-03-01&checkIn=2027-03-02&checkOut=2027-03-05&guests=2'],
+      ['checkIn and check_in', 'checkIn=2027-03-01&check_in=2027-03-02&checkOut=2027-03-05&guests=2'],
+      ['guests twice', 'checkIn=2027-03-01&checkOut=2027-03-05&guests=2&guests=3'],
+    ])('%s: /book answers duplicate_parameter like the endpoint', async (_label, query) => {
+      const endpoint = await client.get(`${OFFER_ENDPOINT_PATH}?${query}`);
+      expect(JSON.parse(endpoint.text).error.code).toBe('duplicate_parameter');
+      const book = await client.get(`/book?${query}&offer=x`);
+      expect(book.status).toBe(400);
+      expect(book.text).toContain('(duplicate_parameter)');
+      expect(book.text).not.toContain('id="vrp-offer"');
+    });
+
+    it("an unknown parameter is unknown_parameter on both; the link's own offer reference is not", async () => {
+      const query = 'checkIn=2027-03-01&checkOut=2027-03-05&guests=2&utm_source=x';
+      expect(JSON.parse((await client.get(`${OFFER_ENDPOINT_PATH}?${query}`)).text).error.code).toBe('unknown_parameter');
+      expect((await client.get(`/book?${query}`)).text).toContain('(unknown_parameter)');
+      expect((await client.get('/book?checkIn=2027-03-01&checkOut=2027-03-05&guests=2&offer=a&offer=b')).text).toContain(
+        '(duplicate_parameter)',
+      );
+    });
+
+    it('every HTML page sends the same security headers (CSP included)', async () => {
+      const property = await client.get('/');
+      const pages = [
+        property,
+        await client.get('/book?checkIn=2027-03-01&checkOut=2027-03-05&guests=2'),
+        await client.get('/book?guests=x'),
+      ];
+      expect(property.headers.get('content-security-policy')).toContain("script-src 'self'");
+      for (const page of pages) {
+        expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+        for (const name of ['content-security-policy', 'x-content-type-options', 'referrer-policy']) {
+          expect(page.headers.get(name), name).toBe(property.headers.get(name));
+        }
+      }
+    });
+  });
+
+  it('POST (or any method but GET) on the offer endpoint and /book is 405 with Allow, not 404', async () => {
+    for (const path of [`${OFFER_ENDPOINT_PATH}?check_in=2027-03-01&check_out=2027-03-05&guests=2`, '/book']) {
+      for (const method of ['POST', 'PUT', 'DELETE']) {
+        const res = await client.request(method, path);
+        expect({ path, method, status: res.status }).toEqual({ path, method, status: 405 });
+        expect(res.headers.get('allow')).toBe('GET, HEAD');
+        expect(JSON.parse(res.text).error.code).toBe('method_not_allowed');
+      }
+    }
+  });
+
   it('escapes what it echoes', async () => {
     const res = await client.get('/book?checkIn=%3Cscript%3Ealert(1)%3C%2Fscript%3E&checkOut=2027-04-01&guests=2');
     expect(res.status).toBe(400);

@@ -33,6 +33,7 @@ export function testClock(start: string | number) {
 
 export interface NodeClient {
   get(path: string): Promise<{ status: number; headers: Headers; text: string }>;
+  request(method: string, path: string): Promise<{ status: number; headers: Headers; text: string }>;
   close(): Promise<void>;
 }
 
@@ -43,8 +44,11 @@ export function nodeClient(domain: string, port: number, caPem: string): NodeCli
     connect: (opts, cb) => connector({ ...opts, hostname: '127.0.0.1', port: String(port), servername: domain }, cb),
   });
   return {
-    async get(path) {
-      const res = await undiciFetch(`https://${domain}${path}`, { dispatcher: agent });
+    get(path) {
+      return this.request('GET', path);
+    },
+    async request(method, path) {
+      const res = await undiciFetch(`https://${domain}${path}`, { method, dispatcher: agent });
       return { status: res.status, headers: res.headers as unknown as Headers, text: await res.text() };
     },
     close: () => agent.close(),

@@ -110,7 +110,15 @@ describe('MCP surface /mcp', () => {
     const [tool] = tools;
     expect(tool?.inputSchema.required).toEqual(['check_in', 'check_out', 'guests']);
     expect(tool?.inputSchema.properties.guests?.type).toBe('integer');
-    expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual(['checkIn', 'checkOut', 'check_in', 'check_out', 'guests']);
+    // The optional `language` the node has always accepted is advertised too (generated from the protocol's OfferRequestSchema).
+    expect(Object.keys(tool?.inputSchema.properties ?? {}).sort()).toEqual([
+      'checkIn',
+      'checkOut',
+      'check_in',
+      'check_out',
+      'guests',
+      'language',
+    ]);
     expect(tool?.description).toContain('does NOT verify');
     expect(tool?.description).toContain(`${ORIGIN}${JWKS_PATH}`);
     expect(tool?.description).not.toMatch(/\bis verified\b/i);
@@ -156,6 +164,43 @@ describe('MCP surface /mcp', () => {
     expect(result.structuredContent).toBeUndefined();
     expect(result.content[0]?.text).toMatch(/^error\[[a-z_]+\]: /);
     expect(result.content[0]?.text).not.toContain('signed_verified_stay_offer');
+  });
+
+  describe('MCP silently drops a __proto__ argument and signs an offer and receipt over the rest, where HTTP and A2A refuse it as unknown_parameter', () => {
+    // Own "__proto__" members, as a JSON text carries them (a JS object literal would set the prototype instead).
+    const withProto = [
+      JSON.parse(`{"check_in":"${ARGS.check_in}","check_out":"${ARGS.check_out}","guests":2,"__proto__":{"guests":3}}`),
+      JSON.parse(`{"check_in":"${ARGS.check_in}","check_out":"${ARGS.check_out}","guests":2,"__proto__":"x"}`),
+    ];
+
+    it.each(withProto)('tools/call refuses it as unknown_parameter, with no offer and no receipt (%#)', async (args) => {
+      expect(Object.keys(args)).toContain('__proto__');
+      const { body } = await mcp('tools/call', { name: BOUND_TOOL_NAME, arguments: args });
+      const result = body.result as { isError?: boolean; structuredContent?: unknown; _meta?: unknown; content: { text: string }[] };
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toMatch(/^error\[unknown_parameter\]: /);
+      expect(result.structuredContent).toBeUndefined();
+      expect(result._meta).toBeUndefined();
+    });
+
+    it('the offer endpoint and A2A answer the same code', async () => {
+      const http = await fetch(
+        `${ORIGIN}${OFFER_ENDPOINT_PATH}?check_in=${ARGS.check_in}&check_out=${ARGS.check_out}&guests=2&__proto__=x`,
+      );
+      expect(((await http.json()) as { error: { code: string } }).error.code).toBe('unknown_parameter');
+      const res = await fetch(`${ORIGIN}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: 'proto-1', role: 'ROLE_USER', parts: [{ data: withProto[0], mediaType: 'application/json' }] } },
+        }),
+      });
+      const task = ((await res.json()) as { result: { task: { metadata: { error_code: string } } } }).result.task;
+      expect(task.metadata.error_code).toBe('unknown_parameter');
+    });
   });
 
   it('an unknown tool name is a JSON-RPC error, never the offer', async () => {

@@ -17,6 +17,11 @@ export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 export const OFFER_ENDPOINT_PATH = '/api/verified-stay-offer';
 /** The MCP endpoint path vrpkit nodes serve (Node Tool Binding §9). */
 export const MCP_ENDPOINT_PATH = '/mcp';
+/**
+ * Where a vrpkit node page's WebMCP tool sends its `execute()` input (a JSON POST on the node's own
+ * origin, Node Tool Binding §6), so the node parses it exactly as MCP and A2A arguments.
+ */
+export const WEBMCP_TOOL_CALL_PATH = '/webmcp/get_verified_stay_offer';
 /** Core §3.1: a verifier never caches a JWKS longer than this. */
 export const JWKS_MAX_CACHE_SECONDS = 300;
 /** The canonical phrase an agent uses when an offer is safe to quote (verification-result schema, `required_phrase_when_safe`). */

@@ -1,5 +1,5 @@
 /**
- * VRP Composition Profile — MCP (profile version 1.0; seed 001, vrp-protocol.md §4.5).
+ * VRP Composition Profile — MCP (profile version 1.0).
  *
  * Pure functions only: the node uses them to build the transport assertion it signs, the
  * agent uses them to bind a signature-verified assertion to the call it actually sent.
@@ -7,7 +7,8 @@
  */
 import { canonicalSha256Hex, VrpError } from '@vrpkit/core';
 import { MCP_PROFILE_VERSION, MCP_TRANSPORT_ASSERTION_TYPE } from './constants.js';
-import type { IsoDate, McpTransportAssertion } from './types.js';
+import { OFFER_ARGUMENT_ALIASES } from './offer-request.js';
+import { type IsoDate, type McpTransportAssertion, McpTransportAssertionSchema } from './types.js';
 
 /** Profile "As a receipt attestation": the `layer` of the transport attestation. */
 export const MCP_TRANSPORT_LAYER = 'transport';
@@ -21,12 +22,6 @@ export const OFFER_LAYER = 'offer';
  * `modelcontextprotocol` or `mcp`. `vrp/` is a legal, unreserved prefix.
  */
 export const RECEIPT_META_KEY = 'vrp/receipt';
-
-/** camelCase aliases a node accepts (Node Tool Binding §4) and their snake_case keys (profile, "Argument key casing — NORMATIVE"). */
-const ARGUMENT_ALIASES: ReadonlyMap<string, string> = new Map([
-  ['checkIn', 'check_in'],
-  ['checkOut', 'check_out'],
-]);
 
 /** Tool-call arguments are not a JSON object, or carry an alias and its snake_case key with different values. */
 export class ToolArgumentsError extends VrpError {}
@@ -48,7 +43,7 @@ export function normalizeToolArguments(args: unknown): Record<string, unknown> {
   if (!isPlainObject(args)) throw new ToolArgumentsError('invalid_tool_arguments', 'tool-call arguments must be a JSON object');
   const entries: [string, unknown][] = [];
   for (const [key, value] of Object.entries(args)) {
-    const target = ARGUMENT_ALIASES.get(key) ?? key;
+    const target = OFFER_ARGUMENT_ALIASES.get(key) ?? key;
     if (target !== key && Object.hasOwn(args, target)) {
       if (!sameJsonValue(args[target], value)) {
         throw new ToolArgumentsError('conflicting_argument_alias', `arguments carry both ${key} and ${target} with different values`, {
@@ -137,22 +132,13 @@ export function buildMcpTransportAssertion(input: McpTransportAssertionInput): M
   return assertion;
 }
 
-const HEX_SHA256 = /^[0-9a-f]{64}$/;
-
 /**
  * Read a decoded transport-assertion payload, or `null` when it is not one (wrong profile
  * version or type, a required member missing or mistyped, an optional member mistyped).
  * Extra members are ignored, as the profile does not close the object.
  */
 export function readMcpTransportAssertion(value: unknown): McpTransportAssertion | null {
-  if (!isPlainObject(value)) return null;
-  const { vrp_mcp_profile_version, type, tool, arguments_sha256, served_at, issuer, offer_ref, session_id } = value;
-  if (vrp_mcp_profile_version !== MCP_PROFILE_VERSION || type !== MCP_TRANSPORT_ASSERTION_TYPE) return null;
-  if (typeof tool !== 'string' || typeof served_at !== 'string' || typeof issuer !== 'string') return null;
-  if (typeof arguments_sha256 !== 'string' || !HEX_SHA256.test(arguments_sha256)) return null;
-  if (offer_ref !== undefined && typeof offer_ref !== 'string') return null;
-  if (session_id !== undefined && typeof session_id !== 'string') return null;
-  return value as unknown as McpTransportAssertion;
+  return McpTransportAssertionSchema.safeParse(value).success ? (value as McpTransportAssertion) : null;
 }
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

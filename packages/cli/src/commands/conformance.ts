@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { domainOf } from '@vrpkit/agent';
 import { checkNodeToolBinding, type NodeBindingReport } from '@vrpkit/conformance';
 import { VrpError } from '@vrpkit/core';
+import type { OfferRequestArgs } from '@vrpkit/protocol';
 import type { Command } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
-import { collect, guestCount, isoDate } from './verify.js';
+import { collect, type StayOptions, stayRequest } from './verify.js';
 
 /** 0 the node conforms; 1 a check failed; 2 a check could not be evaluated (fail closed: unknown is not a pass). */
 export function conformanceExitCode(r: NodeBindingReport): number {
@@ -35,50 +36,52 @@ export function registerConformanceCommands(program: Command): void {
     .command('conformance')
     .description('check a node against VRP Node Tool Binding v0.1 §10 (MCP, A2A and WebMCP surfaces)')
     .argument('<target>', 'node origin https://DOMAIN')
-    .option('--check-in <date>', 'YYYY-MM-DD (default: 30 days ahead)', isoDate)
-    .option('--check-out <date>', 'YYYY-MM-DD (default: check-in + 3 nights)', isoDate)
-    .option('--guests <n>', 'number of guests (default 2)', guestCount)
+    .option('--check-in <date>', 'YYYY-MM-DD (default: 30 days ahead)')
+    .option('--check-out <date>', 'YYYY-MM-DD (default: check-in + 3 nights)')
+    .option('--guests <n>', 'number of guests (default 2)')
     .option('--connect-to <HOST:443:ADDR:PORT>', 'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)', collect)
     .option('--cacert <file>', 'extra trusted CA certificate (PEM)')
     .option('--json', 'print the report as JSON')
-    .action(
-      async (
-        target: string,
-        o: { checkIn?: string; checkOut?: string; guests?: number; connectTo?: string[]; cacert?: string; json?: boolean },
-      ) => {
-        const json = Boolean(o.json);
-        const domain = domainOf(target);
-        if (!domain) {
-          process.exitCode = reportError(
-            new VrpError('invalid_target', `not a node origin: ${target} (expected https://DOMAIN)`),
-            json,
-            EXIT_USAGE,
-          );
-          return;
-        }
-        if ((o.checkIn === undefined) !== (o.checkOut === undefined)) {
-          process.exitCode = reportError(
-            new VrpError('missing_option', 'give both --check-in and --check-out, or neither'),
-            json,
-            EXIT_USAGE,
-          );
-          return;
-        }
-        let ca: string | undefined;
-        try {
-          ca = o.cacert ? readFileSync(o.cacert, 'utf8') : undefined;
-        } catch {
-          process.exitCode = reportError(new VrpError('file_unreadable', `cannot read the CA file ${o.cacert}`), json, EXIT_USAGE);
-          return;
-        }
-        const args = o.checkIn && o.checkOut ? { check_in: o.checkIn, check_out: o.checkOut, guests: o.guests ?? 2 } : undefined;
-        const report = await checkNodeToolBinding(domain, {
-          network: { ...(o.connectTo ? { connectTo: o.connectTo } : {}), ...(ca ? { ca } : {}) },
-          ...(args ? { args } : {}),
-        });
-        if (json) printJson(report);
-        else process.stdout.write(renderReport(report));
-        process.exitCode = conformanceExitCode(report);
-      },
-    );
+    .action(async (target: string, o: StayOptions & { connectTo?: string[]; cacert?: string; json?: boolean }) => {
+      const json = Boolean(o.json);
+      const domain = domainOf(target);
+      if (!domain) {
+        process.exitCode = reportError(
+          new VrpError('invalid_target', `not a node origin: ${target} (expected https://DOMAIN)`),
+          json,
+          EXIT_USAGE,
+        );
+        return;
+      }
+      if ((o.checkIn === undefined) !== (o.checkOut === undefined)) {
+        process.exitCode = reportError(
+          new VrpError('missing_option', 'give both --check-in and --check-out, or neither'),
+          json,
+          EXIT_USAGE,
+        );
+        return;
+      }
+      let ca: string | undefined;
+      try {
+        ca = o.cacert ? readFileSync(o.cacert, 'utf8') : undefined;
+      } catch {
+        process.exitCode = reportError(new VrpError('file_unreadable', `cannot read the CA file ${o.cacert}`), json, EXIT_USAGE);
+        return;
+      }
+      let args: OfferRequestArgs | undefined;
+      try {
+        // Core VRP v0.1 §4 through the one request parser, as `vrp verify` and every node surface read it.
+        args = o.checkIn !== undefined ? stayRequest({ ...o, guests: o.guests ?? '2' }) : undefined;
+      } catch (e) {
+        process.exitCode = reportError(e, json, EXIT_USAGE);
+        return;
+      }
+      const report = await checkNodeToolBinding(domain, {
+        network: { ...(o.connectTo ? { connectTo: o.connectTo } : {}), ...(ca ? { ca } : {}) },
+        ...(args ? { args } : {}),
+      });
+      if (json) printJson(report);
+      else process.stdout.write(renderReport(report));
+      process.exitCode = conformanceExitCode(report);
+    });
 }

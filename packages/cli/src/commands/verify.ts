@@ -14,7 +14,7 @@ import {
   verifyOffer,
   verifyStayOfferEnvelope,
 } from '@vrpkit/agent';
-import { type Clock, type FetchLike, fixedClock, systemClock } from '@vrpkit/core';
+import { base64urlDecode, type Clock, type FetchLike, fixedClock, sha256Hex, systemClock } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
@@ -31,14 +31,20 @@ export function exitCodeFor(status: string, safe: boolean): number {
   return status === 'verified' ? EXIT_NOT_QUOTEABLE : EXIT_UNVERIFIED;
 }
 
-export function isoDate(v: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(Date.parse(v))) throw new InvalidArgumentError('expected YYYY-MM-DD');
-  return v;
+/** The stay options of `vrp verify` and `vrp conformance`, as typed on the command line. */
+export interface StayOptions {
+  checkIn?: string;
+  checkOut?: string;
+  guests?: string;
 }
 
-export function guestCount(v: string): number {
-  if (!/^[1-9]\d{0,3}$/.test(v)) throw new InvalidArgumentError('expected an integer ≥ 1');
-  return Number(v);
+/**
+ * The offer request the stay options name: the protocol's one request parser (Core VRP v0.1 §4)
+ * on the strings as typed — the form of an HTTP query — so `vrp` refuses exactly what a node
+ * refuses, with the same code (`2026-02-30` is `invalid_date`). Throws `AgentUsageError` (exit 64).
+ */
+export function stayRequest(o: StayOptions): OfferRequestArgs {
+  return checkOfferRequest({ check_in: o.checkIn, check_out: o.checkOut, guests: o.guests });
 }
 
 function instant(v: string): string {
@@ -126,20 +132,50 @@ export function renderSummary(r: StayOfferVerification, args: OfferRequestArgs):
 }
 
 interface OnlineOptions {
-  checkIn: string;
-  checkOut: string;
-  guests: number;
   json?: boolean;
   connectTo?: string[];
   cacert?: string;
   now?: string;
 }
 
-async function verifyOnline(target: string, o: OnlineOptions): Promise<void> {
+/**
+ * `--json` of an online verification. A signed payload nested deeper than the JSON serialiser's
+ * stack (~5,000 levels) still verifies; its copies in the result (`offer`, `verification.payload`,
+ * `verification.header`) are then printed as the SHA-256 of the signed JWS segment they were
+ * decoded from — the verdict is printed, the hostile content is not.
+ */
+export function printVerification(r: StayOfferVerification, jws: string | null): void {
+  try {
+    printJson(r);
+    return;
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+  }
+  const [header, payload] = (jws ?? '').split('.');
+  const printable = <T>(value: T, segment: string | undefined): T | { omitted: 'not_serialisable'; sha256: string | null } => {
+    try {
+      JSON.stringify(value);
+      return value;
+    } catch {
+      const bytes = segment ? base64urlDecode(segment) : null;
+      return { omitted: 'not_serialisable', sha256: bytes ? sha256Hex(bytes) : null };
+    }
+  };
+  printJson({
+    ...r,
+    offer: printable(r.offer, payload),
+    verification: r.verification && {
+      ...r.verification,
+      header: printable(r.verification.header, header),
+      payload: printable(r.verification.payload, payload),
+    },
+  });
+}
+
+async function verifyOnline(target: string, args: OfferRequestArgs, o: OnlineOptions): Promise<void> {
   const json = !!o.json;
   let fetch: ReturnType<typeof createHardenedFetch> | undefined;
   try {
-    const args = checkOfferRequest({ check_in: o.checkIn, check_out: o.checkOut, guests: o.guests });
     fetch = createHardenedFetch({
       ...(o.connectTo ? { connectTo: o.connectTo } : {}),
       ...(o.cacert ? { ca: readText(o.cacert, 'CA') } : {}),
@@ -149,7 +185,8 @@ async function verifyOnline(target: string, o: OnlineOptions): Promise<void> {
     if (!discovery.ok && discovery.code === 'invalid_domain') throw new AgentUsageError('invalid_domain', discovery.message);
     const obtained = await obtainEnvelope(discovery, args, fetch);
     const r = await verifyStayOfferEnvelope(discovery, obtained, args, { now: clock, jwksCache: new JwksCache({ fetch, clock }) });
-    if (json) printJson(r);
+    const jws = obtained.ok ? (obtained.envelope.signature as { jws?: unknown }).jws : null;
+    if (json) printVerification(r, typeof jws === 'string' ? jws : null);
     else process.stdout.write(renderSummary(r, args));
     process.exitCode = exitCodeFor(r.status, r.safe_to_quote);
   } catch (e) {
@@ -205,9 +242,9 @@ export function registerVerifyCommands(program: Command): void {
         'Exit 0 safe to quote, 1 verified but not quoteable (e.g. a signed negative), 2 unknown/invalid/unverifiable/expired, 64 usage error.',
     )
     .argument('[target]', 'https://DOMAIN, or the word `offer` for offline verification')
-    .option('--check-in <date>', 'YYYY-MM-DD', isoDate)
-    .option('--check-out <date>', 'YYYY-MM-DD', isoDate)
-    .option('--guests <n>', 'number of guests', guestCount)
+    .option('--check-in <date>', 'YYYY-MM-DD')
+    .option('--check-out <date>', 'YYYY-MM-DD')
+    .option('--guests <n>', 'number of guests')
     .option('--connect-to <HOST:443:ADDR:PORT>', 'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)', collect)
     .option('--cacert <file>', "extra trusted CA certificate (PEM), e.g. a dev node's <dataDir>/tls/ca.pem")
     .option('--via <surface>', 'fetch through http|mcp|a2a|webmcp, or all side by side (exit status of the weakest surface)', parseVia)
@@ -218,7 +255,7 @@ export function registerVerifyCommands(program: Command): void {
       '--json',
       'print JSON (online: the full result, the official verification result under "result"; offline: {status, code, fresh, payload_matches_offer, safe_to_quote, failures})',
     )
-    .action(async (target: string | undefined, o: Partial<OnlineOptions> & { envelope?: string; jwks?: string }, cmd: Command) => {
+    .action(async (target: string | undefined, o: OnlineOptions & StayOptions & { envelope?: string; jwks?: string }, cmd: Command) => {
       const usage = (message: string) => cmd.error(`error: ${message}`, { exitCode: EXIT_USAGE, code: 'vrp.usage' });
       if (target === 'offer') {
         if (!o.envelope || !o.jwks) usage('vrp verify offer needs --envelope FILE and --jwks FILE');
@@ -226,19 +263,22 @@ export function registerVerifyCommands(program: Command): void {
       }
       if (!target) usage('missing the node to verify: vrp verify https://DOMAIN --check-in … (or: vrp verify offer --envelope … --jwks …)');
       if (o.envelope || o.jwks) usage('--envelope and --jwks belong to `vrp verify offer`');
-      for (const [flag, v] of [
-        ['--check-in', o.checkIn],
-        ['--check-out', o.checkOut],
-        ['--guests', o.guests],
-      ] as const) {
-        if (v === undefined) usage(`required option '${flag}' not specified`);
+      let args: OfferRequestArgs;
+      try {
+        // A missing option is the parser's missing_parameter, like a missing query parameter.
+        args = stayRequest(o);
+      } catch (e) {
+        return fail(e, !!o.json);
       }
       const via = (o as { via?: ViaChoice }).via;
       if (via && via !== 'http') {
-        // Tool surfaces (issue 4): the logic lives in verify-via.ts.
+        // Tool surfaces: the logic lives in verify-via.ts.
         try {
           process.exitCode = await verifyVia(target as string, {
-            ...(o as OnlineOptions),
+            ...o,
+            checkIn: args.check_in,
+            checkOut: args.check_out,
+            guests: args.guests,
             via,
             ...(o.cacert ? { ca: readText(o.cacert, 'CA') } : {}),
           });
@@ -247,6 +287,6 @@ export function registerVerifyCommands(program: Command): void {
         }
         return;
       }
-      await verifyOnline(target as string, o as OnlineOptions);
+      await verifyOnline(target as string, args, o);
     });
 }

@@ -6,12 +6,14 @@
 import { sha256Hex } from '@vrpkit/core';
 import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { Hono } from 'hono';
+import { errorBody, JSON_TYPE, offerQuery, offerResponse, rawQuery } from '../request.js';
 import type { NodePublisher } from '../service.js';
 import { mountSurfaces } from '../surfaces/index.js';
+import { HTML_SECURITY_HEADERS } from '../surfaces/page.js';
 import { renderBookPage } from './book.js';
 
-/** Longest raw query string the offer endpoint reads (three dates-and-count parameters fit in ~60 bytes). */
-export const MAX_QUERY_LENGTH = 512;
+/** Core §5.1: the booking landing page `direct_booking_url` points at. */
+const BOOK_PATH = '/book';
 
 /** One structured log line per request. The query string is a digest: raw tool arguments never reach a log. */
 export interface RequestLogEntry {
@@ -27,18 +29,6 @@ export interface NodeAppOptions {
   log?: (entry: RequestLogEntry) => void;
   /** Called with every internal failure (the client only sees `internal_error`). */
   onError?: (error: unknown) => void;
-}
-
-const JSON_TYPE = 'application/json; charset=utf-8';
-
-function errorBody(code: string, message: string): string {
-  return JSON.stringify({ error: { code, message } });
-}
-
-/** The raw query string of a request URL, without the `?`. */
-function rawQuery(url: string): string {
-  const i = url.indexOf('?');
-  return i < 0 ? '' : url.slice(i + 1);
 }
 
 export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
@@ -69,26 +59,23 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
 
   // Core §4: GET ?check_in&check_out&guests → the signed envelope; malformed input → 400 {error:{code,message}}.
   app.get(OFFER_ENDPOINT_PATH, async (c) => {
-    const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
-    const q = rawQuery(c.req.url);
-    if (q.length > MAX_QUERY_LENGTH) {
-      return c.body(errorBody('query_too_long', `the query string is limited to ${MAX_QUERY_LENGTH} bytes`), 400, headers);
-    }
-    // A prototype-less object: a `__proto__` parameter is an unknown parameter, not a prototype.
-    const args: Record<string, unknown> = Object.create(null);
-    for (const [k, v] of new URLSearchParams(q)) {
-      if (Object.hasOwn(args, k)) return c.body(errorBody('duplicate_parameter', `${k.slice(0, 40)} given more than once`), 400, headers);
-      args[k] = v;
-    }
-    const outcome = await service.getOffer(args);
-    return outcome.ok ? c.body(outcome.json, 200, headers) : c.body(errorBody(outcome.error.code, outcome.error.message), 400, headers);
+    // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
+    const read = offerQuery(c.req.url);
+    return offerResponse(read.ok ? await service.getOffer(read.query) : read);
   });
 
-  // Core §5.1: the booking landing page re-quotes live and fails closed.
-  app.get('/book', async (c) => {
-    const r = await renderBookPage(service, new URLSearchParams(rawQuery(c.req.url)));
-    return c.html(r.html, r.status, { 'cache-control': 'no-store' });
+  // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.
+  app.get(BOOK_PATH, async (c) => {
+    const r = await renderBookPage(service, c.req.url);
+    return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
   });
+
+  // These resources are read-only: any other method is 405 with the methods that exist (RFC 9110 §15.5.6), not 404.
+  for (const path of [DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, BOOK_PATH]) {
+    app.all(path, (c) =>
+      c.body(errorBody('method_not_allowed', `use GET on ${path}`), 405, { 'content-type': JSON_TYPE, allow: 'GET, HEAD' }),
+    );
+  }
 
   mountSurfaces(app, service);
 

@@ -4,9 +4,12 @@
  * the same stay, or says the stay is no longer available.
  */
 import type { OfferEnvelope } from '@vrpkit/protocol';
-import type { OfferService } from '../service.js';
+import { offerQuery } from '../request.js';
+import type { OfferOutcome, OfferService } from '../service.js';
+import { escapeHtml as esc } from '../surfaces/page.js';
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** Core §5.1: the booking link's own parameter next to the §4 request; read and ignored (the page always re-quotes). */
+const OFFER_REFERENCE_PARAMETER = 'offer';
 
 function money(amount: number, currency: string, digits: number): string {
   return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits);
@@ -27,14 +30,22 @@ export interface BookPage {
   html: string;
 }
 
-/** Render `/book` for the query it received (`checkIn`, `checkOut`, `guests`; `offer` is read and ignored). */
-export async function renderBookPage(service: OfferService, query: URLSearchParams): Promise<BookPage> {
+/** The offer for the link's stay: the offer endpoint's parser and codes, with the link's one `offer` reference set aside. */
+async function requote(service: OfferService, url: string): Promise<OfferOutcome> {
+  const read = offerQuery(url);
+  if (!read.ok) return read;
+  const { query } = read;
+  if (query.getAll(OFFER_REFERENCE_PARAMETER).length > 1) {
+    return { ok: false, error: { code: 'duplicate_parameter', message: `${OFFER_REFERENCE_PARAMETER} given more than once` } };
+  }
+  query.delete(OFFER_REFERENCE_PARAMETER);
+  return service.getOffer(query);
+}
+
+/** Render `/book` for the request URL it received (`checkIn`, `checkOut`, `guests` or their snake_case names; `offer` is read and ignored). */
+export async function renderBookPage(service: OfferService, url: string): Promise<BookPage> {
   const p = service.property();
-  const outcome = await service.getOffer({
-    check_in: query.get('checkIn') ?? query.get('check_in') ?? undefined,
-    check_out: query.get('checkOut') ?? query.get('check_out') ?? undefined,
-    guests: query.get('guests') ?? undefined,
-  });
+  const outcome = await requote(service, url);
   const heading = `<h1>${esc(p.name)}</h1><p class="note">Booking page on ${esc(service.canonicalDomain)}. It always re-quotes live: an earlier quote or offer reference is never honoured.</p>`;
   if (!outcome.ok) {
     return {

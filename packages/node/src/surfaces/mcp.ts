@@ -60,15 +60,35 @@ export async function callOfferTool(service: OfferService, args: Record<string, 
   };
 }
 
-function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaValidator): Server {
+/**
+ * The `arguments` of every `tools/call` in a parsed body, by JSON-RPC id, exactly as the client
+ * sent them. The SDK hands the handler a zod-parsed copy, and that copy silently loses an own
+ * `"__proto__"` member (assigned onto a fresh object it sets the prototype), so the node would
+ * sign over the rest; the request parser must see the arguments as sent to refuse it.
+ */
+function toolCallArguments(body: unknown): Map<unknown, unknown> {
+  const sent = new Map<unknown, unknown>();
+  for (const message of (Array.isArray(body) ? body : [body]) as { method?: unknown; id?: unknown; params?: unknown }[]) {
+    if (typeof message !== 'object' || message === null || message.method !== 'tools/call') continue;
+    const { params } = message;
+    if (typeof params === 'object' && params !== null && Object.hasOwn(params, 'arguments')) {
+      sent.set(message.id, (params as { arguments: unknown }).arguments);
+    }
+  }
+  return sent;
+}
+
+function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaValidator, sentArguments: Map<unknown, unknown>): Server {
   // The validator (an Ajv instance, only used for elicitation) is shared: building one per request was half the SDK's cost.
   const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [tool] }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     if (request.params.name !== OFFER_TOOL_NAME) {
       throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
     }
-    return callOfferTool(service, request.params.arguments ?? {});
+    // The SDK validated that `arguments` is an object; the offer service reads it as the client sent it.
+    const args = sentArguments.has(extra.requestId) ? sentArguments.get(extra.requestId) : request.params.arguments;
+    return callOfferTool(service, (args ?? {}) as Record<string, unknown>);
   });
   return server;
 }
@@ -80,7 +100,6 @@ export function mountMcp(app: Hono, service: OfferService): void {
     // Stateless server: no GET notification stream and no DELETE session to end.
     if (c.req.method !== 'POST')
       return jsonRpcErrorResponse(null, { code: -32000, message: 'Method not allowed: use POST.' }, 405, { allow: 'POST' });
-    const server = buildServer(service, tool, validator);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -90,13 +109,15 @@ export function mountMcp(app: Hono, service: OfferService): void {
     // its request mappings once handleRequest resolves and the server holds no timers, so both
     // are garbage with the request. Closing built an McpError and aborted controllers for
     // nothing — measured at ~20% of MCP throughput; the heap stays flat without it.
-    await server.connect(transport);
     // Anything but JSON takes the SDK's own path (415). A JSON body is read here, capped, parsed
     // and depth-bounded before the SDK sees it (handed over as `parsedBody`); on @hono/node-server
     // a body of declared length is read straight from the socket, while the SDK's own reader goes
     // through a Node→web stream conversion that cost a third of MCP throughput.
     const json = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-    if (!json) return transport.handleRequest(c.req.raw);
+    if (!json) {
+      await buildServer(service, tool, validator, toolCallArguments(undefined)).connect(transport);
+      return transport.handleRequest(c.req.raw);
+    }
     const read = await readJsonBody(c, MCP_MAX_BODY_BYTES);
     if (!read.ok) {
       if (read.refusal === 'body_too_large')
@@ -109,6 +130,7 @@ export function mountMcp(app: Hono, service: OfferService): void {
       return jsonRpcErrorResponse(null, { code: -32700, message: 'Parse error: Invalid JSON' }, 400);
     }
     const parsedBody = read.value;
+    await buildServer(service, tool, validator, toolCallArguments(parsedBody)).connect(transport);
     return transport.handleRequest(c.req.raw, { parsedBody });
   });
 }

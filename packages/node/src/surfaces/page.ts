@@ -7,18 +7,30 @@
  * Server-rendered; every interpolated string goes through `escapeHtml`, and the tool
  * definition is embedded as JSON with `<` escaped so no property text can close the script.
  */
-import { JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferRequestInput, WEBMCP_TOOL_CALL_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
+import { errorBody, JSON_TYPE, offerResponse } from '../request.js';
 import type { CalendarDay, OfferService, PropertyView } from '../service.js';
+import { readBodyCapped } from './body.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 import { WEBMCP_SCRIPT, WEBMCP_SCRIPT_PATH } from './webmcp-script.js';
 
 export const PROPERTY_PAGE_PATH = '/';
+/** A tool input is three short arguments; the same cap as the MCP and A2A bodies. */
+const WEBMCP_MAX_BODY_BYTES = 64 * 1024;
 /** Days the page calendar shows, starting today in the property's time zone. */
 const CALENDAR_DAYS = 56;
 
-const CSP =
-  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/**
+ * The headers of every HTML page the node serves (the property page and `/book`): scripts only
+ * from the node's own origin, no framing, no sniffing, no referrer leaking the stay's query.
+ */
+export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
 
 /** The property facts the page shows. */
 type PageFacts = Pick<
@@ -116,6 +128,7 @@ export async function renderPropertyPage(service: OfferService): Promise<string>
     description: offerToolDescription(service),
     inputSchema: OFFER_TOOL_INPUT_SCHEMA,
     endpoint: OFFER_ENDPOINT_PATH,
+    call: WEBMCP_TOOL_CALL_PATH,
   };
   return `<!doctype html>
 <html lang="en">
@@ -189,8 +202,25 @@ ${renderRefunds(facts)}
 
 export function mountPropertyPage(app: Hono, service: OfferService): void {
   app.get(PROPERTY_PAGE_PATH, async (c) =>
-    c.html(await renderPropertyPage(service), 200, { 'content-security-policy': CSP, 'cache-control': 'no-store' }),
+    c.html(await renderPropertyPage(service), 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' }),
   );
+  // §5: the WebMCP tool's result is the endpoint's envelope, byte for byte; a refusal is {error:{code,message}}.
+  app.post(WEBMCP_TOOL_CALL_PATH, async (c) => {
+    const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
+    const mediaType = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
+    if (mediaType !== 'application/json')
+      return c.body(errorBody('unsupported_media_type', 'send the tool input as application/json'), 415, headers);
+    const read = await readBodyCapped(c, WEBMCP_MAX_BODY_BYTES);
+    if (!read.ok) return c.body(errorBody('body_too_large', `the tool input is limited to ${WEBMCP_MAX_BODY_BYTES} bytes`), 413, headers);
+    let input: unknown;
+    try {
+      input = JSON.parse(read.text);
+    } catch {
+      return c.body(errorBody('invalid_arguments', 'the tool input is not JSON'), 400, headers);
+    }
+    // Anything but one JSON object is the parser's invalid_arguments, as on MCP and A2A.
+    return offerResponse(await service.getOffer(input as OfferRequestInput));
+  });
   app.get(WEBMCP_SCRIPT_PATH, (c) =>
     c.body(WEBMCP_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' }),
   );

@@ -3,7 +3,7 @@
  * §3–§5): MCP lists it, the A2A card names it as a skill, the WebMCP page registers it. One
  * name, one argument shape, one description source — so the three surfaces cannot drift.
  */
-import { BOUND_TOOL_NAME, DISCOVERY_PATH, JWKS_PATH } from '@vrpkit/protocol';
+import { BOUND_TOOL_NAME, DISCOVERY_PATH, JWKS_PATH, offerToolInputSchema } from '@vrpkit/protocol';
 import type { OfferService } from '../service.js';
 
 /** §3: the exact string, no prefix, suffix or version. */
@@ -11,25 +11,13 @@ export const OFFER_TOOL_NAME = BOUND_TOOL_NAME;
 
 export const OFFER_TOOL_TITLE = 'Get verified stay offer';
 
-const ISO_DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}$';
-
 /**
- * §4 as JSON Schema: `check_in`, `check_out`, `guests` are required and nothing else is;
- * the camelCase aliases `checkIn`/`checkOut` (the `direct_booking_url` spelling) are accepted,
- * never required. The offer service validates every argument itself (dates, order, range),
+ * §4 as JSON Schema, generated from the protocol's `OfferRequestSchema`: `check_in`, `check_out`,
+ * `guests` required and nothing else; the camelCase aliases and `language` optional; no other
+ * key. The node validates every argument itself with the same parser on every surface,
  * because neither WebMCP browsers nor a raw JSON-RPC caller validate against this schema.
  */
-export const OFFER_TOOL_INPUT_SCHEMA = {
-  type: 'object',
-  properties: {
-    check_in: { type: 'string', pattern: ISO_DATE_PATTERN, description: 'Arrival date, YYYY-MM-DD.' },
-    check_out: { type: 'string', pattern: ISO_DATE_PATTERN, description: 'Departure date, YYYY-MM-DD, after check_in.' },
-    guests: { type: 'integer', minimum: 1, description: 'Number of guests, at least 1.' },
-    checkIn: { type: 'string', pattern: ISO_DATE_PATTERN, description: 'Optional alias of check_in.' },
-    checkOut: { type: 'string', pattern: ISO_DATE_PATTERN, description: 'Optional alias of check_out.' },
-  },
-  required: ['check_in', 'check_out', 'guests'],
-} as const;
+export const OFFER_TOOL_INPUT_SCHEMA: Readonly<Record<string, unknown>> = offerToolInputSchema();
 
 /**
  * §5: the description says the tool does not verify the signature and names the JWKS path;
