@@ -96,6 +96,7 @@ interface ToolView {
 export class GateProxy {
   private view: Map<string, ToolView> | undefined;
   private downstreamOpen = true;
+  private stopping = false;
   private readonly agents = new Set<Server>();
   private readonly now: () => number;
 
@@ -103,7 +104,7 @@ export class GateProxy {
     this.now = o.now ?? Date.now;
     o.downstream.onclose = () => {
       this.downstreamOpen = false;
-      o.log('downstream_closed', { server_id: o.serverId }, 'error');
+      if (!this.stopping) o.log('downstream_closed', { server_id: o.serverId }, 'error');
     };
     // Downstream notifications (list changes, resource updates, log messages) go to every agent unchanged.
     o.downstream.fallbackNotificationHandler = async (n: Notification) => {
@@ -238,6 +239,7 @@ export class GateProxy {
   }
 
   async close(): Promise<void> {
+    this.stopping = true;
     for (const agent of [...this.agents]) await agent.close().catch(() => {});
     await this.o.downstream.close().catch(() => {});
   }

@@ -100,6 +100,8 @@ export class AgentStdioTransport implements Transport {
     this.input.off('data', this.onData);
     this.input.off('end', this.onEnd);
     this.input.off('error', this.onStreamError);
+    // A paused stdin no longer keeps the process alive.
+    this.input.pause();
     this.onclose?.();
   }
 }
