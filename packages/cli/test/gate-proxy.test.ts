@@ -279,7 +279,8 @@ describe('vrp gate proxy stdio framing', SPAWN, () => {
       proxy.stdin!.write(`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"pad":"${'x'.repeat(5 * 1024 * 1024)}"}}\n`);
       expect(await next(3)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `message exceeds ${4 * 1024 * 1024} bytes` } });
       proxy.stdin!.write('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":42}}\n');
-      expect(await next(4)).toMatchObject({ id: 5, error: { code: -32602 } });
+      // The SDK's request parsing answers a schema failure as -32603 with the failing field named.
+      expect(await next(4)).toMatchObject({ id: 5, error: { code: -32603, message: expect.stringMatching(/name/) } });
       proxy.stdin!.write('{"jsonrpc":"2.0","id":6,"method":"ping"}\n');
       expect(await next(5)).toEqual({ jsonrpc: '2.0', id: 6, result: {} });
     } finally {

@@ -139,17 +139,10 @@ export class GateProxy {
   /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
   async listTools(): Promise<ListToolsResult['tools']> {
     const view = await this.refreshView();
-    const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p]));
+    const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
     const listed: ListToolsResult['tools'] = [];
     for (const [name, t] of view) {
-      let pinned = pins.get(name)?.pinned_digest ?? null;
-      if (pinned === null && this.o.pinOnFirstUse) {
-        const r = await this.o.tables.pin(this.o.serverId, name, { by: 'pin-on-first-use', now: this.now(), digest: t.digest });
-        if (r.pinned) {
-          pinned = t.digest;
-          this.o.log('tool_pinned_on_first_use', { server_id: this.o.serverId, tool: name, digest: t.digest }, 'warn');
-        }
-      }
+      const pinned = pins.get(name) ?? null;
       if (pinned === t.digest || this.o.mode === 'observe') listed.push(t.definition as ListToolsResult['tools'][number]);
       if (pinned !== t.digest)
         this.o.log('tool_not_pinned', {
@@ -267,8 +260,19 @@ export class GateProxy {
       })),
       this.now(),
     );
+    if (this.o.pinOnFirstUse) await this.pinFirstSeen(view);
     this.view = view;
     return view;
+  }
+
+  /** `--pin-on-first-use` (development only): a tool never pinned is pinned as seen now; a changed definition is not. */
+  private async pinFirstSeen(view: Map<string, ToolView>): Promise<void> {
+    const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
+    for (const [name, t] of view) {
+      if (pins.get(name) !== null) continue; // pinned (to this or another definition), or not recorded
+      const r = await this.o.tables.pin(this.o.serverId, name, { by: 'pin-on-first-use', now: this.now(), digest: t.digest });
+      if (r.pinned) this.o.log('tool_pinned_on_first_use', { server_id: this.o.serverId, tool: name, digest: t.digest }, 'warn');
+    }
   }
 
   /**
