@@ -123,7 +123,10 @@ describe('vrp gate proxy in front of @modelcontextprotocol/server-filesystem (st
   });
 
   it('denies a write outside every hot envelope with the pending code and the act id; the file system is unchanged', async () => {
-    const r = (await agent.client.callTool({ name: 'write_file', arguments: { path: join(root, 'b.txt'), content: secret } })) as CallToolResult;
+    const r = (await agent.client.callTool({
+      name: 'write_file',
+      arguments: { path: join(root, 'b.txt'), content: secret },
+    })) as CallToolResult;
     const err = errorOf(r);
     expect(err).toMatchObject({ code: 'EF_APPROVAL_REQUIRED', invoked: false });
     expect(err.message).toBe('This tool call needs approval by a person before it can run; it was not run.');
@@ -246,7 +249,18 @@ describe('vrp gate proxy stdio framing', SPAWN, () => {
     writeFileSync(join(dir, 'policy.json'), JSON.stringify({ version: 1, policy_id: 'p' }));
     const proxy: ChildProcess = spawn(
       process.execPath,
-      [...vrpArgs, 'gate', 'proxy', '--policy', join(dir, 'policy.json'), '--store', join(dir, 'gate.db'), '--', process.execPath, fakeServer],
+      [
+        ...vrpArgs,
+        'gate',
+        'proxy',
+        '--policy',
+        join(dir, 'policy.json'),
+        '--store',
+        join(dir, 'gate.db'),
+        '--',
+        process.execPath,
+        fakeServer,
+      ],
       { cwd: repoRoot, env: { ...process.env, FAKE_EFFECTS_FILE: join(dir, 'e.log'), FAKE_DESCRIPTION_FILE: join(dir, 'd.txt') } },
     );
     let logs = '';
@@ -277,7 +291,11 @@ describe('vrp gate proxy stdio framing', SPAWN, () => {
       proxy.stdin!.write('{"jsonrpc":"2.0","id":3}\n');
       expect(await next(2)).toMatchObject({ id: 3, error: { code: -32600 } });
       proxy.stdin!.write(`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"pad":"${'x'.repeat(5 * 1024 * 1024)}"}}\n`);
-      expect(await next(3)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `message exceeds ${4 * 1024 * 1024} bytes` } });
+      expect(await next(3)).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: `message exceeds ${4 * 1024 * 1024} bytes` },
+      });
       proxy.stdin!.write('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":42}}\n');
       // The SDK's request parsing answers a schema failure as -32603 with the failing field named.
       expect(await next(4)).toMatchObject({ id: 5, error: { code: -32603, message: expect.stringMatching(/name/) } });
@@ -349,7 +367,9 @@ describe('vrp gate proxy --listen (Streamable HTTP agent side) and --upstream', 
 
       const http = new Client({ name: 'http-agent', version: '1.0.0' });
       clients.push(http);
-      await http.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await http.connect(
+        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
       expect((await http.listTools()).tools.map((t) => t.name)).toContain('create_entities');
       const created = (await http.callTool({
         name: 'create_entities',

@@ -70,7 +70,12 @@ for (const backend of backends) {
 
       // The server changes the definition: the pin stays on the reviewed digest.
       await t.recordSeen([seen('note_write', 'd2')], T0 + 2);
-      expect(await t.getPin(SERVER, 'note_write')).toMatchObject({ pinned_digest: 'd1', seen_digest: 'd2', first_seen_at: T0, seen_at: T0 + 2 });
+      expect(await t.getPin(SERVER, 'note_write')).toMatchObject({
+        pinned_digest: 'd1',
+        seen_digest: 'd2',
+        first_seen_at: T0,
+        seen_at: T0 + 2,
+      });
 
       expect(await t.unpin(SERVER, 'note_write')).toBe(true);
       expect(await t.unpin(SERVER, 'note_write')).toBe(false);
@@ -81,7 +86,13 @@ for (const backend of backends) {
     it('counts observations by mode, class, tool and code since a time', async () => {
       store = await backend.open();
       const t = new ProxyStore(store);
-      const o = { server_id: SERVER, tool_name: 'note_write', consequence_class: 'PERSISTENT_STATE_CHANGE', candidate_act_id: null, arguments_digest: null };
+      const o = {
+        server_id: SERVER,
+        tool_name: 'note_write',
+        consequence_class: 'PERSISTENT_STATE_CHANGE',
+        candidate_act_id: null,
+        arguments_digest: null,
+      };
       await t.recordObservation({ ...o, recorded_at: T0 - 10, mode: 'observe', code: 'EF_TOOL_NOT_PINNED' });
       await t.recordObservation({ ...o, recorded_at: T0, mode: 'observe', code: 'EF_APPROVAL_REQUIRED' });
       await t.recordObservation({ ...o, recorded_at: T0 + 1, mode: 'observe', code: 'EF_APPROVAL_REQUIRED' });

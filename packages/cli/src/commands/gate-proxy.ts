@@ -20,11 +20,19 @@ export function registerGateProxyCommands(gate: Command): void {
       .argument('[command...]', 'the downstream MCP server command and its arguments, after --')
       .requiredOption('--policy <file>', 'gate policy (JSON or YAML; `vrp gate policy check` validates it)')
       .option('--name <name>', 'proxy name: session id of its acts and its sink id; concurrent proxies on one store need distinct names')
-      .addOption(new Option('--mode <mode>', 'enforce: deny what policy does not authorize; observe: forward everything, record what enforce would have denied').choices(['enforce', 'observe']).default('enforce'))
+      .addOption(
+        new Option(
+          '--mode <mode>',
+          'enforce: deny what policy does not authorize; observe: forward everything, record what enforce would have denied',
+        )
+          .choices(['enforce', 'observe'])
+          .default('enforce'),
+      )
       .option('--upstream <url>', 'front a Streamable HTTP MCP server instead of a stdio child')
       .option(
         '--upstream-header <header>',
-        "a header sent to the upstream, e.g. 'Authorization: Bearer $TOKEN' ($VAR / ${VAR} expanded from the proxy's environment)",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the help text shows the literal ${VAR} syntax
+        "a header sent to the upstream, e.g. 'Authorization: Bearer $TOKEN' ($VAR and ${VAR} are expanded from the proxy's environment)",
         (v: string, prev: string[]) => [...prev, v],
         [] as string[],
       )
@@ -34,7 +42,9 @@ export function registerGateProxyCommands(gate: Command): void {
     false,
   ).action((command: string[], o: ProxyOpts) => runProxyCommand(command, o));
 
-  const tools = gate.command('tools').description('tool pins: a tool is listed and callable through `vrp gate proxy` only with its reviewed definition pinned');
+  const tools = gate
+    .command('tools')
+    .description('tool pins: a tool is listed and callable through `vrp gate proxy` only with its reviewed definition pinned');
   storeOption(
     tools
       .command('list')
@@ -76,13 +86,18 @@ export function registerGateProxyCommands(gate: Command): void {
       if (o.digest !== undefined && names.length !== 1) throw usage('--digest pins exactly one tool');
       const rows = await t.listPins(o.server);
       const server = singleServer(rows, o.server);
-      const targets = o.all ? rows.filter((r) => r.server_id === server && r.pinned_digest !== r.seen_digest).map((r) => r.tool_name) : names;
+      const targets = o.all
+        ? rows.filter((r) => r.server_id === server && r.pinned_digest !== r.seen_digest).map((r) => r.tool_name)
+        : names;
       const out = [];
       for (const name of targets) {
         const r = await t.pin(server, name, { by: o.by, now: Date.now(), ...(o.digest !== undefined ? { digest: o.digest } : {}) });
         if (!r.pinned && r.reason === 'unknown_tool') throw new VrpError('unknown_tool', `no tool ${name} seen for server ${server}`);
         if (!r.pinned)
-          throw new VrpError('digest_mismatch', `${name}'s definition is now ${r.row?.seen_digest}, not the reviewed ${o.digest}; nothing was pinned`);
+          throw new VrpError(
+            'digest_mismatch',
+            `${name}'s definition is now ${r.row?.seen_digest}, not the reviewed ${o.digest}; nothing was pinned`,
+          );
         out.push({ server_id: server, tool: name, pinned_digest: r.row.pinned_digest, pinned_by: r.row.pinned_by });
       }
       if (o.json) return printJson(out);
@@ -120,7 +135,13 @@ export function registerGateProxyCommands(gate: Command): void {
       const rows = new Map<string, { consequence_class: string; tool: string; code: string; would_have_denied: number; denied: number }>();
       for (const c of counts) {
         const key = `${c.consequence_class}\u0000${c.tool_name}\u0000${c.code}`;
-        const row = rows.get(key) ?? { consequence_class: c.consequence_class, tool: c.tool_name, code: c.code, would_have_denied: 0, denied: 0 };
+        const row = rows.get(key) ?? {
+          consequence_class: c.consequence_class,
+          tool: c.tool_name,
+          code: c.code,
+          would_have_denied: 0,
+          denied: 0,
+        };
         if (c.mode === 'observe') row.would_have_denied += c.count;
         else row.denied += c.count;
         rows.set(key, row);
@@ -141,7 +162,13 @@ export function registerGateProxyCommands(gate: Command): void {
       ];
       const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
       process.stdout.write(`since ${out.since}\n`);
-      for (const r of table) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+      for (const r of table)
+        process.stdout.write(
+          `${r
+            .map((c, i) => c.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd()}\n`,
+        );
     }),
   );
 }
@@ -268,7 +295,12 @@ function expandEnv(value: string): string {
 
 function defaultName(d: DownstreamSpec): string {
   const raw = d.kind === 'stdio' ? basename(d.command) : new URL(d.url).hostname;
-  return raw.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'mcp';
+  return (
+    raw
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .slice(0, 64) || 'mcp'
+  );
 }
 
 /** The server to operate on: the one named, or the only one known. */

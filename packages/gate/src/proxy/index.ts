@@ -4,7 +4,7 @@
  */
 import { generateEd25519Jwk, jwkThumbprint } from '@vrpkit/core';
 import { type AuthorityStore, Gate, type Policy, type ProxyMode, ProxyStore } from '../index.js';
-import { type DownstreamSpec, connectDownstream, serverIdentity } from './downstream.js';
+import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy } from './proxy.js';
@@ -65,8 +65,19 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       { message: 'DEVELOPMENT ONLY: every tool seen for the first time is pinned without review; tool poisoning is not caught' },
       'warn',
     );
-  if (mode === 'observe') log('observe_mode', { message: 'OBSERVE MODE: every call is forwarded; denies are recorded, not enforced' }, 'warn');
-  const proxy = new GateProxy({ gate, policy: opts.policy, tables, downstream, serverId, name: opts.name, mode, pinOnFirstUse: !!opts.pinOnFirstUse, log });
+  if (mode === 'observe')
+    log('observe_mode', { message: 'OBSERVE MODE: every call is forwarded; denies are recorded, not enforced' }, 'warn');
+  const proxy = new GateProxy({
+    gate,
+    policy: opts.policy,
+    tables,
+    downstream,
+    serverId,
+    name: opts.name,
+    mode,
+    pinOnFirstUse: !!opts.pinOnFirstUse,
+    log,
+  });
 
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => {

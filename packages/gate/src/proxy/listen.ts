@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { GateProxy } from './proxy.js';
@@ -21,7 +21,8 @@ export function parseListen(value: string): { host: string; port: number } {
   const host = m?.[1] ?? m?.[2];
   const port = Number(m?.[3]);
   if (!host || !Number.isInteger(port) || port > 65535) throw new RangeError(`--listen must be HOST:PORT, got ${value}`);
-  if (!LOOPBACK.has(host)) throw new RangeError(`--listen serves plain HTTP and accepts loopback hosts only (127.0.0.1, ::1, localhost), got ${host}`);
+  if (!LOOPBACK.has(host))
+    throw new RangeError(`--listen serves plain HTTP and accepts loopback hosts only (127.0.0.1, ::1, localhost), got ${host}`);
   return { host, port };
 }
 

@@ -13,8 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   type CallToolRequest,
   CallToolRequestSchema,
@@ -298,7 +298,11 @@ export class GateProxy {
   }
 
   private send(params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {
-    return this.o.downstream.request({ method: 'tools/call', params }, CallToolResultSchema, requestOptions(extra)) as Promise<CallToolResult>;
+    return this.o.downstream.request(
+      { method: 'tools/call', params },
+      CallToolResultSchema,
+      requestOptions(extra),
+    ) as Promise<CallToolResult>;
   }
 
   /**

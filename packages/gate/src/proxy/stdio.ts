@@ -68,12 +68,18 @@ export class AgentStdioTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch {
-      return this.reply(null, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+      this.reply(null, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+      return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) {
       const id = (value as { id?: unknown } | null)?.id;
-      return this.reply(typeof id === 'string' || typeof id === 'number' ? id : null, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message');
+      this.reply(
+        typeof id === 'string' || typeof id === 'number' ? id : null,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 message',
+      );
+      return;
     }
     this.onmessage?.(parsed.data);
   }
