@@ -135,10 +135,19 @@ describe('vrp gate proxy in front of @modelcontextprotocol/server-filesystem (st
     expect(existsSync(join(root, 'b.txt'))).toBe(false);
   });
 
-  it('runs the approved write once when the identical call is retried; the replay is denied (EF_005) and changes nothing', async () => {
+  it('runs the approved write once when the identical call is retried (other arguments stay pending); the replay is denied (EF_005) and changes nothing', async () => {
     const pending = JSON.parse(await vrpOk(['gate', 'pending', '--db', store, '--json'])) as { candidate_act_id: string }[];
     expect(pending.map((p) => p.candidate_act_id)).toEqual([pendingActId]);
     await vrpOk(['gate', 'approve', pendingActId, '--db', store]);
+
+    // The approval covers exactly the reviewed arguments: other content is another act, pending in its turn.
+    const other = (await agent.client.callTool({
+      name: 'write_file',
+      arguments: { path: join(root, 'b.txt'), content: 'other' },
+    })) as CallToolResult;
+    expect(errorOf(other).code).toBe('EF_APPROVAL_REQUIRED');
+    expect(text(other)).not.toContain(pendingActId);
+    expect(existsSync(join(root, 'b.txt'))).toBe(false);
 
     const call = { name: 'write_file', arguments: { path: join(root, 'b.txt'), content: secret } };
     const ran = (await agent.client.callTool(call)) as CallToolResult;
