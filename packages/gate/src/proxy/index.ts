@@ -94,15 +94,21 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       resolveDone();
     })());
 
-  if (opts.listen) {
-    listener = await listenForAgents(proxy, opts.listen);
-    // The token is printed this once; the agent's configuration holds it from here on.
-    log('listening', { url: listener.url, token: listener.token, mode });
-  } else {
-    const transport = new AgentStdioTransport();
-    transport.onclose = () => void stop();
-    await proxy.createAgentServer().connect(transport);
-    log('serving_stdio', { mode });
+  try {
+    if (opts.listen) {
+      listener = await listenForAgents(proxy, opts.listen);
+      // The token is printed this once; the agent's configuration holds it from here on.
+      log('listening', { url: listener.url, token: listener.token, mode });
+    } else {
+      const transport = new AgentStdioTransport();
+      transport.onclose = () => void stop();
+      await proxy.createAgentServer().connect(transport);
+      log('serving_stdio', { mode });
+    }
+  } catch (e) {
+    // Not serving (e.g. the port is taken): stop the downstream child it started; the caller closes the store.
+    await proxy.close();
+    throw e;
   }
   return { serverId, ...(listener ? { listener } : {}), done, stop };
 }

@@ -38,7 +38,6 @@ import {
   digestArguments,
   dispatchMapped,
   type EnforceDecision,
-  forCall,
   type Gate,
   hostErrorObject,
   type MapContext,
@@ -178,7 +177,7 @@ export class GateProxy {
     if ('allow' in actCtx) return this.deny(actCtx, { name, started });
     let mapped: { act: AgentCandidateAct; liveArgs: Record<string, unknown>; sent: CallToolRequest['params'] };
     try {
-      mapped = this.map(params, forCall(actCtx, ctx, name, params.arguments ?? {}));
+      mapped = this.map(params, actCtx);
     } catch (e) {
       return this.deny(denyFrom(e), { name, started });
     }
