@@ -99,6 +99,12 @@ export const EF_CODES = {
     retryable: false,
     message: 'Policy does not authorize this tool call; it was not run.',
   },
+  EF_TOOL_NOT_PINNED: {
+    name: 'TOOL_DEFINITION_NOT_PINNED',
+    number: null,
+    retryable: false,
+    message: 'This tool is not pinned: a person has not reviewed its current definition; it was not run.',
+  },
   EF_EPOCH_STALE: {
     name: 'GENERATION_STALE',
     number: 'EF-041',

@@ -11,10 +11,12 @@ import {
 } from '@vrpkit/gate';
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { registerGateProxyCommands } from './gate-proxy.js';
 
 /** `vrp gate …`: operate the Tool-Use Binding gate's authority store, policy and keys (docs/gate.md §CLI). */
 export function registerGateCommands(program: Command): void {
   const gate = program.command('gate').description('the Tool-Use Binding gate: approvals, journal, policy checks, signing keys');
+  registerGateProxyCommands(gate);
 
   storeOptions(
     gate

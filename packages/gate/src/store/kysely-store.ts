@@ -89,6 +89,11 @@ export class KyselyAuthorityStore implements AuthorityStore {
     return this.ops.name;
   }
 
+  /** The query layer, for the additive tables whose queries live in their own module (store/proxy-tables.ts). */
+  get kysely(): Kysely<GateDatabase> {
+    return this.db;
+  }
+
   /** Apply pending migrations in one write transaction (concurrent openers wait, then see them applied). */
   async migrate(now: number): Promise<void> {
     await this.ops.write(async (db) => {

@@ -8,6 +8,7 @@
  * (seed §Security: "Logs SHOULD store digests, not raw arguments").
  */
 import type { Kysely } from 'kysely';
+import { PROXY_TABLES_MIGRATION } from './proxy-schema.js';
 
 /** Row states of an authority (tool-use-binding.md §4.1: ISSUED → CONSUMED, or REVOKED). */
 export type AuthorityState = 'ISSUED' | 'CONSUMED' | 'REVOKED';
@@ -213,4 +214,5 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.createIndex('gate_journal_owner_state').on('gate_journal').columns(['owner', 'state']).execute();
     },
   },
+  PROXY_TABLES_MIGRATION,
 ];

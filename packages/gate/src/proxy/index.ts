@@ -1,0 +1,114 @@
+/**
+ * `@vrpkit/gate/proxy`: the gate as a sidecar in front of any MCP server (`vrp gate proxy`).
+ * A separate entry because it needs the MCP SDK at run time, which `@vrpkit/gate` itself does not.
+ */
+import { generateEd25519Jwk, jwkThumbprint } from '@vrpkit/core';
+import { type AuthorityStore, Gate, type Policy, type ProxyMode, ProxyStore } from '../index.js';
+import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
+import { type AgentListener, listenForAgents } from './listen.js';
+import { jsonLinesLog, type ProxyLog } from './log.js';
+import { GateProxy } from './proxy.js';
+import { AgentStdioTransport } from './stdio.js';
+
+export { type DownstreamSpec, serverIdentity } from './downstream.js';
+export { type AgentListener, parseListen } from './listen.js';
+export { jsonLinesLog, type ProxyLog } from './log.js';
+export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
+export { GateProxy, type GateProxyOptions } from './proxy.js';
+export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
+
+export interface ProxyOptions {
+  policy: Policy;
+  /** The authority store; the proxy's tables live in it too. Closed when the proxy stops. */
+  store: AuthorityStore;
+  /** The proxy's name: its acts' session id and its sink id `gate-proxy:NAME`. Concurrent proxies on one store need distinct names. */
+  name: string;
+  downstream: DownstreamSpec;
+  mode?: ProxyMode;
+  pinOnFirstUse?: boolean;
+  /** Serve the agent over Streamable HTTP here instead of stdio. */
+  listen?: { host: string; port: number };
+  log?: ProxyLog;
+}
+
+export interface RunningProxy {
+  serverId: string;
+  listener?: AgentListener;
+  /** Resolves when the proxy has stopped (the agent's stdio closed, or `stop()`). */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start the proxy: connect the downstream, then serve the agent over stdio (or `listen`).
+ * Authority is signed with a key made for this process: the proxy is its own sink, and an
+ * approval recorded by `vrp gate approve` is turned into authority when the call is retried.
+ */
+export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
+  const log = opts.log ?? jsonLinesLog();
+  const mode = opts.mode ?? 'enforce';
+  const serverId = serverIdentity(opts.downstream, opts.name);
+  const { privateJwk, publicJwk } = await generateEd25519Jwk();
+  const gate = new Gate({
+    store: opts.store,
+    policy: opts.policy,
+    sinkId: `gate-proxy:${opts.name}`,
+    signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
+  });
+  const tables = new ProxyStore(opts.store);
+  const downstream = await connectDownstream(opts.downstream);
+  const info = downstream.getServerVersion();
+  log('downstream_connected', { server_id: serverId, server_info: info ? { name: info.name, version: info.version } : null });
+  if (opts.pinOnFirstUse)
+    log(
+      'pin_on_first_use',
+      { message: 'DEVELOPMENT ONLY: every tool seen for the first time is pinned without review; tool poisoning is not caught' },
+      'warn',
+    );
+  if (mode === 'observe')
+    log('observe_mode', { message: 'OBSERVE MODE: every call is forwarded; denies are recorded, not enforced' }, 'warn');
+  const proxy = new GateProxy({
+    gate,
+    policy: opts.policy,
+    tables,
+    downstream,
+    serverId,
+    name: opts.name,
+    mode,
+    pinOnFirstUse: !!opts.pinOnFirstUse,
+    log,
+  });
+
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => {
+    resolveDone = r;
+  });
+  let listener: AgentListener | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await listener?.close();
+      await proxy.close();
+      await gate.close().catch(() => {});
+      log('stopped', { server_id: serverId });
+      resolveDone();
+    })());
+
+  try {
+    if (opts.listen) {
+      listener = await listenForAgents(proxy, opts.listen);
+      // The token is printed this once; the agent's configuration holds it from here on.
+      log('listening', { url: listener.url, token: listener.token, mode });
+    } else {
+      const transport = new AgentStdioTransport();
+      transport.onclose = () => void stop();
+      await proxy.createAgentServer().connect(transport);
+      log('serving_stdio', { mode });
+    }
+  } catch (e) {
+    // Not serving (e.g. the port is taken): stop the downstream child it started; the caller closes the store.
+    await proxy.close();
+    throw e;
+  }
+  return { serverId, ...(listener ? { listener } : {}), done, stop };
+}

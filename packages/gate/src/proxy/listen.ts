@@ -1,0 +1,90 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { GateProxy } from './proxy.js';
+
+/** Hosts `--listen` accepts: the agent side is plain HTTP, so it stays on the loopback interface. */
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export interface AgentListener {
+  /** The Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp */
+  url: string;
+  /** The bearer token every request must carry (printed once at start, never logged again). */
+  token: string;
+  close(): Promise<void>;
+}
+
+/** Parse `HOST:PORT` (IPv6 in brackets); only loopback hosts. Throws RangeError with a clear message. */
+export function parseListen(value: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  if (!host || !Number.isInteger(port) || port > 65535) throw new RangeError(`--listen must be HOST:PORT, got ${value}`);
+  if (!LOOPBACK.has(host))
+    throw new RangeError(`--listen serves plain HTTP and accepts loopback hosts only (127.0.0.1, ::1, localhost), got ${host}`);
+  return { host, port };
+}
+
+/**
+ * Serve the agent side over Streamable HTTP (SDK `StreamableHTTPServerTransport`, one session
+ * and one agent `Server` per `initialize`) at `/mcp`. Every request must carry
+ * `Authorization: Bearer <token>` with the random token made here (compared in constant time);
+ * otherwise 401 and nothing reaches the MCP layer.
+ */
+export async function listenForAgents(proxy: GateProxy, at: { host: string; port: number }): Promise<AgentListener> {
+  const token = randomBytes(32).toString('base64url');
+  const expected = Buffer.from(`Bearer ${token}`);
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const given = Buffer.from(req.headers.authorization ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ error: 'unauthorized', message: 'a valid bearer token is required' }));
+    }
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ error: 'not_found', message: 'the MCP endpoint is /mcp' }));
+    }
+    const sid = req.headers['mcp-session-id'];
+    let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
+    if (!transport) {
+      // A new session (the transport itself refuses anything but an initialize request, or an unknown session id).
+      const t = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => void sessions.set(id, t),
+      });
+      t.onclose = () => {
+        if (t.sessionId) sessions.delete(t.sessionId);
+      };
+      await proxy.createAgentServer().connect(t);
+      transport = t;
+    }
+    await transport.handleRequest(req, res);
+    // A request that did not start a session leaves nothing behind.
+    if (!transport.sessionId) await transport.close();
+  };
+
+  const http: HttpServer = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'internal_error' }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(at.port, at.host, resolve);
+  });
+  const { port, address } = http.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${host}:${port}/mcp`,
+    token,
+    close: async () => {
+      for (const t of sessions.values()) await t.close().catch(() => {});
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}

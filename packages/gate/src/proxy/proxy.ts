@@ -1,0 +1,389 @@
+/**
+ * The gateway: an MCP server to the agent and an MCP client to one downstream server, with
+ * the gate in between (Tool-Use Binding draft, §MCP: "tools/list remains discovery";
+ * tools/call is a candidate act that runs only with consumed authority).
+ *
+ * - `tools/list`: only tools whose current definition digest a person pinned for this server
+ *   identity are listed; every definition seen is recorded for the person to review.
+ * - `tools/call`: pin check → candidate act (`mapMcpToolsCall`, server identity in
+ *   tool_endpoint and destination) → the gate's dispatch (policy, enforce, journal) → the
+ *   downstream call with exactly the digested arguments. A deny never reaches the downstream.
+ * - resources, prompts, completion, logging and progress pass through unchanged; any other
+ *   method is refused (fail closed: a method the proxy does not know might cause an effect).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  type CallToolRequest,
+  CallToolRequestSchema,
+  type CallToolResult,
+  CallToolResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type ListToolsResult,
+  McpError,
+  type Notification,
+  type Request,
+  ResultSchema,
+  type ServerCapabilities,
+  type ServerNotification,
+} from '@modelcontextprotocol/sdk/types.js';
+import { canonicalSha256Base64url } from '@vrpkit/core';
+import {
+  type AgentCandidateAct,
+  denyDecision,
+  denyFrom,
+  digestArguments,
+  dispatchMapped,
+  type EnforceDecision,
+  type Gate,
+  hostErrorObject,
+  type MapContext,
+  mapMcpToolsCall,
+  mcpDenyResult,
+  type Policy,
+  type ProxyMode,
+  type ProxyStore,
+  resolveActContext,
+  snapshotArguments,
+} from '../index.js';
+import type { ProxyLog } from './log.js';
+import { type PinnedToolDefinition, pinnedDefinition } from './pins.js';
+
+/** Requests passed to the downstream unchanged: discovery and reads, none of which is a tool effect. */
+const PASS_THROUGH = new Set([
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+]);
+
+export interface GateProxyOptions {
+  gate: Gate;
+  policy: Policy;
+  tables: ProxyStore;
+  downstream: Client;
+  /** The downstream's identity (see `serverIdentity`). */
+  serverId: string;
+  /** The proxy's name: the session id of its acts and part of its sink id. */
+  name: string;
+  mode: ProxyMode;
+  /** Development only: pin every tool the first time it is seen. */
+  pinOnFirstUse: boolean;
+  log: ProxyLog;
+  now?: () => number;
+}
+
+type RequestExtra = {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number } & Record<string, unknown>;
+  sendNotification: (n: ServerNotification) => Promise<void>;
+};
+
+interface ToolView {
+  definition: PinnedToolDefinition;
+  digest: string;
+}
+
+export class GateProxy {
+  private view: Map<string, ToolView> | undefined;
+  private downstreamOpen = true;
+  private stopping = false;
+  private readonly agents = new Set<Server>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: GateProxyOptions) {
+    this.now = o.now ?? Date.now;
+    o.downstream.onclose = () => {
+      this.downstreamOpen = false;
+      if (!this.stopping) o.log('downstream_closed', { server_id: o.serverId }, 'error');
+    };
+    // Downstream notifications (list changes, resource updates, log messages) go to every agent unchanged.
+    o.downstream.fallbackNotificationHandler = async (n: Notification) => {
+      if (n.method === 'notifications/tools/list_changed') this.view = undefined;
+      for (const agent of this.agents) await agent.notification(n as ServerNotification).catch(() => {});
+    };
+  }
+
+  /** An SDK `Server` for one agent connection (stdio has one; Streamable HTTP has one per session). */
+  createAgentServer(): Server {
+    const d = this.o.downstream.getServerCapabilities() ?? {};
+    // Mirror the downstream, minus `tasks` (task-based calls would bypass the gated tools/call) and `experimental`.
+    const capabilities: ServerCapabilities = { tools: d.tools?.listChanged ? { listChanged: true } : {} };
+    if (d.resources) capabilities.resources = d.resources;
+    if (d.prompts) capabilities.prompts = d.prompts;
+    if (d.completions) capabilities.completions = d.completions;
+    if (d.logging) capabilities.logging = d.logging;
+    // The downstream's `instructions` are model-visible text no pin covers, so they are not forwarded.
+    const server = new Server({ name: `vrp-gate-proxy/${this.o.name}`, version: '0.1.0' }, { capabilities });
+    server.setRequestHandler(ListToolsRequestSchema, async (): Promise<ListToolsResult> => ({ tools: await this.listTools() }));
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      this.callTool(req.params, extra as RequestExtra, server.getClientVersion()?.name),
+    );
+    server.fallbackRequestHandler = (req, extra) => this.forward(req, extra as RequestExtra);
+    // Agent notifications (roots changes …) have no downstream meaning: the proxy's client declared no capabilities.
+    server.fallbackNotificationHandler = async () => {};
+    this.agents.add(server);
+    server.onclose = () => this.agents.delete(server);
+    return server;
+  }
+
+  /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
+  async listTools(): Promise<ListToolsResult['tools']> {
+    const view = await this.refreshView();
+    const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
+    const listed: ListToolsResult['tools'] = [];
+    for (const [name, t] of view) {
+      const pinned = pins.get(name) ?? null;
+      if (pinned === t.digest || this.o.mode === 'observe') listed.push(t.definition as ListToolsResult['tools'][number]);
+      if (pinned !== t.digest)
+        this.o.log('tool_not_pinned', {
+          server_id: this.o.serverId,
+          tool: name,
+          digest: t.digest,
+          pinned_digest: pinned,
+          reason: pinned === null ? 'never_pinned' : 'definition_changed',
+          listed: this.o.mode === 'observe',
+        });
+    }
+    return listed;
+  }
+
+  /** One `tools/call`: pin check, candidate act, the gate's dispatch, the downstream call (or a deny). */
+  async callTool(params: CallToolRequest['params'], extra: RequestExtra, agentName: string | undefined): Promise<CallToolResult> {
+    const started = this.now();
+    const name = params.name;
+    if (params.task !== undefined) throw new McpError(ErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
+    if (!this.downstreamOpen) return downstreamUnavailable();
+    const tool = (this.view ?? (await this.refreshView())).get(name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const pinned = (await this.o.tables.getPin(this.o.serverId, name))?.pinned_digest === tool.digest;
+
+    const ctx: MapContext = {
+      gate: this.o.gate,
+      session_id: this.o.name,
+      principal: { principal_id: process.env.USER ?? 'local', principal_type: 'user' },
+      agent: { agent_id: agentName ?? 'mcp-client' },
+      purpose: { purpose_id: 'mcp-tools-call' },
+    };
+    const actCtx = await resolveActContext(ctx);
+    if ('allow' in actCtx) return this.deny(actCtx, { name, started });
+    let mapped: { act: AgentCandidateAct; liveArgs: Record<string, unknown>; sent: CallToolRequest['params'] };
+    try {
+      mapped = this.map(params, actCtx);
+    } catch (e) {
+      return this.deny(denyFrom(e), { name, started });
+    }
+    const { act, sent } = mapped;
+    const at = { name, started, act };
+
+    if (this.o.mode === 'observe') {
+      // Forward everything; record what enforce would have refused (the pilot metric).
+      const would = pinned ? this.o.policy.evaluate(act) : { decision: 'deny' as const, code: 'EF_TOOL_NOT_PINNED' as const };
+      if (would.decision !== 'issue') await this.observe('observe', would.code, act, name);
+      try {
+        const result = await this.send(sent, extra);
+        this.logCall(at, { allow: true, invoked: true, would_deny: would.decision === 'issue' ? null : would.code });
+        return result;
+      } catch (e) {
+        this.logCall(at, { allow: true, invoked: true, error: true });
+        return downstreamFailure(e);
+      }
+    }
+
+    if (!pinned) return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), at);
+    let result: CallToolResult | undefined;
+    const r = await dispatchMapped(
+      ctx,
+      { id: act.candidate_act_id, name },
+      () => mapped,
+      async () => {
+        result = await this.send(sent, extra);
+        // The journal keeps a digest of the result, not the result: the store holds no tool output.
+        return { result_digest: digestOrNull(result) };
+      },
+      true,
+    );
+    if (r.toolError !== undefined) {
+      this.logCall(at, { allow: true, invoked: true, error: true });
+      return downstreamFailure(r.toolError);
+    }
+    if (r.outcome.decision.allow && result) {
+      this.logCall(at, { allow: true, invoked: true, authority_id: r.outcome.decision.authority_id });
+      return result;
+    }
+    // A deny — also for a replay of a finished act (the retry rule: never a second invoke).
+    return this.deny(r.outcome.decision, at);
+  }
+
+  /** A pass-through request, with the agent's progress token and cancellation carried over. */
+  async forward(request: Request, extra: RequestExtra) {
+    if (!PASS_THROUGH.has(request.method)) throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
+    if (!this.downstreamOpen) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
+    return this.o.downstream.request({ method: request.method, params: request.params }, ResultSchema, requestOptions(extra));
+  }
+
+  async close(): Promise<void> {
+    this.stopping = true;
+    for (const agent of [...this.agents]) await agent.close().catch(() => {});
+    await this.o.downstream.close().catch(() => {});
+  }
+
+  // ---- internals ----
+
+  /** Fetch every page of the downstream's tools, digest each definition, record what was seen. */
+  private async refreshView(): Promise<Map<string, ToolView>> {
+    if (!this.downstreamOpen) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
+    const view = new Map<string, ToolView>();
+    let cursor: string | undefined;
+    do {
+      const page = await this.o.downstream.listTools(cursor === undefined ? undefined : { cursor });
+      for (const t of page.tools) view.set(t.name, pinnedDefinition(t));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    const info = this.o.downstream.getServerVersion();
+    await this.o.tables.recordSeen(
+      [...view].map(([tool_name, t]) => ({
+        server_id: this.o.serverId,
+        tool_name,
+        digest: t.digest,
+        definition: JSON.stringify(t.definition),
+        server_info: info ? JSON.stringify({ name: info.name, version: info.version }) : null,
+      })),
+      this.now(),
+    );
+    if (this.o.pinOnFirstUse) await this.pinFirstSeen(view);
+    this.view = view;
+    return view;
+  }
+
+  /** `--pin-on-first-use` (development only): a tool never pinned is pinned as seen now; a changed definition is not. */
+  private async pinFirstSeen(view: Map<string, ToolView>): Promise<void> {
+    const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
+    for (const [name, t] of view) {
+      if (pins.get(name) !== null) continue; // pinned (to this or another definition), or not recorded
+      const r = await this.o.tables.pin(this.o.serverId, name, { by: 'pin-on-first-use', now: this.now(), digest: t.digest });
+      if (r.pinned) this.o.log('tool_pinned_on_first_use', { server_id: this.o.serverId, tool: name, digest: t.digest }, 'warn');
+    }
+  }
+
+  /**
+   * The act for a call, over a private snapshot of its arguments; the downstream receives
+   * exactly that snapshot (the digest's arguments), whatever the caller's object does meanwhile.
+   *
+   * The act id: an MCP client names no act, so a call is identified by what it does — server
+   * identity, tool and arguments digest — and a retry of the identical call is the same act:
+   * an approval given for it applies to the retry, and after it ran the retry is a replay
+   * (Tool-Use Binding draft, §Retries: "never a second invoke"). Informational calls have no
+   * effect to repeat, so each is an act of its own (reading a file twice is two reads).
+   */
+  private map(params: CallToolRequest['params'], actCtx: Parameters<typeof mapMcpToolsCall>[2]) {
+    const liveArgs = snapshotArguments(params.arguments ?? {});
+    const sent: CallToolRequest['params'] = params.arguments === undefined ? { ...params } : { ...params, arguments: liveArgs };
+    const server = { serverUrl: this.o.serverId };
+    const cls = actCtx.classify({ tool_id: params.name, function_id: params.name, tool_protocol: 'MCP', tool_endpoint: this.o.serverId });
+    const ref =
+      cls === 'INFORMATIONAL'
+        ? randomUUID()
+        : canonicalSha256Base64url({ server: this.o.serverId, tool: params.name, arguments_digest: digestArguments(liveArgs).value });
+    return { act: mapMcpToolsCall(sent, server, actCtx, ref), liveArgs, sent };
+  }
+
+  private send(params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {
+    return this.o.downstream.request(
+      { method: 'tools/call', params },
+      CallToolResultSchema,
+      requestOptions(extra),
+    ) as Promise<CallToolResult>;
+  }
+
+  /**
+   * A deny as the model sees it: an MCP tool error (`isError: true`) carrying the host error
+   * object with the EF code and the registry's fixed wording. No `structuredContent`: it would
+   * have to match the tool's declared outputSchema, which an error object does not.
+   */
+  private async deny(decision: EnforceDecision, at: { name: string; started: number; act?: AgentCandidateAct }): Promise<CallToolResult> {
+    const { structuredContent: _, ...result } = mcpDenyResult(decision);
+    const code = hostErrorObject(decision).error.code;
+    if (code === 'EF_APPROVAL_REQUIRED' && at.act)
+      result.content.push({
+        type: 'text',
+        text: `Approval pending for candidate act ${at.act.candidate_act_id}. Once a person approves it, the identical call runs once.`,
+      });
+    await this.observe('enforce', code, at.act, at.name);
+    this.logCall(at, { allow: false, invoked: false, code });
+    return result;
+  }
+
+  private async observe(mode: ProxyMode, code: string, act: AgentCandidateAct | undefined, name: string): Promise<void> {
+    try {
+      await this.o.tables.recordObservation({
+        recorded_at: this.now(),
+        mode,
+        server_id: this.o.serverId,
+        tool_name: name,
+        consequence_class:
+          act?.consequence_class ??
+          this.o.gate.classify({ tool_id: name, function_id: name, tool_protocol: 'MCP', tool_endpoint: this.o.serverId }),
+        code,
+        candidate_act_id: act?.candidate_act_id ?? null,
+        arguments_digest: act?.arguments_digest.value ?? null,
+      });
+    } catch {
+      // The metric is best effort; the decision it describes already stands.
+      this.o.log('observation_not_recorded', { tool: name, code }, 'warn');
+    }
+  }
+
+  private logCall(at: { name: string; started: number; act?: AgentCandidateAct }, fields: Record<string, unknown>): void {
+    this.o.log('tools/call', {
+      mode: this.o.mode,
+      server_id: this.o.serverId,
+      tool: at.name,
+      candidate_act_id: at.act?.candidate_act_id ?? null,
+      arguments_digest: at.act?.arguments_digest.value ?? null,
+      consequence_class: at.act?.consequence_class ?? null,
+      ...fields,
+      ms: this.now() - at.started,
+    });
+  }
+}
+
+/** Cancellation and progress of the agent's request carried to the downstream request. */
+function requestOptions(extra: RequestExtra): RequestOptions {
+  const token = extra._meta?.progressToken;
+  const opts: RequestOptions = { signal: extra.signal, resetTimeoutOnProgress: true };
+  if (token !== undefined)
+    opts.onprogress = (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } });
+  return opts;
+}
+
+function digestOrNull(value: unknown): string | null {
+  try {
+    return canonicalSha256Base64url(value);
+  } catch {
+    return null;
+  }
+}
+
+function toolError(code: string, message: string, invoked: boolean): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message, retryable: false, invoked } }) }] };
+}
+
+/** The downstream is gone: nothing was sent, nothing was consumed. */
+function downstreamUnavailable(): CallToolResult {
+  return toolError('downstream_unavailable', 'The downstream MCP server is not running; the tool call was not sent.', false);
+}
+
+/** The call was sent and the downstream failed (enforce mode: its authority is consumed, so it is not run again). */
+function downstreamFailure(e: unknown): CallToolResult {
+  const message = e instanceof Error ? e.message : 'the downstream MCP server failed';
+  return toolError('downstream_error', `The downstream MCP server failed during the call: ${message}`, true);
+}

@@ -1,0 +1,113 @@
+import type { Readable, Writable } from 'node:stream';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/** Default cap on one agent message (bytes of one line). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The agent side over stdio: newline-delimited JSON-RPC (MCP stdio transport). Unlike the SDK's
+ * `StdioServerTransport`, which drops a line it cannot parse without a reply, this one answers
+ * it as JSON-RPC 2.0 §5.1 says — `-32700` for text that is not JSON, `-32600` for JSON that is
+ * not a JSON-RPC message or for a message over the size cap — so a client sees a clear error
+ * instead of waiting for its timeout, and the proxy goes on reading the next line.
+ */
+export class AgentStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private chunks: Buffer[] = [];
+  private size = 0;
+  /** True while skipping the rest of an oversized line. */
+  private discarding = false;
+  private closed = false;
+
+  constructor(
+    private readonly input: Readable = process.stdin,
+    private readonly output: Writable = process.stdout,
+    private readonly maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
+  ) {}
+
+  async start(): Promise<void> {
+    this.input.on('data', this.onData);
+    this.input.on('end', this.onEnd);
+    this.input.on('error', this.onStreamError);
+  }
+
+  private readonly onData = (chunk: Buffer) => {
+    let rest = chunk;
+    for (let i = rest.indexOf(0x0a); i >= 0; i = rest.indexOf(0x0a)) {
+      const tail = rest.subarray(0, i);
+      rest = rest.subarray(i + 1);
+      if (this.discarding) {
+        this.discarding = false;
+        continue;
+      }
+      this.chunks.push(tail);
+      const line = Buffer.concat(this.chunks).toString('utf8').replace(/\r$/, '');
+      this.chunks = [];
+      this.size = 0;
+      if (line.trim()) this.handleLine(line);
+    }
+    if (this.discarding || !rest.length) return;
+    this.chunks.push(rest);
+    this.size += rest.length;
+    if (this.size > this.maxMessageBytes) {
+      this.chunks = [];
+      this.size = 0;
+      this.discarding = true;
+      this.reply(null, ErrorCode.InvalidRequest, `message exceeds ${this.maxMessageBytes} bytes`);
+    }
+  };
+
+  private readonly onEnd = () => void this.close();
+  private readonly onStreamError = (e: Error) => this.onerror?.(e);
+
+  private handleLine(line: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.reply(null, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      const id = (value as { id?: unknown } | null)?.id;
+      this.reply(
+        typeof id === 'string' || typeof id === 'number' ? id : null,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 message',
+      );
+      return;
+    }
+    this.onmessage?.(parsed.data);
+  }
+
+  private reply(id: string | number | null, code: number, message: string): void {
+    // JSON-RPC 2.0 §5: the id is null when it could not be read; the SDK's message type has no null id.
+    void this.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.write(`${JSON.stringify(message)}\n`);
+  }
+
+  private write(text: string): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.output.write(text)) resolve();
+      else this.output.once('drain', resolve);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.input.off('data', this.onData);
+    this.input.off('end', this.onEnd);
+    this.input.off('error', this.onStreamError);
+    // A paused stdin no longer keeps the process alive.
+    this.input.pause();
+    this.onclose?.();
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The gateway's queries over its tables (store/proxy-schema.ts): the tool pins a person
+ * decided and the denies the proxy returned or — in observe mode — would have returned.
+ *
+ * Tool pinning defends against tool poisoning and definition changes after review ("rug
+ * pulls"): a tool whose definition digest is not the one a person pinned for this server
+ * identity is neither listed to the agent nor called.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { KyselyAuthorityStore } from './kysely-store.js';
+import type { ProxyDatabase, ProxyMode, ProxyObservationTable, ToolPinTable } from './proxy-schema.js';
+import type { GateDatabase } from './schema.js';
+import type { AuthorityStore } from './types.js';
+
+/** One tool as a definition was seen: what `recordSeen` writes. */
+export interface SeenTool {
+  server_id: string;
+  tool_name: string;
+  digest: string;
+  /** The definition as digested (JSON text). */
+  definition: string;
+  server_info: string | null;
+}
+
+/** One line of the pilot metric: denies (or would-be denies) by class, tool and code. */
+export interface ObservationCount {
+  mode: ProxyMode;
+  consequence_class: string;
+  tool_name: string;
+  code: string;
+  count: number;
+}
+
+export type PinOutcome =
+  | { pinned: true; row: ToolPinTable }
+  | { pinned: false; reason: 'unknown_tool' | 'digest_mismatch'; row?: ToolPinTable };
+
+/** The gateway's queries over the store's own connection (so SQLite keeps one handle per process). */
+export class ProxyStore {
+  private readonly db: Kysely<GateDatabase & ProxyDatabase>;
+
+  constructor(store: AuthorityStore) {
+    if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the proxy tables need a Kysely authority store');
+    this.db = store.kysely.withTables<ProxyDatabase>();
+  }
+
+  /** Record the definitions a `tools/list` returned (the pin is untouched: a changed definition stays unpinned). */
+  async recordSeen(tools: readonly SeenTool[], now: number): Promise<void> {
+    for (const t of tools) {
+      await this.db
+        .insertInto('gate_tool_pin')
+        .values({
+          server_id: t.server_id,
+          tool_name: t.tool_name,
+          pinned_digest: null,
+          pinned_at: null,
+          pinned_by: null,
+          seen_digest: t.digest,
+          seen_definition: t.definition,
+          server_info: t.server_info,
+          first_seen_at: now,
+          seen_at: now,
+        })
+        .onConflict((oc) =>
+          oc
+            .columns(['server_id', 'tool_name'])
+            .doUpdateSet({ seen_digest: t.digest, seen_definition: t.definition, server_info: t.server_info, seen_at: now }),
+        )
+        .execute();
+    }
+  }
+
+  async getPin(serverId: string, toolName: string): Promise<ToolPinTable | undefined> {
+    return await this.db
+      .selectFrom('gate_tool_pin')
+      .selectAll()
+      .where('server_id', '=', serverId)
+      .where('tool_name', '=', toolName)
+      .executeTakeFirst();
+  }
+
+  async listPins(serverId?: string): Promise<ToolPinTable[]> {
+    let q = this.db.selectFrom('gate_tool_pin').selectAll();
+    if (serverId) q = q.where('server_id', '=', serverId);
+    return q.orderBy('server_id').orderBy('tool_name').execute();
+  }
+
+  /**
+   * Pin the definition last seen. With `digest`, only if that is still the definition seen (the
+   * person pins what they reviewed, never a definition that changed meanwhile).
+   */
+  async pin(serverId: string, toolName: string, opts: { by: string; now: number; digest?: string }): Promise<PinOutcome> {
+    let q = this.db
+      .updateTable('gate_tool_pin')
+      .set((eb) => ({ pinned_digest: eb.ref('seen_digest'), pinned_at: opts.now, pinned_by: opts.by }))
+      .where('server_id', '=', serverId)
+      .where('tool_name', '=', toolName);
+    if (opts.digest !== undefined) q = q.where('seen_digest', '=', opts.digest);
+    const row = await q.returningAll().executeTakeFirst();
+    if (row) return { pinned: true, row };
+    const existing = await this.getPin(serverId, toolName);
+    return existing ? { pinned: false, reason: 'digest_mismatch', row: existing } : { pinned: false, reason: 'unknown_tool' };
+  }
+
+  /** Remove a pin: the tool is hidden and refused until pinned again. False when the tool was not pinned. */
+  async unpin(serverId: string, toolName: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('gate_tool_pin')
+      .set({ pinned_digest: null, pinned_at: null, pinned_by: null })
+      .where('server_id', '=', serverId)
+      .where('tool_name', '=', toolName)
+      .where('pinned_digest', 'is not', null)
+      .returning('tool_name')
+      .executeTakeFirst();
+    return r !== undefined;
+  }
+
+  async recordObservation(o: Omit<ProxyObservationTable, 'observation_id'>): Promise<void> {
+    await this.db
+      .insertInto('gate_proxy_observation')
+      .values({ observation_id: randomUUID(), ...o })
+      .execute();
+  }
+
+  /** The pilot metric (Tool-Use Binding draft, §Pilot: "denies that would have been sends"), grouped. */
+  async countObservations(since: number): Promise<ObservationCount[]> {
+    const rows = await this.db
+      .selectFrom('gate_proxy_observation')
+      .select(['mode', 'consequence_class', 'tool_name', 'code'])
+      .select((eb) => eb.fn.countAll().as('count'))
+      .where('recorded_at', '>=', since)
+      .groupBy(['mode', 'consequence_class', 'tool_name', 'code'])
+      .orderBy('consequence_class')
+      .orderBy('tool_name')
+      .orderBy('code')
+      .orderBy('mode')
+      .execute();
+    return rows.map((r) => ({ ...r, count: Number(r.count) }));
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The gateway's tables (tool pins, proxy observations) on SQLite (a real file) and PostgreSQL
+ * (`VRPKIT_TEST_PG_URL`, a fresh schema per test): added by store migration 2 to every store,
+ * existing or new, and queried through the store's own connection.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { type AuthorityStore, openPostgresStore, openSqliteStore, ProxyStore } from '@vrpkit/gate';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { removeTmpDirs, tmpDir } from './procs/common.js';
+
+const PG_URL = process.env.VRPKIT_TEST_PG_URL;
+if (!PG_URL) console.warn('[gate proxy tables] VRPKIT_TEST_PG_URL is unset: the PostgreSQL half is SKIPPED');
+
+const dir = tmpDir('proxy-tables');
+afterAll(removeTmpDirs);
+
+const T0 = 1_800_000_000_000;
+const SERVER = 'stdio:notes#abc';
+const seen = (tool_name: string, digest: string) => ({
+  server_id: SERVER,
+  tool_name,
+  digest,
+  definition: JSON.stringify({ name: tool_name, description: digest }),
+  server_info: JSON.stringify({ name: 'notes', version: '1' }),
+});
+
+const backends = [
+  { name: 'sqlite', skip: false, open: () => openSqliteStore(join(dir, `${randomBytes(6).toString('hex')}.db`)) },
+  {
+    name: 'postgres',
+    skip: !PG_URL,
+    open: () => openPostgresStore(PG_URL!, { schema: `gate_proxy_${randomBytes(5).toString('hex')}`, poolSize: 2 }),
+  },
+] as const;
+
+for (const backend of backends) {
+  describe.skipIf(backend.skip)(`proxy tables on ${backend.name}`, () => {
+    let store: AuthorityStore | undefined;
+    afterEach(async () => {
+      if (store?.dialect === 'postgres') {
+        const schema = store.location.split('#')[1]!;
+        await store.close();
+        const c = new pg.Client({ connectionString: PG_URL });
+        await c.connect();
+        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await c.end();
+      } else await store?.close();
+      store = undefined;
+    });
+
+    it('records definitions as seen without pinning them; a pin binds the reviewed digest; a changed definition is no longer the pinned one', async () => {
+      store = await backend.open();
+      const t = new ProxyStore(store);
+      await t.recordSeen([seen('note_write', 'd1'), seen('crash', 'c1')], T0);
+      expect((await t.listPins(SERVER)).map((p) => [p.tool_name, p.pinned_digest])).toEqual([
+        ['crash', null],
+        ['note_write', null],
+      ]);
+
+      expect(await t.pin(SERVER, 'note_write', { by: 'alice', now: T0 + 1, digest: 'other' })).toMatchObject({
+        pinned: false,
+        reason: 'digest_mismatch',
+      });
+      expect(await t.pin(SERVER, 'nope', { by: 'alice', now: T0 + 1 })).toEqual({ pinned: false, reason: 'unknown_tool' });
+      const pinned = await t.pin(SERVER, 'note_write', { by: 'alice', now: T0 + 1, digest: 'd1' });
+      expect(pinned).toMatchObject({ pinned: true, row: { pinned_digest: 'd1', pinned_by: 'alice', pinned_at: T0 + 1 } });
+
+      // The server changes the definition: the pin stays on the reviewed digest.
+      await t.recordSeen([seen('note_write', 'd2')], T0 + 2);
+      expect(await t.getPin(SERVER, 'note_write')).toMatchObject({
+        pinned_digest: 'd1',
+        seen_digest: 'd2',
+        first_seen_at: T0,
+        seen_at: T0 + 2,
+      });
+
+      expect(await t.unpin(SERVER, 'note_write')).toBe(true);
+      expect(await t.unpin(SERVER, 'note_write')).toBe(false);
+      expect((await t.getPin(SERVER, 'note_write'))?.pinned_digest).toBeNull();
+      expect(await t.listPins('another-server')).toEqual([]);
+    });
+
+    it('counts observations by mode, class, tool and code since a time', async () => {
+      store = await backend.open();
+      const t = new ProxyStore(store);
+      const o = {
+        server_id: SERVER,
+        tool_name: 'note_write',
+        consequence_class: 'PERSISTENT_STATE_CHANGE',
+        candidate_act_id: null,
+        arguments_digest: null,
+      };
+      await t.recordObservation({ ...o, recorded_at: T0 - 10, mode: 'observe', code: 'EF_TOOL_NOT_PINNED' });
+      await t.recordObservation({ ...o, recorded_at: T0, mode: 'observe', code: 'EF_APPROVAL_REQUIRED' });
+      await t.recordObservation({ ...o, recorded_at: T0 + 1, mode: 'observe', code: 'EF_APPROVAL_REQUIRED' });
+      await t.recordObservation({ ...o, recorded_at: T0 + 2, mode: 'enforce', code: 'EF_APPROVAL_REQUIRED' });
+      expect(await t.countObservations(T0)).toEqual([
+        { mode: 'enforce', consequence_class: 'PERSISTENT_STATE_CHANGE', tool_name: 'note_write', code: 'EF_APPROVAL_REQUIRED', count: 1 },
+        { mode: 'observe', consequence_class: 'PERSISTENT_STATE_CHANGE', tool_name: 'note_write', code: 'EF_APPROVAL_REQUIRED', count: 2 },
+      ]);
+    });
+  });
+}
+
+describe('proxy tables migration', () => {
+  it('adds the tables to a store created before them (migration 2 on top of 1), once', async () => {
+    const file = join(dir, 'old.db');
+    await (await openSqliteStore(file)).close();
+    // Make the file look like one written before migration 2 existed.
+    const raw = new Database(file);
+    raw.exec('DROP TABLE gate_tool_pin; DROP TABLE gate_proxy_observation; DELETE FROM gate_schema_migrations WHERE version = 2');
+    raw.close();
+    const store = await openSqliteStore(file);
+    await new ProxyStore(store).recordSeen([seen('note_write', 'd1')], T0);
+    await store.close();
+    const again = await openSqliteStore(file);
+    expect((await new ProxyStore(again).listPins()).map((p) => p.tool_name)).toEqual(['note_write']);
+    await again.close();
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('SELECT version, name FROM gate_schema_migrations ORDER BY version').all()).toEqual([
+      { version: 1, name: 'authority, evidence, escalation, journal, policy state' },
+      { version: 2, name: 'gateway tool pins and proxy observations' },
+    ]);
+    check.close();
+  });
+});
