@@ -267,9 +267,9 @@ function mutatingGate(gate: TestGate['gate'], mutate: () => void): DispatchGate 
     policyState: () => gate.policyState(),
     classify: (tool) => gate.classify(tool),
     dispatch: (act, liveArgs, invoke) =>
-      gate.dispatch(act, liveArgs, async () => {
+      gate.dispatch(act, liveArgs, async (args) => {
         mutate();
-        return invoke();
+        return invoke(args);
       }),
   };
 }

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { GateError, mcpDenyResult } from '../errors.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { mapMcpToolsCall } from '../mappers/mcp.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, snapshotArguments, type ToolCallOutcome } from './context.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
 
 type CallTool = Client['callTool'];
 type CallToolResult = Awaited<ReturnType<CallTool>>;
@@ -17,6 +17,12 @@ export type GatedMcpClient = Client & {
   /** The decision for every call made through this client, in order (ids, codes, digests; never arguments). */
   readonly gateOutcomes: readonly ToolCallOutcome[];
 };
+
+/** The host error object as an MCP tool-level error result (`isError: true`) the model sees, with the object as structured content. */
+export function mcpDenyResult(decision: EnforceDecision) {
+  const body = hostErrorObject(decision);
+  return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify(body) }], structuredContent: { ...body } };
+}
 
 /**
  * Wrap an MCP SDK `Client` so every `tools/call` passes the gate (seed §"MCP": "The conforming
@@ -39,20 +45,24 @@ export function gateMcpClient(client: Client, opts: { serverUrl: string; context
       outcomes.push({ ...block, decision: actCtx, invoked: false });
       return mcpDenyResult(actCtx) as CallToolResult;
     }
-    // The params sent are a private copy taken once: the digest is over its arguments and the
-    // server receives exactly them, whatever happens to the caller's object meanwhile.
-    let sent: Parameters<CallTool>[0] | undefined;
+    // The params sent carry the frozen copy of the arguments dispatch digested: the server
+    // receives exactly them, whatever happens to the caller's object meanwhile.
+    const { arguments: raw, ...rest } = params;
     const r = await dispatchMapped(
       opts.context,
       block,
       () => {
-        const { arguments: raw, ...rest } = params;
         // Absent arguments are the empty object (as mcpArguments reads them); the wire keeps them absent.
-        const liveArgs = snapshotArguments(raw ?? {});
-        sent = raw === undefined ? { ...rest, name: block.name } : { ...rest, name: block.name, arguments: liveArgs };
-        return { act: mapMcpToolsCall(sent, server, forCall(actCtx, opts.context, block.name, liveArgs), actRef), liveArgs };
+        const liveArgs = raw ?? {};
+        const mapped = { ...rest, name: block.name, arguments: liveArgs };
+        return { act: mapMcpToolsCall(mapped, server, forCall(actCtx, opts.context, block.name, liveArgs), actRef), liveArgs };
       },
-      () => client.callTool(sent!, resultSchema, options),
+      (args) =>
+        client.callTool(
+          raw === undefined ? { ...rest, name: block.name } : { ...rest, name: block.name, arguments: args },
+          resultSchema,
+          options,
+        ),
       true,
     );
     outcomes.push(r.outcome);
