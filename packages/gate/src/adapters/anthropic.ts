@@ -1,7 +1,7 @@
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from '../mappers/anthropic.js';
 import { type ComputerUseLiveArgs, computerUseLiveArgs, type LiveBrowserState } from '../mappers/computer.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable } from './context.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable, toolFor } from './context.js';
 import { replyFor } from './results.js';
 
 /** A `tool_result` block to send back (structural; the SDK's `ToolResultBlockParam` accepts it). */
@@ -47,7 +47,7 @@ export async function handleAnthropicMessage(
     if ('allow' in actCtx) {
       r = { outcome: { id: block.id, name: block.name, decision: actCtx, invoked: false } };
     } else {
-      const fn = tools[block.name] as ((args: unknown) => unknown) | undefined;
+      const fn = toolFor(tools, block.name);
       const computer = isComputerUseTool(block.name, actCtx);
       // The live state is read per action, right before it (seed: "Origin change MUST invalidate prior authority").
       let live: LiveBrowserState | undefined;

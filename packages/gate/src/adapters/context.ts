@@ -8,7 +8,7 @@ import type {
   PolicyState,
 } from '../act.js';
 import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
-import type { ActContext, ClassifyInput, ToolBinding } from '../mappers/context.js';
+import { type ActContext, type ClassifyInput, ownEntry, type ToolBinding } from '../mappers/context.js';
 
 /** What the adapters need from the Gate (the ENFORCE half of packages/gate; `Gate` satisfies it). */
 export interface DispatchGate {
@@ -47,6 +47,12 @@ export interface MapContext {
 /** A host tool implementation: receives the live (already checked) arguments. */
 export type ToolFunction = (args: never) => unknown;
 export type ToolTable = Readonly<Record<string, ToolFunction>>;
+
+/** The host function a model-chosen name selects: an own entry that is a function, never an inherited name. */
+export function toolFor(tools: ToolTable, name: string): ((args: unknown) => unknown) | undefined {
+  const fn = ownEntry(tools, name);
+  return typeof fn === 'function' ? (fn as (args: unknown) => unknown) : undefined;
+}
 
 /** What happened to one tool block: never the raw arguments (seed §Security: logs hold digests). */
 export interface ToolCallOutcome {

@@ -2,7 +2,7 @@ import type { AgentCandidateAct } from '../act.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { parseIJson } from '../ijson.js';
 import { mapResponsesFunctionCall, mapToolCall, type ResponsesFunctionCallLike, type ToolCallLike } from '../mappers/openai.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable } from './context.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable, toolFor } from './context.js';
 import { replyFor } from './results.js';
 
 /** A Chat Completions `tool` message (structural; `ChatCompletionToolMessageParam` accepts it). */
@@ -50,7 +50,7 @@ async function handleCalls(calls: readonly Call[], tools: ToolTable, ctx: MapCon
       out.push({ call, r: { outcome: { id: call.id, name: call.name, decision: actCtx, invoked: false } } });
       continue;
     }
-    const fn = tools[call.name] as ((args: unknown) => unknown) | undefined;
+    const fn = toolFor(tools, call.name);
     const r = await dispatchMapped(
       ctx,
       call,
