@@ -54,7 +54,7 @@ export async function dispatch<A, T>(
   } catch (e) {
     return denied(asGateError(e).code);
   }
-  const decision = await enforceValidated(ctx, a, live.digest.value);
+  const decision = await enforceValidated(ctx, a, live.digest.value, live.args);
   if (!decision.allow) return { decision, invoked: false };
   const id = a.candidate_act_id;
   const authorityId = decision.authority_id!;

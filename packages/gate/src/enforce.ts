@@ -32,17 +32,32 @@ export async function enforce(ctx: GateContext, act: unknown, liveArgs: unknown)
   } catch (e) {
     return observed(ctx, v.act, denyDecision(asGateError(e).code));
   }
-  return enforceValidated(ctx, v.act, live);
+  return enforceValidated(ctx, v.act, live, liveArgs);
 }
 
-/** enforce for an act already validated and live arguments already digested (dispatch does each once). Never throws. */
-export async function enforceValidated(ctx: GateContext, a: AgentCandidateAct, liveDigest: string): Promise<EnforceDecision> {
-  return observed(ctx, a, await decide(ctx, a, liveDigest));
+/**
+ * enforce for an act already validated and live arguments already digested (dispatch does each
+ * once); `liveArgs` are the arguments `liveDigest` covers. Never throws.
+ */
+export async function enforceValidated(
+  ctx: GateContext,
+  a: AgentCandidateAct,
+  liveDigest: string,
+  liveArgs: unknown,
+): Promise<EnforceDecision> {
+  return observed(ctx, a, await decide(ctx, a, liveDigest, liveArgs));
 }
 
-async function decide(ctx: GateContext, a: AgentCandidateAct, live: string): Promise<EnforceDecision> {
+async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, liveArgs: unknown): Promise<EnforceDecision> {
+  // Computer use: the live arguments carry the origin the controller read right before the
+  // action. "Origin change MUST invalidate prior authority" (Tool-Use Binding draft, computer
+  // use): an act whose live origin is not its own goes to the store as that destination
+  // change, which spends the authority, even when its digest differs as well.
+  const browser = a.finality_sink.sink_type === 'BROWSER_CONTROLLER';
+  const origin = browser ? liveOrigin(liveArgs) : undefined;
+  const originChanged = origin !== undefined && origin !== a.destination?.destination_id;
   // MUST 2: "an approved search cannot become a send".
-  if (live !== a.arguments_digest.value) return denyDecision('EF_SCOPE_MISMATCH');
+  if (live !== a.arguments_digest.value && !originChanged) return denyDecision('EF_SCOPE_MISMATCH');
   // The sink is this enforcer; an act addressed to another sink is not ours to run.
   if (a.finality_sink.sink_id !== ctx.sinkId) return denyDecision('EF_040');
   try {
@@ -55,22 +70,32 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string): Pro
         arguments_digest: live,
         tool_id: a.tool.tool_id,
         function_id: a.tool.function_id,
-        tool_endpoint: a.tool.tool_endpoint ?? null,
-        destination_id: a.destination?.destination_id ?? null,
+        tool_endpoint: originChanged ? origin : (a.tool.tool_endpoint ?? null),
+        destination_id: originChanged ? origin : (a.destination?.destination_id ?? null),
         consequence_class: a.consequence_class,
         act_policy_state: a.policy_state,
         sink_id: ctx.sinkId,
         owner: ctx.instanceId,
         now,
+        invalidate_on_origin_change: browser,
       },
       { timeoutMs: ctx.timeoutMs },
     );
-    if (!r.ok) return denyDecision(r.code);
+    if (!r.ok) {
+      if (r.invalidated) ctx.emit({ type: 'journal', candidate_act_id: a.candidate_act_id, state: 'REFUSED', authority_id: r.invalidated });
+      return denyDecision(r.code);
+    }
     ctx.emit({ type: 'journal', candidate_act_id: a.candidate_act_id, state: 'CONSUMED', authority_id: r.authority_id });
     return { allow: true, authority_id: r.authority_id };
   } catch (e) {
     return denyDecision(asGateError(e).code);
   }
+}
+
+/** The origin in computer-use live arguments (`computerUseLiveArgs`), if they carry one. */
+function liveOrigin(liveArgs: unknown): string | undefined {
+  const origin = (liveArgs as { origin?: unknown } | null)?.origin;
+  return typeof origin === 'string' ? origin : undefined;
 }
 
 /** Report the decision to the gate's observer (ids and codes only), and return it. */

@@ -100,6 +100,7 @@ export function registerGateCommands(program: Command): void {
           'EFFECTUATED',
           'FAILED',
           'EFFECT_RESULT_UNKNOWN',
+          'REFUSED',
         ]),
       )
       .option('--limit <n>', 'at most this many rows', positiveInt, 100),
