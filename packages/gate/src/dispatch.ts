@@ -1,6 +1,6 @@
 /**
  * dispatch: authorize (if the act has no authority yet) → enforce → journal INVOKED → invoke
- * exactly once → journal the result (tool-use-binding.md §4.1). The act is validated once and
+ * exactly once → journal the result (consume strictly before invoke, durably). The act is validated once and
  * the live arguments are digested once; invoke receives the frozen copy that digest covers.
  * A retry of an act whose authority was consumed gets the recorded result or a deny, never a
  * second invoke (Tool-Use Binding draft, Retries: "a new act or a fetch of the original

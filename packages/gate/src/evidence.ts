@@ -1,6 +1,7 @@
 /**
  * The validation evidence of an authorize() decision: committed before (or with) the authority
- * or escalation it justifies, never after (tool-use-binding.md §1.8, evidence before capability).
+ * or escalation it justifies, never after ([I-D.das-agentic]: the Protected Enforcement Domain
+ * commits its evidence, then issues authority).
  */
 import { randomBytes } from 'node:crypto';
 import { canonicalSha256Base64url } from '@vrpkit/core';

@@ -1,7 +1,7 @@
 /**
  * What one Gate's verbs share: authorize, escalation, enforce and dispatch each take this
  * context instead of reaching into a class, so each verb lives in its own module
- * (Tool-Use Binding draft, enforce() contract; tool-use-binding.md §1.8 for the evidence order).
+ * (Tool-Use Binding draft, enforce() contract).
  */
 import type { JwsSigner } from '@vrpkit/core';
 import type { AgentCandidateAct } from './act.js';

@@ -77,7 +77,7 @@ export class Gate {
     this.starting ??= (async () => {
       const t = now();
       await store.syncPolicyDigest(policy.digest, t);
-      // §4.1: a consumed act with no result after a restart is EFFECT_RESULT_UNKNOWN, never re-invoked.
+      // A consumed act with no result after a restart is EFFECT_RESULT_UNKNOWN (EF-090), never re-invoked.
       await store.recoverUnfinished(instanceId, t);
     })();
     // A failed start-up (store unreachable) denies this call and is retried by the next one.
