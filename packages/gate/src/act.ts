@@ -1,4 +1,4 @@
-import { canonicalSha256Base64url } from '@vrpkit/core';
+import { canonicalJson, sha256Base64url } from '@vrpkit/core';
 import { z } from 'zod';
 import { assertIJson } from './ijson.js';
 
@@ -192,5 +192,36 @@ export function validateAct(act: unknown): { ok: true; act: AgentCandidateAct } 
  */
 export function digestArguments(args: unknown): ArgumentsDigest {
   assertIJson(args);
-  return { algorithm: 'SHA-256', value: canonicalSha256Base64url(args), canonicalization: 'JCS' };
+  return digestOfCanonical(canonicalJson(args));
+}
+
+/** The live arguments as enforced: their digest, and the frozen copy that digest covers. */
+export interface LiveArguments<A> {
+  digest: ArgumentsDigest;
+  /** A deep copy rebuilt from the digested canonical JSON, deeply frozen: what invoke receives. */
+  args: A;
+}
+
+/**
+ * Digest the live arguments once and keep exactly what was digested (Tool-Use Binding draft,
+ * enforce() contract, MUSTs 1 and 2): the tool must run with the arguments whose digest was
+ * checked, so a caller mutating its own object after the consume changes nothing.
+ * Non-I-JSON values throw GateError('EF_MALFORMED_ARGUMENTS').
+ */
+export function snapshotLiveArguments<A>(args: A): LiveArguments<A> {
+  assertIJson(args);
+  const canonical = canonicalJson(args);
+  return { digest: digestOfCanonical(canonical), args: deepFreeze(JSON.parse(canonical)) as A };
+}
+
+function digestOfCanonical(canonical: string): ArgumentsDigest {
+  return { algorithm: 'SHA-256', value: sha256Base64url(canonical), canonicalization: 'JCS' };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

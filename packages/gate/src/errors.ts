@@ -178,26 +178,3 @@ export function hostErrorObject(decision: EnforceDecision): HostErrorObject {
     error: { code, message: entry.message, retryable: entry.retryable && decision.retryable === true, invoked: false },
   };
 }
-
-// ---- the host error object in each vendor's shape (seed §"Mapping": "the model sees a deny") ----
-
-/** Anthropic Messages: a `tool_result` block with `is_error: true` for the `tool_use` id. */
-export function anthropicDenyResult(toolUseId: string, decision: EnforceDecision) {
-  return { type: 'tool_result' as const, tool_use_id: toolUseId, is_error: true, content: JSON.stringify(hostErrorObject(decision)) };
-}
-
-/** OpenAI Chat Completions: a `tool` message for the `tool_calls[].id`. */
-export function openAIDenyMessage(toolCallId: string, decision: EnforceDecision) {
-  return { role: 'tool' as const, tool_call_id: toolCallId, content: JSON.stringify(hostErrorObject(decision)) };
-}
-
-/** OpenAI Responses: a `function_call_output` input item for the `call_id`. */
-export function responsesDenyOutput(callId: string, decision: EnforceDecision) {
-  return { type: 'function_call_output' as const, call_id: callId, output: JSON.stringify(hostErrorObject(decision)) };
-}
-
-/** MCP: a tool-level error result (`isError: true`) the model sees, with the host error object as structured content. */
-export function mcpDenyResult(decision: EnforceDecision) {
-  const body = hostErrorObject(decision);
-  return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify(body) }], structuredContent: { ...body } };
-}

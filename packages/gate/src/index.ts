@@ -1,7 +1,14 @@
 export * from './act.js';
 export * from './adapters/index.js';
 export * from './authority.js';
+export { denyDecision } from './enforce.js';
 export * from './errors.js';
+export {
+  actBindingDigest,
+  decideEscalation,
+  type EscalationDecision,
+  type EscalationDecisionRequest,
+} from './escalation.js';
 export * from './gate.js';
 export * from './ijson.js';
 export * from './journal.js';

@@ -4,8 +4,8 @@
  * happened, retry is a new act or a fetch of the original tool_result, never a second
  * invoke."
  */
+import { denyDecision } from './enforce.js';
 import type { EnforceDecision } from './errors.js';
-import { EF_CODES, type EfCode } from './errors.js';
 import type { JournalState } from './store/schema.js';
 import type { JournalRow } from './store/types.js';
 
@@ -17,16 +17,6 @@ export interface RetryOutcome {
   /** The recorded tool result, when the first run finished and the live arguments are the same. */
   result?: unknown;
   replayed: boolean;
-}
-
-/**
- * A deny with the registry's fixed message. `retryable` is set only for the registry's
- * retryable code (EF-060, a validation timeout: nothing was consumed, the validation may be retried).
- */
-export function denyDecision(code: EfCode): EnforceDecision {
-  const d: EnforceDecision = { allow: false, code, message: EF_CODES[code].message };
-  if (EF_CODES[code].retryable) d.retryable = true;
-  return d;
 }
 
 /**

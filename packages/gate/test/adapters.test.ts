@@ -1,17 +1,24 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type ChatCompletionChunkLike,
   type DispatchGate,
   digestArguments,
+  Gate,
   gateMcpClient,
   handleAnthropicMessage,
   handleOpenAIMessage,
   handleResponsesOutput,
+  loadPolicy,
   mapToolUse,
+  openSqliteStore,
   resolveActContext,
   ToolCallStreamAccumulator,
   ToolUseStreamAccumulator,
 } from '@vrpkit/gate';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SIGNING_KEY } from './procs/common.js';
 import { countingTools, hostContext, openTestGate, type TestGate } from './scenarios-gate.js';
 
 let t: TestGate;
@@ -267,9 +274,9 @@ function mutatingGate(gate: TestGate['gate'], mutate: () => void): DispatchGate 
     policyState: () => gate.policyState(),
     classify: (tool) => gate.classify(tool),
     dispatch: (act, liveArgs, invoke) =>
-      gate.dispatch(act, liveArgs, async () => {
+      gate.dispatch(act, liveArgs, async (args) => {
         mutate();
-        return invoke();
+        return invoke(args);
       }),
   };
 }
@@ -315,5 +322,59 @@ describe('the tool receives exactly the digested arguments', () => {
     await client.callTool({ name: 'search' } as never);
     expect(sent[1]).toEqual({ name: 'search' });
     expect(client.gateOutcomes[1]).toMatchObject({ invoked: true, arguments_digest: digestArguments({}).value });
+  });
+});
+
+describe('adapters look tools up with tools[block.name]', () => {
+  const INHERITED = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'];
+
+  it('inherited names (constructor, toString, __proto__) never run, even under a lenient policy', async () => {
+    // A lenient policy: every class but the fail-closed ones is on a hot envelope, so only the lookup stands in the way.
+    const dir = mkdtempSync(join(tmpdir(), 'gate-inherited-'));
+    const store = await openSqliteStore(join(dir, 'authority.sqlite'));
+    const lenient = new Gate({
+      store,
+      policy: loadPolicy({
+        version: 1,
+        policy_id: 'lenient',
+        default_consequence_class: 'INFORMATIONAL',
+        hot_envelopes: [{ name: 'everything', consequence_classes: ['INFORMATIONAL', 'OTHER'] }],
+      }),
+      sinkId: 'host-dispatch-1',
+      signingKey: SIGNING_KEY,
+    });
+    try {
+      const { tools, calls } = countingTools();
+      const ctx = hostContext(lenient as never);
+      const anthropic = await handleAnthropicMessage(
+        { content: INHERITED.map((name, i) => ({ type: 'tool_use', id: `toolu_i${i}`, name, input: {} })) },
+        tools,
+        ctx,
+      );
+      const chat = await handleOpenAIMessage(
+        { tool_calls: INHERITED.map((name, i) => ({ id: `call_i${i}`, type: 'function' as const, function: { name, arguments: '{}' } })) },
+        tools,
+        ctx,
+      );
+      const responses = await handleResponsesOutput(
+        INHERITED.map((name, i) => ({ type: 'function_call' as const, id: `fc_i${i}`, call_id: `call_r${i}`, name, arguments: '{}' })),
+        tools,
+        ctx,
+      );
+      const outcomes = [...anthropic.outcomes, ...chat.outcomes, ...responses.outcomes];
+      expect(outcomes).toHaveLength(INHERITED.length * 3);
+      for (const o of outcomes) expect(o, o.name).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_NOT_AUTHORIZED' } });
+      expect(calls).toEqual([]);
+      // The same policy runs a tool the host did register.
+      const ok = await handleAnthropicMessage(
+        { content: [{ type: 'tool_use', id: 'toolu_ok', name: 'search', input: { q: 'x' } }] },
+        tools,
+        ctx,
+      );
+      expect(ok.outcomes[0]).toMatchObject({ invoked: true });
+    } finally {
+      await lenient.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

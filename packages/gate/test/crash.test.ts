@@ -31,7 +31,7 @@ type Mode = 'after-consume' | 'after-invoke' | 'random';
 async function whereKilled(db: string, acts: string[]): Promise<string> {
   const store = await openSqliteStore(db);
   try {
-    const mark = { CONSUMED: 'C', INVOKED: 'I', EFFECTUATED: 'E', FAILED: 'F', EFFECT_RESULT_UNKNOWN: 'U' } as const;
+    const mark = { CONSUMED: 'C', INVOKED: 'I', EFFECTUATED: 'E', FAILED: 'F', EFFECT_RESULT_UNKNOWN: 'U', REFUSED: 'R' } as const;
     const marks = await Promise.all(
       acts.map(async (id) => {
         const j = await store.getJournal(id);

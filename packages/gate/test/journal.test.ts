@@ -90,6 +90,18 @@ describe('vrp gate (CLI) on a real store', () => {
     expect(r.stdout).not.toContain(secret);
   });
 
+  it("approve --digest binds the digest the person reviewed: another one is EF_SCOPE_MISMATCH (the gate's code) and decides nothing", async () => {
+    const other = 'A'.repeat(43);
+    const r = await vrp('gate', 'approve', 'payout-1', '--db', db, '--digest', other, '--approver', 'mallory');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error\[EF_SCOPE_MISMATCH\]: act payout-1 is bound to digest [A-Za-z0-9_-]{43}, not the reviewed A{43}; nothing was decided\n$/,
+    );
+    expect(await store.getEscalation('payout-1')).toMatchObject({ status: 'PENDING', approver: null });
+    // The Gate's own approve refuses the same way, with the same code.
+    expect(await gate.approve('payout-1', 'mallory', other)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
+  });
+
   it('approve records the decision; the gate then issues and the held act runs once; a second approve is refused', async () => {
     const r = await vrp('gate', 'approve', 'payout-1', '--db', db, '--approver', 'alice', '--json');
     expect(r.code).toBe(0);

@@ -204,36 +204,42 @@ describe('T-E COMPUTER_USE_ORIGIN_CHANGE: computer-use submit after origin chang
     };
     const ctx = hostContext(t.gate);
     const liveState = (block: { input: unknown }) => readLiveState(page, block.input);
-    const msg = {
-      content: [{ type: 'tool_use', id: 'toolu_pay1', name: 'computer', input: { action: 'left_click', coordinate: [160, 220] } }],
-    };
+    const msg = (id: string) => ({
+      content: [{ type: 'tool_use', id, name: 'computer', input: { action: 'left_click', coordinate: [160, 220] } }],
+    });
 
+    const pay1 = msg('toolu_pay1');
+    const pay2 = msg('toolu_pay2');
+
+    // The exact approved state runs once; a changed field value first is another digest: no click.
     await page.goto(s.authorized_origin);
     // A click that submits a payment form on a pay host is FINANCIAL: it goes to a person.
-    const first = await handleAnthropicMessage(msg, tools, ctx, { liveState });
+    const first = await handleAnthropicMessage(pay1, tools, ctx, { liveState });
     expect(first.outcomes[0]!.decision).toMatchObject({ allow: false, code: 'EF_APPROVAL_REQUIRED' });
-    const approved = await t.gate.approve(candidateActId('computer', 'sess55', 'toolu_pay1'), 'alice@acme');
-    expect(approved.status).toBe('issued');
-
-    // The page moves to another origin that looks the same; the host runs the approved action.
-    await page.goto(s.live_origin);
-    const swapped = await handleAnthropicMessage(msg, tools, ctx, { liveState });
-    expect(swapped.outcomes[0]!.decision).toMatchObject({ allow: s.enforce.allow, code: s.enforce.code });
-    expect(swapped.message.content[0]).toMatchObject({ is_error: true });
-    expect(clicks).toEqual([]);
-    expect(site.payments).toEqual([]);
-
-    // Back on the approved origin, a changed field value is another digest: still no click.
-    await page.goto(s.authorized_origin);
+    expect((await t.gate.approve(candidateActId('computer', 'sess55', 'toolu_pay1'), 'alice@acme')).status).toBe('issued');
     await page.fill('input[name=beneficiary]', 'vendor-666');
-    const edited = await handleAnthropicMessage(msg, tools, ctx, { liveState });
+    const edited = await handleAnthropicMessage(pay1, tools, ctx, { liveState });
     expect(edited.outcomes[0]!.decision).toMatchObject({ allow: false, code: 'EF_SCOPE_MISMATCH' });
     expect(site.payments).toEqual([]);
-
-    // The exact approved state: one click, one payment, on the approved host, with the approved values.
     await page.goto(s.authorized_origin);
-    const ok = await handleAnthropicMessage(msg, tools, ctx, { liveState });
+    const ok = await handleAnthropicMessage(pay1, tools, ctx, { liveState });
     expect(ok.outcomes[0]).toMatchObject({ invoked: true, decision: { allow: true } });
+    expect(site.payments).toEqual([{ host: hosts[0], body: 'amount=150.00&beneficiary=vendor-441' }]);
+
+    // Another approved click: the page moves to another origin that looks the same before it runs.
+    const before = clicks.length;
+    await page.goto(s.authorized_origin);
+    expect((await handleAnthropicMessage(pay2, tools, ctx, { liveState })).outcomes[0]!.decision.code).toBe('EF_APPROVAL_REQUIRED');
+    expect((await t.gate.approve(candidateActId('computer', 'sess55', 'toolu_pay2'), 'alice@acme')).status).toBe('issued');
+    await page.goto(s.live_origin);
+    const swapped = await handleAnthropicMessage(pay2, tools, ctx, { liveState });
+    expect(swapped.outcomes[0]!.decision).toMatchObject({ allow: s.enforce.allow, code: s.enforce.code });
+    expect(swapped.message.content[0]).toMatchObject({ is_error: true });
+    // "Origin change MUST invalidate prior authority": back on the approved origin it is spent.
+    await page.goto(s.authorized_origin);
+    const back = await handleAnthropicMessage(pay2, tools, ctx, { liveState });
+    expect(back.outcomes[0]).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_005' } });
+    expect(clicks.length).toBe(before);
     expect(site.payments).toEqual([{ host: hosts[0], body: 'amount=150.00&beneficiary=vendor-441' }]);
   });
 });

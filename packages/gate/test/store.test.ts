@@ -242,6 +242,24 @@ for (const b of backends) {
       });
     }
 
+    it('an origin change invalidates the authority in the same transaction: consumed as refused, journaled REFUSED', async () => {
+      await issue(store, 'o1', { destination_id: 'https://pay.example', tool_endpoint: 'https://pay.example' });
+      const moved = { destination_id: 'https://pay.example-evil', tool_endpoint: 'https://pay.example-evil' };
+      expect(await store.consume(request('o1', { ...moved, invalidate_on_origin_change: true }))).toMatchObject({
+        ok: false,
+        code: 'EF_DESTINATION_MISMATCH',
+        invalidated: 'afa-o1',
+      });
+      expect(await store.getAuthority('o1')).toMatchObject({ state: 'CONSUMED', consumed_by: 'owner-a' });
+      expect(await store.getJournal('o1')).toMatchObject({ state: 'REFUSED', error_code: 'EF_DESTINATION_MISMATCH', invoked_at: null });
+      // The original origin cannot use it afterwards.
+      const original = { destination_id: 'https://pay.example', tool_endpoint: 'https://pay.example' };
+      expect(await store.consume(request('o1', { ...original, invalidate_on_origin_change: true }))).toMatchObject({
+        ok: false,
+        code: 'EF_005',
+      });
+    });
+
     it('refuses after an epoch bump (policy → EF_EPOCH_STALE, revocation → EF_REVOKED) and after a revocation', async () => {
       await issue(store, 'p1');
       await issue(store, 'r1');

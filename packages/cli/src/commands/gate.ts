@@ -2,6 +2,7 @@ import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { generateEd25519Jwk, jwkThumbprint, publicJwkOf, VrpError } from '@vrpkit/core';
 import {
   type AuthorityStore,
+  decideEscalation,
   type JournalState,
   journalEntryView,
   loadPolicy,
@@ -33,23 +34,24 @@ export function registerGateCommands(program: Command): void {
       .option('--reject', 'refuse the act instead of approving it'),
   ).action((actId: string, o: StoreOpts & { approver: string; reject?: boolean; digest?: string }) =>
     withStore(o, async (store) => {
-      const status = o.reject ? 'REJECTED' : 'APPROVED';
-      const existing = await store.getEscalation(actId);
-      if (!existing) throw new VrpError('not_pending', `no escalation for act ${actId}`);
-      // The decision binds to the digest the person reviewed; without --digest, to the row's (immutable) binding.
-      const digest = o.digest ?? existing.binding_digest;
-      if (digest !== existing.binding_digest)
+      // The gate's one approval binding: the decision binds to the digest the person reviewed
+      // (without --digest, to the row's immutable binding); another binding is EF_SCOPE_MISMATCH.
+      const d = await decideEscalation(store, {
+        candidateActId: actId,
+        status: o.reject ? 'REJECTED' : 'APPROVED',
+        approver: o.approver,
+        now: Date.now(),
+        ...(o.digest !== undefined ? { reviewedDigest: o.digest } : {}),
+      });
+      if (!d.ok && d.code === 'EF_002') throw new VrpError('not_pending', `no escalation for act ${actId}`);
+      if (!d.ok)
         throw new VrpError(
-          'digest_mismatch',
-          `act ${actId} is bound to digest ${existing.binding_digest}, not the reviewed ${digest}; nothing was decided`,
+          d.code,
+          `act ${actId} is bound to digest ${d.escalation?.binding_digest}, not the reviewed ${o.digest}; nothing was decided`,
         );
-      const row = await store.decideEscalation(actId, digest, status, o.approver, Date.now());
-      if (!row) {
-        const now = (await store.getEscalation(actId)) ?? existing;
-        if (now.binding_digest !== digest)
-          throw new VrpError('digest_mismatch', `act ${actId} is no longer bound to digest ${digest}; nothing was decided`);
-        throw new VrpError('not_pending', `act ${actId} is ${now.status.toLowerCase()}${now.status === 'PENDING' ? ' but expired' : ''}`);
-      }
+      const row = d.escalation;
+      if (!d.decided)
+        throw new VrpError('not_pending', `act ${actId} is ${row.status.toLowerCase()}${row.status === 'PENDING' ? ' but expired' : ''}`);
       const out = {
         candidate_act_id: row.candidate_act_id,
         binding_digest: row.binding_digest,
@@ -100,6 +102,7 @@ export function registerGateCommands(program: Command): void {
           'EFFECTUATED',
           'FAILED',
           'EFFECT_RESULT_UNKNOWN',
+          'REFUSED',
         ]),
       )
       .option('--limit <n>', 'at most this many rows', positiveInt, 100),

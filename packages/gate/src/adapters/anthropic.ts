@@ -1,15 +1,7 @@
-import { anthropicDenyResult, GateError } from '../errors.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from '../mappers/anthropic.js';
-import { computerUseLiveArgs, type LiveBrowserState } from '../mappers/computer.js';
-import {
-  dispatchMapped,
-  forCall,
-  type MapContext,
-  resolveActContext,
-  snapshotArguments,
-  type ToolCallOutcome,
-  type ToolTable,
-} from './context.js';
+import { type ComputerUseLiveArgs, computerUseLiveArgs, type LiveBrowserState } from '../mappers/computer.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable, toolFor } from './context.js';
 import { replyFor } from './results.js';
 
 /** A `tool_result` block to send back (structural; the SDK's `ToolResultBlockParam` accepts it). */
@@ -26,6 +18,11 @@ export interface AnthropicHandleOptions {
    * driver immediately before the action. Without it, computer-use blocks are refused.
    */
   liveState?: (block: ToolUseBlockLike) => Promise<LiveBrowserState>;
+}
+
+/** The host error object in the Messages API's shape: a `tool_result` block with `is_error: true` for the `tool_use` id. */
+export function anthropicDenyResult(toolUseId: string, decision: EnforceDecision) {
+  return { type: 'tool_result' as const, tool_use_id: toolUseId, is_error: true, content: JSON.stringify(hostErrorObject(decision)) };
 }
 
 /**
@@ -50,7 +47,7 @@ export async function handleAnthropicMessage(
     if ('allow' in actCtx) {
       r = { outcome: { id: block.id, name: block.name, decision: actCtx, invoked: false } };
     } else {
-      const fn = tools[block.name] as ((args: unknown) => unknown) | undefined;
+      const fn = toolFor(tools, block.name);
       const computer = isComputerUseTool(block.name, actCtx);
       // The live state is read per action, right before it (seed: "Origin change MUST invalidate prior authority").
       let live: LiveBrowserState | undefined;
@@ -63,19 +60,18 @@ export async function handleAnthropicMessage(
           liveError = e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE');
         }
       }
-      // The input is a private copy taken once: the digest is over it and the function receives
-      // exactly it, whatever happens to the caller's block meanwhile.
-      let input: unknown;
       r = await dispatchMapped(
         ctx,
         block,
         () => {
           if (liveError) throw liveError;
-          input = snapshotArguments(block.input);
-          const act = mapToolUse({ ...block, input }, forCall(actCtx, ctx, block.name, input), live);
+          const input = block.input;
+          const act = mapToolUse(block, forCall(actCtx, ctx, block.name, input), live);
           return { act, liveArgs: live ? computerUseLiveArgs(input, live) : input };
         },
-        async () => fn?.(input),
+        // The function receives the frozen copy dispatch digested: for a computer-use action the
+        // model's input inside the digested live state, else the input itself.
+        async (args) => fn?.(live ? (args as ComputerUseLiveArgs).input : args),
         fn !== undefined,
       );
     }

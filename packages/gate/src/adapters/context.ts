@@ -1,4 +1,3 @@
-import { canonicalJson } from '@vrpkit/core';
 import type {
   ActAgent,
   ActPurpose,
@@ -9,18 +8,18 @@ import type {
   PolicyState,
 } from '../act.js';
 import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
-import { assertIJson } from '../ijson.js';
-import type { ActContext, ClassifyInput, ToolBinding } from '../mappers/context.js';
+import { type ActContext, type ClassifyInput, ownEntry, type ToolBinding } from '../mappers/context.js';
 
 /** What the adapters need from the Gate (the ENFORCE half of packages/gate; `Gate` satisfies it). */
 export interface DispatchGate {
   readonly sinkId: string;
   policyState(): Promise<PolicyState>;
   classify(tool: ClassifyInput): ConsequenceClass;
-  dispatch<T>(
+  /** invoke receives the frozen copy of `liveArgs` that enforce digested (Gate.dispatch). */
+  dispatch<A, T>(
     act: AgentCandidateAct,
-    liveArgs: unknown,
-    invoke: () => Promise<T>,
+    liveArgs: A,
+    invoke: (args: A) => Promise<T>,
   ): Promise<{ decision: EnforceDecision; invoked: boolean; result?: T }>;
 }
 
@@ -48,6 +47,12 @@ export interface MapContext {
 /** A host tool implementation: receives the live (already checked) arguments. */
 export type ToolFunction = (args: never) => unknown;
 export type ToolTable = Readonly<Record<string, ToolFunction>>;
+
+/** The host function a model-chosen name selects: an own entry that is a function, never an inherited name. */
+export function toolFor(tools: ToolTable, name: string): ((args: unknown) => unknown) | undefined {
+  const fn = ownEntry(tools, name);
+  return typeof fn === 'function' ? (fn as (args: unknown) => unknown) : undefined;
+}
 
 /** What happened to one tool block: never the raw arguments (seed §Security: logs hold digests). */
 export interface ToolCallOutcome {
@@ -94,17 +99,6 @@ export function forCall(actCtx: ActContext, ctx: MapContext, name: string, args:
   return provenance ? { ...actCtx, instruction_provenance: provenance } : actCtx;
 }
 
-/**
- * The arguments an act is digested over and the tool is invoked with: one private copy, taken
- * once when the act is mapped (I-JSON, by its canonical JSON). The caller keeps its own object,
- * so a mutation of it after the digest never reaches the tool under that digest's authority.
- * Throws (→ deny) on arguments that are not I-JSON.
- */
-export function snapshotArguments<T>(args: T): T {
-  assertIJson(args);
-  return JSON.parse(canonicalJson(args)) as T;
-}
-
 /** A deny decision for an error raised before or instead of enforce: its EF code, or fail closed. */
 export function denyFrom(e: unknown): EnforceDecision {
   if (e instanceof GateError || (e instanceof Error && isEfCode((e as { code?: unknown }).code))) {
@@ -114,14 +108,14 @@ export function denyFrom(e: unknown): EnforceDecision {
 }
 
 /** The one gated path from a mapped act to the host's function (seed pseudo-code: enforce, then invoke, else error). */
-export async function dispatchMapped(
+export async function dispatchMapped<A>(
   ctx: MapContext,
   block: { id: string; name: string },
-  map: () => { act: AgentCandidateAct; liveArgs: unknown },
-  invoke: () => Promise<unknown>,
+  map: () => { act: AgentCandidateAct; liveArgs: A },
+  invoke: (liveArgs: A) => Promise<unknown>,
   hasTool: boolean,
 ): Promise<{ outcome: ToolCallOutcome; result?: unknown; toolError?: unknown }> {
-  let mapped: { act: AgentCandidateAct; liveArgs: unknown };
+  let mapped: { act: AgentCandidateAct; liveArgs: A };
   try {
     mapped = map();
   } catch (e) {
@@ -138,9 +132,10 @@ export async function dispatchMapped(
   let toolError: unknown;
   let failed = false;
   try {
-    const r = await ctx.gate.dispatch(mapped.act, mapped.liveArgs, async () => {
+    // The tool runs with the frozen copy dispatch digested, never with the caller's object.
+    const r = await ctx.gate.dispatch(mapped.act, mapped.liveArgs, async (args) => {
       try {
-        return await invoke();
+        return await invoke(args);
       } catch (e) {
         failed = true;
         toolError = e;

@@ -1,7 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { GateError, mcpDenyResult } from '../errors.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { mapMcpToolsCall } from '../mappers/mcp.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, snapshotArguments, type ToolCallOutcome } from './context.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
 
 type CallTool = Client['callTool'];
 type CallToolResult = Awaited<ReturnType<CallTool>>;
@@ -18,6 +20,12 @@ export type GatedMcpClient = Client & {
   readonly gateOutcomes: readonly ToolCallOutcome[];
 };
 
+/** The host error object as an MCP tool-level error result (`isError: true`) the model sees, with the object as structured content. */
+export function mcpDenyResult(decision: EnforceDecision) {
+  const body = hostErrorObject(decision);
+  return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify(body) }], structuredContent: { ...body } };
+}
+
 /**
  * Wrap an MCP SDK `Client` so every `tools/call` passes the gate (seed §"MCP": "The conforming
  * placement is the MCP client dispatcher … wrap Client.callTool"). On deny NO `tools/call` is
@@ -25,12 +33,18 @@ export type GatedMcpClient = Client & {
  * `serverUrl` is the identity of the server the client is really connected to; it enters the
  * act's tool_endpoint and destination, so authority issued for one server fails on a swapped one.
  * Discovery (`listTools`, …) passes through: "tools/list remains discovery".
- * The paths around `callTool` are closed: a raw `request({ method: 'tools/call' })` is refused,
- * and `experimental` (task-based `callToolStream`) is not reachable through the gated client.
+ *
+ * Every other path to the server is closed at the transport, not method by method: the client's
+ * transport (the current one, and any later `connect`) refuses a `tools/call` message unless it
+ * is the one message of a dispatch the gate allowed. `request`, `requestStream`, the task API
+ * and any method a later SDK adds all end in that `send`, through this wrapper or through the
+ * `client` object itself. `experimental` (task-based `callToolStream`, which has no gated form)
+ * is refused up front with a clear error.
  */
 export function gateMcpClient(client: Client, opts: { serverUrl: string; context: MapContext }): GatedMcpClient {
   const outcomes: ToolCallOutcome[] = [];
   const server = { serverUrl: opts.serverUrl };
+  guardClient(client);
 
   async function gatedCall(actRef: string | undefined, ...[params, resultSchema, options]: Parameters<CallTool>): Promise<CallToolResult> {
     const block = { id: actRef ?? '', name: params.name };
@@ -39,20 +53,27 @@ export function gateMcpClient(client: Client, opts: { serverUrl: string; context
       outcomes.push({ ...block, decision: actCtx, invoked: false });
       return mcpDenyResult(actCtx) as CallToolResult;
     }
-    // The params sent are a private copy taken once: the digest is over its arguments and the
-    // server receives exactly them, whatever happens to the caller's object meanwhile.
-    let sent: Parameters<CallTool>[0] | undefined;
+    // The params sent carry the frozen copy of the arguments dispatch digested: the server
+    // receives exactly them, whatever happens to the caller's object meanwhile.
+    const { arguments: raw, ...rest } = params;
     const r = await dispatchMapped(
       opts.context,
       block,
       () => {
-        const { arguments: raw, ...rest } = params;
         // Absent arguments are the empty object (as mcpArguments reads them); the wire keeps them absent.
-        const liveArgs = snapshotArguments(raw ?? {});
-        sent = raw === undefined ? { ...rest, name: block.name } : { ...rest, name: block.name, arguments: liveArgs };
-        return { act: mapMcpToolsCall(sent, server, forCall(actCtx, opts.context, block.name, liveArgs), actRef), liveArgs };
+        const liveArgs = raw ?? {};
+        const mapped = { ...rest, name: block.name, arguments: liveArgs };
+        return { act: mapMcpToolsCall(mapped, server, forCall(actCtx, opts.context, block.name, liveArgs), actRef), liveArgs };
       },
-      () => client.callTool(sent!, resultSchema, options),
+      (args) =>
+        // The grant lets exactly one tools/call of this dispatch through the guarded transport.
+        toolsCallGrant.run({ transport: client.transport, sent: false }, () =>
+          client.callTool(
+            raw === undefined ? { ...rest, name: block.name } : { ...rest, name: block.name, arguments: args },
+            resultSchema,
+            options,
+          ),
+        ),
       true,
     );
     outcomes.push(r.outcome);
@@ -65,10 +86,6 @@ export function gateMcpClient(client: Client, opts: { serverUrl: string; context
     callTool: (...args: Parameters<CallTool>) => gatedCall(undefined, ...args),
     callToolFor: (actRef: string, ...args: Parameters<CallTool>) => gatedCall(actRef, ...args),
     gateOutcomes: outcomes,
-    request: (req: { method?: unknown }, ...rest: unknown[]) =>
-      req?.method === 'tools/call'
-        ? Promise.reject(new GateError('EF_NOT_AUTHORIZED', 'tools/call must go through the gated callTool'))
-        : (client.request as (...a: unknown[]) => unknown)(req, ...rest),
   };
   return new Proxy(client, {
     get(target, prop) {
@@ -78,4 +95,47 @@ export function gateMcpClient(client: Client, opts: { serverUrl: string; context
       return typeof v === 'function' ? v.bind(target) : v;
     },
   }) as GatedMcpClient;
+}
+
+/** The permission for one `tools/call` message: set by a dispatch the gate allowed, for its own transport, used once. */
+interface ToolsCallGrant {
+  transport: Transport | undefined;
+  sent: boolean;
+}
+
+/** Carried through the SDK's async calls from the gated invoke down to `transport.send`. */
+const toolsCallGrant = new AsyncLocalStorage<ToolsCallGrant>();
+const guarded = new WeakSet<object>();
+
+/** Guard the client's transport now and every transport it connects later. */
+function guardClient(client: Client): void {
+  if (guarded.has(client)) return;
+  guarded.add(client);
+  if (client.transport) guardTransport(client.transport);
+  // Not every object passed as a client is connectable (a host may hand over its own dispatcher).
+  if (typeof client.connect !== 'function') return;
+  const connect = client.connect.bind(client);
+  Object.defineProperty(client, 'connect', {
+    configurable: true,
+    value: (transport: Transport, ...rest: unknown[]) => {
+      guardTransport(transport);
+      return (connect as (t: Transport, ...r: unknown[]) => Promise<void>)(transport, ...rest);
+    },
+  });
+}
+
+/** Refuse every `tools/call` message on this transport that is not the one message of an allowed dispatch. */
+function guardTransport(transport: Transport): void {
+  if (guarded.has(transport)) return;
+  guarded.add(transport);
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    if ((message as { method?: unknown }).method === 'tools/call') {
+      const grant = toolsCallGrant.getStore();
+      if (grant?.transport !== transport || grant.sent)
+        throw new GateError('EF_NOT_AUTHORIZED', 'tools/call must go through the gated callTool');
+      grant.sent = true;
+    }
+    return send(message, options);
+  };
 }

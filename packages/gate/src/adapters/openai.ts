@@ -1,8 +1,8 @@
 import type { AgentCandidateAct } from '../act.js';
-import { GateError, openAIDenyMessage, responsesDenyOutput } from '../errors.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { parseIJson } from '../ijson.js';
 import { mapResponsesFunctionCall, mapToolCall, type ResponsesFunctionCallLike, type ToolCallLike } from '../mappers/openai.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable } from './context.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable, toolFor } from './context.js';
 import { replyFor } from './results.js';
 
 /** A Chat Completions `tool` message (structural; `ChatCompletionToolMessageParam` accepts it). */
@@ -17,6 +17,16 @@ export interface FunctionCallOutputItem {
   type: 'function_call_output';
   call_id: string;
   output: string;
+}
+
+/** The host error object in Chat Completions' shape: a `tool` message for the `tool_calls[].id`. */
+export function openAIDenyMessage(toolCallId: string, decision: EnforceDecision): ToolMessage {
+  return { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(hostErrorObject(decision)) };
+}
+
+/** The host error object in the Responses API's shape: a `function_call_output` input item for the `call_id`. */
+export function responsesDenyOutput(callId: string, decision: EnforceDecision): FunctionCallOutputItem {
+  return { type: 'function_call_output', call_id: callId, output: JSON.stringify(hostErrorObject(decision)) };
 }
 
 type ResolvedContext = Exclude<Awaited<ReturnType<typeof resolveActContext>>, { allow: boolean }>;
@@ -40,17 +50,16 @@ async function handleCalls(calls: readonly Call[], tools: ToolTable, ctx: MapCon
       out.push({ call, r: { outcome: { id: call.id, name: call.name, decision: actCtx, invoked: false } } });
       continue;
     }
-    const fn = tools[call.name] as ((args: unknown) => unknown) | undefined;
-    let args: unknown;
+    const fn = toolFor(tools, call.name);
     const r = await dispatchMapped(
       ctx,
       call,
       () => {
         // "Mapping MUST parse arguments as JSON, then canonicalize the object, then hash."
-        args = parseIJson(call.arguments);
+        const args = parseIJson(call.arguments);
         return { act: call.toAct(args, forCall(actCtx, ctx, call.name, args)), liveArgs: args };
       },
-      async () => fn?.(args),
+      async (args) => fn?.(args),
       fn !== undefined,
     );
     out.push({ call, r });

@@ -2,7 +2,7 @@ import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
 import { GateError } from '../errors.js';
 import { type LiveBrowserState, mapComputerUseAction } from './computer.js';
-import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
+import { type ActContext, bindTool, buildAct, candidateActId, ownEntry } from './context.js';
 
 /** The fields of an Anthropic `ToolUseBlock` the mapping reads (structural; the SDK type fits). */
 export interface ToolUseBlockLike {
@@ -16,7 +16,7 @@ export interface ToolUseBlockLike {
 const COMPUTER_TOOL = /^computer(?:_\d{8})?$/;
 
 export function isComputerUseTool(name: string, ctx: ActContext): boolean {
-  const kind = ctx.tools?.[name]?.act_type;
+  const kind = ownEntry(ctx.tools, name)?.act_type;
   return kind ? kind === 'COMPUTER_USE' : COMPUTER_TOOL.test(name);
 }
 

@@ -112,9 +112,17 @@ export function buildAct(parts: ActParts, ctx: ActContext): AgentCandidateAct {
   return act;
 }
 
+/**
+ * The entry a model-chosen name selects in a host table: own properties only, so `constructor`,
+ * `toString` or `__proto__` never select a value inherited from `Object.prototype`.
+ */
+export function ownEntry<T>(table: Readonly<Record<string, T>> | undefined, name: string): T | undefined {
+  return table !== undefined && Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 /** The tool description for a named tool: the host's binding, with the vendor protocol as default. */
 export function bindTool(name: string, protocol: ToolProtocol, ctx: ActContext): { tool: ActTool; binding: ToolBinding } {
-  const binding = ctx.tools?.[name] ?? {};
+  const binding = ownEntry(ctx.tools, name) ?? {};
   const tool: ActTool = { tool_id: name, function_id: binding.function_id ?? name, tool_protocol: binding.tool_protocol ?? protocol };
   if (binding.tool_endpoint) tool.tool_endpoint = binding.tool_endpoint;
   return { tool, binding };

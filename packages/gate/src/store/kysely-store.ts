@@ -30,6 +30,8 @@ import type {
 
 export type Db = Kysely<GateDatabase> | Transaction<GateDatabase>;
 
+type ConsumeRefusal = Extract<ConsumeOutcome, { ok: false }>;
+
 /** A transaction body: yields queries, receives each one's rows, returns the result. */
 export type Program<T> = Generator<Compilable, T, readonly unknown[]>;
 
@@ -231,6 +233,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
       if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
       const auth = yield* first(db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', req.candidate_act_id));
       const refusal = checkAuthority(auth, req, epochs);
+      if (refusal?.code === 'EF_DESTINATION_MISMATCH' && req.invalidate_on_origin_change) return yield* invalidate(db, auth!, req, refusal);
       if (refusal) return refusal;
       const a = auth!;
       // MUST 4 — the linearization point: a conditional UPDATE that repeats every binding, so
@@ -370,13 +373,44 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 }
 
+/**
+ * Consume an authority as refused, in the consume's transaction (Tool-Use Binding draft,
+ * computer use: "Origin change MUST invalidate prior authority"): the authority can never be
+ * used again, not even on its original origin, and the journal records why it was spent.
+ */
+function* invalidate(db: Db, auth: AuthorityRow, req: ConsumeRequest, refusal: ConsumeRefusal): Program<ConsumeOutcome> {
+  const spent = yield* first(
+    db
+      .updateTable('gate_authority')
+      .set({ state: 'CONSUMED', consumed_at: req.now, consumed_by: req.owner })
+      .where('authority_id', '=', auth.authority_id)
+      .where('state', '=', 'ISSUED')
+      .returning('authority_id'),
+  );
+  if (!spent) return refusal; // a concurrent writer consumed or revoked it first: it is unusable either way
+  yield db.insertInto('gate_journal').values({
+    candidate_act_id: req.candidate_act_id,
+    authority_id: auth.authority_id,
+    arguments_digest: req.arguments_digest,
+    tool_id: req.tool_id,
+    owner: req.owner,
+    state: 'REFUSED',
+    consumed_at: req.now,
+    invoked_at: null,
+    finished_at: req.now,
+    result_json: null,
+    error_code: refusal.code,
+  });
+  return { ...refusal, invalidated: auth.authority_id };
+}
+
 function* currentEpochs(ops: DialectOps, db: Db): Program<PolicyState> {
   const s = yield* first(ops.epochsQuery(db));
   if (!s) throw new Error('gate_policy_state row is missing');
   return s;
 }
 
-function deny(code: EfCode, reason: string): ConsumeOutcome {
+function deny(code: EfCode, reason: string): ConsumeRefusal {
   return { ok: false, code, reason };
 }
 
@@ -385,7 +419,7 @@ function deny(code: EfCode, reason: string): ConsumeOutcome {
  * `_verify_inside` (tool-use-binding.md §1.8): existence, single use, revocation, expiry,
  * sink, epochs, destination, then the arguments/tool scope.
  */
-function checkAuthority(auth: AuthorityRow | undefined, req: ConsumeRequest, epochs: PolicyState): ConsumeOutcome | undefined {
+function checkAuthority(auth: AuthorityRow | undefined, req: ConsumeRequest, epochs: PolicyState): ConsumeRefusal | undefined {
   if (!auth) return deny('EF_002', 'no authority for this act');
   if (auth.state === 'CONSUMED') return deny('EF_005', 'authority already consumed');
   if (auth.state === 'REVOKED') return deny('EF_REVOKED', 'authority revoked');

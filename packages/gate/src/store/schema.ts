@@ -16,8 +16,10 @@ export type AuthorityState = 'ISSUED' | 'CONSUMED' | 'REVOKED';
 /**
  * Dispatch journal states (§4.1): CONSUMED → INVOKED → EFFECTUATED | FAILED, and after a
  * restart an unfinished row becomes EFFECT_RESULT_UNKNOWN (EF-090), never re-invoked.
+ * REFUSED: the authority was consumed by a refusal, never invoked (a computer-use origin
+ * change invalidates prior authority; its `error_code` says why).
  */
-export type JournalState = 'CONSUMED' | 'INVOKED' | 'EFFECTUATED' | 'FAILED' | 'EFFECT_RESULT_UNKNOWN';
+export type JournalState = 'CONSUMED' | 'INVOKED' | 'EFFECTUATED' | 'FAILED' | 'EFFECT_RESULT_UNKNOWN' | 'REFUSED';
 
 export type EvidenceDecision = 'ISSUED' | 'ESCALATED' | 'DENIED';
 export type EscalationStatus = 'PENDING' | 'APPROVED' | 'REJECTED';

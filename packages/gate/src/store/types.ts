@@ -24,9 +24,18 @@ export interface ConsumeRequest {
   /** The enforcer instance consuming (journal owner). */
   owner: string;
   now: number;
+  /**
+   * A destination mismatch invalidates the authority (consumed as refused, journaled REFUSED)
+   * instead of leaving it usable: set for computer-use acts, where the destination is the live
+   * origin (Tool-Use Binding draft, computer use: "Origin change MUST invalidate prior authority").
+   */
+  invalidate_on_origin_change?: boolean;
 }
 
-export type ConsumeOutcome = { ok: true; authority_id: string } | { ok: false; code: EfCode; reason: string };
+export type ConsumeOutcome =
+  | { ok: true; authority_id: string }
+  /** `invalidated`: the authority this refusal consumed (an origin change), when it did. */
+  | { ok: false; code: EfCode; reason: string; invalidated?: string };
 
 export interface StoreCallOptions {
   /** Bound on waiting for the store (locks, statement time). Exceeding it throws `StoreTimeoutError` and changes nothing. */

@@ -1,0 +1,112 @@
+/**
+ * enforce(act, live_args) (Tool-Use Binding draft, enforce() contract):
+ *   1. hash live_args with the same canonicalization as act.arguments_digest
+ *   2. refuse if hashes differ
+ *   3. refuse if authority missing, expired, consumed, or sink-mismatched
+ *   4. consume single-use authority before returning allow=true
+ *   5. never return allow=true on timeout or uncertain epoch
+ * MUSTs 3–5 run in one transaction of the store (store/kysely-store.ts `consume`).
+ */
+import { type AgentCandidateAct, digestArguments, validateAct } from './act.js';
+import { EF_CODES, type EfCode, type EnforceDecision } from './errors.js';
+import { asGateError, type GateContext } from './gate-context.js';
+
+/**
+ * A deny with the registry's fixed message. `retryable` is set only for the registry's
+ * retryable code (EF-060, a validation timeout: nothing was consumed, the validation may be retried).
+ */
+export function denyDecision(code: EfCode): EnforceDecision {
+  const d: EnforceDecision = { allow: false, code, message: EF_CODES[code].message };
+  if (EF_CODES[code].retryable) d.retryable = true;
+  return d;
+}
+
+/** enforce for an act and live arguments as given (the public `Gate.enforce`). Never throws. */
+export async function enforce(ctx: GateContext, act: unknown, liveArgs: unknown): Promise<EnforceDecision> {
+  const v = validateAct(act);
+  if (!v.ok) return observed(ctx, act, denyDecision(v.code));
+  // MUST 1: the live digest, by the same JCS + SHA-256 as the act's.
+  let live: string;
+  try {
+    live = digestArguments(liveArgs).value;
+  } catch (e) {
+    return observed(ctx, v.act, denyDecision(asGateError(e).code));
+  }
+  return enforceValidated(ctx, v.act, live, liveArgs);
+}
+
+/**
+ * enforce for an act already validated and live arguments already digested (dispatch does each
+ * once); `liveArgs` are the arguments `liveDigest` covers. Never throws.
+ */
+export async function enforceValidated(
+  ctx: GateContext,
+  a: AgentCandidateAct,
+  liveDigest: string,
+  liveArgs: unknown,
+): Promise<EnforceDecision> {
+  return observed(ctx, a, await decide(ctx, a, liveDigest, liveArgs));
+}
+
+async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, liveArgs: unknown): Promise<EnforceDecision> {
+  // Computer use: the live arguments carry the origin the controller read right before the
+  // action. "Origin change MUST invalidate prior authority" (Tool-Use Binding draft, computer
+  // use): an act whose live origin is not its own goes to the store as that destination
+  // change, which spends the authority, even when its digest differs as well.
+  const browser = a.finality_sink.sink_type === 'BROWSER_CONTROLLER';
+  const origin = browser ? liveOrigin(liveArgs) : undefined;
+  const originChanged = origin !== undefined && origin !== a.destination?.destination_id;
+  // MUST 2: "an approved search cannot become a send".
+  if (live !== a.arguments_digest.value && !originChanged) return denyDecision('EF_SCOPE_MISMATCH');
+  // The sink is this enforcer; an act addressed to another sink is not ours to run.
+  if (a.finality_sink.sink_id !== ctx.sinkId) return denyDecision('EF_040');
+  try {
+    await ctx.ready();
+    const now = ctx.now();
+    if (Date.parse(a.expires_at) <= now) return denyDecision('EF_002');
+    const r = await ctx.store.consume(
+      {
+        candidate_act_id: a.candidate_act_id,
+        arguments_digest: live,
+        tool_id: a.tool.tool_id,
+        function_id: a.tool.function_id,
+        tool_endpoint: originChanged ? origin : (a.tool.tool_endpoint ?? null),
+        destination_id: originChanged ? origin : (a.destination?.destination_id ?? null),
+        consequence_class: a.consequence_class,
+        act_policy_state: a.policy_state,
+        sink_id: ctx.sinkId,
+        owner: ctx.instanceId,
+        now,
+        invalidate_on_origin_change: browser,
+      },
+      { timeoutMs: ctx.timeoutMs },
+    );
+    if (!r.ok) {
+      if (r.invalidated) ctx.emit({ type: 'journal', candidate_act_id: a.candidate_act_id, state: 'REFUSED', authority_id: r.invalidated });
+      return denyDecision(r.code);
+    }
+    ctx.emit({ type: 'journal', candidate_act_id: a.candidate_act_id, state: 'CONSUMED', authority_id: r.authority_id });
+    return { allow: true, authority_id: r.authority_id };
+  } catch (e) {
+    return denyDecision(asGateError(e).code);
+  }
+}
+
+/** The origin in computer-use live arguments (`computerUseLiveArgs`), if they carry one. */
+function liveOrigin(liveArgs: unknown): string | undefined {
+  const origin = (liveArgs as { origin?: unknown } | null)?.origin;
+  return typeof origin === 'string' ? origin : undefined;
+}
+
+/** Report the decision to the gate's observer (ids and codes only), and return it. */
+function observed(ctx: GateContext, act: unknown, decision: EnforceDecision): EnforceDecision {
+  const id = (act as { candidate_act_id?: unknown } | null)?.candidate_act_id;
+  ctx.emit({
+    type: 'enforce',
+    candidate_act_id: typeof id === 'string' ? id : '',
+    allow: decision.allow,
+    ...(decision.code ? { code: decision.code } : {}),
+    ...(decision.authority_id ? { authority_id: decision.authority_id } : {}),
+  });
+  return decision;
+}

@@ -1,0 +1,167 @@
+/**
+ * Escalation: an act policy sends to a person, and the one rule that makes a person's decision
+ * safe: an approval binds the digest the person reviewed (the act's load-bearing fields), never
+ * whatever an act id maps to later ([I-D.das-agentic] EF-070 ESCALATION_REQUIRED; Tool-Use
+ * Binding draft, enforce() contract: "an approved search cannot become a send").
+ *
+ * This module is the only place an approval is bound: the Gate (`approve`, `reject`, the
+ * `approve` callback) and `vrp gate approve` all decide through `decideEscalation`, and a
+ * binding that differs is refused with one code, EF_SCOPE_MISMATCH.
+ */
+import { canonicalSha256Base64url } from '@vrpkit/core';
+import type { AgentCandidateAct } from './act.js';
+import { EF_CODES, type EfCode } from './errors.js';
+import { evidenceRow, recordBindingConflict, recordStale } from './evidence.js';
+import type { AuthorizeOutcome, GateContext } from './gate-context.js';
+import type { AuthorityRow, AuthorityStore, EscalationRow } from './store/types.js';
+
+/** The load-bearing fields an authority and an approval are bound to (authority row columns). */
+const BINDING_FIELDS = [
+  'candidate_act_id',
+  'arguments_digest',
+  'tool_id',
+  'function_id',
+  'tool_endpoint',
+  'destination_id',
+  'consequence_class',
+  'sink_id',
+] as const;
+export type Binding = Pick<AuthorityRow, (typeof BINDING_FIELDS)[number]>;
+
+export function bindingOf(act: AgentCandidateAct, sinkId: string): Binding {
+  return {
+    candidate_act_id: act.candidate_act_id,
+    arguments_digest: act.arguments_digest.value,
+    tool_id: act.tool.tool_id,
+    function_id: act.tool.function_id,
+    tool_endpoint: act.tool.tool_endpoint ?? null,
+    destination_id: act.destination?.destination_id ?? null,
+    consequence_class: act.consequence_class,
+    sink_id: sinkId,
+  };
+}
+
+/** Digest over exactly the binding fields of an act or of a stored authority row (its other columns never enter). */
+export function bindingDigest(binding: Binding): string {
+  return canonicalSha256Base64url(Object.fromEntries(BINDING_FIELDS.map((k) => [k, binding[k]])));
+}
+
+/** The binding digest of an act as a gate with this sink binds it (what an escalation and an approval are bound to). */
+export function actBindingDigest(act: AgentCandidateAct, sinkId: string): string {
+  return bindingDigest(bindingOf(act, sinkId));
+}
+
+/** A person's decision on one escalated act. */
+export interface EscalationDecisionRequest {
+  candidateActId: string;
+  status: 'APPROVED' | 'REJECTED';
+  approver: string;
+  /**
+   * The escalation's `binding_digest` the person reviewed (`vrp gate pending` shows it). Without
+   * it, the binding of the escalation row as read now is decided (a row never changes its binding).
+   */
+  reviewedDigest?: string;
+  now: number;
+}
+
+export type EscalationDecision =
+  /** `decided` is false when the row was already decided (or expired while pending): nothing changed. */
+  | { ok: true; escalation: EscalationRow; decided: boolean }
+  /** EF_002: no such escalation. EF_SCOPE_MISMATCH: it is bound to another digest than the reviewed one; nothing was decided. */
+  | { ok: false; code: 'EF_002' | 'EF_SCOPE_MISMATCH'; escalation?: EscalationRow };
+
+/** Decide a pending escalation, bound to exactly the digest the person reviewed. Store errors propagate. */
+export async function decideEscalation(store: AuthorityStore, req: EscalationDecisionRequest): Promise<EscalationDecision> {
+  let digest = req.reviewedDigest;
+  if (digest === undefined) {
+    const row = await store.getEscalation(req.candidateActId);
+    if (!row) return { ok: false, code: 'EF_002' };
+    digest = row.binding_digest;
+  }
+  // The store decides only a PENDING, unexpired row bound to exactly `digest`.
+  const decided = await store.decideEscalation(req.candidateActId, digest, req.status, req.approver, req.now);
+  if (decided) return { ok: true, escalation: decided, decided: true };
+  const current = await store.getEscalation(req.candidateActId);
+  if (!current) return { ok: false, code: 'EF_002' };
+  // The person reviewed another binding than the one recorded: nothing was decided.
+  if (current.binding_digest !== digest) return { ok: false, code: 'EF_SCOPE_MISMATCH', escalation: current };
+  return { ok: true, escalation: current, decided: false };
+}
+
+/**
+ * The held act an approval issues authority for, or the refusal: a rejected or expired
+ * escalation issues nothing, and the held act must be bound to exactly the reviewed digest.
+ */
+export function approvedAct(d: EscalationDecision, sinkId: string): { act: AgentCandidateAct } | { code: EfCode } {
+  if (!d.ok) return { code: d.code };
+  const row = d.escalation;
+  if (row.status === 'REJECTED') return { code: 'EF_NOT_AUTHORIZED' };
+  if (row.status !== 'APPROVED') return { code: 'EF_002' }; // expired while pending
+  const act = JSON.parse(row.act_json) as AgentCandidateAct;
+  // Defense in depth: the act issued for is bound to exactly the reviewed digest.
+  if (row.binding_digest !== actBindingDigest(act, sinkId)) return { code: 'EF_SCOPE_MISMATCH' };
+  return { act };
+}
+
+/**
+ * What escalating an act leads to: a final outcome (pending, refused), an earlier approval of
+ * exactly this binding (issue now), or the `approve` callback's decision (issue if approved).
+ */
+export type EscalationStep = { outcome: AuthorizeOutcome } | { approvedBy: string | null } | { decision: EscalationDecision };
+
+/** Escalate an act policy sends to a person: record the evidence and the pending escalation, then ask the callback if there is one. */
+export async function escalate(ctx: GateContext, act: AgentCandidateAct, now: number, reason: string): Promise<EscalationStep> {
+  const binding = actBindingDigest(act, ctx.sinkId);
+  const prior = await ctx.store.getEscalation(act.candidate_act_id);
+  // An escalation is immutable in what it binds: the same act id with other arguments (or
+  // tool, destination, …) is refused, and the recorded escalation stays as it was.
+  if (prior && prior.binding_digest !== binding) return { outcome: await recordBindingConflict(ctx, act, now) };
+  if (prior?.status === 'APPROVED' && prior.expires_at > now) return { approvedBy: prior.approver };
+  if (prior?.status === 'REJECTED')
+    return { outcome: { status: 'denied', code: 'EF_NOT_AUTHORIZED', message: EF_CODES.EF_NOT_AUTHORIZED.message } };
+  const evidence = evidenceRow(ctx, act, act.policy_state, now, 'ESCALATED', 'EF_APPROVAL_REQUIRED', reason, null);
+  const written = await ctx.store.recordDecision(
+    {
+      expectEpochs: act.policy_state,
+      evidence,
+      escalation: {
+        candidate_act_id: act.candidate_act_id,
+        evidence_id: evidence.evidence_id,
+        binding_digest: binding,
+        act_json: JSON.stringify(act),
+        status: 'PENDING',
+        approver: null,
+        requested_at: now,
+        decided_at: null,
+        expires_at: Date.parse(act.expires_at),
+      },
+    },
+    { timeoutMs: ctx.timeoutMs },
+  );
+  if (!written.recorded)
+    return { outcome: await ('conflict' in written ? recordBindingConflict(ctx, act, now) : recordStale(ctx, act, written.current, now)) };
+  ctx.emit({
+    type: 'authorize',
+    candidate_act_id: act.candidate_act_id,
+    status: 'escalated',
+    code: 'EF_APPROVAL_REQUIRED',
+    arguments_digest: act.arguments_digest.value,
+  });
+  const escalated: AuthorizeOutcome = { status: 'escalated', code: 'EF_APPROVAL_REQUIRED', message: EF_CODES.EF_APPROVAL_REQUIRED.message };
+  if (!ctx.approve) return { outcome: escalated };
+  let approved = false;
+  try {
+    approved = (await ctx.approve(act)) === true;
+  } catch {
+    approved = false; // an approver that fails has not approved
+  }
+  // The callback reviewed exactly `act`: the decision binds to its binding digest.
+  const decision = await decideEscalation(ctx.store, {
+    candidateActId: act.candidate_act_id,
+    status: approved ? 'APPROVED' : 'REJECTED',
+    approver: 'approve-callback',
+    reviewedDigest: binding,
+    now: ctx.now(),
+  });
+  return { decision };
+}

@@ -1,0 +1,75 @@
+/**
+ * The validation evidence of an authorize() decision: committed before (or with) the authority
+ * or escalation it justifies, never after ([I-D.das-agentic]: the Protected Enforcement Domain
+ * commits its evidence, then issues authority).
+ */
+import { randomBytes } from 'node:crypto';
+import { canonicalSha256Base64url } from '@vrpkit/core';
+import type { AgentCandidateAct, PolicyState } from './act.js';
+import { EF_CODES, type EfCode } from './errors.js';
+import type { AuthorizeOutcome, GateContext } from './gate-context.js';
+import type { EvidenceDecision } from './store/schema.js';
+import type { EvidenceRow } from './store/types.js';
+
+/** A refused authorize() with the registry's fixed message. */
+export function denied(code: EfCode): AuthorizeOutcome {
+  return { status: 'denied', code, message: EF_CODES[code].message };
+}
+
+export function evidenceRow(
+  ctx: GateContext,
+  act: AgentCandidateAct,
+  epochs: PolicyState,
+  now: number,
+  decision: EvidenceDecision,
+  code: EfCode | null,
+  reason: string,
+  approver: string | null,
+): EvidenceRow {
+  return {
+    evidence_id: `ev-${randomBytes(12).toString('base64url')}`,
+    candidate_act_id: act.candidate_act_id,
+    act_digest: canonicalSha256Base64url(act),
+    arguments_digest: act.arguments_digest.value,
+    decision,
+    code,
+    reason,
+    policy_id: ctx.policy.policyId,
+    ...epochs,
+    approver,
+    recorded_at: now,
+  };
+}
+
+/** Record a refusal as evidence, and refuse. */
+export async function recordDenial(
+  ctx: GateContext,
+  act: AgentCandidateAct,
+  epochs: PolicyState,
+  now: number,
+  code: EfCode,
+  reason: string,
+): Promise<AuthorizeOutcome> {
+  await ctx.store.recordDecision(
+    { evidence: evidenceRow(ctx, act, epochs, now, 'DENIED', code, reason, null) },
+    { timeoutMs: ctx.timeoutMs },
+  );
+  ctx.emit({
+    type: 'authorize',
+    candidate_act_id: act.candidate_act_id,
+    status: 'denied',
+    code,
+    arguments_digest: act.arguments_digest.value,
+  });
+  return denied(code);
+}
+
+/** The act was built under epochs that moved on: record that, and refuse. */
+export function recordStale(ctx: GateContext, act: AgentCandidateAct, current: PolicyState, now: number): Promise<AuthorizeOutcome> {
+  return recordDenial(ctx, act, current, now, 'EF_EPOCH_STALE', 'act built under other epochs');
+}
+
+/** The act id is escalated under another binding: record the refusal, leave the escalation as it was. */
+export function recordBindingConflict(ctx: GateContext, act: AgentCandidateAct, now: number): Promise<AuthorizeOutcome> {
+  return recordDenial(ctx, act, act.policy_state, now, 'EF_SCOPE_MISMATCH', 'act id already escalated with another binding');
+}

@@ -1,0 +1,85 @@
+/**
+ * Gate.dispatch on a real SQLite file: one dispatch validates the act once, digests the live
+ * arguments once and reads the authority once, and the tool runs with the frozen copy of the
+ * arguments whose digest was enforced (never the caller's object).
+ */
+import { join } from 'node:path';
+import * as core from '@vrpkit/core';
+import { type AuthorityStore, agentCandidateActSchema, Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
+
+// Count every canonicalization the gate performs (the first step of an arguments digest).
+vi.mock('@vrpkit/core', async (importOriginal) => {
+  const orig = await importOriginal<typeof import('@vrpkit/core')>();
+  return {
+    ...orig,
+    canonicalJson: vi.fn(orig.canonicalJson),
+    canonicalSha256Base64url: vi.fn(orig.canonicalSha256Base64url),
+    canonicalSha256Hex: vi.fn(orig.canonicalSha256Hex),
+  };
+});
+
+let store: AuthorityStore;
+let gate: Gate;
+
+beforeEach(async () => {
+  store = await openSqliteStore(join(tmpDir('dispatch'), 'gate.db'));
+  gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY });
+});
+afterEach(async () => {
+  await store.close();
+  vi.restoreAllMocks();
+});
+afterAll(removeTmpDirs);
+
+/** How many times the gate canonicalized (i.e. digested) exactly this object. */
+function digestsOf(value: unknown): number {
+  const fns = [core.canonicalJson, core.canonicalSha256Base64url, core.canonicalSha256Hex] as unknown as Array<{
+    mock: { calls: unknown[][] };
+  }>;
+  return fns.reduce((n, f) => n + f.mock.calls.filter((c) => c[0] === value).length, 0);
+}
+
+describe('one dispatch does each step once', () => {
+  it('a first dispatch validates the act once, digests the live arguments once and reads the authority once', async () => {
+    const act = makeAct({ id: 'once-1', policy_state: await gate.policyState(), args: { q: 'lisbon', page: 2 } });
+    const liveArgs = { q: 'lisbon', page: 2 };
+    const validations = vi.spyOn(agentCandidateActSchema, 'safeParse');
+    const authorityReads = vi.spyOn(store, 'getAuthority');
+    const r = await gate.dispatch(act, liveArgs, async (args) => args.page);
+    expect(r).toMatchObject({ invoked: true, result: 2, decision: { allow: true } });
+    expect(validations.mock.calls.filter((c) => c[0] === act)).toHaveLength(1);
+    expect(digestsOf(liveArgs)).toBe(1);
+    expect(authorityReads).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('gate.dispatch(act, liveArgs, () => tool(liveArgs)) races', () => {
+  it('invoke receives the frozen, digested snapshot: mutating the caller’s object after the consume changes nothing', async () => {
+    const ps = await gate.policyState();
+    const args = { to: 'alice@example.com', memo: { cc: ['bob@example.com'], amount: 10 } };
+    const act = makeAct({ id: 'race-1', tool: 'side_effect', args, policy_state: ps });
+    const liveArgs = structuredClone(args);
+    const ran: unknown[] = [];
+    const r = await gate.dispatch(act, liveArgs, async (snapshot) => {
+      // The host (or a concurrent task holding the same object) changes it after enforce allowed.
+      liveArgs.to = 'mallory@example.com';
+      liveArgs.memo.cc.push('eve@example.com');
+      liveArgs.memo.amount = 10_000;
+      ran.push(structuredClone(snapshot));
+      expect(snapshot).not.toBe(liveArgs);
+      expect(Object.isFrozen(snapshot)).toBe(true);
+      expect(Object.isFrozen(snapshot.memo)).toBe(true);
+      expect(Object.isFrozen(snapshot.memo.cc)).toBe(true);
+      expect(() => {
+        (snapshot as { to: string }).to = 'mallory@example.com';
+      }).toThrow(TypeError);
+      return snapshot.to;
+    });
+    expect(r).toMatchObject({ invoked: true, result: 'alice@example.com' });
+    // The tool ran with exactly the arguments the authority was bound to.
+    expect(ran).toEqual([args]);
+    expect(core.canonicalSha256Base64url(ran[0])).toBe(act.arguments_digest.value);
+  });
+});
