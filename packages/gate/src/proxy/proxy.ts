@@ -35,7 +35,6 @@ import {
   type AgentCandidateAct,
   denyDecision,
   denyFrom,
-  digestArguments,
   dispatchMapped,
   type EnforceDecision,
   type Gate,
@@ -47,7 +46,7 @@ import {
   type ProxyMode,
   type ProxyStore,
   resolveActContext,
-  snapshotArguments,
+  snapshotLiveArguments,
 } from '../index.js';
 import type { ProxyLog } from './log.js';
 import { type PinnedToolDefinition, pinnedDefinition } from './pins.js';
@@ -204,8 +203,9 @@ export class GateProxy {
       ctx,
       { id: act.candidate_act_id, name },
       () => mapped,
-      async () => {
-        result = await this.send(sent, extra);
+      async (args) => {
+        // The downstream gets the frozen copy dispatch digested (Tool-Use Binding draft, enforce() contract).
+        result = await this.send(params.arguments === undefined ? sent : { ...sent, arguments: args }, extra);
         // The journal keeps a digest of the result, not the result: the store holds no tool output.
         return { result_digest: digestOrNull(result) };
       },
@@ -285,14 +285,15 @@ export class GateProxy {
    * effect to repeat, so each is an act of its own (reading a file twice is two reads).
    */
   private map(params: CallToolRequest['params'], actCtx: Parameters<typeof mapMcpToolsCall>[2]) {
-    const liveArgs = snapshotArguments(params.arguments ?? {});
+    const live = snapshotLiveArguments(params.arguments ?? {});
+    const liveArgs = live.args;
     const sent: CallToolRequest['params'] = params.arguments === undefined ? { ...params } : { ...params, arguments: liveArgs };
     const server = { serverUrl: this.o.serverId };
     const cls = actCtx.classify({ tool_id: params.name, function_id: params.name, tool_protocol: 'MCP', tool_endpoint: this.o.serverId });
     const ref =
       cls === 'INFORMATIONAL'
         ? randomUUID()
-        : canonicalSha256Base64url({ server: this.o.serverId, tool: params.name, arguments_digest: digestArguments(liveArgs).value });
+        : canonicalSha256Base64url({ server: this.o.serverId, tool: params.name, arguments_digest: live.digest.value });
     return { act: mapMcpToolsCall(sent, server, actCtx, ref), liveArgs, sent };
   }
 
