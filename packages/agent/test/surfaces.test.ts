@@ -22,10 +22,10 @@ import {
 import { base64urlEncode, createJwsSigner, decodeJwsPayload, generateEd25519Jwk, parseCompactJws, publicJwkOf } from '@vrpkit/core';
 import { createDevCa, type PemKeyPair } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
+import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
 import { Hono } from 'hono';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from './surfaces-support.js';
 
 const A = 'villa-a.example';
 const B = 'tamper.example';

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
+import { runVrp } from '@vrpkit/testkit/cli';
+import { day, startNode, type TestNode } from '@vrpkit/testkit/surfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { day, startNode, type TestNode } from '../../agent/test/surfaces-support.js';
-import { runVrp } from './support/run-vrp.js';
 
 const DOMAIN = 'conformance-cli.example';
 let dir: string;

@@ -9,18 +9,9 @@ import { join } from 'node:path';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { createDevCa } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
+import { runVrp } from '@vrpkit/testkit/cli';
+import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  day,
-  mcpApp,
-  serveSurface,
-  startNode,
-  type TestNode,
-  type TestSurface,
-  textResult,
-  tool,
-} from '../../agent/test/surfaces-support.js';
-import { runVrp } from './support/run-vrp.js';
 
 const DOMAIN = 'via.example';
 const OPERATOR = 'relay-operator.example';

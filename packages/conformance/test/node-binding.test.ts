@@ -10,18 +10,9 @@ import { createHardenedFetch, type HardenedFetch, type SurfaceClientOptions } fr
 import { checkNodeToolBinding, comparableOffer } from '@vrpkit/conformance';
 import { createDevCa } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
+import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  day,
-  mcpApp,
-  serveSurface,
-  startNode,
-  type TestNode,
-  type TestSurface,
-  textResult,
-  tool,
-} from '../../agent/test/surfaces-support.js';
 
 const DOMAIN = 'conform.example';
 const ARGS = { check_in: day(31), check_out: day(34), guests: 3 };

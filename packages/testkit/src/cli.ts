@@ -4,8 +4,8 @@ import { main } from '@vrpkit/cli';
 import { vi } from 'vitest';
 
 /** The repository root (the CLI's working directory in tests). */
-export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const bin = fileURLToPath(new URL('../../cli/src/bin.ts', import.meta.url));
 
 export interface VrpRun {
   code: number;

@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { base64urlEncode, createJwsSigner, ed25519PrivateJwkFromSeed, publicJwkOf, sha256 } from '@vrpkit/core';
 
-export const FIXTURES = new URL('../../fixtures/offer/', import.meta.url);
+export const FIXTURES = new URL('../../agent/fixtures/offer/', import.meta.url);
 
 /** A JSON object the tests mutate field by field, including into invalid shapes (so it is loosely typed on purpose). */
 // biome-ignore lint/suspicious/noExplicitAny: mutation targets must accept any value, valid or not.
