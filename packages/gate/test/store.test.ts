@@ -14,8 +14,8 @@ import {
   openSqliteStore,
   StoreTimeoutError,
 } from '@vrpkit/gate';
-import Database from 'better-sqlite3';
 import { testPgUrl } from '@vrpkit/testkit/pg';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { removeTmpDirs, SINK, tmpDir } from './procs/common.js';
