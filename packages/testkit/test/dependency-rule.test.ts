@@ -226,7 +226,9 @@ describe('the dependency rule (layout: packages and their edges)', () => {
     const test = (...imports: string[]) => ({ path: 'test/x.test.ts', kind: 'test' as const, imports });
     const good = () => [
       pkg('core', ['jose'], [src('jose', 'node:crypto')]),
-      pkg('protocol', ['@vrpkit/core'], [src('@vrpkit/core', './x.js')], { exports: { '.': './src/index.ts', './schemas/*': './schemas/*' } }),
+      pkg('protocol', ['@vrpkit/core'], [src('@vrpkit/core', './x.js')], {
+        exports: { '.': './src/index.ts', './schemas/*': './schemas/*' },
+      }),
       pkg('node', ['@vrpkit/protocol', '@vrpkit/core'], [src('@vrpkit/protocol', '@vrpkit/core', '@vrpkit/protocol/schemas/offer.json')]),
       pkg('gate', ['@vrpkit/core'], [src('@vrpkit/core'), test('@vrpkit/gate', '@vrpkit/testkit/cli')], {
         devDependencies: { '@vrpkit/testkit': '0.1.0' },
@@ -272,10 +274,14 @@ describe('the dependency rule (layout: packages and their edges)', () => {
     it("a relative import into another package's src or test, and a deep import of its internals", () => {
       expect(
         breach((l) => {
-          at(l, 'node').files.push(src('../../protocol/src/offer.js'), test('../../gate/test/procs/common.js'), src('@vrpkit/core/src/jws.js'));
+          at(l, 'node').files.push(
+            src('../../protocol/src/offer.js'),
+            test('../../gate/test/procs/common.js'),
+            src('@vrpkit/core/src/jws.js'),
+          );
         }),
       ).toEqual([
-        'node/src/index.ts: relative import ../../protocol/src/offer.js leaves the package (import the other package\'s public entry)',
+        "node/src/index.ts: relative import ../../protocol/src/offer.js leaves the package (import the other package's public entry)",
         "node/test/x.test.ts: relative import ../../gate/test/procs/common.js leaves the package (import the other package's public entry)",
         "node/src/index.ts: @vrpkit/core/src/jws.js reaches into core's internals (import its public entry)",
       ]);
