@@ -1,3 +1,7 @@
+/**
+ * CLI runner: the real `vrp` command from source, in a child process as a user runs it, or its
+ * `main` in this process with stdout and stderr captured.
+ */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { main } from '@vrpkit/cli';

@@ -1,6 +1,7 @@
 /**
- * Minted offer vectors: signed with the public, throwaway VRP conformance key
- * (vrp-protocol.md "Test keys": seed = SHA-256("VRP v0.1 conformance test vector key - DO NOT USE")).
+ * Minted offer vectors: signed with the public, throwaway key of the VRP v0.1 conformance vectors
+ * (seed = SHA-256("VRP v0.1 conformance test vector key - DO NOT USE")); the official vectors
+ * themselves are the agent's fixtures.
  * Re-signing the official vector 01 payload reproduces its JWS byte for byte (see verify-offer.test.ts).
  */
 import { createHmac } from 'node:crypto';
