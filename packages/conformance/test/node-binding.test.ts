@@ -122,7 +122,8 @@ describe('checkNodeToolBinding (§10)', () => {
     expect(report.conforms).toBe(false);
   }, 90_000);
 
-  it('catches a prefixed name (§10.1, one string fails) and an edited envelope (§10.3)', async () => {
+  it('catches a prefixed name (§10.1, one string fails) and an edited envelope (§10.3)', async ({ skip }) => {
+    skip(!BROWSER);
     const prefixed = await checkNodeToolBinding(DOMAIN, { network, args: ARGS, surfaceUrls: { mcp: `https://acme.${DOMAIN}/mcp` } });
     expect(prefixed.names.mcp).toEqual([`acme_${BOUND_TOOL_NAME}`]);
     expect(prefixed.names.one_string).toBe('fail');

@@ -26,6 +26,7 @@ const BROWSER_TESTS: Record<string, string[]> = {
   'packages/conformance/test/node-binding.test.ts': [
     'a vrpkit node conforms: one name on three surfaces, the three arguments, the endpoint’s own verified offer',
     'catches a required extra argument (§10.2) and an operator-domain card (§10.3)',
+    'catches a prefixed name (§10.1, one string fails) and an edited envelope (§10.3)',
   ],
   'packages/gate/test/scenarios.test.ts': ['expect deny (EF_DESTINATION_MISMATCH); the click is never sent to the new origin'],
 };
@@ -44,7 +45,7 @@ describe('the test suite on a machine without Chromium', () => {
     const files = readdirSync(join(ROOT, 'packages'), { recursive: true, encoding: 'utf8' })
       .filter((f) => /\/test\/.*\.test\.ts$/.test(f))
       .map((f) => join('packages', f))
-      .filter((f) => readFileSync(join(ROOT, f), 'utf8').includes('@vrpkit/testkit/browser'));
+      .filter((f) => /^import .* from '@vrpkit\/testkit\/browser';$/m.test(readFileSync(join(ROOT, f), 'utf8')));
     expect(files.sort()).toEqual(Object.keys(BROWSER_TESTS).sort());
   });
 
