@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
-import { runVrp } from '@vrpkit/testkit/cli';
+import { runVrp, runVrpInProcess } from '@vrpkit/testkit/cli';
 import { day, startNode, type TestNode } from '@vrpkit/testkit/surfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -90,7 +90,7 @@ describe('without Chromium', () => {
 
   it('the help of both commands says they run Chromium and read VRPKIT_CHROMIUM', async () => {
     for (const command of ['verify', 'conformance']) {
-      const r = await runVrp([command, '--help']);
+      const r = await runVrpInProcess([command, '--help']);
       expect(r.stdout.replace(/\s+/g, ' ')).toMatch(/Chromium from \$VRPKIT_CHROMIUM, else \/usr\/bin\/chromium/);
     }
   }, 60_000);
