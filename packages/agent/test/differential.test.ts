@@ -9,10 +9,10 @@
 import * as reference from '@vacationrentalprotocol/vrp-verify';
 import { verifyOffer } from '@vrpkit/agent';
 import { base64urlDecode } from '@vrpkit/core';
+import type { Loose } from '@vrpkit/testkit/minted';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildEnvelope, jwksVariants, mutationArb, nowArb, offerArb } from './support/corpus.js';
-import type { Loose } from './support/minted.js';
 
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,9 +1,9 @@
 /** fast-check fuzzing: verifyOffer never throws, and never says `verified` for mutated signed bytes. */
 import { verifyOffer } from '@vrpkit/agent';
+import { baseOffer, FRESH_NOW, mintEnvelope, TEST_JWKS } from '@vrpkit/testkit/minted';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildEnvelope, jwksVariants, mutationArb, nowArb, offerArb } from './support/corpus.js';
-import { baseOffer, FRESH_NOW, mintEnvelope, TEST_JWKS } from './support/minted.js';
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const segment = fc.string({ unit: fc.constantFrom(...B64.split('')), maxLength: 200 });

@@ -2,8 +2,8 @@ import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { createHardenedFetch, NetworkError, parseConnectTo } from '@vrpkit/agent';
+import { createTestCa, endlessBody, startHttpsServer, type TestCa, type TestServer } from '@vrpkit/testkit/tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestCa, endlessBody, startHttpsServer, type TestCa, type TestServer } from './support/tls.js';
 
 const DOMAIN = 'villa.example';
 let ca: TestCa;

@@ -18,10 +18,10 @@ import {
 } from '@vrpkit/agent';
 import { initNode, revokeKey, rotateKey, type ServedNode, serveNode } from '@vrpkit/node';
 import { officialSchema } from '@vrpkit/protocol';
+import { baseOffer, FIXTURES, mintEnvelope, TEST_JWKS } from '@vrpkit/testkit/minted';
+import { createTestCa, endlessBody, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { baseOffer, FIXTURES, mintEnvelope, TEST_JWKS } from './support/minted.js';
-import { createTestCa, endlessBody, startHttpsServer, type TestServer } from './support/tls.js';
 
 const DOMAIN = 'villa.example';
 const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -1,7 +1,7 @@
 import { cacheLifetimeSeconds, createHardenedFetch, type HardenedFetch, JwksCache } from '@vrpkit/agent';
 import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256 } from '@vrpkit/core';
+import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestCa, startHttpsServer, type TestServer } from './support/tls.js';
 
 const DOMAIN = 'keys.example';
 const JWKS_URL = `https://${DOMAIN}/.well-known/jwks.json`;

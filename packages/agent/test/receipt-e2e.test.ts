@@ -21,8 +21,8 @@ import {
 } from '@vrpkit/agent';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, JWKS_PATH, MCP_ENDPOINT_PATH, offerRef, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { mcpApp, serveSurface, type TestSurface, tool } from '@vrpkit/testkit/surfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mcpApp, serveSurface, type TestSurface, tool } from './surfaces-support.js';
 
 const DOMAIN = 'receipts.example';
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

@@ -11,7 +11,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  CHROMIUM_BASE_ARGS,
   chromiumNetworkArgs,
   createHardenedFetch,
   getOfferVia,
@@ -22,15 +21,16 @@ import {
 import { base64urlEncode, createJwsSigner, decodeJwsPayload, generateEd25519Jwk, parseCompactJws, publicJwkOf } from '@vrpkit/core';
 import { createDevCa, type PemKeyPair } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
+import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
+import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
 import { Hono } from 'hono';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from './surfaces-support.js';
 
 const A = 'villa-a.example';
 const B = 'tamper.example';
 const OPERATOR = 'operator.example';
 const ARGS = { check_in: day(35), check_out: day(38), guests: 2 };
+const BROWSER = hasChromium('agent surfaces');
 
 let dir: string;
 let nodeA: TestNode;
@@ -202,7 +202,8 @@ describe("node A's own surfaces, real clients", () => {
     expect(r.tool_name).toBe(BOUND_TOOL_NAME);
   });
 
-  it('WebMCP: Chromium invokes the tool the page registered, and its envelope verifies', async () => {
+  it('WebMCP: Chromium invokes the tool the page registered, and its envelope verifies', async ({ skip }) => {
+    skip(!BROWSER);
     const r = await getOfferVia('webmcp', `https://${A}`, ARGS, options);
     expectNodeToolVerified(r, A);
     expect(r.tools.map((t) => t.name)).toEqual([BOUND_TOOL_NAME]);
@@ -216,12 +217,14 @@ describe("node A's own surfaces, real clients", () => {
     expect(r.tool_name).toBeNull();
   });
 
-  it('the three surfaces name the capability with one identical string', () => {
+  it('the three surfaces name the capability with one identical string', ({ skip }) => {
+    skip(!BROWSER);
     const names = ['mcp', 'a2a', 'webmcp'].map((s) => reports[s]?.tool_name);
     expect(names).toEqual([BOUND_TOOL_NAME, BOUND_TOOL_NAME, BOUND_TOOL_NAME]);
   });
 
-  it('the WebMCP tool rejects invalid input itself (browsers do not validate): unverified, nothing quoted', async () => {
+  it('the WebMCP tool rejects invalid input itself (browsers do not validate): unverified, nothing quoted', async ({ skip }) => {
+    skip(!BROWSER);
     const r = await getOfferVia('webmcp', `https://${A}`, { ...ARGS, guests: 0 }, options);
     expect(r.classification).toBe('node_tool');
     expect(r.error?.code).toBe('tool_rejected');
@@ -232,13 +235,10 @@ describe("node A's own surfaces, real clients", () => {
   }, 60_000);
 });
 
-describe("node A's property page, as a guest uses it", () => {
+describe.skipIf(!BROWSER)("node A's property page, as a guest uses it", () => {
   it('quotes through the form and offers the signed direct_booking_url as the booking button, only after a quote', async () => {
     const page = new URL(`https://${A}/`);
-    const browser = await chromium.launch({
-      executablePath: process.env.VRPKIT_CHROMIUM ?? '/usr/bin/chromium',
-      args: [...CHROMIUM_BASE_ARGS, ...(await chromiumNetworkArgs(page, { fetch: relayFetch, options }))],
-    });
+    const browser = await launchChromium(await chromiumNetworkArgs(page, { fetch: relayFetch, options }));
     try {
       const tab = await browser.newPage();
       await tab.goto(page.href);

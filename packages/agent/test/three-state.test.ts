@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { assessFacts, type FactName, safeToQuote, verifyOffer } from '@vrpkit/agent';
+import { baseOffer, FIXTURES, loadVector, mintEnvelope, TEST_JWKS } from '@vrpkit/testkit/minted';
 import { describe, expect, it } from 'vitest';
-import { baseOffer, FIXTURES, loadVector, mintEnvelope, TEST_JWKS } from './support/minted.js';
 
 interface Fixture {
   id: string;

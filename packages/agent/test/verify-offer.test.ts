@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import * as reference from '@vacationrentalprotocol/vrp-verify';
 import { isOnCanonicalDomain, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
 import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256, sha256Hex } from '@vrpkit/core';
-import { describe, expect, it } from 'vitest';
 import {
   baseOffer,
   envelopeWithJws,
@@ -17,7 +16,8 @@ import {
   TEST_KID,
   testSigner,
   VECTOR_FILES,
-} from './support/minted.js';
+} from '@vrpkit/testkit/minted';
+import { describe, expect, it } from 'vitest';
 
 const REFERENCE_STATUS: Record<string, string> = {
   '01-valid-fresh.json': 'verified',

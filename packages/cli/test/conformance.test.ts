@@ -7,11 +7,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
+import { hasChromium } from '@vrpkit/testkit/browser';
+import { runVrp } from '@vrpkit/testkit/cli';
+import { day, startNode, type TestNode } from '@vrpkit/testkit/surfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { day, startNode, type TestNode } from '../../agent/test/surfaces-support.js';
-import { runVrp } from './support/run-vrp.js';
 
 const DOMAIN = 'conformance-cli.example';
+const BROWSER = hasChromium('cli conformance');
 let dir: string;
 let node: TestNode;
 let caFile: string;
@@ -29,7 +31,8 @@ afterAll(async () => {
 });
 
 describe('vrp conformance', () => {
-  it('reports a conforming node: three reads, one string, exit 0', async () => {
+  it('reports a conforming node: three reads, one string, exit 0', async ({ skip }) => {
+    skip(!BROWSER);
     const r = await runVrp(
       [
         'conformance',

@@ -14,8 +14,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { repoRoot, runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, runVrpInProcess } from './support/run-vrp.js';
 
 const bin = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
 const fakeServer = fileURLToPath(new URL('./support/fake-mcp-server.mjs', import.meta.url));

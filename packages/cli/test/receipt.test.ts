@@ -10,8 +10,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createHardenedFetch } from '@vrpkit/agent';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { repoRoot, runVrp, runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot, runVrp, runVrpInProcess } from './support/run-vrp.js';
 
 const vectorsDir = join(repoRoot, 'packages/agent/fixtures/receipt/');
 const vectorFiles = readdirSync(vectorsDir).filter((f) => f.endsWith('.json'));

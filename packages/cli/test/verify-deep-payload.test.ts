@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { createJwsSigner, ed25519PrivateJwkFromSeed, publicJwkOf, sha256, sha256Hex } from '@vrpkit/core';
 import { createDevCa, issueServerCertificate } from '@vrpkit/node';
 import { DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runVrpInProcess } from './support/run-vrp.js';
 
 const DOMAIN = 'deep-payload.example';
 const KID = 'deep-payload-key';

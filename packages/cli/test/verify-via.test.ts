@@ -9,22 +9,15 @@ import { join } from 'node:path';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { createDevCa } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
+import { hasChromium } from '@vrpkit/testkit/browser';
+import { runVrp } from '@vrpkit/testkit/cli';
+import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  day,
-  mcpApp,
-  serveSurface,
-  startNode,
-  type TestNode,
-  type TestSurface,
-  textResult,
-  tool,
-} from '../../agent/test/surfaces-support.js';
-import { runVrp } from './support/run-vrp.js';
 
 const DOMAIN = 'via.example';
 const OPERATOR = 'relay-operator.example';
 const ARGS = { check_in: day(32), check_out: day(35), guests: 2 };
+const BROWSER = hasChromium('cli verify --via');
 
 let dir: string;
 let node: TestNode;
@@ -74,7 +67,8 @@ afterAll(async () => {
 });
 
 describe('vrp verify --via', () => {
-  it('--via all --json: four rows, every one the node’s own voice, verified and safe; exit 0', async () => {
+  it('--via all --json: four rows, every one the node’s own voice, verified and safe; exit 0', async ({ skip }) => {
+    skip(!BROWSER);
     const r = await vrp('verify', `https://${DOMAIN}`, ...common(), '--via', 'all', '--json');
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout) as {

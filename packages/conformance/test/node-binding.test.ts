@@ -10,21 +10,14 @@ import { createHardenedFetch, type HardenedFetch, type SurfaceClientOptions } fr
 import { checkNodeToolBinding, comparableOffer } from '@vrpkit/conformance';
 import { createDevCa } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
+import { hasChromium } from '@vrpkit/testkit/browser';
+import { day, mcpApp, serveSurface, startNode, type TestNode, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  day,
-  mcpApp,
-  serveSurface,
-  startNode,
-  type TestNode,
-  type TestSurface,
-  textResult,
-  tool,
-} from '../../agent/test/surfaces-support.js';
 
 const DOMAIN = 'conform.example';
 const ARGS = { check_in: day(31), check_out: day(34), guests: 3 };
+const BROWSER = hasChromium('conformance node-binding');
 
 let dir: string;
 let node: TestNode;
@@ -94,7 +87,8 @@ afterAll(async () => {
 });
 
 describe('checkNodeToolBinding (§10)', () => {
-  it('a vrpkit node conforms: one name on three surfaces, the three arguments, the endpoint’s own verified offer', async () => {
+  it('a vrpkit node conforms: one name on three surfaces, the three arguments, the endpoint’s own verified offer', async ({ skip }) => {
+    skip(!BROWSER);
     const report = await checkNodeToolBinding(DOMAIN, { network, args: ARGS });
     expect(report.endpoint.verification_status).toBe('verified');
     expect(report.names).toEqual({ mcp: [BOUND_TOOL_NAME], a2a: [BOUND_TOOL_NAME], webmcp: [BOUND_TOOL_NAME], one_string: 'pass' });
@@ -112,7 +106,8 @@ describe('checkNodeToolBinding (§10)', () => {
     expect(JSON.stringify(report)).not.toContain('"jws"'); // the report carries verdicts, not the documents
   }, 90_000);
 
-  it('catches a required extra argument (§10.2) and an operator-domain card (§10.3)', async () => {
+  it('catches a required extra argument (§10.2) and an operator-domain card (§10.3)', async ({ skip }) => {
+    skip(!BROWSER);
     const report = await checkNodeToolBinding(DOMAIN, {
       network,
       args: ARGS,
@@ -127,7 +122,8 @@ describe('checkNodeToolBinding (§10)', () => {
     expect(report.conforms).toBe(false);
   }, 90_000);
 
-  it('catches a prefixed name (§10.1, one string fails) and an edited envelope (§10.3)', async () => {
+  it('catches a prefixed name (§10.1, one string fails) and an edited envelope (§10.3)', async ({ skip }) => {
+    skip(!BROWSER);
     const prefixed = await checkNodeToolBinding(DOMAIN, { network, args: ARGS, surfaceUrls: { mcp: `https://acme.${DOMAIN}/mcp` } });
     expect(prefixed.names.mcp).toEqual([`acme_${BOUND_TOOL_NAME}`]);
     expect(prefixed.names.one_string).toBe('fail');

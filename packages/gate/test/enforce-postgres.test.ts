@@ -5,12 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type AuthorityStore, Gate, type GateOptions, loadPolicy, openPostgresStore } from '@vrpkit/gate';
+import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeAct, SIGNING_KEY, SINK, TEST_POLICY } from './procs/common.js';
 
-const PG_URL = process.env.VRPKIT_TEST_PG_URL;
-if (!PG_URL) console.warn('[gate enforce-postgres] VRPKIT_TEST_PG_URL is unset: the Gate-on-PostgreSQL tests are SKIPPED');
+const PG_URL = testPgUrl('gate enforce-postgres', 'the Gate-on-PostgreSQL tests');
 
 describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
   let schema: string;

@@ -13,8 +13,8 @@ import {
   openSqliteStore,
   retryOutcome,
 } from '@vrpkit/gate';
+import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runVrpInProcess } from '../../cli/test/support/run-vrp.js';
 import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 
 describe('retryOutcome (seed §Retries: a fetch of the original tool_result, never a second invoke)', () => {

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type AuthorityStore, Gate, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
+import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
@@ -12,8 +13,7 @@ import { spawnProc } from './procs/spawn.js';
 
 const RACERS = 6;
 const ROUNDS = 2;
-const PG_URL = process.env.VRPKIT_TEST_PG_URL;
-if (!PG_URL) console.warn('[gate race] VRPKIT_TEST_PG_URL is unset: the PostgreSQL cross-process race is SKIPPED');
+const PG_URL = testPgUrl('gate race', 'the PostgreSQL cross-process race');
 
 async function race(store: AuthorityStore, storeConfig: unknown): Promise<void> {
   const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, instanceId: 'race-issuer' });

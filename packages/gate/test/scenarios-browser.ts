@@ -9,7 +9,8 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as x509 from '@peculiar/x509';
 import type { LiveBrowserState } from '@vrpkit/gate';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { launchChromium as launchTestChromium } from '@vrpkit/testkit/browser';
+import type { Browser, Page } from 'playwright-core';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -64,22 +65,12 @@ export async function startCheckoutSite(hostnames: string[]): Promise<CheckoutSi
   };
 }
 
-export async function launchChromium(site: CheckoutSite, hostnames: string[]): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.VRPKIT_CHROMIUM ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--host-resolver-rules=${hostnames.map((h) => `MAP ${h} 127.0.0.1:${site.port}`).join(', ')}`,
-      `--ignore-certificate-errors-spki-list=${site.spkiHash}`,
-    ],
-  });
+/** The test Chromium, reaching `hostnames` on the site's port and trusting exactly the site's key. */
+export function launchChromium(site: CheckoutSite, hostnames: string[]): Promise<Browser> {
+  return launchTestChromium([
+    `--host-resolver-rules=${hostnames.map((h) => `MAP ${h} 127.0.0.1:${site.port}`).join(', ')}`,
+    `--ignore-certificate-errors-spki-list=${site.spkiHash}`,
+  ]);
 }
 
 /**

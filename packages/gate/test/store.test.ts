@@ -14,13 +14,13 @@ import {
   openSqliteStore,
   StoreTimeoutError,
 } from '@vrpkit/gate';
+import { testPgUrl } from '@vrpkit/testkit/pg';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { removeTmpDirs, SINK, tmpDir } from './procs/common.js';
 
-const PG_URL = process.env.VRPKIT_TEST_PG_URL;
-if (!PG_URL) console.warn('[gate store] VRPKIT_TEST_PG_URL is unset: the PostgreSQL half of the store contract suite is SKIPPED');
+const PG_URL = testPgUrl('gate store', 'the PostgreSQL half of the store contract suite');
 
 interface Backend {
   name: 'sqlite' | 'postgres';

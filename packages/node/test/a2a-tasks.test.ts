@@ -11,8 +11,8 @@ import { Client, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestNode, type NodeClient, serveTestNode, tempDir } from './node-helpers.js';
 
 const DOMAIN = 'a2a-tasks.example';
 const tmp = tempDir('a2a-tasks');

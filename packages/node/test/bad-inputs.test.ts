@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { MAX_QUERY_LENGTH, type ServedNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'bad-inputs.example';
 // Today at the property (Europe/Stockholm) is 2027-02-01; the sample horizon is 365 days.

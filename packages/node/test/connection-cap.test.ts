@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import { DEFAULT_MAX_CONNECTIONS_PER_CLIENT, initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { DISCOVERY_PATH } from '@vrpkit/protocol';
+import { tempDir } from '@vrpkit/testkit/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir } from './node-helpers.js';
 
 const DOMAIN = 'connection-cap.example';
 const tmp = tempDir('connection-cap');

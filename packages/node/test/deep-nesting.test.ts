@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { MAX_JSON_DEPTH } from '@vrpkit/node';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { closeTestNode, type NodeClient, serveTestNode, tempDir } from './node-helpers.js';
 
 const DOMAIN = 'deep-nesting.example';
 const ORIGIN = `https://${DOMAIN}`;

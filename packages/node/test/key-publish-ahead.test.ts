@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { type Jwks, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
 import { listKeys, rotateKey, type ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, type VrpJwks } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'publish-ahead.example';
 const clock = testClock('2027-02-01T09:00:00Z');

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { type Jwks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
 import { listKeys, revokeKey, rotateKey, type ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, type VrpJwks } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'keys-node.example';
 const clock = testClock('2027-02-01T09:00:00Z');

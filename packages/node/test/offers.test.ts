@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { type Jwks, quoteChecks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
 import { addCalendarBlock, addCalendarFeed, type ServedNode } from '@vrpkit/node';
 import { DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, type VrpJwks } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, schemaErrors, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { compactVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestNode, type NodeClient, schemaErrors, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const DOMAIN = 'offers-node.example';
 const clock = testClock('2027-02-01T09:00:00Z');

@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidPropertyError, initNode, NodeStore, readPropertyFile, storeTargetFor, validatePropertyDescription } from '@vrpkit/node';
+import { tempDir } from '@vrpkit/testkit/node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir } from './node-helpers.js';
 
 const EXAMPLE = fileURLToPath(new URL('../examples/property.example.yaml', import.meta.url));
 const tmp = tempDir('property');

@@ -12,8 +12,8 @@ import {
   OfferPayloadSchema,
   VrpJwksSchema,
 } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, schemaErrors, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeTestNode, type NodeClient, schemaErrors, serveTestNode, tempDir, testClock } from './node-helpers.js';
 
 const clock = testClock('2027-02-01T09:00:00Z');
 const tmp = tempDir('shapes');

@@ -7,8 +7,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDevCa, initNode, issueServerCertificate, serveNode } from '@vrpkit/node';
 import { DISCOVERY_PATH } from '@vrpkit/protocol';
+import { nodeClient, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeClient, tempDir } from './node-helpers.js';
 
 const DOMAIN = 'serve-node.example';
 const tmp = tempDir('serve');

@@ -7,12 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { initNode, jwksAt, NodeStore, type ServedNode, type StoreTarget, sampleProperty, serveNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { nodeClient, tempDir } from '@vrpkit/testkit/node';
+import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nodeClient, tempDir } from './node-helpers.js';
 
-const PG_URL = process.env.VRPKIT_TEST_PG_URL;
-if (!PG_URL) console.log('[store.test] VRPKIT_TEST_PG_URL is not set: the PostgreSQL cases are skipped (SQLite cases run).');
+const PG_URL = testPgUrl('node store', 'the PostgreSQL cases (the SQLite cases run)');
 
 const tmp = tempDir('store');
 const pgSchemas: string[] = [];

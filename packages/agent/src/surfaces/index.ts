@@ -28,7 +28,15 @@ export { envelopeOfToolResult } from './mcp.js';
 export { boundToolName } from './shared.js';
 export * from './types.js';
 export { claimedCanonicalDomain, verifyEnvelopeFromNode } from './verify-envelope.js';
-export { CHROMIUM_BASE_ARGS, chromiumNetworkArgs, spkiSha256 } from './webmcp.js';
+export {
+  CHROMIUM_BASE_ARGS,
+  CHROMIUM_ENV,
+  chromiumExecutable,
+  chromiumNetworkArgs,
+  chromiumUnavailable,
+  DEFAULT_CHROMIUM,
+  spkiSha256,
+} from './webmcp.js';
 
 const FETCHERS: Record<Surface, (target: string, args: OfferArgs, ctx: SurfaceContext) => Promise<SurfaceFetch>> = {
   http: fetchViaHttp,

@@ -10,11 +10,12 @@
  * real host name — is accepted (`--ignore-certificate-errors-spki-list`).
  */
 import { createHash, type X509Certificate } from 'node:crypto';
+import { accessSync, constants, statSync } from 'node:fs';
 import { connect } from 'node:tls';
-import { chromium } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { parseConnectTo } from '../hardened-fetch.js';
 import { boundToolName, surfaceUrl, unreachableSurface } from './shared.js';
-import type { ListedTool, OfferArgs, SurfaceContext, SurfaceFetch } from './types.js';
+import type { BrowserOptions, ListedTool, OfferArgs, SurfaceContext, SurfaceFetch } from './types.js';
 
 const DEFAULT_TOOL_WAIT_MS = 5_000;
 const INVOKE_TIMEOUT_MS = 15_000;
@@ -32,6 +33,28 @@ export const CHROMIUM_BASE_ARGS = [
   '--disable-sync',
   '--enable-features=WebMCP',
 ];
+
+/** The variable that names the Chromium binary, and where Debian's `chromium` package puts it. */
+export const CHROMIUM_ENV = 'VRPKIT_CHROMIUM';
+export const DEFAULT_CHROMIUM = '/usr/bin/chromium';
+
+/** The Chromium binary to run: the caller's, else `VRPKIT_CHROMIUM`, else Debian's. */
+export function chromiumExecutable(browser?: BrowserOptions): string {
+  return browser?.executablePath ?? process.env[CHROMIUM_ENV] ?? DEFAULT_CHROMIUM;
+}
+
+/**
+ * Why no browser can start from `path` (a sentence naming the path and `VRPKIT_CHROMIUM`), or
+ * null when it is an executable file. Checked before launching: a launch that fails this way
+ * leaves Playwright's temporary profile and artifacts directories behind in the temp folder.
+ */
+export function chromiumUnavailable(path: string): string | null {
+  try {
+    accessSync(path, constants.X_OK);
+    if (statSync(path).isFile()) return null;
+  } catch {}
+  return `no executable Chromium at ${path}: install Debian's chromium or set ${CHROMIUM_ENV} to the browser's path`;
+}
 
 interface RegisteredTool {
   name: string;
@@ -116,10 +139,22 @@ export async function fetchViaWebMcp(target: string, args: OfferArgs, ctx: Surfa
   } catch (e) {
     return unreachable(e);
   }
-  const browser = await chromium.launch({
-    executablePath: ctx.options.browser?.executablePath ?? process.env.VRPKIT_CHROMIUM ?? '/usr/bin/chromium',
-    args: [...CHROMIUM_BASE_ARGS, ...networkArgs],
-  });
+  // Without a browser the surface cannot be read: a coded report, never a throw that takes the
+  // other surfaces of the same run down with it.
+  const executablePath = chromiumExecutable(ctx.options.browser);
+  const missing = chromiumUnavailable(executablePath);
+  if (missing) return unreachableSurface(pageUrl, new Error(missing), 'browser_unavailable');
+  let browser: Browser;
+  try {
+    browser = await chromium.launch({ executablePath, args: [...CHROMIUM_BASE_ARGS, ...networkArgs] });
+  } catch (e) {
+    const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+    return unreachableSurface(
+      pageUrl,
+      new Error(`Chromium at ${executablePath} did not start (${why}); ${CHROMIUM_ENV} names the browser`),
+      'browser_unavailable',
+    );
+  }
   try {
     const context = await browser.newContext();
     const page = await context.newPage();

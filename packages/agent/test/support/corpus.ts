@@ -4,8 +4,8 @@
  */
 import { sign as cryptoSign } from 'node:crypto';
 import { base64urlEncode, createJwsSigner, ed25519PrivateJwkFromSeed, importEd25519PrivateKey, publicJwkOf, sha256 } from '@vrpkit/core';
+import { baseOffer, type Loose, TEST_JWKS, TEST_KID, TEST_PRIVATE_JWK } from '@vrpkit/testkit/minted';
 import fc from 'fast-check';
-import { baseOffer, type Loose, TEST_JWKS, TEST_KID, TEST_PRIVATE_JWK } from './minted.js';
 
 const otherSigner = createJwsSigner(ed25519PrivateJwkFromSeed(sha256('differential other key')), TEST_KID, { typ: 'JWT' });
 const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { domainOf } from '@vrpkit/agent';
+import { CHROMIUM_ENV, DEFAULT_CHROMIUM, domainOf } from '@vrpkit/agent';
 import { checkNodeToolBinding, type NodeBindingReport } from '@vrpkit/conformance';
 import { VrpError } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
@@ -25,6 +25,7 @@ function renderReport(r: NodeBindingReport): string {
   for (const s of r.surfaces) {
     lines.push(`${s.surface.padEnd(7)} ${s.reached ? 'reached' : 'unreachable'}  ${s.url ?? ''}`);
     for (const [section, c] of Object.entries(s.checks)) lines.push(`  §${section} ${c.status.padEnd(7)} ${c.detail}`);
+    if (s.report.error?.code === 'browser_unavailable') lines.push(`  ${s.report.error.message}`);
   }
   lines.push(r.conforms ? 'CONFORMS' : 'DOES NOT CONFORM');
   return `${lines.join('\n')}\n`;
@@ -34,7 +35,11 @@ function renderReport(r: NodeBindingReport): string {
 export function registerConformanceCommands(program: Command): void {
   program
     .command('conformance')
-    .description('check a node against VRP Node Tool Binding v0.1 §10 (MCP, A2A and WebMCP surfaces)')
+    .description(
+      `check a node against VRP Node Tool Binding v0.1 §10 (MCP, A2A and WebMCP surfaces).\n` +
+        `The WebMCP checks run Chromium from $${CHROMIUM_ENV}, else ${DEFAULT_CHROMIUM}; without it they are unknown (browser_unavailable).\n` +
+        'Exit 0 conforms, 1 a check failed, 2 a check could not be evaluated, 64 usage error.',
+    )
     .argument('<target>', 'node origin https://DOMAIN')
     .option('--check-in <date>', 'YYYY-MM-DD (default: 30 days ahead)')
     .option('--check-out <date>', 'YYYY-MM-DD (default: check-in + 3 nights)')

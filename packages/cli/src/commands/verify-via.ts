@@ -3,12 +3,15 @@
  * through the named surface(s) with the agent's surface clients and judge each result as an
  * offer fetched over HTTPS (Node Tool Binding §6, §8). With `all`, one row per surface side by
  * side; the exit status is the verifier's (0 safe / 1 verified but not quoteable / 2 anything
- * else) for the weakest surface.
+ * else) for the weakest surface. WebMCP is read through Chromium; without one that row reports
+ * `browser_unavailable` (unknown, so exit 2) and the other rows stand.
  */
 import {
   AgentUsageError,
+  CHROMIUM_ENV,
   checkOfferRequest,
   createHardenedFetch,
+  DEFAULT_CHROMIUM,
   domainOf,
   getOfferVia,
   JwksCache,
@@ -21,6 +24,8 @@ import { InvalidArgumentError } from 'commander';
 import { printJson } from '../io.js';
 
 export type ViaChoice = Surface | 'all';
+
+export const VIA_OPTION_HELP = `fetch through http|mcp|a2a|webmcp, or all side by side (exit status of the weakest surface); webmcp and all run Chromium from $${CHROMIUM_ENV}, else ${DEFAULT_CHROMIUM}`;
 
 export function parseVia(value: string): ViaChoice {
   if (value === 'all' || (SURFACES as readonly string[]).includes(value)) return value as ViaChoice;
@@ -101,6 +106,8 @@ export async function verifyVia(target: string, o: ViaOptions): Promise<number> 
     } else {
       process.stdout.write(`${domain}: ${args.check_in} → ${args.check_out}, ${args.guests} guest${args.guests === 1 ? '' : 's'}\n`);
       process.stdout.write(renderSurfaceTable(reports));
+      // The table has room for the code only; say which browser was tried and how to name another.
+      for (const r of reports) if (r.error?.code === 'browser_unavailable') process.stderr.write(`${r.surface}: ${r.error.message}\n`);
     }
     return exitCode;
   } finally {

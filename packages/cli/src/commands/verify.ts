@@ -18,7 +18,7 @@ import { base64urlDecode, type Clock, type FetchLike, fixedClock, sha256Hex, sys
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
-import { parseVia, type ViaChoice, verifyVia } from './verify-via.js';
+import { parseVia, VIA_OPTION_HELP, type ViaChoice, verifyVia } from './verify-via.js';
 
 /** Exit codes of `vrp verify` (issue 3): safe to quote / verified but not quoteable / anything else. */
 export const EXIT_SAFE = 0;
@@ -247,7 +247,7 @@ export function registerVerifyCommands(program: Command): void {
     .option('--guests <n>', 'number of guests')
     .option('--connect-to <HOST:443:ADDR:PORT>', 'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)', collect)
     .option('--cacert <file>', "extra trusted CA certificate (PEM), e.g. a dev node's <dataDir>/tls/ca.pem")
-    .option('--via <surface>', 'fetch through http|mcp|a2a|webmcp, or all side by side (exit status of the weakest surface)', parseVia)
+    .option('--via <surface>', VIA_OPTION_HELP, parseVia)
     .option('--envelope <file>', 'offline: the signed_verified_stay_offer envelope (JSON)')
     .option('--jwks <file>', 'offline: the host-domain JWKS (JSON)')
     .option('--now <iso>', 'evaluate freshness at this instant instead of the system clock', instant)

@@ -16,8 +16,8 @@ import { CHROMIUM_BASE_ARGS, checkOfferRequest, chromiumNetworkArgs, createHarde
 import { isVrpError } from '@vrpkit/core';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH, WEBMCP_TOOL_CALL_PATH } from '@vrpkit/protocol';
+import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { type Browser, type CDPSession, chromium } from 'playwright-core';
-import { runVrpInProcess } from './run-vrp.js';
 
 /** A decision: the request was accepted (a signed offer came back) or refused with this code. */
 export type Decision = 'ok' | string;

@@ -11,8 +11,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { initNode, NodeStore, storeTargetFor } from '@vrpkit/node';
+import { dayAfter, nodeClient, schemaErrors, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { dayAfter, nodeClient, schemaErrors, tempDir } from './node-helpers.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const BIN = join(ROOT, 'packages/cli/src/bin.ts');

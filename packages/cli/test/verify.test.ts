@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { officialSchema } from '@vrpkit/protocol';
+import { runVrp } from '@vrpkit/testkit/cli';
+import { loadVector } from '@vrpkit/testkit/minted';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runVrp } from '../../cli/test/support/run-vrp.js';
-import { loadVector } from './support/minted.js';
 
 const DOMAIN = 'villa.example';
 

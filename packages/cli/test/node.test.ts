@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { initNode } from '@vrpkit/node';
+import { nodeClient, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { nodeClient, tempDir } from './node-helpers.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const BIN = join(ROOT, 'packages/cli/src/bin.ts');

@@ -1,11 +1,15 @@
+/**
+ * CLI runner: the real `vrp` command from source, in a child process as a user runs it, or its
+ * `main` in this process with stdout and stderr captured.
+ */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { main } from '@vrpkit/cli';
 import { vi } from 'vitest';
 
 /** The repository root (the CLI's working directory in tests). */
-export const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
-const bin = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
+export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const bin = fileURLToPath(new URL('../../cli/src/bin.ts', import.meta.url));
 
 export interface VrpRun {
   code: number;

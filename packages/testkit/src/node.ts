@@ -1,5 +1,5 @@
 /**
- * Test support for the node's own tests: temp data directories, a mutable clock, an https
+ * Node harness for the node and CLI tests: temp data directories, a mutable clock, an https
  * client that reaches `https://{domain}` on a loopback port with the dev CA (curl
  * `--connect-to` + `--cacert`, test-only), and ajv validators for the official schemas.
  */

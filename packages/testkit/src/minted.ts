@@ -1,13 +1,14 @@
 /**
- * Minted offer vectors: signed with the public, throwaway VRP conformance key
- * (vrp-protocol.md "Test keys": seed = SHA-256("VRP v0.1 conformance test vector key - DO NOT USE")).
+ * Minted offer vectors: signed with the public, throwaway key of the VRP v0.1 conformance vectors
+ * (seed = SHA-256("VRP v0.1 conformance test vector key - DO NOT USE")); the official vectors
+ * themselves are the agent's fixtures.
  * Re-signing the official vector 01 payload reproduces its JWS byte for byte (see verify-offer.test.ts).
  */
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { base64urlEncode, createJwsSigner, ed25519PrivateJwkFromSeed, publicJwkOf, sha256 } from '@vrpkit/core';
 
-export const FIXTURES = new URL('../../fixtures/offer/', import.meta.url);
+export const FIXTURES = new URL('../../agent/fixtures/offer/', import.meta.url);
 
 /** A JSON object the tests mutate field by field, including into invalid shapes (so it is loosely typed on purpose). */
 // biome-ignore lint/suspicious/noExplicitAny: mutation targets must accept any value, valid or not.

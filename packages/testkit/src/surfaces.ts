@@ -1,7 +1,8 @@
 /**
- * Test parts for the surface tests: real vrpkit nodes (`initNode` + `serveNode`, dev CA) and
- * small real https servers on other domains with their own CA, each serving a tool surface
- * built with the official MCP SDK — the negative nodes of issue 4.
+ * Node harness for the surface tests: real vrpkit nodes (`initNode` + `serveNode` over https on
+ * 127.0.0.1, dev CA) and small real https servers on other domains with their own CA, each
+ * serving a tool surface built with the official MCP SDK — the operator tools and squatted or
+ * edited surfaces that Node Tool Binding v0.1 §6 and §11 say must never pass as the node's own.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';

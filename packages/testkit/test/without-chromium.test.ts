@@ -1,0 +1,81 @@
+/**
+ * The README's test command on a machine without Chromium: every test file that needs the
+ * browser passes, its browser tests reported as skipped (with a note naming `VRPKIT_CHROMIUM`),
+ * as the PostgreSQL tests are without `VRPKIT_TEST_PG_URL`. Runs only those files, in a child
+ * vitest whose browser path points nowhere.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The tests that need Chromium, per file: exactly these are skipped without it. */
+const BROWSER_TESTS: Record<string, string[]> = {
+  'packages/agent/test/surfaces.test.ts': [
+    'WebMCP: Chromium invokes the tool the page registered, and its envelope verifies',
+    'the three surfaces name the capability with one identical string',
+    'the WebMCP tool rejects invalid input itself (browsers do not validate): unverified, nothing quoted',
+    'quotes through the form and offers the signed direct_booking_url as the booking button, only after a quote',
+  ],
+  'packages/cli/test/conformance.test.ts': ['reports a conforming node: three reads, one string, exit 0'],
+  'packages/cli/test/verify-via.test.ts': ['--via all --json: four rows, every one the node’s own voice, verified and safe; exit 0'],
+  'packages/conformance/test/node-binding.test.ts': [
+    'a vrpkit node conforms: one name on three surfaces, the three arguments, the endpoint’s own verified offer',
+    'catches a required extra argument (§10.2) and an operator-domain card (§10.3)',
+    'catches a prefixed name (§10.1, one string fails) and an edited envelope (§10.3)',
+  ],
+  'packages/gate/test/scenarios.test.ts': ['expect deny (EF_DESTINATION_MISMATCH); the click is never sent to the new origin'],
+};
+
+interface JsonReport {
+  numFailedTests: number;
+  numPassedTests: number;
+  testResults: { name: string; assertionResults: { title: string; status: string }[] }[];
+}
+
+const out = mkdtempSync(join(tmpdir(), 'vrpkit-without-chromium-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('the test suite on a machine without Chromium', () => {
+  it('every test file that uses the browser is in the list (it imports the test kit’s Chromium)', () => {
+    const files = readdirSync(join(ROOT, 'packages'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\/test\/.*\.test\.ts$/.test(f))
+      .map((f) => join('packages', f))
+      .filter((f) => /^import .* from '@vrpkit\/testkit\/browser';$/m.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(files.sort()).toEqual(Object.keys(BROWSER_TESTS).sort());
+  });
+
+  it('the browser test files pass, with exactly their browser tests skipped', async () => {
+    const json = join(out, 'report.json');
+    const vitest = join(ROOT, 'node_modules/vitest/vitest.mjs');
+    const files = Object.keys(BROWSER_TESTS);
+    const run = await new Promise<{ code: number; output: string }>((done) => {
+      execFile(
+        process.execPath,
+        [vitest, 'run', ...files, '--reporter=default', '--reporter=json', `--outputFile.json=${json}`],
+        { cwd: ROOT, env: { ...process.env, VRPKIT_CHROMIUM: '/nonexistent/chromium' }, maxBuffer: 64 * 1024 * 1024, timeout: 540_000 },
+        (error, stdout, stderr) => done({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, output: stdout + stderr }),
+      );
+    });
+    const report = JSON.parse(readFileSync(json, 'utf8')) as JsonReport;
+    const failed = report.testResults.flatMap((f) => f.assertionResults.filter((a) => a.status === 'failed').map((a) => a.title));
+    expect(failed).toEqual([]);
+    expect(run.code).toBe(0);
+    const skipped = Object.fromEntries(
+      report.testResults.map((f) => [
+        relative(ROOT, f.name),
+        f.assertionResults.filter((a) => a.status === 'skipped' || a.status === 'pending').map((a) => a.title),
+      ]),
+    );
+    expect(skipped).toEqual(BROWSER_TESTS);
+    expect(report.numPassedTests).toBeGreaterThan(20);
+    // Each file said why, naming the variable.
+    expect(
+      run.output.match(/no executable Chromium at \/nonexistent\/chromium.*SKIPPED \(set VRPKIT_CHROMIUM to run them\)/g),
+    ).toHaveLength(5);
+  }, 600_000);
+});
