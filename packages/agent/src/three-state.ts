@@ -7,8 +7,8 @@
  * discovery document → `attested`; an unknown fact was read from nowhere trustworthy → null.
  */
 import type { ThreeState, VerifiabilityClass } from '@vrpkit/protocol';
-import { isAvailable, isExactPrice } from './quote.js';
-import type { OfferVerificationResult } from './verify-offer.js';
+import { isAvailable, isExactPrice } from './offer/quote.js';
+import type { OfferVerificationResult } from './offer/verify.js';
 
 export const FACT_NAMES = [
   'canonical_domain',

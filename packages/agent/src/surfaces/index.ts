@@ -8,6 +8,7 @@ import { type FetchLike, systemClock } from '@vrpkit/core';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
 import { createHardenedFetch } from '../hardened-fetch.js';
 import { JwksCache } from '../jwks-cache.js';
+import { verifyEnvelopeFromNode } from '../offer/verify-relayed.js';
 import { checkMcpCallReceipt, createReceiptJwksResolver } from '../receipt/index.js';
 import { fetchViaA2a } from './a2a.js';
 import { fetchViaHttp } from './http.js';
@@ -21,13 +22,12 @@ import type {
   SurfaceFetch,
   SurfaceReport,
 } from './types.js';
-import { verifyEnvelopeFromNode } from './verify-envelope.js';
 import { fetchViaWebMcp } from './webmcp.js';
 
+export { claimedCanonicalDomain, verifyEnvelopeFromNode } from '../offer/verify-relayed.js';
 export { envelopeOfToolResult } from './mcp.js';
 export { boundToolName } from './shared.js';
 export * from './types.js';
-export { claimedCanonicalDomain, verifyEnvelopeFromNode } from './verify-envelope.js';
 export { CHROMIUM_BASE_ARGS, chromiumNetworkArgs, spkiSha256 } from './webmcp.js';
 
 const FETCHERS: Record<Surface, (target: string, args: OfferArgs, ctx: SurfaceContext) => Promise<SurfaceFetch>> = {

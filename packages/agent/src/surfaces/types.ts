@@ -1,9 +1,9 @@
 import type { Clock, FetchLike } from '@vrpkit/core';
 import type { HardenedFetchOptions } from '../hardened-fetch.js';
 import type { JwksCache } from '../jwks-cache.js';
+import type { GateFailureCode } from '../offer/fetch.js';
+import type { OfferVerificationResult } from '../offer/verify.js';
 import type { McpReceiptCheck } from '../receipt/mcp-binding.js';
-import type { GateFailureCode } from '../verified-stay-offer.js';
-import type { OfferVerificationResult } from '../verify-offer.js';
 
 /** The ways an agent can ask a node for its signed offer (Core §4 endpoint + Node Tool Binding §2). */
 export type Surface = 'http' | 'mcp' | 'a2a' | 'webmcp';

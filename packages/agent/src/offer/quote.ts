@@ -3,8 +3,8 @@
  * plus the booking-URL rules of Core §5.1. Discovery conditions 1–3 belong to
  * `fetchVerifiedStayOffer`, which has the network context.
  */
-import { isOnCanonicalDomain } from './canonical-domain.js';
-import type { OfferVerificationResult } from './verify-offer.js';
+import { isOnCanonicalDomain } from '../canonical-domain.js';
+import type { OfferVerificationResult } from './verify.js';
 
 /** vrp-verify `QuoteFailureCode`, in the order the reference collects them. */
 export type QuoteFailureCode =

@@ -21,13 +21,13 @@ import {
   PROTOCOL_VERSION,
   type RefundScheduleRow,
 } from '@vrpkit/protocol';
-import { type DiscoveryOutcome, fetchDiscovery } from './discovery.js';
-import { AgentUsageError } from './errors.js';
-import { getJsonText } from './http-get.js';
-import { type JwksCache, jwsHeaderKid } from './jwks-cache.js';
+import { type DiscoveryOutcome, fetchDiscovery } from '../discovery.js';
+import { AgentUsageError } from '../errors.js';
+import { getJsonText } from '../http-get.js';
+import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
+import { assessFacts, type Fact, type FactName } from '../three-state.js';
 import { bookingUrlFailure, isAvailable, isExactPrice, type QuoteFailureCode, quoteChecks } from './quote.js';
-import { assessFacts, type Fact, type FactName } from './three-state.js';
-import { type OfferStatus, type OfferVerificationResult, verifyOffer } from './verify-offer.js';
+import { type OfferStatus, type OfferVerificationResult, verifyOffer } from './verify.js';
 
 /** The official verification-result object (`verified-stay-offer-verification-result-v0.1`). */
 export interface VerificationResult {

@@ -8,9 +8,9 @@ import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
 import type { JwksCache } from '../jwks-cache.js';
-import { type GateFailureCode, type NodeKeyVerification, stayGateFailures, verifyWithNodeJwks } from '../verified-stay-offer.js';
-import { type OfferVerificationResult, verifyOffer } from '../verify-offer.js';
-import type { QuotableTotal, SurfaceError } from './types.js';
+import type { QuotableTotal, SurfaceError } from '../surfaces/types.js';
+import { type GateFailureCode, type NodeKeyVerification, stayGateFailures, verifyWithNodeJwks } from './fetch.js';
+import { type OfferVerificationResult, verifyOffer } from './verify.js';
 
 export interface NodeVerification {
   /** The offer's canonical domain as a normalised host, or null when the envelope has none. */
