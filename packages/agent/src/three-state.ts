@@ -45,7 +45,7 @@ export interface AssessFactsInput {
   discovered: boolean | null;
   /** The offer verification, or null when no envelope was obtained. */
   verification: OfferVerificationResult | null;
-  /** The full gate's verdict (offline: `safeToQuote`; online: discovery + gate). */
+  /** The safe-to-quote verdict (offline: `safeToQuote`; online: discovery + the stay check). */
   safeToQuote: boolean;
   /**
    * Whether the signed offer answers the question asked (its signed `request` is the stay asked

@@ -1,8 +1,10 @@
 /**
- * The Safe-to-Quote gate's offline part (Core §7 conditions 4–11; vrp-verify `quoteChecks`),
- * plus the booking-URL rules of Core §5.1. Discovery conditions 1–3 belong to
- * `fetchVerifiedStayOffer`, which has the network context.
+ * Safe to quote (Core §7): conditions 4–11 offline (vrp-verify `quoteChecks`), the booking-URL
+ * rules of Core §5.1, and the stay check that ties a verified offer to the question asked
+ * (`stayQuoteFailures`). Discovery conditions 1–3 belong to `fetchVerifiedStayOffer`, which has
+ * the network context.
  */
+import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
 import type { OfferVerificationResult } from './verify.js';
 
@@ -15,6 +17,16 @@ export type QuoteFailureCode =
   | 'booking_url_invalid'
   | 'booking_url_host_mismatch'
   | 'quote_permission_not_granted';
+
+/** Why an offer may not be quoted for the stay asked: vrp-verify's offline codes plus the stay check's own. */
+export type StayQuoteFailureCode =
+  | QuoteFailureCode
+  /** Core §7 conditions 1–3 could not be established (discovery failed or unknown). */
+  | 'discovery_not_verified'
+  /** The signed `canonical_domain` is not the domain asked (an offer from another node). */
+  | 'offer_domain_mismatch'
+  /** The signed `request` is absent or is not the stay asked for (a replayed or substituted offer). */
+  | 'offer_request_mismatch';
 
 export interface QuoteCheckResult {
   ok: boolean;
@@ -96,4 +108,22 @@ export function quoteChecks(verification: OfferVerificationResult | null | undef
 /** True only when every offline Safe-to-Quote condition holds. Everything short of that is false (Core §8). */
 export function safeToQuote(verification: OfferVerificationResult | null | undefined): boolean {
   return quoteChecks(verification).ok;
+}
+
+/**
+ * The stay check: Core §7 (`quoteChecks`) plus the two checks that tie a
+ * verified offer to the question asked, whatever transport carried it — the signed offer is
+ * `domain`'s own (Node Tool Binding §6, Core §2), and its signed `request` is the stay asked
+ * for (Core §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
+ */
+export function stayQuoteFailures(verification: OfferVerificationResult, domain: string, args: OfferRequestArgs): StayQuoteFailureCode[] {
+  const failures: StayQuoteFailureCode[] = [...quoteChecks(verification).failures];
+  const payload = verification.payload;
+  if (verification.status === 'verified' && payload) {
+    if (payload.canonical_domain !== domain) failures.push('offer_domain_mismatch');
+    const req = obj(payload.request);
+    if (req.check_in !== args.check_in || req.check_out !== args.check_out || req.guests !== args.guests)
+      failures.push('offer_request_mismatch');
+  }
+  return failures;
 }

@@ -2,7 +2,7 @@
  * `getOfferVia(surface, target, args, options)`: fetch a node's signed offer through one
  * surface and judge it exactly as an offer fetched over HTTPS (Node Tool Binding §6, §8):
  * verified against the JWKS the offer's own canonical domain publishes, with the
- * safe-to-quote gate, plus the origin check that says whose voice the surface is.
+ * safe-to-quote check, plus the origin check that says whose voice the surface is.
  */
 import { type FetchLike, systemClock } from '@vrpkit/core';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
@@ -24,7 +24,6 @@ import type {
 } from './types.js';
 import { fetchViaWebMcp } from './webmcp.js';
 
-export { claimedCanonicalDomain, verifyEnvelopeFromNode } from '../offer/verify-relayed.js';
 export { envelopeOfToolResult } from './mcp.js';
 export { boundToolName } from './shared.js';
 export * from './types.js';
