@@ -6,6 +6,7 @@
  */
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
+import { signedNumberLiteral } from './signed-text.js';
 import type { OfferVerificationResult } from './verify.js';
 
 /** vrp-verify `QuoteFailureCode`, in the order the reference collects them. */
@@ -65,17 +66,33 @@ export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   return null;
 }
 
+/** A signed amount written as a plain non-negative integer literal (no sign, fraction or exponent). */
+const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
+
+/**
+ * Whether `price[member]` is an exact amount: a non-negative safe integer (I-JSON, RFC 7493
+ * §2.2: ≤ 2^53−1, so the parsed number is the signed one), written in the signed text as a plain
+ * integer. A literal the parse rounded (9007199254740993, 123.0000000000000001, 1e308) is not
+ * exact: the node did not sign the number the agent would quote.
+ */
+export function isExactAmount(payload: unknown, member: 'public_total' | 'agent_total'): boolean {
+  const amount = obj(obj(payload).price)[member];
+  if (!Number.isSafeInteger(amount) || (amount as number) < 0) return false;
+  const literal = typeof payload === 'object' && payload !== null ? signedNumberLiteral(payload, ['price', member]) : undefined;
+  // No signed text means the payload was not parsed from a JWS here (built in memory): its numbers are what they are.
+  return literal === undefined || PLAIN_INTEGER.test(literal);
+}
+
 /**
  * Core §7 condition 9, tightened by two reference behaviours: the price is exact only when
- * `exact === true`, both totals are non-negative integers (the three-state fixture evaluator;
- * the verification-result schema needs them), and `reconciliation.matches_quoted_total` is not
- * `false` (hemmabo forces `exact=false` then).
+ * `exact === true`, both totals are exact amounts (`isExactAmount`; the three-state fixture
+ * evaluator and the verification-result schema need integers), and
+ * `reconciliation.matches_quoted_total` is not `false` (hemmabo forces `exact=false` then).
  */
 export function isExactPrice(payload: unknown): boolean {
   const price = obj(obj(payload).price);
   if (price.exact !== true) return false;
-  const isAmount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
-  if (!isAmount(price.public_total) || !isAmount(price.agent_total)) return false;
+  if (!isExactAmount(payload, 'public_total') || !isExactAmount(payload, 'agent_total')) return false;
   if (typeof price.currency !== 'string' || !/^[A-Z]{3}$/.test(price.currency)) return false;
   return obj(price.reconciliation).matches_quoted_total !== false;
 }

@@ -7,7 +7,7 @@
  */
 import { toUtcSecond } from '@vrpkit/core';
 import { CANONICAL_PHRASE } from '@vrpkit/protocol';
-import { bookingUrlFailure, isAvailable, isExactPrice, type StayQuoteFailureCode } from './quote.js';
+import { bookingUrlFailure, isAvailable, isExactAmount, isExactPrice, type StayQuoteFailureCode } from './quote.js';
 import type { OfferVerificationResult } from './verify.js';
 
 type Json = Record<string, unknown>;
@@ -55,14 +55,14 @@ export function officialVerificationResult(
   const price = obj(p.price);
   const url = obj(p.booking).direct_booking_url;
   const validUntil = Date.parse(String(p.valid_until));
-  const amount = (x: unknown) => Number.isInteger(x) && (x as number) >= 0;
   if (
     typeof availability.available !== 'boolean' ||
     availability.source !== 'official_host_domain' ||
     typeof price.currency !== 'string' ||
     !/^[A-Z]{3}$/.test(price.currency) ||
-    !amount(price.public_total) ||
-    !amount(price.agent_total) ||
+    // A rounded total would be an invented value (quote.ts `isExactAmount`).
+    !isExactAmount(p, 'public_total') ||
+    !isExactAmount(p, 'agent_total') ||
     typeof price.minor_unit !== 'boolean' ||
     typeof price.exact !== 'boolean' ||
     typeof url !== 'string' ||

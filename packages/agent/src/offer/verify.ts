@@ -10,6 +10,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { importEd25519PublicKey, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
 export type OfferStatus = 'verified' | 'expired' | 'invalid' | 'unverifiable';
@@ -200,13 +201,16 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
 
   // Step 7: decode the payload only after the signature checked out. `parseCompactJws` already
   // proved the segment strict, canonical base64url, so a plain decode suffices (no second check).
+  const payloadText = Buffer.from(payloadSegment, 'base64url').toString('utf8');
   let payload: unknown;
   try {
-    payload = JSON.parse(Buffer.from(payloadSegment, 'base64url').toString('utf8'));
+    payload = JSON.parse(payloadText);
   } catch {
     return result('invalid', 'malformed_payload', null, header, null, null);
   }
   if (!isObject(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
+  // The parse rounds numbers; quote.ts reads the signed totals' own text (signed-text.ts).
+  rememberSignedText(payload, payloadText);
 
   let payloadMatchesOffer: boolean | null = null;
   if (env) {
