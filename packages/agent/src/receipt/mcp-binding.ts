@@ -43,7 +43,8 @@ export type McpReceiptBindingCode =
   | 'issuer_mismatch' // assertion issuer ≠ offer canonical_domain, or the surface host is not on it
   | 'offer_ref_mismatch' // assertion offer_ref absent or ≠ the offer attestation's ref
   | 'served_at_mismatch' // the signed served_at is not within the served offer's own generated_at..valid_until
-  | 'offer_mismatch'; // the offer attestation signs another offer than the envelope received
+  | 'offer_mismatch' // the offer attestation signs another offer than the envelope received
+  | 'offer_request_mismatch'; // the signed offer's `request` is not the call's arguments (another stay or party size)
 
 export interface McpReceiptLayerReport {
   status: AttestationStatus;
@@ -60,7 +61,11 @@ export interface McpReceiptCheck {
   receipt_present: boolean;
   /** The `verifyReceipt` result, untouched; null when there was no receipt. */
   receipt: ReceiptVerificationResult | null;
-  offer: McpReceiptLayerReport & { signature_matches_envelope: boolean };
+  offer: McpReceiptLayerReport & {
+    signature_matches_envelope: boolean;
+    /** The signed offer's `request` echoes exactly the call's arguments (after alias normalisation). */
+    request_matches_call: boolean;
+  };
   transport: McpReceiptLayerReport & {
     /** `assertionMatchesToolCall` over the sent call with aliases normalised (profile, argument key casing). */
     bound: boolean;
@@ -126,6 +131,21 @@ function hashArgumentsOrNull(args: unknown): string | null {
   }
 }
 
+/** The members a node echoes from the call's arguments into the signed `request` (Core §4, §5). */
+const ECHOED_ARGUMENTS = ['check_in', 'check_out', 'guests', 'language'] as const;
+
+/**
+ * Whether the signed offer's `request` is the call's arguments: every argument the call carried
+ * (aliases normalised; profile, argument key casing) is echoed with the same value, and the
+ * request echoes none the call did not carry. Derived members (`nights`, weekdays) are ignored.
+ */
+function requestAnswersCall(request: unknown, args: unknown): boolean {
+  const sent = sentArgumentsDigestInput(args);
+  if (!isRecord(request) || !isRecord(sent)) return false;
+  if (!Object.keys(sent).every((k) => (ECHOED_ARGUMENTS as readonly string[]).includes(k))) return false;
+  return ECHOED_ARGUMENTS.every((k) => request[k] === sent[k]);
+}
+
 type Located = { index: number; attestation: Record<string, unknown> } | { missing: 'layer_missing' | 'duplicate_layer' };
 
 function locate(receipt: unknown, layer: string): Located {
@@ -166,7 +186,7 @@ export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Pr
     return {
       receipt_present: false,
       receipt: null,
-      offer: { ...blank('unverifiable', 'receipt_missing'), signature_matches_envelope: false },
+      offer: { ...blank('unverifiable', 'receipt_missing'), signature_matches_envelope: false, request_matches_call: false },
       transport: { ...blank('unverifiable', 'receipt_missing'), ...unbound },
       offer_ref_matches: false,
       issuer_matches: false,
@@ -182,7 +202,7 @@ export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Pr
     return {
       receipt_present: true,
       receipt,
-      offer: { ...blank(status, code), signature_matches_envelope: false },
+      offer: { ...blank(status, code), signature_matches_envelope: false, request_matches_call: false },
       transport: { ...blank(status, code), ...unbound },
       offer_ref_matches: false,
       issuer_matches: false,
@@ -198,11 +218,15 @@ export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Pr
 
   // Offer layer: it must sign exactly the envelope this result carried.
   const offerFound = locate(receiptDoc, OFFER_LAYER);
-  const offer = { ...layerReport(offerFound), signature_matches_envelope: false };
+  const offer = { ...layerReport(offerFound), signature_matches_envelope: false, request_matches_call: false };
   if ('attestation' in offerFound) {
     offer.signature_matches_envelope = typeof envelopeJws === 'string' && offerFound.attestation.signature === envelopeJws;
+    offer.request_matches_call = isRecord(signedOffer) && requestAnswersCall(signedOffer.request, sentCall.arguments);
     if (offer.status === 'verified' && !offer.signature_matches_envelope)
       Object.assign(offer, { status: 'invalid', code: 'offer_mismatch' });
+    // `offer_ref` names only the dates: without this, a genuine offer for another party size could ride on this call's assertion.
+    else if (offer.status === 'verified' && !offer.request_matches_call)
+      Object.assign(offer, { status: 'invalid', code: 'offer_request_mismatch' });
   }
 
   // Transport layer: decoded only once its signature verified (binding an unsigned claim means nothing).
