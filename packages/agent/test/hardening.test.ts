@@ -2,7 +2,19 @@
  * Regression tests for defects found by an independent attack on the verifier, each `describe`
  * named after the defect.
  */
-import { assessFacts, checkMcpCallReceipt, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
+import {
+  assessFacts,
+  checkMcpCallReceipt,
+  createReceiptJwksResolver,
+  createSignerJwksResolver,
+  JwksCache,
+  quoteChecks,
+  receiptIssuerDomain,
+  safeToQuote,
+  verifyMcpReceipt,
+  verifyOffer,
+  verifyReceipt,
+} from '@vrpkit/agent';
 import { describe, expect, it } from 'vitest';
 import { callResultWith, DOMAIN, mintReceipt, mintEnvelope as mintReceiptEnvelope, NOW, receiptTestJwks, SENT } from './receipt-helpers.js';
 import { baseOffer, envelopeWithJws, FRESH_NOW, TEST_JWKS, testSigner } from './support/minted.js';
@@ -54,6 +66,7 @@ describe('checkMcpCallReceipt binds a call to the wrong offer', () => {
       envelope,
       surfaceHost: DOMAIN,
       resolveJwks: () => receiptTestJwks,
+      resolveSignerJwks: () => receiptTestJwks,
       now: Date.parse(NOW),
     });
 
@@ -78,5 +91,93 @@ describe('checkMcpCallReceipt binds a call to the wrong offer', () => {
     expect((await check(svOffer, mintReceipt({ envelope: svOffer, call: sv }).receipt, sv)).verified).toBe(true);
     // An offer localised for a language the call did not ask for answers another call.
     expect((await check(svOffer, mintReceipt({ envelope: svOffer, call: twoGuests }).receipt)).offer.code).toBe('offer_request_mismatch');
+  });
+});
+
+describe('receipt checks trust unsigned fields', () => {
+  const now = Date.parse(NOW);
+  const inline = () => receiptTestJwks;
+  const verify = (receipt: unknown, at = now) => verifyMcpReceipt(receipt, { resolveJwks: inline, resolveSignerJwks: inline, now: at });
+  type Attestations = ReturnType<typeof mintReceipt>['receipt']['attestations'];
+  const withAttestations = (edit: (a: Attestations) => Attestations) => {
+    const { receipt } = mintReceipt();
+    return { ...receipt, attestations: edit(receipt.attestations) };
+  };
+
+  it('control: a node-shaped receipt is verified by its signed content, signed by the offer domain', async () => {
+    const v = await verify(mintReceipt().receipt);
+    expect(v).toMatchObject({ status: 'verified', verified: true, signer: DOMAIN, errors: [] });
+    expect(v.reference.fully_verified).toBe(true);
+  });
+
+  it('edited valid_from/valid_until do not make a 48-hour-old receipt pass: the windows come from the signed times', async () => {
+    const later = now + 48 * 3_600_000;
+    const widened = withAttestations((all) =>
+      all.map((a) => ({ ...a, valid_from: '2026-06-24T00:00:00Z', valid_until: '2026-06-30T00:00:00Z' })),
+    );
+    const v = await verify(widened, later);
+    expect(v.reference.fully_verified).toBe(true); // the reference reads the edited windows: reported, not trusted
+    expect(v.offer).toMatchObject({ status: 'expired', code: 'sig_expired' });
+    expect(v.transport).toMatchObject({ status: 'expired', code: 'sig_expired' });
+    expect(v.verified).toBe(false);
+  });
+
+  it('a removed offer or transport layer leaves the receipt unverifiable (layer_missing)', async () => {
+    const noOffer = await verify(withAttestations((all) => all.filter((a) => a.layer !== 'offer')));
+    expect(noOffer).toMatchObject({ status: 'unverifiable', verified: false, offer: { code: 'layer_missing' } });
+    const noTransport = await verify(withAttestations((all) => all.filter((a) => a.layer !== 'transport')));
+    expect(noTransport).toMatchObject({ status: 'unverifiable', verified: false, transport: { code: 'layer_missing' } });
+  });
+
+  it('a second transport layer is invalid (duplicate_layer)', async () => {
+    const v = await verify(withAttestations((all) => [...all, all[1]!]));
+    expect(v).toMatchObject({ status: 'invalid', verified: false, transport: { status: 'invalid', code: 'duplicate_layer' } });
+  });
+
+  it('a rewritten subject, issuer.node or ref is invalid', async () => {
+    const { receipt } = mintReceipt();
+    const subject = await verify({ ...receipt, subject: { property: DOMAIN, stay: '2026-09-01/2026-09-05' } });
+    expect(subject).toMatchObject({ status: 'invalid', errors: ['subject_mismatch'] });
+    const issuer = await verify({ ...receipt, issuer: { node: 'operator.example' } });
+    expect(issuer).toMatchObject({ status: 'invalid', errors: ['issuer_mismatch'] });
+    const ref = await verify(withAttestations((all) => all.map((a) => ({ ...a, ref: `offer:${DOMAIN}:2026-09-02/06` }))));
+    expect(ref).toMatchObject({ status: 'invalid', errors: ['offer_ref_mismatch'] });
+    for (const v of [subject, issuer, ref]) expect(v.reference.fully_verified).toBe(true);
+  });
+
+  it('a receipt relabelled to a domain that republishes the node key set is refused; keys come only from the signing domain', async () => {
+    const EVIL = 'keys-mirror.example';
+    const { receipt } = mintReceipt();
+    const relabelled = {
+      ...receipt,
+      subject: { ...receipt.subject, property: EVIL },
+      issuer: { node: EVIL },
+      attestations: receipt.attestations.map((a) => ({ ...a, source: `https://${EVIL}/.well-known/jwks.json` })),
+    };
+    // Both domains answer discovery and serve the node's key set (the mirror republishes it).
+    const fetched: string[] = [];
+    const fetch = async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      fetched.push(url.href);
+      const body =
+        url.pathname === '/.well-known/jwks.json'
+          ? receiptTestJwks
+          : {
+              protocol: 'vacation-rental-protocol',
+              protocol_version: '0.1',
+              canonical_domain: url.hostname,
+              jwks_url: `https://${url.hostname}/.well-known/jwks.json`,
+              verified_stay_offer_endpoint: `https://${url.hostname}/api/verified-stay-offer`,
+            };
+      return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+    };
+    const cache = new JwksCache({ fetch, clock: { now: () => now } });
+    const resolveJwks = createReceiptJwksResolver({ issuerDomain: receiptIssuerDomain(relabelled) ?? '', cache });
+    expect((await verifyReceipt(relabelled, { resolveJwks, now })).fully_verified).toBe(true); // the reference is fooled
+    const v = await verifyMcpReceipt(relabelled, { resolveJwks, resolveSignerJwks: createSignerJwksResolver({ fetch, cache }), now });
+    expect(v).toMatchObject({ status: 'invalid', verified: false, signer: DOMAIN });
+    expect(v.errors).toEqual(expect.arrayContaining(['issuer_mismatch', 'subject_mismatch']));
+    expect(fetched).toContain(`https://${DOMAIN}/.well-known/vacation-rental.json`);
+    expect(fetched).not.toContain(`https://${EVIL}/.well-known/vacation-rental.json`);
   });
 });

@@ -9,7 +9,7 @@ import { isOnCanonicalDomain } from '../canonical-domain.js';
 import { createHardenedFetch } from '../hardened-fetch.js';
 import { JwksCache } from '../jwks-cache.js';
 import { verifyEnvelopeFromNode } from '../offer/verify-relayed.js';
-import { checkMcpCallReceipt, createReceiptJwksResolver } from '../receipt/index.js';
+import { checkMcpCallReceipt, createReceiptJwksResolver, signerJwksOf } from '../receipt/index.js';
 import { fetchViaA2a } from './a2a.js';
 import { fetchViaHttp } from './http.js';
 import { fetchViaMcp } from './mcp.js';
@@ -105,6 +105,10 @@ export async function getOfferVia(
                     jwksUrl: verified.jwks_url,
                     cache: jwksCache,
                   }),
+            resolveSignerJwks:
+              verified.jwks_url === null || verified.canonical_domain === null
+                ? () => null
+                : signerJwksOf({ domain: verified.canonical_domain, jwksUrl: verified.jwks_url, cache: jwksCache }),
             now: (options.clock ?? systemClock).now(),
           })
         : undefined;
