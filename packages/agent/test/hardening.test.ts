@@ -2,11 +2,17 @@
  * Regression tests for defects found by an independent attack on the verifier, each `describe`
  * named after the defect.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   assessFacts,
   checkMcpCallReceipt,
+  createHardenedFetch,
   createReceiptJwksResolver,
   createSignerJwksResolver,
+  fetchVerifiedStayOffer,
   JwksCache,
   quoteChecks,
   receiptIssuerDomain,
@@ -15,6 +21,7 @@ import {
   verifyOffer,
   verifyReceipt,
 } from '@vrpkit/agent';
+import { initNode, rotateKey, serveNode } from '@vrpkit/node';
 import { describe, expect, it } from 'vitest';
 import { callResultWith, DOMAIN, mintReceipt, mintEnvelope as mintReceiptEnvelope, NOW, receiptTestJwks, SENT } from './receipt-helpers.js';
 import { baseOffer, envelopeWithJws, FRESH_NOW, TEST_JWKS, testSigner } from './support/minted.js';
@@ -180,4 +187,43 @@ describe('receipt checks trust unsigned fields', () => {
     expect(fetched).toContain(`https://${DOMAIN}/.well-known/vacation-rental.json`);
     expect(fetched).not.toContain(`https://${EVIL}/.well-known/vacation-rental.json`);
   });
+});
+
+describe('two key rotations within ten seconds make verifications fail', () => {
+  it('continuous verification across two rotations one second apart fails zero times (real node over https)', async () => {
+    const DOMAIN_ROTATING = 'rotating.example';
+    const dir = mkdtempSync(join(tmpdir(), 'vrpkit-rotations-'));
+    const dataDir = join(dir, 'node');
+    await initNode({ domain: DOMAIN_ROTATING, dataDir });
+    const node = await serveNode({ dataDir, dev: true, port: 0 });
+    const fetch = createHardenedFetch({ connectTo: [`${DOMAIN_ROTATING}:443:127.0.0.1:${node.port}`], ca: node.caPem! });
+    try {
+      const jwksCache = new JwksCache({ fetch });
+      const stay = { check_in: new Date(Date.now() + 40 * 86_400_000).toISOString().slice(0, 10), guests: 2 } as const;
+      const args = { ...stay, check_out: new Date(Date.now() + 43 * 86_400_000).toISOString().slice(0, 10) };
+      const outcomes: { status: string; code: string | null; kid: unknown }[] = [];
+      let stop = false;
+      // Four agents verifying continuously through one cache, as in the attack.
+      const agent = async () => {
+        while (!stop) {
+          const r = await fetchVerifiedStayOffer(DOMAIN_ROTATING, args, { fetch, now: Date.now, jwksCache });
+          outcomes.push({ status: r.status, code: r.code, kid: r.verification?.header?.kid });
+        }
+      };
+      const agents = Array.from({ length: 4 }, agent);
+      while (outcomes.length < 8) await sleep(50); // verifying steadily with the first key
+      await rotateKey({ dataDir });
+      await sleep(1_000);
+      await rotateKey({ dataDir });
+      await sleep(1_500);
+      stop = true;
+      await Promise.all(agents);
+      expect(new Set(outcomes.map((o) => o.kid)).size).toBe(3); // the verifications spanned both rotations
+      expect(outcomes.filter((o) => o.status !== 'verified')).toEqual([]);
+    } finally {
+      await fetch.close();
+      await node.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
