@@ -66,7 +66,7 @@ describe('a rounded price is quoted as exact', () => {
 
 describe('checkMcpCallReceipt binds a call to the wrong offer', () => {
   const twoGuests = { tool: SENT.tool, arguments: { ...SENT.arguments, guests: 2 } };
-  const check = (envelope: unknown, receipt: unknown, sentCall = twoGuests) =>
+  const check = (envelope: unknown, receipt: unknown, sentCall: { tool: string; arguments: unknown } = twoGuests) =>
     checkMcpCallReceipt({
       callResult: callResultWith(receipt, envelope),
       sentCall,
