@@ -15,7 +15,7 @@ import {
   PROTOCOL_VERSION,
   type RefundScheduleRow,
 } from '@vrpkit/protocol';
-import { type DiscoveryOutcome, fetchDiscovery } from '../discovery.js';
+import { type DiscoveryCache, type DiscoveryOutcome, fetchDiscovery } from '../discovery.js';
 import { AgentUsageError } from '../errors.js';
 import { getJsonText } from '../http-get.js';
 import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
@@ -68,6 +68,8 @@ export interface VerifyDeps {
   /** Injected clock (epoch ms) for freshness. */
   now: Clock | (() => number);
   jwksCache: JwksCache;
+  /** Discovery documents under the JWKS's cache policy; without one, every verification reads discovery afresh. */
+  discoveryCache?: DiscoveryCache;
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -250,7 +252,34 @@ export async function verifyStayOfferEnvelope(
  */
 export async function fetchVerifiedStayOffer(domain: string, args: OfferRequestArgs, deps: VerifyDeps): Promise<StayOfferVerification> {
   const request = checkOfferRequest(args);
-  const discovery = await fetchDiscovery(domain, { fetch: deps.fetch });
+  const verdict = await verifyStayVia(domain, request, deps, false);
+  // A cached discovery document may be out of date: when the verdict failed for a reason a newer one could fix, read it again, once.
+  return deps.discoveryCache && NEWER_DISCOVERY_COULD_FIX.has(verdict.code ?? '') ? verifyStayVia(domain, request, deps, true) : verdict;
+}
+
+/** Failures a newer discovery document could fix: it may name another offer endpoint or JWKS URL. */
+const NEWER_DISCOVERY_COULD_FIX = new Set([
+  'offer_unreachable',
+  'offer_http_error',
+  'offer_not_json',
+  'offer_schema_mismatch',
+  'jwks_unreachable',
+  'jwks_http_error',
+  'jwks_not_json',
+  'jwks_schema_mismatch',
+  'kid_not_in_jwks',
+]);
+
+/** One pass: discovery (through the cache when there is one; `refresh` skips its entry) → offer → verification. */
+async function verifyStayVia(
+  domain: string,
+  request: OfferRequestArgs,
+  deps: VerifyDeps,
+  refresh: boolean,
+): Promise<StayOfferVerification> {
+  const discovery = deps.discoveryCache
+    ? await deps.discoveryCache.get(domain, { refresh })
+    : await fetchDiscovery(domain, { fetch: deps.fetch });
   const obtained: EnvelopeOutcome = discovery.ok
     ? await fetchOfferEnvelope(discovery.discovery, request, { fetch: deps.fetch })
     : { ok: false, code: discovery.code, message: discovery.message, url: null };
