@@ -5,10 +5,11 @@
  * Only the spec's field names are read (open question 16): hemmabo's aliases (`jwks_uri`,
  * `version`, `domain`, `endpoints.*`) are not accepted, so a document is read one way only.
  */
-import type { FetchLike } from '@vrpkit/core';
-import { DISCOVERY_PATH, type DiscoveryDocument, PROTOCOL, PROTOCOL_VERSION } from '@vrpkit/protocol';
+import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import { DISCOVERY_PATH, type DiscoveryDocument, JWKS_MAX_CACHE_SECONDS, PROTOCOL, PROTOCOL_VERSION } from '@vrpkit/protocol';
 import { normalizeHost } from './canonical-domain.js';
 import { getJsonText } from './http-get.js';
+import { cacheLifetimeSeconds } from './jwks-cache.js';
 
 export type DiscoveryFailureCode =
   | 'invalid_domain'
@@ -55,14 +56,28 @@ function isHttpsUrlOn(value: unknown, domain: string): boolean {
 
 /** Fetch and check `https://{domain}/.well-known/vacation-rental.json`. Never throws: failures are outcomes. */
 export async function fetchDiscovery(domainInput: string, opts: { fetch: FetchLike }): Promise<DiscoveryOutcome> {
+  return (await readDiscovery(domainInput, opts.fetch)).outcome;
+}
+
+/** One discovery read: the checked outcome and the `Cache-Control` header it was served with. */
+async function readDiscovery(domainInput: string, fetch: FetchLike): Promise<{ outcome: DiscoveryOutcome; cacheControl: string | null }> {
   const domain = domainOf(domainInput);
-  if (!domain) return { ok: false, domain: domainInput, url: null, code: 'invalid_domain', message: `not a host domain: ${domainInput}` };
+  if (!domain) {
+    return {
+      outcome: { ok: false, domain: domainInput, url: null, code: 'invalid_domain', message: `not a host domain: ${domainInput}` },
+      cacheControl: null,
+    };
+  }
   const url = `https://${domain}${DISCOVERY_PATH}`;
+  const got = await getJsonText(fetch, url, 'discovery');
+  if (!got.ok) return { outcome: { ok: false, domain, url, code: 'discovery_unreachable', message: got.message }, cacheControl: null };
+  return { outcome: checkDiscovery(domain, url, got.res.status, got.text), cacheControl: got.res.headers.get('cache-control') };
+}
+
+/** Core §2 checks on a served discovery document. */
+function checkDiscovery(domain: string, url: string, status: number, text: string): DiscoveryOutcome {
   const fail = (code: DiscoveryFailureCode, message: string): DiscoveryOutcome => ({ ok: false, domain, url, code, message });
-  const got = await getJsonText(opts.fetch, url, 'discovery');
-  if (!got.ok) return fail('discovery_unreachable', got.message);
-  const { res, text } = got;
-  if (res.status !== 200) return fail('discovery_http_error', `discovery answered HTTP ${res.status}`);
+  if (status !== 200) return fail('discovery_http_error', `discovery answered HTTP ${status}`);
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -89,4 +104,49 @@ export async function fetchDiscovery(domainInput: string, opts: { fetch: FetchLi
     return fail('offer_endpoint_off_domain', `verified_stay_offer_endpoint is not an https URL on ${domain}`);
   }
   return { ok: true, domain, url, discovery: d as DiscoveryDocument };
+}
+
+/**
+ * The discovery document under the JWKS's cache policy (Core §3.1 applied to the document that
+ * names the JWKS): an entry lives at most 300 s, `Cache-Control: max-age` shortens that and
+ * `no-store` / `no-cache` mean no reuse; concurrent reads of one domain share one request; a
+ * failed or refused document is never cached (the next verification asks again). `get(domain,
+ * { refresh: true })` skips the entry: callers use it when a verification failed for a reason a
+ * newer document could fix (another offer endpoint or JWKS URL).
+ */
+export class DiscoveryCache {
+  readonly #fetch: FetchLike;
+  readonly #clock: Clock;
+  readonly #maxAgeSeconds: number;
+  readonly #entries = new Map<string, { outcome: DiscoveryOutcome & { ok: true }; expiresAt: number }>();
+  readonly #inFlight = new Map<string, Promise<DiscoveryOutcome>>();
+
+  constructor(options: { fetch: FetchLike; clock?: Clock; maxAgeSeconds?: number }) {
+    this.#fetch = options.fetch;
+    this.#clock = options.clock ?? systemClock;
+    this.#maxAgeSeconds = Math.min(options.maxAgeSeconds ?? JWKS_MAX_CACHE_SECONDS, JWKS_MAX_CACHE_SECONDS);
+  }
+
+  /** The checked discovery outcome for `domain`, from the cache while its entry lives (unless `refresh`). */
+  get(domainInput: string, options: { refresh?: boolean } = {}): Promise<DiscoveryOutcome> {
+    const key = domainOf(domainInput) ?? domainInput;
+    const entry = this.#entries.get(key);
+    if (entry && !options.refresh && this.#clock.now() < entry.expiresAt) return Promise.resolve(entry.outcome);
+    let pending = this.#inFlight.get(key);
+    if (!pending) {
+      pending = this.#load(key, domainInput).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  async #load(key: string, domainInput: string): Promise<DiscoveryOutcome> {
+    // The lifetime counts from the request, not the response: never longer than the cap.
+    const requestedAt = this.#clock.now();
+    const { outcome, cacheControl } = await readDiscovery(domainInput, this.#fetch);
+    const lifetimeMs = cacheLifetimeSeconds(cacheControl, this.#maxAgeSeconds) * 1000;
+    if (outcome.ok && lifetimeMs > 0) this.#entries.set(key, { outcome, expiresAt: requestedAt + lifetimeMs });
+    else this.#entries.delete(key);
+    return outcome;
+  }
 }

@@ -5,8 +5,12 @@
  * - a kid that is not in the cached set triggers one re-fetch before the offer is called
  *   unverifiable (refresh-on-miss);
  * - concurrent fetches of one JWKS URL share a single in-flight request (coalescing), and
- *   miss-triggered re-fetches for one domain are at least `minRefetchIntervalMs` apart
- *   (default 10 s), so a stream of unknown kids cannot flood a node;
+ *   miss-triggered re-fetches are rate-limited per domain (Core §3.1 "SHOULD rate-limit"): a kid
+ *   this cache has never seen for the domain may re-fetch at once — so two rotations seconds
+ *   apart both verify — while a token bucket (`missRefetchBurst` tokens, one more every
+ *   `minRefetchIntervalMs`, default 5 and 10 s) bounds them, so a stream of forged kids cannot
+ *   turn the agent into a JWKS flood; a kid already seen and still missing re-fetches at most
+ *   once per `minRefetchIntervalMs`;
  * - a failed fetch is unknown: a stale set is never served past its lifetime, and a failed
  *   refresh-on-miss does not fall back to the set that lacked the kid.
  * Presence in the current set is the whole trust signal: a removed (revoked) key stops
@@ -23,8 +27,10 @@ export interface JwksCacheOptions {
   clock?: Clock;
   /** Lifetime cap in seconds; values above Core §3.1's 300 s are clamped to 300. */
   maxAgeSeconds?: number;
-  /** Minimum spacing of miss-triggered re-fetches per domain (default 10 000 ms). */
+  /** Refill period of the per-domain miss re-fetch bucket, and the minimum spacing of re-fetches for a kid already seen (default 10 000 ms). */
   minRefetchIntervalMs?: number;
+  /** Capacity of the per-domain miss re-fetch bucket (default 5): at most this many re-fetches at once, then one per interval. */
+  missRefetchBurst?: number;
 }
 
 export type JwksFailureCode = 'jwks_unreachable' | 'jwks_http_error' | 'jwks_not_json' | 'jwks_schema_mismatch';
@@ -43,6 +49,17 @@ export type JwksLookup =
   | { ok: false; code: JwksFailureCode; message: string };
 
 export const JWKS_MIN_REFETCH_INTERVAL_MS = 10_000;
+export const JWKS_MISS_REFETCH_BURST = 5;
+/** Kids remembered per domain; past this the memory starts over (every kid is new again, still bounded by the bucket). */
+const SEEN_KIDS_LIMIT = 256;
+
+/** Per domain: the miss re-fetch token bucket and the kids that already caused (or were refused) a re-fetch. */
+interface MissBudget {
+  tokens: number;
+  refilledAt: number;
+  lastRefetch: number;
+  seen: Set<string>;
+}
 
 interface Entry {
   jwks: { keys: Record<string, unknown>[] };
@@ -78,24 +95,26 @@ export class JwksCache {
   readonly #clock: Clock;
   readonly #maxAgeMs: number;
   readonly #minRefetchMs: number;
+  readonly #burst: number;
   readonly #entries = new Map<string, Entry>();
   /** Bumped by clear(): a fetch started under an older generation never fills the cache. */
   #generation = 0;
   readonly #inFlight = new Map<string, Promise<JwksLookup>>();
-  /** Per domain (JWKS URL host): when the last miss-triggered re-fetch started. */
-  readonly #lastMissRefetch = new Map<string, number>();
+  /** Per domain (JWKS URL host): the miss re-fetch budget. */
+  readonly #missBudget = new Map<string, MissBudget>();
 
   constructor(options: JwksCacheOptions) {
     this.#fetch = options.fetch;
     this.#clock = options.clock ?? systemClock;
     this.#maxAgeMs = Math.min(options.maxAgeSeconds ?? JWKS_MAX_CACHE_SECONDS, JWKS_MAX_CACHE_SECONDS) * 1000;
     this.#minRefetchMs = options.minRefetchIntervalMs ?? JWKS_MIN_REFETCH_INTERVAL_MS;
+    this.#burst = options.missRefetchBurst ?? JWKS_MISS_REFETCH_BURST;
   }
 
   /**
    * The JWKS at `jwksUrl`, for verifying a JWS whose header names `kid`. Served from the cache
-   * while the entry lives and holds `kid`; otherwise fetched (once per domain per interval when
-   * the fetch is only a kid miss). With the kid still absent the caller's verifier answers
+   * while the entry lives and holds `kid`; otherwise fetched (a kid miss only within the
+   * domain's re-fetch budget). With the kid still absent the caller's verifier answers
    * `kid_not_in_jwks`, i.e. unverifiable.
    */
   async get(jwksUrl: string, kid?: string): Promise<JwksLookup> {
@@ -104,16 +123,32 @@ export class JwksCache {
     if (entry && now >= entry.expiresAt) this.#entries.delete(jwksUrl);
     const live = entry && now < entry.expiresAt ? entry : undefined;
     if (live && (kid === undefined || hasKid(live.jwks, kid))) return { ok: true, ...live, source: 'cache' };
-    if (live) {
-      // Refresh on miss (Core §3.1), rate-limited per domain.
-      const domain = new URL(jwksUrl).hostname;
-      const last = this.#lastMissRefetch.get(domain);
-      if (last !== undefined && now - last < this.#minRefetchMs && !this.#inFlight.has(jwksUrl)) {
-        return { ok: true, ...live, source: 'cache' };
-      }
-      if (!this.#inFlight.has(jwksUrl)) this.#lastMissRefetch.set(domain, now);
+    // Refresh on miss (Core §3.1), rate-limited per domain; a fetch already in flight is shared for free.
+    if (live && !this.#inFlight.has(jwksUrl) && !this.#spendMissRefetch(new URL(jwksUrl).hostname, kid as string, now)) {
+      return { ok: true, ...live, source: 'cache' };
     }
     return this.#fetchCoalesced(jwksUrl);
+  }
+
+  /** Whether a miss on `kid` may re-fetch `domain`'s key set now; spends a token when it may. */
+  #spendMissRefetch(domain: string, kid: string, now: number): boolean {
+    let budget = this.#missBudget.get(domain);
+    if (!budget) {
+      budget = { tokens: this.#burst, refilledAt: now, lastRefetch: Number.NEGATIVE_INFINITY, seen: new Set() };
+      this.#missBudget.set(domain, budget);
+    }
+    budget.tokens = Math.min(this.#burst, budget.tokens + (now - budget.refilledAt) / this.#minRefetchMs);
+    budget.refilledAt = now;
+    const firstSeen = !budget.seen.has(kid);
+    if (firstSeen) {
+      if (budget.seen.size >= SEEN_KIDS_LIMIT) budget.seen.clear();
+      budget.seen.add(kid);
+    }
+    // A kid already seen is still missing after its own re-fetch: only the old once-per-interval rule.
+    if (budget.tokens < 1 || (!firstSeen && now - budget.lastRefetch < this.#minRefetchMs)) return false;
+    budget.tokens -= 1;
+    budget.lastRefetch = now;
+    return true;
   }
 
   /** Drop every entry (e.g. after a caller learns of a compromise out of band). */
@@ -123,7 +158,7 @@ export class JwksCache {
     this.#generation++;
     this.#inFlight.clear();
     this.#entries.clear();
-    this.#lastMissRefetch.clear();
+    this.#missBudget.clear();
   }
 
   #fetchCoalesced(jwksUrl: string): Promise<JwksLookup> {

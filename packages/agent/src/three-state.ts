@@ -7,8 +7,8 @@
  * discovery document → `attested`; an unknown fact was read from nowhere trustworthy → null.
  */
 import type { ThreeState, VerifiabilityClass } from '@vrpkit/protocol';
-import { isAvailable, isExactPrice } from './quote.js';
-import type { OfferVerificationResult } from './verify-offer.js';
+import { isAvailable, isExactPrice } from './offer/quote.js';
+import type { OfferVerificationResult } from './offer/verify.js';
 
 export const FACT_NAMES = [
   'canonical_domain',
@@ -45,7 +45,7 @@ export interface AssessFactsInput {
   discovered: boolean | null;
   /** The offer verification, or null when no envelope was obtained. */
   verification: OfferVerificationResult | null;
-  /** The full gate's verdict (offline: `safeToQuote`; online: discovery + gate). */
+  /** The safe-to-quote verdict (offline: `safeToQuote`; online: discovery + the stay check). */
   safeToQuote: boolean;
   /**
    * Whether the signed offer answers the question asked (its signed `request` is the stay asked

@@ -1,4 +1,11 @@
-import { cacheLifetimeSeconds, createHardenedFetch, type HardenedFetch, JwksCache } from '@vrpkit/agent';
+import {
+  cacheLifetimeSeconds,
+  createHardenedFetch,
+  type HardenedFetch,
+  JWKS_MIN_REFETCH_INTERVAL_MS,
+  JWKS_MISS_REFETCH_BURST,
+  JwksCache,
+} from '@vrpkit/agent';
 import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256 } from '@vrpkit/core';
 import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -124,22 +131,38 @@ describe('JwksCache (Core §3.1)', () => {
     expect(served.requests).toBe(2);
   });
 
-  it('miss-triggered refetches are at least 10 s apart per domain (a stream of unknown kids cannot flood the node)', async () => {
+  it('a kid already seen and still missing re-fetches at most once per 10 s per domain', async () => {
     const cache = new JwksCache({ fetch, clock });
     await cache.get(JWKS_URL, 'k1');
     t += 1_000;
-    await cache.get(JWKS_URL, 'nope-1');
+    await cache.get(JWKS_URL, 'nope');
     expect(served.requests).toBe(2);
     for (let i = 0; i < 50; i++) {
       t += 100;
-      const l = await cache.get(JWKS_URL, `nope-${i + 2}`);
       // Still answered (from cache, without the kid): the verifier will say kid_not_in_jwks.
-      expect(kids(l)).toEqual(['k1']);
+      expect(kids(await cache.get(JWKS_URL, 'nope'))).toEqual(['k1']);
     }
     expect(served.requests).toBe(2);
     t += 10_000;
-    await cache.get(JWKS_URL, 'nope-x');
+    await cache.get(JWKS_URL, 'nope');
     expect(served.requests).toBe(3);
+  });
+
+  it('a flood of forged kids causes at most the bucket of re-fetches (a stream of unknown kids cannot flood the node)', async () => {
+    const cache = new JwksCache({ fetch, clock });
+    await cache.get(JWKS_URL, 'k1');
+    expect(served.requests).toBe(1);
+    for (let i = 0; i < 1_000; i++) {
+      t += 5; // 1 000 forged kids in 5 s: no token refills before the 10 s refill period
+      expect(kids(await cache.get(JWKS_URL, `forged-${i}`))).toEqual(['k1']);
+    }
+    expect(served.requests).toBe(1 + JWKS_MISS_REFETCH_BURST);
+    t += JWKS_MIN_REFETCH_INTERVAL_MS; // one token back per interval, never the whole burst at once
+    for (let i = 0; i < 100; i++) await cache.get(JWKS_URL, `forged-later-${i}`);
+    expect(served.requests).toBe(2 + JWKS_MISS_REFETCH_BURST);
+    // The budget is per domain: a known kid is still served from the cache without a request.
+    await cache.get(JWKS_URL, 'k1');
+    expect(served.requests).toBe(2 + JWKS_MISS_REFETCH_BURST);
   });
 
   it('concurrent lookups share one in-flight fetch', async () => {

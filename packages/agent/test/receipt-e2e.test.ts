@@ -14,6 +14,7 @@ import {
   checkMcpCallReceipt,
   createHardenedFetch,
   createReceiptJwksResolver,
+  createSignerJwksResolver,
   getOfferVia,
   type HardenedFetch,
   JwksCache,
@@ -58,12 +59,14 @@ async function callTool(args: Record<string, unknown>): Promise<CallToolResult> 
 }
 
 function check(result: CallToolResult, sentCall: { tool: string; arguments: unknown }) {
+  const cache = new JwksCache({ fetch });
   return checkMcpCallReceipt({
     callResult: result,
     sentCall,
     envelope: result.structuredContent,
     surfaceHost: DOMAIN,
-    resolveJwks: createReceiptJwksResolver({ issuerDomain: DOMAIN, cache: new JwksCache({ fetch }) }),
+    resolveJwks: createReceiptJwksResolver({ issuerDomain: DOMAIN, cache }),
+    resolveSignerJwks: createSignerJwksResolver({ fetch, cache }),
     now: Date.now(),
   });
 }

@@ -25,14 +25,14 @@ export const NOW = '2026-06-24T12:00:00Z';
 export const SENT = { tool: BOUND_TOOL_NAME, arguments: { check_in: '2026-09-02', check_out: '2026-09-05', guests: 4 } };
 
 /** A signed offer envelope (only the members the receipt check reads are meaningful). */
-export function mintEnvelope(signer: JwsSigner = receiptTestSigner, domain = DOMAIN) {
+export function mintEnvelope(signer: JwsSigner = receiptTestSigner, domain = DOMAIN, request: Record<string, unknown> = SENT.arguments) {
   const offer = {
     kind: 'verified_stay_offer',
     protocol_version: '0.1',
     canonical_domain: domain,
     generated_at: '2026-06-24T11:55:00Z',
     valid_until: '2026-06-24T12:10:00Z',
-    request: { check_in: '2026-09-02', check_out: '2026-09-05', guests: 4 },
+    request: { check_in: '2026-09-02', check_out: '2026-09-05', guests: 4, ...request },
   };
   const jws = signer.sign(JSON.stringify(offer));
   return {

@@ -32,6 +32,7 @@ async function check(receipt: unknown, overrides: Partial<Parameters<typeof chec
     envelope,
     surfaceHost: DOMAIN,
     resolveJwks: inline,
+    resolveSignerJwks: inline,
     now,
     ...overrides,
   });

@@ -5,8 +5,11 @@
  * no stale fallback). Anything else resolves to `null`, which `verifyReceipt` reports as
  * `unverifiable` / `key_unresolvable` — a receipt never chooses where its keys come from.
  */
+import type { FetchLike } from '@vrpkit/core';
 import { normalizeHost } from '../canonical-domain.js';
+import { fetchDiscovery } from '../discovery.js';
 import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
+import type { ResolveSignerJwks } from './mcp-receipt.js';
 import type { ResolveReceiptJwks } from './verify.js';
 
 export interface ReceiptJwksResolverOptions {
@@ -53,4 +56,28 @@ export function receiptIssuerDomain(receipt: unknown): string | null {
   const issuer = typeof receipt === 'object' && receipt !== null ? (receipt as { issuer?: unknown }).issuer : undefined;
   const node = typeof issuer === 'object' && issuer !== null ? (issuer as { node?: unknown }).node : undefined;
   return normalizeHost(node);
+}
+
+/**
+ * The production `resolveSignerJwks` for `verifyMcpReceipt`: the signing domain's keys, read
+ * from the `jwks_url` that domain's own discovery document names (Core §2, Node Tool Binding
+ * §6) through the JWKS cache. Never a receipt's `source` or `issuer`: a domain that republishes
+ * another node's key set cannot lend it its name.
+ */
+export function createSignerJwksResolver(options: { fetch: FetchLike; cache: Pick<JwksCache, 'get'> }): ResolveSignerJwks {
+  return async (domain, kid) => {
+    const discovery = await fetchDiscovery(domain, { fetch: options.fetch });
+    if (!discovery.ok) return null;
+    const lookup = await options.cache.get(discovery.discovery.jwks_url, kid);
+    return lookup.ok ? lookup.jwks : null;
+  };
+}
+
+/** `resolveSignerJwks` when the caller already read `domain`'s discovery: its `jwksUrl` for that domain, nothing for any other. */
+export function signerJwksOf(options: { domain: string; jwksUrl: string; cache: Pick<JwksCache, 'get'> }): ResolveSignerJwks {
+  return async (domain, kid) => {
+    if (domain !== options.domain) return null;
+    const lookup = await options.cache.get(options.jwksUrl, kid);
+    return lookup.ok ? lookup.jwks : null;
+  };
 }

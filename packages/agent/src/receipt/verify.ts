@@ -95,9 +95,12 @@ function parseInstant(v: unknown): number | null {
  * JWKS's OKP/Ed25519 keys — only those with the header `kid` when it has one — and one of them
  * must verify. An unknown kid is therefore a failed signature, as in the reference
  * (vrp-protocol.md §7 item 7). A `kid` that is present but not a string fails closed.
- * Returns the header kid (trimmed) or null on success, `undefined` on failure.
+ * Returns the header kid (trimmed) or null and the verified payload on success, `undefined` on failure.
  */
-function verifyAttestationJws(jws: string, jwks: Record<string, unknown>): { kid: string | null } | undefined {
+export function verifyAttestationJws(
+  jws: string,
+  jwks: Record<string, unknown>,
+): { kid: string | null; payload: Record<string, unknown> } | undefined {
   const parsed = parseCompactJws(jws);
   if (!parsed.ok) return undefined;
   const { header, payloadSegment, signingInput, signature } = parsed.jws;
@@ -116,7 +119,7 @@ function verifyAttestationJws(jws: string, jwks: Record<string, unknown>): { kid
     if (!isRecord(jwk) || jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') continue;
     if (kid !== null && jwk.kid !== kid) continue;
     const key = importEd25519PublicKey(jwk);
-    if (key && verifyEd25519Signature(signingInput, signature, key)) return { kid };
+    if (key && verifyEd25519Signature(signingInput, signature, key)) return { kid, payload };
   }
   return undefined;
 }

@@ -2,13 +2,14 @@
  * `getOfferVia(surface, target, args, options)`: fetch a node's signed offer through one
  * surface and judge it exactly as an offer fetched over HTTPS (Node Tool Binding §6, §8):
  * verified against the JWKS the offer's own canonical domain publishes, with the
- * safe-to-quote gate, plus the origin check that says whose voice the surface is.
+ * safe-to-quote check, plus the origin check that says whose voice the surface is.
  */
 import { type FetchLike, systemClock } from '@vrpkit/core';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
 import { createHardenedFetch } from '../hardened-fetch.js';
 import { JwksCache } from '../jwks-cache.js';
-import { checkMcpCallReceipt, createReceiptJwksResolver } from '../receipt/index.js';
+import { verifyEnvelopeFromNode } from '../offer/verify-relayed.js';
+import { checkMcpCallReceipt, createReceiptJwksResolver, signerJwksOf } from '../receipt/index.js';
 import { fetchViaA2a } from './a2a.js';
 import { fetchViaHttp } from './http.js';
 import { fetchViaMcp } from './mcp.js';
@@ -21,13 +22,11 @@ import type {
   SurfaceFetch,
   SurfaceReport,
 } from './types.js';
-import { verifyEnvelopeFromNode } from './verify-envelope.js';
 import { fetchViaWebMcp } from './webmcp.js';
 
 export { envelopeOfToolResult } from './mcp.js';
 export { boundToolName } from './shared.js';
 export * from './types.js';
-export { claimedCanonicalDomain, verifyEnvelopeFromNode } from './verify-envelope.js';
 export {
   CHROMIUM_BASE_ARGS,
   CHROMIUM_ENV,
@@ -114,6 +113,10 @@ export async function getOfferVia(
                     jwksUrl: verified.jwks_url,
                     cache: jwksCache,
                   }),
+            resolveSignerJwks:
+              verified.jwks_url === null || verified.canonical_domain === null
+                ? () => null
+                : signerJwksOf({ domain: verified.canonical_domain, jwksUrl: verified.jwks_url, cache: jwksCache }),
             now: (options.clock ?? systemClock).now(),
           })
         : undefined;

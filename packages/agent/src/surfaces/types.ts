@@ -1,9 +1,9 @@
 import type { Clock, FetchLike } from '@vrpkit/core';
 import type { HardenedFetchOptions } from '../hardened-fetch.js';
 import type { JwksCache } from '../jwks-cache.js';
+import type { StayQuoteFailureCode } from '../offer/quote.js';
+import type { OfferVerificationResult } from '../offer/verify.js';
 import type { McpReceiptCheck } from '../receipt/mcp-binding.js';
-import type { GateFailureCode } from '../verified-stay-offer.js';
-import type { OfferVerificationResult } from '../verify-offer.js';
 
 /** The ways an agent can ask a node for its signed offer (Core §4 endpoint + Node Tool Binding §2). */
 export type Surface = 'http' | 'mcp' | 'a2a' | 'webmcp';
@@ -59,7 +59,7 @@ export interface SurfaceReport {
   verification: OfferVerificationResult | null;
   safe_to_quote: boolean;
   /** Why the offer may not be quoted for the stay asked, as for an offer fetched over HTTPS (Core §7 + the signed request/domain checks); empty when none was verified or it is safe. */
-  failures: GateFailureCode[];
+  failures: StayQuoteFailureCode[];
   /** Set only when safe to quote (agent_total when present, else public_total). */
   total: QuotableTotal | null;
   /** Why nothing verifiable arrived (surface error, isError result, failed task, rejected promise …). */

@@ -1,20 +1,27 @@
 /**
- * `vrp receipt verify` and `vrp receipt match` (issue 5 item 6; docs/receipts.md).
+ * `vrp receipt verify` and `vrp receipt match` (docs/receipts.md).
  *
- * Exit codes: 0 = verified / bound; 1 = not verified (invalid, expired, malformed) / not bound;
- * 2 = unknown (a layer is unverifiable, or there is no transport assertion to bind); 64 = usage.
+ * `verify` decides by what the node signed (`verifyMcpReceipt`) and prints the reference
+ * algorithm's result beside its verdict, labelled as such. Exit codes: 0 = verified / bound;
+ * 1 = not verified (invalid, expired, malformed) / not bound; 2 = unknown (a layer is
+ * unverifiable, or there is no transport assertion to bind); 64 = usage.
  */
 import { readFileSync } from 'node:fs';
 import {
   createHardenedFetch,
   createReceiptJwksResolver,
+  createSignerJwksResolver,
   JwksCache,
-  type ReceiptVerificationResult,
+  locateLayer,
+  type McpReceiptVerification,
   type ResolveReceiptJwks,
+  type ResolveSignerJwks,
   receiptIssuerDomain,
-  verifyReceipt,
+  unverifiedJwsPayload,
+  verifyMcpReceipt,
 } from '@vrpkit/agent';
-import { decodeJwsPayload, parseCompactJws, systemClock, VrpError } from '@vrpkit/core';
+import { systemClock, VrpError } from '@vrpkit/core';
+import { parseIJson } from '@vrpkit/gate';
 import {
   assertionMatchesToolCall,
   hashArguments,
@@ -63,20 +70,37 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** Exit code of a verification result: every layer verified → 0; any failure → 1; otherwise unknown → 2. */
-export function receiptExitCode(result: ReceiptVerificationResult): number {
-  if (!result.receipt_valid || result.attestations.some((a) => a.status === 'invalid' || a.status === 'expired')) return EXIT_NOT_VERIFIED;
-  return result.fully_verified ? 0 : EXIT_UNKNOWN;
+/**
+ * Exit code of a verdict: a receipt the reference cannot even read is not verified (1);
+ * otherwise vrpkit's verdict decides — verified → 0, invalid or expired → 1, unverifiable → 2.
+ */
+export function receiptExitCode(v: McpReceiptVerification): number {
+  if (!v.reference.receipt_valid) return EXIT_NOT_VERIFIED;
+  return v.status === 'verified' ? 0 : v.status === 'unverifiable' ? EXIT_UNKNOWN : EXIT_NOT_VERIFIED;
 }
 
-function printHuman(result: ReceiptVerificationResult): void {
-  const head = !result.receipt_valid
-    ? `receipt: invalid (${result.errors.join(', ')})`
-    : `receipt: valid, ${result.fully_verified ? 'fully verified' : 'NOT fully verified'}`;
-  const rows = result.attestations.map((a) =>
-    `  [${a.index}] ${a.layer.padEnd(10)} ${a.status.padEnd(12)} ${a.error ?? ''}${a.kid ? ` kid=${a.kid}` : ''}`.trimEnd(),
-  );
-  process.stdout.write(`${[head, ...rows].join('\n')}\n`);
+/** What `--json` prints: vrpkit's verdict, and the reference algorithm's result labelled as such. */
+function verdictJson(v: McpReceiptVerification) {
+  const { status, verified, signer, offer, transport, errors, reference } = v;
+  return { status, verified, signer, offer, transport, errors, reference };
+}
+
+function printHuman(v: McpReceiptVerification): void {
+  const r = v.reference;
+  const row = (name: string, l: McpReceiptVerification['offer']) =>
+    `  ${name.padEnd(10)} ${l.status.padEnd(12)} ${l.code ?? ''}${l.kid ? ` kid=${l.kid}` : ''}`.trimEnd();
+  const lines = [
+    `receipt: ${v.status}${v.signer ? ` (signed by ${v.signer})` : ''}${v.errors.length ? ` [${v.errors.join(', ')}]` : ''}`,
+    row('offer', v.offer),
+    row('transport', v.transport),
+    !r.receipt_valid
+      ? `reference verifyReceipt: invalid (${r.errors.join(', ')})`
+      : `reference verifyReceipt (reads unsigned windows): ${r.fully_verified ? 'fully verified' : 'NOT fully verified'}`,
+    ...r.attestations.map((a) =>
+      `  [${a.index}] ${a.layer.padEnd(10)} ${a.status.padEnd(12)} ${a.error ?? ''}${a.kid ? ` kid=${a.kid}` : ''}`.trimEnd(),
+    ),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 interface VerifyOptions {
@@ -98,22 +122,27 @@ async function verifyCommand(o: VerifyOptions): Promise<number> {
     receipt = undefined; // not JSON: a malformed artifact, reported as such (never a throw)
   }
   let resolveJwks: ResolveReceiptJwks;
+  let resolveSignerJwks: ResolveSignerJwks;
   let close = async () => {};
   if (o.jwks !== undefined) {
     // Offline, like a vector run: every attestation is checked against this one key set.
     const jwks = parseJsonOption(readText(o.jwks, 'JWKS'), `--jwks ${o.jwks}`);
     resolveJwks = () => jwks;
+    resolveSignerJwks = () => jwks;
   } else {
-    // Online: `source` is fetched only on the issuer's own domain, through the hardened fetch and the JWKS cache.
+    // Online, through the hardened fetch and one JWKS cache. vrpkit's verdict reads the keys the
+    // signing domain's own discovery names; the reference reads `source`, only on the (unsigned) issuer's domain.
     const fetch = createHardenedFetch({ connectTo: o.connectTo, ...(o.cacert ? { ca: readText(o.cacert, 'CA file') } : {}) });
     close = () => fetch.close();
-    resolveJwks = createReceiptJwksResolver({ issuerDomain: receiptIssuerDomain(receipt) ?? '', cache: new JwksCache({ fetch }) });
+    const cache = new JwksCache({ fetch });
+    resolveJwks = createReceiptJwksResolver({ issuerDomain: receiptIssuerDomain(receipt) ?? '', cache });
+    resolveSignerJwks = createSignerJwksResolver({ fetch, cache });
   }
   try {
-    const result = await verifyReceipt(receipt, { resolveJwks, now });
-    if (o.json) printJson(result);
-    else printHuman(result);
-    return receiptExitCode(result);
+    const verdict = await verifyMcpReceipt(receipt, { resolveJwks, resolveSignerJwks, now });
+    if (o.json) printJson(verdictJson(verdict));
+    else printHuman(verdict);
+    return receiptExitCode(verdict);
   } finally {
     await close();
   }
@@ -128,31 +157,28 @@ interface MatchOptions {
 
 /** The one transport attestation's decoded assertion, or why there is none. */
 function transportAssertionOf(receipt: unknown): { assertion: McpTransportAssertion } | { code: string; message: string } {
-  const attestations = (receipt as { attestations?: unknown } | null)?.attestations;
-  const transport = Array.isArray(attestations)
-    ? attestations.filter((a) => (a as { layer?: unknown } | null)?.layer === MCP_TRANSPORT_LAYER)
-    : [];
-  if (transport.length !== 1) {
-    return {
-      code: transport.length ? 'duplicate_layer' : 'layer_missing',
-      message: `expected one transport attestation, found ${transport.length}`,
-    };
-  }
-  const parsed = parseCompactJws((transport[0] as { signature?: unknown }).signature);
-  const payload = parsed.ok ? decodeJwsPayload(parsed.jws.payloadSegment) : null;
-  let assertion: McpTransportAssertion | null = null;
-  try {
-    assertion = payload === null ? null : readMcpTransportAssertion(JSON.parse(payload));
-  } catch {
-    assertion = null;
-  }
+  const found = locateLayer(receipt, MCP_TRANSPORT_LAYER);
+  if ('missing' in found) return { code: found.missing, message: 'expected exactly one transport attestation' };
+  const assertion = readMcpTransportAssertion(unverifiedJwsPayload(found.attestation.signature));
   return assertion
     ? { assertion }
     : { code: 'malformed_attestation', message: 'the transport signature does not carry a profile 1.0 transport assertion' };
 }
 
+/**
+ * `--arguments` through the gate's I-JSON parser (RFC 7493), the one parser for tool arguments:
+ * a duplicate key, a lone surrogate or an inexact integer is refused, never read "last wins".
+ */
+function parseArgumentsOption(text: string): unknown {
+  try {
+    return parseIJson(text);
+  } catch (e) {
+    throw new ReceiptUsageError((e as VrpError).code ?? 'invalid_json', `--arguments: ${(e as Error).message}`);
+  }
+}
+
 function matchCommand(o: MatchOptions): number {
-  const sent = parseJsonOption(o.arguments, '--arguments');
+  const sent = parseArgumentsOption(o.arguments);
   let normalized: Record<string, unknown>;
   try {
     normalized = normalizeToolArguments(sent);
@@ -208,7 +234,8 @@ export function registerReceiptCommands(program: Command): void {
   receipt
     .command('verify')
     .description(
-      'verify a receipt layer by layer (reference verifyReceipt). Exit 0 fully verified, 1 invalid/expired/malformed, 2 a layer unverifiable, 64 usage',
+      'verify an MCP profile receipt by its signed content (the reference verifyReceipt result is printed beside it). ' +
+        'Exit 0 verified, 1 invalid/expired/malformed, 2 a layer unverifiable, 64 usage',
     )
     .requiredOption('--receipt <file>', 'receipt JSON file')
     .option('--jwks <file>', 'verify every attestation against this JWKS file (offline; `source` is not fetched)')
@@ -220,7 +247,7 @@ export function registerReceiptCommands(program: Command): void {
       [],
     )
     .option('--cacert <file>', 'without --jwks: also trust this CA certificate (PEM)')
-    .option('--json', 'print exactly the verification result object')
+    .option('--json', 'print vrpkit’s verdict with the reference result under `reference`')
     .action((o: VerifyOptions) => run(o.json, () => verifyCommand(o)));
 
   receipt

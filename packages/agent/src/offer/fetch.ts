@@ -1,17 +1,11 @@
 /**
- * The agent's end-to-end check (Core §2–§9): discovery on the host domain, the JWKS through
- * the cache, the offer from the node's endpoint, `verifyOffer`, then the full Safe-to-Quote
- * gate (§7) and the three-state facts (§9). Fail closed: any network, HTTP, JSON or shape
- * failure leaves every dependent fact unknown and the offer not safe to quote.
- *
- * Result shape (open question 19): `result` is exactly the official
- * `verified-stay-offer-verification-result` object — that schema is closed, so vrpkit's
- * additions (status/code, failures, three-state facts, sources) live beside it, never inside
- * it. `result` is null when the official shape cannot be filled without inventing a value:
- * nothing verified and fresh, or a verified payload whose summary fields the schema cannot
- * carry (e.g. a signed negative with `public_total: null`).
+ * `fetchVerifiedStayOffer`, the agent's end-to-end check (Core §2–§9): discovery on the host
+ * domain, the JWKS through the cache, the offer from the node's endpoint, `verifyOffer`, then
+ * safe to quote (Core §7, `quote.ts`) and the three-state facts (Core §9). Fail closed: any
+ * network, HTTP, JSON or shape failure leaves every dependent fact unknown and the offer not
+ * safe to quote. `result` is the official verification-result object (`result.ts`) or null.
  */
-import { type Clock, type FetchLike, toUtcSecond } from '@vrpkit/core';
+import type { Clock, FetchLike } from '@vrpkit/core';
 import {
   CANONICAL_PHRASE,
   type DiscoveryDocument,
@@ -23,47 +17,14 @@ import {
   parseOfferRequest,
   type RefundScheduleRow,
 } from '@vrpkit/protocol';
-import { type DiscoveryOutcome, fetchDiscovery } from './discovery.js';
-import { AgentUsageError } from './errors.js';
-import { getJsonText } from './http-get.js';
-import { type JwksCache, jwsHeaderKid } from './jwks-cache.js';
-import { bookingUrlFailure, isAvailable, isExactPrice, type QuoteFailureCode, quoteChecks } from './quote.js';
-import { assessFacts, type Fact, type FactName } from './three-state.js';
-import { type OfferStatus, type OfferVerificationResult, verifyOffer } from './verify-offer.js';
-
-/** The official verification-result object (`verified-stay-offer-verification-result-v0.1`). */
-export interface VerificationResult {
-  domain: string;
-  verified: boolean;
-  protocol_version: '0.1';
-  fresh: boolean;
-  payload_matches_offer: boolean;
-  signature: { alg: 'EdDSA'; verified: boolean };
-  agent_citation: {
-    may_quote_as_official_direct_offer: boolean;
-    safe_to_quote_as_official_direct_offer: boolean;
-    quote_status: 'official_host_domain_verified_offer' | 'not_quoteable';
-    blocked_reason: string | null;
-  };
-  official_offer_summary: {
-    availability: { available: boolean; source: 'official_host_domain' };
-    price: { currency: string; public_total: number; agent_total: number; minor_unit: boolean; exact: boolean };
-    direct_booking_url: string;
-    valid_until: string;
-    bookable: boolean;
-  };
-  agent_guardrails: { safe_to_quote: boolean; must_quote_from_signed_offer: true; required_phrase_when_safe: string };
-}
-
-/** Gate failures beyond vrp-verify's offline `quoteChecks` codes. */
-export type GateFailureCode =
-  | QuoteFailureCode
-  /** Core §7 conditions 1–3 could not be established (discovery failed or unknown). */
-  | 'discovery_not_verified'
-  /** The signed `canonical_domain` is not the domain asked (an offer from another node). */
-  | 'offer_domain_mismatch'
-  /** The signed `request` is absent or is not the stay asked for (a replayed or substituted offer). */
-  | 'offer_request_mismatch';
+import { type DiscoveryCache, type DiscoveryOutcome, fetchDiscovery } from '../discovery.js';
+import { AgentUsageError } from '../errors.js';
+import { getJsonText } from '../http-get.js';
+import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
+import { assessFacts, type Fact, type FactName } from '../three-state.js';
+import { type StayQuoteFailureCode, stayQuoteFailures } from './quote.js';
+import { officialVerificationResult, type VerificationResult } from './result.js';
+import { type OfferStatus, type OfferVerificationResult, verifyOffer } from './verify.js';
 
 export type EnvelopeFailureCode = 'offer_unreachable' | 'offer_http_error' | 'offer_not_json' | 'offer_schema_mismatch';
 
@@ -80,8 +41,8 @@ export interface StayOfferVerification {
   code: string | null;
   reason: string;
   safe_to_quote: boolean;
-  /** Every failed gate condition (empty when safe to quote). */
-  failures: GateFailureCode[];
+  /** Every failed safe-to-quote condition (empty when safe to quote). */
+  failures: StayQuoteFailureCode[];
   /** Core §9 facts with their verifiability class. */
   facts: Record<FactName, Fact>;
   safe_to_cite_verified_unavailable: boolean;
@@ -109,6 +70,8 @@ export interface VerifyDeps {
   /** Injected clock (epoch ms) for freshness. */
   now: Clock | (() => number);
   jwksCache: JwksCache;
+  /** Discovery documents under the JWKS's cache policy; without one, every verification reads discovery afresh. */
+  discoveryCache?: DiscoveryCache;
 }
 
 type Json = Record<string, unknown>;
@@ -169,77 +132,6 @@ export function checkEnvelopeShape(envelope: unknown, url: string | null): Envel
   return { ok: true, envelope: e, url };
 }
 
-function officialResult(
-  domain: string,
-  v: OfferVerificationResult,
-  safe: boolean,
-  gateFailures: GateFailureCode[],
-): VerificationResult | null {
-  if (v.status !== 'verified' || !v.payload) return null;
-  const p = v.payload;
-  const availability = obj(p.availability);
-  const price = obj(p.price);
-  const url = obj(p.booking).direct_booking_url;
-  const validUntil = Date.parse(String(p.valid_until));
-  const amount = (x: unknown) => Number.isInteger(x) && (x as number) >= 0;
-  if (
-    typeof availability.available !== 'boolean' ||
-    availability.source !== 'official_host_domain' ||
-    typeof price.currency !== 'string' ||
-    !/^[A-Z]{3}$/.test(price.currency) ||
-    !amount(price.public_total) ||
-    !amount(price.agent_total) ||
-    typeof price.minor_unit !== 'boolean' ||
-    typeof price.exact !== 'boolean' ||
-    typeof url !== 'string' ||
-    !/^https:\/\/\S+$/.test(url)
-  ) {
-    return null;
-  }
-  const mayQuote = obj(p.agent_permission).may_quote_as_official_direct_offer === true;
-  // hemmabo `quoteBlockedReason` order, then vrpkit's own gate codes.
-  const blocked_reason = safe
-    ? null
-    : !mayQuote
-      ? 'agent_permission_denied'
-      : !isAvailable(p)
-        ? 'not_available'
-        : !isExactPrice(p)
-          ? 'price_not_exact'
-          : bookingUrlFailure(p)
-            ? 'direct_booking_url_missing'
-            : (gateFailures[0] ?? 'not_quoteable');
-  return {
-    domain,
-    verified: true,
-    protocol_version: '0.1',
-    fresh: true,
-    payload_matches_offer: v.payloadMatchesOffer !== false,
-    signature: { alg: 'EdDSA', verified: true },
-    agent_citation: {
-      may_quote_as_official_direct_offer: mayQuote,
-      safe_to_quote_as_official_direct_offer: safe,
-      quote_status: safe ? 'official_host_domain_verified_offer' : 'not_quoteable',
-      blocked_reason,
-    },
-    official_offer_summary: {
-      availability: { available: availability.available, source: 'official_host_domain' },
-      price: {
-        currency: price.currency,
-        public_total: price.public_total as number,
-        agent_total: price.agent_total as number,
-        minor_unit: price.minor_unit,
-        exact: price.exact,
-      },
-      direct_booking_url: url,
-      // The schema's dateTime has no fractional seconds: floor (an earlier expiry, never a later one).
-      valid_until: toUtcSecond(validUntil),
-      bookable: isAvailable(p) && bookingUrlFailure(p) === null,
-    },
-    agent_guardrails: { safe_to_quote: safe, must_quote_from_signed_offer: true, required_phrase_when_safe: CANONICAL_PHRASE },
-  };
-}
-
 /** Assemble the outcome when no verdict could be reached (everything dependent is unknown). */
 function unknownOutcome(
   domain: string,
@@ -292,26 +184,8 @@ export async function verifyWithNodeJwks(
 }
 
 /**
- * The full gate for one asked-for stay: Core §7 (`quoteChecks`) plus the two checks that tie a
- * verified offer to the question asked, whatever transport carried it — the signed offer is
- * `domain`'s own (Node Tool Binding §6, Core §2), and its signed `request` is the stay asked
- * for (Core §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
- */
-export function stayGateFailures(verification: OfferVerificationResult, domain: string, args: OfferRequestArgs): GateFailureCode[] {
-  const failures: GateFailureCode[] = [...quoteChecks(verification).failures];
-  const payload = verification.payload;
-  if (verification.status === 'verified' && payload) {
-    if (payload.canonical_domain !== domain) failures.push('offer_domain_mismatch');
-    const req = obj(payload.request);
-    if (req.check_in !== args.check_in || req.check_out !== args.check_out || req.guests !== args.guests)
-      failures.push('offer_request_mismatch');
-  }
-  return failures;
-}
-
-/**
  * Verify an envelope obtained for `domain` (over HTTP, or through a tool surface) against the
- * JWKS named by the node's own discovery document, and apply the full gate. Never throws for a
+ * JWKS named by the node's own discovery document, and check it is safe to quote for the stay asked. Never throws for a
  * bad artifact or an unreachable node.
  */
 export async function verifyStayOfferEnvelope(
@@ -333,7 +207,7 @@ export async function verifyStayOfferEnvelope(
   if (!keyed.ok) return unknownOutcome(domain, keyed.code, keyed.message, true, sources);
 
   const verification = keyed.verification;
-  const failures = stayGateFailures(verification, domain, args);
+  const failures = stayQuoteFailures(verification, domain, args);
   const payload = verification.payload;
   const safe = failures.length === 0;
   // Core §9: an offer signed for another stay or another node is not an answer about this one.
@@ -351,7 +225,7 @@ export async function verifyStayOfferEnvelope(
     facts: assessment.facts,
     safe_to_cite_verified_unavailable: assessment.safe_to_cite_verified_unavailable,
     must_fetch_fresh_offer: assessment.must_fetch_fresh_offer,
-    result: answersRequest ? officialResult(domain, verification, safe, failures) : null,
+    result: answersRequest ? officialVerificationResult(domain, verification, safe, failures) : null,
     verification,
     offer: signedOffer,
     quote:
@@ -359,7 +233,7 @@ export async function verifyStayOfferEnvelope(
         ? {
             phrase: CANONICAL_PHRASE,
             currency: price.currency as string,
-            // Quote `agent_total` when present, exact and signed (vrp-protocol.md §3.3).
+            // Quote `agent_total` when present, exact and signed, as the reference agent does.
             total: (price.agent_total ?? price.public_total) as number,
             minor_unit: price.minor_unit === true,
             direct_booking_url: signedOffer.booking.direct_booking_url,
@@ -372,12 +246,39 @@ export async function verifyStayOfferEnvelope(
 
 /**
  * `fetchVerifiedStayOffer(domain, { check_in, check_out, guests }, { fetch, now, jwksCache })`:
- * discovery → JWKS (cached) → offer → verification → gate → facts. Throws only for invalid
+ * discovery → JWKS (cached) → offer → verification → safe to quote → facts. Throws only for invalid
  * arguments (`invalid_offer_request`); every network or artifact failure is an outcome.
  */
 export async function fetchVerifiedStayOffer(domain: string, args: OfferRequestArgs, deps: VerifyDeps): Promise<StayOfferVerification> {
   const request = checkOfferRequest(args);
-  const discovery = await fetchDiscovery(domain, { fetch: deps.fetch });
+  const verdict = await verifyStayVia(domain, request, deps, false);
+  // A cached discovery document may be out of date: when the verdict failed for a reason a newer one could fix, read it again, once.
+  return deps.discoveryCache && NEWER_DISCOVERY_COULD_FIX.has(verdict.code ?? '') ? verifyStayVia(domain, request, deps, true) : verdict;
+}
+
+/** Failures a newer discovery document could fix: it may name another offer endpoint or JWKS URL. */
+const NEWER_DISCOVERY_COULD_FIX = new Set([
+  'offer_unreachable',
+  'offer_http_error',
+  'offer_not_json',
+  'offer_schema_mismatch',
+  'jwks_unreachable',
+  'jwks_http_error',
+  'jwks_not_json',
+  'jwks_schema_mismatch',
+  'kid_not_in_jwks',
+]);
+
+/** One pass: discovery (through the cache when there is one; `refresh` skips its entry) → offer → verification. */
+async function verifyStayVia(
+  domain: string,
+  request: OfferRequestArgs,
+  deps: VerifyDeps,
+  refresh: boolean,
+): Promise<StayOfferVerification> {
+  const discovery = deps.discoveryCache
+    ? await deps.discoveryCache.get(domain, { refresh })
+    : await fetchDiscovery(domain, { fetch: deps.fetch });
   const obtained: EnvelopeOutcome = discovery.ok
     ? await fetchOfferEnvelope(discovery.discovery, request, { fetch: deps.fetch })
     : { ok: false, code: discovery.code, message: discovery.message, url: null };

@@ -1,10 +1,13 @@
 /**
- * The Safe-to-Quote gate's offline part (Core §7 conditions 4–11; vrp-verify `quoteChecks`),
- * plus the booking-URL rules of Core §5.1. Discovery conditions 1–3 belong to
- * `fetchVerifiedStayOffer`, which has the network context.
+ * Safe to quote (Core §7): conditions 4–11 offline (vrp-verify `quoteChecks`), the booking-URL
+ * rules of Core §5.1, and the stay check that ties a verified offer to the question asked
+ * (`stayQuoteFailures`). Discovery conditions 1–3 belong to `fetchVerifiedStayOffer`, which has
+ * the network context.
  */
-import { isOnCanonicalDomain } from './canonical-domain.js';
-import type { OfferVerificationResult } from './verify-offer.js';
+import type { OfferRequestArgs } from '@vrpkit/protocol';
+import { isOnCanonicalDomain } from '../canonical-domain.js';
+import { signedNumberLiteral } from './signed-text.js';
+import type { OfferVerificationResult } from './verify.js';
 
 /** vrp-verify `QuoteFailureCode`, in the order the reference collects them. */
 export type QuoteFailureCode =
@@ -15,6 +18,16 @@ export type QuoteFailureCode =
   | 'booking_url_invalid'
   | 'booking_url_host_mismatch'
   | 'quote_permission_not_granted';
+
+/** Why an offer may not be quoted for the stay asked: vrp-verify's offline codes plus the stay check's own. */
+export type StayQuoteFailureCode =
+  | QuoteFailureCode
+  /** Core §7 conditions 1–3 could not be established (discovery failed or unknown). */
+  | 'discovery_not_verified'
+  /** The signed `canonical_domain` is not the domain asked (an offer from another node). */
+  | 'offer_domain_mismatch'
+  /** The signed `request` is absent or is not the stay asked for (a replayed or substituted offer). */
+  | 'offer_request_mismatch';
 
 export interface QuoteCheckResult {
   ok: boolean;
@@ -53,17 +66,33 @@ export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   return null;
 }
 
+/** A signed amount written as a plain non-negative integer literal (no sign, fraction or exponent). */
+const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
+
+/**
+ * Whether `price[member]` is an exact amount: a non-negative safe integer (I-JSON, RFC 7493
+ * §2.2: ≤ 2^53−1, so the parsed number is the signed one), written in the signed text as a plain
+ * integer. A literal the parse rounded (9007199254740993, 123.0000000000000001, 1e308) is not
+ * exact: the node did not sign the number the agent would quote.
+ */
+export function isExactAmount(payload: unknown, member: 'public_total' | 'agent_total'): boolean {
+  const amount = obj(obj(payload).price)[member];
+  if (!Number.isSafeInteger(amount) || (amount as number) < 0) return false;
+  const literal = typeof payload === 'object' && payload !== null ? signedNumberLiteral(payload, ['price', member]) : undefined;
+  // No signed text means the payload was not parsed from a JWS here (built in memory): its numbers are what they are.
+  return literal === undefined || PLAIN_INTEGER.test(literal);
+}
+
 /**
  * Core §7 condition 9, tightened by two reference behaviours: the price is exact only when
- * `exact === true`, both totals are non-negative integers (the three-state fixture evaluator;
- * the verification-result schema needs them), and `reconciliation.matches_quoted_total` is not
- * `false` (hemmabo forces `exact=false` then).
+ * `exact === true`, both totals are exact amounts (`isExactAmount`; the three-state fixture
+ * evaluator and the verification-result schema need integers), and
+ * `reconciliation.matches_quoted_total` is not `false` (hemmabo forces `exact=false` then).
  */
 export function isExactPrice(payload: unknown): boolean {
   const price = obj(obj(payload).price);
   if (price.exact !== true) return false;
-  const isAmount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
-  if (!isAmount(price.public_total) || !isAmount(price.agent_total)) return false;
+  if (!isExactAmount(payload, 'public_total') || !isExactAmount(payload, 'agent_total')) return false;
   if (typeof price.currency !== 'string' || !/^[A-Z]{3}$/.test(price.currency)) return false;
   return obj(price.reconciliation).matches_quoted_total !== false;
 }
@@ -96,4 +125,22 @@ export function quoteChecks(verification: OfferVerificationResult | null | undef
 /** True only when every offline Safe-to-Quote condition holds. Everything short of that is false (Core §8). */
 export function safeToQuote(verification: OfferVerificationResult | null | undefined): boolean {
   return quoteChecks(verification).ok;
+}
+
+/**
+ * The stay check: Core §7 (`quoteChecks`) plus the two checks that tie a
+ * verified offer to the question asked, whatever transport carried it — the signed offer is
+ * `domain`'s own (Node Tool Binding §6, Core §2), and its signed `request` is the stay asked
+ * for (Core §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
+ */
+export function stayQuoteFailures(verification: OfferVerificationResult, domain: string, args: OfferRequestArgs): StayQuoteFailureCode[] {
+  const failures: StayQuoteFailureCode[] = [...quoteChecks(verification).failures];
+  const payload = verification.payload;
+  if (verification.status === 'verified' && payload) {
+    if (payload.canonical_domain !== domain) failures.push('offer_domain_mismatch');
+    const req = obj(payload.request);
+    if (req.check_in !== args.check_in || req.check_out !== args.check_out || req.guests !== args.guests)
+      failures.push('offer_request_mismatch');
+  }
+  return failures;
 }

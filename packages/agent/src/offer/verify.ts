@@ -1,5 +1,6 @@
 /**
- * Offer verification (Core v0.1 §3, §5, §6; vrp-protocol.md §2, §3.1–§3.2).
+ * `verifyOffer`: is this signed verified stay offer the host's, unaltered and fresh?
+ * (Core VRP v0.1 §3, §5, §6; the statuses feed the three-state facts of Core VRP v0.1 §9.)
  *
  * Statuses and codes are exactly the reference verifier's (`@vacationrentalprotocol/vrp-verify`):
  * a verifier that speaks the same vocabulary can be swapped in or diffed against. The hot path
@@ -9,6 +10,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { importEd25519PublicKey, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
 export type OfferStatus = 'verified' | 'expired' | 'invalid' | 'unverifiable';
@@ -65,8 +67,8 @@ const HUMAN: Record<OfferReasonCode, string> = {
   valid_until_unusable: 'valid_until is missing or malformed, so freshness cannot be determined',
 };
 
-// Schema `dateTime` (RFC 3339 UTC, `Z` only). Stricter than the reference's `Date.parse`,
-// which also accepts "2026-06-02" or "June 2, 2026" (open question 4/6: we pick RFC 3339).
+// The offer schema's `dateTime` (RFC 3339 UTC, `Z` only). Stricter than the reference's
+// `Date.parse`, which also accepts "2026-06-02" or "June 2, 2026".
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /**
@@ -117,8 +119,8 @@ function instant(v: unknown): number {
 const JSON_EQUAL_MAX_DEPTH = 64;
 
 /**
- * Structural JSON equality ignoring object key order (vrp-protocol.md §2 recommendation; open
- * question 3). Numbers compare by value, so `-0` equals `0` as JSON numbers do.
+ * Structural JSON equality ignoring object key order, like vrp-verify's sorted-key comparison
+ * (Core VRP v0.1 §7 condition 6). Numbers compare by value, so `-0` equals `0` as JSON numbers do.
  */
 export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return true;
@@ -141,16 +143,32 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
 }
 
 /**
- * Verify a signed verified stay offer against the host-domain JWKS (Core §3, §5, §6).
+ * Verify a signed verified stay offer against the host-domain JWKS (Core VRP v0.1 §9: what
+ * this proves is the `signature` and `offer_freshness` facts; every stay fact stays unknown
+ * unless the status is `verified`).
  *
- * Same steps and codes as vrp-verify `verifyOffer`, with these deliberate tightenings
- * (each still answers with a code from the same vocabulary; see README "Stricter than the reference"):
- * - base64url must be strict and canonical (`malformed_jws`), the header a JSON object (`malformed_header`);
- * - the header `kid` must be a non-empty string naming a key (a missing kid is `kid_not_in_jwks`, never "try every key");
- * - with an envelope, `signature.alg` must be `EdDSA` (`unexpected_alg`) and `signature.kid` must equal the header kid
- *   (`payload_offer_mismatch`: the unsigned envelope disagrees with the signed artifact);
- * - the signed payload must be a JSON object (`malformed_payload`);
- * - `valid_until` must be an RFC 3339 UTC instant (`valid_until_unusable`).
+ * Checks, in the reference order, each failure answered with the reference's status and code:
+ * 1. a compact JWS is present (`envelope.signature.jws`, or `jws`) — `invalid` / `no_jws`;
+ * 2. it is three strict, canonical base64url segments with a JSON-object header — `malformed_jws`, `malformed_header`;
+ * 3. `alg` is `EdDSA` (Core §3; anything else is a downgrade) — `unexpected_alg`;
+ * 4. the header `kid` (a non-empty string, never "try every key") names a key in `jwks` — `unverifiable` / `kid_not_in_jwks`;
+ * 5. that key is Ed25519 — `unverifiable` / `unsupported_key`;
+ * 6. Ed25519 verifies over the received `header.payload` bytes — `invalid` / `signature_mismatch`;
+ * 7. the signed payload is a JSON object — `malformed_payload`;
+ * 8. with an envelope: `signature.alg` is `EdDSA`, `signature.kid` equals the header kid, and
+ *    `envelope.offer` equals the signed payload (Core §7 condition 6) — `unexpected_alg`, `payload_offer_mismatch`;
+ * 9. `valid_until` is an RFC 3339 UTC instant — `unverifiable` / `valid_until_unusable`;
+ *    then `verified` when `valid_until > now` strictly (Core §6), else `expired`.
+ *
+ * Left to `quote.ts` (safe to quote, Core §7 conditions 8–11 and §5.1): availability, price
+ * exactness, the booking URL, the quote permission, and whether the signed `request` and
+ * `canonical_domain` are the stay and node asked. Left to the caller (`fetch.ts`): that the
+ * JWKS is the one the host domain's own discovery document names (Core §7 conditions 1–3).
+ *
+ * Tightenings over vrp-verify (each still answers with a code from the same vocabulary; see
+ * README "Stricter than the reference"): strict base64url, a header that is an object, a
+ * required header kid, the envelope's unsigned signature metadata agreeing with the header,
+ * a payload that is an object, and an RFC 3339 `valid_until`.
  */
 export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult {
   const { envelope, jws, jwks, now } = params;
@@ -167,7 +185,7 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   // Step 3: EdDSA only (Core §3; `none`, HS256-with-the-public-key and every other alg are downgrades).
   if (header.alg !== 'EdDSA') return result('invalid', 'unexpected_alg', null, header, null, null);
 
-  // Step 4: the key is chosen by the protected header's kid, never by the envelope (vrp-protocol.md §2).
+  // Step 4: the key is chosen by the protected header's kid, never by the envelope (Core VRP v0.1 §3).
   const keys = isObject(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
   const kid = header.kid;
   const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isObject(k) && k.kid === kid) : undefined;
@@ -183,18 +201,21 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
 
   // Step 7: decode the payload only after the signature checked out. `parseCompactJws` already
   // proved the segment strict, canonical base64url, so a plain decode suffices (no second check).
+  const payloadText = Buffer.from(payloadSegment, 'base64url').toString('utf8');
   let payload: unknown;
   try {
-    payload = JSON.parse(Buffer.from(payloadSegment, 'base64url').toString('utf8'));
+    payload = JSON.parse(payloadText);
   } catch {
     return result('invalid', 'malformed_payload', null, header, null, null);
   }
   if (!isObject(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
+  // The parse rounds numbers; quote.ts reads the signed totals' own text (signed-text.ts).
+  rememberSignedText(payload, payloadText);
 
   let payloadMatchesOffer: boolean | null = null;
   if (env) {
     // The envelope's signature metadata is unsigned: when present it must agree with the signed
-    // header (vrp-protocol.md §2). A bare `jws` passed beside an envelope without one has none.
+    // header. A bare `jws` passed beside an envelope without one has none.
     if ('signature' in env) {
       if (signature?.alg !== 'EdDSA') {
         return result('invalid', 'unexpected_alg', null, header, payload, null, 'the envelope signature.alg is not EdDSA');

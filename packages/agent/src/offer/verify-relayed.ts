@@ -8,9 +8,10 @@ import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
 import type { JwksCache } from '../jwks-cache.js';
-import { type GateFailureCode, type NodeKeyVerification, stayGateFailures, verifyWithNodeJwks } from '../verified-stay-offer.js';
-import { type OfferVerificationResult, verifyOffer } from '../verify-offer.js';
-import type { QuotableTotal, SurfaceError } from './types.js';
+import type { QuotableTotal, SurfaceError } from '../surfaces/types.js';
+import { type NodeKeyVerification, verifyWithNodeJwks } from './fetch.js';
+import { type StayQuoteFailureCode, stayQuoteFailures } from './quote.js';
+import { type OfferVerificationResult, verifyOffer } from './verify.js';
 
 export interface NodeVerification {
   /** The offer's canonical domain as a normalised host, or null when the envelope has none. */
@@ -19,7 +20,7 @@ export interface NodeVerification {
   jwks_url: string | null;
   verification: OfferVerificationResult;
   /** Why the offer may not be quoted for the stay asked (Core §7 and the signed request/domain checks); empty when safe. */
-  failures: GateFailureCode[];
+  failures: StayQuoteFailureCode[];
   safe_to_quote: boolean;
   total: QuotableTotal | null;
   /** Why no key set could be read (discovery or JWKS failure): the offer is then unverifiable. */
@@ -58,9 +59,9 @@ export async function verifyEnvelopeFromNode(
       };
   // No usable key set is "no keys": verifyOffer answers kid_not_in_jwks → unverifiable, never invalid.
   const verification = keyed.ok ? keyed.verification : verifyOffer({ envelope, jwks: null, now: clock.now() });
-  // The same gate as an offer fetched over HTTPS (Node Tool Binding §8 item 2), including that
+  // The same safe-to-quote check as an offer fetched over HTTPS (Node Tool Binding §8 item 2), including that
   // the signed request is the stay the agent asked the surface for.
-  const failures = stayGateFailures(verification, domain ?? '', args);
+  const failures = stayQuoteFailures(verification, domain ?? '', args);
   const safe = failures.length === 0;
   return {
     canonical_domain: domain,

@@ -1,0 +1,88 @@
+/**
+ * The signed payload's own text, kept beside the parsed object. `JSON.parse` rounds numbers to
+ * IEEE doubles: a signed total of 9007199254740993 reads as …992 and 123.0000000000000001 as
+ * 123. Whether the node signed an exact integer can only be read from the text it signed
+ * (I-JSON, RFC 7493 §2.2: integers are exact only within ±(2^53−1)). Internal to the package.
+ */
+
+/** Payload object → the JSON text it was parsed from; weak, so it lives exactly as long as the payload. */
+const signedTextOf = new WeakMap<object, string>();
+
+/** Record the text `payload` was parsed from (called by `verifyOffer` after the signature verified). */
+export function rememberSignedText(payload: object, text: string): void {
+  signedTextOf.set(payload, text);
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+function skipWs(text: string, i: number): number {
+  while (i < text.length && WS.has(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Index just past the string token starting at `i` (a `"`). */
+function skipString(text: string, i: number): number {
+  for (i++; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i + 1;
+  }
+  return i;
+}
+
+/** Index just past the value starting at `i`; iterative, so a deeply nested value cannot overflow the stack. */
+function skipValue(text: string, i: number): number {
+  const first = text.charCodeAt(i);
+  if (first === 0x22) return skipString(text, i);
+  if (first !== 0x7b && first !== 0x5b) {
+    while (i < text.length && !',}] \t\n\r'.includes(text[i] as string)) i++;
+    return i;
+  }
+  let depth = 0;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) i = skipString(text, i) - 1;
+    else if (c === 0x7b || c === 0x5b) depth++;
+    else if ((c === 0x7d || c === 0x5d) && --depth === 0) return i + 1;
+  }
+  return i;
+}
+
+/**
+ * Start index of the value of member `key` in the object starting at `start`, or -1. The last
+ * duplicate wins, as in `JSON.parse`; member names are compared after unescaping.
+ */
+function memberValueAt(text: string, start: number, key: string): number {
+  let i = skipWs(text, start);
+  if (text.charCodeAt(i) !== 0x7b) return -1;
+  let found = -1;
+  i = skipWs(text, i + 1);
+  while (i < text.length && text.charCodeAt(i) === 0x22) {
+    const end = skipString(text, i);
+    const raw = text.slice(i, end);
+    const name = raw.includes('\\') ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+    const valueStart = skipWs(text, skipWs(text, end) + 1); // past the `:`
+    if (name === key) found = valueStart;
+    i = skipWs(text, skipValue(text, valueStart));
+    if (text.charCodeAt(i) !== 0x2c) break;
+    i = skipWs(text, i + 1);
+  }
+  return found;
+}
+
+/**
+ * The number literal at `path` exactly as the node signed it, or undefined when the payload was
+ * not parsed by `verifyOffer`, the member is absent, or its value is not a number.
+ */
+export function signedNumberLiteral(payload: object, path: readonly string[]): string | undefined {
+  const text = signedTextOf.get(payload);
+  if (text === undefined) return undefined;
+  let at = 0;
+  for (const key of path) {
+    at = memberValueAt(text, at, key);
+    if (at < 0) return undefined;
+  }
+  const end = skipValue(text, at);
+  const literal = text.slice(at, end);
+  return /^-?\d/.test(literal) ? literal : undefined;
+}

@@ -1,0 +1,278 @@
+/**
+ * `verifyMcpReceipt` — vrpkit's verdict on a receipt of the MCP composition profile (an `offer`
+ * and a `transport` attestation), decided by what the node signed.
+ *
+ * The reference algorithm (`verifyReceipt`, receipt-v1 §5) reads members nobody signed: each
+ * attestation's `valid_from`/`valid_until`, `ref`, `source`, the receipt's `subject` and
+ * `issuer`. Its result is kept beside this one, for parity, and it can only ever take a pass
+ * away: a layer is verified here only when the reference verified it AND the signed content
+ * holds. The signed content decides:
+ * - keys: the signing domain is the `canonical_domain` the offer JWS signs, and its keys come
+ *   from that domain's own discovery (`resolveSignerJwks`), never from `source` or `issuer`;
+ * - layers: exactly one `offer` and one `transport` attestation; any other layer is not part of
+ *   the profile and leaves the receipt unverifiable;
+ * - windows: the offer layer lives `generated_at`..`valid_until` of the signed offer, the
+ *   transport layer `served_at`..`served_at` + that offer's lifetime (the node's rule,
+ *   docs/receipts.md), both bounds inclusive as in receipt-v1;
+ * - labels: `issuer.node`, the assertion's `issuer`, `subject`, both `ref`s and the assertion's
+ *   `offer_ref` must all be what the signed offer implies, and the signed `served_at` must fall
+ *   within the signed offer's life.
+ * Never throws for a bad artifact.
+ */
+import { decodeJwsPayload, parseCompactJws } from '@vrpkit/core';
+import { MCP_TRANSPORT_LAYER, type McpTransportAssertion, OFFER_LAYER, offerRef, readMcpTransportAssertion } from '@vrpkit/protocol';
+import { normalizeHost } from '../canonical-domain.js';
+import { jwsHeaderKid } from '../jwks-cache.js';
+import {
+  type AttestationStatus,
+  type ReceiptErrorCode,
+  type ReceiptVerificationResult,
+  type ResolveReceiptJwks,
+  verifyAttestationJws,
+  verifyReceipt,
+} from './verify.js';
+
+/** The key set `domain` publishes at the `jwks_url` its own discovery document names; anything not an object means none. */
+export type ResolveSignerJwks = (domain: string, kid: string | undefined) => unknown;
+
+/**
+ * Codes of vrpkit's verdict: the receipt-v1 registry, plus vrpkit's own for a layer that is
+ * missing or repeated and for unsigned labels that disagree with the signed payloads.
+ */
+export type McpReceiptCode =
+  | ReceiptErrorCode
+  | 'layer_missing' // no attestation for a layer the profile requires
+  | 'duplicate_layer' // more than one attestation for a layer: which one binds is ambiguous
+  | 'issuer_mismatch' // issuer.node or the assertion's issuer is not the domain that signed the offer
+  | 'subject_mismatch' // subject is not the signed offer's property and stay
+  | 'offer_ref_mismatch' // a ref or the assertion's offer_ref is not the signed offer's
+  | 'served_at_mismatch'; // the signed served_at is not within the signed offer's generated_at..valid_until
+
+export interface McpReceiptLayer {
+  status: AttestationStatus;
+  /** Null only when `verified`. */
+  code: McpReceiptCode | null;
+  /** Index in `attestations[]`, null when the layer is missing. */
+  index: number | null;
+  kid: string | null;
+}
+
+export interface McpReceiptVerification {
+  /** vrpkit's verdict: the worst of both layers, the label checks and any layer outside the profile. */
+  status: AttestationStatus;
+  verified: boolean;
+  offer: McpReceiptLayer;
+  transport: McpReceiptLayer;
+  /** Receipt-level findings (label checks, layers outside the profile); empty when there are none. */
+  errors: McpReceiptCode[];
+  /** The domain whose key signed the offer (its signed `canonical_domain`), once that signature verified. */
+  signer: string | null;
+  /** The signed offer and the transport assertion, each once its signature verified against the signer's keys (whatever its window). */
+  signed_offer: Record<string, unknown> | null;
+  assertion: McpTransportAssertion | null;
+  /** The reference algorithm's result, untouched (receipt-v1 parity; it reads unsigned members). */
+  reference: ReceiptVerificationResult;
+}
+
+export interface VerifyMcpReceiptOptions {
+  /** Resolves an attestation's `source` for the reference algorithm. */
+  resolveJwks: ResolveReceiptJwks;
+  /** Resolves the signing domain's own keys for vrpkit's verdict. */
+  resolveSignerJwks: ResolveSignerJwks;
+  /** Epoch milliseconds. */
+  now: number;
+}
+
+type Json = Record<string, unknown>;
+const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// The offer schema's `dateTime` (RFC 3339 UTC): signed times are read one way only.
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+const instant = (v: unknown): number => (typeof v === 'string' && DATE_TIME.test(v) ? Date.parse(v) : Number.NaN);
+
+/** The JSON payload of a compact JWS, unverified (only to learn whose keys to ask for). */
+export function unverifiedJwsPayload(jws: unknown): unknown {
+  const parsed = parseCompactJws(jws);
+  const text = parsed.ok ? decodeJwsPayload(parsed.jws.payloadSegment) : null;
+  try {
+    return text === null ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+type Located = { index: number; attestation: Json } | { missing: 'layer_missing' | 'duplicate_layer' };
+
+/** The one attestation of `layer`, or why there is not exactly one. */
+export function locateLayer(receipt: unknown, layer: string): Located {
+  const all = isRecord(receipt) && Array.isArray(receipt.attestations) ? receipt.attestations : [];
+  const hits = all.flatMap((a, index) => (isRecord(a) && a.layer === layer ? [{ index, attestation: a }] : []));
+  if (hits.length === 0) return { missing: 'layer_missing' };
+  if (hits.length > 1) return { missing: 'duplicate_layer' };
+  return hits[0]!;
+}
+
+const RANK: Record<AttestationStatus, number> = { verified: 0, unverifiable: 1, expired: 2, invalid: 3 };
+const worst = (statuses: AttestationStatus[]): AttestationStatus =>
+  statuses.reduce<AttestationStatus>((a, b) => (RANK[b] > RANK[a] ? b : a), 'verified');
+
+/** The worse of two verdicts on one layer; on a tie, the first. */
+const worse = (a: McpReceiptLayer, b: McpReceiptLayer): McpReceiptLayer => (RANK[b.status] > RANK[a.status] ? b : a);
+
+const layer = (status: AttestationStatus, code: McpReceiptCode | null, index: number | null, kid: string | null): McpReceiptLayer => ({
+  status,
+  code,
+  index,
+  kid,
+});
+
+async function resolveSafely(resolve: ResolveSignerJwks, domain: string, kid: string | undefined): Promise<unknown> {
+  try {
+    return await resolve(domain, kid);
+  } catch {
+    return null;
+  }
+}
+
+/** The signed offer's window, or null when it carries no usable one (receipt-v1 D2: the window is mandatory). */
+function offerWindow(offer: Json): { from: number; until: number } | null {
+  const from = instant(offer.generated_at);
+  const until = instant(offer.valid_until);
+  return Number.isFinite(from) && Number.isFinite(until) && until > from ? { from, until } : null;
+}
+
+function windowStatus(now: number, from: number, until: number, index: number, kid: string | null): McpReceiptLayer {
+  if (now < from) return layer('expired', 'not_yet_valid', index, kid);
+  if (now > until) return layer('expired', 'sig_expired', index, kid);
+  return layer('verified', null, index, kid);
+}
+
+/** The offer a vrpkit node signs in the offer layer: a VRP offer with its domain, window and request. */
+function readSignedOffer(payload: Json, signer: string): { window: { from: number; until: number }; ref: string; stay: string } | null {
+  const request = isRecord(payload.request) ? payload.request : {};
+  const window = offerWindow(payload);
+  if (payload.kind !== 'verified_stay_offer' || payload.canonical_domain !== signer || !window) return null;
+  if (typeof request.check_in !== 'string' || typeof request.check_out !== 'string') return null;
+  try {
+    return { window, ref: offerRef(signer, request.check_in, request.check_out), stay: `${request.check_in}/${request.check_out}` };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `verifyMcpReceipt(receipt, { resolveJwks, resolveSignerJwks, now })`: vrpkit's verdict on an
+ * MCP composition profile receipt from signed content only (module doc), with the reference
+ * result beside it. It does not bind the receipt to a call: `checkMcpCallReceipt` does that.
+ */
+export async function verifyMcpReceipt(receipt: unknown, options: VerifyMcpReceiptOptions): Promise<McpReceiptVerification> {
+  const { now } = options;
+  const reference = await verifyReceipt(receipt, { resolveJwks: options.resolveJwks, now });
+  const base = { signer: null, signed_offer: null, assertion: null, reference };
+  if (!reference.receipt_valid) {
+    // A version we do not speak cannot be checked; a malformed envelope is a failed check.
+    const code = reference.errors[0] ?? 'malformed_receipt';
+    const status: AttestationStatus = code === 'unsupported_version' ? 'unverifiable' : 'invalid';
+    const blank = layer(status, code, null, null);
+    return { status, verified: false, offer: blank, transport: { ...blank }, errors: [code], ...base };
+  }
+
+  const offerFound = locateLayer(receipt, OFFER_LAYER);
+  const transportFound = locateLayer(receipt, MCP_TRANSPORT_LAYER);
+  const statusOfMissing = (m: 'layer_missing' | 'duplicate_layer') =>
+    layer(m === 'layer_missing' ? 'unverifiable' : 'invalid', m, null, null);
+
+  // Whose keys: the domain the offer claims to be signed by (checked once its signature verifies).
+  const claimedOffer = 'attestation' in offerFound ? unverifiedJwsPayload(offerFound.attestation.signature) : undefined;
+  const claimedAssertion = 'attestation' in transportFound ? unverifiedJwsPayload(transportFound.attestation.signature) : undefined;
+  const claimed = isRecord(claimedOffer) ? claimedOffer.canonical_domain : isRecord(claimedAssertion) ? claimedAssertion.issuer : undefined;
+  const signer = typeof claimed === 'string' && normalizeHost(claimed) === claimed ? claimed : null;
+
+  /**
+   * One layer's signature against the signer's keys. The reference's verdict comes first and is
+   * kept unless the signed content finds worse (it can only take a pass away); its signature
+   * check also ran, so only a layer it found validly signed is checked again.
+   */
+  const signedLayer = async (found: { index: number; attestation: Json }): Promise<McpReceiptLayer & { payload?: Json }> => {
+    const ref = reference.attestations[found.index]!;
+    const asReference = layer(ref.status, ref.error, found.index, ref.kid);
+    if (ref.status !== 'verified' && ref.status !== 'expired') return asReference;
+    const jws = found.attestation.signature as string; // the reference verified it, so it is a non-blank string
+    const jwks = signer === null ? null : await resolveSafely(options.resolveSignerJwks, signer, jwsHeaderKid(jws));
+    if (!isRecord(jwks)) return worse(asReference, layer('unverifiable', 'key_unresolvable', found.index, null));
+    const verified = verifyAttestationJws(jws, jwks);
+    if (!verified) return layer('invalid', 'sig_invalid', found.index, null);
+    return { ...asReference, kid: verified.kid, payload: verified.payload };
+  };
+
+  const errors: McpReceiptCode[] = [];
+  let offer: McpReceiptLayer;
+  let signedOffer: ReturnType<typeof readSignedOffer> = null;
+  let offerPayload: Json | null = null;
+  if ('missing' in offerFound) offer = statusOfMissing(offerFound.missing);
+  else {
+    const { payload, ...checked } = await signedLayer(offerFound);
+    offer = checked;
+    if (payload && signer !== null) {
+      signedOffer = readSignedOffer(payload, signer);
+      if (!signedOffer) offer = layer('invalid', 'malformed_attestation', offer.index, offer.kid);
+      else {
+        offerPayload = payload;
+        offer = worse(offer, windowStatus(now, signedOffer.window.from, signedOffer.window.until, offer.index!, offer.kid));
+      }
+    }
+  }
+
+  let transport: McpReceiptLayer;
+  let assertion: McpTransportAssertion | null = null;
+  if ('missing' in transportFound) transport = statusOfMissing(transportFound.missing);
+  else {
+    const { payload, ...checked } = await signedLayer(transportFound);
+    transport = checked;
+    if (payload) {
+      assertion = readMcpTransportAssertion(payload);
+      const servedAt = instant(assertion?.served_at);
+      if (!assertion || !Number.isFinite(servedAt)) {
+        assertion = null;
+        transport = layer('invalid', 'malformed_attestation', transport.index, transport.kid);
+      } else if (!signedOffer) transport = layer('unverifiable', 'missing_validity_window', transport.index, transport.kid);
+      else {
+        const lifetime = signedOffer.window.until - signedOffer.window.from;
+        transport = worse(transport, windowStatus(now, servedAt, servedAt + lifetime, transport.index!, transport.kid));
+        // The transport window and `ref` are unsigned: only the signed served_at ties this call to this offer.
+        if (servedAt < signedOffer.window.from || servedAt > signedOffer.window.until) errors.push('served_at_mismatch');
+      }
+    }
+  }
+
+  if (signedOffer && signer !== null) {
+    const issuer = isRecord(receipt) && isRecord(receipt.issuer) ? receipt.issuer.node : undefined;
+    if (issuer !== signer || (assertion !== null && assertion.issuer !== signer)) errors.push('issuer_mismatch');
+    const subject = isRecord(receipt) && isRecord(receipt.subject) ? receipt.subject : {};
+    if (Object.keys(subject).length !== 2 || subject.property !== signer || subject.stay !== signedOffer.stay)
+      errors.push('subject_mismatch');
+    const refs = [offerFound, transportFound].flatMap((f) => ('attestation' in f ? [f.attestation.ref] : []));
+    if (refs.some((r) => r !== signedOffer.ref) || (assertion !== null && assertion.offer_ref !== signedOffer.ref))
+      errors.push('offer_ref_mismatch');
+  }
+
+  const outside = reference.attestations.filter((a) => a.layer !== OFFER_LAYER && a.layer !== MCP_TRANSPORT_LAYER);
+  if (outside.length > 0) errors.push('layer_unverifiable');
+  const status = worst([
+    offer.status,
+    transport.status,
+    ...(outside.length > 0 ? (['unverifiable'] as const) : []),
+    ...(errors.some((e) => e !== 'layer_unverifiable') ? (['invalid'] as const) : []),
+  ]);
+  return {
+    status,
+    verified: status === 'verified',
+    offer,
+    transport,
+    errors,
+    signer: offerPayload ? signer : null,
+    signed_offer: offerPayload,
+    assertion,
+    reference,
+  };
+}
