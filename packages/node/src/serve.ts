@@ -32,6 +32,8 @@ export interface ServeNodeOptions {
   log?: (entry: RequestLogEntry) => void;
   /** Internal failures while serving; default: `error[code]: message` on stderr. */
   onError?: (error: unknown) => void;
+  /** `--offer-cache-max-age`: seconds a signed offer is reused (0 = sign every offer; default 60). */
+  offerCacheMaxAgeSeconds?: number;
 }
 
 function reportInternalError(e: unknown): void {
@@ -70,7 +72,12 @@ export function loadServeTls(
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
   try {
-    const service = await createOfferService({ store, keysDir: nodePaths(o.dataDir).keys, ...(o.now ? { now: o.now } : {}) });
+    const service = await createOfferService({
+      store,
+      keysDir: nodePaths(o.dataDir).keys,
+      ...(o.now ? { now: o.now } : {}),
+      ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
+    });
     const tls = await loadServeTls(o, service.canonicalDomain);
     const app = createNodeApp(service, { onError: o.onError ?? reportInternalError, ...(o.log ? { log: o.log } : {}) });
     const server = serve({

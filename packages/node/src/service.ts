@@ -1,8 +1,10 @@
 /**
  * The one offer service behind every surface (Node Tool Binding §5: three adapters, one
- * source). The HTTP endpoint, MCP, A2A and WebMCP all call `getOffer` with the raw argument
- * object they received; each call reads the store, prices, checks availability and calendar
- * freshness, and signs a fresh offer.
+ * source). Every surface hands the raw argument object it received to the service; the service
+ * reads the store, prices, checks availability and calendar freshness, and signs the offer.
+ * `getServedOffer` (the offer endpoint, MCP) reuses a signed response from the signed-offer
+ * cache while nothing that could change it has changed (offer-cache.ts); `getOffer` (the
+ * booking page's live re-quote) always signs afresh.
  */
 import { randomUUID } from 'node:crypto';
 import type { JwsSigner } from '@vrpkit/core';
@@ -14,20 +16,20 @@ import {
   JWKS_PATH,
   MCP_ENDPOINT_PATH,
   OFFER_ENDPOINT_PATH,
-  type OfferEnvelope,
   PROTOCOL,
   PROTOCOL_VERSION,
   type RefundScheduleRow,
   type VrpJwks,
 } from '@vrpkit/protocol';
-import { blockedNights, calendarFreshness, hostAlternatives, type UnavailableReason } from './availability.js';
+import { blockedNights, calendarFreshness, calendarFreshnessChangesAt, hostAlternatives, type UnavailableReason } from './availability.js';
 import { addDays, dayNumber, localDate, nightsOf } from './dates.js';
-import { OfferRequestError } from './errors.js';
+import { NodeError, OfferRequestError } from './errors.js';
 import { jwksAt, KeyRing } from './keys.js';
-import { buildOfferPayload, type HostAlternatives, signOffer } from './offer.js';
+import { buildOfferPayload, type HostAlternatives, type SignedOffer, signOffer } from './offer.js';
+import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
 import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
-import { parseOfferArgs } from './request.js';
+import { type ParsedOfferRequest, parseOfferArgs } from './request.js';
 import type { NodeStore } from './store/store.js';
 
 /** One offer service behind every surface (Node Tool Binding §5: three adapters, one source). */
@@ -37,8 +39,14 @@ export interface OfferService {
   readonly jwksUrl: string;
   readonly offerEndpoint: string;
   /** Raw argument object as a surface received it: snake_case check_in/check_out/guests, camelCase checkIn/checkOut accepted as aliases (§4).
-   *  guests may arrive as a number (MCP/A2A/WebMCP) or a decimal string (HTTP query) — the service validates both. */
+   *  guests may arrive as a number (MCP/A2A/WebMCP) or a decimal string (HTTP query) — the service validates both.
+   *  Always signs afresh: for a live re-quote (the booking page, Core §5.1). */
   getOffer(args: Record<string, unknown>): Promise<OfferOutcome>;
+  /** The offer as served to agents: the same arguments and outcome as `getOffer`, but a response
+   *  signed up to `--offer-cache-max-age` seconds ago is reused (byte for byte) while the store
+   *  revision, the signing key and the property's local date are unchanged (Core §6: `valid_until`
+   *  governs). The returned envelope is shared between calls: never mutate it. */
+  getServedOffer(args: Record<string, unknown>): Promise<OfferOutcome>;
   /** Property facts for human pages. */
   property(): PropertyView;
   /** Day-by-day availability and nightly rate for a page calendar (YYYY-MM-DD from, number of days). */
@@ -60,7 +68,8 @@ export interface NodePublisher extends OfferService {
   jwks(): Promise<VrpJwks>;
 }
 
-export type OfferOutcome = { ok: true; envelope: OfferEnvelope; json: string } | { ok: false; error: { code: string; message: string } };
+/** A signed offer (`json` is the exact response body, `body` its UTF-8 bytes) or a malformed request's error. */
+export type OfferOutcome = ({ ok: true } & SignedOffer) | { ok: false; error: { code: string; message: string } };
 
 export interface CalendarDay {
   date: string;
@@ -126,12 +135,23 @@ export interface OfferServiceOptions {
   store: NodeStore;
   keysDir: string;
   now?: () => number;
+  /** Seconds a signed offer is reused by `getServedOffer` (`--offer-cache-max-age`): an integer from 0 (no reuse) to 3600; default 60. */
+  offerCacheMaxAgeSeconds?: number;
+  /** Memory bound of the signed-offer cache in bytes (default 64 MiB). */
+  offerCacheMaxBytes?: number;
 }
 
 /** Open the offer service over a store. Every offer reads the store's revision and works from its current state. */
 export async function createOfferService(o: OfferServiceOptions): Promise<NodePublisher> {
   const { store } = o;
   const now = o.now ?? systemClock.now;
+  const maxAge = o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS;
+  if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_OFFER_CACHE_MAX_AGE_SECONDS)
+    throw new NodeError(
+      'invalid_offer_cache_max_age',
+      `the offer cache max-age is an integer from 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS} seconds`,
+    );
+  const cache = createOfferCache(maxAge, o.offerCacheMaxBytes);
   let snap = await store.snapshot();
   const { info } = snap;
   const domain = info.canonical_domain;
@@ -148,8 +168,9 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
       snap = next;
       view = viewOf(snap.property, domain);
     }
-    return { p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
+    return { revision: snap.revision, p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
   };
+  type Loaded = Awaited<ReturnType<typeof load>>;
 
   function discovery(): DiscoveryDocument {
     return {
@@ -177,55 +198,84 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     };
   }
 
+  /** Sign the offer for a valid request at `t` from the store state `s` (Core §5, §7); request errors throw `OfferRequestError`. */
+  function signFresh(r: ParsedOfferRequest, t: number, s: Loaded, today: string): SignedOffer {
+    const { p, feeds, blocks, signer } = s;
+    if (r.check_in < today) throw new OfferRequestError('date_in_past', `check_in is before today (${today}, ${p.time_zone})`);
+    const lastCheckIn = addDays(today, p.booking_horizon_days);
+    if (r.check_in > lastCheckIn) throw new OfferRequestError('beyond_horizon', `check_in is after the booking horizon (${lastCheckIn})`);
+
+    const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
+    const nights = nightsOf(r.check_in, r.check_out);
+    // Core §7: each reason is a signed negative; guest count and stay length first, then the calendar.
+    let reason: UnavailableReason | null = null;
+    if (r.guests > p.max_guests) reason = 'exceeds_max_guests';
+    else if (r.nights < p.min_nights) reason = 'below_minimum_stay';
+    else if (r.nights > p.max_nights) reason = 'above_maximum_stay';
+    else if (blockedNights(blocks, nights).size > 0) reason = 'not_available';
+    else if (!freshness.safe) reason = 'calendar_stale';
+
+    let alternatives: HostAlternatives | undefined;
+    if (reason === 'not_available' || reason === 'below_minimum_stay' || reason === 'above_maximum_stay') {
+      const alt = hostAlternatives(
+        blocks,
+        r.check_in,
+        r.nights,
+        { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn },
+        ALTERNATIVES_SEARCH_DAYS,
+      );
+      // Only a safe calendar may point at open windows; otherwise the windows themselves are unknown.
+      if (freshness.safe && (alt.shorten_to || alt.next_available)) {
+        alternatives = { note: "The host's own nearest open windows for this property.", ...alt };
+      }
+    }
+    const offer = buildOfferPayload({
+      canonicalDomain: domain,
+      nodeId: info.node_id,
+      property: p,
+      request: r,
+      now: t,
+      outcome: reason ? { available: false, reason } : { available: true, price: priceStay(p.rates, p.fees, nights) },
+      freshness,
+      // Unguessable per-offer id (UUID v4 from Node's pooled CSPRNG: cheaper than a fresh randomBytes per offer).
+      offerId: randomUUID(),
+    });
+    return signOffer(offer, signer, jwksUrl, alternatives);
+  }
+
+  /** A malformed request's error as data; anything else is an internal failure. */
+  const requestError = (e: unknown): OfferOutcome => {
+    if (e instanceof OfferRequestError) return { ok: false, error: { code: e.code, message: e.message } };
+    throw e;
+  };
+
   async function getOffer(args: Record<string, unknown>): Promise<OfferOutcome> {
     try {
       const r = parseOfferArgs(args);
       const t = now();
-      const { p, feeds, blocks, signer } = await load();
-      const today = localDate(t, p.time_zone);
-      if (r.check_in < today) throw new OfferRequestError('date_in_past', `check_in is before today (${today}, ${p.time_zone})`);
-      const lastCheckIn = addDays(today, p.booking_horizon_days);
-      if (r.check_in > lastCheckIn) throw new OfferRequestError('beyond_horizon', `check_in is after the booking horizon (${lastCheckIn})`);
-
-      const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
-      const nights = nightsOf(r.check_in, r.check_out);
-      // Core §7: each reason is a signed negative; guest count and stay length first, then the calendar.
-      let reason: UnavailableReason | null = null;
-      if (r.guests > p.max_guests) reason = 'exceeds_max_guests';
-      else if (r.nights < p.min_nights) reason = 'below_minimum_stay';
-      else if (r.nights > p.max_nights) reason = 'above_maximum_stay';
-      else if (blockedNights(blocks, nights).size > 0) reason = 'not_available';
-      else if (!freshness.safe) reason = 'calendar_stale';
-
-      let alternatives: HostAlternatives | undefined;
-      if (reason === 'not_available' || reason === 'below_minimum_stay' || reason === 'above_maximum_stay') {
-        const alt = hostAlternatives(
-          blocks,
-          r.check_in,
-          r.nights,
-          { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn },
-          ALTERNATIVES_SEARCH_DAYS,
-        );
-        // Only a safe calendar may point at open windows; otherwise the windows themselves are unknown.
-        if (freshness.safe && (alt.shorten_to || alt.next_available)) {
-          alternatives = { note: "The host's own nearest open windows for this property.", ...alt };
-        }
-      }
-      const offer = buildOfferPayload({
-        canonicalDomain: domain,
-        nodeId: info.node_id,
-        property: p,
-        request: r,
-        now: t,
-        outcome: reason ? { available: false, reason } : { available: true, price: priceStay(p.rates, p.fees, nights) },
-        freshness,
-        // Unguessable per-offer id (UUID v4 from Node's pooled CSPRNG: cheaper than a fresh randomBytes per offer).
-        offerId: randomUUID(),
-      });
-      return { ok: true, ...signOffer(offer, signer, jwksUrl, alternatives) };
+      const s = await load();
+      return { ok: true, ...signFresh(r, t, s, localDate(t, s.p.time_zone)) };
     } catch (e) {
-      if (e instanceof OfferRequestError) return { ok: false, error: { code: e.code, message: e.message } };
-      throw e;
+      return requestError(e);
+    }
+  }
+
+  async function getServedOffer(args: Record<string, unknown>): Promise<OfferOutcome> {
+    if (!cache) return getOffer(args);
+    try {
+      const r = parseOfferArgs(args);
+      const t = now();
+      const s = await load();
+      const today = localDate(t, s.p.time_zone);
+      const key = OfferCache.key({ domain, ...r, revision: s.revision, kid: s.signer.kid, today });
+      const hit = cache.get(key, t);
+      if (hit) return { ok: true, ...hit };
+      // Signing is synchronous from here on: a concurrent request for the same stay finds the entry.
+      const signed = signFresh(r, t, s, today);
+      cache.set(key, signed, t, calendarFreshnessChangesAt(s.feeds, t, s.p.calendar_max_age_minutes));
+      return { ok: true, ...signed };
+    } catch (e) {
+      return requestError(e);
     }
   }
 
@@ -253,6 +303,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     jwksUrl,
     offerEndpoint: `${origin}${OFFER_ENDPOINT_PATH}`,
     getOffer,
+    getServedOffer,
     property: () => view,
     calendar,
     activeSigner: () => keyRing.current(),

@@ -3,10 +3,12 @@ import {
   addCalendarBlock,
   addCalendarFeed,
   DATABASE_URL_ENV,
+  DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
   initNode,
   isServeWorker,
   listCalendar,
   listKeys,
+  MAX_OFFER_CACHE_MAX_AGE_SECONDS,
   MAX_SERVE_WORKERS,
   type RequestLogEntry,
   removeCalendarBlock,
@@ -89,6 +91,23 @@ export function requestLogger(json: boolean): (e: RequestLogEntry) => void {
     : (e) => process.stderr.write(`${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`);
 }
 
+/** `--offer-cache-max-age`: 0 (no reuse) or a positive number of seconds up to the node's maximum. */
+function offerCacheMaxAge(v: string): number {
+  const n = v === '0' ? 0 : positiveInt(v);
+  if (n > MAX_OFFER_CACHE_MAX_AGE_SECONDS) throw new InvalidArgumentError(`at most ${MAX_OFFER_CACHE_MAX_AGE_SECONDS} seconds`);
+  return n;
+}
+
+type ServeFlags = Common & {
+  port: number;
+  host: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  dev?: boolean;
+  workers: number;
+  offerCacheMaxAge: number;
+};
+
 /** `vrp node …` — create, serve and operate a VRP node. */
 export function registerNodeCommands(program: Command): void {
   const node = program.command('node').description('run a VRP node: discovery, JWKS and signed verified stay offers for your property');
@@ -136,8 +155,14 @@ export function registerNodeCommands(program: Command): void {
         `processes serving the node on the one port (node:cluster), e.g. one per core; 1 to ${MAX_SERVE_WORKERS}`,
         workerCount,
         1,
+      )
+      .option(
+        '--offer-cache-max-age <seconds>',
+        `reuse a signed offer for up to this many seconds while nothing that could change it has changed (0 = sign every offer); 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS}`,
+        offerCacheMaxAge,
+        DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
       ),
-  ).action((o: Common & { port: number; host: string; tlsCert?: string; tlsKey?: string; dev?: boolean; workers: number }) =>
+  ).action((o: ServeFlags) =>
     run(o.json, async () => {
       const options = {
         dataDir: o.dataDir,
@@ -147,6 +172,7 @@ export function registerNodeCommands(program: Command): void {
         ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
         ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
         ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
+        offerCacheMaxAgeSeconds: o.offerCacheMaxAge,
       };
       // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
       if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));

@@ -80,8 +80,10 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
       if (Object.hasOwn(args, k)) return c.body(errorBody('duplicate_parameter', `${k.slice(0, 40)} given more than once`), 400, headers);
       args[k] = v;
     }
-    const outcome = await service.getOffer(args);
-    return outcome.ok ? c.body(outcome.json, 200, headers) : c.body(errorBody(outcome.error.code, outcome.error.message), 400, headers);
+    const outcome = await service.getServedOffer(args);
+    if (!outcome.ok) return c.body(errorBody(outcome.error.code, outcome.error.message), 400, headers);
+    // One Buffer with its length declared: @hono/node-server hands it to Node's http in one end() call.
+    return c.body(outcome.body, 200, { ...headers, 'content-length': String(outcome.body.byteLength) });
   });
 
   // Core §5.1: the booking landing page re-quotes live and fails closed.
