@@ -18,7 +18,7 @@ import type { SignedOffer } from './offer.js';
 
 /** `--offer-cache-max-age` default: an offer is reused for at most this many seconds after signing. */
 export const DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS = 60;
-/** Longest `--offer-cache-max-age` accepted (an hour: far beyond any useful reuse, well inside any offer lifetime margin). */
+/** Longest `--offer-cache-max-age` accepted: an hour (reuse is bounded by `valid_until` minus the margin anyway). */
 export const MAX_OFFER_CACHE_MAX_AGE_SECONDS = 3600;
 /** Default memory bound of one node's cache. */
 export const DEFAULT_OFFER_CACHE_MAX_BYTES = 64 * 1024 * 1024;
@@ -96,11 +96,6 @@ export class OfferCache {
       changesAt,
     );
     if (notAfter > signedAt) this.entries.set(key, { response, signedAt, notAfter });
-  }
-
-  /** Bytes held (the LRU's estimate). */
-  get size(): number {
-    return this.entries.calculatedSize;
   }
 }
 
