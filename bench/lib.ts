@@ -1,4 +1,9 @@
 /** Helpers shared by the benchmark scripts (not a benchmark itself; bench/run.ts skips it). */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createPrivateKey, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 /** `--name N` from the command line: a positive number, or exit 64 (usage) with a clear error. */
 export function numberFlag(name: string, fallback: number): number {
@@ -9,4 +14,74 @@ export function numberFlag(name: string, fallback: number): number {
     process.exit(64);
   }
   return v;
+}
+
+const CLOCK_TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds (user + system) the processes `pids` have used so far, from /proc/PID/stat, or
+ * null where there is no /proc. On a shared machine throughput swings with the neighbours' load;
+ * CPU per request is what a code change moves, so the tables report both.
+ */
+export function cpuSeconds(pids: number[]): number | null {
+  try {
+    let ticks = 0;
+    for (const pid of pids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return ticks / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Start `script` again as a child process with `args` (its servers then never share the load
+ * generator's event loop) and return the JSON object it prints as its first stdout line.
+ */
+export async function startChild(script: string | URL, args: string[]): Promise<{ child: ChildProcess; hello: Record<string, unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', fileURLToPath(script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
+  if (first.done) throw new Error(`${String(script)} ${args.join(' ')} exited before it was ready`);
+  return { child, hello: JSON.parse(first.value as string) as Record<string, unknown> };
+}
+
+/**
+ * CPU microseconds one raw Ed25519 `crypto.sign` takes over a signing input the size of a real
+ * offer's (about 4 KB of base64url): the unit the fresh-offer target is stated in.
+ */
+export function rawSignCpuMicros(ms: number): number {
+  const key = createPrivateKey({
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.alloc(32, 7)]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const input = Buffer.from('e'.repeat(4000), 'ascii');
+  for (let i = 0; i < 200; i++) sign(null, input, key);
+  let n = 0;
+  const cpu = process.cpuUsage();
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    for (let i = 0; i < 100; i++) sign(null, input, key);
+    n += 100;
+  }
+  const used = process.cpuUsage(cpu);
+  return (used.user + used.system) / n;
+}
+
+/** A plain text table: one header row, columns padded to their widest cell. */
+export function printTable(rows: string[][]): void {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  for (const r of rows) process.stdout.write(`${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
 }

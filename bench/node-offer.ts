@@ -1,84 +1,77 @@
 /**
  * bench/node-offer: signed offers per second and p50/p99 latency on a node's offer endpoint
- * over https on loopback at concurrency 32, as a ratio to a bare JSON endpoint served by the
- * same stack (Hono app + @hono/node-server + TLS, same certificate) in the same run, beside raw
- * Ed25519 `crypto.sign` operations per second.
+ * over https on loopback at concurrency 32, as ratios to baselines served by the same stack
+ * (Hono app + @hono/node-server + TLS, same certificate) in the same run: a bare JSON endpoint
+ * and a static body the size of a real offer response (which separates computing and signing an
+ * offer from carrying its ~6 KB over TLS). Beside req/s, each row reports the CPU the serving
+ * process(es) spent per answered request (from /proc): on a shared machine throughput follows
+ * the neighbours' load, CPU per request follows the code.
  *
- * Every offer request is computed and signed fresh (store reads, pricing, availability,
- * freshness, signature): nothing is cached. The servers run in a child process (this file with
- * `--serve`) so the load generator does not share their event loop. Rounds alternate the two
- * endpoints so machine drift hits both alike.
+ * Rows:
+ * - fresh: a node with the signed-offer cache off (`--offer-cache-max-age 0`): every request
+ *   reads the store, prices, checks availability and signs;
+ * - cache miss: the cache on, every request one not asked before (so signed, then stored);
+ * - cache hit: the cache on, 90 stays asked over and over (each signed once, then reused);
+ * - mixed: 90% of requests from those 90 stays, 10% new stays;
+ * - fresh, --workers 2: the cache off, two processes (node:cluster); on a 2-core machine the
+ *   load generator shares those cores, so read it as a lower bound.
+ * The target for a fresh offer is stated in CPU: static-body CPU + 1.5 × one raw Ed25519
+ * signature, the signature's CPU measured in this run too.
  *
- * A second baseline, a static body the size of a real offer response, separates the cost of
- * computing and signing an offer from the cost of carrying its ~6 KB over TLS.
- *
- * Beside req/s, each row reports the CPU the serving process(es) spent per answered request
- * (from /proc): on a shared machine throughput follows the neighbours' load, CPU per request
- * follows the code.
- *
- * A last row serves the same node with `--workers 2` (node:cluster, `serveNodeCluster`): the
- * signature keeps one process CPU-bound, so this is what a multi-core host gets. On a 2-core
- * machine the load generator shares those cores, so read it as a lower bound.
+ * The servers run in child processes (this file with `--serve` / `--serve-workers`) so the load
+ * generator does not share their event loop. Rounds alternate the endpoints so machine drift
+ * hits all alike.
  *
  * Run: npx tsx --conditions=vrpkit-source bench/node-offer.ts [--seconds 5] [--rounds 2]
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createPrivateKey, sign } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { initNode, isServeWorker, runServeWorker, serveNode, serveNodeCluster } from '@vrpkit/node';
 import { Hono } from 'hono';
 import { Agent, buildConnector } from 'undici';
-import { numberFlag } from './lib.js';
+import { cpuSeconds, numberFlag, printTable, rawSignCpuMicros, startChild } from './lib.js';
 
 const DOMAIN = 'bench-node.example';
 const CONCURRENCY = 32;
-
 const WORKERS = 2;
+const DAY = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-const CLOCK_TICKS_PER_SECOND = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) || 100;
-  } catch {
-    return 100;
-  }
-})();
+const stayPath = (startDay: number, nights: number, guests: number) => {
+  const d = Date.now() + startDay * DAY;
+  return `/api/verified-stay-offer?check_in=${iso(d)}&check_out=${iso(d + nights * DAY)}&guests=${guests}`;
+};
 
-/**
- * CPU seconds (user + system) the processes `pids` have used so far, from /proc/PID/stat, or
- * null where there is no /proc. On a shared machine throughput swings with the neighbours' load;
- * CPU per request is what a code change moves, so the table reports both.
- */
-function cpuSeconds(pids: number[]): number | null {
-  try {
-    let ticks = 0;
-    for (const pid of pids) {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    }
-    return ticks / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return null;
-  }
+/** The 90 repeated stays: 3 nights for 2 guests from 20 to 109 days ahead. */
+function hotStays(): () => string {
+  let i = 0;
+  return () => stayPath(20 + (i++ % 90), 3, 2);
 }
 
-// ── child: the node and the bare endpoint, same stack, same TLS certificate ─────────────────
+/**
+ * Requests never made before in this run: the hot stays, each under a new `language` tag (part
+ * of the cache key and echoed in the offer), so a miss signs an offer of the same size as a hit serves.
+ */
+let newStay = 0;
+function newStays(): string {
+  const k = newStay++;
+  return `${stayPath(20 + (k % 90), 3, 2)}&language=en-k${k}`;
+}
+
+// ── children: the nodes and the baselines, same stack, same TLS certificate ─────────────────
 if (isServeWorker()) {
-  // A forked worker of the --serve-workers child: serve the node it was handed, report, wait.
-  await runServeWorker(() => serveNode({ dataDir: process.env.VRPKIT_BENCH_NODE_DIR!, dev: true }));
+  // A forked worker of the --serve-workers child: serve the node it was handed (cache off), report, wait.
+  await runServeWorker(() => serveNode({ dataDir: process.env.VRPKIT_BENCH_NODE_DIR!, dev: true, offerCacheMaxAgeSeconds: 0 }));
 } else if (process.argv.includes('--serve-workers')) {
   const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-node-'));
   await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
   process.env.VRPKIT_BENCH_NODE_DIR = join(dir, 'node');
-  const served = await serveNodeCluster({ dataDir: join(dir, 'node'), dev: true }, WORKERS);
+  const served = await serveNodeCluster({ dataDir: join(dir, 'node'), dev: true, offerCacheMaxAgeSeconds: 0 }, WORKERS);
   process.stdout.write(`${JSON.stringify({ port: served.port, caPem: served.caPem, pids: [process.pid, ...served.workerPids] })}\n`);
   const stop = async () => {
     await served.close();
@@ -90,21 +83,20 @@ if (isServeWorker()) {
 } else if (process.argv.includes('--serve')) {
   const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-node-'));
   await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
-  const node = await serveNode({ dataDir: join(dir, 'node'), dev: true });
+  // One store, served twice: with the signed-offer cache (the default max-age) and without it.
+  const cached = await serveNode({ dataDir: join(dir, 'node'), dev: true });
+  const fresh = await serveNode({ dataDir: join(dir, 'node'), dev: true, offerCacheMaxAgeSeconds: 0 });
   const tls = join(dir, 'node', 'tls');
   const bareApp = new Hono();
   const bareBody = { kind: 'bare', ok: true };
   bareApp.get('/bare', (c) => c.json(bareBody));
-  // A second baseline: a static body as large as a real offer response, to separate the cost of
-  // computing and signing an offer from the cost of carrying ~6 KB over TLS.
-  const sample = await node.service.getOffer({
-    check_in: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
-    check_out: new Date(Date.now() + 33 * 86_400_000).toISOString().slice(0, 10),
-    guests: 2,
-  });
+  // A static body as large as a real offer response, written the way a static file server would: one Buffer with its length.
+  const sample = await fresh.service.getOffer({ check_in: iso(Date.now() + 30 * DAY), check_out: iso(Date.now() + 33 * DAY), guests: 2 });
   if (!sample.ok) throw new Error(`sample offer failed: ${sample.error.code}`);
-  const sameSize = sample.json;
-  bareApp.get('/bare-same-size', (c) => c.body(sameSize, 200, { 'content-type': 'application/json; charset=utf-8' }));
+  const sameSize = sample.body;
+  bareApp.get('/bare-same-size', (c) =>
+    c.body(sameSize, 200, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(sameSize.byteLength) }),
+  );
   const bare = serve({
     fetch: bareApp.fetch,
     port: 0,
@@ -114,11 +106,12 @@ if (isServeWorker()) {
   });
   await new Promise((r) => bare.once('listening', r));
   process.stdout.write(
-    `${JSON.stringify({ offerPort: node.port, barePort: (bare.address() as AddressInfo).port, caPem: node.caPem, pids: [process.pid] })}\n`,
+    `${JSON.stringify({ cachedPort: cached.port, freshPort: fresh.port, barePort: (bare.address() as AddressInfo).port, caPem: cached.caPem, pids: [process.pid] })}\n`,
   );
   const stop = async () => {
     bare.close();
-    await node.close();
+    await cached.close();
+    await fresh.close();
     rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   };
@@ -157,8 +150,8 @@ async function load(agent: Agent, paths: () => string, ms: number, expectStatus:
         await res.body.text();
         if (res.statusCode === expectStatus) latencies.push(performance.now() - t);
         else errors++;
-      } catch {
-        errors++;
+      } catch (e) {
+        if (errors++ === 0) process.stderr.write(`first error: ${String(e)}\n`);
       }
     }
   };
@@ -177,43 +170,23 @@ async function load(agent: Agent, paths: () => string, ms: number, expectStatus:
   };
 }
 
-function rawSignOpsPerSecond(ms: number): number {
-  const key = createPrivateKey({
-    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.alloc(32, 7)]),
-    format: 'der',
-    type: 'pkcs8',
-  });
-  // A signing input the size of a real offer's (about 4 KB of base64url).
-  const input = Buffer.from('e'.repeat(4000), 'ascii');
-  let n = 0;
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
-    for (let i = 0; i < 100; i++) sign(null, input, key);
-    n += 100;
-  }
-  return n / (ms / 1000);
-}
-
 async function main() {
   const seconds = numberFlag('seconds', 5);
   const rounds = numberFlag('rounds', 2);
   const children: ChildProcess[] = [];
-  const startChild = async (mode: '--serve' | '--serve-workers') => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', fileURLToPath(import.meta.url), mode], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    children.push(child);
-    const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
-    return JSON.parse(first.value as string) as Record<string, unknown>;
-  };
   try {
-    const single = await startChild('--serve');
-    const cluster = await startChild('--serve-workers');
-    const { offerPort, barePort, caPem } = single as unknown as { offerPort: number; barePort: number; caPem: string };
-    const workersPort = cluster.port as number;
-    const workersCa = cluster.caPem as string;
-    const singlePids = single.pids as number[];
-    const workersPids = cluster.pids as number[];
+    const single = await startChild(import.meta.url, ['--serve']);
+    children.push(single.child);
+    const cluster = await startChild(import.meta.url, ['--serve-workers']);
+    children.push(cluster.child);
+    const { cachedPort, freshPort, barePort, caPem } = single.hello as {
+      cachedPort: number;
+      freshPort: number;
+      barePort: number;
+      caPem: string;
+    };
+    const singlePids = single.hello.pids as number[];
+    const workersPids = cluster.hello.pids as number[];
     const agentFor = (port: number, ca = caPem) => {
       const connector = buildConnector({ ca });
       return new Agent({
@@ -221,71 +194,66 @@ async function main() {
         connect: (opts, cb) => connector({ ...opts, hostname: '127.0.0.1', port: String(port), servername: DOMAIN }, cb),
       });
     };
-    const offerAgent = agentFor(offerPort);
+    const cachedAgent = agentFor(cachedPort);
+    const freshAgent = agentFor(freshPort);
     const bareAgent = agentFor(barePort);
-    const workersAgent = agentFor(workersPort, workersCa);
-    // Stays spread over 90 start dates, 3 nights, inside the sample node's horizon.
-    let i = 0;
-    const base = Date.now() + 20 * 86_400_000;
-    const offerPath = () => {
-      const d = base + (i++ % 90) * 86_400_000;
-      const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-      return `/api/verified-stay-offer?check_in=${iso(d)}&check_out=${iso(d + 3 * 86_400_000)}&guests=2`;
-    };
-    const barePath = () => '/bare';
-    const sameSizePath = () => '/bare-same-size';
+    const workersAgent = agentFor(cluster.hello.port as number, cluster.hello.caPem as string);
+    const hot = hotStays();
+    let m = 0;
+    const mixed = () => (m++ % 10 === 9 ? newStays() : hot());
 
-    // Warm up both (TLS sessions, JIT).
-    await load(offerAgent, offerPath, 1500, 200, singlePids);
-    await load(bareAgent, barePath, 1500, 200, singlePids);
-    await load(workersAgent, offerPath, 1500, 200, workersPids);
-    const offerRuns: Run[] = [];
-    const workersRuns: Run[] = [];
-    const bareRuns: Run[] = [];
-    const sameSizeRuns: Run[] = [];
-    for (let r = 0; r < rounds; r++) {
-      bareRuns.push(await load(bareAgent, barePath, seconds * 1000, 200, singlePids));
-      sameSizeRuns.push(await load(bareAgent, sameSizePath, seconds * 1000, 200, singlePids));
-      offerRuns.push(await load(offerAgent, offerPath, seconds * 1000, 200, singlePids));
-      workersRuns.push(await load(workersAgent, offerPath, seconds * 1000, 200, workersPids));
+    const rows: { name: string; agent: Agent; path: () => string; pids: number[] }[] = [
+      { name: 'bare JSON (baseline)', agent: bareAgent, path: () => '/bare', pids: singlePids },
+      { name: 'static offer-sized body (baseline 2)', agent: bareAgent, path: () => '/bare-same-size', pids: singlePids },
+      { name: 'signed offer, fresh (cache off)', agent: freshAgent, path: hotStays(), pids: singlePids },
+      { name: 'signed offer, cache miss', agent: cachedAgent, path: newStays, pids: singlePids },
+      { name: 'signed offer, cache hit', agent: cachedAgent, path: hot, pids: singlePids },
+      { name: 'signed offer, mixed (90% repeated)', agent: cachedAgent, path: mixed, pids: singlePids },
+      { name: `signed offer, fresh, --workers ${WORKERS}`, agent: workersAgent, path: hotStays(), pids: workersPids },
+    ];
+    // Warm up every row (TLS sessions, JIT; the hot stays enter the cache).
+    for (const r of rows) await load(r.agent, r.path, 1000, 200, r.pids);
+    const runs = rows.map(() => [] as Run[]);
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, r] of rows.entries()) runs[i]!.push(await load(r.agent, r.path, seconds * 1000, 200, r.pids));
     }
-    await offerAgent.close();
-    await bareAgent.close();
-    await workersAgent.close();
-    const signOps = rawSignOpsPerSecond(2000);
+    for (const a of [cachedAgent, freshAgent, bareAgent, workersAgent]) await a.close();
+    const signUs = rawSignCpuMicros(1500);
 
-    const median = (runs: Run[]) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor(runs.length / 2)]!;
-    const offer = median(offerRuns);
-    const bare = median(bareRuns);
-    const sameSize = median(sameSizeRuns);
-    const workers = median(workersRuns);
-    const ratio = offer.rps / bare.rps;
-    const workersRatio = workers.rps / bare.rps;
-    const sameSizeRatio = offer.rps / sameSize.rps;
-    const row = (name: string, r: Run) => [
-      name,
-      r.rps.toFixed(0),
-      r.server_cpu_us_per_request === null ? 'n/a' : r.server_cpu_us_per_request.toFixed(0),
-      r.p50_ms.toFixed(2),
-      r.p99_ms.toFixed(2),
-      String(r.requests),
-      String(r.errors),
-    ];
-    const rows = [
-      ['endpoint', 'req/s', 'server CPU µs/req', 'p50 ms', 'p99 ms', 'requests', 'errors'],
-      row('bare JSON (baseline)', bare),
-      row('static offer-sized JSON (baseline 2)', sameSize),
-      row('signed offer (fresh each request)', offer),
-      row(`signed offer, --workers ${WORKERS}`, workers),
-    ];
-    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-    for (const r of rows) process.stdout.write(`${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
+    const median = (rs: Run[]) => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!;
+    const med = runs.map(median);
+    const [bare, sameSize, fresh, miss, hit, mix] = med as [Run, Run, Run, Run, Run, Run, Run];
+    const cpu = (r: Run) => r.server_cpu_us_per_request;
+    const fmt = (v: number | null, digits = 2) => (v === null ? 'n/a' : v.toFixed(digits));
+    const cpuRatio = (r: Run) => (cpu(r) === null || cpu(sameSize) === null ? null : cpu(r)! / cpu(sameSize)!);
+    printTable([
+      ['endpoint', 'req/s', '× bare', '× static', 'server CPU µs/req', 'CPU × static', 'p50 ms', 'p99 ms', 'requests', 'errors'],
+      ...rows.map((r, i) => {
+        const run = med[i]!;
+        return [
+          r.name,
+          run.rps.toFixed(0),
+          (run.rps / bare.rps).toFixed(2),
+          (run.rps / sameSize.rps).toFixed(2),
+          fmt(cpu(run), 0),
+          fmt(cpuRatio(run)),
+          run.p50_ms.toFixed(2),
+          run.p99_ms.toFixed(2),
+          String(run.requests),
+          String(run.errors),
+        ];
+      }),
+    ]);
+    const hitBare = hit.rps / bare.rps;
+    const hitStatic = hit.rps / sameSize.rps;
+    const freshBudget = cpu(sameSize) === null ? null : cpu(sameSize)! + 1.5 * signUs;
+    const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
     process.stdout.write(
-      `\noffer / bare throughput: ${ratio.toFixed(2)} (target ≥ 0.60: ${ratio >= 0.6 ? 'met' : 'NOT met'})\n` +
-        `offer / static same-size body: ${sameSizeRatio.toFixed(2)} (the share left after carrying the same bytes)\n` +
-        `offer with --workers ${WORKERS} / bare (one process): ${workersRatio.toFixed(2)}; / one-process offer: ${(workers.rps / offer.rps).toFixed(2)}\n` +
-        `raw Ed25519 crypto.sign (4 KB input): ${signOps.toFixed(0)} ops/s; offers/s as a share of it: ${(offer.rps / signOps).toFixed(2)}\n` +
-        `concurrency ${CONCURRENCY}, ${rounds} round(s) × ${seconds} s per endpoint, median round; ${cpus().length} CPUs, Node ${process.version}\n`,
+      `\ncache hit / bare: ${hitBare.toFixed(2)} (target ≥ 0.60: ${verdict(hitBare >= 0.6)}); cache hit / static same-size body: ${hitStatic.toFixed(2)} (target ≥ 0.90: ${verdict(hitStatic >= 0.9)})\n` +
+        `raw Ed25519 crypto.sign (4 KB input): ${signUs.toFixed(1)} µs CPU; fresh offer CPU ${fmt(cpu(fresh), 0)} µs vs budget static + 1.5 × sign = ${fmt(freshBudget, 0)} µs` +
+        `${freshBudget === null || cpu(fresh) === null ? '' : ` (${verdict(cpu(fresh)! <= freshBudget)}; non-signature CPU over static: ${((cpu(fresh)! - cpu(sameSize)! - signUs) / signUs).toFixed(2)} × sign)`}\n` +
+        `cache miss CPU / fresh CPU: ${fmt(cpu(miss) === null || cpu(fresh) === null ? null : cpu(miss)! / cpu(fresh)!)}; mixed / bare: ${(mix.rps / bare.rps).toFixed(2)}\n` +
+        `concurrency ${CONCURRENCY}, ${rounds} round(s) × ${seconds} s per row, median round; ${cpus().length} CPUs, Node ${process.version}\n`,
     );
     const results = new URL('./results/', import.meta.url);
     mkdirSync(results, { recursive: true });
@@ -300,17 +268,23 @@ async function main() {
           concurrency: CONCURRENCY,
           seconds_per_round: seconds,
           rounds,
-          bare,
-          static_same_size: sameSize,
-          offer,
-          offer_workers: { workers: WORKERS, ...workers },
-          offer_to_bare_ratio: ratio,
-          offer_workers_to_bare_ratio: workersRatio,
-          offer_to_same_size_ratio: sameSizeRatio,
-          target_ratio: 0.6,
-          target_met: ratio >= 0.6,
-          raw_crypto_sign_ops_per_s: signOps,
-          rounds_detail: { bare: bareRuns, static_same_size: sameSizeRuns, offer: offerRuns, offer_workers: workersRuns },
+          raw_crypto_sign_cpu_us: signUs,
+          rows: rows.map((r, i) => ({
+            name: r.name,
+            median: med[i],
+            ratio_to_bare: med[i]!.rps / bare.rps,
+            ratio_to_static: med[i]!.rps / sameSize.rps,
+            rounds: runs[i],
+          })),
+          targets: {
+            cache_hit_to_bare: { min: 0.6, value: hitBare, met: hitBare >= 0.6 },
+            cache_hit_to_static: { min: 0.9, value: hitStatic, met: hitStatic >= 0.9 },
+            fresh_cpu_us: {
+              max: freshBudget,
+              value: cpu(fresh),
+              met: freshBudget !== null && cpu(fresh) !== null && cpu(fresh)! <= freshBudget,
+            },
+          },
         },
         null,
         2,

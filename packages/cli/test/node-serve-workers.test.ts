@@ -4,57 +4,18 @@
  * every worker on its next offer (each offer reads the store revision); SIGTERM stops the
  * primary and both workers; a worker that dies or cannot start stops the whole node.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { initNode, NodeStore, storeTargetFor } from '@vrpkit/node';
-import { dayAfter, nodeClient, schemaErrors, tempDir } from '@vrpkit/testkit/node';
+import { dayAfter, listeningEvent as listening, nodeClient, schemaErrors, tempDir, vrpCli as vrp } from '@vrpkit/testkit/node';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/cli/src/bin.ts');
 const DOMAIN = 'serve-workers.example';
 const tmp = tempDir('workers');
 // Three processes start under tsx on a shared 2-core machine.
 vi.setConfig({ testTimeout: 90_000 });
 afterAll(() => tmp.cleanup());
-
-interface ServeRun {
-  child: ChildProcess;
-  /** Everything written to stderr so far. */
-  stderr(): string;
-  /** The exit code; 'close' waits for every holder of the stdio pipes, the inherited workers included. */
-  exited: Promise<number | null>;
-}
-
-/** `vrp …` from source as a child process, with stderr collected and its exit awaited. */
-function vrp(args: string[]): ServeRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', BIN, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (c) => (stderr += c));
-  const exited = new Promise<number | null>((done) => child.on('close', done));
-  return { child, stderr: () => stderr, exited };
-}
-
-/** The first stdout line of `serve --json` (the listening event), as the CLI documents it. */
-interface ListeningEvent {
-  event: string;
-  origin: string;
-  port: number;
-  ca: string;
-  workers: number;
-  worker_pids: number[];
-}
-
-async function listening(run: ServeRun): Promise<ListeningEvent> {
-  return JSON.parse((await createInterface({ input: run.child.stdout! })[Symbol.asyncIterator]().next()).value as string);
-}
 
 const alive = (pid: number) => {
   try {
@@ -73,7 +34,7 @@ describe('vrp node serve --workers', () => {
     const { child, exited } = run;
     const first = await listening(run);
     expect(first).toMatchObject({ event: 'listening', origin: `https://${DOMAIN}`, port: expect.any(Number), workers: 2 });
-    const pids = first.worker_pids;
+    const pids = first.worker_pids ?? [];
     expect(new Set(pids).size).toBe(2);
     expect(pids.every(alive)).toBe(true);
     const ca = readFileSync(first.ca, 'utf8');

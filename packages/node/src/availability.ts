@@ -42,6 +42,22 @@ export function calendarFreshness(feeds: CalendarFeed[], now: number, maxAgeMinu
   };
 }
 
+/**
+ * The first instant after `now` at which `calendarFreshness` changes by time alone: a feed that
+ * is fresh at `now` turns stale once `maxAgeMinutes` have passed since its last success.
+ * `Infinity` when no feed will (none, or all already stale); only a store write changes them then.
+ */
+export function calendarFreshnessChangesAt(feeds: CalendarFeed[], now: number, maxAgeMinutes: number): number {
+  let at = Number.POSITIVE_INFINITY;
+  for (const f of feeds) {
+    if (f.last_success_at === null) continue;
+    // Stale once last_success_at < now - maxAge, i.e. from last_success_at + maxAge + 1 ms on.
+    const staleFrom = Date.parse(f.last_success_at) + maxAgeMinutes * 60_000 + 1;
+    if (staleFrom > now && staleFrom < at) at = staleFrom;
+  }
+  return at;
+}
+
 export interface StayRules {
   minNights: number;
   maxNights: number;

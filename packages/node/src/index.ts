@@ -8,6 +8,7 @@ export * from './http/app.js';
 export * from './ical.js';
 export * from './keys.js';
 export * from './offer.js';
+export { DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS } from './offer-cache.js';
 export * from './pricing.js';
 export * from './property.js';
 export * from './receipt.js';

@@ -157,10 +157,13 @@ export interface HostAlternatives {
   next_available: AltWindow | null;
 }
 
+/** A signed offer response. The signed-offer cache shares one between requests: never mutate it. */
 export interface SignedOffer {
   envelope: OfferEnvelope;
   /** The exact response body; its `offer` member is the JWS payload's bytes. */
   json: string;
+  /** `json` as UTF-8 bytes: what the offer endpoint writes, in one piece. */
+  body: Uint8Array<ArrayBuffer>;
 }
 
 /** Sign an offer (protected header `{alg:"EdDSA", typ:"JWT", kid}`, vrp-protocol.md §2) and assemble the envelope. */
@@ -179,5 +182,5 @@ export function signOffer(offer: OfferPayload, signer: JwsSigner, jwksUrl: strin
     `"signature":{"format":"jws_compact","alg":"EdDSA","kid":${JSON.stringify(signer.kid)},"jws":"${jws}"},` +
     `"verification":{"jwks_url":${JSON.stringify(jwksUrl)}}` +
     `${alternatives ? `,"host_alternatives":${JSON.stringify(alternatives)}` : ''}}`;
-  return { envelope, json };
+  return { envelope, json, body: Buffer.from(json) };
 }

@@ -21,10 +21,10 @@ export function errorBody(code: string, message: string): string {
  * the signed envelope's exact bytes (200, Core §4–§5) or the refusal's code and message (400).
  */
 export function offerResponse(outcome: OfferOutcome | { ok: false; error: OfferRequestRefusal }): Response {
-  return new Response(outcome.ok ? outcome.json : errorBody(outcome.error.code, outcome.error.message), {
-    status: outcome.ok ? 200 : 400,
-    headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store' },
-  });
+  const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
+  if (!outcome.ok) return new Response(errorBody(outcome.error.code, outcome.error.message), { status: 400, headers });
+  // One buffer with its length declared: @hono/node-server hands it to Node's http in one end() call.
+  return new Response(outcome.body, { status: 200, headers: { ...headers, 'content-length': String(outcome.body.byteLength) } });
 }
 
 /** The raw query string of a request URL, without the `?`. */

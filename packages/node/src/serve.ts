@@ -36,6 +36,8 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   log?: (entry: RequestLogEntry) => void;
   /** Internal failures while serving; default: `error[code]: message` on stderr. */
   onError?: (error: unknown) => void;
+  /** `--offer-cache-max-age`: seconds a signed offer is reused (0 = sign every offer; default 60). */
+  offerCacheMaxAgeSeconds?: number;
 }
 
 /**
@@ -124,7 +126,12 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     throw new NodeError('invalid_connection_cap', 'the per-client connection cap is a positive integer');
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
   try {
-    const service = await createOfferService({ store, keysDir: nodePaths(o.dataDir).keys, ...(o.now ? { now: o.now } : {}) });
+    const service = await createOfferService({
+      store,
+      keysDir: nodePaths(o.dataDir).keys,
+      ...(o.now ? { now: o.now } : {}),
+      ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
+    });
     const tls = await loadServeTls(o, service.canonicalDomain);
     const app = createNodeApp(service, { onError: o.onError ?? reportInternalError, ...(o.log ? { log: o.log } : {}) });
     const server = serve({

@@ -1,8 +1,10 @@
 /**
  * The one offer service behind every surface (Node Tool Binding §5: three adapters, one
- * source). The HTTP endpoint, MCP, A2A and WebMCP all call `getOffer` with the raw argument
- * object they received; each call reads the store, prices, checks availability and calendar
- * freshness, and signs a fresh offer.
+ * source). Every surface hands the raw argument object it received to the service; the service
+ * reads the store, prices, checks availability and calendar freshness, and signs the offer.
+ * `getServedOffer` (the offer endpoint, MCP) reuses a signed response from the signed-offer
+ * cache while nothing that could change it has changed (offer-cache.ts); `getOffer` (the
+ * booking page's live re-quote) always signs afresh.
  */
 import { randomUUID } from 'node:crypto';
 import type { JwsSigner } from '@vrpkit/core';
@@ -14,19 +16,20 @@ import {
   JWKS_PATH,
   MCP_ENDPOINT_PATH,
   OFFER_ENDPOINT_PATH,
-  type OfferEnvelope,
   type OfferRequestInput,
+  type ParsedOfferRequest,
   PROTOCOL,
   PROTOCOL_VERSION,
   parseOfferRequest,
   type RefundScheduleRow,
   type VrpJwks,
 } from '@vrpkit/protocol';
-import { blockedNights, calendarFreshness, hostAlternatives, type UnavailableReason } from './availability.js';
+import { blockedNights, calendarFreshness, calendarFreshnessChangesAt, hostAlternatives, type UnavailableReason } from './availability.js';
 import { addDays, dayNumber, localDate, nightsOf } from './dates.js';
-import { OfferRequestError } from './errors.js';
+import { NodeError, OfferRequestError } from './errors.js';
 import { jwksAt, KeyRing } from './keys.js';
-import { buildOfferPayload, type HostAlternatives, signOffer } from './offer.js';
+import { buildOfferPayload, type HostAlternatives, type SignedOffer, signOffer } from './offer.js';
+import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
 import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
 import type { NodeStore } from './store/store.js';
@@ -38,8 +41,14 @@ export interface OfferService {
   readonly jwksUrl: string;
   readonly offerEndpoint: string;
   /** Raw arguments as a surface received them: a JSON object (MCP/A2A/WebMCP) or the HTTP query (repeated keys kept);
-   *  snake_case check_in/check_out/guests, camelCase checkIn/checkOut accepted as aliases (§4). */
+   *  snake_case check_in/check_out/guests, camelCase checkIn/checkOut accepted as aliases (§4).
+   *  Always signs afresh: for a live re-quote (the booking page, Core §5.1). */
   getOffer(args: OfferRequestInput): Promise<OfferOutcome>;
+  /** The offer as served to agents: the same arguments and outcome as `getOffer`, but a response
+   *  signed up to `--offer-cache-max-age` seconds ago is reused (byte for byte) while the store
+   *  revision, the signing key and the property's local date are unchanged (Core §6: `valid_until`
+   *  governs). The returned envelope is shared between calls: never mutate it. */
+  getServedOffer(args: OfferRequestInput): Promise<OfferOutcome>;
   /** Property facts for human pages. */
   property(): PropertyView;
   /** Day-by-day availability and nightly rate for a page calendar (YYYY-MM-DD from, number of days). */
@@ -61,7 +70,8 @@ export interface NodePublisher extends OfferService {
   jwks(): Promise<VrpJwks>;
 }
 
-export type OfferOutcome = { ok: true; envelope: OfferEnvelope; json: string } | { ok: false; error: { code: string; message: string } };
+/** A signed offer (`json` is the exact response body, `body` its UTF-8 bytes) or a malformed request's error. */
+export type OfferOutcome = ({ ok: true } & SignedOffer) | { ok: false; error: { code: string; message: string } };
 
 export interface CalendarDay {
   date: string;
@@ -127,12 +137,23 @@ export interface OfferServiceOptions {
   store: NodeStore;
   keysDir: string;
   now?: () => number;
+  /** Seconds a signed offer is reused by `getServedOffer` (`--offer-cache-max-age`): an integer from 0 (no reuse) to 3600; default 60. */
+  offerCacheMaxAgeSeconds?: number;
+  /** Memory bound of the signed-offer cache in bytes (default 64 MiB). */
+  offerCacheMaxBytes?: number;
 }
 
 /** Open the offer service over a store. Every offer reads the store's revision and works from its current state. */
 export async function createOfferService(o: OfferServiceOptions): Promise<NodePublisher> {
   const { store } = o;
   const now = o.now ?? systemClock.now;
+  const maxAge = o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS;
+  if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_OFFER_CACHE_MAX_AGE_SECONDS)
+    throw new NodeError(
+      'invalid_offer_cache_max_age',
+      `the offer cache max-age is an integer from 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS} seconds`,
+    );
+  const cache = createOfferCache(maxAge, o.offerCacheMaxBytes);
   let snap = await store.snapshot();
   const { info } = snap;
   const domain = info.canonical_domain;
@@ -149,8 +170,9 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
       snap = next;
       view = viewOf(snap.property, domain);
     }
-    return { p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
+    return { revision: snap.revision, p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
   };
+  type Loaded = Awaited<ReturnType<typeof load>>;
 
   function discovery(): DiscoveryDocument {
     return {
@@ -178,57 +200,79 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     };
   }
 
-  async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
-    try {
-      const t = now();
-      const { p, feeds, blocks, signer } = await load();
-      const today = localDate(t, p.time_zone);
-      // Core §4: the one request parser every surface shares; a refusal never reaches pricing or the signer.
-      const parsed = parseOfferRequest(args, { today, horizonDays: p.booking_horizon_days });
-      if (!parsed.ok) return parsed;
-      const r = parsed.request;
-      const lastCheckIn = addDays(today, p.booking_horizon_days);
+  /** Sign the offer for a request the parser accepted, at `t`, from the store state `s` (Core §5, §7). */
+  function signFresh(r: ParsedOfferRequest, t: number, s: Loaded, today: string): SignedOffer {
+    const { p, feeds, blocks, signer } = s;
+    const lastCheckIn = addDays(today, p.booking_horizon_days);
 
-      const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
-      const nights = nightsOf(r.check_in, r.check_out);
-      // Core §7: each reason is a signed negative; guest count and stay length first, then the calendar.
-      let reason: UnavailableReason | null = null;
-      if (r.guests > p.max_guests) reason = 'exceeds_max_guests';
-      else if (r.nights < p.min_nights) reason = 'below_minimum_stay';
-      else if (r.nights > p.max_nights) reason = 'above_maximum_stay';
-      else if (blockedNights(blocks, nights).size > 0) reason = 'not_available';
-      else if (!freshness.safe) reason = 'calendar_stale';
+    const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
+    const nights = nightsOf(r.check_in, r.check_out);
+    // Core §7: each reason is a signed negative; guest count and stay length first, then the calendar.
+    let reason: UnavailableReason | null = null;
+    if (r.guests > p.max_guests) reason = 'exceeds_max_guests';
+    else if (r.nights < p.min_nights) reason = 'below_minimum_stay';
+    else if (r.nights > p.max_nights) reason = 'above_maximum_stay';
+    else if (blockedNights(blocks, nights).size > 0) reason = 'not_available';
+    else if (!freshness.safe) reason = 'calendar_stale';
 
-      let alternatives: HostAlternatives | undefined;
-      if (reason === 'not_available' || reason === 'below_minimum_stay' || reason === 'above_maximum_stay') {
-        const alt = hostAlternatives(
-          blocks,
-          r.check_in,
-          r.nights,
-          { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn },
-          ALTERNATIVES_SEARCH_DAYS,
-        );
-        // Only a safe calendar may point at open windows; otherwise the windows themselves are unknown.
-        if (freshness.safe && (alt.shorten_to || alt.next_available)) {
-          alternatives = { note: "The host's own nearest open windows for this property.", ...alt };
-        }
+    let alternatives: HostAlternatives | undefined;
+    if (reason === 'not_available' || reason === 'below_minimum_stay' || reason === 'above_maximum_stay') {
+      const alt = hostAlternatives(
+        blocks,
+        r.check_in,
+        r.nights,
+        { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn },
+        ALTERNATIVES_SEARCH_DAYS,
+      );
+      // Only a safe calendar may point at open windows; otherwise the windows themselves are unknown.
+      if (freshness.safe && (alt.shorten_to || alt.next_available)) {
+        alternatives = { note: "The host's own nearest open windows for this property.", ...alt };
       }
-      const offer = buildOfferPayload({
-        canonicalDomain: domain,
-        nodeId: info.node_id,
-        property: p,
-        request: r,
-        now: t,
-        outcome: reason ? { available: false, reason } : { available: true, price: priceStay(p.rates, p.fees, nights) },
-        freshness,
-        // Unguessable per-offer id (UUID v4 from Node's pooled CSPRNG: cheaper than a fresh randomBytes per offer).
-        offerId: randomUUID(),
-      });
-      return { ok: true, ...signOffer(offer, signer, jwksUrl, alternatives) };
-    } catch (e) {
-      if (e instanceof OfferRequestError) return { ok: false, error: { code: e.code, message: e.message } };
-      throw e;
     }
+    const offer = buildOfferPayload({
+      canonicalDomain: domain,
+      nodeId: info.node_id,
+      property: p,
+      request: r,
+      now: t,
+      outcome: reason ? { available: false, reason } : { available: true, price: priceStay(p.rates, p.fees, nights) },
+      freshness,
+      // Unguessable per-offer id (UUID v4 from Node's pooled CSPRNG: cheaper than a fresh randomBytes per offer).
+      offerId: randomUUID(),
+    });
+    return signOffer(offer, signer, jwksUrl, alternatives);
+  }
+
+  /** Core §4: the one request parser every surface shares, against the property's today and horizon. */
+  function parseAt(args: OfferRequestInput, s: Loaded, today: string) {
+    return parseOfferRequest(args, { today, horizonDays: s.p.booking_horizon_days });
+  }
+
+  async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+    const t = now();
+    const s = await load();
+    const today = localDate(t, s.p.time_zone);
+    // A refusal never reaches pricing or the signer.
+    const parsed = parseAt(args, s, today);
+    if (!parsed.ok) return parsed;
+    return { ok: true, ...signFresh(parsed.request, t, s, today) };
+  }
+
+  async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+    if (!cache) return getOffer(args);
+    const t = now();
+    const s = await load();
+    const today = localDate(t, s.p.time_zone);
+    const parsed = parseAt(args, s, today);
+    if (!parsed.ok) return parsed;
+    const r = parsed.request;
+    const key = OfferCache.key({ domain, ...r, revision: s.revision, kid: s.signer.kid, today });
+    const hit = cache.get(key, t);
+    if (hit) return { ok: true, ...hit };
+    // Signing is synchronous from here on: a concurrent request for the same stay finds the entry.
+    const signed = signFresh(r, t, s, today);
+    cache.set(key, signed, t, calendarFreshnessChangesAt(s.feeds, t, s.p.calendar_max_age_minutes));
+    return { ok: true, ...signed };
   }
 
   async function calendar(from: string, days: number): Promise<CalendarDay[]> {
@@ -255,6 +299,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     jwksUrl,
     offerEndpoint: `${origin}${OFFER_ENDPOINT_PATH}`,
     getOffer,
+    getServedOffer,
     property: () => view,
     calendar,
     activeSigner: () => keyRing.current(),

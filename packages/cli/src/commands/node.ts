@@ -4,10 +4,12 @@ import {
   addCalendarFeed,
   DATABASE_URL_ENV,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
   initNode,
   isServeWorker,
   listCalendar,
   listKeys,
+  MAX_OFFER_CACHE_MAX_AGE_SECONDS,
   MAX_PUBLISH_AHEAD_SECONDS,
   MAX_SERVE_WORKERS,
   type NodeStoreOptions,
@@ -112,6 +114,13 @@ export function requestLogger(json: boolean): (e: RequestLogEntry) => void {
     : (e) => process.stderr.write(`${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`);
 }
 
+/** `--offer-cache-max-age`: 0 (no reuse) or a positive number of seconds up to the node's maximum. */
+function offerCacheMaxAge(v: string): number {
+  const n = v === '0' ? 0 : positiveInt(v);
+  if (n > MAX_OFFER_CACHE_MAX_AGE_SECONDS) throw new InvalidArgumentError(`at most ${MAX_OFFER_CACHE_MAX_AGE_SECONDS} seconds`);
+  return n;
+}
+
 /** `vrp node …` — create, serve and operate a VRP node. */
 export function registerNodeCommands(program: Command): void {
   const node = program.command('node').description('run a VRP node: discovery, JWKS and signed verified stay offers for your property');
@@ -169,6 +178,12 @@ export function registerNodeCommands(program: Command): void {
         'most simultaneous connections one client address may hold (per worker); more are closed at accept',
         positiveInt,
         DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+      )
+      .option(
+        '--offer-cache-max-age <seconds>',
+        `reuse a signed offer for up to this many seconds while nothing that could change it has changed (0 = sign every offer); 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS}`,
+        offerCacheMaxAge,
+        DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
       ),
     { json: 'first stdout line is {"event":"listening",…}; then one JSON line per request' },
   ).action(
@@ -181,6 +196,7 @@ export function registerNodeCommands(program: Command): void {
         dev?: boolean;
         workers: number;
         maxConnectionsPerClient: number;
+        offerCacheMaxAge: number;
       },
     ) =>
       run(o.json, async () => {
@@ -189,6 +205,7 @@ export function registerNodeCommands(program: Command): void {
           port: o.port,
           host: o.host,
           maxConnectionsPerClient: o.maxConnectionsPerClient,
+          offerCacheMaxAgeSeconds: o.offerCacheMaxAge,
           ...(o.dev ? { dev: true } : {}),
           ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
           ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),

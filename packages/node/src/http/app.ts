@@ -61,7 +61,7 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
   app.get(OFFER_ENDPOINT_PATH, async (c) => {
     // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
     const read = offerQuery(c.req.url);
-    return offerResponse(read.ok ? await service.getOffer(read.query) : read);
+    return offerResponse(read.ok ? await service.getServedOffer(read.query) : read);
   });
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.

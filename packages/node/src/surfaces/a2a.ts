@@ -153,7 +153,7 @@ class OfferExecutor implements AgentExecutor {
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const parsed = offerArguments(ctx.userMessage);
     const outcome = parsed.ok
-      ? await this.service.getOffer(parsed.args)
+      ? await this.service.getServedOffer(parsed.args)
       : ({ ok: false, error: { code: 'invalid_arguments', message: parsed.message } } as const);
     if (outcome.ok) {
       // §5: the envelope, unmodified, as the reply's data part.

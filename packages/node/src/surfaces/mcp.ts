@@ -48,7 +48,8 @@ export function offerTool(service: OfferService): Tool {
  * is an `isError` result carrying the service's code, never an invented offer.
  */
 export async function callOfferTool(service: OfferService, args: Record<string, unknown>): Promise<CallToolResult> {
-  const outcome = await service.getOffer(args);
+  // The offer is the endpoint's (signed-offer cache included); the receipt below is signed per call.
+  const outcome = await service.getServedOffer(args);
   if (!outcome.ok) {
     return { isError: true, content: [{ type: 'text', text: `error[${outcome.error.code}]: ${outcome.error.message}` }] };
   }

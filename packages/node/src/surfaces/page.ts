@@ -219,7 +219,7 @@ export function mountPropertyPage(app: Hono, service: OfferService): void {
       return c.body(errorBody('invalid_arguments', 'the tool input is not JSON'), 400, headers);
     }
     // Anything but one JSON object is the parser's invalid_arguments, as on MCP and A2A.
-    return offerResponse(await service.getOffer(input as OfferRequestInput));
+    return offerResponse(await service.getServedOffer(input as OfferRequestInput));
   });
   app.get(WEBMCP_SCRIPT_PATH, (c) =>
     c.body(WEBMCP_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' }),
