@@ -27,7 +27,12 @@ export class InvalidPropertyError extends NodeError {
     readonly reason: string,
     issues: readonly PropertyIssue[] = [{ field, reason }],
   ) {
-    super('invalid_property', issues.map((i) => `${file}: ${i.field || '(root)'}: ${i.reason}`).join('\n'), { file, field, reason, issues });
+    super('invalid_property', issues.map((i) => `${file}: ${i.field || '(root)'}: ${i.reason}`).join('\n'), {
+      file,
+      field,
+      reason,
+      issues,
+    });
     this.issues = issues;
   }
 }

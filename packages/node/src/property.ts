@@ -227,7 +227,10 @@ function priceInMinorUnits(obj: Doc, key: string, currency: string | null): { ke
   const digits = currencyMinorDigits(currency);
   const fraction = m[2] ?? '';
   if (fraction.length > digits)
-    return { key, reason: `${currency} has ${digits} decimal place${digits === 1 ? '' : 's'} (ISO 4217): "${major}" is not a whole number of minor units` };
+    return {
+      key,
+      reason: `${currency} has ${digits} decimal place${digits === 1 ? '' : 's'} (ISO 4217): "${major}" is not a whole number of minor units`,
+    };
   obj[key] = Number(m[1]! + fraction.padEnd(digits, '0'));
   return undefined;
 }

@@ -72,13 +72,13 @@ describe('vrp node init errors', () => {
     [
       'an unknown field',
       'unknown.yaml',
-      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: \"0.01\"}\nswimming_pool: yes\n',
+      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: "0.01"}\nswimming_pool: yes\n',
       /invalid_property.*unknown\.yaml: \(root\): .*swimming_pool/m,
     ],
     [
       'a fee labelled as a discount',
       'discount.yaml',
-      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: \"0.01\"}\nfees:\n  - {code: promo, label: Early-bird discount, amount: \"0.00\"}\n',
+      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: "0.01"}\nfees:\n  - {code: promo, label: Early-bird discount, amount: "0.00"}\n',
       /invalid_property.*discount\.yaml: fees\.0\.label: a price line is never labelled as a discount/m,
     ],
   ];
@@ -96,7 +96,7 @@ describe('vrp node init errors', () => {
 
   it('--json reports the error as data with file, field and reason', async () => {
     const propertyFile = join(tmp.dir, 'guests.yaml');
-    writeFileSync(propertyFile, 'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 0\nrates: {nightly: \"0.01\"}\n');
+    writeFileSync(propertyFile, 'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 0\nrates: {nightly: "0.01"}\n');
     const r = await runVrp([
       'node',
       'init',

@@ -3,6 +3,7 @@
  * errors name the file, the dotted field path and the reason.
  */
 
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -16,7 +17,6 @@ import {
   sampleProperty,
   storeTargetFor,
 } from '@vrpkit/node';
-import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from './node-helpers.js';
 
@@ -120,7 +120,10 @@ describe('property description', () => {
   });
 
   it('a bare number is refused for every price key, with the key-specific forms', () => {
-    const err = invalid({ ...base, rates: { nightly: 100, weekend: 1.5, seasons: [{ name: 's', start: '2027-01-01', end: '2027-01-02', nightly: 3 }] } });
+    const err = invalid({
+      ...base,
+      rates: { nightly: 100, weekend: 1.5, seasons: [{ name: 's', start: '2027-01-01', end: '2027-01-02', nightly: 3 }] },
+    });
     expect(err.issues.map((i) => i.field)).toEqual(['rates.nightly', 'rates.weekend', 'rates.seasons.0.nightly']);
     expect(err.issues[1]!.reason).toContain('weekend: "85.00"');
     expect(err.issues[1]!.reason).toContain('weekend_minor: 8500');

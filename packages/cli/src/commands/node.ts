@@ -288,17 +288,17 @@ export function registerNodeCommands(program: Command): void {
       .description('add an iCal (.ics) feed from an https URL or a file; `calendar sync` imports it')
       .requiredOption('--name <name>', 'a short name for the feed, e.g. airbnb')
       .option('--url <url>', 'https URL of the feed')
-      .option('--file <file>', 'path of an .ics file'),
+      .option('--file <file>', 'path of an .ics file (stored as an absolute path; it must exist)'),
   ).action((o: Common & { name: string; url?: string; file?: string }) =>
     run(o.json, async () => {
-      await addCalendarFeed({
+      const feed = await addCalendarFeed({
         ...storeOptions(o),
         name: o.name,
         ...(o.url ? { url: o.url } : {}),
         ...(o.file ? { file: o.file } : {}),
       });
-      if (o.json) printJson({ added: o.name });
-      else process.stdout.write(`added feed ${o.name}; run \`vrp node calendar sync\` to import it\n`);
+      if (o.json) printJson({ added: o.name, ...(feed.file ? { file: feed.file } : {}) });
+      else process.stdout.write(`added feed ${o.name}${feed.file ? ` (${feed.file})` : ''}; run \`vrp node calendar sync\` to import it\n`);
     }),
   );
   nodeCommand(
@@ -372,7 +372,9 @@ export function registerNodeCommands(program: Command): void {
             `feed ${f.name}: ${f.url ?? f.file}  last success ${f.last_success_at ?? 'never'}${f.last_error ? `  last error ${f.last_error}` : ''}\n`,
           );
         for (const b of r.blocks)
-          process.stdout.write(`${b.id}  ${b.start_date} → ${b.end_date}  ${b.kind}${b.feed_name ? ` (${b.feed_name})` : ''}\n`);
+          process.stdout.write(
+            `${b.id}  ${b.start_date} → ${b.end_date}  ${b.kind}${b.feed_name ? ` (${b.feed_name})` : ''}${b.note ? `  ${b.note}` : ''}\n`,
+          );
       }
     }),
   );
