@@ -4,6 +4,7 @@ import {
   addCalendarFeed,
   DATABASE_URL_ENV,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  DEFAULT_SYNC_INTERVAL_MS,
   initNode,
   isServeWorker,
   listCalendar,
@@ -47,6 +48,13 @@ function publishAhead(v: string): number {
   if (!/^\d{1,6}$/.test(v) || Number(v) > MAX_PUBLISH_AHEAD_SECONDS)
     throw new InvalidArgumentError(`a whole number of seconds from 0 to ${MAX_PUBLISH_AHEAD_SECONDS}`);
   return Number(v);
+}
+
+/** A `--sync-interval` value in ms: `0` (off) or a whole number with its unit, `90s`, `15m`, `1h` (a bare number could be either). */
+function syncInterval(v: string): number {
+  const m = /^(?:0|([1-9]\d{0,5})(s|m|h))$/.exec(v);
+  if (!m) throw new InvalidArgumentError('a duration with its unit such as 90s, 15m or 1h, or 0 for no background sync');
+  return m[1] ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : 0;
 }
 
 /** A `--port` value: 0 (ephemeral) to 65535. */
@@ -164,6 +172,14 @@ export function registerNodeCommands(program: Command): void {
         workerCount,
         1,
       )
+      .addOption(
+        new Option(
+          '--sync-interval <duration>',
+          'sync the calendar feeds in the background this often (90s, 15m, 1h; jittered, failed feeds retried sooner); 0 = never (sync with cron)',
+        )
+          .argParser(syncInterval)
+          .default(DEFAULT_SYNC_INTERVAL_MS, '15m'),
+      )
       .option(
         '--max-connections-per-client <n>',
         'most simultaneous connections one client address may hold (per worker); more are closed at accept',
@@ -181,6 +197,7 @@ export function registerNodeCommands(program: Command): void {
         dev?: boolean;
         workers: number;
         maxConnectionsPerClient: number;
+        syncInterval: number;
       },
     ) =>
       run(o.json, async () => {
@@ -189,6 +206,7 @@ export function registerNodeCommands(program: Command): void {
           port: o.port,
           host: o.host,
           maxConnectionsPerClient: o.maxConnectionsPerClient,
+          syncIntervalMs: o.syncInterval,
           ...(o.dev ? { dev: true } : {}),
           ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
           ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
