@@ -47,7 +47,7 @@ describe('vrp node init errors', () => {
     [
       'a field with a bad value (YAML)',
       'bad-field.yaml',
-      'property_id: villa\nname: Villa\ntime_zone: Europe/Stockholm\ncurrency: EURO\nmax_guests: 4\nrates:\n  nightly: 100000\n',
+      'property_id: villa\nname: Villa\ntime_zone: Europe/Stockholm\ncurrency: EURO\nmax_guests: 4\nrates:\n  nightly: "1000.00"\n',
       /^error\[invalid_property\]: .*bad-field\.yaml: currency: must be an ISO 4217 currency code/m,
     ],
     [
@@ -59,9 +59,9 @@ describe('vrp node init errors', () => {
         time_zone: 'Europe/Stockholm',
         currency: 'EUR',
         max_guests: 4,
-        rates: { nightly: 100000, seasons: [{ name: 'Summer', start: '2027-06-01', end: '2027-08-31', nightly: 12.5 }] },
+        rates: { nightly: '1000.00', seasons: [{ name: 'Summer', start: '2027-06-01', end: '2027-08-31', nightly_minor: 12.5 }] },
       }),
-      /^error\[invalid_property\]: .*nested\.json: rates\.seasons\.0\.nightly: must be an integer amount in minor units/m,
+      /^error\[invalid_property\]: .*nested\.json: rates\.seasons\.0\.nightly_minor: must be an integer amount in minor units/m,
     ],
     [
       'a YAML syntax error',
@@ -72,13 +72,13 @@ describe('vrp node init errors', () => {
     [
       'an unknown field',
       'unknown.yaml',
-      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: 1}\nswimming_pool: yes\n',
+      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: "0.01"}\nswimming_pool: yes\n',
       /invalid_property.*unknown\.yaml: \(root\): .*swimming_pool/m,
     ],
     [
       'a fee labelled as a discount',
       'discount.yaml',
-      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: 1}\nfees:\n  - {code: promo, label: Early-bird discount, amount: 0}\n',
+      'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 2\nrates: {nightly: "0.01"}\nfees:\n  - {code: promo, label: Early-bird discount, amount: "0.00"}\n',
       /invalid_property.*discount\.yaml: fees\.0\.label: a price line is never labelled as a discount/m,
     ],
   ];
@@ -96,7 +96,7 @@ describe('vrp node init errors', () => {
 
   it('--json reports the error as data with file, field and reason', async () => {
     const propertyFile = join(tmp.dir, 'guests.yaml');
-    writeFileSync(propertyFile, 'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 0\nrates: {nightly: 1}\n');
+    writeFileSync(propertyFile, 'property_id: v\nname: V\ntime_zone: UTC\ncurrency: EUR\nmax_guests: 0\nrates: {nightly: "0.01"}\n');
     const r = await runVrp([
       'node',
       'init',
@@ -113,7 +113,12 @@ describe('vrp node init errors', () => {
       error: {
         code: 'invalid_property',
         message: expect.any(String),
-        details: { file: propertyFile, field: 'max_guests', reason: expect.stringMatching(/>=\s*1|≥\s*1|too small/i) },
+        details: {
+          file: propertyFile,
+          field: 'max_guests',
+          reason: expect.stringMatching(/>=\s*1|≥\s*1|too small/i),
+          issues: [{ field: 'max_guests', reason: expect.stringMatching(/>=\s*1|≥\s*1|too small/i) }],
+        },
       },
     });
     expect(leftovers(tmp.dir, 'data-json')).toEqual([]);

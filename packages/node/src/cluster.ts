@@ -13,6 +13,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { withNodeStore } from './admin/store.js';
 import { NodeError } from './errors.js';
 import { loadServeTls, type ServedNode, type ServeNodeOptions } from './serve.js';
+import { type CalendarSync, startNodeCalendarSync } from './sync-loop.js';
 
 /** Most workers `--workers` accepts (one per core is the useful maximum). */
 export const MAX_SERVE_WORKERS = 64;
@@ -80,9 +81,10 @@ export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onErro
       w.once('exit', () => done());
       w.process.kill('SIGTERM');
     });
+  let sync: CalendarSync | undefined;
   const stopAll = async () => {
     closing = true;
-    await Promise.all(forked.map(stop));
+    await Promise.all([...forked.map(stop), sync?.stop()]);
   };
   try {
     const listening = await Promise.all(
@@ -98,6 +100,8 @@ export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onErro
       }),
     );
     const { address, port } = listening[0]!;
+    // The primary syncs the calendar feeds, once for the node (workers never do).
+    if (o.syncIntervalMs) sync = await startNodeCalendarSync({ ...o, intervalMs: o.syncIntervalMs });
     if (listening.some((l) => l.port !== port)) throw new NodeError('worker_failed', 'serve workers listen on different ports');
     // After start-up, a worker exiting on its own stops the node (see the module comment).
     let stoppedItself: () => void = () => {};

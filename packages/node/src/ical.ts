@@ -11,7 +11,8 @@ import { rootCertificates } from 'node:tls';
 import ICAL from 'ical.js';
 import { addDays, dayNumber, localDate } from './dates.js';
 import { NodeError } from './errors.js';
-import type { NodeStore } from './store/store.js';
+import type { PropertyDescription } from './property.js';
+import type { CalendarFeed, NodeStore } from './store/store.js';
 
 export interface FeedFetchOptions {
   /** Extra trusted CA certificates (PEM) for https feeds, beside the system roots. */
@@ -145,25 +146,48 @@ export interface FeedSyncResult {
   error?: { code: string; message: string };
 }
 
-/** Sync every feed of the store's node; a failure is recorded per feed and never removes its previous ranges. */
+/**
+ * A feed URL as errors name it: scheme, host and path, without the query or fragment, where
+ * channels put the secret token of a private calendar export.
+ */
+export function feedUrlForMessages(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return '(unparseable feed URL)';
+  }
+}
+
+/** Sync one feed of the store's node; a failure is recorded and never removes the feed's previous ranges. */
+export async function syncFeed(
+  store: NodeStore,
+  p: PropertyDescription,
+  feed: CalendarFeed,
+  now: number,
+  o: FeedFetchOptions = {},
+): Promise<FeedSyncResult> {
+  const until = addDays(localDate(now, p.time_zone), p.booking_horizon_days + p.max_nights);
+  try {
+    const text = feed.url ? await fetchFeed(feed.url, o) : readFileSync(feed.file!, 'utf8');
+    const ranges = parseIcsBlocks(text, p.time_zone, until);
+    await store.recordFeedSuccess(p.property_id, feed.name, ranges, now);
+    return { name: feed.name, ok: true, ranges: ranges.length };
+  } catch (e) {
+    const source = feed.url ? feedUrlForMessages(feed.url) : feed.file!;
+    const err =
+      e instanceof NodeError
+        ? { code: e.code, message: `${source}: ${e.message}` }
+        : { code: 'feed_unreadable', message: `cannot read ${source}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
+    await store.recordFeedFailure(feed.name, `${err.code}: ${err.message}`, now);
+    return { name: feed.name, ok: false, error: err };
+  }
+}
+
+/** Sync every feed of the store's node, one after the other. */
 export async function syncFeeds(store: NodeStore, now: number, o: FeedFetchOptions = {}): Promise<FeedSyncResult[]> {
   const p = await store.property();
-  const until = addDays(localDate(now, p.time_zone), p.booking_horizon_days + p.max_nights);
   const results: FeedSyncResult[] = [];
-  for (const feed of await store.feeds()) {
-    try {
-      const text = feed.url ? await fetchFeed(feed.url, o) : readFileSync(feed.file!, 'utf8');
-      const ranges = parseIcsBlocks(text, p.time_zone, until);
-      await store.recordFeedSuccess(p.property_id, feed.name, ranges, now);
-      results.push({ name: feed.name, ok: true, ranges: ranges.length });
-    } catch (e) {
-      const err =
-        e instanceof NodeError
-          ? { code: e.code, message: e.message }
-          : { code: 'feed_unreadable', message: `cannot read the feed: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` };
-      await store.recordFeedFailure(feed.name, `${err.code}: ${err.message}`, now);
-      results.push({ name: feed.name, ok: false, error: err });
-    }
-  }
+  for (const feed of await store.feeds()) results.push(await syncFeed(store, p, feed, now, o));
   return results;
 }

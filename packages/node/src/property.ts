@@ -1,15 +1,21 @@
 /**
  * The property description a host writes by hand (JSON or YAML) and `vrp node init --property`
- * imports. zod is the one source of truth for its shape; every error names the file, the
- * dotted field path and the reason (`invalid_property`). The format is documented with a
- * commented example in `examples/property.example.yaml`.
+ * imports. zod is the one source of truth for its shape; a file is checked whole and every
+ * problem is reported at once, one `file: field: reason` line each (`invalid_property`), an
+ * unknown key with the nearest known one. The format is documented with a commented example in
+ * `examples/property.example.yaml`.
+ *
+ * Prices in a file are never a bare number, which could be read as major or minor units: a
+ * price is a decimal string in major units (`nightly: "85.00"`, converted with the currency's
+ * ISO 4217 exponent) or an integer of minor units under a key that says so
+ * (`nightly_minor: 8500`). Inside the node every amount is integer minor units (Core VRP v0.1 §5).
  */
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { dayNumber, isTimeZone, localDate } from './dates.js';
-import { InvalidPropertyError } from './errors.js';
+import { InvalidPropertyError, type PropertyIssue } from './errors.js';
 
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 const WEEKDAY_NAMES = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
@@ -27,7 +33,7 @@ const neutralLabel = z
   .max(80)
   .refine((s) => !DISCOUNT_WORDS.test(s), 'a price line is never labelled as a discount or saving (Core §5 adjustments)');
 
-const season = z.strictObject({
+const seasonSchema = z.strictObject({
   name: z.string().min(1).max(80),
   /** Free-form tag for `breakdown[].season_type`, e.g. high, low, holiday. */
   type: z.string().min(1).max(40).default('season'),
@@ -40,16 +46,36 @@ const season = z.strictObject({
   weekend: amount.optional(),
 });
 
-const fee = z.strictObject({
+const feeSchema = z.strictObject({
   code: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be snake_case'),
   label: neutralLabel,
   /** A stay-level fee folded into the total (Core §5: no add-on fees). Never negative. */
   amount,
 });
 
-const refundRow = z.strictObject({
+const refundRowSchema = z.strictObject({
   hours_before_checkin: z.number().int().min(0),
   refund_percent: z.number().int().min(0).max(100),
+});
+
+const ratesSchema = z.strictObject({
+  /** Nightly rate outside every season, in minor units. */
+  nightly: amount,
+  weekend: amount.optional(),
+  /** Nights (named by the day they start) priced at the weekend rate. */
+  weekend_nights: z.array(z.enum(WEEKDAY_NAMES)).max(7).default(['friday', 'saturday']),
+  seasons: z.array(seasonSchema).max(200).default([]),
+});
+
+const agentPermissionSchema = z.strictObject({
+  may_quote_as_official_direct_offer: z.boolean().default(true),
+  wording: z.string().max(200).optional(),
+});
+
+const operatorSchema = z.strictObject({
+  name: z.string().min(1).max(200).optional(),
+  role: z.string().min(1).max(60).default('self'),
+  key_custody: z.enum(['platform', 'self']).default('self'),
 });
 
 export const propertyDescriptionSchema = z
@@ -79,31 +105,13 @@ export const propertyDescriptionSchema = z
     check_out_time: clockTime.default('11:00'),
     pets: z.string().max(40).nullable().default(null),
     pets_label: z.string().max(200).nullable().default(null),
-    rates: z.strictObject({
-      /** Nightly rate outside every season, in minor units. */
-      nightly: amount,
-      weekend: amount.optional(),
-      /** Nights (named by the day they start) priced at the weekend rate. */
-      weekend_nights: z.array(z.enum(WEEKDAY_NAMES)).max(7).default(['friday', 'saturday']),
-      seasons: z.array(season).max(200).default([]),
-    }),
-    fees: z.array(fee).max(20).default([]),
+    rates: ratesSchema,
+    fees: z.array(feeSchema).max(20).default([]),
     /** Core §5.3; absent/null = not published (unknown), [] = never a refund. Rows are relayed verbatim. */
-    refund_schedule: z.array(refundRow).max(20).nullable().default(null),
+    refund_schedule: z.array(refundRowSchema).max(20).nullable().default(null),
     /** The host's opt-in; the node still withholds permission whenever the offer is not quoteable. */
-    agent_permission: z
-      .strictObject({
-        may_quote_as_official_direct_offer: z.boolean().default(true),
-        wording: z.string().max(200).optional(),
-      })
-      .default({ may_quote_as_official_direct_offer: true }),
-    operator: z
-      .strictObject({
-        name: z.string().min(1).max(200).optional(),
-        role: z.string().min(1).max(60).default('self'),
-        key_custody: z.enum(['platform', 'self']).default('self'),
-      })
-      .default({ role: 'self', key_custody: 'self' }),
+    agent_permission: agentPermissionSchema.default({ may_quote_as_official_direct_offer: true }),
+    operator: operatorSchema.default({ role: 'self', key_custody: 'self' }),
     /** valid_until = generated_at + this (Core §6). */
     offer_lifetime_minutes: z.number().int().min(1).max(1440).default(15),
     /** A calendar feed older than this is stale and makes offers non-quoteable. */
@@ -134,12 +142,164 @@ export const propertyDescriptionSchema = z
 /** A validated property description (defaults applied). */
 export type PropertyDescription = z.output<typeof propertyDescriptionSchema>;
 
-/** Validate an already-parsed document; `file` names it in errors. */
-export function validatePropertyDescription(doc: unknown, file: string): PropertyDescription {
+/** Where the prices of a document are, and their keys (each also written `KEY_minor` in a file). */
+const PRICE_KEYS = { rates: ['nightly', 'weekend'], season: ['nightly', 'weekend'], fee: ['amount'] } as const;
+
+/** The keys each object of a hand-written file may hold, by dotted path (`*` = any list index). */
+const FILE_KEYS: Record<string, readonly string[]> = {
+  '': Object.keys(propertyDescriptionSchema.shape),
+  rates: [...Object.keys(ratesSchema.shape), ...PRICE_KEYS.rates.map((k) => `${k}_minor`)],
+  'rates.seasons.*': [...Object.keys(seasonSchema.shape), ...PRICE_KEYS.season.map((k) => `${k}_minor`)],
+  'fees.*': [...Object.keys(feeSchema.shape), ...PRICE_KEYS.fee.map((k) => `${k}_minor`)],
+  'refund_schedule.*': Object.keys(refundRowSchema.shape),
+  agent_permission: Object.keys(agentPermissionSchema.shape),
+  operator: Object.keys(operatorSchema.shape),
+};
+
+const DECIMAL_RE = /^(\d+)(?:\.(\d+))?$/;
+
+type Doc = Record<string, unknown>;
+const isDoc = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v);
+const dotted = (path: readonly PropertyKey[]) => path.map(String).join('.');
+
+/** Edit distance (Levenshtein), for naming the key a typo meant. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** "unknown key `max_guest` — did you mean `max_guests`?" when a known key is a typo away. */
+function unknownKeyReason(key: string, parentPath: readonly PropertyKey[]): string {
+  const known = FILE_KEYS[parentPath.map((p) => (typeof p === 'number' ? '*' : String(p))).join('.')] ?? [];
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
+  for (const k of known) {
+    const d = editDistance(key.toLowerCase(), k);
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return `unknown key \`${key}\`${best ? ` — did you mean \`${best}\`?` : ''}`;
+}
+
+/** Every zod issue as a `field: reason`, an unrecognized-keys issue as one line per key. */
+function issuesOf(error: z.ZodError): PropertyIssue[] {
+  return error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) => ({ field: dotted(i.path), reason: unknownKeyReason(k, i.path) }))
+      : [{ field: dotted(i.path), reason: i.message }],
+  );
+}
+
+function fail(file: string, issues: PropertyIssue[]): never {
+  throw new InvalidPropertyError(file, issues[0]!.field, issues[0]!.reason, issues);
+}
+
+/**
+ * A price of a hand-written file in integer minor units: `KEY: "85.00"` (major units, at most
+ * the currency's ISO 4217 exponent of decimals) or `KEY_minor: 8500`. Rewrites `obj[KEY]` in
+ * place and returns the problem with the key it is about, if any (range checks are the schema's).
+ */
+function priceInMinorUnits(obj: Doc, key: string, currency: string | null): { key: string; reason: string } | undefined {
+  const minorKey = `${key}_minor`;
+  const major = obj[key];
+  const minor = obj[minorKey];
+  delete obj[minorKey];
+  if (major === undefined && minor === undefined) return undefined;
+  if (major !== undefined && minor !== undefined) return { key, reason: `give ${key} or ${minorKey}, not both` };
+  if (minor !== undefined) {
+    if (typeof minor !== 'number' || !Number.isInteger(minor))
+      return { key: minorKey, reason: 'must be an integer amount in minor units, e.g. 8500' };
+    obj[key] = minor;
+    return undefined;
+  }
+  if (typeof major === 'number')
+    return {
+      key,
+      reason: `a bare number could be major or minor units: write major units as a decimal string (${key}: "85.00") or minor units as an integer (${minorKey}: 8500)`,
+    };
+  const m = typeof major === 'string' ? DECIMAL_RE.exec(major.trim()) : null;
+  if (!m) return { key, reason: `must be a decimal string in major units, e.g. ${key}: "85.00" (or ${minorKey}: 8500)` };
+  if (currency === null) return undefined; // the currency itself is reported
+  const digits = currencyMinorDigits(currency);
+  const fraction = m[2] ?? '';
+  if (fraction.length > digits)
+    return {
+      key,
+      reason: `${currency} has ${digits} decimal place${digits === 1 ? '' : 's'} (ISO 4217): "${major}" is not a whole number of minor units`,
+    };
+  obj[key] = Number(m[1]! + fraction.padEnd(digits, '0'));
+  return undefined;
+}
+
+/**
+ * A hand-written document with every price converted to integer minor units, plus the
+ * problems found on the way, and the price fields they are about (so the schema's own
+ * complaint about the same field is not repeated).
+ */
+function pricesInMinorUnits(doc: unknown): { doc: unknown; issues: PropertyIssue[]; reported: Set<string> } {
+  const issues: PropertyIssue[] = [];
+  const reported = new Set<string>();
+  if (!isDoc(doc)) return { doc, issues, reported };
+  const currency = typeof doc.currency === 'string' && CURRENCIES.has(doc.currency) ? doc.currency : null;
+  const convert = (value: unknown, path: (string | number)[], keys: readonly string[]): unknown => {
+    if (!isDoc(value)) return value;
+    const copy = { ...value };
+    for (const key of keys) {
+      const problem = priceInMinorUnits(copy, key, currency);
+      if (problem) {
+        issues.push({ field: dotted([...path, problem.key]), reason: problem.reason });
+        reported.add(dotted([...path, key]));
+        delete copy[key];
+      }
+    }
+    return copy;
+  };
+  const out: Doc = { ...doc };
+  if (isDoc(out.rates)) {
+    const rates = convert(out.rates, ['rates'], PRICE_KEYS.rates) as Doc;
+    if (Array.isArray(rates.seasons)) rates.seasons = rates.seasons.map((s, i) => convert(s, ['rates', 'seasons', i], PRICE_KEYS.season));
+    out.rates = rates;
+  }
+  if (Array.isArray(out.fees)) out.fees = out.fees.map((f, i) => convert(f, ['fees', i], PRICE_KEYS.fee));
+  return { doc: out, issues, reported };
+}
+
+/**
+ * Validate a hand-written property document (parsed JSON or YAML; prices as described in the
+ * module comment). `file` names it in errors; every problem is reported at once.
+ */
+export function parsePropertyDocument(doc: unknown, file: string): PropertyDescription {
+  const prices = pricesInMinorUnits(doc);
+  const r = propertyDescriptionSchema.safeParse(prices.doc);
+  // A price already reported is absent from the converted document: its "required" is not news.
+  const issues = [...prices.issues, ...(r.success ? [] : issuesOf(r.error).filter((i) => !prices.reported.has(i.field)))];
+  if (issues.length > 0) fail(file, issues);
+  return r.data!;
+}
+
+/**
+ * Validate a property built in a program, amounts already in integer minor units (what
+ * `sampleProperty` builds and `propertyDocument` undoes); `label` names it in errors.
+ */
+export function validatePropertyDescription(doc: unknown, label: string): PropertyDescription {
   const r = propertyDescriptionSchema.safeParse(doc);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  throw new InvalidPropertyError(file, issue.path.map(String).join('.'), issue.message);
+  if (!r.success) fail(label, issuesOf(r.error));
+  return r.data;
+}
+
+/** A property as a hand-written document again (prices as `*_minor` integers): what a file holds. */
+export function propertyDocument(p: PropertyDescription): Record<string, unknown> {
+  const minor = <T extends Record<string, unknown>>(o: T, keys: readonly string[]) =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [keys.includes(k) ? `${k}_minor` : k, v]));
+  return {
+    ...p,
+    rates: { ...minor(p.rates, PRICE_KEYS.rates), seasons: p.rates.seasons.map((s) => minor(s, PRICE_KEYS.season)) },
+    fees: p.fees.map((f) => minor(f, PRICE_KEYS.fee)),
+  };
 }
 
 /** Read a property description file: `.json` as JSON, anything else as YAML (a superset of JSON). */
@@ -165,7 +325,7 @@ export function readPropertyFile(file: string): PropertyDescription {
       throw new InvalidPropertyError(file, '', `not valid YAML${where}: ${(e as Error).message.split('\n')[0]}`);
     }
   }
-  return validatePropertyDescription(doc, file);
+  return parsePropertyDocument(doc, file);
 }
 
 /** Minor-unit digits of an ISO 4217 currency (EUR 2, JPY 0), as Intl knows them. */

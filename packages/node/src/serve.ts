@@ -3,6 +3,7 @@
  * The public origin is always `https://{canonical_domain}`; the listening address and port are
  * deployment detail that never appears in a document.
  */
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -11,10 +12,12 @@ import { isVrpError } from '@vrpkit/core';
 import type { NodeStoreOptions } from './admin/store.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
+import { readinessProbe } from './health.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
 import type { OfferService } from './service.js';
 import { createOfferService } from './service.js';
 import { NodeStore } from './store/store.js';
+import { startCalendarSync } from './sync-loop.js';
 import { ensureDevTls } from './tls.js';
 
 /** `now` is the node's clock (epoch ms), injected in tests; TLS validity follows the real clock. */
@@ -33,6 +36,12 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    * before the TLS handshake.
    */
   maxConnectionsPerClient?: number;
+  /**
+   * Sync the calendar feeds in the background every this many ms (jittered, with retries after a
+   * failure; see `startCalendarSync`). 0 or absent: no background sync. A forked serve worker never
+   * syncs: in `--workers N` mode the primary does, once for the node.
+   */
+  syncIntervalMs?: number;
   log?: (entry: RequestLogEntry) => void;
   /** Internal failures while serving; default: `error[code]: message` on stderr. */
   onError?: (error: unknown) => void;
@@ -133,7 +142,11 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
     });
     const tls = await loadServeTls(o, service.canonicalDomain);
-    const app = createNodeApp(service, { onError: o.onError ?? reportInternalError, ...(o.log ? { log: o.log } : {}) });
+    const app = createNodeApp(service, {
+      onError: o.onError ?? reportInternalError,
+      readiness: readinessProbe(store, nodePaths(o.dataDir).keys, service.now),
+      ...(o.log ? { log: o.log } : {}),
+    });
     const server = serve({
       fetch: app.fetch,
       port: o.port ?? 0,
@@ -155,6 +168,14 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       server.once('error', (e: NodeJS.ErrnoException) => reject(new NodeError('listen_failed', `cannot listen: ${e.code ?? e.message}`)));
     });
     const addr = server.address() as AddressInfo;
+    const sync =
+      o.syncIntervalMs && !cluster.isWorker
+        ? startCalendarSync(store, {
+            intervalMs: o.syncIntervalMs,
+            onError: o.onError ?? reportInternalError,
+            ...(o.now ? { now: o.now } : {}),
+          })
+        : undefined;
     let closed: Promise<void> | undefined;
     return {
       origin: service.origin,
@@ -167,7 +188,9 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
         closed ??= new Promise<void>((done) => {
           server.close(() => done());
           server.closeAllConnections();
-        }).then(() => store.close());
+        })
+          .then(() => sync?.stop())
+          .then(() => store.close());
         return closed;
       },
     };

@@ -5,7 +5,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { addCalendarBlock, type ServedNode, sampleProperty, updateProperty } from '@vrpkit/node';
+import { addCalendarBlock, propertyDocument, type ServedNode, sampleProperty, updateProperty } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,10 +56,12 @@ describe('/book', () => {
     const file = join(tmp.dir, 'raised.json');
     writeFileSync(
       file,
-      JSON.stringify({
-        ...p,
-        rates: { ...p.rates, nightly: p.rates.nightly + 10_000, weekend: (p.rates.weekend ?? p.rates.nightly) + 10_000 },
-      }),
+      JSON.stringify(
+        propertyDocument({
+          ...p,
+          rates: { ...p.rates, nightly: p.rates.nightly + 10_000, weekend: (p.rates.weekend ?? p.rates.nightly) + 10_000 },
+        }),
+      ),
     );
     await updateProperty({ dataDir, propertyFile: file, now: clock.now });
     const res = await client.get(link);

@@ -9,7 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
-import { initNode, type ServedNode, sampleProperty, serveNode } from '@vrpkit/node';
+import { initNode, propertyDocument, type ServedNode, sampleProperty, serveNode } from '@vrpkit/node';
 import { AGENT_CARD_PATH, BOUND_TOOL_NAME, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -27,7 +27,7 @@ let fetch: HardenedFetch;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vrpkit-surfaces-node-'));
   const propertyFile = join(dir, 'property.json');
-  writeFileSync(propertyFile, JSON.stringify({ ...sampleProperty(Date.now()), name: HOSTILE_NAME }));
+  writeFileSync(propertyFile, JSON.stringify(propertyDocument({ ...sampleProperty(Date.now()), name: HOSTILE_NAME })));
   await initNode({ domain: DOMAIN, dataDir: join(dir, 'node'), propertyFile });
   node = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0 });
   fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${node.port}`], ca: node.caPem as string });

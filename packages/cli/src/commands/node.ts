@@ -5,6 +5,7 @@ import {
   DATABASE_URL_ENV,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
+  DEFAULT_SYNC_INTERVAL_MS,
   initNode,
   isServeWorker,
   listCalendar,
@@ -49,6 +50,13 @@ function publishAhead(v: string): number {
   if (!/^\d{1,6}$/.test(v) || Number(v) > MAX_PUBLISH_AHEAD_SECONDS)
     throw new InvalidArgumentError(`a whole number of seconds from 0 to ${MAX_PUBLISH_AHEAD_SECONDS}`);
   return Number(v);
+}
+
+/** A `--sync-interval` value in ms: `0` (off) or a whole number with its unit, `90s`, `15m`, `1h` (a bare number could be either). */
+function syncInterval(v: string): number {
+  const m = /^(?:0|([1-9]\d{0,5})(s|m|h))$/.exec(v);
+  if (!m) throw new InvalidArgumentError('a duration with its unit such as 90s, 15m or 1h, or 0 for no background sync');
+  return m[1] ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : 0;
 }
 
 /** A `--port` value: 0 (ephemeral) to 65535. */
@@ -173,6 +181,14 @@ export function registerNodeCommands(program: Command): void {
         workerCount,
         1,
       )
+      .addOption(
+        new Option(
+          '--sync-interval <duration>',
+          'sync the calendar feeds in the background this often (90s, 15m, 1h; jittered, failed feeds retried sooner); 0 = never (sync with cron)',
+        )
+          .argParser(syncInterval)
+          .default(DEFAULT_SYNC_INTERVAL_MS, '15m'),
+      )
       .option(
         '--max-connections-per-client <n>',
         'most simultaneous connections one client address may hold (per worker); more are closed at accept',
@@ -197,6 +213,7 @@ export function registerNodeCommands(program: Command): void {
         workers: number;
         maxConnectionsPerClient: number;
         offerCacheMaxAge: number;
+        syncInterval: number;
       },
     ) =>
       run(o.json, async () => {
@@ -206,6 +223,7 @@ export function registerNodeCommands(program: Command): void {
           host: o.host,
           maxConnectionsPerClient: o.maxConnectionsPerClient,
           offerCacheMaxAgeSeconds: o.offerCacheMaxAge,
+          syncIntervalMs: o.syncInterval,
           ...(o.dev ? { dev: true } : {}),
           ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
           ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
@@ -305,17 +323,17 @@ export function registerNodeCommands(program: Command): void {
       .description('add an iCal (.ics) feed from an https URL or a file; `calendar sync` imports it')
       .requiredOption('--name <name>', 'a short name for the feed, e.g. airbnb')
       .option('--url <url>', 'https URL of the feed')
-      .option('--file <file>', 'path of an .ics file'),
+      .option('--file <file>', 'path of an .ics file (stored as an absolute path; it must exist)'),
   ).action((o: Common & { name: string; url?: string; file?: string }) =>
     run(o.json, async () => {
-      await addCalendarFeed({
+      const feed = await addCalendarFeed({
         ...storeOptions(o),
         name: o.name,
         ...(o.url ? { url: o.url } : {}),
         ...(o.file ? { file: o.file } : {}),
       });
-      if (o.json) printJson({ added: o.name });
-      else process.stdout.write(`added feed ${o.name}; run \`vrp node calendar sync\` to import it\n`);
+      if (o.json) printJson({ added: o.name, ...(feed.file ? { file: feed.file } : {}) });
+      else process.stdout.write(`added feed ${o.name}${feed.file ? ` (${feed.file})` : ''}; run \`vrp node calendar sync\` to import it\n`);
     }),
   );
   nodeCommand(
@@ -389,7 +407,9 @@ export function registerNodeCommands(program: Command): void {
             `feed ${f.name}: ${f.url ?? f.file}  last success ${f.last_success_at ?? 'never'}${f.last_error ? `  last error ${f.last_error}` : ''}\n`,
           );
         for (const b of r.blocks)
-          process.stdout.write(`${b.id}  ${b.start_date} → ${b.end_date}  ${b.kind}${b.feed_name ? ` (${b.feed_name})` : ''}\n`);
+          process.stdout.write(
+            `${b.id}  ${b.start_date} → ${b.end_date}  ${b.kind}${b.feed_name ? ` (${b.feed_name})` : ''}${b.note ? `  ${b.note}` : ''}\n`,
+          );
       }
     }),
   );

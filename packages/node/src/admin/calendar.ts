@@ -1,4 +1,6 @@
 /** `vrp node calendar …`: iCal feeds and blocked dates of a node's data directory. */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { systemClock } from '@vrpkit/core';
 import { dayNumber } from '../dates.js';
 import { NodeError } from '../errors.js';
@@ -7,14 +9,33 @@ import { type NodeStoreOptions, withNodeStore } from './store.js';
 
 const FEED_NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,62}$/i;
 
-/** `vrp node calendar add-feed` */
-export async function addCalendarFeed(o: NodeStoreOptions & { name: string; url?: string; file?: string }): Promise<void> {
+/**
+ * A feed file as stored: an absolute path to a file that exists now. Sync runs from wherever
+ * cron or the server starts, so a path relative to the directory `add-feed` ran in would name
+ * another file there, or none.
+ */
+function feedFilePath(file: string): string {
+  const path = resolve(file);
+  let isFile = false;
+  try {
+    isFile = statSync(path).isFile();
+  } catch {
+    // isFile stays false: missing or unreadable is the same refusal
+  }
+  if (!isFile) throw new NodeError('feed_file_not_found', `no calendar file at ${path}`, { file: path });
+  return path;
+}
+
+/** `vrp node calendar add-feed`: a file feed is stored by its absolute path; `add-feed` returns the stored source. */
+export async function addCalendarFeed(
+  o: NodeStoreOptions & { name: string; url?: string; file?: string },
+): Promise<{ name: string; url: string | null; file: string | null }> {
   if (!FEED_NAME_RE.test(o.name)) throw new NodeError('invalid_feed_name', 'a feed name is 1–63 letters, digits, . _ -');
   if (!!o.url === !!o.file) throw new NodeError('invalid_feed_source', 'give exactly one of --url or --file');
   if (o.url) assertFeedUrl(o.url);
-  await withNodeStore(o, (store) =>
-    store.addFeed({ name: o.name, url: o.url ?? null, file: o.file ?? null }, (o.now ?? systemClock.now)()),
-  );
+  const feed = { name: o.name, url: o.url ?? null, file: o.file ? feedFilePath(o.file) : null };
+  await withNodeStore(o, (store) => store.addFeed(feed, (o.now ?? systemClock.now)()));
+  return feed;
 }
 
 /** `vrp node calendar sync` */

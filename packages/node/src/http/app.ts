@@ -6,6 +6,7 @@
 import { sha256Hex } from '@vrpkit/core';
 import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { Hono } from 'hono';
+import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import { errorBody, JSON_TYPE, offerQuery, offerResponse, rawQuery } from '../request.js';
 import type { NodePublisher } from '../service.js';
 import { mountSurfaces } from '../surfaces/index.js';
@@ -29,6 +30,8 @@ export interface NodeAppOptions {
   log?: (entry: RequestLogEntry) => void;
   /** Called with every internal failure (the client only sees `internal_error`). */
   onError?: (error: unknown) => void;
+  /** The readiness probe `/readyz` answers with (`readinessProbe`); without one the app has no `/readyz`. */
+  readiness?: () => Promise<ReadinessReport>;
 }
 
 export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
@@ -70,8 +73,17 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
     return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
   });
 
+  // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
+  app.get(HEALTHZ_PATH, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
+  const { readiness } = options;
+  if (readiness)
+    app.get(READYZ_PATH, async (c) => {
+      const r = await readiness();
+      return c.json(r, r.ready ? 200 : 503, { 'cache-control': 'no-store' });
+    });
+
   // These resources are read-only: any other method is 405 with the methods that exist (RFC 9110 §15.5.6), not 404.
-  for (const path of [DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, BOOK_PATH]) {
+  for (const path of [DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, BOOK_PATH, HEALTHZ_PATH, READYZ_PATH]) {
     app.all(path, (c) =>
       c.body(errorBody('method_not_allowed', `use GET on ${path}`), 405, { 'content-type': JSON_TYPE, allow: 'GET, HEAD' }),
     );
