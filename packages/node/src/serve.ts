@@ -1,21 +1,24 @@
 /**
- * Serve a node over https (`vrp node serve`, and the programmatic server every test uses).
+ * Serve a node over https (`vrp node serve`, and the programmatic server every test uses), or
+ * over plain http to a TLS-terminating reverse proxy (`--behind-proxy`, see behind-proxy.ts).
  * The public origin is always `https://{canonical_domain}`; the listening address and port are
  * deployment detail that never appears in a document.
  */
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { serve } from '@hono/node-server';
+import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { isVrpError } from '@vrpkit/core';
 import type { NodeStoreOptions } from './admin/store.js';
+import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
 import type { OfferService } from './service.js';
 import { createOfferService } from './service.js';
 import { NodeStore } from './store/store.js';
-import { ensureDevTls } from './tls.js';
+import { checkServingCertificate, ensureDevTls } from './tls.js';
 
 /** `now` is the node's clock (epoch ms), injected in tests; TLS validity follows the real clock. */
 export interface ServeNodeOptions extends NodeStoreOptions {
@@ -27,6 +30,12 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   dev?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  /**
+   * Serve plain http to a reverse proxy that terminates TLS for `https://{domain}`, on a loopback
+   * or private `host` only; `X-Forwarded-Proto/Host` are believed from `trustedProxies` (addresses
+   * or CIDR blocks) and removed from every other request.
+   */
+  behindProxy?: { trustedProxies: string[] };
   /**
    * Most simultaneous connections one client address may hold (default
    * `DEFAULT_MAX_CONNECTIONS_PER_CLIENT`); a connection past it is closed as it is accepted,
@@ -101,21 +110,65 @@ export interface ServedNode {
   close(): Promise<void>;
 }
 
-/** The TLS certificate and key a node serves with (the host's own, or the dev CA's under `<dataDir>/tls/`). */
-export function loadServeTls(
-  o: Pick<ServeNodeOptions, 'dataDir' | 'dev' | 'tlsCert' | 'tlsKey'>,
+function readTlsFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (cause) {
+    const reason = (cause as NodeJS.ErrnoException).code ?? 'error';
+    throw new NodeError('tls_unreadable', `cannot read the TLS ${what} ${file}: ${reason}`, { file, reason });
+  }
+}
+
+/**
+ * The TLS certificate and key a node serves with (the host's own, checked against the domain,
+ * or the dev CA's under `<dataDir>/tls/`); `null` behind a proxy, which terminates TLS itself.
+ */
+export async function loadServeTls(
+  o: Pick<ServeNodeOptions, 'dataDir' | 'dev' | 'tlsCert' | 'tlsKey' | 'behindProxy'>,
   domain: string,
-): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string }> {
+): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string } | null> {
+  if (o.behindProxy) {
+    if (o.tlsCert || o.tlsKey || o.dev)
+      throw new NodeError('tls_behind_proxy', 'behind a proxy the proxy holds the certificate: drop --tls-cert, --tls-key and --dev');
+    return null;
+  }
   if (o.tlsCert || o.tlsKey) {
     if (!o.tlsCert || !o.tlsKey) throw new NodeError('tls_incomplete', '--tls-cert and --tls-key go together');
-    try {
-      return Promise.resolve({ certPem: readFileSync(o.tlsCert, 'utf8'), keyPem: readFileSync(o.tlsKey, 'utf8') });
-    } catch (cause) {
-      throw new NodeError('tls_unreadable', `cannot read the TLS certificate or key: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
+    const pair = { certPem: readTlsFile(o.tlsCert, 'certificate'), keyPem: readTlsFile(o.tlsKey, 'key') };
+    checkServingCertificate(pair, domain, { cert: o.tlsCert, key: o.tlsKey });
+    return pair;
   }
   if (o.dev) return ensureDevTls(nodePaths(o.dataDir).tls, domain);
-  throw new NodeError('tls_required', 'a node serves https only: pass --tls-cert and --tls-key, or --dev for a local dev CA');
+  throw new NodeError(
+    'tls_required',
+    'a node serves https only: pass --tls-cert and --tls-key, --dev for a local dev CA, or --behind-proxy behind a TLS-terminating proxy',
+  );
+}
+
+/** Plain http for a reverse proxy (see behind-proxy.ts): never on a public address. */
+function serveBehindProxy(
+  fetch: (req: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>,
+  trustedProxies: string[],
+  host: string,
+  port: number,
+  domain: string,
+) {
+  if (!isPrivateListenAddress(host))
+    throw new NodeError(
+      'proxy_listen_public',
+      `behind a proxy the node speaks plain http, so it listens on a loopback or private address only, not ${host}`,
+    );
+  const trusted = trustedProxyList(trustedProxies);
+  return serve({
+    fetch: (req, env) => {
+      const seen = forwardedRequest(req, env.incoming.socket.remoteAddress, trusted, domain);
+      return 'response' in seen ? seen.response : fetch(seen.request, env);
+    },
+    port,
+    hostname: host,
+    createServer: createHttpServer,
+    serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
+  });
 }
 
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
@@ -127,25 +180,33 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const service = await createOfferService({ store, keysDir: nodePaths(o.dataDir).keys, ...(o.now ? { now: o.now } : {}) });
     const tls = await loadServeTls(o, service.canonicalDomain);
     const app = createNodeApp(service, { onError: o.onError ?? reportInternalError, ...(o.log ? { log: o.log } : {}) });
-    const server = serve({
-      fetch: app.fetch,
-      port: o.port ?? 0,
-      hostname: o.host ?? '127.0.0.1',
-      createServer,
-      serverOptions: {
-        key: tls.keyPem,
-        cert: tls.certPem,
-        handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
-        maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
-      },
-    }) as Server;
+    const host = o.host ?? '127.0.0.1';
+    const port = o.port ?? 0;
+    const server = (
+      tls
+        ? serve({
+            fetch: app.fetch,
+            port,
+            hostname: host,
+            createServer,
+            serverOptions: {
+              key: tls.keyPem,
+              cert: tls.certPem,
+              handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
+              maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+            },
+          })
+        : serveBehindProxy(app.fetch, o.behindProxy?.trustedProxies ?? [], host, port, service.canonicalDomain)
+    ) as Server;
     server.headersTimeout = SERVER_LIMITS.headersTimeout;
     server.requestTimeout = SERVER_LIMITS.requestTimeout;
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
     capConnectionsPerClient(server, maxPerClient);
     await new Promise<void>((resolveListen, reject) => {
       server.once('listening', resolveListen);
-      server.once('error', (e: NodeJS.ErrnoException) => reject(new NodeError('listen_failed', `cannot listen: ${e.code ?? e.message}`)));
+      server.once('error', (e: NodeJS.ErrnoException) =>
+        reject(new NodeError('listen_failed', `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { host, port })),
+      );
     });
     const addr = server.address() as AddressInfo;
     let closed: Promise<void> | undefined;
@@ -154,7 +215,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       canonicalDomain: service.canonicalDomain,
       address: addr.address,
       port: addr.port,
-      ...(tls.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
+      ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       service,
       close() {
         closed ??= new Promise<void>((done) => {

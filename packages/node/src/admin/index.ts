@@ -3,3 +3,12 @@ export { assertCanonicalDomain, type InitNodeOptions, type InitNodeResult, initN
 export { type KeyListing, listKeys, MAX_PUBLISH_AHEAD_SECONDS, revokeKey, rotateKey } from './keys.js';
 export { updateProperty } from './property.js';
 export { type NodeStoreOptions, withNodeStore } from './store.js';
+export {
+  BACKUP_PASSPHRASE_ENV,
+  type BackupNodeOptions,
+  type BackupNodeResult,
+  backupNode,
+  type RestoreNodeOptions,
+  type RestoreNodeResult,
+  restoreNode,
+} from './backup.js';
