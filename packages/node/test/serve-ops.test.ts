@@ -94,7 +94,11 @@ describe('behind a TLS-terminating proxy', () => {
     const node = await serveNode({ dataDir, behindProxy: { trustedProxies: ['127.0.0.0/8'] } });
     try {
       expect(node.origin).toBe(`https://${DOMAIN}`);
-      const ok = await httpGet(node.port, DISCOVERY_PATH, { host: `127.0.0.1:${node.port}`, 'x-forwarded-proto': 'https', 'x-forwarded-host': DOMAIN });
+      const ok = await httpGet(node.port, DISCOVERY_PATH, {
+        host: `127.0.0.1:${node.port}`,
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': DOMAIN,
+      });
       expect(ok.status).toBe(200);
       expect(JSON.parse(ok.body).canonical_domain).toBe(DOMAIN);
       // The proxy passed a plain-http request through: the node answers with its https origin.
@@ -180,11 +184,15 @@ describe('backup and restore', () => {
     const out = join(tmp.dir, 'tamper.vrpbak');
     await backupNode({ dataDir, out, passphrase });
     const target = join(tmp.dir, 'not-restored');
-    expect(() => restoreNode({ in: out, dataDir: target, passphrase: 'wrong' })).toThrow(expect.objectContaining({ code: 'backup_unauthenticated' }));
+    expect(() => restoreNode({ in: out, dataDir: target, passphrase: 'wrong' })).toThrow(
+      expect.objectContaining({ code: 'backup_unauthenticated' }),
+    );
     const bytes = readFileSync(out);
     bytes[bytes.length - 40] ^= 1;
     writeFileSync(out, bytes);
-    expect(() => restoreNode({ in: out, dataDir: target, passphrase })).toThrow(expect.objectContaining({ code: 'backup_unauthenticated' }));
+    expect(() => restoreNode({ in: out, dataDir: target, passphrase })).toThrow(
+      expect.objectContaining({ code: 'backup_unauthenticated' }),
+    );
     expect(() => statSync(target)).toThrow();
     writeFileSync(out, 'not a backup');
     expect(() => restoreNode({ in: out, dataDir: target, passphrase })).toThrow(expect.objectContaining({ code: 'backup_invalid' }));
