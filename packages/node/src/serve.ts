@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { isVrpError } from '@vrpkit/core';
+import { type AcmeOptions, type AcmeStatus, startAcme } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
@@ -36,6 +37,8 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    * or CIDR blocks) and removed from every other request.
    */
   behindProxy?: { trustedProxies: string[] };
+  /** Obtain and renew the domain's certificate from an ACME CA (see acme.ts); one process only. */
+  acme?: AcmeOptions;
   /**
    * Most simultaneous connections one client address may hold (default
    * `DEFAULT_MAX_CONNECTIONS_PER_CLIENT`); a connection past it is closed as it is accepted,
@@ -107,6 +110,8 @@ export interface ServedNode {
   caFile?: string;
   caPem?: string;
   service: OfferService;
+  /** With `acme`: the certificate's expiry and the renewal counters. */
+  acmeStatus?: () => AcmeStatus;
   close(): Promise<void>;
 }
 
@@ -124,9 +129,11 @@ function readTlsFile(file: string, what: string): string {
  * or the dev CA's under `<dataDir>/tls/`); `null` behind a proxy, which terminates TLS itself.
  */
 export async function loadServeTls(
-  o: Pick<ServeNodeOptions, 'dataDir' | 'dev' | 'tlsCert' | 'tlsKey' | 'behindProxy'>,
+  o: Pick<ServeNodeOptions, 'dataDir' | 'dev' | 'tlsCert' | 'tlsKey' | 'behindProxy' | 'acme'>,
   domain: string,
 ): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string } | null> {
+  // Two processes renewing one certificate would race for the challenge and the files.
+  if (o.acme) throw new NodeError('acme_single_process', '--acme runs in one process: drop --workers');
   if (o.behindProxy) {
     if (o.tlsCert || o.tlsKey || o.dev)
       throw new NodeError('tls_behind_proxy', 'behind a proxy the proxy holds the certificate: drop --tls-cert, --tls-key and --dev');
@@ -176,12 +183,19 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
     throw new NodeError('invalid_connection_cap', 'the per-client connection cap is a positive integer');
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  let acme: Awaited<ReturnType<typeof startAcme>> | undefined;
   try {
     const service = await createOfferService({ store, keysDir: nodePaths(o.dataDir).keys, ...(o.now ? { now: o.now } : {}) });
-    const tls = await loadServeTls(o, service.canonicalDomain);
-    const app = createNodeApp(service, { onError: o.onError ?? reportInternalError, ...(o.log ? { log: o.log } : {}) });
+    const onError = o.onError ?? reportInternalError;
     const host = o.host ?? '127.0.0.1';
     const port = o.port ?? 0;
+    if (o.acme && (o.tlsCert || o.tlsKey || o.dev || o.behindProxy))
+      throw new NodeError('acme_conflict', '--acme obtains the certificate itself: drop --tls-cert, --tls-key, --dev and --behind-proxy');
+    acme = o.acme
+      ? await startAcme({ ...o.acme, tlsDir: nodePaths(o.dataDir).tls, domain: service.canonicalDomain, host, onError })
+      : undefined;
+    const tls: Awaited<ReturnType<typeof loadServeTls>> = acme ? acme.current : await loadServeTls(o, service.canonicalDomain);
+    const app = createNodeApp(service, { onError, ...(o.log ? { log: o.log } : {}) });
     const server = (
       tls
         ? serve({
@@ -202,6 +216,8 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     server.requestTimeout = SERVER_LIMITS.requestTimeout;
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
     capConnectionsPerClient(server, maxPerClient);
+    // A renewed certificate is served from the next handshake on; open connections keep theirs.
+    acme?.onRenewed((pair) => server.setSecureContext({ key: pair.keyPem, cert: pair.certPem }));
     await new Promise<void>((resolveListen, reject) => {
       server.once('listening', resolveListen);
       server.once('error', (e: NodeJS.ErrnoException) =>
@@ -217,15 +233,19 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       port: addr.port,
       ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       service,
+      ...(acme ? { acmeStatus: acme.status } : {}),
       close() {
         closed ??= new Promise<void>((done) => {
           server.close(() => done());
           server.closeAllConnections();
-        }).then(() => store.close());
+        })
+          .then(() => acme?.close())
+          .then(() => store.close());
         return closed;
       },
     };
   } catch (e) {
+    await acme?.close().catch(() => {});
     await store.close().catch(() => {});
     throw e;
   }
