@@ -91,6 +91,25 @@ describe('vrp node serve --json', () => {
     expect(pub.code).toBe(1);
     expect(pub.stderr).toContain('error[proxy_listen_public]');
   });
+
+  it('--acme needs --acme-email, and runs in one process only', async () => {
+    const noEmail = await runVrpInProcess(['node', 'serve', '--data-dir', dataDir, '--acme']);
+    expect(noEmail.code).toBe(1);
+    expect(noEmail.stderr).toContain('error[acme_email_required]');
+    const workers = await runVrpInProcess([
+      'node',
+      'serve',
+      '--data-dir',
+      dataDir,
+      '--acme',
+      '--acme-email',
+      'a@b.example',
+      '--workers',
+      '2',
+    ]);
+    expect(workers.code).toBe(1);
+    expect(workers.stderr).toContain('error[acme_single_process]');
+  });
 });
 
 describe('vrp node backup / restore', () => {

@@ -112,7 +112,10 @@ export async function startAcme(
   const listener = await challengeListener(tokens, o.domain, o.host, port);
 
   const obtain = async (): Promise<PemKeyPair> => {
-    const [key, csr] = await acme.crypto.createCsr({ commonName: o.domain, altNames: [o.domain] }, await acme.crypto.createPrivateEcdsaKey());
+    const [key, csr] = await acme.crypto.createCsr(
+      { commonName: o.domain, altNames: [o.domain] },
+      await acme.crypto.createPrivateEcdsaKey(),
+    );
     const certPem = await client.auto({
       csr,
       email: o.email,
@@ -136,7 +139,10 @@ export async function startAcme(
 
   let current: PemKeyPair;
   try {
-    const stored = existsSync(files.cert) && existsSync(files.key) ? { certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8') } : null;
+    const stored =
+      existsSync(files.cert) && existsSync(files.key)
+        ? { certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8') }
+        : null;
     current =
       stored && new X509Certificate(stored.certPem).checkHost(o.domain) !== undefined && renewalTime(stored.certPem) > Date.now()
         ? stored

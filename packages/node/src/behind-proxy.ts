@@ -84,7 +84,9 @@ export function forwardedRequest(
       return { response: new Response(body, { status: 421, headers: { 'content-type': JSON_TYPE } }) };
     }
     if (proto === 'http') {
-      return { response: new Response(null, { status: 308, headers: { location: `https://${host ?? domain}${url.pathname}${url.search}` } }) };
+      return {
+        response: new Response(null, { status: 308, headers: { location: `https://${host ?? domain}${url.pathname}${url.search}` } }),
+      };
     }
     return { request: req };
   }
@@ -93,4 +95,3 @@ export function forwardedRequest(
   for (const h of FORWARDED_HEADERS) headers.delete(h);
   return { request: new Request(req, { headers }) };
 }
-

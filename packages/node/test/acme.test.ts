@@ -8,11 +8,11 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { connect } from 'node:tls';
 import { join } from 'node:path';
-import * as acme from 'acme-client';
+import { connect } from 'node:tls';
 import { createDevCa, initNode, issueServerCertificate, type ServedNode, serveNode } from '@vrpkit/node';
 import { DISCOVERY_PATH } from '@vrpkit/protocol';
+import * as acme from 'acme-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeClient, tempDir } from './node-helpers.js';
 
@@ -29,7 +29,8 @@ function installed(cmd: string): boolean {
   }
 }
 const havePebble = installed('pebble') && installed('pebble-challtestsrv');
-if (!havePebble) console.warn('[acme.test] skipped: Debian `pebble` (pebble, pebble-challtestsrv) is not installed; `apt-get install pebble`');
+if (!havePebble)
+  console.warn('[acme.test] skipped: Debian `pebble` (pebble, pebble-challtestsrv) is not installed; `apt-get install pebble`');
 
 function freePort(): Promise<number> {
   return new Promise((done) => {
@@ -96,7 +97,20 @@ describe.skipIf(!havePebble)('vrp node serve --acme against Pebble', () => {
     children.push(
       spawn(
         'pebble-challtestsrv',
-        ['-dns01', `127.0.0.1:${ports.dns}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-management', `127.0.0.1:${ports.challManagement}`, '-defaultIPv6', ''],
+        [
+          '-dns01',
+          `127.0.0.1:${ports.dns}`,
+          '-http01',
+          '',
+          '-https01',
+          '',
+          '-tlsalpn01',
+          '',
+          '-management',
+          `127.0.0.1:${ports.challManagement}`,
+          '-defaultIPv6',
+          '',
+        ],
         { stdio: 'ignore' },
       ),
     );
@@ -127,13 +141,20 @@ describe.skipIf(!havePebble)('vrp node serve --acme against Pebble', () => {
   it('obtains a certificate over HTTP-01, stores it 0600, renews it while serving, and keeps it when renewal fails', async () => {
     node = await serveNode({
       dataDir,
-      acme: { email: 'host@acme-node.example', directoryUrl: `https://127.0.0.1:${ports.api}/dir`, httpPort: ports.http01, directoryCa: apiCa },
+      acme: {
+        email: 'host@acme-node.example',
+        directoryUrl: `https://127.0.0.1:${ports.api}/dir`,
+        httpPort: ports.http01,
+        directoryCa: apiCa,
+      },
       onError: (e) => errors.push(e as { code?: string; message: string }),
     });
     // Pebble makes a new root each run; the client trusts it as it would trust Let's Encrypt's.
     const root = await (
       await import('undici').then(({ fetch, Agent }) =>
-        fetch(`https://127.0.0.1:${ports.management}/roots/0`, { dispatcher: new Agent({ connect: { ca: apiCa, servername: 'localhost' } }) }),
+        fetch(`https://127.0.0.1:${ports.management}/roots/0`, {
+          dispatcher: new Agent({ connect: { ca: apiCa, servername: 'localhost' } }),
+        }),
       )
     ).text();
     const client = nodeClient(DOMAIN, node.port, root);
@@ -147,14 +168,16 @@ describe.skipIf(!havePebble)('vrp node serve --acme against Pebble', () => {
     const first = await servedSerial(node.port, root);
 
     // Renewal at two thirds of the lifetime, without a restart: the next handshake sees the new certificate.
-    await expect.poll(() => node!.acmeStatus!().renewals, { timeout: VALIDITY_SECONDS * 1000 * 2, interval: 250 }).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(() => node!.acmeStatus!().renewals, { timeout: VALIDITY_SECONDS * 1000 * 2, interval: 250 })
+      .toBeGreaterThanOrEqual(1);
     const renewed = await servedSerial(node.port, root);
     expect(renewed).not.toBe(first);
 
     // The CA goes away: the next renewal fails loudly, is counted, and the node keeps its certificate.
     // acme-client retries a refused connection 5 times, 5 s apart and growing (right for a CA's
     // brief outage); here the first refusal is the failure, so it shows within the certificate's 15 s.
-    acme.axios.defaults.acmeSettings.retryMaxAttempts = 0;
+    (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number } }).acmeSettings.retryMaxAttempts = 0;
     pebble.kill('SIGTERM');
     await expect
       .poll(() => node!.acmeStatus!().renewal_failures, { timeout: VALIDITY_SECONDS * 1000 * 2, interval: 250 })

@@ -188,7 +188,7 @@ describe('backup and restore', () => {
       expect.objectContaining({ code: 'backup_unauthenticated' }),
     );
     const bytes = readFileSync(out);
-    bytes[bytes.length - 40] ^= 1;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 40) ^ 1, bytes.length - 40);
     writeFileSync(out, bytes);
     expect(() => restoreNode({ in: out, dataDir: target, passphrase })).toThrow(
       expect.objectContaining({ code: 'backup_unauthenticated' }),

@@ -94,7 +94,10 @@ function backupPassphrase(file: string | undefined): string {
   try {
     return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
   } catch (cause) {
-    throw new NodeError('passphrase_unreadable', `cannot read the passphrase file ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new NodeError(
+      'passphrase_unreadable',
+      `cannot read the passphrase file ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
 }
 
@@ -182,6 +185,14 @@ export function registerNodeCommands(program: Command): void {
       .option('--tls-key <file>', 'TLS private key (PEM)')
       .option('--dev', 'use a local dev CA and certificate, created once under <data-dir>/tls/')
       .option(
+        '--acme',
+        'obtain and renew the certificate for DOMAIN from an ACME CA (HTTP-01 on --acme-http-port), stored in <data-dir>/tls/acme/',
+      )
+      .option('--acme-email <email>', 'with --acme: contact address for the ACME account')
+      .option('--acme-directory <url>', 'with --acme: the CA directory URL (default: Let’s Encrypt production)')
+      .option('--acme-http-port <port>', 'with --acme: port of the HTTP-01 listener (the CA connects to port 80)', port, 80)
+      .option('--acme-ca <file>', 'with --acme: extra trusted CA (PEM) for the directory’s https, e.g. a private ACME CA')
+      .option(
         '--behind-proxy',
         'serve plain http on a loopback or private --host to a reverse proxy that terminates TLS for https://DOMAIN',
       )
@@ -213,11 +224,18 @@ export function registerNodeCommands(program: Command): void {
         dev?: boolean;
         behindProxy?: boolean;
         trustedProxy?: string[];
+        acme?: boolean;
+        acmeEmail?: string;
+        acmeDirectory?: string;
+        acmeHttpPort: number;
+        acmeCa?: string;
         workers: number;
         maxConnectionsPerClient: number;
       },
     ) =>
       run(o.json, async () => {
+        if (o.acme && !o.acmeEmail)
+          throw new NodeError('acme_email_required', '--acme needs --acme-email: the CA sends expiry and policy mail there');
         const options = {
           ...storeOptions(o),
           port: o.port,
@@ -227,6 +245,16 @@ export function registerNodeCommands(program: Command): void {
           ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
           ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
           ...(o.behindProxy ? { behindProxy: { trustedProxies: o.trustedProxy ?? [] } } : {}),
+          ...(o.acme && o.acmeEmail
+            ? {
+                acme: {
+                  email: o.acmeEmail,
+                  httpPort: o.acmeHttpPort,
+                  ...(o.acmeDirectory ? { directoryUrl: o.acmeDirectory } : {}),
+                  ...(o.acmeCa ? { directoryCa: readFileSync(o.acmeCa, 'utf8') } : {}),
+                },
+              }
+            : {}),
         };
         // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
         if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
@@ -289,7 +317,10 @@ export function registerNodeCommands(program: Command): void {
     run(o.json, async () => {
       const r = restoreNode({ dataDir: o.dataDir, in: o.in, passphrase: backupPassphrase(o.passphraseFile) });
       if (o.json) printJson(r);
-      else process.stdout.write(`restored ${r.canonical_domain} (backup of ${r.created_at}) into ${r.data_dir}${r.note ? `; ${r.note}` : ''}\n`);
+      else
+        process.stdout.write(
+          `restored ${r.canonical_domain} (backup of ${r.created_at}) into ${r.data_dir}${r.note ? `; ${r.note}` : ''}\n`,
+        );
     }),
   );
 

@@ -255,7 +255,11 @@ export function registerVerifyCommands(program: Command): void {
     .option('--check-in <date>', 'YYYY-MM-DD')
     .option('--check-out <date>', 'YYYY-MM-DD')
     .option('--guests <n>', 'number of guests')
-    .option('--connect-to <HOST:443:ADDR:PORT>', 'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)', collectConnectTo)
+    .option(
+      '--connect-to <HOST:443:ADDR:PORT>',
+      'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)',
+      collectConnectTo,
+    )
     .option('--cacert <file>', "extra trusted CA certificate (PEM), e.g. a dev node's <dataDir>/tls/ca.pem")
     .option('--via <surface>', 'fetch through http|mcp|a2a|webmcp, or all side by side (exit status of the weakest surface)', parseVia)
     .option('--envelope <file>', 'offline: the signed_verified_stay_offer envelope (JSON)')

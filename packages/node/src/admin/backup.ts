@@ -93,7 +93,11 @@ function readDirFiles(dir: string, prefix: string): ArchiveFile[] {
   return readdirSync(dir)
     .filter((name) => statSync(join(dir, name)).isFile() && !name.includes('.tmp-'))
     .sort()
-    .map((name) => ({ path: `${prefix}/${name}`, mode: statSync(join(dir, name)).mode & 0o777, data: readFileSync(join(dir, name)).toString('base64') }));
+    .map((name) => ({
+      path: `${prefix}/${name}`,
+      mode: statSync(join(dir, name)).mode & 0o777,
+      data: readFileSync(join(dir, name)).toString('base64'),
+    }));
 }
 
 /** Kids the snapshot says may still sign (active or pending): the backup must hold their private files. */

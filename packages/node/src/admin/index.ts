@@ -1,8 +1,3 @@
-export { addCalendarBlock, addCalendarFeed, listCalendar, removeCalendarBlock, removeCalendarFeed, syncCalendar } from './calendar.js';
-export { assertCanonicalDomain, type InitNodeOptions, type InitNodeResult, initNode } from './init.js';
-export { type KeyListing, listKeys, MAX_PUBLISH_AHEAD_SECONDS, revokeKey, rotateKey } from './keys.js';
-export { updateProperty } from './property.js';
-export { type NodeStoreOptions, withNodeStore } from './store.js';
 export {
   BACKUP_PASSPHRASE_ENV,
   type BackupNodeOptions,
@@ -12,3 +7,8 @@ export {
   type RestoreNodeResult,
   restoreNode,
 } from './backup.js';
+export { addCalendarBlock, addCalendarFeed, listCalendar, removeCalendarBlock, removeCalendarFeed, syncCalendar } from './calendar.js';
+export { assertCanonicalDomain, type InitNodeOptions, type InitNodeResult, initNode } from './init.js';
+export { type KeyListing, listKeys, MAX_PUBLISH_AHEAD_SECONDS, revokeKey, rotateKey } from './keys.js';
+export { updateProperty } from './property.js';
+export { type NodeStoreOptions, withNodeStore } from './store.js';
