@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { isVrpError } from '@vrpkit/core';
-import { type AcmeOptions, type AcmeStatus, startAcme } from './acme.js';
+import { type AcmeCertificates, type AcmeOptions, type AcmeStatus, startAcme } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
@@ -183,7 +183,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
     throw new NodeError('invalid_connection_cap', 'the per-client connection cap is a positive integer');
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
-  let acme: Awaited<ReturnType<typeof startAcme>> | undefined;
+  let acme: AcmeCertificates | undefined;
   try {
     const service = await createOfferService({ store, keysDir: nodePaths(o.dataDir).keys, ...(o.now ? { now: o.now } : {}) });
     const onError = o.onError ?? reportInternalError;
