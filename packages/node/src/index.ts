@@ -1,4 +1,4 @@
-export { type AcmeOptions, type AcmeStatus, DEFAULT_ACME_DIRECTORY } from './acme.js';
+export type { AcmeOptions, AcmeStatus } from './acme.js';
 export * from './admin/index.js';
 export * from './availability.js';
 export * from './cluster.js';

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { isVrpError } from '@vrpkit/core';
-import { type AcmeCertificates, type AcmeOptions, type AcmeStatus, startAcme } from './acme.js';
+import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
@@ -191,8 +191,15 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const port = o.port ?? 0;
     if (o.acme && (o.tlsCert || o.tlsKey || o.dev || o.behindProxy))
       throw new NodeError('acme_conflict', '--acme obtains the certificate itself: drop --tls-cert, --tls-key, --dev and --behind-proxy');
+    // acme-client (and its HTTP stack) is loaded only by a node that uses it.
     acme = o.acme
-      ? await startAcme({ ...o.acme, tlsDir: nodePaths(o.dataDir).tls, domain: service.canonicalDomain, host, onError })
+      ? await (await import('./acme.js')).startAcme({
+          ...o.acme,
+          tlsDir: nodePaths(o.dataDir).tls,
+          domain: service.canonicalDomain,
+          host,
+          onError,
+        })
       : undefined;
     const tls: Awaited<ReturnType<typeof loadServeTls>> = acme ? acme.current : await loadServeTls(o, service.canonicalDomain);
     const app = createNodeApp(service, { onError, ...(o.log ? { log: o.log } : {}) });
