@@ -1,31 +1,54 @@
 import { Command, CommanderError } from 'commander';
-import { registerConformanceCommands } from './commands/conformance.js';
-import { registerDemoCommand } from './commands/demo.js';
-import { registerGateCommands } from './commands/gate.js';
-import { registerNodeCommands } from './commands/node.js';
-import { registerReceiptCommands } from './commands/receipt.js';
-import { registerVerifyCommands } from './commands/verify.js';
 import { EXIT_USAGE } from './io.js';
 
-/** Build the `vrp` program. Each command group lives in its own module under commands/. */
-export function buildProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * The command groups, each in its own module under commands/ and imported only when the command
+ * line names it: a group pulls in the node, agent or gate packages (TLS, SQLite, MCP and A2A
+ * SDKs), so loading all of them would make `vrp --version` or `vrp gate …` pay for every other.
+ * The summary is what `vrp --help` lists before any group is loaded.
+ */
+const COMMAND_GROUPS: Record<string, { summary: string; load: () => Promise<Register> }> = {
+  node: { summary: 'run a VRP node for your property', load: async () => (await import('./commands/node.js')).registerNodeCommands },
+  verify: { summary: 'verify a node’s signed stay offer', load: async () => (await import('./commands/verify.js')).registerVerifyCommands },
+  receipt: { summary: 'verify VRP receipts', load: async () => (await import('./commands/receipt.js')).registerReceiptCommands },
+  gate: { summary: 'the Tool-Use Binding gate', load: async () => (await import('./commands/gate.js')).registerGateCommands },
+  conformance: {
+    summary: 'check a node against the spec',
+    load: async () => (await import('./commands/conformance.js')).registerConformanceCommands,
+  },
+  demo: { summary: 'run a sample node in dev mode', load: async () => (await import('./commands/demo.js')).registerDemoCommand },
+};
+
+/**
+ * Build the `vrp` program with the named command groups registered in full (default: all of
+ * them); the others appear in `vrp --help` with their summary only.
+ */
+export async function buildProgram(groups: readonly string[] = Object.keys(COMMAND_GROUPS)): Promise<Command> {
   const program = new Command('vrp')
     .description('vrpkit: publish, verify and gate verifiable agent tool calls for direct vacation-rental booking')
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride();
-  registerNodeCommands(program);
-  registerVerifyCommands(program);
-  registerReceiptCommands(program);
-  registerGateCommands(program);
-  registerConformanceCommands(program);
-  registerDemoCommand(program);
+  for (const [name, group] of Object.entries(COMMAND_GROUPS)) {
+    if (groups.includes(name)) (await group.load())(program);
+    else program.command(name).description(group.summary);
+  }
   return program;
+}
+
+/** The command group a command line names (`vrp node …`, `vrp help node`), if any. */
+function namedGroup(argv: readonly string[]): string | undefined {
+  const [first, second] = argv.slice(2);
+  const name = first === 'help' ? second : first;
+  return name !== undefined && Object.hasOwn(COMMAND_GROUPS, name) ? name : undefined;
 }
 
 /** Run the CLI; resolves to the process exit code (64 for usage errors, as sysexits EX_USAGE). */
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const group = namedGroup(argv);
+  const program = await buildProgram(group ? [group] : []);
   try {
     await program.parseAsync(argv);
     return process.exitCode === undefined ? 0 : Number(process.exitCode);

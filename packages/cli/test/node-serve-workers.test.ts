@@ -96,7 +96,7 @@ describe('vrp node serve --workers', () => {
       const run = vrp(['node', 'serve', '--data-dir', dataDir, '--dev', '--workers', '2', '--port', String(port)]);
       expect(await run.exited).toBe(1);
       const stderr = run.stderr();
-      expect(stderr).toMatch(/^error\[listen_failed\]: cannot listen: EADDRINUSE$/m);
+      expect(stderr).toMatch(new RegExp(`^error\\[listen_failed\\]: cannot listen on 127\\.0\\.0\\.1:${port}: EADDRINUSE$`, 'm'));
       expect(stderr).toMatch(/^error\[worker_failed\]/m);
     } finally {
       busy.close();

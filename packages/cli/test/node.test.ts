@@ -201,6 +201,7 @@ describe('vrp node serve', () => {
     const first = JSON.parse((await lines.next()).value as string);
     expect(first).toEqual({
       event: 'listening',
+      ts: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       origin: 'https://serve-cli.example',
       address: '127.0.0.1',
       port: expect.any(Number),

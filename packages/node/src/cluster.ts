@@ -127,7 +127,7 @@ export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onErro
       canonicalDomain: domain,
       address,
       port,
-      ...(tls.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
+      ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       workerPids: forked.map((w) => w.process.pid!),
       stopped,
       close() {

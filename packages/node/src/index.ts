@@ -1,3 +1,4 @@
+export type { AcmeOptions, AcmeStatus } from './acme.js';
 export * from './admin/index.js';
 export * from './availability.js';
 export * from './cluster.js';

@@ -1,15 +1,19 @@
 /**
- * Serve a node over https (`vrp node serve`, and the programmatic server every test uses).
+ * Serve a node over https (`vrp node serve`, and the programmatic server every test uses), or
+ * over plain http to a TLS-terminating reverse proxy (`--behind-proxy`, see behind-proxy.ts).
  * The public origin is always `https://{canonical_domain}`; the listening address and port are
  * deployment detail that never appears in a document.
  */
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import { serve } from '@hono/node-server';
+import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { isVrpError } from '@vrpkit/core';
+import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
+import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { readinessProbe } from './health.js';
@@ -18,7 +22,7 @@ import type { OfferService } from './service.js';
 import { createOfferService } from './service.js';
 import { NodeStore } from './store/store.js';
 import { startCalendarSync } from './sync-loop.js';
-import { ensureDevTls } from './tls.js';
+import { checkServingCertificate, ensureDevTls } from './tls.js';
 
 /** `now` is the node's clock (epoch ms), injected in tests; TLS validity follows the real clock. */
 export interface ServeNodeOptions extends NodeStoreOptions {
@@ -30,6 +34,14 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   dev?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  /**
+   * Serve plain http to a reverse proxy that terminates TLS for `https://{domain}`, on a loopback
+   * or private `host` only; `X-Forwarded-Proto/Host` are believed from `trustedProxies` (addresses
+   * or CIDR blocks) and removed from every other request.
+   */
+  behindProxy?: { trustedProxies: string[] };
+  /** Obtain and renew the domain's certificate from an ACME CA (see acme.ts); one process only. */
+  acme?: AcmeOptions;
   /**
    * Most simultaneous connections one client address may hold (default
    * `DEFAULT_MAX_CONNECTIONS_PER_CLIENT`); a connection past it is closed as it is accepted,
@@ -109,24 +121,72 @@ export interface ServedNode {
   caFile?: string;
   caPem?: string;
   service: OfferService;
+  /** With `acme`: the certificate's expiry and the renewal counters. */
+  acmeStatus?: () => AcmeStatus;
   close(): Promise<void>;
 }
 
-/** The TLS certificate and key a node serves with (the host's own, or the dev CA's under `<dataDir>/tls/`). */
-export function loadServeTls(
-  o: Pick<ServeNodeOptions, 'dataDir' | 'dev' | 'tlsCert' | 'tlsKey'>,
+function readTlsFile(file: string, what: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (cause) {
+    const reason = (cause as NodeJS.ErrnoException).code ?? 'error';
+    throw new NodeError('tls_unreadable', `cannot read the TLS ${what} ${file}: ${reason}`, { file, reason });
+  }
+}
+
+/**
+ * The TLS certificate and key a node serves with (the host's own, checked against the domain,
+ * or the dev CA's under `<dataDir>/tls/`); `null` behind a proxy, which terminates TLS itself.
+ */
+export async function loadServeTls(
+  o: Pick<ServeNodeOptions, 'dataDir' | 'dev' | 'tlsCert' | 'tlsKey' | 'behindProxy' | 'acme'>,
   domain: string,
-): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string }> {
+): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string } | null> {
+  // Two processes renewing one certificate would race for the challenge and the files.
+  if (o.acme) throw new NodeError('acme_single_process', '--acme runs in one process: drop --workers');
+  if (o.behindProxy) {
+    if (o.tlsCert || o.tlsKey || o.dev)
+      throw new NodeError('tls_behind_proxy', 'behind a proxy the proxy holds the certificate: drop --tls-cert, --tls-key and --dev');
+    return null;
+  }
   if (o.tlsCert || o.tlsKey) {
     if (!o.tlsCert || !o.tlsKey) throw new NodeError('tls_incomplete', '--tls-cert and --tls-key go together');
-    try {
-      return Promise.resolve({ certPem: readFileSync(o.tlsCert, 'utf8'), keyPem: readFileSync(o.tlsKey, 'utf8') });
-    } catch (cause) {
-      throw new NodeError('tls_unreadable', `cannot read the TLS certificate or key: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
+    const pair = { certPem: readTlsFile(o.tlsCert, 'certificate'), keyPem: readTlsFile(o.tlsKey, 'key') };
+    checkServingCertificate(pair, domain, { cert: o.tlsCert, key: o.tlsKey });
+    return pair;
   }
   if (o.dev) return ensureDevTls(nodePaths(o.dataDir).tls, domain);
-  throw new NodeError('tls_required', 'a node serves https only: pass --tls-cert and --tls-key, or --dev for a local dev CA');
+  throw new NodeError(
+    'tls_required',
+    'a node serves https only: pass --tls-cert and --tls-key, --dev for a local dev CA, or --behind-proxy behind a TLS-terminating proxy',
+  );
+}
+
+/** Plain http for a reverse proxy (see behind-proxy.ts): never on a public address. */
+function serveBehindProxy(
+  fetch: (req: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>,
+  trustedProxies: string[],
+  host: string,
+  port: number,
+  domain: string,
+) {
+  if (!isPrivateListenAddress(host))
+    throw new NodeError(
+      'proxy_listen_public',
+      `behind a proxy the node speaks plain http, so it listens on a loopback or private address only, not ${host}`,
+    );
+  const trusted = trustedProxyList(trustedProxies);
+  return serve({
+    fetch: (req, env) => {
+      const seen = forwardedRequest(req, env.incoming.socket.remoteAddress, trusted, domain);
+      return 'response' in seen ? seen.response : fetch(seen.request, env);
+    },
+    port,
+    hostname: host,
+    createServer: createHttpServer,
+    serverOptions: { maxHeaderSize: SERVER_LIMITS.maxHeaderSize },
+  });
 }
 
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
@@ -134,6 +194,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
     throw new NodeError('invalid_connection_cap', 'the per-client connection cap is a positive integer');
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  let acme: AcmeCertificates | undefined;
   try {
     const service = await createOfferService({
       store,
@@ -141,38 +202,61 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       ...(o.now ? { now: o.now } : {}),
       ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
     });
-    const tls = await loadServeTls(o, service.canonicalDomain);
+    const onError = o.onError ?? reportInternalError;
+    const host = o.host ?? '127.0.0.1';
+    const port = o.port ?? 0;
+    if (o.acme && (o.tlsCert || o.tlsKey || o.dev || o.behindProxy))
+      throw new NodeError('acme_conflict', '--acme obtains the certificate itself: drop --tls-cert, --tls-key, --dev and --behind-proxy');
+    // acme-client (and its HTTP stack) is loaded only by a node that uses it.
+    acme = o.acme
+      ? await (await import('./acme.js')).startAcme({
+          ...o.acme,
+          tlsDir: nodePaths(o.dataDir).tls,
+          domain: service.canonicalDomain,
+          host,
+          onError,
+        })
+      : undefined;
+    const tls: Awaited<ReturnType<typeof loadServeTls>> = acme ? acme.current : await loadServeTls(o, service.canonicalDomain);
     const app = createNodeApp(service, {
-      onError: o.onError ?? reportInternalError,
+      onError,
       readiness: readinessProbe(store, nodePaths(o.dataDir).keys, service.now),
       ...(o.log ? { log: o.log } : {}),
     });
-    const server = serve({
-      fetch: app.fetch,
-      port: o.port ?? 0,
-      hostname: o.host ?? '127.0.0.1',
-      createServer,
-      serverOptions: {
-        key: tls.keyPem,
-        cert: tls.certPem,
-        handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
-        maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
-      },
-    }) as Server;
+    const server = (
+      tls
+        ? serve({
+            fetch: app.fetch,
+            port,
+            hostname: host,
+            createServer,
+            serverOptions: {
+              key: tls.keyPem,
+              cert: tls.certPem,
+              handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
+              maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+            },
+          })
+        : serveBehindProxy(app.fetch, o.behindProxy?.trustedProxies ?? [], host, port, service.canonicalDomain)
+    ) as Server;
     server.headersTimeout = SERVER_LIMITS.headersTimeout;
     server.requestTimeout = SERVER_LIMITS.requestTimeout;
     server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
     capConnectionsPerClient(server, maxPerClient);
+    // A renewed certificate is served from the next handshake on; open connections keep theirs.
+    acme?.onRenewed((pair) => server.setSecureContext({ key: pair.keyPem, cert: pair.certPem }));
     await new Promise<void>((resolveListen, reject) => {
       server.once('listening', resolveListen);
-      server.once('error', (e: NodeJS.ErrnoException) => reject(new NodeError('listen_failed', `cannot listen: ${e.code ?? e.message}`)));
+      server.once('error', (e: NodeJS.ErrnoException) =>
+        reject(new NodeError('listen_failed', `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { host, port })),
+      );
     });
     const addr = server.address() as AddressInfo;
     const sync =
       o.syncIntervalMs && !cluster.isWorker
         ? startCalendarSync(store, {
             intervalMs: o.syncIntervalMs,
-            onError: o.onError ?? reportInternalError,
+            onError,
             ...(o.now ? { now: o.now } : {}),
           })
         : undefined;
@@ -182,19 +266,22 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       canonicalDomain: service.canonicalDomain,
       address: addr.address,
       port: addr.port,
-      ...(tls.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
+      ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       service,
+      ...(acme ? { acmeStatus: acme.status } : {}),
       close() {
         closed ??= new Promise<void>((done) => {
           server.close(() => done());
           server.closeAllConnections();
         })
           .then(() => sync?.stop())
+          .then(() => acme?.close())
           .then(() => store.close());
         return closed;
       },
     };
   } catch (e) {
+    await acme?.close().catch(() => {});
     await store.close().catch(() => {});
     throw e;
   }

@@ -4,11 +4,12 @@
  * reach the node like curl `--connect-to DOMAIN:443:127.0.0.1:PORT --cacert <dataDir>/tls/ca.pem`.
  */
 import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
+import { createPrivateKey, webcrypto, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
+import { NodeError } from './errors.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -128,4 +129,38 @@ export async function ensureDevTls(tlsDir: string, domain: string): Promise<DevT
     writeAtomic(f.cert, server.certPem, 0o644);
   }
   return { caFile: f.ca, caPem: ca.certPem, certPem: readFileSync(f.cert, 'utf8'), keyPem: readFileSync(f.key, 'utf8') };
+}
+
+/**
+ * Refuse a certificate and key a node cannot serve its domain with, before listening, with a code
+ * that names the file and the reason: not PEM, a key that is not the certificate's (OpenSSL would
+ * only say "key values mismatch"), or a certificate whose subjectAltName does not cover the
+ * canonical domain (every client would then fail the hostname check, RFC 9110 §4.3.4).
+ */
+export function checkServingCertificate(pair: PemKeyPair, domain: string, files: { cert: string; key: string }): void {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(pair.certPem);
+  } catch {
+    throw new NodeError('tls_invalid', `${files.cert} is not a PEM certificate`, { file: files.cert });
+  }
+  let key: ReturnType<typeof createPrivateKey>;
+  try {
+    key = createPrivateKey(pair.keyPem);
+  } catch {
+    throw new NodeError('tls_invalid', `${files.key} is not a PEM private key`, { file: files.key });
+  }
+  if (!cert.checkPrivateKey(key)) {
+    throw new NodeError('tls_key_mismatch', `the private key in ${files.key} does not belong to the certificate in ${files.cert}`, {
+      cert: files.cert,
+      key: files.key,
+    });
+  }
+  if (cert.checkHost(domain) === undefined) {
+    throw new NodeError(
+      'tls_wrong_domain',
+      `the certificate in ${files.cert} does not cover ${domain} (it names ${cert.subjectAltName ?? cert.subject.replace(/\n/g, ', ')})`,
+      { file: files.cert, domain },
+    );
+  }
 }

@@ -5,7 +5,7 @@ import { VrpError } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import type { Command } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
-import { collect, type StayOptions, stayRequest } from './verify.js';
+import { collectConnectTo, type StayOptions, stayRequest } from './verify.js';
 
 /** 0 the node conforms; 1 a check failed; 2 a check could not be evaluated (fail closed: unknown is not a pass). */
 export function conformanceExitCode(r: NodeBindingReport): number {
@@ -44,7 +44,11 @@ export function registerConformanceCommands(program: Command): void {
     .option('--check-in <date>', 'YYYY-MM-DD (default: 30 days ahead)')
     .option('--check-out <date>', 'YYYY-MM-DD (default: check-in + 3 nights)')
     .option('--guests <n>', 'number of guests (default 2)')
-    .option('--connect-to <HOST:443:ADDR:PORT>', 'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)', collect)
+    .option(
+      '--connect-to <HOST:443:ADDR:PORT>',
+      'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)',
+      collectConnectTo,
+    )
     .option('--cacert <file>', 'extra trusted CA certificate (PEM)')
     .option('--json', 'print the report as JSON')
     .action(async (target: string, o: StayOptions & { connectTo?: string[]; cacert?: string; json?: boolean }) => {

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import {
   addCalendarBlock,
   addCalendarFeed,
+  BACKUP_PASSPHRASE_ENV,
+  backupNode,
   DATABASE_URL_ENV,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -13,10 +15,12 @@ import {
   MAX_OFFER_CACHE_MAX_AGE_SECONDS,
   MAX_PUBLISH_AHEAD_SECONDS,
   MAX_SERVE_WORKERS,
+  NodeError,
   type NodeStoreOptions,
   type RequestLogEntry,
   removeCalendarBlock,
   removeCalendarFeed,
+  restoreNode,
   revokeKey,
   rotateKey,
   runServeWorker,
@@ -94,6 +98,19 @@ function storeOptions(o: Common): NodeStoreOptions {
   return { dataDir: o.dataDir, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) };
 }
 
+/** The backup passphrase: the file's content without its final newline, else the environment variable, else empty (refused). */
+function backupPassphrase(file: string | undefined): string {
+  if (file === undefined) return process.env[BACKUP_PASSPHRASE_ENV] ?? '';
+  try {
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (cause) {
+    throw new NodeError(
+      'passphrase_unreadable',
+      `cannot read the passphrase file ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
+  }
+}
+
 /** How a client reaches a node served on a loopback port: curl's --connect-to plus --cacert. */
 export function reachHints(s: Pick<ServedNode, 'canonicalDomain' | 'address' | 'port' | 'caFile'>) {
   const connectTo = `${s.canonicalDomain}:443:${s.address}:${s.port}`;
@@ -102,23 +119,28 @@ export function reachHints(s: Pick<ServedNode, 'canonicalDomain' | 'address' | '
   return { connectTo, curl };
 }
 
-/** Serve until SIGINT/SIGTERM, then close cleanly. */
-export async function serveUntilSignal(served: Pick<ServedNode, 'close'>): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const stop = () => {
+/** Serve until SIGINT/SIGTERM, then close cleanly; resolves with the signal that stopped it. */
+export async function serveUntilSignal(served: Pick<ServedNode, 'close'>): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
-      void served.close().then(resolve);
+      void served.close().then(() => resolve(signal));
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
 }
 
+/** One `--json` event line on stdout, stamped with the time it happened (`ts`, RFC 3339 UTC). */
+function printEvent({ event, ...fields }: { event: string; [field: string]: unknown }): void {
+  process.stdout.write(`${JSON.stringify({ event, ts: new Date().toISOString(), ...fields })}\n`);
+}
+
 /** Request log sink: JSON lines on stdout with --json, a short line on stderr otherwise. Never the raw query (a digest only). */
 export function requestLogger(json: boolean): (e: RequestLogEntry) => void {
   return json
-    ? (e) => process.stdout.write(`${JSON.stringify(e)}\n`)
+    ? (e) => printEvent({ ...e })
     : (e) => process.stderr.write(`${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`);
 }
 
@@ -171,10 +193,31 @@ export function registerNodeCommands(program: Command): void {
       .command('serve')
       .description('serve the node over https (public origin https://DOMAIN; the port is deployment detail)')
       .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
-      .option('--host <addr>', 'address to listen on', '127.0.0.1')
+      .option(
+        '--host <addr>',
+        'address to listen on: 127.0.0.1 is this machine only; a public address (or 0.0.0.0) to be reached directly, a private one behind a proxy',
+        '127.0.0.1',
+      )
       .option('--tls-cert <file>', 'TLS certificate chain (PEM) for the domain')
       .option('--tls-key <file>', 'TLS private key (PEM)')
       .option('--dev', 'use a local dev CA and certificate, created once under <data-dir>/tls/')
+      .option(
+        '--acme',
+        'obtain and renew the certificate for DOMAIN from an ACME CA (HTTP-01 on --acme-http-port), stored in <data-dir>/tls/acme/',
+      )
+      .option('--acme-email <email>', 'with --acme: contact address for the ACME account')
+      .option('--acme-directory <url>', 'with --acme: the CA directory URL (default: Let’s Encrypt production)')
+      .option('--acme-http-port <port>', 'with --acme: port of the HTTP-01 listener (the CA connects to port 80)', port, 80)
+      .option('--acme-ca <file>', 'with --acme: extra trusted CA (PEM) for the directory’s https, e.g. a private ACME CA')
+      .option(
+        '--behind-proxy',
+        'serve plain http on a loopback or private --host to a reverse proxy that terminates TLS for https://DOMAIN',
+      )
+      .option(
+        '--trusted-proxy <cidr>',
+        'with --behind-proxy: an address or CIDR block of the proxy; X-Forwarded-Proto/Host from anyone else are ignored (repeatable)',
+        (v: string, prev: string[] = []) => [...prev, v],
+      )
       .option(
         '--workers <n>',
         `processes serving the node on the one port (node:cluster), e.g. one per core; 1 to ${MAX_SERVE_WORKERS}`,
@@ -201,7 +244,7 @@ export function registerNodeCommands(program: Command): void {
         offerCacheMaxAge,
         DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
       ),
-    { json: 'first stdout line is {"event":"listening",…}; then one JSON line per request' },
+    { json: 'stdout is JSON lines only: {"event":"listening",…} first, one per request, {"event":"stopped",…} last; each has a ts' },
   ).action(
     (
       o: Common & {
@@ -210,6 +253,13 @@ export function registerNodeCommands(program: Command): void {
         tlsCert?: string;
         tlsKey?: string;
         dev?: boolean;
+        behindProxy?: boolean;
+        trustedProxy?: string[];
+        acme?: boolean;
+        acmeEmail?: string;
+        acmeDirectory?: string;
+        acmeHttpPort: number;
+        acmeCa?: string;
         workers: number;
         maxConnectionsPerClient: number;
         offerCacheMaxAge: number;
@@ -217,6 +267,8 @@ export function registerNodeCommands(program: Command): void {
       },
     ) =>
       run(o.json, async () => {
+        if (o.acme && !o.acmeEmail)
+          throw new NodeError('acme_email_required', '--acme needs --acme-email: the CA sends expiry and policy mail there');
         const options = {
           ...storeOptions(o),
           port: o.port,
@@ -227,6 +279,17 @@ export function registerNodeCommands(program: Command): void {
           ...(o.dev ? { dev: true } : {}),
           ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
           ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
+          ...(o.behindProxy ? { behindProxy: { trustedProxies: o.trustedProxy ?? [] } } : {}),
+          ...(o.acme && o.acmeEmail
+            ? {
+                acme: {
+                  email: o.acmeEmail,
+                  httpPort: o.acmeHttpPort,
+                  ...(o.acmeDirectory ? { directoryUrl: o.acmeDirectory } : {}),
+                  ...(o.acmeCa ? { directoryCa: readFileSync(o.acmeCa, 'utf8') } : {}),
+                },
+              }
+            : {}),
         };
         // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
         if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
@@ -234,15 +297,19 @@ export function registerNodeCommands(program: Command): void {
           o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
         const hints = reachHints(served);
         if (o.json) {
+          printEvent({
+            event: 'listening',
+            origin: served.origin,
+            address: served.address,
+            port: served.port,
+            ca: served.caFile ?? null,
+            ...(o.behindProxy ? { scheme: 'http' } : {}),
+            ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
+          });
+        } else if (o.behindProxy) {
           process.stdout.write(
-            `${JSON.stringify({
-              event: 'listening',
-              origin: served.origin,
-              address: served.address,
-              port: served.port,
-              ca: served.caFile ?? null,
-              ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
-            })}\n`,
+            `serving ${served.origin} as plain http on ${served.address}:${served.port} for the proxy that terminates TLS\n` +
+              'Ctrl-C stops the node.\n',
           );
         } else {
           process.stdout.write(
@@ -253,8 +320,43 @@ export function registerNodeCommands(program: Command): void {
           );
         }
         // A cluster also ends when one of its workers dies (it has already stopped the others).
-        await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+        const signal = await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+        if (o.json) printEvent({ event: 'stopped', origin: served.origin, reason: signal ?? 'worker_exited' });
+        else process.stderr.write(`stopped ${served.origin}${signal ? ` (${signal})` : ''}\n`);
       }),
+  );
+
+  nodeCommand(
+    node
+      .command('backup')
+      .description(
+        'write one encrypted file with an online snapshot of the SQLite store and the keys (a PostgreSQL store: keys only, use pg_dump)',
+      )
+      .requiredOption('--out <file>', 'the backup file to write (mode 0600)')
+      .option('--passphrase-file <file>', `file holding the passphrase (default: ${BACKUP_PASSPHRASE_ENV})`),
+  ).action((o: Common & { out: string; passphraseFile?: string }) =>
+    run(o.json, async () => {
+      const r = await backupNode({ ...storeOptions(o), out: o.out, passphrase: backupPassphrase(o.passphraseFile) });
+      if (o.json) printJson(r);
+      else process.stdout.write(`backed up ${r.canonical_domain} to ${r.out} (${r.files.length} files)${r.note ? `; ${r.note}` : ''}\n`);
+    }),
+  );
+  nodeCommand(
+    node
+      .command('restore')
+      .description('restore a backup into a new data directory (checked and decrypted before anything is written)')
+      .requiredOption('--in <file>', 'the backup file')
+      .option('--passphrase-file <file>', `file holding the passphrase (default: ${BACKUP_PASSPHRASE_ENV})`),
+    { dataDir: 'data directory to create (must not exist or be empty)' },
+  ).action((o: Common & { in: string; passphraseFile?: string }) =>
+    run(o.json, async () => {
+      const r = restoreNode({ dataDir: o.dataDir, in: o.in, passphrase: backupPassphrase(o.passphraseFile) });
+      if (o.json) printJson(r);
+      else
+        process.stdout.write(
+          `restored ${r.canonical_domain} (backup of ${r.created_at}) into ${r.data_dir}${r.note ? `; ${r.note}` : ''}\n`,
+        );
+    }),
   );
 
   const property = node.command('property').description('the property description: rates, fees, rules');

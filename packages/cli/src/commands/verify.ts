@@ -52,7 +52,17 @@ function instant(v: string): string {
   return v;
 }
 
-export const collect = (v: string, prev: string[] = []) => [...prev, v];
+/**
+ * A `--connect-to` entry, curl's HOST:PORT:ADDR:PORT. A VRP origin is `https://{domain}`, port
+ * 443 (Core VRP v0.1 §2), so an entry for any other port would never be dialled: refused, not ignored.
+ */
+export function collectConnectTo(v: string, prev: string[] = []): string[] {
+  const m = /^[^:\s]+:(\d{1,5}):\S+:\d{1,5}$/.exec(v);
+  if (!m) throw new InvalidArgumentError(`${v} is not HOST:443:ADDR:PORT`);
+  if (m[1] !== '443')
+    throw new InvalidArgumentError(`${v} maps port ${m[1]}, but a node's origin is https://HOST on port 443: use HOST:443:ADDR:PORT`);
+  return [...prev, v];
+}
 
 function readText(file: string, what: string): string {
   try {
@@ -245,7 +255,11 @@ export function registerVerifyCommands(program: Command): void {
     .option('--check-in <date>', 'YYYY-MM-DD')
     .option('--check-out <date>', 'YYYY-MM-DD')
     .option('--guests <n>', 'number of guests')
-    .option('--connect-to <HOST:443:ADDR:PORT>', 'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)', collect)
+    .option(
+      '--connect-to <HOST:443:ADDR:PORT>',
+      'dial ADDR:PORT for HOST:443, keeping the name for TLS (repeatable, like curl)',
+      collectConnectTo,
+    )
     .option('--cacert <file>', "extra trusted CA certificate (PEM), e.g. a dev node's <dataDir>/tls/ca.pem")
     .option('--via <surface>', VIA_OPTION_HELP, parseVia)
     .option('--envelope <file>', 'offline: the signed_verified_stay_offer envelope (JSON)')
