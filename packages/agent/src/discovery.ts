@@ -5,7 +5,7 @@
  * Only the spec's field names are read (open question 16): hemmabo's aliases (`jwks_uri`,
  * `version`, `domain`, `endpoints.*`) are not accepted, so a document is read one way only.
  */
-import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import { type Clock, type FetchLike, isRecord, systemClock } from '@vrpkit/core';
 import { DISCOVERY_PATH, type DiscoveryDocument, JWKS_MAX_CACHE_SECONDS, PROTOCOL, PROTOCOL_VERSION } from '@vrpkit/protocol';
 import { normalizeHost } from './canonical-domain.js';
 import { getJsonText } from './http-get.js';
@@ -84,9 +84,8 @@ function checkDiscovery(domain: string, url: string, status: number, text: strin
   } catch {
     return fail('discovery_not_json', 'discovery response is not JSON');
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
-    return fail('discovery_schema_mismatch', 'discovery document is not an object');
-  const d = doc as Record<string, unknown>;
+  if (!isRecord(doc)) return fail('discovery_schema_mismatch', 'discovery document is not an object');
+  const d = doc;
   // Core §7 conditions 2–3.
   if (d.protocol !== PROTOCOL || d.protocol_version !== PROTOCOL_VERSION) {
     return fail('protocol_mismatch', `discovery names protocol ${String(d.protocol)} ${String(d.protocol_version)}`);

@@ -16,7 +16,7 @@
  * Presence in the current set is the whole trust signal: a removed (revoked) key stops
  * verifying as soon as the entry that held it expires, at most 300 s later.
  */
-import { type Clock, type FetchLike, parseCompactJws, systemClock } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike, parseCompactJws, systemClock } from '@vrpkit/core';
 import { JWKS_MAX_CACHE_SECONDS } from '@vrpkit/protocol';
 import { getJsonText } from './http-get.js';
 
@@ -194,8 +194,9 @@ export class JwksCache {
     } catch {
       return fail('jwks_not_json', 'JWKS response is not JSON');
     }
-    const keys = (doc as { keys?: unknown })?.keys;
-    if (typeof doc !== 'object' || doc === null || !Array.isArray(keys) || !keys.every((k) => typeof k === 'object' && k !== null)) {
+    const keys = asRecord(doc)?.keys;
+    // Entries are checked as before (any non-null object): `isRecord` would also refuse an array entry, a change of verdict.
+    if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'object' && k !== null)) {
       return fail('jwks_schema_mismatch', 'JWKS document has no keys array of objects (Core §3)');
     }
     const fetchedAt = this.#clock.now();

@@ -9,6 +9,7 @@
  * threshold and different percentages make the schedule ambiguous → unknown; a row that is
  * not `{hours_before_checkin: int ≥ 0, refund_percent: int 0–100}` → unknown.
  */
+import { asRecord } from '@vrpkit/core';
 import type { RefundScheduleRow } from '@vrpkit/protocol';
 
 export type RefundEvaluation =
@@ -32,7 +33,7 @@ export function evaluateRefund(
   if (!Array.isArray(schedule)) return { state: 'unknown', reason: 'schedule_malformed' };
   const rows: RefundScheduleRow[] = [];
   for (const r of schedule) {
-    const row = r as Record<string, unknown> | null;
+    const row = asRecord(r);
     if (!row || !isInt(row.hours_before_checkin, 0, Number.MAX_SAFE_INTEGER) || !isInt(row.refund_percent, 0, 100)) {
       return { state: 'unknown', reason: 'schedule_malformed' };
     }

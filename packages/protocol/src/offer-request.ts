@@ -12,6 +12,7 @@
  * a zod `safeParse` because it runs on every offer the node signs: a zod parse with an issue
  * list measured 1.5–4 µs per field, the checks below a few dozen nanoseconds.
  */
+import { isRecord } from '@vrpkit/core';
 import * as z from 'zod';
 import { dayNumber } from './dates.js';
 
@@ -119,7 +120,7 @@ const refuse = (code: OfferRequestErrorCode, message: string): OfferRequestResul
 function entriesOf(input: unknown): Iterable<[string, unknown]> | null {
   // Both forms can be iterated more than once.
   if (input instanceof URLSearchParams) return input;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return null;
+  if (!isRecord(input)) return null;
   // Own keys only: a JSON `"__proto__"` member is an own key here and is refused as unknown, never read through a prototype.
   return Object.entries(input);
 }

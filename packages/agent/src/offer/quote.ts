@@ -4,6 +4,7 @@
  * (`stayQuoteFailures`). Discovery conditions 1–3 belong to `fetchVerifiedStayOffer`, which has
  * the network context.
  */
+import { asRecord, isRecord } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
 import { signedNumberLiteral } from './signed-text.js';
@@ -34,19 +35,16 @@ export interface QuoteCheckResult {
   failures: QuoteFailureCode[];
 }
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+/** Literally `https://`, then no whitespace, control character or backslash (Core §5.1 "absolute https URL"). */
+const ABSOLUTE_HTTPS = /^https:\/\/[^\s\\\p{Cc}]+$/u;
 
 /**
  * Core §5.1: an absolute https URL on `canonical_domain` (or a subdomain, label boundary), with
  * no userinfo and no port other than 443. Returns the failure code or null.
  */
-/** Literally `https://`, then no whitespace, control character or backslash (Core §5.1 "absolute https URL"). */
-const ABSOLUTE_HTTPS = /^https:\/\/[^\s\\\p{Cc}]+$/u;
-
 export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
-  const p = obj(payload);
-  const url = obj(p.booking).direct_booking_url;
+  const p = asRecord(payload);
+  const url = asRecord(p?.booking)?.direct_booking_url;
   if (typeof url !== 'string' || url.length === 0) return 'booking_url_missing';
   // The signed string itself is what the guest is sent to, so it must already be an absolute
   // https URL: WHATWG parsing would repair `https:host`, a leading space, a TAB or `host\@evil`
@@ -62,7 +60,7 @@ export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   // Userinfo can make a URL read as one host and go to another; a non-443 port is another service.
   if (parsed.username !== '' || parsed.password !== '' || parsed.port !== '') return 'booking_url_invalid';
   // A missing or unparseable canonical_domain cannot confirm the host: unknown → fail closed.
-  if (!isOnCanonicalDomain(parsed.hostname, p.canonical_domain)) return 'booking_url_host_mismatch';
+  if (!isOnCanonicalDomain(parsed.hostname, p?.canonical_domain)) return 'booking_url_host_mismatch';
   return null;
 }
 
@@ -76,9 +74,9 @@ const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
  * exact: the node did not sign the number the agent would quote.
  */
 export function isExactAmount(payload: unknown, member: 'public_total' | 'agent_total'): boolean {
-  const amount = obj(obj(payload).price)[member];
+  const amount = asRecord(asRecord(payload)?.price)?.[member];
   if (!Number.isSafeInteger(amount) || (amount as number) < 0) return false;
-  const literal = typeof payload === 'object' && payload !== null ? signedNumberLiteral(payload, ['price', member]) : undefined;
+  const literal = isRecord(payload) ? signedNumberLiteral(payload, ['price', member]) : undefined;
   // No signed text means the payload was not parsed from a JWS here (built in memory): its numbers are what they are.
   return literal === undefined || PLAIN_INTEGER.test(literal);
 }
@@ -90,11 +88,11 @@ export function isExactAmount(payload: unknown, member: 'public_total' | 'agent_
  * `reconciliation.matches_quoted_total` is not `false` (hemmabo forces `exact=false` then).
  */
 export function isExactPrice(payload: unknown): boolean {
-  const price = obj(obj(payload).price);
-  if (price.exact !== true) return false;
+  const price = asRecord(asRecord(payload)?.price);
+  if (price?.exact !== true) return false;
   if (!isExactAmount(payload, 'public_total') || !isExactAmount(payload, 'agent_total')) return false;
   if (typeof price.currency !== 'string' || !/^[A-Z]{3}$/.test(price.currency)) return false;
-  return obj(price.reconciliation).matches_quoted_total !== false;
+  return asRecord(price.reconciliation)?.matches_quoted_total !== false;
 }
 
 /**
@@ -102,8 +100,8 @@ export function isExactPrice(payload: unknown): boolean {
  * not declared stale (`calendar_freshness.safe === false` blocks bookability).
  */
 export function isAvailable(payload: unknown): boolean {
-  const availability = obj(obj(payload).availability);
-  return availability.available === true && obj(availability.calendar_freshness).safe !== false;
+  const availability = asRecord(asRecord(payload)?.availability);
+  return availability?.available === true && asRecord(availability.calendar_freshness)?.safe !== false;
 }
 
 /**
@@ -118,7 +116,8 @@ export function quoteChecks(verification: OfferVerificationResult | null | undef
   if (!isExactPrice(payload)) failures.push('price_not_exact');
   const urlFailure = bookingUrlFailure(payload);
   if (urlFailure) failures.push(urlFailure);
-  if (obj(obj(payload).agent_permission).may_quote_as_official_direct_offer !== true) failures.push('quote_permission_not_granted');
+  if (asRecord(asRecord(payload)?.agent_permission)?.may_quote_as_official_direct_offer !== true)
+    failures.push('quote_permission_not_granted');
   return { ok: failures.length === 0, failures };
 }
 
@@ -138,8 +137,8 @@ export function stayQuoteFailures(verification: OfferVerificationResult, domain:
   const payload = verification.payload;
   if (verification.status === 'verified' && payload) {
     if (payload.canonical_domain !== domain) failures.push('offer_domain_mismatch');
-    const req = obj(payload.request);
-    if (req.check_in !== args.check_in || req.check_out !== args.check_out || req.guests !== args.guests)
+    const req = asRecord(payload.request);
+    if (req?.check_in !== args.check_in || req?.check_out !== args.check_out || req?.guests !== args.guests)
       failures.push('offer_request_mismatch');
   }
   return failures;

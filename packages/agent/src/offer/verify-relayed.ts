@@ -3,7 +3,7 @@
  * set is the one the offer's own canonical domain names in its discovery document, fetched from
  * that domain — never anything the surface delivered. The surface is only a transport.
  */
-import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike, systemClock } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
@@ -27,18 +27,15 @@ export interface NodeVerification {
   key_error: SurfaceError | null;
 }
 
-const obj = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
 /** The unverified `offer.canonical_domain`: it only says which node's keys to ask for. */
 export function claimedCanonicalDomain(envelope: unknown): string | null {
-  return normalizeHost(obj(obj(envelope).offer).canonical_domain);
+  return normalizeHost(asRecord(asRecord(envelope)?.offer)?.canonical_domain);
 }
 
 function quotableTotal(payload: Record<string, unknown> | null): QuotableTotal | null {
-  const price = obj(obj(payload).price);
-  const amount = price.agent_total ?? price.public_total;
-  if (typeof amount !== 'number' || typeof price.currency !== 'string') return null;
+  const price = asRecord(payload?.price);
+  const amount = price?.agent_total ?? price?.public_total;
+  if (typeof amount !== 'number' || typeof price?.currency !== 'string') return null;
   return { amount, currency: price.currency, minor_unit: price.minor_unit === true };
 }
 
@@ -50,7 +47,7 @@ export async function verifyEnvelopeFromNode(
   const clock = ctx.clock ?? systemClock;
   const domain = claimedCanonicalDomain(envelope);
   const keyed: NodeKeyVerification = domain
-    ? await verifyWithNodeJwks(await fetchDiscovery(domain, { fetch: ctx.fetch }), envelope, { jwksCache: ctx.jwksCache, now: clock })
+    ? await verifyWithNodeJwks(await fetchDiscovery(domain, { fetch: ctx.fetch }), envelope, { jwksCache: ctx.jwksCache, clock })
     : {
         ok: false,
         jwks_url: null,

@@ -9,7 +9,7 @@
  * a bad artifact.
  */
 import type { KeyObject } from 'node:crypto';
-import { importEd25519PublicKey, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { importEd25519PublicKey, isRecord, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import { rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
@@ -105,10 +105,6 @@ function result(
   return { status, code, reason, fresh, header, payload, payloadMatchesOffer };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Epoch ms of an instant, or NaN. */
 function instant(v: unknown): number {
   if (typeof v === 'number') return v;
@@ -172,8 +168,8 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
  */
 export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult {
   const { envelope, jws, jwks, now } = params;
-  const env = isObject(envelope) ? envelope : null;
-  const signature = env && isObject(env.signature) ? env.signature : null;
+  const env = isRecord(envelope) ? envelope : null;
+  const signature = env && isRecord(env.signature) ? env.signature : null;
   const compact = typeof jws === 'string' ? jws : signature?.jws;
   if (typeof compact !== 'string' || compact.length === 0) return result('invalid', 'no_jws', null, null, null, null);
 
@@ -186,11 +182,11 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   if (header.alg !== 'EdDSA') return result('invalid', 'unexpected_alg', null, header, null, null);
 
   // Step 4: the key is chosen by the protected header's kid, never by the envelope (Core VRP v0.1 §3).
-  const keys = isObject(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
+  const keys = isRecord(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
   const kid = header.kid;
-  const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isObject(k) && k.kid === kid) : undefined;
+  const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isRecord(k) && k.kid === kid) : undefined;
   // "Absence of a key is not proof of forgery": a missing key is unverifiable, not invalid.
-  if (!isObject(jwk)) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
+  if (!isRecord(jwk)) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
 
   // Step 5.
   const key = keyFor(jwk);
@@ -208,7 +204,7 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   } catch {
     return result('invalid', 'malformed_payload', null, header, null, null);
   }
-  if (!isObject(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
+  if (!isRecord(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
   // The parse rounds numbers; quote.ts reads the signed totals' own text (signed-text.ts).
   rememberSignedText(payload, payloadText);
 

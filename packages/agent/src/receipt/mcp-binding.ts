@@ -1,6 +1,6 @@
 /**
- * The agent's receipt check after an MCP `tools/call` (MCP composition profile, "Binding the
- * assertion to an observed call"): vrpkit's verdict on the receipt the node put in the result's
+ * The agent's receipt check after an MCP `tools/call` (MCP Composition Profile, binding the
+ * assertion to an observed call): vrpkit's verdict on the receipt the node put in the result's
  * `_meta` (`verifyMcpReceipt`: signed content only, the reference result beside it), then the
  * binding of its transport assertion to the call the agent actually sent, of its offer layer to
  * the envelope received and to the call's arguments, and of both to the origin the agent talked to.
@@ -9,6 +9,7 @@
  * bad signature, or signed but describing another call — is never `verified` (profile:
  * "never silently passes"). Like `verifyReceipt`, this never throws for a bad artifact.
  */
+import { isRecord } from '@vrpkit/core';
 import {
   assertionMatchesToolCall,
   hashArguments,
@@ -82,10 +83,6 @@ export interface CheckMcpCallReceiptParams {
   /** For vrpkit's verdict: the signing domain's own keys, from its own discovery document. */
   resolveSignerJwks: ResolveSignerJwks;
   now: number;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The receipt a node put in a `tools/call` result, or undefined. */

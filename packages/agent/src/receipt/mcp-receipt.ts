@@ -19,7 +19,7 @@
  *   within the signed offer's life.
  * Never throws for a bad artifact.
  */
-import { decodeJwsPayload, parseCompactJws } from '@vrpkit/core';
+import { decodeJwsPayload, isRecord, parseCompactJws } from '@vrpkit/core';
 import { MCP_TRANSPORT_LAYER, type McpTransportAssertion, OFFER_LAYER, offerRef, readMcpTransportAssertion } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { jwsHeaderKid } from '../jwks-cache.js';
@@ -84,7 +84,6 @@ export interface VerifyMcpReceiptOptions {
 }
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // The offer schema's `dateTime` (RFC 3339 UTC): signed times are read one way only.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

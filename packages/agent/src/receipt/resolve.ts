@@ -1,11 +1,12 @@
 /**
- * The production `resolveJwks` for `verifyReceipt` (vrp-protocol.md §7 item 8): an
+ * The production `resolveJwks` for `verifyReceipt` (VRP receipt envelope v1 leaves key resolution to the verifier;
+ * vrpkit resolves only from the issuer's own domain, as Node Tool Binding v0.1 §6 does for offers): an
  * attestation's `source` is resolved only when it is an https URL on the issuer's own domain,
  * and only through the agent's JWKS cache (Core §3.1: ≤ 300 s, refresh-on-miss, coalescing,
  * no stale fallback). Anything else resolves to `null`, which `verifyReceipt` reports as
  * `unverifiable` / `key_unresolvable` — a receipt never chooses where its keys come from.
  */
-import type { FetchLike } from '@vrpkit/core';
+import { asRecord, type FetchLike } from '@vrpkit/core';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
 import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
@@ -53,9 +54,7 @@ export function createReceiptJwksResolver(options: ReceiptJwksResolverOptions): 
 
 /** The issuer domain a receipt names (`issuer.node`, the receipt vectors' shape), or null. */
 export function receiptIssuerDomain(receipt: unknown): string | null {
-  const issuer = typeof receipt === 'object' && receipt !== null ? (receipt as { issuer?: unknown }).issuer : undefined;
-  const node = typeof issuer === 'object' && issuer !== null ? (issuer as { node?: unknown }).node : undefined;
-  return normalizeHost(node);
+  return normalizeHost(asRecord(asRecord(receipt)?.issuer)?.node);
 }
 
 /**
