@@ -24,9 +24,20 @@ import type {
 } from './types.js';
 import { fetchViaWebMcp } from './webmcp.js';
 
-export { envelopeOfToolResult } from './mcp.js';
-export { boundToolName } from './shared.js';
-export * from './types.js';
+// Node Tool Binding v0.1: the surface client's shapes (§3–§8).
+export type {
+  BrowserOptions,
+  ListedTool,
+  OfferArgs,
+  QuotableTotal,
+  Surface,
+  SurfaceClassification,
+  SurfaceClientOptions,
+  SurfaceError,
+  SurfaceReport,
+} from './types.js';
+export { SURFACES } from './types.js';
+// WebMCP through Chromium: the browser settings the CLI and the test kit share.
 export {
   CHROMIUM_BASE_ARGS,
   CHROMIUM_ENV,
