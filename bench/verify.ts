@@ -6,7 +6,7 @@
  * parsing, no key lookup, no freshness, no payload comparison). Contenders run in short
  * interleaved slices; ratios are taken within each round and the median is reported, so load
  * drift on a shared machine hits all of them alike.
- * Targets (issue 3): ≥ 1.0× the reference and ≥ 0.9× raw crypto.verify.
+ * Targets: ≥ 1.0× the reference verifier (@vacationrentalprotocol/vrp-verify 0.1.1) and ≥ 0.9× raw crypto.verify.
  *
  * Online: `fetchVerifiedStayOffer` against a local node (`serveNode`, https, dev CA) with a warm
  * JWKS cache — discovery, offer fetch, verification, gate — vs the bare offer GET over the same

@@ -4,7 +4,7 @@
  * label boundary, after lowercase/IDNA normalisation.
  *
  * Like vrp-verify, this is the canonical host or its children only, never "the registrable
- * domain" (open question 12): deriving that needs the Public Suffix List, and approximating it
+ * domain" (Core VRP v0.1 leaves the comparison open): deriving that needs the Public Suffix List, and approximating it
  * would fail open. A sibling subdomain of a canonical subdomain is therefore rejected.
  */
 

@@ -2,7 +2,7 @@
  * Discovery (Core §2; Safe-to-Quote conditions 1–3): the document is fetched over https from
  * the host domain itself, names the protocol and version, claims exactly that domain as its
  * `canonical_domain`, and points its JWKS and offer endpoint at https URLs on that same host.
- * Only the spec's field names are read (open question 16): hemmabo's aliases (`jwks_uri`,
+ * Only the spec's field names are read (Core VRP v0.1 §2): hemmabo's aliases (`jwks_uri`,
  * `version`, `domain`, `endpoints.*`) are not accepted, so a document is read one way only.
  */
 import { type Clock, type FetchLike, isRecord, systemClock } from '@vrpkit/core';

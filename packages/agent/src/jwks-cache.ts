@@ -1,5 +1,5 @@
 /**
- * JWKS cache policy (Core §3.1; vrp-protocol.md §3.5, open question 15):
+ * JWKS cache policy (Core VRP v0.1 §3.1; the refetch limits are vrpkit's, the spec leaves them open):
  * - an entry lives at most 300 s; `Cache-Control: max-age` may shorten that, never lengthen
  *   it, and `no-store` / `no-cache` mean it is not reused at all;
  * - a kid that is not in the cached set triggers one re-fetch before the offer is called

@@ -4,7 +4,7 @@
  * descending; the first row with `hours_before_checkin ≤ H` applies; no row (H < 0 included)
  * → 0 %. `[]` means never a refund; an absent or null schedule is unknown — never invent one.
  *
- * Decisions (open question 14): the check-in moment is the caller's instant (vrpkit does not
+ * Decisions (Core VRP v0.1 §5.3 leaves these open): the check-in moment is the caller's instant (vrpkit does not
  * guess a time zone or combine the date with `check_in_time`); two rows with the same
  * threshold and different percentages make the schedule ambiguous → unknown; a row that is
  * not `{hours_before_checkin: int ≥ 0, refund_percent: int 0–100}` → unknown.

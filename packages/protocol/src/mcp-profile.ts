@@ -66,7 +66,7 @@ function sameJsonValue(a: unknown, b: unknown): boolean {
 
 /**
  * `hashArguments(args)`: lowercase hex SHA-256 of the RFC 8785 canonical JSON of `args`
- * (profile, "Assertion object"; vrp-protocol.md §4.5). It does not normalise key casing —
+ * (MCP Composition Profile, assertion object). It does not normalise key casing —
  * that is the caller's job (profile: "normalization is the caller's responsibility"); call
  * `normalizeToolArguments` first. Throws `not_canonicalizable` for values JSON cannot carry.
  */

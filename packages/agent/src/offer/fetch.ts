@@ -166,8 +166,8 @@ export type NodeKeyVerification =
 
 /**
  * Verify `envelope` against the JWKS the node's own discovery document names (`jwks_url`),
- * read through the cache — never a key set delivered with the envelope (Core §3; Node Tool
- * Binding §6, §8 item 1). Never throws: an unusable discovery or JWKS is an outcome.
+ * read through the cache — never a key set delivered with the envelope (Core VRP v0.1 §3; Node Tool
+ * Binding v0.1 §6, §8 rule 1). Never throws: an unusable discovery or JWKS is an outcome.
  */
 export async function verifyWithNodeJwks(
   discovery: DiscoveryOutcome,

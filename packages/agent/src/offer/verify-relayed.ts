@@ -56,7 +56,7 @@ export async function verifyEnvelopeFromNode(
       };
   // No usable key set is "no keys": verifyOffer answers kid_not_in_jwks → unverifiable, never invalid.
   const verification = keyed.ok ? keyed.verification : verifyOffer({ envelope, jwks: null, now: clock.now() });
-  // The same safe-to-quote check as an offer fetched over HTTPS (Node Tool Binding §8 item 2), including that
+  // The same safe-to-quote check as an offer fetched over HTTPS (Node Tool Binding v0.1 §8, rule 2), including that
   // the signed request is the stay the agent asked the surface for.
   const failures = stayQuoteFailures(verification, domain ?? '', args);
   const safe = failures.length === 0;
