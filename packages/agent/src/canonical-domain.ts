@@ -1,5 +1,5 @@
 /**
- * The Core §5.1 host rule, shared by the booking-URL check and origin binding (Node Tool
+ * The Core VRP v0.1 §5.1 host rule, shared by the booking-URL check and origin binding (Node Tool
  * Binding §6): a host is on a canonical domain when it equals it or is a subdomain of it at a
  * label boundary, after lowercase/IDNA normalisation.
  *

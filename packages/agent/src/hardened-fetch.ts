@@ -110,7 +110,7 @@ async function readCapped(res: { headers: Headers; body: ReadableStream<Uint8Arr
 
 /**
  * Build a `fetch` that enforces the agent's network policy. Every failure rejects with a
- * `NetworkError` whose `code` says why; callers map any rejection to unknown (Core §9).
+ * `NetworkError` whose `code` says why; callers map any rejection to unknown (Core VRP v0.1 §9).
  */
 export function createHardenedFetch(options: HardenedFetchOptions = {}): HardenedFetch {
   const connectTimeoutMs = options.connectTimeoutMs ?? HARDENED_FETCH_DEFAULTS.connectTimeoutMs;

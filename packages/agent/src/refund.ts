@@ -1,5 +1,5 @@
 /**
- * Refund-schedule evaluation (Core §5.3), a pure function:
+ * Refund-schedule evaluation (Core VRP v0.1 §5.3), a pure function:
  * H = floor((checkInMoment − cancelAt) / 1 h); rows sorted by `hours_before_checkin`
  * descending; the first row with `hours_before_checkin ≤ H` applies; no row (H < 0 included)
  * → 0 %. `[]` means never a refund; an absent or null schedule is unknown — never invent one.

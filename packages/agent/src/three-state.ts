@@ -3,7 +3,7 @@
  * Affirmed and negated come only from fresh, signature-verified values; everything absent,
  * unsigned, stale, unreachable, malformed or failed is unknown. Unknown is never reported as
  * true or false, and nothing is inferred from it. Each fact carries its verifiability class
- * (Core §5.4), which follows where the value was read: the signed payload → `verifiable`, the
+ * (Core VRP v0.1 §5.4), which follows where the value was read: the signed payload → `verifiable`, the
  * discovery document → `attested`; an unknown fact was read from nowhere trustworthy → null.
  */
 import { asRecord } from '@vrpkit/core';
@@ -26,7 +26,7 @@ export type FactName = (typeof FACT_NAMES)[number];
 
 export interface Fact {
   value: ThreeState;
-  /** Where the value was read (Core §5.4); null when it is unknown. */
+  /** Where the value was read (Core VRP v0.1 §5.4); null when it is unknown. */
   class: VerifiabilityClass | null;
   /** The document it was read from, for humans: `discovery`, `jws`, `signed_payload`, or `none`. */
   read_from: 'discovery' | 'jws' | 'signed_payload' | 'none';
@@ -42,7 +42,7 @@ export interface ThreeStateAssessment {
 }
 
 export interface AssessFactsInput {
-  /** Discovery outcome: true = checked (Core §7 1–3), false = failed/unreachable, null = not fetched (offline). */
+  /** Discovery outcome: true = checked (Core VRP v0.1 §7 1–3), false = failed/unreachable, null = not fetched (offline). */
   discovered: boolean | null;
   /** The offer verification, or null when no envelope was obtained. */
   verification: OfferVerificationResult | null;
@@ -60,7 +60,7 @@ export interface AssessFactsInput {
 const UNKNOWN: Fact = { value: 'unknown', class: null, read_from: 'none' };
 const signed = (value: ThreeState): Fact => (value === 'unknown' ? UNKNOWN : { value, class: 'verifiable', read_from: 'signed_payload' });
 
-/** The Core §9 facts for one verification, per the reference fixture evaluator's semantics. */
+/** The Core VRP v0.1 §9 facts for one verification, per the reference fixture evaluator's semantics. */
 export function assessFacts({ discovered, verification, safeToQuote, answersRequest = true }: AssessFactsInput): ThreeStateAssessment {
   const facts = Object.fromEntries(FACT_NAMES.map((n) => [n, UNKNOWN])) as Record<FactName, Fact>;
   if (discovered === true) {

@@ -49,7 +49,7 @@ beforeEach(() => {
   served = { cacheControl: 'public, max-age=300', discoveryStatus: 200, offerStatus: 404, delayMs: 0 };
 });
 
-describe('DiscoveryCache (the JWKS cache policy, Core §3.1)', () => {
+describe('DiscoveryCache (the JWKS cache policy, Core VRP v0.1 §3.1)', () => {
   it('serves from cache for at most 300 s, then reads again', async () => {
     const stub = stubNode(served);
     const cache = new DiscoveryCache({ fetch: stub.fetch, clock, maxAgeSeconds: 3_600 });

@@ -251,7 +251,7 @@ describe('against hostile or broken servers', () => {
     const r = await run('ok', 'other-dates');
     expect(r).toMatchObject({ status: 'verified', safe_to_quote: false, failures: ['offer_request_mismatch'] });
     // Its signature is good, but it answers another question: nothing about the stay asked is
-    // affirmed or negated (Core §9), and no official result is issued for it.
+    // affirmed or negated (Core VRP v0.1 §9), and no official result is issued for it.
     expect(r.facts.signature.value).toBe('affirmed');
     expect(r.facts.availability.value).toBe('unknown');
     expect(r.facts.price.value).toBe('unknown');

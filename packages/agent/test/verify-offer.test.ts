@@ -240,7 +240,7 @@ describe('minted vectors (public VRP test key)', () => {
   });
 });
 
-describe('quoteChecks / safeToQuote (Core §7, §5.1)', () => {
+describe('quoteChecks / safeToQuote (Core VRP v0.1 §7, §5.1)', () => {
   const now = FRESH_NOW;
   const gate = (mutate: (o: Loose) => void) => {
     const offer = baseOffer();
@@ -315,7 +315,7 @@ describe('quoteChecks / safeToQuote (Core §7, §5.1)', () => {
   });
 });
 
-describe('isOnCanonicalDomain (Core §5.1 label boundary, lowercase/IDNA)', () => {
+describe('isOnCanonicalDomain (Core VRP v0.1 §5.1 label boundary, lowercase/IDNA)', () => {
   it.each([
     ['example.com', 'example.com', true],
     ['book.example.com', 'example.com', true],

@@ -1,5 +1,5 @@
 /**
- * Node Tool Binding §10 conformance checker. For every tool surface a node exposes:
+ * Node Tool Binding v0.1 §10 conformance checker. For every tool surface a node exposes:
  *   §10.1 the surface lists exactly one capability named `get_verified_stay_offer`;
  *   §10.2 it takes `check_in`, `check_out`, `guests` and requires nothing else;
  *   §10.3 its result is the same signed envelope the offer endpoint returns for the same
@@ -66,7 +66,7 @@ const unknown = (detail: string): CheckResult => ({ status: 'unknown', detail })
  * Two offers for the same arguments are "the same signed envelope" (§10.3) when their signed
  * payloads agree on everything but what identifies one issuance: the time stamps
  * (`generated_at`, `valid_until`, every `checked_at`) and the offer id (a node signs a fresh
- * offer per call; Core §6). The id is also removed wherever it is embedded, e.g. the booking URL.
+ * offer per call; Core VRP v0.1 §6). The id is also removed wherever it is embedded, e.g. the booking URL.
  */
 export function comparableOffer(payload: unknown): string {
   const offerId = asRecord(asRecord(payload)?.booking)?.offer_id;

@@ -12,7 +12,7 @@ import { type IsoDate, type McpTransportAssertion, McpTransportAssertionSchema }
 
 /** Profile "As a receipt attestation": the `layer` of the transport attestation. */
 export const MCP_TRANSPORT_LAYER = 'transport';
-/** Receipt-v1 layer name of the attestation over the signed offer itself. */
+/** VRP receipt envelope v1 layer name of the attestation over the signed offer itself. */
 export const OFFER_LAYER = 'offer';
 
 /**

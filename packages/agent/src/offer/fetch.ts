@@ -1,7 +1,7 @@
 /**
- * `fetchVerifiedStayOffer`, the agent's end-to-end check (Core §2–§9): discovery on the host
+ * `fetchVerifiedStayOffer`, the agent's end-to-end check (Core VRP v0.1 §2–§9): discovery on the host
  * domain, the JWKS through the cache, the offer from the node's endpoint, `verifyOffer`, then
- * safe to quote (Core §7, `quote.ts`) and the three-state facts (Core §9). Fail closed: any
+ * safe to quote (Core VRP v0.1 §7, `quote.ts`) and the three-state facts (Core VRP v0.1 §9). Fail closed: any
  * network, HTTP, JSON or shape failure leaves every dependent fact unknown and the offer not
  * safe to quote. `result` is the official verification-result object (`result.ts`) or null.
  */
@@ -44,7 +44,7 @@ export interface StayOfferVerification {
   safe_to_quote: boolean;
   /** Every failed safe-to-quote condition (empty when safe to quote). */
   failures: StayQuoteFailureCode[];
-  /** Core §9 facts with their verifiability class. */
+  /** Core VRP v0.1 §9 facts with their verifiability class. */
   facts: Record<FactName, Fact>;
   safe_to_cite_verified_unavailable: boolean;
   must_fetch_fresh_offer: boolean;
@@ -76,7 +76,7 @@ export interface VerifyDeps {
 }
 
 /**
- * Core §4 request parameters, checked with the protocol's one request parser (the node's own
+ * Core VRP v0.1 §4 request parameters, checked with the protocol's one request parser (the node's own
  * rules and codes: real calendar dates, guests 1–1000, no unknown key). Today and the booking
  * horizon are the node's to judge. Throws `AgentUsageError` carrying the parser's code.
  */
@@ -88,7 +88,7 @@ export function checkOfferRequest(args: OfferRequestInput): OfferRequestArgs {
 }
 
 /**
- * GET the envelope from the discovery document's offer endpoint (Core §4: snake_case query).
+ * GET the envelope from the discovery document's offer endpoint (Core VRP v0.1 §4: snake_case query).
  * The one place the envelope is obtained over HTTP; other transports produce an `EnvelopeOutcome` too.
  */
 export async function fetchOfferEnvelope(
@@ -114,7 +114,7 @@ export async function fetchOfferEnvelope(
   return checkEnvelopeShape(envelope, href);
 }
 
-/** Minimal envelope shape (Core §5): kind, version, an offer object and a signature object; else unknown. */
+/** Minimal envelope shape (Core VRP v0.1 §5): kind, version, an offer object and a signature object; else unknown. */
 export function checkEnvelopeShape(envelope: unknown, url: string | null): EnvelopeOutcome {
   const e = asRecord(envelope);
   if (
@@ -209,7 +209,7 @@ export async function verifyStayOfferEnvelope(
   const failures = stayQuoteFailures(verification, domain, args);
   const payload = verification.payload;
   const safe = failures.length === 0;
-  // Core §9: an offer signed for another stay or another node is not an answer about this one.
+  // Core VRP v0.1 §9: an offer signed for another stay or another node is not an answer about this one.
   const answersRequest = !failures.includes('offer_request_mismatch') && !failures.includes('offer_domain_mismatch');
   const assessment = assessFacts({ discovered: true, verification, safeToQuote: safe, answersRequest });
   const signedOffer = verification.status === 'verified' || verification.status === 'expired' ? (payload as unknown as OfferPayload) : null;

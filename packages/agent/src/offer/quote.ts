@@ -1,6 +1,6 @@
 /**
- * Safe to quote (Core §7): conditions 4–11 offline (vrp-verify `quoteChecks`), the booking-URL
- * rules of Core §5.1, and the stay check that ties a verified offer to the question asked
+ * Safe to quote (Core VRP v0.1 §7): conditions 4–11 offline (vrp-verify `quoteChecks`), the booking-URL
+ * rules of Core VRP v0.1 §5.1, and the stay check that ties a verified offer to the question asked
  * (`stayQuoteFailures`). Discovery conditions 1–3 belong to `fetchVerifiedStayOffer`, which has
  * the network context.
  */
@@ -23,7 +23,7 @@ export type QuoteFailureCode =
 /** Why an offer may not be quoted for the stay asked: vrp-verify's offline codes plus the stay check's own. */
 export type StayQuoteFailureCode =
   | QuoteFailureCode
-  /** Core §7 conditions 1–3 could not be established (discovery failed or unknown). */
+  /** Core VRP v0.1 §7 conditions 1–3 could not be established (discovery failed or unknown). */
   | 'discovery_not_verified'
   /** The signed `canonical_domain` is not the domain asked (an offer from another node). */
   | 'offer_domain_mismatch'
@@ -35,11 +35,11 @@ export interface QuoteCheckResult {
   failures: QuoteFailureCode[];
 }
 
-/** Literally `https://`, then no whitespace, control character or backslash (Core §5.1 "absolute https URL"). */
+/** Literally `https://`, then no whitespace, control character or backslash (Core VRP v0.1 §5.1 "absolute https URL"). */
 const ABSOLUTE_HTTPS = /^https:\/\/[^\s\\\p{Cc}]+$/u;
 
 /**
- * Core §5.1: an absolute https URL on `canonical_domain` (or a subdomain, label boundary), with
+ * Core VRP v0.1 §5.1: an absolute https URL on `canonical_domain` (or a subdomain, label boundary), with
  * no userinfo and no port other than 443. Returns the failure code or null.
  */
 export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
@@ -82,7 +82,7 @@ export function isExactAmount(payload: unknown, member: 'public_total' | 'agent_
 }
 
 /**
- * Core §7 condition 9, tightened by two reference behaviours: the price is exact only when
+ * Core VRP v0.1 §7 condition 9, tightened by two reference behaviours: the price is exact only when
  * `exact === true`, both totals are exact amounts (`isExactAmount`; the three-state fixture
  * evaluator and the verification-result schema need integers), and
  * `reconciliation.matches_quoted_total` is not `false` (hemmabo forces `exact=false` then).
@@ -96,7 +96,7 @@ export function isExactPrice(payload: unknown): boolean {
 }
 
 /**
- * Core §7 condition 8 plus the calendar rule (SKILL.md): `available === true` and the calendar
+ * Core VRP v0.1 §7 condition 8 plus the calendar rule (SKILL.md): `available === true` and the calendar
  * not declared stale (`calendar_freshness.safe === false` blocks bookability).
  */
 export function isAvailable(payload: unknown): boolean {
@@ -121,16 +121,16 @@ export function quoteChecks(verification: OfferVerificationResult | null | undef
   return { ok: failures.length === 0, failures };
 }
 
-/** True only when every offline Safe-to-Quote condition holds. Everything short of that is false (Core §8). */
+/** True only when every offline Safe-to-Quote condition holds. Everything short of that is false (Core VRP v0.1 §8). */
 export function safeToQuote(verification: OfferVerificationResult | null | undefined): boolean {
   return quoteChecks(verification).ok;
 }
 
 /**
- * The stay check: Core §7 (`quoteChecks`) plus the two checks that tie a
+ * The stay check: Core VRP v0.1 §7 (`quoteChecks`) plus the two checks that tie a
  * verified offer to the question asked, whatever transport carried it — the signed offer is
- * `domain`'s own (Node Tool Binding §6, Core §2), and its signed `request` is the stay asked
- * for (Core §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
+ * `domain`'s own (Node Tool Binding v0.1 §6, Core VRP v0.1 §2), and its signed `request` is the stay asked
+ * for (Core VRP v0.1 §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
  */
 export function stayQuoteFailures(verification: OfferVerificationResult, domain: string, args: OfferRequestArgs): StayQuoteFailureCode[] {
   const failures: StayQuoteFailureCode[] = [...quoteChecks(verification).failures];

@@ -1,5 +1,5 @@
 /**
- * Verify an envelope that arrived through a tool surface (Node Tool Binding §6, §8): the key
+ * Verify an envelope that arrived through a tool surface (Node Tool Binding v0.1 §6, §8): the key
  * set is the one the offer's own canonical domain names in its discovery document, fetched from
  * that domain — never anything the surface delivered. The surface is only a transport.
  */
@@ -19,7 +19,7 @@ export interface NodeVerification {
   /** The `jwks_url` of the canonical domain's discovery document (null when discovery failed): the node's only key set (§6). */
   jwks_url: string | null;
   verification: OfferVerificationResult;
-  /** Why the offer may not be quoted for the stay asked (Core §7 and the signed request/domain checks); empty when safe. */
+  /** Why the offer may not be quoted for the stay asked (Core VRP v0.1 §7 and the signed request/domain checks); empty when safe. */
   failures: StayQuoteFailureCode[];
   safe_to_quote: boolean;
   total: QuotableTotal | null;

@@ -23,7 +23,7 @@ import type { AttestationStatus, ReceiptVerificationResult, ResolveReceiptJwks }
 
 /**
  * Binding codes of this check, beside `verifyMcpReceipt`'s. They are vrpkit's, outside the
- * receipt-v1 registry (which covers envelope and signature checks only) and never emitted by
+ * VRP receipt envelope v1 registry (which covers envelope and signature checks only) and never emitted by
  * `verifyReceipt`.
  */
 export type McpReceiptBindingCode =
@@ -76,7 +76,7 @@ export interface CheckMcpCallReceiptParams {
   sentCall: { tool: string; arguments: unknown };
   /** The offer envelope the same result carried. */
   envelope: unknown;
-  /** Host name of the MCP endpoint the agent called (Node Tool Binding §6). */
+  /** Host name of the MCP endpoint the agent called (Node Tool Binding v0.1 §6). */
   surfaceHost: string;
   /** For the reference result: resolves an attestation's `source`. */
   resolveJwks: ResolveReceiptJwks;
@@ -108,7 +108,7 @@ function hashArgumentsOrNull(args: unknown): string | null {
   }
 }
 
-/** The members a node echoes from the call's arguments into the signed `request` (Core §4, §5). */
+/** The members a node echoes from the call's arguments into the signed `request` (Core VRP v0.1 §4, §5). */
 const ECHOED_ARGUMENTS = ['check_in', 'check_out', 'guests', 'language'] as const;
 
 /**
@@ -204,7 +204,7 @@ export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Pr
     transport.tool_matches = assertion.tool === sentCall.tool;
     transport.arguments_match = args !== undefined && assertion.arguments_sha256 === hashArgumentsOrNull(args);
     transport.bound = args !== undefined && assertionMatchesToolCall(assertion, { tool: sentCall.tool, arguments: args });
-    // Node Tool Binding §6: the surface is on the offer's canonical_domain, and that domain signed the assertion.
+    // Node Tool Binding v0.1 §6: the surface is on the offer's canonical_domain, and that domain signed the assertion.
     issuerMatches =
       assertion.issuer === offerDomain && isOnCanonicalDomain(surfaceHost, assertion.issuer) && !v.errors.includes('issuer_mismatch');
     offerRefMatches =

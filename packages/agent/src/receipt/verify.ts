@@ -4,15 +4,15 @@
  * official vectors give their expected result byte for byte, key order included.
  *
  * It never throws for a bad artifact (and never for a resolver that throws): every outcome is
- * a result with per-attestation statuses and codes from the receipt-v1 error registry.
+ * a result with per-attestation statuses and codes from the VRP receipt envelope v1 error registry.
  */
 import { decodeJwsPayload, importEd25519PublicKey, isRecord, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import { RECEIPT_VERSION } from '@vrpkit/protocol';
 
-/** Receipt-v1 §6 per-attestation statuses (D4). `unverifiable` is never `verified`. */
+/** VRP receipt envelope v1 §6 per-attestation statuses (D4). `unverifiable` is never `verified`. */
 export type AttestationStatus = 'verified' | 'expired' | 'invalid' | 'unverifiable';
 
-/** Receipt-v1 §6 envelope- and signature-level error registry (the codes this verifier can emit). */
+/** VRP receipt envelope v1 §6 envelope- and signature-level error registry (the codes this verifier can emit). */
 export type ReceiptErrorCode =
   | 'unsupported_version'
   | 'malformed_receipt'
@@ -64,7 +64,7 @@ function envelopeFailure(code: 'unsupported_version' | 'malformed_receipt'): Rec
 }
 
 /**
- * Receipt-v1 §3 envelope check, presence-based like the reference: a strict `date-time`
+ * VRP receipt envelope v1 §3 envelope check, presence-based like the reference: a strict `date-time`
  * format check here would turn receipt vector 07 into `malformed_receipt`.
  */
 function isWellFormedEnvelope(receipt: Record<string, unknown>): receipt is Record<string, unknown> & { attestations: unknown[] } {
@@ -128,7 +128,7 @@ async function resolveSafely(resolveJwks: ResolveReceiptJwks, attestation: Recor
   }
 }
 
-/** Receipt-v1 §4–§6 for one attestation: window parse, signature (D5), then freshness (D2). */
+/** VRP receipt envelope v1 §4–§6 for one attestation: window parse, signature (D5), then freshness (D2). */
 async function verifyAttestation(
   attestation: Record<string, unknown>,
   index: number,

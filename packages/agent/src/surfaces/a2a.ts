@@ -1,6 +1,6 @@
 /**
  * A2A surface client. The agent card is read from the target's host; the bound field is the
- * skill `id` (Node Tool Binding §3). The arguments go as the message's single data part (§4)
+ * skill `id` (Node Tool Binding v0.1 §3). The arguments go as the message's single data part (§4)
  * and the envelope comes back as a data part (§5). Two wire paths:
  * - A2A 1.0 through the SDK (`DefaultAgentCardResolver` + `JsonRpcTransportFactory` → `Client`),
  *   both given the agent's hardened fetch;
