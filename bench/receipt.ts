@@ -1,5 +1,5 @@
 /**
- * bench/receipt: the cost of MCP receipts (issue 5), as ratios to the raw Ed25519 work measured
+ * bench/receipt: the cost of MCP receipts (MCP Composition Profile on the VRP receipt envelope v1), as ratios to the raw Ed25519 work measured
  * in the same run.
  *
  *   issueMcpReceipt                         vs one crypto.sign of the same assertion signing input

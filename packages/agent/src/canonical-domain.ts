@@ -1,10 +1,10 @@
 /**
- * The Core §5.1 host rule, shared by the booking-URL check and origin binding (Node Tool
+ * The Core VRP v0.1 §5.1 host rule, shared by the booking-URL check and origin binding (Node Tool
  * Binding §6): a host is on a canonical domain when it equals it or is a subdomain of it at a
  * label boundary, after lowercase/IDNA normalisation.
  *
  * Like vrp-verify, this is the canonical host or its children only, never "the registrable
- * domain" (open question 12): deriving that needs the Public Suffix List, and approximating it
+ * domain" (Core VRP v0.1 leaves the comparison open): deriving that needs the Public Suffix List, and approximating it
  * would fail open. A sibling subdomain of a canonical subdomain is therefore rejected.
  */
 

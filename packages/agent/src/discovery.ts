@@ -1,11 +1,11 @@
 /**
- * Discovery (Core §2; Safe-to-Quote conditions 1–3): the document is fetched over https from
+ * Discovery (Core VRP v0.1 §2; Safe-to-Quote conditions 1–3): the document is fetched over https from
  * the host domain itself, names the protocol and version, claims exactly that domain as its
  * `canonical_domain`, and points its JWKS and offer endpoint at https URLs on that same host.
- * Only the spec's field names are read (open question 16): hemmabo's aliases (`jwks_uri`,
+ * Only the spec's field names are read (Core VRP v0.1 §2): hemmabo's aliases (`jwks_uri`,
  * `version`, `domain`, `endpoints.*`) are not accepted, so a document is read one way only.
  */
-import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import { type Clock, type FetchLike, isRecord, systemClock } from '@vrpkit/core';
 import { DISCOVERY_PATH, type DiscoveryDocument, JWKS_MAX_CACHE_SECONDS, PROTOCOL, PROTOCOL_VERSION } from '@vrpkit/protocol';
 import { normalizeHost } from './canonical-domain.js';
 import { getJsonText } from './http-get.js';
@@ -74,7 +74,7 @@ async function readDiscovery(domainInput: string, fetch: FetchLike): Promise<{ o
   return { outcome: checkDiscovery(domain, url, got.res.status, got.text), cacheControl: got.res.headers.get('cache-control') };
 }
 
-/** Core §2 checks on a served discovery document. */
+/** Core VRP v0.1 §2 checks on a served discovery document. */
 function checkDiscovery(domain: string, url: string, status: number, text: string): DiscoveryOutcome {
   const fail = (code: DiscoveryFailureCode, message: string): DiscoveryOutcome => ({ ok: false, domain, url, code, message });
   if (status !== 200) return fail('discovery_http_error', `discovery answered HTTP ${status}`);
@@ -84,19 +84,18 @@ function checkDiscovery(domain: string, url: string, status: number, text: strin
   } catch {
     return fail('discovery_not_json', 'discovery response is not JSON');
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
-    return fail('discovery_schema_mismatch', 'discovery document is not an object');
-  const d = doc as Record<string, unknown>;
-  // Core §7 conditions 2–3.
+  if (!isRecord(doc)) return fail('discovery_schema_mismatch', 'discovery document is not an object');
+  const d = doc;
+  // Core VRP v0.1 §7 conditions 2–3.
   if (d.protocol !== PROTOCOL || d.protocol_version !== PROTOCOL_VERSION) {
     return fail('protocol_mismatch', `discovery names protocol ${String(d.protocol)} ${String(d.protocol_version)}`);
   }
-  // Core §2: canonical_domain MUST match the host domain being verified (schema: lowercase, no scheme or port).
+  // Core VRP v0.1 §2: canonical_domain MUST match the host domain being verified (schema: lowercase, no scheme or port).
   if (typeof d.canonical_domain !== 'string' || !/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(d.canonical_domain)) {
     return fail('discovery_schema_mismatch', 'canonical_domain is missing or not a lowercase host name');
   }
   if (d.canonical_domain !== domain) return fail('canonical_domain_mismatch', `canonical_domain ${d.canonical_domain} is not ${domain}`);
-  // Core §2 / Node Tool Binding §6: the JWKS and the offer come from the node's own host.
+  // Core VRP v0.1 §2 / Node Tool Binding v0.1 §6: the JWKS and the offer come from the node's own host.
   if (!isHttpsUrlOn(d.jwks_url, domain) || !/\/\.well-known\/jwks\.json$/.test(String(d.jwks_url))) {
     return fail('jwks_url_off_domain', `jwks_url is not https://${domain}/.well-known/jwks.json`);
   }
@@ -107,7 +106,7 @@ function checkDiscovery(domain: string, url: string, status: number, text: strin
 }
 
 /**
- * The discovery document under the JWKS's cache policy (Core §3.1 applied to the document that
+ * The discovery document under the JWKS's cache policy (Core VRP v0.1 §3.1 applied to the document that
  * names the JWKS): an entry lives at most 300 s, `Cache-Control: max-age` shortens that and
  * `no-store` / `no-cache` mean no reuse; concurrent reads of one domain share one request; a
  * failed or refused document is never cached (the next verification asks again). `get(domain,

@@ -2,7 +2,7 @@ import { VrpError } from '@vrpkit/core';
 
 /**
  * Why a network read failed. Every one of these is an unknown for the facts that depended on
- * the read (Core §9): never a negative, never a pass.
+ * the read (Core VRP v0.1 §9): never a negative, never a pass.
  */
 export type NetworkErrorCode =
   | 'insecure_scheme'

@@ -1,5 +1,6 @@
 /**
- * The agent's network edge (issue 3 §5; DESIGN §3 "dev equals prod, minus the CA"): https only,
+ * The agent's network edge (Core VRP v0.1 §2–§3: discovery and keys are read over https from the
+ * host domain; dev differs from production only by its CA): https only,
  * redirects followed by hand and only within the requested host's domain, a response size cap
  * enforced while streaming, connect and total timeouts, and — for dev and tests — a curl-style
  * `--connect-to` map and extra trusted CAs, so hostname and certificate checks still run for
@@ -109,7 +110,7 @@ async function readCapped(res: { headers: Headers; body: ReadableStream<Uint8Arr
 
 /**
  * Build a `fetch` that enforces the agent's network policy. Every failure rejects with a
- * `NetworkError` whose `code` says why; callers map any rejection to unknown (Core §9).
+ * `NetworkError` whose `code` says why; callers map any rejection to unknown (Core VRP v0.1 §9).
  */
 export function createHardenedFetch(options: HardenedFetchOptions = {}): HardenedFetch {
   const connectTimeoutMs = options.connectTimeoutMs ?? HARDENED_FETCH_DEFAULTS.connectTimeoutMs;
@@ -164,7 +165,8 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
             throw new NetworkError('too_many_redirects', `more than ${maxRedirects} redirects from ${origin.hostname}`);
           const next = new URL(location, url);
           checkScheme(next);
-          // No redirect may leave the requested host's domain (issue 3 §5), nor change the port.
+          // No redirect may leave the requested host's domain, nor change the port: another domain would
+          // answer for this one (Node Tool Binding v0.1 §6: keys from the node's own domain).
           if (!isOnCanonicalDomain(next.hostname, origin.hostname) || next.port !== origin.port) {
             throw new NetworkError('redirect_off_domain', `redirect from ${origin.hostname} to ${next.host} leaves the host domain`, {
               host: origin.hostname,

@@ -1,6 +1,6 @@
 /**
- * The one GET the agent makes for a node document (discovery, JWKS, offer: Core §2–§4). Internal
- * to the package: each caller turns a failure into its own `*_unreachable` code (Core §9: unknown).
+ * The one GET the agent makes for a node document (discovery, JWKS, offer: Core VRP v0.1 §2–§4). Internal
+ * to the package: each caller turns a failure into its own `*_unreachable` code (Core VRP v0.1 §9: unknown).
  */
 import type { FetchLike } from '@vrpkit/core';
 

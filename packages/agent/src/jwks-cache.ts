@@ -1,11 +1,11 @@
 /**
- * JWKS cache policy (Core §3.1; vrp-protocol.md §3.5, open question 15):
+ * JWKS cache policy (Core VRP v0.1 §3.1; the refetch limits are vrpkit's, the spec leaves them open):
  * - an entry lives at most 300 s; `Cache-Control: max-age` may shorten that, never lengthen
  *   it, and `no-store` / `no-cache` mean it is not reused at all;
  * - a kid that is not in the cached set triggers one re-fetch before the offer is called
  *   unverifiable (refresh-on-miss);
  * - concurrent fetches of one JWKS URL share a single in-flight request (coalescing), and
- *   miss-triggered re-fetches are rate-limited per domain (Core §3.1 "SHOULD rate-limit"): a kid
+ *   miss-triggered re-fetches are rate-limited per domain (Core VRP v0.1 §3.1 "SHOULD rate-limit"): a kid
  *   this cache has never seen for the domain may re-fetch at once — so two rotations seconds
  *   apart both verify — while a token bucket (`missRefetchBurst` tokens, one more every
  *   `minRefetchIntervalMs`, default 5 and 10 s) bounds them, so a stream of forged kids cannot
@@ -16,7 +16,7 @@
  * Presence in the current set is the whole trust signal: a removed (revoked) key stops
  * verifying as soon as the entry that held it expires, at most 300 s later.
  */
-import { type Clock, type FetchLike, parseCompactJws, systemClock } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike, parseCompactJws, systemClock } from '@vrpkit/core';
 import { JWKS_MAX_CACHE_SECONDS } from '@vrpkit/protocol';
 import { getJsonText } from './http-get.js';
 
@@ -25,7 +25,7 @@ export interface JwksCacheOptions {
   fetch: FetchLike;
   /** Injected clock (epoch ms). */
   clock?: Clock;
-  /** Lifetime cap in seconds; values above Core §3.1's 300 s are clamped to 300. */
+  /** Lifetime cap in seconds; values above Core VRP v0.1 §3.1's 300 s are clamped to 300. */
   maxAgeSeconds?: number;
   /** Refill period of the per-domain miss re-fetch bucket, and the minimum spacing of re-fetches for a kid already seen (default 10 000 ms). */
   minRefetchIntervalMs?: number;
@@ -67,7 +67,7 @@ interface Entry {
   expiresAt: number;
 }
 
-/** Seconds the response allows caching, capped by `cap` (Core §3.1: shorten only). */
+/** Seconds the response allows caching, capped by `cap` (Core VRP v0.1 §3.1: shorten only). */
 export function cacheLifetimeSeconds(cacheControl: string | null, cap: number): number {
   if (!cacheControl) return cap;
   const directives = cacheControl
@@ -82,7 +82,7 @@ export function cacheLifetimeSeconds(cacheControl: string | null, cap: number): 
   return cap;
 }
 
-/** The protected-header `kid` of a compact JWS, the cache's refresh-on-miss hint (Core §3.1); undefined when it has none. */
+/** The protected-header `kid` of a compact JWS, the cache's refresh-on-miss hint (Core VRP v0.1 §3.1); undefined when it has none. */
 export function jwsHeaderKid(jws: unknown): string | undefined {
   const parsed = parseCompactJws(jws);
   return parsed.ok && typeof parsed.jws.header.kid === 'string' ? parsed.jws.header.kid : undefined;
@@ -123,7 +123,7 @@ export class JwksCache {
     if (entry && now >= entry.expiresAt) this.#entries.delete(jwksUrl);
     const live = entry && now < entry.expiresAt ? entry : undefined;
     if (live && (kid === undefined || hasKid(live.jwks, kid))) return { ok: true, ...live, source: 'cache' };
-    // Refresh on miss (Core §3.1), rate-limited per domain; a fetch already in flight is shared for free.
+    // Refresh on miss (Core VRP v0.1 §3.1), rate-limited per domain; a fetch already in flight is shared for free.
     if (live && !this.#inFlight.has(jwksUrl) && !this.#spendMissRefetch(new URL(jwksUrl).hostname, kid as string, now)) {
       return { ok: true, ...live, source: 'cache' };
     }
@@ -174,7 +174,7 @@ export class JwksCache {
   }
 
   async #load(jwksUrl: string, generation: number): Promise<JwksLookup> {
-    // The lifetime counts from the request, not the response (Core §3.1 cap: never longer).
+    // The lifetime counts from the request, not the response (Core VRP v0.1 §3.1 cap: never longer).
     const requestedAt = this.#clock.now();
     const got = await getJsonText(this.#fetch, jwksUrl, 'JWKS');
     if (!got.ok) {
@@ -194,9 +194,10 @@ export class JwksCache {
     } catch {
       return fail('jwks_not_json', 'JWKS response is not JSON');
     }
-    const keys = (doc as { keys?: unknown })?.keys;
-    if (typeof doc !== 'object' || doc === null || !Array.isArray(keys) || !keys.every((k) => typeof k === 'object' && k !== null)) {
-      return fail('jwks_schema_mismatch', 'JWKS document has no keys array of objects (Core §3)');
+    const keys = asRecord(doc)?.keys;
+    // Entries are checked as before (any non-null object): `isRecord` would also refuse an array entry, a change of verdict.
+    if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'object' && k !== null)) {
+      return fail('jwks_schema_mismatch', 'JWKS document has no keys array of objects (Core VRP v0.1 §3)');
     }
     const fetchedAt = this.#clock.now();
     const lifetimeMs = cacheLifetimeSeconds(res.headers.get('cache-control'), this.#maxAgeMs / 1000) * 1000;

@@ -1,14 +1,15 @@
 /**
- * Refund-schedule evaluation (Core §5.3), a pure function:
+ * Refund-schedule evaluation (Core VRP v0.1 §5.3), a pure function:
  * H = floor((checkInMoment − cancelAt) / 1 h); rows sorted by `hours_before_checkin`
  * descending; the first row with `hours_before_checkin ≤ H` applies; no row (H < 0 included)
  * → 0 %. `[]` means never a refund; an absent or null schedule is unknown — never invent one.
  *
- * Decisions (open question 14): the check-in moment is the caller's instant (vrpkit does not
+ * Decisions (Core VRP v0.1 §5.3 leaves these open): the check-in moment is the caller's instant (vrpkit does not
  * guess a time zone or combine the date with `check_in_time`); two rows with the same
  * threshold and different percentages make the schedule ambiguous → unknown; a row that is
  * not `{hours_before_checkin: int ≥ 0, refund_percent: int 0–100}` → unknown.
  */
+import { asRecord } from '@vrpkit/core';
 import type { RefundScheduleRow } from '@vrpkit/protocol';
 
 export type RefundEvaluation =
@@ -32,7 +33,7 @@ export function evaluateRefund(
   if (!Array.isArray(schedule)) return { state: 'unknown', reason: 'schedule_malformed' };
   const rows: RefundScheduleRow[] = [];
   for (const r of schedule) {
-    const row = r as Record<string, unknown> | null;
+    const row = asRecord(r);
     if (!row || !isInt(row.hours_before_checkin, 0, Number.MAX_SAFE_INTEGER) || !isInt(row.refund_percent, 0, 100)) {
       return { state: 'unknown', reason: 'schedule_malformed' };
     }

@@ -1,11 +1,12 @@
 /**
- * Three-state facts (Core §9; vrp-protocol.md §3.4, `three-state-verification.v0.1.json`).
+ * Three-state facts (Core VRP v0.1 §9; the vrp-spec fixture `three-state-verification.v0.1.json`).
  * Affirmed and negated come only from fresh, signature-verified values; everything absent,
  * unsigned, stale, unreachable, malformed or failed is unknown. Unknown is never reported as
  * true or false, and nothing is inferred from it. Each fact carries its verifiability class
- * (Core §5.4), which follows where the value was read: the signed payload → `verifiable`, the
+ * (Core VRP v0.1 §5.4), which follows where the value was read: the signed payload → `verifiable`, the
  * discovery document → `attested`; an unknown fact was read from nowhere trustworthy → null.
  */
+import { asRecord } from '@vrpkit/core';
 import type { ThreeState, VerifiabilityClass } from '@vrpkit/protocol';
 import { isAvailable, isExactPrice } from './offer/quote.js';
 import type { OfferVerificationResult } from './offer/verify.js';
@@ -25,7 +26,7 @@ export type FactName = (typeof FACT_NAMES)[number];
 
 export interface Fact {
   value: ThreeState;
-  /** Where the value was read (Core §5.4); null when it is unknown. */
+  /** Where the value was read (Core VRP v0.1 §5.4); null when it is unknown. */
   class: VerifiabilityClass | null;
   /** The document it was read from, for humans: `discovery`, `jws`, `signed_payload`, or `none`. */
   read_from: 'discovery' | 'jws' | 'signed_payload' | 'none';
@@ -41,7 +42,7 @@ export interface ThreeStateAssessment {
 }
 
 export interface AssessFactsInput {
-  /** Discovery outcome: true = checked (Core §7 1–3), false = failed/unreachable, null = not fetched (offline). */
+  /** Discovery outcome: true = checked (Core VRP v0.1 §7 1–3), false = failed/unreachable, null = not fetched (offline). */
   discovered: boolean | null;
   /** The offer verification, or null when no envelope was obtained. */
   verification: OfferVerificationResult | null;
@@ -58,10 +59,8 @@ export interface AssessFactsInput {
 
 const UNKNOWN: Fact = { value: 'unknown', class: null, read_from: 'none' };
 const signed = (value: ThreeState): Fact => (value === 'unknown' ? UNKNOWN : { value, class: 'verifiable', read_from: 'signed_payload' });
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
 
-/** The Core §9 facts for one verification, per the reference fixture evaluator's semantics. */
+/** The Core VRP v0.1 §9 facts for one verification, per the reference fixture evaluator's semantics. */
 export function assessFacts({ discovered, verification, safeToQuote, answersRequest = true }: AssessFactsInput): ThreeStateAssessment {
   const facts = Object.fromEntries(FACT_NAMES.map((n) => [n, UNKNOWN])) as Record<FactName, Fact>;
   if (discovered === true) {
@@ -76,22 +75,22 @@ export function assessFacts({ discovered, verification, safeToQuote, answersRequ
   if (status === 'verified') facts.offer_freshness = signed('affirmed');
   if (status === 'verified' && verification && answersRequest) {
     const p = verification.payload;
-    const available = obj(obj(p).availability);
+    const available = asRecord(asRecord(p)?.availability);
     // A stale calendar (`calendar_freshness.safe === false`) makes availability unknown either way.
-    const calendarStale = obj(available.calendar_freshness).safe === false;
+    const calendarStale = asRecord(available?.calendar_freshness)?.safe === false;
     const availability: ThreeState = calendarStale
       ? 'unknown'
-      : available.available === true
+      : available?.available === true
         ? 'affirmed'
-        : available.available === false
+        : available?.available === false
           ? 'negated'
           : 'unknown';
     facts.availability = signed(availability);
     facts.price = signed(isAvailable(p) && isExactPrice(p) ? 'affirmed' : 'unknown');
     facts.direct_booking_url = signed(safeToQuote ? 'affirmed' : 'unknown');
-    const mayQuote = obj(obj(p).agent_permission).may_quote_as_official_direct_offer;
+    const mayQuote = asRecord(asRecord(p)?.agent_permission)?.may_quote_as_official_direct_offer;
     facts.agent_permission = signed(mayQuote === true ? 'affirmed' : mayQuote === false ? 'negated' : 'unknown');
-    facts.refund_schedule = signed(Array.isArray(obj(obj(p).rules).refund_schedule) ? 'affirmed' : 'unknown');
+    facts.refund_schedule = signed(Array.isArray(asRecord(asRecord(p)?.rules)?.refund_schedule) ? 'affirmed' : 'unknown');
   }
   return {
     facts,

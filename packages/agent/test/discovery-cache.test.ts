@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHardenedFetch, DiscoveryCache, fetchVerifiedStayOffer, type HardenedFetch, JwksCache } from '@vrpkit/agent';
-import type { FetchLike } from '@vrpkit/core';
+import { type FetchLike, systemClock } from '@vrpkit/core';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -49,7 +49,7 @@ beforeEach(() => {
   served = { cacheControl: 'public, max-age=300', discoveryStatus: 200, offerStatus: 404, delayMs: 0 };
 });
 
-describe('DiscoveryCache (the JWKS cache policy, Core §3.1)', () => {
+describe('DiscoveryCache (the JWKS cache policy, Core VRP v0.1 §3.1)', () => {
   it('serves from cache for at most 300 s, then reads again', async () => {
     const stub = stubNode(served);
     const cache = new DiscoveryCache({ fetch: stub.fetch, clock, maxAgeSeconds: 3_600 });
@@ -101,7 +101,7 @@ describe('DiscoveryCache (the JWKS cache policy, Core §3.1)', () => {
   it('a verification that failed for a reason a newer document could fix reads discovery again, once', async () => {
     const stub = stubNode(served); // the offer endpoint the cached document names answers 404
     const discoveryCache = new DiscoveryCache({ fetch: stub.fetch, clock });
-    const deps = { fetch: stub.fetch, now: clock, jwksCache: new JwksCache({ fetch: stub.fetch, clock }), discoveryCache };
+    const deps = { fetch: stub.fetch, clock, jwksCache: new JwksCache({ fetch: stub.fetch, clock }), discoveryCache };
     expect(await fetchVerifiedStayOffer(DOMAIN, STAY, deps)).toMatchObject({ status: 'unknown', code: 'offer_http_error' });
     expect(stub.discoveries()).toBe(2);
   });
@@ -131,7 +131,7 @@ describe('fetchVerifiedStayOffer with a DiscoveryCache against a real node over 
     };
     const deps = {
       fetch: counting,
-      now: Date.now,
+      clock: systemClock,
       jwksCache: new JwksCache({ fetch: counting }),
       discoveryCache: new DiscoveryCache({ fetch: counting }),
     };

@@ -21,6 +21,7 @@ import {
   verifyOffer,
   verifyReceipt,
 } from '@vrpkit/agent';
+import { systemClock } from '@vrpkit/core';
 import { initNode, rotateKey, serveNode } from '@vrpkit/node';
 import { baseOffer, envelopeWithJws, FRESH_NOW, TEST_JWKS, testSigner } from '@vrpkit/testkit/minted';
 import { describe, expect, it } from 'vitest';
@@ -206,7 +207,7 @@ describe('two key rotations within ten seconds make verifications fail', () => {
       // Four agents verifying continuously through one cache, as in the attack.
       const agent = async () => {
         while (!stop) {
-          const r = await fetchVerifiedStayOffer(DOMAIN_ROTATING, args, { fetch, now: Date.now, jwksCache });
+          const r = await fetchVerifiedStayOffer(DOMAIN_ROTATING, args, { fetch, clock: systemClock, jwksCache });
           outcomes.push({ status: r.status, code: r.code, kid: r.verification?.header?.kid });
         }
       };

@@ -60,7 +60,7 @@ describe('against a real node over https', () => {
   });
 
   it('discovery → JWKS → offer → safe to quote, in the official result shape', async () => {
-    const r = await fetchVerifiedStayOffer(`https://${DOMAIN}`, STAY, { fetch, now: clock, jwksCache: new JwksCache({ fetch, clock }) });
+    const r = await fetchVerifiedStayOffer(`https://${DOMAIN}`, STAY, { fetch, clock, jwksCache: new JwksCache({ fetch, clock }) });
     expect(r).toMatchObject({ status: 'verified', code: null, safe_to_quote: true, failures: [] });
     expect(validateResult(r.result), JSON.stringify(validateResult.errors)).toBe(true);
     expect(r.result?.agent_citation.quote_status).toBe('official_host_domain_verified_offer');
@@ -76,11 +76,7 @@ describe('against a real node over https', () => {
   });
 
   it('a signed negative (too many guests) is verified but not quoteable, with availability negated', async () => {
-    const r = await fetchVerifiedStayOffer(
-      DOMAIN,
-      { ...STAY, guests: 40 },
-      { fetch, now: clock, jwksCache: new JwksCache({ fetch, clock }) },
-    );
+    const r = await fetchVerifiedStayOffer(DOMAIN, { ...STAY, guests: 40 }, { fetch, clock, jwksCache: new JwksCache({ fetch, clock }) });
     expect(r.status).toBe('verified');
     expect(r.safe_to_quote).toBe(false);
     expect(r.facts.availability.value).toBe('negated');
@@ -96,7 +92,7 @@ describe('against a real node over https', () => {
     const discovery = await fetchDiscovery(DOMAIN, { fetch });
     if (!discovery.ok) throw new Error(discovery.message);
     const signedByOldKey = await fetchOfferEnvelope(discovery.discovery, STAY, { fetch });
-    const before = await verifyStayOfferEnvelope(discovery, signedByOldKey, STAY, { now: clock, jwksCache: cache });
+    const before = await verifyStayOfferEnvelope(discovery, signedByOldKey, STAY, { clock, jwksCache: cache });
     expect(before.safe_to_quote).toBe(true);
     const oldKid = before.verification?.header?.kid as string;
 
@@ -104,16 +100,16 @@ describe('against a real node over https', () => {
     const rotated = await rotateKey({ dataDir });
     expect(rotated.kid).not.toBe(oldKid);
     t += 1_000;
-    const after = await fetchVerifiedStayOffer(DOMAIN, STAY, { fetch, now: clock, jwksCache: cache });
+    const after = await fetchVerifiedStayOffer(DOMAIN, STAY, { fetch, clock, jwksCache: cache });
     expect(after.verification?.header?.kid).toBe(rotated.kid);
     expect(after.safe_to_quote).toBe(true);
 
     // Revocation: an offer the old key signed verifies only while the cached set that holds the key lives (≤ 300 s).
     await revokeKey({ dataDir, kid: oldKid });
     t += 299_000;
-    expect((await verifyStayOfferEnvelope(discovery, signedByOldKey, STAY, { now: clock, jwksCache: cache })).status).toBe('verified');
+    expect((await verifyStayOfferEnvelope(discovery, signedByOldKey, STAY, { clock, jwksCache: cache })).status).toBe('verified');
     t += 1_000;
-    const revoked = await verifyStayOfferEnvelope(discovery, signedByOldKey, STAY, { now: clock, jwksCache: cache });
+    const revoked = await verifyStayOfferEnvelope(discovery, signedByOldKey, STAY, { clock, jwksCache: cache });
     expect(revoked).toMatchObject({ status: 'unverifiable', code: 'kid_not_in_jwks', safe_to_quote: false });
     expect(revoked.facts.signature.value).toBe('unknown');
   });
@@ -124,13 +120,13 @@ describe('against a real node over https', () => {
     expect(discovery.ok).toBe(true);
     if (!discovery.ok) return;
     const obtained = await fetchOfferEnvelope(discovery.discovery, STAY, { fetch });
-    expect((await verifyStayOfferEnvelope(discovery, obtained, STAY, { now: clock, jwksCache: cache })).safe_to_quote).toBe(true);
+    expect((await verifyStayOfferEnvelope(discovery, obtained, STAY, { clock, jwksCache: cache })).safe_to_quote).toBe(true);
     await node.close();
     t += 300_000;
-    const r = await verifyStayOfferEnvelope(discovery, obtained, STAY, { now: clock, jwksCache: cache });
+    const r = await verifyStayOfferEnvelope(discovery, obtained, STAY, { clock, jwksCache: cache });
     expectAllDependentUnknown(r);
     expect(r.code).toBe('jwks_unreachable');
-    const gone = await fetchVerifiedStayOffer(DOMAIN, STAY, { fetch, now: clock, jwksCache: cache });
+    const gone = await fetchVerifiedStayOffer(DOMAIN, STAY, { fetch, clock, jwksCache: cache });
     expectAllDependentUnknown(gone);
     expect(gone.code).toBe('discovery_unreachable');
     expect(gone.facts.canonical_domain.value).toBe('unknown');
@@ -202,7 +198,7 @@ describe('against hostile or broken servers', () => {
   const run = (discovery: string, offer = 'ok') => {
     mode.discovery = discovery;
     mode.offer = offer;
-    return fetchVerifiedStayOffer(HOST, stay, { fetch, now: clock, jwksCache: new JwksCache({ fetch, clock }) });
+    return fetchVerifiedStayOffer(HOST, stay, { fetch, clock, jwksCache: new JwksCache({ fetch, clock }) });
   };
 
   it('the well-behaved stand-in node (serving official vector 01) yields the official example result', async () => {
@@ -255,7 +251,7 @@ describe('against hostile or broken servers', () => {
     const r = await run('ok', 'other-dates');
     expect(r).toMatchObject({ status: 'verified', safe_to_quote: false, failures: ['offer_request_mismatch'] });
     // Its signature is good, but it answers another question: nothing about the stay asked is
-    // affirmed or negated (Core §9), and no official result is issued for it.
+    // affirmed or negated (Core VRP v0.1 §9), and no official result is issued for it.
     expect(r.facts.signature.value).toBe('affirmed');
     expect(r.facts.availability.value).toBe('unknown');
     expect(r.facts.price.value).toBe('unknown');

@@ -61,7 +61,7 @@ beforeEach(() => {
 
 const kids = (l: Awaited<ReturnType<JwksCache['get']>>) => (l.ok ? l.jwks.keys.map((k) => k.kid) : l.code);
 
-describe('JwksCache (Core §3.1)', () => {
+describe('JwksCache (Core VRP v0.1 §3.1)', () => {
   it('clear() is final: a fetch already in flight neither fills the cache nor answers later callers', async () => {
     const cache = new JwksCache({ fetch, clock });
     served.body = JSON.stringify({ keys: [key(1, 'compromised')] });

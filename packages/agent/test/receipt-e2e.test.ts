@@ -129,7 +129,7 @@ describe('MCP receipt end to end (https, SDK client, serveNode)', () => {
   });
 });
 
-describe('receipt keys are pinned to the jwks_url of the node discovery document (Node Tool Binding §6)', () => {
+describe('receipt keys are pinned to the jwks_url of the node discovery document (Node Tool Binding v0.1 §6)', () => {
   // Same host, same keys, another URL: only the pin to the discovery document's jwks_url refuses it.
   const OTHER_SOURCE = `https://${DOMAIN}${JWKS_PATH}?from=receipt`;
   let relay: TestSurface;

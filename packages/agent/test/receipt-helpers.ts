@@ -1,5 +1,5 @@
 /**
- * Minting receipts for tests with the public receipt test key (vrp-protocol.md §5 "Test keys":
+ * Minting receipts for tests with the public receipt test key (the public receipt test key of the VRP receipt vectors:
  * seed = 32 bytes of 0x07, kid `vrp-vectors-2026-01-01-01` — the key of the official vectors).
  * Ed25519 is deterministic, so every minted vector is reproducible byte for byte.
  */

@@ -32,7 +32,7 @@ const files = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .sort();
 
-describe('official receipt vectors (receipt-v1 §12)', () => {
+describe('official receipt vectors (VRP receipt envelope v1 §12)', () => {
   it('are the seven published files, byte for byte', () => {
     expect(files).toEqual(Object.keys(PROVENANCE));
     for (const f of files)

@@ -9,7 +9,7 @@ const SCHEDULE = [
   { hours_before_checkin: 168, refund_percent: 50 },
 ];
 
-describe('evaluateRefund (Core §5.3)', () => {
+describe('evaluateRefund (Core VRP v0.1 §5.3)', () => {
   it('picks the first row ≤ H after sorting by hours descending', () => {
     expect(evaluateRefund(SCHEDULE, CHECK_IN, hoursBefore(400))).toMatchObject({
       state: 'affirmed',

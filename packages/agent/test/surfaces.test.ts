@@ -1,5 +1,5 @@
 /**
- * Issue 4, agent side: real clients against real nodes over https (dev CAs, connect-to map).
+ * Node Tool Binding v0.1, agent side: real clients against real nodes over https (dev CAs, connect-to map).
  * - node A's three tool surfaces and its plain endpoint through the official MCP SDK client,
  *   the A2A SDK client over 1.0, a raw A2A 0.3 `message/send`, and Chromium invoking the page's
  *   registered WebMCP tool — each result verifies against node A's JWKS and is safe to quote;

@@ -33,7 +33,7 @@ function envelopeFor(input: Fixture['input']) {
   return official;
 }
 
-describe('three-state facts (Core §9) against the official fixtures', () => {
+describe('three-state facts (Core VRP v0.1 §9) against the official fixtures', () => {
   expect(fixtures).toHaveLength(5);
   for (const f of fixtures) {
     it(f.id, () => {
@@ -48,7 +48,7 @@ describe('three-state facts (Core §9) against the official fixtures', () => {
         // The fixtures name availability both `availability` and `availability.available`: one fact here.
         const fact = assessment.facts[(name === 'availability.available' ? 'availability' : name) as FactName];
         expect(fact.value, name).toBe(value);
-        // Class follows where the value was read (Core §5.4): unknown facts were read from nowhere.
+        // Class follows where the value was read (Core VRP v0.1 §5.4): unknown facts were read from nowhere.
         if (value === 'unknown') expect(fact.class).toBeNull();
         else expect(fact.class).toBe(name === 'canonical_domain' || name === 'verified_stay_offer_endpoint' ? 'attested' : 'verifiable');
       }

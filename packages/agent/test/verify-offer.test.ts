@@ -38,7 +38,7 @@ describe('official offer vectors (fixtures/offer, Apache-2.0)', () => {
     it(`${file}: exactly the expected {verified, reason, fresh} and the reference status`, () => {
       const v = loadVector(file);
       const r = verifyOffer({ envelope: v.input, jwks: v.jwks, now: v.clock });
-      // Vector harness contract (vrp-protocol.md §3.1): verified = the JWS verified; reason = its code.
+      // Vector harness contract (the reference conformance engine, vrp-spec scripts/conformance.mjs): verified = the JWS verified; reason = its code.
       const observed = { verified: r.status === 'verified' || r.status === 'expired', reason: r.code, fresh: r.fresh };
       expect(observed).toEqual(v.expected);
       expect(r.status).toBe(REFERENCE_STATUS[file]);
@@ -61,7 +61,7 @@ describe('official offer vectors (fixtures/offer, Apache-2.0)', () => {
   });
 });
 
-describe('minted vectors (public test seed)', () => {
+describe('minted vectors (public VRP test key)', () => {
   const now = FRESH_NOW;
   const verify = (envelope: unknown, jwks: unknown = TEST_JWKS) => verifyOffer({ envelope, jwks, now });
 
@@ -240,7 +240,7 @@ describe('minted vectors (public test seed)', () => {
   });
 });
 
-describe('quoteChecks / safeToQuote (Core §7, §5.1)', () => {
+describe('quoteChecks / safeToQuote (Core VRP v0.1 §7, §5.1)', () => {
   const now = FRESH_NOW;
   const gate = (mutate: (o: Loose) => void) => {
     const offer = baseOffer();
@@ -315,7 +315,7 @@ describe('quoteChecks / safeToQuote (Core §7, §5.1)', () => {
   });
 });
 
-describe('isOnCanonicalDomain (Core §5.1 label boundary, lowercase/IDNA)', () => {
+describe('isOnCanonicalDomain (Core VRP v0.1 §5.1 label boundary, lowercase/IDNA)', () => {
   it.each([
     ['example.com', 'example.com', true],
     ['book.example.com', 'example.com', true],

@@ -1,5 +1,5 @@
 /**
- * Node Tool Binding §10 conformance checker. For every tool surface a node exposes:
+ * Node Tool Binding v0.1 §10 conformance checker. For every tool surface a node exposes:
  *   §10.1 the surface lists exactly one capability named `get_verified_stay_offer`;
  *   §10.2 it takes `check_in`, `check_out`, `guests` and requires nothing else;
  *   §10.3 its result is the same signed envelope the offer endpoint returns for the same
@@ -13,7 +13,7 @@
  * `unknown`, and a node conforms only when every check passes.
  */
 import { createHardenedFetch, getOfferVia, JwksCache, type OfferArgs, type SurfaceClientOptions, type SurfaceReport } from '@vrpkit/agent';
-import { canonicalJson, type FetchLike, systemClock, toUtcSecond } from '@vrpkit/core';
+import { asRecord, canonicalJson, type FetchLike, systemClock, toUtcSecond } from '@vrpkit/core';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
 
 export type ToolSurface = 'mcp' | 'a2a' | 'webmcp';
@@ -58,8 +58,6 @@ export interface NodeBindingCheckOptions extends SurfaceClientOptions {
 }
 
 const REQUIRED = ['check_in', 'check_out', 'guests'] as const;
-const obj = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const pass = (detail: string): CheckResult => ({ status: 'pass', detail });
 const fail = (detail: string): CheckResult => ({ status: 'fail', detail });
 const unknown = (detail: string): CheckResult => ({ status: 'unknown', detail });
@@ -68,10 +66,10 @@ const unknown = (detail: string): CheckResult => ({ status: 'unknown', detail })
  * Two offers for the same arguments are "the same signed envelope" (§10.3) when their signed
  * payloads agree on everything but what identifies one issuance: the time stamps
  * (`generated_at`, `valid_until`, every `checked_at`) and the offer id (a node signs a fresh
- * offer per call; Core §6). The id is also removed wherever it is embedded, e.g. the booking URL.
+ * offer per call; Core VRP v0.1 §6). The id is also removed wherever it is embedded, e.g. the booking URL.
  */
 export function comparableOffer(payload: unknown): string {
-  const offerId = obj(obj(payload).booking).offer_id;
+  const offerId = asRecord(asRecord(payload)?.booking)?.offer_id;
   const strip = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(strip);
     if (typeof v === 'string') return typeof offerId === 'string' && offerId ? v.split(offerId).join('<offer_id>') : v;
@@ -88,14 +86,14 @@ export function comparableOffer(payload: unknown): string {
 /** §10.2 on a published input schema: the three are accepted and nothing else is required. */
 function schemaCheck(schema: unknown): CheckResult | null {
   if (schema === null || schema === undefined) return null; // an A2A skill has no schema: the call decides
-  const s = obj(schema);
-  const properties = obj(s.properties);
-  const required = Array.isArray(s.required) ? s.required.map(String) : [];
+  const s = asRecord(schema);
+  const properties = asRecord(s?.properties) ?? {};
+  const required = Array.isArray(s?.required) ? s.required.map(String) : [];
   const missing = REQUIRED.filter((k) => !(k in properties));
   if (missing.length > 0) return fail(`the input schema does not take ${missing.join(', ')}`);
   const extra = required.filter((k) => !(REQUIRED as readonly string[]).includes(k));
   if (extra.length > 0) return fail(`the input schema requires ${extra.join(', ')} beyond check_in, check_out, guests`);
-  const guestsType = obj(properties.guests).type;
+  const guestsType = asRecord(properties.guests)?.type;
   if (guestsType !== 'integer' && guestsType !== 'number') return fail(`guests is typed ${JSON.stringify(guestsType)}, not integer`);
   return null;
 }

@@ -1,5 +1,5 @@
 /**
- * Node Tool Binding §10 checker against a real vrpkit node (it must conform) and against the
+ * Node Tool Binding v0.1 §10 checker against a real vrpkit node (it must conform) and against the
  * same node with one surface swapped for a broken one (each must be caught, with the failing
  * sub-clause named). Real https, real SDK clients, real Chromium.
  */

@@ -1,28 +1,28 @@
 /** VRP constants, spelled exactly as the specs spell them. */
 
-/** Core v0.1 §2: discovery `protocol`. */
+/** Core VRP v0.1 §2: discovery `protocol`. */
 export const PROTOCOL = 'vacation-rental-protocol';
-/** Core v0.1 §2/§5: `protocol_version`. */
+/** Core VRP v0.1 §2/§5: `protocol_version`. */
 export const PROTOCOL_VERSION = '0.1';
-/** Node Tool Binding §3: the one bound capability name, identical on MCP, A2A and WebMCP. */
+/** Node Tool Binding v0.1 §3: the one bound capability name, identical on MCP, A2A and WebMCP. */
 export const BOUND_TOOL_NAME = 'get_verified_stay_offer';
-/** Core §5: envelope and payload kinds. */
+/** Core VRP v0.1 §5: envelope and payload kinds. */
 export const ENVELOPE_KIND = 'signed_verified_stay_offer';
 export const OFFER_KIND = 'verified_stay_offer';
-/** Well-known paths (Core §2, §3; A2A). */
+/** Well-known paths (Core VRP v0.1 §2, §3; A2A). */
 export const DISCOVERY_PATH = '/.well-known/vacation-rental.json';
 export const JWKS_PATH = '/.well-known/jwks.json';
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
-/** The offer endpoint path vrpkit nodes serve (Core §4 leaves the path to the node; the discovery document names it). */
+/** The offer endpoint path vrpkit nodes serve (Core VRP v0.1 §4 leaves the path to the node; the discovery document names it). */
 export const OFFER_ENDPOINT_PATH = '/api/verified-stay-offer';
-/** The MCP endpoint path vrpkit nodes serve (Node Tool Binding §9). */
+/** The MCP endpoint path vrpkit nodes serve (Node Tool Binding v0.1 §9). */
 export const MCP_ENDPOINT_PATH = '/mcp';
 /**
  * Where a vrpkit node page's WebMCP tool sends its `execute()` input (a JSON POST on the node's own
- * origin, Node Tool Binding §6), so the node parses it exactly as MCP and A2A arguments.
+ * origin, Node Tool Binding v0.1 §6), so the node parses it exactly as MCP and A2A arguments.
  */
 export const WEBMCP_TOOL_CALL_PATH = '/webmcp/get_verified_stay_offer';
-/** Core §3.1: a verifier never caches a JWKS longer than this. */
+/** Core VRP v0.1 §3.1: a verifier never caches a JWKS longer than this. */
 export const JWKS_MAX_CACHE_SECONDS = 300;
 /** The canonical phrase an agent uses when an offer is safe to quote (verification-result schema, `required_phrase_when_safe`). */
 export const CANONICAL_PHRASE = 'I found the official host-domain verified offer for this stay.';

@@ -48,7 +48,7 @@ export function dayNumber(date: string): number | null {
   return daysFromCivil(y, mo, d);
 }
 
-/** Whether `value` is a Core §4 date: a string `YYYY-MM-DD` naming a real calendar day. */
+/** Whether `value` is a Core VRP v0.1 §4 date: a string `YYYY-MM-DD` naming a real calendar day. */
 export function isCalendarDate(value: unknown): value is string {
   return typeof value === 'string' && dayNumber(value) !== null;
 }

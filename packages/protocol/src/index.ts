@@ -1,6 +1,106 @@
-export * from './constants.js';
-export * from './dates.js';
-export * from './mcp-profile.js';
-export * from './offer-request.js';
-export * from './schemas.js';
-export * from './types.js';
+/**
+ * @vrpkit/protocol: the VRP documents as code. Named exports only, grouped by the public
+ * document each shape or rule comes from (docs/specs.md); README.md says what each group proves.
+ * Everything not listed here is internal.
+ */
+
+// Constants: Core VRP v0.1 §2–§5 and §7 (paths, kinds, the canonical phrase, the JWKS cache
+// bound), Node Tool Binding v0.1 §3 (the bound tool name), VRP receipt envelope v1 and the MCP
+// Composition Profile (versions and the assertion type).
+export {
+  AGENT_CARD_PATH,
+  BOUND_TOOL_NAME,
+  CANONICAL_PHRASE,
+  DISCOVERY_PATH,
+  ENVELOPE_KIND,
+  JWKS_MAX_CACHE_SECONDS,
+  JWKS_PATH,
+  MCP_ENDPOINT_PATH,
+  MCP_PROFILE_VERSION,
+  MCP_TRANSPORT_ASSERTION_TYPE,
+  OFFER_ENDPOINT_PATH,
+  OFFER_KIND,
+  PROTOCOL,
+  PROTOCOL_VERSION,
+  RECEIPT_VERSION,
+  WEBMCP_TOOL_CALL_PATH,
+} from './constants.js';
+
+// Core VRP v0.1 §4 and Node Tool Binding v0.1 §4: the offer request, its one parser and code
+// table, and the input schema every tool surface advertises.
+export { dayNumber } from './dates.js';
+// VRP receipt envelope v1 and the MCP Composition Profile: the receipt and transport assertion
+// shapes, argument key casing, the arguments digest and binding an assertion to an observed call.
+export type { McpTransportAssertionInput, ObservedToolCall } from './mcp-profile.js';
+export {
+  assertionMatchesToolCall,
+  buildMcpTransportAssertion,
+  hashArguments,
+  MCP_TRANSPORT_LAYER,
+  normalizeToolArguments,
+  OFFER_LAYER,
+  offerRef,
+  RECEIPT_META_KEY,
+  readMcpTransportAssertion,
+  ToolArgumentsError,
+} from './mcp-profile.js';
+export type {
+  OfferRequest,
+  OfferRequestArgs,
+  OfferRequestContext,
+  OfferRequestErrorCode,
+  OfferRequestInput,
+  OfferRequestRefusal,
+  OfferRequestResult,
+  ParsedOfferRequest,
+} from './offer-request.js';
+export {
+  MAX_GUESTS,
+  MAX_STAY_NIGHTS,
+  OFFER_REQUEST_ERRORS,
+  OfferRequestArgsSchema,
+  OfferRequestSchema,
+  offerToolInputSchema,
+  parseOfferRequest,
+} from './offer-request.js';
+
+// The official VRP JSON Schemas, verbatim (provenance in schemas/PROVENANCE.md).
+export type { OfficialSchemaName } from './schemas.js';
+export { OFFICIAL_SCHEMAS, officialSchema } from './schemas.js';
+// Core VRP v0.1 §2 (discovery), §3 (JWKS), §5–§7 (the signed offer and its envelope) and §9
+// (the official verification result, three-state values): zod schemas and the types inferred
+// from them. A parsed document has the right shape; nothing here says it is signed or fresh.
+export type {
+  AgentPermission,
+  AltWindow,
+  CalendarFreshness,
+  DiscoveryDocument,
+  IsoDate,
+  IsoDateTime,
+  McpTransportAssertion,
+  OfferEnvelope,
+  OfferPayload,
+  OfferPrice,
+  OfferSignature,
+  PriceAdjustment,
+  PriceBreakdownNight,
+  PriceReconciliation,
+  ReceiptAttestation,
+  RefundScheduleRow,
+  SourceAuthority,
+  ThreeState,
+  VerifiabilityClass,
+  VerificationResult,
+  VrpJwk,
+  VrpJwks,
+  VrpReceipt,
+} from './types.js';
+export {
+  DiscoveryDocumentSchema,
+  McpTransportAssertionSchema,
+  OfferEnvelopeSchema,
+  OfferPayloadSchema,
+  VerificationResultSchema,
+  VrpJwksSchema,
+  VrpReceiptSchema,
+} from './types.js';

@@ -5,14 +5,14 @@
  * agent uses them to bind a signature-verified assertion to the call it actually sent.
  * Signing and signature verification live elsewhere (node `receipt.ts`, agent `verifyReceipt`).
  */
-import { canonicalSha256Hex, VrpError } from '@vrpkit/core';
+import { canonicalSha256Hex, isRecord, VrpError } from '@vrpkit/core';
 import { MCP_PROFILE_VERSION, MCP_TRANSPORT_ASSERTION_TYPE } from './constants.js';
 import { OFFER_ARGUMENT_ALIASES } from './offer-request.js';
 import { type IsoDate, type McpTransportAssertion, McpTransportAssertionSchema } from './types.js';
 
 /** Profile "As a receipt attestation": the `layer` of the transport attestation. */
 export const MCP_TRANSPORT_LAYER = 'transport';
-/** Receipt-v1 layer name of the attestation over the signed offer itself. */
+/** VRP receipt envelope v1 layer name of the attestation over the signed offer itself. */
 export const OFFER_LAYER = 'offer';
 
 /**
@@ -26,10 +26,6 @@ export const RECEIPT_META_KEY = 'vrp/receipt';
 /** Tool-call arguments are not a JSON object, or carry an alias and its snake_case key with different values. */
 export class ToolArgumentsError extends VrpError {}
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * Profile, "Argument key casing — NORMATIVE": rename `checkIn`→`check_in` and
  * `checkOut`→`check_out` (top level only; every other key, optional ones included, is kept as
@@ -40,7 +36,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * `conflicting_argument_alias`, so node and agent never hash two readings of one call.
  */
 export function normalizeToolArguments(args: unknown): Record<string, unknown> {
-  if (!isPlainObject(args)) throw new ToolArgumentsError('invalid_tool_arguments', 'tool-call arguments must be a JSON object');
+  if (!isRecord(args)) throw new ToolArgumentsError('invalid_tool_arguments', 'tool-call arguments must be a JSON object');
   const entries: [string, unknown][] = [];
   for (const [key, value] of Object.entries(args)) {
     const target = OFFER_ARGUMENT_ALIASES.get(key) ?? key;
@@ -70,7 +66,7 @@ function sameJsonValue(a: unknown, b: unknown): boolean {
 
 /**
  * `hashArguments(args)`: lowercase hex SHA-256 of the RFC 8785 canonical JSON of `args`
- * (profile, "Assertion object"; vrp-protocol.md §4.5). It does not normalise key casing —
+ * (MCP Composition Profile, assertion object). It does not normalise key casing —
  * that is the caller's job (profile: "normalization is the caller's responsibility"); call
  * `normalizeToolArguments` first. Throws `not_canonicalizable` for values JSON cannot carry.
  */
@@ -91,7 +87,7 @@ export interface ObservedToolCall {
  * that on the caller). Arguments that cannot be hashed never bind.
  */
 export function assertionMatchesToolCall(assertion: unknown, observed: ObservedToolCall): boolean {
-  if (!isPlainObject(assertion)) return false;
+  if (!isRecord(assertion)) return false;
   let digest: string;
   try {
     digest = hashArguments(observed.arguments);

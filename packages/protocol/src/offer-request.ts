@@ -12,6 +12,7 @@
  * a zod `safeParse` because it runs on every offer the node signs: a zod parse with an issue
  * list measured 1.5–4 µs per field, the checks below a few dozen nanoseconds.
  */
+import { isRecord } from '@vrpkit/core';
 import * as z from 'zod';
 import { dayNumber } from './dates.js';
 
@@ -35,7 +36,7 @@ export type OfferRequestErrorCode = keyof typeof OFFER_REQUEST_ERRORS;
 export const MAX_STAY_NIGHTS = 365;
 /** Largest `guests` value a request may carry (a party, not a count overflow). */
 export const MAX_GUESTS = 1000;
-/** Core §4 date form; the calendar check is `dayNumber` (the pattern alone admits 2026-02-30). */
+/** Core VRP v0.1 §4 date form; the calendar check is `dayNumber` (the pattern alone admits 2026-02-30). */
 const ISO_DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 /** BCP 47 language tag, the subset a node echoes as `request.language`. */
 const LANGUAGE_RE = /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/;
@@ -60,7 +61,7 @@ export type OfferRequestArgs = z.infer<typeof OfferRequestArgsSchema>;
 /**
  * Everything a node accepts (Node Tool Binding v0.1 §4: "MAY accept optional ones"): the three
  * arguments, the optional `language` it echoes in the signed `request`, and the `camelCase`
- * date aliases of `direct_booking_url` query strings (Core v0.1 §5.1). Nothing else: an unknown
+ * date aliases of `direct_booking_url` query strings (Core VRP v0.1 §5.1). Nothing else: an unknown
  * key is refused, so a caller never believes a filter it sent was applied.
  */
 export const OfferRequestSchema = OfferRequestArgsSchema.extend({
@@ -119,7 +120,7 @@ const refuse = (code: OfferRequestErrorCode, message: string): OfferRequestResul
 function entriesOf(input: unknown): Iterable<[string, unknown]> | null {
   // Both forms can be iterated more than once.
   if (input instanceof URLSearchParams) return input;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return null;
+  if (!isRecord(input)) return null;
   // Own keys only: a JSON `"__proto__"` member is an own key here and is refused as unknown, never read through a prototype.
   return Object.entries(input);
 }
@@ -131,7 +132,7 @@ function guestsOf(v: unknown): number | null {
 }
 
 /**
- * `parseOfferRequest(input, { today, horizonDays })`: read a Core §4 offer request from an HTTP
+ * `parseOfferRequest(input, { today, horizonDays })`: read a Core VRP v0.1 §4 offer request from an HTTP
  * query (`URLSearchParams`) or a tool call's JSON arguments. Refusals, first one wins, in this
  * order: `invalid_arguments` (not an object), `unknown_parameter`, `duplicate_parameter` (a key
  * twice, or `check_in` and `checkIn` together), `missing_parameter` (absent, null or empty),

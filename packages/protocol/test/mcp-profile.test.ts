@@ -10,7 +10,7 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-// vrp-protocol.md §4.5 "Worked values", computed with the reference algorithm.
+// Worked values computed with the reference implementation's hashArguments (HemmaBo-se/hemmabo-mcp-server lib/vrp-mcp-profile.ts).
 const WITH_DOMAIN = { check_in: '2026-09-02', check_out: '2026-09-05', domain: 'villaakerlyckan.se', guests: 4 };
 const PLAIN = { check_in: '2026-09-02', check_out: '2026-09-05', guests: 4 };
 

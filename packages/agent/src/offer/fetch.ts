@@ -1,11 +1,11 @@
 /**
- * `fetchVerifiedStayOffer`, the agent's end-to-end check (Core §2–§9): discovery on the host
+ * `fetchVerifiedStayOffer`, the agent's end-to-end check (Core VRP v0.1 §2–§9): discovery on the host
  * domain, the JWKS through the cache, the offer from the node's endpoint, `verifyOffer`, then
- * safe to quote (Core §7, `quote.ts`) and the three-state facts (Core §9). Fail closed: any
+ * safe to quote (Core VRP v0.1 §7, `quote.ts`) and the three-state facts (Core VRP v0.1 §9). Fail closed: any
  * network, HTTP, JSON or shape failure leaves every dependent fact unknown and the offer not
  * safe to quote. `result` is the official verification-result object (`result.ts`) or null.
  */
-import type { Clock, FetchLike } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike } from '@vrpkit/core';
 import {
   CANONICAL_PHRASE,
   type DiscoveryDocument,
@@ -16,6 +16,7 @@ import {
   PROTOCOL_VERSION,
   parseOfferRequest,
   type RefundScheduleRow,
+  type VerificationResult,
 } from '@vrpkit/protocol';
 import { type DiscoveryCache, type DiscoveryOutcome, fetchDiscovery } from '../discovery.js';
 import { AgentUsageError } from '../errors.js';
@@ -23,7 +24,7 @@ import { getJsonText } from '../http-get.js';
 import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
 import { assessFacts, type Fact, type FactName } from '../three-state.js';
 import { type StayQuoteFailureCode, stayQuoteFailures } from './quote.js';
-import { officialVerificationResult, type VerificationResult } from './result.js';
+import { officialVerificationResult } from './result.js';
 import { type OfferStatus, type OfferVerificationResult, verifyOffer } from './verify.js';
 
 export type EnvelopeFailureCode = 'offer_unreachable' | 'offer_http_error' | 'offer_not_json' | 'offer_schema_mismatch';
@@ -43,7 +44,7 @@ export interface StayOfferVerification {
   safe_to_quote: boolean;
   /** Every failed safe-to-quote condition (empty when safe to quote). */
   failures: StayQuoteFailureCode[];
-  /** Core §9 facts with their verifiability class. */
+  /** Core VRP v0.1 §9 facts with their verifiability class. */
   facts: Record<FactName, Fact>;
   safe_to_cite_verified_unavailable: boolean;
   must_fetch_fresh_offer: boolean;
@@ -67,19 +68,15 @@ export interface StayOfferVerification {
 
 export interface VerifyDeps {
   fetch: FetchLike;
-  /** Injected clock (epoch ms) for freshness. */
-  now: Clock | (() => number);
+  /** The verifier's clock; freshness is judged at `clock.now()`. */
+  clock: Clock;
   jwksCache: JwksCache;
   /** Discovery documents under the JWKS's cache policy; without one, every verification reads discovery afresh. */
   discoveryCache?: DiscoveryCache;
 }
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
-const nowOf = (now: VerifyDeps['now']) => (typeof now === 'function' ? now() : now.now());
-
 /**
- * Core §4 request parameters, checked with the protocol's one request parser (the node's own
+ * Core VRP v0.1 §4 request parameters, checked with the protocol's one request parser (the node's own
  * rules and codes: real calendar dates, guests 1–1000, no unknown key). Today and the booking
  * horizon are the node's to judge. Throws `AgentUsageError` carrying the parser's code.
  */
@@ -91,7 +88,7 @@ export function checkOfferRequest(args: OfferRequestInput): OfferRequestArgs {
 }
 
 /**
- * GET the envelope from the discovery document's offer endpoint (Core §4: snake_case query).
+ * GET the envelope from the discovery document's offer endpoint (Core VRP v0.1 §4: snake_case query).
  * The one place the envelope is obtained over HTTP; other transports produce an `EnvelopeOutcome` too.
  */
 export async function fetchOfferEnvelope(
@@ -117,13 +114,15 @@ export async function fetchOfferEnvelope(
   return checkEnvelopeShape(envelope, href);
 }
 
-/** Minimal envelope shape (Core §5): kind, version, an offer object and a signature object; else unknown. */
+/** Minimal envelope shape (Core VRP v0.1 §5): kind, version, an offer object and a signature object; else unknown. */
 export function checkEnvelopeShape(envelope: unknown, url: string | null): EnvelopeOutcome {
-  const e = obj(envelope);
+  const e = asRecord(envelope);
   if (
+    !e ||
     e.kind !== ENVELOPE_KIND ||
     e.protocol_version !== PROTOCOL_VERSION ||
-    !obj(e.signature).jws ||
+    !asRecord(e.signature)?.jws ||
+    // Not `isRecord`: an array `offer` is left for `verifyOffer` to refuse (payload_offer_mismatch), as before.
     typeof e.offer !== 'object' ||
     e.offer === null
   ) {
@@ -167,8 +166,8 @@ export type NodeKeyVerification =
 
 /**
  * Verify `envelope` against the JWKS the node's own discovery document names (`jwks_url`),
- * read through the cache — never a key set delivered with the envelope (Core §3; Node Tool
- * Binding §6, §8 item 1). Never throws: an unusable discovery or JWKS is an outcome.
+ * read through the cache — never a key set delivered with the envelope (Core VRP v0.1 §3; Node Tool
+ * Binding v0.1 §6, §8 rule 1). Never throws: an unusable discovery or JWKS is an outcome.
  */
 export async function verifyWithNodeJwks(
   discovery: DiscoveryOutcome,
@@ -178,9 +177,9 @@ export async function verifyWithNodeJwks(
   if (!discovery.ok) return { ok: false, jwks_url: null, code: discovery.code, message: discovery.message };
   const jwksUrl = discovery.discovery.jwks_url;
   // Key selection is the verifier's (header kid); the cache only needs it for refresh-on-miss.
-  const jwks = await deps.jwksCache.get(jwksUrl, jwsHeaderKid(obj(obj(envelope).signature).jws));
+  const jwks = await deps.jwksCache.get(jwksUrl, jwsHeaderKid(asRecord(asRecord(envelope)?.signature)?.jws));
   if (!jwks.ok) return { ok: false, jwks_url: jwksUrl, code: jwks.code, message: jwks.message };
-  return { ok: true, jwks_url: jwksUrl, verification: verifyOffer({ envelope, jwks: jwks.jwks, now: nowOf(deps.now) }) };
+  return { ok: true, jwks_url: jwksUrl, verification: verifyOffer({ envelope, jwks: jwks.jwks, now: deps.clock.now() }) };
 }
 
 /**
@@ -210,11 +209,11 @@ export async function verifyStayOfferEnvelope(
   const failures = stayQuoteFailures(verification, domain, args);
   const payload = verification.payload;
   const safe = failures.length === 0;
-  // Core §9: an offer signed for another stay or another node is not an answer about this one.
+  // Core VRP v0.1 §9: an offer signed for another stay or another node is not an answer about this one.
   const answersRequest = !failures.includes('offer_request_mismatch') && !failures.includes('offer_domain_mismatch');
   const assessment = assessFacts({ discovered: true, verification, safeToQuote: safe, answersRequest });
   const signedOffer = verification.status === 'verified' || verification.status === 'expired' ? (payload as unknown as OfferPayload) : null;
-  const price = obj(payload?.price);
+  const price = asRecord(payload?.price);
   return {
     domain,
     status: verification.status,
@@ -232,10 +231,10 @@ export async function verifyStayOfferEnvelope(
       safe && signedOffer
         ? {
             phrase: CANONICAL_PHRASE,
-            currency: price.currency as string,
+            currency: price?.currency as string,
             // Quote `agent_total` when present, exact and signed, as the reference agent does.
-            total: (price.agent_total ?? price.public_total) as number,
-            minor_unit: price.minor_unit === true,
+            total: (price?.agent_total ?? price?.public_total) as number,
+            minor_unit: price?.minor_unit === true,
             direct_booking_url: signedOffer.booking.direct_booking_url,
             refund_schedule: Array.isArray(signedOffer.rules?.refund_schedule) ? signedOffer.rules.refund_schedule : null,
           }
@@ -245,7 +244,7 @@ export async function verifyStayOfferEnvelope(
 }
 
 /**
- * `fetchVerifiedStayOffer(domain, { check_in, check_out, guests }, { fetch, now, jwksCache })`:
+ * `fetchVerifiedStayOffer(domain, { check_in, check_out, guests }, { fetch, clock, jwksCache })`:
  * discovery → JWKS (cached) → offer → verification → safe to quote → facts. Throws only for invalid
  * arguments (`invalid_offer_request`); every network or artifact failure is an outcome.
  */

@@ -1,9 +1,10 @@
 /**
- * Safe to quote (Core §7): conditions 4–11 offline (vrp-verify `quoteChecks`), the booking-URL
- * rules of Core §5.1, and the stay check that ties a verified offer to the question asked
+ * Safe to quote (Core VRP v0.1 §7): conditions 4–11 offline (vrp-verify `quoteChecks`), the booking-URL
+ * rules of Core VRP v0.1 §5.1, and the stay check that ties a verified offer to the question asked
  * (`stayQuoteFailures`). Discovery conditions 1–3 belong to `fetchVerifiedStayOffer`, which has
  * the network context.
  */
+import { asRecord, isRecord } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
 import { signedNumberLiteral } from './signed-text.js';
@@ -22,7 +23,7 @@ export type QuoteFailureCode =
 /** Why an offer may not be quoted for the stay asked: vrp-verify's offline codes plus the stay check's own. */
 export type StayQuoteFailureCode =
   | QuoteFailureCode
-  /** Core §7 conditions 1–3 could not be established (discovery failed or unknown). */
+  /** Core VRP v0.1 §7 conditions 1–3 could not be established (discovery failed or unknown). */
   | 'discovery_not_verified'
   /** The signed `canonical_domain` is not the domain asked (an offer from another node). */
   | 'offer_domain_mismatch'
@@ -34,19 +35,16 @@ export interface QuoteCheckResult {
   failures: QuoteFailureCode[];
 }
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
-
-/**
- * Core §5.1: an absolute https URL on `canonical_domain` (or a subdomain, label boundary), with
- * no userinfo and no port other than 443. Returns the failure code or null.
- */
-/** Literally `https://`, then no whitespace, control character or backslash (Core §5.1 "absolute https URL"). */
+/** Literally `https://`, then no whitespace, control character or backslash (Core VRP v0.1 §5.1 "absolute https URL"). */
 const ABSOLUTE_HTTPS = /^https:\/\/[^\s\\\p{Cc}]+$/u;
 
+/**
+ * Core VRP v0.1 §5.1: an absolute https URL on `canonical_domain` (or a subdomain, label boundary), with
+ * no userinfo and no port other than 443. Returns the failure code or null.
+ */
 export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
-  const p = obj(payload);
-  const url = obj(p.booking).direct_booking_url;
+  const p = asRecord(payload);
+  const url = asRecord(p?.booking)?.direct_booking_url;
   if (typeof url !== 'string' || url.length === 0) return 'booking_url_missing';
   // The signed string itself is what the guest is sent to, so it must already be an absolute
   // https URL: WHATWG parsing would repair `https:host`, a leading space, a TAB or `host\@evil`
@@ -62,7 +60,7 @@ export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   // Userinfo can make a URL read as one host and go to another; a non-443 port is another service.
   if (parsed.username !== '' || parsed.password !== '' || parsed.port !== '') return 'booking_url_invalid';
   // A missing or unparseable canonical_domain cannot confirm the host: unknown → fail closed.
-  if (!isOnCanonicalDomain(parsed.hostname, p.canonical_domain)) return 'booking_url_host_mismatch';
+  if (!isOnCanonicalDomain(parsed.hostname, p?.canonical_domain)) return 'booking_url_host_mismatch';
   return null;
 }
 
@@ -76,34 +74,34 @@ const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
  * exact: the node did not sign the number the agent would quote.
  */
 export function isExactAmount(payload: unknown, member: 'public_total' | 'agent_total'): boolean {
-  const amount = obj(obj(payload).price)[member];
+  const amount = asRecord(asRecord(payload)?.price)?.[member];
   if (!Number.isSafeInteger(amount) || (amount as number) < 0) return false;
-  const literal = typeof payload === 'object' && payload !== null ? signedNumberLiteral(payload, ['price', member]) : undefined;
+  const literal = isRecord(payload) ? signedNumberLiteral(payload, ['price', member]) : undefined;
   // No signed text means the payload was not parsed from a JWS here (built in memory): its numbers are what they are.
   return literal === undefined || PLAIN_INTEGER.test(literal);
 }
 
 /**
- * Core §7 condition 9, tightened by two reference behaviours: the price is exact only when
+ * Core VRP v0.1 §7 condition 9, tightened by two reference behaviours: the price is exact only when
  * `exact === true`, both totals are exact amounts (`isExactAmount`; the three-state fixture
  * evaluator and the verification-result schema need integers), and
  * `reconciliation.matches_quoted_total` is not `false` (hemmabo forces `exact=false` then).
  */
 export function isExactPrice(payload: unknown): boolean {
-  const price = obj(obj(payload).price);
-  if (price.exact !== true) return false;
+  const price = asRecord(asRecord(payload)?.price);
+  if (price?.exact !== true) return false;
   if (!isExactAmount(payload, 'public_total') || !isExactAmount(payload, 'agent_total')) return false;
   if (typeof price.currency !== 'string' || !/^[A-Z]{3}$/.test(price.currency)) return false;
-  return obj(price.reconciliation).matches_quoted_total !== false;
+  return asRecord(price.reconciliation)?.matches_quoted_total !== false;
 }
 
 /**
- * Core §7 condition 8 plus the calendar rule (SKILL.md): `available === true` and the calendar
+ * Core VRP v0.1 §7 condition 8 plus the calendar rule (SKILL.md): `available === true` and the calendar
  * not declared stale (`calendar_freshness.safe === false` blocks bookability).
  */
 export function isAvailable(payload: unknown): boolean {
-  const availability = obj(obj(payload).availability);
-  return availability.available === true && obj(availability.calendar_freshness).safe !== false;
+  const availability = asRecord(asRecord(payload)?.availability);
+  return availability?.available === true && asRecord(availability.calendar_freshness)?.safe !== false;
 }
 
 /**
@@ -118,28 +116,29 @@ export function quoteChecks(verification: OfferVerificationResult | null | undef
   if (!isExactPrice(payload)) failures.push('price_not_exact');
   const urlFailure = bookingUrlFailure(payload);
   if (urlFailure) failures.push(urlFailure);
-  if (obj(obj(payload).agent_permission).may_quote_as_official_direct_offer !== true) failures.push('quote_permission_not_granted');
+  if (asRecord(asRecord(payload)?.agent_permission)?.may_quote_as_official_direct_offer !== true)
+    failures.push('quote_permission_not_granted');
   return { ok: failures.length === 0, failures };
 }
 
-/** True only when every offline Safe-to-Quote condition holds. Everything short of that is false (Core §8). */
+/** True only when every offline Safe-to-Quote condition holds. Everything short of that is false (Core VRP v0.1 §8). */
 export function safeToQuote(verification: OfferVerificationResult | null | undefined): boolean {
   return quoteChecks(verification).ok;
 }
 
 /**
- * The stay check: Core §7 (`quoteChecks`) plus the two checks that tie a
+ * The stay check: Core VRP v0.1 §7 (`quoteChecks`) plus the two checks that tie a
  * verified offer to the question asked, whatever transport carried it — the signed offer is
- * `domain`'s own (Node Tool Binding §6, Core §2), and its signed `request` is the stay asked
- * for (Core §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
+ * `domain`'s own (Node Tool Binding v0.1 §6, Core VRP v0.1 §2), and its signed `request` is the stay asked
+ * for (Core VRP v0.1 §5 `request` is a MUST), so an offer for other dates or guests is never quoted.
  */
 export function stayQuoteFailures(verification: OfferVerificationResult, domain: string, args: OfferRequestArgs): StayQuoteFailureCode[] {
   const failures: StayQuoteFailureCode[] = [...quoteChecks(verification).failures];
   const payload = verification.payload;
   if (verification.status === 'verified' && payload) {
     if (payload.canonical_domain !== domain) failures.push('offer_domain_mismatch');
-    const req = obj(payload.request);
-    if (req.check_in !== args.check_in || req.check_out !== args.check_out || req.guests !== args.guests)
+    const req = asRecord(payload.request);
+    if (req?.check_in !== args.check_in || req?.check_out !== args.check_out || req?.guests !== args.guests)
       failures.push('offer_request_mismatch');
   }
   return failures;

@@ -5,37 +5,10 @@
  * never inside it. It is built only from the signed payload, and only when every member can be
  * filled without inventing a value.
  */
-import { toUtcSecond } from '@vrpkit/core';
-import { CANONICAL_PHRASE } from '@vrpkit/protocol';
+import { asRecord, toUtcSecond } from '@vrpkit/core';
+import { CANONICAL_PHRASE, type VerificationResult } from '@vrpkit/protocol';
 import { bookingUrlFailure, isAvailable, isExactAmount, isExactPrice, type StayQuoteFailureCode } from './quote.js';
 import type { OfferVerificationResult } from './verify.js';
-
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
-
-/** The official verification-result object (`verified-stay-offer-verification-result-v0.1`). */
-export interface VerificationResult {
-  domain: string;
-  verified: boolean;
-  protocol_version: '0.1';
-  fresh: boolean;
-  payload_matches_offer: boolean;
-  signature: { alg: 'EdDSA'; verified: boolean };
-  agent_citation: {
-    may_quote_as_official_direct_offer: boolean;
-    safe_to_quote_as_official_direct_offer: boolean;
-    quote_status: 'official_host_domain_verified_offer' | 'not_quoteable';
-    blocked_reason: string | null;
-  };
-  official_offer_summary: {
-    availability: { available: boolean; source: 'official_host_domain' };
-    price: { currency: string; public_total: number; agent_total: number; minor_unit: boolean; exact: boolean };
-    direct_booking_url: string;
-    valid_until: string;
-    bookable: boolean;
-  };
-  agent_guardrails: { safe_to_quote: boolean; must_quote_from_signed_offer: true; required_phrase_when_safe: string };
-}
 
 /**
  * The official result for a verification, or null when the official shape cannot be filled
@@ -51,11 +24,13 @@ export function officialVerificationResult(
 ): VerificationResult | null {
   if (v.status !== 'verified' || !v.payload) return null;
   const p = v.payload;
-  const availability = obj(p.availability);
-  const price = obj(p.price);
-  const url = obj(p.booking).direct_booking_url;
+  const availability = asRecord(p.availability);
+  const price = asRecord(p.price);
+  const url = asRecord(p.booking)?.direct_booking_url;
   const validUntil = Date.parse(String(p.valid_until));
   if (
+    !availability ||
+    !price ||
     typeof availability.available !== 'boolean' ||
     availability.source !== 'official_host_domain' ||
     typeof price.currency !== 'string' ||
@@ -70,7 +45,7 @@ export function officialVerificationResult(
   ) {
     return null;
   }
-  const mayQuote = obj(p.agent_permission).may_quote_as_official_direct_offer === true;
+  const mayQuote = asRecord(p.agent_permission)?.may_quote_as_official_direct_offer === true;
   // hemmabo `quoteBlockedReason` order, then vrpkit's own stay-check codes.
   const blocked_reason = safe
     ? null

@@ -1,9 +1,9 @@
 /**
- * Verify an envelope that arrived through a tool surface (Node Tool Binding §6, §8): the key
+ * Verify an envelope that arrived through a tool surface (Node Tool Binding v0.1 §6, §8): the key
  * set is the one the offer's own canonical domain names in its discovery document, fetched from
  * that domain — never anything the surface delivered. The surface is only a transport.
  */
-import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike, systemClock } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
@@ -19,7 +19,7 @@ export interface NodeVerification {
   /** The `jwks_url` of the canonical domain's discovery document (null when discovery failed): the node's only key set (§6). */
   jwks_url: string | null;
   verification: OfferVerificationResult;
-  /** Why the offer may not be quoted for the stay asked (Core §7 and the signed request/domain checks); empty when safe. */
+  /** Why the offer may not be quoted for the stay asked (Core VRP v0.1 §7 and the signed request/domain checks); empty when safe. */
   failures: StayQuoteFailureCode[];
   safe_to_quote: boolean;
   total: QuotableTotal | null;
@@ -27,18 +27,15 @@ export interface NodeVerification {
   key_error: SurfaceError | null;
 }
 
-const obj = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-
 /** The unverified `offer.canonical_domain`: it only says which node's keys to ask for. */
 export function claimedCanonicalDomain(envelope: unknown): string | null {
-  return normalizeHost(obj(obj(envelope).offer).canonical_domain);
+  return normalizeHost(asRecord(asRecord(envelope)?.offer)?.canonical_domain);
 }
 
 function quotableTotal(payload: Record<string, unknown> | null): QuotableTotal | null {
-  const price = obj(obj(payload).price);
-  const amount = price.agent_total ?? price.public_total;
-  if (typeof amount !== 'number' || typeof price.currency !== 'string') return null;
+  const price = asRecord(payload?.price);
+  const amount = price?.agent_total ?? price?.public_total;
+  if (typeof amount !== 'number' || typeof price?.currency !== 'string') return null;
   return { amount, currency: price.currency, minor_unit: price.minor_unit === true };
 }
 
@@ -50,7 +47,7 @@ export async function verifyEnvelopeFromNode(
   const clock = ctx.clock ?? systemClock;
   const domain = claimedCanonicalDomain(envelope);
   const keyed: NodeKeyVerification = domain
-    ? await verifyWithNodeJwks(await fetchDiscovery(domain, { fetch: ctx.fetch }), envelope, { jwksCache: ctx.jwksCache, now: clock })
+    ? await verifyWithNodeJwks(await fetchDiscovery(domain, { fetch: ctx.fetch }), envelope, { jwksCache: ctx.jwksCache, clock })
     : {
         ok: false,
         jwks_url: null,
@@ -59,7 +56,7 @@ export async function verifyEnvelopeFromNode(
       };
   // No usable key set is "no keys": verifyOffer answers kid_not_in_jwks → unverifiable, never invalid.
   const verification = keyed.ok ? keyed.verification : verifyOffer({ envelope, jwks: null, now: clock.now() });
-  // The same safe-to-quote check as an offer fetched over HTTPS (Node Tool Binding §8 item 2), including that
+  // The same safe-to-quote check as an offer fetched over HTTPS (Node Tool Binding v0.1 §8, rule 2), including that
   // the signed request is the stay the agent asked the surface for.
   const failures = stayQuoteFailures(verification, domain ?? '', args);
   const safe = failures.length === 0;

@@ -9,7 +9,7 @@
  * a bad artifact.
  */
 import type { KeyObject } from 'node:crypto';
-import { importEd25519PublicKey, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { importEd25519PublicKey, isRecord, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import { rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
@@ -44,7 +44,7 @@ export interface OfferVerificationResult {
 }
 
 export interface VerifyOfferParams {
-  /** A `signed_verified_stay_offer` envelope (Core §5). */
+  /** A `signed_verified_stay_offer` envelope (Core VRP v0.1 §5). */
   envelope?: unknown;
   /** A bare compact JWS; takes precedence over `envelope.signature.jws`, like the reference. */
   jws?: unknown;
@@ -105,10 +105,6 @@ function result(
   return { status, code, reason, fresh, header, payload, payloadMatchesOffer };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Epoch ms of an instant, or NaN. */
 function instant(v: unknown): number {
   if (typeof v === 'number') return v;
@@ -150,20 +146,20 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
  * Checks, in the reference order, each failure answered with the reference's status and code:
  * 1. a compact JWS is present (`envelope.signature.jws`, or `jws`) — `invalid` / `no_jws`;
  * 2. it is three strict, canonical base64url segments with a JSON-object header — `malformed_jws`, `malformed_header`;
- * 3. `alg` is `EdDSA` (Core §3; anything else is a downgrade) — `unexpected_alg`;
+ * 3. `alg` is `EdDSA` (Core VRP v0.1 §3; anything else is a downgrade) — `unexpected_alg`;
  * 4. the header `kid` (a non-empty string, never "try every key") names a key in `jwks` — `unverifiable` / `kid_not_in_jwks`;
  * 5. that key is Ed25519 — `unverifiable` / `unsupported_key`;
  * 6. Ed25519 verifies over the received `header.payload` bytes — `invalid` / `signature_mismatch`;
  * 7. the signed payload is a JSON object — `malformed_payload`;
  * 8. with an envelope: `signature.alg` is `EdDSA`, `signature.kid` equals the header kid, and
- *    `envelope.offer` equals the signed payload (Core §7 condition 6) — `unexpected_alg`, `payload_offer_mismatch`;
+ *    `envelope.offer` equals the signed payload (Core VRP v0.1 §7 condition 6) — `unexpected_alg`, `payload_offer_mismatch`;
  * 9. `valid_until` is an RFC 3339 UTC instant — `unverifiable` / `valid_until_unusable`;
- *    then `verified` when `valid_until > now` strictly (Core §6), else `expired`.
+ *    then `verified` when `valid_until > now` strictly (Core VRP v0.1 §6), else `expired`.
  *
- * Left to `quote.ts` (safe to quote, Core §7 conditions 8–11 and §5.1): availability, price
+ * Left to `quote.ts` (safe to quote, Core VRP v0.1 §7 conditions 8–11 and §5.1): availability, price
  * exactness, the booking URL, the quote permission, and whether the signed `request` and
  * `canonical_domain` are the stay and node asked. Left to the caller (`fetch.ts`): that the
- * JWKS is the one the host domain's own discovery document names (Core §7 conditions 1–3).
+ * JWKS is the one the host domain's own discovery document names (Core VRP v0.1 §7 conditions 1–3).
  *
  * Tightenings over vrp-verify (each still answers with a code from the same vocabulary; see
  * README "Stricter than the reference"): strict base64url, a header that is an object, a
@@ -172,8 +168,8 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
  */
 export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult {
   const { envelope, jws, jwks, now } = params;
-  const env = isObject(envelope) ? envelope : null;
-  const signature = env && isObject(env.signature) ? env.signature : null;
+  const env = isRecord(envelope) ? envelope : null;
+  const signature = env && isRecord(env.signature) ? env.signature : null;
   const compact = typeof jws === 'string' ? jws : signature?.jws;
   if (typeof compact !== 'string' || compact.length === 0) return result('invalid', 'no_jws', null, null, null, null);
 
@@ -182,21 +178,21 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   if (!parsed.ok) return result('invalid', parsed.code, null, null, null, null);
   const { header, signingInput, signature: sigBytes, payloadSegment } = parsed.jws;
 
-  // Step 3: EdDSA only (Core §3; `none`, HS256-with-the-public-key and every other alg are downgrades).
+  // Step 3: EdDSA only (Core VRP v0.1 §3; `none`, HS256-with-the-public-key and every other alg are downgrades).
   if (header.alg !== 'EdDSA') return result('invalid', 'unexpected_alg', null, header, null, null);
 
   // Step 4: the key is chosen by the protected header's kid, never by the envelope (Core VRP v0.1 §3).
-  const keys = isObject(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
+  const keys = isRecord(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
   const kid = header.kid;
-  const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isObject(k) && k.kid === kid) : undefined;
+  const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isRecord(k) && k.kid === kid) : undefined;
   // "Absence of a key is not proof of forgery": a missing key is unverifiable, not invalid.
-  if (!isObject(jwk)) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
+  if (!isRecord(jwk)) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
 
   // Step 5.
   const key = keyFor(jwk);
   if (!key) return result('unverifiable', 'unsupported_key', null, header, null, null);
 
-  // Step 6: Ed25519 over the exact received `header.payload` bytes (receipt-v1 D5: no re-serialisation).
+  // Step 6: Ed25519 over the exact received `header.payload` bytes (VRP receipt envelope v1, D5: no re-serialisation).
   if (!verifyEd25519Signature(signingInput, sigBytes, key)) return result('invalid', 'signature_mismatch', null, header, null, null);
 
   // Step 7: decode the payload only after the signature checked out. `parseCompactJws` already
@@ -208,7 +204,7 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   } catch {
     return result('invalid', 'malformed_payload', null, header, null, null);
   }
-  if (!isObject(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
+  if (!isRecord(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
   // The parse rounds numbers; quote.ts reads the signed totals' own text (signed-text.ts).
   rememberSignedText(payload, payloadText);
 
@@ -225,14 +221,14 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
         return result('invalid', 'payload_offer_mismatch', null, header, payload, null, detail);
       }
     }
-    // Core §7 condition 6: the signed payload matches the returned offer.
+    // Core VRP v0.1 §7 condition 6: the signed payload matches the returned offer.
     if ('offer' in env) {
       payloadMatchesOffer = jsonEqual(env.offer, payload);
       if (!payloadMatchesOffer) return result('invalid', 'payload_offer_mismatch', null, header, payload, false);
     }
   }
 
-  // Core §6: freshness is `valid_until > now`, strictly (equality is stale).
+  // Core VRP v0.1 §6: freshness is `valid_until > now`, strictly (equality is stale).
   const validUntil =
     typeof payload.valid_until === 'string' && DATE_TIME.test(payload.valid_until) ? Date.parse(payload.valid_until) : Number.NaN;
   const nowMs = instant(now);

@@ -1,6 +1,6 @@
 /**
- * The agent's receipt check after an MCP `tools/call` (MCP composition profile, "Binding the
- * assertion to an observed call"): vrpkit's verdict on the receipt the node put in the result's
+ * The agent's receipt check after an MCP `tools/call` (MCP Composition Profile, binding the
+ * assertion to an observed call): vrpkit's verdict on the receipt the node put in the result's
  * `_meta` (`verifyMcpReceipt`: signed content only, the reference result beside it), then the
  * binding of its transport assertion to the call the agent actually sent, of its offer layer to
  * the envelope received and to the call's arguments, and of both to the origin the agent talked to.
@@ -9,6 +9,7 @@
  * bad signature, or signed but describing another call — is never `verified` (profile:
  * "never silently passes"). Like `verifyReceipt`, this never throws for a bad artifact.
  */
+import { isRecord } from '@vrpkit/core';
 import {
   assertionMatchesToolCall,
   hashArguments,
@@ -22,7 +23,7 @@ import type { AttestationStatus, ReceiptVerificationResult, ResolveReceiptJwks }
 
 /**
  * Binding codes of this check, beside `verifyMcpReceipt`'s. They are vrpkit's, outside the
- * receipt-v1 registry (which covers envelope and signature checks only) and never emitted by
+ * VRP receipt envelope v1 registry (which covers envelope and signature checks only) and never emitted by
  * `verifyReceipt`.
  */
 export type McpReceiptBindingCode =
@@ -75,17 +76,13 @@ export interface CheckMcpCallReceiptParams {
   sentCall: { tool: string; arguments: unknown };
   /** The offer envelope the same result carried. */
   envelope: unknown;
-  /** Host name of the MCP endpoint the agent called (Node Tool Binding §6). */
+  /** Host name of the MCP endpoint the agent called (Node Tool Binding v0.1 §6). */
   surfaceHost: string;
   /** For the reference result: resolves an attestation's `source`. */
   resolveJwks: ResolveReceiptJwks;
   /** For vrpkit's verdict: the signing domain's own keys, from its own discovery document. */
   resolveSignerJwks: ResolveSignerJwks;
   now: number;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The receipt a node put in a `tools/call` result, or undefined. */
@@ -111,7 +108,7 @@ function hashArgumentsOrNull(args: unknown): string | null {
   }
 }
 
-/** The members a node echoes from the call's arguments into the signed `request` (Core §4, §5). */
+/** The members a node echoes from the call's arguments into the signed `request` (Core VRP v0.1 §4, §5). */
 const ECHOED_ARGUMENTS = ['check_in', 'check_out', 'guests', 'language'] as const;
 
 /**
@@ -207,7 +204,7 @@ export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Pr
     transport.tool_matches = assertion.tool === sentCall.tool;
     transport.arguments_match = args !== undefined && assertion.arguments_sha256 === hashArgumentsOrNull(args);
     transport.bound = args !== undefined && assertionMatchesToolCall(assertion, { tool: sentCall.tool, arguments: args });
-    // Node Tool Binding §6: the surface is on the offer's canonical_domain, and that domain signed the assertion.
+    // Node Tool Binding v0.1 §6: the surface is on the offer's canonical_domain, and that domain signed the assertion.
     issuerMatches =
       assertion.issuer === offerDomain && isOnCanonicalDomain(surfaceHost, assertion.issuer) && !v.errors.includes('issuer_mismatch');
     offerRefMatches =

@@ -2,7 +2,7 @@
  * `verifyMcpReceipt` — vrpkit's verdict on a receipt of the MCP composition profile (an `offer`
  * and a `transport` attestation), decided by what the node signed.
  *
- * The reference algorithm (`verifyReceipt`, receipt-v1 §5) reads members nobody signed: each
+ * The reference algorithm (`verifyReceipt`, VRP receipt envelope v1 §5) reads members nobody signed: each
  * attestation's `valid_from`/`valid_until`, `ref`, `source`, the receipt's `subject` and
  * `issuer`. Its result is kept beside this one, for parity, and it can only ever take a pass
  * away: a layer is verified here only when the reference verified it AND the signed content
@@ -13,13 +13,13 @@
  *   the profile and leaves the receipt unverifiable;
  * - windows: the offer layer lives `generated_at`..`valid_until` of the signed offer, the
  *   transport layer `served_at`..`served_at` + that offer's lifetime (the node's rule,
- *   docs/receipts.md), both bounds inclusive as in receipt-v1;
+ *   docs/receipts.md), both bounds inclusive as in VRP receipt envelope v1;
  * - labels: `issuer.node`, the assertion's `issuer`, `subject`, both `ref`s and the assertion's
  *   `offer_ref` must all be what the signed offer implies, and the signed `served_at` must fall
  *   within the signed offer's life.
  * Never throws for a bad artifact.
  */
-import { decodeJwsPayload, parseCompactJws } from '@vrpkit/core';
+import { decodeJwsPayload, isRecord, parseCompactJws } from '@vrpkit/core';
 import { MCP_TRANSPORT_LAYER, type McpTransportAssertion, OFFER_LAYER, offerRef, readMcpTransportAssertion } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { jwsHeaderKid } from '../jwks-cache.js';
@@ -36,7 +36,7 @@ import {
 export type ResolveSignerJwks = (domain: string, kid: string | undefined) => unknown;
 
 /**
- * Codes of vrpkit's verdict: the receipt-v1 registry, plus vrpkit's own for a layer that is
+ * Codes of vrpkit's verdict: the VRP receipt envelope v1 registry, plus vrpkit's own for a layer that is
  * missing or repeated and for unsigned labels that disagree with the signed payloads.
  */
 export type McpReceiptCode =
@@ -70,7 +70,7 @@ export interface McpReceiptVerification {
   /** The signed offer and the transport assertion, each once its signature verified against the signer's keys (whatever its window). */
   signed_offer: Record<string, unknown> | null;
   assertion: McpTransportAssertion | null;
-  /** The reference algorithm's result, untouched (receipt-v1 parity; it reads unsigned members). */
+  /** The reference algorithm's result, untouched (reference receipt verifier parity; it reads unsigned members). */
   reference: ReceiptVerificationResult;
 }
 
@@ -84,7 +84,6 @@ export interface VerifyMcpReceiptOptions {
 }
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // The offer schema's `dateTime` (RFC 3339 UTC): signed times are read one way only.
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -134,7 +133,7 @@ async function resolveSafely(resolve: ResolveSignerJwks, domain: string, kid: st
   }
 }
 
-/** The signed offer's window, or null when it carries no usable one (receipt-v1 D2: the window is mandatory). */
+/** The signed offer's window, or null when it carries no usable one (VRP receipt envelope v1, D2: the window is mandatory). */
 function offerWindow(offer: Json): { from: number; until: number } | null {
   const from = instant(offer.generated_at);
   const until = instant(offer.valid_until);

@@ -1,11 +1,12 @@
 /**
- * The production `resolveJwks` for `verifyReceipt` (vrp-protocol.md §7 item 8): an
+ * The production `resolveJwks` for `verifyReceipt` (VRP receipt envelope v1 leaves key resolution to the verifier;
+ * vrpkit resolves only from the issuer's own domain, as Node Tool Binding v0.1 §6 does for offers): an
  * attestation's `source` is resolved only when it is an https URL on the issuer's own domain,
- * and only through the agent's JWKS cache (Core §3.1: ≤ 300 s, refresh-on-miss, coalescing,
+ * and only through the agent's JWKS cache (Core VRP v0.1 §3.1: ≤ 300 s, refresh-on-miss, coalescing,
  * no stale fallback). Anything else resolves to `null`, which `verifyReceipt` reports as
  * `unverifiable` / `key_unresolvable` — a receipt never chooses where its keys come from.
  */
-import type { FetchLike } from '@vrpkit/core';
+import { asRecord, type FetchLike } from '@vrpkit/core';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
 import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
@@ -16,7 +17,7 @@ export interface ReceiptJwksResolverOptions {
   /** The domain the verifier expects to have signed (e.g. the offer's `canonical_domain`, the surface host). */
   issuerDomain: string;
   /**
-   * The JWKS URL the issuer's discovery document names (Node Tool Binding §6), when the caller
+   * The JWKS URL the issuer's discovery document names (Node Tool Binding v0.1 §6), when the caller
    * has it: `source` must then be exactly this URL.
    */
   jwksUrl?: string;
@@ -26,7 +27,7 @@ export interface ReceiptJwksResolverOptions {
 /**
  * Whether a receipt attestation's `source` may be fetched for `issuerDomain`: an https URL
  * whose host is the issuer's domain itself (not a subdomain — a node publishes one JWKS, on
- * its canonical host, Core §2), on the default port, without credentials.
+ * its canonical host, Core VRP v0.1 §2), on the default port, without credentials.
  */
 export function isReceiptSourceOnIssuerDomain(source: unknown, issuerDomain: string): boolean {
   if (typeof source !== 'string') return false;
@@ -53,14 +54,12 @@ export function createReceiptJwksResolver(options: ReceiptJwksResolverOptions): 
 
 /** The issuer domain a receipt names (`issuer.node`, the receipt vectors' shape), or null. */
 export function receiptIssuerDomain(receipt: unknown): string | null {
-  const issuer = typeof receipt === 'object' && receipt !== null ? (receipt as { issuer?: unknown }).issuer : undefined;
-  const node = typeof issuer === 'object' && issuer !== null ? (issuer as { node?: unknown }).node : undefined;
-  return normalizeHost(node);
+  return normalizeHost(asRecord(asRecord(receipt)?.issuer)?.node);
 }
 
 /**
  * The production `resolveSignerJwks` for `verifyMcpReceipt`: the signing domain's keys, read
- * from the `jwks_url` that domain's own discovery document names (Core §2, Node Tool Binding
+ * from the `jwks_url` that domain's own discovery document names (Core VRP v0.1 §2, Node Tool Binding
  * §6) through the JWKS cache. Never a receipt's `source` or `issuer`: a domain that republishes
  * another node's key set cannot lend it its name.
  */

@@ -1,18 +1,18 @@
 /**
- * `verifyReceipt` — the VRP receipt envelope v1 verifier (receipt-v1 §3–§6, ADR 0010 D1–D5),
- * reproducing the reference `lib/vrp-receipt.mjs` (vrp-protocol.md §4.4) so that all seven
+ * `verifyReceipt` — the VRP receipt envelope v1 verifier (VRP receipt envelope v1 §3–§6, D1–D5),
+ * reproducing the reference receipt verifier `lib/vrp-receipt.mjs` (VRP receipt envelope v1 §12) so that all seven
  * official vectors give their expected result byte for byte, key order included.
  *
  * It never throws for a bad artifact (and never for a resolver that throws): every outcome is
- * a result with per-attestation statuses and codes from the receipt-v1 error registry.
+ * a result with per-attestation statuses and codes from the VRP receipt envelope v1 error registry.
  */
-import { decodeJwsPayload, importEd25519PublicKey, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { decodeJwsPayload, importEd25519PublicKey, isRecord, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import { RECEIPT_VERSION } from '@vrpkit/protocol';
 
-/** Receipt-v1 §6 per-attestation statuses (D4). `unverifiable` is never `verified`. */
+/** VRP receipt envelope v1 §6 per-attestation statuses (D4). `unverifiable` is never `verified`. */
 export type AttestationStatus = 'verified' | 'expired' | 'invalid' | 'unverifiable';
 
-/** Receipt-v1 §6 envelope- and signature-level error registry (the codes this verifier can emit). */
+/** VRP receipt envelope v1 §6 envelope- and signature-level error registry (the codes this verifier can emit). */
 export type ReceiptErrorCode =
   | 'unsupported_version'
   | 'malformed_receipt'
@@ -34,7 +34,7 @@ export interface AttestationResult {
   kid: string | null;
 }
 
-/** The verification result; members in the vectors' `expected` order (vrp-protocol.md §4.4 notes). */
+/** The verification result; members in the vectors' `expected` order (the receipt vectors' expected objects). */
 export interface ReceiptVerificationResult {
   receipt_valid: boolean;
   fully_verified: boolean;
@@ -55,10 +55,6 @@ export interface VerifyReceiptOptions {
   now: number;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isNonBlankString(v: unknown): v is string {
   return typeof v === 'string' && v.trim() !== '';
 }
@@ -68,8 +64,8 @@ function envelopeFailure(code: 'unsupported_version' | 'malformed_receipt'): Rec
 }
 
 /**
- * Receipt-v1 §3 envelope check, presence-based like the reference: a strict `date-time`
- * format check here would turn vector 07 into `malformed_receipt` (vrp-protocol.md §4.4).
+ * VRP receipt envelope v1 §3 envelope check, presence-based like the reference: a strict `date-time`
+ * format check here would turn receipt vector 07 into `malformed_receipt`.
  */
 function isWellFormedEnvelope(receipt: Record<string, unknown>): receipt is Record<string, unknown> & { attestations: unknown[] } {
   for (const key of ['vrp_receipt_version', 'subject', 'issuer', 'attestations']) if (!(key in receipt)) return false;
@@ -82,7 +78,7 @@ function isWellFormedEnvelope(receipt: Record<string, unknown>): receipt is Reco
   );
 }
 
-/** A window bound the reference accepts: a non-blank string `Date.parse` reads (vrp-protocol.md §7 item 6). */
+/** A window bound the reference accepts: a non-blank string `Date.parse` reads (the reference receipt verifier's rule; VRP receipt envelope v1 §6 `missing_validity_window` otherwise). */
 function parseInstant(v: unknown): number | null {
   if (!isNonBlankString(v)) return null;
   const ms = Date.parse(v);
@@ -94,7 +90,7 @@ function parseInstant(v: unknown): number | null {
  * segments, header and payload base64url JSON objects, `alg` EdDSA, candidate keys are the
  * JWKS's OKP/Ed25519 keys — only those with the header `kid` when it has one — and one of them
  * must verify. An unknown kid is therefore a failed signature, as in the reference
- * (vrp-protocol.md §7 item 7). A `kid` that is present but not a string fails closed.
+ * (the reference receipt verifier, receipt vectors 01–07). A `kid` that is present but not a string fails closed.
  * Returns the header kid (trimmed) or null and the verified payload on success, `undefined` on failure.
  */
 export function verifyAttestationJws(
@@ -132,7 +128,7 @@ async function resolveSafely(resolveJwks: ResolveReceiptJwks, attestation: Recor
   }
 }
 
-/** Receipt-v1 §4–§6 for one attestation: window parse, signature (D5), then freshness (D2). */
+/** VRP receipt envelope v1 §4–§6 for one attestation: window parse, signature (D5), then freshness (D2). */
 async function verifyAttestation(
   attestation: Record<string, unknown>,
   index: number,
@@ -153,6 +149,7 @@ async function verifyAttestation(
   // D4: present but unsigned → unverifiable (e.g. an AP2 read-only capture, D9).
   if (!isNonBlankString(attestation.signature)) return result('unverifiable', 'layer_unverifiable', null);
   const jwks = await resolveSafely(resolveJwks, attestation);
+  // Not `isRecord`: the reference receipt verifier signature-checks an array key set (sig_invalid), so this does too.
   if (typeof jwks !== 'object' || jwks === null) return result('unverifiable', 'key_unresolvable', null);
   const verified = verifyAttestationJws(attestation.signature, jwks as Record<string, unknown>);
   if (!verified) return result('invalid', 'sig_invalid', null);
@@ -163,12 +160,12 @@ async function verifyAttestation(
 }
 
 /**
- * `verifyReceipt(receipt, { resolveJwks, now })` (receipt-v1 §5, vrp-protocol.md §4.4).
+ * `verifyReceipt(receipt, { resolveJwks, now })` (VRP receipt envelope v1 §5).
  * Envelope failures give `receipt_valid:false` with one envelope code; otherwise every
  * attestation gets its own status, and `fully_verified` is true only if all are `verified` (D4).
  */
 export async function verifyReceipt(receipt: unknown, options: VerifyReceiptOptions): Promise<ReceiptVerificationResult> {
-  // As the reference: any object whose version is not "1.0" (absent included) is unsupported.
+  // As the reference receipt verifier (kept off `isRecord` for parity): any object, arrays included, whose version is not "1.0" (absent included) is unsupported.
   if (typeof receipt === 'object' && receipt !== null && (receipt as Record<string, unknown>).vrp_receipt_version !== RECEIPT_VERSION) {
     return envelopeFailure('unsupported_version');
   }

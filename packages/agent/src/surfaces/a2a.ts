@@ -1,6 +1,6 @@
 /**
  * A2A surface client. The agent card is read from the target's host; the bound field is the
- * skill `id` (Node Tool Binding §3). The arguments go as the message's single data part (§4)
+ * skill `id` (Node Tool Binding v0.1 §3). The arguments go as the message's single data part (§4)
  * and the envelope comes back as a data part (§5). Two wire paths:
  * - A2A 1.0 through the SDK (`DefaultAgentCardResolver` + `JsonRpcTransportFactory` → `Client`),
  *   both given the agent's hardened fetch;
@@ -12,14 +12,12 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentCard, type Message, type Part, Role, type Task, TaskState } from '@a2a-js/sdk';
 import { Client, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { asRecord } from '@vrpkit/core';
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
 import { boundToolName, errorOf, surfaceUrl, unreachableSurface } from './shared.js';
 import type { ListedTool, OfferArgs, SurfaceContext, SurfaceError, SurfaceFetch } from './types.js';
 
 type Outcome = { envelope: unknown; error: null } | { envelope: null; error: SurfaceError };
-
-const obj = (v: unknown): Record<string, unknown> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 function oneData(values: unknown[], where: string): Outcome {
   if (values.length !== 1)
@@ -45,33 +43,39 @@ function outcomeOfV1(result: Message | Task): Outcome {
 
 /** 0.3 result (JSON Schema shapes: `kind`, lowercase states). */
 function outcomeOfV03(body: unknown): Outcome {
-  const b = obj(body);
-  if (b.error !== undefined) {
-    const e = obj(b.error);
+  const b = asRecord(body);
+  if (b?.error !== undefined) {
+    const e = asRecord(b?.error);
     return {
       envelope: null,
-      error: { code: 'a2a_error', message: `JSON-RPC error ${String(e.code)}: ${String(e.message)}`.slice(0, 500) },
+      error: { code: 'a2a_error', message: `JSON-RPC error ${String(e?.code)}: ${String(e?.message)}`.slice(0, 500) },
     };
   }
-  const result = obj(b.result);
-  const dataOf = (parts: unknown) => (Array.isArray(parts) ? parts : []).flatMap((p) => (obj(p).kind === 'data' ? [obj(p).data] : []));
-  if (result.kind === 'message') return oneData(dataOf(result.parts), 'reply message');
-  if (result.kind === 'task') {
-    const status = obj(result.status);
-    if (status.state !== 'completed') {
-      const parts = obj(status.message).parts;
-      const text = (Array.isArray(parts) ? parts : []).flatMap((p) => (typeof obj(p).text === 'string' ? [obj(p).text] : [])).join(' ');
-      return { envelope: null, error: { code: 'task_not_completed', message: `task ${String(status.state)}: ${text}`.slice(0, 500) } };
+  const result = asRecord(b?.result);
+  const dataOf = (parts: unknown) =>
+    (Array.isArray(parts) ? parts : []).flatMap((p) => (asRecord(p)?.kind === 'data' ? [asRecord(p)?.data] : []));
+  if (result?.kind === 'message') return oneData(dataOf(result.parts), 'reply message');
+  if (result?.kind === 'task') {
+    const status = asRecord(result.status);
+    if (status?.state !== 'completed') {
+      const parts = asRecord(status?.message)?.parts;
+      const text = (Array.isArray(parts) ? parts : [])
+        .flatMap((p) => {
+          const t = asRecord(p)?.text;
+          return typeof t === 'string' ? [t] : [];
+        })
+        .join(' ');
+      return { envelope: null, error: { code: 'task_not_completed', message: `task ${String(status?.state)}: ${text}`.slice(0, 500) } };
     }
     const artifacts = Array.isArray(result.artifacts) ? result.artifacts : [];
-    return oneData([...artifacts.flatMap((a) => dataOf(obj(a).parts)), ...dataOf(obj(status.message).parts)], 'completed task');
+    return oneData([...artifacts.flatMap((a) => dataOf(asRecord(a)?.parts)), ...dataOf(asRecord(status.message)?.parts)], 'completed task');
   }
   return { envelope: null, error: { code: 'a2a_protocol_error', message: 'the response is neither a message nor a task' } };
 }
 
 function skillsOf(card: unknown): ListedTool[] {
-  const skills = obj(card).skills;
-  return (Array.isArray(skills) ? skills : []).map((s) => ({ name: String(obj(s).id), input_schema: null }));
+  const skills = asRecord(card)?.skills;
+  return (Array.isArray(skills) ? skills : []).map((s) => ({ name: String(asRecord(s)?.id), input_schema: null }));
 }
 
 /** The card was read but names no A2A interface the client can call: reached, nothing called. */
@@ -134,7 +138,7 @@ async function viaLegacy(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Pr
     // No A2A-Version header: a 0.3 reader gets the 0.3 card.
     const res = await ctx.fetch(cardUrl.href, { headers: { accept: 'application/json' } });
     if (!res.ok) return unreachable(new Error(`agent card answered HTTP ${res.status}`));
-    card = obj(await res.json());
+    card = asRecord(await res.json()) ?? {};
   } catch (e) {
     return unreachable(e);
   }

@@ -1,5 +1,5 @@
 /**
- * The plain Core §4 path, as the baseline next to the tool surfaces: the offer endpoint the
+ * The plain Core VRP v0.1 §4 path, as the baseline next to the tool surfaces: the offer endpoint the
  * target domain's discovery document names, called with the three query parameters.
  */
 import { fetchDiscovery } from '../discovery.js';

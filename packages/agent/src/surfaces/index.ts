@@ -1,6 +1,6 @@
 /**
  * `getOfferVia(surface, target, args, options)`: fetch a node's signed offer through one
- * surface and judge it exactly as an offer fetched over HTTPS (Node Tool Binding §6, §8):
+ * surface and judge it exactly as an offer fetched over HTTPS (Node Tool Binding v0.1 §6, §8):
  * verified against the JWKS the offer's own canonical domain publishes, with the
  * safe-to-quote check, plus the origin check that says whose voice the surface is.
  */
@@ -24,9 +24,20 @@ import type {
 } from './types.js';
 import { fetchViaWebMcp } from './webmcp.js';
 
-export { envelopeOfToolResult } from './mcp.js';
-export { boundToolName } from './shared.js';
-export * from './types.js';
+// Node Tool Binding v0.1: the surface client's shapes (§3–§8).
+export type {
+  BrowserOptions,
+  ListedTool,
+  OfferArgs,
+  QuotableTotal,
+  Surface,
+  SurfaceClassification,
+  SurfaceClientOptions,
+  SurfaceError,
+  SurfaceReport,
+} from './types.js';
+export { SURFACES } from './types.js';
+// WebMCP through Chromium: the browser settings the CLI and the test kit share.
 export {
   CHROMIUM_BASE_ARGS,
   CHROMIUM_ENV,
@@ -104,7 +115,7 @@ export async function getOfferVia(
             sentCall: { tool: fetched.tool_name ?? '', arguments: { ...args } },
             envelope: fetched.envelope,
             surfaceHost: fetched.served_from[0] ?? '',
-            // Node Tool Binding §6: receipt keys come only from the jwks_url the node's discovery names; without one, none resolve.
+            // Node Tool Binding v0.1 §6: receipt keys come only from the jwks_url the node's discovery names; without one, none resolve.
             resolveJwks:
               verified.jwks_url === null
                 ? () => null

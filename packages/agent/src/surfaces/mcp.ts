@@ -1,7 +1,7 @@
 /**
  * MCP surface client: the official SDK `Client` over Streamable HTTP, every request through
  * the agent's hardened fetch. Reads `tools/list`, calls the bound name only when it is listed
- * exactly (Node Tool Binding §3), and takes the envelope from the result (§5).
+ * exactly (Node Tool Binding v0.1 §3), and takes the envelope from the result (§5).
  */
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -3,7 +3,7 @@ import { AgentUsageError } from '../errors.js';
 import type { ListedTool, SurfaceError, SurfaceFetch } from './types.js';
 
 /**
- * Node Tool Binding §3, §10.1: the capability is the one tool listed under exactly the bound
+ * Node Tool Binding v0.1 §3, §10.1: the capability is the one tool listed under exactly the bound
  * name — `acme_get_verified_stay_offer` or `get_verified_stay_offer_v1` is not it, and two
  * entries under the name are not "exactly one". Null means: do not call anything.
  */

@@ -5,12 +5,12 @@ import type { StayQuoteFailureCode } from '../offer/quote.js';
 import type { OfferVerificationResult } from '../offer/verify.js';
 import type { McpReceiptCheck } from '../receipt/mcp-binding.js';
 
-/** The ways an agent can ask a node for its signed offer (Core §4 endpoint + Node Tool Binding §2). */
+/** The ways an agent can ask a node for its signed offer (Core VRP v0.1 §4 endpoint + Node Tool Binding v0.1 §2). */
 export type Surface = 'http' | 'mcp' | 'a2a' | 'webmcp';
 export const SURFACES: readonly Surface[] = ['http', 'mcp', 'a2a', 'webmcp'];
 
 /**
- * Who answered (Node Tool Binding §2, §3, §6, §7) — never whether the answer is good; that is
+ * Who answered (Node Tool Binding v0.1 §2, §3, §6, §7) — never whether the answer is good; that is
  * `verification` and `safe_to_quote`:
  * - `node_tool`: the surface listed the exact bound name and, when an offer arrived, it was
  *   served from the offer's `canonical_domain` (or a subdomain);
@@ -55,10 +55,10 @@ export interface SurfaceReport {
   /** §6: every host the surface was served from is the offer's canonical domain or a subdomain; null without an offer. */
   origin_bound: boolean | null;
   classification: SurfaceClassification;
-  /** Core §9 verification against the JWKS named by the canonical domain's own discovery document; null when no offer arrived. */
+  /** Core VRP v0.1 §9 verification against the JWKS named by the canonical domain's own discovery document; null when no offer arrived. */
   verification: OfferVerificationResult | null;
   safe_to_quote: boolean;
-  /** Why the offer may not be quoted for the stay asked, as for an offer fetched over HTTPS (Core §7 + the signed request/domain checks); empty when none was verified or it is safe. */
+  /** Why the offer may not be quoted for the stay asked, as for an offer fetched over HTTPS (Core VRP v0.1 §7 + the signed request/domain checks); empty when none was verified or it is safe. */
   failures: StayQuoteFailureCode[];
   /** Set only when safe to quote (agent_total when present, else public_total). */
   total: QuotableTotal | null;
@@ -88,7 +88,7 @@ export interface SurfaceClientOptions {
   network?: HardenedFetchOptions;
   /** A fetch to use instead of one built from `network` (give it a `createHardenedFetch`). */
   fetch?: FetchLike;
-  /** Shared JWKS cache (Core §3.1); one is made per call otherwise. */
+  /** Shared JWKS cache (Core VRP v0.1 §3.1); one is made per call otherwise. */
   jwksCache?: JwksCache;
   clock?: Clock;
   /** A2A protocol: the SDK client over 1.0 (default), or a raw 0.3 `message/send`. */
@@ -96,7 +96,7 @@ export interface SurfaceClientOptions {
   browser?: BrowserOptions;
 }
 
-/** The three arguments of Node Tool Binding §4 (snake_case); sent as given, nothing more (§12). */
+/** The three arguments of Node Tool Binding v0.1 §4 (snake_case); sent as given, nothing more (§12). */
 export interface OfferArgs {
   check_in: string;
   check_out: string;

@@ -194,7 +194,7 @@ async function verifyOnline(target: string, args: OfferRequestArgs, o: OnlineOpt
     const discovery = await fetchDiscovery(target, { fetch });
     if (!discovery.ok && discovery.code === 'invalid_domain') throw new AgentUsageError('invalid_domain', discovery.message);
     const obtained = await obtainEnvelope(discovery, args, fetch);
-    const r = await verifyStayOfferEnvelope(discovery, obtained, args, { now: clock, jwksCache: new JwksCache({ fetch, clock }) });
+    const r = await verifyStayOfferEnvelope(discovery, obtained, args, { clock, jwksCache: new JwksCache({ fetch, clock }) });
     const jws = obtained.ok ? (obtained.envelope.signature as { jws?: unknown }).jws : null;
     if (json) printVerification(r, typeof jws === 'string' ? jws : null);
     else process.stdout.write(renderSummary(r, args));
