@@ -154,7 +154,12 @@ describe('checkNodeToolBinding (§10)', () => {
 describe('comparableOffer', () => {
   it('ignores issuance time stamps and the offer id, nothing else', async () => {
     const a = (await offer()).offer;
-    const b = (await offer()).offer;
+    // The node's signed-offer cache answers a repeated stay with the same bytes, so the later
+    // issuance is made here as the node would sign it: another offer id (the booking URL carries it
+    // too) and other issuance times.
+    const b = JSON.parse(JSON.stringify(a).split(String(a.booking.offer_id)).join('a-later-offer-id')) as typeof a;
+    b.generated_at = '2030-01-01T00:00:00Z';
+    b.valid_until = '2030-01-01T00:15:00Z';
     expect(a.booking.offer_id).not.toBe(b.booking.offer_id);
     expect(comparableOffer(a)).toBe(comparableOffer(b));
     expect(comparableOffer({ ...a, price: { ...a.price, agent_total: (a.price.agent_total ?? 0) + 1 } })).not.toBe(comparableOffer(b));
