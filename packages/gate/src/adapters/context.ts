@@ -1,3 +1,4 @@
+import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import type {
   ActAgent,
   ActPurpose,
@@ -38,8 +39,8 @@ export interface MapContext {
    * It sees the arguments in-process only; nothing it receives is logged.
    */
   provenanceOf?: (call: { name: string; args: unknown }) => InstructionProvenance | undefined;
-  /** Epoch milliseconds (default `Date.now`). */
-  now?: () => number;
+  /** The host loop's clock (default `systemClock`). */
+  clock?: Clock;
   tools?: Readonly<Record<string, ToolBinding>>;
   act_ttl_ms?: number;
 }
@@ -85,7 +86,7 @@ export async function resolveActContext(ctx: MapContext): Promise<ActContext | E
     policy_state,
     sink_id: ctx.gate.sinkId,
     classify: (tool) => ctx.gate.classify(tool),
-    now: (ctx.now ?? Date.now)(),
+    now: (ctx.clock ?? systemClock).now(),
   };
   if (ctx.instruction_provenance) out.instruction_provenance = ctx.instruction_provenance;
   if (ctx.tools) out.tools = ctx.tools;
@@ -101,7 +102,7 @@ export function forCall(actCtx: ActContext, ctx: MapContext, name: string, args:
 
 /** A deny decision for an error raised before or instead of enforce: its EF code, or fail closed. */
 export function denyFrom(e: unknown): EnforceDecision {
-  if (e instanceof GateError || (e instanceof Error && isEfCode((e as { code?: unknown }).code))) {
+  if (e instanceof GateError || (e instanceof Error && isEfCode(asRecord(e)?.code))) {
     return { allow: false, code: (e as GateError).code, message: e.message };
   }
   return { allow: false, code: 'EF_FAIL_CLOSED', message: 'the gate could not decide' };

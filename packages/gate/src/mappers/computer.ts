@@ -1,5 +1,6 @@
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
+import { asRecord } from '@vrpkit/core';
 import { GateError } from '../errors.js';
 import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
 
@@ -47,8 +48,8 @@ export interface ComputerUseLiveArgs {
 }
 
 function actionOf(input: unknown): string {
-  const action = (input as { action?: unknown } | null)?.action;
-  if (typeof input !== 'object' || input === null || typeof action !== 'string' || action === '') {
+  const action = asRecord(input)?.action;
+  if (typeof action !== 'string' || action === '') {
     throw new GateError('EF_MALFORMED_ACT', 'computer-use input has no action');
   }
   return action;

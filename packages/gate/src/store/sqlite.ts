@@ -8,6 +8,7 @@
  * the database's single write lock up front, so reading the epochs and the authority and
  * the conditional UPDATE are one step no other process can interleave with (§4.2).
  */
+import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { StoreTimeoutError } from './errors.js';
@@ -18,7 +19,7 @@ import type { AuthorityStore } from './types.js';
 export interface SqliteStoreOptions {
   /** Default bound on waiting for the write lock (ms); a call's own `timeoutMs` overrides it. Default 5000. */
   busyTimeoutMs?: number;
-  now?: () => number;
+  clock?: Clock;
 }
 
 export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<AuthorityStore> {
@@ -112,10 +113,10 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   };
 
   const store = new KyselyAuthorityStore(db, ops, file);
-  return migrated(store, (opts.now ?? Date.now)());
+  return migrated(store, (opts.clock ?? systemClock).now());
 }
 
 function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = asRecord(e)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
