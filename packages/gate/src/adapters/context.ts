@@ -34,7 +34,7 @@ export interface MapContext {
   /** Where the instruction this message follows came from (e.g. `retrieval` after a tool read a web page or an email). */
   instruction_provenance?: InstructionProvenance;
   /**
-   * Per-call provenance, when the host can tell better than per message (seed T-A: a recipient
+   * Per-call provenance, when the host can tell better than per message (Tool-Use Binding draft, T-A: a recipient
    * that is not in the user's turn came from somewhere else). Overrides `instruction_provenance`.
    * It sees the arguments in-process only; nothing it receives is logged.
    */
@@ -55,7 +55,7 @@ export function toolFor(tools: ToolTable, name: string): ((args: unknown) => unk
   return typeof fn === 'function' ? (fn as (args: unknown) => unknown) : undefined;
 }
 
-/** What happened to one tool block: never the raw arguments (seed §Security: logs hold digests). */
+/** What happened to one tool block: never the raw arguments (Tool-Use Binding draft, security considerations: logs hold digests). */
 export interface ToolCallOutcome {
   /** The vendor block id (tool_use id, call id). */
   id: string;
@@ -69,7 +69,7 @@ export interface ToolCallOutcome {
 /**
  * Resolve the pure mappers' context from the Gate once per model message: the epochs, the
  * gate's own sink id and its classifier. A failure here denies every block of the message
- * (seed MUST 5: "never return allow=true on timeout or uncertain epoch").
+ * (Tool-Use Binding draft, enforce() contract MUST 5: "never return allow=true on timeout or uncertain epoch").
  */
 export async function resolveActContext(ctx: MapContext): Promise<ActContext | EnforceDecision> {
   let policy_state: PolicyState;
@@ -108,7 +108,7 @@ export function denyFrom(e: unknown): EnforceDecision {
   return { allow: false, code: 'EF_FAIL_CLOSED', message: 'the gate could not decide' };
 }
 
-/** The one gated path from a mapped act to the host's function (seed pseudo-code: enforce, then invoke, else error). */
+/** The one gated path from a mapped act to the host's function (Tool-Use Binding draft, informative pseudo-code: enforce, then invoke, else error). */
 export async function dispatchMapped<A>(
   ctx: MapContext,
   block: { id: string; name: string },

@@ -1,6 +1,6 @@
 /**
  * The gateway: an MCP server to the agent and an MCP client to one downstream server, with
- * the gate in between (Tool-Use Binding draft, §MCP: "tools/list remains discovery";
+ * the gate in between (Tool-Use Binding draft, MCP mapping: "tools/list remains discovery";
  * tools/call is a candidate act that runs only with consumed authority).
  *
  * - `tools/list`: only tools whose current definition digest a person pinned for this server
@@ -281,7 +281,7 @@ export class GateProxy {
    * The act id: an MCP client names no act, so a call is identified by what it does — server
    * identity, tool and arguments digest — and a retry of the identical call is the same act:
    * an approval given for it applies to the retry, and after it ran the retry is a replay
-   * (Tool-Use Binding draft, §Retries: "never a second invoke"). Informational calls have no
+   * (Tool-Use Binding draft, retries: "never a second invoke"). Informational calls have no
    * effect to repeat, so each is an act of its own (reading a file twice is two reads).
    */
   private map(params: CallToolRequest['params'], actCtx: Parameters<typeof mapMcpToolsCall>[2]) {

@@ -1,11 +1,11 @@
 /**
  * The multi-process, multi-host authority store: PostgreSQL through `pg` and the same
- * Kysely queries as SQLite (DESIGN §4).
+ * Kysely queries as SQLite.
  *
  * Linearizable consume at READ COMMITTED (docs/gate.md "Store guarantees"):
  * - the consume transaction first reads the epochs with `FOR SHARE`, so an epoch bump
  *   (an UPDATE of that row) waits for in-flight consumes and every later consume sees the
- *   bumped value — a revocation that commits first controls the consume (§1.7);
+ *   bumped value — a revocation that commits first controls the consume (Finality-bound revocation draft);
  * - the consume itself is `UPDATE … WHERE state = 'ISSUED' AND <every binding> RETURNING`.
  *   Two racing UPDATEs of one row serialize on its row lock; the loser re-evaluates the
  *   WHERE against the committed winner (state is now CONSUMED) and updates nothing.

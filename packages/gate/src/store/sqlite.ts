@@ -1,12 +1,13 @@
 /**
- * The embedded authority store: one SQLite file through better-sqlite3 12 (DESIGN §4).
+ * The embedded authority store: one SQLite file through better-sqlite3 12.
  *
  * Durability: WAL with `synchronous = FULL`, so a COMMIT returns only after the WAL is
  * fsync'd — a consume that enforce reported survives a crash or power loss before invoke
- * (tool-use-binding.md §4.1: "the consume is durable (fsync'd) before invoke starts").
+ * (Tool-Use Binding draft, T-G: after a crash between consume and invoke, never invoke again;
+ * so the consume is durable before invoke starts).
  * Atomicity across processes: every write transaction is `BEGIN IMMEDIATE`, which takes
  * the database's single write lock up front, so reading the epochs and the authority and
- * the conditional UPDATE are one step no other process can interleave with (§4.2).
+ * the conditional UPDATE are one step no other process can interleave with.
  */
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import Database from 'better-sqlite3';
