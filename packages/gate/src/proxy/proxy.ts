@@ -31,23 +31,16 @@ import {
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, canonicalSha256Base64url, systemClock } from '@vrpkit/core';
-import {
-  type AgentCandidateAct,
-  denyDecision,
-  denyFrom,
-  dispatchMapped,
-  type EnforceDecision,
-  type Gate,
-  hostErrorObject,
-  type MapContext,
-  mapMcpToolsCall,
-  mcpDenyResult,
-  type Policy,
-  type ProxyMode,
-  type ProxyStore,
-  resolveActContext,
-  snapshotLiveArguments,
-} from '../index.js';
+import { type AgentCandidateAct, snapshotLiveArguments } from '../act.js';
+import { denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
+import { mcpDenyResult } from '../adapters/mcp.js';
+import { denyDecision } from '../enforce.js';
+import { type EnforceDecision, hostErrorObject } from '../errors.js';
+import type { Gate } from '../gate.js';
+import { mapMcpToolsCall } from '../mappers/mcp.js';
+import type { Policy } from '../policy.js';
+import type { ProxyMode } from '../store/proxy-schema.js';
+import type { ProxyStore } from '../store/proxy-tables.js';
 import type { ProxyLog } from './log.js';
 import { type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 
