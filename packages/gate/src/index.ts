@@ -5,6 +5,7 @@
  * Each group below is one subject of the draft (or of the drafts it builds on); `README.md`
  * says what each group proves and what it does not. The MCP sidecar is `@vrpkit/gate/proxy`.
  */
+// biome-ignore-all assist/source/organizeImports: the list is grouped by the draft's subjects, not sorted by module path.
 
 // The candidate act (Agent Candidate Act profile, candidate act schema; Tool-Use Binding draft, mapping).
 export type {

@@ -1,6 +1,6 @@
+import { asRecord } from '@vrpkit/core';
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
-import { asRecord } from '@vrpkit/core';
 import { GateError } from '../errors.js';
 import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
 

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { asRecord } from '@vrpkit/core';
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { asRecord } from '@vrpkit/core';
 
 /** Default cap on one agent message (bytes of one line). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
