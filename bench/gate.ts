@@ -1,5 +1,5 @@
 /**
- * bench/gate — the seed's T-F ("measure enforce() p99 under 10 ms on hot search"; our target
+ * bench/gate — Tool-Use Binding draft, test scenario T-F ("measure enforce() p99 under 10 ms on hot search"; our target
  * is p99 < 1 ms on SQLite): the hot path of a low-consequence act inside a hot envelope —
  * map (Anthropic tool_use → act) → authorize (policy → evidence + signed authority) →
  * enforce (digest + one atomic consume) — on the durable SQLite store (WAL,

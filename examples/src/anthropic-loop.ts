@@ -1,5 +1,5 @@
 /**
- * An Anthropic-shaped host loop with the gate on the invoke arrow (seed §"Pseudo-code":
+ * An Anthropic-shaped host loop with the gate on the invoke arrow (Tool-Use Binding draft, informative pseudo-code:
  * HANDLE_ANTHROPIC_MESSAGE). Without ANTHROPIC_API_KEY it replays recorded Messages API
  * responses; with it, the same loop runs live through `@anthropic-ai/sdk`.
  *

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateEd25519Jwk } from '@vrpkit/core';
+import { asRecord, generateEd25519Jwk } from '@vrpkit/core';
 import {
   type AgentCandidateAct,
   digestArguments,
@@ -47,16 +47,16 @@ export class ApprovalDesk {
       call !== undefined &&
       call.name === act.tool.tool_id &&
       act.consequence_class === 'COMMUNICATION' &&
-      this.userTurn.includes(String((call.args as { to?: unknown }).to));
+      this.userTurn.includes(String(asRecord(call.args)?.to));
     this.decisions.push({ candidate_act_id: act.candidate_act_id, tool: act.tool.tool_id, approved });
     return approved;
   };
 }
 
-/** Seed T-A: a recipient the user did not name came from somewhere else — the retrieved content. */
+/** Tool-Use Binding draft, T-A: a recipient the user did not name came from somewhere else — the retrieved content. */
 export function provenanceFor(userTurn: string) {
   return ({ name, args }: { name: string; args: unknown }): InstructionProvenance => {
-    const to = (args as { to?: unknown } | null)?.to;
+    const to = asRecord(args)?.to;
     if (name === 'email_send' && (typeof to !== 'string' || !userTurn.includes(to))) return { source_type: 'retrieval' };
     return { source_type: 'user' };
   };

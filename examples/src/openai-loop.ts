@@ -1,6 +1,6 @@
 /**
- * An OpenAI-shaped host loop (Chat Completions) with the gate on the invoke arrow (seed
- * §"Pseudo-code": HANDLE_OPENAI_MESSAGE). Without OPENAI_API_KEY it replays recorded Chat
+ * An OpenAI-shaped host loop (Chat Completions) with the gate on the invoke arrow
+ * (Tool-Use Binding draft, HANDLE_OPENAI_MESSAGE). Without OPENAI_API_KEY it replays recorded Chat
  * Completions responses; with it, the same loop runs live through `openai`.
  *
  *   npx tsx --conditions=vrpkit-source examples/src/openai-loop.ts

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { assertIJson } from './ijson.js';
 
 /**
- * The Agent Candidate Act (seed §"Candidate Act schema", [I-D.das-agentic]): the non-effective
+ * The Agent Candidate Act (Agent Candidate Act profile, candidate act schema, as the Tool-Use Binding draft reproduces it): the non-effective
  * wrapper around a model's tool block. The model may emit the block; only an act whose
  * authority was verified and consumed at the sink may reach invoke().
  */
@@ -49,11 +49,11 @@ export const CONSEQUENCE_CLASSES = [
 ] as const;
 export type ConsequenceClass = (typeof CONSEQUENCE_CLASSES)[number];
 
-/** The sink types the seed names: the host's tool dispatcher and the computer-use controller. */
+/** The sink types the Tool-Use Binding draft names: the host's tool dispatcher and the computer-use controller. */
 export const SINK_TYPES = ['TOOL_DISPATCH', 'BROWSER_CONTROLLER'] as const;
 export type SinkType = (typeof SINK_TYPES)[number];
 
-/** Where the instruction behind the block came from (seed T-A: provenance=retrieval + COMMUNICATION is refused). */
+/** Where the instruction behind the block came from (Tool-Use Binding draft, T-A: provenance=retrieval + COMMUNICATION is refused). */
 export const PROVENANCE_SOURCES = ['user', 'system', 'developer', 'retrieval', 'tool_output', 'agent', 'unknown'] as const;
 export type ProvenanceSource = (typeof PROVENANCE_SOURCES)[number];
 
@@ -85,7 +85,7 @@ export interface ActAgent {
 }
 
 export interface InitiatingPrincipal {
-  /** The workspace org or user the host acts for (seed: "Workspace org → initiating_principal"). */
+  /** The workspace org or user the host acts for (Tool-Use Binding draft, Anthropic mapping: "Workspace org → initiating_principal"). */
   principal_id: string;
   principal_type?: 'user' | 'workspace' | 'service';
 }
@@ -142,7 +142,7 @@ const str = z.string().min(1);
 const epoch = z.number().int().nonnegative();
 const rfc3339 = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/, 'not an RFC 3339 date-time');
 
-/** The seed's JSON Schema as zod; `additionalProperties: false` at the top level, as in the schema. */
+/** The candidate act JSON Schema (Agent Candidate Act profile) as zod; `additionalProperties: false` at the top level, as in the schema. */
 export const agentCandidateActSchema = z.strictObject({
   version: z.literal('1.0'),
   object_type: z.literal('agent_candidate_act'),
@@ -168,7 +168,7 @@ export const agentCandidateActSchema = z.strictObject({
 }) satisfies z.ZodType<AgentCandidateAct>;
 
 /**
- * Validate a candidate act against the seed's schema. Never throws: a bad act is data
+ * Validate a candidate act against the profile's schema. Never throws: a bad act is data
  * (`EF_MALFORMED_ACT`), and the message names the failing field, not its value.
  */
 export function validateAct(act: unknown): { ok: true; act: AgentCandidateAct } | { ok: false; code: 'EF_MALFORMED_ACT'; message: string } {
@@ -186,7 +186,7 @@ export function validateAct(act: unknown): { ok: true; act: AgentCandidateAct } 
 }
 
 /**
- * The act's `arguments_digest` (seed §"OpenAI function calling": "parse arguments as JSON, then
+ * The act's `arguments_digest` (Tool-Use Binding draft, OpenAI mapping: "parse arguments as JSON, then
  * canonicalize the object, then hash"): SHA-256 over RFC 8785 canonical JSON, base64url.
  * Non-I-JSON values throw GateError('EF_MALFORMED_ARGUMENTS').
  */

@@ -1,8 +1,8 @@
 /**
  * AgentFinalityAuthority: the scoped, single-use authority the gate issues for one
- * candidate act (tool-use-binding.md §1.6, reconciled with the seed's act fields), and
+ * candidate act (Execution Handle draft, the handle object, reconciled with the Agent Candidate Act fields), and
  * its signed form — an Ed25519 compact JWS — so a cooperating sink can check it itself
- * (seed §"MCP servers": "Cooperating servers MAY later verify the authority object").
+ * (Tool-Use Binding draft, MCP servers: "Cooperating servers MAY later verify the authority object").
  *
  * The signature proves who issued it and what it is bound to; it does not make the
  * authority single-use. Single use is the store's consume (gate.ts); a cooperating sink
@@ -31,7 +31,7 @@ export interface AgentFinalityAuthority {
   profile: typeof GATE_PROFILE;
   authority_id: string;
   candidate_act_id: string;
-  /** The validation evidence committed before this authority existed (§1.8). */
+  /** The validation evidence committed before this authority existed (evidence before authority). */
   evidence_id: string;
   arguments_digest: ArgumentsDigest;
   tool: { tool_id: string; function_id: string; tool_endpoint?: string };

@@ -21,7 +21,7 @@ export async function authorize(ctx: GateContext, act: unknown): Promise<Authori
   if (!v.ok) return denied(v.code);
   try {
     await ctx.ready();
-    return await authorizeValidated(ctx, v.act, ctx.now());
+    return await authorizeValidated(ctx, v.act, ctx.clock.now());
   } catch (e) {
     return denied(asGateError(e).code);
   }

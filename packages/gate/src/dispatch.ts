@@ -6,6 +6,7 @@
  * second invoke (Tool-Use Binding draft, Retries: "a new act or a fetch of the original
  * tool_result, never a second invoke").
  */
+import { asRecord } from '@vrpkit/core';
 import { type LiveArguments, snapshotLiveArguments, validateAct } from './act.js';
 import { authorizeValidated } from './authorize.js';
 import { denyDecision, enforceValidated } from './enforce.js';
@@ -48,7 +49,7 @@ export async function dispatch<A, T>(
     }
     const authority = await ctx.store.getAuthority(a.candidate_act_id);
     if (!authority) {
-      const outcome = await authorizeValidated(ctx, a, ctx.now(), null);
+      const outcome = await authorizeValidated(ctx, a, ctx.clock.now(), null);
       if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
     }
   } catch (e) {
@@ -62,7 +63,7 @@ export async function dispatch<A, T>(
   // if a restart already declared this act's result unknown, it is not invoked now.
   let marked = false;
   try {
-    marked = await ctx.store.markInvoked(id, ctx.instanceId, ctx.now());
+    marked = await ctx.store.markInvoked(id, ctx.instanceId, ctx.clock.now());
   } catch {
     marked = false;
   }
@@ -92,13 +93,13 @@ async function finish(
   // A failure to record the outcome leaves the row INVOKED: after a restart it becomes
   // EFFECT_RESULT_UNKNOWN, which is the truth from the store's point of view.
   try {
-    if (await ctx.store.recordOutcome(id, ctx.instanceId, outcome, ctx.now()))
+    if (await ctx.store.recordOutcome(id, ctx.instanceId, outcome, ctx.clock.now()))
       ctx.emit({ type: 'journal', candidate_act_id: id, state: outcome.state, authority_id: authorityId });
   } catch {}
 }
 
 function errorCode(e: unknown): string {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = asRecord(e)?.code;
   return typeof code === 'string' && code.length <= 64 ? code : 'tool_error';
 }
 

@@ -7,6 +7,7 @@
  *   5. never return allow=true on timeout or uncertain epoch
  * MUSTs 3–5 run in one transaction of the store (store/kysely-store.ts `consume`).
  */
+import { asRecord } from '@vrpkit/core';
 import { type AgentCandidateAct, digestArguments, validateAct } from './act.js';
 import { EF_CODES, type EfCode, type EnforceDecision } from './errors.js';
 import { asGateError, type GateContext } from './gate-context.js';
@@ -62,7 +63,7 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
   if (a.finality_sink.sink_id !== ctx.sinkId) return denyDecision('EF_040');
   try {
     await ctx.ready();
-    const now = ctx.now();
+    const now = ctx.clock.now();
     if (Date.parse(a.expires_at) <= now) return denyDecision('EF_002');
     const r = await ctx.store.consume(
       {
@@ -94,13 +95,13 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
 
 /** The origin in computer-use live arguments (`computerUseLiveArgs`), if they carry one. */
 function liveOrigin(liveArgs: unknown): string | undefined {
-  const origin = (liveArgs as { origin?: unknown } | null)?.origin;
+  const origin = asRecord(liveArgs)?.origin;
   return typeof origin === 'string' ? origin : undefined;
 }
 
 /** Report the decision to the gate's observer (ids and codes only), and return it. */
 function observed(ctx: GateContext, act: unknown, decision: EnforceDecision): EnforceDecision {
-  const id = (act as { candidate_act_id?: unknown } | null)?.candidate_act_id;
+  const id = asRecord(act)?.candidate_act_id;
   ctx.emit({
     type: 'enforce',
     candidate_act_id: typeof id === 'string' ? id : '',

@@ -1,7 +1,7 @@
 import { VrpError } from '@vrpkit/core';
 
 /**
- * The execution-finality failure codes the gate returns (Tool-Use Binding §"Error mapping":
+ * The execution-finality failure codes the gate returns (Tool-Use Binding draft, error mapping:
  * "EF codes from [I-D.das-agentic] SHOULD be copied into the vendor error payload as
  * machine-readable strings"). The numbers collide across the draft family's profiles
  * (draft-das-ef-registries), so every denial also carries this profile id.
@@ -11,20 +11,20 @@ export const GATE_PROFILE = 'tool-binding-02';
 interface EfCodeEntry {
   /** Stable symbolic name (the reference implementations' spelling). */
   readonly name: string;
-  /** The draft family's number, where one exists (reference §1.5); informative. */
+  /** The draft family's number, where one exists (the draft family's error registry); informative. */
   readonly number: string | null;
-  /** Only a validation timeout may be retried, and only the validation (seed: "retryable=true only for EF-060"). */
+  /** Only a validation timeout may be retried, and only the validation (Tool-Use Binding draft, error mapping: "retryable=true only for EF-060"). */
   readonly retryable: boolean;
   /**
    * The model-visible message. Fixed text per code, so a deny can never carry another
-   * user's data (seed §Security: "Model-visible deny messages MUST NOT leak other users' data").
+   * user's data (Tool-Use Binding draft, security considerations: "Model-visible deny messages MUST NOT leak other users' data").
    */
   readonly message: string;
 }
 
 /**
- * The registry. Codes are spelled exactly as the seed spells them (`EF_002`, `EF-060` with a
- * hyphen, `EF_SCOPE_MISMATCH` …); the codes the seed does not name use the `EF_<NAME>` form.
+ * The registry. Codes are spelled exactly as the Tool-Use Binding draft spells them (`EF_002`, `EF-060` with a
+ * hyphen, `EF_SCOPE_MISMATCH` …); the codes the draft does not name use the `EF_<NAME>` form.
  */
 export const EF_CODES = {
   EF_002: {
@@ -151,7 +151,7 @@ export class GateError extends VrpError {
   }
 }
 
-/** The result of `enforce(act, liveArgs)` (seed §"enforce() contract"). */
+/** The result of `enforce(act, liveArgs)` (Tool-Use Binding draft, enforce() contract). */
 export interface EnforceDecision {
   allow: boolean;
   authority_id?: string;
@@ -160,13 +160,13 @@ export interface EnforceDecision {
   retryable?: boolean;
 }
 
-/** The seed's host error object, appended for the tool call instead of a result. */
+/** The Tool-Use Binding draft's host error object, appended for the tool call instead of a result. */
 export interface HostErrorObject {
   error: { code: string; message: string; retryable: boolean; invoked: false };
 }
 
 /**
- * The seed's host error object for a deny. The message comes from the registry, never from
+ * The draft's host error object for a deny. The message comes from the registry, never from
  * the decision or the store, so no other user's data can reach the model; an unknown or
  * missing code is reported as EF_FAIL_CLOSED. `retryable` is true only for the registry's
  * retryable code (the validation timeout) and only when enforce said policy allows it.

@@ -161,7 +161,7 @@ export async function escalate(ctx: GateContext, act: AgentCandidateAct, now: nu
     status: approved ? 'APPROVED' : 'REJECTED',
     approver: 'approve-callback',
     reviewedDigest: binding,
-    now: ctx.now(),
+    now: ctx.clock.now(),
   });
   return { decision };
 }

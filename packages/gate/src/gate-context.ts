@@ -3,7 +3,7 @@
  * context instead of reaching into a class, so each verb lives in its own module
  * (Tool-Use Binding draft, enforce() contract).
  */
-import type { JwsSigner } from '@vrpkit/core';
+import type { Clock, JwsSigner } from '@vrpkit/core';
 import type { AgentCandidateAct } from './act.js';
 import { GateError } from './errors.js';
 import type { Policy } from './policy.js';
@@ -33,7 +33,8 @@ export interface GateContext {
   readonly sinkId: string;
   /** Journal owner id of this enforcer process. */
   readonly instanceId: string;
-  readonly now: () => number;
+  /** The enforcer's clock: each operation reads it once. */
+  readonly clock: Clock;
   /** Bound on every policy-state fetch, decision write and consume (EF-060 past it). */
   readonly timeoutMs: number;
   /** A person approves an escalated act (resolve true) or refuses it. */

@@ -5,7 +5,7 @@
  * the digest they reviewed), `enforce.ts` (the enforce() contract's five MUSTs) and
  * `dispatch.ts` (enforce → journal → invoke exactly once → journal).
  */
-import type { Ed25519PrivateJwk } from '@vrpkit/core';
+import { type Clock, type Ed25519PrivateJwk, systemClock } from '@vrpkit/core';
 import type { AgentCandidateAct, ConsequenceClass, PolicyState } from './act.js';
 import { authoritySigner } from './authority.js';
 import { authorize, issueApproved } from './authorize.js';
@@ -28,7 +28,8 @@ export interface GateOptions {
   sinkId: string;
   /** The Ed25519 key authority is signed with (`vrp gate keys` makes one). */
   signingKey: { privateJwk: Ed25519PrivateJwk; kid: string };
-  now?: () => number;
+  /** The enforcer's clock (default `systemClock`). */
+  clock?: Clock;
   /** A person approves an escalated act (resolve true) or refuses it (false). */
   approve?: (act: AgentCandidateAct) => Promise<boolean>;
   /** Bound on every policy-state fetch and consume; past it enforce denies with EF-060 (retryable). Default 1000 ms. */
@@ -59,7 +60,7 @@ export class Gate {
       signer: authoritySigner(opts.signingKey),
       sinkId: this.sinkId,
       instanceId: this.instanceId,
-      now: opts.now ?? Date.now,
+      clock: opts.clock ?? systemClock,
       timeoutMs: opts.policyTimeoutMs ?? 1000,
       approve: opts.approve,
       ready: () => this.init(),
@@ -73,9 +74,9 @@ export class Gate {
 
   /** Start-up: record the policy in force (a changed policy bumps policy_epoch) and recover this owner's unfinished acts. */
   private init(): Promise<void> {
-    const { store, policy, instanceId, now } = this.ctx;
+    const { store, policy, instanceId, clock } = this.ctx;
     this.starting ??= (async () => {
-      const t = now();
+      const t = clock.now();
       await store.syncPolicyDigest(policy.digest, t);
       // A consumed act with no result after a restart is EFFECT_RESULT_UNKNOWN (EF-090), never re-invoked.
       await store.recoverUnfinished(instanceId, t);
@@ -142,12 +143,12 @@ export class Gate {
 
   /** Revoke one outstanding authority (EF_REVOKED at enforce). */
   revoke(authorityId: string): Promise<boolean> {
-    return this.ctx.store.revokeAuthority(authorityId, this.ctx.now());
+    return this.ctx.store.revokeAuthority(authorityId, this.ctx.clock.now());
   }
 
   /** Bump an epoch: every authority issued before it is refused at enforce. */
   bumpEpoch(epoch: keyof PolicyState): Promise<PolicyState> {
-    return this.ctx.store.bumpEpoch(epoch, this.ctx.now());
+    return this.ctx.store.bumpEpoch(epoch, this.ctx.clock.now());
   }
 
   async close(): Promise<void> {
@@ -166,7 +167,7 @@ export class Gate {
         candidateActId,
         status,
         approver,
-        now: this.ctx.now(),
+        now: this.ctx.clock.now(),
         ...(reviewedDigest !== undefined ? { reviewedDigest } : {}),
       });
       return await issueApproved(this.ctx, decision);

@@ -1,7 +1,7 @@
 import { GateError } from './errors.js';
 
 /**
- * I-JSON (RFC 7493) for tool arguments. The seed requires arguments to be parsed, then
+ * I-JSON (RFC 7493) for tool arguments. The Tool-Use Binding draft (OpenAI mapping) requires arguments to be parsed, then
  * canonicalized, then hashed, and "two equivalent JSON strings MUST NOT produce two different
  * authorities"; `JSON.parse` silently keeps the last of two duplicate keys and rounds
  * integers beyond 2^53, so a model could get one value authorized and another one run.

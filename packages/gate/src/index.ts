@@ -1,18 +1,129 @@
-export * from './act.js';
-export * from './adapters/index.js';
-export * from './authority.js';
-export { denyDecision } from './enforce.js';
-export * from './errors.js';
+/**
+ * @vrpkit/gate: the Tool-Use Binding draft (draft-das-agentic-tool-binding-02) for host loops.
+ * A model's tool block becomes a non-effective candidate act; the tool runs only after
+ * enforce() has found and consumed a single-use authority bound to exactly its arguments.
+ * Each group below is one subject of the draft (or of the drafts it builds on); `README.md`
+ * says what each group proves and what it does not. The MCP sidecar is `@vrpkit/gate/proxy`.
+ */
+// biome-ignore-all assist/source/organizeImports: the list is grouped by the draft's subjects, not sorted by module path.
+
+// The candidate act (Agent Candidate Act profile, candidate act schema; Tool-Use Binding draft, mapping).
+export type {
+  ActAgent,
+  ActDestination,
+  ActFreshness,
+  ActPurpose,
+  ActTool,
+  ActType,
+  AgentCandidateAct,
+  ArgumentsDigest,
+  ConsequenceClass,
+  FinalitySink,
+  InitiatingPrincipal,
+  InstructionProvenance,
+  LiveArguments,
+  PolicyState,
+  ProvenanceSource,
+  SinkType,
+  ToolProtocol,
+} from './act.js';
 export {
-  actBindingDigest,
-  decideEscalation,
-  type EscalationDecision,
-  type EscalationDecisionRequest,
-} from './escalation.js';
-export * from './gate.js';
-export * from './ijson.js';
-export * from './journal.js';
-export * from './mappers/index.js';
-export * from './policy.js';
-export * from './store/index.js';
-export * from './streaming/index.js';
+  ACT_TYPES,
+  agentCandidateActSchema,
+  CONSEQUENCE_CLASSES,
+  PROVENANCE_SOURCES,
+  SINK_TYPES,
+  TOOL_PROTOCOLS,
+  validateAct,
+} from './act.js';
+
+// The argument digest (Tool-Use Binding draft, OpenAI mapping: parse as I-JSON, then RFC 8785 + SHA-256).
+export { digestArguments } from './act.js';
+export { assertIJson, MAX_IJSON_DEPTH, parseIJson } from './ijson.js';
+
+// Authority (Execution Handle draft: the handle object; Tool-Use Binding draft, MCP servers).
+export type { AgentFinalityAuthority, VerifyAuthorityOptions, VerifyAuthorityResult } from './authority.js';
+export { AUTHORITY_JWS_TYPE, authoritySigner, signAuthority, verifyAuthority } from './authority.js';
+
+// enforce() contract (Tool-Use Binding draft, enforce() contract MUSTs 1–5): the Gate and its decisions.
+export type { EnforceDecision } from './errors.js';
+export type { AuthorizeOutcome, DispatchOutcome, GateEvent, GateOptions } from './gate.js';
+export { Gate } from './gate.js';
+
+// Dispatch journal (Tool-Use Binding draft, retries and T-G: consume before invoke, never a second invoke).
+export type { JournalEntryView, JournalState, RetryOutcome } from './journal.js';
+export { journalEntryView, retryOutcome } from './journal.js';
+
+// Policy (Tool-Use Binding draft: consequence classes, pilot, out of scope).
+export type { HotEnvelope, Policy, PolicyDecision, PolicyDocument, ProvenanceRule, ToolRule } from './policy.js';
+export {
+  DEFAULT_PROVENANCE_RULES,
+  DEFAULT_TOOL_RULES,
+  FAIL_CLOSED_CLASSES,
+  loadPolicy,
+  PolicyError,
+  policyDocumentSchema,
+} from './policy.js';
+
+// Escalation: a person's approval binds to the digest the person reviewed.
+export type { EscalationDecision, EscalationDecisionRequest } from './escalation.js';
+export { actBindingDigest, decideEscalation } from './escalation.js';
+
+// Error registry and the host error object (Tool-Use Binding draft, error mapping; host error object).
+export type { EfCode, HostErrorObject } from './errors.js';
+export { EF_CODES, GATE_PROFILE, GateError, hostErrorObject, isEfCode } from './errors.js';
+
+// Mappers, one per vendor (Tool-Use Binding draft, mapping): pure, they never authorize anything.
+export type { ActContext, ActParts, ClassifyInput, ToolBinding } from './mappers/context.js';
+export { bindTool, buildAct, candidateActId, DEFAULT_ACT_TTL_MS } from './mappers/context.js';
+export type { ToolUseBlockLike } from './mappers/anthropic.js';
+export { mapToolUse } from './mappers/anthropic.js';
+export type { ComputerUseBlock, ComputerUseLiveArgs, LiveBrowserState, LiveForm } from './mappers/computer.js';
+export { computerUseLiveArgs, mapComputerUseAction } from './mappers/computer.js';
+export type { ResponsesFunctionCallLike, ToolCallLike } from './mappers/openai.js';
+export { mapResponsesFunctionCall, mapToolCall } from './mappers/openai.js';
+export type { McpServerIdentity, McpToolsCallParams } from './mappers/mcp.js';
+export { mapMcpToolsCall, mcpArguments } from './mappers/mcp.js';
+
+// Host-loop adapters (Tool-Use Binding draft, informative pseudo-code: enforce, then invoke, else error),
+// with each vendor's deny shape next to its adapter.
+export type { DispatchGate, MapContext, ToolCallOutcome, ToolFunction, ToolTable } from './adapters/context.js';
+export { dispatchMapped, resolveActContext } from './adapters/context.js';
+export type { AnthropicHandleOptions, ToolResultBlock } from './adapters/anthropic.js';
+export { anthropicDenyResult, handleAnthropicMessage } from './adapters/anthropic.js';
+export type { FunctionCallOutputItem, ToolMessage } from './adapters/openai.js';
+export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, responsesDenyOutput } from './adapters/openai.js';
+export type { GatedMcpClient } from './adapters/mcp.js';
+export { gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
+
+// Streaming (Tool-Use Binding draft, streaming: a partial block is not a block).
+export type { AnthropicStreamEventLike, FinalizedToolUse } from './streaming/anthropic.js';
+export { ToolUseStreamAccumulator } from './streaming/anthropic.js';
+export type { ChatCompletionChunkLike } from './streaming/openai.js';
+export { ToolCallStreamAccumulator } from './streaming/openai.js';
+
+// Stores (Execution Handle draft, atomic consumption; Finality-bound revocation draft, epochs).
+export type {
+  AuthorityRow,
+  AuthorityStore,
+  ConsumeOutcome,
+  ConsumeRequest,
+  DecisionRecord,
+  DecisionResult,
+  EscalationRow,
+  EvidenceRow,
+  JournalRow,
+  OutcomeRecord,
+  StoreCallOptions,
+} from './store/types.js';
+export type { AuthorityState, EscalationStatus, EvidenceDecision } from './store/schema.js';
+export { EscalationBindingConflict, StoreConfigError, StoreTimeoutError } from './store/errors.js';
+export type { SqliteStoreOptions } from './store/sqlite.js';
+export { openSqliteStore } from './store/sqlite.js';
+export type { PostgresStoreOptions } from './store/postgres.js';
+export { openPostgresStore } from './store/postgres.js';
+
+// The proxy's tables in the same store (tool pins and observations); the proxy itself is `@vrpkit/gate/proxy`.
+export type { ProxyMode } from './store/proxy-schema.js';
+export type { ObservationCount, PinOutcome, SeenTool } from './store/proxy-tables.js';
+export { ProxyStore } from './store/proxy-tables.js';

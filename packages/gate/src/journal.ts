@@ -1,6 +1,6 @@
 /**
- * The dispatch journal: consumed → invoked → result (tool-use-binding.md §4.1), and the
- * seed's retry rule for a repeated candidate act id (§"Retries"): "If consume already
+ * The dispatch journal: consumed → invoked → result (Tool-Use Binding draft, T-G and retries),
+ * and the draft's retry rule for a repeated candidate act id (retries): "If consume already
  * happened, retry is a new act or a fetch of the original tool_result, never a second
  * invoke."
  */

@@ -1,7 +1,7 @@
 /**
  * The gate's policy: assigns `consequence_class` per tool before the model names it, defines
  * the hot envelopes that issue authority automatically for low-consequence acts, and
- * escalates or denies the rest (seed §"Consequence classes", §"Pilot", §"Out of scope").
+ * escalates or denies the rest (Tool-Use Binding draft: consequence classes, pilot, out of scope).
  *
  * A policy is a JSON or YAML document (or the same as a typed object), validated with zod.
  * Invalid documents throw `PolicyError` with every problem listed by path.
@@ -67,7 +67,7 @@ export type HotEnvelope = z.infer<typeof hotEnvelopeSchema>;
 export type ProvenanceRule = z.infer<typeof provenanceRuleSchema>;
 
 /**
- * Seed §T-A / §"Out of scope": instructions from retrieved content may not send
+ * Tool-Use Binding draft, T-A and out of scope: instructions from retrieved content may not send
  * (EF_INSTRUCTION_PROVENANCE_FAILURE); unknown provenance plus a high consequence class escalates.
  */
 export const DEFAULT_PROVENANCE_RULES: readonly ProvenanceRule[] = [
@@ -123,7 +123,7 @@ export class PolicyError extends VrpError {
 }
 
 /**
- * Informative default classes (seed §"Consequence classes"; §Pilot: COMMUNICATION,
+ * Informative default classes (Tool-Use Binding draft, consequence classes and pilot: COMMUNICATION,
  * FINANCIAL, PERSISTENT_STATE_CHANGE are enforced, `maps.search` stays hot). Ordered from
  * the most to the least consequential, so `payout_create` is FINANCIAL before `*_create`
  * could make it a state change. Unknown tools fall through to `default_consequence_class`.
@@ -138,7 +138,7 @@ export const DEFAULT_TOOL_RULES: readonly ToolRule[] = [
     tool,
     consequence_class: 'COMMUNICATION' as const,
   })),
-  // Computer use (seed §"Computer use"): passive actions are informational, a screenshot can disclose, the rest changes state.
+  // Computer use (Tool-Use Binding draft, computer use): passive actions are informational, a screenshot can disclose, the rest changes state.
   ...['mouse_move', 'cursor_position', 'scroll', 'wait', 'zoom'].map((fn) => ({
     tool: 'computer*',
     function: fn,

@@ -1,6 +1,6 @@
 /** The signed authority: a cooperating sink verifies it with verifyAuthority (and jose agrees). */
 import { join } from 'node:path';
-import { base64urlEncode, ed25519PrivateJwkFromSeed, publicJwkOf } from '@vrpkit/core';
+import { base64urlEncode, ed25519PrivateJwkFromSeed, fixedClock, publicJwkOf } from '@vrpkit/core';
 import { type AgentCandidateAct, AUTHORITY_JWS_TYPE, Gate, loadPolicy, openSqliteStore, verifyAuthority } from '@vrpkit/gate';
 import { compactVerify, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ const ARGS = { q: 'lisbon' };
 
 beforeAll(async () => {
   const store = await openSqliteStore(join(tmpDir('authority'), 'gate.db'));
-  const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, now: () => NOW });
+  const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, clock: fixedClock(NOW) });
   act = makeAct({
     id: 'auth-1',
     args: ARGS,

@@ -22,22 +22,22 @@ import { type ActSpec, makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TE
 const policy = loadPolicy(TEST_POLICY);
 let file: string;
 let store: AuthorityStore;
-let clock: number;
+let t: number;
 let gate: Gate;
 let n = 0;
 
 function newGate(over: Partial<GateOptions> = {}): Gate {
-  return new Gate({ store, policy, sinkId: SINK, signingKey: SIGNING_KEY, now: () => clock, ...over });
+  return new Gate({ store, policy, sinkId: SINK, signingKey: SIGNING_KEY, clock: { now: () => t }, ...over });
 }
 
 async function act(spec: Partial<ActSpec> = {}, g: Gate = gate): Promise<AgentCandidateAct> {
-  return makeAct({ id: `act-${n++}`, policy_state: await g.policyState(), now: clock, ...spec });
+  return makeAct({ id: `act-${n++}`, policy_state: await g.policyState(), now: t, ...spec });
 }
 
 beforeEach(async () => {
   file = join(tmpDir('enforce'), 'gate.db');
   store = await openSqliteStore(file);
-  clock = Date.parse('2026-11-29T20:00:00Z');
+  t = Date.parse('2026-11-29T20:00:00Z');
   gate = newGate();
 });
 afterEach(async () => {
@@ -75,7 +75,7 @@ describe('enforce: the five MUSTs', () => {
   it('denies after the authority expired, and never consumes it', async () => {
     const a = await act();
     const issued = await gate.authorize(a);
-    clock += 61_000; // the reads envelope issues for 60 s
+    t += 61_000; // the reads envelope issues for 60 s
     expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_002' });
     expect((await store.getAuthorityById(issued.authority_id!))?.state).toBe('ISSUED');
   });
@@ -125,7 +125,7 @@ describe('enforce: the five MUSTs', () => {
     const a = await act({ args: { q: 'lisbon' } });
     await gate.authorize(a);
     expect(await gate.enforce(a, { q: 'lisbon', limit: 1000 })).toMatchObject({ allow: false, code: 'EF_SCOPE_MISMATCH' });
-    const remapped = makeAct({ id: a.candidate_act_id, args: { q: 'porto' }, policy_state: a.policy_state, now: clock });
+    const remapped = makeAct({ id: a.candidate_act_id, args: { q: 'porto' }, policy_state: a.policy_state, now: t });
     expect(await gate.enforce(remapped, { q: 'porto' })).toMatchObject({ allow: false, code: 'EF_SCOPE_MISMATCH' });
     // An approved search cannot become a send: same id, same arguments, another tool.
     const send = makeAct({
@@ -133,7 +133,7 @@ describe('enforce: the five MUSTs', () => {
       tool: 'email_send',
       consequence_class: 'COMMUNICATION',
       policy_state: a.policy_state,
-      now: clock,
+      now: t,
     });
     expect(await gate.enforce(send, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_SCOPE_MISMATCH' });
     // Key order and whitespace are not a difference (JCS).
@@ -221,7 +221,7 @@ describe('authorize: policy, evidence, signed authority', () => {
     const ev = await store.getEvidence(row.evidence_id);
     expect(ev).toMatchObject({ decision: 'ISSUED', candidate_act_id: a.candidate_act_id, arguments_digest: a.arguments_digest.value });
     expect(ev!.recorded_at).toBeLessThanOrEqual(row.issued_at);
-    const v = verifyAuthority(row.jws, { keys: [PUBLIC_JWK], sinkId: SINK, now: clock, act: a, liveArgs: { q: 'lisbon' } });
+    const v = verifyAuthority(row.jws, { keys: [PUBLIC_JWK], sinkId: SINK, now: t, act: a, liveArgs: { q: 'lisbon' } });
     expect(v).toMatchObject({
       ok: true,
       authority: { authority_id: issued.authority_id, evidence_id: row.evidence_id, reuse_policy: 'SINGLE_USE' },
@@ -264,7 +264,7 @@ describe('authorize: policy, evidence, signed authority', () => {
     const approved = await gate.approve(a.candidate_act_id, 'alice');
     expect(approved.status).toBe('issued');
     const row = await store.getAuthority(a.candidate_act_id);
-    expect(verifyAuthority(row!.jws, { keys: [PUBLIC_JWK], sinkId: SINK, now: clock })).toMatchObject({
+    expect(verifyAuthority(row!.jws, { keys: [PUBLIC_JWK], sinkId: SINK, now: t })).toMatchObject({
       ok: true,
       authority: { approver: 'alice' },
     });
@@ -278,7 +278,7 @@ describe('authorize: policy, evidence, signed authority', () => {
     const cli = await openSqliteStore(file);
     // The operator decides the binding `vrp gate pending` showed them.
     const [reviewed] = await cli.listEscalations('PENDING');
-    await cli.decideEscalation(a.candidate_act_id, reviewed!.binding_digest, 'APPROVED', 'ops@example', clock);
+    await cli.decideEscalation(a.candidate_act_id, reviewed!.binding_digest, 'APPROVED', 'ops@example', t);
     await cli.close();
     expect(await gate.dispatch(a, { amount: '9.00' }, async () => 'paid')).toMatchObject({ invoked: true, result: 'paid' });
   });
@@ -335,7 +335,7 @@ describe('authorize: policy, evidence, signed authority', () => {
     expect(stale).not.toBe(rowA!.binding_digest);
     expect(await gate.approve(a.candidate_act_id, 'alice', stale)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
     expect(await gate.reject(a.candidate_act_id, 'alice', stale)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
-    expect(await store.decideEscalation(a.candidate_act_id, stale, 'APPROVED', 'alice', clock)).toBeUndefined();
+    expect(await store.decideEscalation(a.candidate_act_id, stale, 'APPROVED', 'alice', t)).toBeUndefined();
     expect(await store.getEscalation(a.candidate_act_id)).toEqual(rowA);
     expect(await store.getAuthority(a.candidate_act_id)).toBeUndefined();
     expect((await gate.approve(a.candidate_act_id, 'alice', rowA!.binding_digest)).status).toBe('issued');

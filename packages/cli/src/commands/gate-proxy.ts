@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { VrpError } from '@vrpkit/core';
+import { type Clock, systemClock, VrpError } from '@vrpkit/core';
 import { type AuthorityStore, loadPolicy, openPostgresStore, openSqliteStore, type ProxyMode, ProxyStore } from '@vrpkit/gate';
 import type { DownstreamSpec } from '@vrpkit/gate/proxy';
 import { type Command, Option } from 'commander';
@@ -10,7 +10,7 @@ import { EXIT_USAGE, printJson, reportError } from '../io.js';
  * `vrp gate proxy`, `vrp gate tools`, `vrp gate report`: the gate as a sidecar in front of an
  * MCP server (docs/gateway.md). Registered under `vrp gate`.
  */
-export function registerGateProxyCommands(gate: Command): void {
+export function registerGateProxyCommands(gate: Command, clock: Clock = systemClock): void {
   storeOption(
     gate
       .command('proxy')
@@ -91,7 +91,7 @@ export function registerGateProxyCommands(gate: Command): void {
         : names;
       const out = [];
       for (const name of targets) {
-        const r = await t.pin(server, name, { by: o.by, now: Date.now(), ...(o.digest !== undefined ? { digest: o.digest } : {}) });
+        const r = await t.pin(server, name, { by: o.by, now: clock.now(), ...(o.digest !== undefined ? { digest: o.digest } : {}) });
         if (!r.pinned && r.reason === 'unknown_tool') throw new VrpError('unknown_tool', `no tool ${name} seen for server ${server}`);
         if (!r.pinned)
           throw new VrpError(
@@ -130,7 +130,7 @@ export function registerGateProxyCommands(gate: Command): void {
       .option('--since <when>', 'only since this time: a duration back from now (30m, 24h, 7d) or an ISO date', '7d'),
   ).action((o: StoreOpts & { since: string }) =>
     withProxyStore(o, async (t) => {
-      const since = parseSince(o.since);
+      const since = parseSince(o.since, clock.now());
       const counts = await t.countObservations(since);
       const rows = new Map<string, { consequence_class: string; tool: string; code: string; would_have_denied: number; denied: number }>();
       for (const c of counts) {
@@ -314,9 +314,9 @@ function singleServer(rows: readonly { server_id: string }[], named: string | un
 
 const DURATION = /^(\d{1,6})([mhd])$/;
 
-function parseSince(v: string): number {
+function parseSince(v: string, now: number): number {
   const m = DURATION.exec(v);
-  if (m) return Date.now() - Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
+  if (m) return now - Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
   const t = Date.parse(v);
   if (Number.isNaN(t)) throw usage(`--since must be a duration (30m, 24h, 7d) or an ISO date, got ${v}`);
   return t;

@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
-import { generateEd25519Jwk, jwkThumbprint, publicJwkOf, VrpError } from '@vrpkit/core';
+import { type Clock, generateEd25519Jwk, jwkThumbprint, publicJwkOf, systemClock, VrpError } from '@vrpkit/core';
 import {
   type AuthorityStore,
   decideEscalation,
@@ -14,10 +14,13 @@ import { Argument, type Command, InvalidArgumentError, Option } from 'commander'
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
 import { registerGateProxyCommands } from './gate-proxy.js';
 
-/** `vrp gate …`: operate the Tool-Use Binding gate's authority store, policy and keys (docs/gate.md §CLI). */
-export function registerGateCommands(program: Command): void {
+/**
+ * `vrp gate …`: operate the Tool-Use Binding gate's authority store, policy and keys (docs/gate.md §CLI).
+ * Every command reads the time from the one `clock` (decisions, revocations, epochs, expiry filters).
+ */
+export function registerGateCommands(program: Command, clock: Clock = systemClock): void {
   const gate = program.command('gate').description('the Tool-Use Binding gate: approvals, journal, policy checks, signing keys');
-  registerGateProxyCommands(gate);
+  registerGateProxyCommands(gate, clock);
 
   storeOptions(
     gate
@@ -40,7 +43,7 @@ export function registerGateCommands(program: Command): void {
         candidateActId: actId,
         status: o.reject ? 'REJECTED' : 'APPROVED',
         approver: o.approver,
-        now: Date.now(),
+        now: clock.now(),
         ...(o.digest !== undefined ? { reviewedDigest: o.digest } : {}),
       });
       if (!d.ok && d.code === 'EF_002') throw new VrpError('not_pending', `no escalation for act ${actId}`);
@@ -66,7 +69,7 @@ export function registerGateCommands(program: Command): void {
 
   storeOptions(gate.command('pending').description('list escalated acts waiting for a person (digests only)')).action((o: StoreOpts) =>
     withStore(o, async (store) => {
-      const now = Date.now();
+      const now = clock.now();
       const rows = (await store.listEscalations('PENDING')).filter((r) => r.expires_at > now);
       const out = rows.map((r) => {
         const act = JSON.parse(r.act_json);
@@ -125,7 +128,7 @@ export function registerGateCommands(program: Command): void {
       .argument('<authority-id>'),
   ).action((authorityId: string, o: StoreOpts) =>
     withStore(o, async (store) => {
-      if (!(await store.revokeAuthority(authorityId, Date.now())))
+      if (!(await store.revokeAuthority(authorityId, clock.now())))
         throw new VrpError('not_revocable', `authority ${authorityId} does not exist or is no longer outstanding`);
       if (o.json) printJson({ authority_id: authorityId, state: 'REVOKED' });
       else process.stdout.write(`revoked ${authorityId}\n`);
@@ -139,7 +142,7 @@ export function registerGateCommands(program: Command): void {
       .addArgument(new Argument('<epoch>', 'which epoch').choices(['policy', 'authority', 'revocation'])),
   ).action((epoch: 'policy' | 'authority' | 'revocation', o: StoreOpts) =>
     withStore(o, async (store) => {
-      const state = await store.bumpEpoch(`${epoch}_epoch` as keyof PolicyState, Date.now());
+      const state = await store.bumpEpoch(`${epoch}_epoch` as keyof PolicyState, clock.now());
       if (o.json) printJson(state);
       else
         process.stdout.write(

@@ -1,5 +1,5 @@
 /**
- * `vrp verify https://DOMAIN … --via http|mcp|a2a|webmcp|all` (issue 4 §7): fetch the offer
+ * `vrp verify https://DOMAIN … --via http|mcp|a2a|webmcp|all` (Node Tool Binding v0.1 §8: every surface is one more way to fetch the signed document): fetch the offer
  * through the named surface(s) with the agent's surface clients and judge each result as an
  * offer fetched over HTTPS (Node Tool Binding §6, §8). With `all`, one row per surface side by
  * side; the exit status is the verifier's (0 safe / 1 verified but not quoteable / 2 anything
@@ -32,7 +32,7 @@ export function parseVia(value: string): ViaChoice {
   throw new InvalidArgumentError(`expected one of ${[...SURFACES, 'all'].join(', ')}`);
 }
 
-/** The verifier's exit status (issue 3) for one surface: only the node's own, safe offer is 0. */
+/** The verifier's exit status (as `vrp verify`) for one surface: only the node's own, safe offer is 0 (Node Tool Binding v0.1 §6–§7). */
 export function surfaceExitCode(r: SurfaceReport): number {
   if (r.safe_to_quote) return 0;
   return r.verification?.status === 'verified' ? 1 : 2;
@@ -46,7 +46,7 @@ function formatTotal(r: SurfaceReport): string {
   return `${(amount / 10 ** digits).toFixed(digits)} ${currency}`;
 }
 
-/** The side-by-side table: one row per surface, the columns issue 4 §7 names. */
+/** The side-by-side table: one row per surface (surface, origin bound, status, safe to quote, total). */
 export function renderSurfaceTable(reports: SurfaceReport[]): string {
   const header = ['surface', 'reached', 'tool name', 'origin bound', 'verified', 'safe to quote', 'total', 'classification'];
   const yesNo = (v: boolean | null) => (v === null ? 'unknown' : v ? 'yes' : 'no');

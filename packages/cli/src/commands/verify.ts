@@ -20,7 +20,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
 import { parseVia, VIA_OPTION_HELP, type ViaChoice, verifyVia } from './verify-via.js';
 
-/** Exit codes of `vrp verify` (issue 3): safe to quote / verified but not quoteable / anything else. */
+/** Exit codes of `vrp verify`: safe to quote (Core VRP v0.1 §7) / verified but not quoteable / anything else (fail closed, §8). */
 export const EXIT_SAFE = 0;
 export const EXIT_NOT_QUOTEABLE = 1;
 export const EXIT_UNVERIFIED = 2;

@@ -26,7 +26,7 @@ export function anthropicDenyResult(toolUseId: string, decision: EnforceDecision
 }
 
 /**
- * HANDLE_ANTHROPIC_MESSAGE (seed pseudo-code): every `tool_use` block of an assistant message
+ * HANDLE_ANTHROPIC_MESSAGE (Tool-Use Binding draft, informative pseudo-code): every `tool_use` block of an assistant message
  * is its own act, enforced separately (one allow never covers a sibling); on allow the host
  * function runs once and its result is appended; on deny a `tool_result` with `is_error: true`
  * carries the host error object and nothing runs. Returns the user turn to send next.
@@ -49,14 +49,14 @@ export async function handleAnthropicMessage(
     } else {
       const fn = toolFor(tools, block.name);
       const computer = isComputerUseTool(block.name, actCtx);
-      // The live state is read per action, right before it (seed: "Origin change MUST invalidate prior authority").
+      // The live state is read per action, right before it (Tool-Use Binding draft, computer use: "Origin change MUST invalidate prior authority").
       let live: LiveBrowserState | undefined;
       let liveError: unknown;
       if (computer && opts.liveState) {
         try {
           live = await opts.liveState(block);
         } catch (e) {
-          // A controller that cannot read the page must not click on narration alone (seed §"Computer use").
+          // A controller that cannot read the page must not click on narration alone (Tool-Use Binding draft, computer use).
           liveError = e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE');
         }
       }

@@ -1,3 +1,4 @@
+import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import type {
   ActAgent,
   ActPurpose,
@@ -33,13 +34,13 @@ export interface MapContext {
   /** Where the instruction this message follows came from (e.g. `retrieval` after a tool read a web page or an email). */
   instruction_provenance?: InstructionProvenance;
   /**
-   * Per-call provenance, when the host can tell better than per message (seed T-A: a recipient
+   * Per-call provenance, when the host can tell better than per message (Tool-Use Binding draft, T-A: a recipient
    * that is not in the user's turn came from somewhere else). Overrides `instruction_provenance`.
    * It sees the arguments in-process only; nothing it receives is logged.
    */
   provenanceOf?: (call: { name: string; args: unknown }) => InstructionProvenance | undefined;
-  /** Epoch milliseconds (default `Date.now`). */
-  now?: () => number;
+  /** The host loop's clock (default `systemClock`). */
+  clock?: Clock;
   tools?: Readonly<Record<string, ToolBinding>>;
   act_ttl_ms?: number;
 }
@@ -54,7 +55,7 @@ export function toolFor(tools: ToolTable, name: string): ((args: unknown) => unk
   return typeof fn === 'function' ? (fn as (args: unknown) => unknown) : undefined;
 }
 
-/** What happened to one tool block: never the raw arguments (seed §Security: logs hold digests). */
+/** What happened to one tool block: never the raw arguments (Tool-Use Binding draft, security considerations: logs hold digests). */
 export interface ToolCallOutcome {
   /** The vendor block id (tool_use id, call id). */
   id: string;
@@ -68,7 +69,7 @@ export interface ToolCallOutcome {
 /**
  * Resolve the pure mappers' context from the Gate once per model message: the epochs, the
  * gate's own sink id and its classifier. A failure here denies every block of the message
- * (seed MUST 5: "never return allow=true on timeout or uncertain epoch").
+ * (Tool-Use Binding draft, enforce() contract MUST 5: "never return allow=true on timeout or uncertain epoch").
  */
 export async function resolveActContext(ctx: MapContext): Promise<ActContext | EnforceDecision> {
   let policy_state: PolicyState;
@@ -85,7 +86,7 @@ export async function resolveActContext(ctx: MapContext): Promise<ActContext | E
     policy_state,
     sink_id: ctx.gate.sinkId,
     classify: (tool) => ctx.gate.classify(tool),
-    now: (ctx.now ?? Date.now)(),
+    now: (ctx.clock ?? systemClock).now(),
   };
   if (ctx.instruction_provenance) out.instruction_provenance = ctx.instruction_provenance;
   if (ctx.tools) out.tools = ctx.tools;
@@ -101,13 +102,13 @@ export function forCall(actCtx: ActContext, ctx: MapContext, name: string, args:
 
 /** A deny decision for an error raised before or instead of enforce: its EF code, or fail closed. */
 export function denyFrom(e: unknown): EnforceDecision {
-  if (e instanceof GateError || (e instanceof Error && isEfCode((e as { code?: unknown }).code))) {
+  if (e instanceof GateError || (e instanceof Error && isEfCode(asRecord(e)?.code))) {
     return { allow: false, code: (e as GateError).code, message: e.message };
   }
   return { allow: false, code: 'EF_FAIL_CLOSED', message: 'the gate could not decide' };
 }
 
-/** The one gated path from a mapped act to the host's function (seed pseudo-code: enforce, then invoke, else error). */
+/** The one gated path from a mapped act to the host's function (Tool-Use Binding draft, informative pseudo-code: enforce, then invoke, else error). */
 export async function dispatchMapped<A>(
   ctx: MapContext,
   block: { id: string; name: string },

@@ -13,7 +13,7 @@ export type GatedMcpClient = Client & {
   /**
    * `callTool` for the model block (tool_use id, call id) this call executes: the id becomes part
    * of the candidate act id, so an approval or a retry binds to the same act. Plain `callTool`
-   * makes every call a fresh act. Never the JSON-RPC id (seed: "it can collide across servers").
+   * makes every call a fresh act. Never the JSON-RPC id (Tool-Use Binding draft, MCP mapping: "it can collide across servers").
    */
   callToolFor(actRef: string, ...args: Parameters<CallTool>): Promise<CallToolResult>;
   /** The decision for every call made through this client, in order (ids, codes, digests; never arguments). */
@@ -27,7 +27,7 @@ export function mcpDenyResult(decision: EnforceDecision) {
 }
 
 /**
- * Wrap an MCP SDK `Client` so every `tools/call` passes the gate (seed §"MCP": "The conforming
+ * Wrap an MCP SDK `Client` so every `tools/call` passes the gate (Tool-Use Binding draft, MCP mapping: "The conforming
  * placement is the MCP client dispatcher … wrap Client.callTool"). On deny NO `tools/call` is
  * sent and an MCP error result (`isError: true`, the host error object) comes back.
  * `serverUrl` is the identity of the server the client is really connected to; it enters the

@@ -68,7 +68,7 @@ async function handleCalls(calls: readonly Call[], tools: ToolTable, ctx: MapCon
 }
 
 /**
- * HANDLE_OPENAI_MESSAGE (seed pseudo-code) for Chat Completions: each `tool_calls[]` entry is
+ * HANDLE_OPENAI_MESSAGE (Tool-Use Binding draft, informative pseudo-code) for Chat Completions: each `tool_calls[]` entry is
  * its own act ("A single ALLOW for the message MUST NOT authorize every call in the array");
  * returns one `tool` message per call, the real output on allow, the host error object on deny.
  */
@@ -108,7 +108,7 @@ export async function handleOpenAIMessage(
 
 /**
  * The same for the Responses API: every `function_call` output item is its own act; returns
- * one `function_call_output` item per call (seed: "Responses API function_call items use the
+ * one `function_call_output` item per call (Tool-Use Binding draft, OpenAI mapping: "Responses API function_call items use the
  * same map"; the sink moment is "before executing function_call items").
  */
 export async function handleResponsesOutput(

@@ -21,7 +21,7 @@ export function isComputerUseTool(name: string, ctx: ActContext): boolean {
 }
 
 /**
- * Anthropic `tool_use` → AgentCandidateAct (seed §"Anthropic mapping"): type=tool_use → TOOL_CALL;
+ * Anthropic `tool_use` → AgentCandidateAct (Tool-Use Binding draft, Anthropic mapping): type=tool_use → TOOL_CALL;
  * id → candidate_act_id; name → tool_id and function_id; input → canonicalized into
  * arguments_digest; computer tools → COMPUTER_USE at the BROWSER_CONTROLLER sink, which needs
  * the live browser state (without it the action is refused).

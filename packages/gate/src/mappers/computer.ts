@@ -1,10 +1,11 @@
+import { asRecord } from '@vrpkit/core';
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
 import { GateError } from '../errors.js';
 import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
 
 /**
- * Computer use (seed §"Computer use"): each consequential action is its own act, the sink is
+ * Computer use (Tool-Use Binding draft, computer use): each consequential action is its own act, the sink is
  * the controller that turns actions into OS/browser events, and a form submit binds a digest
  * over the LIVE page state the controller read — origin, destination URL, filled fields — never
  * over the model's narration of the click.
@@ -24,7 +25,7 @@ export interface LiveBrowserState {
   url: string;
   /**
    * The form the action would submit; `'unreadable'` when the controller cannot read its
-   * fields (then the action is refused, seed: "MUST escalate or deny rather than click on
+   * fields (then the action is refused; Tool-Use Binding draft, computer use: "MUST escalate or deny rather than click on
    * narration alone"); absent when the action submits nothing.
    */
   form?: LiveForm | 'unreadable';
@@ -47,8 +48,8 @@ export interface ComputerUseLiveArgs {
 }
 
 function actionOf(input: unknown): string {
-  const action = (input as { action?: unknown } | null)?.action;
-  if (typeof input !== 'object' || input === null || typeof action !== 'string' || action === '') {
+  const action = asRecord(input)?.action;
+  if (typeof action !== 'string' || action === '') {
     throw new GateError('EF_MALFORMED_ACT', 'computer-use input has no action');
   }
   return action;
@@ -68,7 +69,7 @@ function originOf(url: string): string {
 /**
  * The live arguments for a computer-use action: build them from the state read right before
  * the event, and pass them to `enforce` as `liveArgs`. A changed origin or field value changes
- * the digest (seed: "Origin change MUST invalidate prior authority").
+ * the digest (Tool-Use Binding draft, computer use: "Origin change MUST invalidate prior authority").
  */
 export function computerUseLiveArgs(input: unknown, live: LiveBrowserState): ComputerUseLiveArgs {
   const action = actionOf(input);

@@ -15,7 +15,7 @@ import type {
   ToolProtocol,
 } from '../act.js';
 
-/** How the host runs one tool, known before the model names it (seed §"Consequence classes": assign before enforce). */
+/** How the host runs one tool, known before the model names it (Tool-Use Binding draft, consequence classes: assign before enforce). */
 export interface ToolBinding {
   /** Defaults to the vendor protocol of the block (ANTHROPIC_TOOL_USE, OPENAI_TOOL_CALL, MCP). */
   tool_protocol?: ToolProtocol;
@@ -64,7 +64,7 @@ export interface ActContext {
 export const DEFAULT_ACT_TTL_MS = 10 * 60 * 1000;
 
 /**
- * The candidate act id incorporates the vendor block id (seed: "id → incorporated into
+ * The candidate act id incorporates the vendor block id (Tool-Use Binding draft, Anthropic mapping: "id → incorporated into
  * candidate_act_id") and the session. Components are URI-encoded so no two (vendor, session,
  * id) triples can produce the same string. The vendor keeps an Anthropic id from colliding
  * with an OpenAI or MCP one.

@@ -17,7 +17,7 @@ export interface McpServerIdentity {
 }
 
 /**
- * MCP `tools/call` → act (seed §"MCP mapping"): params.name → tool_id; params.arguments →
+ * MCP `tools/call` → act (Tool-Use Binding draft, MCP mapping): params.name → tool_id; params.arguments →
  * digest; server URL → tool_endpoint AND destination (a swapped server with the same tool name
  * fails destination match); protocol MCP. The JSON-RPC id is never the candidate_act_id (it
  * collides across servers): the id comes from `actRef` — the model block this call executes,

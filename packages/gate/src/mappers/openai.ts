@@ -50,10 +50,10 @@ export function mapToolCall(call: ToolCallLike, args: unknown, ctx: ActContext):
   return mapFunctionCall('openai', call.id, call.function?.name, args, ctx);
 }
 
-/** OpenAI Responses `function_call` item → act, by the same map (seed: "Responses API function_call items use the same map"). */
+/** OpenAI Responses `function_call` item → act, by the same map (Tool-Use Binding draft, OpenAI mapping: "Responses API function_call items use the same map"). */
 export function mapResponsesFunctionCall(item: ResponsesFunctionCallLike, args: unknown, ctx: ActContext): AgentCandidateAct {
   if (item.type !== 'function_call') throw new GateError('EF_MALFORMED_ACT', 'not a function_call item');
-  // A streamed item that is not finished is not a block yet (seed §"Streaming").
+  // A streamed item that is not finished is not a block yet (Tool-Use Binding draft, streaming).
   if (item.status !== undefined && item.status !== 'completed')
     throw new GateError('EF_MALFORMED_ACT', 'function_call item is not completed');
   return mapFunctionCall('responses', item.call_id, item.name, args, ctx);

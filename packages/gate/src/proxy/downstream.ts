@@ -11,7 +11,7 @@ export type DownstreamSpec =
 
 /**
  * The server identity that enters every act's `tool_endpoint` and `destination` (Tool-Use
- * Binding draft, §MCP: "Server identity MUST enter destination or tool.tool_endpoint so a
+ * Binding draft, MCP mapping: "Server identity MUST enter destination or tool.tool_endpoint so a
  * swapped server with the same tool name fails sink or destination match") and keys the
  * tool pins. `serverInfo` is self-asserted, so the identity is the transport endpoint: for
  * stdio the proxy name plus a digest of the command line (arguments may hold secrets, so

@@ -3,7 +3,11 @@
  * A separate entry because it needs the MCP SDK at run time, which `@vrpkit/gate` itself does not.
  */
 import { generateEd25519Jwk, jwkThumbprint } from '@vrpkit/core';
-import { type AuthorityStore, Gate, type Policy, type ProxyMode, ProxyStore } from '../index.js';
+import { Gate } from '../gate.js';
+import type { Policy } from '../policy.js';
+import type { ProxyMode } from '../store/proxy-schema.js';
+import { ProxyStore } from '../store/proxy-tables.js';
+import type { AuthorityStore } from '../store/types.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';

@@ -1,6 +1,6 @@
 /**
  * The gateway: an MCP server to the agent and an MCP client to one downstream server, with
- * the gate in between (Tool-Use Binding draft, §MCP: "tools/list remains discovery";
+ * the gate in between (Tool-Use Binding draft, MCP mapping: "tools/list remains discovery";
  * tools/call is a candidate act that runs only with consumed authority).
  *
  * - `tools/list`: only tools whose current definition digest a person pinned for this server
@@ -30,24 +30,17 @@ import {
   type ServerCapabilities,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalSha256Base64url } from '@vrpkit/core';
-import {
-  type AgentCandidateAct,
-  denyDecision,
-  denyFrom,
-  dispatchMapped,
-  type EnforceDecision,
-  type Gate,
-  hostErrorObject,
-  type MapContext,
-  mapMcpToolsCall,
-  mcpDenyResult,
-  type Policy,
-  type ProxyMode,
-  type ProxyStore,
-  resolveActContext,
-  snapshotLiveArguments,
-} from '../index.js';
+import { type Clock, canonicalSha256Base64url, systemClock } from '@vrpkit/core';
+import { type AgentCandidateAct, snapshotLiveArguments } from '../act.js';
+import { denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
+import { mcpDenyResult } from '../adapters/mcp.js';
+import { denyDecision } from '../enforce.js';
+import { type EnforceDecision, hostErrorObject } from '../errors.js';
+import type { Gate } from '../gate.js';
+import { mapMcpToolsCall } from '../mappers/mcp.js';
+import type { Policy } from '../policy.js';
+import type { ProxyMode } from '../store/proxy-schema.js';
+import type { ProxyStore } from '../store/proxy-tables.js';
 import type { ProxyLog } from './log.js';
 import { type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 
@@ -77,7 +70,7 @@ export interface GateProxyOptions {
   /** Development only: pin every tool the first time it is seen. */
   pinOnFirstUse: boolean;
   log: ProxyLog;
-  now?: () => number;
+  clock?: Clock;
 }
 
 type RequestExtra = {
@@ -96,10 +89,10 @@ export class GateProxy {
   private downstreamOpen = true;
   private stopping = false;
   private readonly agents = new Set<Server>();
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly o: GateProxyOptions) {
-    this.now = o.now ?? Date.now;
+    this.clock = o.clock ?? systemClock;
     o.downstream.onclose = () => {
       this.downstreamOpen = false;
       if (!this.stopping) o.log('downstream_closed', { server_id: o.serverId }, 'error');
@@ -157,7 +150,7 @@ export class GateProxy {
 
   /** One `tools/call`: pin check, candidate act, the gate's dispatch, the downstream call (or a deny). */
   async callTool(params: CallToolRequest['params'], extra: RequestExtra, agentName: string | undefined): Promise<CallToolResult> {
-    const started = this.now();
+    const started = this.clock.now();
     const name = params.name;
     if (params.task !== undefined) throw new McpError(ErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
     if (!this.downstreamOpen) return downstreamUnavailable();
@@ -257,7 +250,7 @@ export class GateProxy {
         definition: JSON.stringify(t.definition),
         server_info: info ? JSON.stringify({ name: info.name, version: info.version }) : null,
       })),
-      this.now(),
+      this.clock.now(),
     );
     if (this.o.pinOnFirstUse) await this.pinFirstSeen(view);
     this.view = view;
@@ -269,7 +262,7 @@ export class GateProxy {
     const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
     for (const [name, t] of view) {
       if (pins.get(name) !== null) continue; // pinned (to this or another definition), or not recorded
-      const r = await this.o.tables.pin(this.o.serverId, name, { by: 'pin-on-first-use', now: this.now(), digest: t.digest });
+      const r = await this.o.tables.pin(this.o.serverId, name, { by: 'pin-on-first-use', now: this.clock.now(), digest: t.digest });
       if (r.pinned) this.o.log('tool_pinned_on_first_use', { server_id: this.o.serverId, tool: name, digest: t.digest }, 'warn');
     }
   }
@@ -281,7 +274,7 @@ export class GateProxy {
    * The act id: an MCP client names no act, so a call is identified by what it does — server
    * identity, tool and arguments digest — and a retry of the identical call is the same act:
    * an approval given for it applies to the retry, and after it ran the retry is a replay
-   * (Tool-Use Binding draft, §Retries: "never a second invoke"). Informational calls have no
+   * (Tool-Use Binding draft, retries: "never a second invoke"). Informational calls have no
    * effect to repeat, so each is an act of its own (reading a file twice is two reads).
    */
   private map(params: CallToolRequest['params'], actCtx: Parameters<typeof mapMcpToolsCall>[2]) {
@@ -326,7 +319,7 @@ export class GateProxy {
   private async observe(mode: ProxyMode, code: string, act: AgentCandidateAct | undefined, name: string): Promise<void> {
     try {
       await this.o.tables.recordObservation({
-        recorded_at: this.now(),
+        recorded_at: this.clock.now(),
         mode,
         server_id: this.o.serverId,
         tool_name: name,
@@ -352,7 +345,7 @@ export class GateProxy {
       arguments_digest: at.act?.arguments_digest.value ?? null,
       consequence_class: at.act?.consequence_class ?? null,
       ...fields,
-      ms: this.now() - at.started,
+      ms: this.clock.now() - at.started,
     });
   }
 }

@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { asRecord } from '@vrpkit/core';
 
 /** Default cap on one agent message (bytes of one line). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -73,7 +74,7 @@ export class AgentStdioTransport implements Transport {
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) {
-      const id = (value as { id?: unknown } | null)?.id;
+      const id = asRecord(value)?.id;
       this.reply(
         typeof id === 'string' || typeof id === 'number' ? id : null,
         ErrorCode.InvalidRequest,

@@ -3,7 +3,7 @@ import { VrpError } from '@vrpkit/core';
 /**
  * The store did not answer within the caller's bound (a lock wait, a statement or a
  * connection timed out). Nothing was written: the transaction never began or was rolled
- * back. enforce maps it to `EF-060` (seed: "Timeout of that fetch MUST deny").
+ * back. enforce maps it to `EF-060` (Tool-Use Binding draft, enforce() contract: "Timeout of that fetch MUST deny").
  */
 export class StoreTimeoutError extends VrpError {
   constructor(message: string, options?: { cause?: unknown }) {

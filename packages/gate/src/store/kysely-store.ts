@@ -168,7 +168,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
         );
         if (prior && prior.binding_digest !== esc.binding_digest) return { recorded: false, conflict: 'escalation_binding' };
       }
-      // §1.8: evidence first; the authority row references it (foreign key), so it cannot exist without it.
+      // Evidence before authority: the authority row references it (foreign key), so it cannot exist without it.
       yield db.insertInto('gate_evidence').values(record.evidence);
       if (record.authority) yield db.insertInto('gate_authority').values(record.authority);
       if (esc) {
@@ -416,7 +416,7 @@ function deny(code: EfCode, reason: string): ConsumeRefusal {
 
 /**
  * The refusals of enforce MUST 3, in the order of the execution-handle reference's
- * `_verify_inside` (tool-use-binding.md §1.8): existence, single use, revocation, expiry,
+ * `_verify_inside` (Execution Handle draft, sink verification): existence, single use, revocation, expiry,
  * sink, epochs, destination, then the arguments/tool scope.
  */
 function checkAuthority(auth: AuthorityRow | undefined, req: ConsumeRequest, epochs: PolicyState): ConsumeRefusal | undefined {
@@ -424,9 +424,9 @@ function checkAuthority(auth: AuthorityRow | undefined, req: ConsumeRequest, epo
   if (auth.state === 'CONSUMED') return deny('EF_005', 'authority already consumed');
   if (auth.state === 'REVOKED') return deny('EF_REVOKED', 'authority revoked');
   if (auth.expires_at <= req.now) return deny('EF_002', 'authority expired');
-  // The sink compares with its own identity only (seed MUST 3: "sink-mismatched").
+  // The sink compares with its own identity only (Tool-Use Binding draft, enforce() contract MUST 3: "sink-mismatched").
   if (auth.sink_id !== req.sink_id) return deny('EF_040', 'authority bound to another sink');
-  // §1.7: a revocation epoch bump revokes everything issued before it; a policy/authority bump makes it stale.
+  // Finality-bound revocation draft: a revocation epoch bump revokes everything issued before it; a policy/authority bump makes it stale.
   if (auth.revocation_epoch !== epochs.revocation_epoch || req.act_policy_state.revocation_epoch !== auth.revocation_epoch)
     return deny('EF_REVOKED', 'revocation epoch advanced');
   if (
@@ -436,7 +436,7 @@ function checkAuthority(auth: AuthorityRow | undefined, req: ConsumeRequest, epo
     req.act_policy_state.authority_epoch !== auth.authority_epoch
   )
     return deny('EF_EPOCH_STALE', 'policy or authority epoch differs');
-  // Seed §MCP: server identity is in tool_endpoint and destination, so a swapped server fails here.
+  // Tool-Use Binding draft, MCP mapping: server identity is in tool_endpoint and destination, so a swapped server fails here.
   if (auth.destination_id !== req.destination_id || auth.tool_endpoint !== req.tool_endpoint)
     return deny('EF_DESTINATION_MISMATCH', 'live destination differs');
   if (

@@ -1,11 +1,11 @@
 /**
  * The multi-process, multi-host authority store: PostgreSQL through `pg` and the same
- * Kysely queries as SQLite (DESIGN §4).
+ * Kysely queries as SQLite.
  *
  * Linearizable consume at READ COMMITTED (docs/gate.md "Store guarantees"):
  * - the consume transaction first reads the epochs with `FOR SHARE`, so an epoch bump
  *   (an UPDATE of that row) waits for in-flight consumes and every later consume sees the
- *   bumped value — a revocation that commits first controls the consume (§1.7);
+ *   bumped value — a revocation that commits first controls the consume (Finality-bound revocation draft);
  * - the consume itself is `UPDATE … WHERE state = 'ISSUED' AND <every binding> RETURNING`.
  *   Two racing UPDATEs of one row serialize on its row lock; the loser re-evaluates the
  *   WHERE against the committed winner (state is now CONSUMED) and updates nothing.
@@ -13,6 +13,7 @@
  * row lock gives it without retries. Durability is PostgreSQL's default
  * `synchronous_commit = on` (a COMMIT returns after the WAL flush).
  */
+import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { StoreConfigError, StoreTimeoutError } from './errors.js';
@@ -27,7 +28,7 @@ export interface PostgresStoreOptions {
   timeoutMs?: number;
   /** Pool size. Default 10. */
   poolSize?: number;
-  now?: () => number;
+  clock?: Clock;
 }
 
 const INT8_OID = 20;
@@ -77,11 +78,11 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
     await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
   });
-  return migrated(store, (opts.now ?? Date.now)());
+  return migrated(store, (opts.clock ?? systemClock).now());
 }
 
 function isTimeout(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = asRecord(e)?.code;
   // 57014 query_canceled (statement_timeout), 55P03 lock_not_available (lock_timeout).
   if (code === '57014' || code === '55P03') return true;
   return e instanceof Error && /timeout exceeded when trying to connect/i.test(e.message);

@@ -123,7 +123,7 @@ export class ProxyStore {
       .execute();
   }
 
-  /** The pilot metric (Tool-Use Binding draft, §Pilot: "denies that would have been sends"), grouped. */
+  /** The pilot metric (Tool-Use Binding draft, pilot: "denies that would have been sends"), grouped. */
   async countObservations(since: number): Promise<ObservationCount[]> {
     const rows = await this.db
       .selectFrom('gate_proxy_observation')

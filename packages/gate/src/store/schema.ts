@@ -1,20 +1,20 @@
 /**
  * The authority store's tables, written once with Kysely's schema builder so SQLite and
- * PostgreSQL run the same versioned migrations (DESIGN §4: "one query layer for both
- * dialects … versioned migrations; no hand-duplicated SQL per dialect").
+ * PostgreSQL run the same versioned migrations: one query layer for both
+ * dialects, versioned migrations, no hand-duplicated SQL per dialect.
  *
  * Times are epoch milliseconds (`bigint`; SQLite stores them as INTEGER, the PostgreSQL
  * pool parses int8 back to number). Raw tool arguments are never stored: only digests
- * (seed §Security: "Logs SHOULD store digests, not raw arguments").
+ * (Tool-Use Binding draft, security considerations: "Logs SHOULD store digests, not raw arguments").
  */
 import type { Kysely } from 'kysely';
 import { PROXY_TABLES_MIGRATION } from './proxy-schema.js';
 
-/** Row states of an authority (tool-use-binding.md §4.1: ISSUED → CONSUMED, or REVOKED). */
+/** Row states of an authority (Execution Handle draft, atomic consumption: ISSUED → CONSUMED, or REVOKED). */
 export type AuthorityState = 'ISSUED' | 'CONSUMED' | 'REVOKED';
 
 /**
- * Dispatch journal states (§4.1): CONSUMED → INVOKED → EFFECTUATED | FAILED, and after a
+ * Dispatch journal states (Tool-Use Binding draft, T-G and retries): CONSUMED → INVOKED → EFFECTUATED | FAILED, and after a
  * restart an unfinished row becomes EFFECT_RESULT_UNKNOWN (EF-090), never re-invoked.
  * REFUSED: the authority was consumed by a refusal, never invoked (a computer-use origin
  * change invalidates prior authority; its `error_code` says why).
@@ -100,7 +100,7 @@ export interface JournalTable {
   consumed_at: number;
   invoked_at: number | null;
   finished_at: number | null;
-  /** The recorded tool result as JSON, returned to a retry of the same act (seed: "a fetch of the original tool_result"). */
+  /** The recorded tool result as JSON, returned to a retry of the same act (Tool-Use Binding draft, retries: "a fetch of the original tool_result"). */
   result_json: string | null;
   error_code: string | null;
 }
@@ -165,9 +165,9 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema
         .createTable('gate_authority')
         .addColumn('authority_id', 'text', (c) => c.primaryKey())
-        // One authority per candidate act, ever: a retry after consumption is a new act (seed §Retries).
+        // One authority per candidate act, ever: a retry after consumption is a new act (Tool-Use Binding draft, retries).
         .addColumn('candidate_act_id', 'text', (c) => c.notNull().unique())
-        // Evidence before authority (§1.8): an authority row cannot exist without its evidence row.
+        // Evidence before authority: an authority row cannot exist without its evidence row.
         .addColumn('evidence_id', 'text', (c) => c.notNull().references('gate_evidence.evidence_id'))
         .addColumn('arguments_digest', 'text', (c) => c.notNull())
         .addColumn('tool_id', 'text', (c) => c.notNull())

@@ -1,13 +1,15 @@
 /**
- * The embedded authority store: one SQLite file through better-sqlite3 12 (DESIGN §4).
+ * The embedded authority store: one SQLite file through better-sqlite3 12.
  *
  * Durability: WAL with `synchronous = FULL`, so a COMMIT returns only after the WAL is
  * fsync'd — a consume that enforce reported survives a crash or power loss before invoke
- * (tool-use-binding.md §4.1: "the consume is durable (fsync'd) before invoke starts").
+ * (Tool-Use Binding draft, T-G: after a crash between consume and invoke, never invoke again;
+ * so the consume is durable before invoke starts).
  * Atomicity across processes: every write transaction is `BEGIN IMMEDIATE`, which takes
  * the database's single write lock up front, so reading the epochs and the authority and
- * the conditional UPDATE are one step no other process can interleave with (§4.2).
+ * the conditional UPDATE are one step no other process can interleave with.
  */
+import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { StoreTimeoutError } from './errors.js';
@@ -18,7 +20,7 @@ import type { AuthorityStore } from './types.js';
 export interface SqliteStoreOptions {
   /** Default bound on waiting for the write lock (ms); a call's own `timeoutMs` overrides it. Default 5000. */
   busyTimeoutMs?: number;
-  now?: () => number;
+  clock?: Clock;
 }
 
 export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<AuthorityStore> {
@@ -112,10 +114,10 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   };
 
   const store = new KyselyAuthorityStore(db, ops, file);
-  return migrated(store, (opts.now ?? Date.now)());
+  return migrated(store, (opts.clock ?? systemClock).now());
 }
 
 function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
+  const code = asRecord(e)?.code;
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }

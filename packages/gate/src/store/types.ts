@@ -19,7 +19,7 @@ export interface ConsumeRequest {
   consequence_class: string;
   /** The epochs the act was built under; they must equal the authority's and the current ones. */
   act_policy_state: PolicyState;
-  /** The enforcer's own sink id (seed: the sink trusts only its local identity). */
+  /** The enforcer's own sink id (Tool-Use Binding draft, enforce() contract MUST 3: the sink trusts only its local identity). */
   sink_id: string;
   /** The enforcer instance consuming (journal owner). */
   owner: string;
@@ -42,14 +42,14 @@ export interface StoreCallOptions {
   timeoutMs?: number;
 }
 
-/** What one authorize() decision writes, in one transaction, evidence first (§1.8 evidence-before-capability). */
+/** What one authorize() decision writes, in one transaction, evidence first (evidence before authority). */
 export interface DecisionRecord {
   evidence: EvidenceRow;
   authority?: AuthorityRow;
   escalation?: EscalationRow;
   /**
    * When set, the decision is written only if these are the current epochs, read inside the
-   * same transaction: authority is never issued under epochs that already moved on (§1.7).
+   * same transaction: authority is never issued under epochs that already moved on (Finality-bound revocation draft).
    */
   expectEpochs?: PolicyState;
 }
@@ -63,7 +63,7 @@ export type DecisionResult =
 export type OutcomeRecord = { state: 'EFFECTUATED'; result_json: string | null } | { state: 'FAILED'; error_code: string };
 
 /**
- * A durable authority store: the system of record for single-use consumption (DESIGN §4).
+ * A durable authority store: the system of record for single-use consumption.
  * Every implementation passes the one contract suite in `test/store.test.ts`.
  */
 export interface AuthorityStore {
@@ -75,7 +75,7 @@ export interface AuthorityStore {
   policyState(opts?: StoreCallOptions): Promise<PolicyState>;
   /** Record the digest of the policy now in force; a different digest than the stored one bumps `policy_epoch`. */
   syncPolicyDigest(digest: string, now: number): Promise<PolicyState>;
-  /** Bump one epoch: every outstanding authority issued under the old value becomes stale (§1.7). */
+  /** Bump one epoch: every outstanding authority issued under the old value becomes stale (Finality-bound revocation draft). */
   bumpEpoch(epoch: keyof PolicyState, now: number): Promise<PolicyState>;
 
   /**
@@ -91,7 +91,7 @@ export interface AuthorityStore {
   revokeAuthority(authorityId: string, now: number): Promise<boolean>;
 
   /**
-   * The seed's MUSTs 3 and 4 in ONE atomic step: read the epochs and the authority,
+   * The Tool-Use Binding draft's enforce() MUSTs 3 and 4 in ONE atomic step: read the epochs and the authority,
    * refuse when it is missing, consumed, revoked, expired, bound to another sink,
    * epoch-stale, or bound to other arguments/tool/destination, else consume it by a
    * conditional UPDATE and journal CONSUMED in the same transaction.

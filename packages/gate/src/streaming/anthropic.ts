@@ -20,7 +20,7 @@ interface OpenBlock {
 
 /**
  * Accumulates Anthropic `input_json_delta` fragments per content block index and hands out a
- * tool_use block only at its `content_block_stop` (seed §"Streaming": "A partial tool_use …
+ * tool_use block only at its `content_block_stop` (Tool-Use Binding draft, streaming: "A partial tool_use …
  * MUST remain non-effective. enforce() MUST run only on the finalized block"). Nothing about a
  * block is observable before then, so a host cannot act on a partial object by mistake.
  */

@@ -20,8 +20,8 @@ interface OpenCall {
 
 /**
  * Accumulates OpenAI `tool_calls` deltas by choice and call index (the `id` and the name arrive
- * only in the first fragment) and hands out the calls only when the choice finishes (seed
- * §"Streaming": "A partial … function.arguments string MUST remain non-effective"). The
+ * only in the first fragment) and hands out the calls only when the choice finishes (Tool-Use Binding
+ * draft, streaming: "A partial … function.arguments string MUST remain non-effective"). The
  * arguments stay text: the adapter parses them as I-JSON and denies malformed ones.
  */
 export class ToolCallStreamAccumulator {

@@ -1,4 +1,0 @@
-export * from './anthropic.js';
-export * from './context.js';
-export * from './mcp.js';
-export * from './openai.js';

@@ -1,2 +1,0 @@
-export * from './anthropic.js';
-export * from './openai.js';
