@@ -14,7 +14,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf } from '@vrpkit/core';
+import { type Clock, createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf } from '@vrpkit/core';
 import type { VrpJwk, VrpJwks } from '@vrpkit/protocol';
 import { NodeError } from './errors.js';
 import type { NodeStore, SigningKeyRecord } from './store/store.js';
@@ -130,15 +130,15 @@ export function jwksAt(keys: SigningKeyRecord[], now: number): VrpJwks {
 export class KeyRing {
   private active: JwsSigner | undefined;
 
-  /** `now` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
+  /** `clock` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
   constructor(
     private readonly keysDir: string,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {}
 
   /** The signer of the key signing now among `keys` (read from the store for each offer, so rotations by another process take effect at once). */
   signerFor(keys: SigningKeyRecord[]): JwsSigner {
-    const rec = signingKeyAt(keys, this.now());
+    const rec = signingKeyAt(keys, this.clock.now());
     if (!rec) throw new NodeError('no_active_key', 'the key ring has no active signing key');
     if (this.active?.kid !== rec.kid) {
       let jwk: Ed25519PrivateJwk;

@@ -17,7 +17,7 @@ import { createOfferService } from './service.js';
 import { NodeStore } from './store/store.js';
 import { ensureDevTls } from './tls.js';
 
-/** `now` is the node's clock (epoch ms), injected in tests; TLS validity follows the real clock. */
+/** `clock` is the node's clock, injected in tests; TLS validity follows the real clock. */
 export interface ServeNodeOptions extends NodeStoreOptions {
   /** 0 = ephemeral. Default 0. */
   port?: number;
@@ -129,7 +129,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const service = await createOfferService({
       store,
       keysDir: nodePaths(o.dataDir).keys,
-      ...(o.now ? { now: o.now } : {}),
+      ...(o.clock ? { clock: o.clock } : {}),
       ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
     });
     const tls = await loadServeTls(o, service.canonicalDomain);

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JwsSigner } from '@vrpkit/core';
-import { systemClock } from '@vrpkit/core';
+import { type Clock, systemClock } from '@vrpkit/core';
 import {
   AGENT_CARD_PATH,
   DISCOVERY_PATH,
@@ -136,7 +136,8 @@ function viewOf(p: PropertyDescription, domain: string): PropertyView {
 export interface OfferServiceOptions {
   store: NodeStore;
   keysDir: string;
-  now?: () => number;
+  /** The node's clock (default the system clock); which key signs and every offer's times are read from it. */
+  clock?: Clock;
   /** Seconds a signed offer is reused by `getServedOffer` (`--offer-cache-max-age`): an integer from 0 (no reuse) to 3600; default 60. */
   offerCacheMaxAgeSeconds?: number;
   /** Memory bound of the signed-offer cache in bytes (default 64 MiB). */
@@ -146,7 +147,7 @@ export interface OfferServiceOptions {
 /** Open the offer service over a store. Every offer reads the store's revision and works from its current state. */
 export async function createOfferService(o: OfferServiceOptions): Promise<NodePublisher> {
   const { store } = o;
-  const now = o.now ?? systemClock.now;
+  const clock = o.clock ?? systemClock;
   const maxAge = o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS;
   if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_OFFER_CACHE_MAX_AGE_SECONDS)
     throw new NodeError(
@@ -159,7 +160,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   const domain = info.canonical_domain;
   const origin = `https://${domain}`;
   const jwksUrl = `${origin}${JWKS_PATH}`;
-  const keyRing = new KeyRing(o.keysDir, now);
+  const keyRing = new KeyRing(o.keysDir, clock);
   keyRing.signerFor(snap.keys);
   let view = viewOf(snap.property, domain);
 
@@ -249,7 +250,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   }
 
   async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
-    const t = now();
+    const t = clock.now();
     const s = await load();
     const today = localDate(t, s.p.time_zone);
     // A refusal never reaches pricing or the signer.
@@ -260,7 +261,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
 
   async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
     if (!cache) return getOffer(args);
-    const t = now();
+    const t = clock.now();
     const s = await load();
     const today = localDate(t, s.p.time_zone);
     const parsed = parseAt(args, s, today);
@@ -279,7 +280,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     if (dayNumber(from) === null) throw new OfferRequestError('invalid_date', 'from must be a real calendar date YYYY-MM-DD');
     if (!Number.isInteger(days) || days < 1 || days > MAX_CALENDAR_DAYS)
       throw new OfferRequestError('invalid_range', `days must be an integer from 1 to ${MAX_CALENDAR_DAYS}`);
-    const t = now();
+    const t = clock.now();
     const { p, feeds, blocks } = await load();
     const dates = nightsOf(from, addDays(from, days));
     const blocked = blockedNights(blocks, dates);
@@ -303,12 +304,12 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     property: () => view,
     calendar,
     activeSigner: () => keyRing.current(),
-    now,
+    now: () => clock.now(),
     discovery,
     jwks: async () => {
       // The JWKS read doubles as a key-ring refresh, so the sync activeSigner() follows rotations too.
       await load();
-      return jwksAt(snap.keys, now());
+      return jwksAt(snap.keys, clock.now());
     },
   };
 }

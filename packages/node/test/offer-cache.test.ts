@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as reference from '@vacationrentalprotocol/vrp-verify';
 import { createHardenedFetch } from '@vrpkit/agent';
-import { toUtcSecond } from '@vrpkit/core';
+import { fixedClock, toUtcSecond } from '@vrpkit/core';
 import {
   addCalendarBlock,
   addCalendarFeed,
@@ -257,12 +257,12 @@ describe('signed-offer cache on the node clock', () => {
   async function clockNode(name: string, offerCacheMaxAgeSeconds?: number, prepare?: (dataDir: string) => Promise<unknown>) {
     const clock = testClock(T0);
     const dataDir = join(tmp.dir, `clock-${name}`);
-    await initNode({ domain: DOMAIN, dataDir, now: clock.now });
+    await initNode({ domain: DOMAIN, dataDir, clock });
     await prepare?.(dataDir);
     const node = await serveNode({
       dataDir,
       dev: true,
-      now: clock.now,
+      clock,
       ...(offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds } : {}),
     });
     const client = nodeClient(DOMAIN, node.port, node.caPem!);
@@ -307,8 +307,8 @@ describe('signed-offer cache on the node clock', () => {
     const feed = join(tmp.dir, 'stale.ics');
     writeFileSync(feed, EMPTY_ICS);
     const { clock, offer } = await clockNode('stale', 3600, async (dataDir) => {
-      await addCalendarFeed({ dataDir, name: 'other-channel', file: feed, now: () => T0 });
-      await syncCalendar({ dataDir, now: () => T0 });
+      await addCalendarFeed({ dataDir, name: 'other-channel', file: feed, clock: fixedClock(T0) });
+      await syncCalendar({ dataDir, clock: fixedClock(T0) });
     });
     // Sample property: calendar_max_age_minutes 180; the feed's last success is T0.
     const staleAfter = T0 + 180 * 60_000;
@@ -346,7 +346,7 @@ describe('signed-offer cache on the node clock', () => {
   it('off (max-age 0): every request signs afresh, in exactly the shape and values of a cached response but for issuance', async () => {
     const on = await clockNode('shape');
     // The same store served a second time, with the cache off.
-    const offNode = await serveNode({ dataDir: on.dataDir, dev: true, now: on.clock.now, offerCacheMaxAgeSeconds: 0 });
+    const offNode = await serveNode({ dataDir: on.dataDir, dev: true, clock: on.clock, offerCacheMaxAgeSeconds: 0 });
     const offClient = nodeClient(DOMAIN, offNode.port, offNode.caPem!);
     started.push({
       node: offNode,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { Clock } from '@vrpkit/core';
 import { initNode, type ServedNode, type ServeNodeOptions, serveNode } from '@vrpkit/node';
 import { type OfficialSchemaName, officialSchema } from '@vrpkit/protocol';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -20,7 +21,7 @@ export function tempDir(prefix: string): { dir: string; cleanup(): void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** A clock the test moves by hand (the node reads it through `now`). */
+/** A clock the test moves by hand: a `Clock` (the node reads it through `now()`) with `set` and `advance`. */
 export function testClock(start: string | number) {
   let t = typeof start === 'number' ? start : Date.parse(start);
   return {
@@ -65,12 +66,12 @@ export function nodeClient(domain: string, port: number, caPem: string): NodeCli
 export async function serveTestNode(
   domain: string,
   dataDir: string,
-  now: () => number,
+  clock: Clock,
   opts: { beforeServe?: () => Promise<unknown> } & Pick<ServeNodeOptions, 'onError'> = {},
 ): Promise<{ node: ServedNode; client: NodeClient }> {
-  await initNode({ domain, dataDir, now });
+  await initNode({ domain, dataDir, clock });
   await opts.beforeServe?.();
-  const node = await serveNode({ dataDir, dev: true, now, ...(opts.onError ? { onError: opts.onError } : {}) });
+  const node = await serveNode({ dataDir, dev: true, clock, ...(opts.onError ? { onError: opts.onError } : {}) });
   return { node, client: nodeClient(domain, node.port, node.caPem!) };
 }
 

@@ -63,7 +63,7 @@ export function assertUrlOnDomain(property: PropertyDescription, domain: string,
 }
 
 export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
-  const now = (o.now ?? systemClock.now)();
+  const now = (o.clock ?? systemClock).now();
   assertCanonicalDomain(o.domain);
   const dataDir = resolve(o.dataDir);
   assertDataDirNotFile(o.dataDir);

@@ -14,7 +14,7 @@ async function keyRingContext(store: NodeStore, o: NodeStoreOptions) {
     keysDir: nodePaths(o.dataDir).keys,
     // A retired key must outlive every offer it signed: rotation time + offer lifetime (Core §3.1).
     retentionMs: property.offer_lifetime_minutes * 60_000,
-    now: (o.now ?? systemClock.now)(),
+    now: (o.clock ?? systemClock).now(),
   };
 }
 
@@ -34,7 +34,7 @@ export interface KeyListing {
 /** `vrp node keys list` */
 export function listKeys(o: NodeStoreOptions): Promise<KeyListing[]> {
   return withNodeStore(o, async (store) => {
-    const now = (o.now ?? systemClock.now)();
+    const now = (o.clock ?? systemClock).now();
     return (await store.keys()).map((k) => {
       const { public_jwk: _public, ...rest } = k;
       return { ...rest, status: keyStateAt(k, now), published: isPublished(k, now) };
