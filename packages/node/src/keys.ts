@@ -1,5 +1,5 @@
 /**
- * The node's key ring (Core §3, §3.1). One Ed25519 key signs at any instant; rotation is
+ * The node's key ring (Core VRP v0.1 §3, §3.1). One Ed25519 key signs at any instant; rotation is
  * additive (the new key is published beside the old one, the old one stays in the JWKS until
  * every offer it signed has passed `valid_until`, then drops out by itself); revocation removes
  * a key at once, which makes every offer signed with it unverifiable.
@@ -26,7 +26,7 @@ function keyFile(keysDir: string, kid: string): string {
   return join(keysDir, `${kid}.jwk`);
 }
 
-/** kid `{domain}-{YYYY-MM-DD}-{NN}` (vrp-protocol.md §1.2), NN the next free sequence number of that UTC day. */
+/** kid `{domain}-{YYYY-MM-DD}-{NN}` (the convention of Core VRP v0.1 §3 and the spec's key-rotation guide; verifiers treat kid as opaque), NN the next free sequence number of that UTC day. */
 async function nextKid(store: NodeStore, domain: string, now: number): Promise<string> {
   const prefix = `${domain}-${new Date(now).toISOString().slice(0, 10)}-`;
   const used = (await store.kidsWithPrefix(prefix)).map((r) => Number(r.kid.slice(prefix.length))).filter(Number.isInteger);
@@ -116,7 +116,7 @@ export async function revokeKeyIn(store: NodeStore, keysDir: string, domain: str
   return { kid, revoked_at: new Date(now).toISOString(), new_active_kid: replacement?.kid ?? null };
 }
 
-/** Core §3.1: the JWKS serves the active key (and one published ahead) and retired keys until `retain_until`; a revoked key never. */
+/** Core VRP v0.1 §3.1: the JWKS serves the active key (and one published ahead) and retired keys until `retain_until`; a revoked key never. */
 export function isPublished(k: SigningKeyRecord, now: number): boolean {
   return k.status === 'active' || (k.status === 'retired' && k.retain_until !== null && Date.parse(k.retain_until) > now);
 }

@@ -1,6 +1,6 @@
 /**
  * The A2A surface keeps no task past the request that produced it: the offer capability is one
- * call and one answer (Node Tool Binding §5) and the surface has no caller identity, so a kept
+ * call and one answer (Node Tool Binding v0.1 §5) and the surface has no caller identity, so a kept
  * task would be readable by every other caller. Driven with the official A2A SDK client over
  * real https (dev CA, https://{domain} reached on 127.0.0.1).
  */

@@ -1,5 +1,5 @@
 /**
- * Core §4 malformed input, over real https: every case answers HTTP 400 with
+ * Core VRP v0.1 §4 malformed input, over real https: every case answers HTTP 400 with
  * `{error:{code,message}}` and a stable code; user input never produces a 5xx. The same
  * validation runs for tool-surface arguments (JSON values) through `service.getOffer`.
  */

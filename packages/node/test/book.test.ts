@@ -1,5 +1,5 @@
 /**
- * The booking page (Core §5.1) re-quotes live and fails closed: it shows the terms of a fresh
+ * The booking page (Core VRP v0.1 §5.1) re-quotes live and fails closed: it shows the terms of a fresh
  * signed offer, never the price an earlier offer carried, and says so when the stay is gone.
  */
 

@@ -1,5 +1,5 @@
 /**
- * `vrp node keys rotate --publish-ahead SECONDS` over real https (Core §3.1): the new key is in
+ * `vrp node keys rotate --publish-ahead SECONDS` over real https (Core VRP v0.1 §3.1): the new key is in
  * the JWKS at once but the node keeps signing with the old key until the new one activates;
  * then offers carry the new kid. Agents whose JWKS cache was filled in between already hold the
  * new key when its first offer reaches them, so two rotations close together verify throughout.

@@ -1,5 +1,5 @@
 /**
- * Key rotation and revocation end to end over real https (Core §3.1), with an injected clock:
+ * Key rotation and revocation end to end over real https (Core VRP v0.1 §3.1), with an injected clock:
  * rotation publishes the new key beside the old one and signs with it; the old key stays in
  * the JWKS until every offer it signed has passed `valid_until`, then drops out by itself;
  * revocation removes a key at once so its offers stop verifying. Private keys are 0600 files,

@@ -95,7 +95,7 @@ describe('an available stay', () => {
     expect(header).toEqual({ alg: 'EdDSA', typ: 'JWT', kid: envelope.signature.kid });
   });
 
-  it('carries all twelve Core §5 payload fields and a reconciled, exact, no-add-on-fee price', async () => {
+  it('carries all twelve Core VRP v0.1 §5 payload fields and a reconciled, exact, no-add-on-fee price', async () => {
     const { envelope } = await offer(query);
     const o = envelope.offer;
     for (const f of [

@@ -1,5 +1,5 @@
 /**
- * Price arithmetic (Core §5 reconciliation): for any rate table (base, weekend nights,
+ * Price arithmetic (Core VRP v0.1 §5 reconciliation): for any rate table (base, weekend nights,
  * non-overlapping seasons, stay-level fees) and any stay, Σ breakdown + Σ adjustments = total,
  * the signed price says so (`exact`, `reconciliation.matches_quoted_total`), and each night is
  * priced by the rule that covers it.

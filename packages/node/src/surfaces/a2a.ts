@@ -1,5 +1,5 @@
 /**
- * A2A surface (Node Tool Binding §3–§6) with `@a2a-js/sdk` 1.3 (A2A protocol 1.0) and the 0.3
+ * A2A surface (Node Tool Binding v0.1 §3–§6) with `@a2a-js/sdk` 1.3 (A2A protocol 1.0) and the 0.3
  * legacy binding. The SDK ships Express handlers only; this mirrors what its `jsonRpcHandler`
  * and `agentCardHandler` do (dist/server/express) on the node's Hono app, with the SDK's own
  * `JsonRpcTransportHandler` / `LegacyJsonRpcTransportHandler` doing the JSON-RPC work.
@@ -191,7 +191,7 @@ class OfferExecutor implements AgentExecutor {
 
 /**
  * Tasks live only as long as the request that produced them. The offer capability is one call
- * and one answer (Node Tool Binding §5: the reply, or a failed task with the reason, comes back
+ * and one answer (Node Tool Binding v0.1 §5: the reply, or a failed task with the reason, comes back
  * inline) and this surface has no caller identity, so a task kept past its request would be
  * readable by every other caller through `GetTask` / `ListTasks`. Keyed by the request's
  * `ServerCallContext` (one per HTTP request): the SDK's result manager can merge a task's events

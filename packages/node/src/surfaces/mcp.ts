@@ -1,5 +1,5 @@
 /**
- * MCP surface (Node Tool Binding §3–§5): Streamable HTTP at `/mcp`, stateless, with the
+ * MCP surface (Node Tool Binding v0.1 §3–§5): Streamable HTTP at `/mcp`, stateless, with the
  * official SDK. A stateless transport cannot be reused across requests, so every POST gets a
  * fresh low-level `Server` and transport; the tool list is built once per mount.
  *
