@@ -26,7 +26,8 @@ import {
   updateProperty,
 } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
-import { type CliRun, dayAfter, listeningEvent, nodeClient, schemaErrors, tempDir, testClock, vrpCli } from '@vrpkit/testkit/node';
+import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
+import { dayAfter, nodeClient, schemaErrors, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const DOMAIN = 'offer-cache.example';
