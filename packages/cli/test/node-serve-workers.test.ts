@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { initNode, NodeStore, storeTargetFor } from '@vrpkit/node';
-import { dayAfter, listeningEvent as listening, nodeClient, schemaErrors, tempDir, vrpCli as vrp } from '@vrpkit/testkit/node';
+import { listeningEvent as listening, vrpCli as vrp } from '@vrpkit/testkit/cli';
+import { dayAfter, nodeClient, schemaErrors, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 
 const DOMAIN = 'serve-workers.example';

@@ -8,7 +8,7 @@ import type { AltWindow, CalendarFreshness } from '@vrpkit/protocol';
 import { addDays, dayNumber, fromDayNumber } from './dates.js';
 import type { BlockedRange, CalendarFeed } from './store/store.js';
 
-/** Signed-negative reasons (Core §7: an explicit `available: false` with a reason). */
+/** Signed-negative reasons (Core VRP v0.1 §7: an explicit `available: false` with a reason). */
 export type UnavailableReason = 'not_available' | 'below_minimum_stay' | 'above_maximum_stay' | 'exceeds_max_guests' | 'calendar_stale';
 
 /** The set of blocked nights among `nights`. */

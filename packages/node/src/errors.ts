@@ -1,12 +1,12 @@
 import { VrpError } from '@vrpkit/core';
 
 /**
- * Errors the node raises for bad input or bad state. Every one carries a stable `code`
- * (DESIGN §3); messages may change, codes may not.
+ * Errors the node raises for bad input or bad state. Every one carries a stable `code`;
+ * messages may change, codes may not.
  */
 export class NodeError extends VrpError {}
 
-/** An offer request the node cannot answer as asked (Core §4): HTTP 400 `{error:{code,message}}`. */
+/** An offer request the node cannot answer as asked (Core VRP v0.1 §4): HTTP 400 `{error:{code,message}}`. */
 export class OfferRequestError extends NodeError {}
 
 /** One problem in a property description: the dotted field path ('' = the document) and the reason. */

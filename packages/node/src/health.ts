@@ -6,6 +6,7 @@
  * names checks, feed names and sync times only: no paths, URLs, key ids or error texts, which
  * can hold a private calendar token or a file layout.
  */
+import type { Clock } from '@vrpkit/core';
 import { calendarFreshness } from './availability.js';
 import { NodeError } from './errors.js';
 import { KeyRing } from './keys.js';
@@ -35,9 +36,9 @@ export interface ReadinessReport {
   };
 }
 
-/** The readiness probe of a node served from `store`, signing with the keys in `keysDir`, on the clock `now`. */
-export function readinessProbe(store: NodeStore, keysDir: string, now: () => number): () => Promise<ReadinessReport> {
-  const keyRing = new KeyRing(keysDir, now);
+/** The readiness probe of a node served from `store`, signing with the keys in `keysDir`, on `clock`. */
+export function readinessProbe(store: NodeStore, keysDir: string, clock: Clock): () => Promise<ReadinessReport> {
+  const keyRing = new KeyRing(keysDir, clock);
   const failed = (e: unknown): ReadinessCheck => ({ ok: false, code: e instanceof NodeError ? e.code : 'internal_error' });
   return async () => {
     let snap: Awaited<ReturnType<NodeStore['snapshot']>>;
@@ -54,7 +55,7 @@ export function readinessProbe(store: NodeStore, keysDir: string, now: () => num
     } catch (e) {
       signingKey = failed(e);
     }
-    const t = now();
+    const t = clock.now();
     const freshness = calendarFreshness(snap.feeds, t, snap.property.calendar_max_age_minutes);
     const feeds = snap.feeds.map((f) => ({
       name: f.name,

@@ -1,24 +1,139 @@
+/**
+ * `@vrpkit/node`: the public API of a VRP node, grouped by the rule each name serves. Every name
+ * here is used by the CLI, the test kit, another package's tests, the examples or the benchmarks,
+ * or is what a library user needs to run a node without the CLI; the store, date, pricing and
+ * key-ring internals stay inside the package. One name per line, so a new export is one line in
+ * its group.
+ */
+
+// Automatic HTTPS (ACME, RFC 8555) for `vrp node serve --acme`.
 export type { AcmeOptions, AcmeStatus } from './acme.js';
-export * from './admin/index.js';
-export * from './availability.js';
-export * from './cluster.js';
-export * from './datadir.js';
-export * from './dates.js';
-export * from './errors.js';
-export * from './health.js';
-export * from './http/app.js';
-export * from './ical.js';
-export * from './keys.js';
-export * from './offer.js';
-export { DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS } from './offer-cache.js';
-export * from './pricing.js';
-export * from './property.js';
-export * from './receipt.js';
-export * from './request.js';
-export * from './serve.js';
-export * from './service.js';
-export * from './store/db.js';
-export * from './store/store.js';
+// Backups: an encrypted, consistent snapshot of the store and the keys.
+export {
+  BACKUP_PASSPHRASE_ENV,
+  type BackupNodeOptions,
+  type BackupNodeResult,
+  backupNode,
+  type RestoreNodeOptions,
+  type RestoreNodeResult,
+  restoreNode,
+} from './admin/backup.js';
+export {
+  addCalendarBlock,
+  addCalendarFeed,
+  listCalendar,
+  removeCalendarBlock,
+  removeCalendarFeed,
+  syncCalendar,
+} from './admin/calendar.js';
+export {
+  type InitNodeOptions,
+  type InitNodeResult,
+  initNode,
+} from './admin/init.js';
+// Core VRP v0.1 §3 keys and JWKS: rotation (§3.1), revocation, the key list.
+export {
+  type KeyListing,
+  listKeys,
+  MAX_PUBLISH_AHEAD_SECONDS,
+  revokeKey,
+  rotateKey,
+} from './admin/keys.js';
+export { updateProperty } from './admin/property.js';
+export {
+  type NodeStoreOptions,
+  withNodeStore,
+} from './admin/store.js';
+export {
+  isServeWorker,
+  MAX_SERVE_WORKERS,
+  runServeWorker,
+  type ServedCluster,
+  serveNodeCluster,
+} from './cluster.js';
+// Node administration: the data directory, its store, the property and the calendar.
+export {
+  DATABASE_URL_ENV,
+  storeTargetFor,
+} from './datadir.js';
+export {
+  addDays,
+  localDate,
+} from './dates.js';
+// Errors: data with stable codes.
+export {
+  InvalidPropertyError,
+  NodeError,
+  OfferRequestError,
+} from './errors.js';
+// Operations: health and readiness (`/healthz`, `/readyz`).
+export {
+  type FeedReadiness,
+  HEALTHZ_PATH,
+  READYZ_PATH,
+  type ReadinessCheck,
+  type ReadinessReport,
+  readinessProbe,
+} from './health.js';
+export {
+  createNodeApp,
+  type NodeAppOptions,
+  type RequestLogEntry,
+} from './http/app.js';
+export type { FeedSyncResult } from './ical.js';
+export type { KeyState } from './keys.js';
+export type { SignedOffer } from './offer.js';
+export {
+  DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
+  MAX_OFFER_CACHE_MAX_AGE_SECONDS,
+} from './offer-cache.js';
+// The property a node publishes (validated before it is stored or served).
+export {
+  currencyMinorDigits,
+  type PropertyDescription,
+  parsePropertyDocument,
+  propertyDocument,
+  readPropertyFile,
+  sampleProperty,
+  validatePropertyDescription,
+} from './property.js';
+// MCP Composition Profile, as a receipt attestation: the node's receipt for one tools/call.
+export {
+  type IssueMcpReceiptInput,
+  issueMcpReceipt,
+} from './receipt.js';
+// Serving: one process or a cluster of workers, over https with a dev CA or real certificates.
+export {
+  DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  type ServedNode,
+  type ServeNodeOptions,
+  serveNode,
+} from './serve.js';
+// Core VRP v0.1 §2 discovery, §4 request, §5–§7 offers: one offer service behind every surface.
+export {
+  type CalendarDay,
+  createOfferService,
+  type NodePublisher,
+  type OfferOutcome,
+  type OfferService,
+  type OfferServiceOptions,
+  type PropertyView,
+} from './service.js';
+export type { StoreTarget } from './store/db.js';
+export { NodeStore } from './store/store.js';
+// Node Tool Binding v0.1 §3–§5: the MCP, A2A and WebMCP surfaces (mounted by `createNodeApp`).
 export { MAX_JSON_DEPTH } from './surfaces/index.js';
-export * from './sync-loop.js';
-export * from './tls.js';
+// Background calendar sync (`vrp node serve --sync-interval`).
+export {
+  type CalendarSync,
+  type CalendarSyncOptions,
+  DEFAULT_SYNC_INTERVAL_MS,
+  nextSyncDelayMs,
+  startCalendarSync,
+  startNodeCalendarSync,
+} from './sync-loop.js';
+export {
+  createDevCa,
+  issueServerCertificate,
+  type PemKeyPair,
+} from './tls.js';

@@ -1,5 +1,5 @@
 /**
- * The node's key ring (Core §3, §3.1). One Ed25519 key signs at any instant; rotation is
+ * The node's key ring (Core VRP v0.1 §3, §3.1). One Ed25519 key signs at any instant; rotation is
  * additive (the new key is published beside the old one, the old one stays in the JWKS until
  * every offer it signed has passed `valid_until`, then drops out by itself); revocation removes
  * a key at once, which makes every offer signed with it unverifiable.
@@ -14,7 +14,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf } from '@vrpkit/core';
+import { type Clock, createJwsSigner, type Ed25519PrivateJwk, generateEd25519Jwk, type JwsSigner, publicJwkOf } from '@vrpkit/core';
 import type { VrpJwk, VrpJwks } from '@vrpkit/protocol';
 import { NodeError } from './errors.js';
 import type { NodeStore, SigningKeyRecord } from './store/store.js';
@@ -26,7 +26,7 @@ function keyFile(keysDir: string, kid: string): string {
   return join(keysDir, `${kid}.jwk`);
 }
 
-/** kid `{domain}-{YYYY-MM-DD}-{NN}` (vrp-protocol.md §1.2), NN the next free sequence number of that UTC day. */
+/** kid `{domain}-{YYYY-MM-DD}-{NN}` (the convention of Core VRP v0.1 §3 and the spec's key-rotation guide; verifiers treat kid as opaque), NN the next free sequence number of that UTC day. */
 async function nextKid(store: NodeStore, domain: string, now: number): Promise<string> {
   const prefix = `${domain}-${new Date(now).toISOString().slice(0, 10)}-`;
   const used = (await store.kidsWithPrefix(prefix)).map((r) => Number(r.kid.slice(prefix.length))).filter(Number.isInteger);
@@ -39,7 +39,10 @@ export type KeyState = 'pending' | 'active' | 'retired' | 'revoked';
 export function keyStateAt(k: SigningKeyRecord, now: number): KeyState {
   if (k.status === 'revoked') return 'revoked';
   if (k.retired_at !== null && Date.parse(k.retired_at) <= now) return 'retired';
-  return Date.parse(k.activates_at) > now ? 'pending' : 'active';
+  // Only a key published ahead waits for its activation. A key that signed from its creation does
+  // not turn pending when the node's clock steps back before that moment: the node keeps signing.
+  const activatesAt = Date.parse(k.activates_at);
+  return activatesAt > Date.parse(k.created_at) && activatesAt > now ? 'pending' : 'active';
 }
 
 /** The key that signs at `now`: the active one (if two ever overlapped, the later activation wins). */
@@ -116,7 +119,7 @@ export async function revokeKeyIn(store: NodeStore, keysDir: string, domain: str
   return { kid, revoked_at: new Date(now).toISOString(), new_active_kid: replacement?.kid ?? null };
 }
 
-/** Core §3.1: the JWKS serves the active key (and one published ahead) and retired keys until `retain_until`; a revoked key never. */
+/** Core VRP v0.1 §3.1: the JWKS serves the active key (and one published ahead) and retired keys until `retain_until`; a revoked key never. */
 export function isPublished(k: SigningKeyRecord, now: number): boolean {
   return k.status === 'active' || (k.status === 'retired' && k.retain_until !== null && Date.parse(k.retain_until) > now);
 }
@@ -130,15 +133,15 @@ export function jwksAt(keys: SigningKeyRecord[], now: number): VrpJwks {
 export class KeyRing {
   private active: JwsSigner | undefined;
 
-  /** `now` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
+  /** `clock` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
   constructor(
     private readonly keysDir: string,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {}
 
   /** The signer of the key signing now among `keys` (read from the store for each offer, so rotations by another process take effect at once). */
   signerFor(keys: SigningKeyRecord[]): JwsSigner {
-    const rec = signingKeyAt(keys, this.now());
+    const rec = signingKeyAt(keys, this.clock.now());
     if (!rec) throw new NodeError('no_active_key', 'the key ring has no active signing key');
     if (this.active?.kid !== rec.kid) {
       let jwk: Ed25519PrivateJwk;

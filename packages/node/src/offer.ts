@@ -1,6 +1,6 @@
 /**
- * The signed verified stay offer (Core §5). `buildOfferPayload` is pure; `signOffer` signs the
- * exact bytes of `JSON.stringify(offer)` (vrp-protocol.md §2: not JCS) and builds the response
+ * The signed verified stay offer (Core VRP v0.1 §5). `buildOfferPayload` is pure; `signOffer` signs the
+ * exact bytes of `JSON.stringify(offer)` (Core VRP v0.1 §5 and the offer vectors: the payload is the offer as serialised, not JCS) and builds the response
  * body around those same bytes, so the envelope's `offer` is byte-identical to the JWS payload.
  */
 import type { JwsSigner } from '@vrpkit/core';
@@ -33,7 +33,7 @@ export interface OfferFacts {
   offerId: string;
 }
 
-/** Core §5.1: `https://{canonical_domain}/book?checkIn=…&checkOut=…&guests=…&offer=…`. */
+/** Core VRP v0.1 §5.1: `https://{canonical_domain}/book?checkIn=…&checkOut=…&guests=…&offer=…`. */
 export function directBookingUrl(domain: string, r: { check_in: string; check_out: string; guests: number }, offerId: string): string {
   const q = new URLSearchParams({ checkIn: r.check_in, checkOut: r.check_out, guests: String(r.guests), offer: offerId });
   return `https://${domain}/book?${q}`;
@@ -67,7 +67,7 @@ function priceOf(facts: OfferFacts, checkedAt: string): OfferPrice {
     agent_total: p.total,
     total: p.total,
     minor_unit: true,
-    // Core §5: exact only when Σ breakdown + Σ adjustments = total.
+    // Core VRP v0.1 §5: exact only when Σ breakdown + Σ adjustments = total.
     exact: p.reconciliation.matches_quoted_total,
     no_add_on_fees: true,
     // Never synthesised: only a signed OTA price could fill these.
@@ -81,7 +81,7 @@ function priceOf(facts: OfferFacts, checkedAt: string): OfferPrice {
   };
 }
 
-/** Build the twelve Core §5 payload fields (plus rules, capacity, source_authority) in schema order. */
+/** Build the twelve Core VRP v0.1 §5 payload fields (plus rules, capacity, source_authority) in schema order. */
 export function buildOfferPayload(facts: OfferFacts): OfferPayload {
   const { property: p, request: r, canonicalDomain } = facts;
   const lifetimeMs = p.offer_lifetime_minutes * 60_000;
@@ -94,7 +94,7 @@ export function buildOfferPayload(facts: OfferFacts): OfferPayload {
     canonical_domain: canonicalDomain,
     node_id: facts.nodeId,
     generated_at,
-    // Core §6: valid_until = generated_at + lifetime (both on the same whole second).
+    // Core VRP v0.1 §6: valid_until = generated_at + lifetime (both on the same whole second).
     valid_until: toUtcSecond(Math.floor(facts.now / 1000) * 1000 + lifetimeMs),
     canonical: true,
     request: {
@@ -129,11 +129,11 @@ export function buildOfferPayload(facts: OfferFacts): OfferPayload {
       pets_label: p.pets_label,
       check_in_time: p.check_in_time,
       check_out_time: p.check_out_time,
-      // Core §5.3: relayed verbatim; null = not published (unknown).
+      // Core VRP v0.1 §5.3: relayed verbatim; null = not published (unknown).
       refund_schedule: p.refund_schedule,
     },
     agent_permission: {
-      // Core §7 fail closed: the host's opt-in only applies to an available, exactly priced stay on a safe calendar.
+      // Core VRP v0.1 §7 fail closed: the host's opt-in only applies to an available, exactly priced stay on a safe calendar.
       may_quote_as_official_direct_offer: quoteable && p.agent_permission.may_quote_as_official_direct_offer,
       must_not_claim_ota_comparison_without_signed_ota_price: true,
       must_not_invent_discounts: true,
@@ -166,7 +166,7 @@ export interface SignedOffer {
   body: Uint8Array<ArrayBuffer>;
 }
 
-/** Sign an offer (protected header `{alg:"EdDSA", typ:"JWT", kid}`, vrp-protocol.md §2) and assemble the envelope. */
+/** Sign an offer (protected header `{alg:"EdDSA", typ:"JWT", kid}`, as the VRP offer vectors) and assemble the envelope. */
 export function signOffer(offer: OfferPayload, signer: JwsSigner, jwksUrl: string, alternatives?: HostAlternatives): SignedOffer {
   const payload = JSON.stringify(offer);
   const jws = signer.sign(payload, { typ: 'JWT' });

@@ -1,6 +1,6 @@
 /**
  * Pricing: a pure function of the rate table and the nights of a stay. Amounts are integer
- * minor units (Core §5 `minor_unit: true`); stay-level fees are folded into the total as
+ * minor units (Core VRP v0.1 §5 `minor_unit: true`); stay-level fees are folded into the total as
  * `price.adjustments` (scope "stay"), so the total is what the guest pays (`no_add_on_fees`).
  */
 import type { PriceAdjustment, PriceBreakdownNight, PriceReconciliation } from '@vrpkit/protocol';
@@ -34,7 +34,7 @@ export function rateForNight(rates: RateTable, date: string): PriceBreakdownNigh
 }
 
 /**
- * Price a stay. Core §5 reconciliation: Σ breakdown.nightly_rate + Σ adjustments.amount =
+ * Price a stay. Core VRP v0.1 §5 reconciliation: Σ breakdown.nightly_rate + Σ adjustments.amount =
  * computed_total, and the quoted total is the computed total, so `matches_quoted_total` holds
  * by construction; the offer builder still sets `exact` from it rather than assuming it.
  */

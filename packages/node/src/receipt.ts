@@ -1,7 +1,7 @@
 /**
- * The node's receipt for one MCP `tools/call` (issue 5 item 1; MCP composition profile on the
+ * The node's receipt for one MCP `tools/call` (MCP Composition Profile on the
  * VRP receipt envelope v1). The node signs an assertion about the interaction — never the
- * transport (profile, "sign the assertion, not the transport", ADR 0007 D6) — with the same
+ * transport (MCP Composition Profile, the core rule: "sign the assertion, not the transport"; VRP receipt envelope v1, D6) — with the same
  * Ed25519 key as its offers, and pairs it with an `offer` attestation over the served offer.
  * Decisions (what each layer signs, `ref`, windows, hashed arguments) are in docs/receipts.md.
  */
@@ -24,7 +24,7 @@ export interface IssueMcpReceiptInput {
   tool: string;
   /** The call's `arguments` exactly as received (aliases are normalised before hashing). */
   arguments: unknown;
-  /** The envelope the call returns, unmodified (Node Tool Binding §5). */
+  /** The envelope the call returns, unmodified (Node Tool Binding v0.1 §5). */
   envelope: OfferEnvelope;
   /** The MCP session id, when the transport has one (the vrpkit MCP surface is stateless). */
   sessionId?: string;
@@ -48,7 +48,7 @@ export function issueMcpReceipt(input: IssueMcpReceiptInput): VrpReceipt {
   const { check_in, check_out } = offer.request;
   const ref = offerRef(domain, check_in, check_out);
   // The transport window lasts as long as the offer does: a rotated key stays published for one
-  // offer lifetime after rotation (Core §3.1), so a transport layer signed before the rotation
+  // offer lifetime after rotation (Core VRP v0.1 §3.1), so a transport layer signed before the rotation
   // stays verifiable for its whole window (receipt-v1 D2).
   const lifetimeMs = Date.parse(offer.valid_until) - Date.parse(offer.generated_at);
   if (!(lifetimeMs > 0)) throw new VrpError('receipt_unbuildable', 'the offer has no positive generated_at..valid_until lifetime');

@@ -18,7 +18,7 @@ export function errorBody(code: string, message: string): string {
 
 /**
  * The HTTP answer to an offer request, on the offer endpoint and the WebMCP tool-call path alike:
- * the signed envelope's exact bytes (200, Core §4–§5) or the refusal's code and message (400).
+ * the signed envelope's exact bytes (200, Core VRP v0.1 §4–§5) or the refusal's code and message (400).
  */
 export function offerResponse(outcome: OfferOutcome | { ok: false; error: OfferRequestRefusal }): Response {
   const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };

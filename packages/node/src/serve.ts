@@ -10,7 +10,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
-import { isVrpError } from '@vrpkit/core';
+import { isVrpError, systemClock } from '@vrpkit/core';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
@@ -24,7 +24,7 @@ import { NodeStore } from './store/store.js';
 import { startCalendarSync } from './sync-loop.js';
 import { checkServingCertificate, ensureDevTls } from './tls.js';
 
-/** `now` is the node's clock (epoch ms), injected in tests; TLS validity follows the real clock. */
+/** `clock` is the node's clock, injected in tests; TLS validity follows the real clock. */
 export interface ServeNodeOptions extends NodeStoreOptions {
   /** 0 = ephemeral. Default 0. */
   port?: number;
@@ -199,7 +199,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const service = await createOfferService({
       store,
       keysDir: nodePaths(o.dataDir).keys,
-      ...(o.now ? { now: o.now } : {}),
+      ...(o.clock ? { clock: o.clock } : {}),
       ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
     });
     const onError = o.onError ?? reportInternalError;
@@ -220,7 +220,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const tls: Awaited<ReturnType<typeof loadServeTls>> = acme ? acme.current : await loadServeTls(o, service.canonicalDomain);
     const app = createNodeApp(service, {
       onError,
-      readiness: readinessProbe(store, nodePaths(o.dataDir).keys, service.now),
+      readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
       ...(o.log ? { log: o.log } : {}),
     });
     const server = (
@@ -257,7 +257,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
         ? startCalendarSync(store, {
             intervalMs: o.syncIntervalMs,
             onError,
-            ...(o.now ? { now: o.now } : {}),
+            ...(o.clock ? { clock: o.clock } : {}),
           })
         : undefined;
     let closed: Promise<void> | undefined;

@@ -1,5 +1,5 @@
 /**
- * The one offer service behind every surface (Node Tool Binding §5: three adapters, one
+ * The one offer service behind every surface (Node Tool Binding v0.1 §5: three adapters, one
  * source). Every surface hands the raw argument object it received to the service; the service
  * reads the store, prices, checks availability and calendar freshness, and signs the offer.
  * `getServedOffer` (the offer endpoint, MCP) reuses a signed response from the signed-offer
@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JwsSigner } from '@vrpkit/core';
-import { systemClock } from '@vrpkit/core';
+import { type Clock, systemClock } from '@vrpkit/core';
 import {
   AGENT_CARD_PATH,
   DISCOVERY_PATH,
@@ -34,7 +34,7 @@ import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
 import type { NodeStore } from './store/store.js';
 
-/** One offer service behind every surface (Node Tool Binding §5: three adapters, one source). */
+/** One offer service behind every surface (Node Tool Binding v0.1 §5: three adapters, one source). */
 export interface OfferService {
   readonly canonicalDomain: string;
   readonly origin: string;
@@ -42,11 +42,11 @@ export interface OfferService {
   readonly offerEndpoint: string;
   /** Raw arguments as a surface received them: a JSON object (MCP/A2A/WebMCP) or the HTTP query (repeated keys kept);
    *  snake_case check_in/check_out/guests, camelCase checkIn/checkOut accepted as aliases (§4).
-   *  Always signs afresh: for a live re-quote (the booking page, Core §5.1). */
+   *  Always signs afresh: for a live re-quote (the booking page, Core VRP v0.1 §5.1). */
   getOffer(args: OfferRequestInput): Promise<OfferOutcome>;
   /** The offer as served to agents: the same arguments and outcome as `getOffer`, but a response
    *  signed up to `--offer-cache-max-age` seconds ago is reused (byte for byte) while the store
-   *  revision, the signing key and the property's local date are unchanged (Core §6: `valid_until`
+   *  revision, the signing key and the property's local date are unchanged (Core VRP v0.1 §6: `valid_until`
    *  governs). The returned envelope is shared between calls: never mutate it. */
   getServedOffer(args: OfferRequestInput): Promise<OfferOutcome>;
   /** Property facts for human pages. */
@@ -64,9 +64,9 @@ export interface OfferService {
  * `createOfferService` returns one; `createNodeApp` takes one.
  */
 export interface NodePublisher extends OfferService {
-  /** Core §2 discovery document (`/.well-known/vacation-rental.json`). */
+  /** Core VRP v0.1 §2 discovery document (`/.well-known/vacation-rental.json`). */
   discovery(): DiscoveryDocument;
-  /** Core §3 JWKS at the node's clock: active and retained keys. */
+  /** Core VRP v0.1 §3 JWKS at the node's clock: active and retained keys. */
   jwks(): Promise<VrpJwks>;
 }
 
@@ -136,7 +136,8 @@ function viewOf(p: PropertyDescription, domain: string): PropertyView {
 export interface OfferServiceOptions {
   store: NodeStore;
   keysDir: string;
-  now?: () => number;
+  /** The node's clock (default the system clock); which key signs and every offer's times are read from it. */
+  clock?: Clock;
   /** Seconds a signed offer is reused by `getServedOffer` (`--offer-cache-max-age`): an integer from 0 (no reuse) to 3600; default 60. */
   offerCacheMaxAgeSeconds?: number;
   /** Memory bound of the signed-offer cache in bytes (default 64 MiB). */
@@ -146,7 +147,7 @@ export interface OfferServiceOptions {
 /** Open the offer service over a store. Every offer reads the store's revision and works from its current state. */
 export async function createOfferService(o: OfferServiceOptions): Promise<NodePublisher> {
   const { store } = o;
-  const now = o.now ?? systemClock.now;
+  const clock = o.clock ?? systemClock;
   const maxAge = o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS;
   if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_OFFER_CACHE_MAX_AGE_SECONDS)
     throw new NodeError(
@@ -159,7 +160,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   const domain = info.canonical_domain;
   const origin = `https://${domain}`;
   const jwksUrl = `${origin}${JWKS_PATH}`;
-  const keyRing = new KeyRing(o.keysDir, now);
+  const keyRing = new KeyRing(o.keysDir, clock);
   keyRing.signerFor(snap.keys);
   let view = viewOf(snap.property, domain);
 
@@ -183,7 +184,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
       jwks_url: jwksUrl,
       verified_stay_offer_endpoint: `${origin}${OFFER_ENDPOINT_PATH}`,
       capabilities: { signed_verified_stay_offer: true, live_availability: true, exact_total_price: true, direct_booking_url: true },
-      // Core §2: who holds the signing key; a verifier must not assume self-custody when absent.
+      // Core VRP v0.1 §2: who holds the signing key; a verifier must not assume self-custody when absent.
       operator: {
         name: snap.property.operator.name ?? snap.property.name,
         role: snap.property.operator.role,
@@ -200,14 +201,14 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     };
   }
 
-  /** Sign the offer for a request the parser accepted, at `t`, from the store state `s` (Core §5, §7). */
+  /** Sign the offer for a request the parser accepted, at `t`, from the store state `s` (Core VRP v0.1 §5, §7). */
   function signFresh(r: ParsedOfferRequest, t: number, s: Loaded, today: string): SignedOffer {
     const { p, feeds, blocks, signer } = s;
     const lastCheckIn = addDays(today, p.booking_horizon_days);
 
     const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
     const nights = nightsOf(r.check_in, r.check_out);
-    // Core §7: each reason is a signed negative; guest count and stay length first, then the calendar.
+    // Core VRP v0.1 §7: each reason is a signed negative; guest count and stay length first, then the calendar.
     let reason: UnavailableReason | null = null;
     if (r.guests > p.max_guests) reason = 'exceeds_max_guests';
     else if (r.nights < p.min_nights) reason = 'below_minimum_stay';
@@ -243,13 +244,13 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return signOffer(offer, signer, jwksUrl, alternatives);
   }
 
-  /** Core §4: the one request parser every surface shares, against the property's today and horizon. */
+  /** Core VRP v0.1 §4: the one request parser every surface shares, against the property's today and horizon. */
   function parseAt(args: OfferRequestInput, s: Loaded, today: string) {
     return parseOfferRequest(args, { today, horizonDays: s.p.booking_horizon_days });
   }
 
   async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
-    const t = now();
+    const t = clock.now();
     const s = await load();
     const today = localDate(t, s.p.time_zone);
     // A refusal never reaches pricing or the signer.
@@ -260,7 +261,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
 
   async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
     if (!cache) return getOffer(args);
-    const t = now();
+    const t = clock.now();
     const s = await load();
     const today = localDate(t, s.p.time_zone);
     const parsed = parseAt(args, s, today);
@@ -279,7 +280,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     if (dayNumber(from) === null) throw new OfferRequestError('invalid_date', 'from must be a real calendar date YYYY-MM-DD');
     if (!Number.isInteger(days) || days < 1 || days > MAX_CALENDAR_DAYS)
       throw new OfferRequestError('invalid_range', `days must be an integer from 1 to ${MAX_CALENDAR_DAYS}`);
-    const t = now();
+    const t = clock.now();
     const { p, feeds, blocks } = await load();
     const dates = nightsOf(from, addDays(from, days));
     const blocked = blockedNights(blocks, dates);
@@ -303,12 +304,12 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     property: () => view,
     calendar,
     activeSigner: () => keyRing.current(),
-    now,
+    now: () => clock.now(),
     discovery,
     jwks: async () => {
       // The JWKS read doubles as a key-ring refresh, so the sync activeSigner() follows rotations too.
       await load();
-      return jwksAt(snap.keys, now());
+      return jwksAt(snap.keys, clock.now());
     },
   };
 }

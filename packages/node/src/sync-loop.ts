@@ -7,7 +7,7 @@
  * Every wait is jittered, so nodes started together do not fetch one channel's feeds in step.
  * Freshness rules are unchanged: a feed that fails or goes stale still fails closed.
  */
-import { systemClock } from '@vrpkit/core';
+import { type Clock, systemClock } from '@vrpkit/core';
 import type { NodeStoreOptions } from './admin/store.js';
 import { storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
@@ -37,7 +37,7 @@ export interface CalendarSyncOptions extends FeedFetchOptions {
   /** Time between successful syncs of a feed (ms, > 0). */
   intervalMs: number;
   /** The node's clock (epoch ms) for the recorded sync times; scheduling uses real time. */
-  now?: () => number;
+  clock?: Clock;
   /** Every sync's result (default: a failure is one `error[code]: …` line on stderr). */
   onResult?: (result: FeedSyncResult) => void;
   /** A failure outside any feed (the store unreachable); the loop keeps running. */
@@ -58,7 +58,7 @@ function reportFailedSync(r: FeedSyncResult): void {
 export function startCalendarSync(store: NodeStore, o: CalendarSyncOptions): CalendarSync {
   if (!Number.isFinite(o.intervalMs) || o.intervalMs <= 0)
     throw new NodeError('invalid_sync_interval', 'the sync interval is a positive duration');
-  const now = o.now ?? systemClock.now;
+  const clock = o.clock ?? systemClock;
   const onResult = o.onResult ?? reportFailedSync;
   /** Per feed name: failures in a row and when (real time) it is due. */
   const due = new Map<string, { failures: number; at: number }>();
@@ -74,7 +74,7 @@ export function startCalendarSync(store: NodeStore, o: CalendarSyncOptions): Cal
         if (stopped) return;
         const state = due.get(feed.name) ?? { failures: 0, at: 0 };
         if (state.at > Date.now()) continue;
-        const r = await syncFeed(store, p, feed, now(), o);
+        const r = await syncFeed(store, p, feed, clock.now(), o);
         state.failures = r.ok ? 0 : state.failures + 1;
         state.at = Date.now() + nextSyncDelayMs(state.failures, o.intervalMs, o.random);
         due.set(feed.name, state);

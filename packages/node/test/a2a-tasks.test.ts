@@ -1,6 +1,6 @@
 /**
  * The A2A surface keeps no task past the request that produced it: the offer capability is one
- * call and one answer (Node Tool Binding §5) and the surface has no caller identity, so a kept
+ * call and one answer (Node Tool Binding v0.1 §5) and the surface has no caller identity, so a kept
  * task would be readable by every other caller. Driven with the official A2A SDK client over
  * real https (dev CA, https://{domain} reached on 127.0.0.1).
  */
@@ -10,6 +10,7 @@ import { type AgentCard, type Message, Role, TaskState } from '@a2a-js/sdk';
 import { Client, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import { systemClock } from '@vrpkit/core';
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +45,7 @@ function dataMessage(value: Record<string, unknown>): Message {
 }
 
 beforeAll(async () => {
-  served = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), Date.now);
+  served = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), systemClock);
   const connect = { connectTo: [`${DOMAIN}:443:127.0.0.1:${served.node!.port}`], ca: served.node!.caPem as string };
   fetchA = createHardenedFetch(connect);
   fetchB = createHardenedFetch(connect);

@@ -1,13 +1,14 @@
 /**
- * Core §4 malformed input, over real https: every case answers HTTP 400 with
+ * Core VRP v0.1 §4 malformed input, over real https: every case answers HTTP 400 with
  * `{error:{code,message}}` and a stable code; user input never produces a 5xx. The same
  * validation runs for tool-surface arguments (JSON values) through `service.getOffer`.
  */
 import { join } from 'node:path';
-import { MAX_QUERY_LENGTH, type ServedNode } from '@vrpkit/node';
+import type { ServedNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_QUERY_LENGTH } from '../src/request.js';
 
 const DOMAIN = 'bad-inputs.example';
 // Today at the property (Europe/Stockholm) is 2027-02-01; the sample horizon is 365 days.
@@ -17,7 +18,7 @@ let node: ServedNode;
 let client: NodeClient;
 
 beforeAll(async () => {
-  ({ node, client } = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), clock.now));
+  ({ node, client } = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), clock));
 });
 
 afterAll(() => closeTestNode({ node, client }, tmp));

@@ -1,5 +1,5 @@
 /**
- * The booking page (Core §5.1) re-quotes live and fails closed: it shows the terms of a fresh
+ * The booking page (Core VRP v0.1 §5.1) re-quotes live and fails closed: it shows the terms of a fresh
  * signed offer, never the price an earlier offer carried, and says so when the stay is gone.
  */
 
@@ -18,7 +18,7 @@ let node: ServedNode;
 let client: NodeClient;
 
 beforeAll(async () => {
-  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now));
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock));
 });
 
 afterAll(() => closeTestNode({ node, client }, tmp));
@@ -63,7 +63,7 @@ describe('/book', () => {
         }),
       ),
     );
-    await updateProperty({ dataDir, propertyFile: file, now: clock.now });
+    await updateProperty({ dataDir, propertyFile: file, clock });
     const res = await client.get(link);
     const newTotal = embedded(res.text).offer.price.agent_total!;
     expect(newTotal).toBe(o.offer.price.agent_total! + 4 * 10_000);
@@ -74,7 +74,7 @@ describe('/book', () => {
   it('fails closed when the stay is gone: it says so and shows no price', async () => {
     const o = await offerFor('check_in=2027-04-01&check_out=2027-04-04&guests=2');
     expect(o.offer.availability.available).toBe(true);
-    await addCalendarBlock({ dataDir, from: '2027-04-02', to: '2027-04-03', kind: 'booking', now: clock.now });
+    await addCalendarBlock({ dataDir, from: '2027-04-02', to: '2027-04-03', kind: 'booking', clock });
     const res = await client.get(o.offer.booking.direct_booking_url.replace(`https://${DOMAIN}`, ''));
     expect(res.status).toBe(200);
     expect(res.text).toContain('data-available="false"');

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import { systemClock } from '@vrpkit/core';
 import { MAX_JSON_DEPTH } from '@vrpkit/node';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir } from '@vrpkit/testkit/node';
@@ -45,7 +46,7 @@ async function post(path: string, headers: Record<string, string>, body: string)
 }
 
 beforeAll(async () => {
-  served = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), Date.now, { onError: (e) => internalErrors.push(e) });
+  served = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), systemClock, { onError: (e) => internalErrors.push(e) });
   fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${served.node!.port}`], ca: served.node!.caPem as string });
 });
 

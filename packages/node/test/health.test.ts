@@ -18,7 +18,7 @@ const feedFile = join(tmp.dir, 'private-channel-export.ics');
 const ICS = 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nEND:VCALENDAR\r\n';
 
 const served: { node?: ServedNode; client?: NodeClient } = {};
-beforeAll(async () => Object.assign(served, await serveTestNode(DOMAIN, dataDir, clock.now)));
+beforeAll(async () => Object.assign(served, await serveTestNode(DOMAIN, dataDir, clock)));
 afterAll(() => closeTestNode(served, tmp));
 
 async function readyz(): Promise<{ status: number; body: ReadinessReport; text: string }> {
@@ -47,7 +47,7 @@ describe('health endpoints', () => {
 
   it('/readyz is 503 while a feed is stale or failed, naming the feed but never its file', async () => {
     writeFileSync(feedFile, ICS);
-    await addCalendarFeed({ dataDir, name: 'channel', file: feedFile, now: clock.now });
+    await addCalendarFeed({ dataDir, name: 'channel', file: feedFile, clock });
     let r = await readyz();
     expect(r.status).toBe(503);
     expect(r.body.ready).toBe(false);
@@ -57,13 +57,13 @@ describe('health endpoints', () => {
       feeds: [{ name: 'channel', status: 'stale', last_success_at: null }],
     });
 
-    await syncCalendar({ dataDir, now: clock.now });
+    await syncCalendar({ dataDir, clock });
     r = await readyz();
     expect(r.status).toBe(200);
     expect(r.body.checks.calendar.feeds).toEqual([{ name: 'channel', status: 'fresh', last_success_at: '2027-02-01T09:00:00.000Z' }]);
 
     rmSync(feedFile);
-    await syncCalendar({ dataDir, now: clock.now });
+    await syncCalendar({ dataDir, clock });
     r = await readyz();
     expect(r.status).toBe(503);
     expect(r.body.checks.calendar).toMatchObject({
@@ -76,18 +76,18 @@ describe('health endpoints', () => {
 
     // Past calendar_max_age_minutes (180) a feed is stale even without a failure.
     writeFileSync(feedFile, ICS);
-    await syncCalendar({ dataDir, now: clock.now });
+    await syncCalendar({ dataDir, clock });
     expect((await readyz()).status).toBe(200);
     clock.advance(181 * 60_000);
     r = await readyz();
     expect(r.status).toBe(503);
     expect(r.body.checks.calendar.feeds[0]!.status).toBe('stale');
-    await syncCalendar({ dataDir, now: clock.now });
+    await syncCalendar({ dataDir, clock });
     expect((await readyz()).status).toBe(200);
   });
 
   it('/readyz is 503 when the active signing key cannot be loaded, without naming it', async () => {
-    const { kid } = await rotateKey({ dataDir, now: clock.now });
+    const { kid } = await rotateKey({ dataDir, clock });
     for (const f of readdirSync(join(dataDir, 'keys'))) if (f.includes(kid)) rmSync(join(dataDir, 'keys', f));
     const r = await readyz();
     expect(r.status).toBe(503);

@@ -8,18 +8,11 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { quoteChecks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
-import {
-  addCalendarFeed,
-  createDevCa,
-  issueServerCertificate,
-  listCalendar,
-  parseIcsBlocks,
-  type ServedNode,
-  syncCalendar,
-} from '@vrpkit/node';
+import { addCalendarFeed, createDevCa, issueServerCertificate, listCalendar, type ServedNode, syncCalendar } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseIcsBlocks } from '../src/ical.js';
 
 const DOMAIN = 'ical-node.example';
 const clock = testClock('2027-02-01T09:00:00Z');
@@ -82,8 +75,8 @@ beforeAll(async () => {
   await new Promise<void>((r) => feedServer.listen(0, '127.0.0.1', r));
   feedUrl = `https://127.0.0.1:${(feedServer.address() as AddressInfo).port}/calendar.ics`;
 
-  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now, {
-    beforeServe: () => addCalendarFeed({ dataDir, name: 'other-channel', url: feedUrl, now: clock.now }),
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock, {
+    beforeServe: () => addCalendarFeed({ dataDir, name: 'other-channel', url: feedUrl, clock }),
   }));
 });
 
@@ -109,7 +102,7 @@ async function verdict(envelope: OfferEnvelope) {
 }
 
 const sync = (extra: { timeoutMs?: number; maxBytes?: number; ca?: string[] } = {}) =>
-  syncCalendar({ dataDir, now: clock.now, ca: [caPem], ...extra });
+  syncCalendar({ dataDir, clock, ca: [caPem], ...extra });
 
 describe('iCal import over https', () => {
   it('imports the blocked ranges of a feed (all-day DTEND exclusive, date-times in the property time zone, cancelled and transparent events skipped)', async () => {
@@ -187,7 +180,7 @@ describe('iCal import over https', () => {
     mode = 'huge';
     expect((await sync({ maxBytes: 10_000 }))[0]).toMatchObject({ ok: false, error: { code: 'feed_too_large' } });
     mode = 'ok';
-    expect((await syncCalendar({ dataDir, now: clock.now }))[0]).toMatchObject({ ok: false, error: { code: 'feed_unreachable' } });
+    expect((await syncCalendar({ dataDir, clock }))[0]).toMatchObject({ ok: false, error: { code: 'feed_unreachable' } });
     expect((await listCalendar({ dataDir })).feeds[0]!.last_error).toMatch(/^feed_unreachable/);
     expect((await sync())[0]!.ok).toBe(true);
   });
@@ -198,7 +191,7 @@ describe('iCal import over https', () => {
     });
     const file = join(tmp.dir, 'local.ics');
     writeFileSync(file, ICS.replace('20270310', '20270501').replace('20270314', '20270503'));
-    await addCalendarFeed({ dataDir, name: 'file-feed', file, now: clock.now });
+    await addCalendarFeed({ dataDir, name: 'file-feed', file, clock });
     const results = await sync();
     expect(results.find((r) => r.name === 'file-feed')).toEqual({ name: 'file-feed', ok: true, ranges: 2 });
     expect((await offer('2027-05-01', '2027-05-04')).offer.availability.reason).toBe('not_available');

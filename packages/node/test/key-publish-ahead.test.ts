@@ -1,5 +1,5 @@
 /**
- * `vrp node keys rotate --publish-ahead SECONDS` over real https (Core §3.1): the new key is in
+ * `vrp node keys rotate --publish-ahead SECONDS` over real https (Core VRP v0.1 §3.1): the new key is in
  * the JWKS at once but the node keeps signing with the old key until the new one activates;
  * then offers carry the new kid. Agents whose JWKS cache was filled in between already hold the
  * new key when its first offer reaches them, so two rotations close together verify throughout.
@@ -22,7 +22,7 @@ let node: ServedNode;
 let client: NodeClient;
 
 beforeAll(async () => {
-  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now));
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock));
 });
 
 afterAll(() => closeTestNode({ node, client }, tmp));
@@ -44,11 +44,11 @@ async function offerVerifiedWith(cached: VrpJwks): Promise<{ kid: string; status
   return { kid: envelope.signature.kid, status: v.status };
 }
 
-const keyStates = async () => (await listKeys({ dataDir, now: clock.now })).map((k) => [k.kid, k.status, k.published]);
+const keyStates = async () => (await listKeys({ dataDir, clock })).map((k) => [k.kid, k.status, k.published]);
 
 describe('keys rotate --publish-ahead', () => {
   it('publishes the new key at once, lists it as pending, and keeps signing with the old kid until activation', async () => {
-    const r = await rotateKey({ dataDir, now: clock.now, publishAheadSeconds: 60 });
+    const r = await rotateKey({ dataDir, clock, publishAheadSeconds: 60 });
     expect(r).toEqual({ kid: K2, activates_at: '2027-02-01T09:01:00.000Z', retired: [K1], retain_until: '2027-02-01T09:16:00.000Z' });
     const cached = await jwks();
     expect(cached.keys.map((k) => k.kid)).toEqual([K1, K2]);
@@ -78,12 +78,12 @@ describe('keys rotate --publish-ahead', () => {
   });
 
   it('the next key operation deletes the retired private key; out-of-range publish-ahead is refused, changing nothing', async () => {
-    await expect(rotateKey({ dataDir, now: clock.now, publishAheadSeconds: -1 })).rejects.toMatchObject({ code: 'invalid_publish_ahead' });
-    await expect(rotateKey({ dataDir, now: clock.now, publishAheadSeconds: 86_401 })).rejects.toMatchObject({
+    await expect(rotateKey({ dataDir, clock, publishAheadSeconds: -1 })).rejects.toMatchObject({ code: 'invalid_publish_ahead' });
+    await expect(rotateKey({ dataDir, clock, publishAheadSeconds: 86_401 })).rejects.toMatchObject({
       code: 'invalid_publish_ahead',
     });
-    expect((await listKeys({ dataDir, now: clock.now })).map((k) => k.kid)).toEqual([K1, K2]);
-    await rotateKey({ dataDir, now: clock.now, publishAheadSeconds: 30 });
+    expect((await listKeys({ dataDir, clock })).map((k) => k.kid)).toEqual([K1, K2]);
+    await rotateKey({ dataDir, clock, publishAheadSeconds: 30 });
     expect(existsSync(join(dataDir, 'keys', `${K1}.jwk`))).toBe(false);
     expect(existsSync(join(dataDir, 'keys', `${K2}.jwk`))).toBe(true);
   });

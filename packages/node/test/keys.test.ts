@@ -1,5 +1,5 @@
 /**
- * Key rotation and revocation end to end over real https (Core §3.1), with an injected clock:
+ * Key rotation and revocation end to end over real https (Core VRP v0.1 §3.1), with an injected clock:
  * rotation publishes the new key beside the old one and signs with it; the old key stays in
  * the JWKS until every offer it signed has passed `valid_until`, then drops out by itself;
  * revocation removes a key at once so its offers stop verifying. Private keys are 0600 files,
@@ -26,7 +26,7 @@ const internalErrors: unknown[] = [];
 let client: NodeClient;
 
 beforeAll(async () => {
-  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now, { onError: (e) => internalErrors.push(e) }));
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock, { onError: (e) => internalErrors.push(e) }));
 });
 
 afterAll(() => closeTestNode({ node, client }, tmp));
@@ -74,7 +74,7 @@ describe('rotation and revocation over https', () => {
     offerK1 = await fetchOffer();
     expect(offerK1.signature.kid).toBe(K1);
     clock.advance(5 * 60_000); // 09:05; offerK1 is valid until 09:15
-    const r = await rotateKey({ dataDir, now: clock.now });
+    const r = await rotateKey({ dataDir, clock });
     expect(r).toEqual({ kid: K2, activates_at: '2027-02-01T09:05:00.000Z', retired: [K1], retain_until: '2027-02-01T09:20:00.000Z' });
     expect(await jwksKids()).toEqual([K1, K2]);
     offerK2 = await fetchOffer();
@@ -97,7 +97,7 @@ describe('rotation and revocation over https', () => {
     expect(await jwksKids()).toEqual([K1, K2]);
     clock.set('2027-02-01T09:20:00Z');
     expect(await jwksKids()).toEqual([K2]);
-    const keys = await listKeys({ dataDir, now: clock.now });
+    const keys = await listKeys({ dataDir, clock });
     expect(keys.map((k) => [k.kid, k.status, k.published])).toEqual([
       [K1, 'retired', false],
       [K2, 'active', true],
@@ -111,7 +111,7 @@ describe('rotation and revocation over https', () => {
     expect(fresh.signature.kid).toBe(K2);
     expect((await verifyNow(fresh)).status).toBe('verified');
 
-    const r = await revokeKey({ dataDir, kid: K2, now: clock.now });
+    const r = await revokeKey({ dataDir, kid: K2, clock });
     expect(r).toMatchObject({ kid: K2, new_active_kid: K3 });
     expect(await jwksKids()).toEqual([K3]);
     const after = await verifyNow(fresh);
@@ -125,13 +125,13 @@ describe('rotation and revocation over https', () => {
   });
 
   it('refuses to revoke an unknown or already revoked key with stable codes, changing nothing', async () => {
-    await expect(revokeKey({ dataDir, kid: 'nope', now: clock.now })).rejects.toMatchObject({ code: 'unknown_kid' });
-    await expect(revokeKey({ dataDir, kid: K2, now: clock.now })).rejects.toMatchObject({ code: 'already_revoked' });
+    await expect(revokeKey({ dataDir, kid: 'nope', clock })).rejects.toMatchObject({ code: 'unknown_kid' });
+    await expect(revokeKey({ dataDir, kid: K2, clock })).rejects.toMatchObject({ code: 'already_revoked' });
     expect(await jwksKids()).toEqual([K3]);
   });
 
   it('fails closed with an opaque 500 when the active private key is missing (no offer is signed, no path leaks)', async () => {
-    const r = await rotateKey({ dataDir, now: clock.now });
+    const r = await rotateKey({ dataDir, clock });
     rmSync(join(keysDir, `${r.kid}.jwk`));
     const res = await client.get(`${OFFER_ENDPOINT_PATH}?check_in=2027-03-01&check_out=2027-03-05&guests=2`);
     expect(res.status).toBe(500);

@@ -11,12 +11,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as reference from '@vacationrentalprotocol/vrp-verify';
 import { createHardenedFetch } from '@vrpkit/agent';
-import { toUtcSecond } from '@vrpkit/core';
+import { fixedClock, toUtcSecond } from '@vrpkit/core';
 import {
   addCalendarBlock,
   addCalendarFeed,
   initNode,
   listKeys,
+  propertyDocument,
   revokeKey,
   rotateKey,
   type ServedNode,
@@ -26,7 +27,8 @@ import {
   updateProperty,
 } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
-import { type CliRun, dayAfter, listeningEvent, nodeClient, schemaErrors, tempDir, testClock, vrpCli } from '@vrpkit/testkit/node';
+import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
+import { dayAfter, nodeClient, schemaErrors, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const DOMAIN = 'offer-cache.example';
@@ -64,12 +66,13 @@ describe.each([
   const dataDir = join(tmp.dir, `node-${workers}`);
   const propertyFile = join(tmp.dir, `property-${workers}.json`);
   const feedFile = join(tmp.dir, `feed-${workers}.ics`);
+  const property = sampleProperty(Date.now());
   let run: CliRun;
   let port: number;
   let ca: string;
 
   beforeAll(async () => {
-    writeFileSync(propertyFile, JSON.stringify(sampleProperty(Date.now())));
+    writeFileSync(propertyFile, JSON.stringify(propertyDocument(property)));
     await initNode({ domain: DOMAIN, dataDir, propertyFile });
     // The default --offer-cache-max-age (60 s): the cache is on.
     run = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', ...(workers > 1 ? ['--workers', String(workers)] : [])]);
@@ -178,9 +181,8 @@ describe.each([
     const s = stay(36, 3);
     const before = await served(queryOf(s));
     const total = envelopeOf(before[0]!).offer.price.total as number;
-    const property = JSON.parse(readFileSync(propertyFile, 'utf8')) as ReturnType<typeof sampleProperty>;
     const fee = property.fees[0]!;
-    writeFileSync(propertyFile, JSON.stringify({ ...property, fees: [{ ...fee, amount: fee.amount + 1000 }] }));
+    writeFileSync(propertyFile, JSON.stringify(propertyDocument({ ...property, fees: [{ ...fee, amount: fee.amount + 1000 }] })));
     await updateProperty({ dataDir, propertyFile });
     expectAllFresh(before, await served(queryOf(s)), (e) => expect(e.offer.price.total).toBe(total + 1000));
   });
@@ -257,12 +259,12 @@ describe('signed-offer cache on the node clock', () => {
   async function clockNode(name: string, offerCacheMaxAgeSeconds?: number, prepare?: (dataDir: string) => Promise<unknown>) {
     const clock = testClock(T0);
     const dataDir = join(tmp.dir, `clock-${name}`);
-    await initNode({ domain: DOMAIN, dataDir, now: clock.now });
+    await initNode({ domain: DOMAIN, dataDir, clock });
     await prepare?.(dataDir);
     const node = await serveNode({
       dataDir,
       dev: true,
-      now: clock.now,
+      clock,
       ...(offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds } : {}),
     });
     const client = nodeClient(DOMAIN, node.port, node.caPem!);
@@ -307,8 +309,8 @@ describe('signed-offer cache on the node clock', () => {
     const feed = join(tmp.dir, 'stale.ics');
     writeFileSync(feed, EMPTY_ICS);
     const { clock, offer } = await clockNode('stale', 3600, async (dataDir) => {
-      await addCalendarFeed({ dataDir, name: 'other-channel', file: feed, now: () => T0 });
-      await syncCalendar({ dataDir, now: () => T0 });
+      await addCalendarFeed({ dataDir, name: 'other-channel', file: feed, clock: fixedClock(T0) });
+      await syncCalendar({ dataDir, clock: fixedClock(T0) });
     });
     // Sample property: calendar_max_age_minutes 180; the feed's last success is T0.
     const staleAfter = T0 + 180 * 60_000;
@@ -346,7 +348,7 @@ describe('signed-offer cache on the node clock', () => {
   it('off (max-age 0): every request signs afresh, in exactly the shape and values of a cached response but for issuance', async () => {
     const on = await clockNode('shape');
     // The same store served a second time, with the cache off.
-    const offNode = await serveNode({ dataDir: on.dataDir, dev: true, now: on.clock.now, offerCacheMaxAgeSeconds: 0 });
+    const offNode = await serveNode({ dataDir: on.dataDir, dev: true, clock: on.clock, offerCacheMaxAgeSeconds: 0 });
     const offClient = nodeClient(DOMAIN, offNode.port, offNode.caPem!);
     started.push({
       node: offNode,

@@ -21,9 +21,9 @@ let node: ServedNode;
 let client: NodeClient;
 
 beforeAll(async () => {
-  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock.now, {
+  ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock, {
     // Nights 2027-03-10 .. 2027-03-13 are taken (a booking from another channel).
-    beforeServe: () => addCalendarBlock({ dataDir, from: '2027-03-10', to: '2027-03-14', kind: 'booking', now: clock.now }),
+    beforeServe: () => addCalendarBlock({ dataDir, from: '2027-03-10', to: '2027-03-14', kind: 'booking', clock }),
   }));
 });
 
@@ -95,7 +95,7 @@ describe('an available stay', () => {
     expect(header).toEqual({ alg: 'EdDSA', typ: 'JWT', kid: envelope.signature.kid });
   });
 
-  it('carries all twelve Core §5 payload fields and a reconciled, exact, no-add-on-fee price', async () => {
+  it('carries all twelve Core VRP v0.1 §5 payload fields and a reconciled, exact, no-add-on-fee price', async () => {
     const { envelope } = await offer(query);
     const o = envelope.offer;
     for (const f of [
@@ -212,7 +212,7 @@ describe('signed negatives name their reason', () => {
   });
 
   it('a stale calendar (a feed never synced) signs available: false with calendar_stale and reports the source', async () => {
-    await addCalendarFeed({ dataDir, name: 'other-channel', file: join(tmp.dir, 'never-synced.ics'), now: clock.now });
+    await addCalendarFeed({ dataDir, name: 'other-channel', file: join(tmp.dir, 'never-synced.ics'), clock });
     const { envelope } = await offer('check_in=2027-03-01&check_out=2027-03-05&guests=2');
     expect(schemaErrors('offer', envelope)).toEqual([]);
     expect(envelope.offer.availability).toMatchObject({

@@ -1,24 +1,16 @@
 /**
- * Price arithmetic (Core §5 reconciliation): for any rate table (base, weekend nights,
+ * Price arithmetic (Core VRP v0.1 §5 reconciliation): for any rate table (base, weekend nights,
  * non-overlapping seasons, stay-level fees) and any stay, Σ breakdown + Σ adjustments = total,
  * the signed price says so (`exact`, `reconciliation.matches_quoted_total`), and each night is
  * priced by the rule that covers it.
  */
-import {
-  addDays,
-  buildOfferPayload,
-  calendarFreshness,
-  dayNumber,
-  fromDayNumber,
-  nightsOf,
-  type PropertyDescription,
-  priceStay,
-  sampleProperty,
-  validatePropertyDescription,
-  weekdayOf,
-} from '@vrpkit/node';
+import { addDays, type PropertyDescription, sampleProperty, validatePropertyDescription } from '@vrpkit/node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { calendarFreshness } from '../src/availability.js';
+import { dayNumber, fromDayNumber, nightsOf, weekdayOf } from '../src/dates.js';
+import { buildOfferPayload } from '../src/offer.js';
+import { priceStay } from '../src/pricing.js';
 
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 const amount = fc.integer({ min: 0, max: 100_000_000 });

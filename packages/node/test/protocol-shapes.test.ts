@@ -21,7 +21,7 @@ let served: Awaited<ReturnType<typeof serveTestNode>>;
 let client: NodeClient;
 
 beforeAll(async () => {
-  served = await serveTestNode('shapes-node.example', `${tmp.dir}/node`, clock.now);
+  served = await serveTestNode('shapes-node.example', `${tmp.dir}/node`, clock);
   client = served.client;
 });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHardenedFetch, verifyReceipt } from '@vrpkit/agent';
-import { decodeJwsPayload, parseCompactJws, toUtcSecond } from '@vrpkit/core';
+import { decodeJwsPayload, fixedClock, parseCompactJws, toUtcSecond } from '@vrpkit/core';
 import { initNode, issueMcpReceipt, type OfferService, rotateKey, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, hashArguments, type OfferEnvelope, officialSchema, readMcpTransportAssertion } from '@vrpkit/protocol';
 import { Ajv } from 'ajv';
@@ -20,8 +20,8 @@ let node: ServedNode;
 let service: OfferService;
 let envelope: OfferEnvelope;
 let jwks: { keys: JWK[] };
-/** The node's clock, moved by the rotation test. */
-let clock = T0;
+/** The node's current instant (epoch ms), moved by the rotation test. */
+let t = T0;
 
 /** The node's published JWKS at its current clock, read over its real https origin. */
 async function publishedJwks(): Promise<{ keys: JWK[] }> {
@@ -36,8 +36,8 @@ async function publishedJwks(): Promise<{ keys: JWK[] }> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vrpkit-receipt-node-'));
   dataDir = join(dir, 'node');
-  await initNode({ domain: DOMAIN, dataDir, now: () => T0 });
-  node = await serveNode({ dataDir, dev: true, port: 0, now: () => clock });
+  await initNode({ domain: DOMAIN, dataDir, clock: fixedClock(T0) });
+  node = await serveNode({ dataDir, dev: true, port: 0, clock: { now: () => t } });
   service = node.service;
   const outcome = await service.getOffer(ARGS);
   if (!outcome.ok) throw new Error(`offer failed: ${outcome.error.code}`);
@@ -127,26 +127,26 @@ describe('issueMcpReceipt (node side, real key ring)', () => {
   it('both windows stay verifiable across a key rotation: the rotated key is published until they end', async () => {
     const receipt = issueMcpReceipt({ service, tool: BOUND_TOOL_NAME, arguments: ARGS, envelope });
     const oldKid = envelope.signature.kid;
-    await rotateKey({ dataDir, now: () => T0 });
+    await rotateKey({ dataDir, clock: fixedClock(T0) });
     const windowEnd = Math.max(...receipt.attestations.map((a) => Date.parse(a.valid_until as string)));
     try {
-      clock = windowEnd; // inclusive bound: still inside both windows
+      t = windowEnd; // inclusive bound: still inside both windows
       const atEnd = await publishedJwks();
       expect(atEnd.keys.map((k) => k.kid)).toContain(oldKid);
-      const r = await verifyReceipt(receipt, { resolveJwks: () => atEnd, now: clock });
+      const r = await verifyReceipt(receipt, { resolveJwks: () => atEnd, now: t });
       expect(r.attestations.map((a) => [a.status, a.kid])).toEqual([
         ['verified', oldKid],
         ['verified', oldKid],
       ]);
-      clock = windowEnd + 1000; // both windows over, and the rotated key has left the JWKS
+      t = windowEnd + 1000; // both windows over, and the rotated key has left the JWKS
       const after = await publishedJwks();
       expect(after.keys.map((k) => k.kid)).not.toContain(oldKid);
-      expect((await verifyReceipt(receipt, { resolveJwks: () => after, now: clock })).fully_verified).toBe(false);
+      expect((await verifyReceipt(receipt, { resolveJwks: () => after, now: t })).fully_verified).toBe(false);
       // The node now signs transport assertions with the new key.
       const fresh = issueMcpReceipt({ service, tool: BOUND_TOOL_NAME, arguments: ARGS, envelope });
       expect(transportAssertion(fresh).header.kid).not.toBe(oldKid);
     } finally {
-      clock = T0;
+      t = T0;
     }
   });
 

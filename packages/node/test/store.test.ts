@@ -5,12 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { initNode, jwksAt, NodeStore, type ServedNode, type StoreTarget, sampleProperty, serveNode } from '@vrpkit/node';
+import { fixedClock } from '@vrpkit/core';
+import { initNode, NodeStore, type ServedNode, type StoreTarget, sampleProperty, serveNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { nodeClient, tempDir } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { jwksAt } from '../src/keys.js';
 
 const PG_URL = testPgUrl('node store', 'the PostgreSQL cases (the SQLite cases run)');
 
@@ -152,13 +154,13 @@ describe.skipIf(!PG_URL)('a whole node on PostgreSQL', () => {
     const schema = pgSchema();
     const url = `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}schema=${schema}`;
     const dataDir = join(tmp.dir, 'pg-node');
-    const r = await initNode({ domain: 'pg-node.example', dataDir, databaseUrl: url, now: () => T0 });
+    const r = await initNode({ domain: 'pg-node.example', dataDir, databaseUrl: url, clock: fixedClock(T0) });
     expect(r.store).toBe('postgres');
     await expect(initNode({ domain: 'pg-node.example', dataDir: join(tmp.dir, 'pg-node-2'), databaseUrl: url })).rejects.toMatchObject({
       code: 'store_not_empty',
     });
     await expect(serveNode({ dataDir, dev: true })).rejects.toMatchObject({ code: 'database_url_required' });
-    node = await serveNode({ dataDir, dev: true, databaseUrl: url, now: () => T0 });
+    node = await serveNode({ dataDir, dev: true, databaseUrl: url, clock: fixedClock(T0) });
     const client = nodeClient('pg-node.example', node.port, node.caPem!);
     const res = await client.get(`${OFFER_ENDPOINT_PATH}?check_in=2027-03-01&check_out=2027-03-05&guests=2`);
     await client.close();

@@ -1,5 +1,5 @@
 /**
- * The node's tool surfaces on the wire (Node Tool Binding §3–§6), against a real node
+ * The node's tool surfaces on the wire (Node Tool Binding v0.1 §3–§6), against a real node
  * (`serveNode`, dev CA, https on 127.0.0.1 reached as https://{domain}). The requests here are
  * raw protocol messages so the node's exact answers are asserted; the official SDK clients
  * and Chromium drive the same node in packages/agent/test/surfaces.test.ts.

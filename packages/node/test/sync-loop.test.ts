@@ -74,9 +74,9 @@ describe('background calendar sync', () => {
     const dataDir = join(tmp.dir, 'node');
     const feedFile = join(tmp.dir, 'other-channel.ics');
     writeFileSync(feedFile, ics([['20270301', '20270303']]));
-    await initNode({ domain: DOMAIN, dataDir, now: clock.now });
-    await addCalendarFeed({ dataDir, name: 'other', file: feedFile, now: clock.now });
-    node = await serveNode({ dataDir, dev: true, now: clock.now, syncIntervalMs: 300 });
+    await initNode({ domain: DOMAIN, dataDir, clock });
+    await addCalendarFeed({ dataDir, name: 'other', file: feedFile, clock });
+    node = await serveNode({ dataDir, dev: true, clock, syncIntervalMs: 300 });
     client = nodeClient(DOMAIN, node.port, node.caPem!);
     const c = client;
     const offer = async () =>
@@ -100,13 +100,13 @@ describe('background calendar sync', () => {
 
   it('a failing feed is retried with backoff while a healthy feed waits its interval', async () => {
     const dataDir = join(tmp.dir, 'backoff');
-    await initNode({ domain: DOMAIN, dataDir, now: clock.now });
+    await initNode({ domain: DOMAIN, dataDir, clock });
     const good = join(tmp.dir, 'good.ics');
     const gone = join(tmp.dir, 'gone.ics');
     writeFileSync(good, ics([]));
     writeFileSync(gone, ics([]));
-    await addCalendarFeed({ dataDir, name: 'good', file: good, now: clock.now });
-    await addCalendarFeed({ dataDir, name: 'gone', file: gone, now: clock.now });
+    await addCalendarFeed({ dataDir, name: 'good', file: good, clock });
+    await addCalendarFeed({ dataDir, name: 'gone', file: gone, clock });
     rmSync(gone);
 
     const store = await NodeStore.open(storeTargetFor(dataDir));
@@ -114,7 +114,7 @@ describe('background calendar sync', () => {
     const interval = 4000;
     const sync = startCalendarSync(store, {
       intervalMs: interval,
-      now: clock.now,
+      clock,
       random: () => 0,
       onResult: (r) => seen.push({ at: Date.now(), r }),
     });
@@ -138,21 +138,21 @@ describe('background calendar sync', () => {
 
   it('a feed sync failure names the file it could not read', async () => {
     const dataDir = join(tmp.dir, 'names');
-    await initNode({ domain: DOMAIN, dataDir, now: clock.now });
+    await initNode({ domain: DOMAIN, dataDir, clock });
     const file = join(tmp.dir, 'moved-away.ics');
     writeFileSync(file, ics([]));
-    await addCalendarFeed({ dataDir, name: 'moved', file, now: clock.now });
+    await addCalendarFeed({ dataDir, name: 'moved', file, clock });
     rmSync(file);
-    const [r] = await syncCalendar({ dataDir, now: clock.now });
+    const [r] = await syncCalendar({ dataDir, clock });
     expect(r).toMatchObject({ name: 'moved', ok: false, error: { code: 'feed_unreadable' } });
     expect(r!.error!.message).toBe(`cannot read ${file}: ENOENT`);
   });
 
   it('a feed URL failure names the URL without its query, where a private calendar token lives', async () => {
     const dataDir = join(tmp.dir, 'names-url');
-    await initNode({ domain: DOMAIN, dataDir, now: clock.now });
-    await addCalendarFeed({ dataDir, name: 'channel', url: 'https://127.0.0.1:1/export/cal.ics?s=SECRET-TOKEN', now: clock.now });
-    const [r] = await syncCalendar({ dataDir, now: clock.now, timeoutMs: 2000 });
+    await initNode({ domain: DOMAIN, dataDir, clock });
+    await addCalendarFeed({ dataDir, name: 'channel', url: 'https://127.0.0.1:1/export/cal.ics?s=SECRET-TOKEN', clock });
+    const [r] = await syncCalendar({ dataDir, clock, timeoutMs: 2000 });
     expect(r).toMatchObject({ ok: false, error: { code: 'feed_unreachable' } });
     expect(r!.error!.message).toMatch(/^https:\/\/127\.0\.0\.1:1\/export\/cal\.ics: cannot fetch the feed: ECONNREFUSED/);
     expect(JSON.stringify(r)).not.toContain('SECRET');

@@ -1,9 +1,11 @@
 /**
- * CLI runner: the real `vrp` command from source, in a child process as a user runs it, or its
- * `main` in this process with stdout and stderr captured.
+ * CLI runner: the real `vrp` command from source, in a child process as a user runs it (to its
+ * exit, or long-running as `vrp node serve` with its listening event), or its `main` in this
+ * process with stdout and stderr captured.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { main } from '@vrpkit/cli';
 import { vi } from 'vitest';
@@ -49,4 +51,39 @@ export async function runVrpInProcess(args: string[]): Promise<VrpRun> {
     e.mockRestore();
     process.exitCode = undefined;
   }
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  /** Everything written to stderr so far. */
+  stderr(): string;
+  /** The exit code; 'close' waits for every holder of the stdio pipes, the inherited workers included. */
+  exited: Promise<number | null>;
+}
+
+/** `vrp …` from source as a long-running child process (`vrp node serve`), with stderr collected and its exit awaited. */
+export function vrpCli(args: string[]): CliRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', bin, ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c) => (stderr += c));
+  const exited = new Promise<number | null>((done) => child.on('close', done));
+  return { child, stderr: () => stderr, exited };
+}
+
+/** The first stdout line of `vrp node serve --json` (the listening event), as the CLI documents it. */
+export interface ListeningEvent {
+  event: string;
+  origin: string;
+  port: number;
+  ca: string;
+  workers?: number;
+  worker_pids?: number[];
+}
+
+/** Read the listening event from a running `vrp node serve --json`. */
+export async function listeningEvent(run: CliRun): Promise<ListeningEvent> {
+  return JSON.parse((await createInterface({ input: run.child.stdout! })[Symbol.asyncIterator]().next()).value as string);
 }

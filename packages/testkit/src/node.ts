@@ -3,12 +3,10 @@
  * client that reaches `https://{domain}` on a loopback port with the dev CA (curl
  * `--connect-to` + `--cacert`, test-only), and ajv validators for the official schemas.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { Clock } from '@vrpkit/core';
 import { initNode, type ServedNode, type ServeNodeOptions, serveNode } from '@vrpkit/node';
 import { type OfficialSchemaName, officialSchema } from '@vrpkit/protocol';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -20,7 +18,7 @@ export function tempDir(prefix: string): { dir: string; cleanup(): void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** A clock the test moves by hand (the node reads it through `now`). */
+/** A clock the test moves by hand: a `Clock` (the node reads it through `now()`) with `set` and `advance`. */
 export function testClock(start: string | number) {
   let t = typeof start === 'number' ? start : Date.parse(start);
   return {
@@ -65,12 +63,12 @@ export function nodeClient(domain: string, port: number, caPem: string): NodeCli
 export async function serveTestNode(
   domain: string,
   dataDir: string,
-  now: () => number,
+  clock: Clock,
   opts: { beforeServe?: () => Promise<unknown> } & Pick<ServeNodeOptions, 'onError'> = {},
 ): Promise<{ node: ServedNode; client: NodeClient }> {
-  await initNode({ domain, dataDir, now });
+  await initNode({ domain, dataDir, clock });
   await opts.beforeServe?.();
-  const node = await serveNode({ dataDir, dev: true, now, ...(opts.onError ? { onError: opts.onError } : {}) });
+  const node = await serveNode({ dataDir, dev: true, clock, ...(opts.onError ? { onError: opts.onError } : {}) });
   return { node, client: nodeClient(domain, node.port, node.caPem!) };
 }
 
@@ -94,41 +92,4 @@ export function schemaErrors(name: OfficialSchemaName, doc: unknown): unknown[] 
 /** YYYY-MM-DD `days` after the instant `from` (UTC). */
 export function dayAfter(from: number, days: number): string {
   return new Date(from + days * 86_400_000).toISOString().slice(0, 10);
-}
-
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const BIN = join(ROOT, 'packages/cli/src/bin.ts');
-
-export interface CliRun {
-  child: ChildProcess;
-  /** Everything written to stderr so far. */
-  stderr(): string;
-  /** The exit code; 'close' waits for every holder of the stdio pipes, the inherited workers included. */
-  exited: Promise<number | null>;
-}
-
-/** `vrp …` from source as a child process, with stderr collected and its exit awaited. */
-export function vrpCli(args: string[]): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', BIN, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (c) => (stderr += c));
-  const exited = new Promise<number | null>((done) => child.on('close', done));
-  return { child, stderr: () => stderr, exited };
-}
-
-/** The first stdout line of `vrp node serve --json` (the listening event), as the CLI documents it. */
-export interface ListeningEvent {
-  event: string;
-  origin: string;
-  port: number;
-  ca: string;
-  workers?: number;
-  worker_pids?: number[];
-}
-
-export async function listeningEvent(run: CliRun): Promise<ListeningEvent> {
-  return JSON.parse((await createInterface({ input: run.child.stdout! })[Symbol.asyncIterator]().next()).value as string);
 }

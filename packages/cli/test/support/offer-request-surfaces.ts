@@ -62,8 +62,14 @@ export async function startRequestSurfaces(domain: string, nowIso: string): Prom
   const dir = mkdtempSync(join(tmpdir(), 'vrpkit-request-surfaces-'));
   const now = Date.parse(nowIso);
   const internalErrors: unknown[] = [];
-  await initNode({ domain, dataDir: join(dir, 'node'), now: () => now });
-  const node = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, now: () => now, onError: (e) => internalErrors.push(e) });
+  await initNode({ domain, dataDir: join(dir, 'node'), clock: { now: () => now } });
+  const node = await serveNode({
+    dataDir: join(dir, 'node'),
+    dev: true,
+    port: 0,
+    clock: { now: () => now },
+    onError: (e) => internalErrors.push(e),
+  });
   const origin = `https://${domain}`;
   const connectTo = `${domain}:443:127.0.0.1:${node.port}`;
   const fetch: HardenedFetch = createHardenedFetch({ connectTo: [connectTo], ca: node.caPem as string });

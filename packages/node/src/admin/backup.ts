@@ -149,7 +149,7 @@ async function collectArchiveFiles(dataDir: string, store: 'sqlite' | 'postgres'
 /** Write one encrypted backup of the node in `o.dataDir` to `o.out` (mode 0600, replaced atomically). */
 export async function backupNode(o: BackupNodeOptions): Promise<BackupNodeResult> {
   assertPassphrase(o.passphrase);
-  const now = (o.now ?? systemClock.now)();
+  const now = (o.clock ?? systemClock).now();
   const cfg = readNodeConfig(o.dataDir);
   const archive: Archive = {
     format: FORMAT,

@@ -34,13 +34,13 @@ export async function addCalendarFeed(
   if (!!o.url === !!o.file) throw new NodeError('invalid_feed_source', 'give exactly one of --url or --file');
   if (o.url) assertFeedUrl(o.url);
   const feed = { name: o.name, url: o.url ?? null, file: o.file ? feedFilePath(o.file) : null };
-  await withNodeStore(o, (store) => store.addFeed(feed, (o.now ?? systemClock.now)()));
+  await withNodeStore(o, (store) => store.addFeed(feed, (o.clock ?? systemClock).now()));
   return feed;
 }
 
 /** `vrp node calendar sync` */
 export function syncCalendar(o: NodeStoreOptions & FeedFetchOptions): Promise<FeedSyncResult[]> {
-  return withNodeStore(o, (store) => syncFeeds(store, (o.now ?? systemClock.now)(), o));
+  return withNodeStore(o, (store) => syncFeeds(store, (o.clock ?? systemClock).now(), o));
 }
 
 /** `vrp node calendar block`: a host block or a booking taken elsewhere, nights `[from, to)`. */
@@ -53,7 +53,7 @@ export async function addCalendarBlock(o: NodeStoreOptions & { from: string; to:
     return store.addBlock(
       p.property_id,
       { start_date: o.from, end_date: o.to, kind: o.kind ?? 'block', note: o.note ?? null },
-      (o.now ?? systemClock.now)(),
+      (o.clock ?? systemClock).now(),
     );
   });
 }

@@ -16,7 +16,7 @@ import { postgresTarget, type StoreTarget } from '../store/db.js';
 import { NodeStore } from '../store/store.js';
 import type { NodeStoreOptions } from './store.js';
 
-/** Core §2 `canonical_domain`: a lowercase DNS name with at least two labels, no scheme, port or trailing dot. */
+/** Core VRP v0.1 §2 `canonical_domain`: a lowercase DNS name with at least two labels, no scheme, port or trailing dot. */
 const DOMAIN_RE = /^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 export function assertCanonicalDomain(domain: string): void {
@@ -55,7 +55,7 @@ function onNodeDomain(url: string, domain: string): boolean {
   return host === domain || host.endsWith(`.${domain}`);
 }
 
-/** Core §5: `property.url` is signed into every offer; like the booking URL it must be on the node's domain. */
+/** Core VRP v0.1 §5: `property.url` is signed into every offer; like the booking URL it must be on the node's domain. */
 export function assertUrlOnDomain(property: PropertyDescription, domain: string, file: string): void {
   if (property.url && !onNodeDomain(property.url, domain)) {
     throw new InvalidPropertyError(file, 'url', `must be on ${domain} or a subdomain of it`);
@@ -63,7 +63,7 @@ export function assertUrlOnDomain(property: PropertyDescription, domain: string,
 }
 
 export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
-  const now = (o.now ?? systemClock.now)();
+  const now = (o.clock ?? systemClock).now();
   assertCanonicalDomain(o.domain);
   const dataDir = resolve(o.dataDir);
   assertDataDirNotFile(o.dataDir);

@@ -1,4 +1,4 @@
-/** `vrp node keys …`: list, rotate and revoke the signing keys of a node's data directory (Core §3.1). */
+/** `vrp node keys …`: list, rotate and revoke the signing keys of a node's data directory (Core VRP v0.1 §3.1). */
 import { systemClock } from '@vrpkit/core';
 import { nodePaths } from '../datadir.js';
 import { NodeError } from '../errors.js';
@@ -12,9 +12,9 @@ async function keyRingContext(store: NodeStore, o: NodeStoreOptions) {
   return {
     domain: info.canonical_domain,
     keysDir: nodePaths(o.dataDir).keys,
-    // A retired key must outlive every offer it signed: rotation time + offer lifetime (Core §3.1).
+    // A retired key must outlive every offer it signed: rotation time + offer lifetime (Core VRP v0.1 §3.1).
     retentionMs: property.offer_lifetime_minutes * 60_000,
-    now: (o.now ?? systemClock.now)(),
+    now: (o.clock ?? systemClock).now(),
   };
 }
 
@@ -34,7 +34,7 @@ export interface KeyListing {
 /** `vrp node keys list` */
 export function listKeys(o: NodeStoreOptions): Promise<KeyListing[]> {
   return withNodeStore(o, async (store) => {
-    const now = (o.now ?? systemClock.now)();
+    const now = (o.clock ?? systemClock).now();
     return (await store.keys()).map((k) => {
       const { public_jwk: _public, ...rest } = k;
       return { ...rest, status: keyStateAt(k, now), published: isPublished(k, now) };
@@ -42,7 +42,7 @@ export function listKeys(o: NodeStoreOptions): Promise<KeyListing[]> {
   });
 }
 
-/** Longest `--publish-ahead`: a day is far beyond any JWKS cache lifetime (Core §3.1 caches for minutes). */
+/** Longest `--publish-ahead`: a day is far beyond any JWKS cache lifetime (Core VRP v0.1 §3.1 caches for minutes). */
 export const MAX_PUBLISH_AHEAD_SECONDS = 86_400;
 
 /**

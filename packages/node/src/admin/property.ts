@@ -13,7 +13,7 @@ export function updateProperty(o: NodeStoreOptions & { propertyFile: string }) {
   return withNodeStore(o, async (store) => {
     const info = await store.nodeInfo();
     assertUrlOnDomain(property, info.canonical_domain, o.propertyFile);
-    await store.putProperty(property, (o.now ?? systemClock.now)());
+    await store.putProperty(property, (o.clock ?? systemClock).now());
     return { canonical_domain: info.canonical_domain, property_id: property.property_id };
   });
 }

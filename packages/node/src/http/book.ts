@@ -1,5 +1,5 @@
 /**
- * The booking landing page `/book` (Core §5.1): it re-quotes live and fails closed. It never
+ * The booking landing page `/book` (Core VRP v0.1 §5.1): it re-quotes live and fails closed. It never
  * honours the `offer` parameter's old price: it shows the terms of a fresh signed offer for
  * the same stay, or says the stay is no longer available.
  */
@@ -8,7 +8,7 @@ import { offerQuery } from '../request.js';
 import type { OfferOutcome, OfferService } from '../service.js';
 import { escapeHtml as esc } from '../surfaces/page.js';
 
-/** Core §5.1: the booking link's own parameter next to the §4 request; read and ignored (the page always re-quotes). */
+/** Core VRP v0.1 §5.1: the booking link's own parameter next to the §4 request; read and ignored (the page always re-quotes). */
 const OFFER_REFERENCE_PARAMETER = 'offer';
 
 function money(amount: number, currency: string, digits: number): string {

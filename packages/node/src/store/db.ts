@@ -5,7 +5,7 @@ import { NodeError } from '../errors.js';
 import { nodeMigrationProvider } from './migrations.js';
 import type { NodeDatabase } from './schema.js';
 
-/** Where a node's store lives: an SQLite file (embedded default) or a PostgreSQL schema (scale-out, DESIGN §4). */
+/** Where a node's store lives: an SQLite file (embedded default) or a PostgreSQL schema (scale-out). */
 export type PostgresTarget = { kind: 'postgres'; url: string; schema: string };
 export type StoreTarget = { kind: 'sqlite'; file: string } | PostgresTarget;
 

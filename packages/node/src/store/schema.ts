@@ -1,6 +1,6 @@
 /**
  * The node store's tables (Kysely types). Portable by construction so one set of migrations
- * and queries serves SQLite and PostgreSQL (DESIGN §4): text dates (`YYYY-MM-DD`), text
+ * and queries serves SQLite and PostgreSQL: text dates (`YYYY-MM-DD`), text
  * instants (RFC 3339 with milliseconds, which sort lexicographically), 32-bit integers for
  * minor-unit amounts, no booleans, no auto-increment.
  */
@@ -79,7 +79,7 @@ export interface SigningKeyTable {
   activates_at: string;
   /** When the key stopped (or stops) signing: the next key's `activates_at`. */
   retired_at: string | null;
-  /** A retired key stays in the JWKS until this instant: rotation time + offer lifetime (Core §3.1). */
+  /** A retired key stays in the JWKS until this instant: rotation time + offer lifetime (Core VRP v0.1 §3.1). */
   retain_until: string | null;
   revoked_at: string | null;
 }

@@ -313,7 +313,7 @@ export class NodeStore {
    * Make `next` the active key from `activatesAt` on (by default at once; later when it is
    * published ahead). Every key still signing at `activatesAt` (the active key, or a key
    * retiring later than that) is retired then, published until `retainUntil` (rotation is
-   * additive, Core §3.1). One transaction, so at any instant exactly one key signs.
+   * additive, Core VRP v0.1 §3.1). One transaction, so at any instant exactly one key signs.
    */
   async activateKey(next: { kid: string; public_jwk: string }, retainUntil: number, now: number, activatesAt = now): Promise<string[]> {
     return this.write(async (tx) => {

@@ -1,5 +1,5 @@
 /**
- * A2A surface (Node Tool Binding §3–§6) with `@a2a-js/sdk` 1.3 (A2A protocol 1.0) and the 0.3
+ * A2A surface (Node Tool Binding v0.1 §3–§6) with `@a2a-js/sdk` 1.3 (A2A protocol 1.0) and the 0.3
  * legacy binding. The SDK ships Express handlers only; this mirrors what its `jsonRpcHandler`
  * and `agentCardHandler` do (dist/server/express) on the node's Hono app, with the SDK's own
  * `JsonRpcTransportHandler` / `LegacyJsonRpcTransportHandler` doing the JSON-RPC work.
@@ -38,6 +38,7 @@ import {
   UnauthenticatedUser,
   validateVersion,
 } from '@a2a-js/sdk/server';
+import { isRecord } from '@vrpkit/core';
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import type { OfferService } from '../service.js';
@@ -141,10 +142,10 @@ function offerArguments(message: Message): { ok: true; args: Record<string, unkn
     return { ok: false, message: `expected exactly one data part {check_in, check_out, guests}, got ${data.length}` };
   }
   const value = data[0]?.content?.$case === 'data' ? data[0].content.value : undefined;
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isRecord(value)) {
     return { ok: false, message: 'the data part must be a JSON object {check_in, check_out, guests}' };
   }
-  return { ok: true, args: value as Record<string, unknown> };
+  return { ok: true, args: value };
 }
 
 class OfferExecutor implements AgentExecutor {
@@ -190,7 +191,7 @@ class OfferExecutor implements AgentExecutor {
 
 /**
  * Tasks live only as long as the request that produced them. The offer capability is one call
- * and one answer (Node Tool Binding §5: the reply, or a failed task with the reason, comes back
+ * and one answer (Node Tool Binding v0.1 §5: the reply, or a failed task with the reason, comes back
  * inline) and this surface has no caller identity, so a task kept past its request would be
  * readable by every other caller through `GetTask` / `ListTasks`. Keyed by the request's
  * `ServerCallContext` (one per HTTP request): the SDK's result manager can merge a task's events
@@ -248,9 +249,8 @@ export function mountA2a(app: Hono, service: OfferService): void {
       if (read.refusal === 'json_too_deep') return jsonTooDeepResponse(read.value, 200);
       return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
     }
-    if (!read.value || typeof read.value !== 'object' || Array.isArray(read.value))
-      return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
-    const body = read.value as Record<string, unknown>;
+    const body = read.value;
+    if (!isRecord(body)) return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
     try {
       const context: ServerCallContext = defaultServerCallContextBuilder({
         extensions: Extensions.parseServiceParameter(c.req.header(HTTP_EXTENSION_HEADER)),

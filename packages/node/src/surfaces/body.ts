@@ -1,4 +1,4 @@
-import { readStreamCapped } from '@vrpkit/core';
+import { isRecord, readStreamCapped } from '@vrpkit/core';
 import type { Context } from 'hono';
 
 /**
@@ -79,7 +79,7 @@ export function jsonRpcErrorResponse(
  * §5.1, -32602) with the stable code `json_too_deep`, under the request's id when it has one.
  */
 export function jsonTooDeepResponse(request: unknown, status: number): Response {
-  const id = request && typeof request === 'object' && !Array.isArray(request) ? (request as { id?: unknown }).id : null;
+  const id = isRecord(request) ? request.id : null;
   return jsonRpcErrorResponse(
     id,
     {

@@ -12,7 +12,7 @@ export { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, offerToolDescription } from '
 export { WEBMCP_SCRIPT_PATH } from './webmcp-script.js';
 
 /**
- * Mount the tool surfaces (MCP, A2A, WebMCP page) on the node's app. Node Tool Binding §3–§6:
+ * Mount the tool surfaces (MCP, A2A, WebMCP page) on the node's app. Node Tool Binding v0.1 §3–§6:
  * one offer service, thin adapters, all on the canonical domain.
  */
 export function mountSurfaces(app: Hono, service: OfferService): void {

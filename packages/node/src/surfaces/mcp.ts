@@ -1,5 +1,5 @@
 /**
- * MCP surface (Node Tool Binding §3–§5): Streamable HTTP at `/mcp`, stateless, with the
+ * MCP surface (Node Tool Binding v0.1 §3–§5): Streamable HTTP at `/mcp`, stateless, with the
  * official SDK. A stateless transport cannot be reused across requests, so every POST gets a
  * fresh low-level `Server` and transport; the tool list is built once per mount.
  *
@@ -19,6 +19,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { isRecord } from '@vrpkit/core';
 import { MCP_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
@@ -69,11 +70,11 @@ export async function callOfferTool(service: OfferService, args: Record<string, 
  */
 function toolCallArguments(body: unknown): Map<unknown, unknown> {
   const sent = new Map<unknown, unknown>();
-  for (const message of (Array.isArray(body) ? body : [body]) as { method?: unknown; id?: unknown; params?: unknown }[]) {
-    if (typeof message !== 'object' || message === null || message.method !== 'tools/call') continue;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!isRecord(message) || message.method !== 'tools/call') continue;
     const { params } = message;
-    if (typeof params === 'object' && params !== null && Object.hasOwn(params, 'arguments')) {
-      sent.set(message.id, (params as { arguments: unknown }).arguments);
+    if (isRecord(params) && Object.hasOwn(params, 'arguments')) {
+      sent.set(message.id, params.arguments);
     }
   }
   return sent;

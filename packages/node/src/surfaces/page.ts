@@ -1,5 +1,5 @@
 /**
- * WebMCP surface (Node Tool Binding §3–§6): the node's property page `/`, a real page a guest
+ * WebMCP surface (Node Tool Binding v0.1 §3–§6): the node's property page `/`, a real page a guest
  * uses — name, description, rates, an availability calendar, a quote form on the offer
  * endpoint and the booking button to the signed `direct_booking_url` — that also registers
  * `get_verified_stay_offer` with the browser's model context (see webmcp-script.ts).

@@ -4,7 +4,7 @@
  * server embedded in the page (`#vrp-tool`, built from tool.ts so every surface says the same
  * thing), then:
  *  - registers `get_verified_stay_offer` ONCE through `document.modelContext ??
- *    navigator.modelContext` when the browser has it (Node Tool Binding §3, §11 duplicate
+ *    navigator.modelContext` when the browser has it (Node Tool Binding v0.1 §3, §11 duplicate
  *    registration); `execute(input)` POSTs the input, as the JSON it is, to the node's
  *    same-origin tool-call path and returns the envelope unmodified (§5), or rejects with the
  *    node's `error[code]: message` for a refused request;
@@ -17,7 +17,7 @@
  */
 export const WEBMCP_SCRIPT_PATH = '/webmcp.js';
 
-export const WEBMCP_SCRIPT = `// vrpkit property page: quote form + WebMCP tool (Node Tool Binding §3-§6)
+export const WEBMCP_SCRIPT = `// vrpkit property page: quote form + WebMCP tool (Node Tool Binding v0.1 §3-§6)
 const tool = JSON.parse(document.getElementById('vrp-tool').textContent);
 
 // The node answers the signed envelope, byte for byte as signed, or {error: {code, message}}.
@@ -30,7 +30,7 @@ async function answer(res) {
   return body;
 }
 
-// Node Tool Binding §4: the input object goes to the node as it is; the node's request parser decides.
+// Node Tool Binding v0.1 §4: the input object goes to the node as it is; the node's request parser decides.
 async function callTool(input) {
   const res = await fetch(tool.call, {
     method: 'POST',
