@@ -160,9 +160,14 @@ function dependencyRuleViolations(packages: PackageFacts[]): string[] {
     }
     for (const used of srcImports)
       if (!(used in declared)) out.push(`${p.name}: src imports ${used} but package.json does not list it in dependencies`);
+    // A dependency may also be there to satisfy a peer of a VRP package its src imports (the MCP SDK
+    // that @vrpkit/gate/proxy loads is an optional peer of gate, installed by the CLI that runs it).
+    const peersOfImported = new Set(
+      [...srcImports].flatMap((used) => Object.keys(byName.get(used.slice(SCOPE.length))?.manifest.peerDependencies ?? {})),
+    );
     for (const dep of Object.keys(p.manifest.dependencies ?? {})) {
       if (dep === `${SCOPE}${TESTKIT}`) out.push(`${p.name}: lists @vrpkit/testkit in dependencies (devDependencies only)`);
-      else if (!srcImports.has(dep))
+      else if (!srcImports.has(dep) && !peersOfImported.has(dep))
         out.push(`${p.name}: dependency ${dep} is not imported by src (a dependency only the tests use is a devDependency)`);
     }
   }

@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import { isVrpError } from '@vrpkit/core';
 import { addDays, initNode, localDate, serveNode } from '@vrpkit/node';
 import { AGENT_CARD_PATH, DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import type { Command } from 'commander';
@@ -14,16 +15,27 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description('run a sample VRP node (created on first run under .vrp-demo/) in dev mode, with ready-to-paste commands')
     .option('--dir <dir>', 'demo data directory', '.vrp-demo')
-    .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
+    .option('--port <port>', 'port to listen on (default: the port of the last run, else an ephemeral one; 0 = ephemeral)', port)
     .option('--quiet', 'do not log requests')
-    .action(async (o: { dir: string; port: number; quiet?: boolean }) => {
+    .action(async (o: { dir: string; port?: number; quiet?: boolean }) => {
       try {
         const dataDir = resolve(o.dir);
         if (!existsSync(join(dataDir, 'node.json'))) {
           const r = await initNode({ domain: DEMO_DOMAIN, dataDir });
           process.stdout.write(`created a sample node for ${r.canonical_domain} in ${o.dir}/ (signing key ${r.kid})\n`);
         }
-        const served = await serveNode({ dataDir, port: o.port, dev: true, ...(o.quiet ? {} : { log: requestLogger(false) }) });
+        // The demo keeps its port across runs, so the commands it printed last time still work.
+        const portFile = join(dataDir, 'demo-port');
+        const remembered = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0;
+        const options = { dataDir, dev: true, ...(o.quiet ? {} : { log: requestLogger(false) }) };
+        const served = await serveNode({ ...options, port: o.port ?? remembered }).catch((e: unknown) => {
+          if (o.port !== undefined || !remembered || !isVrpError(e) || e.code !== 'listen_failed') throw e;
+          process.stderr.write(`port ${remembered} of the last run is taken; listening on another one\n`);
+          return serveNode({ ...options, port: 0 });
+        });
+        writeFileSync(portFile, `${served.port}\n`);
+        // Listen for Ctrl-C before saying it stops the node.
+        const stopped = serveUntilSignal(served);
         const { connectTo, curl } = reachHints(served);
         const ca = relative(process.cwd(), served.caFile!) || served.caFile!;
         // Pick the first stay the sample calendar can actually sell, so the commands show a quoteable offer.
@@ -63,7 +75,7 @@ export function registerDemoCommand(program: Command): void {
             '',
           ].join('\n'),
         );
-        await serveUntilSignal(served);
+        await stopped;
       } catch (e) {
         process.exitCode = reportError(e, false);
       }
