@@ -5,6 +5,7 @@
  * @vacationrentalprotocol/vrp-verify, and the JWS payload is byte-identical to `offer` in
  * the response body.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Jwks, quoteChecks, safeToQuote, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
 import { addCalendarBlock, addCalendarFeed, type ServedNode } from '@vrpkit/node';
@@ -212,7 +213,10 @@ describe('signed negatives name their reason', () => {
   });
 
   it('a stale calendar (a feed never synced) signs available: false with calendar_stale and reports the source', async () => {
-    await addCalendarFeed({ dataDir, name: 'other-channel', file: join(tmp.dir, 'never-synced.ics'), clock });
+    // The file exists (add-feed refuses a missing one) but is never synced.
+    const feed = join(tmp.dir, 'never-synced.ics');
+    writeFileSync(feed, '');
+    await addCalendarFeed({ dataDir, name: 'other-channel', file: feed, clock });
     const { envelope } = await offer('check_in=2027-03-01&check_out=2027-03-05&guests=2');
     expect(schemaErrors('offer', envelope)).toEqual([]);
     expect(envelope.offer.availability).toMatchObject({
