@@ -245,7 +245,7 @@ export function registerVerifyCommands(program: Command): void {
   program
     .command('verify')
     .usage(
-      'https://DOMAIN --check-in D --check-out D --guests N [--json] [--connect-to H:443:ADDR:PORT] [--cacert FILE] [--now ISO]\n       vrp verify offer --envelope FILE --jwks FILE [--now ISO] [--json]',
+      'https://DOMAIN --check-in D --check-out D --guests N [--via http|mcp|a2a|webmcp|all] [--json] [--connect-to H:443:ADDR:PORT] [--cacert FILE] [--now ISO]\n       vrp verify offer --envelope FILE --jwks FILE [--now ISO] [--json]',
     )
     .description(
       "verify a VRP node's signed offer (discovery → JWKS → offer → safe-to-quote), or with `offer` a saved envelope offline.\n" +
