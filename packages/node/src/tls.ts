@@ -1,5 +1,5 @@
 /**
- * Dev TLS (DESIGN §3 "dev equals prod, minus the CA"): a local CA generated once and a server
+ * Dev TLS (dev equals production except for the CA): a local CA generated once and a server
  * certificate for the node's domain and its subdomains, made with @peculiar/x509. Clients
  * reach the node like curl `--connect-to DOMAIN:443:127.0.0.1:PORT --cacert <dataDir>/tls/ca.pem`.
  */

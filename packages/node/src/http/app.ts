@@ -1,5 +1,5 @@
 /**
- * One Hono app per node (DESIGN §3): the well-known documents, the verified stay offer
+ * One Hono app per node: the well-known documents, the verified stay offer
  * endpoint and the booking page; the tool surfaces (MCP, A2A, WebMCP page) are mounted by
  * `mountSurfaces` on the same app, so every surface shares the one offer service.
  */
