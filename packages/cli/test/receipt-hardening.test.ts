@@ -4,17 +4,15 @@
  */
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createHardenedFetch } from '@vrpkit/agent';
-import { initNode, issueServerCertificate, type ServedNode, serveNode } from '@vrpkit/node';
+import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, JWKS_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
+import { serveSurface } from '@vrpkit/testkit/surfaces';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -68,24 +66,11 @@ beforeAll(async () => {
 
     // A domain that republishes the node's key set, with a certificate from the node's dev CA.
     const ca = { certPem: node.caPem!, keyPem: readFileSync(join(tmp, 'node', 'tls', 'ca-key.pem'), 'utf8') };
-    const cert = await issueServerCertificate(ca, [MIRROR]);
-    const app = new Hono().get(JWKS_PATH, (c) => c.body(jwks, 200, { 'content-type': 'application/json' }));
-    const server = serve({
-      fetch: app.fetch,
-      port: 0,
-      hostname: '127.0.0.1',
-      createServer,
-      serverOptions: { key: cert.keyPem, cert: cert.certPem },
-    });
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-    mirror = {
-      connectTo: `${MIRROR}:443:127.0.0.1:${(server.address() as AddressInfo).port}`,
-      close: () =>
-        new Promise<void>((resolve) => {
-          (server as unknown as { closeAllConnections(): void }).closeAllConnections();
-          server.close(() => resolve());
-        }),
-    };
+    mirror = await serveSurface(
+      MIRROR,
+      ca,
+      new Hono().get(JWKS_PATH, (c) => c.body(jwks, 200, { 'content-type': 'application/json' })),
+    );
   } finally {
     await client.close();
     await fetch.close();
