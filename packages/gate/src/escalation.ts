@@ -165,3 +165,116 @@ export async function escalate(ctx: GateContext, act: AgentCandidateAct, now: nu
   });
   return { decision };
 }
+
+/** How often a waiting act re-reads its escalation: a decision made by another process (`vrp gate ui`) is seen within this. */
+export const ESCALATION_POLL_MS = 250;
+
+export interface EscalationWait {
+  /** Give up after this long; the escalation stays pending (a later identical call may still run once approved). */
+  timeoutMs: number;
+  pollMs?: number;
+  /** The waiting request was cancelled. */
+  signal?: AbortSignal;
+  /** Called about once a second while waiting (progress for the agent). */
+  onWaiting?: (elapsedMs: number) => void;
+  clock?: { now(): number };
+}
+
+/**
+ * Wait for a person's decision on an escalated act by polling the store, so a decision from
+ * any process on the same store (the approvals page, `vrp gate approve`) is seen. Returns the
+ * decided row, or undefined when the wait ended undecided (timeout, cancellation, expiry).
+ * The decision itself is only ever made through `decideEscalation`.
+ */
+export async function waitForEscalationDecision(
+  store: AuthorityStore,
+  candidateActId: string,
+  w: EscalationWait,
+): Promise<EscalationRow | undefined> {
+  const clock = w.clock ?? Date;
+  const started = clock.now();
+  const pollMs = Math.min(w.pollMs ?? ESCALATION_POLL_MS, 500);
+  let lastTick = started;
+  for (;;) {
+    const row = await store.getEscalation(candidateActId);
+    const now = clock.now();
+    if (!row || row.status !== 'PENDING') return row;
+    if (row.expires_at <= now || now - started >= w.timeoutMs || w.signal?.aborted) return undefined;
+    if (now - lastTick >= 1000) {
+      lastTick = now;
+      w.onWaiting?.(now - started);
+    }
+    const left = w.timeoutMs - (now - started);
+    await sleep(Math.max(1, Math.min(pollMs, left)), w.signal);
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * What `--notify-url` receives when an act waits for a person: ids, digests and a link to the
+ * approvals page, never the raw arguments (Tool-Use Binding draft, security considerations).
+ */
+export interface EscalationNotice {
+  event: 'escalation_waiting';
+  candidate_act_id: string;
+  tool: string;
+  server_id: string | null;
+  consequence_class: string;
+  arguments_digest: string;
+  binding_digest: string;
+  requested_at: string;
+  /** The approvals page, when one is served (its token is never included). */
+  link: string | null;
+}
+
+export function escalationNotice(act: AgentCandidateAct, sinkId: string, at: number, link: string | null): EscalationNotice {
+  return {
+    event: 'escalation_waiting',
+    candidate_act_id: act.candidate_act_id,
+    tool: act.tool.tool_id,
+    server_id: act.tool.tool_endpoint ?? null,
+    consequence_class: act.consequence_class,
+    arguments_digest: act.arguments_digest.value,
+    binding_digest: actBindingDigest(act, sinkId),
+    requested_at: new Date(at).toISOString(),
+    link,
+  };
+}
+
+/**
+ * POST the notice as JSON to `url` (bounded by `timeoutMs`). Never throws: a failed notification
+ * is reported to `onFailure` and the wait goes on without it.
+ */
+export async function sendEscalationNotice(
+  url: string,
+  notice: EscalationNotice,
+  onFailure: (reason: string) => void,
+  timeoutMs = 5000,
+): Promise<boolean> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(notice),
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'error',
+    });
+    await res.body?.cancel();
+    if (!res.ok) onFailure(`HTTP ${res.status}`);
+    return res.ok;
+  } catch (e) {
+    onFailure(e instanceof Error ? `${e.name}: ${(e.cause as Error | undefined)?.message ?? e.message}` : 'failed');
+    return false;
+  }
+}

@@ -66,8 +66,15 @@ export {
 } from './policy.js';
 
 // Escalation: a person's approval binds to the digest the person reviewed.
-export type { EscalationDecision, EscalationDecisionRequest } from './escalation.js';
-export { actBindingDigest, decideEscalation } from './escalation.js';
+export type { EscalationDecision, EscalationDecisionRequest, EscalationNotice, EscalationWait } from './escalation.js';
+export {
+  actBindingDigest,
+  decideEscalation,
+  ESCALATION_POLL_MS,
+  escalationNotice,
+  sendEscalationNotice,
+  waitForEscalationDecision,
+} from './escalation.js';
 
 // Error registry and the host error object (Tool-Use Binding draft, error mapping; host error object).
 export type { EfCode, HostErrorObject } from './errors.js';
@@ -127,3 +134,6 @@ export { openPostgresStore } from './store/postgres.js';
 export type { ProxyMode } from './store/proxy-schema.js';
 export type { ObservationCount, PinOutcome, SeenTool } from './store/proxy-tables.js';
 export { ProxyStore } from './store/proxy-tables.js';
+// The arguments of escalated acts, for the approvals page (`@vrpkit/gate/ui`), purged after a retention period.
+export type { PendingArgumentsTable } from './store/pending-arguments-schema.js';
+export { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from './store/pending-arguments.js';

@@ -5,6 +5,7 @@ import { type AuthorityStore, loadPolicy, openPostgresStore, openSqliteStore, ty
 import type { DownstreamSpec } from '@vrpkit/gate/proxy';
 import { type Command, Option } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { parseDuration, parseNotifyUrl } from './gate-ui.js';
 
 /**
  * `vrp gate proxy`, `vrp gate tools`, `vrp gate report`: the gate as a sidecar in front of an
@@ -38,7 +39,21 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
       )
       .option('--insecure-http-upstream', 'INSECURE: allow a plain http:// upstream (credentials and calls travel unencrypted)')
       .option('--listen <host:port>', 'serve the agent over Streamable HTTP on this loopback address (bearer token printed once on stderr)')
-      .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review'),
+      .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review')
+      .option(
+        '--approval-timeout <duration>',
+        'how long an escalated call waits for a person (progress notifications meanwhile), then returns the pending deny: 90, 90s, 2m; 0 = no wait',
+        '120s',
+      )
+      .option('--notify-url <url>', 'POST a JSON notice (act id, tool, server, class, digests, page link; never the arguments) when an act waits')
+      .option('--ui', 'also serve the approvals page from this process (URL and token printed once on stderr)')
+      .option('--ui-listen <host:port>', 'loopback address of the approvals page (with --ui)', '127.0.0.1:0')
+      .option('--approver <name>', 'recorded as the approver of decisions made on the --ui page', process.env.USER ?? 'approvals-page')
+      .option(
+        '--retain-arguments <duration>',
+        'keep the arguments of escalated acts this long after the decision (30m, 24h, 7d), then purge them',
+        '7d',
+      ),
     false,
   ).action((command: string[], o: ProxyOpts) => runProxyCommand(command, o));
 
@@ -173,7 +188,7 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
   );
 }
 
-interface StoreOpts {
+export interface StoreOpts {
   store: string;
   schema: string;
   json?: boolean;
@@ -188,9 +203,15 @@ interface ProxyOpts extends StoreOpts {
   insecureHttpUpstream?: boolean;
   listen?: string;
   pinOnFirstUse?: boolean;
+  approvalTimeout: string;
+  notifyUrl?: string;
+  ui?: boolean;
+  uiListen: string;
+  approver: string;
+  retainArguments: string;
 }
 
-function storeOption(c: Command, withJson = true): Command {
+export function storeOption(c: Command, withJson = true): Command {
   c.requiredOption('--store <sqlite-file|postgres-url>', 'the gate store: a SQLite file, or a postgres:// URL').option(
     '--schema <name>',
     'PostgreSQL schema of the gate tables',
@@ -203,7 +224,7 @@ function isPostgresUrl(store: string): boolean {
   return /^postgres(ql)?:\/\//.test(store);
 }
 
-function openStore(o: StoreOpts, create: boolean): Promise<AuthorityStore> {
+export function openStore(o: StoreOpts, create: boolean): Promise<AuthorityStore> {
   if (isPostgresUrl(o.store)) return openPostgresStore(o.store, { schema: o.schema });
   // Operating on a store means an existing one: never create an empty database by a typo.
   if (!create && !existsSync(o.store)) throw new VrpError('no_store', `no gate store at ${o.store}`);
@@ -228,6 +249,11 @@ async function runProxyCommand(command: string[], o: ProxyOpts): Promise<void> {
     const { parseListen, startProxy } = await import('@vrpkit/gate/proxy');
     const downstream = downstreamSpec(command, o);
     const listen = o.listen === undefined ? undefined : parseUsage(() => parseListen(o.listen!));
+    const approvalTimeoutMs = parseUsage(() => parseDuration(o.approvalTimeout, '--approval-timeout', 's'));
+    const retainArgumentsMs = parseUsage(() => parseDuration(o.retainArguments, '--retain-arguments'));
+    const notifyUrl = o.notifyUrl === undefined ? undefined : parseUsage(() => parseNotifyUrl(o.notifyUrl!));
+    if (!o.ui && o.uiListen !== '127.0.0.1:0') throw usage('--ui-listen needs --ui');
+    const ui = o.ui ? { listen: parseUsage(() => parseListen(o.uiListen)), approver: o.approver } : undefined;
     const name = o.name ?? defaultName(downstream);
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw usage(`--name must be 1–64 characters of A–Z a–z 0–9 . _ -, got ${name}`);
     const policy = loadPolicy(o.policy);
@@ -242,6 +268,10 @@ async function runProxyCommand(command: string[], o: ProxyOpts): Promise<void> {
         mode: o.mode,
         pinOnFirstUse: !!o.pinOnFirstUse,
         ...(listen ? { listen } : {}),
+        approvalTimeoutMs,
+        retainArgumentsMs,
+        ...(notifyUrl ? { notifyUrl } : {}),
+        ...(ui ? { ui } : {}),
       });
     } catch (e) {
       await store.close().catch(() => {});
@@ -322,7 +352,7 @@ function parseSince(v: string, now: number): number {
   return t;
 }
 
-function parseUsage<T>(fn: () => T): T {
+export function parseUsage<T>(fn: () => T): T {
   try {
     return fn();
   } catch (e) {
@@ -330,11 +360,11 @@ function parseUsage<T>(fn: () => T): T {
   }
 }
 
-function usage(message: string): VrpError {
+export function usage(message: string): VrpError {
   return new VrpError('usage', message);
 }
 
-async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
+export async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
   } catch (e) {

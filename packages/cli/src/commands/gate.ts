@@ -13,6 +13,7 @@ import {
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
 import { registerGateProxyCommands } from './gate-proxy.js';
+import { registerGateUiCommand } from './gate-ui.js';
 
 /**
  * `vrp gate …`: operate the Tool-Use Binding gate's authority store, policy and keys (docs/gate.md §CLI).
@@ -21,6 +22,7 @@ import { registerGateProxyCommands } from './gate-proxy.js';
 export function registerGateCommands(program: Command, clock: Clock = systemClock): void {
   const gate = program.command('gate').description('the Tool-Use Binding gate: approvals, journal, policy checks, signing keys');
   registerGateProxyCommands(gate, clock);
+  registerGateUiCommand(gate, clock);
 
   storeOptions(
     gate

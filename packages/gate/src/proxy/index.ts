@@ -6,8 +6,10 @@ import { generateEd25519Jwk, jwkThumbprint } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { ProxyMode } from '../store/proxy-schema.js';
+import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
 import { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore } from '../store/types.js';
+import type { ApprovalsUi } from '../ui/index.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
@@ -33,11 +35,24 @@ export interface ProxyOptions {
   /** Serve the agent over Streamable HTTP here instead of stdio. */
   listen?: { host: string; port: number };
   log?: ProxyLog;
+  /** How long an escalated call waits for a person before the pending deny (default 120 s; 0: no wait). */
+  approvalTimeoutMs?: number;
+  /** POST a JSON notice (ids, digests, a link; never arguments) here when an act waits. */
+  notifyUrl?: string;
+  /** Serve the approvals page from this process too (`--ui`), on this loopback address. */
+  ui?: { listen: { host: string; port: number }; approver: string };
+  /** Arguments of escalated acts are purged this long after the decision (default 7 days). */
+  retainArgumentsMs?: number;
 }
+
+/** The default bound on an escalated call's wait for a person (`--approval-timeout`). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 
 export interface RunningProxy {
   serverId: string;
   listener?: AgentListener;
+  /** The approvals page, with `--ui`. */
+  ui?: ApprovalsUi;
   /** Resolves when the proxy has stopped (the agent's stdio closed, or `stop()`). */
   done: Promise<void>;
   stop(): Promise<void>;
@@ -60,6 +75,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
   });
   const tables = new ProxyStore(opts.store);
+  const pendingArguments = new PendingArgumentsStore(opts.store);
+  const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
   const downstream = await connectDownstream(opts.downstream);
   const info = downstream.getServerVersion();
   log('downstream_connected', { server_id: serverId, server_info: info ? { name: info.name, version: info.version } : null });
@@ -81,16 +98,29 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     mode,
     pinOnFirstUse: !!opts.pinOnFirstUse,
     log,
+    store: opts.store,
+    pendingArguments,
+    approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),
   });
+  // Arguments of decided acts are purged after the retention period, with or without a page.
+  const purge = () =>
+    void pendingArguments.purge(Date.now(), retain).catch(() => log('arguments_purge_failed', {}, 'warn'));
+  purge();
+  const purgeTimer = setInterval(purge, 60_000);
+  purgeTimer.unref();
 
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => {
     resolveDone = r;
   });
   let listener: AgentListener | undefined;
+  let ui: ApprovalsUi | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(purgeTimer);
+      await ui?.close();
       await listener?.close();
       await proxy.close();
       await gate.close().catch(() => {});
@@ -99,6 +129,20 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     })());
 
   try {
+    if (opts.ui) {
+      // Loaded here only: the page needs hono at run time, a proxy without --ui does not.
+      const { startApprovalsUi } = await import('../ui/index.js');
+      ui = await startApprovalsUi({
+        store: opts.store,
+        listen: opts.ui.listen,
+        approver: opts.ui.approver,
+        retainArgumentsMs: retain,
+        onDecision: (fields) => log('approvals_page_decision', fields),
+      });
+      proxy.approvalsUrl = ui.url;
+      // The token is printed this once, like a notebook server's.
+      log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
+    }
     if (opts.listen) {
       listener = await listenForAgents(proxy, opts.listen);
       // The token is printed this once; the agent's configuration holds it from here on.
@@ -111,8 +155,10 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     }
   } catch (e) {
     // Not serving (e.g. the port is taken): stop the downstream child it started; the caller closes the store.
+    clearInterval(purgeTimer);
+    await ui?.close();
     await proxy.close();
     throw e;
   }
-  return { serverId, ...(listener ? { listener } : {}), done, stop };
+  return { serverId, ...(listener ? { listener } : {}), ...(ui ? { ui } : {}), done, stop };
 }

@@ -30,16 +30,19 @@ import {
   type ServerCapabilities,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { type Clock, canonicalSha256Base64url, systemClock } from '@vrpkit/core';
+import { type Clock, canonicalJson, canonicalSha256Base64url, systemClock } from '@vrpkit/core';
 import { type AgentCandidateAct, snapshotLiveArguments } from '../act.js';
 import { denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
 import { mcpDenyResult } from '../adapters/mcp.js';
 import { denyDecision } from '../enforce.js';
+import { escalationNotice, sendEscalationNotice, waitForEscalationDecision } from '../escalation.js';
 import { type EnforceDecision, hostErrorObject } from '../errors.js';
 import type { Gate } from '../gate.js';
 import { mapMcpToolsCall } from '../mappers/mcp.js';
 import type { Policy } from '../policy.js';
 import type { ProxyMode } from '../store/proxy-schema.js';
+import type { PendingArgumentsStore } from '../store/pending-arguments.js';
+import type { AuthorityStore } from '../store/types.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
 import type { ProxyLog } from './log.js';
 import { type PinnedToolDefinition, pinnedDefinition } from './pins.js';
@@ -70,6 +73,14 @@ export interface GateProxyOptions {
   /** Development only: pin every tool the first time it is seen. */
   pinOnFirstUse: boolean;
   log: ProxyLog;
+  /** The authority store the gate decides in (escalations are read from it while a call waits). */
+  store: AuthorityStore;
+  /** Where escalated acts' arguments are kept for the approvals page. */
+  pendingArguments: PendingArgumentsStore;
+  /** How long an escalated call waits for a person (0: refuse at once with the pending code). */
+  approvalTimeoutMs: number;
+  /** POST a notice (no arguments) here when an act waits (`--notify-url`). */
+  notifyUrl?: string;
   clock?: Clock;
 }
 
@@ -90,6 +101,8 @@ export class GateProxy {
   private stopping = false;
   private readonly agents = new Set<Server>();
   private readonly clock: Clock;
+  /** The approvals page, linked from the `--notify-url` notice (never with its token). */
+  approvalsUrl: string | undefined;
 
   constructor(private readonly o: GateProxyOptions) {
     this.clock = o.clock ?? systemClock;
@@ -191,19 +204,27 @@ export class GateProxy {
     }
 
     if (!pinned) return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), at);
-    let result: CallToolResult | undefined;
-    const r = await dispatchMapped(
-      ctx,
-      { id: act.candidate_act_id, name },
-      () => mapped,
-      async (args) => {
-        // The downstream gets the frozen copy dispatch digested (Tool-Use Binding draft, enforce() contract).
-        result = await this.send(params.arguments === undefined ? sent : { ...sent, arguments: args }, extra);
-        // The journal keeps a digest of the result, not the result: the store holds no tool output.
-        return { result_digest: digestOrNull(result) };
-      },
-      true,
-    );
+    let run = await this.dispatch(ctx, mapped, params, extra);
+    let note: string | undefined;
+    if (!run.r.outcome.decision.allow && run.r.outcome.decision.code === 'EF_APPROVAL_REQUIRED') {
+      await this.retainArguments(act, mapped.liveArgs);
+      // Tool-Use Binding draft, escalation: the act waits for a person (bounded), then runs with
+      // the approved authority or is refused; the decision may come from another process.
+      const decided = this.o.approvalTimeoutMs > 0 ? await this.awaitApproval(act, extra) : undefined;
+      if (decided) {
+        // Decided: dispatch the identical call again. Approved, the gate issues the authority the
+        // approval binds and it runs once; rejected, the gate refuses it (EF_NOT_AUTHORIZED).
+        const again = await resolveActContext(ctx);
+        if ('allow' in again) return this.deny(again, at);
+        try {
+          run = await this.dispatch(ctx, this.map(params, again), params, extra);
+        } catch (e) {
+          return this.deny(denyFrom(e), at);
+        }
+        if (decided.status === 'REJECTED') note = `A person refused candidate act ${act.candidate_act_id}; it was not run.`;
+      }
+    }
+    const { r, result } = run;
     if (r.toolError !== undefined) {
       this.logCall(at, { allow: true, invoked: true, error: true });
       return downstreamFailure(r.toolError);
@@ -213,7 +234,86 @@ export class GateProxy {
       return result;
     }
     // A deny — also for a replay of a finished act (the retry rule: never a second invoke).
-    return this.deny(r.outcome.decision, at);
+    return this.deny(r.outcome.decision, at, note);
+  }
+
+  /** The gate's dispatch (policy, enforce, journal) of a mapped call, and the downstream call it allows. */
+  private async dispatch(
+    ctx: MapContext,
+    mapped: { act: AgentCandidateAct; liveArgs: Record<string, unknown>; sent: CallToolRequest['params'] },
+    params: CallToolRequest['params'],
+    extra: RequestExtra,
+  ) {
+    let result: CallToolResult | undefined;
+    const r = await dispatchMapped(
+      ctx,
+      { id: mapped.act.candidate_act_id, name: params.name },
+      () => mapped,
+      async (args) => {
+        // The downstream gets the frozen copy dispatch digested (Tool-Use Binding draft, enforce() contract).
+        result = await this.send(params.arguments === undefined ? mapped.sent : { ...mapped.sent, arguments: args }, extra);
+        // The journal keeps a digest of the result, not the result: the store holds no tool output.
+        return { result_digest: digestOrNull(result) };
+      },
+      true,
+    );
+    return { r, result };
+  }
+
+  /**
+   * Keep the arguments of an escalated act for the person deciding (the approvals page shows
+   * them in full); purged once decided plus the retention period.
+   */
+  private async retainArguments(act: AgentCandidateAct, args: Record<string, unknown>): Promise<void> {
+    try {
+      await this.o.pendingArguments.record({
+        candidate_act_id: act.candidate_act_id,
+        arguments_json: canonicalJson(args),
+        arguments_digest: act.arguments_digest.value,
+        recorded_at: this.clock.now(),
+      });
+    } catch {
+      // The page then shows the digest only; the escalation itself is recorded.
+      this.o.log('arguments_not_retained', { candidate_act_id: act.candidate_act_id }, 'warn');
+    }
+  }
+
+  /**
+   * Wait (at most `approvalTimeoutMs`) for a person's decision on an escalated act, sending MCP
+   * progress notifications when the agent asked for them, and the `--notify-url` notice once.
+   */
+  private async awaitApproval(act: AgentCandidateAct, extra: RequestExtra) {
+    const waitMs = this.o.approvalTimeoutMs;
+    this.o.log('approval_waiting', { candidate_act_id: act.candidate_act_id, timeout_ms: waitMs });
+    if (this.o.notifyUrl) {
+      const notice = escalationNotice(act, this.o.gate.sinkId, this.clock.now(), this.approvalsUrl ?? null);
+      // Never awaited: a slow or failing receiver does not delay the wait or the decision.
+      void sendEscalationNotice(this.o.notifyUrl, notice, (reason) =>
+        this.o.log('notify_failed', { candidate_act_id: act.candidate_act_id, reason }, 'warn'),
+      );
+    }
+    const token = extra._meta?.progressToken;
+    const decided = await waitForEscalationDecision(this.o.store, act.candidate_act_id, {
+      timeoutMs: waitMs,
+      signal: extra.signal,
+      clock: this.clock,
+      onWaiting: (elapsed) => {
+        if (token === undefined) return;
+        void extra
+          .sendNotification({
+            method: 'notifications/progress',
+            params: {
+              progressToken: token,
+              progress: elapsed / 1000,
+              total: waitMs / 1000,
+              message: `waiting for a person to approve candidate act ${act.candidate_act_id}`,
+            },
+          })
+          .catch(() => {});
+      },
+    });
+    this.o.log('approval_wait_ended', { candidate_act_id: act.candidate_act_id, status: decided?.status ?? 'PENDING' });
+    return decided;
   }
 
   /** A pass-through request, with the agent's progress token and cancellation carried over. */
@@ -303,7 +403,11 @@ export class GateProxy {
    * object with the EF code and the registry's fixed wording. No `structuredContent`: it would
    * have to match the tool's declared outputSchema, which an error object does not.
    */
-  private async deny(decision: EnforceDecision, at: { name: string; started: number; act?: AgentCandidateAct }): Promise<CallToolResult> {
+  private async deny(
+    decision: EnforceDecision,
+    at: { name: string; started: number; act?: AgentCandidateAct },
+    note?: string,
+  ): Promise<CallToolResult> {
     const { structuredContent: _, ...result } = mcpDenyResult(decision);
     const code = hostErrorObject(decision).error.code;
     if (code === 'EF_APPROVAL_REQUIRED' && at.act)
@@ -311,6 +415,7 @@ export class GateProxy {
         type: 'text',
         text: `Approval pending for candidate act ${at.act.candidate_act_id}. Once a person approves it, the identical call runs once.`,
       });
+    if (note) result.content.push({ type: 'text', text: note });
     await this.observe('enforce', code, at.act, at.name);
     this.logCall(at, { allow: false, invoked: false, code });
     return result;

@@ -8,6 +8,7 @@
  * (Tool-Use Binding draft, security considerations: "Logs SHOULD store digests, not raw arguments").
  */
 import type { Kysely } from 'kysely';
+import { PENDING_ARGUMENTS_MIGRATION } from './pending-arguments-schema.js';
 import { PROXY_TABLES_MIGRATION } from './proxy-schema.js';
 
 /** Row states of an authority (Execution Handle draft, atomic consumption: ISSUED → CONSUMED, or REVOKED). */
@@ -217,4 +218,5 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   PROXY_TABLES_MIGRATION,
+  PENDING_ARGUMENTS_MIGRATION,
 ];

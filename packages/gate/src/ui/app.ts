@@ -1,0 +1,186 @@
+/**
+ * The approvals page: a small server-rendered page (hono, no front-end code) where a person
+ * sees exactly what an escalated act would run and approves or rejects it, bound to the
+ * digest shown ([I-D.das-agentic] EF-070; Tool-Use Binding draft, enforce() contract: "an
+ * approved search cannot become a send"). Every decision goes through `decideEscalation`.
+ *
+ * Protection: a random token printed once at start opens a session (`?token=` sets an HttpOnly
+ * SameSite=Strict cookie, then redirects the token out of the address bar); every POST carries
+ * the session's CSRF token; everything shown is escaped by hono/html; the CSP allows no script
+ * at all and only the page's own stylesheet.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { type Clock, systemClock } from '@vrpkit/core';
+import { type Context, Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import type { AgentCandidateAct } from '../act.js';
+import { digestArguments } from '../act.js';
+import { decideEscalation } from '../escalation.js';
+import type { PendingArgumentsStore } from '../store/pending-arguments.js';
+import type { ProxyStore } from '../store/proxy-tables.js';
+import type { AuthorityStore, EscalationRow } from '../store/types.js';
+import type { AuditTrailSource } from './audit.js';
+import { auditPage, decisionPage, messagePage, pendingPage, type PendingView, STYLESHEET } from './pages.js';
+
+export const SESSION_COOKIE = 'vrp_gate_ui';
+
+/** No script, no frames, no foreign origin: the page is HTML and its own stylesheet only. */
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export interface ApprovalsAppOptions {
+  store: AuthorityStore;
+  pins: ProxyStore;
+  pendingArguments: PendingArgumentsStore;
+  audit: AuditTrailSource;
+  /** The random token printed at start. */
+  token: string;
+  /** Recorded as the approver of every decision made on this page. */
+  approver: string;
+  /** Arguments are purged this long after their act was decided (or expired). */
+  retainArgumentsMs: number;
+  clock?: Clock;
+  /** Decisions, for the operator's log (ids and digests only). */
+  onDecision?: (fields: Record<string, unknown>) => void;
+}
+
+interface Session {
+  csrf: string;
+}
+
+const MAX_SESSIONS = 64;
+
+export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
+  const clock = o.clock ?? systemClock;
+  const sessions = new Map<string, Session>();
+  const app = new Hono();
+
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Frame-Options', 'DENY');
+  });
+
+  // The token opens a session, then leaves the address bar (and the history) at once.
+  app.use('*', async (c, next) => {
+    const given = c.req.query('token');
+    if (given !== undefined) {
+      if (!sameSecret(given, o.token)) return c.html(messagePage('Refused', 'The token is not valid.'), 401);
+      const id = randomBytes(32).toString('base64url');
+      if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
+      sessions.set(id, { csrf: randomBytes(32).toString('base64url') });
+      setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      return c.redirect(c.req.path, 303);
+    }
+    const session = sessions.get(getCookie(c, SESSION_COOKIE) ?? '');
+    if (!session)
+      return c.html(messagePage('Refused', 'Open this page with the URL and token printed when the approvals page started.'), 401);
+    c.set('session' as never, session as never);
+    await next();
+  });
+
+  app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
+
+  app.get('/', async (c) => {
+    const now = clock.now();
+    await o.pendingArguments.purge(now, o.retainArgumentsMs);
+    const all = await o.store.listEscalations();
+    const pending = all.filter((r) => r.status === 'PENDING' && r.expires_at > now);
+    const decided = all
+      .filter((r) => r.status !== 'PENDING')
+      .sort((a, b) => (b.decided_at ?? 0) - (a.decided_at ?? 0))
+      .slice(0, 50);
+    const views = await Promise.all(pending.map((r) => pendingView(o, r)));
+    return c.html(pendingPage(views, decided, sessionOf(c).csrf, now));
+  });
+
+  app.get('/audit', async (c) => {
+    const q = c.req.query();
+    const since = q.since ? Date.parse(q.since) : Number.NaN;
+    const filter = {
+      limit: 200,
+      ...(q.decision ? { decision: q.decision } : {}),
+      ...(q.act ? { act: q.act } : {}),
+      ...(Number.isNaN(since) ? {} : { since }),
+    };
+    return c.html(auditPage(await o.audit.list(filter), { decision: q.decision ?? '', act: q.act ?? '', since: q.since ?? '' }));
+  });
+
+  app.post('/decide', async (c) => {
+    const form = await c.req.parseBody();
+    const field = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
+    if (!sameSecret(field('csrf'), sessionOf(c).csrf)) return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
+    const decision = field('decision');
+    if (decision !== 'approve' && decision !== 'reject') return c.html(messagePage('Refused', 'Choose approve or reject.'), 400);
+    const actId = field('act');
+    const digest = field('digest');
+    if (!actId || !digest) return c.html(messagePage('Refused', 'The form names no act or digest.'), 400);
+    // The decision binds exactly the digest the person was shown; another binding decides nothing.
+    const d = await decideEscalation(o.store, {
+      candidateActId: actId,
+      status: decision === 'approve' ? 'APPROVED' : 'REJECTED',
+      approver: o.approver,
+      reviewedDigest: digest,
+      now: clock.now(),
+    });
+    o.onDecision?.({
+      candidate_act_id: actId,
+      binding_digest: digest,
+      decision,
+      outcome: d.ok ? (d.decided ? d.escalation.status : `unchanged_${d.escalation.status}`) : d.code,
+    });
+    if (!d.ok && d.code === 'EF_002') return c.html(messagePage('Not found', 'No escalated act has this id.'), 404);
+    if (!d.ok)
+      return c.html(messagePage('Refused', 'This act is bound to another digest than the one shown; nothing was decided.'), 409);
+    if (!d.decided) return c.html(decisionPage(d.escalation, false), 409);
+    return c.html(decisionPage(d.escalation, true));
+  });
+
+  return app;
+}
+
+function sessionOf(c: Context): Session {
+  return c.get('session' as never) as Session;
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** One pending act as the page shows it: the act, its retained arguments (checked against the act's digest), its tool's pin. */
+async function pendingView(o: ApprovalsAppOptions, row: EscalationRow): Promise<PendingView> {
+  const act = JSON.parse(row.act_json) as AgentCandidateAct;
+  const retained = await o.pendingArguments.get(row.candidate_act_id);
+  let args: PendingView['args'] = { state: 'absent' };
+  if (retained) {
+    try {
+      const parsed: unknown = JSON.parse(retained.arguments_json);
+      // Shown only if they are exactly the arguments the act's digest covers (fail closed).
+      args =
+        digestArguments(parsed).value === act.arguments_digest.value
+          ? { state: 'ok', pretty: JSON.stringify(parsed, null, 2) }
+          : { state: 'mismatch' };
+    } catch {
+      args = { state: 'mismatch' };
+    }
+  }
+  const server = act.tool.tool_endpoint;
+  const pin = server ? await o.pins.getPin(server, act.tool.tool_id) : undefined;
+  return {
+    row,
+    act,
+    args,
+    pin: pin
+      ? {
+          pinned_digest: pin.pinned_digest,
+          seen_digest: pin.seen_digest,
+          definition: pin.pinned_digest === pin.seen_digest ? JSON.stringify(JSON.parse(pin.seen_definition), null, 2) : null,
+        }
+      : null,
+  };
+}

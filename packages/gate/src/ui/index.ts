@@ -1,0 +1,74 @@
+/**
+ * `@vrpkit/gate/ui`: the approvals page (`vrp gate ui`, or `vrp gate proxy --ui`). A separate
+ * entry because it needs hono at run time, which `@vrpkit/gate` itself does not.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { type Clock, systemClock } from '@vrpkit/core';
+import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
+import { ProxyStore } from '../store/proxy-tables.js';
+import type { AuthorityStore } from '../store/types.js';
+import { createApprovalsApp } from './app.js';
+import { type AuditTrailSource, decisionTablesAuditTrail } from './audit.js';
+
+export { type ApprovalsAppOptions, CONTENT_SECURITY_POLICY, createApprovalsApp, SESSION_COOKIE } from './app.js';
+export { type AuditTrailEntry, type AuditTrailFilter, type AuditTrailSource, decisionTablesAuditTrail } from './audit.js';
+
+export interface ApprovalsUiOptions {
+  store: AuthorityStore;
+  /** A loopback address (the page is plain HTTP); port 0 picks a free port. */
+  listen: { host: string; port: number };
+  approver: string;
+  retainArgumentsMs?: number;
+  /** Default: the gate's decision tables (`decisionTablesAuditTrail`). */
+  audit?: AuditTrailSource;
+  clock?: Clock;
+  onDecision?: (fields: Record<string, unknown>) => void;
+}
+
+export interface ApprovalsUi {
+  /** The page's address, without the token. */
+  url: string;
+  /** The random token: `${url}?token=…` opens a session. Printed once at start, never logged again. */
+  token: string;
+  close(): Promise<void>;
+}
+
+/** How often the page purges arguments past their retention while it runs (also on every page view). */
+const PURGE_INTERVAL_MS = 60_000;
+
+export async function startApprovalsUi(o: ApprovalsUiOptions): Promise<ApprovalsUi> {
+  const token = randomBytes(32).toString('base64url');
+  const clock = o.clock ?? systemClock;
+  const retain = o.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
+  const pendingArguments = new PendingArgumentsStore(o.store);
+  const app = createApprovalsApp({
+    store: o.store,
+    pins: new ProxyStore(o.store),
+    pendingArguments,
+    audit: o.audit ?? decisionTablesAuditTrail(o.store),
+    token,
+    approver: o.approver,
+    retainArgumentsMs: retain,
+    clock,
+    ...(o.onDecision ? { onDecision: o.onDecision } : {}),
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: o.listen.port, hostname: o.listen.host }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const timer = setInterval(() => void pendingArguments.purge(clock.now(), retain).catch(() => {}), PURGE_INTERVAL_MS);
+  timer.unref();
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${host}:${port}/`,
+    token,
+    close: async () => {
+      clearInterval(timer);
+      if ('closeAllConnections' in server) server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

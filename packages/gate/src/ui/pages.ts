@@ -1,0 +1,132 @@
+/**
+ * The approvals page's HTML. Every value is interpolated through hono/html's `html`, which
+ * escapes it: tool arguments, definitions and ids render as text, never as markup.
+ */
+import { html } from 'hono/html';
+import type { AgentCandidateAct } from '../act.js';
+import type { EscalationRow } from '../store/types.js';
+import type { AuditTrailEntry } from './audit.js';
+
+export interface PendingView {
+  row: EscalationRow;
+  act: AgentCandidateAct;
+  /** ok: the retained arguments, whose digest is the act's; absent: purged or never kept; mismatch: not the act's arguments. */
+  args: { state: 'ok'; pretty: string } | { state: 'absent' } | { state: 'mismatch' };
+  /** The tool's pin for the act's server identity (the definition when the pinned digest is the one seen now). */
+  pin: { pinned_digest: string | null; seen_digest: string; definition: string | null } | null;
+}
+
+export const STYLESHEET = `
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 70rem; padding: 1rem 1.5rem; color: #1d1d1f; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+nav a { margin-right: 1rem; }
+.act { border: 1px solid #c7c7cc; border-radius: 6px; padding: .75rem 1rem; margin: 1rem 0; }
+.act h3 { margin: 0 0 .5rem; font-size: 1.05rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0 0 .75rem; }
+dt { color: #555; } dd { margin: 0; font-family: ui-monospace, monospace; word-break: break-all; }
+pre { background: #f5f5f7; padding: .6rem; border-radius: 4px; overflow: auto; max-height: 30rem; white-space: pre-wrap; word-break: break-all; }
+.warn { color: #a00; font-weight: 600; }
+form.decide { display: inline-block; margin-right: .5rem; }
+button { font: inherit; padding: .35rem 1rem; border-radius: 4px; border: 1px solid #888; cursor: pointer; }
+button.approve { background: #1f7a3a; color: #fff; border-color: #1f7a3a; }
+button.reject { background: #fff; color: #a00; border-color: #a00; }
+table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #e5e5ea; font-size: 13px; }
+td.mono { font-family: ui-monospace, monospace; word-break: break-all; }
+`;
+
+const iso = (t: number | null) => (t === null ? '' : new Date(t).toISOString());
+
+function layout(title: string, body: unknown) {
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${title} · vrp gate</title><link rel="stylesheet" href="/style.css"></head>
+<body><nav><a href="/">Pending and decided acts</a><a href="/audit">Audit trail</a></nav>${body}</body></html>`;
+}
+
+export function messagePage(title: string, message: string) {
+  return layout(title, html`<h1>${title}</h1><p>${message}</p>`);
+}
+
+export function decisionPage(row: EscalationRow, decided: boolean) {
+  const text = decided
+    ? `${row.status === 'APPROVED' ? 'Approved' : 'Rejected'} candidate act ${row.candidate_act_id}.`
+    : `Candidate act ${row.candidate_act_id} was already ${row.status.toLowerCase()}${row.status === 'PENDING' ? ' and has expired' : ''}; nothing changed.`;
+  return layout(
+    decided ? row.status.toLowerCase() : 'unchanged',
+    html`<h1 id="decision">${text}</h1><p>Binding digest <code>${row.binding_digest}</code>.</p><p><a href="/">Back to the pending acts</a></p>`,
+  );
+}
+
+function pendingAct(v: PendingView, csrf: string) {
+  const { act, row } = v;
+  const provenance = act.instruction_provenance
+    ? JSON.stringify(act.instruction_provenance)
+    : 'not declared (an MCP client does not say where the instruction came from)';
+  const args =
+    v.args.state === 'ok'
+      ? html`<pre class="arguments">${v.args.pretty}</pre>`
+      : v.args.state === 'absent'
+        ? html`<p class="warn">The arguments were not retained (purged after the retention period, or never kept); only their digest is known.</p>`
+        : html`<p class="warn">The retained arguments do not match the act's digest: do not approve.</p>`;
+  const pin = !v.pin
+    ? html`<p class="warn">No pin is recorded for this tool and server.</p>`
+    : v.pin.definition !== null
+      ? html`<details><summary>Pinned definition (digest <code>${v.pin.pinned_digest}</code>)</summary><pre>${v.pin.definition}</pre></details>`
+      : html`<p class="warn">The tool's definition changed since it was pinned (pinned ${v.pin.pinned_digest ?? 'never'}, seen ${v.pin.seen_digest}).</p>`;
+  // The approve button is offered only when the person can see exactly what would run.
+  const approve =
+    v.args.state === 'ok'
+      ? html`<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}"><button class="approve" name="decision" value="approve">Approve</button></form>`
+      : '';
+  return html`<section class="act" data-act="${row.candidate_act_id}">
+<h3>${act.tool.tool_id}</h3>
+<dl>
+<dt>Server identity</dt><dd>${act.tool.tool_endpoint ?? ''}</dd>
+<dt>Consequence class</dt><dd>${act.consequence_class}</dd>
+<dt>Provenance</dt><dd>${provenance}</dd>
+<dt>Agent</dt><dd>${act.agent.agent_id}</dd>
+<dt>Candidate act</dt><dd>${row.candidate_act_id}</dd>
+<dt>Requested</dt><dd>${iso(row.requested_at)}</dd>
+<dt>Expires</dt><dd>${iso(row.expires_at)}</dd>
+<dt>Arguments digest</dt><dd class="arguments-digest">${act.arguments_digest.value}</dd>
+<dt>Binding digest</dt><dd class="binding-digest">${row.binding_digest}</dd>
+</dl>
+<h4>Arguments</h4>
+${args}
+${pin}
+<p>${approve}<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}"><button class="reject" name="decision" value="reject">Reject</button></form></p>
+</section>`;
+}
+
+export function pendingPage(pending: PendingView[], decided: EscalationRow[], csrf: string, now: number) {
+  return layout(
+    'Approvals',
+    html`<h1>Acts waiting for a person</h1>
+<p>Approving binds the binding digest shown: the act runs once, with exactly these arguments. As of ${iso(now)}.</p>
+${pending.length ? pending.map((v) => pendingAct(v, csrf)) : html`<p id="none-pending">No act is waiting.</p>`}
+<h2>Decided acts</h2>
+<table><thead><tr><th>Decided</th><th>Decision</th><th>By</th><th>Tool</th><th>Candidate act</th><th>Binding digest</th></tr></thead><tbody>
+${decided.map((r) => {
+  const act = JSON.parse(r.act_json) as AgentCandidateAct;
+  return html`<tr><td>${iso(r.decided_at)}</td><td>${r.status}</td><td>${r.approver ?? ''}</td><td>${act.tool.tool_id}</td><td class="mono">${r.candidate_act_id}</td><td class="mono">${r.binding_digest}</td></tr>`;
+})}
+</tbody></table>`,
+  );
+}
+
+const DECISIONS = ['', 'ISSUED', 'ESCALATED', 'DENIED', 'APPROVED', 'REJECTED'];
+
+export function auditPage(entries: AuditTrailEntry[], f: { decision: string; act: string; since: string }) {
+  return layout(
+    'Audit trail',
+    html`<h1>Audit trail</h1>
+<form method="get" action="/audit">
+<label>Decision <select name="decision">${DECISIONS.map((d) => html`<option value="${d}"${d === f.decision ? ' selected' : ''}>${d || 'any'}</option>`)}</select></label>
+<label>Act id contains <input name="act" value="${f.act}"></label>
+<label>Since (ISO date) <input name="since" value="${f.since}"></label>
+<button>Filter</button>
+</form>
+<table><thead><tr><th>When</th><th>Decision</th><th>Code</th><th>By</th><th>Candidate act</th><th>Digest</th></tr></thead><tbody>
+${entries.map((e) => html`<tr><td>${iso(e.at)}</td><td>${e.decision}</td><td>${e.code ?? ''}</td><td>${e.actor ?? ''}</td><td class="mono">${e.candidate_act_id}</td><td class="mono">${e.digest ?? ''}</td></tr>`)}
+</tbody></table>`,
+  );
+}
