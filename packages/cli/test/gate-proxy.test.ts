@@ -100,7 +100,21 @@ describe('vrp gate proxy in front of @modelcontextprotocol/server-filesystem (st
         '  - { name: reads, consequence_classes: [INFORMATIONAL] }',
       ].join('\n'),
     );
-    agent = await agentOverStdio(['--policy', policy, '--store', store, '--name', 'fs', '--', process.execPath, filesystemServer, root]);
+    // No wait for a person here: the pending deny comes at once, and `vrp gate approve` decides.
+    agent = await agentOverStdio([
+      '--policy',
+      policy,
+      '--store',
+      store,
+      '--name',
+      'fs',
+      '--approval-timeout',
+      '0',
+      '--',
+      process.execPath,
+      filesystemServer,
+      root,
+    ]);
   }, SPAWN.timeout);
   afterAll(async () => {
     await agent?.client.close();

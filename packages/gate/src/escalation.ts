@@ -198,7 +198,7 @@ export async function waitForEscalationDecision(
   for (;;) {
     const row = await store.getEscalation(candidateActId);
     const now = clock.now();
-    if (!row || row.status !== 'PENDING') return row;
+    if (row?.status !== 'PENDING') return row;
     if (row.expires_at <= now || now - started >= w.timeoutMs || w.signal?.aborted) return undefined;
     if (now - lastTick >= 1000) {
       lastTick = now;

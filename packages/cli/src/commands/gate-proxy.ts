@@ -45,7 +45,10 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
         'how long an escalated call waits for a person (progress notifications meanwhile), then returns the pending deny: 90, 90s, 2m; 0 = no wait',
         '120s',
       )
-      .option('--notify-url <url>', 'POST a JSON notice (act id, tool, server, class, digests, page link; never the arguments) when an act waits')
+      .option(
+        '--notify-url <url>',
+        'POST a JSON notice (act id, tool, server, class, digests, page link; never the arguments) when an act waits',
+      )
       .option('--ui', 'also serve the approvals page from this process (URL and token printed once on stderr)')
       .option('--ui-listen <host:port>', 'loopback address of the approvals page (with --ui)', '127.0.0.1:0')
       .option('--approver <name>', 'recorded as the approver of decisions made on the --ui page', process.env.USER ?? 'approvals-page')

@@ -35,7 +35,8 @@ export function registerGateUiCommand(gate: Command, clock: Clock = systemClock)
           approver: o.approver,
           retainArgumentsMs,
           clock,
-          onDecision: (fields) => process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), event: 'decision', ...fields })}\n`),
+          onDecision: (fields) =>
+            process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), event: 'decision', ...fields })}\n`),
         });
       } catch (e) {
         await store.close();

@@ -5,8 +5,8 @@
 import { generateEd25519Jwk, jwkThumbprint } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
 import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
+import type { ProxyMode } from '../store/proxy-schema.js';
 import { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore } from '../store/types.js';
 import type { ApprovalsUi } from '../ui/index.js';
@@ -104,8 +104,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),
   });
   // Arguments of decided acts are purged after the retention period, with or without a page.
-  const purge = () =>
-    void pendingArguments.purge(Date.now(), retain).catch(() => log('arguments_purge_failed', {}, 'warn'));
+  const purge = () => void pendingArguments.purge(Date.now(), retain).catch(() => log('arguments_purge_failed', {}, 'warn'));
   purge();
   const purgeTimer = setInterval(purge, 60_000);
   purgeTimer.unref();

@@ -35,15 +35,15 @@ import { type AgentCandidateAct, snapshotLiveArguments } from '../act.js';
 import { denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
 import { mcpDenyResult } from '../adapters/mcp.js';
 import { denyDecision } from '../enforce.js';
-import { escalationNotice, sendEscalationNotice, waitForEscalationDecision } from '../escalation.js';
 import { type EnforceDecision, hostErrorObject } from '../errors.js';
+import { escalationNotice, sendEscalationNotice, waitForEscalationDecision } from '../escalation.js';
 import type { Gate } from '../gate.js';
 import { mapMcpToolsCall } from '../mappers/mcp.js';
 import type { Policy } from '../policy.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
 import type { PendingArgumentsStore } from '../store/pending-arguments.js';
-import type { AuthorityStore } from '../store/types.js';
+import type { ProxyMode } from '../store/proxy-schema.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
+import type { AuthorityStore } from '../store/types.js';
 import type { ProxyLog } from './log.js';
 import { type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 

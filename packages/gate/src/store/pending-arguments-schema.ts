@@ -32,4 +32,3 @@ export const PENDING_ARGUMENTS_MIGRATION: Migration = {
       .execute();
   },
 };
-

@@ -20,7 +20,7 @@ import type { PendingArgumentsStore } from '../store/pending-arguments.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore, EscalationRow } from '../store/types.js';
 import type { AuditTrailSource } from './audit.js';
-import { auditPage, decisionPage, messagePage, pendingPage, type PendingView, STYLESHEET } from './pages.js';
+import { auditPage, decisionPage, messagePage, type PendingView, pendingPage, STYLESHEET } from './pages.js';
 
 export const SESSION_COOKIE = 'vrp_gate_ui';
 
@@ -133,8 +133,7 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
       outcome: d.ok ? (d.decided ? d.escalation.status : `unchanged_${d.escalation.status}`) : d.code,
     });
     if (!d.ok && d.code === 'EF_002') return c.html(messagePage('Not found', 'No escalated act has this id.'), 404);
-    if (!d.ok)
-      return c.html(messagePage('Refused', 'This act is bound to another digest than the one shown; nothing was decided.'), 409);
+    if (!d.ok) return c.html(messagePage('Refused', 'This act is bound to another digest than the one shown; nothing was decided.'), 409);
     if (!d.decided) return c.html(decisionPage(d.escalation, false), 409);
     return c.html(decisionPage(d.escalation, true));
   });

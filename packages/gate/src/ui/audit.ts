@@ -2,6 +2,7 @@
  * The audit trail the approvals page shows, read through one interface so the page does not
  * depend on where decisions are recorded.
  */
+import { sql } from 'kysely';
 import { KyselyAuthorityStore } from '../store/kysely-store.js';
 import type { AuthorityStore } from '../store/types.js';
 
@@ -55,8 +56,10 @@ export function decisionTablesAuditTrail(store: AuthorityStore): AuditTrailSourc
         esc = esc.where('decided_at', '>=', f.since);
       }
       if (f.act) {
-        ev = ev.where('candidate_act_id', 'like', `%${escapeLike(f.act)}%`);
-        esc = esc.where('candidate_act_id', 'like', `%${escapeLike(f.act)}%`);
+        // The substring matches literally: `%`, `_` and `\` in the filter box are escaped.
+        const pattern = `%${f.act.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        ev = ev.where(sql<boolean>`candidate_act_id like ${pattern} escape '\\'`);
+        esc = esc.where(sql<boolean>`candidate_act_id like ${pattern} escape '\\'`);
       }
       const gate = f.decision === undefined || ['ISSUED', 'ESCALATED', 'DENIED'].includes(f.decision);
       const person = f.decision === undefined || ['APPROVED', 'REJECTED'].includes(f.decision);
@@ -82,14 +85,7 @@ export function decisionTablesAuditTrail(store: AuthorityStore): AuditTrailSourc
           actor: r.approver,
         })),
       ];
-      return entries
-        .sort((a, b) => b.at - a.at)
-        .slice(0, f.limit);
+      return entries.sort((a, b) => b.at - a.at).slice(0, f.limit);
     },
   };
-}
-
-/** LIKE matches the substring literally (no `%`/`_` wildcards from the filter box). */
-function escapeLike(s: string): string {
-  return s.replace(/[%_]/g, '');
 }

@@ -1,0 +1,272 @@
+/**
+ * An escalated `tools/call` through the proxy waits for a person: the proxy runs in this
+ * process (`startProxy`, agent side over Streamable HTTP with the official SDK `Client`), the
+ * downstream is the real `@modelcontextprotocol/server-filesystem` child, the store is a real
+ * SQLite file, and the person decides through another connection to that file — the approvals
+ * page (`startApprovalsUi`, real HTTP) or `decideEscalation` — as another process would.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type AuthorityStore,
+  decideEscalation,
+  loadPolicy,
+  openSqliteStore,
+  PendingArgumentsStore,
+  type PolicyDocument,
+  ProxyStore,
+} from '@vrpkit/gate';
+import { repoRoot } from '@vrpkit/testkit/cli';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningProxy, startProxy } from '../src/proxy/index.js';
+import { type ApprovalsUi, CONTENT_SECURITY_POLICY, startApprovalsUi } from '../src/ui/index.js';
+import { removeTmpDirs, tmpDir } from './procs/common.js';
+
+const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const T = { timeout: 120_000 };
+
+const POLICY: PolicyDocument = {
+  version: 1,
+  policy_id: 'filesystem',
+  informative_defaults: false,
+  tools: [
+    { tool: 'read_*', consequence_class: 'INFORMATIONAL' },
+    { tool: 'list_*', consequence_class: 'INFORMATIONAL' },
+    { tool: 'write_file', consequence_class: 'PERSISTENT_STATE_CHANGE' },
+  ],
+  hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
+};
+
+afterAll(removeTmpDirs);
+
+interface Setup {
+  root: string;
+  dbFile: string;
+  proxy: RunningProxy;
+  /** The proxy's own store connection. */
+  store: AuthorityStore;
+  /** Another connection to the same file: where the person decides. */
+  person: AuthorityStore;
+  client: Client;
+  close(): Promise<void>;
+}
+
+async function setup(name: string, approvalTimeoutMs: number): Promise<Setup> {
+  const dir = tmpDir(`proxy-approval-${name}`);
+  const root = join(dir, 'root');
+  mkdirSync(root);
+  const dbFile = join(dir, 'gate.db');
+  const store = await openSqliteStore(dbFile);
+  const proxy = await startProxy({
+    policy: loadPolicy(POLICY),
+    store,
+    name,
+    downstream: { kind: 'stdio', command: process.execPath, args: [filesystemServer, root] },
+    listen: { host: '127.0.0.1', port: 0 },
+    approvalTimeoutMs,
+    log: () => {},
+  });
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(proxy.listener!.url), {
+      requestInit: { headers: { authorization: `Bearer ${proxy.listener!.token}` } },
+    }),
+  );
+  await client.listTools();
+  const person = await openSqliteStore(dbFile);
+  for (const tool of ['write_file', 'read_text_file'])
+    await new ProxyStore(person).pin(proxy.serverId, tool, { by: 'test', now: Date.now() });
+  return {
+    root,
+    dbFile,
+    proxy,
+    store,
+    person,
+    client,
+    close: async () => {
+      await client.close().catch(() => {});
+      await proxy.stop();
+      await store.close();
+      await person.close();
+    },
+  };
+}
+
+/** A write through the proxy, with a progress token; `progress` collects the notifications it receives. */
+function write(s: Setup, path: string, content: string) {
+  const progress: { progress: number; total?: number; message?: string }[] = [];
+  const started = Date.now();
+  const result = s.client
+    .callTool({ name: 'write_file', arguments: { path: join(s.root, path), content } }, CallToolResultSchema, {
+      onprogress: (p) => progress.push(p),
+      timeout: 110_000,
+    })
+    .then((r) => ({ r: r as CallToolResult, ms: Date.now() - started }));
+  return { result, progress };
+}
+
+/** The escalation the proxy recorded for the waiting call (read through the person's connection). */
+async function pendingEscalation(store: AuthorityStore) {
+  for (let i = 0; i < 400; i++) {
+    const [row] = await store.listEscalations('PENDING');
+    if (row) return row;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no escalation appeared');
+}
+
+function errorOf(r: CallToolResult): { code: string; invoked: boolean } {
+  expect(r.isError).toBe(true);
+  const first = r.content[0];
+  if (first?.type !== 'text') throw new Error('expected a text block');
+  return (JSON.parse(first.text) as { error: { code: string; invoked: boolean } }).error;
+}
+
+const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+describe('an escalated call that nobody decides', T, () => {
+  let s: Setup;
+  beforeAll(async () => {
+    s = await setup('timeout', 2500);
+  }, T.timeout);
+  afterAll(() => s?.close());
+
+  it('waits --approval-timeout with progress notifications, then returns the pending deny; nothing is written; the arguments are retained for the page', async () => {
+    const call = write(s, 'late.txt', 'never');
+    const { r, ms } = await call.result;
+    expect(errorOf(r)).toMatchObject({ code: 'EF_APPROVAL_REQUIRED', invoked: false });
+    expect(textOf(r)).toMatch(/Approval pending for candidate act /);
+    expect(ms).toBeGreaterThanOrEqual(2400);
+    expect(call.progress.length).toBeGreaterThanOrEqual(1);
+    expect(call.progress[0]).toMatchObject({ total: 2.5, message: expect.stringContaining('waiting for a person') });
+    expect(existsSync(join(s.root, 'late.txt'))).toBe(false);
+
+    const [row] = await s.person.listEscalations('PENDING');
+    const kept = await new PendingArgumentsStore(s.person).get(row!.candidate_act_id);
+    expect(JSON.parse(kept!.arguments_json)).toEqual({ path: join(s.root, 'late.txt'), content: 'never' });
+    expect(kept!.arguments_digest).toBe(JSON.parse(row!.act_json).arguments_digest.value);
+  });
+});
+
+describe('an escalated call decided while it waits', T, () => {
+  let s: Setup;
+  let ui: ApprovalsUi;
+  beforeAll(async () => {
+    s = await setup('decided', 100_000);
+    ui = await startApprovalsUi({ store: s.person, listen: { host: '127.0.0.1', port: 0 }, approver: 'alice' });
+  }, T.timeout);
+  afterAll(async () => {
+    await ui?.close();
+    await s?.close();
+  });
+
+  it('approved from another connection: the waiting call runs once with the approved authority; the identical call again is a replay (EF_005)', async () => {
+    const call = write(s, 'approved.txt', 'approved content');
+    const row = await pendingEscalation(s.person);
+    const d = await decideEscalation(s.person, {
+      candidateActId: row.candidate_act_id,
+      status: 'APPROVED',
+      approver: 'bob',
+      reviewedDigest: row.binding_digest,
+      now: Date.now(),
+    });
+    expect(d).toMatchObject({ ok: true, decided: true });
+    const { r } = await call.result;
+    expect(r.isError).toBeFalsy();
+    expect(readFileSync(join(s.root, 'approved.txt'), 'utf8')).toBe('approved content');
+    expect((await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
+
+    const replay = await write(s, 'approved.txt', 'approved content').result;
+    expect(errorOf(replay.r)).toMatchObject({ code: 'EF_005', invoked: false });
+  });
+
+  it('rejected: the waiting call is refused (EF_NOT_AUTHORIZED) and says a person refused it; nothing is written', async () => {
+    const call = write(s, 'rejected.txt', 'rejected content');
+    const row = await pendingEscalation(s.person);
+    await decideEscalation(s.person, {
+      candidateActId: row.candidate_act_id,
+      status: 'REJECTED',
+      approver: 'bob',
+      reviewedDigest: row.binding_digest,
+      now: Date.now(),
+    });
+    const { r } = await call.result;
+    expect(errorOf(r)).toMatchObject({ code: 'EF_NOT_AUTHORIZED', invoked: false });
+    expect(textOf(r)).toContain(`A person refused candidate act ${row.candidate_act_id}`);
+    expect(existsSync(join(s.root, 'rejected.txt'))).toBe(false);
+  });
+
+  it('the approvals page: refused without the token, session cookie is HttpOnly SameSite=Strict, strict CSP, arguments escaped, a bad CSRF token decides nothing, the approve form runs the waiting call', async () => {
+    const hostile = '</pre><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
+    const call = write(s, 'page.txt', hostile);
+    const row = await pendingEscalation(s.person);
+
+    const bare = await fetch(ui.url, { redirect: 'manual' });
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect((await fetch(`${ui.url}?token=wrong`, { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(`${ui.url}decide`, { method: 'POST', body: new URLSearchParams({ act: row.candidate_act_id }) })).status).toBe(401);
+
+    const login = await fetch(`${ui.url}?token=${ui.token}`, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe('/');
+    const setCookie = login.headers.get('set-cookie') ?? '';
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    const cookie = setCookie.split(';')[0]!;
+
+    const page = await fetch(ui.url, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    const body = await page.text();
+    expect(body).not.toContain('<script');
+    expect(body).not.toContain('<img');
+    expect(body).toContain('&lt;script&gt;window.__pwned = 1&lt;/script&gt;');
+    expect(body).toContain(row.binding_digest);
+    expect(body).toContain(JSON.parse(row.act_json).arguments_digest.value);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(body)?.[1];
+    expect(csrf).toBeTruthy();
+
+    const form = (over: Record<string, string>) =>
+      fetch(`${ui.url}decide`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf: csrf!, act: row.candidate_act_id, digest: row.binding_digest, decision: 'approve', ...over }),
+        redirect: 'manual',
+      });
+    expect((await form({ csrf: 'forged' })).status).toBe(403);
+    expect((await form({ digest: 'another-digest' })).status).toBe(409);
+    expect((await s.person.getEscalation(row.candidate_act_id))?.status).toBe('PENDING');
+
+    const approved = await form({});
+    expect(approved.status).toBe(200);
+    expect(await approved.text()).toContain(`Approved candidate act ${row.candidate_act_id}`);
+    expect((await s.person.getEscalation(row.candidate_act_id))?.approver).toBe('alice');
+    const { r } = await call.result;
+    expect(r.isError).toBeFalsy();
+    expect(readFileSync(join(s.root, 'page.txt'), 'utf8')).toBe(hostile);
+    expect((await form({})).status).toBe(409); // already decided: nothing changes
+
+    const audit = await (
+      await fetch(`${ui.url}audit?decision=APPROVED&act=${encodeURIComponent(row.candidate_act_id)}`, { headers: { cookie } })
+    ).text();
+    expect(audit).toContain(row.candidate_act_id);
+    expect(audit).toContain('alice');
+  });
+
+  it('purges the arguments of a decided act once the retention period has passed, and only then', async () => {
+    const args = new PendingArgumentsStore(s.person);
+    const decided = (await s.person.listEscalations()).filter((r) => r.status !== 'PENDING');
+    expect(decided.length).toBeGreaterThanOrEqual(3);
+    const first = Math.min(...decided.map((r) => r.decided_at!));
+    const last = Math.max(...decided.map((r) => r.decided_at!));
+    const day = 86_400_000;
+    expect(await args.purge(first + 7 * day - 1, 7 * day)).toBe(0);
+    for (const r of decided) expect(await args.get(r.candidate_act_id)).toBeDefined();
+    expect(await args.purge(last + 7 * day + 1, 7 * day)).toBe(decided.length);
+    for (const r of decided) expect(await args.get(r.candidate_act_id)).toBeUndefined();
+  });
+});
