@@ -82,6 +82,8 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     await next();
   });
 
+  // No icon: answered so that a browser's automatic request leaves no error behind.
+  app.get('/favicon.ico', (c) => c.body(null, 204));
   app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
 
   app.get('/', async (c) => {
