@@ -164,7 +164,7 @@ describe('approving an act: vrp gate proxy --ui --notify-url, and vrp gate ui fr
         const stranger = await browser.newPage();
         const refused = await stranger.goto(page.url);
         expect(refused?.status()).toBe(401);
-        expect(await stranger.locator('body').innerText()).toContain('Open this page with the URL and token');
+        expect(await stranger.locator('body').textContent()).toContain('Open this page with the URL and token');
 
         const tab = await browser.newPage({ viewport: { width: 1100, height: 900 } });
         const scriptsRun: string[] = [];
@@ -191,7 +191,7 @@ describe('approving an act: vrp gate proxy --ui --notify-url, and vrp gate ui fr
         });
         await act.locator('button.reject').click();
         expect(await tab.locator('h1').textContent()).toBe('Refused');
-        expect(await tab.locator('body').innerText()).toContain('The form token is not valid');
+        expect(await tab.locator('body').textContent()).toContain('The form token is not valid');
 
         await tab.goto(page.url);
         await tab.locator(`section[data-act="${notice.candidate_act_id}"] button.approve`).click();
