@@ -21,7 +21,7 @@ import {
 } from '@vrpkit/gate';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProxy, startProxy } from '../src/proxy/index.js';
+import { type ProxyOptions, type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { type ApprovalsUi, CONTENT_SECURITY_POLICY, startApprovalsUi } from '../src/ui/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
@@ -54,7 +54,7 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setup(name: string, approvalTimeoutMs: number): Promise<Setup> {
+async function setup(name: string, approvalTimeoutMs: number, extra: Partial<ProxyOptions> = {}): Promise<Setup> {
   const dir = tmpDir(`proxy-approval-${name}`);
   const root = join(dir, 'root');
   mkdirSync(root);
@@ -68,6 +68,7 @@ async function setup(name: string, approvalTimeoutMs: number): Promise<Setup> {
     listen: { host: '127.0.0.1', port: 0 },
     approvalTimeoutMs,
     log: () => {},
+    ...extra,
   });
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   await client.connect(
@@ -129,13 +130,18 @@ const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? 
 
 describe('an escalated call that nobody decides', T, () => {
   let s: Setup;
+  const logged: { event: string; fields: Record<string, unknown> }[] = [];
   beforeAll(async () => {
-    s = await setup('timeout', 2500);
+    // The notice goes to a port where nothing listens: the failure is logged, the wait goes on.
+    s = await setup('timeout', 2500, {
+      notifyUrl: 'https://127.0.0.1:47/hook',
+      log: (event, fields = {}) => void logged.push({ event, fields }),
+    });
   }, T.timeout);
   afterAll(() => s?.close());
 
-  it('waits --approval-timeout with progress notifications, then returns the pending deny; nothing is written; the arguments are retained for the page', async () => {
-    const call = write(s, 'late.txt', 'never');
+  it('waits --approval-timeout with progress notifications (a failing --notify-url is logged, not waited for), then returns the pending deny; nothing is written; the arguments are retained for the page', async () => {
+    const call = write(s, 'late.txt', 'UNSEEN-CONTENT-91x');
     const { r, ms } = await call.result;
     expect(errorOf(r)).toMatchObject({ code: 'EF_APPROVAL_REQUIRED', invoked: false });
     expect(textOf(r)).toMatch(/Approval pending for candidate act /);
@@ -143,10 +149,12 @@ describe('an escalated call that nobody decides', T, () => {
     expect(call.progress.length).toBeGreaterThanOrEqual(1);
     expect(call.progress[0]).toMatchObject({ total: 2.5, message: expect.stringContaining('waiting for a person') });
     expect(existsSync(join(s.root, 'late.txt'))).toBe(false);
+    expect(logged.find((l) => l.event === 'notify_failed')?.fields).toMatchObject({ reason: expect.any(String) });
+    expect(JSON.stringify(logged)).not.toContain('UNSEEN-CONTENT-91x');
 
     const [row] = await s.person.listEscalations('PENDING');
     const kept = await new PendingArgumentsStore(s.person).get(row!.candidate_act_id);
-    expect(JSON.parse(kept!.arguments_json)).toEqual({ path: join(s.root, 'late.txt'), content: 'never' });
+    expect(JSON.parse(kept!.arguments_json)).toEqual({ path: join(s.root, 'late.txt'), content: 'UNSEEN-CONTENT-91x' });
     expect(kept!.arguments_digest).toBe(JSON.parse(row!.act_json).arguments_digest.value);
   });
 });

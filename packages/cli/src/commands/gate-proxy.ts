@@ -49,6 +49,7 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
         '--notify-url <url>',
         'POST a JSON notice (act id, tool, server, class, digests, page link; never the arguments) when an act waits',
       )
+      .option('--approvals-url <url>', 'the approvals page the --notify-url notice links to (default: the --ui page)')
       .option('--ui', 'also serve the approvals page from this process (URL and token printed once on stderr)')
       .option('--ui-listen <host:port>', 'loopback address of the approvals page (with --ui)', '127.0.0.1:0')
       .option('--approver <name>', 'recorded as the approver of decisions made on the --ui page', process.env.USER ?? 'approvals-page')
@@ -208,6 +209,7 @@ interface ProxyOpts extends StoreOpts {
   pinOnFirstUse?: boolean;
   approvalTimeout: string;
   notifyUrl?: string;
+  approvalsUrl?: string;
   ui?: boolean;
   uiListen: string;
   approver: string;
@@ -274,6 +276,7 @@ async function runProxyCommand(command: string[], o: ProxyOpts): Promise<void> {
         approvalTimeoutMs,
         retainArgumentsMs,
         ...(notifyUrl ? { notifyUrl } : {}),
+        ...(o.approvalsUrl ? { approvalsUrl: parseUsage(() => new URL(o.approvalsUrl!).toString()) } : {}),
         ...(ui ? { ui } : {}),
       });
     } catch (e) {

@@ -43,6 +43,8 @@ export interface ProxyOptions {
   ui?: { listen: { host: string; port: number }; approver: string };
   /** Arguments of escalated acts are purged this long after the decision (default 7 days). */
   retainArgumentsMs?: number;
+  /** The approvals page the notice links to (default: the `ui` page's own address). */
+  approvalsUrl?: string;
 }
 
 /** The default bound on an escalated call's wait for a person (`--approval-timeout`). */
@@ -103,6 +105,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),
   });
+  proxy.approvalsUrl = opts.approvalsUrl;
   // Arguments of decided acts are purged after the retention period, with or without a page.
   const purge = () => void pendingArguments.purge(Date.now(), retain).catch(() => log('arguments_purge_failed', {}, 'warn'));
   purge();
@@ -138,7 +141,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
         retainArgumentsMs: retain,
         onDecision: (fields) => log('approvals_page_decision', fields),
       });
-      proxy.approvalsUrl = ui.url;
+      proxy.approvalsUrl ??= ui.url;
       // The token is printed this once, like a notebook server's.
       log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
     }
