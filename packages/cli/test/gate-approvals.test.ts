@@ -266,3 +266,24 @@ describe('approving an act: vrp gate proxy --ui --notify-url, and vrp gate ui fr
     SPAWN.timeout,
   );
 });
+
+describe('approvals flags: bad input is a usage error and starts nothing', () => {
+  it.each([
+    [
+      ['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--approval-timeout', 'soon', '--', 'x'],
+      /--approval-timeout must be a duration/,
+    ],
+    [
+      ['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--notify-url', 'http://chat.example/hook', '--', 'x'],
+      /--notify-url must be https/,
+    ],
+    [['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--ui', '--ui-listen', '0.0.0.0:8932', '--', 'x'], /loopback hosts only/],
+    [['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--ui-listen', '127.0.0.1:1', '--', 'x'], /--ui-listen needs --ui/],
+    [['gate', 'ui', '--store', 's.db', '--listen', '0.0.0.0:8932'], /loopback hosts only/],
+    [['gate', 'ui', '--store', 's.db', '--retain-arguments', '7 days'], /--retain-arguments must be a duration/],
+  ])('vrp %j', async (args, message) => {
+    const r = await runVrpInProcess(args);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(message);
+  });
+});

@@ -58,7 +58,9 @@ export async function startApprovalsUi(o: ApprovalsUiOptions): Promise<Approvals
     const s = serve({ fetch: app.fetch, port: o.listen.port, hostname: o.listen.host }, () => resolve(s));
     s.once('error', reject);
   });
-  const timer = setInterval(() => void pendingArguments.purge(clock.now(), retain).catch(() => {}), PURGE_INTERVAL_MS);
+  const purge = () => void pendingArguments.purge(clock.now(), retain).catch(() => {});
+  purge();
+  const timer = setInterval(purge, PURGE_INTERVAL_MS);
   timer.unref();
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
