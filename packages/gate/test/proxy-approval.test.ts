@@ -2,9 +2,10 @@
  * An escalated `tools/call` through the proxy waits for a person: the proxy runs in this
  * process (`startProxy`, agent side over Streamable HTTP with the official SDK `Client`), the
  * downstream is the real `@modelcontextprotocol/server-filesystem` child, the store is a real
- * SQLite file, and the person decides through another connection to that file — the approvals
+ * SQLite file (and a PostgreSQL schema with `VRPKIT_TEST_PG_URL`), and the person decides through another connection to that file — the approvals
  * page (`startApprovalsUi`, real HTTP) or `decideEscalation` — as another process would.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,12 +15,15 @@ import {
   type AuthorityStore,
   decideEscalation,
   loadPolicy,
+  openPostgresStore,
   openSqliteStore,
   PendingArgumentsStore,
   type PolicyDocument,
   ProxyStore,
 } from '@vrpkit/gate';
 import { repoRoot } from '@vrpkit/testkit/cli';
+import { testPgUrl } from '@vrpkit/testkit/pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { type ApprovalsUi, CONTENT_SECURITY_POLICY, startApprovalsUi } from '../src/ui/index.js';
@@ -44,7 +48,6 @@ afterAll(removeTmpDirs);
 
 interface Setup {
   root: string;
-  dbFile: string;
   proxy: RunningProxy;
   /** The proxy's own store connection. */
   store: AuthorityStore;
@@ -54,12 +57,19 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setup(name: string, approvalTimeoutMs: number, extra: Partial<ProxyOptions> = {}): Promise<Setup> {
+/** A proxy on a fresh store; `open` makes each connection to that store (default: one SQLite file). */
+async function setup(
+  name: string,
+  approvalTimeoutMs: number,
+  extra: Partial<ProxyOptions> = {},
+  openStore?: () => Promise<AuthorityStore>,
+): Promise<Setup> {
   const dir = tmpDir(`proxy-approval-${name}`);
   const root = join(dir, 'root');
   mkdirSync(root);
   const dbFile = join(dir, 'gate.db');
-  const store = await openSqliteStore(dbFile);
+  const open = openStore ?? (() => openSqliteStore(dbFile));
+  const store = await open();
   const proxy = await startProxy({
     policy: loadPolicy(POLICY),
     store,
@@ -77,12 +87,11 @@ async function setup(name: string, approvalTimeoutMs: number, extra: Partial<Pro
     }),
   );
   await client.listTools();
-  const person = await openSqliteStore(dbFile);
+  const person = await open();
   for (const tool of ['write_file', 'read_text_file'])
     await new ProxyStore(person).pin(proxy.serverId, tool, { by: 'test', now: Date.now() });
   return {
     root,
-    dbFile,
     proxy,
     store,
     person,
@@ -276,5 +285,40 @@ describe('an escalated call decided while it waits', T, () => {
     for (const r of decided) expect(await args.get(r.candidate_act_id)).toBeDefined();
     expect(await args.purge(last + 7 * day + 1, 7 * day)).toBe(decided.length);
     for (const r of decided) expect(await args.get(r.candidate_act_id)).toBeUndefined();
+  });
+});
+
+const PG_URL = testPgUrl('gate proxy approval', 'the wait for a decision made on PostgreSQL');
+
+describe.skipIf(!PG_URL)('an escalated call waiting on a PostgreSQL store', T, () => {
+  const schema = `gate_wait_${randomBytes(5).toString('hex')}`;
+  let s: Setup;
+  beforeAll(async () => {
+    s = await setup('pg', 100_000, {}, () => openPostgresStore(PG_URL!, { schema, poolSize: 2 }));
+  }, T.timeout);
+  afterAll(async () => {
+    await s?.close();
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+  });
+
+  it('sees the approval made through another pool and runs the call once', async () => {
+    const call = write(s, 'pg.txt', 'via postgres');
+    const row = await pendingEscalation(s.person);
+    expect(
+      await decideEscalation(s.person, {
+        candidateActId: row.candidate_act_id,
+        status: 'APPROVED',
+        approver: 'carol',
+        reviewedDigest: row.binding_digest,
+        now: Date.now(),
+      }),
+    ).toMatchObject({ ok: true, decided: true });
+    const { r } = await call.result;
+    expect(r.isError).toBeFalsy();
+    expect(readFileSync(join(s.root, 'pg.txt'), 'utf8')).toBe('via postgres');
+    expect((await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
   });
 });

@@ -99,6 +99,8 @@ export class GateProxy {
   private view: Map<string, ToolView> | undefined;
   private downstreamOpen = true;
   private stopping = false;
+  /** Aborted when the proxy stops: calls waiting for a person stop waiting. */
+  private readonly stopped = new AbortController();
   private readonly agents = new Set<Server>();
   private readonly clock: Clock;
   /** The approvals page, linked from the `--notify-url` notice (never with its token). */
@@ -295,7 +297,7 @@ export class GateProxy {
     const token = extra._meta?.progressToken;
     const decided = await waitForEscalationDecision(this.o.store, act.candidate_act_id, {
       timeoutMs: waitMs,
-      signal: extra.signal,
+      signal: AbortSignal.any([extra.signal, this.stopped.signal]),
       clock: this.clock,
       onWaiting: (elapsed) => {
         if (token === undefined) return;
@@ -325,6 +327,7 @@ export class GateProxy {
 
   async close(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     for (const agent of [...this.agents]) await agent.close().catch(() => {});
     await this.o.downstream.close().catch(() => {});
   }
