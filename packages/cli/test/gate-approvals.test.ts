@@ -182,7 +182,7 @@ describe('approving an act: vrp gate proxy --ui --notify-url, and vrp gate ui fr
         expect(scriptsRun).toEqual([]);
         if (process.env.VRPKIT_UPDATE_SCREENSHOTS === '1') {
           mkdirSync(join(repoRoot, 'docs/img'), { recursive: true });
-          await tab.screenshot({ path: join(repoRoot, 'docs/img/approvals.png'), fullPage: true });
+          await tab.screenshot({ path: join(repoRoot, 'docs/img/approvals.png') });
         }
 
         // A form whose CSRF token is not the session's decides nothing.

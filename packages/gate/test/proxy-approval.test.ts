@@ -274,6 +274,32 @@ describe('an escalated call decided while it waits', T, () => {
     expect(audit).toContain('alice');
   });
 
+  it('the approvals page pins a tool to exactly the definition it shows (a forged CSRF token or another digest pins nothing)', async () => {
+    const login = await fetch(`${ui.url}?token=${ui.token}`, { redirect: 'manual' });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const body = await (await fetch(ui.url, { headers: { cookie } })).text();
+    expect(body).toContain('data-tool="move_file"');
+    expect(body).not.toContain('data-tool="write_file"'); // pinned to its current definition
+    const csrf = /name="csrf" value="([^"]+)"/.exec(body)![1]!;
+    const seen = (await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file'))!;
+    expect(body).toContain(seen.seen_digest);
+    const pin = (over: Record<string, string>) =>
+      fetch(`${ui.url}pin`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf, server: s.proxy.serverId, tool: 'move_file', digest: seen.seen_digest, ...over }),
+      });
+    expect((await pin({ csrf: 'forged' })).status).toBe(403);
+    expect((await pin({ digest: 'a-definition-nobody-reviewed' })).status).toBe(409);
+    expect((await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file'))?.pinned_digest).toBeNull();
+    expect((await pin({})).status).toBe(200);
+    expect(await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file')).toMatchObject({
+      pinned_digest: seen.seen_digest,
+      pinned_by: 'alice',
+    });
+    expect((await s.client.listTools()).tools.map((t) => t.name)).toContain('move_file');
+  });
+
   it('purges the arguments of a decided act once the retention period has passed, and only then', async () => {
     const args = new PendingArgumentsStore(s.person);
     const decided = (await s.person.listEscalations()).filter((r) => r.status !== 'PENDING');

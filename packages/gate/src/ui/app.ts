@@ -96,7 +96,9 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
       .sort((a, b) => (b.decided_at ?? 0) - (a.decided_at ?? 0))
       .slice(0, 50);
     const views = await Promise.all(pending.map((r) => pendingView(o, r)));
-    return c.html(pendingPage(views, decided, sessionOf(c).csrf, now));
+    // Tools the proxies saw whose current definition no person pinned (never, or not since it changed).
+    const unpinned = (await o.pins.listPins()).filter((p) => p.pinned_digest !== p.seen_digest);
+    return c.html(pendingPage(views, decided, unpinned, sessionOf(c).csrf, now));
   });
 
   app.get('/audit', async (c) => {
@@ -138,6 +140,21 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     if (!d.ok) return c.html(messagePage('Refused', 'This act is bound to another digest than the one shown; nothing was decided.'), 409);
     if (!d.decided) return c.html(decisionPage(d.escalation, false), 409);
     return c.html(decisionPage(d.escalation, true));
+  });
+
+  // Pin a tool's definition as reviewed: only if the definition seen still has the digest shown.
+  app.post('/pin', async (c) => {
+    const form = await c.req.parseBody();
+    const field = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
+    if (!sameSecret(field('csrf'), sessionOf(c).csrf)) return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
+    const [server, tool, digest] = [field('server'), field('tool'), field('digest')];
+    if (!server || !tool || !digest) return c.html(messagePage('Refused', 'The form names no server, tool or digest.'), 400);
+    const r = await o.pins.pin(server, tool, { by: o.approver, now: clock.now(), digest });
+    o.onDecision?.({ pin: tool, server_id: server, digest, outcome: r.pinned ? 'pinned' : r.reason });
+    if (!r.pinned && r.reason === 'unknown_tool') return c.html(messagePage('Not found', 'No such tool was seen for this server.'), 404);
+    if (!r.pinned)
+      return c.html(messagePage('Refused', 'The definition changed since it was shown; nothing was pinned. Review it again.'), 409);
+    return c.html(messagePage('Pinned', `Pinned ${tool} (digest ${digest}) for ${server}.`));
   });
 
   return app;

@@ -4,6 +4,7 @@
  */
 import { html } from 'hono/html';
 import type { AgentCandidateAct } from '../act.js';
+import type { ToolPinTable } from '../store/proxy-schema.js';
 import type { EscalationRow } from '../store/types.js';
 import type { AuditTrailEntry } from './audit.js';
 
@@ -97,7 +98,21 @@ ${pin}
 </section>`;
 }
 
-export function pendingPage(pending: PendingView[], decided: EscalationRow[], csrf: string, now: number) {
+function unpinnedTool(t: ToolPinTable, csrf: string) {
+  return html`<section class="act" data-tool="${t.tool_name}">
+<h3>${t.tool_name}</h3>
+<dl>
+<dt>Server identity</dt><dd>${t.server_id}</dd>
+<dt>Server says it is</dt><dd>${t.server_info ?? ''}</dd>
+<dt>State</dt><dd>${t.pinned_digest === null ? 'never pinned' : `changed since pinned (pinned ${t.pinned_digest})`}</dd>
+<dt>Definition digest</dt><dd class="definition-digest">${t.seen_digest}</dd>
+</dl>
+<pre class="definition">${JSON.stringify(JSON.parse(t.seen_definition), null, 2)}</pre>
+<form class="decide" method="post" action="/pin"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="server" value="${t.server_id}"><input type="hidden" name="tool" value="${t.tool_name}"><input type="hidden" name="digest" value="${t.seen_digest}"><button class="approve">Pin this definition</button></form>
+</section>`;
+}
+
+export function pendingPage(pending: PendingView[], decided: EscalationRow[], unpinned: ToolPinTable[], csrf: string, now: number) {
   return layout(
     'Approvals',
     html`<h1>Acts waiting for a person</h1>
@@ -109,7 +124,10 @@ ${decided.map((r) => {
   const act = JSON.parse(r.act_json) as AgentCandidateAct;
   return html`<tr><td>${iso(r.decided_at)}</td><td>${r.status}</td><td>${r.approver ?? ''}</td><td>${act.tool.tool_id}</td><td class="mono">${r.candidate_act_id}</td><td class="mono">${r.binding_digest}</td></tr>`;
 })}
-</tbody></table>`,
+</tbody></table>
+<h2>Tools not pinned to their current definition</h2>
+<p>A tool is listed to the agent and callable only with a definition a person pinned. Read the whole definition: its description is text the model follows.</p>
+${unpinned.length ? unpinned.map((t) => unpinnedTool(t, csrf)) : html`<p>Every tool seen is pinned to its current definition.</p>`}`,
   );
 }
 
