@@ -234,6 +234,9 @@ describe('an escalated call decided while it waits', T, () => {
     expect(setCookie).toMatch(/HttpOnly/);
     expect(setCookie).toMatch(/SameSite=Strict/);
     const cookie = setCookie.split(';')[0]!;
+    // The redirect after the token stays on this origin, whatever the path asked for.
+    const offsite = await fetch(`${ui.url}/evil.example/?token=${ui.token}`, { redirect: 'manual' });
+    expect(offsite.headers.get('location')).toBe('/');
 
     const page = await fetch(ui.url, { headers: { cookie } });
     expect(page.status).toBe(200);

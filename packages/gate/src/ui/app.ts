@@ -73,7 +73,9 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
       if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
       sessions.set(id, { csrf: randomBytes(32).toString('base64url') });
       setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      return c.redirect(c.req.path, 303);
+      // Back to the page asked for, on this origin only (a path like `//host` would leave it).
+      const path = c.req.path;
+      return c.redirect(path.startsWith('/') && !path.startsWith('//') && !path.includes('\\') ? path : '/', 303);
     }
     const session = sessions.get(getCookie(c, SESSION_COOKIE) ?? '');
     if (!session)
