@@ -269,6 +269,9 @@ describe('an escalated call decided while it waits', T, () => {
     expect(r.isError).toBeFalsy();
     expect(readFileSync(join(s.root, 'page.txt'), 'utf8')).toBe(hostile);
     expect((await form({})).status).toBe(409); // already decided: nothing changes
+    const after = await (await fetch(ui.url, { headers: { cookie } })).text();
+    expect(after).not.toContain(`data-act="${row.candidate_act_id}"`);
+    expect(after).toContain(`<td>APPROVED</td><td>alice</td><td>write_file</td><td class="mono">${row.candidate_act_id}</td>`);
 
     const audit = await (
       await fetch(`${ui.url}audit?decision=APPROVED&act=${encodeURIComponent(row.candidate_act_id)}`, { headers: { cookie } })

@@ -16,6 +16,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
 import { decideEscalation } from '../escalation.js';
+import { KyselyAuthorityStore } from '../store/kysely-store.js';
 import type { PendingArgumentsStore } from '../store/pending-arguments.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore, EscalationRow } from '../store/types.js';
@@ -91,12 +92,8 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   app.get('/', async (c) => {
     const now = clock.now();
     await o.pendingArguments.purge(now, o.retainArgumentsMs);
-    const all = await o.store.listEscalations();
-    const pending = all.filter((r) => r.status === 'PENDING' && r.expires_at > now);
-    const decided = all
-      .filter((r) => r.status !== 'PENDING')
-      .sort((a, b) => (b.decided_at ?? 0) - (a.decided_at ?? 0))
-      .slice(0, 50);
+    const pending = (await o.store.listEscalations('PENDING')).filter((r) => r.expires_at > now);
+    const decided = await recentDecisions(o.store, 50);
     const views = await Promise.all(pending.map((r) => pendingView(o, r)));
     // Tools the proxies saw whose current definition no person pinned (never, or not since it changed).
     const unpinned = (await o.pins.listPins()).filter((p) => p.pinned_digest !== p.seen_digest);
@@ -160,6 +157,18 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   });
 
   return app;
+}
+
+/** The latest decided escalations, newest first (the page shows these, not the whole history). */
+async function recentDecisions(store: AuthorityStore, limit: number): Promise<EscalationRow[]> {
+  if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the approvals page needs a Kysely authority store');
+  return await store.kysely
+    .selectFrom('gate_escalation')
+    .selectAll()
+    .where('status', '!=', 'PENDING')
+    .orderBy('decided_at', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 function sessionOf(c: Context): Session {
