@@ -11,6 +11,7 @@ import { type LiveArguments, snapshotLiveArguments, validateAct } from './act.js
 import { authorizeValidated } from './authorize.js';
 import { denyDecision, enforceValidated } from './enforce.js';
 import type { EfCode, EnforceDecision } from './errors.js';
+import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
 
@@ -48,6 +49,12 @@ export async function dispatch<A, T>(
       return { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) };
     }
     const authority = await ctx.store.getAuthority(a.candidate_act_id);
+    // Value limits are known before anyone is asked: an act above them is denied, not escalated.
+    const over = ctx.policy.checkArguments(a, live.args);
+    if (over) {
+      await recordDenial(ctx, a, a.policy_state, ctx.clock.now(), over.code, over.reason);
+      return denied(over.code);
+    }
     if (!authority) {
       const outcome = await authorizeValidated(ctx, a, ctx.clock.now(), null);
       if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');

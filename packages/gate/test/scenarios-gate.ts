@@ -30,14 +30,14 @@ export interface TestGate {
 }
 
 export async function openTestGate(
-  opts: { sinkId?: string; approve?: (act: AgentCandidateAct) => Promise<boolean> } = {},
+  opts: { sinkId?: string; approve?: (act: AgentCandidateAct) => Promise<boolean>; policy?: PolicyDocument } = {},
 ): Promise<TestGate> {
   const dir = mkdtempSync(join(tmpdir(), 'gate-acts-'));
   const store = await openSqliteStore(join(dir, 'authority.sqlite'));
   const { privateJwk } = await generateEd25519Jwk();
   const gate = new Gate({
     store,
-    policy: loadPolicy(TEST_POLICY),
+    policy: loadPolicy(opts.policy ?? TEST_POLICY),
     sinkId: opts.sinkId ?? 'host-dispatch-1',
     signingKey: { privateJwk, kid: 'acts-test-key' },
     ...(opts.approve ? { approve: opts.approve } : {}),
