@@ -20,6 +20,14 @@ const LIMITED: PolicyDocument = {
   ],
 };
 
+/** A person who approves everything and notes which tools they were asked about. */
+function recordingApprover(asked: string[]) {
+  return async (a: { tool: { tool_id: string } }): Promise<boolean> => {
+    asked.push(a.tool.tool_id);
+    return true;
+  };
+}
+
 let t: TestGate | undefined;
 afterEach(async () => {
   await t?.close();
@@ -34,7 +42,7 @@ const search = { id: 'call_s', type: 'function' as const, function: { name: 'sea
 describe('T-B as the draft states it: payout denied when above the envelope, run when within it', () => {
   it('above the cap: denied EF_ENVELOPE_EXCEEDED without asking anyone; the search still runs', async () => {
     const asked: string[] = [];
-    t = await openTestGate({ policy: LIMITED, approve: async (a) => (asked.push(a.tool.tool_id), true) });
+    t = await openTestGate({ policy: LIMITED, approve: recordingApprover(asked) });
     const { tools, calls } = countingTools();
     // The draft's own payout arguments: 150.00 EUR is above the 100 EUR envelope.
     const { outcomes, messages } = await handleOpenAIMessage(
@@ -53,7 +61,7 @@ describe('T-B as the draft states it: payout denied when above the envelope, run
 
   it('within the cap: FINANCIAL still goes to a person, and once approved runs exactly once', async () => {
     const asked: string[] = [];
-    t = await openTestGate({ policy: LIMITED, approve: async (a) => (asked.push(a.tool.tool_id), true) });
+    t = await openTestGate({ policy: LIMITED, approve: recordingApprover(asked) });
     const { tools, calls } = countingTools();
     const { outcomes } = await handleOpenAIMessage(
       { tool_calls: [payoutCall('call_p', { amount: '100.00', currency: 'EUR', beneficiary: 'vendor-441' })] },
