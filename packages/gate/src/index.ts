@@ -76,6 +76,7 @@ export { EF_CODES, GATE_PROFILE, GateError, hostErrorObject, isEfCode } from './
 // Mappers, one per vendor (Tool-Use Binding draft, mapping): pure, they never authorize anything.
 export type { ActContext, ActParts, ClassifyInput, ToolBinding } from './mappers/context.js';
 export { bindTool, buildAct, candidateActId, DEFAULT_ACT_TTL_MS } from './mappers/context.js';
+export type { ActIdSource } from './mappers/context.js';
 export type { ToolUseBlockLike } from './mappers/anthropic.js';
 export { mapToolUse } from './mappers/anthropic.js';
 export type { ComputerUseBlock, ComputerUseLiveArgs, LiveBrowserState, LiveForm } from './mappers/computer.js';
@@ -95,6 +96,23 @@ export type { FunctionCallOutputItem, ToolMessage } from './adapters/openai.js';
 export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, responsesDenyOutput } from './adapters/openai.js';
 export type { GatedMcpClient } from './adapters/mcp.js';
 export { gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
+
+// Host-side calls that are not a vendor's tool block (Tool-Use Binding draft: hook before the tool call, or wrap
+// the HTTP client; memory writes are MEMORY_WRITE; a PaymentCandidateAct is enforced before the PSP SDK).
+export type { HostCall, HostCallResult } from './adapters/gated-call.js';
+export { dispatchHostCall, resultOrThrow } from './adapters/gated-call.js';
+export type { GatedFetchOptions, HttpRequestArgs } from './adapters/fetch.js';
+export { gatedFetch } from './adapters/fetch.js';
+export type {
+  GatePaymentOptions,
+  PaymentInstruction,
+  PaymentIntentCreateLike,
+  PaymentIntentsLike,
+  PaymentLiveArgs,
+} from './adapters/payment.js';
+export { gatePaymentIntents, paymentInstruction } from './adapters/payment.js';
+export type { MemoryStoreLike, MemoryWrite } from './adapters/memory.js';
+export { gateMemoryWrite } from './adapters/memory.js';
 
 // Streaming (Tool-Use Binding draft, streaming: a partial block is not a block).
 export type { AnthropicStreamEventLike, FinalizedToolUse } from './streaming/anthropic.js';
