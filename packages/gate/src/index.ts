@@ -95,7 +95,7 @@ export { anthropicDenyResult, handleAnthropicMessage } from './adapters/anthropi
 export type { FunctionCallOutputItem, ToolMessage } from './adapters/openai.js';
 export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, responsesDenyOutput } from './adapters/openai.js';
 export type { GatedMcpClient } from './adapters/mcp.js';
-export { gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
+export { dispatchMcpToolsCall, gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
 
 // Host-side calls that are not a vendor's tool block (Tool-Use Binding draft: hook before the tool call, or wrap
 // the HTTP client; memory writes are MEMORY_WRITE; a PaymentCandidateAct is enforced before the PSP SDK).
@@ -111,6 +111,8 @@ export type {
   PaymentLiveArgs,
 } from './adapters/payment.js';
 export { gatePaymentIntents, paymentInstruction } from './adapters/payment.js';
+export type { AgentsFunctionToolLike, AgentsMcpServerLike, AiSdkToolLike } from './adapters/frameworks.js';
+export { GateDenied, gateAgentsFunctionTool, gateAgentsMcpServer, gateAiSdkTools } from './adapters/frameworks.js';
 export type { MemoryStoreLike, MemoryWrite } from './adapters/memory.js';
 export { gateMemoryWrite } from './adapters/memory.js';
 
