@@ -111,8 +111,21 @@ export type {
   PaymentLiveArgs,
 } from './adapters/payment.js';
 export { gatePaymentIntents, paymentInstruction } from './adapters/payment.js';
-export type { AgentsFunctionToolLike, AgentsMcpServerLike, AiSdkToolLike } from './adapters/frameworks.js';
-export { GateDenied, gateAgentsFunctionTool, gateAgentsMcpServer, gateAiSdkTools } from './adapters/frameworks.js';
+export type {
+  AgentsFunctionToolLike,
+  AgentsMcpServerLike,
+  AiSdkToolLike,
+  ClaudePreToolUseInput,
+  ClaudePreToolUseOutput,
+} from './adapters/frameworks.js';
+export {
+  claudeAgentHooks,
+  claudePreToolUseHook,
+  GateDenied,
+  gateAgentsFunctionTool,
+  gateAgentsMcpServer,
+  gateAiSdkTools,
+} from './adapters/frameworks.js';
 export type { MemoryStoreLike, MemoryWrite } from './adapters/memory.js';
 export { gateMemoryWrite } from './adapters/memory.js';
 

@@ -61,7 +61,7 @@ function runThroughGate(
   );
 }
 
-/** A Vercel AI SDK tool (structural: `Tool` from `ai` 6 fits). */
+/** What the adapter uses of a Vercel AI SDK tool (`Tool` from `ai` 6): its optional `execute`. */
 export interface AiSdkToolLike {
   execute?: (input: never, options: { toolCallId: string }) => unknown;
 }
@@ -72,10 +72,10 @@ export interface AiSdkToolLike {
  * `GateDenied`, which the SDK reports to the model as a tool error carrying the EF code. Tools
  * without `execute` (executed by the client) are returned as they are.
  */
-export function gateAiSdkTools<T extends Record<string, AiSdkToolLike>>(tools: T, context: MapContext): T {
-  const out: Record<string, AiSdkToolLike> = {};
+export function gateAiSdkTools<T extends Record<string, object>>(tools: T, context: MapContext): T {
+  const out: Record<string, object> = {};
   for (const [name, t] of Object.entries(tools)) {
-    const execute = t.execute;
+    const execute = (t as AiSdkToolLike).execute;
     out[name] = execute
       ? {
           ...t,
@@ -93,7 +93,8 @@ export function gateAiSdkTools<T extends Record<string, AiSdkToolLike>>(tools: T
 export interface AgentsFunctionToolLike {
   type: 'function';
   name: string;
-  invoke: (runContext: never, input: string, details?: { toolCall?: { callId?: string } }) => Promise<unknown>;
+  /** `details.toolCall.callId` is the model's call id (the SDK's `ToolCallDetails`). */
+  invoke: (runContext: never, input: string, details?: never) => Promise<unknown>;
 }
 
 /**
@@ -107,10 +108,10 @@ export function gateAgentsFunctionTool<T extends AgentsFunctionToolLike>(tool: T
   const invoke = tool.invoke.bind(tool);
   return {
     ...tool,
-    invoke: async (runContext: never, input: string, details?: { toolCall?: { callId?: string } }) => {
+    invoke: async (runContext: never, input: string, details?: never) => {
       const deny = (decision: EnforceDecision) => JSON.stringify(hostErrorObject(decision));
-      const callId = details?.toolCall?.callId;
-      if (!callId) return deny({ allow: false, code: 'EF_MALFORMED_ACT' });
+      const callId = (details as { toolCall?: { callId?: unknown } } | undefined)?.toolCall?.callId;
+      if (typeof callId !== 'string' || !callId) return deny({ allow: false, code: 'EF_MALFORMED_ACT' });
       let args: unknown;
       try {
         // "Mapping MUST parse arguments as JSON, then canonicalize the object, then hash."
@@ -162,4 +163,64 @@ export function gateAgentsMcpServer<S extends AgentsMcpServerLike>(server: S, op
       return typeof v === 'function' ? v.bind(target) : v;
     },
   });
+}
+
+/** A Claude Agent SDK hook input (structural: every member of the SDK's `HookInput` fits; `PreToolUse` carries the tool fields). */
+export interface ClaudePreToolUseInput {
+  hook_event_name: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_use_id?: string;
+  mcp_server?: { name: string; source: string };
+}
+
+/** The hook's answer (structural: a `SyncHookJSONOutput` with a PreToolUse `hookSpecificOutput`). */
+export interface ClaudePreToolUseOutput {
+  continue?: boolean;
+  hookSpecificOutput?: { hookEventName: 'PreToolUse'; permissionDecision: 'deny'; permissionDecisionReason: string };
+}
+
+/**
+ * A Claude Agent SDK `PreToolUse` hook callback (Tool-Use Binding draft: "hook before the tool call").
+ * Claude Code runs the tool itself after the hook, so the hook is the sink: each tool_use becomes an
+ * act under its `tool_use_id`, enforce consumes its authority, and the hook hands the call back to
+ * the executor only when this very invocation consumed it (the journal records the hand-over as the
+ * invoke; a repeated `tool_use_id` is denied, never handed over twice). A deny answers
+ * `permissionDecision: 'deny'` with the host error object as the reason, which the model sees.
+ * Any other hook event passes. Register it with `claudeAgentHooks` (which sets `onFailure: 'block'`,
+ * so a failing hook blocks the tool instead of letting it run).
+ */
+export function claudePreToolUseHook(context: MapContext) {
+  return async (input: ClaudePreToolUseInput, toolUseId: string | undefined): Promise<ClaudePreToolUseOutput> => {
+    if (input.hook_event_name !== 'PreToolUse') return {};
+    const deny = (decision: EnforceDecision): ClaudePreToolUseOutput => ({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: JSON.stringify(hostErrorObject(decision)),
+      },
+    });
+    const id = input.tool_use_id || toolUseId;
+    if (!id || typeof input.tool_name !== 'string') return deny({ allow: false, code: 'EF_MALFORMED_ACT' });
+    const server = input.mcp_server ? `claude-mcp://${input.mcp_server.source}/${input.mcp_server.name}` : undefined;
+    const r = await dispatchHostCall(
+      context,
+      {
+        source: 'claude-agent',
+        id,
+        name: input.tool_name,
+        args: input.tool_input ?? {},
+        act_type: 'TOOL_CALL',
+        tool_protocol: server ? 'MCP' : 'ANTHROPIC_TOOL_USE',
+        ...(server ? { tool_endpoint: server, destination: { destination_id: server } } : {}),
+      },
+      async () => ({ handed_to: 'claude-agent-executor' }),
+    );
+    return r.outcome.invoked ? {} : deny(r.outcome.decision.allow ? { allow: false, code: 'EF_005' } : r.outcome.decision);
+  };
+}
+
+/** The `hooks` option for the Claude Agent SDK's `query()`: the gate on every PreToolUse, failing closed. */
+export function claudeAgentHooks(context: MapContext) {
+  return { PreToolUse: [{ hooks: [claudePreToolUseHook(context)], onFailure: 'block' as const }] };
 }
