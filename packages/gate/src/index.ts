@@ -79,8 +79,14 @@ export { bindTool, buildAct, candidateActId, DEFAULT_ACT_TTL_MS } from './mapper
 export type { ActIdSource } from './mappers/context.js';
 export type { ToolUseBlockLike } from './mappers/anthropic.js';
 export { mapToolUse } from './mappers/anthropic.js';
-export type { ComputerUseBlock, ComputerUseLiveArgs, LiveBrowserState, LiveForm } from './mappers/computer.js';
-export { computerUseLiveArgs, mapComputerUseAction } from './mappers/computer.js';
+export type { ComputerCallItemLike, ComputerUseBlock, ComputerUseLiveArgs, LiveBrowserState, LiveForm } from './mappers/computer.js';
+export {
+  computerCallLiveArgs,
+  computerUseLiveArgs,
+  mapComputerCall,
+  mapComputerUseAction,
+  OPENAI_COMPUTER_TOOL,
+} from './mappers/computer.js';
 export type { ResponsesFunctionCallLike, ToolCallLike } from './mappers/openai.js';
 export { mapResponsesFunctionCall, mapToolCall } from './mappers/openai.js';
 export type { McpServerIdentity, McpToolsCallParams } from './mappers/mcp.js';
@@ -94,6 +100,8 @@ export type { AnthropicHandleOptions, ToolResultBlock } from './adapters/anthrop
 export { anthropicDenyResult, handleAnthropicMessage } from './adapters/anthropic.js';
 export type { FunctionCallOutputItem, ToolMessage } from './adapters/openai.js';
 export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, responsesDenyOutput } from './adapters/openai.js';
+export type { ComputerCallOutputItem, ComputerController, DenyMessageItem } from './adapters/computer-call.js';
+export { handleResponsesComputerCall } from './adapters/computer-call.js';
 export type { GatedMcpClient } from './adapters/mcp.js';
 export { dispatchMcpToolsCall, gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
 

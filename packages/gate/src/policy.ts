@@ -190,7 +190,8 @@ export const DEFAULT_TOOL_RULES: readonly ToolRule[] = [
     consequence_class: 'COMMUNICATION' as const,
   })),
   // Computer use (Tool-Use Binding draft, computer use): passive actions are informational, a screenshot can disclose, the rest changes state.
-  ...['mouse_move', 'cursor_position', 'scroll', 'wait', 'zoom'].map((fn) => ({
+  // Anthropic's action names, then OpenAI's computer_call action types.
+  ...['mouse_move', 'cursor_position', 'scroll', 'wait', 'zoom', 'move'].map((fn) => ({
     tool: 'computer*',
     function: fn,
     consequence_class: 'INFORMATIONAL' as const,
