@@ -89,8 +89,8 @@ export {
 } from './mappers/computer.js';
 export type { ResponsesFunctionCallLike, ToolCallLike } from './mappers/openai.js';
 export { mapResponsesFunctionCall, mapToolCall } from './mappers/openai.js';
-export type { McpServerIdentity, McpToolsCallParams } from './mappers/mcp.js';
-export { mapMcpToolsCall, mcpArguments } from './mappers/mcp.js';
+export type { McpMessageNotificationLike, McpServerIdentity, McpToolsCallParams } from './mappers/mcp.js';
+export { mapMcpNotification, mapMcpToolsCall, mcpArguments, notificationToolCall } from './mappers/mcp.js';
 
 // Host-loop adapters (Tool-Use Binding draft, informative pseudo-code: enforce, then invoke, else error),
 // with each vendor's deny shape next to its adapter.
@@ -103,7 +103,7 @@ export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, response
 export type { ComputerCallOutputItem, ComputerController, DenyMessageItem } from './adapters/computer-call.js';
 export { handleResponsesComputerCall } from './adapters/computer-call.js';
 export type { GatedMcpClient } from './adapters/mcp.js';
-export { dispatchMcpToolsCall, gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
+export { dispatchMcpNotification, dispatchMcpToolsCall, gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
 
 // Host-side calls that are not a vendor's tool block (Tool-Use Binding draft: hook before the tool call, or wrap
 // the HTTP client; memory writes are MEMORY_WRITE; a PaymentCandidateAct is enforced before the PSP SDK).

@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
-import { type McpServerIdentity, mapMcpToolsCall } from '../mappers/mcp.js';
+import { type McpMessageNotificationLike, type McpServerIdentity, mapMcpNotification, mapMcpToolsCall, notificationToolCall } from '../mappers/mcp.js';
 import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
 
 type CallTool = Client['callTool'];
@@ -53,6 +54,34 @@ export async function dispatchMcpToolsCall<T>(
     }),
     send,
     true,
+  );
+  return r as { outcome: ToolCallOutcome; result?: T; toolError?: unknown };
+}
+
+/**
+ * A `notifications/message` that asks the host to call a tool, through the gate: mapped like a
+ * `tools/call` from that server with `tool_output` provenance (mappers/mcp.ts `mapMcpNotification`),
+ * and `invoke` runs only on allow, with the digested arguments. A notification that asks for no
+ * tool call is refused with EF_MALFORMED_ACT and nothing runs.
+ */
+export async function dispatchMcpNotification<T>(
+  notification: McpMessageNotificationLike,
+  context: MapContext,
+  server: McpServerIdentity,
+  invoke: (call: { name: string; arguments: Record<string, unknown> }) => Promise<T>,
+): Promise<{ outcome: ToolCallOutcome; result?: T; toolError?: unknown }> {
+  const call = notificationToolCall(notification);
+  const name = call?.name ?? '';
+  const actRef = `notification:${randomUUID()}`;
+  const actCtx = await resolveActContext(context);
+  if ('allow' in actCtx) return { outcome: { id: actRef, name, decision: actCtx, invoked: false } };
+  const liveArgs = call?.arguments ?? {};
+  const r = await dispatchMapped(
+    context,
+    { id: actRef, name },
+    () => ({ act: mapMcpNotification(notification, server, actCtx, actRef), liveArgs }),
+    (args) => invoke({ name, arguments: args }),
+    call !== null,
   );
   return r as { outcome: ToolCallOutcome; result?: T; toolError?: unknown };
 }
