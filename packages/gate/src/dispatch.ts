@@ -15,6 +15,17 @@ import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
 
+/**
+ * What invoke is handed with the arguments: the authority it runs under, for a cooperating sink
+ * that checks it again (Tool-Use Binding draft, MCP mapping: "a server that is itself a cooperating
+ * sink"). The signed authority is read from the store only when asked for.
+ */
+export interface DispatchGrant {
+  authority_id: string;
+  /** The compact JWS of the consumed authority. */
+  authorityJws(): Promise<string>;
+}
+
 export interface DispatchOutcome<T> {
   decision: EnforceDecision;
   /** True only when invoke() was called by this dispatch. */
@@ -34,7 +45,7 @@ export async function dispatch<A, T>(
   ctx: GateContext,
   act: unknown,
   liveArgs: A,
-  invoke: (args: A) => Promise<T>,
+  invoke: (args: A, grant: DispatchGrant) => Promise<T>,
 ): Promise<DispatchOutcome<T>> {
   const v = validateAct(act);
   if (!v.ok) return denied(v.code);
@@ -78,13 +89,19 @@ export async function dispatch<A, T>(
   ctx.emit({ type: 'journal', candidate_act_id: id, state: 'INVOKED', authority_id: authorityId });
   let result: T;
   try {
-    result = await invoke(live.args);
+    result = await invoke(live.args, { authority_id: authorityId, authorityJws: () => authorityJws(ctx, id) });
   } catch (e) {
     await finish(ctx, id, authorityId, { state: 'FAILED', error_code: errorCode(e) });
     throw e;
   }
   await finish(ctx, id, authorityId, { state: 'EFFECTUATED', result_json: toJson(result) });
   return { decision, invoked: true, result };
+}
+
+async function authorityJws(ctx: GateContext, id: string): Promise<string> {
+  const row = await ctx.store.getAuthority(id);
+  if (!row) throw new Error('the consumed authority is not in the store');
+  return row.jws;
 }
 
 function denied<T>(code: EfCode): DispatchOutcome<T> {

@@ -43,11 +43,16 @@ export { assertIJson, MAX_IJSON_DEPTH, parseIJson } from './ijson.js';
 
 // Authority (Execution Handle draft: the handle object; Tool-Use Binding draft, MCP servers).
 export type { AgentFinalityAuthority, VerifyAuthorityOptions, VerifyAuthorityResult } from './authority.js';
-export { AUTHORITY_JWS_TYPE, authoritySigner, signAuthority, verifyAuthority } from './authority.js';
+export { AUTHORITY_HEADER, AUTHORITY_JWS_TYPE, AUTHORITY_META_KEY, authoritySigner, signAuthority, verifyAuthority } from './authority.js';
+
+// Cooperating sinks (Tool-Use Binding draft, MCP mapping): servers that check the forwarded authority themselves and spend it once.
+export type { CooperatingSinkOptions, ForwardedAuthorityResult, ReplayGuard } from './cooperating-sink.js';
+export { openSqliteReplayGuard, requireAuthority, verifyForwardedAuthority, verifyForwardedRequest } from './cooperating-sink.js';
 
 // enforce() contract (Tool-Use Binding draft, enforce() contract MUSTs 1–5): the Gate and its decisions.
 export type { EnforceDecision } from './errors.js';
 export type { AuthorizeOutcome, DispatchOutcome, GateEvent, GateOptions } from './gate.js';
+export type { DispatchGrant } from './dispatch.js';
 export { Gate } from './gate.js';
 
 // Dispatch journal (Tool-Use Binding draft, retries and T-G: consume before invoke, never a second invoke).
@@ -110,7 +115,7 @@ export { dispatchMcpNotification, dispatchMcpToolsCall, gateMcpClient, mcpDenyRe
 export type { HostCall, HostCallResult } from './adapters/gated-call.js';
 export { dispatchHostCall, resultOrThrow } from './adapters/gated-call.js';
 export type { GatedFetchOptions, HttpRequestArgs } from './adapters/fetch.js';
-export { gatedFetch } from './adapters/fetch.js';
+export { gatedFetch, httpRequestArgs } from './adapters/fetch.js';
 export type {
   GatePaymentOptions,
   PaymentInstruction,

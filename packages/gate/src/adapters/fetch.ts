@@ -6,6 +6,7 @@
  * its body; it is sent only after enforce allowed it, with exactly the bytes that were digested.
  */
 import { sha256Base64url } from '@vrpkit/core';
+import { AUTHORITY_HEADER } from '../authority.js';
 import type { MapContext } from './context.js';
 import { dispatchHostCall, resultOrThrow } from './gated-call.js';
 
@@ -28,6 +29,8 @@ export interface GatedFetchOptions {
   toolId?: string;
   /** The fetch that sends (default: the global fetch). */
   fetch?: typeof fetch;
+  /** Send the consumed authority in the `Agent-Finality-Authority` header, for a server that is a cooperating sink. */
+  attachAuthority?: boolean;
 }
 
 /**
@@ -43,14 +46,8 @@ export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
   return async (input, init) => {
     const request = new Request(input, init);
     if (!consequential(request)) return send(request);
-    const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
-    const url = new URL(request.url);
-    const args: HttpRequestArgs = {
-      method: request.method,
-      url: url.href,
-      content_type: request.headers.get('content-type'),
-      body_sha256: body ? sha256Base64url(body) : null,
-    };
+    const { args, body } = await httpRequestArgs(request);
+    const url = new URL(args.url);
     const r = await dispatchHostCall(
       opts.context,
       {
@@ -65,11 +62,11 @@ export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
         destination: { destination_id: url.origin, destination_url: url.href },
       },
       // The request sent is rebuilt from the digested method and URL and the digested bytes.
-      async (live) =>
+      async (live, grant) =>
         recordResponse(
           await send(live.url, {
             method: live.method,
-            headers: request.headers,
+            headers: opts.attachAuthority ? withAuthority(request.headers, await grant.authorityJws()) : request.headers,
             ...(body ? { body } : {}),
             redirect: 'manual',
             signal: request.signal,
@@ -77,6 +74,26 @@ export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
         ),
     );
     return replayResponse(resultOrThrow(r));
+  };
+}
+
+function withAuthority(headers: Headers, jws: string): Headers {
+  const h = new Headers(headers);
+  h.set(AUTHORITY_HEADER, jws);
+  return h;
+}
+
+/** The live arguments of an HTTP request (reads its body), with the body bytes they cover. */
+export async function httpRequestArgs(request: Request): Promise<{ args: HttpRequestArgs; body: Uint8Array<ArrayBuffer> | null }> {
+  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+  return {
+    args: {
+      method: request.method,
+      url: new URL(request.url).href,
+      content_type: request.headers.get('content-type'),
+      body_sha256: body ? sha256Base64url(body) : null,
+    },
+    body,
   };
 }
 

@@ -8,6 +8,7 @@
  */
 import type { ActDestination, ActType, ToolProtocol } from '../act.js';
 import { digestArguments } from '../act.js';
+import type { DispatchGrant } from '../dispatch.js';
 import { EF_CODES, type EfCode, GateError, isEfCode } from '../errors.js';
 import { type ActIdSource, buildAct, candidateActId, ownEntry } from '../mappers/context.js';
 import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
@@ -43,7 +44,7 @@ export interface HostCallResult<T> {
 export async function dispatchHostCall<A, T>(
   ctx: MapContext,
   call: HostCall<A>,
-  invoke: (args: A) => Promise<T>,
+  invoke: (args: A, grant: DispatchGrant) => Promise<T>,
 ): Promise<HostCallResult<T>> {
   const actCtx = await resolveActContext(ctx);
   const block = { id: call.id, name: call.name };

@@ -2,8 +2,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { AUTHORITY_META_KEY } from '../authority.js';
+import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
-import { type McpMessageNotificationLike, type McpServerIdentity, mapMcpNotification, mapMcpToolsCall, notificationToolCall } from '../mappers/mcp.js';
+import {
+  type McpMessageNotificationLike,
+  type McpServerIdentity,
+  mapMcpNotification,
+  mapMcpToolsCall,
+  notificationToolCall,
+} from '../mappers/mcp.js';
 import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
 
 type CallTool = Client['callTool'];
@@ -38,7 +46,7 @@ export async function dispatchMcpToolsCall<T>(
   server: McpServerIdentity,
   actRef: string | undefined,
   params: { name: string; arguments?: Record<string, unknown> },
-  send: (args: Record<string, unknown>) => Promise<T>,
+  send: (args: Record<string, unknown>, grant: DispatchGrant) => Promise<T>,
 ): Promise<{ outcome: ToolCallOutcome; result?: T; toolError?: unknown }> {
   // Read once, before any await: the caller may change its params object meanwhile.
   const block = { id: actRef ?? '', name: params.name };
@@ -101,7 +109,15 @@ export async function dispatchMcpNotification<T>(
  * `client` object itself. `experimental` (task-based `callToolStream`, which has no gated form)
  * is refused up front with a clear error.
  */
-export function gateMcpClient(client: Client, opts: { serverUrl: string; context: MapContext }): GatedMcpClient {
+export function gateMcpClient(
+  client: Client,
+  opts: {
+    serverUrl: string;
+    context: MapContext;
+    /** Send the consumed authority in the request's `_meta` (AUTHORITY_META_KEY), for a server that is a cooperating sink. */
+    attachAuthority?: boolean;
+  },
+): GatedMcpClient {
   const outcomes: ToolCallOutcome[] = [];
   const server = { serverUrl: opts.serverUrl };
   guardClient(client);
@@ -109,12 +125,17 @@ export function gateMcpClient(client: Client, opts: { serverUrl: string; context
   async function gatedCall(actRef: string | undefined, ...[params, resultSchema, options]: Parameters<CallTool>): Promise<CallToolResult> {
     const { arguments: raw, ...rest } = params;
     const name = params.name;
-    const r = await dispatchMcpToolsCall(opts.context, server, actRef, params, (args) =>
+    const r = await dispatchMcpToolsCall(opts.context, server, actRef, params, async (args, grant) => {
+      const meta = opts.attachAuthority ? { _meta: { ...rest._meta, [AUTHORITY_META_KEY]: await grant.authorityJws() } } : {};
       // The grant lets exactly one tools/call of this dispatch through the guarded transport.
-      toolsCallGrant.run({ transport: client.transport, sent: false }, () =>
-        client.callTool(raw === undefined ? { ...rest, name } : { ...rest, name, arguments: args }, resultSchema, options),
-      ),
-    );
+      return toolsCallGrant.run({ transport: client.transport, sent: false }, () =>
+        client.callTool(
+          raw === undefined ? { ...rest, ...meta, name } : { ...rest, ...meta, name, arguments: args },
+          resultSchema,
+          options,
+        ),
+      );
+    });
     outcomes.push(r.outcome);
     if (r.toolError !== undefined) throw r.toolError;
     if (r.outcome.decision.allow || r.result !== undefined) return r.result as CallToolResult;

@@ -89,5 +89,10 @@ export function mapMcpNotification(
 ): AgentCandidateAct {
   const call = notificationToolCall(n);
   if (!call) throw new GateError('EF_MALFORMED_ACT', 'the notification asks for no tool call');
-  return mapMcpToolsCall(call, server, { ...ctx, instruction_provenance: { source_type: 'tool_output', source_ref: server.serverUrl } }, actRef);
+  return mapMcpToolsCall(
+    call,
+    server,
+    { ...ctx, instruction_provenance: { source_type: 'tool_output', source_ref: server.serverUrl } },
+    actRef,
+  );
 }
