@@ -49,7 +49,12 @@ export const CONSEQUENCE_CLASSES = [
 ] as const;
 export type ConsequenceClass = (typeof CONSEQUENCE_CLASSES)[number];
 
-/** The sink types the Tool-Use Binding draft names: the host's tool dispatcher and the computer-use controller. */
+/**
+ * The sink types the Tool-Use Binding draft names: the host's tool dispatcher and the computer-use
+ * controller. The candidate act schema does not enumerate `sink_type`, so an act from another
+ * implementation may name another (any non-empty string validates); this gate treats every
+ * type but BROWSER_CONTROLLER as a tool dispatch, and the sink id must be its own either way.
+ */
 export const SINK_TYPES = ['TOOL_DISPATCH', 'BROWSER_CONTROLLER'] as const;
 export type SinkType = (typeof SINK_TYPES)[number];
 
@@ -113,7 +118,8 @@ export interface InstructionProvenance {
 
 export interface FinalitySink {
   sink_id: string;
-  sink_type: SinkType;
+  /** The mappers write a `SinkType`; acts from elsewhere may carry another name. */
+  sink_type: SinkType | (string & {});
 }
 
 export interface AgentCandidateAct {
@@ -154,15 +160,18 @@ export const agentCandidateActSchema = z.strictObject({
   agent: z.object({ agent_id: str, runtime_id: str.optional(), model_id: str.optional(), delegation_depth: epoch.optional() }),
   tool: z.object({ tool_id: str, function_id: str, tool_endpoint: str.optional(), tool_protocol: z.enum(TOOL_PROTOCOLS).optional() }),
   purpose: z.object({ purpose_id: str, declared_purpose: z.string().optional() }),
+  // The schema fixes algorithm and canonicalization; the value is base64url (the draft's own example
+  // is the placeholder "base64url-args"). A value of another length is accepted here and simply
+  // never equals a live SHA-256 digest, so enforce denies it (EF_SCOPE_MISMATCH), never runs it.
   arguments_digest: z.strictObject({
     algorithm: z.literal('SHA-256'),
-    value: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a base64url SHA-256 value'),
+    value: z.string().regex(/^[A-Za-z0-9_-]+$/, 'not a base64url value'),
     canonicalization: z.literal('JCS'),
   }),
   consequence_class: z.enum(CONSEQUENCE_CLASSES),
   policy_state: z.strictObject({ policy_epoch: epoch, authority_epoch: epoch, revocation_epoch: epoch }),
   freshness: z.object({ nonce: str, session_id: str.optional() }),
-  finality_sink: z.strictObject({ sink_id: str, sink_type: z.enum(SINK_TYPES) }),
+  finality_sink: z.strictObject({ sink_id: str, sink_type: str }),
   destination: z.object({ destination_id: str, destination_url: str.optional() }).optional(),
   instruction_provenance: z.object({ source_type: z.enum(PROVENANCE_SOURCES), source_ref: str.optional() }).optional(),
 }) satisfies z.ZodType<AgentCandidateAct>;

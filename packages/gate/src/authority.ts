@@ -25,6 +25,11 @@ import { type EfCode, type GATE_PROFILE, GateError } from './errors.js';
 /** The JWS `typ` of a signed authority. */
 export const AUTHORITY_JWS_TYPE = 'agent-finality-authority+jws';
 
+/** Where a gate that forwards its authority puts it: an MCP request's `_meta` key (reverse-DNS prefixed, as MCP asks of custom keys). */
+export const AUTHORITY_META_KEY = 'dev.vrpkit/agent-finality-authority';
+/** … and the HTTP request header (the fetch wrapper). */
+export const AUTHORITY_HEADER = 'Agent-Finality-Authority';
+
 export interface AgentFinalityAuthority {
   version: '1.0';
   object_type: 'agent_finality_authority';

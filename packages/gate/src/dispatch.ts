@@ -11,8 +11,20 @@ import { type LiveArguments, snapshotLiveArguments, validateAct } from './act.js
 import { authorizeValidated } from './authorize.js';
 import { denyDecision, enforceValidated } from './enforce.js';
 import type { EfCode, EnforceDecision } from './errors.js';
+import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
+
+/**
+ * What invoke is handed with the arguments: the authority it runs under, for a cooperating sink
+ * that checks it again (Tool-Use Binding draft, MCP mapping: "a server that is itself a cooperating
+ * sink"). The signed authority is read from the store only when asked for.
+ */
+export interface DispatchGrant {
+  authority_id: string;
+  /** The compact JWS of the consumed authority. */
+  authorityJws(): Promise<string>;
+}
 
 export interface DispatchOutcome<T> {
   decision: EnforceDecision;
@@ -33,7 +45,7 @@ export async function dispatch<A, T>(
   ctx: GateContext,
   act: unknown,
   liveArgs: A,
-  invoke: (args: A) => Promise<T>,
+  invoke: (args: A, grant: DispatchGrant) => Promise<T>,
 ): Promise<DispatchOutcome<T>> {
   const v = validateAct(act);
   if (!v.ok) return denied(v.code);
@@ -48,6 +60,12 @@ export async function dispatch<A, T>(
       return { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) };
     }
     const authority = await ctx.store.getAuthority(a.candidate_act_id);
+    // Value limits are known before anyone is asked: an act above them is denied, not escalated.
+    const over = ctx.policy.checkArguments(a, live.args);
+    if (over) {
+      await recordDenial(ctx, a, a.policy_state, ctx.clock.now(), over.code, over.reason);
+      return denied(over.code);
+    }
     if (!authority) {
       const outcome = await authorizeValidated(ctx, a, ctx.clock.now(), null);
       if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
@@ -71,13 +89,19 @@ export async function dispatch<A, T>(
   ctx.emit({ type: 'journal', candidate_act_id: id, state: 'INVOKED', authority_id: authorityId });
   let result: T;
   try {
-    result = await invoke(live.args);
+    result = await invoke(live.args, { authority_id: authorityId, authorityJws: () => authorityJws(ctx, id) });
   } catch (e) {
     await finish(ctx, id, authorityId, { state: 'FAILED', error_code: errorCode(e) });
     throw e;
   }
   await finish(ctx, id, authorityId, { state: 'EFFECTUATED', result_json: toJson(result) });
   return { decision, invoked: true, result };
+}
+
+async function authorityJws(ctx: GateContext, id: string): Promise<string> {
+  const row = await ctx.store.getAuthority(id);
+  if (!row) throw new Error('the consumed authority is not in the store');
+  return row.jws;
 }
 
 function denied<T>(code: EfCode): DispatchOutcome<T> {

@@ -61,6 +61,10 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
   if (live !== a.arguments_digest.value && !originChanged) return denyDecision('EF_SCOPE_MISMATCH');
   // The sink is this enforcer; an act addressed to another sink is not ours to run.
   if (a.finality_sink.sink_id !== ctx.sinkId) return denyDecision('EF_040');
+  // T-B ("payout denied when above envelope"): the policy's value limits hold for the live arguments
+  // whatever authority the act holds, so an approval can never carry an act past them.
+  const over = ctx.policy.checkArguments(a, liveArgs);
+  if (over) return denyDecision(over.code);
   try {
     await ctx.ready();
     const now = ctx.clock.now();

@@ -99,6 +99,12 @@ export const EF_CODES = {
     retryable: false,
     message: 'Policy does not authorize this tool call; it was not run.',
   },
+  EF_ENVELOPE_EXCEEDED: {
+    name: 'ENVELOPE_EXCEEDED',
+    number: 'EF-043',
+    retryable: false,
+    message: 'The tool call arguments are outside the limits policy sets for this tool; it was not run.',
+  },
   EF_TOOL_NOT_PINNED: {
     name: 'TOOL_DEFINITION_NOT_PINNED',
     number: null,

@@ -9,7 +9,7 @@ import { type Clock, type Ed25519PrivateJwk, systemClock } from '@vrpkit/core';
 import type { AgentCandidateAct, ConsequenceClass, PolicyState } from './act.js';
 import { authoritySigner } from './authority.js';
 import { authorize, issueApproved } from './authorize.js';
-import { type DispatchOutcome, dispatch } from './dispatch.js';
+import { type DispatchGrant, type DispatchOutcome, dispatch } from './dispatch.js';
 import { enforce } from './enforce.js';
 import { type EnforceDecision, GateError } from './errors.js';
 import { decideEscalation } from './escalation.js';
@@ -137,7 +137,7 @@ export class Gate {
    * copy of `liveArgs` that was digested: run the tool with that argument, never with
    * `liveArgs` itself. If invoke throws, the failure is journaled and the error is rethrown.
    */
-  dispatch<A, T>(act: AgentCandidateAct, liveArgs: A, invoke: (args: A) => Promise<T>): Promise<DispatchOutcome<T>> {
+  dispatch<A, T>(act: AgentCandidateAct, liveArgs: A, invoke: (args: A, grant: DispatchGrant) => Promise<T>): Promise<DispatchOutcome<T>> {
     return dispatch(this.ctx, act, liveArgs, invoke);
   }
 

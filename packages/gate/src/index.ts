@@ -43,11 +43,16 @@ export { assertIJson, MAX_IJSON_DEPTH, parseIJson } from './ijson.js';
 
 // Authority (Execution Handle draft: the handle object; Tool-Use Binding draft, MCP servers).
 export type { AgentFinalityAuthority, VerifyAuthorityOptions, VerifyAuthorityResult } from './authority.js';
-export { AUTHORITY_JWS_TYPE, authoritySigner, signAuthority, verifyAuthority } from './authority.js';
+export { AUTHORITY_HEADER, AUTHORITY_JWS_TYPE, AUTHORITY_META_KEY, authoritySigner, signAuthority, verifyAuthority } from './authority.js';
+
+// Cooperating sinks (Tool-Use Binding draft, MCP mapping): servers that check the forwarded authority themselves and spend it once.
+export type { CooperatingSinkOptions, ForwardedAuthorityResult, ReplayGuard } from './cooperating-sink.js';
+export { openSqliteReplayGuard, requireAuthority, verifyForwardedAuthority, verifyForwardedRequest } from './cooperating-sink.js';
 
 // enforce() contract (Tool-Use Binding draft, enforce() contract MUSTs 1–5): the Gate and its decisions.
 export type { EnforceDecision } from './errors.js';
 export type { AuthorizeOutcome, DispatchOutcome, GateEvent, GateOptions } from './gate.js';
+export type { DispatchGrant } from './dispatch.js';
 export { Gate } from './gate.js';
 
 // Dispatch journal (Tool-Use Binding draft, retries and T-G: consume before invoke, never a second invoke).
@@ -83,14 +88,21 @@ export { EF_CODES, GATE_PROFILE, GateError, hostErrorObject, isEfCode } from './
 // Mappers, one per vendor (Tool-Use Binding draft, mapping): pure, they never authorize anything.
 export type { ActContext, ActParts, ClassifyInput, ToolBinding } from './mappers/context.js';
 export { bindTool, buildAct, candidateActId, DEFAULT_ACT_TTL_MS } from './mappers/context.js';
+export type { ActIdSource } from './mappers/context.js';
 export type { ToolUseBlockLike } from './mappers/anthropic.js';
 export { mapToolUse } from './mappers/anthropic.js';
-export type { ComputerUseBlock, ComputerUseLiveArgs, LiveBrowserState, LiveForm } from './mappers/computer.js';
-export { computerUseLiveArgs, mapComputerUseAction } from './mappers/computer.js';
+export type { ComputerCallItemLike, ComputerUseBlock, ComputerUseLiveArgs, LiveBrowserState, LiveForm } from './mappers/computer.js';
+export {
+  computerCallLiveArgs,
+  computerUseLiveArgs,
+  mapComputerCall,
+  mapComputerUseAction,
+  OPENAI_COMPUTER_TOOL,
+} from './mappers/computer.js';
 export type { ResponsesFunctionCallLike, ToolCallLike } from './mappers/openai.js';
 export { mapResponsesFunctionCall, mapToolCall } from './mappers/openai.js';
-export type { McpServerIdentity, McpToolsCallParams } from './mappers/mcp.js';
-export { mapMcpToolsCall, mcpArguments } from './mappers/mcp.js';
+export type { McpMessageNotificationLike, McpServerIdentity, McpToolsCallParams } from './mappers/mcp.js';
+export { mapMcpNotification, mapMcpToolsCall, mcpArguments, notificationToolCall } from './mappers/mcp.js';
 
 // Host-loop adapters (Tool-Use Binding draft, informative pseudo-code: enforce, then invoke, else error),
 // with each vendor's deny shape next to its adapter.
@@ -100,8 +112,42 @@ export type { AnthropicHandleOptions, ToolResultBlock } from './adapters/anthrop
 export { anthropicDenyResult, handleAnthropicMessage } from './adapters/anthropic.js';
 export type { FunctionCallOutputItem, ToolMessage } from './adapters/openai.js';
 export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, responsesDenyOutput } from './adapters/openai.js';
+export type { ComputerCallOutputItem, ComputerController, DenyMessageItem } from './adapters/computer-call.js';
+export { handleResponsesComputerCall } from './adapters/computer-call.js';
 export type { GatedMcpClient } from './adapters/mcp.js';
-export { gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
+export { dispatchMcpNotification, dispatchMcpToolsCall, gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
+
+// Host-side calls that are not a vendor's tool block (Tool-Use Binding draft: hook before the tool call, or wrap
+// the HTTP client; memory writes are MEMORY_WRITE; a PaymentCandidateAct is enforced before the PSP SDK).
+export type { HostCall, HostCallResult } from './adapters/gated-call.js';
+export { dispatchHostCall, resultOrThrow } from './adapters/gated-call.js';
+export type { GatedFetchOptions, HttpRequestArgs } from './adapters/fetch.js';
+export { gatedFetch, httpRequestArgs } from './adapters/fetch.js';
+export type {
+  GatePaymentOptions,
+  PaymentInstruction,
+  PaymentIntentCreateLike,
+  PaymentIntentsLike,
+  PaymentLiveArgs,
+} from './adapters/payment.js';
+export { gatePaymentIntents, paymentInstruction } from './adapters/payment.js';
+export type {
+  AgentsFunctionToolLike,
+  AgentsMcpServerLike,
+  AiSdkToolLike,
+  ClaudePreToolUseInput,
+  ClaudePreToolUseOutput,
+} from './adapters/frameworks.js';
+export {
+  claudeAgentHooks,
+  claudePreToolUseHook,
+  GateDenied,
+  gateAgentsFunctionTool,
+  gateAgentsMcpServer,
+  gateAiSdkTools,
+} from './adapters/frameworks.js';
+export type { MemoryStoreLike, MemoryWrite } from './adapters/memory.js';
+export { gateMemoryWrite } from './adapters/memory.js';
 
 // Streaming (Tool-Use Binding draft, streaming: a partial block is not a block).
 export type { AnthropicStreamEventLike, FinalizedToolUse } from './streaming/anthropic.js';

@@ -62,7 +62,47 @@ const provenanceRuleSchema = z.strictObject({
   action: z.enum(['deny', 'escalate']),
 });
 
+/** A dotted path to an argument (`amount`, `payment.payee`): own properties only. */
+const argumentPath = z.string().regex(/^[A-Za-z0-9_$-]+(?:\.[A-Za-z0-9_$-]+)*$/, 'not a dotted argument path');
+
+/**
+ * Value limits for the acts of matching tools (Tool-Use Binding draft, T-B: "payout denied when
+ * above envelope"). Every limit whose patterns match an act applies; an act outside any of them
+ * is denied at authorize and again at enforce, whatever authority it holds.
+ */
+const limitSchema = z.strictObject({
+  tool: glob,
+  function: glob.optional(),
+  /**
+   * Amount caps: the argument at `amount` (a JSON number or a decimal string such as "150.00", in the
+   * unit `max` is written in) may not exceed `max` for its currency. Compared exactly, as decimals.
+   */
+  amounts: z
+    .array(
+      z.strictObject({
+        amount: argumentPath,
+        /** Where the ISO 4217 currency code is; absent: `max` must name `*`. */
+        currency: argumentPath.optional(),
+        /** Largest amount per currency code; `*` for every currency not named. A currency not covered is denied. */
+        max: z.record(
+          z.string().regex(/^(?:[A-Z]{3}|\*)$/, 'a currency code or *'),
+          z.number().refine((n) => decimalOf(n) !== null, 'a non-negative plain decimal'),
+        ),
+      }),
+    )
+    .min(1)
+    .optional(),
+  /** Allow-lists of argument values (payee, recipient …): the value at `argument` must be a string matching one pattern. */
+  arguments: z
+    .array(z.strictObject({ argument: argumentPath, values: z.array(glob).min(1) }))
+    .min(1)
+    .optional(),
+  /** Destination id patterns the act's destination must match. */
+  destinations: z.array(glob).min(1).optional(),
+});
+
 export type ToolRule = z.infer<typeof toolRuleSchema>;
+export type ArgumentLimit = z.infer<typeof limitSchema>;
 export type HotEnvelope = z.infer<typeof hotEnvelopeSchema>;
 export type ProvenanceRule = z.infer<typeof provenanceRuleSchema>;
 
@@ -97,6 +137,8 @@ export const policyDocumentSchema = z
     default_consequence_class: consequenceClass.default('OTHER'),
     hot_envelopes: z.array(hotEnvelopeSchema).default([]),
     provenance_rules: z.array(provenanceRuleSchema).default([...DEFAULT_PROVENANCE_RULES]),
+    /** Value limits per tool (amount caps per currency, argument allow-lists, destinations). */
+    limits: z.array(limitSchema).default([]),
     /** Classes never authorized, not even by a person. */
     deny_classes: z.array(consequenceClass).default([]),
     /** What happens to an act outside every hot envelope. */
@@ -105,6 +147,15 @@ export const policyDocumentSchema = z
     authority_ttl_seconds: z.number().int().positive().max(3600).default(60),
   })
   .superRefine((doc, ctx) => {
+    doc.limits.forEach((limit, i) => {
+      for (const [j, a] of (limit.amounts ?? []).entries())
+        if (a.currency === undefined && !Object.hasOwn(a.max, '*'))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['limits', i, 'amounts', j, 'max'],
+            message: 'without a currency argument, max must name *',
+          });
+    });
     doc.hot_envelopes.forEach((env, i) => {
       for (const c of env.consequence_classes)
         if (doc.deny_classes.includes(c))
@@ -139,7 +190,8 @@ export const DEFAULT_TOOL_RULES: readonly ToolRule[] = [
     consequence_class: 'COMMUNICATION' as const,
   })),
   // Computer use (Tool-Use Binding draft, computer use): passive actions are informational, a screenshot can disclose, the rest changes state.
-  ...['mouse_move', 'cursor_position', 'scroll', 'wait', 'zoom'].map((fn) => ({
+  // Anthropic's action names, then OpenAI's computer_call action types.
+  ...['mouse_move', 'cursor_position', 'scroll', 'wait', 'zoom', 'move'].map((fn) => ({
     tool: 'computer*',
     function: fn,
     consequence_class: 'INFORMATIONAL' as const,
@@ -191,6 +243,11 @@ export interface Policy {
   classify(tool: ClassifyInput): ConsequenceClass;
   /** Decide a candidate act: issue (hot envelope), escalate to a person, or deny. */
   evaluate(act: AgentCandidateAct): PolicyDecision;
+  /**
+   * The value limits for the act's live arguments (the ones its digest covers): null when every
+   * matching limit holds, else the deny. Missing or malformed limited values are denied (fail closed).
+   */
+  checkArguments(act: AgentCandidateAct, args: unknown): { code: EfCode; reason: string } | null;
 }
 
 /** Load a policy from a JSON/YAML file path or a typed document. Throws `PolicyError` with every issue. */
@@ -275,6 +332,44 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
       : { decision: 'deny', code: 'EF_NOT_AUTHORIZED', reason: `${cls} outside every hot envelope` };
   }
 
+  const limits = doc.limits.map((l) => ({
+    ...l,
+    toolRe: globRegex(l.tool),
+    fnRe: l.function ? globRegex(l.function) : null,
+    destRes: l.destinations?.map(globRegex),
+    allow: l.arguments?.map((a) => ({ path: a.argument, res: a.values.map(globRegex) })),
+  }));
+
+  function checkArguments(act: AgentCandidateAct, args: unknown): { code: EfCode; reason: string } | null {
+    const toolId = act.tool.tool_id.toLowerCase();
+    const fn = act.tool.function_id.toLowerCase();
+    for (const l of limits) {
+      if (!l.toolRe.test(toolId) || (l.fnRe && !l.fnRe.test(fn))) continue;
+      const where = `limit for ${l.tool}`;
+      for (const a of l.amounts ?? []) {
+        const amount = decimalOf(argumentAt(args, a.amount));
+        if (amount === null) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} is not a non-negative decimal amount` };
+        const currency = a.currency === undefined ? '*' : argumentAt(args, a.currency);
+        if (typeof currency !== 'string') return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.currency} is not a currency code` };
+        const code = currency.toUpperCase();
+        const max = Object.hasOwn(a.max, code) ? a.max[code] : a.max['*'];
+        if (max === undefined) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: currency ${code} is not allowed` };
+        const cap = decimalOf(max);
+        if (cap === null || compareDecimals(amount, cap) > 0)
+          return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} in ${code} is above ${max}` };
+      }
+      for (const a of l.allow ?? []) {
+        const value = argumentAt(args, a.path);
+        if (typeof value !== 'string' || !a.res.some((re) => re.test(value.toLowerCase())))
+          return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.path} is not an allowed value` };
+      }
+      const dest = act.destination?.destination_id.toLowerCase();
+      if (l.destRes && !(dest !== undefined && l.destRes.some((re) => re.test(dest))))
+        return { code: 'EF_DESTINATION_MISMATCH', reason: `${where}: destination is not allowed` };
+    }
+    return null;
+  }
+
   return {
     policyId: doc.policy_id,
     digest: canonicalSha256Base64url(doc),
@@ -282,7 +377,34 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
     approvalTtlMs: doc.authority_ttl_seconds * 1000,
     classify,
     evaluate,
+    checkArguments,
   };
+}
+
+/** A non-negative amount as [integer digits, fraction digits], or null: a JSON number or a decimal string, never exponent notation. */
+function decimalOf(v: unknown): [string, string] | null {
+  const text = typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER ? String(v) : v;
+  if (typeof text !== 'string') return null;
+  const m = /^(\d{1,30})(?:\.(\d{1,30}))?$/.exec(text);
+  return m ? [m[1]!, m[2] ?? ''] : null;
+}
+
+/** Exact comparison of two decimals (no binary floating point: "150.00" vs 150 is equal). */
+function compareDecimals(a: [string, string], b: [string, string]): number {
+  const scale = Math.max(a[1].length, b[1].length);
+  const x = BigInt(a[0] + a[1].padEnd(scale, '0'));
+  const y = BigInt(b[0] + b[1].padEnd(scale, '0'));
+  return x === y ? 0 : x > y ? 1 : -1;
+}
+
+/** The value at a dotted path of own properties, or undefined. */
+function argumentAt(args: unknown, path: string): unknown {
+  let v: unknown = args;
+  for (const key of path.split('.')) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
 }
 
 /** `*` matches any run of characters; everything else is literal; case-insensitive. */

@@ -64,12 +64,14 @@ describe('AgentCandidateAct schema', () => {
     ['an unknown tool_protocol', { tool: { tool_id: 'x', function_id: 'x', tool_protocol: 'GRPC' } }],
     ['a tool without function_id', { tool: { tool_id: 'x' } }],
     ['an additional top-level property', { authority_id: 'afa-1' }],
-    ['a hex digest value', { arguments_digest: { algorithm: 'SHA-256', value: 'ab'.repeat(32), canonicalization: 'JCS' } }],
+    ['a digest value that is not base64url', { arguments_digest: { algorithm: 'SHA-256', value: 'q+/w==', canonicalization: 'JCS' } }],
+    ['another digest algorithm', { arguments_digest: { algorithm: 'SHA-1', value: 'A'.repeat(27), canonicalization: 'JCS' } }],
     ['another canonicalization', { arguments_digest: { algorithm: 'SHA-256', value: 'A'.repeat(43), canonicalization: 'NONE' } }],
     ['a negative epoch', { policy_state: { policy_epoch: -1, authority_epoch: 0, revocation_epoch: 0 } }],
     ['a non-RFC 3339 time', { created_at: 'yesterday' }],
     ['expiry before creation', { expires_at: '2026-11-29T11:00:00Z' }],
-    ['an unknown sink type', { finality_sink: { sink_id: 's', sink_type: 'ANYWHERE' } }],
+    ['an empty sink type', { finality_sink: { sink_id: 's', sink_type: '' } }],
+    ['a finality_sink with an extra member', { finality_sink: { sink_id: 's', sink_type: 'TOOL_DISPATCH', authority: 'x' } }],
   ])('refuses %s', (_name, patch) => {
     expect(validateAct({ ...seedExample(), ...patch })).toMatchObject({ ok: false, code: 'EF_MALFORMED_ACT' });
   });

@@ -274,9 +274,9 @@ function mutatingGate(gate: TestGate['gate'], mutate: () => void): DispatchGate 
     policyState: () => gate.policyState(),
     classify: (tool) => gate.classify(tool),
     dispatch: (act, liveArgs, invoke) =>
-      gate.dispatch(act, liveArgs, async (args) => {
+      gate.dispatch(act, liveArgs, async (args, grant) => {
         mutate();
-        return invoke(args);
+        return invoke(args, grant);
       }),
   };
 }

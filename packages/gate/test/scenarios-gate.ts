@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateEd25519Jwk } from '@vrpkit/core';
+import { type Ed25519PublicJwk, generateEd25519Jwk } from '@vrpkit/core';
 import { type AgentCandidateAct, Gate, loadPolicy, type MapContext, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 
 export const TEST_POLICY: PolicyDocument = {
@@ -26,18 +26,20 @@ export const TEST_POLICY: PolicyDocument = {
 export interface TestGate {
   gate: Gate;
   dir: string;
+  /** The gate's public key (kid `acts-test-key`), as a cooperating sink gets it from the gate's JWKS. */
+  publicJwk: Ed25519PublicJwk;
   close(): Promise<void>;
 }
 
 export async function openTestGate(
-  opts: { sinkId?: string; approve?: (act: AgentCandidateAct) => Promise<boolean> } = {},
+  opts: { sinkId?: string; approve?: (act: AgentCandidateAct) => Promise<boolean>; policy?: PolicyDocument } = {},
 ): Promise<TestGate> {
   const dir = mkdtempSync(join(tmpdir(), 'gate-acts-'));
   const store = await openSqliteStore(join(dir, 'authority.sqlite'));
-  const { privateJwk } = await generateEd25519Jwk();
+  const { privateJwk, publicJwk } = await generateEd25519Jwk();
   const gate = new Gate({
     store,
-    policy: loadPolicy(TEST_POLICY),
+    policy: loadPolicy(opts.policy ?? TEST_POLICY),
     sinkId: opts.sinkId ?? 'host-dispatch-1',
     signingKey: { privateJwk, kid: 'acts-test-key' },
     ...(opts.approve ? { approve: opts.approve } : {}),
@@ -45,6 +47,7 @@ export async function openTestGate(
   return {
     gate,
     dir,
+    publicJwk: { ...publicJwk, kid: 'acts-test-key' },
     async close() {
       await gate.close();
       rmSync(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import type {
   InstructionProvenance,
   PolicyState,
 } from '../act.js';
+import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
 import { type ActContext, type ClassifyInput, ownEntry, type ToolBinding } from '../mappers/context.js';
 
@@ -20,7 +21,7 @@ export interface DispatchGate {
   dispatch<A, T>(
     act: AgentCandidateAct,
     liveArgs: A,
-    invoke: (args: A) => Promise<T>,
+    invoke: (args: A, grant: DispatchGrant) => Promise<T>,
   ): Promise<{ decision: EnforceDecision; invoked: boolean; result?: T }>;
 }
 
@@ -113,7 +114,7 @@ export async function dispatchMapped<A>(
   ctx: MapContext,
   block: { id: string; name: string },
   map: () => { act: AgentCandidateAct; liveArgs: A },
-  invoke: (liveArgs: A) => Promise<unknown>,
+  invoke: (liveArgs: A, grant: DispatchGrant) => Promise<unknown>,
   hasTool: boolean,
 ): Promise<{ outcome: ToolCallOutcome; result?: unknown; toolError?: unknown }> {
   let mapped: { act: AgentCandidateAct; liveArgs: A };
@@ -134,9 +135,9 @@ export async function dispatchMapped<A>(
   let failed = false;
   try {
     // The tool runs with the frozen copy dispatch digested, never with the caller's object.
-    const r = await ctx.gate.dispatch(mapped.act, mapped.liveArgs, async (args) => {
+    const r = await ctx.gate.dispatch(mapped.act, mapped.liveArgs, async (args, grant) => {
       try {
-        return await invoke(args);
+        return await invoke(args, grant);
       } catch (e) {
         failed = true;
         toolError = e;

@@ -1,8 +1,17 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { AUTHORITY_META_KEY } from '../authority.js';
+import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
-import { mapMcpToolsCall } from '../mappers/mcp.js';
+import {
+  type McpMessageNotificationLike,
+  type McpServerIdentity,
+  mapMcpNotification,
+  mapMcpToolsCall,
+  notificationToolCall,
+} from '../mappers/mcp.js';
 import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
 
 type CallTool = Client['callTool'];
@@ -27,6 +36,65 @@ export function mcpDenyResult(decision: EnforceDecision) {
 }
 
 /**
+ * One MCP `tools/call` through the gate (Tool-Use Binding draft, MCP mapping), whoever sends it: the
+ * act is mapped with the server's identity, and `send` receives the frozen copy of the arguments
+ * that was digested (absent arguments are the empty object). Used by `gateMcpClient` and by the
+ * framework adapters that wrap a framework's own MCP connection.
+ */
+export async function dispatchMcpToolsCall<T>(
+  context: MapContext,
+  server: McpServerIdentity,
+  actRef: string | undefined,
+  params: { name: string; arguments?: Record<string, unknown> },
+  send: (args: Record<string, unknown>, grant: DispatchGrant) => Promise<T>,
+): Promise<{ outcome: ToolCallOutcome; result?: T; toolError?: unknown }> {
+  // Read once, before any await: the caller may change its params object meanwhile.
+  const block = { id: actRef ?? '', name: params.name };
+  const liveArgs = params.arguments ?? {};
+  const actCtx = await resolveActContext(context);
+  if ('allow' in actCtx) return { outcome: { ...block, decision: actCtx, invoked: false } };
+  const r = await dispatchMapped(
+    context,
+    block,
+    () => ({
+      act: mapMcpToolsCall({ name: block.name, arguments: liveArgs }, server, forCall(actCtx, context, block.name, liveArgs), actRef),
+      liveArgs,
+    }),
+    send,
+    true,
+  );
+  return r as { outcome: ToolCallOutcome; result?: T; toolError?: unknown };
+}
+
+/**
+ * A `notifications/message` that asks the host to call a tool, through the gate: mapped like a
+ * `tools/call` from that server with `tool_output` provenance (mappers/mcp.ts `mapMcpNotification`),
+ * and `invoke` runs only on allow, with the digested arguments. A notification that asks for no
+ * tool call is refused with EF_MALFORMED_ACT and nothing runs.
+ */
+export async function dispatchMcpNotification<T>(
+  notification: McpMessageNotificationLike,
+  context: MapContext,
+  server: McpServerIdentity,
+  invoke: (call: { name: string; arguments: Record<string, unknown> }) => Promise<T>,
+): Promise<{ outcome: ToolCallOutcome; result?: T; toolError?: unknown }> {
+  const call = notificationToolCall(notification);
+  const name = call?.name ?? '';
+  const actRef = `notification:${randomUUID()}`;
+  const actCtx = await resolveActContext(context);
+  if ('allow' in actCtx) return { outcome: { id: actRef, name, decision: actCtx, invoked: false } };
+  const liveArgs = call?.arguments ?? {};
+  const r = await dispatchMapped(
+    context,
+    { id: actRef, name },
+    () => ({ act: mapMcpNotification(notification, server, actCtx, actRef), liveArgs }),
+    (args) => invoke({ name, arguments: args }),
+    call !== null,
+  );
+  return r as { outcome: ToolCallOutcome; result?: T; toolError?: unknown };
+}
+
+/**
  * Wrap an MCP SDK `Client` so every `tools/call` passes the gate (Tool-Use Binding draft, MCP mapping: "The conforming
  * placement is the MCP client dispatcher … wrap Client.callTool"). On deny NO `tools/call` is
  * sent and an MCP error result (`isError: true`, the host error object) comes back.
@@ -41,41 +109,33 @@ export function mcpDenyResult(decision: EnforceDecision) {
  * `client` object itself. `experimental` (task-based `callToolStream`, which has no gated form)
  * is refused up front with a clear error.
  */
-export function gateMcpClient(client: Client, opts: { serverUrl: string; context: MapContext }): GatedMcpClient {
+export function gateMcpClient(
+  client: Client,
+  opts: {
+    serverUrl: string;
+    context: MapContext;
+    /** Send the consumed authority in the request's `_meta` (AUTHORITY_META_KEY), for a server that is a cooperating sink. */
+    attachAuthority?: boolean;
+  },
+): GatedMcpClient {
   const outcomes: ToolCallOutcome[] = [];
   const server = { serverUrl: opts.serverUrl };
   guardClient(client);
 
   async function gatedCall(actRef: string | undefined, ...[params, resultSchema, options]: Parameters<CallTool>): Promise<CallToolResult> {
-    const block = { id: actRef ?? '', name: params.name };
-    const actCtx = await resolveActContext(opts.context);
-    if ('allow' in actCtx) {
-      outcomes.push({ ...block, decision: actCtx, invoked: false });
-      return mcpDenyResult(actCtx) as CallToolResult;
-    }
-    // The params sent carry the frozen copy of the arguments dispatch digested: the server
-    // receives exactly them, whatever happens to the caller's object meanwhile.
     const { arguments: raw, ...rest } = params;
-    const r = await dispatchMapped(
-      opts.context,
-      block,
-      () => {
-        // Absent arguments are the empty object (as mcpArguments reads them); the wire keeps them absent.
-        const liveArgs = raw ?? {};
-        const mapped = { ...rest, name: block.name, arguments: liveArgs };
-        return { act: mapMcpToolsCall(mapped, server, forCall(actCtx, opts.context, block.name, liveArgs), actRef), liveArgs };
-      },
-      (args) =>
-        // The grant lets exactly one tools/call of this dispatch through the guarded transport.
-        toolsCallGrant.run({ transport: client.transport, sent: false }, () =>
-          client.callTool(
-            raw === undefined ? { ...rest, name: block.name } : { ...rest, name: block.name, arguments: args },
-            resultSchema,
-            options,
-          ),
+    const name = params.name;
+    const r = await dispatchMcpToolsCall(opts.context, server, actRef, params, async (args, grant) => {
+      const meta = opts.attachAuthority ? { _meta: { ...rest._meta, [AUTHORITY_META_KEY]: await grant.authorityJws() } } : {};
+      // The grant lets exactly one tools/call of this dispatch through the guarded transport.
+      return toolsCallGrant.run({ transport: client.transport, sent: false }, () =>
+        client.callTool(
+          raw === undefined ? { ...rest, ...meta, name } : { ...rest, ...meta, name, arguments: args },
+          resultSchema,
+          options,
         ),
-      true,
-    );
+      );
+    });
     outcomes.push(r.outcome);
     if (r.toolError !== undefined) throw r.toolError;
     if (r.outcome.decision.allow || r.result !== undefined) return r.result as CallToolResult;

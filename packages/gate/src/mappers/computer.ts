@@ -72,7 +72,10 @@ function originOf(url: string): string {
  * the digest (Tool-Use Binding draft, computer use: "Origin change MUST invalidate prior authority").
  */
 export function computerUseLiveArgs(input: unknown, live: LiveBrowserState): ComputerUseLiveArgs {
-  const action = actionOf(input);
+  return liveArgsFor(actionOf(input), input, live);
+}
+
+function liveArgsFor(action: string, input: unknown, live: LiveBrowserState): ComputerUseLiveArgs {
   if (live.form === 'unreadable') throw new GateError('EF_LIVE_STATE_UNREADABLE');
   const form = live.form ? { action_url: live.form.action_url, fields: live.form.fields } : null;
   return { action, input, origin: originOf(live.url), url: live.url, form };
@@ -84,13 +87,22 @@ export function computerUseLiveArgs(input: unknown, live: LiveBrowserState): Com
  * authority issued on one origin fails destination match on another.
  */
 export function mapComputerUseAction(block: ComputerUseBlock, live: LiveBrowserState, ctx: ActContext): AgentCandidateAct {
-  const args = computerUseLiveArgs(block.input, live);
-  const { tool } = bindTool(block.name, 'BROWSER', ctx);
+  return mapComputerAction('computer', block.id, block.name, computerUseLiveArgs(block.input, live), ctx);
+}
+
+function mapComputerAction(
+  source: 'computer' | 'computer-call',
+  callId: string,
+  toolName: string,
+  args: ComputerUseLiveArgs,
+  ctx: ActContext,
+): AgentCandidateAct {
+  const { tool } = bindTool(toolName, 'BROWSER', ctx);
   tool.function_id = args.action;
   tool.tool_endpoint = args.origin;
   return buildAct(
     {
-      candidate_act_id: candidateActId('computer', ctx.session_id, block.id),
+      candidate_act_id: candidateActId(source, ctx.session_id, callId),
       act_type: 'COMPUTER_USE',
       tool,
       arguments_digest: digestArguments(args),
@@ -99,4 +111,51 @@ export function mapComputerUseAction(block: ComputerUseBlock, live: LiveBrowserS
     },
     ctx,
   );
+}
+
+/** An OpenAI Responses `computer_call` output item (structural; `ResponseComputerToolCall` fits). */
+export interface ComputerCallItemLike {
+  type: 'computer_call';
+  id?: string;
+  call_id: string;
+  /** `{ type: 'click' | 'double_click' | 'drag' | 'keypress' | 'move' | 'screenshot' | 'scroll' | 'type' | 'wait', … }`. */
+  action: unknown;
+  pending_safety_checks?: ReadonlyArray<{ id: string; code?: string | null; message?: string | null }>;
+  status?: 'in_progress' | 'completed' | 'incomplete';
+}
+
+/** The tool id of OpenAI's computer tool (the item does not name it): `computer*` under the default classes. */
+export const OPENAI_COMPUTER_TOOL = 'computer_use_preview';
+
+/** The live arguments of an OpenAI `computer_call`: its action object inside the live page state, as for the Anthropic tool. */
+export function computerCallLiveArgs(item: ComputerCallItemLike, live: LiveBrowserState): ComputerUseLiveArgs {
+  const type = asRecord(item.action)?.type;
+  if (typeof type !== 'string' || type === '') throw new GateError('EF_MALFORMED_ACT', 'computer_call without an action type');
+  return liveArgsFor(type, item.action, live);
+}
+
+/**
+ * OpenAI Responses `computer_call` → its own COMPUTER_USE act at the BROWSER_CONTROLLER sink, by the
+ * same live-state rules as the Anthropic computer tool: `call_id` → candidate_act_id, `action.type` →
+ * function_id, origin → endpoint and destination, digest over action + live state. An item that is
+ * not completed is not a block yet (Tool-Use Binding draft, streaming). When the model raised
+ * `pending_safety_checks` (malicious instructions, irrelevant or sensitive domain), the instruction's
+ * provenance is `unknown`, so a consequential action goes to a person under the provenance rules.
+ */
+export function mapComputerCall(item: ComputerCallItemLike, live: LiveBrowserState, ctx: ActContext): AgentCandidateAct {
+  if (item?.type !== 'computer_call' || typeof item.call_id !== 'string' || !item.call_id)
+    throw new GateError('EF_MALFORMED_ACT', 'not a computer_call item with a call_id');
+  if (item.status !== undefined && item.status !== 'completed')
+    throw new GateError('EF_MALFORMED_ACT', 'computer_call item is not completed');
+  const checks = item.pending_safety_checks ?? [];
+  const c: ActContext = checks.length
+    ? {
+        ...ctx,
+        instruction_provenance: {
+          source_type: 'unknown',
+          source_ref: `openai-safety-checks:${checks.map((x) => x.code ?? x.id).join(',')}`,
+        },
+      }
+    : ctx;
+  return mapComputerAction('computer-call', item.call_id, OPENAI_COMPUTER_TOOL, computerCallLiveArgs(item, live), c);
 }

@@ -64,16 +64,30 @@ export interface ActContext {
 export const DEFAULT_ACT_TTL_MS = 10 * 60 * 1000;
 
 /**
+ * Where a call's id comes from: a vendor's block, or a host-side call the gate wraps (a framework's
+ * tool execution, an HTTP request, a payment, a memory write). Part of every candidate act id.
+ */
+export type ActIdSource =
+  | 'anthropic'
+  | 'openai'
+  | 'responses'
+  | 'mcp'
+  | 'computer'
+  | 'computer-call'
+  | 'ai-sdk'
+  | 'openai-agents'
+  | 'claude-agent'
+  | 'http'
+  | 'payment'
+  | 'memory';
+
+/**
  * The candidate act id incorporates the vendor block id (Tool-Use Binding draft, Anthropic mapping: "id → incorporated into
  * candidate_act_id") and the session. Components are URI-encoded so no two (vendor, session,
  * id) triples can produce the same string. The vendor keeps an Anthropic id from colliding
  * with an OpenAI or MCP one.
  */
-export function candidateActId(
-  vendor: 'anthropic' | 'openai' | 'responses' | 'mcp' | 'computer',
-  sessionId: string,
-  blockId: string,
-): string {
+export function candidateActId(vendor: ActIdSource, sessionId: string, blockId: string): string {
   return `act:${vendor}:${encodeURIComponent(sessionId)}:${encodeURIComponent(blockId)}`;
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { asRecord } from '@vrpkit/core';
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
 import { GateError } from '../errors.js';
@@ -49,4 +50,49 @@ export function mapMcpToolsCall(
 /** The live arguments of a tools/call: absent arguments are the empty object. */
 export function mcpArguments(params: McpToolsCallParams): Record<string, unknown> {
   return params.arguments ?? {};
+}
+
+/** An MCP `notifications/message` (logging) notification (structural; the SDK's `LoggingMessageNotification` fits). */
+export interface McpMessageNotificationLike {
+  method: string;
+  params?: { level?: string; logger?: string; data?: unknown };
+}
+
+/**
+ * The tool call a `notifications/message` asks the host to make, if it asks for one: its `data` is a
+ * `tools/call` request (`{ method: 'tools/call', params: { name, arguments } }`) or a bare
+ * `{ tool_call: { name, arguments } }`. Anything else is not a request to call a tool (null).
+ */
+export function notificationToolCall(n: McpMessageNotificationLike): McpToolsCallParams | null {
+  if (n?.method !== 'notifications/message') return null;
+  const data = asRecord(n.params?.data);
+  const call = data?.method === 'tools/call' ? asRecord(data.params) : asRecord(data?.tool_call);
+  if (!call || typeof call.name !== 'string' || !call.name) return null;
+  const args = call.arguments;
+  if (args !== undefined && asRecord(args) === undefined) return null;
+  return { name: call.name, ...(args !== undefined ? { arguments: args as Record<string, unknown> } : {}) };
+}
+
+/**
+ * A `notifications/message` that asks the host to call a tool → the same act as a `tools/call`
+ * (Tool-Use Binding draft, MCP mapping: "A notifications/message that asks the host to call a tool
+ * is the same map if the host would invoke"). The instruction came from the server, not from the
+ * user: its provenance is `tool_output` with the server as the source, so the provenance rules
+ * apply (an injected send is refused, a high-consequence call goes to a person). A notification
+ * that asks for no tool call is refused (EF_MALFORMED_ACT).
+ */
+export function mapMcpNotification(
+  n: McpMessageNotificationLike,
+  server: McpServerIdentity,
+  ctx: ActContext,
+  actRef?: string,
+): AgentCandidateAct {
+  const call = notificationToolCall(n);
+  if (!call) throw new GateError('EF_MALFORMED_ACT', 'the notification asks for no tool call');
+  return mapMcpToolsCall(
+    call,
+    server,
+    { ...ctx, instruction_provenance: { source_type: 'tool_output', source_ref: server.serverUrl } },
+    actRef,
+  );
 }

@@ -1,0 +1,90 @@
+import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
+import {
+  type ComputerCallItemLike,
+  type ComputerUseLiveArgs,
+  computerCallLiveArgs,
+  type LiveBrowserState,
+  mapComputerCall,
+  OPENAI_COMPUTER_TOOL,
+} from '../mappers/computer.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
+
+/** The computer-use controller: the sink that turns an allowed action into browser/OS events. */
+export interface ComputerController {
+  /** The live page state, read immediately before the action (URL, the form a click would submit). */
+  liveState(item: ComputerCallItemLike): Promise<LiveBrowserState>;
+  /** Perform the model's action object (called only after enforce allowed it, with the digested copy). */
+  perform(action: unknown): Promise<void>;
+  /** A screenshot for the `computer_call_output`, as an image URL (a `data:` URL). */
+  screenshot(): Promise<string>;
+}
+
+/** A Responses `computer_call_output` input item (structural; `ResponseInputItem.ComputerCallOutput` accepts it). */
+export interface ComputerCallOutputItem {
+  type: 'computer_call_output';
+  call_id: string;
+  output: { type: 'computer_screenshot'; image_url: string };
+  acknowledged_safety_checks?: Array<{ id: string; code?: string | null; message?: string | null }>;
+}
+
+/** The host error object as a developer message: a `computer_call_output` can only carry a screenshot. */
+export interface DenyMessageItem {
+  type: 'message';
+  role: 'developer';
+  content: string;
+}
+
+/**
+ * One OpenAI Responses `computer_call` through the gate (Tool-Use Binding draft, computer use): read
+ * the live state, map, enforce, and only on allow perform the action. The reply is the
+ * `computer_call_output` with a fresh screenshot (the model must see the page as it is), and on a
+ * deny also a developer message carrying the host error object, so the model sees the EF code.
+ * Safety checks the model raised are acknowledged only when the action ran after a person approved it.
+ */
+export async function handleResponsesComputerCall(
+  item: ComputerCallItemLike,
+  controller: ComputerController,
+  ctx: MapContext,
+): Promise<{ outcome: ToolCallOutcome; input: Array<ComputerCallOutputItem | DenyMessageItem> }> {
+  const block = { id: item.call_id, name: OPENAI_COMPUTER_TOOL };
+  const actCtx = await resolveActContext(ctx);
+  let outcome: ToolCallOutcome;
+  let toolError: unknown;
+  if ('allow' in actCtx) outcome = { ...block, decision: actCtx, invoked: false };
+  else {
+    let live: LiveBrowserState | undefined;
+    let liveError: unknown;
+    try {
+      live = await controller.liveState(item);
+    } catch (e) {
+      // A controller that cannot read the page must not act on narration alone.
+      liveError = e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE');
+    }
+    const r = await dispatchMapped(
+      ctx,
+      block,
+      () => {
+        if (liveError || !live) throw liveError;
+        const liveArgs = computerCallLiveArgs(item, live);
+        return { act: mapComputerCall(item, live, forCall(actCtx, ctx, block.name, liveArgs.input)), liveArgs };
+      },
+      async (args: ComputerUseLiveArgs) => controller.perform(args.input),
+      true,
+    );
+    outcome = r.outcome;
+    toolError = r.toolError;
+  }
+  if (toolError !== undefined) throw toolError;
+  const checks = item.pending_safety_checks ?? [];
+  const output: ComputerCallOutputItem = {
+    type: 'computer_call_output',
+    call_id: item.call_id,
+    output: { type: 'computer_screenshot', image_url: await controller.screenshot() },
+    ...(outcome.invoked && checks.length ? { acknowledged_safety_checks: checks.map((c) => ({ ...c })) } : {}),
+  };
+  return { outcome, input: outcome.invoked ? [output] : [output, denyMessage(item.call_id, outcome.decision)] };
+}
+
+function denyMessage(callId: string, decision: EnforceDecision): DenyMessageItem {
+  return { type: 'message', role: 'developer', content: JSON.stringify({ call_id: callId, ...hostErrorObject(decision) }) };
+}

@@ -1,0 +1,122 @@
+/**
+ * The HTTP client as the sink, for frameworks that invoke tools themselves and give no hook
+ * (Tool-Use Binding draft, mapping: "GPT Actions that HTTP POST to a customer API are API_REQUEST
+ * acts; destination is the Action server URL"). Every consequential request — by default every
+ * method but GET, HEAD and OPTIONS — is an API_REQUEST act over its method, URL and the SHA-256 of
+ * its body; it is sent only after enforce allowed it, with exactly the bytes that were digested.
+ */
+import { sha256Base64url } from '@vrpkit/core';
+import { AUTHORITY_HEADER } from '../authority.js';
+import type { MapContext } from './context.js';
+import { dispatchHostCall, resultOrThrow } from './gated-call.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The live arguments of an HTTP act: what the digest covers. Never the headers (they may hold credentials). */
+export interface HttpRequestArgs {
+  method: string;
+  url: string;
+  content_type: string | null;
+  /** base64url SHA-256 of the body bytes, null without a body. */
+  body_sha256: string | null;
+}
+
+export interface GatedFetchOptions {
+  context: MapContext;
+  /** Which requests are acts. Default: every method but GET, HEAD and OPTIONS. */
+  isConsequential?: (request: Request) => boolean;
+  /** tool_id of the acts (default `http_request`; function_id is the method). */
+  toolId?: string;
+  /** The fetch that sends (default: the global fetch). */
+  fetch?: typeof fetch;
+  /** Send the consumed authority in the `Agent-Finality-Authority` header, for a server that is a cooperating sink. */
+  attachAuthority?: boolean;
+}
+
+/**
+ * A `fetch` that gates consequential requests. A deny rejects with a `GateError` carrying the EF
+ * code, and nothing is sent. The act id is the request's `Idempotency-Key` header when it has one
+ * (so a retry is the same act and gets the recorded outcome, never a second send), else a new id.
+ * Gated requests do not follow redirects: a redirect would carry the authorized body to a
+ * destination nobody authorized; the 3xx response is returned as it is.
+ */
+export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
+  const send = opts.fetch ?? fetch;
+  const consequential = opts.isConsequential ?? ((r: Request) => !SAFE_METHODS.has(r.method));
+  return async (input, init) => {
+    const request = new Request(input, init);
+    if (!consequential(request)) return send(request);
+    const { args, body } = await httpRequestArgs(request);
+    const url = new URL(args.url);
+    const r = await dispatchHostCall(
+      opts.context,
+      {
+        source: 'http',
+        id: request.headers.get('idempotency-key') ?? crypto.randomUUID(),
+        name: opts.toolId ?? 'http_request',
+        function_id: request.method,
+        args,
+        act_type: 'API_REQUEST',
+        tool_protocol: 'HTTP_API',
+        tool_endpoint: url.origin,
+        destination: { destination_id: url.origin, destination_url: url.href },
+      },
+      // The request sent is rebuilt from the digested method and URL and the digested bytes.
+      async (live, grant) =>
+        recordResponse(
+          await send(live.url, {
+            method: live.method,
+            headers: opts.attachAuthority ? withAuthority(request.headers, await grant.authorityJws()) : request.headers,
+            ...(body ? { body } : {}),
+            redirect: 'manual',
+            signal: request.signal,
+          }),
+        ),
+    );
+    return replayResponse(resultOrThrow(r));
+  };
+}
+
+function withAuthority(headers: Headers, jws: string): Headers {
+  const h = new Headers(headers);
+  h.set(AUTHORITY_HEADER, jws);
+  return h;
+}
+
+/** The live arguments of an HTTP request (reads its body), with the body bytes they cover. */
+export async function httpRequestArgs(request: Request): Promise<{ args: HttpRequestArgs; body: Uint8Array<ArrayBuffer> | null }> {
+  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+  return {
+    args: {
+      method: request.method,
+      url: new URL(request.url).href,
+      content_type: request.headers.get('content-type'),
+      body_sha256: body ? sha256Base64url(body) : null,
+    },
+    body,
+  };
+}
+
+/** A response as the dispatch journal records it, so a retried act gets the same response back. */
+interface RecordedResponse {
+  status: number;
+  status_text: string;
+  headers: Array<[string, string]>;
+  body_base64: string;
+}
+
+async function recordResponse(res: Response): Promise<RecordedResponse> {
+  return {
+    status: res.status,
+    status_text: res.statusText,
+    headers: [...res.headers],
+    body_base64: Buffer.from(await res.arrayBuffer()).toString('base64'),
+  };
+}
+
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+function replayResponse(r: RecordedResponse): Response {
+  const body = NULL_BODY_STATUSES.has(r.status) ? null : Buffer.from(r.body_base64, 'base64');
+  return new Response(body, { status: r.status, statusText: r.status_text, headers: r.headers });
+}

@@ -1,0 +1,97 @@
+/**
+ * One host-side call through the gate, for everything that is not a vendor's tool block: a
+ * framework's tool execution, an HTTP request, a payment-provider call, a memory write. The draft
+ * asks for the same act wherever a consequential effect starts ("hook before the tool call or wrap
+ * at the HTTP client where a framework gives no hook"; "memory writes go through enforce() as
+ * MEMORY_WRITE"; "a PaymentCandidateAct … MUST also be enforced before the PSP SDK"). The act is
+ * built by the same `buildAct` the vendor mappers use and dispatched by the same `dispatchMapped`.
+ */
+import type { ActDestination, ActType, ToolProtocol } from '../act.js';
+import { digestArguments } from '../act.js';
+import type { DispatchGrant } from '../dispatch.js';
+import { EF_CODES, type EfCode, GateError, isEfCode } from '../errors.js';
+import { type ActIdSource, buildAct, candidateActId, ownEntry } from '../mappers/context.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
+
+/** What the gate needs to know about one host-side call before it may run. */
+export interface HostCall<A> {
+  source: ActIdSource;
+  /** The caller's id for this call (a framework's tool call id, an idempotency key): part of the candidate act id. */
+  id: string;
+  /** tool_id (and function_id unless `function_id` is given). */
+  name: string;
+  /** The live arguments: digested, and what `invoke` receives (frozen). */
+  args: A;
+  act_type: ActType;
+  tool_protocol: ToolProtocol;
+  function_id?: string;
+  tool_endpoint?: string;
+  destination?: ActDestination;
+}
+
+export interface HostCallResult<T> {
+  outcome: ToolCallOutcome;
+  result?: T;
+  /** The tool's own error, when it ran and threw. */
+  toolError?: unknown;
+}
+
+/**
+ * Map, enforce and (only on allow) invoke one host-side call. Never throws for a deny: the outcome
+ * carries the decision; `invoke` is called at most once, with the frozen copy of `args` that was digested.
+ * The host's tool bindings (`ctx.tools[name]`) override the destination and endpoint given here.
+ */
+export async function dispatchHostCall<A, T>(
+  ctx: MapContext,
+  call: HostCall<A>,
+  invoke: (args: A, grant: DispatchGrant) => Promise<T>,
+): Promise<HostCallResult<T>> {
+  const actCtx = await resolveActContext(ctx);
+  const block = { id: call.id, name: call.name };
+  if ('allow' in actCtx) return { outcome: { ...block, decision: actCtx, invoked: false } };
+  const binding = ownEntry(ctx.tools, call.name) ?? {};
+  const r = await dispatchMapped(
+    ctx,
+    block,
+    () => {
+      const c = forCall(actCtx, ctx, call.name, call.args);
+      const endpoint = binding.tool_endpoint ?? call.tool_endpoint;
+      const destination = binding.destination ?? call.destination;
+      const act = buildAct(
+        {
+          candidate_act_id: candidateActId(call.source, ctx.session_id, call.id),
+          act_type: binding.act_type ?? call.act_type,
+          tool: {
+            tool_id: call.name,
+            function_id: binding.function_id ?? call.function_id ?? call.name,
+            tool_protocol: binding.tool_protocol ?? call.tool_protocol,
+            ...(endpoint ? { tool_endpoint: endpoint } : {}),
+          },
+          arguments_digest: digestArguments(call.args),
+          sink_type: 'TOOL_DISPATCH',
+          ...(destination ? { destination } : {}),
+        },
+        c,
+      );
+      return { act, liveArgs: call.args };
+    },
+    invoke,
+    true,
+  );
+  return r as HostCallResult<T>;
+}
+
+/**
+ * The result of an allowed call, or a `GateError` carrying the deny's registry code (and the
+ * candidate act id, never the arguments): for wrappers that stand in for an SDK method, whose
+ * callers expect a value or a rejection. A tool error is rethrown as it was.
+ */
+export function resultOrThrow<T>(r: HostCallResult<T>): T {
+  if (r.toolError !== undefined) throw r.toolError;
+  if (r.outcome.decision.allow || r.result !== undefined) return r.result as T;
+  const code: EfCode = isEfCode(r.outcome.decision.code) ? r.outcome.decision.code : 'EF_FAIL_CLOSED';
+  throw new GateError(code, EF_CODES[code].message, {
+    invoked: false,
+    ...(r.outcome.candidate_act_id ? { candidate_act_id: r.outcome.candidate_act_id } : {}),
+  });
+}
