@@ -13,7 +13,7 @@
  */
 import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { base64urlDecode, base64urlEncode, isCanonicalBase64url } from './base64url.js';
+import { base64urlDecode, base64urlEncode } from './base64url.js';
 import { VrpError } from './errors.js';
 import { isRecord } from './record.js';
 
@@ -123,6 +123,8 @@ export interface ParsedCompactJws {
   signingInput: string;
   header: JwsProtectedHeader;
   payloadSegment: string;
+  /** The payload segment's bytes (decoded while checking it; read them only once the signature verified). */
+  payload: Uint8Array;
   signature: Uint8Array;
 }
 
@@ -152,9 +154,11 @@ export function parseCompactJws(jws: unknown): ParseCompactJwsResult {
     return { ok: false, code: 'malformed_header', reason: 'protected header is not a JSON object' };
   }
   const signature = base64urlDecode(s);
-  // The payload is only checked here; it is decoded once, after the signature verified.
-  if (!signature || !isCanonicalBase64url(p)) return { ok: false, code: 'malformed_jws', reason: 'payload or signature is not base64url' };
-  return { ok: true, jws: { signingInput: `${h}.${p}`, header: header as JwsProtectedHeader, payloadSegment: p, signature } };
+  const payload = signature && base64urlDecode(p);
+  if (!signature || !payload) return { ok: false, code: 'malformed_jws', reason: 'payload or signature is not base64url' };
+  // The received bytes as a slice of the compact string (no concatenated copy).
+  const signingInput = jws.slice(0, h.length + 1 + p.length);
+  return { ok: true, jws: { signingInput, header: header as JwsProtectedHeader, payloadSegment: p, payload, signature } };
 }
 
 /** Ed25519 signature check over the received signing input bytes. */

@@ -44,15 +44,16 @@ describe('digests and base64url', () => {
     expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
   it('accepts exactly the strings that re-encode to themselves (property)', () => {
-    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/='.split('');
+    // Beyond the two alphabets and '=': characters Node's decoder skips (the strict decode must still refuse them).
+    const alphabet = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=', '!', ' ', '.', '\n', '\0', 'é', '€'];
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 12 }), (chars) => {
+      fc.property(fc.array(fc.constantFrom(...alphabet), { maxLength: 16 }), (chars) => {
         const text = chars.join('');
         const lenient =
           /^[A-Za-z0-9_-]*$/.test(text) && text.length % 4 !== 1 && Buffer.from(text, 'base64url').toString('base64url') === text;
         expect(base64urlDecode(text) !== null).toBe(lenient);
       }),
-      { numRuns: 2000 },
+      { numRuns: 5000 },
     );
   });
   it('round-trips and rejects non-canonical base64url', () => {

@@ -21,10 +21,13 @@ export function errorBody(code: string, message: string): string {
  * the signed envelope's exact bytes (200, Core VRP v0.1 §4–§5) or the refusal's code and message (400).
  */
 export function offerResponse(outcome: OfferOutcome | { ok: false; error: OfferRequestRefusal }): Response {
-  const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
-  if (!outcome.ok) return new Response(errorBody(outcome.error.code, outcome.error.message), { status: 400, headers });
+  if (!outcome.ok) {
+    const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
+    return new Response(errorBody(outcome.error.code, outcome.error.message), { status: 400, headers });
+  }
   // One buffer with its length declared: @hono/node-server hands it to Node's http in one end() call.
-  return new Response(outcome.body, { status: 200, headers: { ...headers, 'content-length': String(outcome.body.byteLength) } });
+  const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store', 'content-length': String(outcome.body.byteLength) };
+  return new Response(outcome.body, { status: 200, headers });
 }
 
 /** The raw query string of a request URL, without the `?`. */

@@ -32,7 +32,7 @@ import { buildOfferPayload, type HostAlternatives, type SignedOffer, signOffer }
 import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
 import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
-import type { NodeStore } from './store/store.js';
+import type { NodeStore, StoreSnapshot } from './store/store.js';
 
 /** One offer service behind every surface (Node Tool Binding v0.1 §5: three adapters, one source). */
 export interface OfferService {
@@ -68,6 +68,13 @@ export interface NodePublisher extends OfferService {
   discovery(): DiscoveryDocument;
   /** Core VRP v0.1 §3 JWKS at the node's clock: active and retained keys. */
   jwks(): Promise<VrpJwks>;
+  /**
+   * What `getServedOffer(args)` would answer, when that is known without waiting: a refusal or a
+   * signed-offer cache hit, with the store read synchronously and unchanged since the last offer.
+   * Null otherwise (cache off, a miss, a store read that waits): the caller takes `getServedOffer`.
+   * The offer endpoint answers a hit in the same turn, so the response goes out as prebuilt bytes.
+   */
+  servedOfferNow?(args: OfferRequestInput): OfferOutcome | null;
 }
 
 /** A signed offer (`json` is the exact response body, `body` its UTF-8 bytes) or a malformed request's error. */
@@ -164,16 +171,17 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   keyRing.signerFor(snap.keys);
   let view = viewOf(snap.property, domain);
 
-  /** The store as of now (one revision read; reloaded only when a write happened), with the derived views kept in step. */
-  const load = async () => {
-    const next = await store.snapshot();
+  /** What the offer path reads from a snapshot, with the derived views kept in step. */
+  const loaded = (next: StoreSnapshot) => {
     if (next !== snap) {
       snap = next;
       view = viewOf(snap.property, domain);
     }
     return { revision: snap.revision, p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
   };
-  type Loaded = Awaited<ReturnType<typeof load>>;
+  /** The store as of now (one revision read; reloaded only when a write happened). */
+  const load = async () => loaded(await store.snapshot());
+  type Loaded = ReturnType<typeof loaded>;
 
   function discovery(): DiscoveryDocument {
     return {
@@ -259,21 +267,35 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return { ok: true, ...signFresh(parsed.request, t, s, today) };
   }
 
+  /** The refusal or the cached offer for `args` at `t` from `s`; on a miss, what signing needs. */
+  function lookUp(c: OfferCache, args: OfferRequestInput, t: number, s: Loaded) {
+    const today = localDate(t, s.p.time_zone);
+    const parsed = parseAt(args, s, today);
+    if (!parsed.ok) return { outcome: parsed };
+    const r = parsed.request;
+    const key = OfferCache.key({ domain, ...r, revision: s.revision, kid: s.signer.kid, today });
+    const hit = c.get(key, t);
+    return hit ? { outcome: { ok: true as const, ...hit } } : { miss: { r, key, today } };
+  }
+
   async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
     if (!cache) return getOffer(args);
     const t = clock.now();
     const s = await load();
-    const today = localDate(t, s.p.time_zone);
-    const parsed = parseAt(args, s, today);
-    if (!parsed.ok) return parsed;
-    const r = parsed.request;
-    const key = OfferCache.key({ domain, ...r, revision: s.revision, kid: s.signer.kid, today });
-    const hit = cache.get(key, t);
-    if (hit) return { ok: true, ...hit };
+    const found = lookUp(cache, args, t, s);
+    if (found.outcome) return found.outcome;
+    const { r, key, today } = found.miss;
     // Signing is synchronous from here on: a concurrent request for the same stay finds the entry.
     const signed = signFresh(r, t, s, today);
     cache.set(key, signed, t, calendarFreshnessChangesAt(s.feeds, t, s.p.calendar_max_age_minutes));
     return { ok: true, ...signed };
+  }
+
+  function servedOfferNow(args: OfferRequestInput): OfferOutcome | null {
+    if (!cache) return null;
+    const now = store.snapshotNow();
+    if (!now) return null;
+    return lookUp(cache, args, clock.now(), loaded(now)).outcome ?? null;
   }
 
   async function calendar(from: string, days: number): Promise<CalendarDay[]> {
@@ -301,6 +323,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     offerEndpoint: `${origin}${OFFER_ENDPOINT_PATH}`,
     getOffer,
     getServedOffer,
+    servedOfferNow,
     property: () => view,
     calendar,
     activeSigner: () => keyRing.current(),

@@ -17,6 +17,7 @@ import {
   addCalendarFeed,
   initNode,
   listKeys,
+  type NodePublisher,
   propertyDocument,
   revokeKey,
   rotateKey,
@@ -334,6 +335,32 @@ describe('signed-offer cache on the node clock', () => {
     const after = await offer(tonight);
     expect(after.status).toBe(400);
     expect(JSON.parse(after.text)).toMatchObject({ error: { code: 'date_in_past' } });
+  });
+
+  it('answers from the cache in the request’s own turn only while the store is unchanged since the offer was read', async () => {
+    const { node, dataDir, offer } = await clockNode('served-now');
+    const service = node.service as NodePublisher;
+    const query = new URLSearchParams(queryOf(STAY));
+    const first = await offer();
+    const hit = service.servedOfferNow?.(query);
+    expect(hit?.ok && hit.json).toBe(first.text);
+    // A refusal needs no signature: it is answered in the same turn, with the parser's code.
+    expect(service.servedOfferNow?.(new URLSearchParams(`check_in=${STAY.check_in}`))).toMatchObject({
+      ok: false,
+      error: { code: 'missing_parameter' },
+    });
+    // A write through another store handle (as another process makes it): the revision moved, so no answer without a reload.
+    await addCalendarBlock({ dataDir, from: STAY.check_in, to: STAY.check_out, kind: 'block' });
+    expect(service.servedOfferNow?.(query)).toBeNull();
+    const after = await offer();
+    expect(after.text).not.toBe(first.text);
+    expect(envelopeOf(after.text).offer.availability).toMatchObject({ available: false, reason: 'not_available' });
+    const again = service.servedOfferNow?.(query);
+    expect(again?.ok && again.json).toBe(after.text);
+    // Cache off: nothing is ever answered without signing.
+    const off = await clockNode('served-now-off', 0);
+    expect((await off.offer()).status).toBe(200);
+    expect((off.node.service as NodePublisher).servedOfferNow?.(query)).toBeNull();
   });
 
   it('never serves an offer signed in the future of a clock that went back', async () => {

@@ -176,7 +176,7 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   // Conformance engine steps 1–2.
   const parsed = parseCompactJws(compact);
   if (!parsed.ok) return result('invalid', parsed.code, null, null, null, null);
-  const { header, signingInput, signature: sigBytes, payloadSegment } = parsed.jws;
+  const { header, signingInput, signature: sigBytes, payload: payloadBytes } = parsed.jws;
 
   // Step 3: EdDSA only (Core VRP v0.1 §3; `none`, HS256-with-the-public-key and every other alg are downgrades).
   if (header.alg !== 'EdDSA') return result('invalid', 'unexpected_alg', null, header, null, null);
@@ -195,9 +195,9 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   // Step 6: Ed25519 over the exact received `header.payload` bytes (VRP receipt envelope v1, D5: no re-serialisation).
   if (!verifyEd25519Signature(signingInput, sigBytes, key)) return result('invalid', 'signature_mismatch', null, header, null, null);
 
-  // Step 7: decode the payload only after the signature checked out. `parseCompactJws` already
-  // proved the segment strict, canonical base64url, so a plain decode suffices (no second check).
-  const payloadText = Buffer.from(payloadSegment, 'base64url').toString('utf8');
+  // Step 7: read the payload only after the signature checked out (`parseCompactJws` decoded it
+  // while proving the segment strict, canonical base64url).
+  const payloadText = Buffer.from(payloadBytes.buffer, payloadBytes.byteOffset, payloadBytes.byteLength).toString('utf8');
   let payload: unknown;
   try {
     payload = JSON.parse(payloadText);

@@ -61,10 +61,14 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
   app.get(JWKS_PATH, async (c) => c.json(await service.jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
   // Core §4: GET ?check_in&check_out&guests → the signed envelope; malformed input → 400 {error:{code,message}}.
-  app.get(OFFER_ENDPOINT_PATH, async (c) => {
+  app.get(OFFER_ENDPOINT_PATH, (c): Response | Promise<Response> => {
     // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
     const read = offerQuery(c.req.url);
-    return offerResponse(read.ok ? await service.getServedOffer(read.query) : read);
+    if (!read.ok) return offerResponse(read);
+    // A signed-offer cache hit is answered in this turn: a handler that returns a Response (not a
+    // promise) lets @hono/node-server write the prebuilt bytes at once, headers and body in one write.
+    const now = service.servedOfferNow?.(read.query);
+    return now ? offerResponse(now) : service.getServedOffer(read.query).then(offerResponse);
   });
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.

@@ -94,6 +94,8 @@ export async function openNodeDatabase(target: StoreTarget): Promise<Kysely<Node
 /** The store revision read the offer path makes on every request (see `NodeStore.snapshot`). */
 export interface RevisionReader {
   read(): number | Promise<number>;
+  /** The same read when it never waits (SQLite); absent where every read is a round trip (PostgreSQL). */
+  readNow?(): number;
   close(): void;
 }
 
@@ -111,7 +113,8 @@ export function openRevisionReader(target: StoreTarget, db: Kysely<NodeDatabase>
     const reader = new Database(target.file, { readonly: true, fileMustExist: true });
     reader.pragma('busy_timeout = 5000');
     const stmt = reader.prepare<[], number>('SELECT revision FROM store_revision WHERE id = 1').pluck();
-    return { read: () => stmt.get() ?? 0, close: () => reader.close() };
+    const readNow = () => stmt.get() ?? 0;
+    return { read: readNow, readNow, close: () => reader.close() };
   }
   const query = db.selectFrom('store_revision').select('revision').where('id', '=', 1).compile();
   return {

@@ -72,6 +72,17 @@ export class NodeStore {
   }
 
   /**
+   * The snapshot `snapshot()` would return, when that is known without waiting: the revision
+   * can be read synchronously (SQLite) and has not moved since the last snapshot. Otherwise
+   * null, and the caller takes `snapshot()`.
+   */
+  snapshotNow(): StoreSnapshot | null {
+    const readNow = this.revisionReader.readNow;
+    if (!readNow || !this.cached) return null;
+    return readNow() === this.cached.revision ? this.cached : null;
+  }
+
+  /**
    * Everything the offer path reads, as of the store's current revision. One revision read per
    * call; the rest is reloaded whenever the revision moved (a write by this or any other
    * process), so a snapshot is never older than the last committed write. The revision is read
