@@ -38,7 +38,17 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
       )
       .option('--insecure-http-upstream', 'INSECURE: allow a plain http:// upstream (credentials and calls travel unencrypted)')
       .option('--listen <host:port>', 'serve the agent over Streamable HTTP on this loopback address (bearer token printed once on stderr)')
-      .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review'),
+      .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review')
+      .option(
+        '--max-message-bytes <bytes>',
+        'cap on one agent message (a stdio line or an HTTP request body); larger ones get a JSON-RPC -32600 error',
+        String(4 * 1024 * 1024),
+      )
+      .option(
+        '--call-timeout <seconds>',
+        'bound on each downstream request; a tools/call over it is cancelled and answered with a downstream_timeout tool error',
+        '60',
+      ),
     false,
   ).action((command: string[], o: ProxyOpts) => runProxyCommand(command, o));
 
@@ -188,6 +198,8 @@ interface ProxyOpts extends StoreOpts {
   insecureHttpUpstream?: boolean;
   listen?: string;
   pinOnFirstUse?: boolean;
+  maxMessageBytes: string;
+  callTimeout: string;
 }
 
 function storeOption(c: Command, withJson = true): Command {
@@ -228,6 +240,8 @@ async function runProxyCommand(command: string[], o: ProxyOpts): Promise<void> {
     const { parseListen, startProxy } = await import('@vrpkit/gate/proxy');
     const downstream = downstreamSpec(command, o);
     const listen = o.listen === undefined ? undefined : parseUsage(() => parseListen(o.listen!));
+    const maxMessageBytes = positiveNumber('--max-message-bytes', o.maxMessageBytes, true);
+    const callTimeoutMs = positiveNumber('--call-timeout', o.callTimeout, false) * 1000;
     const name = o.name ?? defaultName(downstream);
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw usage(`--name must be 1–64 characters of A–Z a–z 0–9 . _ -, got ${name}`);
     const policy = loadPolicy(o.policy);
@@ -241,6 +255,8 @@ async function runProxyCommand(command: string[], o: ProxyOpts): Promise<void> {
         downstream,
         mode: o.mode,
         pinOnFirstUse: !!o.pinOnFirstUse,
+        maxMessageBytes,
+        callTimeoutMs,
         ...(listen ? { listen } : {}),
       });
     } catch (e) {
@@ -320,6 +336,13 @@ function parseSince(v: string, now: number): number {
   const t = Date.parse(v);
   if (Number.isNaN(t)) throw usage(`--since must be a duration (30m, 24h, 7d) or an ISO date, got ${v}`);
   return t;
+}
+
+function positiveNumber(flag: string, v: string, integer: boolean): number {
+  const n = Number(v);
+  if (!v.trim() || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw usage(`${flag} must be a positive ${integer ? 'integer' : 'number'}, got ${v}`);
+  return n;
 }
 
 function parseUsage<T>(fn: () => T): T {

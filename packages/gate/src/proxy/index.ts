@@ -11,14 +11,14 @@ import type { AuthorityStore } from '../store/types.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
-import { GateProxy } from './proxy.js';
-import { AgentStdioTransport } from './stdio.js';
+import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
+import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export { type DownstreamSpec, serverIdentity } from './downstream.js';
 export { type AgentListener, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
-export { GateProxy, type GateProxyOptions } from './proxy.js';
+export { GateProxy, type GateProxyOptions, MAX_RESPAWNS, type ProxyFaultPoint, RESPAWN_WINDOW_MS } from './proxy.js';
 export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export interface ProxyOptions {
@@ -33,6 +33,22 @@ export interface ProxyOptions {
   /** Serve the agent over Streamable HTTP here instead of stdio. */
   listen?: { host: string; port: number };
   log?: ProxyLog;
+  /** Cap on one agent message in bytes (a stdio line, an HTTP request body); default 4 MiB. */
+  maxMessageBytes?: number;
+  /** Bound on each downstream request (tools/call and pass-through), in ms; default 60 s. */
+  callTimeoutMs?: number;
+}
+
+/** The environment variable that arms a fault-injection point (crash tests; see `ProxyFaultPoint`). */
+export const FAULT_ENV = 'VRP_GATE_PROXY_FAULT';
+const FAULT_POINTS: readonly ProxyFaultPoint[] = ['after-consume', 'after-downstream-call'];
+
+function faultFromEnv(): ProxyFaultPoint | undefined {
+  const v = process.env[FAULT_ENV];
+  if (v === undefined || v === '') return undefined;
+  if (!(FAULT_POINTS as readonly string[]).includes(v))
+    throw new RangeError(`${FAULT_ENV} must be one of ${FAULT_POINTS.join(', ')}, got ${v}`);
+  return v as ProxyFaultPoint;
 }
 
 export interface RunningProxy {
@@ -51,13 +67,20 @@ export interface RunningProxy {
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const log = opts.log ?? jsonLinesLog();
   const mode = opts.mode ?? 'enforce';
+  const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const serverId = serverIdentity(opts.downstream, opts.name);
+  const fault = faultFromEnv();
+  if (fault) log('fault_injection', { message: `TESTING ONLY: this proxy SIGKILLs itself at ${fault}`, point: fault }, 'warn');
   const { privateJwk, publicJwk } = await generateEd25519Jwk();
   const gate = new Gate({
     store: opts.store,
     policy: opts.policy,
     sinkId: `gate-proxy:${opts.name}`,
     signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
+    // The journal writes CONSUMED before the downstream call: the first crash window (Tool-Use Binding draft, retries).
+    ...(fault === 'after-consume'
+      ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
+      : {}),
   });
   const tables = new ProxyStore(opts.store);
   const downstream = await connectDownstream(opts.downstream);
@@ -81,6 +104,10 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     mode,
     pinOnFirstUse: !!opts.pinOnFirstUse,
     log,
+    // A downstream that exits is started (or reconnected) again on the next request.
+    reconnect: () => connectDownstream(opts.downstream),
+    ...(opts.callTimeoutMs !== undefined ? { callTimeoutMs: opts.callTimeoutMs } : {}),
+    ...(fault ? { fault } : {}),
   });
 
   let resolveDone!: () => void;
@@ -100,11 +127,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
 
   try {
     if (opts.listen) {
-      listener = await listenForAgents(proxy, opts.listen);
+      listener = await listenForAgents(proxy, opts.listen, maxMessageBytes);
       // The token is printed this once; the agent's configuration holds it from here on.
       log('listening', { url: listener.url, token: listener.token, mode });
     } else {
-      const transport = new AgentStdioTransport();
+      const transport = new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes);
       transport.onclose = () => void stop();
       await proxy.createAgentServer().connect(transport);
       log('serving_stdio', { mode });
