@@ -120,7 +120,8 @@ describe.each(['stdio', 'streamable-http'] as const)('vrp gate proxy with a fail
     });
     expect((await write('after the crash')).isError).toBeFalsy();
     expect(effects()).toContain('wrote after the crash\n');
-    expect(logs()).toMatch(/"event":"downstream_respawned"/);
+    // Log lines are written after the answer: wait for them.
+    await expect.poll(logs).toMatch(/"event":"downstream_respawned"/);
   });
 
   it('stops restarting a server that keeps crashing and answers downstream_unavailable without sending', async () => {
@@ -129,7 +130,7 @@ describe.each(['stdio', 'streamable-http'] as const)('vrp gate proxy with a fail
     const r = await write('crash loop');
     expect(errorOf(r)).toMatchObject({ code: 'downstream_unavailable', invoked: false });
     expect(effects()).not.toContain('crash loop');
-    expect(logs()).toMatch(/"event":"downstream_respawn_limit"/);
+    await expect.poll(logs).toMatch(/"event":"downstream_respawn_limit"/);
   });
 });
 

@@ -51,7 +51,7 @@ describe('vrp gate proxy killed between consume and the downstream call, and aft
       const point = POINTS[i % 2]!;
       const agent = await agentOverStdio(args, { ...env, VRP_GATE_PROXY_FAULT: point });
       try {
-        expect(agent.logs()).toMatch(new RegExp(`"event":"fault_injection".*${point}`));
+        await expect.poll(agent.logs).toMatch(new RegExp(`"event":"fault_injection".*${point}`));
         if (i === 0) {
           await agent.client.listTools();
           await vrpOk(['gate', 'tools', 'pin', '--all', '--store', store]);

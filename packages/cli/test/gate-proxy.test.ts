@@ -202,7 +202,8 @@ describe('vrp gate proxy in front of a stdio server whose tool definition change
     const after = (await agent.client.callTool({ name: 'note_write', arguments: { text: 'after' } })) as CallToolResult;
     expect(after.isError).toBeFalsy();
     expect(readFileSync(effects, 'utf8')).toContain('wrote after\n');
-    expect(agent.logs()).toMatch(/"event":"downstream_respawned"/);
+    // Log lines are written after the answer: wait for them.
+    await expect.poll(agent.logs).toMatch(/"event":"downstream_respawned"/);
   });
 });
 
