@@ -2,7 +2,7 @@
  * `@vrpkit/gate/proxy`: the gate as a sidecar in front of any MCP server (`vrp gate proxy`).
  * A separate entry because it needs the MCP SDK at run time, which `@vrpkit/gate` itself does not.
  */
-import { generateEd25519Jwk, jwkThumbprint } from '@vrpkit/core';
+import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { ProxyMode } from '../store/proxy-schema.js';
@@ -47,7 +47,7 @@ function faultFromEnv(): ProxyFaultPoint | undefined {
   const v = process.env[FAULT_ENV];
   if (v === undefined || v === '') return undefined;
   if (!(FAULT_POINTS as readonly string[]).includes(v))
-    throw new RangeError(`${FAULT_ENV} must be one of ${FAULT_POINTS.join(', ')}, got ${v}`);
+    throw new VrpError('usage', `${FAULT_ENV} must be one of ${FAULT_POINTS.join(', ')}, got ${v}`);
   return v as ProxyFaultPoint;
 }
 
