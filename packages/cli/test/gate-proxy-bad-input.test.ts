@@ -124,7 +124,7 @@ describe.each(['stdio', 'streamable-http'] as const)('vrp gate proxy with a fail
     await expect.poll(logs).toMatch(/"event":"downstream_respawned"/);
   });
 
-  it('stops restarting a server that keeps crashing and answers downstream_unavailable without sending', async () => {
+  it('stops restarting a server that keeps crashing and answers downstream_unavailable without sending', SPAWN, async () => {
     // One respawn already happened above; the rest of the budget goes to crash after crash.
     for (let i = 0; i < 5; i++) await agent.callTool({ name: 'crash', arguments: {} });
     const r = await write('crash loop');
