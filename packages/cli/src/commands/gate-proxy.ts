@@ -57,6 +57,16 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
         '--retain-arguments <duration>',
         'keep the arguments of escalated acts this long after the decision (30m, 24h, 7d), then purge them',
         '7d',
+      )
+      .option(
+        '--max-message-bytes <bytes>',
+        'cap on one agent message (a stdio line or an HTTP request body); larger ones get a JSON-RPC -32600 error',
+        String(4 * 1024 * 1024),
+      )
+      .option(
+        '--call-timeout <seconds>',
+        'bound on each downstream request; a tools/call over it is cancelled and answered with a downstream_timeout tool error',
+        '60',
       ),
     false,
   ).action((command: string[], o: ProxyOpts) => runProxyCommand(command, o));
@@ -214,6 +224,8 @@ interface ProxyOpts extends StoreOpts {
   uiListen: string;
   approver: string;
   retainArguments: string;
+  maxMessageBytes: string;
+  callTimeout: string;
 }
 
 export function storeOption(c: Command, withJson = true): Command {
@@ -259,6 +271,8 @@ async function runProxyCommand(command: string[], o: ProxyOpts): Promise<void> {
     const notifyUrl = o.notifyUrl === undefined ? undefined : parseUsage(() => parseNotifyUrl(o.notifyUrl!));
     if (!o.ui && o.uiListen !== '127.0.0.1:0') throw usage('--ui-listen needs --ui');
     const ui = o.ui ? { listen: parseUsage(() => parseListen(o.uiListen)), approver: o.approver } : undefined;
+    const maxMessageBytes = positiveNumber('--max-message-bytes', o.maxMessageBytes, true);
+    const callTimeoutMs = positiveNumber('--call-timeout', o.callTimeout, false) * 1000;
     const name = o.name ?? defaultName(downstream);
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw usage(`--name must be 1–64 characters of A–Z a–z 0–9 . _ -, got ${name}`);
     const policy = loadPolicy(o.policy);
@@ -272,6 +286,8 @@ async function runProxyCommand(command: string[], o: ProxyOpts): Promise<void> {
         downstream,
         mode: o.mode,
         pinOnFirstUse: !!o.pinOnFirstUse,
+        maxMessageBytes,
+        callTimeoutMs,
         ...(listen ? { listen } : {}),
         approvalTimeoutMs,
         retainArgumentsMs,
@@ -356,6 +372,13 @@ function parseSince(v: string, now: number): number {
   const t = Date.parse(v);
   if (Number.isNaN(t)) throw usage(`--since must be a duration (30m, 24h, 7d) or an ISO date, got ${v}`);
   return t;
+}
+
+function positiveNumber(flag: string, v: string, integer: boolean): number {
+  const n = Number(v);
+  if (!v.trim() || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw usage(`${flag} must be a positive ${integer ? 'integer' : 'number'}, got ${v}`);
+  return n;
 }
 
 export function parseUsage<T>(fn: () => T): T {

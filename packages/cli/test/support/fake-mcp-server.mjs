@@ -2,7 +2,7 @@
 // `note_write` description is read from FAKE_DESCRIPTION_FILE on every tools/list, so a test can
 // change a tool definition under a running proxy. Every tools/call it receives and every
 // effect it has are appended to FAKE_EFFECTS_FILE, so tests count what reached the downstream.
-// `crash` exits the process in the middle of a call.
+// `crash` exits the process in the middle of a call; `hang` never answers.
 import { appendFileSync, readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -20,12 +20,14 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
       inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     },
     { name: 'crash', description: 'Exit the server process in the middle of the call.', inputSchema: { type: 'object' } },
+    { name: 'hang', description: 'Never answer.', inputSchema: { type: 'object' } },
   ],
 }));
 
 server.setRequestHandler(CallToolRequestSchema, async (req) => {
   appendFileSync(effects, `call ${req.params.name}\n`);
   if (req.params.name === 'crash') process.exit(3);
+  if (req.params.name === 'hang') return new Promise(() => {});
   if (req.params.name === 'note_write') {
     appendFileSync(effects, `wrote ${req.params.arguments?.text}\n`);
     return { content: [{ type: 'text', text: 'noted' }] };

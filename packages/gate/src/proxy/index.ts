@@ -2,7 +2,7 @@
  * `@vrpkit/gate/proxy`: the gate as a sidecar in front of any MCP server (`vrp gate proxy`).
  * A separate entry because it needs the MCP SDK at run time, which `@vrpkit/gate` itself does not.
  */
-import { generateEd25519Jwk, jwkThumbprint } from '@vrpkit/core';
+import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
@@ -13,14 +13,14 @@ import type { ApprovalsUi } from '../ui/index.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
-import { GateProxy } from './proxy.js';
-import { AgentStdioTransport } from './stdio.js';
+import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
+import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export { type DownstreamSpec, serverIdentity } from './downstream.js';
 export { type AgentListener, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
-export { GateProxy, type GateProxyOptions } from './proxy.js';
+export { GateProxy, type GateProxyOptions, MAX_RESPAWNS, type ProxyFaultPoint, RESPAWN_WINDOW_MS } from './proxy.js';
 export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export interface ProxyOptions {
@@ -45,6 +45,22 @@ export interface ProxyOptions {
   retainArgumentsMs?: number;
   /** The approvals page the notice links to (default: the `ui` page's own address). */
   approvalsUrl?: string;
+  /** Cap on one agent message in bytes (a stdio line, an HTTP request body); default 4 MiB. */
+  maxMessageBytes?: number;
+  /** Bound on each downstream request (tools/call and pass-through), in ms; default 60 s. */
+  callTimeoutMs?: number;
+}
+
+/** The environment variable that arms a fault-injection point (crash tests; see `ProxyFaultPoint`). */
+export const FAULT_ENV = 'VRP_GATE_PROXY_FAULT';
+const FAULT_POINTS: readonly ProxyFaultPoint[] = ['after-consume', 'after-downstream-call'];
+
+function faultFromEnv(): ProxyFaultPoint | undefined {
+  const v = process.env[FAULT_ENV];
+  if (v === undefined || v === '') return undefined;
+  if (!(FAULT_POINTS as readonly string[]).includes(v))
+    throw new VrpError('usage', `${FAULT_ENV} must be one of ${FAULT_POINTS.join(', ')}, got ${v}`);
+  return v as ProxyFaultPoint;
 }
 
 /** The default bound on an escalated call's wait for a person (`--approval-timeout`). */
@@ -68,13 +84,20 @@ export interface RunningProxy {
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const log = opts.log ?? jsonLinesLog();
   const mode = opts.mode ?? 'enforce';
+  const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const serverId = serverIdentity(opts.downstream, opts.name);
+  const fault = faultFromEnv();
+  if (fault) log('fault_injection', { message: `TESTING ONLY: this proxy SIGKILLs itself at ${fault}`, point: fault }, 'warn');
   const { privateJwk, publicJwk } = await generateEd25519Jwk();
   const gate = new Gate({
     store: opts.store,
     policy: opts.policy,
     sinkId: `gate-proxy:${opts.name}`,
     signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
+    // The journal writes CONSUMED before the downstream call: the first crash window (Tool-Use Binding draft, retries).
+    ...(fault === 'after-consume'
+      ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
+      : {}),
   });
   const tables = new ProxyStore(opts.store);
   const pendingArguments = new PendingArgumentsStore(opts.store);
@@ -104,6 +127,10 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     pendingArguments,
     approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),
+    // A downstream that exits is started (or reconnected) again on the next request.
+    reconnect: () => connectDownstream(opts.downstream),
+    ...(opts.callTimeoutMs !== undefined ? { callTimeoutMs: opts.callTimeoutMs } : {}),
+    ...(fault ? { fault } : {}),
   });
   proxy.approvalsUrl = opts.approvalsUrl;
   // Arguments of decided acts are purged after the retention period, with or without a page.
@@ -146,11 +173,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
     }
     if (opts.listen) {
-      listener = await listenForAgents(proxy, opts.listen);
+      listener = await listenForAgents(proxy, opts.listen, maxMessageBytes);
       // The token is printed this once; the agent's configuration holds it from here on.
       log('listening', { url: listener.url, token: listener.token, mode });
     } else {
-      const transport = new AgentStdioTransport();
+      const transport = new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes);
       transport.onclose = () => void stop();
       await proxy.createAgentServer().connect(transport);
       log('serving_stdio', { mode });

@@ -2,7 +2,9 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { GateProxy } from './proxy.js';
+import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 /** Hosts `--listen` accepts: the agent side is plain HTTP, so it stays on the loopback interface. */
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -30,9 +32,15 @@ export function parseListen(value: string): { host: string; port: number } {
  * Serve the agent side over Streamable HTTP (SDK `StreamableHTTPServerTransport`, one session
  * and one agent `Server` per `initialize`) at `/mcp`. Every request must carry
  * `Authorization: Bearer <token>` with the random token made here (compared in constant time);
- * otherwise 401 and nothing reaches the MCP layer.
+ * otherwise 401 and nothing reaches the MCP layer. A POST body is read here, capped at
+ * `maxMessageBytes` (413 with a JSON-RPC `-32600` error, the same cap and wording as stdio) and
+ * parsed (`-32700` when it is not JSON), before the transport sees it.
  */
-export async function listenForAgents(proxy: GateProxy, at: { host: string; port: number }): Promise<AgentListener> {
+export async function listenForAgents(
+  proxy: GateProxy,
+  at: { host: string; port: number },
+  maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
+): Promise<AgentListener> {
   const token = randomBytes(32).toString('base64url');
   const expected = Buffer.from(`Bearer ${token}`);
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -46,6 +54,16 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
     if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') {
       res.writeHead(404, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ error: 'not_found', message: 'the MCP endpoint is /mcp' }));
+    }
+    let parsedBody: unknown;
+    if (req.method === 'POST') {
+      const body = await readCapped(req, maxMessageBytes);
+      if (body === undefined) return rpcError(res, 413, ErrorCode.InvalidRequest, `message exceeds ${maxMessageBytes} bytes`);
+      try {
+        parsedBody = JSON.parse(body.toString('utf8'));
+      } catch {
+        return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+      }
     }
     const sid = req.headers['mcp-session-id'];
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
@@ -61,7 +79,7 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
       await proxy.createAgentServer().connect(t);
       transport = t;
     }
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, parsedBody);
     // A request that did not start a session leaves nothing behind.
     if (!transport.sessionId) await transport.close();
   };
@@ -87,4 +105,35 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The request body, or undefined as soon as it exceeds `max` bytes; the rest is read and dropped
+ * (not buffered) so the answer can still be written, and the connection is closed after it.
+ */
+function readCapped(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+  if (Number(req.headers['content-length']) > max) {
+    req.resume();
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= max) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.resume();
+      resolve(undefined);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
+}
+
+/** A JSON-RPC error answered before the MCP layer (JSON-RPC 2.0 §5: id null, it was not read). */
+function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...(status === 413 ? { connection: 'close' } : {}) });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }

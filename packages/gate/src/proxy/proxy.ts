@@ -82,7 +82,28 @@ export interface GateProxyOptions {
   /** POST a notice (no arguments) here when an act waits (`--notify-url`). */
   notifyUrl?: string;
   clock?: Clock;
+  /**
+   * Start the downstream again after it exited (a stdio child that crashed): called on the next
+   * request, at most `MAX_RESPAWNS` times per `RESPAWN_WINDOW_MS`. Without it, every call after
+   * the downstream closed is answered `downstream_unavailable`.
+   */
+  reconnect?: () => Promise<Client>;
+  /** Per-request bound on a downstream call (tools/call and pass-through); default the SDK's 60 s. */
+  callTimeoutMs?: number;
+  /** Fault injection for the crash tests: SIGKILL this process right after the downstream call returns. */
+  fault?: ProxyFaultPoint;
 }
+
+/**
+ * Named points where `VRP_GATE_PROXY_FAULT` makes the proxy SIGKILL itself (crash tests only):
+ * `after-consume` — the act's authority is consumed and journaled, the downstream not yet called;
+ * `after-downstream-call` — the downstream answered, its result not yet journaled.
+ */
+export type ProxyFaultPoint = 'after-consume' | 'after-downstream-call';
+
+/** A crash loop is not retried forever: at most this many respawns in the window. */
+export const MAX_RESPAWNS = 5;
+export const RESPAWN_WINDOW_MS = 60_000;
 
 type RequestExtra = {
   signal: AbortSignal;
@@ -97,7 +118,10 @@ interface ToolView {
 
 export class GateProxy {
   private view: Map<string, ToolView> | undefined;
+  private downstream: Client;
   private downstreamOpen = true;
+  private respawning: Promise<boolean> | undefined;
+  private respawns: number[] = [];
   private stopping = false;
   /** Aborted when the proxy stops: calls waiting for a person stop waiting. */
   private readonly stopped = new AbortController();
@@ -108,20 +132,67 @@ export class GateProxy {
 
   constructor(private readonly o: GateProxyOptions) {
     this.clock = o.clock ?? systemClock;
-    o.downstream.onclose = () => {
+    this.downstream = o.downstream;
+    this.attach(o.downstream);
+  }
+
+  private attach(client: Client): void {
+    client.onclose = () => {
+      if (client !== this.downstream) return;
       this.downstreamOpen = false;
-      if (!this.stopping) o.log('downstream_closed', { server_id: o.serverId }, 'error');
+      if (!this.stopping) this.o.log('downstream_closed', { server_id: this.o.serverId }, 'error');
     };
     // Downstream notifications (list changes, resource updates, log messages) go to every agent unchanged.
-    o.downstream.fallbackNotificationHandler = async (n: Notification) => {
+    client.fallbackNotificationHandler = async (n: Notification) => {
       if (n.method === 'notifications/tools/list_changed') this.view = undefined;
       for (const agent of this.agents) await agent.notification(n as ServerNotification).catch(() => {});
     };
   }
 
+  /**
+   * Whether a downstream is there to send to, respawning one that exited (bounded, so a server
+   * that crashes at start-up is not restarted in a loop). Concurrent callers share one respawn.
+   */
+  private async available(): Promise<boolean> {
+    if (this.downstreamOpen) return true;
+    const reconnect = this.o.reconnect;
+    if (this.stopping || !reconnect) return false;
+    this.respawning ??= this.respawn(reconnect).finally(() => {
+      this.respawning = undefined;
+    });
+    return this.respawning;
+  }
+
+  private async respawn(reconnect: () => Promise<Client>): Promise<boolean> {
+    const now = this.clock.now();
+    this.respawns = this.respawns.filter((t) => now - t < RESPAWN_WINDOW_MS);
+    if (this.respawns.length >= MAX_RESPAWNS) {
+      this.o.log(
+        'downstream_respawn_limit',
+        { server_id: this.o.serverId, respawns: this.respawns.length, window_ms: RESPAWN_WINDOW_MS },
+        'error',
+      );
+      return false;
+    }
+    this.respawns.push(now);
+    try {
+      const client = await reconnect();
+      this.downstream = client;
+      this.attach(client);
+      this.downstreamOpen = true;
+      // The new process may show other definitions: the next call or list digests them afresh.
+      this.view = undefined;
+      this.o.log('downstream_respawned', { server_id: this.o.serverId, respawns: this.respawns.length }, 'warn');
+      return true;
+    } catch (e) {
+      this.o.log('downstream_respawn_failed', { server_id: this.o.serverId, message: e instanceof Error ? e.message : String(e) }, 'error');
+      return false;
+    }
+  }
+
   /** An SDK `Server` for one agent connection (stdio has one; Streamable HTTP has one per session). */
   createAgentServer(): Server {
-    const d = this.o.downstream.getServerCapabilities() ?? {};
+    const d = this.downstream.getServerCapabilities() ?? {};
     // Mirror the downstream, minus `tasks` (task-based calls would bypass the gated tools/call) and `experimental`.
     const capabilities: ServerCapabilities = { tools: d.tools?.listChanged ? { listChanged: true } : {} };
     if (d.resources) capabilities.resources = d.resources;
@@ -168,7 +239,7 @@ export class GateProxy {
     const started = this.clock.now();
     const name = params.name;
     if (params.task !== undefined) throw new McpError(ErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
-    if (!this.downstreamOpen) return downstreamUnavailable();
+    if (!(await this.available())) return downstreamUnavailable();
     const tool = (this.view ?? (await this.refreshView())).get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const pinned = (await this.o.tables.getPin(this.o.serverId, name))?.pinned_digest === tool.digest;
@@ -254,6 +325,7 @@ export class GateProxy {
       async (args) => {
         // The downstream gets the frozen copy dispatch digested (Tool-Use Binding draft, enforce() contract).
         result = await this.send(params.arguments === undefined ? mapped.sent : { ...mapped.sent, arguments: args }, extra);
+        if (this.o.fault === 'after-downstream-call') sigkillSelf();
         // The journal keeps a digest of the result, not the result: the store holds no tool output.
         return { result_digest: digestOrNull(result) };
       },
@@ -321,30 +393,30 @@ export class GateProxy {
   /** A pass-through request, with the agent's progress token and cancellation carried over. */
   async forward(request: Request, extra: RequestExtra) {
     if (!PASS_THROUGH.has(request.method)) throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
-    if (!this.downstreamOpen) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
-    return this.o.downstream.request({ method: request.method, params: request.params }, ResultSchema, requestOptions(extra));
+    if (!(await this.available())) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
+    return this.downstream.request({ method: request.method, params: request.params }, ResultSchema, this.requestOptions(extra));
   }
 
   async close(): Promise<void> {
     this.stopping = true;
     this.stopped.abort();
     for (const agent of [...this.agents]) await agent.close().catch(() => {});
-    await this.o.downstream.close().catch(() => {});
+    await this.downstream.close().catch(() => {});
   }
 
   // ---- internals ----
 
   /** Fetch every page of the downstream's tools, digest each definition, record what was seen. */
   private async refreshView(): Promise<Map<string, ToolView>> {
-    if (!this.downstreamOpen) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
+    if (!(await this.available())) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
     const view = new Map<string, ToolView>();
     let cursor: string | undefined;
     do {
-      const page = await this.o.downstream.listTools(cursor === undefined ? undefined : { cursor });
+      const page = await this.downstream.listTools(cursor === undefined ? undefined : { cursor });
       for (const t of page.tools) view.set(t.name, pinnedDefinition(t));
       cursor = page.nextCursor;
     } while (cursor !== undefined);
-    const info = this.o.downstream.getServerVersion();
+    const info = this.downstream.getServerVersion();
     await this.o.tables.recordSeen(
       [...view].map(([tool_name, t]) => ({
         server_id: this.o.serverId,
@@ -394,11 +466,24 @@ export class GateProxy {
   }
 
   private send(params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {
-    return this.o.downstream.request(
+    return this.downstream.request(
       { method: 'tools/call', params },
       CallToolResultSchema,
-      requestOptions(extra),
+      this.requestOptions(extra),
     ) as Promise<CallToolResult>;
+  }
+
+  /**
+   * Cancellation and progress of the agent's request carried to the downstream request, and the
+   * per-call timeout (progress resets it: a long call that reports progress is not cut off).
+   */
+  private requestOptions(extra: RequestExtra): RequestOptions {
+    const token = extra._meta?.progressToken;
+    const opts: RequestOptions = { signal: extra.signal, resetTimeoutOnProgress: true };
+    if (this.o.callTimeoutMs !== undefined) opts.timeout = this.o.callTimeoutMs;
+    if (token !== undefined)
+      opts.onprogress = (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } });
+    return opts;
   }
 
   /**
@@ -458,13 +543,10 @@ export class GateProxy {
   }
 }
 
-/** Cancellation and progress of the agent's request carried to the downstream request. */
-function requestOptions(extra: RequestExtra): RequestOptions {
-  const token = extra._meta?.progressToken;
-  const opts: RequestOptions = { signal: extra.signal, resetTimeoutOnProgress: true };
-  if (token !== undefined)
-    opts.onprogress = (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } });
-  return opts;
+/** Fault injection (`VRP_GATE_PROXY_FAULT`): die as a power cut would, with no cleanup and no reply. */
+export function sigkillSelf(): never {
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable: SIGKILL was sent');
 }
 
 function digestOrNull(value: unknown): string | null {
@@ -484,8 +566,18 @@ function downstreamUnavailable(): CallToolResult {
   return toolError('downstream_unavailable', 'The downstream MCP server is not running; the tool call was not sent.', false);
 }
 
-/** The call was sent and the downstream failed (enforce mode: its authority is consumed, so it is not run again). */
+/**
+ * The call was sent and the downstream failed or did not answer in time (enforce mode: its
+ * authority is consumed, so it is not run again). A timeout cancels the downstream request
+ * (`notifications/cancelled`), but whether the server acted before it is unknown.
+ */
 function downstreamFailure(e: unknown): CallToolResult {
+  if (e instanceof McpError && e.code === ErrorCode.RequestTimeout)
+    return toolError(
+      'downstream_timeout',
+      'The downstream MCP server did not answer in time; the call was cancelled and its effect is unknown.',
+      true,
+    );
   const message = e instanceof Error ? e.message : 'the downstream MCP server failed';
   return toolError('downstream_error', `The downstream MCP server failed during the call: ${message}`, true);
 }

@@ -44,6 +44,13 @@ export class AgentStdioTransport implements Transport {
         this.discarding = false;
         continue;
       }
+      // A whole line can arrive in one chunk: the cap applies to every line, not only to a partial one.
+      if (this.size + tail.length > this.maxMessageBytes) {
+        this.chunks = [];
+        this.size = 0;
+        this.tooLarge();
+        continue;
+      }
       this.chunks.push(tail);
       const line = Buffer.concat(this.chunks).toString('utf8').replace(/\r$/, '');
       this.chunks = [];
@@ -57,9 +64,13 @@ export class AgentStdioTransport implements Transport {
       this.chunks = [];
       this.size = 0;
       this.discarding = true;
-      this.reply(null, ErrorCode.InvalidRequest, `message exceeds ${this.maxMessageBytes} bytes`);
+      this.tooLarge();
     }
   };
+
+  private tooLarge(): void {
+    this.reply(null, ErrorCode.InvalidRequest, `message exceeds ${this.maxMessageBytes} bytes`);
+  }
 
   private readonly onEnd = () => void this.close();
   private readonly onStreamError = (e: Error) => this.onerror?.(e);

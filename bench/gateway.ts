@@ -1,0 +1,268 @@
+/**
+ * bench/gateway — what `vrp gate proxy` adds to a `tools/call` round trip. The agent is the
+ * official SDK `Client`; the downstream is `@modelcontextprotocol/server-everything`; every
+ * proxied call is an allowed, durable, consequential act (a hot envelope issues authority, it is
+ * consumed, journaled INVOKED and EFFECTUATED in the store) with arguments no call repeats. The
+ * baseline is the same call sent directly to the same downstream, interleaved call by call with
+ * the proxied ones in the same run, so both see the same machine load.
+ *
+ * - stdio: agent ⇄ stdio ⇄ proxy ⇄ stdio ⇄ server, vs agent ⇄ stdio ⇄ server (each its own child)
+ * - http: agent ⇄ Streamable HTTP ⇄ proxy (--listen) ⇄ Streamable HTTP ⇄ server (--upstream), vs agent ⇄ HTTP ⇄ server
+ *
+ * on the SQLite store (a real file) and on PostgreSQL (VRPKIT_TEST_PG_URL; skipped when unset).
+ * Target: added p50 ≤ 1.5 ms and added p99 ≤ 4 ms on SQLite.
+ *
+ * Run: npm run bench -- gateway [--calls N]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { cpuSeconds, numberFlag, printTable } from './lib.js';
+
+const CALLS = numberFlag('calls', 1500);
+const WARMUP = 150;
+const MAX_MS_PER_SCENARIO = 20_000;
+const PG_URL = process.env.VRPKIT_TEST_PG_URL;
+const root = fileURLToPath(new URL('../', import.meta.url));
+const everything = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const vrp = [process.execPath, '--import', 'tsx', '--conditions=vrpkit-source', join(root, 'packages/cli/src/bin.ts')] as const;
+
+const dir = mkdtempSync(join(tmpdir(), 'vrp-bench-gateway-'));
+const policy = join(dir, 'policy.json');
+// echo stands in for a tool with an effect: a state change in a hot envelope takes the full
+// durable path, and its act id is the arguments' digest, so each call is a new act.
+writeFileSync(
+  policy,
+  JSON.stringify({
+    version: 1,
+    policy_id: 'bench-gateway',
+    informative_defaults: false,
+    tools: [{ tool: 'echo', consequence_class: 'PERSISTENT_STATE_CHANGE' }],
+    hot_envelopes: [{ name: 'echo', consequence_classes: ['PERSISTENT_STATE_CHANGE'], tools: ['echo'] }],
+    provenance_rules: [],
+  }),
+);
+
+const children: ChildProcess[] = [];
+const clients: Client[] = [];
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as { port: number };
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.stderr!.on('data', (d) => {
+      buf += d;
+      const line = buf.split('\n').find((l) => pattern.test(l));
+      if (line) resolve(line);
+    });
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before ready: ${buf.slice(-2000)}`)));
+  });
+}
+
+async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<Client> {
+  const client = new Client({ name: 'bench-agent', version: '1.0.0' });
+  await client.connect(transport, { timeout: 120_000 });
+  clients.push(client);
+  return client;
+}
+
+function storeArgs(store: 'sqlite' | 'postgres', schema: string): string[] {
+  return store === 'sqlite' ? ['--store', join(dir, `${schema}.db`)] : ['--store', PG_URL!, '--schema', schema];
+}
+
+/** The two clients of a scenario: straight to the server, and through the proxy. */
+async function pair(
+  side: 'stdio' | 'http',
+  store: 'sqlite' | 'postgres',
+  schema: string,
+): Promise<{ direct: Client; proxied: Client; proxyPid: number }> {
+  const proxyArgs = ['gate', 'proxy', '--policy', policy, ...storeArgs(store, schema), '--name', 'bench', '--pin-on-first-use'];
+  if (side === 'stdio') {
+    const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [everything, 'stdio'], stderr: 'ignore' }));
+    const transport = new StdioClientTransport({
+      command: vrp[0],
+      args: [...vrp.slice(1), ...proxyArgs, '--', process.execPath, everything, 'stdio'],
+      stderr: 'ignore',
+    });
+    const proxied = await connect(transport);
+    return { direct, proxied, proxyPid: transport.pid! };
+  }
+  const port = await freePort();
+  const server = spawn(process.execPath, [everything, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(server);
+  await waitForLine(server, /listening on port/);
+  const upstream = `http://127.0.0.1:${port}/mcp`;
+  const proxy = spawn(
+    vrp[0],
+    [...vrp.slice(1), ...proxyArgs, '--listen', '127.0.0.1:0', '--upstream', upstream, '--insecure-http-upstream'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  children.push(proxy);
+  const { url, token } = JSON.parse(await waitForLine(proxy, /"event":"listening"/)) as { url: string; token: string };
+  const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream)));
+  const proxied = await connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  return { direct, proxied, proxyPid: proxy.pid! };
+}
+
+interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+}
+
+function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  return { n: s.length, p50: at(0.5), p99: at(0.99) };
+}
+
+async function scenario(side: 'stdio' | 'http', store: 'sqlite' | 'postgres', schema: string) {
+  const { direct, proxied, proxyPid } = await pair(side, store, schema);
+  await proxied.listTools(); // the first list pins (bench only: --pin-on-first-use)
+  const call = async (c: Client, i: number, tag: string) => {
+    const t = performance.now();
+    const r = await c.callTool({ name: 'echo', arguments: { message: `${tag}-${i}` } });
+    const ms = performance.now() - t;
+    if (r.isError) throw new Error(`${tag} call ${i} failed: ${JSON.stringify(r.content)}`);
+    return ms;
+  };
+  for (let i = 0; i < WARMUP; i++) {
+    await call(direct, i, 'warm-direct');
+    await call(proxied, i, 'warm-proxied');
+  }
+  const d: number[] = [];
+  const p: number[] = [];
+  const cpuBefore = cpuSeconds([proxyPid]);
+  const end = performance.now() + MAX_MS_PER_SCENARIO;
+  for (let i = 0; i < CALLS && performance.now() < end; i++) {
+    // Alternate which goes first, so neither always follows the other's garbage.
+    if (i % 2) {
+      d.push(await call(direct, i, 'direct'));
+      p.push(await call(proxied, i, 'proxied'));
+    } else {
+      p.push(await call(proxied, i, 'proxied'));
+      d.push(await call(direct, i, 'direct'));
+    }
+  }
+  const cpuAfter = cpuSeconds([proxyPid]);
+  // CPU the proxy process spent per call: what its code costs, whatever the neighbours' load does to latency.
+  const proxy_cpu_ms_per_call = cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1000) / p.length;
+  const ds = stats(d);
+  const ps = stats(p);
+  process.stderr.write(`bench/gateway: ${side} ${store} done (${ps.n} calls)\n`);
+  return { side, store, direct: ds, proxied: ps, added_p50_ms: ps.p50 - ds.p50, added_p99_ms: ps.p99 - ds.p99, proxy_cpu_ms_per_call };
+}
+
+async function closeAll(): Promise<void> {
+  for (const c of clients.splice(0)) await c.close().catch(() => {});
+  for (const c of children.splice(0)) c.kill();
+}
+
+/**
+ * The disk floor of the SQLite scenarios: one committed single-row UPDATE on a file in the same
+ * directory with the store's settings (WAL, synchronous=FULL). An allowed act commits several
+ * times (authority issued, consumed, INVOKED, EFFECTUATED), so on a slow disk this, not the
+ * proxy's code, is most of what it adds.
+ */
+function sqliteCommitFloor(): Stats {
+  const db = new Database(join(dir, 'floor.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
+  db.prepare('INSERT INTO t VALUES (1, 0)').run();
+  const update = db.prepare('UPDATE t SET n = n + 1 WHERE id = 1');
+  const samples: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const t = performance.now();
+    update.run();
+    samples.push(performance.now() - t);
+  }
+  db.close();
+  return stats(samples.slice(50));
+}
+
+const results: Awaited<ReturnType<typeof scenario>>[] = [];
+let floor: Stats | undefined;
+const pgSchemas: string[] = [];
+try {
+  floor = sqliteCommitFloor();
+  for (const side of ['stdio', 'http'] as const) {
+    results.push(await scenario(side, 'sqlite', `bench-${side}`));
+    await closeAll();
+    if (PG_URL) {
+      const schema = `bench_gateway_${side}_${process.pid}`;
+      pgSchemas.push(schema);
+      results.push(await scenario(side, 'postgres', schema));
+      await closeAll();
+    }
+  }
+  if (!PG_URL) process.stdout.write('PostgreSQL: skipped (set VRPKIT_TEST_PG_URL)\n');
+} finally {
+  await closeAll();
+  if (PG_URL && pgSchemas.length) {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    for (const s of pgSchemas) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+    await c.end();
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const f = (ms: number) => ms.toFixed(2);
+printTable([
+  [
+    'side',
+    'store',
+    'calls',
+    'direct p50',
+    'proxied p50',
+    'added p50',
+    'direct p99',
+    'proxied p99',
+    'added p99',
+    'proxy CPU/call',
+    'target (SQLite)',
+  ],
+  ...results.map((r) => [
+    r.side,
+    r.store,
+    String(r.proxied.n),
+    f(r.direct.p50),
+    f(r.proxied.p50),
+    f(r.added_p50_ms),
+    f(r.direct.p99),
+    f(r.proxied.p99),
+    f(r.added_p99_ms),
+    r.proxy_cpu_ms_per_call === null ? 'n/a' : f(r.proxy_cpu_ms_per_call),
+    r.store === 'sqlite' ? (r.added_p50_ms <= 1.5 && r.added_p99_ms <= 4 ? 'met' : 'MISSED (p50 ≤ 1.5, p99 ≤ 4)') : '',
+  ]),
+]);
+process.stdout.write('(ms per tools/call round trip; added = proxied − direct, same downstream, interleaved in the same run)\n');
+if (floor) process.stdout.write(`SQLite commit on this disk (WAL, synchronous=FULL): p50 ${f(floor.p50)} ms, p99 ${f(floor.p99)} ms\n`);
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+writeFileSync(
+  new URL('./results/gateway.json', import.meta.url),
+  `${JSON.stringify({ benchmark: 'gateway', node: process.version, at: new Date().toISOString(), results, sqlite_commit_floor: floor }, null, 2)}\n`,
+);

@@ -1,0 +1,191 @@
+/**
+ * `vrp gate proxy` under bad input and a failing downstream, for an agent over stdio and one over
+ * Streamable HTTP: malformed JSON-RPC and messages over `--max-message-bytes` get JSON-RPC errors,
+ * an unknown tool gets `-32602`, a downstream that hangs gets `downstream_timeout` after
+ * `--call-timeout` while other calls are served, and a downstream that crashes is started again
+ * (bounded). Every effect is counted at the downstream (support/fake-mcp-server.mjs).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  agentOverStdio,
+  errorOf,
+  fakeServer,
+  type ListeningProxy,
+  proxyOverHttp,
+  rawStdioProxy,
+  removeTmpDirs,
+  SPAWN,
+  tmp,
+  vrpOk,
+} from './support/gate-proxy.js';
+
+afterAll(removeTmpDirs);
+
+const CAP = 64 * 1024;
+
+/** A store, policy and fake downstream: note_write is a state change in a hot envelope, crash and hang are reads. */
+function setup() {
+  const dir = tmp();
+  const files = {
+    store: join(dir, 'gate.db'),
+    policy: join(dir, 'policy.json'),
+    effects: join(dir, 'effects.log'),
+    description: join(dir, 'd.txt'),
+  };
+  writeFileSync(files.effects, '');
+  writeFileSync(files.description, 'Write a note.');
+  writeFileSync(
+    files.policy,
+    JSON.stringify({
+      version: 1,
+      policy_id: 'notes',
+      informative_defaults: false,
+      tools: [
+        { tool: 'note_write', consequence_class: 'PERSISTENT_STATE_CHANGE' },
+        { tool: '*', consequence_class: 'INFORMATIONAL' },
+      ],
+      hot_envelopes: [{ name: 'all', consequence_classes: ['INFORMATIONAL', 'PERSISTENT_STATE_CHANGE'] }],
+      provenance_rules: [],
+    }),
+  );
+  const args = [
+    '--policy',
+    files.policy,
+    '--store',
+    files.store,
+    '--name',
+    'notes',
+    '--call-timeout',
+    '1',
+    '--max-message-bytes',
+    String(CAP),
+    '--',
+    process.execPath,
+    fakeServer,
+  ];
+  const env = { FAKE_EFFECTS_FILE: files.effects, FAKE_DESCRIPTION_FILE: files.description };
+  return { ...files, args, env };
+}
+
+describe.each(['stdio', 'streamable-http'] as const)('vrp gate proxy with a failing downstream, agent over %s', (side) => {
+  const s = setup();
+  let agent: Client;
+  let listening: ListeningProxy | undefined;
+  let logs: () => string;
+
+  beforeAll(async () => {
+    if (side === 'stdio') {
+      const a = await agentOverStdio(s.args, s.env);
+      agent = a.client;
+      logs = a.logs;
+    } else {
+      listening = await proxyOverHttp(s.args, s.env);
+      agent = await listening.connect();
+      logs = listening.logs;
+    }
+    await agent.listTools();
+    await vrpOk(['gate', 'tools', 'pin', '--all', '--store', s.store]);
+  }, SPAWN.timeout);
+  afterAll(async () => {
+    if (listening) await listening.stop();
+    else await agent?.close();
+  });
+
+  const write = async (t: string) => (await agent.callTool({ name: 'note_write', arguments: { text: t } })) as CallToolResult;
+  const effects = () => readFileSync(s.effects, 'utf8');
+
+  it('refuses an unknown tool with a JSON-RPC error, sending nothing', async () => {
+    await expect(agent.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/-32602.*Unknown tool: no_such_tool/);
+    expect(effects()).toBe('');
+  });
+
+  it('answers a call the downstream never answers with downstream_timeout after --call-timeout, serving other calls meanwhile', async () => {
+    const started = Date.now();
+    const hung = agent.callTool({ name: 'hang', arguments: {} }) as Promise<CallToolResult>;
+    expect((await write('while hanging')).isError).toBeFalsy();
+    const r = await hung;
+    expect(errorOf(r)).toMatchObject({ code: 'downstream_timeout', invoked: true });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    expect(effects()).toBe('call hang\ncall note_write\nwrote while hanging\n');
+  });
+
+  it('answers a call during which the downstream crashes with downstream_error, and starts the server again for the next call', async () => {
+    expect(errorOf((await agent.callTool({ name: 'crash', arguments: {} })) as CallToolResult)).toMatchObject({
+      code: 'downstream_error',
+      invoked: true,
+    });
+    expect((await write('after the crash')).isError).toBeFalsy();
+    expect(effects()).toContain('wrote after the crash\n');
+    // Log lines are written after the answer: wait for them.
+    await expect.poll(logs).toMatch(/"event":"downstream_respawned"/);
+  });
+
+  it('stops restarting a server that keeps crashing and answers downstream_unavailable without sending', SPAWN, async () => {
+    // One respawn already happened above; the rest of the budget goes to crash after crash.
+    for (let i = 0; i < 5; i++) await agent.callTool({ name: 'crash', arguments: {} });
+    const r = await write('crash loop');
+    expect(errorOf(r)).toMatchObject({ code: 'downstream_unavailable', invoked: false });
+    expect(effects()).not.toContain('crash loop');
+    await expect.poll(logs).toMatch(/"event":"downstream_respawn_limit"/);
+  });
+});
+
+describe('vrp gate proxy --max-message-bytes', SPAWN, () => {
+  it('caps a stdio line with a JSON-RPC -32600 error naming the cap, and goes on reading', async () => {
+    const s = setup();
+    const proxy = await rawStdioProxy(s.args, s.env);
+    try {
+      proxy.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(CAP)}"}}`);
+      expect(await proxy.next(1)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `message exceeds ${CAP} bytes` } });
+      proxy.send('{"jsonrpc":"2.0","id":2,"method":"ping"}');
+      expect(await proxy.next(2)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    } finally {
+      proxy.kill();
+    }
+  });
+
+  it('answers an HTTP body over the cap with 413 and -32600, one that is not JSON with 400 and -32700, and keeps serving', async () => {
+    const s = setup();
+    const proxy = await proxyOverHttp(s.args, s.env);
+    try {
+      const post = (body: string) =>
+        fetch(proxy.url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${proxy.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body,
+        });
+      const big = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(CAP) } }));
+      expect(big.status).toBe(413);
+      expect(await big.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `message exceeds ${CAP} bytes` } });
+      const notJson = await post('this is not json');
+      expect(notJson.status).toBe(400);
+      expect(await notJson.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: 'Parse error: the message is not JSON' },
+      });
+      const notRpc = await post('{"jsonrpc":"2.0","id":3}');
+      expect(notRpc.status).toBe(400);
+      expect(await notRpc.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+
+      const agent = await proxy.connect();
+      await agent.listTools();
+      await vrpOk(['gate', 'tools', 'pin', 'note_write', '--store', s.store]);
+      expect(((await agent.callTool({ name: 'note_write', arguments: { text: 'fine' } })) as CallToolResult).isError).toBeFalsy();
+      // A tools/call over the cap inside a session gets the same answer, and nothing reaches the server.
+      const over = agent.callTool({ name: 'note_write', arguments: { text: 'y'.repeat(CAP) } });
+      await expect(over).rejects.toThrow();
+      expect(readFileSync(s.effects, 'utf8')).toBe('call note_write\nwrote fine\n');
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
