@@ -216,6 +216,22 @@ export function startNodeBookingUpkeep(
   });
 }
 
+/** The booking upkeep on a store of its own (the `--workers N` primary, which serves nothing itself). */
+export async function openNodeBookingUpkeep(
+  o: Pick<ServeNodeOptions, 'dataDir' | 'databaseUrl' | 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs'>,
+  canonicalDomain: string,
+  onError: (e: unknown) => void = reportInternalError,
+): Promise<BookingUpkeep> {
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    const upkeep = startNodeBookingUpkeep(store, canonicalDomain, o, onError);
+    return { wake: upkeep.wake, stop: () => upkeep.stop().finally(() => store.close()) };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   const maxPerClient = o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
   if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
