@@ -66,7 +66,10 @@ export interface ServedCluster extends Omit<ServedNode, 'service'> {
  * `isServeWorker()` and call `serveNode` with the same options), wait until every one listens
  * on the shared port, and return the node's address. Rejects when a worker fails to start.
  */
-export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onError' | 'clock'>, workers: number): Promise<ServedCluster> {
+export async function serveNodeCluster(
+  o: Omit<ServeNodeOptions, 'log' | 'bookingLog' | 'onError' | 'clock'>,
+  workers: number,
+): Promise<ServedCluster> {
   if (!cluster.isPrimary) throw new NodeError('not_primary', 'serveNodeCluster runs in the primary process');
   if (!Number.isInteger(workers) || workers < 1 || workers > MAX_SERVE_WORKERS)
     throw new NodeError('invalid_workers', `workers must be an integer from 1 to ${MAX_SERVE_WORKERS}`);

@@ -14,7 +14,7 @@ import { isVrpError, systemClock } from '@vrpkit/core';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
-import { createBookingDesk } from './booking/desk.js';
+import { type BookingLogEntry, createBookingDesk } from './booking/desk.js';
 import { type BookingUpkeep, type BookingWebhook, startBookingUpkeep } from './booking/upkeep.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
@@ -57,6 +57,8 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    */
   syncIntervalMs?: number;
   log?: (entry: RequestLogEntry) => void;
+  /** One line per booking decision (ids and digests, never guest details). */
+  bookingLog?: (entry: BookingLogEntry) => void;
   /** Internal failures while serving; default: `error[code]: message` on stderr. */
   onError?: (error: unknown) => void;
   /** `--offer-cache-max-age`: seconds a signed offer is reused (0 = sign every offer; default 60). */
@@ -271,6 +273,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       ...(o.holdHours !== undefined ? { holdHours: o.holdHours } : {}),
       ...(o.bookingRateLimit !== undefined ? { rateLimitPerMinute: o.bookingRateLimit } : {}),
       ...(upkeep ? { onChange: upkeep.wake } : {}),
+      ...(o.bookingLog ? { log: o.bookingLog } : {}),
     });
     const app = createNodeApp(service, {
       bookings,

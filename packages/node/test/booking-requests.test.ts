@@ -28,7 +28,8 @@ import {
   type OfferEnvelope,
   type VrpJwks,
 } from '@vrpkit/protocol';
-import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
+import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -381,5 +382,58 @@ describe('holds expire and the /book form', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('data-code="BOOKING_BAD_REQUEST"');
+  });
+});
+
+describe('vrp node serve --workers 2: a hold ends the cached available offer in every worker', () => {
+  const tmp = tempDir('booking-workers');
+  const dataDir = join(tmp.dir, 'node');
+  const domain = 'booking-workers.example';
+  let run: CliRun;
+  let port: number;
+  let ca: string;
+  beforeAll(async () => {
+    await initNode({ domain, dataDir });
+    run = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    const listening = await listeningEvent(run);
+    port = listening.port;
+    ca = readFileSync(listening.ca, 'utf8');
+  }, 120_000);
+  afterAll(async () => {
+    run?.child.kill('SIGTERM');
+    await run?.exited;
+    tmp.cleanup();
+  });
+
+  /** GET the stay over `n` fresh connections (the primary hands connections to the workers in turn). */
+  async function offersOverFreshConnections(s: { check_in: string; check_out: string }, n: number): Promise<OfferEnvelope[]> {
+    const out: OfferEnvelope[] = [];
+    for (let i = 0; i < n; i++) {
+      const c = nodeClient(domain, port, ca);
+      try {
+        out.push(JSON.parse((await c.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`)).text));
+      } finally {
+        await c.close();
+      }
+    }
+    return out;
+  }
+
+  it('after the hold no worker answers with the available offer it cached', async () => {
+    const s = { check_in: dayAfter(Date.now(), 25), check_out: dayAfter(Date.now(), 28) };
+    const cached = await offersOverFreshConnections(s, 4);
+    expect(cached.every((o) => o.offer.availability.available)).toBe(true);
+    const c = nodeClient(domain, port, ca);
+    try {
+      const res = await c.request('POST', BOOKING_REQUESTS_PATH, {
+        body: JSON.stringify({ offer_jws: cached[0]!.signature.jws, guest, idempotency_key: newKey() }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(201);
+    } finally {
+      await c.close();
+    }
+    const after = await offersOverFreshConnections(s, 4);
+    expect(after.map((o) => o.offer.availability.reason)).toEqual(['not_available', 'not_available', 'not_available', 'not_available']);
   });
 });

@@ -3,6 +3,7 @@ import {
   addCalendarBlock,
   addCalendarFeed,
   BACKUP_PASSPHRASE_ENV,
+  type BookingLogEntry,
   backupNode,
   DATABASE_URL_ENV,
   DEFAULT_BOOKING_RATE_LIMIT,
@@ -152,6 +153,16 @@ export function requestLogger(json: boolean): (e: RequestLogEntry) => void {
   return json
     ? (e) => printEvent({ ...e })
     : (e) => process.stderr.write(`${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`);
+}
+
+/** One line per booking decision: `--json` as an event, else on stderr; ids and digests only. */
+export function bookingLogger(json: boolean): (e: BookingLogEntry) => void {
+  return json
+    ? (e) => printEvent({ ...e })
+    : (e) =>
+        process.stderr.write(
+          `booking ${e.outcome} ${e.booking_id ?? '-'}${e.offer_jws_sha256 ? ` offer#${e.offer_jws_sha256.slice(0, 16)}` : ''}\n`,
+        );
 }
 
 /** `--offer-cache-max-age`: 0 (no reuse) or a positive number of seconds up to the node's maximum. */
@@ -333,9 +344,12 @@ export function registerNodeCommands(program: Command): void {
             : {}),
         };
         // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
-        if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
+        if (isServeWorker())
+          return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json), bookingLog: bookingLogger(!!o.json) }));
         const served =
-          o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
+          o.workers > 1
+            ? await serveNodeCluster(options, o.workers)
+            : await serveNode({ ...options, log: requestLogger(!!o.json), bookingLog: bookingLogger(!!o.json) });
         const hints = reachHints(served);
         if (o.json) {
           printEvent({
