@@ -289,8 +289,16 @@ export class NodeStore {
   }
 
   async removeBlock(id: string): Promise<boolean> {
+    // A booking request's hold is freed by declining it (`vrp node bookings decline`), never by removing its range.
     const r = await this.write((tx) =>
-      tx.deleteFrom('blocked_range').where('id', '=', id).where('kind', '!=', 'import').executeTakeFirst(),
+      tx
+        .deleteFrom('blocked_range')
+        .where('id', '=', id)
+        .where('kind', '!=', 'import')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('booking_request').select('booking_id').whereRef('booking_request.booking_id', '=', 'blocked_range.id'))),
+        )
+        .executeTakeFirst(),
     );
     return Number(r.numDeletedRows) > 0;
   }
