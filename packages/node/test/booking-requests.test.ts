@@ -198,6 +198,17 @@ function holdContract(label: string, databaseUrl: () => string | undefined) {
     expect(new Set(results.map((r) => r.json.booking_request.booking_id)).size).toBe(1);
     expect((await written(h)).bookings).toBe(before.bookings + 1);
   });
+  it('a hold past its expiry frees its nights on the next read (last: it moves the clock)', async () => {
+    const s = stay(80, 2);
+    const r = await book(h, { offer_jws: (await offer(h, s)).signature.jws, guest, idempotency_key: newKey() });
+    expect(r.status).toBe(201);
+    h.clock.set(Date.parse(r.json.booking_request.hold_expires_at));
+    expect((await offer(h, s)).offer.availability.available).toBe(true);
+    const b = await withNodeStore({ dataDir: h.dataDir, ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}) }, (st) =>
+      st.bookingRequest(r.json.booking_request.booking_id),
+    );
+    expect(b?.status).toBe('expired');
+  });
 }
 
 describe('booking requests on SQLite', () => holdContract('booking-sqlite', () => undefined));

@@ -396,7 +396,7 @@ export class NodeStore {
     return this.write(async (tx) => {
       await this.lockWrites(tx);
       const row = await tx.selectFrom('booking_request').selectAll().where('booking_id', '=', id).executeTakeFirst();
-      if (!row || row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged(row);
+      if (row?.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged(row);
       await tx
         .updateTable('booking_request')
         .set({ status, updated_at: iso(now) })
