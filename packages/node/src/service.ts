@@ -75,6 +75,8 @@ export interface NodePublisher extends OfferService {
    * The offer endpoint answers a hit in the same turn, so the response goes out as prebuilt bytes.
    */
   servedOfferNow?(args: OfferRequestInput): OfferOutcome | null;
+  /** The live re-quote of a booking request: `getOffer` computed from the store state `state` (read inside the hold's transaction). */
+  quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome;
 }
 
 /** A signed offer (`json` is the exact response body, `body` its UTF-8 bytes) or a malformed request's error. */
@@ -180,7 +182,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return { revision: snap.revision, p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
   };
   /** The store as of now (one revision read; reloaded only when a write happened). */
-  const load = async () => loaded(await store.snapshot());
+  const load = async () => loaded(await store.snapshot(clock.now()));
   type Loaded = ReturnType<typeof loaded>;
 
   function discovery(): DiscoveryDocument {
@@ -257,14 +259,23 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return parseOfferRequest(args, { today, horizonDays: s.p.booking_horizon_days });
   }
 
-  async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+  /** Sign afresh at the node's clock from the store state `s`. */
+  function signNow(args: OfferRequestInput, s: Loaded): OfferOutcome {
     const t = clock.now();
-    const s = await load();
     const today = localDate(t, s.p.time_zone);
     // A refusal never reaches pricing or the signer.
     const parsed = parseAt(args, s, today);
     if (!parsed.ok) return parsed;
     return { ok: true, ...signFresh(parsed.request, t, s, today) };
+  }
+
+  async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+    return signNow(args, await load());
+  }
+
+  function quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome {
+    const { revision, property: p, feeds, blocks, keys } = state;
+    return signNow(args, { revision, p, feeds, blocks, signer: keyRing.signerFor(keys) });
   }
 
   /** The refusal or the cached offer for `args` at `t` from `s`; on a miss, what signing needs. */
@@ -324,6 +335,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     getOffer,
     getServedOffer,
     servedOfferNow,
+    quoteFrom,
     property: () => view,
     calendar,
     activeSigner: () => keyRing.current(),

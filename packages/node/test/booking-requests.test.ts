@@ -1,0 +1,486 @@
+/**
+ * The booking-request extension over real https: `POST /api/booking-requests` takes one of the
+ * node's own signed offers, re-quotes it live and holds the dates (one transaction), answering with
+ * a receipt signed by the node's offer key; concurrent requests for overlapping dates make exactly
+ * one hold (SQLite and PostgreSQL); the same idempotency key returns the same hold; every bad input
+ * is refused with its stable code and writes nothing.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  createJwsSigner,
+  decodeJwsPayload,
+  importEd25519PublicKey,
+  parseCompactJws,
+  sha256Hex,
+  verifyEd25519Signature,
+} from '@vrpkit/core';
+import {
+  addCalendarBlock,
+  createOfferService,
+  initNode,
+  NodeStore,
+  removeCalendarBlock,
+  revokeKey,
+  rotateKey,
+  type ServedNode,
+  storeTargetFor,
+  withNodeStore,
+} from '@vrpkit/node';
+import {
+  BOOKING_RECEIPT_TYP,
+  BOOKING_REQUESTS_PATH,
+  BookingReceiptPayloadSchema,
+  type BookingRequestView,
+  BookingResponseSchema,
+  JWKS_PATH,
+  OFFER_ENDPOINT_PATH,
+  type OfferEnvelope,
+  type VrpJwks,
+} from '@vrpkit/protocol';
+import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
+import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { testPgUrl } from '@vrpkit/testkit/pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const START = Date.parse('2027-02-01T09:00:00Z');
+const stay = (from: number, nights: number) => ({ check_in: dayAfter(START, from), check_out: dayAfter(START, from + nights) });
+const guest = { name: 'Ada Guest', email: 'ada@example.org', phone: '+44 20 7946 0000' };
+const newKey = () => `k-${randomBytes(9).toString('base64url')}`;
+
+/** A booking answer as the client reads it: a success or an error body. */
+interface BookingReply {
+  booking_request: BookingRequestView;
+  receipt_jws: string;
+  error: { code: string; message: string };
+  current_offer_jws?: string;
+}
+
+interface Harness {
+  node: ServedNode;
+  client: NodeClient;
+  clock: ReturnType<typeof testClock>;
+  dataDir: string;
+  databaseUrl?: string;
+}
+
+async function offer(h: Harness, s: { check_in: string; check_out: string }, guests = 2): Promise<OfferEnvelope> {
+  const res = await h.client.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=${guests}`);
+  expect(res.status).toBe(200);
+  return JSON.parse(res.text) as OfferEnvelope;
+}
+
+async function book(h: Harness, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+  const res = await h.client.request('POST', BOOKING_REQUESTS_PATH, {
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    headers,
+  });
+  return { status: res.status, headers: res.headers, json: JSON.parse(res.text) as BookingReply };
+}
+
+/** What a refusal must leave untouched: the booking rows, the blocked ranges and the store revision. */
+async function written(h: Harness) {
+  return withNodeStore({ dataDir: h.dataDir, ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}) }, async (s) => ({
+    bookings: (await s.bookingRequests()).length,
+    blocks: (await s.listBlocks()).length,
+    revision: await s.revision(),
+  }));
+}
+
+/** Verify a receipt as an agent would: the node's JWKS, EdDSA over the received bytes, then the payload shape. */
+async function verifyReceipt(h: Harness, jws: string) {
+  const jwks = JSON.parse((await h.client.get(JWKS_PATH)).text) as VrpJwks;
+  const parsed = parseCompactJws(jws);
+  expect(parsed.ok).toBe(true);
+  if (!parsed.ok) throw new Error('unreachable');
+  expect(parsed.jws.header).toMatchObject({ alg: 'EdDSA', typ: BOOKING_RECEIPT_TYP });
+  const jwk = jwks.keys.find((k) => k.kid === parsed.jws.header.kid);
+  expect(jwk).toBeDefined();
+  expect(verifyEd25519Signature(parsed.jws.signingInput, parsed.jws.signature, importEd25519PublicKey(jwk)!)).toBe(true);
+  return BookingReceiptPayloadSchema.parse(JSON.parse(decodeJwsPayload(parsed.jws.payloadSegment)!));
+}
+
+async function startNode(label: string, domain: string, extra: { databaseUrl?: string; bookingRateLimit?: number } = {}) {
+  const tmp = tempDir(label);
+  const clock = testClock(START);
+  const dataDir = join(tmp.dir, 'node');
+  const served = await serveTestNode(domain, dataDir, clock, {
+    bookingRateLimit: extra.bookingRateLimit ?? 10_000,
+    ...(extra.databaseUrl ? { databaseUrl: extra.databaseUrl } : {}),
+  });
+  const h: Harness = { ...served, clock, dataDir, ...(extra.databaseUrl ? { databaseUrl: extra.databaseUrl } : {}) };
+  return { h, close: () => closeTestNode(served, tmp) };
+}
+
+/** The behaviour every store must give: one hold per stay under concurrency, one hold per idempotency key. */
+function holdContract(label: string, databaseUrl: () => string | undefined) {
+  let h: Harness;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ h, close } = await startNode(label, `${label}.example`, { ...(databaseUrl() ? { databaseUrl: databaseUrl()! } : {}) }));
+  });
+  afterAll(() => close?.());
+
+  it('creates a pending hold with a receipt signed by the node offer key, and blocks the dates at once', async () => {
+    const s = stay(30, 3);
+    const o = await offer(h, s);
+    const r = await book(h, { offer_jws: o.signature.jws, guest, idempotency_key: newKey() });
+    expect(r.status).toBe(201);
+    const body = BookingResponseSchema.parse(r.json);
+    expect(body.booking_request).toMatchObject({
+      status: 'pending',
+      ...s,
+      guests: 2,
+      total: o.offer.price.agent_total,
+      currency: o.offer.price.currency,
+    });
+    expect(body.booking_request.offer_jws_sha256).toBe(sha256Hex(o.signature.jws));
+    expect(Date.parse(body.booking_request.hold_expires_at)).toBe(START + 24 * 3_600_000);
+    const receipt = await verifyReceipt(h, body.receipt_jws);
+    expect(receipt).toMatchObject({
+      canonical_domain: `${label}.example`,
+      booking_id: body.booking_request.booking_id,
+      status: 'pending',
+      stay: { ...s, guests: 2 },
+      total: o.offer.price.agent_total,
+      offer_jws_sha256: sha256Hex(o.signature.jws),
+    });
+    // The signed-offer cache served `o` a moment ago; the hold's write moved the revision, so it is not served again.
+    const after = await offer(h, s);
+    expect(after.offer.availability).toMatchObject({ available: false, reason: 'not_available' });
+  });
+
+  it('the same idempotency key returns the same hold; with another body it is a conflict and writes nothing', async () => {
+    const o = await offer(h, stay(40, 2));
+    const key = newKey();
+    const first = await book(h, { offer_jws: o.signature.jws, guest, idempotency_key: key });
+    expect(first.status).toBe(201);
+    const again = await book(h, { offer_jws: o.signature.jws, guest, idempotency_key: key });
+    expect(again.status).toBe(200);
+    expect(again.json.booking_request).toEqual(first.json.booking_request);
+    const before = await written(h);
+    const other = await book(h, { offer_jws: o.signature.jws, guest: { ...guest, name: 'Someone Else' }, idempotency_key: key });
+    expect(other.status).toBe(409);
+    expect(other.json.error.code).toBe('BOOKING_IDEMPOTENCY_CONFLICT');
+    expect(await written(h)).toEqual(before);
+  });
+
+  it('concurrent requests for overlapping dates make exactly one hold', async () => {
+    const a = await offer(h, stay(50, 4));
+    const b = await offer(h, stay(52, 4));
+    const before = await written(h);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => book(h, { offer_jws: (i % 2 ? b : a).signature.jws, guest, idempotency_key: newKey() })),
+    );
+    const created = results.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
+    for (const r of results.filter((x) => x.status !== 201)) {
+      expect(r.status).toBe(409);
+      expect(r.json.error.code).toBe('BOOKING_OFFER_CHANGED');
+      expect(typeof r.json.current_offer_jws).toBe('string');
+    }
+    const after = await written(h);
+    expect(after.bookings).toBe(before.bookings + 1);
+    expect(after.blocks).toBe(before.blocks + 1);
+  });
+
+  it('concurrent requests with one idempotency key make one hold, answered to all', async () => {
+    const o = await offer(h, stay(60, 2));
+    const key = newKey();
+    const before = await written(h);
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => book(h, { offer_jws: o.signature.jws, guest, idempotency_key: key })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(new Set(results.map((r) => r.json.booking_request.booking_id)).size).toBe(1);
+    expect((await written(h)).bookings).toBe(before.bookings + 1);
+  });
+  it('a hold past its expiry frees its nights on the next read (last: it moves the clock)', async () => {
+    const s = stay(80, 2);
+    const r = await book(h, { offer_jws: (await offer(h, s)).signature.jws, guest, idempotency_key: newKey() });
+    expect(r.status).toBe(201);
+    h.clock.set(Date.parse(r.json.booking_request.hold_expires_at));
+    expect((await offer(h, s)).offer.availability.available).toBe(true);
+    const b = await withNodeStore({ dataDir: h.dataDir, ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}) }, (st) =>
+      st.bookingRequest(r.json.booking_request.booking_id),
+    );
+    expect(b?.status).toBe('expired');
+  });
+}
+
+describe('booking requests on SQLite', () => holdContract('booking-sqlite', () => undefined));
+
+const pgUrl = testPgUrl('booking-requests', 'the booking-request contract on PostgreSQL');
+describe.skipIf(!pgUrl)('booking requests on PostgreSQL', () => {
+  const schema = `booking_${randomBytes(6).toString('hex')}`;
+  holdContract('booking-pg', () => `${pgUrl}${pgUrl?.includes('?') ? '&' : '?'}schema=${schema}`);
+});
+
+describe('bad booking requests are refused with stable codes and write nothing', () => {
+  let h: Harness;
+  let close: () => Promise<void>;
+  const other = tempDir('booking-other');
+  let otherJws: string;
+  beforeAll(async () => {
+    ({ h, close } = await startNode('booking-bad', 'booking-bad.example'));
+    // Another node's offer for the same stay, signed with that node's own key.
+    const dataDir = join(other.dir, 'node');
+    await initNode({ domain: 'another-node.example', dataDir, clock: h.clock });
+    const store = await NodeStore.open(storeTargetFor(dataDir));
+    try {
+      const service = await createOfferService({ store, keysDir: join(dataDir, 'keys'), clock: h.clock });
+      const o = await service.getOffer({ ...stay(30, 3), guests: 2 });
+      if (!o.ok) throw new Error(o.error.code);
+      otherJws = o.envelope.signature.jws;
+    } finally {
+      await store.close();
+    }
+  });
+  afterAll(async () => {
+    await close?.();
+    other.cleanup();
+  });
+
+  /** Send `body` and expect `status` + `code` with the store untouched. */
+  async function refused(body: unknown, status: number, code: string, headers?: Record<string, string>) {
+    const before = await written(h);
+    const r = await book(h, body, headers);
+    expect({ status: r.status, code: r.json.error?.code }).toEqual({ status, code });
+    expect(typeof r.json.error.message).toBe('string');
+    expect(await written(h)).toEqual(before);
+    return r;
+  }
+
+  it('missing or malformed fields are BOOKING_BAD_REQUEST', async () => {
+    const jws = (await offer(h, stay(30, 3))).signature.jws;
+    const ok = { offer_jws: jws, guest, idempotency_key: newKey() };
+    await refused({}, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, guest: { name: 'Ada' } }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, guest: { ...guest, email: 'not-an-address' } }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, idempotency_key: 'short' }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, idempotency_key: 'has spaces in it' }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, total: 1 }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, offer_jws: 'not a jws' }, 400, 'BOOKING_BAD_REQUEST');
+    await refused([ok], 400, 'BOOKING_BAD_REQUEST');
+    await refused('{"offer_jws":', 400, 'BOOKING_BAD_REQUEST');
+    // The message names the field, never the value it held (it may be the guest's).
+    const r = await refused({ ...ok, guest: { ...guest, email: 'secret-value' } }, 400, 'BOOKING_BAD_REQUEST');
+    expect(r.json.error.message).toContain('guest.email');
+    expect(r.json.error.message).not.toContain('secret-value');
+  });
+
+  it('a JWS from another node, or with a broken signature, is BOOKING_OFFER_INVALID', async () => {
+    await refused({ offer_jws: otherJws, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_INVALID');
+    const jws = (await offer(h, stay(30, 3))).signature.jws;
+    const [head, payload, sig] = jws.split('.') as [string, string, string];
+    const flipped = `${head}.${payload}.${sig[0] === 'A' ? 'B' : 'A'}${sig.slice(1)}`;
+    await refused({ offer_jws: flipped, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_INVALID');
+    // This node's own key over an offer naming another domain is still not this node's offer.
+    const kid = JSON.parse(Buffer.from(head, 'base64url').toString()).kid as string;
+    const signer = createJwsSigner(JSON.parse(readFileSync(join(h.dataDir, 'keys', `${kid}.jwk`), 'utf8')), kid);
+    const foreign = JSON.parse(decodeJwsPayload(payload)!) as OfferEnvelope['offer'];
+    const resigned = signer.sign(JSON.stringify({ ...foreign, canonical_domain: 'another-node.example' }), { typ: 'JWT' });
+    await refused({ offer_jws: resigned, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_INVALID');
+  });
+
+  it('an offer past its valid_until is BOOKING_OFFER_EXPIRED', async () => {
+    const o = await offer(h, stay(30, 3));
+    h.clock.set(Date.parse(o.offer.valid_until));
+    try {
+      await refused({ offer_jws: o.signature.jws, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_EXPIRED');
+    } finally {
+      h.clock.set(START);
+    }
+  });
+
+  it('a signed negative is BOOKING_OFFER_NOT_BOOKABLE', async () => {
+    const negative = await offer(h, stay(30, 3), 50);
+    expect(negative.offer.availability).toMatchObject({ available: false, reason: 'exceeds_max_guests' });
+    await refused({ offer_jws: negative.signature.jws, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_NOT_BOOKABLE');
+  });
+
+  it('a stay blocked since the offer was signed is BOOKING_OFFER_CHANGED with the current signed offer', async () => {
+    const s = stay(70, 3);
+    const o = await offer(h, s);
+    await addCalendarBlock({ dataDir: h.dataDir, from: s.check_in, to: dayAfter(START, 71), clock: h.clock });
+    const r = await refused({ offer_jws: o.signature.jws, guest, idempotency_key: newKey() }, 409, 'BOOKING_OFFER_CHANGED');
+    const current = JSON.parse(decodeJwsPayload(r.json.current_offer_jws!.split('.')[1]!)!) as OfferEnvelope['offer'];
+    expect(current.availability).toMatchObject({ available: false, reason: 'not_available' });
+    expect(current.request).toMatchObject(s);
+  });
+
+  it('an oversized body is BOOKING_BODY_TOO_LARGE; a body that is not JSON is BOOKING_UNSUPPORTED_MEDIA_TYPE', async () => {
+    const jws = (await offer(h, stay(30, 3))).signature.jws;
+    await refused(
+      { offer_jws: jws, guest: { ...guest, name: 'x'.repeat(17 * 1024) }, idempotency_key: newKey() },
+      413,
+      'BOOKING_BODY_TOO_LARGE',
+    );
+    const body = JSON.stringify({ offer_jws: jws, guest, idempotency_key: newKey() });
+    await refused(body, 415, 'BOOKING_UNSUPPORTED_MEDIA_TYPE', { 'content-type': 'text/plain' });
+    await refused(new URLSearchParams({ offer_jws: jws }).toString(), 415, 'BOOKING_UNSUPPORTED_MEDIA_TYPE', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+  });
+
+  it('past the per-address rate limit the answer is 429 BOOKING_RATE_LIMITED with Retry-After', async () => {
+    const limited = await startNode('booking-limit', 'booking-limit.example', { bookingRateLimit: 3 });
+    const lh = limited.h;
+    try {
+      const jws = (await offer(lh, stay(30, 3))).signature.jws;
+      for (let i = 0; i < 3; i++) expect((await book(lh, { offer_jws: jws, guest, idempotency_key: 'bad' })).status).toBe(400);
+      const before = await written(lh);
+      const r = await book(lh, { offer_jws: jws, guest, idempotency_key: newKey() });
+      expect({ status: r.status, code: r.json.error.code }).toEqual({ status: 429, code: 'BOOKING_RATE_LIMITED' });
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await written(lh)).toEqual(before);
+      // The window is a minute of the node's clock: after it the address is admitted again.
+      lh.clock.advance(60_000);
+      expect((await book(lh, { offer_jws: (await offer(lh, stay(30, 3))).signature.jws, guest, idempotency_key: newKey() })).status).toBe(
+        201,
+      );
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('holds expire and the /book form', () => {
+  let h: Harness;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ h, close } = await startNode('booking-expiry', 'booking-expiry.example'));
+  });
+  afterAll(() => close?.());
+
+  it('an expired hold frees its dates on the next read, and the expiry moves the store revision', async () => {
+    const s = stay(20, 2);
+    const r = await book(h, { offer_jws: (await offer(h, s)).signature.jws, guest, idempotency_key: newKey() });
+    expect(r.status).toBe(201);
+    expect((await offer(h, s)).offer.availability.available).toBe(false);
+    const before = await written(h);
+    h.clock.set(Date.parse(r.json.booking_request.hold_expires_at));
+    const after = await offer(h, s);
+    expect(after.offer.availability.available).toBe(true);
+    const state = await written(h);
+    expect(state.revision).toBeGreaterThan(before.revision);
+    expect(state.blocks).toBe(before.blocks - 1);
+    const b = await withNodeStore({ dataDir: h.dataDir }, (st) => st.bookingRequest(r.json.booking_request.booking_id));
+    expect(b?.status).toBe('expired');
+  });
+
+  it('an offer signed by a key retired since is still booked (the key is retained); one by a revoked key is not', async () => {
+    const a = await offer(h, stay(100, 2));
+    const b = await offer(h, stay(110, 2));
+    const oldKid = a.signature.kid;
+    const opts = { dataDir: h.dataDir, clock: h.clock };
+    await rotateKey(opts);
+    const retained = await book(h, { offer_jws: a.signature.jws, guest, idempotency_key: newKey() });
+    expect(retained.status).toBe(201);
+    await revokeKey({ ...opts, kid: oldKid });
+    const before = await written(h);
+    const revoked = await book(h, { offer_jws: b.signature.jws, guest, idempotency_key: newKey() });
+    expect({ status: revoked.status, code: revoked.json.error.code }).toEqual({ status: 422, code: 'BOOKING_OFFER_INVALID' });
+    expect(await written(h)).toEqual(before);
+    // The receipt of the retained-key booking is signed with the key signing now.
+    expect(await verifyReceipt(h, retained.json.receipt_jws)).toMatchObject({ status: 'pending' });
+  });
+
+  it("a hold's blocked range is not removed by `calendar unblock` (declining frees it)", async () => {
+    const r = await book(h, { offer_jws: (await offer(h, stay(120, 2))).signature.jws, guest, idempotency_key: newKey() });
+    await expect(removeCalendarBlock({ dataDir: h.dataDir, id: r.json.booking_request.booking_id })).rejects.toMatchObject({
+      code: 'unknown_block',
+    });
+    expect((await offer(h, stay(120, 2))).offer.availability.available).toBe(false);
+  });
+
+  it('the /book page posts its form to the same desk and shows the hold it made', async () => {
+    const s = stay(90, 3);
+    const o = await offer(h, s);
+    const link = new URL(o.offer.booking.direct_booking_url);
+    const page = await h.client.get(link.pathname + link.search);
+    const jws = /name="offer_jws" value="([^"]+)"/.exec(page.text)?.[1];
+    const key = /name="idempotency_key" value="([^"]+)"/.exec(page.text)?.[1];
+    expect(jws && key).toBeTruthy();
+    const form = new URLSearchParams({
+      offer_jws: jws!,
+      idempotency_key: key!,
+      guest_name: guest.name,
+      guest_email: guest.email,
+      guest_phone: '',
+    });
+    const post = () =>
+      h.client.request('POST', '/book', { body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await post();
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).toContain('data-status="pending"');
+    const id = /data-booking-id="([^"]+)"/.exec(res.text)?.[1];
+    // A double submit of the same page is the same booking request.
+    const again = await post();
+    expect(again.status).toBe(200);
+    expect(again.text).toContain(`data-booking-id="${id}"`);
+    const bad = await h.client.request('POST', '/book', {
+      body: new URLSearchParams({ offer_jws: jws!, idempotency_key: `${key}x`, guest_name: guest.name }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('data-code="BOOKING_BAD_REQUEST"');
+  });
+});
+
+describe('vrp node serve --workers 2: a hold ends the cached available offer in every worker', () => {
+  const tmp = tempDir('booking-workers');
+  const dataDir = join(tmp.dir, 'node');
+  const domain = 'booking-workers.example';
+  let run: CliRun;
+  let port: number;
+  let ca: string;
+  beforeAll(async () => {
+    await initNode({ domain, dataDir });
+    run = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    const listening = await listeningEvent(run);
+    port = listening.port;
+    ca = readFileSync(listening.ca, 'utf8');
+  }, 120_000);
+  afterAll(async () => {
+    run?.child.kill('SIGTERM');
+    await run?.exited;
+    tmp.cleanup();
+  });
+
+  /** GET the stay over `n` fresh connections (the primary hands connections to the workers in turn). */
+  async function offersOverFreshConnections(s: { check_in: string; check_out: string }, n: number): Promise<OfferEnvelope[]> {
+    const out: OfferEnvelope[] = [];
+    for (let i = 0; i < n; i++) {
+      const c = nodeClient(domain, port, ca);
+      try {
+        out.push(JSON.parse((await c.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`)).text));
+      } finally {
+        await c.close();
+      }
+    }
+    return out;
+  }
+
+  it('after the hold no worker answers with the available offer it cached', async () => {
+    const s = { check_in: dayAfter(Date.now(), 25), check_out: dayAfter(Date.now(), 28) };
+    const cached = await offersOverFreshConnections(s, 4);
+    expect(cached.every((o) => o.offer.availability.available)).toBe(true);
+    const c = nodeClient(domain, port, ca);
+    try {
+      const res = await c.request('POST', BOOKING_REQUESTS_PATH, {
+        body: JSON.stringify({ offer_jws: cached[0]!.signature.jws, guest, idempotency_key: newKey() }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(201);
+    } finally {
+      await c.close();
+    }
+    const after = await offersOverFreshConnections(s, 4);
+    expect(after.map((o) => o.offer.availability.reason)).toEqual(['not_available', 'not_available', 'not_available', 'not_available']);
+  });
+});
