@@ -1,46 +1,85 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { CHROMIUM_ENV, DEFAULT_CHROMIUM, domainOf } from '@vrpkit/agent';
-import { checkNodeToolBinding, type NodeBindingReport } from '@vrpkit/conformance';
+import {
+  checkNode,
+  type NodeConformanceReport,
+  type SurfaceSelection,
+  TOOL_SURFACES,
+  type ToolSurface,
+  toJUnit,
+} from '@vrpkit/conformance';
 import { VrpError } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
 import { collectConnectTo, type StayOptions, stayRequest } from './verify.js';
 
-/** 0 the node conforms; 1 a check failed; 2 a check could not be evaluated (fail closed: unknown is not a pass). */
-export function conformanceExitCode(r: NodeBindingReport): number {
+/** 0 the node conforms; 1 a rule failed; 2 a rule could not be evaluated (fail closed: unknown is not a pass). */
+export function conformanceExitCode(r: NodeConformanceReport): number {
   if (r.conforms) return 0;
-  const statuses = r.surfaces.flatMap((s) => Object.values(s.checks).map((c) => c.status));
-  return statuses.includes('fail') || r.names.one_string === 'fail' ? 1 : 2;
+  return r.results.some((x) => x.status === 'fail') ? 1 : 2;
 }
 
-function renderReport(r: NodeBindingReport): string {
+export function parseSurfaces(value: string): SurfaceSelection {
+  if (value === 'auto') return 'auto';
+  const list = value.split(',').map((s) => s.trim());
+  const bad = list.filter((s) => !(TOOL_SURFACES as readonly string[]).includes(s));
+  if (bad.length > 0 || list.length === 0) throw new InvalidArgumentError(`expected auto or a list of ${TOOL_SURFACES.join(',')}`);
+  return [...new Set(list)] as ToolSurface[];
+}
+
+function httpsUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected an absolute https URL');
+  }
+  if (url.protocol !== 'https:') throw new InvalidArgumentError('expected an https URL');
+  return url.href;
+}
+
+export function renderNodeReport(r: NodeConformanceReport): string {
   const lines = [
-    `${r.spec} — ${r.domain} (${r.checked_at})`,
-    `offer endpoint: ${r.endpoint.reached ? 'reached' : 'not reached'}, ${r.endpoint.verification_status ?? r.endpoint.error?.code ?? 'unverified'}`,
+    `vrp conformance — ${r.domain} (${r.checked_at}), ${r.arguments.check_in} → ${r.arguments.check_out}, ${r.arguments.guests} guests`,
   ];
-  lines.push(
-    `names: mcp=${JSON.stringify(r.names.mcp)} a2a=${JSON.stringify(r.names.a2a)} webmcp=${JSON.stringify(r.names.webmcp)} → one string: ${r.names.one_string}`,
-  );
+  const row = (x: NodeConformanceReport['results'][number]) => `  ${x.status.padEnd(7)} ${x.rule.padEnd(24)} ${x.detail}`;
+  lines.push('core');
+  for (const x of r.results.filter((x) => x.surface === null)) lines.push(row(x));
   for (const s of r.surfaces) {
-    lines.push(`${s.surface.padEnd(7)} ${s.reached ? 'reached' : 'unreachable'}  ${s.url ?? ''}`);
-    for (const [section, c] of Object.entries(s.checks)) lines.push(`  §${section} ${c.status.padEnd(7)} ${c.detail}`);
-    if (s.report.error?.code === 'browser_unavailable') lines.push(`  ${s.report.error.message}`);
+    const state = s.exposed === true ? 'exposed' : s.exposed === false ? 'not exposed' : 'unknown';
+    lines.push(`${s.surface} ${state} (${s.selected}) ${s.url ?? ''} — ${s.detail}`);
+    for (const x of r.results.filter((x) => x.surface === s.surface)) lines.push(row(x));
   }
   lines.push(r.conforms ? 'CONFORMS' : 'DOES NOT CONFORM');
   return `${lines.join('\n')}\n`;
 }
 
-/** `vrp conformance node https://DOMAIN …`: the Node Tool Binding §10 checks (three reads and one comparison). */
+interface NodeCommandOptions extends StayOptions {
+  connectTo?: string[];
+  cacert?: string;
+  json?: boolean;
+  junit?: string;
+  surfaces: SurfaceSelection;
+  mcpUrl?: string;
+  agentCardUrl?: string;
+  pageUrl?: string;
+}
+
+/** `vrp conformance https://DOMAIN …`: every Core VRP v0.1 and Node Tool Binding v0.1 rule, by id. */
 export function registerConformanceCommands(program: Command): void {
   program
     .command('conformance')
     .description(
-      `check a node against VRP Node Tool Binding v0.1 §10 (MCP, A2A and WebMCP surfaces).\n` +
+      'check a node against Core VRP v0.1 and VRP Node Tool Binding v0.1 (MCP, A2A and WebMCP surfaces); every verdict names a rule id (docs/conformance.md).\n' +
         `The WebMCP checks run Chromium from $${CHROMIUM_ENV}, else ${DEFAULT_CHROMIUM}; without it they are unknown (browser_unavailable).\n` +
-        'Exit 0 conforms, 1 a check failed, 2 a check could not be evaluated, 64 usage error.',
+        'Exit 0 conforms, 1 a rule failed, 2 a rule could not be evaluated, 64 usage error.',
     )
     .argument('<target>', 'node origin https://DOMAIN')
+    .option('--surfaces <list>', 'mcp,a2a,webmcp (each must be exposed) or auto (judge what the node exposes)', parseSurfaces, 'auto')
+    .option('--mcp-url <url>', 'the MCP endpoint, when not at https://DOMAIN/mcp', httpsUrl)
+    .option('--agent-card-url <url>', 'the agent card, when not at https://DOMAIN/.well-known/agent-card.json', httpsUrl)
+    .option('--page-url <url>', 'the page that registers the WebMCP tool, when not https://DOMAIN/', httpsUrl)
     .option('--check-in <date>', 'YYYY-MM-DD (default: 30 days ahead)')
     .option('--check-out <date>', 'YYYY-MM-DD (default: check-in + 3 nights)')
     .option('--guests <n>', 'number of guests (default 2)')
@@ -51,7 +90,8 @@ export function registerConformanceCommands(program: Command): void {
     )
     .option('--cacert <file>', 'extra trusted CA certificate (PEM)')
     .option('--json', 'print the report as JSON')
-    .action(async (target: string, o: StayOptions & { connectTo?: string[]; cacert?: string; json?: boolean }) => {
+    .option('--junit <file>', 'also write the verdicts as JUnit XML (one test case per rule)')
+    .action(async (target: string, o: NodeCommandOptions) => {
       const json = Boolean(o.json);
       const domain = domainOf(target);
       if (!domain) {
@@ -85,12 +125,28 @@ export function registerConformanceCommands(program: Command): void {
         process.exitCode = reportError(e, json, EXIT_USAGE);
         return;
       }
-      const report = await checkNodeToolBinding(domain, {
+      const surfaceUrls: Partial<Record<ToolSurface, string>> = {
+        ...(o.mcpUrl ? { mcp: o.mcpUrl } : {}),
+        ...(o.agentCardUrl ? { a2a: o.agentCardUrl } : {}),
+        ...(o.pageUrl ? { webmcp: o.pageUrl } : {}),
+      };
+      process.stderr.write(json ? '' : `checking ${domain} …\n`);
+      const report = await checkNode(domain, {
         network: { ...(o.connectTo ? { connectTo: o.connectTo } : {}), ...(ca ? { ca } : {}) },
+        surfaces: o.surfaces,
+        surfaceUrls,
         ...(args ? { args } : {}),
       });
+      if (o.junit) {
+        try {
+          writeFileSync(o.junit, toJUnit(report));
+        } catch (e) {
+          process.exitCode = reportError(new VrpError('file_unwritable', `cannot write ${o.junit}: ${(e as Error).message}`), json, 1);
+          return;
+        }
+      }
       if (json) printJson(report);
-      else process.stdout.write(renderReport(report));
+      else process.stdout.write(renderNodeReport(report));
       process.exitCode = conformanceExitCode(report);
     });
 }
