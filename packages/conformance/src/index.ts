@@ -14,3 +14,6 @@ export type {
 export { checkNode, comparableOffer, failedRules, TOOL_SURFACES } from './node-check.js';
 export type { RuleId } from './rules.js';
 export { RULE_IDS, RULES } from './rules.js';
+// Verifier conformance reports (VRP conformance-report-v0.1) over a vector corpus.
+export type { ConformanceReport, CorpusRunOptions, Digest, VectorOutcome } from './vectors.js';
+export { corpusDigest, engineDigest, runVectorCorpus } from './vectors.js';

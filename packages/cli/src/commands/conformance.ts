@@ -3,6 +3,7 @@ import { CHROMIUM_ENV, DEFAULT_CHROMIUM, domainOf } from '@vrpkit/agent';
 import {
   checkNode,
   type NodeConformanceReport,
+  runVectorCorpus,
   type SurfaceSelection,
   TOOL_SURFACES,
   type ToolSurface,
@@ -68,8 +69,9 @@ interface NodeCommandOptions extends StayOptions {
 
 /** `vrp conformance https://DOMAIN …`: every Core VRP v0.1 and Node Tool Binding v0.1 rule, by id. */
 export function registerConformanceCommands(program: Command): void {
-  program
-    .command('conformance')
+  const conformance = program.command('conformance');
+  registerVectorsCommand(conformance);
+  conformance
     .description(
       'check a node against Core VRP v0.1 and VRP Node Tool Binding v0.1 (MCP, A2A and WebMCP surfaces); every verdict names a rule id (docs/conformance.md).\n' +
         `The WebMCP checks run Chromium from $${CHROMIUM_ENV}, else ${DEFAULT_CHROMIUM}; without it they are unknown (browser_unavailable).\n` +
@@ -148,5 +150,83 @@ export function registerConformanceCommands(program: Command): void {
       if (json) printJson(report);
       else process.stdout.write(renderNodeReport(report));
       process.exitCode = conformanceExitCode(report);
+    });
+}
+
+interface VectorsCommandOptions {
+  corpus: string;
+  report?: string;
+  json?: boolean;
+  control?: string[];
+  corpusPath?: string;
+  corpusVersion?: string;
+  corpusRepository?: string;
+  corpusRevision?: string;
+  sourceRepository?: string;
+  sourceRevision?: string;
+  reporter?: string;
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** `vrp conformance vectors --corpus DIR --report FILE`: a VRP conformance-report-v0.1 for vrpkit's verifier. */
+function registerVectorsCommand(conformance: Command): void {
+  conformance
+    .command('vectors')
+    .description(
+      "run vrpkit's verifier over one vector corpus (offer or receipt vectors, *.json in one directory) and write a VRP conformance-report-v0.1.\n" +
+        'Exit 0 when every vector matched and every must-fail control was rejected, 1 otherwise, 64 usage error.',
+    )
+    .requiredOption('--corpus <dir>', 'the corpus directory')
+    .option('--report <file>', 'write the report there (default: stdout)')
+    .option('--json', 'errors as JSON on stdout')
+    .option('--control <file>', 'a vector the verifier MUST reject (repeatable; default: the *tamper* vectors)', collect)
+    .option('--corpus-path <path>', 'the corpus path as named in the report (default: --corpus as given)')
+    .option('--corpus-version <v>', 'the corpus version (default 0.1)')
+    .option('--corpus-repository <url>', 'the https repository the corpus was taken from')
+    .option('--corpus-revision <rev>', 'the revision of that repository')
+    .option('--source-repository <url>', "the https repository of the verifier's source (with --source-revision)")
+    .option('--source-revision <rev>', 'the source revision that ran')
+    .option('--reporter <text>', 'who ran it')
+    .action(async (o: VectorsCommandOptions) => {
+      const json = Boolean(o.json);
+      if ((o.sourceRepository === undefined) !== (o.sourceRevision === undefined)) {
+        process.exitCode = reportError(
+          new VrpError('missing_option', 'give --source-repository and --source-revision together'),
+          json,
+          EXIT_USAGE,
+        );
+        return;
+      }
+      let report: Awaited<ReturnType<typeof runVectorCorpus>>;
+      try {
+        report = await runVectorCorpus(o.corpus, {
+          ...(o.corpusPath ? { path: o.corpusPath } : {}),
+          ...(o.corpusVersion ? { version: o.corpusVersion } : {}),
+          ...(o.corpusRepository ? { repository: o.corpusRepository } : {}),
+          ...(o.corpusRevision ? { revision: o.corpusRevision } : {}),
+          ...(o.control ? { controls: o.control } : {}),
+          ...(o.sourceRepository && o.sourceRevision ? { source: { repository: o.sourceRepository, revision: o.sourceRevision } } : {}),
+          ...(o.reporter ? { reporter: o.reporter } : {}),
+        });
+      } catch (e) {
+        process.exitCode = reportError(e, json, EXIT_USAGE);
+        return;
+      }
+      const text = `${JSON.stringify(report, null, 2)}\n`;
+      if (o.report) {
+        try {
+          writeFileSync(o.report, text);
+        } catch (e) {
+          process.exitCode = reportError(new VrpError('file_unwritable', `cannot write ${o.report}: ${(e as Error).message}`), json, 1);
+          return;
+        }
+        const matched = report.results.filter((r) => r.outcome === 'pass' || r.outcome === 'reject-as-required').length;
+        process.stderr.write(
+          `${o.report}: ${matched}/${report.results.length} vectors as expected; discriminates: ${report.discriminates}\n`,
+        );
+      } else process.stdout.write(text);
+      const clean = report.discriminates && report.results.every((r) => r.outcome === 'pass' || r.outcome === 'reject-as-required');
+      process.exitCode = clean ? 0 : 1;
     });
 }
