@@ -12,6 +12,17 @@ export type {
   ToolSurface,
 } from './node-check.js';
 export { checkNode, comparableOffer, failedRules, TOOL_SURFACES } from './node-check.js';
+// Node-surface vectors: recorded node reads with the expected verdict per rule, replayed offline.
+export type { NodeVector, NodeVectorOutcome, RecordedExchange } from './node-vectors.js';
+export {
+  exchangeRecorder,
+  NODE_VECTOR_KIND,
+  recordNodeVector,
+  replayFetch,
+  replayNodeVector,
+  replayNodeVectors,
+  verdictsOf,
+} from './node-vectors.js';
 export type { RuleId } from './rules.js';
 export { RULE_IDS, RULES } from './rules.js';
 // Verifier conformance reports (VRP conformance-report-v0.1) over a vector corpus.

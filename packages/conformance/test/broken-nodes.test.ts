@@ -4,11 +4,20 @@
  * server answering as the node's own domain (same name, the node's CA, another port): it relays
  * every read to the real node and breaks one thing on the way. Real https, official SDK clients.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHardenedFetch, type HardenedFetch, type HardenedFetchOptions, type OfferArgs } from '@vrpkit/agent';
-import { checkNode, comparableOffer, failedRules, type NodeConformanceReport, type RuleId } from '@vrpkit/conformance';
+import {
+  checkNode,
+  comparableOffer,
+  failedRules,
+  type NodeConformanceReport,
+  type NodeVector,
+  type RuleId,
+  recordNodeVector,
+  replayNodeVector,
+} from '@vrpkit/conformance';
 import { BOUND_TOOL_NAME, type OfferEnvelope } from '@vrpkit/protocol';
 import { hasChromium } from '@vrpkit/testkit/browser';
 import { type Loose, mintEnvelope, TEST_JWKS } from '@vrpkit/testkit/minted';
@@ -340,15 +349,58 @@ describe('checkNode on a conforming node', () => {
   }, 60_000);
 });
 
+/**
+ * Each run is also recorded as a node-surface vector and replayed offline at once: the replay must
+ * give every rule the verdict the live run gave. With VRPKIT_WRITE_NODE_VECTORS=DIR the vectors
+ * are written there (examples/conformance/node/ is made this way).
+ */
+const WRITE_TO = process.env.VRPKIT_WRITE_NODE_VECTORS;
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+
+async function recordAndReplay(
+  file: string,
+  name: string,
+  description: string,
+  target: TestSurface | TestNode,
+  surfaces: ('mcp' | 'a2a')[],
+) {
+  const fetch = createHardenedFetch(network(target));
+  try {
+    const { vector, report } = await recordNodeVector(DOMAIN, { name, description }, { fetch, args: ARGS, surfaces });
+    const replayed = await replayNodeVector(JSON.parse(JSON.stringify(vector)) as NodeVector);
+    expect(replayed.mismatches).toEqual([]);
+    if (WRITE_TO) writeFileSync(join(WRITE_TO, `${file}.json`), `${JSON.stringify(vector, null, 2)}\n`);
+    return report;
+  } finally {
+    await fetch.close();
+  }
+}
+
 describe('checkNode on broken nodes: each is flagged with exactly the rule it breaks', () => {
-  for (const c of CASES) {
+  it('the conforming node, recorded over MCP and A2A, replays as conforming', async () => {
+    const report = await recordAndReplay(
+      '00-conforming-node',
+      'conforming node',
+      'A vrpkit node: every rule passes on MCP and A2A.',
+      node,
+      ['mcp', 'a2a'],
+    );
+    expect(report.conforms).toBe(true);
+  }, 60_000);
+
+  CASES.forEach((c, i) => {
     it(`${c.name} → ${c.rule}`, async () => {
       const broken = brokenFor.get(c.name) as TestSurface;
-      const report = await checkNode(DOMAIN, { network: network(broken), args: ARGS, surfaces: c.surfaces });
+      const file = `${String(i + 1).padStart(2, '0')}-${slug(c.rule)}-${slug(c.name).slice(0, 40).replace(/-$/, '')}`;
+      const report = await recordAndReplay(file, c.name, `A node that breaks one rule (${c.rule}): ${c.name}.`, broken, c.surfaces);
       expect(failedRules(report)).toEqual([c.rule]);
       expect(report.conforms).toBe(false);
     }, 60_000);
-  }
+  });
 });
 
 describe('comparableOffer', () => {

@@ -3,6 +3,7 @@ import { CHROMIUM_ENV, DEFAULT_CHROMIUM, domainOf } from '@vrpkit/agent';
 import {
   checkNode,
   type NodeConformanceReport,
+  replayNodeVectors,
   runVectorCorpus,
   type SurfaceSelection,
   TOOL_SURFACES,
@@ -65,6 +66,30 @@ interface NodeCommandOptions extends StayOptions {
   mcpUrl?: string;
   agentCardUrl?: string;
   pageUrl?: string;
+  vectors?: string;
+}
+
+/** `--vectors DIR`: replay every recorded node vector offline; 0 when every rule got its expected verdict. */
+async function replayVectors(dir: string, target: string | undefined, json: boolean): Promise<number> {
+  if (target !== undefined)
+    return reportError(new VrpError('conflicting_options', 'give a node origin or --vectors, not both'), json, EXIT_USAGE);
+  let outcomes: Awaited<ReturnType<typeof replayNodeVectors>>;
+  try {
+    outcomes = await replayNodeVectors(dir);
+  } catch (e) {
+    return reportError(e, json, EXIT_USAGE);
+  }
+  if (json) printJson(outcomes.map(({ report: _r, ...o }) => o));
+  else {
+    for (const o of outcomes) {
+      process.stdout.write(`${o.matches ? 'ok      ' : 'MISMATCH'} ${o.vector} — ${o.name}\n`);
+      for (const m of o.mismatches)
+        process.stdout.write(`  ${m.rule}: expected ${m.expected ?? '(not judged)'}, observed ${m.observed ?? '(not judged)'}\n`);
+    }
+    const ok = outcomes.filter((o) => o.matches).length;
+    process.stdout.write(`${ok}/${outcomes.length} vectors as expected\n`);
+  }
+  return outcomes.every((o) => o.matches) ? 0 : 1;
 }
 
 /** `vrp conformance https://DOMAIN …`: every Core VRP v0.1 and Node Tool Binding v0.1 rule, by id. */
@@ -77,7 +102,8 @@ export function registerConformanceCommands(program: Command): void {
         `The WebMCP checks run Chromium from $${CHROMIUM_ENV}, else ${DEFAULT_CHROMIUM}; without it they are unknown (browser_unavailable).\n` +
         'Exit 0 conforms, 1 a rule failed, 2 a rule could not be evaluated, 64 usage error.',
     )
-    .argument('<target>', 'node origin https://DOMAIN')
+    .argument('[target]', 'node origin https://DOMAIN (omit with --vectors)')
+    .option('--vectors <dir>', 'offline: replay the node-surface vectors of DIR (examples/conformance/node) instead of reading a node')
     .option('--surfaces <list>', 'mcp,a2a,webmcp (each must be exposed) or auto (judge what the node exposes)', parseSurfaces, 'auto')
     .option('--mcp-url <url>', 'the MCP endpoint, when not at https://DOMAIN/mcp', httpsUrl)
     .option('--agent-card-url <url>', 'the agent card, when not at https://DOMAIN/.well-known/agent-card.json', httpsUrl)
@@ -93,12 +119,16 @@ export function registerConformanceCommands(program: Command): void {
     .option('--cacert <file>', 'extra trusted CA certificate (PEM)')
     .option('--json', 'print the report as JSON')
     .option('--junit <file>', 'also write the verdicts as JUnit XML (one test case per rule)')
-    .action(async (target: string, o: NodeCommandOptions) => {
+    .action(async (target: string | undefined, o: NodeCommandOptions) => {
       const json = Boolean(o.json);
-      const domain = domainOf(target);
+      if (o.vectors !== undefined) {
+        process.exitCode = await replayVectors(o.vectors, target, json);
+        return;
+      }
+      const domain = target === undefined ? null : domainOf(target);
       if (!domain) {
         process.exitCode = reportError(
-          new VrpError('invalid_target', `not a node origin: ${target} (expected https://DOMAIN)`),
+          new VrpError('invalid_target', `not a node origin: ${target ?? '(none)'} (expected https://DOMAIN, or --vectors DIR)`),
           json,
           EXIT_USAGE,
         );
