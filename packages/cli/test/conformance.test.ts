@@ -91,6 +91,26 @@ describe('vrp conformance', () => {
     expect(readFileSync(junit, 'utf8')).toMatch(/name="ntb-3.name \[mcp\]">\s*<failure type="fail"/);
   }, 150_000);
 
+  it('vrp verify --via mcp reads the MCP surface at --mcp-url', async () => {
+    const stay = ['--check-in', day(40), '--check-out', day(43), '--guests', '2'];
+    const there = await runVrp(
+      ['verify', `https://${DOMAIN}`, ...stay, ...reach(), '--via', 'mcp', '--mcp-url', `https://${DOMAIN}/mcp`, '--json'],
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    const ok = JSON.parse(there.stdout) as { surfaces: { surface_url: string; safe_to_quote: boolean }[] };
+    expect(ok.surfaces[0]).toMatchObject({ surface_url: `https://${DOMAIN}/mcp`, safe_to_quote: true });
+    expect(there.code).toBe(0);
+    const elsewhere = await runVrp(
+      ['verify', `https://${DOMAIN}`, ...stay, ...reach(), '--via', 'mcp', '--mcp-url', `https://${DOMAIN}/api/mcp`, '--json'],
+      { timeoutMs: 120_000 },
+    );
+    const missing = JSON.parse(elsewhere.stdout) as { surfaces: { surface_url: string; reached: boolean }[] };
+    expect(missing.surfaces[0]).toMatchObject({ surface_url: `https://${DOMAIN}/api/mcp`, reached: false });
+    expect(elsewhere.code).toBe(2);
+  }, 150_000);
+
   it('calls an unreachable node unknown (exit 2), never conforming', async () => {
     // Dial a port nothing listens on: every read fails, so every rule is unknown.
     const r = await runVrp(

@@ -15,6 +15,7 @@ import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
 import { collectConnectTo, type StayOptions, stayRequest } from './verify.js';
+import { parseHttpsUrl, SURFACE_URL_OPTIONS, type SurfaceUrlOptions, surfaceUrlsOf } from './verify-via.js';
 
 /** 0 the node conforms; 1 a rule failed; 2 a rule could not be evaluated (fail closed: unknown is not a pass). */
 export function conformanceExitCode(r: NodeConformanceReport): number {
@@ -28,17 +29,6 @@ export function parseSurfaces(value: string): SurfaceSelection {
   const bad = list.filter((s) => !(TOOL_SURFACES as readonly string[]).includes(s));
   if (bad.length > 0 || list.length === 0) throw new InvalidArgumentError(`expected auto or a list of ${TOOL_SURFACES.join(',')}`);
   return [...new Set(list)] as ToolSurface[];
-}
-
-function httpsUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidArgumentError('expected an absolute https URL');
-  }
-  if (url.protocol !== 'https:') throw new InvalidArgumentError('expected an https URL');
-  return url.href;
 }
 
 export function renderNodeReport(r: NodeConformanceReport): string {
@@ -57,15 +47,12 @@ export function renderNodeReport(r: NodeConformanceReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-interface NodeCommandOptions extends StayOptions {
+interface NodeCommandOptions extends StayOptions, SurfaceUrlOptions {
   connectTo?: string[];
   cacert?: string;
   json?: boolean;
   junit?: string;
   surfaces: SurfaceSelection;
-  mcpUrl?: string;
-  agentCardUrl?: string;
-  pageUrl?: string;
   vectors?: string;
 }
 
@@ -105,9 +92,9 @@ export function registerConformanceCommands(program: Command): void {
     .argument('[target]', 'node origin https://DOMAIN (omit with --vectors)')
     .option('--vectors <dir>', 'offline: replay the node-surface vectors of DIR (examples/conformance/node) instead of reading a node')
     .option('--surfaces <list>', 'mcp,a2a,webmcp (each must be exposed) or auto (judge what the node exposes)', parseSurfaces, 'auto')
-    .option('--mcp-url <url>', 'the MCP endpoint, when not at https://DOMAIN/mcp', httpsUrl)
-    .option('--agent-card-url <url>', 'the agent card, when not at https://DOMAIN/.well-known/agent-card.json', httpsUrl)
-    .option('--page-url <url>', 'the page that registers the WebMCP tool, when not https://DOMAIN/', httpsUrl)
+    .option(SURFACE_URL_OPTIONS[0][0], SURFACE_URL_OPTIONS[0][1], parseHttpsUrl)
+    .option(SURFACE_URL_OPTIONS[1][0], SURFACE_URL_OPTIONS[1][1], parseHttpsUrl)
+    .option(SURFACE_URL_OPTIONS[2][0], SURFACE_URL_OPTIONS[2][1], parseHttpsUrl)
     .option('--check-in <date>', 'YYYY-MM-DD (default: 30 days ahead)')
     .option('--check-out <date>', 'YYYY-MM-DD (default: check-in + 3 nights)')
     .option('--guests <n>', 'number of guests (default 2)')
@@ -157,11 +144,7 @@ export function registerConformanceCommands(program: Command): void {
         process.exitCode = reportError(e, json, EXIT_USAGE);
         return;
       }
-      const surfaceUrls: Partial<Record<ToolSurface, string>> = {
-        ...(o.mcpUrl ? { mcp: o.mcpUrl } : {}),
-        ...(o.agentCardUrl ? { a2a: o.agentCardUrl } : {}),
-        ...(o.pageUrl ? { webmcp: o.pageUrl } : {}),
-      };
+      const surfaceUrls: Partial<Record<ToolSurface, string>> = surfaceUrlsOf(o);
       process.stderr.write(json ? '' : `checking ${domain} …\n`);
       const report = await checkNode(domain, {
         network: { ...(o.connectTo ? { connectTo: o.connectTo } : {}), ...(ca ? { ca } : {}) },
