@@ -27,6 +27,40 @@ export type ViaChoice = Surface | 'all';
 
 export const VIA_OPTION_HELP = `fetch through http|mcp|a2a|webmcp, or all side by side (exit status of the weakest surface); webmcp and all run Chromium from $${CHROMIUM_ENV}, else ${DEFAULT_CHROMIUM}`;
 
+/** An absolute https URL (a surface somewhere other than its conventional place on the node's origin). */
+export function parseHttpsUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected an absolute https URL');
+  }
+  if (url.protocol !== 'https:') throw new InvalidArgumentError('expected an https URL');
+  return url.href;
+}
+
+/** Where a surface is read when not at its conventional place (`--mcp-url`, `--agent-card-url`, `--page-url`). */
+export const SURFACE_URL_OPTIONS = [
+  ['--mcp-url <url>', 'the MCP endpoint, when not at https://DOMAIN/mcp'],
+  ['--agent-card-url <url>', 'the agent card, when not at https://DOMAIN/.well-known/agent-card.json'],
+  ['--page-url <url>', 'the page that registers the WebMCP tool, when not https://DOMAIN/'],
+] as const;
+
+export interface SurfaceUrlOptions {
+  mcpUrl?: string;
+  agentCardUrl?: string;
+  pageUrl?: string;
+}
+
+/** The explicit surface URLs given on the command line, by surface. */
+export function surfaceUrlsOf(o: SurfaceUrlOptions): Partial<Record<'mcp' | 'a2a' | 'webmcp', string>> {
+  return {
+    ...(o.mcpUrl ? { mcp: o.mcpUrl } : {}),
+    ...(o.agentCardUrl ? { a2a: o.agentCardUrl } : {}),
+    ...(o.pageUrl ? { webmcp: o.pageUrl } : {}),
+  };
+}
+
 export function parseVia(value: string): ViaChoice {
   if (value === 'all' || (SURFACES as readonly string[]).includes(value)) return value as ViaChoice;
   throw new InvalidArgumentError(`expected one of ${[...SURFACES, 'all'].join(', ')}`);
@@ -73,7 +107,7 @@ export function renderSurfaceTable(reports: SurfaceReport[]): string {
   return `${[line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')}\n`;
 }
 
-export interface ViaOptions {
+export interface ViaOptions extends SurfaceUrlOptions {
   checkIn: string;
   checkOut: string;
   guests: number;
@@ -97,8 +131,9 @@ export async function verifyVia(target: string, o: ViaOptions): Promise<number> 
     // One fetch and one JWKS cache: every surface is judged against the same node keys.
     const shared = { network, fetch, clock, jwksCache: new JwksCache({ fetch, clock }) };
     const reports: SurfaceReport[] = [];
+    const explicit: Partial<Record<Surface, string>> = surfaceUrlsOf(o);
     for (const surface of o.via === 'all' ? SURFACES : [o.via]) {
-      reports.push(await getOfferVia(surface, `https://${domain}`, args, shared));
+      reports.push(await getOfferVia(surface, explicit[surface] ?? `https://${domain}`, args, shared));
     }
     const exitCode = Math.max(...reports.map(surfaceExitCode));
     if (o.json) {

@@ -18,7 +18,7 @@ import { base64urlDecode, type Clock, type FetchLike, fixedClock, sha256Hex, sys
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
-import { parseVia, VIA_OPTION_HELP, type ViaChoice, verifyVia } from './verify-via.js';
+import { parseHttpsUrl, parseVia, SURFACE_URL_OPTIONS, VIA_OPTION_HELP, type ViaChoice, verifyVia } from './verify-via.js';
 
 /** Exit codes of `vrp verify`: safe to quote (Core VRP v0.1 §7) / verified but not quoteable / anything else (fail closed, §8). */
 export const EXIT_SAFE = 0;
@@ -262,6 +262,9 @@ export function registerVerifyCommands(program: Command): void {
     )
     .option('--cacert <file>', "extra trusted CA certificate (PEM), e.g. a dev node's <dataDir>/tls/ca.pem")
     .option('--via <surface>', VIA_OPTION_HELP, parseVia)
+    .option(SURFACE_URL_OPTIONS[0][0], `with --via: ${SURFACE_URL_OPTIONS[0][1]}`, parseHttpsUrl)
+    .option(SURFACE_URL_OPTIONS[1][0], `with --via: ${SURFACE_URL_OPTIONS[1][1]}`, parseHttpsUrl)
+    .option(SURFACE_URL_OPTIONS[2][0], `with --via: ${SURFACE_URL_OPTIONS[2][1]}`, parseHttpsUrl)
     .option('--envelope <file>', 'offline: the signed_verified_stay_offer envelope (JSON)')
     .option('--jwks <file>', 'offline: the host-domain JWKS (JSON)')
     .option('--now <iso>', 'evaluate freshness at this instant instead of the system clock', instant)
