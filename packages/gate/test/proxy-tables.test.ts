@@ -123,6 +123,7 @@ describe('proxy tables migration', () => {
     expect(check.prepare('SELECT version, name FROM gate_schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'authority, evidence, escalation, journal, policy state' },
       { version: 2, name: 'gateway tool pins and proxy observations' },
+      { version: 3, name: 'hash-chained audit log, its head and signed checkpoints' },
     ]);
     check.close();
   });

@@ -12,10 +12,14 @@
  */
 import type { Compilable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import type { PolicyState } from '../act.js';
+import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signCheckpoint } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
+import type { AuditCheckpointTable, AuditHeadTable, AuditTable } from './audit-schema.js';
 import { EscalationBindingConflict } from './errors.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
+  AuditHead,
+  AuditReadOptions,
   AuthorityRow,
   AuthorityStore,
   ConsumeOutcome,
@@ -46,6 +50,8 @@ export interface DialectOps {
   run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined): Promise<T>;
   /** The epoch read inside a write transaction, ordered against bumps (PostgreSQL: FOR SHARE). */
   epochsQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_policy_state', PolicyState>;
+  /** The audit head read inside a write transaction, locked until commit (PostgreSQL: FOR UPDATE), so appends form one chain. */
+  auditHeadQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_audit_head', Pick<AuditHeadTable, 'seq' | 'hash'>>;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,8 @@ export async function migrated(store: KyselyAuthorityStore, now: number): Promis
 }
 
 export class KyselyAuthorityStore implements AuthorityStore {
+  private auditSigner: AuditSigner | undefined;
+
   constructor(
     private readonly db: Kysely<GateDatabase>,
     private readonly ops: DialectOps,
@@ -113,6 +121,58 @@ export class KyselyAuthorityStore implements AuthorityStore {
         await m.up(db as Kysely<GateDatabase>, now);
         await db.insertInto('gate_schema_migrations').values({ version: m.version, name: m.name, applied_at: now }).execute();
       }
+    }, undefined);
+  }
+
+  useAuditSigner(signer: AuditSigner): void {
+    this.auditSigner = signer;
+  }
+
+  async appendAudit(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead> {
+    const { ops, auditSigner } = this;
+    return ops.run((db) => appendEntries(ops, db, events, now, auditSigner), opts?.timeoutMs);
+  }
+
+  /** Within a caller's write transaction (store/proxy-tables.ts: a pin and its entry commit together). */
+  appendAuditIn(db: Db, events: readonly AuditEvent[], now: number): Promise<AuditHead> {
+    return runAsync(appendEntries(this.ops, db, events, now, this.auditSigner), db);
+  }
+
+  /** A write transaction of this store, for the additive tables' queries (store/proxy-tables.ts). */
+  write<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.ops.write(fn, undefined);
+  }
+
+  async auditHead(): Promise<AuditHead> {
+    return await this.db.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).executeTakeFirstOrThrow();
+  }
+
+  async readAudit(opts: AuditReadOptions): Promise<AuditTable[]> {
+    let q = this.db
+      .selectFrom('gate_audit')
+      .selectAll()
+      .where('seq', '>', opts.afterSeq ?? 0);
+    if (opts.since !== undefined) q = q.where('at', '>=', opts.since);
+    return q.orderBy('seq').limit(opts.limit).execute();
+  }
+
+  async listAuditCheckpoints(): Promise<AuditCheckpointTable[]> {
+    return this.db.selectFrom('gate_audit_checkpoint').selectAll().orderBy('seq').execute();
+  }
+
+  /** Sign the current head unless it is already signed (on shutdown). */
+  async checkpointAudit(now: number): Promise<void> {
+    const s = this.auditSigner;
+    if (!s) return;
+    await this.ops.write(async (db) => {
+      const head = await runAsync(first(this.ops.auditHeadQuery(db)), db);
+      if (!head || head.seq === 0) return;
+      const signed = await db.selectFrom('gate_audit_checkpoint').select('seq').where('seq', '=', head.seq).executeTakeFirst();
+      if (!signed)
+        await db
+          .insertInto('gate_audit_checkpoint')
+          .values(signCheckpoint(s, head.seq, head.hash, now))
+          .execute();
     }, undefined);
   }
 
@@ -153,7 +213,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult> {
-    const ops = this.ops;
+    const { ops, auditSigner } = this;
     return ops.run(function* (db): Program<DecisionResult> {
       if (record.expectEpochs) {
         const current = yield* currentEpochs(ops, db);
@@ -196,6 +256,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
         // Another binding won the race: throw, so the evidence written above rolls back with it.
         if (!written) throw new EscalationBindingConflict(esc.candidate_act_id);
       }
+      if (record.audit) yield* appendEntries(ops, db, record.audit, record.evidence.recorded_at, auditSigner);
       return { recorded: true };
     }, opts?.timeoutMs);
   }
@@ -226,52 +287,30 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
-    const ops = this.ops;
+    const { ops, auditSigner } = this;
     return ops.run(function* (db): Program<ConsumeOutcome> {
-      const epochs = yield* first(ops.epochsQuery(db));
-      // MUST 5: an epoch we cannot read is uncertain → never allow.
-      if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
-      const auth = yield* first(db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', req.candidate_act_id));
-      const refusal = checkAuthority(auth, req, epochs);
-      if (refusal?.code === 'EF_DESTINATION_MISMATCH' && req.invalidate_on_origin_change) return yield* invalidate(db, auth!, req, refusal);
-      if (refusal) return refusal;
-      const a = auth!;
-      // MUST 4 — the linearization point: a conditional UPDATE that repeats every binding, so
-      // even a concurrent writer that slipped past the checks above cannot consume twice.
-      const won = yield* first(
-        db
-          .updateTable('gate_authority')
-          .set({ state: 'CONSUMED', consumed_at: req.now, consumed_by: req.owner })
-          .where('authority_id', '=', a.authority_id)
-          .where('state', '=', 'ISSUED')
-          .where('sink_id', '=', req.sink_id)
-          .where('arguments_digest', '=', req.arguments_digest)
-          .where('expires_at', '>', req.now)
-          .where('policy_epoch', '=', epochs.policy_epoch)
-          .where('authority_epoch', '=', epochs.authority_epoch)
-          .where('revocation_epoch', '=', epochs.revocation_epoch)
-          .returning('authority_id'),
-      );
-      if (!won) {
-        // A concurrent writer got there between our read and the UPDATE (PostgreSQL): re-read for the accurate refusal.
-        const latest = yield* first(db.selectFrom('gate_authority').selectAll().where('authority_id', '=', a.authority_id));
-        return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
-      }
-      // The journal's CONSUMED row commits with the consume, so a crash right after leaves a trace (T-G).
-      yield db.insertInto('gate_journal').values({
-        candidate_act_id: req.candidate_act_id,
-        authority_id: a.authority_id,
-        arguments_digest: req.arguments_digest,
-        tool_id: req.tool_id,
-        owner: req.owner,
-        state: 'CONSUMED',
-        consumed_at: req.now,
-        invoked_at: null,
-        finished_at: null,
-        result_json: null,
-        error_code: null,
-      });
-      return { ok: true, authority_id: a.authority_id };
+      const outcome = yield* consumeSteps(ops, db, req);
+      // The decision and its audit entry commit together: a consume is never without its entry.
+      const event: AuditEvent = outcome.ok
+        ? {
+            kind: 'consumed',
+            act_id: req.candidate_act_id,
+            tool: req.tool_id,
+            server: req.tool_endpoint,
+            digest: req.arguments_digest,
+            actor: req.owner,
+          }
+        : {
+            kind: 'deny',
+            act_id: req.candidate_act_id,
+            tool: req.tool_id,
+            server: req.tool_endpoint,
+            digest: req.arguments_digest,
+            code: outcome.code,
+            actor: req.owner,
+          };
+      yield* appendEntries(ops, db, [event], req.now, auditSigner);
+      return outcome;
     }, opts?.timeoutMs);
   }
 
@@ -303,6 +342,14 @@ export class KyselyAuthorityStore implements AuthorityStore {
         .where('expires_at', '>', now)
         .returningAll()
         .executeTakeFirst();
+      if (r) {
+        const tool = actTool(r.act_json);
+        await this.appendAuditIn(
+          db,
+          [{ kind: status === 'APPROVED' ? 'approve' : 'reject', act_id: candidateActId, ...tool, digest: bindingDigest, actor: approver }],
+          now,
+        );
+      }
       return r;
     }, undefined);
   }
@@ -323,7 +370,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async markInvoked(candidateActId: string, owner: string, now: number): Promise<boolean> {
-    return this.transition(candidateActId, owner, 'CONSUMED', { state: 'INVOKED', invoked_at: now });
+    return this.transition(candidateActId, owner, 'CONSUMED', { state: 'INVOKED', invoked_at: now }, { kind: 'invoked' }, now);
   }
 
   async recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean> {
@@ -331,7 +378,14 @@ export class KyselyAuthorityStore implements AuthorityStore {
       outcome.state === 'EFFECTUATED'
         ? { state: 'EFFECTUATED' as const, result_json: outcome.result_json, finished_at: now }
         : { state: 'FAILED' as const, error_code: outcome.error_code, finished_at: now };
-    return this.transition(candidateActId, owner, 'INVOKED', set);
+    return this.transition(
+      candidateActId,
+      owner,
+      'INVOKED',
+      set,
+      { kind: 'result', code: outcome.state === 'FAILED' ? outcome.error_code : null },
+      now,
+    );
   }
 
   async recoverUnfinished(owner: string, now: number): Promise<number> {
@@ -341,13 +395,29 @@ export class KyselyAuthorityStore implements AuthorityStore {
         .set({ state: 'EFFECT_RESULT_UNKNOWN', finished_at: now })
         .where('owner', '=', owner)
         .where('state', 'in', ['CONSUMED', 'INVOKED'])
-        .returning('candidate_act_id')
+        .returning(['candidate_act_id', 'tool_id', 'arguments_digest'])
         .execute();
+      await this.appendAuditIn(
+        db,
+        rows.map((r) => ({
+          kind: 'result' as const,
+          act_id: r.candidate_act_id,
+          tool: r.tool_id,
+          digest: r.arguments_digest,
+          code: 'EF_EFFECT_RESULT_UNKNOWN',
+          actor: owner,
+        })),
+        now,
+      );
       return rows.length;
     }, undefined);
   }
 
   async close(): Promise<void> {
+    // On shutdown the head is signed, so a truncation after this point is caught by the signature.
+    try {
+      await this.checkpointAudit(Date.now());
+    } catch {}
     await this.db.destroy();
     await this.ops.close();
   }
@@ -357,8 +427,11 @@ export class KyselyAuthorityStore implements AuthorityStore {
     owner: string,
     from: JournalState,
     set: Partial<Omit<JournalRow, 'candidate_act_id'>>,
+    event: Pick<AuditEvent, 'kind' | 'code'>,
+    now: number,
   ): Promise<boolean> {
-    return this.ops.run(function* (db) {
+    const { ops, auditSigner } = this;
+    return ops.run(function* (db) {
       const r = yield* first(
         db
           .updateTable('gate_journal')
@@ -366,9 +439,12 @@ export class KyselyAuthorityStore implements AuthorityStore {
           .where('candidate_act_id', '=', candidateActId)
           .where('owner', '=', owner)
           .where('state', '=', from)
-          .returning('candidate_act_id'),
+          .returning(['tool_id', 'arguments_digest']),
       );
-      return r !== undefined;
+      if (!r) return false;
+      const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
+      yield* appendEntries(ops, db, [entry], now, auditSigner);
+      return true;
     }, undefined);
   }
 }
@@ -402,6 +478,91 @@ function* invalidate(db: Db, auth: AuthorityRow, req: ConsumeRequest, refusal: C
     error_code: refusal.code,
   });
   return { ...refusal, invalidated: auth.authority_id };
+}
+
+/** The consume's checks and its conditional UPDATE (enforce MUSTs 3–5), inside the caller's transaction. */
+function* consumeSteps(ops: DialectOps, db: Db, req: ConsumeRequest): Program<ConsumeOutcome> {
+  const epochs = yield* first(ops.epochsQuery(db));
+  // MUST 5: an epoch we cannot read is uncertain → never allow.
+  if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
+  const auth = yield* first(db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', req.candidate_act_id));
+  const refusal = checkAuthority(auth, req, epochs);
+  if (refusal?.code === 'EF_DESTINATION_MISMATCH' && req.invalidate_on_origin_change) return yield* invalidate(db, auth!, req, refusal);
+  if (refusal) return refusal;
+  const a = auth!;
+  // MUST 4 — the linearization point: a conditional UPDATE that repeats every binding, so
+  // even a concurrent writer that slipped past the checks above cannot consume twice.
+  const won = yield* first(
+    db
+      .updateTable('gate_authority')
+      .set({ state: 'CONSUMED', consumed_at: req.now, consumed_by: req.owner })
+      .where('authority_id', '=', a.authority_id)
+      .where('state', '=', 'ISSUED')
+      .where('sink_id', '=', req.sink_id)
+      .where('arguments_digest', '=', req.arguments_digest)
+      .where('expires_at', '>', req.now)
+      .where('policy_epoch', '=', epochs.policy_epoch)
+      .where('authority_epoch', '=', epochs.authority_epoch)
+      .where('revocation_epoch', '=', epochs.revocation_epoch)
+      .returning('authority_id'),
+  );
+  if (!won) {
+    // A concurrent writer got there between our read and the UPDATE (PostgreSQL): re-read for the accurate refusal.
+    const latest = yield* first(db.selectFrom('gate_authority').selectAll().where('authority_id', '=', a.authority_id));
+    return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
+  }
+  // The journal's CONSUMED row commits with the consume, so a crash right after leaves a trace (T-G).
+  yield db.insertInto('gate_journal').values({
+    candidate_act_id: req.candidate_act_id,
+    authority_id: a.authority_id,
+    arguments_digest: req.arguments_digest,
+    tool_id: req.tool_id,
+    owner: req.owner,
+    state: 'CONSUMED',
+    consumed_at: req.now,
+    invoked_at: null,
+    finished_at: null,
+    result_json: null,
+    error_code: null,
+  });
+  return { ok: true, authority_id: a.authority_id };
+}
+
+/**
+ * Append entries to the audit chain inside the caller's transaction: lock and read the head,
+ * chain, insert, move the head, and sign it when a checkpoint falls due. Concurrent writers
+ * queue on the head (SQLite: the write lock; PostgreSQL: FOR UPDATE), so there is one chain.
+ */
+function* appendEntries(
+  ops: DialectOps,
+  db: Db,
+  events: readonly AuditEvent[],
+  now: number,
+  signer: AuditSigner | undefined,
+): Program<AuditHead> {
+  const head = yield* first(ops.auditHeadQuery(db));
+  if (!head) throw new Error('gate_audit_head row is missing');
+  if (events.length === 0) return head;
+  const entries = chainEntries(head, events, now);
+  yield db.insertInto('gate_audit').values(entries);
+  const last = entries[entries.length - 1]!;
+  yield db.updateTable('gate_audit_head').set({ seq: last.seq, hash: last.hash }).where('id', '=', 1);
+  if (signer && checkpointDue(head.seq, last.seq, signer.every))
+    yield db.insertInto('gate_audit_checkpoint').values(signCheckpoint(signer, last.seq, last.hash, now));
+  return { seq: last.seq, hash: last.hash };
+}
+
+/** The tool and server of an escalated act (its stored JSON), for the audit entry of a decision on it. */
+function actTool(actJson: string): { tool: string | null; server: string | null } {
+  try {
+    const t = (JSON.parse(actJson) as { tool?: { tool_id?: unknown; tool_endpoint?: unknown } }).tool;
+    return {
+      tool: typeof t?.tool_id === 'string' ? t.tool_id : null,
+      server: typeof t?.tool_endpoint === 'string' ? t.tool_endpoint : null,
+    };
+  } catch {
+    return { tool: null, server: null };
+  }
 }
 
 function* currentEpochs(ops: DialectOps, db: Db): Program<PolicyState> {

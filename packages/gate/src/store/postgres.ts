@@ -70,6 +70,8 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     },
     epochsQuery: (trx) =>
       trx.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1).forShare(),
+    // One chain across processes: every append locks the head row until its transaction commits.
+    auditHeadQuery: (trx) => trx.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).forUpdate(),
     close: async () => {},
   };
 

@@ -8,6 +8,7 @@
  * (Tool-Use Binding draft, security considerations: "Logs SHOULD store digests, not raw arguments").
  */
 import type { Kysely } from 'kysely';
+import { AUDIT_LOG_MIGRATION, type AuditDatabase } from './audit-schema.js';
 import { PROXY_TABLES_MIGRATION } from './proxy-schema.js';
 
 /** Row states of an authority (Execution Handle draft, atomic consumption: ISSUED → CONSUMED, or REVOKED). */
@@ -111,7 +112,7 @@ export interface MigrationTable {
   applied_at: number;
 }
 
-export interface GateDatabase {
+export interface GateDatabase extends AuditDatabase {
   gate_policy_state: PolicyStateTable;
   gate_evidence: EvidenceTable;
   gate_authority: AuthorityTable;
@@ -217,4 +218,5 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   PROXY_TABLES_MIGRATION,
+  AUDIT_LOG_MIGRATION,
 ];

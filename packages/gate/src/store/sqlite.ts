@@ -109,6 +109,7 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.
     epochsQuery: (conn) =>
       conn.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
+    auditHeadQuery: (conn) => conn.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1),
     // Kysely's destroy() closes the better-sqlite3 handle.
     close: async () => {},
   };
