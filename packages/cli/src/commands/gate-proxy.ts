@@ -173,7 +173,7 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
   );
 }
 
-interface StoreOpts {
+export interface StoreOpts {
   store: string;
   schema: string;
   json?: boolean;
@@ -190,7 +190,7 @@ interface ProxyOpts extends StoreOpts {
   pinOnFirstUse?: boolean;
 }
 
-function storeOption(c: Command, withJson = true): Command {
+export function storeOption(c: Command, withJson = true): Command {
   c.requiredOption('--store <sqlite-file|postgres-url>', 'the gate store: a SQLite file, or a postgres:// URL').option(
     '--schema <name>',
     'PostgreSQL schema of the gate tables',
@@ -203,7 +203,7 @@ function isPostgresUrl(store: string): boolean {
   return /^postgres(ql)?:\/\//.test(store);
 }
 
-function openStore(o: StoreOpts, create: boolean): Promise<AuthorityStore> {
+export function openStore(o: StoreOpts, create: boolean): Promise<AuthorityStore> {
   if (isPostgresUrl(o.store)) return openPostgresStore(o.store, { schema: o.schema });
   // Operating on a store means an existing one: never create an empty database by a typo.
   if (!create && !existsSync(o.store)) throw new VrpError('no_store', `no gate store at ${o.store}`);
@@ -314,7 +314,7 @@ function singleServer(rows: readonly { server_id: string }[], named: string | un
 
 const DURATION = /^(\d{1,6})([mhd])$/;
 
-function parseSince(v: string, now: number): number {
+export function parseSince(v: string, now: number): number {
   const m = DURATION.exec(v);
   if (m) return now - Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
   const t = Date.parse(v);
@@ -330,11 +330,11 @@ function parseUsage<T>(fn: () => T): T {
   }
 }
 
-function usage(message: string): VrpError {
+export function usage(message: string): VrpError {
   return new VrpError('usage', message);
 }
 
-async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
+export async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
   } catch (e) {

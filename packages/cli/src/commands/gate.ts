@@ -12,6 +12,7 @@ import {
 } from '@vrpkit/gate';
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { registerGateAuditCommands } from './gate-audit.js';
 import { registerGateProxyCommands } from './gate-proxy.js';
 
 /**
@@ -21,6 +22,7 @@ import { registerGateProxyCommands } from './gate-proxy.js';
 export function registerGateCommands(program: Command, clock: Clock = systemClock): void {
   const gate = program.command('gate').description('the Tool-Use Binding gate: approvals, journal, policy checks, signing keys');
   registerGateProxyCommands(gate, clock);
+  registerGateAuditCommands(gate, clock);
 
   storeOptions(
     gate
