@@ -4,6 +4,7 @@
  * tool arguments (Tool-Use Binding draft, security considerations: "Logs SHOULD store
  * digests, not raw arguments").
  */
+import { createConsumeFunction } from './postgres-consume.js';
 import type { Migration } from './schema.js';
 
 /** What a decision was. `deny` carries its EF code; `result` carries the failure code when the tool failed. */
@@ -73,7 +74,7 @@ export const AUDIT_GENESIS = 'A'.repeat(43);
 export const AUDIT_LOG_MIGRATION: Migration = {
   version: 3,
   name: 'hash-chained audit log, its head and signed checkpoints',
-  async up(db) {
+  async up(db, _now, dialect) {
     await db.schema
       .createTable('gate_audit')
       .addColumn('seq', 'bigint', (c) => c.primaryKey())
@@ -105,5 +106,7 @@ export const AUDIT_LOG_MIGRATION: Migration = {
       .addColumn('public_jwk', 'text', (c) => c.notNull())
       .addColumn('jws', 'text', (c) => c.notNull())
       .execute();
+    // PostgreSQL consumes in one round trip through a function (store/postgres-consume.ts).
+    if (dialect === 'postgres') await createConsumeFunction(db);
   },
 };

@@ -52,6 +52,11 @@ export interface DialectOps {
   epochsQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_policy_state', PolicyState>;
   /** The audit head read inside a write transaction, locked until commit (PostgreSQL: FOR UPDATE), so appends form one chain. */
   auditHeadQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_audit_head', Pick<AuditHeadTable, 'seq' | 'hash'>>;
+  /**
+   * The consume (checks, conditional UPDATE, journal, audit entry) as one statement, where the
+   * dialect has one (PostgreSQL: one round trip); otherwise the step program runs.
+   */
+  consumeOnce?(req: ConsumeRequest, timeoutMs: number | undefined): Promise<{ outcome: ConsumeOutcome; head: AuditHead }>;
   close(): Promise<void>;
 }
 
@@ -86,6 +91,8 @@ export async function migrated(store: KyselyAuthorityStore, now: number): Promis
 
 export class KyselyAuthorityStore implements AuthorityStore {
   private auditSigner: AuditSigner | undefined;
+  /** Checkpoints being signed after a one-statement consume; close() waits for them. */
+  private readonly signing = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Kysely<GateDatabase>,
@@ -118,7 +125,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
       const applied = new Set((await db.selectFrom('gate_schema_migrations').select('version').execute()).map((r) => Number(r.version)));
       for (const m of MIGRATIONS) {
         if (applied.has(m.version)) continue;
-        await m.up(db as Kysely<GateDatabase>, now);
+        await m.up(db as Kysely<GateDatabase>, now, this.ops.name);
         await db.insertInto('gate_schema_migrations').values({ version: m.version, name: m.name, applied_at: now }).execute();
       }
     }, undefined);
@@ -158,6 +165,16 @@ export class KyselyAuthorityStore implements AuthorityStore {
 
   async listAuditCheckpoints(): Promise<AuditCheckpointTable[]> {
     return this.db.selectFrom('gate_audit_checkpoint').selectAll().orderBy('seq').execute();
+  }
+
+  private async signHead(head: AuditHead, now: number): Promise<void> {
+    const s = this.auditSigner;
+    if (!s) return;
+    await this.db
+      .insertInto('gate_audit_checkpoint')
+      .values(signCheckpoint(s, head.seq, head.hash, now))
+      .onConflict((oc) => oc.column('seq').doNothing())
+      .execute();
   }
 
   /** Sign the current head unless it is already signed (on shutdown). */
@@ -288,6 +305,16 @@ export class KyselyAuthorityStore implements AuthorityStore {
 
   async consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
     const { ops, auditSigner } = this;
+    if (ops.consumeOnce) {
+      const { outcome, head } = await ops.consumeOnce(req, opts?.timeoutMs);
+      // The checkpoint signs after the commit, off the consume's round trip (close() signs any head left unsigned).
+      if (auditSigner && checkpointDue(head.seq - 1, head.seq, auditSigner.every)) {
+        const p = this.signHead(head, req.now).catch(() => {});
+        this.signing.add(p);
+        void p.finally(() => this.signing.delete(p));
+      }
+      return outcome;
+    }
     return ops.run(function* (db): Program<ConsumeOutcome> {
       const outcome = yield* consumeSteps(ops, db, req);
       // The decision and its audit entry commit together: a consume is never without its entry.
@@ -415,6 +442,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
 
   async close(): Promise<void> {
     // On shutdown the head is signed, so a truncation after this point is caught by the signature.
+    await Promise.all(this.signing);
     try {
       await this.checkpointAudit(Date.now());
     } catch {}

@@ -124,7 +124,7 @@ export interface GateDatabase extends AuditDatabase {
 export interface Migration {
   version: number;
   name: string;
-  up(db: Kysely<GateDatabase>, now: number): Promise<void>;
+  up(db: Kysely<GateDatabase>, now: number, dialect: 'sqlite' | 'postgres'): Promise<void>;
 }
 
 /** Versioned migrations, applied in order inside the store's write transaction. Append only. */
