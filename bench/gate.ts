@@ -21,6 +21,7 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { ed25519PrivateJwkFromSeed } from '@vrpkit/core';
 import {
   type ActContext,
+  type AgentCandidateAct,
   type AuthorityStore,
   digestArguments,
   Gate,
@@ -255,7 +256,7 @@ async function concurrentEnforce(store: AuthorityStore, enforcers: number) {
     classify: (t) => gate.classify(t),
     now: Date.now(),
   };
-  const acts = [];
+  const acts: AgentCandidateAct[] = [];
   for (let i = 0; i < CONCURRENT_ACTS; i++) {
     const act = mapToolUse({ type: 'tool_use', id: `toolu_c${enforcers}_${i}`, name: 'maps_search', input }, ctx);
     if ((await gate.authorize(act)).status !== 'issued') throw new Error('concurrent bench: authorize refused');

@@ -16,6 +16,7 @@ import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signChe
 import type { EfCode } from '../errors.js';
 import type { AuditCheckpointTable, AuditHeadTable, AuditTable } from './audit-schema.js';
 import { EscalationBindingConflict } from './errors.js';
+import { prepared } from './prepared.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
   AuditHead,
@@ -60,6 +61,51 @@ export interface DialectOps {
   close(): Promise<void>;
 }
 
+/** The consume path's queries and the single-entry audit append, compiled once per store (store/prepared.ts). */
+function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
+  return {
+    epochs: prepared([], () => ops.epochsQuery(db)),
+    authorityOfAct: prepared(['act'], (m) => db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', m.act)),
+    /** MUST 4's conditional UPDATE: it repeats every binding, so a writer that slipped past the checks cannot consume twice. */
+    consume: prepared(['id', 'now', 'owner', 'sink', 'digest', 'pe', 'ae', 're'], (m) =>
+      db
+        .updateTable('gate_authority')
+        .set({ state: 'CONSUMED', consumed_at: m.now, consumed_by: m.owner })
+        .where('authority_id', '=', m.id)
+        .where('state', '=', 'ISSUED')
+        .where('sink_id', '=', m.sink)
+        .where('arguments_digest', '=', m.digest)
+        .where('expires_at', '>', m.now)
+        .where('policy_epoch', '=', m.pe)
+        .where('authority_epoch', '=', m.ae)
+        .where('revocation_epoch', '=', m.re)
+        .returning('authority_id'),
+    ),
+    journalConsumed: prepared(['act', 'authority', 'digest', 'tool', 'owner', 'now'], (m) =>
+      db.insertInto('gate_journal').values({
+        candidate_act_id: m.act,
+        authority_id: m.authority,
+        arguments_digest: m.digest,
+        tool_id: m.tool,
+        owner: m.owner,
+        state: 'CONSUMED',
+        consumed_at: m.now,
+        invoked_at: null,
+        finished_at: null,
+        result_json: null,
+        error_code: null,
+      }),
+    ),
+    auditHead: prepared([], () => ops.auditHeadQuery(db)),
+    auditEntry: prepared(AUDIT_COLUMNS, (m) => db.insertInto('gate_audit').values(m)),
+    moveHead: prepared(['seq', 'hash'], (m) => db.updateTable('gate_audit_head').set({ seq: m.seq, hash: m.hash }).where('id', '=', 1)),
+  };
+}
+
+type HotQueries = ReturnType<typeof hotQueries>;
+
+const AUDIT_COLUMNS = ['seq', 'at', 'kind', 'act_id', 'tool', 'server', 'digest', 'code', 'actor', 'prev_hash', 'hash'] as const;
+
 /** Yield a query and take its first row. */
 function* first<O>(q: Compilable<O>): Program<O | undefined> {
   const rows = (yield q) as O[];
@@ -91,6 +137,7 @@ export async function migrated(store: KyselyAuthorityStore, now: number): Promis
 
 export class KyselyAuthorityStore implements AuthorityStore {
   private auditSigner: AuditSigner | undefined;
+  private readonly q: HotQueries;
   /** Checkpoints being signed after a one-statement consume; close() waits for them. */
   private readonly signing = new Set<Promise<void>>();
 
@@ -100,7 +147,9 @@ export class KyselyAuthorityStore implements AuthorityStore {
     readonly location: string,
     /** Dialect setup run inside the migration transaction before anything else (PostgreSQL: lock + schema). */
     private readonly beforeMigrate?: (db: Db) => Promise<void>,
-  ) {}
+  ) {
+    this.q = hotQueries(db, ops);
+  }
 
   get dialect(): 'sqlite' | 'postgres' {
     return this.ops.name;
@@ -136,13 +185,13 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async appendAudit(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead> {
-    const { ops, auditSigner } = this;
-    return ops.run((db) => appendEntries(ops, db, events, now, auditSigner), opts?.timeoutMs);
+    const { ops, q, auditSigner } = this;
+    return ops.run((db) => appendEntries(q, db, events, now, auditSigner), opts?.timeoutMs);
   }
 
   /** Within a caller's write transaction (store/proxy-tables.ts: a pin and its entry commit together). */
   appendAuditIn(db: Db, events: readonly AuditEvent[], now: number): Promise<AuditHead> {
-    return runAsync(appendEntries(this.ops, db, events, now, this.auditSigner), db);
+    return runAsync(appendEntries(this.q, db, events, now, this.auditSigner), db);
   }
 
   /** A write transaction of this store, for the additive tables' queries (store/proxy-tables.ts). */
@@ -182,7 +231,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
     const s = this.auditSigner;
     if (!s) return;
     await this.ops.write(async (db) => {
-      const head = await runAsync(first(this.ops.auditHeadQuery(db)), db);
+      const head = await runAsync(first(this.q.auditHead({})), db);
       if (!head || head.seq === 0) return;
       const signed = await db.selectFrom('gate_audit_checkpoint').select('seq').where('seq', '=', head.seq).executeTakeFirst();
       if (!signed)
@@ -230,7 +279,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult> {
-    const { ops, auditSigner } = this;
+    const { ops, q, auditSigner } = this;
     return ops.run(function* (db): Program<DecisionResult> {
       if (record.expectEpochs) {
         const current = yield* currentEpochs(ops, db);
@@ -273,7 +322,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
         // Another binding won the race: throw, so the evidence written above rolls back with it.
         if (!written) throw new EscalationBindingConflict(esc.candidate_act_id);
       }
-      if (record.audit) yield* appendEntries(ops, db, record.audit, record.evidence.recorded_at, auditSigner);
+      if (record.audit) yield* appendEntries(q, db, record.audit, record.evidence.recorded_at, auditSigner);
       return { recorded: true };
     }, opts?.timeoutMs);
   }
@@ -304,7 +353,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
-    const { ops, auditSigner } = this;
+    const { ops, q, auditSigner } = this;
     if (ops.consumeOnce) {
       const { outcome, head } = await ops.consumeOnce(req, opts?.timeoutMs);
       // The checkpoint signs after the commit, off the consume's round trip (close() signs any head left unsigned).
@@ -316,7 +365,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
       return outcome;
     }
     return ops.run(function* (db): Program<ConsumeOutcome> {
-      const outcome = yield* consumeSteps(ops, db, req);
+      const outcome = yield* consumeSteps(q, db, req);
       // The decision and its audit entry commit together: a consume is never without its entry.
       const event: AuditEvent = outcome.ok
         ? {
@@ -336,7 +385,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
             code: outcome.code,
             actor: req.owner,
           };
-      yield* appendEntries(ops, db, [event], req.now, auditSigner);
+      yield* appendEntries(q, db, [event], req.now, auditSigner);
       return outcome;
     }, opts?.timeoutMs);
   }
@@ -458,7 +507,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
     event: Pick<AuditEvent, 'kind' | 'code'>,
     now: number,
   ): Promise<boolean> {
-    const { ops, auditSigner } = this;
+    const { ops, q, auditSigner } = this;
     return ops.run(function* (db) {
       const r = yield* first(
         db
@@ -471,7 +520,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
       );
       if (!r) return false;
       const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
-      yield* appendEntries(ops, db, [entry], now, auditSigner);
+      yield* appendEntries(q, db, [entry], now, auditSigner);
       return true;
     }, undefined);
   }
@@ -509,30 +558,27 @@ function* invalidate(db: Db, auth: AuthorityRow, req: ConsumeRequest, refusal: C
 }
 
 /** The consume's checks and its conditional UPDATE (enforce MUSTs 3–5), inside the caller's transaction. */
-function* consumeSteps(ops: DialectOps, db: Db, req: ConsumeRequest): Program<ConsumeOutcome> {
-  const epochs = yield* first(ops.epochsQuery(db));
+function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest): Program<ConsumeOutcome> {
+  const epochs = yield* first(q.epochs({}));
   // MUST 5: an epoch we cannot read is uncertain → never allow.
   if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
-  const auth = yield* first(db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', req.candidate_act_id));
+  const auth = yield* first(q.authorityOfAct({ act: req.candidate_act_id }));
   const refusal = checkAuthority(auth, req, epochs);
   if (refusal?.code === 'EF_DESTINATION_MISMATCH' && req.invalidate_on_origin_change) return yield* invalidate(db, auth!, req, refusal);
   if (refusal) return refusal;
   const a = auth!;
-  // MUST 4 — the linearization point: a conditional UPDATE that repeats every binding, so
-  // even a concurrent writer that slipped past the checks above cannot consume twice.
+  // MUST 4 — the linearization point (hotQueries `consume`).
   const won = yield* first(
-    db
-      .updateTable('gate_authority')
-      .set({ state: 'CONSUMED', consumed_at: req.now, consumed_by: req.owner })
-      .where('authority_id', '=', a.authority_id)
-      .where('state', '=', 'ISSUED')
-      .where('sink_id', '=', req.sink_id)
-      .where('arguments_digest', '=', req.arguments_digest)
-      .where('expires_at', '>', req.now)
-      .where('policy_epoch', '=', epochs.policy_epoch)
-      .where('authority_epoch', '=', epochs.authority_epoch)
-      .where('revocation_epoch', '=', epochs.revocation_epoch)
-      .returning('authority_id'),
+    q.consume({
+      id: a.authority_id,
+      now: req.now,
+      owner: req.owner,
+      sink: req.sink_id,
+      digest: req.arguments_digest,
+      pe: epochs.policy_epoch,
+      ae: epochs.authority_epoch,
+      re: epochs.revocation_epoch,
+    }),
   );
   if (!won) {
     // A concurrent writer got there between our read and the UPDATE (PostgreSQL): re-read for the accurate refusal.
@@ -540,18 +586,13 @@ function* consumeSteps(ops: DialectOps, db: Db, req: ConsumeRequest): Program<Co
     return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
   }
   // The journal's CONSUMED row commits with the consume, so a crash right after leaves a trace (T-G).
-  yield db.insertInto('gate_journal').values({
-    candidate_act_id: req.candidate_act_id,
-    authority_id: a.authority_id,
-    arguments_digest: req.arguments_digest,
-    tool_id: req.tool_id,
+  yield q.journalConsumed({
+    act: req.candidate_act_id,
+    authority: a.authority_id,
+    digest: req.arguments_digest,
+    tool: req.tool_id,
     owner: req.owner,
-    state: 'CONSUMED',
-    consumed_at: req.now,
-    invoked_at: null,
-    finished_at: null,
-    result_json: null,
-    error_code: null,
+    now: req.now,
   });
   return { ok: true, authority_id: a.authority_id };
 }
@@ -562,19 +603,20 @@ function* consumeSteps(ops: DialectOps, db: Db, req: ConsumeRequest): Program<Co
  * queue on the head (SQLite: the write lock; PostgreSQL: FOR UPDATE), so there is one chain.
  */
 function* appendEntries(
-  ops: DialectOps,
+  q: HotQueries,
   db: Db,
   events: readonly AuditEvent[],
   now: number,
   signer: AuditSigner | undefined,
 ): Program<AuditHead> {
-  const head = yield* first(ops.auditHeadQuery(db));
+  const head = yield* first(q.auditHead({}));
   if (!head) throw new Error('gate_audit_head row is missing');
   if (events.length === 0) return head;
   const entries = chainEntries(head, events, now);
-  yield db.insertInto('gate_audit').values(entries);
+  if (entries.length === 1) yield q.auditEntry(entries[0]!);
+  else yield db.insertInto('gate_audit').values(entries);
   const last = entries[entries.length - 1]!;
-  yield db.updateTable('gate_audit_head').set({ seq: last.seq, hash: last.hash }).where('id', '=', 1);
+  yield q.moveHead(last);
   if (signer && checkpointDue(head.seq, last.seq, signer.every))
     yield db.insertInto('gate_audit_checkpoint').values(signCheckpoint(signer, last.seq, last.hash, now));
   return { seq: last.seq, hash: last.hash };
