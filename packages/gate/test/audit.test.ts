@@ -108,6 +108,22 @@ async function writeChain(store: AuthorityStore): Promise<void> {
   await pins.recordSeen([{ server_id: 'srv', tool_name: 'note_write', digest: 'def-1', definition: '{}', server_info: null }], Date.now());
   expect((await pins.pin('srv', 'note_write', { by: 'bob', now: Date.now() })).pinned).toBe(true);
   expect(await pins.unpin('srv', 'note_write', { by: 'bob' })).toBe(true);
+  // The proxy's own deny of an unpinned tool is a decision; what observe mode would have denied is not.
+  const observation = { server_id: 'srv', tool_name: 'note_write', consequence_class: 'PERSISTENT_STATE_CHANGE', arguments_digest: 'd' };
+  await pins.recordObservation({
+    ...observation,
+    recorded_at: Date.now(),
+    mode: 'enforce',
+    code: 'EF_TOOL_NOT_PINNED',
+    candidate_act_id: 'mcp-1',
+  });
+  await pins.recordObservation({
+    ...observation,
+    recorded_at: Date.now(),
+    mode: 'observe',
+    code: 'EF_TOOL_NOT_PINNED',
+    candidate_act_id: 'mcp-2',
+  });
   await gate.close();
 }
 
@@ -138,16 +154,17 @@ for (const b of backends) {
           'issued',
           'pin',
           'unpin',
+          'deny',
         ]);
         expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
-        expect(log.filter((e) => e.kind === 'deny').map((e) => e.code)).toEqual(['EF_005', 'EF_SCOPE_MISMATCH']);
+        expect(log.filter((e) => e.kind === 'deny').map((e) => e.code)).toEqual(['EF_005', 'EF_SCOPE_MISMATCH', 'EF_TOOL_NOT_PINNED']);
         expect(log.find((e) => e.kind === 'approve')).toMatchObject({ act_id: 'send-1', tool: 'mail_send', actor: 'alice' });
         expect(log.find((e) => e.kind === 'pin')).toMatchObject({ server: 'srv', tool: 'note_write', digest: 'def-1', actor: 'bob' });
         expect(JSON.stringify(log)).not.toContain(SECRET);
         const v = await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
         expect(v).toMatchObject({ ok: true, entries: log.length, head: { seq: log.length } });
-        // One per 4 entries: an append that crosses a boundary signs its last entry (allow + issued at 12–13 signs 13).
-        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 8, 13, 16, 20]);
+        // One per 4 entries (an append that crosses a boundary signs its last entry: allow + issued at 12–13 signs 13), and the head on close.
+        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 8, 13, 16, 20, 21]);
         // A key that is not trusted fails closed.
         const other = { ...PUBLIC_JWK, x: 'A'.repeat(43) };
         expect(await verifyAuditChain(store, { trustedKeys: [other] })).toMatchObject({ ok: false, seq: 4, problem: 'bad_checkpoint' });

@@ -10,6 +10,7 @@
  * better-sqlite3 `BEGIN IMMEDIATE` transaction with prepared statements, which keeps the
  * consume's p99 near the raw durable CAS (docs/gate.md "Kysely on the hot path").
  */
+import { type Clock, systemClock } from '@vrpkit/core';
 import type { Compilable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import type { PolicyState } from '../act.js';
 import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signCheckpoint } from '../audit/chain.js';
@@ -147,6 +148,8 @@ export class KyselyAuthorityStore implements AuthorityStore {
     readonly location: string,
     /** Dialect setup run inside the migration transaction before anything else (PostgreSQL: lock + schema). */
     private readonly beforeMigrate?: (db: Db) => Promise<void>,
+    /** Dates the checkpoint signed on close. */
+    private readonly clock: Clock = systemClock,
   ) {
     this.q = hotQueries(db, ops);
   }
@@ -493,7 +496,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
     // On shutdown the head is signed, so a truncation after this point is caught by the signature.
     await Promise.all(this.signing);
     try {
-      await this.checkpointAudit(Date.now());
+      await this.checkpointAudit(this.clock.now());
     } catch {}
     await this.db.destroy();
     await this.ops.close();

@@ -85,12 +85,19 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     close: async () => {},
   };
 
-  const store = new KyselyAuthorityStore(db, ops, redactUrl(url, schema), async (trx) => {
-    // Concurrent openers (N processes at once) take turns on an advisory lock scoped to this schema.
-    await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
-    await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
-  });
-  return migrated(store, (opts.clock ?? systemClock).now());
+  const clock = opts.clock ?? systemClock;
+  const store = new KyselyAuthorityStore(
+    db,
+    ops,
+    redactUrl(url, schema),
+    async (trx) => {
+      // Concurrent openers (N processes at once) take turns on an advisory lock scoped to this schema.
+      await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+    },
+    clock,
+  );
+  return migrated(store, clock.now());
 }
 
 function isTimeout(e: unknown): boolean {

@@ -140,10 +140,22 @@ export class ProxyStore {
   }
 
   async recordObservation(o: Omit<ProxyObservationTable, 'observation_id'>): Promise<void> {
-    await this.db
-      .insertInto('gate_proxy_observation')
-      .values({ observation_id: randomUUID(), ...o })
-      .execute();
+    // The denies the proxy decides before the gate sees an act (an unpinned tool, arguments or
+    // a context it cannot map) are audit decisions too; the gate records its own.
+    const decidedHere = o.mode === 'enforce' && (o.code === 'EF_TOOL_NOT_PINNED' || o.candidate_act_id === null);
+    await this.store.write(async (trx) => {
+      await trx
+        .withTables<ProxyDatabase>()
+        .insertInto('gate_proxy_observation')
+        .values({ observation_id: randomUUID(), ...o })
+        .execute();
+      if (decidedHere)
+        await this.store.appendAuditIn(
+          trx,
+          [{ kind: 'deny', act_id: o.candidate_act_id, tool: o.tool_name, server: o.server_id, digest: o.arguments_digest, code: o.code }],
+          o.recorded_at,
+        );
+    });
   }
 
   /** The pilot metric (Tool-Use Binding draft, pilot: "denies that would have been sends"), grouped. */

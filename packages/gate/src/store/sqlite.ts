@@ -114,8 +114,9 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     close: async () => {},
   };
 
-  const store = new KyselyAuthorityStore(db, ops, file);
-  return migrated(store, (opts.clock ?? systemClock).now());
+  const clock = opts.clock ?? systemClock;
+  const store = new KyselyAuthorityStore(db, ops, file, undefined, clock);
+  return migrated(store, clock.now());
 }
 
 function isBusy(e: unknown): boolean {
