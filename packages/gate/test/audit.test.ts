@@ -2,7 +2,7 @@
  * The audit log on a real SQLite file and a real PostgreSQL schema: the decisions a Gate and
  * the proxy's pins make form one hash chain with signed checkpoints; `verifyAuditChain` passes
  * an intact chain and names the first bad entry of an edited, deleted, reordered or truncated
- * one; concurrent writers on one PostgreSQL keep one chain.
+ * one; concurrent writer processes on one SQLite file or one PostgreSQL keep one chain.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -236,30 +236,32 @@ for (const b of backends) {
   });
 }
 
-describe.skipIf(!PG_URL)('audit log with concurrent writers on one PostgreSQL', () => {
-  it('keeps one valid chain when 4 processes decide at once', async () => {
-    const db = await backends[1]!.fresh();
-    await (await db.open()).close(); // migrate once, so the writers race on decisions, not on the schema
-    const count = 12;
-    const writers = [0, 1, 2, 3].map((i) => spawnProc('audit-writer', { store: db.config, instance: `writer-${i}`, count }));
-    try {
-      await Promise.all(writers.map((w) => w.waitFor('READY')));
-      for (const w of writers) w.proc.stdin!.write('GO\n');
-      const done = await Promise.all(writers.map((w) => w.waitFor('DONE')));
-      expect(done).toEqual(writers.map(() => `DONE ${count}`));
-    } finally {
-      for (const w of writers) w.proc.kill();
-    }
-    const store = await db.open();
-    try {
-      const log = await entries(store);
-      expect(log).toHaveLength(4 * count * 5);
-      expect(new Set(log.map((e) => e.actor).filter((a) => a?.startsWith('writer-')))).toEqual(
-        new Set(['writer-0', 'writer-1', 'writer-2', 'writer-3']),
-      );
-      expect(await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 4 * count * 5 });
-    } finally {
-      await store.close();
-    }
-  }, 120_000);
-});
+for (const b of backends) {
+  describe.skipIf(b.skip)(`audit log with concurrent writers on one ${b.name} store`, () => {
+    it('keeps one valid chain when 4 processes decide at once', async () => {
+      const db = await b.fresh();
+      await (await db.open()).close(); // migrate once, so the writers race on decisions, not on the schema
+      const count = b.name === 'postgres' ? 12 : 6;
+      const writers = [0, 1, 2, 3].map((i) => spawnProc('audit-writer', { store: db.config, instance: `writer-${i}`, count }));
+      try {
+        await Promise.all(writers.map((w) => w.waitFor('READY')));
+        for (const w of writers) w.proc.stdin!.write('GO\n');
+        const done = await Promise.all(writers.map((w) => w.waitFor('DONE')));
+        expect(done).toEqual(writers.map(() => `DONE ${count}`));
+      } finally {
+        for (const w of writers) w.proc.kill();
+      }
+      const store = await db.open();
+      try {
+        const log = await entries(store);
+        expect(log).toHaveLength(4 * count * 5);
+        expect(new Set(log.map((e) => e.actor).filter((a) => a?.startsWith('writer-')))).toEqual(
+          new Set(['writer-0', 'writer-1', 'writer-2', 'writer-3']),
+        );
+        expect(await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 4 * count * 5 });
+      } finally {
+        await store.close();
+      }
+    }, 120_000);
+  });
+}
