@@ -50,7 +50,8 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   function setBusyTimeout(timeoutMs: number | undefined): number {
     const wanted = Math.max(0, Math.floor(timeoutMs ?? defaultTimeout));
     if (wanted !== busyTimeout) {
-      raw.pragma(`busy_timeout = ${wanted}`);
+      // Calls alternate between the gate's bound and the default; the PRAGMA statement is prepared once per value.
+      database.prepare(`PRAGMA busy_timeout = ${wanted}`).get();
       busyTimeout = wanted;
     }
     return wanted;
