@@ -105,6 +105,11 @@ function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
 
 type HotQueries = ReturnType<typeof hotQueries>;
 
+type JournalColumn = keyof Omit<JournalRow, 'candidate_act_id'>;
+/** The values of a journal transition: the columns it sets (the query binds only those) and the row's act and owner. */
+type TransitionValues = { readonly [k in JournalColumn | '_act' | '_owner']: unknown };
+type TransitionQuery = (values: TransitionValues) => Compilable<Pick<JournalRow, 'tool_id' | 'arguments_digest'>>;
+
 const AUDIT_COLUMNS = ['seq', 'at', 'kind', 'act_id', 'tool', 'server', 'digest', 'code', 'actor', 'prev_hash', 'hash'] as const;
 
 /** Yield a query and take its first row. */
@@ -139,6 +144,7 @@ export async function migrated(store: KyselyAuthorityStore, now: number): Promis
 export class KyselyAuthorityStore implements AuthorityStore {
   private auditSigner: AuditSigner | undefined;
   private readonly q: HotQueries;
+  private readonly transitions = new Map<string, TransitionQuery>();
   /** Checkpoints being signed after a one-statement consume; close() waits for them. */
   private readonly signing = new Set<Promise<void>>();
 
@@ -502,6 +508,27 @@ export class KyselyAuthorityStore implements AuthorityStore {
     await this.ops.close();
   }
 
+  /** The journal transition's UPDATE, compiled once per (from state, columns set) shape. */
+  private transitionQuery(from: JournalState, cols: readonly JournalColumn[]): TransitionQuery {
+    const key = `${from}:${cols.join(',')}`;
+    let query = this.transitions.get(key);
+    if (query === undefined) {
+      query = prepared<JournalColumn | '_act' | '_owner', Pick<JournalRow, 'tool_id' | 'arguments_digest'>>(
+        [...cols, '_act', '_owner'],
+        (m) =>
+          this.db
+            .updateTable('gate_journal')
+            .set(Object.fromEntries(cols.map((c) => [c, m[c]])))
+            .where('candidate_act_id', '=', m._act)
+            .where('owner', '=', m._owner)
+            .where('state', '=', from)
+            .returning(['tool_id', 'arguments_digest']),
+      );
+      this.transitions.set(key, query);
+    }
+    return query;
+  }
+
   private async transition(
     candidateActId: string,
     owner: string,
@@ -511,16 +538,9 @@ export class KyselyAuthorityStore implements AuthorityStore {
     now: number,
   ): Promise<boolean> {
     const { ops, q, auditSigner } = this;
+    const update = this.transitionQuery(from, Object.keys(set) as (keyof typeof set)[]);
     return ops.run(function* (db) {
-      const r = yield* first(
-        db
-          .updateTable('gate_journal')
-          .set(set)
-          .where('candidate_act_id', '=', candidateActId)
-          .where('owner', '=', owner)
-          .where('state', '=', from)
-          .returning(['tool_id', 'arguments_digest']),
-      );
+      const r = yield* first(update({ ...set, _act: candidateActId, _owner: owner } as TransitionValues));
       if (!r) return false;
       const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
       yield* appendEntries(q, db, [entry], now, auditSigner);
@@ -616,8 +636,8 @@ function* appendEntries(
   if (!head) throw new Error('gate_audit_head row is missing');
   if (events.length === 0) return head;
   const entries = chainEntries(head, events, now);
-  if (entries.length === 1) yield q.auditEntry(entries[0]!);
-  else yield db.insertInto('gate_audit').values(entries);
+  // One prepared INSERT per entry (a decision appends one or two): no per-call query compilation.
+  for (const e of entries) yield q.auditEntry(e);
   const last = entries[entries.length - 1]!;
   yield q.moveHead(last);
   if (signer && checkpointDue(head.seq, last.seq, signer.every))
