@@ -11,7 +11,7 @@ import { type AgentCandidateAct, validateAct } from './act.js';
 import { type AgentFinalityAuthority, signAuthority } from './authority.js';
 import { GATE_PROFILE } from './errors.js';
 import { approvedAct, bindingDigest, bindingOf, type EscalationDecision, escalate } from './escalation.js';
-import { denied, evidenceRow, recordBindingConflict, recordDenial, recordStale } from './evidence.js';
+import { actAudit, denied, evidenceRow, recordBindingConflict, recordDenial, recordStale } from './evidence.js';
 import { type AuthorizeOutcome, asGateError, type GateContext } from './gate-context.js';
 import type { AuthorityRow } from './store/types.js';
 
@@ -116,7 +116,8 @@ async function issue(
     revoked_at: null,
   };
   try {
-    const written = await ctx.store.recordDecision({ expectEpochs: epochs, evidence, authority: row }, { timeoutMs: ctx.timeoutMs });
+    const audit = [actAudit(act, 'allow', null, approver), actAudit(act, 'issued', null, approver)];
+    const written = await ctx.store.recordDecision({ expectEpochs: epochs, evidence, authority: row, audit }, { timeoutMs: ctx.timeoutMs });
     if (!written.recorded) {
       return 'conflict' in written ? recordBindingConflict(ctx, act, now) : recordStale(ctx, act, written.current, now);
     }

@@ -9,7 +9,7 @@
 import { asRecord } from '@vrpkit/core';
 import { type LiveArguments, snapshotLiveArguments, validateAct } from './act.js';
 import { authorizeValidated } from './authorize.js';
-import { denyDecision, enforceValidated } from './enforce.js';
+import { auditedDeny, denyDecision, enforceValidated } from './enforce.js';
 import type { EfCode, EnforceDecision } from './errors.js';
 import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
@@ -57,6 +57,7 @@ export async function dispatch<A, T>(
     const prior = await ctx.store.getJournal(a.candidate_act_id);
     if (prior) {
       const r = retryOutcome(prior, live.digest.value);
+      await auditedDeny(ctx, a, r.decision.code as EfCode, live.digest.value);
       return { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) };
     }
     const authority = await ctx.store.getAuthority(a.candidate_act_id);

@@ -10,6 +10,7 @@
 import { asRecord } from '@vrpkit/core';
 import { type AgentCandidateAct, digestArguments, validateAct } from './act.js';
 import { EF_CODES, type EfCode, type EnforceDecision } from './errors.js';
+import { actAudit } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 
 /**
@@ -25,13 +26,13 @@ export function denyDecision(code: EfCode): EnforceDecision {
 /** enforce for an act and live arguments as given (the public `Gate.enforce`). Never throws. */
 export async function enforce(ctx: GateContext, act: unknown, liveArgs: unknown): Promise<EnforceDecision> {
   const v = validateAct(act);
-  if (!v.ok) return observed(ctx, act, denyDecision(v.code));
+  if (!v.ok) return observed(ctx, act, await auditedDeny(ctx, act, v.code));
   // MUST 1: the live digest, by the same JCS + SHA-256 as the act's.
   let live: string;
   try {
     live = digestArguments(liveArgs).value;
   } catch (e) {
-    return observed(ctx, v.act, denyDecision(asGateError(e).code));
+    return observed(ctx, v.act, await auditedDeny(ctx, v.act, asGateError(e).code));
   }
   return enforceValidated(ctx, v.act, live, liveArgs);
 }
@@ -58,17 +59,17 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
   const origin = browser ? liveOrigin(liveArgs) : undefined;
   const originChanged = origin !== undefined && origin !== a.destination?.destination_id;
   // MUST 2: "an approved search cannot become a send".
-  if (live !== a.arguments_digest.value && !originChanged) return denyDecision('EF_SCOPE_MISMATCH');
+  if (live !== a.arguments_digest.value && !originChanged) return auditedDeny(ctx, a, 'EF_SCOPE_MISMATCH', live);
   // The sink is this enforcer; an act addressed to another sink is not ours to run.
-  if (a.finality_sink.sink_id !== ctx.sinkId) return denyDecision('EF_040');
+  if (a.finality_sink.sink_id !== ctx.sinkId) return auditedDeny(ctx, a, 'EF_040', live);
   // T-B ("payout denied when above envelope"): the policy's value limits hold for the live arguments
   // whatever authority the act holds, so an approval can never carry an act past them.
   const over = ctx.policy.checkArguments(a, liveArgs);
-  if (over) return denyDecision(over.code);
+  if (over) return auditedDeny(ctx, a, over.code, live);
   try {
     await ctx.ready();
     const now = ctx.clock.now();
-    if (Date.parse(a.expires_at) <= now) return denyDecision('EF_002');
+    if (Date.parse(a.expires_at) <= now) return auditedDeny(ctx, a, 'EF_002', live);
     const r = await ctx.store.consume(
       {
         candidate_act_id: a.candidate_act_id,
@@ -95,6 +96,24 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
   } catch (e) {
     return denyDecision(asGateError(e).code);
   }
+}
+
+/**
+ * A deny decided before the store: append its audit entry in a transaction of its own (the
+ * store's refusals are appended with the consume). A store that cannot take the entry denies
+ * anyway; such a deny (a store timeout) is reported to the observer only.
+ */
+export async function auditedDeny(ctx: GateContext, act: unknown, code: EfCode, liveDigest?: string): Promise<EnforceDecision> {
+  const a = act as AgentCandidateAct;
+  const valid = typeof asRecord(a?.tool)?.tool_id === 'string' && typeof asRecord(a?.arguments_digest)?.value === 'string';
+  const id = asRecord(act)?.candidate_act_id;
+  const event = valid
+    ? { ...actAudit(a, 'deny', code, ctx.instanceId), ...(liveDigest ? { digest: liveDigest } : {}) }
+    : { kind: 'deny' as const, act_id: typeof id === 'string' && id.length <= 256 ? id : null, code, actor: ctx.instanceId };
+  try {
+    await ctx.store.appendAudit([event], ctx.clock.now(), { timeoutMs: ctx.timeoutMs });
+  } catch {}
+  return denyDecision(code);
 }
 
 /** The origin in computer-use live arguments (`computerUseLiveArgs`), if they carry one. */

@@ -11,7 +11,7 @@
 import { canonicalSha256Base64url } from '@vrpkit/core';
 import type { AgentCandidateAct } from './act.js';
 import { EF_CODES, type EfCode } from './errors.js';
-import { evidenceRow, recordBindingConflict, recordStale } from './evidence.js';
+import { actAudit, evidenceRow, recordBindingConflict, recordStale } from './evidence.js';
 import type { AuthorizeOutcome, GateContext } from './gate-context.js';
 import type { AuthorityRow, AuthorityStore, EscalationRow } from './store/types.js';
 
@@ -135,6 +135,7 @@ export async function escalate(ctx: GateContext, act: AgentCandidateAct, now: nu
         decided_at: null,
         expires_at: Date.parse(act.expires_at),
       },
+      audit: [actAudit(act, 'escalate', 'EF_APPROVAL_REQUIRED')],
     },
     { timeoutMs: ctx.timeoutMs },
   );

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { canonicalSha256Base64url } from '@vrpkit/core';
 import type { AgentCandidateAct, PolicyState } from './act.js';
+import type { AuditEvent, AuditKind } from './audit/chain.js';
 import { EF_CODES, type EfCode } from './errors.js';
 import type { AuthorizeOutcome, GateContext } from './gate-context.js';
 import type { EvidenceDecision } from './store/schema.js';
@@ -41,6 +42,19 @@ export function evidenceRow(
   };
 }
 
+/** The audit entry of a decision on an act: ids, tool, server identity and the arguments digest, never the arguments. */
+export function actAudit(act: AgentCandidateAct, kind: AuditKind, code: string | null = null, actor: string | null = null): AuditEvent {
+  return {
+    kind,
+    act_id: act.candidate_act_id,
+    tool: act.tool.tool_id,
+    server: act.tool.tool_endpoint ?? null,
+    digest: act.arguments_digest.value,
+    code,
+    actor,
+  };
+}
+
 /** Record a refusal as evidence, and refuse. */
 export async function recordDenial(
   ctx: GateContext,
@@ -51,7 +65,7 @@ export async function recordDenial(
   reason: string,
 ): Promise<AuthorizeOutcome> {
   await ctx.store.recordDecision(
-    { evidence: evidenceRow(ctx, act, epochs, now, 'DENIED', code, reason, null) },
+    { evidence: evidenceRow(ctx, act, epochs, now, 'DENIED', code, reason, null), audit: [actAudit(act, 'deny', code)] },
     { timeoutMs: ctx.timeoutMs },
   );
   ctx.emit({

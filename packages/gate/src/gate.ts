@@ -5,8 +5,9 @@
  * the digest they reviewed), `enforce.ts` (the enforce() contract's five MUSTs) and
  * `dispatch.ts` (enforce → journal → invoke exactly once → journal).
  */
-import { type Clock, type Ed25519PrivateJwk, systemClock } from '@vrpkit/core';
+import { type Clock, type Ed25519PrivateJwk, publicJwkOf, systemClock } from '@vrpkit/core';
 import type { AgentCandidateAct, ConsequenceClass, PolicyState } from './act.js';
+import { AUDIT_CHECKPOINT_EVERY } from './audit/chain.js';
 import { authoritySigner } from './authority.js';
 import { authorize, issueApproved } from './authorize.js';
 import { type DispatchGrant, type DispatchOutcome, dispatch } from './dispatch.js';
@@ -41,6 +42,8 @@ export interface GateOptions {
    */
   instanceId?: string;
   onEvent?: (event: GateEvent) => void;
+  /** Sign the audit chain head with `signingKey` every this many entries (and on close). Default 100. */
+  auditCheckpointEvery?: number;
 }
 
 export class Gate {
@@ -54,10 +57,16 @@ export class Gate {
     this.sinkId = opts.sinkId;
     this.instanceId = opts.instanceId ?? opts.sinkId;
     const onEvent = opts.onEvent;
+    const signer = authoritySigner(opts.signingKey);
+    opts.store.useAuditSigner({
+      signer,
+      publicJwk: publicJwkOf(opts.signingKey.privateJwk, opts.signingKey.kid),
+      every: opts.auditCheckpointEvery ?? AUDIT_CHECKPOINT_EVERY,
+    });
     this.ctx = {
       store: opts.store,
       policy: opts.policy,
-      signer: authoritySigner(opts.signingKey),
+      signer,
       sinkId: this.sinkId,
       instanceId: this.instanceId,
       clock: opts.clock ?? systemClock,

@@ -176,6 +176,13 @@ export { openSqliteStore } from './store/sqlite.js';
 export type { PostgresStoreOptions } from './store/postgres.js';
 export { openPostgresStore } from './store/postgres.js';
 
+// The audit log: every decision hash-chained in the store, the head signed with the gate key.
+export type { AuditCheckpoint, AuditEntry, AuditEvent, AuditKind, AuditSigner } from './audit/chain.js';
+export { AUDIT_CHECKPOINT_EVERY, auditEntryHash } from './audit/chain.js';
+export type { AuditProblem, AuditVerifyResult, ExportAuditOptions, VerifyAuditOptions } from './audit/log.js';
+export { appendAudit, exportAudit, verifyAuditChain } from './audit/log.js';
+export type { AuditHead, AuditReadOptions } from './store/types.js';
+
 // The proxy's tables in the same store (tool pins and observations); the proxy itself is `@vrpkit/gate/proxy`.
 export type { ProxyMode } from './store/proxy-schema.js';
 export type { ObservationCount, PinOutcome, SeenTool } from './store/proxy-tables.js';

@@ -120,9 +120,11 @@ describe('proxy tables migration', () => {
     expect((await new ProxyStore(again).listPins()).map((p) => p.tool_name)).toEqual(['note_write']);
     await again.close();
     const check = new Database(file, { readonly: true });
-    expect(check.prepare('SELECT version, name FROM gate_schema_migrations WHERE version <= 2 ORDER BY version').all()).toEqual([
+    expect(check.prepare('SELECT version, name FROM gate_schema_migrations ORDER BY version').all()).toEqual([
       { version: 1, name: 'authority, evidence, escalation, journal, policy state' },
       { version: 2, name: 'gateway tool pins and proxy observations' },
+      { version: 3, name: 'hash-chained audit log, its head and signed checkpoints' },
+      { version: 4, name: 'arguments of escalated acts, kept for the person deciding until decided plus retention' },
     ]);
     check.close();
   });

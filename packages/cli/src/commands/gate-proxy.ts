@@ -366,7 +366,7 @@ function singleServer(rows: readonly { server_id: string }[], named: string | un
 
 const DURATION = /^(\d{1,6})([mhd])$/;
 
-function parseSince(v: string, now: number): number {
+export function parseSince(v: string, now: number): number {
   const m = DURATION.exec(v);
   if (m) return now - Number(m[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
   const t = Date.parse(v);

@@ -12,6 +12,7 @@ import {
 } from '@vrpkit/gate';
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { registerGateAuditCommands } from './gate-audit.js';
 import { registerGateProxyCommands } from './gate-proxy.js';
 import { registerGateUiCommand } from './gate-ui.js';
 
@@ -23,6 +24,7 @@ export function registerGateCommands(program: Command, clock: Clock = systemCloc
   const gate = program.command('gate').description('the Tool-Use Binding gate: approvals, journal, policy checks, signing keys');
   registerGateProxyCommands(gate, clock);
   registerGateUiCommand(gate, clock);
+  registerGateAuditCommands(gate, clock);
 
   storeOptions(
     gate

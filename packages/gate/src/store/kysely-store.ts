@@ -10,12 +10,18 @@
  * better-sqlite3 `BEGIN IMMEDIATE` transaction with prepared statements, which keeps the
  * consume's p99 near the raw durable CAS (docs/gate.md "Kysely on the hot path").
  */
+import { type Clock, systemClock } from '@vrpkit/core';
 import type { Compilable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import type { PolicyState } from '../act.js';
+import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signCheckpoint } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
+import type { AuditCheckpointTable, AuditHeadTable, AuditTable } from './audit-schema.js';
 import { EscalationBindingConflict } from './errors.js';
+import { prepared } from './prepared.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
+  AuditHead,
+  AuditReadOptions,
   AuthorityRow,
   AuthorityStore,
   ConsumeOutcome,
@@ -46,8 +52,65 @@ export interface DialectOps {
   run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined): Promise<T>;
   /** The epoch read inside a write transaction, ordered against bumps (PostgreSQL: FOR SHARE). */
   epochsQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_policy_state', PolicyState>;
+  /** The audit head read inside a write transaction, locked until commit (PostgreSQL: FOR UPDATE), so appends form one chain. */
+  auditHeadQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_audit_head', Pick<AuditHeadTable, 'seq' | 'hash'>>;
+  /**
+   * The consume (checks, conditional UPDATE, journal, audit entry) as one statement, where the
+   * dialect has one (PostgreSQL: one round trip); otherwise the step program runs.
+   */
+  consumeOnce?(req: ConsumeRequest, timeoutMs: number | undefined): Promise<{ outcome: ConsumeOutcome; head: AuditHead }>;
   close(): Promise<void>;
 }
+
+/** The consume path's queries and the single-entry audit append, compiled once per store (store/prepared.ts). */
+function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
+  return {
+    epochs: prepared([], () => ops.epochsQuery(db)),
+    authorityOfAct: prepared(['act'], (m) => db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', m.act)),
+    /** MUST 4's conditional UPDATE: it repeats every binding, so a writer that slipped past the checks cannot consume twice. */
+    consume: prepared(['id', 'now', 'owner', 'sink', 'digest', 'pe', 'ae', 're'], (m) =>
+      db
+        .updateTable('gate_authority')
+        .set({ state: 'CONSUMED', consumed_at: m.now, consumed_by: m.owner })
+        .where('authority_id', '=', m.id)
+        .where('state', '=', 'ISSUED')
+        .where('sink_id', '=', m.sink)
+        .where('arguments_digest', '=', m.digest)
+        .where('expires_at', '>', m.now)
+        .where('policy_epoch', '=', m.pe)
+        .where('authority_epoch', '=', m.ae)
+        .where('revocation_epoch', '=', m.re)
+        .returning('authority_id'),
+    ),
+    journalConsumed: prepared(['act', 'authority', 'digest', 'tool', 'owner', 'now'], (m) =>
+      db.insertInto('gate_journal').values({
+        candidate_act_id: m.act,
+        authority_id: m.authority,
+        arguments_digest: m.digest,
+        tool_id: m.tool,
+        owner: m.owner,
+        state: 'CONSUMED',
+        consumed_at: m.now,
+        invoked_at: null,
+        finished_at: null,
+        result_json: null,
+        error_code: null,
+      }),
+    ),
+    auditHead: prepared([], () => ops.auditHeadQuery(db)),
+    auditEntry: prepared(AUDIT_COLUMNS, (m) => db.insertInto('gate_audit').values(m)),
+    moveHead: prepared(['seq', 'hash'], (m) => db.updateTable('gate_audit_head').set({ seq: m.seq, hash: m.hash }).where('id', '=', 1)),
+  };
+}
+
+type HotQueries = ReturnType<typeof hotQueries>;
+
+type JournalColumn = keyof Omit<JournalRow, 'candidate_act_id'>;
+/** The values of a journal transition: the columns it sets (the query binds only those) and the row's act and owner. */
+type TransitionValues = { readonly [k in JournalColumn | '_act' | '_owner']: unknown };
+type TransitionQuery = (values: TransitionValues) => Compilable<Pick<JournalRow, 'tool_id' | 'arguments_digest'>>;
+
+const AUDIT_COLUMNS = ['seq', 'at', 'kind', 'act_id', 'tool', 'server', 'digest', 'code', 'actor', 'prev_hash', 'hash'] as const;
 
 /** Yield a query and take its first row. */
 function* first<O>(q: Compilable<O>): Program<O | undefined> {
@@ -79,13 +142,23 @@ export async function migrated(store: KyselyAuthorityStore, now: number): Promis
 }
 
 export class KyselyAuthorityStore implements AuthorityStore {
+  private auditSigner: AuditSigner | undefined;
+  private readonly q: HotQueries;
+  private readonly transitions = new Map<string, TransitionQuery>();
+  /** Checkpoints being signed after a one-statement consume; close() waits for them. */
+  private readonly signing = new Set<Promise<void>>();
+
   constructor(
     private readonly db: Kysely<GateDatabase>,
     private readonly ops: DialectOps,
     readonly location: string,
     /** Dialect setup run inside the migration transaction before anything else (PostgreSQL: lock + schema). */
     private readonly beforeMigrate?: (db: Db) => Promise<void>,
-  ) {}
+    /** Dates the checkpoint signed on close. */
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.q = hotQueries(db, ops);
+  }
 
   get dialect(): 'sqlite' | 'postgres' {
     return this.ops.name;
@@ -110,9 +183,71 @@ export class KyselyAuthorityStore implements AuthorityStore {
       const applied = new Set((await db.selectFrom('gate_schema_migrations').select('version').execute()).map((r) => Number(r.version)));
       for (const m of MIGRATIONS) {
         if (applied.has(m.version)) continue;
-        await m.up(db as Kysely<GateDatabase>, now);
+        await m.up(db as Kysely<GateDatabase>, now, this.ops.name);
         await db.insertInto('gate_schema_migrations').values({ version: m.version, name: m.name, applied_at: now }).execute();
       }
+    }, undefined);
+  }
+
+  useAuditSigner(signer: AuditSigner): void {
+    this.auditSigner = signer;
+  }
+
+  async appendAudit(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead> {
+    const { ops, q, auditSigner } = this;
+    return ops.run((db) => appendEntries(q, db, events, now, auditSigner), opts?.timeoutMs);
+  }
+
+  /** Within a caller's write transaction (store/proxy-tables.ts: a pin and its entry commit together). */
+  appendAuditIn(db: Db, events: readonly AuditEvent[], now: number): Promise<AuditHead> {
+    return runAsync(appendEntries(this.q, db, events, now, this.auditSigner), db);
+  }
+
+  /** A write transaction of this store, for the additive tables' queries (store/proxy-tables.ts). */
+  write<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+    return this.ops.write(fn, undefined);
+  }
+
+  async auditHead(): Promise<AuditHead> {
+    return await this.db.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).executeTakeFirstOrThrow();
+  }
+
+  async readAudit(opts: AuditReadOptions): Promise<AuditTable[]> {
+    let q = this.db
+      .selectFrom('gate_audit')
+      .selectAll()
+      .where('seq', '>', opts.afterSeq ?? 0);
+    if (opts.since !== undefined) q = q.where('at', '>=', opts.since);
+    return q.orderBy('seq').limit(opts.limit).execute();
+  }
+
+  async listAuditCheckpoints(): Promise<AuditCheckpointTable[]> {
+    return this.db.selectFrom('gate_audit_checkpoint').selectAll().orderBy('seq').execute();
+  }
+
+  private async signHead(head: AuditHead, now: number): Promise<void> {
+    const s = this.auditSigner;
+    if (!s) return;
+    await this.db
+      .insertInto('gate_audit_checkpoint')
+      .values(signCheckpoint(s, head.seq, head.hash, now))
+      .onConflict((oc) => oc.column('seq').doNothing())
+      .execute();
+  }
+
+  /** Sign the current head unless it is already signed (on shutdown). */
+  async checkpointAudit(now: number): Promise<void> {
+    const s = this.auditSigner;
+    if (!s) return;
+    await this.ops.write(async (db) => {
+      const head = await runAsync(first(this.q.auditHead({})), db);
+      if (!head || head.seq === 0) return;
+      const signed = await db.selectFrom('gate_audit_checkpoint').select('seq').where('seq', '=', head.seq).executeTakeFirst();
+      if (!signed)
+        await db
+          .insertInto('gate_audit_checkpoint')
+          .values(signCheckpoint(s, head.seq, head.hash, now))
+          .execute();
     }, undefined);
   }
 
@@ -153,7 +288,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult> {
-    const ops = this.ops;
+    const { ops, q, auditSigner } = this;
     return ops.run(function* (db): Program<DecisionResult> {
       if (record.expectEpochs) {
         const current = yield* currentEpochs(ops, db);
@@ -196,6 +331,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
         // Another binding won the race: throw, so the evidence written above rolls back with it.
         if (!written) throw new EscalationBindingConflict(esc.candidate_act_id);
       }
+      if (record.audit) yield* appendEntries(q, db, record.audit, record.evidence.recorded_at, auditSigner);
       return { recorded: true };
     }, opts?.timeoutMs);
   }
@@ -226,52 +362,40 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
-    const ops = this.ops;
-    return ops.run(function* (db): Program<ConsumeOutcome> {
-      const epochs = yield* first(ops.epochsQuery(db));
-      // MUST 5: an epoch we cannot read is uncertain → never allow.
-      if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
-      const auth = yield* first(db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', req.candidate_act_id));
-      const refusal = checkAuthority(auth, req, epochs);
-      if (refusal?.code === 'EF_DESTINATION_MISMATCH' && req.invalidate_on_origin_change) return yield* invalidate(db, auth!, req, refusal);
-      if (refusal) return refusal;
-      const a = auth!;
-      // MUST 4 — the linearization point: a conditional UPDATE that repeats every binding, so
-      // even a concurrent writer that slipped past the checks above cannot consume twice.
-      const won = yield* first(
-        db
-          .updateTable('gate_authority')
-          .set({ state: 'CONSUMED', consumed_at: req.now, consumed_by: req.owner })
-          .where('authority_id', '=', a.authority_id)
-          .where('state', '=', 'ISSUED')
-          .where('sink_id', '=', req.sink_id)
-          .where('arguments_digest', '=', req.arguments_digest)
-          .where('expires_at', '>', req.now)
-          .where('policy_epoch', '=', epochs.policy_epoch)
-          .where('authority_epoch', '=', epochs.authority_epoch)
-          .where('revocation_epoch', '=', epochs.revocation_epoch)
-          .returning('authority_id'),
-      );
-      if (!won) {
-        // A concurrent writer got there between our read and the UPDATE (PostgreSQL): re-read for the accurate refusal.
-        const latest = yield* first(db.selectFrom('gate_authority').selectAll().where('authority_id', '=', a.authority_id));
-        return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
+    const { ops, q, auditSigner } = this;
+    if (ops.consumeOnce) {
+      const { outcome, head } = await ops.consumeOnce(req, opts?.timeoutMs);
+      // The checkpoint signs after the commit, off the consume's round trip (close() signs any head left unsigned).
+      if (auditSigner && checkpointDue(head.seq - 1, head.seq, auditSigner.every)) {
+        const p = this.signHead(head, req.now).catch(() => {});
+        this.signing.add(p);
+        void p.finally(() => this.signing.delete(p));
       }
-      // The journal's CONSUMED row commits with the consume, so a crash right after leaves a trace (T-G).
-      yield db.insertInto('gate_journal').values({
-        candidate_act_id: req.candidate_act_id,
-        authority_id: a.authority_id,
-        arguments_digest: req.arguments_digest,
-        tool_id: req.tool_id,
-        owner: req.owner,
-        state: 'CONSUMED',
-        consumed_at: req.now,
-        invoked_at: null,
-        finished_at: null,
-        result_json: null,
-        error_code: null,
-      });
-      return { ok: true, authority_id: a.authority_id };
+      return outcome;
+    }
+    return ops.run(function* (db): Program<ConsumeOutcome> {
+      const outcome = yield* consumeSteps(q, db, req);
+      // The decision and its audit entry commit together: a consume is never without its entry.
+      const event: AuditEvent = outcome.ok
+        ? {
+            kind: 'consumed',
+            act_id: req.candidate_act_id,
+            tool: req.tool_id,
+            server: req.tool_endpoint,
+            digest: req.arguments_digest,
+            actor: req.owner,
+          }
+        : {
+            kind: 'deny',
+            act_id: req.candidate_act_id,
+            tool: req.tool_id,
+            server: req.tool_endpoint,
+            digest: req.arguments_digest,
+            code: outcome.code,
+            actor: req.owner,
+          };
+      yield* appendEntries(q, db, [event], req.now, auditSigner);
+      return outcome;
     }, opts?.timeoutMs);
   }
 
@@ -303,6 +427,14 @@ export class KyselyAuthorityStore implements AuthorityStore {
         .where('expires_at', '>', now)
         .returningAll()
         .executeTakeFirst();
+      if (r) {
+        const tool = actTool(r.act_json);
+        await this.appendAuditIn(
+          db,
+          [{ kind: status === 'APPROVED' ? 'approve' : 'reject', act_id: candidateActId, ...tool, digest: bindingDigest, actor: approver }],
+          now,
+        );
+      }
       return r;
     }, undefined);
   }
@@ -323,7 +455,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async markInvoked(candidateActId: string, owner: string, now: number): Promise<boolean> {
-    return this.transition(candidateActId, owner, 'CONSUMED', { state: 'INVOKED', invoked_at: now });
+    return this.transition(candidateActId, owner, 'CONSUMED', { state: 'INVOKED', invoked_at: now }, { kind: 'invoked' }, now);
   }
 
   async recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean> {
@@ -331,7 +463,14 @@ export class KyselyAuthorityStore implements AuthorityStore {
       outcome.state === 'EFFECTUATED'
         ? { state: 'EFFECTUATED' as const, result_json: outcome.result_json, finished_at: now }
         : { state: 'FAILED' as const, error_code: outcome.error_code, finished_at: now };
-    return this.transition(candidateActId, owner, 'INVOKED', set);
+    return this.transition(
+      candidateActId,
+      owner,
+      'INVOKED',
+      set,
+      { kind: 'result', code: outcome.state === 'FAILED' ? outcome.error_code : null },
+      now,
+    );
   }
 
   async recoverUnfinished(owner: string, now: number): Promise<number> {
@@ -341,15 +480,53 @@ export class KyselyAuthorityStore implements AuthorityStore {
         .set({ state: 'EFFECT_RESULT_UNKNOWN', finished_at: now })
         .where('owner', '=', owner)
         .where('state', 'in', ['CONSUMED', 'INVOKED'])
-        .returning('candidate_act_id')
+        .returning(['candidate_act_id', 'tool_id', 'arguments_digest'])
         .execute();
+      await this.appendAuditIn(
+        db,
+        rows.map((r) => ({
+          kind: 'result' as const,
+          act_id: r.candidate_act_id,
+          tool: r.tool_id,
+          digest: r.arguments_digest,
+          code: 'EF_EFFECT_RESULT_UNKNOWN',
+          actor: owner,
+        })),
+        now,
+      );
       return rows.length;
     }, undefined);
   }
 
   async close(): Promise<void> {
+    // On shutdown the head is signed, so a truncation after this point is caught by the signature.
+    await Promise.all(this.signing);
+    try {
+      await this.checkpointAudit(this.clock.now());
+    } catch {}
     await this.db.destroy();
     await this.ops.close();
+  }
+
+  /** The journal transition's UPDATE, compiled once per (from state, columns set) shape. */
+  private transitionQuery(from: JournalState, cols: readonly JournalColumn[]): TransitionQuery {
+    const key = `${from}:${cols.join(',')}`;
+    let query = this.transitions.get(key);
+    if (query === undefined) {
+      query = prepared<JournalColumn | '_act' | '_owner', Pick<JournalRow, 'tool_id' | 'arguments_digest'>>(
+        [...cols, '_act', '_owner'],
+        (m) =>
+          this.db
+            .updateTable('gate_journal')
+            .set(Object.fromEntries(cols.map((c) => [c, m[c]])))
+            .where('candidate_act_id', '=', m._act)
+            .where('owner', '=', m._owner)
+            .where('state', '=', from)
+            .returning(['tool_id', 'arguments_digest']),
+      );
+      this.transitions.set(key, query);
+    }
+    return query;
   }
 
   private async transition(
@@ -357,18 +534,17 @@ export class KyselyAuthorityStore implements AuthorityStore {
     owner: string,
     from: JournalState,
     set: Partial<Omit<JournalRow, 'candidate_act_id'>>,
+    event: Pick<AuditEvent, 'kind' | 'code'>,
+    now: number,
   ): Promise<boolean> {
-    return this.ops.run(function* (db) {
-      const r = yield* first(
-        db
-          .updateTable('gate_journal')
-          .set(set)
-          .where('candidate_act_id', '=', candidateActId)
-          .where('owner', '=', owner)
-          .where('state', '=', from)
-          .returning('candidate_act_id'),
-      );
-      return r !== undefined;
+    const { ops, q, auditSigner } = this;
+    const update = this.transitionQuery(from, Object.keys(set) as (keyof typeof set)[]);
+    return ops.run(function* (db) {
+      const r = yield* first(update({ ...set, _act: candidateActId, _owner: owner } as TransitionValues));
+      if (!r) return false;
+      const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
+      yield* appendEntries(q, db, [entry], now, auditSigner);
+      return true;
     }, undefined);
   }
 }
@@ -402,6 +578,84 @@ function* invalidate(db: Db, auth: AuthorityRow, req: ConsumeRequest, refusal: C
     error_code: refusal.code,
   });
   return { ...refusal, invalidated: auth.authority_id };
+}
+
+/** The consume's checks and its conditional UPDATE (enforce MUSTs 3–5), inside the caller's transaction. */
+function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest): Program<ConsumeOutcome> {
+  const epochs = yield* first(q.epochs({}));
+  // MUST 5: an epoch we cannot read is uncertain → never allow.
+  if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
+  const auth = yield* first(q.authorityOfAct({ act: req.candidate_act_id }));
+  const refusal = checkAuthority(auth, req, epochs);
+  if (refusal?.code === 'EF_DESTINATION_MISMATCH' && req.invalidate_on_origin_change) return yield* invalidate(db, auth!, req, refusal);
+  if (refusal) return refusal;
+  const a = auth!;
+  // MUST 4 — the linearization point (hotQueries `consume`).
+  const won = yield* first(
+    q.consume({
+      id: a.authority_id,
+      now: req.now,
+      owner: req.owner,
+      sink: req.sink_id,
+      digest: req.arguments_digest,
+      pe: epochs.policy_epoch,
+      ae: epochs.authority_epoch,
+      re: epochs.revocation_epoch,
+    }),
+  );
+  if (!won) {
+    // A concurrent writer got there between our read and the UPDATE (PostgreSQL): re-read for the accurate refusal.
+    const latest = yield* first(db.selectFrom('gate_authority').selectAll().where('authority_id', '=', a.authority_id));
+    return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
+  }
+  // The journal's CONSUMED row commits with the consume, so a crash right after leaves a trace (T-G).
+  yield q.journalConsumed({
+    act: req.candidate_act_id,
+    authority: a.authority_id,
+    digest: req.arguments_digest,
+    tool: req.tool_id,
+    owner: req.owner,
+    now: req.now,
+  });
+  return { ok: true, authority_id: a.authority_id };
+}
+
+/**
+ * Append entries to the audit chain inside the caller's transaction: lock and read the head,
+ * chain, insert, move the head, and sign it when a checkpoint falls due. Concurrent writers
+ * queue on the head (SQLite: the write lock; PostgreSQL: FOR UPDATE), so there is one chain.
+ */
+function* appendEntries(
+  q: HotQueries,
+  db: Db,
+  events: readonly AuditEvent[],
+  now: number,
+  signer: AuditSigner | undefined,
+): Program<AuditHead> {
+  const head = yield* first(q.auditHead({}));
+  if (!head) throw new Error('gate_audit_head row is missing');
+  if (events.length === 0) return head;
+  const entries = chainEntries(head, events, now);
+  // One prepared INSERT per entry (a decision appends one or two): no per-call query compilation.
+  for (const e of entries) yield q.auditEntry(e);
+  const last = entries[entries.length - 1]!;
+  yield q.moveHead(last);
+  if (signer && checkpointDue(head.seq, last.seq, signer.every))
+    yield db.insertInto('gate_audit_checkpoint').values(signCheckpoint(signer, last.seq, last.hash, now));
+  return { seq: last.seq, hash: last.hash };
+}
+
+/** The tool and server of an escalated act (its stored JSON), for the audit entry of a decision on it. */
+function actTool(actJson: string): { tool: string | null; server: string | null } {
+  try {
+    const t = (JSON.parse(actJson) as { tool?: { tool_id?: unknown; tool_endpoint?: unknown } }).tool;
+    return {
+      tool: typeof t?.tool_id === 'string' ? t.tool_id : null,
+      server: typeof t?.tool_endpoint === 'string' ? t.tool_endpoint : null,
+    };
+  } catch {
+    return { tool: null, server: null };
+  }
 }
 
 function* currentEpochs(ops: DialectOps, db: Db): Program<PolicyState> {

@@ -18,9 +18,9 @@ export interface PendingArgumentsTable {
 // A type alias (not an interface) so Kysely's `withTables` accepts it.
 export type PendingArgumentsDatabase = { gate_pending_arguments: PendingArgumentsTable };
 
-/** Migration 3 of the gate store: added, never edited (store/schema.ts MIGRATIONS is append only). */
+/** Migration 4 of the gate store: added, never edited (store/schema.ts MIGRATIONS is append only). */
 export const PENDING_ARGUMENTS_MIGRATION: Migration = {
-  version: 3,
+  version: 4,
   name: 'arguments of escalated acts, kept for the person deciding until decided plus retention',
   async up(db) {
     await db.schema

@@ -18,6 +18,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { StoreConfigError, StoreTimeoutError } from './errors.js';
 import { type DialectOps, KyselyAuthorityStore, migrated, runAsync } from './kysely-store.js';
+import { consumeInOneStatement } from './postgres-consume.js';
 import type { GateDatabase } from './schema.js';
 import type { AuthorityStore } from './types.js';
 
@@ -70,15 +71,33 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     },
     epochsQuery: (trx) =>
       trx.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1).forShare(),
+    // One chain across processes: every append locks the head row until its transaction commits.
+    auditHeadQuery: (trx) => trx.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).forUpdate(),
+    consumeOnce: async (req, timeoutMs) => {
+      const ms = Math.max(1, Math.floor(timeoutMs ?? defaultTimeout));
+      try {
+        return await consumeInOneStatement(db, req, ms);
+      } catch (e) {
+        if (isTimeout(e)) throw new StoreTimeoutError(`PostgreSQL did not answer within ${ms} ms`, { cause: e });
+        throw e;
+      }
+    },
     close: async () => {},
   };
 
-  const store = new KyselyAuthorityStore(db, ops, redactUrl(url, schema), async (trx) => {
-    // Concurrent openers (N processes at once) take turns on an advisory lock scoped to this schema.
-    await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
-    await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
-  });
-  return migrated(store, (opts.clock ?? systemClock).now());
+  const clock = opts.clock ?? systemClock;
+  const store = new KyselyAuthorityStore(
+    db,
+    ops,
+    redactUrl(url, schema),
+    async (trx) => {
+      // Concurrent openers (N processes at once) take turns on an advisory lock scoped to this schema.
+      await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+    },
+    clock,
+  );
+  return migrated(store, clock.now());
 }
 
 function isTimeout(e: unknown): boolean {

@@ -39,9 +39,11 @@ export type PinOutcome =
 /** The gateway's queries over the store's own connection (so SQLite keeps one handle per process). */
 export class ProxyStore {
   private readonly db: Kysely<GateDatabase & ProxyDatabase>;
+  private readonly store: KyselyAuthorityStore;
 
   constructor(store: AuthorityStore) {
     if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the proxy tables need a Kysely authority store');
+    this.store = store;
     this.db = store.kysely.withTables<ProxyDatabase>();
   }
 
@@ -91,36 +93,69 @@ export class ProxyStore {
    * person pins what they reviewed, never a definition that changed meanwhile).
    */
   async pin(serverId: string, toolName: string, opts: { by: string; now: number; digest?: string }): Promise<PinOutcome> {
-    let q = this.db
-      .updateTable('gate_tool_pin')
-      .set((eb) => ({ pinned_digest: eb.ref('seen_digest'), pinned_at: opts.now, pinned_by: opts.by }))
-      .where('server_id', '=', serverId)
-      .where('tool_name', '=', toolName);
-    if (opts.digest !== undefined) q = q.where('seen_digest', '=', opts.digest);
-    const row = await q.returningAll().executeTakeFirst();
+    // The pin and its audit entry commit together.
+    const row = await this.store.write(async (trx) => {
+      let q = trx
+        .withTables<ProxyDatabase>()
+        .updateTable('gate_tool_pin')
+        .set((eb) => ({ pinned_digest: eb.ref('seen_digest'), pinned_at: opts.now, pinned_by: opts.by }))
+        .where('server_id', '=', serverId)
+        .where('tool_name', '=', toolName);
+      if (opts.digest !== undefined) q = q.where('seen_digest', '=', opts.digest);
+      const r = await q.returningAll().executeTakeFirst();
+      if (r)
+        await this.store.appendAuditIn(
+          trx,
+          [{ kind: 'pin', tool: toolName, server: serverId, digest: r.seen_digest, actor: opts.by }],
+          opts.now,
+        );
+      return r;
+    });
     if (row) return { pinned: true, row };
     const existing = await this.getPin(serverId, toolName);
     return existing ? { pinned: false, reason: 'digest_mismatch', row: existing } : { pinned: false, reason: 'unknown_tool' };
   }
 
   /** Remove a pin: the tool is hidden and refused until pinned again. False when the tool was not pinned. */
-  async unpin(serverId: string, toolName: string): Promise<boolean> {
-    const r = await this.db
-      .updateTable('gate_tool_pin')
-      .set({ pinned_digest: null, pinned_at: null, pinned_by: null })
-      .where('server_id', '=', serverId)
-      .where('tool_name', '=', toolName)
-      .where('pinned_digest', 'is not', null)
-      .returning('tool_name')
-      .executeTakeFirst();
-    return r !== undefined;
+  async unpin(serverId: string, toolName: string, opts: { by?: string; now?: number } = {}): Promise<boolean> {
+    const now = opts.now ?? Date.now();
+    return this.store.write(async (trx) => {
+      const r = await trx
+        .withTables<ProxyDatabase>()
+        .updateTable('gate_tool_pin')
+        .set({ pinned_digest: null, pinned_at: null, pinned_by: null })
+        .where('server_id', '=', serverId)
+        .where('tool_name', '=', toolName)
+        .where('pinned_digest', 'is not', null)
+        .returning('seen_digest')
+        .executeTakeFirst();
+      if (r)
+        await this.store.appendAuditIn(
+          trx,
+          [{ kind: 'unpin', tool: toolName, server: serverId, digest: r.seen_digest, actor: opts.by ?? null }],
+          now,
+        );
+      return r !== undefined;
+    });
   }
 
   async recordObservation(o: Omit<ProxyObservationTable, 'observation_id'>): Promise<void> {
-    await this.db
-      .insertInto('gate_proxy_observation')
-      .values({ observation_id: randomUUID(), ...o })
-      .execute();
+    // The denies the proxy decides before the gate sees an act (an unpinned tool, arguments or
+    // a context it cannot map) are audit decisions too; the gate records its own.
+    const decidedHere = o.mode === 'enforce' && (o.code === 'EF_TOOL_NOT_PINNED' || o.candidate_act_id === null);
+    await this.store.write(async (trx) => {
+      await trx
+        .withTables<ProxyDatabase>()
+        .insertInto('gate_proxy_observation')
+        .values({ observation_id: randomUUID(), ...o })
+        .execute();
+      if (decidedHere)
+        await this.store.appendAuditIn(
+          trx,
+          [{ kind: 'deny', act_id: o.candidate_act_id, tool: o.tool_name, server: o.server_id, digest: o.arguments_digest, code: o.code }],
+          o.recorded_at,
+        );
+    });
   }
 
   /** The pilot metric (Tool-Use Binding draft, pilot: "denies that would have been sends"), grouped. */

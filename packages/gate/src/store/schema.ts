@@ -8,6 +8,7 @@
  * (Tool-Use Binding draft, security considerations: "Logs SHOULD store digests, not raw arguments").
  */
 import type { Kysely } from 'kysely';
+import { AUDIT_LOG_MIGRATION, type AuditDatabase } from './audit-schema.js';
 import { PENDING_ARGUMENTS_MIGRATION } from './pending-arguments-schema.js';
 import { PROXY_TABLES_MIGRATION } from './proxy-schema.js';
 
@@ -112,7 +113,7 @@ export interface MigrationTable {
   applied_at: number;
 }
 
-export interface GateDatabase {
+export interface GateDatabase extends AuditDatabase {
   gate_policy_state: PolicyStateTable;
   gate_evidence: EvidenceTable;
   gate_authority: AuthorityTable;
@@ -124,7 +125,7 @@ export interface GateDatabase {
 export interface Migration {
   version: number;
   name: string;
-  up(db: Kysely<GateDatabase>, now: number): Promise<void>;
+  up(db: Kysely<GateDatabase>, now: number, dialect: 'sqlite' | 'postgres'): Promise<void>;
 }
 
 /** Versioned migrations, applied in order inside the store's write transaction. Append only. */
@@ -218,5 +219,6 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   PROXY_TABLES_MIGRATION,
+  AUDIT_LOG_MIGRATION,
   PENDING_ARGUMENTS_MIGRATION,
 ];

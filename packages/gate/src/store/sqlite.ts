@@ -50,7 +50,8 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   function setBusyTimeout(timeoutMs: number | undefined): number {
     const wanted = Math.max(0, Math.floor(timeoutMs ?? defaultTimeout));
     if (wanted !== busyTimeout) {
-      raw.pragma(`busy_timeout = ${wanted}`);
+      // Calls alternate between the gate's bound and the default; the PRAGMA statement is prepared once per value.
+      database.prepare(`PRAGMA busy_timeout = ${wanted}`).get();
       busyTimeout = wanted;
     }
     return wanted;
@@ -109,12 +110,14 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.
     epochsQuery: (conn) =>
       conn.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
+    auditHeadQuery: (conn) => conn.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1),
     // Kysely's destroy() closes the better-sqlite3 handle.
     close: async () => {},
   };
 
-  const store = new KyselyAuthorityStore(db, ops, file);
-  return migrated(store, (opts.clock ?? systemClock).now());
+  const clock = opts.clock ?? systemClock;
+  const store = new KyselyAuthorityStore(db, ops, file, undefined, clock);
+  return migrated(store, clock.now());
 }
 
 function isBusy(e: unknown): boolean {

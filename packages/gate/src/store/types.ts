@@ -1,5 +1,7 @@
 import type { PolicyState } from '../act.js';
+import type { AuditEvent, AuditSigner } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
+import type { AuditCheckpointTable, AuditTable } from './audit-schema.js';
 import type { AuthorityTable, EscalationStatus, EscalationTable, EvidenceTable, JournalState, JournalTable } from './schema.js';
 
 export type AuthorityRow = AuthorityTable;
@@ -52,6 +54,8 @@ export interface DecisionRecord {
    * same transaction: authority is never issued under epochs that already moved on (Finality-bound revocation draft).
    */
   expectEpochs?: PolicyState;
+  /** The audit entries of this decision, appended in the same transaction when it is written. */
+  audit?: readonly AuditEvent[];
 }
 
 export type DecisionResult =
@@ -66,6 +70,20 @@ export type OutcomeRecord = { state: 'EFFECTUATED'; result_json: string | null }
  * A durable authority store: the system of record for single-use consumption.
  * Every implementation passes the one contract suite in `test/store.test.ts`.
  */
+/** The audit chain's head: the last entry's seq and hash (seq 0 and the genesis hash when empty). */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+}
+
+export interface AuditReadOptions {
+  /** Entries with a greater seq. Default 0. */
+  afterSeq?: number;
+  /** Entries at or after this time (epoch ms). */
+  since?: number;
+  limit: number;
+}
+
 export interface AuthorityStore {
   readonly dialect: 'sqlite' | 'postgres';
   /** Where the store lives, for messages (a file path, or a URL without credentials). */
@@ -120,6 +138,20 @@ export interface AuthorityStore {
   recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean>;
   /** After a restart of `owner`: every CONSUMED/INVOKED row of it becomes EFFECT_RESULT_UNKNOWN. Returns the count. */
   recoverUnfinished(owner: string, now: number): Promise<number>;
+
+  /**
+   * The audit log: every decision the store writes (issue, deny, escalate, approve, reject,
+   * consume, invoke, result) appends its entry in the decision's own transaction; `appendAudit`
+   * appends others (a deny decided before the store, a pin) in a transaction of their own.
+   */
+  appendAudit(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead>;
+  auditHead(): Promise<AuditHead>;
+  readAudit(opts: AuditReadOptions): Promise<AuditTable[]>;
+  listAuditCheckpoints(): Promise<AuditCheckpointTable[]>;
+  /** Sign checkpoints with this key from now on (every `every` entries, and the head on close). */
+  useAuditSigner(signer: AuditSigner): void;
+  /** Sign the current head unless it is signed already. No-op without a signer. */
+  checkpointAudit(now: number): Promise<void>;
 
   close(): Promise<void>;
 }

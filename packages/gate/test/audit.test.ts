@@ -1,0 +1,267 @@
+/**
+ * The audit log on a real SQLite file and a real PostgreSQL schema: the decisions a Gate and
+ * the proxy's pins make form one hash chain with signed checkpoints; `verifyAuditChain` passes
+ * an intact chain and names the first bad entry of an edited, deleted, reordered or truncated
+ * one; concurrent writer processes on one SQLite file or one PostgreSQL keep one chain.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import {
+  type AuditEntry,
+  type AuthorityStore,
+  exportAudit,
+  Gate,
+  loadPolicy,
+  openPostgresStore,
+  openSqliteStore,
+  ProxyStore,
+  verifyAuditChain,
+} from '@vrpkit/gate';
+import { testPgUrl } from '@vrpkit/testkit/pg';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
+import { spawnProc } from './procs/spawn.js';
+
+const PG_URL = testPgUrl('gate audit log', 'the PostgreSQL half of the audit log tests and its concurrent writers');
+const dir = tmpDir('audit');
+/** A raw argument value that must never reach the log (only its digest may). */
+const SECRET = 'guest-name-Maria-Alves';
+
+interface Backend {
+  name: 'sqlite' | 'postgres';
+  skip: boolean;
+  /** A fresh database; `open` opens a store on it, `exec` runs raw SQL on it (the tamperer's access). */
+  fresh(): Promise<{ open(): Promise<AuthorityStore>; exec(sql: string): Promise<void>; config: unknown }>;
+}
+
+const schemas: string[] = [];
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    skip: false,
+    async fresh() {
+      const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
+      return {
+        open: () => openSqliteStore(file),
+        exec: async (sql) => {
+          const db = new Database(file);
+          db.exec(sql);
+          db.close();
+        },
+        config: { sqlite: file },
+      };
+    },
+  },
+  {
+    name: 'postgres',
+    skip: !PG_URL,
+    async fresh() {
+      const schema = `gate_audit_${randomBytes(5).toString('hex')}`;
+      schemas.push(schema);
+      return {
+        open: () => openPostgresStore(PG_URL!, { schema, poolSize: 2 }),
+        exec: async (sql) => {
+          const c = new pg.Client({ connectionString: PG_URL });
+          await c.connect();
+          await c.query(`SET search_path = ${schema}`);
+          await c.query(sql);
+          await c.end();
+        },
+        config: { postgres: PG_URL, schema },
+      };
+    },
+  },
+];
+
+afterAll(async () => {
+  removeTmpDirs();
+  if (!PG_URL || schemas.length === 0) return;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+  await c.end();
+});
+
+/**
+ * Make a chain: two dispatched reads (allow, issued, consumed, invoked, result each), a
+ * replayed one (deny EF_005), live arguments that differ (deny EF_SCOPE_MISMATCH), an
+ * escalated send that a person approves, a pin and an unpin. Checkpoints every 4 entries and on close.
+ */
+async function writeChain(store: AuthorityStore): Promise<void> {
+  const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, auditCheckpointEvery: 4 });
+  const policy_state = await gate.policyState();
+  const args = { q: SECRET };
+  for (const id of ['read-1', 'read-2']) {
+    const r = await gate.dispatch(makeAct({ id, args, policy_state }), args, async () => 'ok');
+    expect(r.invoked).toBe(true);
+  }
+  expect((await gate.dispatch(makeAct({ id: 'read-1', args, policy_state }), args, async () => 'again')).invoked).toBe(false);
+  const read3 = makeAct({ id: 'read-3', args, policy_state });
+  expect((await gate.authorize(read3)).status).toBe('issued');
+  expect((await gate.enforce(read3, { q: 'other' })).code).toBe('EF_SCOPE_MISMATCH');
+  const send = makeAct({ id: 'send-1', tool: 'mail_send', consequence_class: 'COMMUNICATION', args, policy_state });
+  expect((await gate.authorize(send)).status).toBe('escalated');
+  expect((await gate.approve('send-1', 'alice')).status).toBe('issued');
+  const pins = new ProxyStore(store);
+  await pins.recordSeen([{ server_id: 'srv', tool_name: 'note_write', digest: 'def-1', definition: '{}', server_info: null }], Date.now());
+  expect((await pins.pin('srv', 'note_write', { by: 'bob', now: Date.now() })).pinned).toBe(true);
+  expect(await pins.unpin('srv', 'note_write', { by: 'bob' })).toBe(true);
+  // The proxy's own deny of an unpinned tool is a decision; what observe mode would have denied is not.
+  const observation = { server_id: 'srv', tool_name: 'note_write', consequence_class: 'PERSISTENT_STATE_CHANGE', arguments_digest: 'd' };
+  await pins.recordObservation({
+    ...observation,
+    recorded_at: Date.now(),
+    mode: 'enforce',
+    code: 'EF_TOOL_NOT_PINNED',
+    candidate_act_id: 'mcp-1',
+  });
+  await pins.recordObservation({
+    ...observation,
+    recorded_at: Date.now(),
+    mode: 'observe',
+    code: 'EF_TOOL_NOT_PINNED',
+    candidate_act_id: 'mcp-2',
+  });
+  await gate.close();
+}
+
+async function entries(store: AuthorityStore): Promise<AuditEntry[]> {
+  const out: AuditEntry[] = [];
+  for await (const e of exportAudit(store, { pageSize: 5 })) out.push(e);
+  return out;
+}
+
+for (const b of backends) {
+  describe.skipIf(b.skip)(`audit log on ${b.name}`, () => {
+    it('records every decision in one chain that verifies, with signed checkpoints and digests only', async () => {
+      const db = await b.fresh();
+      await writeChain(await db.open());
+      const store = await db.open();
+      try {
+        const log = await entries(store);
+        expect(log.map((e) => e.kind)).toEqual([
+          ...['allow', 'issued', 'consumed', 'invoked', 'result'],
+          ...['allow', 'issued', 'consumed', 'invoked', 'result'],
+          'deny',
+          'allow',
+          'issued',
+          'deny',
+          'escalate',
+          'approve',
+          'allow',
+          'issued',
+          'pin',
+          'unpin',
+          'deny',
+        ]);
+        expect(log.map((e) => e.seq)).toEqual(log.map((_, i) => i + 1));
+        expect(log.filter((e) => e.kind === 'deny').map((e) => e.code)).toEqual(['EF_005', 'EF_SCOPE_MISMATCH', 'EF_TOOL_NOT_PINNED']);
+        expect(log.find((e) => e.kind === 'approve')).toMatchObject({ act_id: 'send-1', tool: 'mail_send', actor: 'alice' });
+        expect(log.find((e) => e.kind === 'pin')).toMatchObject({ server: 'srv', tool: 'note_write', digest: 'def-1', actor: 'bob' });
+        expect(JSON.stringify(log)).not.toContain(SECRET);
+        const v = await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
+        expect(v).toMatchObject({ ok: true, entries: log.length, head: { seq: log.length } });
+        // One per 4 entries (an append that crosses a boundary signs its last entry: allow + issued at 12–13 signs 13), and the head on close.
+        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 8, 13, 16, 20, 21]);
+        // A key that is not trusted fails closed.
+        const other = { ...PUBLIC_JWK, x: 'A'.repeat(43) };
+        expect(await verifyAuditChain(store, { trustedKeys: [other] })).toMatchObject({ ok: false, seq: 4, problem: 'bad_checkpoint' });
+      } finally {
+        await store.close();
+      }
+    });
+
+    const tampering: { name: string; sql: string; expected: { seq: number; problem: string } }[] = [
+      { name: 'an edited entry', sql: "UPDATE gate_audit SET code = 'EF_FORGED' WHERE seq = 7", expected: { seq: 7, problem: 'edited' } },
+      { name: 'a deleted entry', sql: 'DELETE FROM gate_audit WHERE seq = 6', expected: { seq: 6, problem: 'deleted' } },
+      {
+        name: 'two swapped entries',
+        sql: 'UPDATE gate_audit SET seq = 1000 WHERE seq = 9; UPDATE gate_audit SET seq = 9 WHERE seq = 10; UPDATE gate_audit SET seq = 10 WHERE seq = 1000',
+        expected: { seq: 9, problem: 'reordered' },
+      },
+      {
+        name: 'a truncated tail with its head moved back',
+        sql: 'DELETE FROM gate_audit WHERE seq > 15; UPDATE gate_audit_head SET seq = 15, hash = (SELECT hash FROM gate_audit WHERE seq = 15)',
+        expected: { seq: 16, problem: 'truncated' },
+      },
+      {
+        name: 'a forged checkpoint signature',
+        sql: "UPDATE gate_audit_checkpoint SET jws = jws || 'x' WHERE seq = 8",
+        expected: { seq: 8, problem: 'bad_checkpoint' },
+      },
+    ];
+    for (const t of tampering) {
+      it(`names the first bad entry of ${t.name}`, async () => {
+        const db = await b.fresh();
+        await writeChain(await db.open());
+        await db.exec(t.sql);
+        const store = await db.open();
+        try {
+          expect(await verifyAuditChain(store, { pageSize: 4 })).toMatchObject({ ok: false, ...t.expected });
+        } finally {
+          await store.close();
+        }
+      });
+    }
+
+    it('catches an entry rewritten with every later hash and the head recomputed, at the next signed checkpoint', async () => {
+      const db = await b.fresh();
+      await writeChain(await db.open());
+      const store = await db.open();
+      const log = await entries(store);
+      await store.close();
+      // The forger recomputes the chain from entry 5 on, but cannot re-sign the checkpoints.
+      const { auditEntryHash } = await import('@vrpkit/gate');
+      let prev = log[3]!.hash;
+      const updates: string[] = [];
+      for (const e of log.slice(4)) {
+        const body = { ...e, code: e.seq === 5 ? 'EF_FORGED' : e.code, prev_hash: prev };
+        const { hash: _old, ...rest } = body;
+        prev = auditEntryHash(rest);
+        updates.push(
+          `UPDATE gate_audit SET code = ${body.code === null ? 'NULL' : `'${body.code}'`}, prev_hash = '${body.prev_hash}', hash = '${prev}' WHERE seq = ${e.seq}`,
+        );
+      }
+      updates.push(`UPDATE gate_audit_head SET hash = '${prev}'`);
+      await db.exec(updates.join('; '));
+      const again = await db.open();
+      try {
+        expect(await verifyAuditChain(again)).toMatchObject({ ok: false, seq: 8, problem: 'edited' });
+      } finally {
+        await again.close();
+      }
+    });
+  });
+}
+
+for (const b of backends) {
+  describe.skipIf(b.skip)(`audit log with concurrent writers on one ${b.name} store`, () => {
+    it('keeps one valid chain when 4 processes decide at once', async () => {
+      const db = await b.fresh();
+      await (await db.open()).close(); // migrate once, so the writers race on decisions, not on the schema
+      const count = b.name === 'postgres' ? 12 : 6;
+      const writers = [0, 1, 2, 3].map((i) => spawnProc('audit-writer', { store: db.config, instance: `writer-${i}`, count }));
+      try {
+        await Promise.all(writers.map((w) => w.waitFor('READY')));
+        for (const w of writers) w.proc.stdin!.write('GO\n');
+        const done = await Promise.all(writers.map((w) => w.waitFor('DONE')));
+        expect(done).toEqual(writers.map(() => `DONE ${count}`));
+      } finally {
+        for (const w of writers) w.proc.kill();
+      }
+      const store = await db.open();
+      try {
+        const log = await entries(store);
+        expect(log).toHaveLength(4 * count * 5);
+        expect(new Set(log.map((e) => e.actor).filter((a) => a?.startsWith('writer-')))).toEqual(
+          new Set(['writer-0', 'writer-1', 'writer-2', 'writer-3']),
+        );
+        expect(await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 4 * count * 5 });
+      } finally {
+        await store.close();
+      }
+    }, 120_000);
+  });
+}
