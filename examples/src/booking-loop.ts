@@ -10,10 +10,10 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Message, MessageCreateParamsNonStreaming, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
+import { BOOKING_TOOL_SPECS, type BookingHost } from '@vrpkit/agent';
 import type { ToolCallOutcome } from '@vrpkit/gate';
 import type { BookingGuest } from '@vrpkit/protocol';
 import type { FunctionTool, Response, ResponseCreateParamsNonStreaming, ResponseInputItem } from 'openai/resources/responses/responses';
-import { BOOKING_TOOL_SPECS, type BookingHost } from './booking-host.js';
 
 export const BOOKING_POLICY_FILE = fileURLToPath(new URL('../booking-policy.yaml', import.meta.url));
 export const ANTHROPIC_BOOKING_RECORDING = fileURLToPath(new URL('../recordings/booking-anthropic-messages.json', import.meta.url));
@@ -94,7 +94,12 @@ export async function runResponsesBookingLoop(opts: {
     const res = await opts.createResponse({ model: opts.model, tools: RESPONSES_BOOKING_TOOLS, input });
     input.push(...(res.output as ResponseInputItem[]));
     const calls = res.output.flatMap((o) => (o.type === 'function_call' ? [o] : []));
-    if (!calls.length) return { outcomes, final: res.output_text ?? '' };
+    // The raw API object (a recording) has no SDK `output_text` convenience: read the message items.
+    if (!calls.length)
+      return {
+        outcomes,
+        final: res.output.flatMap((o) => (o.type === 'message' ? o.content.flatMap((c) => (c.type === 'output_text' ? [c.text] : [])) : [])).join('\n'),
+      };
     const handled = await Promise.all(
       calls.map((c) => {
         let args: unknown;

@@ -5,10 +5,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BookingHost, HandledBlock } from '@vrpkit/agent';
 import { addCalendarBlock, addCalendarFeed, propertyDocument, sampleProperty, updateProperty } from '@vrpkit/node';
 import { testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BookingHost, HandledBlock } from '../src/booking-host.js';
 import { RECORDED_AT } from '../src/booking-loop.js';
 import { type BookingWorld, NODE_DOMAIN, OPERATOR_DOMAIN, openBookingHost, startBookingWorld } from './booking-support.js';
 

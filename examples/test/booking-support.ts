@@ -6,13 +6,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import { BookingHost, createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { type Clock, generateEd25519Jwk } from '@vrpkit/core';
 import { type AgentCandidateAct, actBindingDigest, Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { createDevCa, initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOOKING_REQUESTS_PATH, BOUND_TOOL_NAME } from '@vrpkit/protocol';
 import { mcpApp, serveSurface, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
-import { BookingHost } from '../src/booking-host.js';
 import { BOOKING_POLICY_FILE, DEMO_GUEST } from '../src/booking-loop.js';
 
 export const NODE_DOMAIN = 'villa-booking.example';

@@ -24,6 +24,8 @@ export {
   liveBookingRequest,
   offerJwsSha256,
 } from './booking/act.js';
+export type { BookingApprovalRequest, BookingHostOptions, BookingStep, HandledBlock } from './booking/host.js';
+export { BOOKING_TOOL_SPECS, BookingHost, OFFER_TOOL } from './booking/host.js';
 export type { BookingReceiptCode, BookingReceiptVerification, VerifyBookingReceiptOptions } from './booking/receipt.js';
 export { verifyBookingReceipt } from './booking/receipt.js';
 // Core VRP v0.1 §2 (discovery on the host domain) and §5.1 (the canonical-domain label rule).

@@ -1,5 +1,7 @@
 /**
- * The booking host: a guest's agent host with two tools and a Gate on the invoke arrow.
+ * The booking host: a guest's agent host with two tools and a Gate on the invoke arrow, for any
+ * model vendor (the example loops feed it Anthropic `tool_use` blocks and OpenAI Responses
+ * `function_call` items; `vrp demo --booking` replays recorded ones).
  *
  * - `get_verified_stay_offer` (INFORMATIONAL, a hot envelope): the node's MCP tool, called with
  *   the official MCP client (`getOfferVia('mcp')`); the offer is verified against the node's own
@@ -10,21 +12,7 @@
  *   re-derived into a live act (`liveBookingRequest`) and enforced against the approved
  *   authority before a byte goes to the node. The node's receipt is verified after.
  */
-import { createHash } from 'node:crypto';
-import {
-  BOOKING_TOOL,
-  type BookingApprovalView,
-  type BookingArguments,
-  bookingActFromVerifiedOffer,
-  bookingEndpoint,
-  bookingTermsOf,
-  getOfferVia,
-  type HardenedFetchOptions,
-  liveBookingRequest,
-  type SurfaceReport,
-  verifyBookingReceipt,
-} from '@vrpkit/agent';
-import { asRecord, type Clock, type FetchLike } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike, sha256Hex } from '@vrpkit/core';
 import {
   type ActContext,
   type AgentCandidateAct,
@@ -41,6 +29,19 @@ import {
   type ToolCallOutcome,
 } from '@vrpkit/gate';
 import type { BookingGuest } from '@vrpkit/protocol';
+import type { HardenedFetchOptions } from '../hardened-fetch.js';
+import { getOfferVia } from '../surfaces/index.js';
+import type { SurfaceReport } from '../surfaces/types.js';
+import {
+  BOOKING_TOOL,
+  type BookingApprovalView,
+  type BookingArguments,
+  bookingActFromVerifiedOffer,
+  bookingEndpoint,
+  bookingTermsOf,
+  liveBookingRequest,
+} from './act.js';
+import { verifyBookingReceipt } from './receipt.js';
 
 export const OFFER_TOOL = 'get_verified_stay_offer';
 
@@ -231,7 +232,7 @@ export class BookingHost {
       endpoint,
       offer_jws: held.jws,
       guest: this.#opts.guest,
-      idempotency_key: `vrpkit-${createHash('sha256').update(approved.act.candidate_act_id).digest('hex').slice(0, 40)}`,
+      idempotency_key: `vrpkit-${sha256Hex(approved.act.candidate_act_id).slice(0, 40)}`,
     });
     const r = await this.#opts.gate.dispatch(live.act, live.args, () => this.#post(endpoint, live.body, held.jws));
     const outcome = outcomeOf(block, live.act, r.decision, r.invoked);
