@@ -44,6 +44,30 @@ export {
   type NodeStoreOptions,
   withNodeStore,
 } from './admin/store.js';
+// The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1): the desk behind
+// `POST /api/booking-requests` and the `/book` form, the hold upkeep and the webhook.
+export {
+  type BookingAnswer,
+  type BookingDesk,
+  type BookingDeskOptions,
+  type BookingLogEntry,
+  type BookingRefusal,
+  createBookingDesk,
+  DEFAULT_HOLD_HOURS,
+  MAX_HOLD_HOURS,
+} from './booking/desk.js';
+export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
+export { DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
+export { bookingView, signBookingReceipt } from './booking/receipt.js';
+export {
+  type BookingUpkeep,
+  type BookingUpkeepOptions,
+  type BookingWebhook,
+  type BookingWebhookEvent,
+  DEFAULT_BOOKING_SWEEP_INTERVAL_MS,
+  MAX_WEBHOOK_ATTEMPTS,
+  startBookingUpkeep,
+} from './booking/upkeep.js';
 export {
   isServeWorker,
   MAX_SERVE_WORKERS,
@@ -120,7 +144,7 @@ export {
   type PropertyView,
 } from './service.js';
 export type { StoreTarget } from './store/db.js';
-export { NodeStore } from './store/store.js';
+export { type BookingRequestRecord, NodeStore } from './store/store.js';
 // Node Tool Binding v0.1 §3–§5: the MCP, A2A and WebMCP surfaces (mounted by `createNodeApp`).
 export { MAX_JSON_DEPTH } from './surfaces/index.js';
 // Background calendar sync (`vrp node serve --sync-interval`).

@@ -14,6 +14,8 @@ import { isVrpError, systemClock } from '@vrpkit/core';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
+import { createBookingDesk } from './booking/desk.js';
+import { type BookingUpkeep, type BookingWebhook, startBookingUpkeep } from './booking/upkeep.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { readinessProbe } from './health.js';
@@ -59,6 +61,14 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   onError?: (error: unknown) => void;
   /** `--offer-cache-max-age`: seconds a signed offer is reused (0 = sign every offer; default 60). */
   offerCacheMaxAgeSeconds?: number;
+  /** `--hold-hours`: how long a pending booking request holds the dates (default 24). */
+  holdHours?: number;
+  /** `--booking-rate-limit`: booking requests per minute from one address (default 10). */
+  bookingRateLimit?: number;
+  /** `--booking-webhook`: an https URL that receives a JSON event per booking change. */
+  bookingWebhook?: BookingWebhook;
+  /** How often expired holds are swept (ms, default a minute); reads expire them as they come too. */
+  bookingSweepIntervalMs?: number;
 }
 
 /**
@@ -189,12 +199,30 @@ function serveBehindProxy(
   });
 }
 
+/** The booking upkeep for a serving node's options (`--booking-webhook`, the sweep interval). */
+export function startNodeBookingUpkeep(
+  store: NodeStore,
+  canonicalDomain: string,
+  o: Pick<ServeNodeOptions, 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs'>,
+  onError: (e: unknown) => void,
+): BookingUpkeep {
+  return startBookingUpkeep({
+    store,
+    canonicalDomain,
+    onError,
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.bookingWebhook ? { webhook: o.bookingWebhook } : {}),
+    ...(o.bookingSweepIntervalMs !== undefined ? { intervalMs: o.bookingSweepIntervalMs } : {}),
+  });
+}
+
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   const maxPerClient = o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
   if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
     throw new NodeError('invalid_connection_cap', 'the per-client connection cap is a positive integer');
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
   let acme: AcmeCertificates | undefined;
+  let upkeep: BookingUpkeep | undefined;
   try {
     const service = await createOfferService({
       store,
@@ -218,7 +246,18 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
         })
       : undefined;
     const tls: Awaited<ReturnType<typeof loadServeTls>> = acme ? acme.current : await loadServeTls(o, service.canonicalDomain);
+    // Expiry sweeps and webhook delivery run once per node: in `--workers N` mode the primary runs them.
+    upkeep = cluster.isWorker ? undefined : startNodeBookingUpkeep(store, service.canonicalDomain, o, onError);
+    const bookings = createBookingDesk({
+      service,
+      store,
+      ...(o.clock ? { clock: o.clock } : {}),
+      ...(o.holdHours !== undefined ? { holdHours: o.holdHours } : {}),
+      ...(o.bookingRateLimit !== undefined ? { rateLimitPerMinute: o.bookingRateLimit } : {}),
+      ...(upkeep ? { onChange: upkeep.wake } : {}),
+    });
     const app = createNodeApp(service, {
+      bookings,
       onError,
       readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
       ...(o.log ? { log: o.log } : {}),
@@ -275,12 +314,14 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
           server.closeAllConnections();
         })
           .then(() => sync?.stop())
+          .then(() => upkeep?.stop())
           .then(() => acme?.close())
           .then(() => store.close());
         return closed;
       },
     };
   } catch (e) {
+    await upkeep?.stop().catch(() => {});
     await acme?.close().catch(() => {});
     await store.close().catch(() => {});
     throw e;

@@ -32,7 +32,7 @@ import { buildOfferPayload, type HostAlternatives, type SignedOffer, signOffer }
 import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
 import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
-import type { NodeStore } from './store/store.js';
+import type { NodeStore, StoreSnapshot } from './store/store.js';
 
 /** One offer service behind every surface (Node Tool Binding v0.1 §5: three adapters, one source). */
 export interface OfferService {
@@ -68,6 +68,8 @@ export interface NodePublisher extends OfferService {
   discovery(): DiscoveryDocument;
   /** Core VRP v0.1 §3 JWKS at the node's clock: active and retained keys. */
   jwks(): Promise<VrpJwks>;
+  /** The live re-quote of a booking request: `getOffer` computed from the store state `state` (read inside the hold's transaction). */
+  quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome;
 }
 
 /** A signed offer (`json` is the exact response body, `body` its UTF-8 bytes) or a malformed request's error. */
@@ -166,7 +168,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
 
   /** The store as of now (one revision read; reloaded only when a write happened), with the derived views kept in step. */
   const load = async () => {
-    const next = await store.snapshot();
+    const next = await store.snapshot(clock.now());
     if (next !== snap) {
       snap = next;
       view = viewOf(snap.property, domain);
@@ -249,14 +251,23 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return parseOfferRequest(args, { today, horizonDays: s.p.booking_horizon_days });
   }
 
-  async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+  /** Sign afresh at the node's clock from the store state `s`. */
+  function signNow(args: OfferRequestInput, s: Loaded): OfferOutcome {
     const t = clock.now();
-    const s = await load();
     const today = localDate(t, s.p.time_zone);
     // A refusal never reaches pricing or the signer.
     const parsed = parseAt(args, s, today);
     if (!parsed.ok) return parsed;
     return { ok: true, ...signFresh(parsed.request, t, s, today) };
+  }
+
+  async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+    return signNow(args, await load());
+  }
+
+  function quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome {
+    const { revision, property: p, feeds, blocks, keys } = state;
+    return signNow(args, { revision, p, feeds, blocks, signer: keyRing.signerFor(keys) });
   }
 
   async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
@@ -301,6 +312,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     offerEndpoint: `${origin}${OFFER_ENDPOINT_PATH}`,
     getOffer,
     getServedOffer,
+    quoteFrom,
     property: () => view,
     calendar,
     activeSigner: () => keyRing.current(),

@@ -4,6 +4,30 @@
  * Everything not listed here is internal.
  */
 
+// The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1 `direct_booking_url`): the
+// request, the signed receipt's payload and the endpoint's error codes.
+export type {
+  BookingErrorCode,
+  BookingGuest,
+  BookingReceiptPayload,
+  BookingRequest,
+  BookingRequestView,
+  BookingResponse,
+  BookingStatus,
+} from './booking.js';
+export {
+  BOOKING_ERRORS,
+  BOOKING_RECEIPT_TYP,
+  BOOKING_RECEIPT_TYPE,
+  BOOKING_RECEIPT_VERSION,
+  BOOKING_REQUESTS_PATH,
+  BookingReceiptPayloadSchema,
+  BookingRequestSchema,
+  BookingRequestViewSchema,
+  BookingResponseSchema,
+  BookingStatusSchema,
+  MAX_BOOKING_REQUEST_BYTES,
+} from './booking.js';
 // Constants: Core VRP v0.1 §2–§5 and §7 (paths, kinds, the canonical phrase, the JWKS cache
 // bound), Node Tool Binding v0.1 §3 (the bound tool name), VRP receipt envelope v1 and the MCP
 // Composition Profile (versions and the assertion type).
@@ -25,7 +49,6 @@ export {
   RECEIPT_VERSION,
   WEBMCP_TOOL_CALL_PATH,
 } from './constants.js';
-
 // Core VRP v0.1 §4 and Node Tool Binding v0.1 §4: the offer request, its one parser and code
 // table, and the input schema every tool surface advertises.
 export { dayNumber } from './dates.js';
@@ -63,7 +86,6 @@ export {
   offerToolInputSchema,
   parseOfferRequest,
 } from './offer-request.js';
-
 // The official VRP JSON Schemas, verbatim (provenance in schemas/PROVENANCE.md).
 export type { OfficialSchemaName } from './schemas.js';
 export { OFFICIAL_SCHEMAS, officialSchema } from './schemas.js';

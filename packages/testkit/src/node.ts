@@ -34,7 +34,11 @@ export function testClock(start: string | number) {
 
 export interface NodeClient {
   get(path: string): Promise<{ status: number; headers: Headers; text: string }>;
-  request(method: string, path: string): Promise<{ status: number; headers: Headers; text: string }>;
+  request(
+    method: string,
+    path: string,
+    init?: { body?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; text: string }>;
   close(): Promise<void>;
 }
 
@@ -48,8 +52,8 @@ export function nodeClient(domain: string, port: number, caPem: string): NodeCli
     get(path) {
       return this.request('GET', path);
     },
-    async request(method, path) {
-      const res = await undiciFetch(`https://${domain}${path}`, { method, dispatcher: agent });
+    async request(method, path, init = {}) {
+      const res = await undiciFetch(`https://${domain}${path}`, { method, dispatcher: agent, ...init });
       return { status: res.status, headers: res.headers as unknown as Headers, text: await res.text() };
     },
     close: () => agent.close(),
@@ -64,11 +68,12 @@ export async function serveTestNode(
   domain: string,
   dataDir: string,
   clock: Clock,
-  opts: { beforeServe?: () => Promise<unknown> } & Pick<ServeNodeOptions, 'onError'> = {},
+  opts: { beforeServe?: () => Promise<unknown> } & Omit<ServeNodeOptions, 'dataDir' | 'dev' | 'clock'> = {},
 ): Promise<{ node: ServedNode; client: NodeClient }> {
-  await initNode({ domain, dataDir, clock });
-  await opts.beforeServe?.();
-  const node = await serveNode({ dataDir, dev: true, clock, ...(opts.onError ? { onError: opts.onError } : {}) });
+  const { beforeServe, ...serveOptions } = opts;
+  await initNode({ domain, dataDir, clock, ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}) });
+  await beforeServe?.();
+  const node = await serveNode({ ...serveOptions, dataDir, dev: true, clock });
   return { node, client: nodeClient(domain, node.port, node.caPem!) };
 }
 

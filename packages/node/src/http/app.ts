@@ -6,6 +6,8 @@
 import { sha256Hex } from '@vrpkit/core';
 import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { Hono } from 'hono';
+import type { BookingDesk } from '../booking/desk.js';
+import { mountBookingRequests } from '../booking/http.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import { errorBody, JSON_TYPE, offerQuery, offerResponse, rawQuery } from '../request.js';
 import type { NodePublisher } from '../service.js';
@@ -32,6 +34,8 @@ export interface NodeAppOptions {
   onError?: (error: unknown) => void;
   /** The readiness probe `/readyz` answers with (`readinessProbe`); without one the app has no `/readyz`. */
   readiness?: () => Promise<ReadinessReport>;
+  /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
+  bookings?: BookingDesk;
 }
 
 export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
@@ -72,6 +76,8 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
     const r = await renderBookPage(service, c.req.url);
     return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
   });
+
+  if (options.bookings) mountBookingRequests(app, options.bookings);
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
   app.get(HEALTHZ_PATH, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));

@@ -3,7 +3,9 @@
  * honours the `offer` parameter's old price: it shows the terms of a fresh signed offer for
  * the same stay, or says the stay is no longer available.
  */
+import { randomBytes } from 'node:crypto';
 import type { OfferEnvelope } from '@vrpkit/protocol';
+import type { BookingAnswer } from '../booking/desk.js';
 import { offerQuery } from '../request.js';
 import type { OfferOutcome, OfferService } from '../service.js';
 import { escapeHtml as esc } from '../surfaces/page.js';
@@ -23,6 +25,43 @@ function page(title: string, body: string): string {
 table{border-collapse:collapse;width:100%}td,th{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:left}
 td.n,th.n{text-align:right}.total td{font-weight:700}.note{color:#555;font-size:.9rem}.unavailable{color:#8a1f11}</style>
 </head><body>${body}</body></html>`;
+}
+
+/**
+ * The request form: it posts the signed offer shown on this page (never a price the page could
+ * alter: the node re-checks the JWS and re-quotes) with the guest's details, under a key made for
+ * this page view, so a double submit is one booking request.
+ */
+function bookingForm(offerJws: string): string {
+  const key = `page-${randomBytes(16).toString('base64url')}`;
+  return `<h3>Request this stay</h3>
+<form method="post" action="/book" id="booking-form">
+<input type="hidden" name="offer_jws" value="${esc(offerJws)}"><input type="hidden" name="idempotency_key" value="${esc(key)}">
+<p><label>Name <input name="guest_name" required maxlength="200" autocomplete="name"></label></p>
+<p><label>Email <input name="guest_email" type="email" required maxlength="254" autocomplete="email"></label></p>
+<p><label>Phone (optional) <input name="guest_phone" type="tel" maxlength="32" autocomplete="tel"></label></p>
+<p><button type="submit">Request booking</button></p>
+<p class="note">The host holds the dates while deciding; nothing is charged here.</p>
+</form>`;
+}
+
+/** The page after the form was posted: the hold that was made, or why none was. */
+export function renderBookingResult(canonicalDomain: string, a: BookingAnswer): string {
+  const heading = `<p class="note">Booking request on ${esc(canonicalDomain)}.</p>`;
+  if (!a.ok) {
+    return page(
+      'Booking request not made',
+      `${heading}<h1>No booking request was made</h1><p class="unavailable" id="booking-status" data-code="${esc(a.error.code)}">${esc(a.error.message)} (${esc(a.error.code)}).</p>`,
+    );
+  }
+  const b = a.body.booking_request;
+  return page(
+    'Booking request received',
+    `${heading}<h1>Booking request received</h1>
+<p id="booking-status" data-status="${esc(b.status)}" data-booking-id="${esc(b.booking_id)}">Request ${esc(b.booking_id)} is ${esc(b.status)}: the host holds ${esc(b.check_in)} → ${esc(b.check_out)} for ${b.guests} guest${b.guests === 1 ? '' : 's'} until ${esc(b.hold_expires_at)} and will confirm or decline.</p>
+<p>Total <span id="total" data-minor="${b.total}">${b.total}</span> (${esc(b.currency)} minor units).</p>
+<script type="application/json" id="vrp-booking-receipt">${JSON.stringify(a.body).replace(/</g, '\\u003c')}</script>`,
+  );
 }
 
 export interface BookPage {
@@ -98,7 +137,8 @@ export async function renderBookPage(service: OfferService, url: string): Promis
 <tr class="total"><td colspan="2">Total (no add-on fees)</td><td class="n" id="total" data-minor="${offer.price.agent_total}">${money(offer.price.agent_total, cur, d)}</td></tr></table>
 <p>Check-in from ${esc(offer.rules?.check_in_time ?? '')}, check-out by ${esc(offer.rules?.check_out_time ?? '')}.</p>
 <h3>Refund schedule</h3>${refunds}
-<p class="note">You book directly with the host; payment goes to the host. This node does not take payment online.</p>${embedded}`,
+<p class="note">You book directly with the host; payment goes to the host. This node does not take payment online.</p>
+${bookingForm(outcome.envelope.signature.jws)}${embedded}`,
     ),
   };
 }

@@ -117,6 +117,51 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('signing_key').dropColumn('activates_at').execute();
     },
   },
+  /**
+   * Booking requests (the vrpkit booking-request extension): a hold is a row here plus a
+   * `booking` blocked range with the same id, written in one transaction. Guest details live in
+   * this table only. `booking_event` is the outbox the webhook sender drains, so a change made by
+   * any process (a CLI confirm, a sweep in another worker) is announced once.
+   */
+  '0004_booking_request': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('booking_request')
+        .addColumn('booking_id', 'text', (c) => c.primaryKey())
+        .addColumn('idempotency_key', 'text', (c) => c.notNull().unique())
+        .addColumn('request_sha256', 'text', (c) => c.notNull())
+        .addColumn('offer_jws_sha256', 'text', (c) => c.notNull())
+        .addColumn('property_id', 'text', (c) => c.notNull())
+        .addColumn('check_in', 'text', (c) => c.notNull())
+        .addColumn('check_out', 'text', (c) => c.notNull())
+        .addColumn('guests', 'integer', (c) => c.notNull())
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('total', 'integer', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('guest_name', 'text', (c) => c.notNull())
+        .addColumn('guest_email', 'text', (c) => c.notNull())
+        .addColumn('guest_phone', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('hold_expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('booking_request_by_status').on('booking_request').columns(['status', 'hold_expires_at']).execute();
+      await db.schema
+        .createTable('booking_event')
+        .addColumn('event_id', 'text', (c) => c.primaryKey())
+        .addColumn('booking_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('delivered_at', 'text')
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('booking_event_undelivered').on('booking_event').columns(['delivered_at', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('booking_event').execute();
+      await db.schema.dropTable('booking_request').execute();
+    },
+  },
 };
 
 export const nodeMigrationProvider: MigrationProvider = {

@@ -90,7 +90,45 @@ export interface StoreRevisionTable {
   revision: number;
 }
 
+export type BookingStatus = 'pending' | 'confirmed' | 'declined' | 'expired';
+
+/** A booking request (the vrpkit booking-request extension); the only place guest details are kept. */
+export interface BookingRequestTable {
+  /** `br_…`; also the id of the hold's `booking` blocked range while the dates are held. */
+  booking_id: string;
+  idempotency_key: string;
+  /** SHA-256 (hex) of the request's RFC 8785 canonical JSON: the same key with another body is a conflict. */
+  request_sha256: string;
+  offer_jws_sha256: string;
+  property_id: string;
+  check_in: string;
+  check_out: string;
+  guests: number;
+  currency: string;
+  /** The offer's `price.agent_total` in minor units. */
+  total: number;
+  status: BookingStatus;
+  guest_name: string;
+  guest_email: string;
+  guest_phone: string | null;
+  created_at: string;
+  updated_at: string;
+  hold_expires_at: string;
+}
+
+/** One change of a booking request, kept until the webhook sender has delivered it (no guest details). */
+export interface BookingEventTable {
+  event_id: string;
+  booking_id: string;
+  status: BookingStatus;
+  created_at: string;
+  delivered_at: string | null;
+  attempts: Generated<number>;
+}
+
 export interface NodeDatabase {
+  booking_request: BookingRequestTable;
+  booking_event: BookingEventTable;
   store_revision: StoreRevisionTable;
   node_info: NodeInfoTable;
   property: PropertyTable;

@@ -3,11 +3,37 @@ import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kyse
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
-import type { BlockedRangeTable, BlockKind, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
+import type {
+  BlockedRangeTable,
+  BlockKind,
+  BookingEventTable,
+  BookingRequestTable,
+  BookingStatus,
+  CalendarFeedTable,
+  KeyStatus,
+  NodeDatabase,
+  SigningKeyTable,
+} from './schema.js';
 
 export type BlockedRange = BlockedRangeTable;
 export type CalendarFeed = Omit<CalendarFeedTable, 'event_count'> & { event_count: number };
 export type SigningKeyRecord = SigningKeyTable;
+export type BookingRequestRecord = BookingRequestTable;
+export type BookingEvent = Omit<BookingEventTable, 'attempts'> & { attempts: number };
+
+/** A new hold: the booking request row (status `pending`) and its `booking` blocked range, written together. */
+export type NewHold = Omit<BookingRequestTable, 'status' | 'created_at' | 'updated_at'>;
+
+/** What `createHold` did: made the hold, found the idempotency key already used, or was refused by the re-quote. */
+export type HoldOutcome<R> =
+  | { kind: 'created'; booking: BookingRequestRecord }
+  | { kind: 'existing'; booking: BookingRequestRecord }
+  | { kind: 'refused'; refusal: R };
+
+/** Rolls a write transaction back without it being a failure: the transaction wrote nothing worth keeping. */
+class Unchanged<T> {
+  constructor(readonly value: T) {}
+}
 
 export interface NodeInfo {
   canonical_domain: string;
@@ -31,6 +57,8 @@ export interface StoreSnapshot {
   feeds: CalendarFeed[];
   blocks: BlockedRange[];
   keys: SigningKeyRecord[];
+  /** The earliest `hold_expires_at` among pending holds: from then on the snapshot would show held dates that are free. */
+  nextHoldExpiry: string | null;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -58,13 +86,35 @@ export class NodeStore {
     }
   }
 
-  /** Run `fn` in a transaction that also bumps the store revision (every write goes through here). */
-  private write<T>(fn: (tx: Transaction<NodeDatabase>) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(async (tx) => {
-      const out = await fn(tx);
-      await tx.updateTable('store_revision').set({ revision: sql<number>`revision + 1` }).where('id', '=', 1).execute();
-      return out;
-    });
+  /**
+   * Run `fn` in a transaction that also bumps the store revision (every write goes through here).
+   * `fn` may return `new Unchanged(v)`: the transaction is rolled back (nothing written, the
+   * revision stays) and `v` is returned.
+   */
+  private async write<T>(fn: (tx: Transaction<NodeDatabase>) => Promise<T | Unchanged<T>>): Promise<T> {
+    try {
+      return await this.db.transaction().execute(async (tx) => {
+        const out = await fn(tx);
+        if (out instanceof Unchanged) throw out;
+        await tx.updateTable('store_revision').set({ revision: sql<number>`revision + 1` }).where('id', '=', 1).execute();
+        return out;
+      });
+    } catch (e) {
+      if (e instanceof Unchanged) return e.value as T;
+      throw e;
+    }
+  }
+
+  /**
+   * Serialise this transaction with every other write, in every process: a no-op update of the
+   * revision row takes its row lock on PostgreSQL and the database write lock on SQLite, held to
+   * commit. Every write bumps that row, so once this returns nothing else can commit, and what
+   * the transaction reads next is the latest committed state (READ COMMITTED reads per statement).
+   */
+  private async lockWrites(tx: Transaction<NodeDatabase>): Promise<number> {
+    await tx.updateTable('store_revision').set({ revision: sql<number>`revision` }).where('id', '=', 1).execute();
+    const row = await tx.selectFrom('store_revision').select('revision').where('id', '=', 1).executeTakeFirstOrThrow();
+    return Number(row.revision);
   }
 
   async revision(): Promise<number> {
@@ -77,18 +127,31 @@ export class NodeStore {
    * process), so a snapshot is never older than the last committed write. The revision is read
    * before the data: a write racing the reload only causes one more reload next time.
    */
-  async snapshot(): Promise<StoreSnapshot> {
+  async snapshot(now?: number): Promise<StoreSnapshot> {
     const revision = await this.revision();
-    if (this.cached?.revision === revision) return this.cached;
-    const [info, property, feeds, blocks, keys] = await Promise.all([
-      this.nodeInfo(),
-      this.property(),
-      this.feeds(),
-      this.listBlocks(),
-      this.keys(),
+    const cached = this.cached;
+    if (cached?.revision === revision) {
+      // A hold that has expired frees its dates as soon as anyone reads them: expire it (a write,
+      // which bumps the revision) and read again.
+      if (now === undefined || cached.nextHoldExpiry === null || Date.parse(cached.nextHoldExpiry) > now) return cached;
+      await this.expireHolds(now);
+      return this.snapshot(now);
+    }
+    this.cached = await this.load(this.db, revision);
+    return now === undefined ? this.cached : this.snapshot(now);
+  }
+
+  /** Everything the offer path reads, through `db` (the pool, or a transaction), labelled with `revision`. */
+  private async load(db: Kysely<NodeDatabase>, revision: number): Promise<StoreSnapshot> {
+    const [info, property, feeds, blocks, keys, nextHoldExpiry] = await Promise.all([
+      this.nodeInfo(db),
+      this.property(db),
+      this.feeds(db),
+      this.listBlocks(db),
+      this.keys(db),
+      this.nextHoldExpiry(db),
     ]);
-    this.cached = { revision, info, property, feeds, blocks, keys };
-    return this.cached;
+    return { revision, info, property, feeds, blocks, keys, nextHoldExpiry };
   }
 
   close(): Promise<void> {
@@ -98,8 +161,8 @@ export class NodeStore {
 
   // ── node ──────────────────────────────────────────────────────────────────────────────
 
-  async nodeInfo(): Promise<NodeInfo> {
-    const row = await this.db
+  async nodeInfo(db: Kysely<NodeDatabase> = this.db): Promise<NodeInfo> {
+    const row = await db
       .selectFrom('node_info')
       .select(['canonical_domain', 'node_id', 'created_at'])
       .where('id', '=', 1)
@@ -167,11 +230,11 @@ export class NodeStore {
   }
 
   /** The property as a description again (facts + rate plan + fees), read from the store. */
-  async property(): Promise<PropertyDescription> {
+  async property(db: Kysely<NodeDatabase> = this.db): Promise<PropertyDescription> {
     const [row, plans, fees] = await Promise.all([
-      this.db.selectFrom('property').select(['document']).executeTakeFirst(),
-      this.db.selectFrom('rate_plan').selectAll().orderBy('seq').execute(),
-      this.db.selectFrom('stay_fee').selectAll().orderBy('seq').execute(),
+      db.selectFrom('property').select(['document']).executeTakeFirst(),
+      db.selectFrom('rate_plan').selectAll().orderBy('seq').execute(),
+      db.selectFrom('stay_fee').selectAll().orderBy('seq').execute(),
     ]);
     if (!row) throw new NodeError('node_not_initialized', 'the store holds no property; run `vrp node init` first');
     const { weekend_nights, ...facts } = JSON.parse(row.document) as Omit<PropertyDescription, 'rates' | 'fees'> & {
@@ -224,8 +287,160 @@ export class NodeStore {
     return Number(r.numDeletedRows) > 0;
   }
 
-  listBlocks(): Promise<BlockedRange[]> {
-    return this.db.selectFrom('blocked_range').selectAll().orderBy('start_date').execute();
+  listBlocks(db: Kysely<NodeDatabase> = this.db): Promise<BlockedRange[]> {
+    return db.selectFrom('blocked_range').selectAll().orderBy('start_date').execute();
+  }
+
+  // ── booking requests (the vrpkit booking-request extension) ───────────────────────────
+
+  private async nextHoldExpiry(db: Kysely<NodeDatabase> = this.db): Promise<string | null> {
+    const row = await db
+      .selectFrom('booking_request')
+      .select((eb) => eb.fn.min('hold_expires_at').as('at'))
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return (row?.at as string | null | undefined) ?? null;
+  }
+
+  /**
+   * Create a hold in one transaction that holds the write lock: if the idempotency key is
+   * already used, that booking is returned; otherwise `decide` re-quotes the stay from the store
+   * state read inside the transaction (the latest committed state, which nothing can change
+   * before commit) and either refuses (nothing written) or names the hold. The booking row, its
+   * `booking` blocked range and its first event are inserted and the revision bumped, so every
+   * offer cache keyed by the revision stops serving the stay.
+   */
+  async createHold<R>(
+    idempotencyKey: string,
+    now: number,
+    decide: (state: StoreSnapshot) => { hold: NewHold } | { refuse: R },
+  ): Promise<HoldOutcome<R>> {
+    return this.write<HoldOutcome<R>>(async (tx) => {
+      const revision = await this.lockWrites(tx);
+      const existing = await tx.selectFrom('booking_request').selectAll().where('idempotency_key', '=', idempotencyKey).executeTakeFirst();
+      if (existing) return new Unchanged({ kind: 'existing', booking: existing });
+      // The snapshot this process last loaded is the committed state when the revision still matches.
+      const state = this.cached?.revision === revision ? this.cached : await this.load(tx, revision);
+      const decision = decide(state);
+      if ('refuse' in decision) return new Unchanged({ kind: 'refused', refusal: decision.refuse });
+      const booking: BookingRequestRecord = { ...decision.hold, status: 'pending', created_at: iso(now), updated_at: iso(now) };
+      await tx.insertInto('booking_request').values(booking).execute();
+      await tx
+        .insertInto('blocked_range')
+        .values({
+          id: booking.booking_id,
+          property_id: booking.property_id,
+          start_date: booking.check_in,
+          end_date: booking.check_out,
+          kind: 'booking',
+          feed_name: null,
+          note: `booking request ${booking.booking_id} (pending)`,
+          created_at: iso(now),
+        })
+        .execute();
+      await this.addBookingEvent(tx, booking.booking_id, 'pending', now);
+      return { kind: 'created', booking };
+    });
+  }
+
+  private async addBookingEvent(tx: Transaction<NodeDatabase>, bookingId: string, status: BookingStatus, now: number): Promise<void> {
+    await tx
+      .insertInto('booking_event')
+      .values({
+        event_id: randomBytes(12).toString('base64url'),
+        booking_id: bookingId,
+        status,
+        created_at: iso(now),
+        delivered_at: null,
+        attempts: 0,
+      })
+      .execute();
+  }
+
+  bookingByIdempotencyKey(key: string): Promise<BookingRequestRecord | undefined> {
+    return this.db.selectFrom('booking_request').selectAll().where('idempotency_key', '=', key).executeTakeFirst();
+  }
+
+  bookingRequest(id: string): Promise<BookingRequestRecord | undefined> {
+    return this.db.selectFrom('booking_request').selectAll().where('booking_id', '=', id).executeTakeFirst();
+  }
+
+  bookingRequests(status?: BookingStatus): Promise<BookingRequestRecord[]> {
+    let q = this.db.selectFrom('booking_request').selectAll();
+    if (status) q = q.where('status', '=', status);
+    return q.orderBy('created_at').orderBy('booking_id').execute();
+  }
+
+  /**
+   * The host's decision on a pending hold: `confirmed` keeps the dates blocked (the range
+   * becomes a plain booking), `declined` frees them. Returns the updated booking, or the
+   * unchanged one when it was no longer pending (nothing written), or undefined when unknown.
+   */
+  async decideHold(id: string, status: 'confirmed' | 'declined', now: number): Promise<BookingRequestRecord | undefined> {
+    return this.write(async (tx) => {
+      await this.lockWrites(tx);
+      const row = await tx.selectFrom('booking_request').selectAll().where('booking_id', '=', id).executeTakeFirst();
+      if (!row || row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged(row);
+      await tx
+        .updateTable('booking_request')
+        .set({ status, updated_at: iso(now) })
+        .where('booking_id', '=', id)
+        .execute();
+      if (status === 'declined') await tx.deleteFrom('blocked_range').where('id', '=', id).execute();
+      else
+        await tx
+          .updateTable('blocked_range')
+          .set({ note: `booking request ${id} (confirmed)` })
+          .where('id', '=', id)
+          .execute();
+      await this.addBookingEvent(tx, id, status, now);
+      return { ...row, status, updated_at: iso(now) };
+    });
+  }
+
+  /** Expire every pending hold whose `hold_expires_at` has passed and free its dates; the ids expired (none: nothing written). */
+  async expireHolds(now: number): Promise<string[]> {
+    return this.write(async (tx) => {
+      await this.lockWrites(tx);
+      const due = await tx
+        .selectFrom('booking_request')
+        .select('booking_id')
+        .where('status', '=', 'pending')
+        .where('hold_expires_at', '<=', iso(now))
+        .execute();
+      const ids = due.map((r) => r.booking_id);
+      if (ids.length === 0) return new Unchanged(ids);
+      await tx
+        .updateTable('booking_request')
+        .set({ status: 'expired', updated_at: iso(now) })
+        .where('booking_id', 'in', ids)
+        .execute();
+      await tx.deleteFrom('blocked_range').where('id', 'in', ids).execute();
+      for (const id of ids) await this.addBookingEvent(tx, id, 'expired', now);
+      return ids;
+    });
+  }
+
+  /** Booking events not yet delivered to the webhook, oldest first. */
+  async undeliveredBookingEvents(limit: number): Promise<BookingEvent[]> {
+    const rows = await this.db
+      .selectFrom('booking_event')
+      .selectAll()
+      .where('delivered_at', 'is', null)
+      .orderBy('created_at')
+      .orderBy('event_id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
+  }
+
+  /** Outbox bookkeeping (not an offer-relevant write, so the revision stays): a delivery or a failed attempt. */
+  async recordBookingEventAttempt(eventId: string, delivered: boolean, now: number): Promise<void> {
+    await this.db
+      .updateTable('booking_event')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), ...(delivered ? { delivered_at: iso(now) } : {}) }))
+      .where('event_id', '=', eventId)
+      .execute();
   }
 
   // ── calendar feeds (iCal imports) ─────────────────────────────────────────────────────
@@ -249,8 +464,8 @@ export class NodeStore {
     });
   }
 
-  async feeds(): Promise<CalendarFeed[]> {
-    const rows = await this.db.selectFrom('calendar_feed').selectAll().orderBy('name').execute();
+  async feeds(db: Kysely<NodeDatabase> = this.db): Promise<CalendarFeed[]> {
+    const rows = await db.selectFrom('calendar_feed').selectAll().orderBy('name').execute();
     return rows.map((r) => ({ ...r, event_count: Number(r.event_count) }));
   }
 
@@ -301,8 +516,8 @@ export class NodeStore {
 
   // ── signing keys (public halves and lifecycle; private keys are files) ────────────────
 
-  keys(): Promise<SigningKeyRecord[]> {
-    return this.db.selectFrom('signing_key').selectAll().orderBy('created_at').orderBy('kid').execute();
+  keys(db: Kysely<NodeDatabase> = this.db): Promise<SigningKeyRecord[]> {
+    return db.selectFrom('signing_key').selectAll().orderBy('created_at').orderBy('kid').execute();
   }
 
   kidsWithPrefix(prefix: string): Promise<{ kid: string }[]> {

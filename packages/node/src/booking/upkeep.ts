@@ -1,0 +1,190 @@
+/**
+ * The booking desk's background work in the serving process: expire pending holds whose time has
+ * passed (a write that bumps the store revision, so caches stop serving the held dates as taken;
+ * reads also expire them as they come, see `NodeStore.snapshot`) and drain the booking-event
+ * outbox to the `--booking-webhook` URL. A webhook event names the booking, its status and the
+ * offer digest, never the guest. Delivery is retried a few times with backoff and never runs on a
+ * request's path: a slow or failing receiver cannot delay a booking request.
+ */
+import { request } from 'node:https';
+import { rootCertificates } from 'node:tls';
+import { type Clock, systemClock } from '@vrpkit/core';
+import { NodeError } from '../errors.js';
+import type { BookingEvent, NodeStore } from '../store/store.js';
+
+/** How often the sweep runs when nothing wakes it. */
+export const DEFAULT_BOOKING_SWEEP_INTERVAL_MS = 60_000;
+/** Delivery attempts per event before it is given up (kept in the store, undelivered). */
+export const MAX_WEBHOOK_ATTEMPTS = 5;
+const WEBHOOK_TIMEOUT_MS = 5_000;
+/** With a webhook, the outbox is polled this often (another process, e.g. a CLI confirm, may have added an event). */
+const WEBHOOK_POLL_MS = 2_000;
+/** Events sent per drain. */
+const DRAIN_BATCH = 50;
+
+export interface BookingWebhook {
+  /** An https URL. */
+  url: string;
+  /** Extra trusted CA certificates (PEM), added to the system roots. */
+  ca?: string[];
+}
+
+/** The JSON body POSTed per change. */
+export interface BookingWebhookEvent {
+  type: 'vrpkit.booking_request.changed';
+  event_id: string;
+  canonical_domain: string;
+  booking_id: string;
+  status: string;
+  offer_jws_sha256: string | null;
+  occurred_at: string;
+}
+
+export function assertWebhookUrl(url: string): URL {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new NodeError('invalid_booking_webhook', 'the booking webhook is not a URL');
+  }
+  if (u.protocol !== 'https:') throw new NodeError('invalid_booking_webhook', 'the booking webhook must be an https URL');
+  return u;
+}
+
+/** POST one event; resolves on a 2xx answer, rejects otherwise. */
+function post(hook: BookingWebhook, body: string): Promise<void> {
+  const u = assertWebhookUrl(hook.url);
+  return new Promise((resolve, reject) => {
+    const req = request(u, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'user-agent': 'vrpkit-node booking webhook',
+      },
+      timeout: WEBHOOK_TIMEOUT_MS,
+      ...(hook.ca ? { ca: [...rootCertificates, ...hook.ca] } : {}),
+    });
+    req.on('timeout', () => req.destroy(new NodeError('webhook_timeout', 'the booking webhook did not answer in time')));
+    req.on('response', (res) => {
+      res.resume();
+      const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
+      res.on('end', () =>
+        ok ? resolve() : reject(new NodeError('webhook_http_error', `the booking webhook answered HTTP ${res.statusCode}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export interface BookingUpkeepOptions {
+  store: NodeStore;
+  canonicalDomain: string;
+  clock?: Clock;
+  webhook?: BookingWebhook;
+  intervalMs?: number;
+  onError?: (e: unknown) => void;
+}
+
+export interface BookingUpkeep {
+  /** Run a sweep and drain soon (after a change this process made). */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** Backoff before attempt `n+1` of an event that failed `n` times: 1 s, 2 s, 4 s, … */
+const backoffMs = (attempts: number) => 1000 * 2 ** Math.max(0, attempts - 1);
+
+export function startBookingUpkeep(o: BookingUpkeepOptions): BookingUpkeep {
+  const clock = o.clock ?? systemClock;
+  const intervalMs = Math.min(o.intervalMs ?? DEFAULT_BOOKING_SWEEP_INTERVAL_MS, o.webhook ? WEBHOOK_POLL_MS : Number.POSITIVE_INFINITY);
+  if (o.webhook) assertWebhookUrl(o.webhook.url);
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  /** When each event that failed may be tried again (real time: backoff is about the receiver, not the node's clock). */
+  const retryAt = new Map<string, number>();
+
+  async function deliver(e: BookingEvent, hook: BookingWebhook): Promise<boolean> {
+    const booking = await o.store.bookingRequest(e.booking_id);
+    const event: BookingWebhookEvent = {
+      type: 'vrpkit.booking_request.changed',
+      event_id: e.event_id,
+      canonical_domain: o.canonicalDomain,
+      booking_id: e.booking_id,
+      status: e.status,
+      offer_jws_sha256: booking?.offer_jws_sha256 ?? null,
+      occurred_at: e.created_at,
+    };
+    try {
+      await post(hook, JSON.stringify(event));
+      await o.store.recordBookingEventAttempt(e.event_id, true, clock.now());
+      retryAt.delete(e.event_id);
+      return true;
+    } catch (err) {
+      await o.store.recordBookingEventAttempt(e.event_id, false, clock.now());
+      retryAt.set(e.event_id, Date.now() + backoffMs(e.attempts + 1));
+      o.onError?.(err);
+      return false;
+    }
+  }
+
+  async function once(): Promise<void> {
+    await o.store.expireHolds(clock.now());
+    const hook = o.webhook;
+    if (!hook) return;
+    const events = await o.store.undeliveredBookingEvents(DRAIN_BATCH);
+    let nextRetry = Number.POSITIVE_INFINITY;
+    // In order per booking: a later change waits until the earlier one was delivered (or given up).
+    const waiting = new Set<string>();
+    for (const e of events) {
+      if (stopped) return;
+      if (e.attempts >= MAX_WEBHOOK_ATTEMPTS || waiting.has(e.booking_id)) continue;
+      const at = retryAt.get(e.event_id) ?? 0;
+      if (at <= Date.now() && (await deliver(e, hook))) continue;
+      waiting.add(e.booking_id);
+      nextRetry = Math.min(nextRetry, retryAt.get(e.event_id) ?? nextRetry);
+    }
+    if (Number.isFinite(nextRetry)) schedule(Math.max(0, nextRetry - Date.now()));
+  }
+
+  function run(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = once()
+      .catch((e) => o.onError?.(e))
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  }
+
+  function schedule(ms: number): void {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      run();
+      schedule(intervalMs);
+    }, ms);
+    timer.unref();
+  }
+
+  schedule(0);
+  return {
+    wake: () => run(),
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}
