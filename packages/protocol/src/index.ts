@@ -126,27 +126,3 @@ export {
   VrpJwksSchema,
   VrpReceiptSchema,
 } from './types.js';
-// The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1 `direct_booking_url`): the
-// request, the signed receipt's payload and the endpoint's error codes.
-export type {
-  BookingErrorCode,
-  BookingGuest,
-  BookingReceiptPayload,
-  BookingRequest,
-  BookingRequestView,
-  BookingResponse,
-  BookingStatus,
-} from './booking.js';
-export {
-  BOOKING_ERRORS,
-  BOOKING_RECEIPT_TYP,
-  BOOKING_RECEIPT_TYPE,
-  BOOKING_RECEIPT_VERSION,
-  BOOKING_REQUESTS_PATH,
-  BookingReceiptPayloadSchema,
-  BookingRequestSchema,
-  BookingRequestViewSchema,
-  BookingResponseSchema,
-  BookingStatusSchema,
-  MAX_BOOKING_REQUEST_BYTES,
-} from './booking.js';
