@@ -31,7 +31,7 @@ import {
 import type { BookingGuest } from '@vrpkit/protocol';
 import type { HardenedFetchOptions } from '../hardened-fetch.js';
 import { getOfferVia } from '../surfaces/index.js';
-import type { SurfaceReport } from '../surfaces/types.js';
+import type { QuotableTotal, SurfaceReport } from '../surfaces/types.js';
 import {
   BOOKING_TOOL,
   type BookingApprovalView,
@@ -92,7 +92,7 @@ export interface BookingHostOptions {
 
 /** One step of the flow, for the printed log (ids, digests, codes and the verified values only). */
 export type BookingStep =
-  | { step: 'offer'; offer_id: string; safe_to_quote: boolean; receipt_verified: boolean; failures: string[] }
+  | { step: 'offer'; offer_id: string; safe_to_quote: boolean; receipt_verified: boolean; failures: string[]; total: QuotableTotal | null }
   | { step: 'approval_needed'; approval: BookingApprovalRequest }
   | { step: 'denied'; tool: string; code: string; detail?: string }
   | { step: 'hold'; status: number; booking_id: string | null; receipt: string }
@@ -178,6 +178,7 @@ export class BookingHost {
       safe_to_quote: report.safe_to_quote,
       receipt_verified: receiptVerified,
       failures: [...report.failures],
+      total: report.total,
     });
     // Quote only what is safe to quote, in the signed values (Core VRP v0.1 §7).
     if (!report.safe_to_quote || !receiptVerified || report.total === null)
