@@ -98,7 +98,9 @@ export async function runResponsesBookingLoop(opts: {
     if (!calls.length)
       return {
         outcomes,
-        final: res.output.flatMap((o) => (o.type === 'message' ? o.content.flatMap((c) => (c.type === 'output_text' ? [c.text] : [])) : [])).join('\n'),
+        final: res.output
+          .flatMap((o) => (o.type === 'message' ? o.content.flatMap((c) => (c.type === 'output_text' ? [c.text] : [])) : []))
+          .join('\n'),
       };
     const handled = await Promise.all(
       calls.map((c) => {
