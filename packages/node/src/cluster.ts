@@ -11,8 +11,9 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { withNodeStore } from './admin/store.js';
+import type { BookingUpkeep } from './booking/upkeep.js';
 import { NodeError } from './errors.js';
-import { loadServeTls, type ServedNode, type ServeNodeOptions } from './serve.js';
+import { loadServeTls, openNodeBookingUpkeep, type ServedNode, type ServeNodeOptions } from './serve.js';
 import { type CalendarSync, startNodeCalendarSync } from './sync-loop.js';
 
 /** Most workers `--workers` accepts (one per core is the useful maximum). */
@@ -65,7 +66,10 @@ export interface ServedCluster extends Omit<ServedNode, 'service'> {
  * `isServeWorker()` and call `serveNode` with the same options), wait until every one listens
  * on the shared port, and return the node's address. Rejects when a worker fails to start.
  */
-export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onError' | 'clock'>, workers: number): Promise<ServedCluster> {
+export async function serveNodeCluster(
+  o: Omit<ServeNodeOptions, 'log' | 'bookingLog' | 'onError' | 'clock'>,
+  workers: number,
+): Promise<ServedCluster> {
   if (!cluster.isPrimary) throw new NodeError('not_primary', 'serveNodeCluster runs in the primary process');
   if (!Number.isInteger(workers) || workers < 1 || workers > MAX_SERVE_WORKERS)
     throw new NodeError('invalid_workers', `workers must be an integer from 1 to ${MAX_SERVE_WORKERS}`);
@@ -82,9 +86,10 @@ export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onErro
       w.process.kill('SIGTERM');
     });
   let sync: CalendarSync | undefined;
+  let upkeep: BookingUpkeep | undefined;
   const stopAll = async () => {
     closing = true;
-    await Promise.all([...forked.map(stop), sync?.stop()]);
+    await Promise.all([...forked.map(stop), sync?.stop(), upkeep?.stop()]);
   };
   try {
     const listening = await Promise.all(
@@ -102,6 +107,8 @@ export async function serveNodeCluster(o: Omit<ServeNodeOptions, 'log' | 'onErro
     const { address, port } = listening[0]!;
     // The primary syncs the calendar feeds, once for the node (workers never do).
     if (o.syncIntervalMs) sync = await startNodeCalendarSync({ ...o, intervalMs: o.syncIntervalMs });
+    // So does the booking upkeep: hold expiry sweeps and webhook delivery.
+    upkeep = await openNodeBookingUpkeep(o, domain);
     if (listening.some((l) => l.port !== port)) throw new NodeError('worker_failed', 'serve workers listen on different ports');
     // After start-up, a worker exiting on its own stops the node (see the module comment).
     let stoppedItself: () => void = () => {};

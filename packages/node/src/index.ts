@@ -46,6 +46,7 @@ export {
 } from './admin/store.js';
 // The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1): the desk behind
 // `POST /api/booking-requests` and the `/book` form, the hold upkeep and the webhook.
+export { decideBooking, listBookings, showBooking } from './booking/admin.js';
 export {
   type BookingAnswer,
   type BookingDesk,

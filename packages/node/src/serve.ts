@@ -14,7 +14,7 @@ import { isVrpError, systemClock } from '@vrpkit/core';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
-import { createBookingDesk } from './booking/desk.js';
+import { type BookingLogEntry, createBookingDesk } from './booking/desk.js';
 import { type BookingUpkeep, type BookingWebhook, startBookingUpkeep } from './booking/upkeep.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
@@ -57,6 +57,8 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    */
   syncIntervalMs?: number;
   log?: (entry: RequestLogEntry) => void;
+  /** One line per booking decision (ids and digests, never guest details). */
+  bookingLog?: (entry: BookingLogEntry) => void;
   /** Internal failures while serving; default: `error[code]: message` on stderr. */
   onError?: (error: unknown) => void;
   /** `--offer-cache-max-age`: seconds a signed offer is reused (0 = sign every offer; default 60). */
@@ -216,6 +218,22 @@ export function startNodeBookingUpkeep(
   });
 }
 
+/** The booking upkeep on a store of its own (the `--workers N` primary, which serves nothing itself). */
+export async function openNodeBookingUpkeep(
+  o: Pick<ServeNodeOptions, 'dataDir' | 'databaseUrl' | 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs'>,
+  canonicalDomain: string,
+  onError: (e: unknown) => void = reportInternalError,
+): Promise<BookingUpkeep> {
+  const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
+  try {
+    const upkeep = startNodeBookingUpkeep(store, canonicalDomain, o, onError);
+    return { wake: upkeep.wake, stop: () => upkeep.stop().finally(() => store.close()) };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   const maxPerClient = o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
   if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
@@ -255,6 +273,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       ...(o.holdHours !== undefined ? { holdHours: o.holdHours } : {}),
       ...(o.bookingRateLimit !== undefined ? { rateLimitPerMinute: o.bookingRateLimit } : {}),
       ...(upkeep ? { onChange: upkeep.wake } : {}),
+      ...(o.bookingLog ? { log: o.bookingLog } : {}),
     });
     const app = createNodeApp(service, {
       bookings,

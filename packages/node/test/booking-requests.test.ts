@@ -6,9 +6,17 @@
  * is refused with its stable code and writes nothing.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeJwsPayload, importEd25519PublicKey, parseCompactJws, sha256Hex, verifyEd25519Signature } from '@vrpkit/core';
-import { type ServedNode, withNodeStore } from '@vrpkit/node';
+import {
+  createJwsSigner,
+  decodeJwsPayload,
+  importEd25519PublicKey,
+  parseCompactJws,
+  sha256Hex,
+  verifyEd25519Signature,
+} from '@vrpkit/core';
+import { addCalendarBlock, createOfferService, initNode, NodeStore, type ServedNode, storeTargetFor, withNodeStore } from '@vrpkit/node';
 import {
   BOOKING_RECEIPT_TYP,
   BOOKING_REQUESTS_PATH,
@@ -20,7 +28,8 @@ import {
   type OfferEnvelope,
   type VrpJwks,
 } from '@vrpkit/protocol';
-import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
+import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -186,4 +195,245 @@ const pgUrl = testPgUrl('booking-requests', 'the booking-request contract on Pos
 describe.skipIf(!pgUrl)('booking requests on PostgreSQL', () => {
   const schema = `booking_${randomBytes(6).toString('hex')}`;
   holdContract('booking-pg', () => `${pgUrl}${pgUrl?.includes('?') ? '&' : '?'}schema=${schema}`);
+});
+
+describe('bad booking requests are refused with stable codes and write nothing', () => {
+  let h: Harness;
+  let close: () => Promise<void>;
+  const other = tempDir('booking-other');
+  let otherJws: string;
+  beforeAll(async () => {
+    ({ h, close } = await startNode('booking-bad', 'booking-bad.example'));
+    // Another node's offer for the same stay, signed with that node's own key.
+    const dataDir = join(other.dir, 'node');
+    await initNode({ domain: 'another-node.example', dataDir, clock: h.clock });
+    const store = await NodeStore.open(storeTargetFor(dataDir));
+    try {
+      const service = await createOfferService({ store, keysDir: join(dataDir, 'keys'), clock: h.clock });
+      const o = await service.getOffer({ ...stay(30, 3), guests: 2 });
+      if (!o.ok) throw new Error(o.error.code);
+      otherJws = o.envelope.signature.jws;
+    } finally {
+      await store.close();
+    }
+  });
+  afterAll(async () => {
+    await close?.();
+    other.cleanup();
+  });
+
+  /** Send `body` and expect `status` + `code` with the store untouched. */
+  async function refused(body: unknown, status: number, code: string, headers?: Record<string, string>) {
+    const before = await written(h);
+    const r = await book(h, body, headers);
+    expect({ status: r.status, code: r.json.error?.code }).toEqual({ status, code });
+    expect(typeof r.json.error.message).toBe('string');
+    expect(await written(h)).toEqual(before);
+    return r;
+  }
+
+  it('missing or malformed fields are BOOKING_BAD_REQUEST', async () => {
+    const jws = (await offer(h, stay(30, 3))).signature.jws;
+    const ok = { offer_jws: jws, guest, idempotency_key: newKey() };
+    await refused({}, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, guest: { name: 'Ada' } }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, guest: { ...guest, email: 'not-an-address' } }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, idempotency_key: 'short' }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, idempotency_key: 'has spaces in it' }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, total: 1 }, 400, 'BOOKING_BAD_REQUEST');
+    await refused({ ...ok, offer_jws: 'not a jws' }, 400, 'BOOKING_BAD_REQUEST');
+    await refused([ok], 400, 'BOOKING_BAD_REQUEST');
+    await refused('{"offer_jws":', 400, 'BOOKING_BAD_REQUEST');
+    // The message names the field, never the value it held (it may be the guest's).
+    const r = await refused({ ...ok, guest: { ...guest, email: 'secret-value' } }, 400, 'BOOKING_BAD_REQUEST');
+    expect(r.json.error.message).toContain('guest.email');
+    expect(r.json.error.message).not.toContain('secret-value');
+  });
+
+  it('a JWS from another node, or with a broken signature, is BOOKING_OFFER_INVALID', async () => {
+    await refused({ offer_jws: otherJws, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_INVALID');
+    const jws = (await offer(h, stay(30, 3))).signature.jws;
+    const [head, payload, sig] = jws.split('.') as [string, string, string];
+    const flipped = `${head}.${payload}.${sig[0] === 'A' ? 'B' : 'A'}${sig.slice(1)}`;
+    await refused({ offer_jws: flipped, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_INVALID');
+    // This node's own key over an offer naming another domain is still not this node's offer.
+    const kid = JSON.parse(Buffer.from(head, 'base64url').toString()).kid as string;
+    const signer = createJwsSigner(JSON.parse(readFileSync(join(h.dataDir, 'keys', `${kid}.jwk`), 'utf8')), kid);
+    const foreign = JSON.parse(decodeJwsPayload(payload)!) as OfferEnvelope['offer'];
+    const resigned = signer.sign(JSON.stringify({ ...foreign, canonical_domain: 'another-node.example' }), { typ: 'JWT' });
+    await refused({ offer_jws: resigned, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_INVALID');
+  });
+
+  it('an offer past its valid_until is BOOKING_OFFER_EXPIRED', async () => {
+    const o = await offer(h, stay(30, 3));
+    h.clock.set(Date.parse(o.offer.valid_until));
+    try {
+      await refused({ offer_jws: o.signature.jws, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_EXPIRED');
+    } finally {
+      h.clock.set(START);
+    }
+  });
+
+  it('a signed negative is BOOKING_OFFER_NOT_BOOKABLE', async () => {
+    const negative = await offer(h, stay(30, 3), 50);
+    expect(negative.offer.availability).toMatchObject({ available: false, reason: 'exceeds_max_guests' });
+    await refused({ offer_jws: negative.signature.jws, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_NOT_BOOKABLE');
+  });
+
+  it('a stay blocked since the offer was signed is BOOKING_OFFER_CHANGED with the current signed offer', async () => {
+    const s = stay(70, 3);
+    const o = await offer(h, s);
+    await addCalendarBlock({ dataDir: h.dataDir, from: s.check_in, to: dayAfter(START, 71), clock: h.clock });
+    const r = await refused({ offer_jws: o.signature.jws, guest, idempotency_key: newKey() }, 409, 'BOOKING_OFFER_CHANGED');
+    const current = JSON.parse(decodeJwsPayload(r.json.current_offer_jws!.split('.')[1]!)!) as OfferEnvelope['offer'];
+    expect(current.availability).toMatchObject({ available: false, reason: 'not_available' });
+    expect(current.request).toMatchObject(s);
+  });
+
+  it('an oversized body is BOOKING_BODY_TOO_LARGE; a body that is not JSON is BOOKING_UNSUPPORTED_MEDIA_TYPE', async () => {
+    const jws = (await offer(h, stay(30, 3))).signature.jws;
+    await refused(
+      { offer_jws: jws, guest: { ...guest, name: 'x'.repeat(17 * 1024) }, idempotency_key: newKey() },
+      413,
+      'BOOKING_BODY_TOO_LARGE',
+    );
+    const body = JSON.stringify({ offer_jws: jws, guest, idempotency_key: newKey() });
+    await refused(body, 415, 'BOOKING_UNSUPPORTED_MEDIA_TYPE', { 'content-type': 'text/plain' });
+    await refused(new URLSearchParams({ offer_jws: jws }).toString(), 415, 'BOOKING_UNSUPPORTED_MEDIA_TYPE', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+  });
+
+  it('past the per-address rate limit the answer is 429 BOOKING_RATE_LIMITED with Retry-After', async () => {
+    const limited = await startNode('booking-limit', 'booking-limit.example', { bookingRateLimit: 3 });
+    const lh = limited.h;
+    try {
+      const jws = (await offer(lh, stay(30, 3))).signature.jws;
+      for (let i = 0; i < 3; i++) expect((await book(lh, { offer_jws: jws, guest, idempotency_key: 'bad' })).status).toBe(400);
+      const before = await written(lh);
+      const r = await book(lh, { offer_jws: jws, guest, idempotency_key: newKey() });
+      expect({ status: r.status, code: r.json.error.code }).toEqual({ status: 429, code: 'BOOKING_RATE_LIMITED' });
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await written(lh)).toEqual(before);
+      // The window is a minute of the node's clock: after it the address is admitted again.
+      lh.clock.advance(60_000);
+      expect((await book(lh, { offer_jws: (await offer(lh, stay(30, 3))).signature.jws, guest, idempotency_key: newKey() })).status).toBe(
+        201,
+      );
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('holds expire and the /book form', () => {
+  let h: Harness;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    ({ h, close } = await startNode('booking-expiry', 'booking-expiry.example'));
+  });
+  afterAll(() => close?.());
+
+  it('an expired hold frees its dates on the next read, and the expiry moves the store revision', async () => {
+    const s = stay(20, 2);
+    const r = await book(h, { offer_jws: (await offer(h, s)).signature.jws, guest, idempotency_key: newKey() });
+    expect(r.status).toBe(201);
+    expect((await offer(h, s)).offer.availability.available).toBe(false);
+    const before = await written(h);
+    h.clock.set(Date.parse(r.json.booking_request.hold_expires_at));
+    const after = await offer(h, s);
+    expect(after.offer.availability.available).toBe(true);
+    const state = await written(h);
+    expect(state.revision).toBeGreaterThan(before.revision);
+    expect(state.blocks).toBe(before.blocks - 1);
+    const b = await withNodeStore({ dataDir: h.dataDir }, (st) => st.bookingRequest(r.json.booking_request.booking_id));
+    expect(b?.status).toBe('expired');
+  });
+
+  it('the /book page posts its form to the same desk and shows the hold it made', async () => {
+    const s = stay(90, 3);
+    const o = await offer(h, s);
+    const link = new URL(o.offer.booking.direct_booking_url);
+    const page = await h.client.get(link.pathname + link.search);
+    const jws = /name="offer_jws" value="([^"]+)"/.exec(page.text)?.[1];
+    const key = /name="idempotency_key" value="([^"]+)"/.exec(page.text)?.[1];
+    expect(jws && key).toBeTruthy();
+    const form = new URLSearchParams({
+      offer_jws: jws!,
+      idempotency_key: key!,
+      guest_name: guest.name,
+      guest_email: guest.email,
+      guest_phone: '',
+    });
+    const post = () =>
+      h.client.request('POST', '/book', { body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await post();
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).toContain('data-status="pending"');
+    const id = /data-booking-id="([^"]+)"/.exec(res.text)?.[1];
+    // A double submit of the same page is the same booking request.
+    const again = await post();
+    expect(again.status).toBe(200);
+    expect(again.text).toContain(`data-booking-id="${id}"`);
+    const bad = await h.client.request('POST', '/book', {
+      body: new URLSearchParams({ offer_jws: jws!, idempotency_key: `${key}x`, guest_name: guest.name }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('data-code="BOOKING_BAD_REQUEST"');
+  });
+});
+
+describe('vrp node serve --workers 2: a hold ends the cached available offer in every worker', () => {
+  const tmp = tempDir('booking-workers');
+  const dataDir = join(tmp.dir, 'node');
+  const domain = 'booking-workers.example';
+  let run: CliRun;
+  let port: number;
+  let ca: string;
+  beforeAll(async () => {
+    await initNode({ domain, dataDir });
+    run = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    const listening = await listeningEvent(run);
+    port = listening.port;
+    ca = readFileSync(listening.ca, 'utf8');
+  }, 120_000);
+  afterAll(async () => {
+    run?.child.kill('SIGTERM');
+    await run?.exited;
+    tmp.cleanup();
+  });
+
+  /** GET the stay over `n` fresh connections (the primary hands connections to the workers in turn). */
+  async function offersOverFreshConnections(s: { check_in: string; check_out: string }, n: number): Promise<OfferEnvelope[]> {
+    const out: OfferEnvelope[] = [];
+    for (let i = 0; i < n; i++) {
+      const c = nodeClient(domain, port, ca);
+      try {
+        out.push(JSON.parse((await c.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`)).text));
+      } finally {
+        await c.close();
+      }
+    }
+    return out;
+  }
+
+  it('after the hold no worker answers with the available offer it cached', async () => {
+    const s = { check_in: dayAfter(Date.now(), 25), check_out: dayAfter(Date.now(), 28) };
+    const cached = await offersOverFreshConnections(s, 4);
+    expect(cached.every((o) => o.offer.availability.available)).toBe(true);
+    const c = nodeClient(domain, port, ca);
+    try {
+      const res = await c.request('POST', BOOKING_REQUESTS_PATH, {
+        body: JSON.stringify({ offer_jws: cached[0]!.signature.jws, guest, idempotency_key: newKey() }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(201);
+    } finally {
+      await c.close();
+    }
+    const after = await offersOverFreshConnections(s, 4);
+    expect(after.map((o) => o.offer.availability.reason)).toEqual(['not_available', 'not_available', 'not_available', 'not_available']);
+  });
 });

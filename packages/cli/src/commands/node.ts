@@ -3,8 +3,11 @@ import {
   addCalendarBlock,
   addCalendarFeed,
   BACKUP_PASSPHRASE_ENV,
+  type BookingLogEntry,
   backupNode,
   DATABASE_URL_ENV,
+  DEFAULT_BOOKING_RATE_LIMIT,
+  DEFAULT_HOLD_HOURS,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
   DEFAULT_SYNC_INTERVAL_MS,
@@ -12,6 +15,7 @@ import {
   isServeWorker,
   listCalendar,
   listKeys,
+  MAX_HOLD_HOURS,
   MAX_OFFER_CACHE_MAX_AGE_SECONDS,
   MAX_PUBLISH_AHEAD_SECONDS,
   MAX_SERVE_WORKERS,
@@ -32,14 +36,15 @@ import {
 } from '@vrpkit/node';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { registerNodeBookingCommands } from './node-bookings.js';
 
-interface Common {
+export interface Common {
   dataDir: string;
   json?: boolean;
   databaseUrl?: string;
 }
 
-function positiveInt(v: string): number {
+export function positiveInt(v: string): number {
   if (!/^[1-9]\d{0,6}$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
   return Number(v);
 }
@@ -63,6 +68,12 @@ function syncInterval(v: string): number {
   return m[1] ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : 0;
 }
 
+/** A `--hold-hours` value: whole hours from 1 to MAX_HOLD_HOURS. */
+function holdHours(v: string): number {
+  if (!/^[1-9]\d{0,3}$/.test(v) || Number(v) > MAX_HOLD_HOURS) throw new InvalidArgumentError(`whole hours from 1 to ${MAX_HOLD_HOURS}`);
+  return Number(v);
+}
+
 /** A `--port` value: 0 (ephemeral) to 65535. */
 export function port(v: string): number {
   const n = Number(v);
@@ -71,7 +82,7 @@ export function port(v: string): number {
 }
 
 /** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1. */
-async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
+export async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
   } catch (e) {
@@ -83,7 +94,7 @@ async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<
  * The options every `vrp node` subcommand shares, declared once: which node (`--data-dir`,
  * `--database-url`) and `--json`. `help` overrides a description where a command means more.
  */
-function nodeCommand(c: Command, help: { dataDir?: string; json?: string } = {}): Command {
+export function nodeCommand(c: Command, help: { dataDir?: string; json?: string } = {}): Command {
   return c
     .requiredOption('--data-dir <dir>', help.dataDir ?? 'node data directory')
     .option(
@@ -94,7 +105,7 @@ function nodeCommand(c: Command, help: { dataDir?: string; json?: string } = {})
 }
 
 /** The node a command's parsed options name, as every admin operation takes it. */
-function storeOptions(o: Common): NodeStoreOptions {
+export function storeOptions(o: Common): NodeStoreOptions {
   return { dataDir: o.dataDir, ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}) };
 }
 
@@ -142,6 +153,16 @@ export function requestLogger(json: boolean): (e: RequestLogEntry) => void {
   return json
     ? (e) => printEvent({ ...e })
     : (e) => process.stderr.write(`${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`);
+}
+
+/** One line per booking decision: `--json` as an event, else on stderr; ids and digests only. */
+export function bookingLogger(json: boolean): (e: BookingLogEntry) => void {
+  return json
+    ? (e) => printEvent({ ...e })
+    : (e) =>
+        process.stderr.write(
+          `booking ${e.outcome} ${e.booking_id ?? '-'}${e.offer_jws_sha256 ? ` offer#${e.offer_jws_sha256.slice(0, 16)}` : ''}\n`,
+        );
 }
 
 /** `--offer-cache-max-age`: 0 (no reuse) or a positive number of seconds up to the node's maximum. */
@@ -243,7 +264,24 @@ export function registerNodeCommands(program: Command): void {
         `reuse a signed offer for up to this many seconds while nothing that could change it has changed (0 = sign every offer); 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS}`,
         offerCacheMaxAge,
         DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
-      ),
+      )
+      .option(
+        '--hold-hours <hours>',
+        `how long a pending booking request holds the dates before they are free again (1 to ${MAX_HOLD_HOURS})`,
+        holdHours,
+        DEFAULT_HOLD_HOURS,
+      )
+      .option(
+        '--booking-rate-limit <n>',
+        'booking requests per minute one client address may make (per worker); more are answered 429',
+        positiveInt,
+        DEFAULT_BOOKING_RATE_LIMIT,
+      )
+      .option(
+        '--booking-webhook <url>',
+        'https URL that receives a JSON event per booking change (ids, status, digests; never guest details)',
+      )
+      .option('--booking-webhook-ca <file>', 'with --booking-webhook: extra trusted CA certificate (PEM) for its https'),
     { json: 'stdout is JSON lines only: {"event":"listening",…} first, one per request, {"event":"stopped",…} last; each has a ts' },
   ).action(
     (
@@ -264,6 +302,10 @@ export function registerNodeCommands(program: Command): void {
         maxConnectionsPerClient: number;
         offerCacheMaxAge: number;
         syncInterval: number;
+        holdHours: number;
+        bookingRateLimit: number;
+        bookingWebhook?: string;
+        bookingWebhookCa?: string;
       },
     ) =>
       run(o.json, async () => {
@@ -276,6 +318,16 @@ export function registerNodeCommands(program: Command): void {
           maxConnectionsPerClient: o.maxConnectionsPerClient,
           offerCacheMaxAgeSeconds: o.offerCacheMaxAge,
           syncIntervalMs: o.syncInterval,
+          holdHours: o.holdHours,
+          bookingRateLimit: o.bookingRateLimit,
+          ...(o.bookingWebhook
+            ? {
+                bookingWebhook: {
+                  url: o.bookingWebhook,
+                  ...(o.bookingWebhookCa ? { ca: [readFileSync(o.bookingWebhookCa, 'utf8')] } : {}),
+                },
+              }
+            : {}),
           ...(o.dev ? { dev: true } : {}),
           ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
           ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
@@ -292,9 +344,12 @@ export function registerNodeCommands(program: Command): void {
             : {}),
         };
         // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
-        if (isServeWorker()) return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json) }));
+        if (isServeWorker())
+          return runServeWorker(() => serveNode({ ...options, log: requestLogger(!!o.json), bookingLog: bookingLogger(!!o.json) }));
         const served =
-          o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode({ ...options, log: requestLogger(!!o.json) });
+          o.workers > 1
+            ? await serveNodeCluster(options, o.workers)
+            : await serveNode({ ...options, log: requestLogger(!!o.json), bookingLog: bookingLogger(!!o.json) });
         const hints = reachHints(served);
         if (o.json) {
           printEvent({
@@ -515,4 +570,5 @@ export function registerNodeCommands(program: Command): void {
       }
     }),
   );
+  registerNodeBookingCommands(node);
 }

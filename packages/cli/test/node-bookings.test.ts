@@ -1,0 +1,85 @@
+/**
+ * `vrp node bookings list|show|confirm|decline` against a node that took booking requests over
+ * https: the host sees each request (guest details only in `show`), confirming keeps the dates
+ * booked, declining frees them at once, and a decided booking cannot be decided again.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { ServedNode } from '@vrpkit/node';
+import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { runVrpInProcess } from '@vrpkit/testkit/cli';
+import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const tmp = tempDir('cli-bookings');
+const dataDir = join(tmp.dir, 'node');
+const clock = testClock(Date.now());
+let node: ServedNode;
+let client: NodeClient;
+const guest = { name: 'Grace Guest', email: 'grace@example.org' };
+
+beforeAll(async () => {
+  ({ node, client } = await serveTestNode('cli-bookings.example', dataDir, clock));
+});
+afterAll(() => closeTestNode({ node, client }, tmp));
+
+const stay = (from: number, nights: number) => ({ check_in: dayAfter(clock.now(), from), check_out: dayAfter(clock.now(), from + nights) });
+
+async function offer(s: { check_in: string; check_out: string }): Promise<OfferEnvelope> {
+  return JSON.parse(
+    (await client.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`)).text,
+  ) as OfferEnvelope;
+}
+
+async function book(s: { check_in: string; check_out: string }): Promise<string> {
+  const res = await client.request('POST', BOOKING_REQUESTS_PATH, {
+    body: JSON.stringify({ offer_jws: (await offer(s)).signature.jws, guest, idempotency_key: `cli-${randomBytes(8).toString('hex')}` }),
+    headers: { 'content-type': 'application/json' },
+  });
+  expect(res.status).toBe(201);
+  return JSON.parse(res.text).booking_request.booking_id as string;
+}
+
+const vrp = (...args: string[]) => runVrpInProcess(['node', 'bookings', ...args, '--data-dir', dataDir]);
+
+describe('vrp node bookings', () => {
+  it('lists and shows a pending request; confirm keeps the dates booked and cannot be undone by decline', async () => {
+    const s = stay(20, 3);
+    const id = await book(s);
+    const list = await vrp('list', '--json');
+    expect(list.code).toBe(0);
+    const listed = JSON.parse(list.stdout).bookings as { booking_id: string; status: string; guest_email: string }[];
+    expect(listed.find((b) => b.booking_id === id)).toMatchObject({ status: 'pending', check_in: s.check_in, check_out: s.check_out });
+    const text = await vrp('list');
+    expect(text.stdout).toContain(`${id}  ${s.check_in} → ${s.check_out}`);
+    expect(text.stdout).not.toContain(guest.email);
+    const shown = await vrp('show', id);
+    expect(shown.stdout).toContain(`${guest.name} <${guest.email}>`);
+
+    const confirmed = await vrp('confirm', id, '--json');
+    expect(confirmed.code).toBe(0);
+    expect(JSON.parse(confirmed.stdout).booking.status).toBe('confirmed');
+    expect((await offer(s)).offer.availability.available).toBe(false);
+    const undo = await vrp('decline', id, '--json');
+    expect(undo.code).toBe(1);
+    expect(JSON.parse(undo.stdout).error.code).toBe('booking_not_pending');
+    expect((await vrp('list', '--status', 'confirmed', '--json')).stdout).toContain(id);
+  });
+
+  it('decline frees the dates at once; unknown ids and statuses are clear errors', async () => {
+    const s = stay(40, 2);
+    const id = await book(s);
+    expect((await offer(s)).offer.availability.available).toBe(false);
+    const declined = await vrp('decline', id);
+    expect(declined.code).toBe(0);
+    expect(declined.stdout).toContain('declined');
+    expect((await offer(s)).offer.availability.available).toBe(true);
+    const missing = await vrp('show', 'br_doesnotexist00');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('error[booking_not_found]');
+    const bad = await vrp('list', '--status', 'maybe');
+    expect(bad.stderr).toContain('error[invalid_booking_status]');
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * `vrp node bookings …`: the host's view of booking requests and its decisions. Each operation
+ * first expires the holds whose time has passed (as every read does), so a host never confirms a
+ * hold whose dates were already freed. Guest details are shown to the host here, from the store;
+ * they are never logged.
+ */
+import { systemClock } from '@vrpkit/core';
+import type { BookingStatus } from '@vrpkit/protocol';
+import { type NodeStoreOptions, withNodeStore } from '../admin/store.js';
+import { NodeError } from '../errors.js';
+import type { BookingRequestRecord } from '../store/store.js';
+
+const STATUSES: readonly BookingStatus[] = ['pending', 'confirmed', 'declined', 'expired'];
+
+/** `vrp node bookings list [--status S]`: oldest first. */
+export function listBookings(o: NodeStoreOptions & { status?: string }): Promise<BookingRequestRecord[]> {
+  const status = o.status;
+  if (status !== undefined && !STATUSES.includes(status as BookingStatus))
+    throw new NodeError('invalid_booking_status', `--status is one of ${STATUSES.join(', ')}`);
+  return withNodeStore(o, async (store) => {
+    await store.expireHolds((o.clock ?? systemClock).now());
+    return store.bookingRequests(status as BookingStatus | undefined);
+  });
+}
+
+/** `vrp node bookings show <id>` */
+export function showBooking(o: NodeStoreOptions & { id: string }): Promise<BookingRequestRecord> {
+  return withNodeStore(o, async (store) => {
+    await store.expireHolds((o.clock ?? systemClock).now());
+    const b = await store.bookingRequest(o.id);
+    if (!b) throw new NodeError('booking_not_found', `no booking request ${o.id}`, { id: o.id });
+    return b;
+  });
+}
+
+/** `vrp node bookings confirm|decline <id>`: only a pending, unexpired hold can be decided. */
+export function decideBooking(o: NodeStoreOptions & { id: string; decision: 'confirmed' | 'declined' }): Promise<BookingRequestRecord> {
+  return withNodeStore(o, async (store) => {
+    const now = (o.clock ?? systemClock).now();
+    await store.expireHolds(now);
+    const b = await store.decideHold(o.id, o.decision, now);
+    if (!b) throw new NodeError('booking_not_found', `no booking request ${o.id}`, { id: o.id });
+    if (b.status !== o.decision)
+      throw new NodeError('booking_not_pending', `booking request ${o.id} is ${b.status}, not pending`, { id: o.id, status: b.status });
+    return b;
+  });
+}
