@@ -24,14 +24,21 @@ describe('vrp demo --booking', () => {
     const hold = r.stdout.match(/✓ hold (br_[A-Za-z0-9_-]+) created \(HTTP 201\); booking receipt verified/);
     expect(hold).not.toBeNull();
     expect(r.stdout).toContain(`The host holds ${hold![1]}`);
-    expect(r.stdout).toContain(`node bookings list --dir ${dir}`);
+    expect(r.stdout).toContain(`node bookings list --data-dir ${dir}`);
+    // The listing `vrp node bookings list` prints: exactly this one hold, pending.
+    expect(r.stdout).toMatch(new RegExp(`^${hold![1]}  2027-04-10 → 2027-04-13  2 guests  \\d+ [A-Z]{3} \\(minor units\\)  pending`, 'm'));
+    const listed = await runVrpInProcess(['node', 'bookings', 'list', '--data-dir', dir, '--json']);
+    expect(JSON.parse(listed.stdout).bookings.map((b: { booking_id: string }) => b.booking_id)).toEqual([hold![1]]);
   }, 90_000);
 
   it('without --yes: stops at the approval, says how to give it, and nothing is held', async () => {
-    const r = await runVrpInProcess(['demo', '--booking', '--booking-dir', join(tmp, 'pending')]);
+    const dir = join(tmp, 'pending');
+    const r = await runVrpInProcess(['demo', '--booking', '--booking-dir', dir]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('… approval needed for act:anthropic:demo-booking:');
     expect(r.stdout).toContain('run again with --yes');
     expect(r.stdout).not.toContain('✓ hold');
+    const listed = await runVrpInProcess(['node', 'bookings', 'list', '--data-dir', dir, '--json']);
+    expect(JSON.parse(listed.stdout).bookings).toEqual([]);
   }, 90_000);
 });

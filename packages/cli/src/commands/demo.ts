@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { isVrpError } from '@vrpkit/core';
-import { addDays, initNode, localDate, serveNode } from '@vrpkit/node';
+import { addDays, initNode, listBookings, localDate, serveNode } from '@vrpkit/node';
 import { AGENT_CARD_PATH, DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import type { Command } from 'commander';
 import { reportError } from '../io.js';
 import { runDemoBooking } from './demo-booking.js';
 import { port, reachHints, requestLogger, serveUntilSignal } from './node.js';
+import { bookingLine } from './node-bookings.js';
 
 const DEMO_DOMAIN = 'villa-demo.example';
 
@@ -99,8 +100,9 @@ async function demoBooking(dir: string, yes: boolean): Promise<void> {
     const bookingId = await runDemoBooking({ dir, yes, out });
     if (bookingId) {
       out('');
-      out(`The host holds ${bookingId}. See it (and confirm or decline it) on the node:`);
-      out(`  npm run vrp -- node bookings list --dir ${dir}`);
+      out(`The host holds ${bookingId}: npm run vrp -- node bookings list --data-dir ${dir}`);
+      for (const b of await listBookings({ dataDir: resolve(dir) })) process.stdout.write(bookingLine(b));
+      out(`Confirm or decline it: npm run vrp -- node bookings confirm|decline ${bookingId} --data-dir ${dir}`);
     }
   } catch (e) {
     process.exitCode = reportError(e, false);
