@@ -21,7 +21,7 @@ export interface BookingWorld {
   dir: string;
   node: ServedNode;
   dataDir: string;
-  /** Requests that reached the node's booking endpoint (counted from the node's own request log). */
+  /** Booking requests that reached the node (API or /book form; counted from the node's own request log). */
   bookingRequests: () => number;
   operator: TestSurface;
   network: { connectTo: string[]; ca: string[] };
@@ -40,7 +40,8 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
     port: 0,
     clock,
     log: (entry) => {
-      if (entry.path === BOOKING_REQUESTS_PATH) booking++;
+      // The API and the /book page's form post to the same handler.
+      if (entry.method === 'POST' && (entry.path === BOOKING_REQUESTS_PATH || entry.path === '/book')) booking++;
     },
   });
   const nodeCa = readFileSync(join(dataDir, 'tls', 'ca.pem'), 'utf8');
@@ -82,10 +83,11 @@ export const SINK_ID = 'booking-host-dispatch';
 export async function openBookingHost(
   world: BookingWorld,
   opts: { clock: Clock; nodeUrl?: string; approve?: (act: AgentCandidateAct) => Promise<boolean>; name?: string; model?: string },
-): Promise<{ host: BookingHost; gate: Gate; approve(approvalId: string): Promise<void> }> {
+): Promise<{ host: BookingHost; gate: Gate; storeFile: string; approve(approvalId: string): Promise<void> }> {
   const { privateJwk } = await generateEd25519Jwk();
+  const storeFile = join(world.dir, `${opts.name ?? 'gate'}-${Math.random().toString(36).slice(2)}.sqlite`);
   const gate = new Gate({
-    store: await openSqliteStore(join(world.dir, `${opts.name ?? 'gate'}-${Math.random().toString(36).slice(2)}.sqlite`)),
+    store: await openSqliteStore(storeFile),
     policy: loadPolicy(BOOKING_POLICY_FILE),
     sinkId: SINK_ID,
     signingKey: { privateJwk, kid: 'booking-gate-key' },
@@ -105,6 +107,7 @@ export async function openBookingHost(
   return {
     host,
     gate,
+    storeFile,
     // A person approves exactly the binding they reviewed (`vrp gate approve ACT_ID --digest …`).
     async approve(approvalId) {
       const held = host.approvalFor(approvalId);
