@@ -70,6 +70,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export class NodeStore {
   private cached: StoreSnapshot | undefined;
+  private reloading: { revision: number; promise: Promise<StoreSnapshot> } | undefined;
 
   private constructor(
     readonly db: Kysely<NodeDatabase>,
@@ -129,16 +130,23 @@ export class NodeStore {
    */
   async snapshot(now?: number): Promise<StoreSnapshot> {
     const revision = await this.revision();
-    const cached = this.cached;
-    if (cached?.revision === revision) {
-      // A hold that has expired frees its dates as soon as anyone reads them: expire it (a write,
-      // which bumps the revision) and read again.
-      if (now === undefined || cached.nextHoldExpiry === null || Date.parse(cached.nextHoldExpiry) > now) return cached;
-      await this.expireHolds(now);
-      return this.snapshot(now);
+    let snap = this.cached;
+    if (snap?.revision !== revision) {
+      // Requests that find the same new revision share one reload (after a write, every request in flight would).
+      if (this.reloading?.revision !== revision) {
+        const promise: Promise<StoreSnapshot> = this.load(this.db, revision).finally(() => {
+          if (this.reloading?.promise === promise) this.reloading = undefined;
+        });
+        this.reloading = { revision, promise };
+      }
+      snap = await this.reloading.promise;
+      if (!this.cached || this.cached.revision < snap.revision) this.cached = snap;
     }
-    this.cached = await this.load(this.db, revision);
-    return now === undefined ? this.cached : this.snapshot(now);
+    if (now === undefined || snap.nextHoldExpiry === null || Date.parse(snap.nextHoldExpiry) > now) return snap;
+    // A hold that has expired frees its dates as soon as anyone reads them: expire it (a write,
+    // which bumps the revision) and read once more.
+    await this.expireHolds(now);
+    return this.snapshot();
   }
 
   /** Everything the offer path reads, through `db` (the pool, or a transaction), labelled with `revision`. */

@@ -1,0 +1,263 @@
+/**
+ * bench/booking: booking requests per second on a node's `POST /api/booking-requests` over https
+ * on loopback with concurrent clients, on SQLite and (when `VRPKIT_TEST_PG_URL` names a server)
+ * PostgreSQL, as a ratio to a baseline served by the same node in the same run: a fresh signed
+ * offer (`GET /api/verified-stay-offer` with the offer cache off), which is the re-quote every
+ * booking request makes. Each booking row also checks its outcome: holds created vs expected.
+ *
+ * Rows (per store):
+ * - fresh offer (baseline): one signed offer per request;
+ * - booking, distinct dates: every request a different 1-night stay: every one must hold (expected = requests);
+ * - booking, overlapping dates: groups of GROUP requests whose 2-night stays share a night, sent
+ *   together: exactly one per group may hold (expected = groups); the others are 409.
+ * Offers are fetched before the clock starts (an agent has its offer before it books). A row is a
+ * fixed number of requests, not a duration: each hold consumes calendar nights.
+ *
+ * To add rows (e.g. a gated flow), push onto `rowsFor` below; each row returns a `Run`.
+ *
+ * Run: npx tsx --conditions=vrpkit-source bench/booking.ts [--requests 300] [--concurrency 16]
+ */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
+import pg from 'pg';
+import { Agent, buildConnector } from 'undici';
+import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
+
+const DOMAIN = 'bench-booking.example';
+const DAY = 86_400_000;
+const GROUP = 4;
+const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const guest = { name: 'Bench Guest', email: 'bench@example.org' };
+
+interface Run {
+  requests: number;
+  /** Answers with a status the row did not expect. */
+  errors: number;
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  server_cpu_us_per_request: number | null;
+  holds_created?: number;
+  holds_expected?: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+/** Send `calls` in order through `concurrency` clients; returns latencies and status counts. */
+async function drive(agent: Agent, calls: Call[], concurrency: number, pids: number[]) {
+  const cpuBefore = cpuSeconds(pids);
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let next = 0;
+  const started = performance.now();
+  const client = async () => {
+    for (let i = next++; i < calls.length; i = next++) {
+      const c = calls[i]!;
+      const t = performance.now();
+      const res = await agent.request({
+        origin: `https://${DOMAIN}`,
+        path: c.path,
+        method: c.method,
+        ...(c.body ? { body: c.body, headers: { 'content-type': 'application/json' } } : {}),
+      });
+      await res.body.text();
+      latencies.push(performance.now() - t);
+      statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  const elapsed = (performance.now() - started) / 1000;
+  const cpuAfter = cpuSeconds(pids);
+  latencies.sort((a, b) => a - b);
+  return {
+    statuses,
+    rps: calls.length / elapsed,
+    p50_ms: percentile(latencies, 50),
+    p99_ms: percentile(latencies, 99),
+    server_cpu_us_per_request: cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1e6) / calls.length,
+  };
+}
+
+const offerPath = (fromDay: number, nights: number) => {
+  const d = Date.now() + fromDay * DAY;
+  return `/api/verified-stay-offer?check_in=${iso(d)}&check_out=${iso(d + nights * DAY)}&guests=2`;
+};
+
+/** The signed offers for `paths`, fetched before the clock starts. */
+async function offersFor(agent: Agent, paths: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const path of paths) {
+    const res = await agent.request({ origin: `https://${DOMAIN}`, path, method: 'GET' });
+    out.push((JSON.parse(await res.body.text()) as { signature: { jws: string } }).signature.jws);
+  }
+  return out;
+}
+
+const bookingCall = (jws: string): Call => ({
+  method: 'POST',
+  path: '/api/booking-requests',
+  body: JSON.stringify({ offer_jws: jws, guest, idempotency_key: `bench-${randomBytes(9).toString('base64url')}` }),
+});
+
+type Row = { name: string; run: () => Promise<Run> };
+
+/** The rows for one store; `firstDay` keeps each row on nights no other row touches. */
+function rowsFor(agent: Agent, pids: number[], requests: number, concurrency: number): Row[] {
+  return [
+    {
+      name: 'fresh offer (baseline)',
+      run: async () => {
+        const calls = Array.from({ length: requests }, (_, i): Call => ({ method: 'GET', path: offerPath(1 + (i % 300), 1) }));
+        const r = await drive(agent, calls, concurrency, pids);
+        return { requests, errors: requests - (r.statuses.get(200) ?? 0), ...r };
+      },
+    },
+    {
+      name: 'booking, distinct dates',
+      run: async () => {
+        const jws = await offersFor(
+          agent,
+          Array.from({ length: requests }, (_, i) => offerPath(1 + i, 1)),
+        );
+        const r = await drive(agent, jws.map(bookingCall), concurrency, pids);
+        const created = r.statuses.get(201) ?? 0;
+        return { requests, errors: requests - created, ...r, holds_created: created, holds_expected: requests };
+      },
+    },
+    {
+      name: `booking, overlapping dates (groups of ${GROUP})`,
+      run: async () => {
+        const groups = Math.floor(requests / GROUP);
+        // Group g: 2-night stays from day d and d+1 (alternating), all sharing night d+1.
+        const paths = Array.from({ length: groups * GROUP }, (_, i) => offerPath(400 + 3 * Math.floor(i / GROUP) + (i % 2), 2));
+        const jws = await offersFor(agent, paths);
+        const r = await drive(agent, jws.map(bookingCall), concurrency, pids);
+        const created = r.statuses.get(201) ?? 0;
+        const refused = r.statuses.get(409) ?? 0;
+        return {
+          requests: groups * GROUP,
+          errors: groups * GROUP - created - refused,
+          ...r,
+          holds_created: created,
+          holds_expected: groups,
+        };
+      },
+    },
+  ];
+}
+
+async function main() {
+  const requests = numberFlag('requests', 300);
+  const concurrency = numberFlag('concurrency', 16);
+  if (requests > 390) {
+    process.stderr.write('error[usage]: --requests is at most 390 (each hold takes calendar nights)\n');
+    process.exit(64);
+  }
+  const dialects = ['sqlite', ...(process.env.VRPKIT_TEST_PG_URL ? ['postgres'] : [])];
+  if (dialects.length === 1) process.stderr.write('VRPKIT_TEST_PG_URL is unset: PostgreSQL rows skipped\n');
+  const table: string[][] = [
+    ['store', 'row', 'requests', 'req/s', '× baseline', 'p50 ms', 'p99 ms', 'CPU µs/req', 'holds created/expected', 'unexpected'],
+  ];
+  const out: Record<string, unknown>[] = [];
+  const children: ChildProcess[] = [];
+  try {
+    for (const dialect of dialects) {
+      const { child, hello } = await startChild(import.meta.url, ['--serve', dialect]);
+      children.push(child);
+      const connector = buildConnector({ ca: hello.caPem as string });
+      const agent = new Agent({
+        connections: concurrency,
+        connect: (opts, cb) => connector({ ...opts, hostname: '127.0.0.1', port: String(hello.port), servername: DOMAIN }, cb),
+      });
+      let baseline: number | undefined;
+      for (const row of rowsFor(agent, hello.pids as number[], requests, concurrency)) {
+        const r = await row.run();
+        baseline ??= r.rps;
+        out.push({ store: dialect, row: row.name, ...r, ratio_to_baseline: r.rps / baseline });
+        table.push([
+          dialect,
+          row.name,
+          String(r.requests),
+          r.rps.toFixed(0),
+          (r.rps / baseline).toFixed(2),
+          r.p50_ms.toFixed(1),
+          r.p99_ms.toFixed(1),
+          r.server_cpu_us_per_request === null ? '-' : r.server_cpu_us_per_request.toFixed(0),
+          r.holds_expected === undefined
+            ? '-'
+            : `${r.holds_created}/${r.holds_expected}${r.holds_created === r.holds_expected ? '' : ' MISMATCH'}`,
+          String(r.errors),
+        ]);
+      }
+      await agent.close();
+    }
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+  }
+  printTable(table);
+  process.stdout.write(`\nconcurrency ${concurrency}; ${cpus().length} CPUs, Node ${process.version}\n`);
+  const results = new URL('./results/', import.meta.url);
+  mkdirSync(results, { recursive: true });
+  writeFileSync(
+    new URL('booking.json', results),
+    `${JSON.stringify({ bench: 'booking', at: new Date().toISOString(), node: process.version, cpus: cpus().length, concurrency, rows: out }, null, 2)}\n`,
+  );
+  if (out.some((r) => r.holds_expected !== undefined && r.holds_created !== r.holds_expected)) process.exitCode = 1;
+}
+
+// ── child: one node on the store named by argv, cache off, rate limit out of the way ─────────
+async function serveChild(): Promise<void> {
+  const dialect = process.argv[process.argv.indexOf('--serve') + 1];
+  const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-booking-'));
+  const propertyFile = join(dir, 'property.json');
+  // 1-night stays up to three years ahead: enough distinct nights for every row.
+  writeFileSync(
+    propertyFile,
+    JSON.stringify({ ...propertyDocument(sampleProperty(Date.now())), min_nights: 1, booking_horizon_days: 1095 }),
+  );
+  let databaseUrl: string | undefined;
+  let schema: string | undefined;
+  if (dialect === 'postgres') {
+    schema = `bench_booking_${randomBytes(5).toString('hex')}`;
+    const base = process.env.VRPKIT_TEST_PG_URL!;
+    databaseUrl = `${base}${base.includes('?') ? '&' : '?'}schema=${schema}`;
+  }
+  const dataDir = join(dir, 'node');
+  await initNode({ domain: DOMAIN, dataDir, propertyFile, ...(databaseUrl ? { databaseUrl } : {}) });
+  const node = await serveNode({
+    dataDir,
+    dev: true,
+    offerCacheMaxAgeSeconds: 0,
+    bookingRateLimit: 1_000_000,
+    ...(databaseUrl ? { databaseUrl } : {}),
+  });
+  process.stdout.write(`${JSON.stringify({ port: node.port, caPem: node.caPem, pids: [process.pid] })}\n`);
+  const stop = async () => {
+    await node.close();
+    if (schema) {
+      const c = new pg.Client({ connectionString: process.env.VRPKIT_TEST_PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await c.end();
+    }
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+if (process.argv.includes('--serve')) await serveChild();
+else await main();
