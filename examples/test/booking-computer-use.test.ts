@@ -93,7 +93,11 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
         const tools = {
           computer: async (input: { coordinate: [number, number] }) => {
             clicks.push(input);
-            await Promise.all([page.waitForLoadState('load'), page.waitForURL(/\/book/), page.mouse.click(...input.coordinate)]);
+            // Done when the node has answered the form's POST (the page after it shows the hold).
+            await Promise.all([
+              page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/book'),
+              page.mouse.click(...input.coordinate),
+            ]);
             return { clicked: true };
           },
         };

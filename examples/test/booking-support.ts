@@ -98,7 +98,6 @@ export async function openBookingHost(
     gate,
     nodeUrl: opts.nodeUrl ?? `https://${NODE_DOMAIN}`,
     guest: DEMO_GUEST,
-    network: world.network,
     fetch: world.fetch,
     session_id: `booking-${opts.name ?? 'test'}`,
     model: opts.model ?? 'recorded-model',

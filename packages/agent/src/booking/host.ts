@@ -29,7 +29,7 @@ import {
   type ToolCallOutcome,
 } from '@vrpkit/gate';
 import type { BookingGuest } from '@vrpkit/protocol';
-import type { HardenedFetchOptions } from '../hardened-fetch.js';
+import { JwksCache } from '../jwks-cache.js';
 import { getOfferVia } from '../surfaces/index.js';
 import type { QuotableTotal, SurfaceReport } from '../surfaces/types.js';
 import {
@@ -81,9 +81,7 @@ export interface BookingHostOptions {
   /** The node's origin, `https://{canonical_domain}`. */
   nodeUrl: string;
   guest: BookingGuest;
-  /** How the host reaches the network (connect-to and test CAs for local nodes). */
-  network?: HardenedFetchOptions;
-  /** A fetch for the booking POST and key reads (default: the hardened fetch `getOfferVia` uses). */
+  /** The host's network edge for every call (MCP, keys, the booking POST): a `createHardenedFetch`. */
   fetch: FetchLike;
   session_id: string;
   model: string;
@@ -115,9 +113,11 @@ export class BookingHost {
   readonly #offers = new Map<string, HeldOffer>();
   readonly #approvals = new Map<string, { act: AgentCandidateAct; args: BookingArguments; view: BookingApprovalView }>();
   readonly #opts: BookingHostOptions;
+  readonly #jwks: JwksCache;
 
   constructor(opts: BookingHostOptions) {
     this.#opts = opts;
+    this.#jwks = new JwksCache({ fetch: opts.fetch, ...(opts.clock ? { clock: opts.clock } : {}) });
   }
 
   /** The booking act behind an approval id and what the person is shown beside its arguments. */
@@ -165,7 +165,9 @@ export class BookingHost {
     const a = asRecord(input);
     const args = { check_in: String(a?.check_in), check_out: String(a?.check_out), guests: Number(a?.guests) };
     const report = await getOfferVia('mcp', this.#opts.nodeUrl, args, {
-      ...(this.#opts.network ? { network: this.#opts.network } : {}),
+      // One connection pool and one key cache for the whole session (Core VRP v0.1 §3.1 cache policy).
+      fetch: this.#opts.fetch,
+      jwksCache: this.#jwks,
       ...(this.#opts.clock ? { clock: this.#opts.clock } : {}),
     });
     const jws = asRecord(asRecord(report.envelope)?.signature)?.jws;
@@ -263,6 +265,7 @@ export class BookingHost {
       domain: terms?.canonical_domain ?? '',
       offerJws,
       fetch: this.#opts.fetch,
+      jwksCache: this.#jwks,
       ...(this.#opts.clock ? { clock: this.#opts.clock } : {}),
     });
     const booking = asRecord(json?.booking_request);

@@ -99,7 +99,6 @@ export async function runDemoBooking(o: DemoBookingOptions): Promise<string | nu
     gate,
     nodeUrl: `https://${DOMAIN}`,
     guest: GUEST,
-    network,
     fetch,
     session_id: 'demo-booking',
     model: 'recorded',
