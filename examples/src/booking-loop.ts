@@ -4,14 +4,20 @@
  * person's approval bound to that verified offer (docs/booking.md). Without an API key it
  * replays recorded model responses; with ANTHROPIC_API_KEY / OPENAI_API_KEY it runs live.
  *
- *   npx tsx --conditions=vrpkit-source examples/src/booking-loop.ts anthropic|responses --node https://villa.example \
- *     [--connect-to HOST:443:ADDR:PORT --cacert ca.pem] [--yes]
+ *   npx tsx --conditions=vrpkit-source examples/src/booking-loop.ts anthropic|responses [--yes]
+ *
+ * It starts a fresh local node for villa-booking.example (dev CA, clock at RECORDED_AT) and books
+ * through it; `--yes` is the person approving the booking the approval view shows.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Message, MessageCreateParamsNonStreaming, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
-import { BOOKING_TOOL_SPECS, type BookingHost } from '@vrpkit/agent';
-import type { ToolCallOutcome } from '@vrpkit/gate';
+import { BOOKING_TOOL_SPECS, BookingHost, createHardenedFetch } from '@vrpkit/agent';
+import { fixedClock, generateEd25519Jwk } from '@vrpkit/core';
+import { Gate, loadPolicy, openSqliteStore, type ToolCallOutcome } from '@vrpkit/gate';
+import { initNode, serveNode } from '@vrpkit/node';
 import type { BookingGuest } from '@vrpkit/protocol';
 import type { FunctionTool, Response, ResponseCreateParamsNonStreaming, ResponseInputItem } from 'openai/resources/responses/responses';
 
@@ -153,3 +159,85 @@ export function replayResponsesBooking(recording: Response[]): CreateResponse {
 export function readRecording<T>(file: string): T[] {
   return JSON.parse(readFileSync(file, 'utf8')) as T[];
 }
+
+async function main(): Promise<void> {
+  const vendor = process.argv[2] === 'responses' ? 'responses' : 'anthropic';
+  const yes = process.argv.includes('--yes');
+  // The model: live with a key, else the recorded responses.
+  let model: string;
+  let run: (host: BookingHost) => Promise<BookingRun>;
+  if (vendor === 'anthropic') {
+    let createMessage: CreateMessage;
+    model = process.env.ANTHROPIC_MODEL ?? 'claude-sonnet-4-5';
+    if (process.env.ANTHROPIC_API_KEY) {
+      const { default: Anthropic } = await import('@anthropic-ai/sdk');
+      const client = new Anthropic();
+      createMessage = (params) => client.messages.create(params);
+    } else {
+      const recording = readRecording<Message>(ANTHROPIC_BOOKING_RECORDING);
+      model = recording[0]!.model;
+      createMessage = replayAnthropicBooking(recording);
+      process.stdout.write('ANTHROPIC_API_KEY is not set: replaying recorded responses.\n');
+    }
+    run = (host) => runAnthropicBookingLoop({ createMessage, host, model });
+  } else {
+    let createResponse: CreateResponse;
+    model = process.env.OPENAI_MODEL ?? 'gpt-4.1-mini';
+    if (process.env.OPENAI_API_KEY) {
+      const { default: OpenAI } = await import('openai');
+      const client = new OpenAI();
+      createResponse = (params) => client.responses.create(params);
+    } else {
+      const recording = readRecording<Response>(RESPONSES_BOOKING_RECORDING);
+      model = recording[0]!.model;
+      createResponse = replayResponsesBooking(recording);
+      process.stdout.write('OPENAI_API_KEY is not set: replaying recorded responses.\n');
+    }
+    run = (host) => runResponsesBookingLoop({ createResponse, host, model });
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'vrpkit-booking-example-'));
+  const clock = fixedClock(RECORDED_AT);
+  const dataDir = join(dir, 'node');
+  await initNode({ domain: 'villa-booking.example', dataDir, clock });
+  const node = await serveNode({ dataDir, dev: true, port: 0, clock });
+  const fetch = createHardenedFetch({ connectTo: [`villa-booking.example:443:127.0.0.1:${node.port}`], ca: [node.caPem!] });
+  const { privateJwk } = await generateEd25519Jwk();
+  let host: BookingHost | undefined;
+  const gate = new Gate({
+    store: await openSqliteStore(join(dir, 'gate.sqlite')),
+    policy: loadPolicy(BOOKING_POLICY_FILE),
+    sinkId: 'example-booking-host',
+    signingKey: { privateJwk, kid: 'example-booking-gate' },
+    clock,
+    approve: async (act) => {
+      const view = host?.approvalFor(act.candidate_act_id)?.view;
+      process.stdout.write(
+        `approval: ${view?.summary ?? act.candidate_act_id} → ${yes ? 'approved (--yes)' : 'not approved (run with --yes)'}\n`,
+      );
+      return yes && view !== undefined;
+    },
+  });
+  host = new BookingHost({
+    gate,
+    nodeUrl: 'https://villa-booking.example',
+    guest: DEMO_GUEST,
+    fetch,
+    session_id: `example-${vendor}`,
+    model,
+    clock,
+  });
+  try {
+    const r = await run(host);
+    for (const step of host.steps) process.stdout.write(`${JSON.stringify(step)}\n`);
+    for (const o of r.outcomes)
+      process.stdout.write(`${o.name}: ${o.decision.allow ? 'allowed' : `denied ${o.decision.code}`}${o.invoked ? ', ran' : ''}\n`);
+    process.stdout.write(`model: ${r.final}\n`);
+  } finally {
+    await gate.close();
+    await fetch.close();
+    await node.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

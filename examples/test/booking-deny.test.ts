@@ -175,6 +175,7 @@ describe('a booking runs only with authority bound to the verified offer', () =>
     expect(ran).toHaveLength(1);
     expect(denied).toHaveLength(1);
     expect(denied[0]!.outcome.decision.code).toBe('EF_005');
+    expect(JSON.parse(ran[0]!.text)).toMatchObject({ booked: true, receipt: 'verified', booking_request: { status: 'pending' } });
     // One request reached the node: the one the approval covered.
     expect(world.bookingRequests()).toBe(before + 1);
     const replay = await host.handle('anthropic', block('request_booking', input));
