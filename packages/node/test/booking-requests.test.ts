@@ -16,7 +16,18 @@ import {
   sha256Hex,
   verifyEd25519Signature,
 } from '@vrpkit/core';
-import { addCalendarBlock, createOfferService, initNode, NodeStore, type ServedNode, storeTargetFor, withNodeStore } from '@vrpkit/node';
+import {
+  addCalendarBlock,
+  createOfferService,
+  initNode,
+  NodeStore,
+  removeCalendarBlock,
+  revokeKey,
+  rotateKey,
+  type ServedNode,
+  storeTargetFor,
+  withNodeStore,
+} from '@vrpkit/node';
 import {
   BOOKING_RECEIPT_TYP,
   BOOKING_REQUESTS_PATH,
@@ -187,6 +198,17 @@ function holdContract(label: string, databaseUrl: () => string | undefined) {
     expect(new Set(results.map((r) => r.json.booking_request.booking_id)).size).toBe(1);
     expect((await written(h)).bookings).toBe(before.bookings + 1);
   });
+  it('a hold past its expiry frees its nights on the next read (last: it moves the clock)', async () => {
+    const s = stay(80, 2);
+    const r = await book(h, { offer_jws: (await offer(h, s)).signature.jws, guest, idempotency_key: newKey() });
+    expect(r.status).toBe(201);
+    h.clock.set(Date.parse(r.json.booking_request.hold_expires_at));
+    expect((await offer(h, s)).offer.availability.available).toBe(true);
+    const b = await withNodeStore({ dataDir: h.dataDir, ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}) }, (st) =>
+      st.bookingRequest(r.json.booking_request.booking_id),
+    );
+    expect(b?.status).toBe('expired');
+  });
 }
 
 describe('booking requests on SQLite', () => holdContract('booking-sqlite', () => undefined));
@@ -348,6 +370,31 @@ describe('holds expire and the /book form', () => {
     expect(state.blocks).toBe(before.blocks - 1);
     const b = await withNodeStore({ dataDir: h.dataDir }, (st) => st.bookingRequest(r.json.booking_request.booking_id));
     expect(b?.status).toBe('expired');
+  });
+
+  it('an offer signed by a key retired since is still booked (the key is retained); one by a revoked key is not', async () => {
+    const a = await offer(h, stay(100, 2));
+    const b = await offer(h, stay(110, 2));
+    const oldKid = a.signature.kid;
+    const opts = { dataDir: h.dataDir, clock: h.clock };
+    await rotateKey(opts);
+    const retained = await book(h, { offer_jws: a.signature.jws, guest, idempotency_key: newKey() });
+    expect(retained.status).toBe(201);
+    await revokeKey({ ...opts, kid: oldKid });
+    const before = await written(h);
+    const revoked = await book(h, { offer_jws: b.signature.jws, guest, idempotency_key: newKey() });
+    expect({ status: revoked.status, code: revoked.json.error.code }).toEqual({ status: 422, code: 'BOOKING_OFFER_INVALID' });
+    expect(await written(h)).toEqual(before);
+    // The receipt of the retained-key booking is signed with the key signing now.
+    expect(await verifyReceipt(h, retained.json.receipt_jws)).toMatchObject({ status: 'pending' });
+  });
+
+  it("a hold's blocked range is not removed by `calendar unblock` (declining frees it)", async () => {
+    const r = await book(h, { offer_jws: (await offer(h, stay(120, 2))).signature.jws, guest, idempotency_key: newKey() });
+    await expect(removeCalendarBlock({ dataDir: h.dataDir, id: r.json.booking_request.booking_id })).rejects.toMatchObject({
+      code: 'unknown_block',
+    });
+    expect((await offer(h, stay(120, 2))).offer.availability.available).toBe(false);
   });
 
   it('the /book page posts its form to the same desk and shows the hold it made', async () => {

@@ -289,8 +289,16 @@ export class NodeStore {
   }
 
   async removeBlock(id: string): Promise<boolean> {
+    // A booking request's hold is freed by declining it (`vrp node bookings decline`), never by removing its range.
     const r = await this.write((tx) =>
-      tx.deleteFrom('blocked_range').where('id', '=', id).where('kind', '!=', 'import').executeTakeFirst(),
+      tx
+        .deleteFrom('blocked_range')
+        .where('id', '=', id)
+        .where('kind', '!=', 'import')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('booking_request').select('booking_id').whereRef('booking_request.booking_id', '=', 'blocked_range.id'))),
+        )
+        .executeTakeFirst(),
     );
     return Number(r.numDeletedRows) > 0;
   }
@@ -388,7 +396,7 @@ export class NodeStore {
     return this.write(async (tx) => {
       await this.lockWrites(tx);
       const row = await tx.selectFrom('booking_request').selectAll().where('booking_id', '=', id).executeTakeFirst();
-      if (!row || row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged(row);
+      if (row?.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged(row);
       await tx
         .updateTable('booking_request')
         .set({ status, updated_at: iso(now) })
