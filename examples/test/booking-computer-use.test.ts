@@ -93,9 +93,11 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
         const tools = {
           computer: async (input: { coordinate: [number, number] }) => {
             clicks.push(input);
-            // Done when the node has answered the form's POST (the page after it shows the hold).
+            // Done when the node has answered the form's POST and the page after it (the hold) has loaded:
+            // the form's page is /book?…, the answer is POST /book.
             await Promise.all([
               page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/book'),
+              page.waitForURL((u) => u.pathname === '/book' && u.search === '', { waitUntil: 'load' }),
               page.mouse.click(...input.coordinate),
             ]);
             return { clicked: true };
