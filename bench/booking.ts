@@ -10,18 +10,36 @@
  * - booking, distinct dates: every request a different 1-night stay: every one must hold (expected = requests);
  * - booking, overlapping dates: groups of GROUP requests whose 2-night stays share a night, sent
  *   together: exactly one per group may hold (expected = groups); the others are 409.
+ * - agent flow, ungated / gated (SQLite only): the whole guest-side flow per stay, one at a time:
+ *   the offer over MCP (verified, MCP receipt bound), the booking POST, the receipt verified; the
+ *   gated row runs it through `BookingHost` and a Gate on a SQLite file (the tool blocks a recorded
+ *   model would send, no model call; the approval is a callback). Its ratio is to the ungated flow
+ *   in the same run, and `added ms` is the p50 difference.
  * Offers are fetched before the clock starts (an agent has its offer before it books). A row is a
  * fixed number of requests, not a duration: each hold consumes calendar nights.
  *
  * To add rows (e.g. a gated flow), push onto `rowsFor` below; each row returns a `Run`.
  *
- * Run: npx tsx --conditions=vrpkit-source bench/booking.ts [--requests 300] [--concurrency 16]
+ * Run: npx tsx --conditions=vrpkit-source bench/booking.ts [--requests 300] [--concurrency 16] [--flows 40]
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  BOOKING_TOOL,
+  BookingHost,
+  bookingEndpoint,
+  createHardenedFetch,
+  getOfferVia,
+  JwksCache,
+  OFFER_TOOL,
+  verifyBookingReceipt,
+} from '@vrpkit/agent';
+import { generateEd25519Jwk } from '@vrpkit/core';
+import { Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
 import pg from 'pg';
 import { Agent, buildConnector } from 'undici';
@@ -35,6 +53,8 @@ const guest = { name: 'Bench Guest', email: 'bench@example.org' };
 
 interface Run {
   requests: number;
+  /** The row this row's ratio is to (default: the store's first row). */
+  baseline_row?: string;
   /** Answers with a status the row did not expect. */
   errors: number;
   rps: number;
@@ -158,9 +178,115 @@ function rowsFor(agent: Agent, pids: number[], requests: number, concurrency: nu
   ];
 }
 
+/**
+ * The whole guest-side flow, `flows` times on distinct 1-night stays from day 750 on, one at a
+ * time (latency, not throughput): ungated (the agent's calls only) and gated (the same calls as
+ * tool blocks through `BookingHost` and a Gate). Both verify the offer, its MCP receipt and the
+ * booking receipt; a flow that does not end in a verified hold counts as an error.
+ */
+function gatedFlowRows(hello: Record<string, unknown>, flows: number): Row[] {
+  const network = { connectTo: [`${DOMAIN}:443:127.0.0.1:${hello.port}`], ca: [hello.caPem as string] };
+  const stay = (i: number) => ({
+    check_in: iso(Date.now() + (750 + 2 * i) * DAY),
+    check_out: iso(Date.now() + (751 + 2 * i) * DAY),
+    guests: 2,
+  });
+  const timed = async (run: (i: number) => Promise<boolean>, offset: number): Promise<Run> => {
+    const latencies: number[] = [];
+    let errors = 0;
+    const t0 = performance.now();
+    for (let i = 0; i < flows; i++) {
+      const t = performance.now();
+      if (!(await run(offset + i))) errors++;
+      latencies.push(performance.now() - t);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    latencies.sort((a, b) => a - b);
+    return {
+      requests: flows,
+      errors,
+      rps: flows / seconds,
+      p50_ms: percentile(latencies, 50),
+      p99_ms: percentile(latencies, 99),
+      server_cpu_us_per_request: null,
+    };
+  };
+  const UNGATED = 'agent flow, ungated';
+  return [
+    {
+      name: UNGATED,
+      run: async () => {
+        const fetch = createHardenedFetch(network);
+        const jwksCache = new JwksCache({ fetch });
+        try {
+          return await timed(async (i) => {
+            const report = await getOfferVia('mcp', `https://${DOMAIN}`, stay(i), { fetch, jwksCache });
+            const jws = (report.envelope as { signature?: { jws?: string } } | null)?.signature?.jws;
+            if (!report.safe_to_quote || report.receipt?.verified !== true || typeof jws !== 'string') return false;
+            const res = await fetch(bookingEndpoint(`https://${DOMAIN}`), {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ offer_jws: jws, guest, idempotency_key: `bench-${randomBytes(9).toString('base64url')}` }),
+            });
+            const body = (await res.json()) as { receipt_jws?: string };
+            return (
+              (await verifyBookingReceipt(body.receipt_jws, { domain: DOMAIN, offerJws: jws, fetch, jwksCache })).status === 'verified'
+            );
+          }, 0);
+        } finally {
+          await fetch.close();
+        }
+      },
+    },
+    {
+      name: 'agent flow, gated',
+      run: async () => {
+        const fetch = createHardenedFetch(network);
+        const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-gate-'));
+        const { privateJwk } = await generateEd25519Jwk();
+        let host: BookingHost | undefined;
+        const gate = new Gate({
+          store: await openSqliteStore(join(dir, 'gate.sqlite')),
+          policy: loadPolicy(fileURLToPath(new URL('../examples/booking-policy.yaml', import.meta.url))),
+          sinkId: 'bench-booking-host',
+          signingKey: { privateJwk, kid: 'bench-gate' },
+          // The person approves what the approval view shows: the booking act built from the verified offer.
+          approve: async (act) => host?.approvalFor(act.candidate_act_id) !== undefined,
+        });
+        host = new BookingHost({ gate, nodeUrl: `https://${DOMAIN}`, guest, fetch, session_id: 'bench', model: 'recorded' });
+        try {
+          const r = await timed(async (i) => {
+            const offer = JSON.parse(
+              (await host!.handle('anthropic', { id: `toolu_offer_${i}`, name: OFFER_TOOL, input: stay(i) })).text,
+            ) as {
+              offer_id?: string;
+            };
+            const booked = await host!.handle('anthropic', {
+              id: `toolu_book_${i}`,
+              name: BOOKING_TOOL,
+              input: { offer_id: offer.offer_id },
+            });
+            return booked.outcome.invoked && (JSON.parse(booked.text) as { receipt?: string }).receipt === 'verified';
+          }, flows);
+          return { ...r, baseline_row: UNGATED };
+        } finally {
+          await gate.close();
+          await fetch.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    },
+  ];
+}
+
 async function main() {
   const requests = numberFlag('requests', 300);
   const concurrency = numberFlag('concurrency', 16);
+  const flows = numberFlag('flows', 40);
+  if (flows > 170) {
+    process.stderr.write('error[usage]: --flows is at most 170 (each flow holds its own night)\n');
+    process.exit(64);
+  }
   if (requests > 390) {
     process.stderr.write('error[usage]: --requests is at most 390 (each hold takes calendar nights)\n');
     process.exit(64);
@@ -182,16 +308,25 @@ async function main() {
         connect: (opts, cb) => connector({ ...opts, hostname: '127.0.0.1', port: String(hello.port), servername: DOMAIN }, cb),
       });
       let baseline: number | undefined;
-      for (const row of rowsFor(agent, hello.pids as number[], requests, concurrency)) {
+      const byName = new Map<string, Run>();
+      const rows = [
+        ...rowsFor(agent, hello.pids as number[], requests, concurrency),
+        ...(dialect === 'sqlite' ? gatedFlowRows(hello, flows) : []),
+      ];
+      for (const row of rows) {
         const r = await row.run();
         baseline ??= r.rps;
-        out.push({ store: dialect, row: row.name, ...r, ratio_to_baseline: r.rps / baseline });
+        byName.set(row.name, r);
+        const base = r.baseline_row ? byName.get(r.baseline_row) : undefined;
+        const ratio = r.rps / (base?.rps ?? baseline);
+        const added = base ? { added_p50_ms: r.p50_ms - base.p50_ms } : {};
+        out.push({ store: dialect, row: row.name, ...r, ratio_to_baseline: ratio, ...added });
         table.push([
           dialect,
-          row.name,
+          base ? `${row.name} (+${(r.p50_ms - base.p50_ms).toFixed(1)} ms p50)` : row.name,
           String(r.requests),
           r.rps.toFixed(0),
-          (r.rps / baseline).toFixed(2),
+          ratio.toFixed(2),
           r.p50_ms.toFixed(1),
           r.p99_ms.toFixed(1),
           r.server_cpu_us_per_request === null ? '-' : r.server_cpu_us_per_request.toFixed(0),

@@ -4,6 +4,30 @@
  * Everything not listed here is internal.
  */
 
+// The booking-request extension (vrpkit; Core VRP v0.1 stops at `direct_booking_url`) under the
+// Tool-Use Binding draft: the booking act bound to a verified offer, and the node's signed receipt.
+export type {
+  BookingActOptions,
+  BookingActResult,
+  BookingApprovalView,
+  BookingArguments,
+  BookingRefusalCode,
+  BookingTerms,
+  LiveBookingInput,
+  VerifiedOfferInput,
+} from './booking/act.js';
+export {
+  BOOKING_TOOL,
+  bookingActFromVerifiedOffer,
+  bookingEndpoint,
+  bookingTermsOf,
+  liveBookingRequest,
+  offerJwsSha256,
+} from './booking/act.js';
+export type { BookingApprovalRequest, BookingHostOptions, BookingStep, HandledBlock } from './booking/host.js';
+export { BOOKING_TOOL_SPECS, BookingHost, OFFER_TOOL } from './booking/host.js';
+export type { BookingReceiptCode, BookingReceiptVerification, VerifyBookingReceiptOptions } from './booking/receipt.js';
+export { verifyBookingReceipt } from './booking/receipt.js';
 // Core VRP v0.1 §2 (discovery on the host domain) and §5.1 (the canonical-domain label rule).
 export { isOnCanonicalDomain, normalizeHost } from './canonical-domain.js';
 export type { DiscoveryFailureCode, DiscoveryOutcome } from './discovery.js';
@@ -16,7 +40,6 @@ export { createHardenedFetch, parseConnectTo } from './hardened-fetch.js';
 // Core VRP v0.1 §3, §3.1: the node's JWKS through a cache (≤ 300 s, refresh-on-miss).
 export type { JwksCacheOptions, JwksFailureCode, JwksLookup } from './jwks-cache.js';
 export { cacheLifetimeSeconds, JWKS_MIN_REFETCH_INTERVAL_MS, JWKS_MISS_REFETCH_BURST, JwksCache } from './jwks-cache.js';
-
 // Core VRP v0.1 §4 (the offer request) and §5–§7: obtain the envelope, verify it against the
 // node's own JWKS, then safe to quote.
 export type { EnvelopeFailureCode, EnvelopeOutcome, StayOfferVerification, VerifyDeps } from './offer/fetch.js';

@@ -1,11 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { isVrpError } from '@vrpkit/core';
-import { addDays, initNode, localDate, serveNode } from '@vrpkit/node';
+import { addDays, initNode, listBookings, localDate, serveNode } from '@vrpkit/node';
 import { AGENT_CARD_PATH, DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import type { Command } from 'commander';
 import { reportError } from '../io.js';
+import { runDemoBooking } from './demo-booking.js';
 import { port, reachHints, requestLogger, serveUntilSignal } from './node.js';
+import { bookingLine } from './node-bookings.js';
 
 const DEMO_DOMAIN = 'villa-demo.example';
 
@@ -17,7 +19,17 @@ export function registerDemoCommand(program: Command): void {
     .option('--dir <dir>', 'demo data directory', '.vrp-demo')
     .option('--port <port>', 'port to listen on (default: the port of the last run, else an ephemeral one; 0 = ephemeral)', port)
     .option('--quiet', 'do not log requests')
-    .action(async (o: { dir: string; port?: number; quiet?: boolean }) => {
+    .option(
+      '--booking',
+      'run the gated booking scenario on recorded model responses against a fresh demo node (docs/booking.md), then exit',
+    )
+    .option('--booking-dir <dir>', 'data directory of the booking scenario (recreated on every run)', '.vrp-demo-booking')
+    .option('--yes', 'with --booking: approve the booking as the person would')
+    .action(async (o: { dir: string; port?: number; quiet?: boolean; booking?: boolean; bookingDir: string; yes?: boolean }) => {
+      if (o.booking) {
+        await demoBooking(o.bookingDir, o.yes === true);
+        return;
+      }
       try {
         const dataDir = resolve(o.dir);
         if (!existsSync(join(dataDir, 'node.json'))) {
@@ -80,4 +92,19 @@ export function registerDemoCommand(program: Command): void {
         process.exitCode = reportError(e, false);
       }
     });
+}
+
+async function demoBooking(dir: string, yes: boolean): Promise<void> {
+  try {
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    const bookingId = await runDemoBooking({ dir, yes, out });
+    if (bookingId) {
+      out('');
+      out(`The host holds ${bookingId}: npm run vrp -- node bookings list --data-dir ${dir}`);
+      for (const b of await listBookings({ dataDir: resolve(dir) })) process.stdout.write(bookingLine(b));
+      out(`Confirm or decline it: npm run vrp -- node bookings confirm|decline ${bookingId} --data-dir ${dir}`);
+    }
+  } catch (e) {
+    process.exitCode = reportError(e, false);
+  }
 }

@@ -9,7 +9,7 @@ import { printJson } from '../io.js';
 import { type Common, nodeCommand, run, storeOptions } from './node.js';
 
 /** One line per booking: the id, the stay, the total and the status (no guest details in a list). */
-function line(b: BookingRequestRecord): string {
+export function bookingLine(b: BookingRequestRecord): string {
   const until = b.status === 'pending' ? `  holds until ${b.hold_expires_at}` : '';
   return `${b.booking_id}  ${b.check_in} → ${b.check_out}  ${b.guests} guests  ${b.total} ${b.currency} (minor units)  ${b.status}${until}\n`;
 }
@@ -46,7 +46,7 @@ export function registerNodeBookingCommands(node: Command): void {
       const list = await listBookings({ ...storeOptions(o), ...(o.status ? { status: o.status } : {}) });
       if (o.json) printJson({ bookings: list.map(asJson) });
       else if (list.length === 0) process.stdout.write('no booking requests\n');
-      else for (const b of list) process.stdout.write(line(b));
+      else for (const b of list) process.stdout.write(bookingLine(b));
     }),
   );
   nodeCommand(
@@ -66,7 +66,7 @@ export function registerNodeBookingCommands(node: Command): void {
       run(o.json, async () => {
         const b = await decideBooking({ ...storeOptions(o), id, decision });
         if (o.json) printJson({ booking: asJson(b) });
-        else process.stdout.write(line(b));
+        else process.stdout.write(bookingLine(b));
       }),
     );
   }

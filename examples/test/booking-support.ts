@@ -1,0 +1,118 @@
+/**
+ * The booking tests' world: a real vrpkit node over https (dev CA) whose request log counts every
+ * request to the booking endpoint, an operator's MCP surface on another domain relaying the
+ * node's offer, and a guest's booking host with a real Gate on a SQLite file.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BookingHost, createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import { type Clock, generateEd25519Jwk } from '@vrpkit/core';
+import { type AgentCandidateAct, actBindingDigest, Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
+import { createDevCa, initNode, type ServedNode, serveNode } from '@vrpkit/node';
+import { BOOKING_REQUESTS_PATH, BOUND_TOOL_NAME } from '@vrpkit/protocol';
+import { mcpApp, serveSurface, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
+import { BOOKING_POLICY_FILE, DEMO_GUEST } from '../src/booking-loop.js';
+
+export const NODE_DOMAIN = 'villa-booking.example';
+export const OPERATOR_DOMAIN = 'stays-operator.example';
+
+export interface BookingWorld {
+  dir: string;
+  node: ServedNode;
+  dataDir: string;
+  /** Booking requests that reached the node (API or /book form; counted from the node's own request log). */
+  bookingRequests: () => number;
+  operator: TestSurface;
+  network: { connectTo: string[]; ca: string[] };
+  fetch: HardenedFetch;
+  close(): Promise<void>;
+}
+
+export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
+  const dir = mkdtempSync(join(tmpdir(), 'vrpkit-booking-'));
+  const dataDir = join(dir, NODE_DOMAIN);
+  await initNode({ domain: NODE_DOMAIN, dataDir, clock });
+  let booking = 0;
+  const node = await serveNode({
+    dataDir,
+    dev: true,
+    port: 0,
+    clock,
+    log: (entry) => {
+      // The API and the /book page's form post to the same handler.
+      if (entry.method === 'POST' && (entry.path === BOOKING_REQUESTS_PATH || entry.path === '/book')) booking++;
+    },
+  });
+  const nodeCa = readFileSync(join(dataDir, 'tls', 'ca.pem'), 'utf8');
+  const nodeConnect = `${NODE_DOMAIN}:443:127.0.0.1:${node.port}`;
+  const relay = createHardenedFetch({ connectTo: [nodeConnect], ca: [nodeCa] });
+  const operatorCa = await createDevCa({ commonName: 'booking operator test CA' });
+  // Node Tool Binding v0.1 §6, §7: an operator's tool on its own domain relays the node's genuine offer.
+  const operator = await serveSurface(
+    OPERATOR_DOMAIN,
+    operatorCa,
+    mcpApp([tool(BOUND_TOOL_NAME)], async (_name, args) => {
+      const q = new URLSearchParams({ check_in: String(args.check_in), check_out: String(args.check_out), guests: String(args.guests) });
+      return textResult(await (await relay(`https://${NODE_DOMAIN}/api/verified-stay-offer?${q}`)).json());
+    }),
+  );
+  const network = { connectTo: [nodeConnect, operator.connectTo], ca: [nodeCa, operatorCa.certPem] };
+  const fetch = createHardenedFetch(network);
+  return {
+    dir,
+    node,
+    dataDir,
+    bookingRequests: () => booking,
+    operator,
+    network,
+    fetch,
+    async close() {
+      await fetch.close();
+      await relay.close();
+      await operator.close();
+      await node.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const SINK_ID = 'booking-host-dispatch';
+
+/** A guest's booking host on `nodeUrl` with its own Gate (a new SQLite file each time). */
+export async function openBookingHost(
+  world: BookingWorld,
+  opts: { clock: Clock; nodeUrl?: string; approve?: (act: AgentCandidateAct) => Promise<boolean>; name?: string; model?: string },
+): Promise<{ host: BookingHost; gate: Gate; storeFile: string; approve(approvalId: string): Promise<void> }> {
+  const { privateJwk } = await generateEd25519Jwk();
+  const storeFile = join(world.dir, `${opts.name ?? 'gate'}-${Math.random().toString(36).slice(2)}.sqlite`);
+  const gate = new Gate({
+    store: await openSqliteStore(storeFile),
+    policy: loadPolicy(BOOKING_POLICY_FILE),
+    sinkId: SINK_ID,
+    signingKey: { privateJwk, kid: 'booking-gate-key' },
+    clock: opts.clock,
+    ...(opts.approve ? { approve: opts.approve } : {}),
+  });
+  const host = new BookingHost({
+    gate,
+    nodeUrl: opts.nodeUrl ?? `https://${NODE_DOMAIN}`,
+    guest: DEMO_GUEST,
+    fetch: world.fetch,
+    session_id: `booking-${opts.name ?? 'test'}`,
+    model: opts.model ?? 'recorded-model',
+    clock: opts.clock,
+  });
+  return {
+    host,
+    gate,
+    storeFile,
+    // A person approves exactly the binding they reviewed (`vrp gate approve ACT_ID --digest …`).
+    async approve(approvalId) {
+      const held = host.approvalFor(approvalId);
+      if (!held) throw new Error(`no booking act ${approvalId}`);
+      const r = await gate.approve(approvalId, 'guest@example.test', actBindingDigest(held.act, SINK_ID));
+      if (r.status !== 'issued') throw new Error(`approval not issued: ${r.code}`);
+    },
+  };
+}

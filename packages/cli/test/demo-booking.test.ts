@@ -1,0 +1,44 @@
+/**
+ * `vrp demo --booking`: the gated booking scenario on recorded model responses against a fresh
+ * demo node (docs/booking.md), with and without the person's approval.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runVrpInProcess } from '@vrpkit/testkit/cli';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-demo-booking-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('vrp demo --booking', () => {
+  it('with --yes: offer verified over MCP, receipt bound, quote, approval, one hold with a verified receipt', async () => {
+    const dir = join(tmp, 'approved');
+    const r = await runVrpInProcess(['demo', '--booking', '--yes', '--booking-dir', dir]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('signature verified against the node');
+    expect(r.stdout).toContain('MCP receipt verified and bound to the call');
+    expect(r.stdout).toMatch(/safe to quote: [A-Z]{3} \d+\.\d\d/);
+    expect(r.stdout).toMatch(/\? approve villa-booking\.example, 2027-04-10 → 2027-04-13, 2 guests, [A-Z]{3} \d+\.\d\d/);
+    const hold = r.stdout.match(/✓ hold (br_[A-Za-z0-9_-]+) created \(HTTP 201\); booking receipt verified/);
+    expect(hold).not.toBeNull();
+    expect(r.stdout).toContain(`The host holds ${hold![1]}`);
+    expect(r.stdout).toContain(`node bookings list --data-dir ${dir}`);
+    // The listing `vrp node bookings list` prints: exactly this one hold, pending.
+    expect(r.stdout).toMatch(new RegExp(`^${hold![1]}  2027-04-10 → 2027-04-13  2 guests  \\d+ [A-Z]{3} \\(minor units\\)  pending`, 'm'));
+    const listed = await runVrpInProcess(['node', 'bookings', 'list', '--data-dir', dir, '--json']);
+    expect(JSON.parse(listed.stdout).bookings.map((b: { booking_id: string }) => b.booking_id)).toEqual([hold![1]]);
+  }, 90_000);
+
+  it('without --yes: stops at the approval, says how to give it, and nothing is held', async () => {
+    const dir = join(tmp, 'pending');
+    const r = await runVrpInProcess(['demo', '--booking', '--booking-dir', dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('… approval needed for act:anthropic:demo-booking:');
+    expect(r.stdout).toContain('run again with --yes');
+    expect(r.stdout).not.toContain('✓ hold');
+    const listed = await runVrpInProcess(['node', 'bookings', 'list', '--data-dir', dir, '--json']);
+    expect(JSON.parse(listed.stdout).bookings).toEqual([]);
+  }, 90_000);
+});
