@@ -27,6 +27,8 @@ export {
   syncCalendar,
 } from './admin/calendar.js';
 export {
+  assertCanonicalDomain,
+  assertUrlOnDomain,
   type InitNodeOptions,
   type InitNodeResult,
   initNode,
@@ -81,7 +83,7 @@ export {
   type RequestLogEntry,
 } from './http/app.js';
 export type { FeedSyncResult } from './ical.js';
-export type { KeyState } from './keys.js';
+export { isPublished, jwksAt, type KeyState, keyStateAt, type PrivateKeySource, signingKeyAt } from './keys.js';
 export type { SignedOffer } from './offer.js';
 export {
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -118,9 +120,11 @@ export {
   type OfferService,
   type OfferServiceOptions,
   type PropertyView,
+  type SnapshotSource,
 } from './service.js';
 export type { StoreTarget } from './store/db.js';
-export { NodeStore } from './store/store.js';
+export type { BlockKind, KeyStatus } from './store/schema.js';
+export { type BlockedRange, type CalendarFeed, NodeStore, type SigningKeyRecord, type StoreSnapshot } from './store/store.js';
 // Node Tool Binding v0.1 §3–§5: the MCP, A2A and WebMCP surfaces (mounted by `createNodeApp`).
 export { MAX_JSON_DEPTH } from './surfaces/index.js';
 // Background calendar sync (`vrp node serve --sync-interval`).

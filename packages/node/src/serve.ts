@@ -198,7 +198,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   try {
     const service = await createOfferService({
       store,
-      keysDir: nodePaths(o.dataDir).keys,
+      keys: nodePaths(o.dataDir).keys,
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
     });

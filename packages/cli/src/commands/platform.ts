@@ -1,0 +1,192 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { readPropertyFile } from '@vrpkit/node';
+import {
+  generateMasterKeyText,
+  importTenants,
+  loadMasterKey,
+  MASTER_KEY_ENV,
+  PLATFORM_DATABASE_URL_ENV,
+  PlatformError,
+  PlatformStore,
+  type TenantStatus,
+} from '@vrpkit/platform';
+import type { Command } from 'commander';
+import { printJson, reportError } from '../io.js';
+
+interface Common {
+  databaseUrl?: string;
+  masterKeyFile?: string;
+  json?: boolean;
+}
+
+/** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1. */
+async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    process.exitCode = reportError(e, !!json);
+  }
+}
+
+/** The options every `vrp platform` command shares: which database, which master key, `--json`. */
+function platformCommand(c: Command, o: { masterKey?: boolean } = {}): Command {
+  c.option('--database-url <url>', `platform database: postgres://…[?schema=name] or sqlite:PATH (default: ${PLATFORM_DATABASE_URL_ENV})`);
+  if (o.masterKey)
+    c.option('--master-key-file <file>', `file holding the 256-bit master key that seals tenant keys (default: ${MASTER_KEY_ENV})`);
+  return c.option('--json', 'print JSON');
+}
+
+/** Open the platform database for one command and close it afterwards, whatever happened. */
+async function withStore<T>(o: Common, fn: (store: PlatformStore) => Promise<T>): Promise<T> {
+  const store = await PlatformStore.open(o.databaseUrl);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `vrp platform …` — one deployment serving many host domains, each a full VRP node. */
+export function registerPlatformCommands(program: Command): void {
+  const platform = program
+    .command('platform')
+    .description('platform mode: serve many host domains, each its own VRP node, from PostgreSQL (or SQLite)');
+
+  platformCommand(
+    platform
+      .command('init')
+      .description("create the platform's tables (versioned migrations) and record which master key seals tenant keys")
+      .option('--operator-domain <domain>', "the platform's own domain, serving the operator's MCP surface"),
+    { masterKey: true },
+  ).action((o: Common & { operatorDomain?: string }) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) => s.init(master, o.operatorDomain ?? null));
+      if (o.json) printJson({ ...r, master_key_id: master.id });
+      else process.stdout.write(`${r.created ? 'initialized' : 'already initialized'}: platform (master key ${master.id})\n`);
+    }),
+  );
+
+  const masterKey = platform.command('master-key').description('the master key that seals every tenant private key');
+  masterKey
+    .command('generate')
+    .description('write a fresh random master key to a new file (mode 0600)')
+    .requiredOption('--out <file>', 'file to create (never overwritten)')
+    .option('--json', 'print JSON')
+    .action((o: { out: string; json?: boolean }) =>
+      run(o.json, async () => {
+        if (existsSync(o.out)) throw new PlatformError('file_exists', `${o.out} already exists`);
+        writeFileSync(o.out, generateMasterKeyText(), { mode: 0o600, flag: 'wx' });
+        const id = loadMasterKey(o.out).id;
+        if (o.json) printJson({ file: o.out, master_key_id: id });
+        else process.stdout.write(`wrote master key ${id} to ${o.out}\n`);
+      }),
+    );
+  platformCommand(
+    masterKey
+      .command('rotate')
+      .description('re-seal every tenant private key under a new master key (resumable; serve with both keys meanwhile)')
+      .requiredOption('--new-master-key-file <file>', 'file holding the new master key'),
+    { masterKey: true },
+  ).action((o: Common & { newMasterKeyFile: string }) =>
+    run(o.json, async () => {
+      const from = loadMasterKey(o.masterKeyFile);
+      const to = loadMasterKey(o.newMasterKeyFile);
+      const r = await withStore(o, (s) => s.rotateMasterKey(from, to, (n) => process.stderr.write(`re-sealed ${n} keys\n`)));
+      if (o.json) printJson({ ...r, master_key_id: to.id });
+      else process.stdout.write(`re-sealed ${r.resealed} keys under master key ${to.id}\n`);
+    }),
+  );
+
+  const tenants = platform.command('tenants').description('the host domains this platform serves');
+
+  platformCommand(
+    tenants
+      .command('add')
+      .description('add a tenant: its canonical domain, property and first Ed25519 signing key (sealed)')
+      .requiredOption('--domain <domain>', 'the tenant canonical domain, e.g. villa.example')
+      .requiredOption('--property <file>', 'property description, JSON or YAML'),
+    { masterKey: true },
+  ).action((o: Common & { domain: string; property: string }) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const property = readPropertyFile(o.property);
+      await withStore(o, (s) => s.addTenants(master, [{ domain: o.domain, property }]));
+      if (o.json) printJson({ domain: o.domain, property_id: property.property_id });
+      else process.stdout.write(`added ${o.domain} (property ${property.property_id})\n`);
+    }),
+  );
+
+  platformCommand(
+    tenants
+      .command('import')
+      .description('add a tenant per property file in DIR (DOMAIN.yaml|.yml|.json); idempotent; bad files are reported, the rest import')
+      .argument('<dir>', 'folder of property files'),
+    { masterKey: true },
+  ).action((dir: string, o: Common) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) => importTenants(s, master, dir, (p) => process.stderr.write(`imported ${p.done}/${p.total}\n`)));
+      if (o.json) printJson(r);
+      else {
+        for (const f of r.failed) process.stderr.write(`${f.file}: ${f.field}: ${f.reason}\n`);
+        process.stdout.write(
+          `${r.imported} imported, ${r.already_present} already present, ${r.failed.length} failed (of ${r.files} files)\n`,
+        );
+      }
+      if (r.failed.length > 0) process.exitCode = 2;
+    }),
+  );
+
+  platformCommand(
+    tenants.command('list').description('list tenants').option('--status <status>', 'only active or disabled tenants'),
+  ).action((o: Common & { status?: string }) =>
+    run(o.json, async () => {
+      if (o.status !== undefined && o.status !== 'active' && o.status !== 'disabled')
+        throw new PlatformError('invalid_status', '--status is active or disabled');
+      const list = await withStore(o, (s) => s.listTenants(o.status ? { status: o.status as TenantStatus } : {}));
+      if (o.json) printJson(list);
+      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${t.property_id}\n`);
+    }),
+  );
+
+  platformCommand(
+    tenants.command('show').description("a tenant's status, property and key ring (public data only)").argument('<domain>'),
+  ).action((domain: string, o: Common) =>
+    run(o.json, async () => {
+      const t = await withStore(o, (s) => s.showTenant(domain));
+      if (o.json) printJson(t);
+      else {
+        process.stdout.write(`${t.domain} ${t.status} property ${t.property_id} (${t.name}) revision ${t.revision}\n`);
+        for (const k of t.keys) process.stdout.write(`  key ${k.kid} ${k.status} created ${k.created_at}\n`);
+      }
+    }),
+  );
+
+  for (const [name, status, verb] of [
+    ['disable', 'disabled', 'disabled'],
+    ['enable', 'active', 'enabled'],
+  ] as const) {
+    platformCommand(
+      tenants
+        .command(name)
+        .description(name === 'disable' ? 'stop serving a tenant (every process, from its next request)' : 'serve a disabled tenant again')
+        .argument('<domain>'),
+    ).action((domain: string, o: Common) =>
+      run(o.json, async () => {
+        await withStore(o, (s) => s.setTenantStatus(domain, status));
+        if (o.json) printJson({ domain, status });
+        else process.stdout.write(`${verb} ${domain}\n`);
+      }),
+    );
+  }
+
+  platformCommand(tenants.command('remove').description('delete a tenant and its keys, feeds and calendar').argument('<domain>')).action(
+    (domain: string, o: Common) =>
+      run(o.json, async () => {
+        await withStore(o, (s) => s.removeTenant(domain));
+        if (o.json) printJson({ domain, removed: true });
+        else process.stdout.write(`removed ${domain}\n`);
+      }),
+  );
+}

@@ -1,0 +1,19 @@
+/**
+ * `@vrpkit/platform`: one deployment serving many host domains, each a full VRP node, from one
+ * database (PostgreSQL for several machines, SQLite for one).
+ */
+export { PlatformError } from './errors.js';
+export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';
+export {
+  generateMasterKeyText,
+  loadMasterKey,
+  MASTER_KEY_ENV,
+  type MasterKey,
+  openPrivateKey,
+  parseMasterKey,
+  sealPrivateKey,
+} from './master-key.js';
+export { PLATFORM_DATABASE_URL_ENV, type PlatformTarget, platformTarget, redactedTarget } from './store/db.js';
+export type { TenantStatus } from './store/schema.js';
+export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';
+export { type NewTenant, PlatformStore, type TenantDetail, type TenantSnapshot, type TenantSummary } from './tenants.js';
