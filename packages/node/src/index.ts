@@ -107,6 +107,7 @@ export {
 // Serving: one process or a cluster of workers, over https with a dev CA or real certificates.
 export {
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  SERVER_LIMITS,
   type ServedNode,
   type ServeNodeOptions,
   serveNode,
@@ -138,6 +139,7 @@ export {
 } from './sync-loop.js';
 export {
   createDevCa,
+  ensureDevCa,
   issueServerCertificate,
   type PemKeyPair,
 } from './tls.js';

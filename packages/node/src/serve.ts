@@ -221,6 +221,8 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const app = createNodeApp(service, {
       onError,
       readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
+      // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
+      canonicalHostOnly: !o.behindProxy,
       ...(o.log ? { log: o.log } : {}),
     });
     const server = (

@@ -2,6 +2,8 @@
  * `@vrpkit/platform`: one deployment serving many host domains, each a full VRP node, from one
  * database (PostgreSQL for several machines, SQLite for one).
  */
+
+export { type CertificateSource, type CertificateStore, openCertificateStore } from './certificates.js';
 export { PlatformError } from './errors.js';
 export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';
 export {
@@ -13,6 +15,14 @@ export {
   parseMasterKey,
   sealPrivateKey,
 } from './master-key.js';
+export {
+  DEFAULT_TENANT_CACHE_SIZE,
+  hostName,
+  type PlatformLogEntry,
+  type ServedPlatform,
+  type ServePlatformOptions,
+  servePlatform,
+} from './serve.js';
 export { PLATFORM_DATABASE_URL_ENV, type PlatformTarget, platformTarget, redactedTarget } from './store/db.js';
 export type { TenantStatus } from './store/schema.js';
 export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';

@@ -14,6 +14,7 @@ export interface TenantNode {
   domain: string;
   publisher: NodePublisher;
   app: Hono;
+  source: TenantSource;
   /** Whether the tenant still exists and is enabled (one indexed read; a disabled tenant is gone from its next request on). */
   live(): Promise<boolean>;
 }
@@ -30,7 +31,23 @@ export class TenantSource implements SnapshotSource {
     readonly domain: string,
   ) {}
 
-  async snapshot(): Promise<TenantSnapshot> {
+  private inFlight: Promise<TenantSnapshot> | undefined;
+
+  /**
+   * The tenant as of now. Requests arriving in the same turn of the event loop share one read
+   * (the router's check and the offer service's load of one request, and concurrent requests):
+   * each still sees a state no older than its own arrival.
+   */
+  snapshot(): Promise<TenantSnapshot> {
+    if (!this.inFlight) {
+      this.inFlight = this.read();
+      const clear = () => setImmediate(() => (this.inFlight = undefined));
+      this.inFlight.then(clear, clear);
+    }
+    return this.inFlight;
+  }
+
+  private async read(): Promise<TenantSnapshot> {
     const head = await this.store.tenantHead(this.domain);
     if (!head) throw unknownTenant(this.domain);
     if (head.status !== 'active') throw new PlatformError('tenant_disabled', `${this.domain} is disabled`);
@@ -77,8 +94,16 @@ export async function openTenantNode(
   });
   return {
     domain,
+    source,
     publisher,
     app: createNodeApp(publisher, o.app ?? {}),
-    live: async () => (await store.tenantHead(domain))?.status === 'active',
+    live: () =>
+      source.snapshot().then(
+        () => true,
+        (e: unknown) => {
+          if (e instanceof PlatformError && (e.code === 'tenant_disabled' || e.code === 'unknown_tenant')) return false;
+          throw e;
+        },
+      ),
   };
 }

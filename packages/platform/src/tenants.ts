@@ -238,6 +238,18 @@ export class PlatformStore {
     return row ? { status: row.status, revision: Number(row.revision) } : undefined;
   }
 
+  /** The enabled tenant among `domains` with the longest (most specific) domain: which tenant serves a Host. */
+  async activeTenantFor(domains: readonly string[]): Promise<string | undefined> {
+    if (domains.length === 0) return undefined;
+    const rows = await this.db
+      .selectFrom('platform_tenant')
+      .select('domain')
+      .where('domain', 'in', domains)
+      .where('status', '=', 'active')
+      .execute();
+    return rows.map((r) => r.domain).sort((a, b) => b.length - a.length)[0];
+  }
+
   /** Everything a tenant's offer service reads, as of its current revision. */
   async tenantSnapshot(domain: string): Promise<TenantSnapshot> {
     const [row, keys, feeds, blocks] = await Promise.all([
