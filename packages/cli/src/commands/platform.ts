@@ -1,17 +1,21 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { readPropertyFile } from '@vrpkit/node';
 import {
+  DEFAULT_TENANT_CACHE_SIZE,
   generateMasterKeyText,
   importTenants,
   loadMasterKey,
   MASTER_KEY_ENV,
   PLATFORM_DATABASE_URL_ENV,
   PlatformError,
+  type PlatformLogEntry,
   PlatformStore,
+  servePlatform,
   type TenantStatus,
 } from '@vrpkit/platform';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { printJson, reportError } from '../io.js';
+import { port, serveUntilSignal } from './node.js';
 
 interface Common {
   databaseUrl?: string;
@@ -44,6 +48,27 @@ async function withStore<T>(o: Common, fn: (store: PlatformStore) => Promise<T>)
   } finally {
     await store.close();
   }
+}
+
+function positiveInt(v: string): number {
+  if (!/^[1-9]\d{0,6}$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
+  return Number(v);
+}
+
+/** One `--json` event line on stdout, stamped with the time it happened. */
+function printEvent({ event, ...fields }: { event: string; [field: string]: unknown }): void {
+  process.stdout.write(`${JSON.stringify({ event, ts: new Date().toISOString(), ...fields })}\n`);
+}
+
+/** Request log sink: JSON lines on stdout with --json, a short line on stderr otherwise (query digests only, never raw input). */
+function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
+  if (json) return (e) => printEvent({ ...e });
+  return (e) =>
+    process.stderr.write(
+      e.event === 'request'
+        ? `${e.tenant} ${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
+        : `misdirected (${e.reason}) 421\n`,
+    );
 }
 
 /** `vrp platform …` — one deployment serving many host domains, each a full VRP node. */
@@ -96,6 +121,47 @@ export function registerPlatformCommands(program: Command): void {
       if (o.json) printJson({ ...r, master_key_id: to.id });
       else process.stdout.write(`re-sealed ${r.resealed} keys under master key ${to.id}\n`);
     }),
+  );
+
+  platformCommand(
+    platform
+      .command('serve')
+      .description('serve every enabled tenant over https: certificate by SNI, tenant by Host (421 for any other host)')
+      .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
+      .option('--host <addr>', 'address to listen on', '127.0.0.1')
+      .addOption(
+        new Option('--tls-dir <dir>', 'certificates: DOMAIN.pem + DOMAIN.key, or _wildcard.PARENT.pem + .key; re-read when they change'),
+      )
+      .addOption(new Option('--dev <dir>', 'issue a certificate per tenant from the local dev CA in DIR (ca.pem)').conflicts('tlsDir'))
+      .option('--previous-master-key-file <file>', 'the previous master key, while `master-key rotate` runs')
+      .option('--tenant-cache <n>', 'most tenants held loaded in this process', positiveInt, DEFAULT_TENANT_CACHE_SIZE),
+    { masterKey: true },
+  ).action(
+    (o: Common & { port: number; host: string; tlsDir?: string; dev?: string; previousMasterKeyFile?: string; tenantCache: number }) =>
+      run(o.json, async () => {
+        if (!o.tlsDir && !o.dev)
+          throw new PlatformError('tls_required', 'pass --tls-dir DIR with certificates, or --dev DIR for a local dev CA');
+        const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
+        const store = await PlatformStore.open(o.databaseUrl);
+        try {
+          const served = await servePlatform({
+            store,
+            masterKeys,
+            tls: o.tlsDir ? { kind: 'dir', dir: o.tlsDir } : { kind: 'dev', dir: o.dev! },
+            host: o.host,
+            port: o.port,
+            tenantCacheSize: o.tenantCache,
+            log: platformLogger(!!o.json),
+          });
+          if (o.json)
+            printEvent({ event: 'listening', address: served.address, port: served.port, ca: served.caFile ?? null, pid: process.pid });
+          else process.stdout.write(`serving every tenant on ${served.address}:${served.port}\nCtrl-C stops the platform.\n`);
+          const signal = await serveUntilSignal(served);
+          if (o.json) printEvent({ event: 'stopped', reason: signal });
+        } finally {
+          await store.close();
+        }
+      }),
   );
 
   const tenants = platform.command('tenants').description('the host domains this platform serves');
