@@ -15,6 +15,7 @@ export {
   parseMasterKey,
   sealPrivateKey,
 } from './master-key.js';
+export { createOperatorApp, OPERATOR_TOOL_NAME } from './operator.js';
 export {
   DEFAULT_TENANT_CACHE_SIZE,
   hostName,

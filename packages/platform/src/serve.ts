@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 import { type CertificateSource, openCertificateStore } from './certificates.js';
 import { PlatformError } from './errors.js';
 import type { MasterKey } from './master-key.js';
+import { createOperatorApp } from './operator.js';
 import { openTenantNode, type TenantNode } from './tenant-node.js';
 import type { PlatformStore } from './tenants.js';
 
@@ -73,10 +74,13 @@ const inTenant = (name: string, domain: string) => name === domain || name.endsW
 export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlatform> {
   const { store } = o;
   // Any of the keys may be the recorded one: during a master-key rotation servers hold both.
-  const { master_key_id } = await store.info();
+  const { master_key_id, operator_domain: operatorDomain } = await store.info();
   if (!o.masterKeys.some((k) => k.id === master_key_id))
     throw new PlatformError('master_key_mismatch', 'none of the master keys is the one this platform uses');
-  const certs = await openCertificateStore(o.tls, async (name) => (await store.activeTenantFor(candidateDomains(name))) !== undefined);
+  const certs = await openCertificateStore(
+    o.tls,
+    async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
+  );
   const onError =
     o.onError ??
     ((e: unknown) =>
@@ -109,6 +113,8 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     return undefined;
   };
 
+  const operatorApp = operatorDomain ? createOperatorApp(operatorDomain, tenantFor) : undefined;
+
   const misdirected = (reason: 'unknown_host' | 'sni_mismatch') => {
     o.log?.({ event: 'misdirected', reason, status: 421 });
     return new Response(MISDIRECTED, { status: 421, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
@@ -117,6 +123,11 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const fetch = async (req: Request, env: HttpBindings): Promise<Response> => {
     const host = hostName(req.headers.get('host'));
     if (!host) return misdirected('unknown_host');
+    const servername = (env.incoming.socket as TLSSocket).servername;
+    if (operatorApp && host === operatorDomain) {
+      if (typeof servername === 'string' && servername.toLowerCase() !== operatorDomain) return misdirected('sni_mismatch');
+      return operatorApp.fetch(req, env);
+    }
     let node: TenantNode | undefined;
     try {
       node = await tenantFor(host);
@@ -129,7 +140,6 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     }
     if (!node) return misdirected('unknown_host');
     // A connection opened for one tenant's name must not carry another tenant's requests (connection reuse across names).
-    const servername = (env.incoming.socket as TLSSocket).servername;
     if (typeof servername === 'string' && !inTenant(servername.toLowerCase(), node.domain)) return misdirected('sni_mismatch');
     return node.app.fetch(req, env);
   };

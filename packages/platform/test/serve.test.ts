@@ -3,10 +3,20 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type PeerCertificate } from 'node:tls';
-import { verifyOffer } from '@vrpkit/agent';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createHardenedFetch, getOfferVia, isOnCanonicalDomain, JwksCache, verifyEnvelopeFromNode, verifyOffer } from '@vrpkit/agent';
 import { createDevCa, issueServerCertificate, sampleProperty } from '@vrpkit/node';
-import { generateMasterKeyText, PlatformStore, parseMasterKey, type ServedPlatform, servePlatform } from '@vrpkit/platform';
-import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import {
+  generateMasterKeyText,
+  OPERATOR_TOOL_NAME,
+  PlatformStore,
+  parseMasterKey,
+  type ServedPlatform,
+  servePlatform,
+} from '@vrpkit/platform';
+import { MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const master = parseMasterKey(generateMasterKeyText());
@@ -48,7 +58,7 @@ describe('platform serve (dev TLS)', () => {
   let ca: string;
   beforeAll(async () => {
     store = await PlatformStore.open(`sqlite:${join(tmp, 'p.sqlite')}`);
-    await store.init(master, null);
+    await store.init(master, 'platform.example');
     await store.addTenants(
       master,
       ['villa-one.example', 'villa-two.example', 'villa-three.example'].map((domain) => ({ domain, property: sampleProperty(NOW) })),
@@ -102,6 +112,47 @@ describe('platform serve (dev TLS)', () => {
     await store.setTenantStatus(d, 'active');
     expect((await get(served.port, ca, d, d, '/.well-known/jwks.json')).status).toBe(200);
     expect(served.loadedTenants()).toBeLessThanOrEqual(2);
+  });
+
+  it("relays the tenant's envelope unmodified under an operator-namespaced tool; the agent's origin binding makes it an operator tool", async () => {
+    const { port } = served;
+    const fetch = createHardenedFetch({
+      connectTo: ['platform.example', 'villa-one.example'].map((h) => `${h}:443:127.0.0.1:${port}`),
+      ca,
+    });
+    const client = new Client({ name: 'platform-test', version: '0.1.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`https://platform.example${MCP_ENDPOINT_PATH}`), { fetch }));
+      const { tools } = await client.listTools();
+      // Node Tool Binding §7: the operator never lists the bound name.
+      expect(tools.map((t) => t.name)).toEqual([OPERATOR_TOOL_NAME]);
+      const stay = Object.fromEntries(new URLSearchParams(stayQuery));
+      const args = { check_in: stay.check_in!, check_out: stay.check_out!, guests: 2 };
+      const result = (await client.callTool({
+        name: OPERATOR_TOOL_NAME,
+        arguments: { domain: 'villa-one.example', ...args },
+      })) as CallToolResult;
+      const text = (result.content[0] as { text: string }).text;
+      // §5: byte for byte the envelope the tenant's own endpoint serves.
+      const own = await get(port, ca, 'villa-one.example', 'villa-one.example', `${OFFER_ENDPOINT_PATH}?${stayQuery}`);
+      expect(text).toBe(own.text);
+      const verdict = await verifyEnvelopeFromNode(JSON.parse(text), args, { fetch, jwksCache: new JwksCache({ fetch }) });
+      expect(verdict.canonical_domain).toBe('villa-one.example');
+      expect(verdict.verification.status).toBe('verified');
+      // §6: served from the platform's domain, not the offer's: an operator tool, never the node's own voice.
+      expect(isOnCanonicalDomain('platform.example', verdict.canonical_domain!)).toBe(false);
+      const report = await getOfferVia('mcp', 'https://platform.example', args, { fetch });
+      expect(report.classification).not.toBe('node_tool');
+      expect(report.safe_to_quote).toBe(false);
+      const unknown = (await client.callTool({
+        name: OPERATOR_TOOL_NAME,
+        arguments: { domain: 'nobody.example', ...args },
+      })) as CallToolResult;
+      expect(unknown.isError).toBe(true);
+    } finally {
+      await client.close();
+      await fetch.close();
+    }
   });
 });
 
