@@ -327,6 +327,63 @@ export class PlatformStore {
     return tx ? run(tx) : this.db.transaction().execute(run);
   }
 
+  /**
+   * `vrp platform keys rotate --older-than AGE --batch N`: rotate every enabled tenant whose
+   * signing key was created before `cutoff`, N tenants per transaction. Safe to run from several
+   * processes and machines at once: on PostgreSQL each batch locks its tenant rows with
+   * `FOR UPDATE SKIP LOCKED` (another rotator takes other tenants, never the same one), and each
+   * tenant's key age is checked again under the lock, so a tenant another rotator has just done
+   * is left alone. SQLite has a single writer: its transactions serialise.
+   */
+  async rotateKeysOlderThan(
+    master: MasterKey,
+    cutoff: number,
+    batch: number,
+    onProgress?: (rotated: number) => void,
+  ): Promise<{ rotated: string[] }> {
+    await this.assertMasterKey(master);
+    const rotated: string[] = [];
+    const stale = (db: Kysely<PlatformDatabase> | Tx) =>
+      db
+        .selectFrom('platform_tenant')
+        .select('domain')
+        .where('status', '=', 'active')
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('platform_tenant_key as k')
+              .select('k.kid')
+              .whereRef('k.domain', '=', 'platform_tenant.domain')
+              .where('k.status', '=', 'active')
+              .where('k.created_at', '<', iso(cutoff)),
+          ),
+        );
+    for (;;) {
+      const done = await this.db.transaction().execute(async (tx) => {
+        let q = stale(tx).orderBy('domain').limit(batch);
+        if (this.target.kind === 'postgres') q = q.forUpdate().skipLocked();
+        const locked = (await q.execute()).map((r) => r.domain);
+        const mine: string[] = [];
+        for (const domain of locked) {
+          // Re-read under the lock: a rotator that committed after this statement's snapshot has already done it.
+          const still = await stale(tx).where('domain', '=', domain).executeTakeFirst();
+          if (!still) continue;
+          await this.rotateTenantKey(master, domain, tx);
+          mine.push(domain);
+        }
+        return { locked: locked.length, mine };
+      });
+      rotated.push(...done.mine);
+      onProgress?.(rotated.length);
+      if (done.locked === 0) {
+        // Nothing left this process could lock: either all done, or the rest is locked by another rotator right now.
+        if (!(await stale(this.db).limit(1).executeTakeFirst())) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    return { rotated };
+  }
+
   /** Revoke a key at once (compromise); revoking the signing key first activates a fresh one, so the tenant keeps signing. */
   async revokeTenantKey(master: MasterKey, domain: string, kid: string): Promise<{ kid: string; new_active_kid: string | null }> {
     return this.db.transaction().execute(async (tx) => {

@@ -55,6 +55,13 @@ function positiveInt(v: string): number {
   return Number(v);
 }
 
+/** An `--older-than` age in ms: a whole number with its unit (s, m, h, d). */
+function age(v: string): number {
+  const m = /^([1-9]\d{0,5}|0)(s|m|h|d)$/.exec(v);
+  if (!m) throw new InvalidArgumentError('an age with its unit such as 90d, 12h, 30m or 45s');
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+}
+
 /** One `--json` event line on stdout, stamped with the time it happened. */
 function printEvent({ event, ...fields }: { event: string; [field: string]: unknown }): void {
   process.stdout.write(`${JSON.stringify({ event, ts: new Date().toISOString(), ...fields })}\n`);
@@ -162,6 +169,42 @@ export function registerPlatformCommands(program: Command): void {
           await store.close();
         }
       }),
+  );
+
+  const keys = platform.command('keys').description("tenants' Ed25519 signing keys (Core VRP v0.1 §3.1)");
+  platformCommand(
+    keys
+      .command('rotate')
+      .description('rotate the key of every tenant whose key is older than AGE; safe while serving and from several machines at once')
+      .requiredOption('--older-than <age>', 'a key age with its unit: 90d, 12h, 30m or 45s', age)
+      .option('--batch <n>', 'tenants per transaction', positiveInt, 100),
+    { masterKey: true },
+  ).action((o: Common & { olderThan: number; batch: number }) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) =>
+        s.rotateKeysOlderThan(master, s.clock.now() - o.olderThan, o.batch, (n) => process.stderr.write(`rotated ${n}\n`)),
+      );
+      if (o.json) printJson({ rotated: r.rotated.length, domains: r.rotated });
+      else process.stdout.write(`rotated ${r.rotated.length} tenant keys\n`);
+    }),
+  );
+  platformCommand(
+    keys
+      .command('revoke')
+      .description(
+        'revoke a tenant key at once (a revoked signing key is replaced first); every process stops publishing it at its next request',
+      )
+      .argument('<domain>')
+      .argument('<kid>'),
+    { masterKey: true },
+  ).action((domain: string, kid: string, o: Common) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) => s.revokeTenantKey(master, domain, kid));
+      if (o.json) printJson(r);
+      else process.stdout.write(`revoked ${r.kid}${r.new_active_kid ? `; ${r.new_active_kid} signs now` : ''}\n`);
+    }),
   );
 
   const tenants = platform.command('tenants').description('the host domains this platform serves');
