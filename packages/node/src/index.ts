@@ -127,7 +127,7 @@ export type { StoreTarget } from './store/db.js';
 export type { BlockKind, KeyStatus } from './store/schema.js';
 export { type BlockedRange, type CalendarFeed, NodeStore, type SigningKeyRecord, type StoreSnapshot } from './store/store.js';
 // Node Tool Binding v0.1 §3–§5: the MCP, A2A and WebMCP surfaces (mounted by `createNodeApp`).
-export { MAX_JSON_DEPTH } from './surfaces/index.js';
+export { A2A_JSONRPC_PATH, MAX_JSON_DEPTH } from './surfaces/index.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
 export {
   type CalendarSync,

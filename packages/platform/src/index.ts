@@ -15,6 +15,7 @@ export {
   parseMasterKey,
   sealPrivateKey,
 } from './master-key.js';
+export { type AdminListener, PlatformMetrics, parseAdminListen, startAdminListener, surfaceOf } from './metrics.js';
 export { createOperatorApp, OPERATOR_TOOL_NAME } from './operator.js';
 export {
   DEFAULT_TENANT_CACHE_SIZE,

@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 import { type CertificateSource, openCertificateStore } from './certificates.js';
 import { PlatformError } from './errors.js';
 import type { MasterKey } from './master-key.js';
+import { PlatformMetrics, startAdminListener } from './metrics.js';
 import { createOperatorApp } from './operator.js';
 import { openTenantNode, type TenantNode } from './tenant-node.js';
 import type { PlatformStore } from './tenants.js';
@@ -40,6 +41,8 @@ export interface ServePlatformOptions {
   offerCacheMaxAgeSeconds?: number;
   log?: (e: PlatformLogEntry) => void;
   onError?: (e: unknown) => void;
+  /** Serve `/metrics`, `/healthz` and `/readyz` on this loopback or private address (plain http). */
+  adminListen?: { host: string; port: number };
 }
 
 export interface ServedPlatform {
@@ -49,6 +52,9 @@ export interface ServedPlatform {
   caPem?: string;
   /** Tenants currently loaded in this process. */
   loadedTenants(): number;
+  metrics: PlatformMetrics;
+  /** The admin listener's address, with `adminListen`. */
+  admin?: { address: string; port: number };
   close(): Promise<void>;
 }
 
@@ -87,14 +93,22 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
       process.stderr.write(`error[${isVrpError(e) ? e.code : 'internal_error'}]: ${e instanceof Error ? e.message : String(e)}\n`));
   const tenants = new LRUCache<string, Promise<TenantNode>>({ max: o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE });
 
+  const metrics = new PlatformMetrics(store, () => tenants.size);
   const load = (domain: string): Promise<TenantNode> => {
     let node = tenants.get(domain);
+    metrics.cache.inc({ result: node ? 'hit' : 'miss' });
     if (!node) {
-      const log = o.log;
+      const { log } = o;
       node = openTenantNode(store, domain, o.masterKeys, {
         ...(o.clock ? { clock: o.clock } : {}),
         ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
-        app: { onError, ...(log ? { log: (e: RequestLogEntry) => log({ ...e, tenant: domain }) } : {}) },
+        app: {
+          onError,
+          log: (e: RequestLogEntry) => {
+            metrics.observe(e.path, e.status);
+            log?.({ ...e, tenant: domain });
+          },
+        },
       });
       tenants.set(domain, node);
       node.catch(() => tenants.delete(domain));
@@ -116,6 +130,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const operatorApp = operatorDomain ? createOperatorApp(operatorDomain, tenantFor) : undefined;
 
   const misdirected = (reason: 'unknown_host' | 'sni_mismatch') => {
+    metrics.misdirected.inc({ reason });
     o.log?.({ event: 'misdirected', reason, status: 421 });
     return new Response(MISDIRECTED, { status: 421, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   };
@@ -174,17 +189,27 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     );
   });
   const addr = server.address() as AddressInfo;
+  const admin = o.adminListen
+    ? await startAdminListener(o.adminListen, metrics, async () => (await store.info()).master_key_id === master_key_id).catch(
+        async (e) => {
+          server.close();
+          throw e;
+        },
+      )
+    : undefined;
   let closed: Promise<void> | undefined;
   return {
     address: addr.address,
     port: addr.port,
     ...(certs.caFile ? { caFile: certs.caFile, caPem: certs.caPem } : {}),
     loadedTenants: () => tenants.size,
+    metrics,
+    ...(admin ? { admin: { address: admin.address, port: admin.port } } : {}),
     close() {
       closed ??= new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
-      });
+      }).then(() => admin?.close());
       return closed;
     },
   };

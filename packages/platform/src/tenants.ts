@@ -250,6 +250,20 @@ export class PlatformStore {
     return rows.map((r) => r.domain).sort((a, b) => b.length - a.length)[0];
   }
 
+  /** Ages of the signing keys of enabled tenants (oldest, newest) in seconds, or undefined without tenants. */
+  async signingKeyAges(): Promise<{ oldestSeconds: number; newestSeconds: number } | undefined> {
+    const row = await this.db
+      .selectFrom('platform_tenant_key as k')
+      .innerJoin('platform_tenant as t', 't.domain', 'k.domain')
+      .where('t.status', '=', 'active')
+      .where('k.status', '=', 'active')
+      .select((eb) => [eb.fn.min('k.created_at').as('oldest'), eb.fn.max('k.created_at').as('newest')])
+      .executeTakeFirst();
+    if (!row?.oldest || !row.newest) return undefined;
+    const now = this.clock.now();
+    return { oldestSeconds: (now - Date.parse(row.oldest)) / 1000, newestSeconds: (now - Date.parse(row.newest)) / 1000 };
+  }
+
   /** Everything a tenant's offer service reads, as of its current revision. */
   async tenantSnapshot(domain: string): Promise<TenantSnapshot> {
     const [row, keys, feeds, blocks] = await Promise.all([

@@ -63,7 +63,13 @@ describe('platform serve (dev TLS)', () => {
       master,
       ['villa-one.example', 'villa-two.example', 'villa-three.example'].map((domain) => ({ domain, property: sampleProperty(NOW) })),
     );
-    served = await servePlatform({ store, masterKeys: [master], tls: { kind: 'dev', dir: join(tmp, 'dev-tls') }, tenantCacheSize: 2 });
+    served = await servePlatform({
+      store,
+      masterKeys: [master],
+      tls: { kind: 'dev', dir: join(tmp, 'dev-tls') },
+      tenantCacheSize: 2,
+      adminListen: { host: '127.0.0.1', port: 0 },
+    });
     ca = served.caPem!;
   });
   afterAll(async () => {
@@ -153,6 +159,22 @@ describe('platform serve (dev TLS)', () => {
       await client.close();
       await fetch.close();
     }
+  });
+
+  it('serves Prometheus metrics per surface, misdirected requests, tenant counts and key ages; /healthz and /readyz', async () => {
+    const admin = `http://127.0.0.1:${served.admin!.port}`;
+    const text = await (await fetch(`${admin}/metrics`)).text();
+    expect(text).toMatch(/vrp_platform_requests_total\{surface="offer",status="2xx"\} [1-9]/);
+    expect(text).toMatch(/vrp_platform_requests_total\{surface="jwks",status="2xx"\} [1-9]/);
+    expect(text).toMatch(/vrp_platform_misdirected_total\{reason="unknown_host"\} [1-9]/);
+    expect(text).toMatch(/vrp_platform_offers_served_total [1-9]/);
+    expect(text).toMatch(/vrp_platform_tenants\{status="active"\} 3/);
+    expect(text).toMatch(/vrp_platform_tenant_cache_total\{result="hit"\} [1-9]/);
+    expect(text).toMatch(/vrp_platform_signing_key_age_seconds\{which="oldest"\} /);
+    // Labels never carry a tenant domain.
+    expect(text).not.toContain('villa-');
+    expect((await fetch(`${admin}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${admin}/readyz`)).json()).toEqual({ ready: true });
   });
 });
 

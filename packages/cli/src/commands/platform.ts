@@ -10,6 +10,7 @@ import {
   PlatformError,
   type PlatformLogEntry,
   PlatformStore,
+  parseAdminListen,
   servePlatform,
   type TenantStatus,
 } from '@vrpkit/platform';
@@ -141,13 +142,28 @@ export function registerPlatformCommands(program: Command): void {
       )
       .addOption(new Option('--dev <dir>', 'issue a certificate per tenant from the local dev CA in DIR (ca.pem)').conflicts('tlsDir'))
       .option('--previous-master-key-file <file>', 'the previous master key, while `master-key rotate` runs')
-      .option('--tenant-cache <n>', 'most tenants held loaded in this process', positiveInt, DEFAULT_TENANT_CACHE_SIZE),
+      .option('--tenant-cache <n>', 'most tenants held loaded in this process', positiveInt, DEFAULT_TENANT_CACHE_SIZE)
+      .option(
+        '--admin-listen <host:port>',
+        'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
+      ),
     { masterKey: true },
   ).action(
-    (o: Common & { port: number; host: string; tlsDir?: string; dev?: string; previousMasterKeyFile?: string; tenantCache: number }) =>
+    (
+      o: Common & {
+        port: number;
+        host: string;
+        tlsDir?: string;
+        dev?: string;
+        previousMasterKeyFile?: string;
+        tenantCache: number;
+        adminListen?: string;
+      },
+    ) =>
       run(o.json, async () => {
         if (!o.tlsDir && !o.dev)
           throw new PlatformError('tls_required', 'pass --tls-dir DIR with certificates, or --dev DIR for a local dev CA');
+        const adminListen = o.adminListen ? parseAdminListen(o.adminListen) : undefined;
         const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
         const store = await PlatformStore.open(o.databaseUrl);
         try {
@@ -158,10 +174,18 @@ export function registerPlatformCommands(program: Command): void {
             host: o.host,
             port: o.port,
             tenantCacheSize: o.tenantCache,
+            ...(adminListen ? { adminListen } : {}),
             log: platformLogger(!!o.json),
           });
           if (o.json)
-            printEvent({ event: 'listening', address: served.address, port: served.port, ca: served.caFile ?? null, pid: process.pid });
+            printEvent({
+              event: 'listening',
+              address: served.address,
+              port: served.port,
+              ca: served.caFile ?? null,
+              admin_port: served.admin?.port ?? null,
+              pid: process.pid,
+            });
           else process.stdout.write(`serving every tenant on ${served.address}:${served.port}\nCtrl-C stops the platform.\n`);
           const signal = await serveUntilSignal(served);
           if (o.json) printEvent({ event: 'stopped', reason: signal });
