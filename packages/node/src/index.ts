@@ -82,6 +82,7 @@ export {
   type NodeAppOptions,
   type RequestLogEntry,
 } from './http/app.js';
+export { requestHostName } from './http/host-guard.js';
 export type { FeedSyncResult } from './ical.js';
 export { isPublished, jwksAt, type KeyState, keyStateAt, type PrivateKeySource, signingKeyAt } from './keys.js';
 export type { SignedOffer } from './offer.js';

@@ -19,7 +19,6 @@ export { type AdminListener, PlatformMetrics, parseAdminListen, startAdminListen
 export { createOperatorApp, OPERATOR_TOOL_NAME } from './operator.js';
 export {
   DEFAULT_TENANT_CACHE_SIZE,
-  hostName,
   type PlatformLogEntry,
   type ServedPlatform,
   type ServePlatformOptions,

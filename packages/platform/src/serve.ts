@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { type HttpBindings, serve } from '@hono/node-server';
 import { type Clock, isVrpError } from '@vrpkit/core';
-import { type RequestLogEntry, SERVER_LIMITS } from '@vrpkit/node';
+import { type RequestLogEntry, requestHostName, SERVER_LIMITS } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 import { type CertificateSource, openCertificateStore } from './certificates.js';
 import { PlatformError } from './errors.js';
@@ -59,13 +59,6 @@ export interface ServedPlatform {
 }
 
 const MISDIRECTED = JSON.stringify({ error: { code: 'misdirected_request', message: 'this server does not serve that host' } });
-
-/** The Host header's name (lowercased, port and trailing dot removed), or undefined when it is not a DNS name. */
-export function hostName(header: string | null | undefined): string | undefined {
-  if (!header) return undefined;
-  const m = /^([a-z0-9.-]+?)\.?(?::\d{1,5})?$/i.exec(header.trim());
-  return m ? m[1]!.toLowerCase() : undefined;
-}
 
 /** `host` and each parent with at least two labels: the tenant domains that could serve it. */
 function candidateDomains(host: string): string[] {
@@ -136,7 +129,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   };
 
   const fetch = async (req: Request, env: HttpBindings): Promise<Response> => {
-    const host = hostName(req.headers.get('host'));
+    const host = requestHostName(req.headers.get('host'));
     if (!host) return misdirected('unknown_host');
     const servername = (env.incoming.socket as TLSSocket).servername;
     if (operatorApp && host === operatorDomain) {

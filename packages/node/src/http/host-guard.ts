@@ -9,9 +9,14 @@ import { errorBody, JSON_TYPE } from '../request.js';
  */
 export function canonicalHostOnly(domain: string): MiddlewareHandler {
   return async (c, next) => {
-    const m = /^([a-z0-9.-]+?)\.?(?::\d{1,5})?$/i.exec(c.req.header('host')?.trim() ?? '');
-    const host = m?.[1]?.toLowerCase();
+    const host = requestHostName(c.req.header('host'));
     if (host === domain || host?.endsWith(`.${domain}`)) return next();
     return c.body(errorBody('misdirected_request', `this node serves https://${domain}`), 421, { 'content-type': JSON_TYPE });
   };
+}
+
+/** The DNS name a `Host` header names (lowercased; port and trailing dot removed), or undefined when it names none. */
+export function requestHostName(header: string | null | undefined): string | undefined {
+  const m = /^([a-z0-9.-]+?)\.?(?::\d{1,5})?$/i.exec(header?.trim() ?? '');
+  return m?.[1]?.toLowerCase();
 }
