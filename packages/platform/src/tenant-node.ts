@@ -31,23 +31,8 @@ export class TenantSource implements SnapshotSource {
     readonly domain: string,
   ) {}
 
-  private inFlight: Promise<TenantSnapshot> | undefined;
-
-  /**
-   * The tenant as of now. Requests arriving in the same turn of the event loop share one read
-   * (the router's check and the offer service's load of one request, and concurrent requests):
-   * each still sees a state no older than its own arrival.
-   */
-  snapshot(): Promise<TenantSnapshot> {
-    if (!this.inFlight) {
-      this.inFlight = this.read();
-      const clear = () => setImmediate(() => (this.inFlight = undefined));
-      this.inFlight.then(clear, clear);
-    }
-    return this.inFlight;
-  }
-
-  private async read(): Promise<TenantSnapshot> {
+  /** The tenant as of now: its head row read for this call (never shared with a call that came earlier), the rest reused while its revision holds. */
+  async snapshot(): Promise<TenantSnapshot> {
     const head = await this.store.tenantHead(this.domain);
     if (!head) throw unknownTenant(this.domain);
     if (head.status !== 'active') throw new PlatformError('tenant_disabled', `${this.domain} is disabled`);

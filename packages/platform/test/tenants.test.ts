@@ -56,7 +56,9 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
     const other = verifyOffer({ envelope: JSON.parse(offer.json), jwks: await two.publisher.jwks(), now: NOW });
     expect(other.status).not.toBe('verified');
     // The HTTP app is the node's own: discovery over a request.
-    const res = await two.app.request('https://villa-two.example/.well-known/vacation-rental.json');
+    const res = await two.app.request('https://villa-two.example/.well-known/vacation-rental.json', {
+      headers: { host: 'villa-two.example' },
+    });
     expect(((await res.json()) as { canonical_domain: string }).canonical_domain).toBe('villa-two.example');
   });
 
