@@ -11,6 +11,10 @@ type Register = (program: Command) => void;
  */
 const COMMAND_GROUPS: Record<string, { summary: string; load: () => Promise<Register> }> = {
   node: { summary: 'run a VRP node for your property', load: async () => (await import('./commands/node.js')).registerNodeCommands },
+  platform: {
+    summary: 'serve many host domains, each its own node',
+    load: async () => (await import('./commands/platform.js')).registerPlatformCommands,
+  },
   verify: { summary: 'verify a node’s signed stay offer', load: async () => (await import('./commands/verify.js')).registerVerifyCommands },
   receipt: { summary: 'verify VRP receipts', load: async () => (await import('./commands/receipt.js')).registerReceiptCommands },
   gate: { summary: 'the Tool-Use Binding gate', load: async () => (await import('./commands/gate.js')).registerGateCommands },

@@ -9,7 +9,7 @@
 import type { Clock } from '@vrpkit/core';
 import { calendarFreshness } from './availability.js';
 import { NodeError } from './errors.js';
-import { KeyRing } from './keys.js';
+import { KeyRing, keyFileSource } from './keys.js';
 import type { NodeStore } from './store/store.js';
 
 export const HEALTHZ_PATH = '/healthz';
@@ -38,7 +38,7 @@ export interface ReadinessReport {
 
 /** The readiness probe of a node served from `store`, signing with the keys in `keysDir`, on `clock`. */
 export function readinessProbe(store: NodeStore, keysDir: string, clock: Clock): () => Promise<ReadinessReport> {
-  const keyRing = new KeyRing(keysDir, clock);
+  const keyRing = new KeyRing(keyFileSource(keysDir), clock);
   const failed = (e: unknown): ReadinessCheck => ({ ok: false, code: e instanceof NodeError ? e.code : 'internal_error' });
   return async () => {
     let snap: Awaited<ReturnType<NodeStore['snapshot']>>;

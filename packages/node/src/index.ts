@@ -27,6 +27,8 @@ export {
   syncCalendar,
 } from './admin/calendar.js';
 export {
+  assertCanonicalDomain,
+  assertUrlOnDomain,
   type InitNodeOptions,
   type InitNodeResult,
   initNode,
@@ -105,8 +107,9 @@ export {
   type NodeAppOptions,
   type RequestLogEntry,
 } from './http/app.js';
+export { requestHostName } from './http/host-guard.js';
 export type { FeedSyncResult } from './ical.js';
-export type { KeyState } from './keys.js';
+export { isPublished, jwksAt, type KeyState, keyStateAt, type PrivateKeySource, signingKeyAt } from './keys.js';
 export type { SignedOffer } from './offer.js';
 export {
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -130,6 +133,7 @@ export {
 // Serving: one process or a cluster of workers, over https with a dev CA or real certificates.
 export {
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  SERVER_LIMITS,
   type ServedNode,
   type ServeNodeOptions,
   serveNode,
@@ -143,11 +147,20 @@ export {
   type OfferService,
   type OfferServiceOptions,
   type PropertyView,
+  type SnapshotSource,
 } from './service.js';
 export type { StoreTarget } from './store/db.js';
-export { type BookingRequestRecord, NodeStore } from './store/store.js';
+export type { BlockKind, KeyStatus } from './store/schema.js';
+export {
+  type BlockedRange,
+  type BookingRequestRecord,
+  type CalendarFeed,
+  NodeStore,
+  type SigningKeyRecord,
+  type StoreSnapshot,
+} from './store/store.js';
 // Node Tool Binding v0.1 §3–§5: the MCP, A2A and WebMCP surfaces (mounted by `createNodeApp`).
-export { MAX_JSON_DEPTH } from './surfaces/index.js';
+export { A2A_JSONRPC_PATH, MAX_JSON_DEPTH } from './surfaces/index.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
 export {
   type CalendarSync,
@@ -159,6 +172,7 @@ export {
 } from './sync-loop.js';
 export {
   createDevCa,
+  ensureDevCa,
   issueServerCertificate,
   type PemKeyPair,
 } from './tls.js';

@@ -129,13 +129,27 @@ export function jwksAt(keys: SigningKeyRecord[], now: number): VrpJwks {
   return { keys: keys.filter((k) => isPublished(k, now)).map((k) => JSON.parse(k.public_jwk) as VrpJwk) };
 }
 
-/** The running node's signer: loaded from its private key file once per kid. */
+/** Where a key ring finds a kid's private JWK: a file under the data directory, or (platform mode) the tenant's encrypted key row. */
+export type PrivateKeySource = (kid: string) => Ed25519PrivateJwk;
+
+/** The private key source of a node's `keys/` directory. */
+export function keyFileSource(keysDir: string): PrivateKeySource {
+  return (kid) => {
+    try {
+      return JSON.parse(readFileSync(keyFile(keysDir, kid), 'utf8')) as Ed25519PrivateJwk;
+    } catch (cause) {
+      throw new NodeError('private_key_missing', `the private key file for ${kid} is missing or unreadable`, undefined, { cause });
+    }
+  };
+}
+
+/** The running node's signer: its private key loaded once per kid. */
 export class KeyRing {
   private active: JwsSigner | undefined;
 
   /** `clock` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
   constructor(
-    private readonly keysDir: string,
+    private readonly privateKey: PrivateKeySource,
     private readonly clock: Clock,
   ) {}
 
@@ -143,15 +157,7 @@ export class KeyRing {
   signerFor(keys: SigningKeyRecord[]): JwsSigner {
     const rec = signingKeyAt(keys, this.clock.now());
     if (!rec) throw new NodeError('no_active_key', 'the key ring has no active signing key');
-    if (this.active?.kid !== rec.kid) {
-      let jwk: Ed25519PrivateJwk;
-      try {
-        jwk = JSON.parse(readFileSync(keyFile(this.keysDir, rec.kid), 'utf8')) as Ed25519PrivateJwk;
-      } catch (cause) {
-        throw new NodeError('private_key_missing', `the private key file for ${rec.kid} is missing or unreadable`, undefined, { cause });
-      }
-      this.active = createJwsSigner(jwk, rec.kid);
-    }
+    if (this.active?.kid !== rec.kid) this.active = createJwsSigner(this.privateKey(rec.kid), rec.kid);
     return this.active;
   }
 

@@ -244,7 +244,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   try {
     const service = await createOfferService({
       store,
-      keysDir: nodePaths(o.dataDir).keys,
+      keys: nodePaths(o.dataDir).keys,
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
     });
@@ -279,6 +279,8 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       bookings,
       onError,
       readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
+      // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
+      canonicalHostOnly: !o.behindProxy,
       ...(o.log ? { log: o.log } : {}),
     });
     const server = (

@@ -27,12 +27,12 @@ import {
 import { blockedNights, calendarFreshness, calendarFreshnessChangesAt, hostAlternatives, type UnavailableReason } from './availability.js';
 import { addDays, dayNumber, localDate, nightsOf } from './dates.js';
 import { NodeError, OfferRequestError } from './errors.js';
-import { jwksAt, KeyRing } from './keys.js';
+import { jwksAt, KeyRing, keyFileSource, type PrivateKeySource } from './keys.js';
 import { buildOfferPayload, type HostAlternatives, type SignedOffer, signOffer } from './offer.js';
 import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
 import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
-import type { NodeStore, StoreSnapshot } from './store/store.js';
+import type { StoreSnapshot } from './store/store.js';
 
 /** One offer service behind every surface (Node Tool Binding v0.1 §5: three adapters, one source). */
 export interface OfferService {
@@ -142,9 +142,18 @@ function viewOf(p: PropertyDescription, domain: string): PropertyView {
   };
 }
 
+/** What the offer service reads its store through: one snapshot per request (`NodeStore`, or a platform tenant's rows). */
+export interface SnapshotSource {
+  /** The state as of `now` (a NodeStore also expires lapsed booking holds at `now`). */
+  snapshot(now?: number): Promise<StoreSnapshot>;
+  /** The state without waiting, when it is known unchanged (NodeStore on SQLite); absent or null: use `snapshot`. */
+  snapshotNow?(): StoreSnapshot | null;
+}
+
 export interface OfferServiceOptions {
-  store: NodeStore;
-  keysDir: string;
+  store: SnapshotSource;
+  /** The node's `keys/` directory, or a function returning a kid's private JWK (a platform tenant's key custody). */
+  keys: string | PrivateKeySource;
   /** The node's clock (default the system clock); which key signs and every offer's times are read from it. */
   clock?: Clock;
   /** Seconds a signed offer is reused by `getServedOffer` (`--offer-cache-max-age`): an integer from 0 (no reuse) to 3600; default 60. */
@@ -169,7 +178,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   const domain = info.canonical_domain;
   const origin = `https://${domain}`;
   const jwksUrl = `${origin}${JWKS_PATH}`;
-  const keyRing = new KeyRing(o.keysDir, clock);
+  const keyRing = new KeyRing(typeof o.keys === 'string' ? keyFileSource(o.keys) : o.keys, clock);
   keyRing.signerFor(snap.keys);
   let view = viewOf(snap.property, domain);
 
@@ -304,7 +313,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
 
   function servedOfferNow(args: OfferRequestInput): OfferOutcome | null {
     if (!cache) return null;
-    const now = store.snapshotNow();
+    const now = store.snapshotNow?.() ?? null;
     if (!now) return null;
     return lookUp(cache, args, clock.now(), loaded(now)).outcome ?? null;
   }

@@ -108,27 +108,30 @@ export interface DevTls {
  * TLS validity always follows the real clock, never an injected one.
  */
 export async function ensureDevTls(tlsDir: string, domain: string): Promise<DevTls> {
-  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
-  const f = {
-    ca: join(tlsDir, 'ca.pem'),
-    caKey: join(tlsDir, 'ca-key.pem'),
-    cert: join(tlsDir, 'server.pem'),
-    key: join(tlsDir, 'server-key.pem'),
-  };
-  let ca: PemKeyPair;
-  if (existsSync(f.ca) && existsSync(f.caKey)) {
-    ca = { certPem: readFileSync(f.ca, 'utf8'), keyPem: readFileSync(f.caKey, 'utf8') };
-  } else {
-    ca = await createDevCa({ commonName: `vrpkit dev CA for ${domain}` });
-    writeAtomic(f.caKey, ca.keyPem, 0o600);
-    writeAtomic(f.ca, ca.certPem, 0o644);
-  }
+  const { ca, caFile } = await ensureDevCa(tlsDir, `vrpkit dev CA for ${domain}`);
+  const f = { cert: join(tlsDir, 'server.pem'), key: join(tlsDir, 'server-key.pem') };
   if (!(existsSync(f.cert) && existsSync(f.key) && coversDomain(readFileSync(f.cert, 'utf8'), domain, Date.now()))) {
     const server = await issueServerCertificate(ca, [domain, `*.${domain}`]);
     writeAtomic(f.key, server.keyPem, 0o600);
     writeAtomic(f.cert, server.certPem, 0o644);
   }
-  return { caFile: f.ca, caPem: ca.certPem, certPem: readFileSync(f.cert, 'utf8'), keyPem: readFileSync(f.key, 'utf8') };
+  return { caFile, caPem: ca.certPem, certPem: readFileSync(f.cert, 'utf8'), keyPem: readFileSync(f.key, 'utf8') };
+}
+
+/**
+ * The dev CA under `tlsDir` (`ca.pem`, `ca-key.pem`), created on first use and reused afterwards;
+ * platform mode (`vrp platform serve --dev`) issues each tenant's certificate from it.
+ */
+export async function ensureDevCa(tlsDir: string, commonName: string): Promise<{ ca: PemKeyPair; caFile: string }> {
+  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
+  const caFile = join(tlsDir, 'ca.pem');
+  const caKeyFile = join(tlsDir, 'ca-key.pem');
+  if (existsSync(caFile) && existsSync(caKeyFile))
+    return { ca: { certPem: readFileSync(caFile, 'utf8'), keyPem: readFileSync(caKeyFile, 'utf8') }, caFile };
+  const ca = await createDevCa({ commonName });
+  writeAtomic(caKeyFile, ca.keyPem, 0o600);
+  writeAtomic(caFile, ca.certPem, 0o644);
+  return { ca, caFile };
 }
 
 /**

@@ -231,7 +231,7 @@ describe('bad booking requests are refused with stable codes and write nothing',
     await initNode({ domain: 'another-node.example', dataDir, clock: h.clock });
     const store = await NodeStore.open(storeTargetFor(dataDir));
     try {
-      const service = await createOfferService({ store, keysDir: join(dataDir, 'keys'), clock: h.clock });
+      const service = await createOfferService({ store, keys: join(dataDir, 'keys'), clock: h.clock });
       const o = await service.getOffer({ ...stay(30, 3), guests: 2 });
       if (!o.ok) throw new Error(o.error.code);
       otherJws = o.envelope.signature.jws;

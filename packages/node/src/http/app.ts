@@ -14,6 +14,7 @@ import type { NodePublisher } from '../service.js';
 import { mountSurfaces } from '../surfaces/index.js';
 import { HTML_SECURITY_HEADERS } from '../surfaces/page.js';
 import { renderBookPage } from './book.js';
+import { canonicalHostOnly } from './host-guard.js';
 
 /** Core §5.1: the booking landing page `direct_booking_url` points at. */
 const BOOK_PATH = '/book';
@@ -36,6 +37,8 @@ export interface NodeAppOptions {
   readiness?: () => Promise<ReadinessReport>;
   /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
   bookings?: BookingDesk;
+  /** Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which checks X-Forwarded-Host itself). */
+  canonicalHostOnly?: boolean;
 }
 
 export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
@@ -57,6 +60,8 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
       });
     });
   }
+
+  if (options.canonicalHostOnly !== false) app.use(canonicalHostOnly(service.canonicalDomain));
 
   // Core §2: discovery document.
   app.get(DISCOVERY_PATH, (c) => c.json(service.discovery(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));

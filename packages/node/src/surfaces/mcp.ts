@@ -95,9 +95,13 @@ function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaVal
   return server;
 }
 
+/** One validator per process, not per mount: an Ajv instance is tens of KB, and platform mode mounts one app per tenant. */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
 export function mountMcp(app: Hono, service: OfferService): void {
   const tool = offerTool(service);
-  const validator = new AjvJsonSchemaValidator();
+  sharedValidator ??= new AjvJsonSchemaValidator();
+  const validator = sharedValidator;
   app.all(MCP_ENDPOINT_PATH, async (c) => {
     // Stateless server: no GET notification stream and no DELETE session to end.
     if (c.req.method !== 'POST')

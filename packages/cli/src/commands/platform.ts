@@ -1,0 +1,325 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { readPropertyFile } from '@vrpkit/node';
+import {
+  DEFAULT_TENANT_CACHE_SIZE,
+  generateMasterKeyText,
+  importTenants,
+  loadMasterKey,
+  MASTER_KEY_ENV,
+  PLATFORM_DATABASE_URL_ENV,
+  PlatformError,
+  type PlatformLogEntry,
+  PlatformStore,
+  parseAdminListen,
+  servePlatform,
+  type TenantStatus,
+} from '@vrpkit/platform';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { printJson, reportError } from '../io.js';
+import { port, serveUntilSignal } from './node.js';
+
+interface Common {
+  databaseUrl?: string;
+  masterKeyFile?: string;
+  json?: boolean;
+}
+
+/** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1. */
+async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    process.exitCode = reportError(e, !!json);
+  }
+}
+
+/** The options every `vrp platform` command shares: which database, which master key, `--json`. */
+function platformCommand(c: Command, o: { masterKey?: boolean } = {}): Command {
+  c.option('--database-url <url>', `platform database: postgres://…[?schema=name] or sqlite:PATH (default: ${PLATFORM_DATABASE_URL_ENV})`);
+  if (o.masterKey)
+    c.option('--master-key-file <file>', `file holding the 256-bit master key that seals tenant keys (default: ${MASTER_KEY_ENV})`);
+  return c.option('--json', 'print JSON');
+}
+
+/** Open the platform database for one command and close it afterwards, whatever happened. */
+async function withStore<T>(o: Common, fn: (store: PlatformStore) => Promise<T>): Promise<T> {
+  const store = await PlatformStore.open(o.databaseUrl);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function positiveInt(v: string): number {
+  if (!/^[1-9]\d{0,6}$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
+  return Number(v);
+}
+
+/** An `--older-than` age in ms: a whole number with its unit (s, m, h, d). */
+function age(v: string): number {
+  const m = /^([1-9]\d{0,5}|0)(s|m|h|d)$/.exec(v);
+  if (!m) throw new InvalidArgumentError('an age with its unit such as 90d, 12h, 30m or 45s');
+  return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
+}
+
+/** One `--json` event line on stdout, stamped with the time it happened. */
+function printEvent({ event, ...fields }: { event: string; [field: string]: unknown }): void {
+  process.stdout.write(`${JSON.stringify({ event, ts: new Date().toISOString(), ...fields })}\n`);
+}
+
+/** Request log sink: JSON lines on stdout with --json, a short line on stderr otherwise (query digests only, never raw input). */
+function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
+  if (json) return (e) => printEvent({ ...e });
+  return (e) =>
+    process.stderr.write(
+      e.event === 'request'
+        ? `${e.tenant} ${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
+        : `misdirected (${e.reason}) 421\n`,
+    );
+}
+
+/** `vrp platform …` — one deployment serving many host domains, each a full VRP node. */
+export function registerPlatformCommands(program: Command): void {
+  const platform = program
+    .command('platform')
+    .description('platform mode: serve many host domains, each its own VRP node, from PostgreSQL (or SQLite)');
+
+  platformCommand(
+    platform
+      .command('init')
+      .description("create the platform's tables (versioned migrations) and record which master key seals tenant keys")
+      .option('--operator-domain <domain>', "the platform's own domain, serving the operator's MCP surface"),
+    { masterKey: true },
+  ).action((o: Common & { operatorDomain?: string }) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) => s.init(master, o.operatorDomain ?? null));
+      if (o.json) printJson({ ...r, master_key_id: master.id });
+      else process.stdout.write(`${r.created ? 'initialized' : 'already initialized'}: platform (master key ${master.id})\n`);
+    }),
+  );
+
+  const masterKey = platform.command('master-key').description('the master key that seals every tenant private key');
+  masterKey
+    .command('generate')
+    .description('write a fresh random master key to a new file (mode 0600)')
+    .requiredOption('--out <file>', 'file to create (never overwritten)')
+    .option('--json', 'print JSON')
+    .action((o: { out: string; json?: boolean }) =>
+      run(o.json, async () => {
+        if (existsSync(o.out)) throw new PlatformError('file_exists', `${o.out} already exists`);
+        writeFileSync(o.out, generateMasterKeyText(), { mode: 0o600, flag: 'wx' });
+        const id = loadMasterKey(o.out).id;
+        if (o.json) printJson({ file: o.out, master_key_id: id });
+        else process.stdout.write(`wrote master key ${id} to ${o.out}\n`);
+      }),
+    );
+  platformCommand(
+    masterKey
+      .command('rotate')
+      .description('re-seal every tenant private key under a new master key (resumable; serve with both keys meanwhile)')
+      .requiredOption('--new-master-key-file <file>', 'file holding the new master key'),
+    { masterKey: true },
+  ).action((o: Common & { newMasterKeyFile: string }) =>
+    run(o.json, async () => {
+      const from = loadMasterKey(o.masterKeyFile);
+      const to = loadMasterKey(o.newMasterKeyFile);
+      const r = await withStore(o, (s) => s.rotateMasterKey(from, to, (n) => process.stderr.write(`re-sealed ${n} keys\n`)));
+      if (o.json) printJson({ ...r, master_key_id: to.id });
+      else process.stdout.write(`re-sealed ${r.resealed} keys under master key ${to.id}\n`);
+    }),
+  );
+
+  platformCommand(
+    platform
+      .command('serve')
+      .description('serve every enabled tenant over https: certificate by SNI, tenant by Host (421 for any other host)')
+      .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
+      .option('--host <addr>', 'address to listen on', '127.0.0.1')
+      .addOption(
+        new Option('--tls-dir <dir>', 'certificates: DOMAIN.pem + DOMAIN.key, or _wildcard.PARENT.pem + .key; re-read when they change'),
+      )
+      .addOption(new Option('--dev <dir>', 'issue a certificate per tenant from the local dev CA in DIR (ca.pem)').conflicts('tlsDir'))
+      .option('--previous-master-key-file <file>', 'the previous master key, while `master-key rotate` runs')
+      .option('--tenant-cache <n>', 'most tenants held loaded in this process', positiveInt, DEFAULT_TENANT_CACHE_SIZE)
+      .option(
+        '--admin-listen <host:port>',
+        'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
+      ),
+    { masterKey: true },
+  ).action(
+    (
+      o: Common & {
+        port: number;
+        host: string;
+        tlsDir?: string;
+        dev?: string;
+        previousMasterKeyFile?: string;
+        tenantCache: number;
+        adminListen?: string;
+      },
+    ) =>
+      run(o.json, async () => {
+        if (!o.tlsDir && !o.dev)
+          throw new PlatformError('tls_required', 'pass --tls-dir DIR with certificates, or --dev DIR for a local dev CA');
+        const adminListen = o.adminListen ? parseAdminListen(o.adminListen) : undefined;
+        const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
+        const store = await PlatformStore.open(o.databaseUrl);
+        try {
+          const served = await servePlatform({
+            store,
+            masterKeys,
+            tls: o.tlsDir ? { kind: 'dir', dir: o.tlsDir } : { kind: 'dev', dir: o.dev! },
+            host: o.host,
+            port: o.port,
+            tenantCacheSize: o.tenantCache,
+            ...(adminListen ? { adminListen } : {}),
+            log: platformLogger(!!o.json),
+          });
+          if (o.json)
+            printEvent({
+              event: 'listening',
+              address: served.address,
+              port: served.port,
+              ca: served.caFile ?? null,
+              admin_port: served.admin?.port ?? null,
+              pid: process.pid,
+            });
+          else process.stdout.write(`serving every tenant on ${served.address}:${served.port}\nCtrl-C stops the platform.\n`);
+          const signal = await serveUntilSignal(served);
+          if (o.json) printEvent({ event: 'stopped', reason: signal });
+        } finally {
+          await store.close();
+        }
+      }),
+  );
+
+  const keys = platform.command('keys').description("tenants' Ed25519 signing keys (Core VRP v0.1 §3.1)");
+  platformCommand(
+    keys
+      .command('rotate')
+      .description('rotate the key of every tenant whose key is older than AGE; safe while serving and from several machines at once')
+      .requiredOption('--older-than <age>', 'a key age with its unit: 90d, 12h, 30m or 45s', age)
+      .option('--batch <n>', 'tenants per transaction', positiveInt, 100),
+    { masterKey: true },
+  ).action((o: Common & { olderThan: number; batch: number }) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) =>
+        s.rotateKeysOlderThan(master, s.clock.now() - o.olderThan, o.batch, (n) => process.stderr.write(`rotated ${n}\n`)),
+      );
+      if (o.json) printJson({ rotated: r.rotated.length, domains: r.rotated });
+      else process.stdout.write(`rotated ${r.rotated.length} tenant keys\n`);
+    }),
+  );
+  platformCommand(
+    keys
+      .command('revoke')
+      .description(
+        'revoke a tenant key at once (a revoked signing key is replaced first); every process stops publishing it at its next request',
+      )
+      .argument('<domain>')
+      .argument('<kid>'),
+    { masterKey: true },
+  ).action((domain: string, kid: string, o: Common) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) => s.revokeTenantKey(master, domain, kid));
+      if (o.json) printJson(r);
+      else process.stdout.write(`revoked ${r.kid}${r.new_active_kid ? `; ${r.new_active_kid} signs now` : ''}\n`);
+    }),
+  );
+
+  const tenants = platform.command('tenants').description('the host domains this platform serves');
+
+  platformCommand(
+    tenants
+      .command('add')
+      .description('add a tenant: its canonical domain, property and first Ed25519 signing key (sealed)')
+      .requiredOption('--domain <domain>', 'the tenant canonical domain, e.g. villa.example')
+      .requiredOption('--property <file>', 'property description, JSON or YAML'),
+    { masterKey: true },
+  ).action((o: Common & { domain: string; property: string }) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const property = readPropertyFile(o.property);
+      await withStore(o, (s) => s.addTenants(master, [{ domain: o.domain, property }]));
+      if (o.json) printJson({ domain: o.domain, property_id: property.property_id });
+      else process.stdout.write(`added ${o.domain} (property ${property.property_id})\n`);
+    }),
+  );
+
+  platformCommand(
+    tenants
+      .command('import')
+      .description('add a tenant per property file in DIR (DOMAIN.yaml|.yml|.json); idempotent; bad files are reported, the rest import')
+      .argument('<dir>', 'folder of property files'),
+    { masterKey: true },
+  ).action((dir: string, o: Common) =>
+    run(o.json, async () => {
+      const master = loadMasterKey(o.masterKeyFile);
+      const r = await withStore(o, (s) => importTenants(s, master, dir, (p) => process.stderr.write(`imported ${p.done}/${p.total}\n`)));
+      if (o.json) printJson(r);
+      else {
+        for (const f of r.failed) process.stderr.write(`${f.file}: ${f.field}: ${f.reason}\n`);
+        process.stdout.write(
+          `${r.imported} imported, ${r.already_present} already present, ${r.failed.length} failed (of ${r.files} files)\n`,
+        );
+      }
+      if (r.failed.length > 0) process.exitCode = 2;
+    }),
+  );
+
+  platformCommand(
+    tenants.command('list').description('list tenants').option('--status <status>', 'only active or disabled tenants'),
+  ).action((o: Common & { status?: string }) =>
+    run(o.json, async () => {
+      if (o.status !== undefined && o.status !== 'active' && o.status !== 'disabled')
+        throw new PlatformError('invalid_status', '--status is active or disabled');
+      const list = await withStore(o, (s) => s.listTenants(o.status ? { status: o.status as TenantStatus } : {}));
+      if (o.json) printJson(list);
+      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${t.property_id}\n`);
+    }),
+  );
+
+  platformCommand(
+    tenants.command('show').description("a tenant's status, property and key ring (public data only)").argument('<domain>'),
+  ).action((domain: string, o: Common) =>
+    run(o.json, async () => {
+      const t = await withStore(o, (s) => s.showTenant(domain));
+      if (o.json) printJson(t);
+      else {
+        process.stdout.write(`${t.domain} ${t.status} property ${t.property_id} (${t.name}) revision ${t.revision}\n`);
+        for (const k of t.keys) process.stdout.write(`  key ${k.kid} ${k.status} created ${k.created_at}\n`);
+      }
+    }),
+  );
+
+  for (const [name, status, verb] of [
+    ['disable', 'disabled', 'disabled'],
+    ['enable', 'active', 'enabled'],
+  ] as const) {
+    platformCommand(
+      tenants
+        .command(name)
+        .description(name === 'disable' ? 'stop serving a tenant (every process, from its next request)' : 'serve a disabled tenant again')
+        .argument('<domain>'),
+    ).action((domain: string, o: Common) =>
+      run(o.json, async () => {
+        await withStore(o, (s) => s.setTenantStatus(domain, status));
+        if (o.json) printJson({ domain, status });
+        else process.stdout.write(`${verb} ${domain}\n`);
+      }),
+    );
+  }
+
+  platformCommand(tenants.command('remove').description('delete a tenant and its keys, feeds and calendar').argument('<domain>')).action(
+    (domain: string, o: Common) =>
+      run(o.json, async () => {
+        await withStore(o, (s) => s.removeTenant(domain));
+        if (o.json) printJson({ domain, removed: true });
+        else process.stdout.write(`removed ${domain}\n`);
+      }),
+  );
+}

@@ -1,0 +1,30 @@
+/**
+ * `@vrpkit/platform`: one deployment serving many host domains, each a full VRP node, from one
+ * database (PostgreSQL for several machines, SQLite for one).
+ */
+
+export { type CertificateSource, type CertificateStore, openCertificateStore } from './certificates.js';
+export { PlatformError } from './errors.js';
+export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';
+export {
+  generateMasterKeyText,
+  loadMasterKey,
+  MASTER_KEY_ENV,
+  type MasterKey,
+  openPrivateKey,
+  parseMasterKey,
+  sealPrivateKey,
+} from './master-key.js';
+export { type AdminListener, PlatformMetrics, parseAdminListen, startAdminListener, surfaceOf } from './metrics.js';
+export { createOperatorApp, OPERATOR_TOOL_NAME } from './operator.js';
+export {
+  DEFAULT_TENANT_CACHE_SIZE,
+  type PlatformLogEntry,
+  type ServedPlatform,
+  type ServePlatformOptions,
+  servePlatform,
+} from './serve.js';
+export { PLATFORM_DATABASE_URL_ENV, type PlatformTarget, platformTarget, redactedTarget } from './store/db.js';
+export type { TenantStatus } from './store/schema.js';
+export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';
+export { type NewTenant, PlatformStore, type TenantDetail, type TenantSnapshot, type TenantSummary } from './tenants.js';

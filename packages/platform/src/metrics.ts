@@ -1,0 +1,169 @@
+/**
+ * Platform metrics (Prometheus text format, prom-client) and the admin listener that serves them
+ * with `/healthz` and `/readyz`, on its own address (`--admin-listen 127.0.0.1:PORT`), never on
+ * the public listener. Labels are bounded: a surface name, a status class, a reason; never a
+ * domain, a query or anything a client sent.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { A2A_JSONRPC_PATH, HEALTHZ_PATH, READYZ_PATH } from '@vrpkit/node';
+import {
+  AGENT_CARD_PATH,
+  DISCOVERY_PATH,
+  JWKS_PATH,
+  MCP_ENDPOINT_PATH,
+  OFFER_ENDPOINT_PATH,
+  WEBMCP_TOOL_CALL_PATH,
+} from '@vrpkit/protocol';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { PlatformError } from './errors.js';
+import type { PlatformStore } from './tenants.js';
+
+const SURFACES: Record<string, string> = {
+  [OFFER_ENDPOINT_PATH]: 'offer',
+  [JWKS_PATH]: 'jwks',
+  [DISCOVERY_PATH]: 'discovery',
+  [MCP_ENDPOINT_PATH]: 'mcp',
+  [A2A_JSONRPC_PATH]: 'a2a',
+  [AGENT_CARD_PATH]: 'agent_card',
+  [WEBMCP_TOOL_CALL_PATH]: 'webmcp',
+  '/': 'page',
+  '/book': 'book',
+};
+
+/** The surface a request path belongs to (a fixed set, so label cardinality stays bounded). */
+export const surfaceOf = (path: string): string => SURFACES[path] ?? 'other';
+
+export class PlatformMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'vrp_platform_requests_total',
+    help: 'Requests served to tenants, by surface and status class',
+    labelNames: ['surface', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly errors = new Counter({
+    name: 'vrp_platform_request_errors_total',
+    help: 'Tenant requests answered with a 5xx, by surface',
+    labelNames: ['surface'] as const,
+    registers: [this.registry],
+  });
+  readonly offers = new Counter({
+    name: 'vrp_platform_offers_served_total',
+    help: 'Signed offers served (offer endpoint 200s; a rate of this is offers per second)',
+    registers: [this.registry],
+  });
+  readonly misdirected = new Counter({
+    name: 'vrp_platform_misdirected_total',
+    help: 'Requests answered 421 (unknown host, or a host of another tenant than the TLS name)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly cache = new Counter({
+    name: 'vrp_platform_tenant_cache_total',
+    help: 'Tenant lookups by the router: hit (already loaded) or miss (loaded from the database)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(store: PlatformStore, loaded: () => number) {
+    new Gauge({
+      name: 'vrp_platform_tenants_loaded',
+      help: 'Tenants loaded in this process',
+      registers: [this.registry],
+      collect() {
+        this.set(loaded());
+      },
+    });
+    new Gauge({
+      name: 'vrp_platform_tenants',
+      help: 'Tenants in the database, by status',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        for (const status of ['active', 'disabled'] as const) this.set({ status }, await store.countTenants(status));
+      },
+    });
+    new Gauge({
+      name: 'vrp_platform_signing_key_age_seconds',
+      help: 'Age of the signing keys of enabled tenants: oldest and newest',
+      labelNames: ['which'] as const,
+      registers: [this.registry],
+      async collect() {
+        const ages = await store.signingKeyAges();
+        if (ages) {
+          this.set({ which: 'oldest' }, ages.oldestSeconds);
+          this.set({ which: 'newest' }, ages.newestSeconds);
+        }
+      },
+    });
+  }
+
+  observe(path: string, status: number): void {
+    const surface = surfaceOf(path);
+    this.requests.inc({ surface, status: `${Math.floor(status / 100)}xx` });
+    if (status >= 500) this.errors.inc({ surface });
+    if (surface === 'offer' && status === 200) this.offers.inc();
+  }
+}
+
+/** `--admin-listen HOST:PORT`: a loopback or private address only (the metrics name no tenant, but they are the operator's). */
+export function parseAdminListen(v: string): { host: string; port: number } {
+  const m = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|localhost|\[::1\]):(\d{1,5})$/.exec(
+    v,
+  );
+  if (!m || Number(m[2]) > 65535)
+    throw new PlatformError('invalid_admin_listen', '--admin-listen is a loopback or private HOST:PORT, e.g. 127.0.0.1:9464');
+  return { host: m[1] === '[::1]' ? '::1' : m[1]!, port: Number(m[2]) };
+}
+
+export interface AdminListener {
+  address: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The admin listener: `/metrics` (Prometheus text), `/healthz` (alive) and `/readyz` (database reachable, master key the platform's). */
+export async function startAdminListener(
+  listen: { host: string; port: number },
+  metrics: PlatformMetrics,
+  ready: () => Promise<boolean>,
+): Promise<AdminListener> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const reply = (status: number, type: string, body: string) => {
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+    if (req.method !== 'GET') return reply(405, 'application/json', '{"error":{"code":"method_not_allowed","message":"use GET"}}');
+    if (path === '/metrics')
+      return void metrics.registry.metrics().then(
+        (text) => reply(200, metrics.registry.contentType, text),
+        () => reply(503, 'application/json', '{"error":{"code":"metrics_unavailable","message":"a collector failed"}}'),
+      );
+    if (path === HEALTHZ_PATH) return reply(200, 'application/json', '{"status":"ok"}');
+    if (path === READYZ_PATH)
+      return void ready().then(
+        (ok) => reply(ok ? 200 : 503, 'application/json', JSON.stringify({ ready: ok })),
+        () => reply(503, 'application/json', '{"ready":false}'),
+      );
+    reply(404, 'application/json', '{"error":{"code":"not_found","message":"no such resource"}}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new PlatformError('listen_failed', `cannot listen on the admin address: ${e.code ?? e.message}`)),
+    );
+    server.listen(listen.port, listen.host);
+  });
+  const addr = server.address() as AddressInfo;
+  return {
+    address: addr.address,
+    port: addr.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

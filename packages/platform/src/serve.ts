@@ -1,0 +1,209 @@
+/**
+ * `vrp platform serve`: one https listener for every tenant. The TLS certificate is chosen by SNI
+ * (certificates.ts), the tenant by the `Host` header; a request whose Host is no enabled tenant's
+ * domain (or a subdomain of one), or whose Host names another tenant than the TLS connection
+ * did, gets 421 Misdirected Request (RFC 9110 §15.5.20) and no tenant data. Tenants load lazily
+ * into a bounded LRU cache, so memory follows the tenants recently served, not those that exist;
+ * every request re-reads its tenant's head row, so a disabled tenant is gone from every process
+ * at its next request and a rotation or revocation is seen at once.
+ */
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { type HttpBindings, serve } from '@hono/node-server';
+import { type Clock, isVrpError } from '@vrpkit/core';
+import { type RequestLogEntry, requestHostName, SERVER_LIMITS } from '@vrpkit/node';
+import { LRUCache } from 'lru-cache';
+import { type CertificateSource, openCertificateStore } from './certificates.js';
+import { PlatformError } from './errors.js';
+import type { MasterKey } from './master-key.js';
+import { PlatformMetrics, startAdminListener } from './metrics.js';
+import { createOperatorApp } from './operator.js';
+import { openTenantNode, type TenantNode } from './tenant-node.js';
+import type { PlatformStore } from './tenants.js';
+
+/** Default bound on tenants held loaded per process. */
+export const DEFAULT_TENANT_CACHE_SIZE = 1000;
+
+export type PlatformLogEntry =
+  | (RequestLogEntry & { tenant: string })
+  | { event: 'misdirected'; reason: 'unknown_host' | 'sni_mismatch'; status: 421 };
+
+export interface ServePlatformOptions {
+  store: PlatformStore;
+  /** Current master key first; a previous one while a master-key rotation runs. */
+  masterKeys: readonly MasterKey[];
+  tls: CertificateSource;
+  host?: string;
+  port?: number;
+  clock?: Clock;
+  tenantCacheSize?: number;
+  offerCacheMaxAgeSeconds?: number;
+  log?: (e: PlatformLogEntry) => void;
+  onError?: (e: unknown) => void;
+  /** Serve `/metrics`, `/healthz` and `/readyz` on this loopback or private address (plain http). */
+  adminListen?: { host: string; port: number };
+}
+
+export interface ServedPlatform {
+  address: string;
+  port: number;
+  caFile?: string;
+  caPem?: string;
+  /** Tenants currently loaded in this process. */
+  loadedTenants(): number;
+  metrics: PlatformMetrics;
+  /** The admin listener's address, with `adminListen`. */
+  admin?: { address: string; port: number };
+  close(): Promise<void>;
+}
+
+const MISDIRECTED = JSON.stringify({ error: { code: 'misdirected_request', message: 'this server does not serve that host' } });
+
+/** `host` and each parent with at least two labels: the tenant domains that could serve it. */
+function candidateDomains(host: string): string[] {
+  const labels = host.split('.');
+  const out: string[] = [];
+  for (let i = 0; i + 2 <= labels.length; i++) out.push(labels.slice(i).join('.'));
+  return out;
+}
+
+const inTenant = (name: string, domain: string) => name === domain || name.endsWith(`.${domain}`);
+
+export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlatform> {
+  const { store } = o;
+  // Any of the keys may be the recorded one: during a master-key rotation servers hold both.
+  const { master_key_id, operator_domain: operatorDomain } = await store.info();
+  if (!o.masterKeys.some((k) => k.id === master_key_id))
+    throw new PlatformError('master_key_mismatch', 'none of the master keys is the one this platform uses');
+  const certs = await openCertificateStore(
+    o.tls,
+    async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
+  );
+  const onError =
+    o.onError ??
+    ((e: unknown) =>
+      process.stderr.write(`error[${isVrpError(e) ? e.code : 'internal_error'}]: ${e instanceof Error ? e.message : String(e)}\n`));
+  const tenants = new LRUCache<string, Promise<TenantNode>>({ max: o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE });
+
+  const metrics = new PlatformMetrics(store, () => tenants.size);
+  const load = (domain: string): Promise<TenantNode> => {
+    let node = tenants.get(domain);
+    metrics.cache.inc({ result: node ? 'hit' : 'miss' });
+    if (!node) {
+      const { log } = o;
+      node = openTenantNode(store, domain, o.masterKeys, {
+        ...(o.clock ? { clock: o.clock } : {}),
+        ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
+        app: {
+          onError,
+          log: (e: RequestLogEntry) => {
+            metrics.observe(e.path, e.status);
+            log?.({ ...e, tenant: domain });
+          },
+        },
+      });
+      tenants.set(domain, node);
+      node.catch(() => tenants.delete(domain));
+    }
+    return node;
+  };
+
+  /** The enabled tenant serving `host`, or undefined. */
+  const tenantFor = async (host: string): Promise<TenantNode | undefined> => {
+    const cached = tenants.get(host);
+    const domain = cached ? host : await store.activeTenantFor(candidateDomains(host));
+    if (!domain) return undefined;
+    const node = await load(domain);
+    if (await node.live()) return node;
+    tenants.delete(domain);
+    return undefined;
+  };
+
+  const operatorApp = operatorDomain ? createOperatorApp(operatorDomain, tenantFor) : undefined;
+
+  const misdirected = (reason: 'unknown_host' | 'sni_mismatch') => {
+    metrics.misdirected.inc({ reason });
+    o.log?.({ event: 'misdirected', reason, status: 421 });
+    return new Response(MISDIRECTED, { status: 421, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+  };
+
+  const fetch = async (req: Request, env: HttpBindings): Promise<Response> => {
+    const host = requestHostName(req.headers.get('host'));
+    if (!host) return misdirected('unknown_host');
+    const servername = (env.incoming.socket as TLSSocket).servername;
+    if (operatorApp && host === operatorDomain) {
+      if (typeof servername === 'string' && servername.toLowerCase() !== operatorDomain) return misdirected('sni_mismatch');
+      return operatorApp.fetch(req, env);
+    }
+    let node: TenantNode | undefined;
+    try {
+      node = await tenantFor(host);
+    } catch (e) {
+      onError(e);
+      return new Response(JSON.stringify({ error: { code: 'internal_error', message: 'the platform could not complete the request' } }), {
+        status: 500,
+        headers: { 'content-type': 'application/json' },
+      });
+    }
+    if (!node) return misdirected('unknown_host');
+    // A connection opened for one tenant's name must not carry another tenant's requests (connection reuse across names).
+    if (typeof servername === 'string' && !inTenant(servername.toLowerCase(), node.domain)) return misdirected('sni_mismatch');
+    return node.app.fetch(req, env);
+  };
+
+  const host = o.host ?? '127.0.0.1';
+  const server = serve({
+    fetch: fetch as (req: Request, env: unknown) => Promise<Response>,
+    port: o.port ?? 0,
+    hostname: host,
+    createServer,
+    serverOptions: {
+      SNICallback: (name: string, cb: (err: Error | null, ctx?: import('node:tls').SecureContext) => void) => {
+        certs.contextFor(name.toLowerCase()).then(
+          (ctx) => cb(null, ctx),
+          (e: unknown) => {
+            onError(e);
+            cb(e as Error);
+          },
+        );
+      },
+      handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
+      maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+    },
+  }) as Server;
+  server.headersTimeout = SERVER_LIMITS.headersTimeout;
+  server.requestTimeout = SERVER_LIMITS.requestTimeout;
+  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new PlatformError('listen_failed', `cannot listen on ${host}: ${e.code ?? e.message}`)),
+    );
+  });
+  const addr = server.address() as AddressInfo;
+  const admin = o.adminListen
+    ? await startAdminListener(o.adminListen, metrics, async () => (await store.info()).master_key_id === master_key_id).catch(
+        async (e) => {
+          server.close();
+          throw e;
+        },
+      )
+    : undefined;
+  let closed: Promise<void> | undefined;
+  return {
+    address: addr.address,
+    port: addr.port,
+    ...(certs.caFile ? { caFile: certs.caFile, caPem: certs.caPem } : {}),
+    loadedTenants: () => tenants.size,
+    metrics,
+    ...(admin ? { admin: { address: admin.address, port: admin.port } } : {}),
+    close() {
+      closed ??= new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }).then(() => admin?.close());
+      return closed;
+    },
+  };
+}

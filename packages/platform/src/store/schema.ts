@@ -1,0 +1,76 @@
+/**
+ * Platform tables (Kysely types), portable across SQLite and PostgreSQL like the node store's:
+ * text instants (RFC 3339 with milliseconds), integers, no booleans. Every tenant is one row in
+ * `platform_tenant` plus its keys, feeds and blocks, keyed by its canonical domain.
+ */
+import type { BlockKind, KeyStatus } from '@vrpkit/node';
+
+export interface PlatformInfoTable {
+  /** Always 1. */
+  id: number;
+  /** The platform's own domain (the operator surface, Node Tool Binding §7), if it serves one. */
+  operator_domain: string | null;
+  /** Id (digest) of the master key every sealed private key is under; never the key. */
+  master_key_id: string;
+  created_at: string;
+}
+
+export type TenantStatus = 'active' | 'disabled';
+
+export interface TenantTable {
+  /** The tenant's canonical domain (Core VRP v0.1 §2): the routing key for SNI and Host. */
+  domain: string;
+  node_id: string;
+  status: TenantStatus;
+  /** The validated property description as JSON (amounts in minor units). */
+  property: string;
+  /** Bumped in the same transaction as every write to the tenant: a server reloads a tenant only when it moved. */
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TenantKeyTable {
+  kid: string;
+  domain: string;
+  public_jwk: string;
+  /** The private JWK sealed with the master key (master-key.ts); null once the key stopped signing. */
+  sealed_private: string | null;
+  status: KeyStatus;
+  created_at: string;
+  activates_at: string;
+  retired_at: string | null;
+  retain_until: string | null;
+  revoked_at: string | null;
+}
+
+export interface TenantFeedTable {
+  domain: string;
+  name: string;
+  url: string | null;
+  created_at: string;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_error: string | null;
+  event_count: number;
+}
+
+export interface TenantBlockTable {
+  id: string;
+  domain: string;
+  property_id: string;
+  start_date: string;
+  end_date: string;
+  kind: BlockKind;
+  feed_name: string | null;
+  note: string | null;
+  created_at: string;
+}
+
+export interface PlatformDatabase {
+  platform_info: PlatformInfoTable;
+  platform_tenant: TenantTable;
+  platform_tenant_key: TenantKeyTable;
+  platform_tenant_feed: TenantFeedTable;
+  platform_tenant_block: TenantBlockTable;
+}

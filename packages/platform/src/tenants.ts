@@ -1,0 +1,494 @@
+/**
+ * The tenant store: every tenant is a full VRP node (its own canonical domain, property, key
+ * ring, calendar) kept as rows of one platform database. Writes to a tenant bump its revision
+ * in the same transaction, so every serving process reloads a tenant exactly when it changed
+ * (one indexed read per request, as the single-domain node's store revision).
+ */
+import { type Clock, generateEd25519Jwk, publicJwkOf, systemClock } from '@vrpkit/core';
+import {
+  assertCanonicalDomain,
+  assertUrlOnDomain,
+  type PropertyDescription,
+  type SigningKeyRecord,
+  type StoreSnapshot,
+  validatePropertyDescription,
+} from '@vrpkit/node';
+import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
+import { PlatformError } from './errors.js';
+import { type MasterKey, openPrivateKey, sealPrivateKey } from './master-key.js';
+import { openPlatformDatabase, type PlatformTarget, platformTarget } from './store/db.js';
+import type { PlatformDatabase, TenantStatus } from './store/schema.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export interface TenantSummary {
+  domain: string;
+  status: TenantStatus;
+  property_id: string;
+  name: string;
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TenantDetail extends TenantSummary {
+  node_id: string;
+  keys: { kid: string; status: string; created_at: string; activates_at: string; retired_at: string | null; revoked_at: string | null }[];
+}
+
+/** One tenant's state as of its revision: the node snapshot plus the sealed private halves of its signing keys. */
+export interface TenantSnapshot extends StoreSnapshot {
+  status: TenantStatus;
+  sealed: ReadonlyMap<string, string>;
+}
+
+/** A new tenant: its canonical domain and validated property. */
+export interface NewTenant {
+  domain: string;
+  property: PropertyDescription;
+}
+
+type Tx = Transaction<PlatformDatabase>;
+
+export class PlatformStore {
+  private constructor(
+    readonly db: Kysely<PlatformDatabase>,
+    readonly target: PlatformTarget,
+    readonly clock: Clock,
+  ) {}
+
+  /** Open the platform database at `url` (postgres://… or sqlite:PATH), migrated to the latest version. */
+  static async open(url: string | undefined, o: { clock?: Clock; poolSize?: number } = {}): Promise<PlatformStore> {
+    const target = platformTarget(url);
+    return new PlatformStore(await openPlatformDatabase(target, o.poolSize), target, o.clock ?? systemClock);
+  }
+
+  close(): Promise<void> {
+    return this.db.destroy();
+  }
+
+  // ── the platform ──────────────────────────────────────────────────────────────────────
+
+  /** `vrp platform init`: record the master key's id (and the operator's own domain); idempotent for the same master key. */
+  async init(master: MasterKey, operatorDomain: string | null): Promise<{ created: boolean }> {
+    if (operatorDomain !== null) assertCanonicalDomain(operatorDomain);
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx.selectFrom('platform_info').selectAll().where('id', '=', 1).executeTakeFirst();
+      if (row) {
+        if (row.master_key_id !== master.id)
+          throw new PlatformError('master_key_mismatch', 'this platform was initialised with another master key');
+        if (operatorDomain !== null && operatorDomain !== row.operator_domain)
+          await tx.updateTable('platform_info').set({ operator_domain: operatorDomain }).where('id', '=', 1).execute();
+        return { created: false };
+      }
+      await tx
+        .insertInto('platform_info')
+        .values({ id: 1, operator_domain: operatorDomain, master_key_id: master.id, created_at: iso(this.clock.now()) })
+        .execute();
+      return { created: true };
+    });
+  }
+
+  async info(): Promise<{ operator_domain: string | null; master_key_id: string; created_at: string }> {
+    const row = await this.db.selectFrom('platform_info').selectAll().where('id', '=', 1).executeTakeFirst();
+    if (!row) throw new PlatformError('platform_not_initialized', 'the database holds no platform; run `vrp platform init` first');
+    return row;
+  }
+
+  /** Fail unless `master` is the key the platform's private keys are sealed under. */
+  async assertMasterKey(master: MasterKey): Promise<void> {
+    const { master_key_id } = await this.info();
+    if (master_key_id !== master.id) throw new PlatformError('master_key_mismatch', 'the master key is not the one this platform uses');
+  }
+
+  // ── tenants ───────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Add tenants, each with its first signing key, in one transaction (all or nothing). With
+   * `skipExisting` a tenant whose domain is already present is left as it is (idempotent import);
+   * otherwise it is `tenant_exists`. Returns the domains added.
+   */
+  async addTenants(master: MasterKey, tenants: readonly NewTenant[], o: { skipExisting?: boolean } = {}): Promise<string[]> {
+    const now = this.clock.now();
+    for (const t of tenants) {
+      assertCanonicalDomain(t.domain);
+      assertUrlOnDomain(t.property, t.domain, t.domain);
+    }
+    // Keys are generated before the transaction: no key material waits on a lock.
+    const prepared = await Promise.all(
+      tenants.map(async (t) => {
+        const kid = `${t.domain}-${iso(now).slice(0, 10)}-01`;
+        const { privateJwk } = await generateEd25519Jwk();
+        return {
+          ...t,
+          kid,
+          public_jwk: JSON.stringify(publicJwkOf(privateJwk, kid)),
+          sealed: sealPrivateKey(master, t.domain, kid, privateJwk),
+        };
+      }),
+    );
+    await this.assertMasterKey(master);
+    return this.db.transaction().execute(async (tx) => {
+      const domains = prepared.map((t) => t.domain);
+      const existing = new Set<string>();
+      for (let i = 0; i < domains.length; i += 500) {
+        const rows = await tx
+          .selectFrom('platform_tenant')
+          .select('domain')
+          .where('domain', 'in', domains.slice(i, i + 500))
+          .execute();
+        for (const r of rows) existing.add(r.domain);
+      }
+      if (existing.size > 0 && !o.skipExisting) {
+        const [first] = existing;
+        throw new PlatformError('tenant_exists', `a tenant ${first} already exists`, { domain: first });
+      }
+      const fresh = prepared.filter((t) => !existing.has(t.domain));
+      // Bulk inserts in chunks (PostgreSQL caps a statement at 65,535 parameters; SQLite at 32,766).
+      for (let i = 0; i < fresh.length; i += 200) {
+        const chunk = fresh.slice(i, i + 200);
+        await tx
+          .insertInto('platform_tenant')
+          .values(
+            chunk.map((t) => ({
+              domain: t.domain,
+              node_id: t.domain,
+              status: 'active' as const,
+              property: JSON.stringify(t.property),
+              revision: 1,
+              created_at: iso(now),
+              updated_at: iso(now),
+            })),
+          )
+          .execute();
+        await tx
+          .insertInto('platform_tenant_key')
+          .values(
+            chunk.map((t) => ({
+              kid: t.kid,
+              domain: t.domain,
+              public_jwk: t.public_jwk,
+              sealed_private: t.sealed,
+              status: 'active' as const,
+              created_at: iso(now),
+              activates_at: iso(now),
+              retired_at: null,
+              retain_until: null,
+              revoked_at: null,
+            })),
+          )
+          .execute();
+      }
+      return fresh.map((t) => t.domain);
+    });
+  }
+
+  async listTenants(o: { status?: TenantStatus; limit?: number; after?: string } = {}): Promise<TenantSummary[]> {
+    let q = this.db.selectFrom('platform_tenant').selectAll().orderBy('domain');
+    if (o.status) q = q.where('status', '=', o.status);
+    if (o.after) q = q.where('domain', '>', o.after);
+    if (o.limit) q = q.limit(o.limit);
+    return (await q.execute()).map(summaryOf);
+  }
+
+  async countTenants(status?: TenantStatus): Promise<number> {
+    let q = this.db.selectFrom('platform_tenant').select((eb) => eb.fn.countAll<number>().as('n'));
+    if (status) q = q.where('status', '=', status);
+    return Number((await q.executeTakeFirstOrThrow()).n);
+  }
+
+  async showTenant(domain: string): Promise<TenantDetail> {
+    const row = await this.db.selectFrom('platform_tenant').selectAll().where('domain', '=', domain).executeTakeFirst();
+    if (!row) throw unknownTenant(domain);
+    const keys = await this.db
+      .selectFrom('platform_tenant_key')
+      .select(['kid', 'status', 'created_at', 'activates_at', 'retired_at', 'revoked_at'])
+      .where('domain', '=', domain)
+      .orderBy('created_at')
+      .orderBy('kid')
+      .execute();
+    return { ...summaryOf(row), node_id: row.node_id, keys };
+  }
+
+  /** Disable or re-enable a tenant: a disabled tenant is served by no process from its next request on. */
+  async setTenantStatus(domain: string, status: TenantStatus): Promise<void> {
+    const r = await this.db
+      .updateTable('platform_tenant')
+      .set({ status, revision: sql<number>`revision + 1`, updated_at: iso(this.clock.now()) })
+      .where('domain', '=', domain)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) throw unknownTenant(domain);
+  }
+
+  /** Remove a tenant and everything it owns (keys, feeds, blocks). */
+  async removeTenant(domain: string): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      for (const t of ['platform_tenant_block', 'platform_tenant_feed', 'platform_tenant_key'] as const)
+        await tx.deleteFrom(t).where('domain', '=', domain).execute();
+      const r = await tx.deleteFrom('platform_tenant').where('domain', '=', domain).executeTakeFirst();
+      if (Number(r.numDeletedRows) === 0) throw unknownTenant(domain);
+    });
+  }
+
+  // ── the serving path ──────────────────────────────────────────────────────────────────
+
+  /** A tenant's status and revision (one indexed read), or undefined when no such tenant exists. */
+  async tenantHead(domain: string): Promise<{ status: TenantStatus; revision: number } | undefined> {
+    const row = await this.db.selectFrom('platform_tenant').select(['status', 'revision']).where('domain', '=', domain).executeTakeFirst();
+    return row ? { status: row.status, revision: Number(row.revision) } : undefined;
+  }
+
+  /** The enabled tenant among `domains` with the longest (most specific) domain: which tenant serves a Host. */
+  async activeTenantFor(domains: readonly string[]): Promise<string | undefined> {
+    if (domains.length === 0) return undefined;
+    const rows = await this.db
+      .selectFrom('platform_tenant')
+      .select('domain')
+      .where('domain', 'in', domains)
+      .where('status', '=', 'active')
+      .execute();
+    return rows.map((r) => r.domain).sort((a, b) => b.length - a.length)[0];
+  }
+
+  /** Ages of the signing keys of enabled tenants (oldest, newest) in seconds, or undefined without tenants. */
+  async signingKeyAges(): Promise<{ oldestSeconds: number; newestSeconds: number } | undefined> {
+    const row = await this.db
+      .selectFrom('platform_tenant_key as k')
+      .innerJoin('platform_tenant as t', 't.domain', 'k.domain')
+      .where('t.status', '=', 'active')
+      .where('k.status', '=', 'active')
+      .select((eb) => [eb.fn.min('k.created_at').as('oldest'), eb.fn.max('k.created_at').as('newest')])
+      .executeTakeFirst();
+    if (!row?.oldest || !row.newest) return undefined;
+    const now = this.clock.now();
+    return { oldestSeconds: (now - Date.parse(row.oldest)) / 1000, newestSeconds: (now - Date.parse(row.newest)) / 1000 };
+  }
+
+  /** Everything a tenant's offer service reads, as of its current revision. */
+  async tenantSnapshot(domain: string): Promise<TenantSnapshot> {
+    const [row, keys, feeds, blocks] = await Promise.all([
+      this.db.selectFrom('platform_tenant').selectAll().where('domain', '=', domain).executeTakeFirst(),
+      this.db.selectFrom('platform_tenant_key').selectAll().where('domain', '=', domain).orderBy('created_at').orderBy('kid').execute(),
+      this.db.selectFrom('platform_tenant_feed').selectAll().where('domain', '=', domain).orderBy('name').execute(),
+      this.db.selectFrom('platform_tenant_block').selectAll().where('domain', '=', domain).orderBy('start_date').execute(),
+    ]);
+    if (!row) throw unknownTenant(domain);
+    const stored = validatePropertyDescription(JSON.parse(row.property), domain);
+    // Core VRP v0.1 §2: discovery states who holds the signing key; on a platform it is the platform.
+    const property: PropertyDescription = { ...stored, operator: { ...stored.operator, key_custody: 'platform' } };
+    const sealed = new Map<string, string>();
+    const records: SigningKeyRecord[] = keys.map(({ domain: _d, sealed_private, ...k }) => {
+      if (sealed_private) sealed.set(k.kid, sealed_private);
+      return k;
+    });
+    return {
+      revision: Number(row.revision),
+      status: row.status,
+      info: { canonical_domain: row.domain, node_id: row.node_id, created_at: row.created_at },
+      property,
+      feeds: feeds.map(({ domain: _d, ...f }) => ({ ...f, file: null, event_count: Number(f.event_count) })),
+      blocks: blocks.map(({ domain: _d, ...b }) => b),
+      // Platform tenants take no booking requests (yet): no hold ever expires.
+      nextHoldExpiry: null,
+      keys: records,
+      sealed,
+    };
+  }
+
+  // ── keys ──────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Activate a fresh key for `domain` (Core VRP v0.1 §3.1, additive rotation): the signing key
+   * is retired now and stays published until `now + retention`; the retired private half is
+   * dropped from the database. One transaction, so at any instant exactly one key signs.
+   */
+  async rotateTenantKey(master: MasterKey, domain: string, tx?: Tx): Promise<{ kid: string; retired: string[] }> {
+    const now = this.clock.now();
+    const { privateJwk } = await generateEd25519Jwk();
+    const run = async (t: Tx) => {
+      const tenant = await t.selectFrom('platform_tenant').select(['property']).where('domain', '=', domain).executeTakeFirst();
+      if (!tenant) throw unknownTenant(domain);
+      const lifetimeMs = (JSON.parse(tenant.property) as PropertyDescription).offer_lifetime_minutes * 60_000;
+      const prefix = `${domain}-${iso(now).slice(0, 10)}-`;
+      const used = (await t.selectFrom('platform_tenant_key').select('kid').where('kid', 'like', `${prefix}%`).execute())
+        .map((r) => Number(r.kid.slice(prefix.length)))
+        .filter(Number.isInteger);
+      const kid = `${prefix}${String(Math.max(0, ...used) + 1).padStart(2, '0')}`;
+      const signing = (w: ExpressionBuilder<PlatformDatabase, 'platform_tenant_key'>) =>
+        w.and([w('domain', '=', domain), w('status', '=', 'active')]);
+      const retired = (await t.selectFrom('platform_tenant_key').select('kid').where(signing).execute()).map((r) => r.kid);
+      await t
+        .updateTable('platform_tenant_key')
+        .set({ status: 'retired', retired_at: iso(now), retain_until: iso(now + lifetimeMs), sealed_private: null })
+        .where(signing)
+        .execute();
+      await t
+        .insertInto('platform_tenant_key')
+        .values({
+          kid,
+          domain,
+          public_jwk: JSON.stringify(publicJwkOf(privateJwk, kid)),
+          sealed_private: sealPrivateKey(master, domain, kid, privateJwk),
+          status: 'active',
+          created_at: iso(now),
+          activates_at: iso(now),
+          retired_at: null,
+          retain_until: null,
+          revoked_at: null,
+        })
+        .execute();
+      await bump(t, domain, now);
+      return { kid, retired };
+    };
+    return tx ? run(tx) : this.db.transaction().execute(run);
+  }
+
+  /**
+   * `vrp platform keys rotate --older-than AGE --batch N`: rotate every enabled tenant whose
+   * signing key was created before `cutoff`, N tenants per transaction. Safe to run from several
+   * processes and machines at once: on PostgreSQL each batch locks its tenant rows with
+   * `FOR UPDATE SKIP LOCKED` (another rotator takes other tenants, never the same one), and each
+   * tenant's key age is checked again under the lock, so a tenant another rotator has just done
+   * is left alone. SQLite has a single writer: its transactions serialise.
+   */
+  async rotateKeysOlderThan(
+    master: MasterKey,
+    cutoff: number,
+    batch: number,
+    onProgress?: (rotated: number) => void,
+  ): Promise<{ rotated: string[] }> {
+    await this.assertMasterKey(master);
+    const rotated: string[] = [];
+    const stale = (db: Kysely<PlatformDatabase> | Tx) =>
+      db
+        .selectFrom('platform_tenant')
+        .select('domain')
+        .where('status', '=', 'active')
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('platform_tenant_key as k')
+              .select('k.kid')
+              .whereRef('k.domain', '=', 'platform_tenant.domain')
+              .where('k.status', '=', 'active')
+              .where('k.created_at', '<', iso(cutoff)),
+          ),
+        );
+    for (;;) {
+      const done = await this.db.transaction().execute(async (tx) => {
+        let q = stale(tx).orderBy('domain').limit(batch);
+        if (this.target.kind === 'postgres') q = q.forUpdate().skipLocked();
+        const locked = (await q.execute()).map((r) => r.domain);
+        const mine: string[] = [];
+        for (const domain of locked) {
+          // Re-read under the lock: a rotator that committed after this statement's snapshot has already done it.
+          const still = await stale(tx).where('domain', '=', domain).executeTakeFirst();
+          if (!still) continue;
+          await this.rotateTenantKey(master, domain, tx);
+          mine.push(domain);
+        }
+        return { locked: locked.length, mine };
+      });
+      rotated.push(...done.mine);
+      onProgress?.(rotated.length);
+      if (done.locked === 0) {
+        // Nothing left this process could lock: either all done, or the rest is locked by another rotator right now.
+        if (!(await stale(this.db).limit(1).executeTakeFirst())) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    return { rotated };
+  }
+
+  /** Revoke a key at once (compromise); revoking the signing key first activates a fresh one, so the tenant keeps signing. */
+  async revokeTenantKey(master: MasterKey, domain: string, kid: string): Promise<{ kid: string; new_active_kid: string | null }> {
+    return this.db.transaction().execute(async (tx) => {
+      const key = await tx
+        .selectFrom('platform_tenant_key')
+        .selectAll()
+        .where('kid', '=', kid)
+        .where('domain', '=', domain)
+        .executeTakeFirst();
+      if (!key) throw new PlatformError('unknown_kid', `no key ${kid} in ${domain}'s key ring`);
+      if (key.status === 'revoked') throw new PlatformError('already_revoked', `${kid} is already revoked`);
+      const replacement = key.status === 'active' ? await this.rotateTenantKey(master, domain, tx) : null;
+      await tx
+        .updateTable('platform_tenant_key')
+        .set({ status: 'revoked', revoked_at: iso(this.clock.now()), sealed_private: null })
+        .where('kid', '=', kid)
+        .execute();
+      await bump(tx, domain, this.clock.now());
+      return { kid, new_active_kid: replacement?.kid ?? null };
+    });
+  }
+
+  /**
+   * Re-seal every stored private key from `from` to `to` (`vrp platform master-key rotate`), in
+   * batches, each its own transaction; the platform records `to` once every key is under it.
+   * Safe to re-run after an interruption: a key already under `to` is left alone.
+   */
+  async rotateMasterKey(from: MasterKey, to: MasterKey, onProgress?: (done: number) => void): Promise<{ resealed: number }> {
+    const info = await this.info();
+    if (info.master_key_id !== from.id && info.master_key_id !== to.id)
+      throw new PlatformError('master_key_mismatch', 'the old master key is not the one this platform uses');
+    let resealed = 0;
+    let after = '';
+    for (;;) {
+      const batch = await this.db
+        .selectFrom('platform_tenant_key')
+        .select(['kid', 'domain', 'sealed_private'])
+        .where('sealed_private', 'is not', null)
+        .where('kid', '>', after)
+        .orderBy('kid')
+        .limit(500)
+        .execute();
+      if (batch.length === 0) break;
+      await this.db.transaction().execute(async (tx) => {
+        for (const k of batch) {
+          let jwk: ReturnType<typeof openPrivateKey>;
+          try {
+            jwk = openPrivateKey(from, k.domain, k.kid, k.sealed_private!);
+          } catch {
+            openPrivateKey(to, k.domain, k.kid, k.sealed_private!); // already under the new key (an earlier interrupted run)
+            continue;
+          }
+          await tx
+            .updateTable('platform_tenant_key')
+            .set({ sealed_private: sealPrivateKey(to, k.domain, k.kid, jwk) })
+            .where('kid', '=', k.kid)
+            .execute();
+          resealed++;
+        }
+      });
+      after = batch[batch.length - 1]!.kid;
+      onProgress?.(resealed);
+    }
+    await this.db.updateTable('platform_info').set({ master_key_id: to.id }).where('id', '=', 1).execute();
+    return { resealed };
+  }
+}
+
+function bump(tx: Tx, domain: string, now: number) {
+  return tx
+    .updateTable('platform_tenant')
+    .set({ revision: sql<number>`revision + 1`, updated_at: iso(now) })
+    .where('domain', '=', domain)
+    .execute();
+}
+
+function summaryOf(row: PlatformDatabase['platform_tenant']): TenantSummary {
+  const p = JSON.parse(row.property) as { property_id: string; name: string };
+  return {
+    domain: row.domain,
+    status: row.status,
+    property_id: p.property_id,
+    name: p.name,
+    revision: Number(row.revision),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export function unknownTenant(domain: string): PlatformError {
+  return new PlatformError('unknown_tenant', `no tenant ${domain.slice(0, 253)}`, { domain: domain.slice(0, 253) });
+}

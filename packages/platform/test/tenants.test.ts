@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { verifyOffer } from '@vrpkit/agent';
+import { sampleProperty } from '@vrpkit/node';
+import { generateMasterKeyText, openTenantNode, PlatformStore, parseMasterKey } from '@vrpkit/platform';
+import { testPgUrl } from '@vrpkit/testkit/pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const NOW = Date.parse('2026-06-01T10:00:00Z');
+const clock = { now: () => NOW };
+const master = parseMasterKey(generateMasterKeyText());
+const pgUrl = testPgUrl('platform tenants', 'the PostgreSQL runs of the tenant store');
+
+const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+let files = 0;
+const targets: [string, () => string][] = [['sqlite', () => `sqlite:${join(tmp, `p${files++}.sqlite`)}`]];
+if (pgUrl) {
+  targets.push([
+    'postgres',
+    () => {
+      const u = new URL(pgUrl);
+      u.searchParams.set('schema', `plat_${Math.random().toString(36).slice(2, 10)}`);
+      return u.toString();
+    },
+  ]);
+}
+
+const stay = { check_in: '2026-07-10', check_out: '2026-07-13', guests: 2 };
+
+describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
+  let store: PlatformStore;
+  beforeEach(async () => {
+    store = await PlatformStore.open(urlFor(), { clock });
+    await store.init(master, 'platform.example');
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('serves each tenant as its own node: offers verify under its own JWKS only, discovery says the platform holds the key', async () => {
+    await store.addTenants(master, [
+      { domain: 'villa-one.example', property: sampleProperty(NOW) },
+      { domain: 'villa-two.example', property: sampleProperty(NOW) },
+    ]);
+    const one = await openTenantNode(store, 'villa-one.example', [master], { clock });
+    const two = await openTenantNode(store, 'villa-two.example', [master], { clock });
+    expect(one.publisher.discovery().canonical_domain).toBe('villa-one.example');
+    expect(one.publisher.discovery().operator?.key_custody).toBe('platform');
+    const offer = await one.publisher.getServedOffer(stay);
+    if (!offer.ok) throw new Error(offer.error.code);
+    const own = verifyOffer({ envelope: JSON.parse(offer.json), jwks: await one.publisher.jwks(), now: NOW });
+    expect(own.status).toBe('verified');
+    expect((own.payload as { canonical_domain: string }).canonical_domain).toBe('villa-one.example');
+    const other = verifyOffer({ envelope: JSON.parse(offer.json), jwks: await two.publisher.jwks(), now: NOW });
+    expect(other.status).not.toBe('verified');
+    // The HTTP app is the node's own: discovery over a request.
+    const res = await two.app.request('https://villa-two.example/.well-known/vacation-rental.json', {
+      headers: { host: 'villa-two.example' },
+    });
+    expect(((await res.json()) as { canonical_domain: string }).canonical_domain).toBe('villa-two.example');
+  });
+
+  it('refuses a second tenant with the same domain and changes nothing; skipExisting makes adding idempotent', async () => {
+    await store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }]);
+    await expect(store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }])).rejects.toMatchObject({
+      code: 'tenant_exists',
+    });
+    expect(await store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }], { skipExisting: true })).toEqual(
+      [],
+    );
+    expect((await store.showTenant('villa.example')).keys).toHaveLength(1);
+  });
+
+  it('a disabled tenant stops serving at its next request; a removed one is gone with its keys', async () => {
+    await store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }]);
+    const node = await openTenantNode(store, 'villa.example', [master], { clock });
+    expect(await node.live()).toBe(true);
+    await store.setTenantStatus('villa.example', 'disabled');
+    expect(await node.live()).toBe(false);
+    await expect(node.publisher.getServedOffer(stay)).rejects.toMatchObject({ code: 'tenant_disabled' });
+    expect((await store.listTenants({ status: 'disabled' })).map((t) => t.domain)).toEqual(['villa.example']);
+    await store.removeTenant('villa.example');
+    await expect(store.showTenant('villa.example')).rejects.toMatchObject({ code: 'unknown_tenant' });
+    expect(await store.countTenants()).toBe(0);
+  });
+
+  it('rotation is additive and revocation removes the key from the JWKS at once', async () => {
+    await store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }]);
+    const node = await openTenantNode(store, 'villa.example', [master], { clock });
+    const before = await node.publisher.getServedOffer(stay);
+    if (!before.ok) throw new Error(before.error.code);
+    const { kid, retired } = await store.rotateTenantKey(master, 'villa.example');
+    expect(retired).toHaveLength(1);
+    const after = await node.publisher.getServedOffer(stay);
+    if (!after.ok) throw new Error(after.error.code);
+    const jwks = await node.publisher.jwks();
+    expect(jwks.keys.map((k) => k.kid).sort()).toEqual([kid, retired[0]].sort());
+    expect(verifyOffer({ envelope: JSON.parse(after.json), jwks, now: NOW }).header?.kid).toBe(kid);
+    expect(verifyOffer({ envelope: JSON.parse(before.json), jwks, now: NOW }).status).toBe('verified');
+    await store.revokeTenantKey(master, 'villa.example', retired[0]!);
+    const revoked = verifyOffer({ envelope: JSON.parse(before.json), jwks: await node.publisher.jwks(), now: NOW });
+    expect(revoked.code).toBe('kid_not_in_jwks');
+    const detail = await store.showTenant('villa.example');
+    expect(detail.keys.filter((k) => k.status === 'active')).toHaveLength(1);
+  });
+
+  it('master-key rotation re-seals every private key; the old key no longer opens them and the platform refuses it', async () => {
+    await store.addTenants(master, [
+      { domain: 'villa-one.example', property: sampleProperty(NOW) },
+      { domain: 'villa-two.example', property: sampleProperty(NOW) },
+    ]);
+    const next = parseMasterKey(generateMasterKeyText());
+    expect((await store.rotateMasterKey(master, next)).resealed).toBe(2);
+    await expect(store.assertMasterKey(master)).rejects.toMatchObject({ code: 'master_key_mismatch' });
+    await expect(openTenantNode(store, 'villa-one.example', [master], { clock })).rejects.toMatchObject({ code: 'key_unseal_failed' });
+    const node = await openTenantNode(store, 'villa-one.example', [next], { clock });
+    expect((await node.publisher.getOffer(stay)).ok).toBe(true);
+    // A re-run after an interruption converges (nothing left to re-seal).
+    expect((await store.rotateMasterKey(master, next)).resealed).toBe(0);
+  });
+
+  it('rejects a property whose url is off the tenant domain, naming the field', async () => {
+    const p = { ...sampleProperty(NOW), url: 'https://elsewhere.example/' };
+    await expect(store.addTenants(master, [{ domain: 'villa.example', property: p }])).rejects.toMatchObject({ code: 'invalid_property' });
+    expect(await store.countTenants()).toBe(0);
+  });
+});
+
+describe('master key', () => {
+  it('never appears in JSON or inspected output; a wrong length is refused', async () => {
+    const text = generateMasterKeyText().trim();
+    const key = parseMasterKey(text);
+    const { inspect } = await import('node:util');
+    expect(JSON.stringify(key)).not.toContain(text);
+    expect(inspect(key)).not.toContain(key.bytes.toString('hex'));
+    expect(() => parseMasterKey('abcd')).toThrow(expect.objectContaining({ code: 'invalid_master_key' }));
+  });
+});
