@@ -20,11 +20,9 @@ import { testClock } from '@vrpkit/testkit/node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_GUEST, RECORDED_AT } from '../src/booking-loop.js';
-import { type BookingWorld, NODE_DOMAIN, openBookingHost, SINK_ID, startBookingWorld } from './booking-support.js';
+import { type BookingWorld, LOOKALIKE_DOMAIN, NODE_DOMAIN, openBookingHost, SINK_ID, startBookingWorld } from './booking-support.js';
 
 const clock = testClock(RECORDED_AT);
-/** Another host name that reaches the same node: the page an injected link leads to. */
-const LOOKALIKE = 'villa-booking.example-stays.example';
 
 let world: BookingWorld;
 let browser: Browser;
@@ -35,11 +33,16 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     world = await startBookingWorld(clock);
     // The page the offer's signed direct_booking_url leads to (Core VRP v0.1 §5.1), on the node's own origin.
     bookUrl = `https://${NODE_DOMAIN}/book?checkIn=2027-04-10&checkOut=2027-04-13&guests=2`;
-    const port = world.network.connectTo[0]!.split(':').at(-1);
-    const args = await chromiumNetworkArgs(new URL(`https://${NODE_DOMAIN}/`), {
-      fetch: world.fetch,
-      options: { network: { connectTo: [...world.network.connectTo, `${LOOKALIKE}:443:127.0.0.1:${port}`], ca: world.network.ca } },
-    });
+    // Chromium trusts exactly the two leaf keys it is shown: the node's and the look-alike's.
+    const ctx = { fetch: world.fetch, options: { network: world.network } };
+    const SPKI = '--ignore-certificate-errors-spki-list=';
+    const spki = (args: string[]) => args.find((a) => a.startsWith(SPKI))!.slice(SPKI.length);
+    const nodeArgs = await chromiumNetworkArgs(new URL(`https://${NODE_DOMAIN}/`), ctx);
+    const lookalikeArgs = await chromiumNetworkArgs(new URL(`https://${LOOKALIKE_DOMAIN}/`), ctx);
+    const args = [
+      ...nodeArgs.filter((a) => !a.startsWith(SPKI)),
+      `${SPKI}${spki(nodeArgs)},${spki(lookalikeArgs)}`,
+    ];
     browser = await launchChromium(args);
   }, 90_000);
 
@@ -159,7 +162,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     expect((await g.turn(approvedPage.page, approvedPage.msg)).decision.code).toBe('EF_APPROVAL_REQUIRED');
     await g.approveHeld(candidateActId('computer', g.ctx.session_id, 'toolu_cu_origin'));
     // An injected link: the same form, the same click, on a look-alike origin.
-    const moved = await openForm(`https://${LOOKALIKE}${path}`, 'toolu_cu_origin');
+    const moved = await openForm(`https://${LOOKALIKE_DOMAIN}${path}`, 'toolu_cu_origin');
     const denied = await g.turn(moved.page, approvedPage.msg);
     expect(denied).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_DESTINATION_MISMATCH' } });
     expect(g.clicks).toEqual([]);

@@ -12,7 +12,11 @@ import { type AgentCandidateAct, actBindingDigest, Gate, loadPolicy, openSqliteS
 import { createDevCa, initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOOKING_REQUESTS_PATH, BOUND_TOOL_NAME } from '@vrpkit/protocol';
 import { mcpApp, serveSurface, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
+import { Hono } from 'hono';
 import { BOOKING_POLICY_FILE, DEMO_GUEST } from '../src/booking-loop.js';
+
+/** Another host name, not the node's: the page an injected link leads to. */
+export const LOOKALIKE_DOMAIN = 'villa-booking.example-stays.example';
 
 export const NODE_DOMAIN = 'villa-booking.example';
 export const OPERATOR_DOMAIN = 'stays-operator.example';
@@ -24,6 +28,8 @@ export interface BookingWorld {
   /** Booking requests that reached the node (API or /book form; counted from the node's own request log). */
   bookingRequests: () => number;
   operator: TestSurface;
+  /** A look-alike origin an injected link leads to: a copy of the node's pages under another name. */
+  lookalike: TestSurface;
   network: { connectTo: string[]; ca: string[] };
   fetch: HardenedFetch;
   close(): Promise<void>;
@@ -57,7 +63,18 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
       return textResult(await (await relay(`https://${NODE_DOMAIN}/api/verified-stay-offer?${q}`)).json());
     }),
   );
-  const network = { connectTo: [nodeConnect, operator.connectTo], ca: [nodeCa, operatorCa.certPem] };
+  // The node answers only to its own name (421 otherwise), so a phishing copy is a server of its
+  // own that fetches the node's pages and serves them as its own (the form posts to itself).
+  const lookalike = await serveSurface(
+    LOOKALIKE_DOMAIN,
+    operatorCa,
+    new Hono().get('*', async (c) => {
+      const url = new URL(c.req.url);
+      const page = await relay(`https://${NODE_DOMAIN}${url.pathname}${url.search}`);
+      return c.html(await page.text(), page.status as 200);
+    }),
+  );
+  const network = { connectTo: [nodeConnect, operator.connectTo, lookalike.connectTo], ca: [nodeCa, operatorCa.certPem] };
   const fetch = createHardenedFetch(network);
   return {
     dir,
@@ -65,12 +82,14 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
     dataDir,
     bookingRequests: () => booking,
     operator,
+    lookalike,
     network,
     fetch,
     async close() {
       await fetch.close();
       await relay.close();
       await operator.close();
+      await lookalike.close();
       await node.close();
       rmSync(dir, { recursive: true, force: true });
     },
