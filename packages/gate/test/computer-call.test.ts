@@ -16,7 +16,7 @@ import { hasChromium } from '@vrpkit/testkit/browser';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type CheckoutSite, launchChromium, readLiveState, startCheckoutSite } from './scenarios-browser.js';
-import { hostContext, openTestGate, type TestGate } from './scenarios-gate.js';
+import { hostContext, openTestGate, TEST_POLICY, type TestGate } from './scenarios-gate.js';
 
 const click = (call_id: string, extra: Partial<ComputerCallItemLike> = {}): ComputerCallItemLike => ({
   type: 'computer_call',
@@ -62,6 +62,47 @@ describe('mapComputerCall', () => {
     expect(flagged.instruction_provenance).toEqual({ source_type: 'unknown', source_ref: 'openai-safety-checks:malicious_instructions' });
     expect(() => mapComputerCall(click('call_4', { status: 'in_progress' }), live, ctx)).toThrow(/not completed/);
     expect(() => mapComputerCall(click('call_5', { action: {} }), live, ctx)).toThrow(/action type/);
+  });
+});
+
+describe("handleResponsesComputerCall and the model's safety checks", () => {
+  it('an item with pending safety checks is refused before anything is read or done, and the checks are not acknowledged', async () => {
+    // A hot envelope would let a passive move run at once; the model's own warning still stops it.
+    const gate = await openTestGate({
+      policy: {
+        ...TEST_POLICY,
+        hot_envelopes: [{ name: 'passive', consequence_classes: ['INFORMATIONAL'], tools: ['computer_use_preview'] }],
+      },
+    });
+    try {
+      const done: string[] = [];
+      const controller: ComputerController = {
+        liveState: async () => {
+          done.push('read');
+          return { url: 'https://pay.example/checkout' };
+        },
+        perform: async () => void done.push('perform'),
+        screenshot: async () => 'data:image/png;base64,AAAA',
+      };
+      const flagged = click('call_sc', {
+        action: { type: 'move', x: 1, y: 1 },
+        pending_safety_checks: [{ id: 'sc1', code: 'malicious_instructions' }],
+      });
+      const r = await handleResponsesComputerCall(flagged, controller, hostContext(gate.gate));
+      expect(r.outcome).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_INSTRUCTION_PROVENANCE_FAILURE' } });
+      expect(r.input[0]).not.toHaveProperty('acknowledged_safety_checks');
+      expect(done).toEqual([]);
+      // The same move without a safety check runs in the hot envelope.
+      const ok = await handleResponsesComputerCall(
+        click('call_ok', { action: { type: 'move', x: 1, y: 1 } }),
+        controller,
+        hostContext(gate.gate),
+      );
+      expect(ok.outcome.invoked).toBe(true);
+      expect(done).toEqual(['read', 'perform']);
+    } finally {
+      await gate.close();
+    }
   });
 });
 

@@ -5,7 +5,15 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type AgentCandidateAct, GateError, gatedFetch, gateMemoryWrite, gatePaymentIntents, type PolicyDocument } from '@vrpkit/gate';
+import {
+  type AgentCandidateAct,
+  candidateActId,
+  GateError,
+  gatedFetch,
+  gateMemoryWrite,
+  gatePaymentIntents,
+  type PolicyDocument,
+} from '@vrpkit/gate';
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hostContext, openTestGate, TEST_POLICY, type TestGate } from './scenarios-gate.js';
@@ -194,6 +202,30 @@ describe('gatedFetch: the HTTP client as the sink for frameworks without a hook'
     const moved = await f(`${api.url}moved`, { method: 'POST', body: 'payload' });
     expect(moved.status).toBe(307);
     expect(other.requests).toEqual([]);
+  });
+});
+
+describe('gatedFetch binds the request headers: an approval covers exactly the request the person saw', () => {
+  let api: Recorder;
+  beforeAll(async () => {
+    api = await startRecorder(() => ({ status: 200, body: '{"ok":true}' }));
+  });
+  afterAll(() => api.close());
+
+  it('a method-override header changed after approval is another act (EF_SCOPE_MISMATCH); the approved request runs once', async () => {
+    t = await openTestGate({ policy: { ...TEST_POLICY, tools: [{ tool: 'http_request', consequence_class: 'PERSISTENT_STATE_CHANGE' }] } });
+    const f = gatedFetch({ context: hostContext(t.gate) });
+    const init = (override: string) => ({
+      method: 'POST',
+      body: '{"status":"closed"}',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'acct-7-change', 'x-http-method-override': override },
+    });
+    await expect(f(`${api.url}accounts/7`, init('PATCH'))).rejects.toMatchObject({ code: 'EF_APPROVAL_REQUIRED' });
+    expect((await t.gate.approve(candidateActId('http', 'sess55', 'acct-7-change'), 'alice')).status).toBe('issued');
+    await expect(f(`${api.url}accounts/7`, init('DELETE'))).rejects.toMatchObject({ code: 'EF_SCOPE_MISMATCH' });
+    expect(api.requests).toEqual([]);
+    expect((await f(`${api.url}accounts/7`, init('PATCH'))).status).toBe(200);
+    expect(api.requests.map((r) => [r.method, r.path, r.headers['x-http-method-override']])).toEqual([['POST', '/accounts/7', 'PATCH']]);
   });
 });
 

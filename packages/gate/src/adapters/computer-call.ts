@@ -24,7 +24,6 @@ export interface ComputerCallOutputItem {
   type: 'computer_call_output';
   call_id: string;
   output: { type: 'computer_screenshot'; image_url: string };
-  acknowledged_safety_checks?: Array<{ id: string; code?: string | null; message?: string | null }>;
 }
 
 /** The host error object as a developer message: a `computer_call_output` can only carry a screenshot. */
@@ -39,7 +38,11 @@ export interface DenyMessageItem {
  * the live state, map, enforce, and only on allow perform the action. The reply is the
  * `computer_call_output` with a fresh screenshot (the model must see the page as it is), and on a
  * deny also a developer message carrying the host error object, so the model sees the EF code.
- * Safety checks the model raised are acknowledged only when the action ran after a person approved it.
+ * An item with `pending_safety_checks` (the model flagged malicious instructions, an irrelevant or a
+ * sensitive domain) is refused before anything is read or done (EF_INSTRUCTION_PROVENANCE_FAILURE),
+ * and its checks are never acknowledged here: the draft asks to "escalate or deny", and a hot
+ * envelope must not clear the model's own warning. A host that proceeds shows the checks to a person
+ * and sends their acknowledgement itself.
  */
 export async function handleResponsesComputerCall(
   item: ComputerCallItemLike,
@@ -51,6 +54,8 @@ export async function handleResponsesComputerCall(
   let outcome: ToolCallOutcome;
   let toolError: unknown;
   if ('allow' in actCtx) outcome = { ...block, decision: actCtx, invoked: false };
+  else if (item.pending_safety_checks?.length)
+    outcome = { ...block, decision: { allow: false, code: 'EF_INSTRUCTION_PROVENANCE_FAILURE' }, invoked: false };
   else {
     let live: LiveBrowserState | undefined;
     let liveError: unknown;
@@ -75,12 +80,10 @@ export async function handleResponsesComputerCall(
     toolError = r.toolError;
   }
   if (toolError !== undefined) throw toolError;
-  const checks = item.pending_safety_checks ?? [];
   const output: ComputerCallOutputItem = {
     type: 'computer_call_output',
     call_id: item.call_id,
     output: { type: 'computer_screenshot', image_url: await controller.screenshot() },
-    ...(outcome.invoked && checks.length ? { acknowledged_safety_checks: checks.map((c) => ({ ...c })) } : {}),
   };
   return { outcome, input: outcome.invoked ? [output] : [output, denyMessage(item.call_id, outcome.decision)] };
 }

@@ -2,23 +2,64 @@
  * The HTTP client as the sink, for frameworks that invoke tools themselves and give no hook
  * (Tool-Use Binding draft, mapping: "GPT Actions that HTTP POST to a customer API are API_REQUEST
  * acts; destination is the Action server URL"). Every consequential request — by default every
- * method but GET, HEAD and OPTIONS — is an API_REQUEST act over its method, URL and the SHA-256 of
- * its body; it is sent only after enforce allowed it, with exactly the bytes that were digested.
+ * method but GET, HEAD and OPTIONS — is an API_REQUEST act over its method, URL, headers and the
+ * SHA-256 of its body; it is sent only after enforce allowed it, with exactly the headers and bytes
+ * that were digested.
  */
-import { sha256Base64url } from '@vrpkit/core';
+import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
 import { AUTHORITY_HEADER } from '../authority.js';
 import type { MapContext } from './context.js';
 import { dispatchHostCall, resultOrThrow } from './gated-call.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** The live arguments of an HTTP act: what the digest covers. Never the headers (they may hold credentials). */
+/** The live arguments of an HTTP act: what the digest covers. Header values enter only as one digest (they may hold credentials). */
 export interface HttpRequestArgs {
   method: string;
   url: string;
   content_type: string | null;
   /** base64url SHA-256 of the body bytes, null without a body. */
   body_sha256: string | null;
+  /**
+   * base64url SHA-256 of the request's headers (RFC 8785 JSON of the sorted [name, value] pairs),
+   * leaving out only what the transport, the fetch implementation or an intermediary sets
+   * (`BOUND_HEADERS_EXCLUDED`): a method override, an account header or a changed credential
+   * after approval is another act.
+   */
+  headers_sha256: string;
+}
+
+/**
+ * Headers not bound into an HTTP act: hop-by-hop and framing headers, what fetch implementations
+ * add on their own (so the client's request and what a cooperating server receives digest alike),
+ * what proxies add, the act id itself and the forwarded authority.
+ */
+export const BOUND_HEADERS_EXCLUDED: ReadonlySet<string> = new Set([
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'connection',
+  'content-length',
+  'expect',
+  'forwarded',
+  'host',
+  'idempotency-key',
+  'keep-alive',
+  'sec-fetch-mode',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'user-agent',
+  'via',
+  'x-real-ip',
+  AUTHORITY_HEADER.toLowerCase(),
+]);
+
+function headersDigest(headers: Headers): string {
+  // Headers iterate lower-cased and sorted by name; a repeated header is one comma-joined value.
+  const bound = [...headers].filter(([name]) => !BOUND_HEADERS_EXCLUDED.has(name) && !name.startsWith('x-forwarded-'));
+  return canonicalSha256Base64url(bound);
 }
 
 export interface GatedFetchOptions {
@@ -92,6 +133,7 @@ export async function httpRequestArgs(request: Request): Promise<{ args: HttpReq
       url: new URL(request.url).href,
       content_type: request.headers.get('content-type'),
       body_sha256: body ? sha256Base64url(body) : null,
+      headers_sha256: headersDigest(request.headers),
     },
     body,
   };
