@@ -122,7 +122,7 @@ export { dispatchMcpNotification, dispatchMcpToolsCall, gateMcpClient, mcpDenyRe
 export type { HostCall, HostCallResult } from './adapters/gated-call.js';
 export { dispatchHostCall, resultOrThrow } from './adapters/gated-call.js';
 export type { GatedFetchOptions, HttpRequestArgs } from './adapters/fetch.js';
-export { gatedFetch, httpRequestArgs } from './adapters/fetch.js';
+export { BOUND_HEADERS_EXCLUDED, gatedFetch, httpRequestArgs } from './adapters/fetch.js';
 export type {
   GatePaymentOptions,
   PaymentInstruction,
