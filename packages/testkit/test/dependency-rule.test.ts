@@ -3,7 +3,8 @@
  * import statements of its `src/**` and `test/**` TypeScript files.
  *
  *   core ← protocol ← {node, agent} ← conformance ← cli;  node ← platform ← cli;
- *   core ← gate ← {agent, cli, examples}  (gate never imports a VRP package)
+ *   core ← gate ← {agent, cli, examples}  (gate never imports a VRP package);
+ *   {agent, node} ← examples  (the booking example verifies offers and starts a local node to book at)
  *
  * No cycles; no relative import out of a package (another package is reached through its public
  * entry, never its `src/` or `test/`); a package's runtime `dependencies` are exactly what its
@@ -26,7 +27,7 @@ const EDGES: Readonly<Record<string, readonly string[]>> = {
   gate: ['core'],
   platform: ['node'],
   cli: ['conformance', 'platform', 'gate'],
-  examples: ['gate'],
+  examples: ['agent', 'node'],
 };
 const SCOPE = '@vrpkit/';
 const TESTKIT = 'testkit';
