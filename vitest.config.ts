@@ -8,10 +8,15 @@ const pkgs = ['core', 'protocol', 'node', 'platform', 'agent', 'conformance', 'g
 // spawn get the same through Node's `--conditions=vrpkit-source` (see package exports).
 export default defineConfig({
   resolve: {
-    alias: pkgs.map((p) => ({
-      find: new RegExp(`^@vrpkit/${p}$`),
-      replacement: fileURLToPath(new URL(`./packages/${p}/src/index.ts`, import.meta.url)),
-    })),
+    alias: [
+      ...pkgs.map((p) => ({
+        find: new RegExp(`^@vrpkit/${p}$`),
+        replacement: fileURLToPath(new URL(`./packages/${p}/src/index.ts`, import.meta.url)),
+      })),
+      // The gate's subpath entries (`@vrpkit/gate/proxy`, `@vrpkit/gate/ui`), also from source:
+      // without this they would resolve to dist/, which a fresh checkout has not built.
+      { find: /^@vrpkit\/gate\/(proxy|ui)$/, replacement: fileURLToPath(new URL('./packages/gate/src/$1/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'examples/test/**/*.test.ts'],
