@@ -48,7 +48,21 @@ describe.each(['stdio', 'streamable-http'] as const)('vrp gate proxy in front of
   const messages: string[] = [];
 
   beforeAll(async () => {
-    const args = ['--policy', policy, '--store', store, '--name', 'everything', '--', process.execPath, everythingServer, 'stdio'];
+    // Escalated calls are denied at once (no wait for a person): this file checks what reaches the server.
+    const args = [
+      '--policy',
+      policy,
+      '--store',
+      store,
+      '--name',
+      'everything',
+      '--approval-timeout',
+      '0',
+      '--',
+      process.execPath,
+      everythingServer,
+      'stdio',
+    ];
     if (side === 'stdio') {
       const a = await agentOverStdio(args);
       agent = a.client;
