@@ -391,6 +391,20 @@ describe('holds per client address per day', () => {
       const capped = await request(30);
       expect({ status: capped.status, code: capped.json.error.code }).toEqual({ status: 429, code: 'BOOKING_TOO_MANY_HOLDS' });
       expect(Number(capped.headers.get('retry-after'))).toBe(24 * 3600);
+      // The /book form is the same desk: the same cap, the same code.
+      const form = new URLSearchParams({
+        offer_jws: (await offer(h, stay(30, 2))).signature.jws,
+        idempotency_key: newKey(),
+        guest_name: guest.name,
+        guest_email: guest.email,
+      });
+      const page = await h.client.request('POST', '/book', {
+        body: form.toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(page.status).toBe(429);
+      expect(page.text).toContain('data-code="BOOKING_TOO_MANY_HOLDS"');
+      expect(Number(page.headers.get('retry-after'))).toBe(24 * 3600);
       expect(await written(h)).toEqual(before);
       // A day of the node's clock after the first hold, the address may hold again.
       h.clock.advance(24 * 3_600_000);

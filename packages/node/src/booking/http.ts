@@ -87,7 +87,11 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
   // The page's form: the same desk; the fields are the JSON body's, the guest's flattened.
   app.post(BOOK_FORM_PATH, async (c) => {
     const html = (a: BookingAnswer) =>
-      c.html(renderBookingResult(desk.canonicalDomain, a), a.status as 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
+      c.html(renderBookingResult(desk.canonicalDomain, a), a.status as 200, {
+        ...HTML_SECURITY_HEADERS,
+        'cache-control': 'no-store',
+        ...(!a.ok && a.error.retry_after_seconds !== undefined ? { 'retry-after': String(a.error.retry_after_seconds) } : {}),
+      });
     if (mediaType(c) !== 'application/x-www-form-urlencoded')
       return html({
         ok: false,
