@@ -376,6 +376,7 @@ async function serveChild(): Promise<void> {
     dev: true,
     offerCacheMaxAgeSeconds: 0,
     bookingRateLimit: 1_000_000,
+    bookingHoldsPerDay: 0,
     ...(databaseUrl ? { databaseUrl } : {}),
   });
   process.stdout.write(`${JSON.stringify({ port: node.port, caPem: node.caPem, pids: [process.pid] })}\n`);

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { ServedNode } from '@vrpkit/node';
+import { type ServedNode, withNodeStore } from '@vrpkit/node';
 import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
@@ -65,6 +65,10 @@ describe('vrp node bookings', () => {
     const undo = await vrp('decline', id, '--json');
     expect(undo.code).toBe(1);
     expect(JSON.parse(undo.stdout).error.code).toBe('booking_not_pending');
+    // Confirming it again is refused the same way, not a silent success.
+    const again = await vrp('confirm', id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('error[booking_not_pending]');
     expect((await vrp('list', '--status', 'confirmed', '--json')).stdout).toContain(id);
   });
 
@@ -81,5 +85,38 @@ describe('vrp node bookings', () => {
     expect(missing.stderr).toContain('error[booking_not_found]');
     const bad = await vrp('list', '--status', 'maybe');
     expect(bad.stderr).toContain('error[invalid_booking_status]');
+  });
+
+  it('show and list print control and bidi-override characters from the store as \\u{…} escapes, never raw', async () => {
+    // The node refuses these in guest fields; a store written another way still cannot drive the host's terminal.
+    const s = stay(60, 2);
+    const id = `br_${randomBytes(9).toString('base64url')}`;
+    await withNodeStore({ dataDir }, (store) =>
+      store.createHold(`cli-${randomBytes(8).toString('hex')}`, clock.now(), (state) => ({
+        hold: {
+          booking_id: id,
+          idempotency_key: `cli-${randomBytes(8).toString('hex')}`,
+          request_sha256: '0'.repeat(64),
+          offer_jws_sha256: '0'.repeat(64),
+          property_id: state.property.property_id,
+          ...s,
+          guests: 2,
+          currency: 'EUR',
+          total: 100,
+          guest_name: 'Eve\x1b[2J\u202eevil',
+          guest_email: 'eve\u0007@example.org',
+          guest_phone: null,
+          hold_expires_at: new Date(clock.now() + 3_600_000).toISOString(),
+        },
+      })),
+    );
+    const shown = await vrp('show', id);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('Eve\\u{001B}[2J\\u{202E}evil <eve\\u{0007}@example.org>');
+    const raw = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+    expect(shown.stdout.replaceAll('\n', '')).not.toMatch(raw);
+    const list = await vrp('list');
+    expect(list.stdout).toContain(id);
+    expect(list.stdout.replaceAll('\n', '')).not.toMatch(raw);
   });
 });

@@ -61,8 +61,30 @@ export function trustedProxyList(cidrs: readonly string[]): BlockList {
   return list;
 }
 
+/** What a request reaches the app with behind a proxy, beside the socket: the client the trusted proxy forwarded for. */
+export interface ForwardedClientBindings {
+  forwardedClient?: string;
+}
+
 /**
- * The request as the node should see it. From a trusted proxy, `X-Forwarded-Proto: http` (the
+ * The client a trusted proxy forwarded for: the rightmost `X-Forwarded-For` entry that is not
+ * itself a trusted proxy (each proxy appends the address it received the request from, so entries
+ * left of the last untrusted one are the client's own claims). Absent or unreadable: undefined.
+ */
+function forwardedClient(header: string | null, trusted: BlockList): string | undefined {
+  if (!header) return undefined;
+  const hops = header.split(',').map((h) => peer(h.trim()));
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i] as string;
+    const family = familyOf(hop);
+    if (!family) return undefined;
+    if (i === 0 || !trusted.check(hop, family)) return hop;
+  }
+  return undefined;
+}
+
+/**
+ * The request as the node should see it, with the client's address (booking limits key on it). From a trusted proxy, `X-Forwarded-Proto: http` (the
  * proxy passed a plain-http request through) is answered with a redirect to the https origin,
  * and an `X-Forwarded-Host` outside the canonical domain is 421 (the proxy routed another site
  * here); from anyone else every forwarded header is removed.
@@ -72,7 +94,7 @@ export function forwardedRequest(
   remoteAddress: string | undefined,
   trusted: BlockList,
   domain: string,
-): { request: Request } | { response: Response } {
+): { request: Request; client: string | undefined } | { response: Response } {
   const address = remoteAddress ? peer(remoteAddress) : '';
   const family = familyOf(address);
   if (family && trusted.check(address, family)) {
@@ -88,10 +110,11 @@ export function forwardedRequest(
         response: new Response(null, { status: 308, headers: { location: `https://${host ?? domain}${url.pathname}${url.search}` } }),
       };
     }
-    return { request: req };
+    return { request: req, client: forwardedClient(req.headers.get('x-forwarded-for'), trusted) ?? (address || undefined) };
   }
-  if (!FORWARDED_HEADERS.some((h) => req.headers.has(h))) return { request: req };
+  const client = address || undefined;
+  if (!FORWARDED_HEADERS.some((h) => req.headers.has(h))) return { request: req, client };
   const headers = new Headers(req.headers);
   for (const h of FORWARDED_HEADERS) headers.delete(h);
-  return { request: new Request(req, { headers }) };
+  return { request: new Request(req, { headers }), client };
 }

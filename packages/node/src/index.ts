@@ -60,7 +60,7 @@ export {
   MAX_HOLD_HOURS,
 } from './booking/desk.js';
 export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
-export { DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
+export { DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
 export { bookingView, signBookingReceipt } from './booking/receipt.js';
 export {
   type BookingUpkeep,

@@ -13,7 +13,7 @@ import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server'
 import { isVrpError, systemClock } from '@vrpkit/core';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
-import { forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
+import { type ForwardedClientBindings, forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { type BookingLogEntry, createBookingDesk } from './booking/desk.js';
 import { type BookingUpkeep, type BookingWebhook, startBookingUpkeep } from './booking/upkeep.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
@@ -67,6 +67,8 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   holdHours?: number;
   /** `--booking-rate-limit`: booking requests per minute from one address (default 10). */
   bookingRateLimit?: number;
+  /** `--booking-holds-per-day`: holds one client address may create in a rolling 24 hours (default 3; 0 = no cap). */
+  bookingHoldsPerDay?: number;
   /** `--booking-webhook`: an https URL that receives a JSON event per booking change. */
   bookingWebhook?: BookingWebhook;
   /** How often expired holds are swept (ms, default a minute); reads expire them as they come too. */
@@ -192,7 +194,9 @@ function serveBehindProxy(
   return serve({
     fetch: (req, env) => {
       const seen = forwardedRequest(req, env.incoming.socket.remoteAddress, trusted, domain);
-      return 'response' in seen ? seen.response : fetch(seen.request, env);
+      if ('response' in seen) return seen.response;
+      const bindings: typeof env & ForwardedClientBindings = seen.client ? { ...env, forwardedClient: seen.client } : env;
+      return fetch(seen.request, bindings);
     },
     port,
     hostname: host,
@@ -272,6 +276,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.holdHours !== undefined ? { holdHours: o.holdHours } : {}),
       ...(o.bookingRateLimit !== undefined ? { rateLimitPerMinute: o.bookingRateLimit } : {}),
+      ...(o.bookingHoldsPerDay !== undefined ? { holdsPerDay: o.bookingHoldsPerDay } : {}),
       ...(upkeep ? { onChange: upkeep.wake } : {}),
       ...(o.bookingLog ? { log: o.bookingLog } : {}),
     });

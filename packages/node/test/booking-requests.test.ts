@@ -25,6 +25,7 @@ import {
   revokeKey,
   rotateKey,
   type ServedNode,
+  serveNode,
   storeTargetFor,
   withNodeStore,
 } from '@vrpkit/node';
@@ -103,12 +104,17 @@ async function verifyReceipt(h: Harness, jws: string) {
   return BookingReceiptPayloadSchema.parse(JSON.parse(decodeJwsPayload(parsed.jws.payloadSegment)!));
 }
 
-async function startNode(label: string, domain: string, extra: { databaseUrl?: string; bookingRateLimit?: number } = {}) {
+async function startNode(
+  label: string,
+  domain: string,
+  extra: { databaseUrl?: string; bookingRateLimit?: number; bookingHoldsPerDay?: number } = {},
+) {
   const tmp = tempDir(label);
   const clock = testClock(START);
   const dataDir = join(tmp.dir, 'node');
   const served = await serveTestNode(domain, dataDir, clock, {
     bookingRateLimit: extra.bookingRateLimit ?? 10_000,
+    ...(extra.bookingHoldsPerDay !== undefined ? { bookingHoldsPerDay: extra.bookingHoldsPerDay } : {}),
     ...(extra.databaseUrl ? { databaseUrl: extra.databaseUrl } : {}),
   });
   const h: Harness = { ...served, clock, dataDir, ...(extra.databaseUrl ? { databaseUrl: extra.databaseUrl } : {}) };
@@ -286,6 +292,26 @@ describe('bad booking requests are refused with stable codes and write nothing',
     await refused({ offer_jws: resigned, guest, idempotency_key: newKey() }, 422, 'BOOKING_OFFER_INVALID');
   });
 
+  it('control and bidi-override characters in guest fields are BOOKING_BAD_REQUEST naming the field', async () => {
+    const jws = (await offer(h, stay(30, 3))).signature.jws;
+    for (const [field, value] of [
+      ['name', 'Ada\x1b[2J'],
+      ['name', 'Ada \u202eGuest'],
+      ['name', 'Ada\u2066Guest'],
+      ['name', 'Ada\u0085Guest'],
+      ['name', 'Ada\u007fGuest'],
+      ['email', 'ada\u202e@example.org'],
+      ['phone', '+44 20\u0007 7946'],
+    ] as const) {
+      const r = await refused(
+        { offer_jws: jws, guest: { ...guest, [field]: value }, idempotency_key: newKey() },
+        400,
+        'BOOKING_BAD_REQUEST',
+      );
+      expect(r.json.error.message).toContain(`guest.${field}`);
+    }
+  });
+
   it('an offer past its valid_until is BOOKING_OFFER_EXPIRED', async () => {
     const o = await offer(h, stay(30, 3));
     h.clock.set(Date.parse(o.offer.valid_until));
@@ -348,6 +374,112 @@ describe('bad booking requests are refused with stable codes and write nothing',
   });
 });
 
+describe('holds per client address per day', () => {
+  it('past --booking-holds-per-day an address is answered 429 BOOKING_TOO_MANY_HOLDS with Retry-After, writing nothing; replays do not count', async () => {
+    const { h, close } = await startNode('booking-holds', 'booking-holds.example', { bookingHoldsPerDay: 2 });
+    try {
+      const request = async (from: number) =>
+        book(h, { offer_jws: (await offer(h, stay(from, 2))).signature.jws, guest, idempotency_key: newKey() });
+      const firstBody = { offer_jws: (await offer(h, stay(10, 2))).signature.jws, guest, idempotency_key: newKey() };
+      expect((await book(h, firstBody)).status).toBe(201);
+      // The same request again is the same hold: answered, not counted.
+      expect((await book(h, firstBody)).status).toBe(200);
+      // A refused request (here: the dates are held, the offer a signed negative) creates no hold and takes no place under the cap.
+      expect((await request(10)).status).toBe(422);
+      expect((await request(20)).status).toBe(201);
+      const before = await written(h);
+      const capped = await request(30);
+      expect({ status: capped.status, code: capped.json.error.code }).toEqual({ status: 429, code: 'BOOKING_TOO_MANY_HOLDS' });
+      expect(Number(capped.headers.get('retry-after'))).toBe(24 * 3600);
+      // The /book form is the same desk: the same cap, the same code.
+      const form = new URLSearchParams({
+        offer_jws: (await offer(h, stay(30, 2))).signature.jws,
+        idempotency_key: newKey(),
+        guest_name: guest.name,
+        guest_email: guest.email,
+      });
+      const page = await h.client.request('POST', '/book', {
+        body: form.toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(page.status).toBe(429);
+      expect(page.text).toContain('data-code="BOOKING_TOO_MANY_HOLDS"');
+      expect(Number(page.headers.get('retry-after'))).toBe(24 * 3600);
+      expect(await written(h)).toEqual(before);
+      // A day of the node's clock after the first hold, the address may hold again.
+      h.clock.advance(24 * 3_600_000);
+      expect((await request(40)).status).toBe(201);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('behind a trusted proxy the booking limits key on the forwarded client address', () => {
+  const tmp = tempDir('booking-proxy');
+  const domain = 'booking-proxy.example';
+  const clock = testClock(START);
+  let node: ServedNode;
+  beforeAll(async () => {
+    const dataDir = join(tmp.dir, 'node');
+    await initNode({ domain, dataDir, clock });
+    node = await serveNode({
+      dataDir,
+      clock,
+      behindProxy: { trustedProxies: ['127.0.0.1'] },
+      bookingRateLimit: 2,
+      bookingHoldsPerDay: 1,
+    });
+  });
+  afterAll(async () => {
+    await node?.close();
+    tmp.cleanup();
+  });
+
+  /** A request as the proxy passes it on for `client`. */
+  const viaProxy = (path: string, client: string, init: { method?: string; body?: string; contentType?: string } = {}) =>
+    fetch(`http://127.0.0.1:${node.port}${path}`, {
+      method: init.method ?? 'GET',
+      headers: {
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': domain,
+        // The client's own claim (left) is not believed; the proxy's appended entry (right) is.
+        'x-forwarded-for': `203.0.113.250, ${client}`,
+        ...(init.contentType ? { 'content-type': init.contentType } : {}),
+      },
+      ...(init.body !== undefined ? { body: init.body } : {}),
+    });
+  const post = (client: string, body: string, contentType = 'application/json') =>
+    viaProxy(BOOKING_REQUESTS_PATH, client, { method: 'POST', body, contentType });
+  const offerFor = async (from: number) => {
+    const s = stay(from, 2);
+    const res = await viaProxy(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`, '198.51.100.9');
+    expect(res.status).toBe(200);
+    return ((await res.json()) as OfferEnvelope).signature.jws;
+  };
+
+  it('each forwarded client has its own rate limit and hold cap; refused media types and sizes are not counted', async () => {
+    const a = '198.51.100.1';
+    const b = '198.51.100.2';
+    // Not counted: the wrong media type, an oversized body.
+    for (let i = 0; i < 3; i++) expect((await post(a, '{}', 'text/plain')).status).toBe(415);
+    expect((await post(a, JSON.stringify({ pad: 'x'.repeat(17 * 1024) }))).status).toBe(413);
+    const created = await post(a, JSON.stringify({ offer_jws: await offerFor(10), guest, idempotency_key: newKey() }));
+    expect(created.status).toBe(201);
+    // Client a's one hold for the day is made; client b, through the same proxy, still has its own.
+    const capped = await post(a, JSON.stringify({ offer_jws: await offerFor(20), guest, idempotency_key: newKey() }));
+    expect(capped.status).toBe(429);
+    expect(((await capped.json()) as BookingReply).error.code).toBe('BOOKING_TOO_MANY_HOLDS');
+    // Client a has now made two counted requests this minute: the third is rate limited.
+    const limited = await post(a, '{}');
+    expect(limited.status).toBe(429);
+    expect(((await limited.json()) as BookingReply).error.code).toBe('BOOKING_RATE_LIMITED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const other = await post(b, JSON.stringify({ offer_jws: await offerFor(20), guest, idempotency_key: newKey() }));
+    expect(other.status).toBe(201);
+  });
+});
+
 describe('holds expire and the /book form', () => {
   let h: Harness;
   let close: () => Promise<void>;
@@ -395,6 +527,15 @@ describe('holds expire and the /book form', () => {
       code: 'unknown_block',
     });
     expect((await offer(h, stay(120, 2))).offer.availability.available).toBe(false);
+  });
+
+  it('a parameter given twice on /book is named as it was sent', async () => {
+    const s = stay(90, 3);
+    const twice = await h.client.get(`/book?checkIn=${s.check_in}&checkIn=${s.check_in}&checkOut=${s.check_out}&guests=2`);
+    expect(twice.status).toBe(400);
+    expect(twice.text).toContain('(duplicate_parameter): checkIn given more than once');
+    const both = await h.client.get(`/book?check_in=${s.check_in}&checkIn=${s.check_in}&checkOut=${s.check_out}&guests=2`);
+    expect(both.text).toContain('(duplicate_parameter): check_in and checkIn given together');
   });
 
   it('the /book page posts its form to the same desk and shows the hold it made', async () => {

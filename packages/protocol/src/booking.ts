@@ -28,6 +28,8 @@ export const BOOKING_ERRORS = {
   BOOKING_OFFER_CHANGED: 409,
   BOOKING_IDEMPOTENCY_CONFLICT: 409,
   BOOKING_RATE_LIMITED: 429,
+  /** The client address created its most holds for the last 24 hours (`--booking-holds-per-day`). */
+  BOOKING_TOO_MANY_HOLDS: 429,
 } as const;
 export type BookingErrorCode = keyof typeof BOOKING_ERRORS;
 
@@ -35,12 +37,28 @@ export type BookingErrorCode = keyof typeof BOOKING_ERRORS;
 export const BookingStatusSchema = z.enum(['pending', 'confirmed', 'declined', 'expired']);
 export type BookingStatus = z.infer<typeof BookingStatusSchema>;
 
+/**
+ * Characters a guest field may not hold: C0 and C1 controls and DEL (`\p{Cc}`), and the bidi embeddings,
+ * overrides (U+202A–U+202E) and isolates (U+2066–U+2069). The host reads these fields in a
+ * terminal (`vrp node bookings`) and on pages, where such characters move the cursor, clear the
+ * screen or reorder what is shown. Global: `replace` with it escapes every one.
+ */
+export const UNSAFE_TEXT_CHARACTERS = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu;
+
+/** True when `text` holds none of `UNSAFE_TEXT_CHARACTERS`. */
+export function isDisplaySafeText(text: string): boolean {
+  return text.search(UNSAFE_TEXT_CHARACTERS) === -1;
+}
+
+const displaySafe = { message: 'control and bidirectional-override characters are not accepted' };
+
 /** The guest's contact details: kept in the node's store only, never logged, never sent to a webhook. */
 export const BookingGuestSchema = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  email: z.email().max(254),
+  name: z.string().trim().min(1).max(200).refine(isDisplaySafeText, displaySafe),
+  email: z.email().max(254).refine(isDisplaySafeText, displaySafe),
   phone: z
     .string()
+    // The pattern admits no unsafe character.
     .regex(/^\+?[0-9 ()./-]{4,32}$/)
     .optional(),
 });

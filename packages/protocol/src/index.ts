@@ -26,7 +26,9 @@ export {
   BookingRequestViewSchema,
   BookingResponseSchema,
   BookingStatusSchema,
+  isDisplaySafeText,
   MAX_BOOKING_REQUEST_BYTES,
+  UNSAFE_TEXT_CHARACTERS,
 } from './booking.js';
 // Constants: Core VRP v0.1 §2–§5 and §7 (paths, kinds, the canonical phrase, the JWKS cache
 // bound), Node Tool Binding v0.1 §3 (the bound tool name), VRP receipt envelope v1 and the MCP

@@ -150,10 +150,15 @@ export function parseOfferRequest(input: unknown, context: OfferRequestContext =
     }
   }
   const seen: Partial<Record<Name, unknown>> = {};
+  // The key each value came under, so a refusal names the parameter as the client sent it.
+  const sentAs: Partial<Record<Name, string>> = {};
   for (const [key, value] of entries) {
     const name = NAMES.get(key) as Name;
-    if (Object.hasOwn(seen, name)) return refuse('duplicate_parameter', `${name} given more than once`);
+    const earlier = sentAs[name];
+    if (earlier !== undefined)
+      return refuse('duplicate_parameter', earlier === key ? `${key} given more than once` : `${earlier} and ${key} given together`);
     seen[name] = value;
+    sentAs[name] = key;
   }
   for (const required of ['check_in', 'check_out', 'guests'] as const) {
     const v = seen[required];

@@ -73,7 +73,8 @@ export async function serveTestNode(
   const { beforeServe, ...serveOptions } = opts;
   await initNode({ domain, dataDir, clock, ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}) });
   await beforeServe?.();
-  const node = await serveNode({ ...serveOptions, dataDir, dev: true, clock });
+  // Every test client is 127.0.0.1: without the per-address hold cap unless a test sets one.
+  const node = await serveNode({ bookingHoldsPerDay: 0, ...serveOptions, dataDir, dev: true, clock });
   return { node, client: nodeClient(domain, node.port, node.caPem!) };
 }
 

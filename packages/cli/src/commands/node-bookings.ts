@@ -4,19 +4,29 @@
  * dates blocked; declining frees them; a hold nobody decides expires after `--hold-hours`.
  */
 import { type BookingRequestRecord, decideBooking, listBookings, showBooking } from '@vrpkit/node';
+import { UNSAFE_TEXT_CHARACTERS } from '@vrpkit/protocol';
 import type { Command } from 'commander';
 import { printJson } from '../io.js';
 import { type Common, nodeCommand, run, storeOptions } from './node.js';
 
+/**
+ * `text` with every control or bidi-override character shown as `\u{XXXX}`: the node refuses them
+ * in guest fields, and a store written by anything else still cannot drive the host's terminal.
+ */
+function terminalSafe(text: string): string {
+  return text.replace(UNSAFE_TEXT_CHARACTERS, (ch) => `\\u{${(ch.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}}`);
+}
+
 /** One line per booking: the id, the stay, the total and the status (no guest details in a list). */
 export function bookingLine(b: BookingRequestRecord): string {
   const until = b.status === 'pending' ? `  holds until ${b.hold_expires_at}` : '';
-  return `${b.booking_id}  ${b.check_in} → ${b.check_out}  ${b.guests} guests  ${b.total} ${b.currency} (minor units)  ${b.status}${until}\n`;
+  const line = `${b.booking_id}  ${b.check_in} → ${b.check_out}  ${b.guests} guests  ${b.total} ${b.currency} (minor units)  ${b.status}${until}`;
+  return `${terminalSafe(line)}\n`;
 }
 
 /** The host's full view of one booking, guest contact included. */
 function details(b: BookingRequestRecord): string {
-  return [
+  const lines = [
     `booking request ${b.booking_id}: ${b.status}`,
     `stay            ${b.check_in} → ${b.check_out}, ${b.guests} guests`,
     `total           ${b.total} ${b.currency} (minor units)`,
@@ -24,8 +34,8 @@ function details(b: BookingRequestRecord): string {
     `requested       ${b.created_at}`,
     `hold expires    ${b.hold_expires_at}`,
     `offer sha-256   ${b.offer_jws_sha256}`,
-    '',
-  ].join('\n');
+  ];
+  return `${lines.map(terminalSafe).join('\n')}\n`;
 }
 
 /** A booking as `--json` prints it (the idempotency and request digests are internal bookkeeping). */

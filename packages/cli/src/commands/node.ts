@@ -6,6 +6,7 @@ import {
   type BookingLogEntry,
   backupNode,
   DATABASE_URL_ENV,
+  DEFAULT_BOOKING_HOLDS_PER_DAY,
   DEFAULT_BOOKING_RATE_LIMIT,
   DEFAULT_HOLD_HOURS,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -46,6 +47,12 @@ export interface Common {
 
 export function positiveInt(v: string): number {
   if (!/^[1-9]\d{0,6}$/.test(v)) throw new InvalidArgumentError('must be a positive integer');
+  return Number(v);
+}
+
+/** A count where 0 means "no cap". */
+function countOrZero(v: string): number {
+  if (!/^(?:0|[1-9]\d{0,6})$/.test(v)) throw new InvalidArgumentError('a whole number (0 = no cap)');
   return Number(v);
 }
 
@@ -278,6 +285,12 @@ export function registerNodeCommands(program: Command): void {
         DEFAULT_BOOKING_RATE_LIMIT,
       )
       .option(
+        '--booking-holds-per-day <n>',
+        'holds one client address may create in a rolling 24 hours (per worker; 0 = no cap); more are answered 429',
+        countOrZero,
+        DEFAULT_BOOKING_HOLDS_PER_DAY,
+      )
+      .option(
         '--booking-webhook <url>',
         'https URL that receives a JSON event per booking change (ids, status, digests; never guest details)',
       )
@@ -304,6 +317,7 @@ export function registerNodeCommands(program: Command): void {
         syncInterval: number;
         holdHours: number;
         bookingRateLimit: number;
+        bookingHoldsPerDay: number;
         bookingWebhook?: string;
         bookingWebhookCa?: string;
       },
@@ -320,6 +334,7 @@ export function registerNodeCommands(program: Command): void {
           syncIntervalMs: o.syncInterval,
           holdHours: o.holdHours,
           bookingRateLimit: o.bookingRateLimit,
+          bookingHoldsPerDay: o.bookingHoldsPerDay,
           ...(o.bookingWebhook
             ? {
                 bookingWebhook: {

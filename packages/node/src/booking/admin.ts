@@ -38,10 +38,14 @@ export function decideBooking(o: NodeStoreOptions & { id: string; decision: 'con
   return withNodeStore(o, async (store) => {
     const now = (o.clock ?? systemClock).now();
     await store.expireHolds(now);
-    const b = await store.decideHold(o.id, o.decision, now);
-    if (!b) throw new NodeError('booking_not_found', `no booking request ${o.id}`, { id: o.id });
-    if (b.status !== o.decision)
-      throw new NodeError('booking_not_pending', `booking request ${o.id} is ${b.status}, not pending`, { id: o.id, status: b.status });
-    return b;
+    const d = await store.decideHold(o.id, o.decision, now);
+    if (!d) throw new NodeError('booking_not_found', `no booking request ${o.id}`, { id: o.id });
+    // Confirming a confirmed booking is refused like declining a decided one: the decision was already taken.
+    if (!d.decided)
+      throw new NodeError('booking_not_pending', `booking request ${o.id} is ${d.booking.status}, not pending`, {
+        id: o.id,
+        status: d.booking.status,
+      });
+    return d.booking;
   });
 }

@@ -19,7 +19,7 @@ import { NodeError } from '../errors.js';
 import type { NodePublisher } from '../service.js';
 import type { BookingRequestRecord, NodeStore } from '../store/store.js';
 import { checkOwnOffer } from './offer-check.js';
-import { createRateLimiter, DEFAULT_BOOKING_RATE_LIMIT } from './rate-limit.js';
+import { createHoldCap, createRateLimiter, DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './rate-limit.js';
 import { bookingView, signBookingReceipt } from './receipt.js';
 
 /** `--hold-hours` default: a pending hold keeps the dates this long unless the host decides first. */
@@ -32,7 +32,7 @@ export interface BookingRefusal {
   message: string;
   /** `BOOKING_OFFER_CHANGED`: the node's current signed offer for the stay, when it has one. */
   current_offer_jws?: string;
-  /** `BOOKING_RATE_LIMITED`: seconds until the client may try again. */
+  /** `BOOKING_RATE_LIMITED`, `BOOKING_TOO_MANY_HOLDS`: seconds until the client may try again. */
   retry_after_seconds?: number;
 }
 
@@ -55,6 +55,8 @@ export interface BookingDeskOptions {
   holdHours?: number;
   /** Booking requests per minute from one address (default 10). */
   rateLimitPerMinute?: number;
+  /** Holds one client address may create in a rolling 24 hours (default 3; 0 = no cap). */
+  holdsPerDay?: number;
   /** Called after a change was committed (the webhook sender drains the event outbox). */
   onChange?: () => void;
   log?: (entry: BookingLogEntry) => void;
@@ -62,10 +64,10 @@ export interface BookingDeskOptions {
 
 export interface BookingDesk {
   readonly canonicalDomain: string;
-  /** Count one request from `address` against the rate limit, before its body is read. */
+  /** Count one request from client `address` against the rate limit, once its media type and size passed. */
   admit(address: string): BookingAnswer | null;
-  /** Decide one booking request body (already parsed from JSON or the page's form). */
-  request(input: unknown): Promise<BookingAnswer>;
+  /** Decide one booking request body (already parsed from JSON or the page's form) from client `address`. */
+  request(input: unknown, address: string): Promise<BookingAnswer>;
 }
 
 function refuse(code: BookingErrorCode, message: string, extra: Partial<BookingRefusal> = {}): BookingAnswer {
@@ -89,6 +91,10 @@ export function createBookingDesk(o: BookingDeskOptions): BookingDesk {
   if (!Number.isInteger(perMinute) || perMinute < 1)
     throw new NodeError('invalid_booking_rate_limit', 'the booking rate limit is a positive integer (requests per minute)');
   const limiter = createRateLimiter(perMinute);
+  const holdsPerDay = o.holdsPerDay ?? DEFAULT_BOOKING_HOLDS_PER_DAY;
+  if (!Number.isInteger(holdsPerDay) || holdsPerDay < 0)
+    throw new NodeError('invalid_booking_holds_per_day', 'the holds per day are a whole number (0 = no cap)');
+  const holdCap = holdsPerDay > 0 ? createHoldCap(holdsPerDay) : null;
   const domain = service.canonicalDomain;
 
   const log = (outcome: BookingLogEntry['outcome'], bookingId: string | null, offerDigest: string | null) =>
@@ -110,7 +116,7 @@ export function createBookingDesk(o: BookingDeskOptions): BookingDesk {
     return answer(b, 200);
   };
 
-  async function request(input: unknown): Promise<BookingAnswer> {
+  async function request(input: unknown, address: string): Promise<BookingAnswer> {
     const shape = BookingRequestSchema.safeParse(input);
     if (!shape.success) {
       log('BOOKING_BAD_REQUEST', null, null);
@@ -123,6 +129,26 @@ export function createBookingDesk(o: BookingDeskOptions): BookingDesk {
     if (earlier) return replay(earlier, requestDigest);
 
     const now = clock.now();
+    // A replay of an existing hold (above) is not a new hold: only a request that may create one is capped.
+    const slot = holdCap?.reserve(address, now);
+    if (slot && !slot.ok) {
+      log('BOOKING_TOO_MANY_HOLDS', null, offerDigest);
+      return refuse('BOOKING_TOO_MANY_HOLDS', 'this address has made the most booking requests allowed in 24 hours', {
+        retry_after_seconds: slot.retryAfterSeconds,
+      });
+    }
+    let created = false;
+    try {
+      const a = await hold(req, requestDigest, offerDigest, now);
+      created = a.status === 201;
+      return a;
+    } finally {
+      if (slot && !created) slot.release();
+    }
+  }
+
+  /** Check the offer, re-quote live and write the hold (or refuse, writing nothing). */
+  async function hold(req: BookingRequest, requestDigest: string, offerDigest: string, now: number): Promise<BookingAnswer> {
     const check = checkOwnOffer(req.offer_jws, await service.jwks(), domain, now);
     if (!check.ok) {
       log(check.code, null, offerDigest);

@@ -6,6 +6,7 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { BOOKING_REQUESTS_PATH, MAX_BOOKING_REQUEST_BYTES } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
+import type { ForwardedClientBindings } from '../behind-proxy.js';
 import { renderBookingResult } from '../http/book.js';
 import { errorBody, JSON_TYPE } from '../request.js';
 import { readBodyCapped } from '../surfaces/body.js';
@@ -15,8 +16,13 @@ import type { BookingAnswer, BookingDesk } from './desk.js';
 /** Where the `/book` form posts (the page itself). */
 export const BOOK_FORM_PATH = '/book';
 
-/** The connecting peer's address (behind a proxy: the proxy's); the rate limit's key. */
-function remoteAddress(c: Context): string {
+/**
+ * The client's address, the key of the rate limit and the hold cap: behind a trusted proxy the
+ * address it forwarded for (behind-proxy.ts), otherwise the connecting peer's.
+ */
+function clientAddress(c: Context): string {
+  const forwarded = (c.env as ForwardedClientBindings | undefined)?.forwardedClient;
+  if (forwarded) return forwarded;
   try {
     return getConnInfo(c).remote.address ?? 'unknown';
   } catch {
@@ -54,8 +60,6 @@ async function cappedBody(c: Context): Promise<{ ok: true; text: string } | { ok
 /** Mount `POST /api/booking-requests` and `POST /book` on the node's app. */
 export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
   app.post(BOOKING_REQUESTS_PATH, async (c) => {
-    const limited = desk.admit(remoteAddress(c));
-    if (limited) return jsonAnswer(limited);
     if (mediaType(c) !== 'application/json')
       return jsonAnswer({
         ok: false,
@@ -64,13 +68,17 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
       });
     const read = await cappedBody(c);
     if (!read.ok) return jsonAnswer(read.answer);
+    // Counted only once the media type and size passed: a refused request costs the client nothing.
+    const client = clientAddress(c);
+    const limited = desk.admit(client);
+    if (limited) return jsonAnswer(limited);
     let input: unknown;
     try {
       input = JSON.parse(read.text);
     } catch {
       return jsonAnswer({ ok: false, status: 400, error: { code: 'BOOKING_BAD_REQUEST', message: 'the body is not JSON' } });
     }
-    return jsonAnswer(await desk.request(input));
+    return jsonAnswer(await desk.request(input, client));
   });
   app.all(BOOKING_REQUESTS_PATH, (c) =>
     c.body(errorBody('method_not_allowed', `use POST on ${BOOKING_REQUESTS_PATH}`), 405, { 'content-type': JSON_TYPE, allow: 'POST' }),
@@ -79,9 +87,11 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
   // The page's form: the same desk; the fields are the JSON body's, the guest's flattened.
   app.post(BOOK_FORM_PATH, async (c) => {
     const html = (a: BookingAnswer) =>
-      c.html(renderBookingResult(desk.canonicalDomain, a), a.status as 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
-    const limited = desk.admit(remoteAddress(c));
-    if (limited) return html(limited);
+      c.html(renderBookingResult(desk.canonicalDomain, a), a.status as 200, {
+        ...HTML_SECURITY_HEADERS,
+        'cache-control': 'no-store',
+        ...(!a.ok && a.error.retry_after_seconds !== undefined ? { 'retry-after': String(a.error.retry_after_seconds) } : {}),
+      });
     if (mediaType(c) !== 'application/x-www-form-urlencoded')
       return html({
         ok: false,
@@ -90,6 +100,9 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
       });
     const read = await cappedBody(c);
     if (!read.ok) return html(read.answer);
+    const client = clientAddress(c);
+    const limited = desk.admit(client);
+    if (limited) return html(limited);
     const form = new URLSearchParams(read.text);
     const field = (name: string) => (form.getAll(name).length === 1 ? form.get(name) : undefined);
     const phone = field('guest_phone');
@@ -98,7 +111,7 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
       guest: { name: field('guest_name'), email: field('guest_email'), ...(phone ? { phone } : {}) },
       idempotency_key: field('idempotency_key'),
     };
-    return html(await desk.request(input));
+    return html(await desk.request(input, client));
   });
   // `/book` is read (GET) and posted to (the form): every other method is 405 naming both (RFC 9110 §15.5.6).
   app.all(BOOK_FORM_PATH, (c) =>

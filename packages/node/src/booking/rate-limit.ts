@@ -33,3 +33,47 @@ export function createRateLimiter(perMinute: number): RateLimiter {
     },
   };
 }
+
+/** `--booking-holds-per-day` default: holds one client address may create in a rolling 24 hours. */
+export const DEFAULT_BOOKING_HOLDS_PER_DAY = 3;
+const DAY_MS = 86_400_000;
+
+export interface HoldCap {
+  /**
+   * Reserve one hold for `address` at `now` before it is written, so concurrent requests cannot
+   * pass the cap together: admitted with a `release` for when no hold is created after all, or
+   * refused with the seconds until the address's oldest hold of the last 24 hours ages out.
+   */
+  reserve(address: string, now: number): { ok: true; release(): void } | { ok: false; retryAfterSeconds: number };
+}
+
+/**
+ * Holds created per client address in a rolling 24 hours, in memory (per process: a restart or
+ * each of N workers starts afresh). A hold blocks the dates for `--hold-hours` without any proof
+ * of who asked, so this bounds what one address can block; many addresses need confirming the
+ * guest's email first, which this node does not do yet. Bounded in size like the rate limiter.
+ */
+export function createHoldCap(perDay: number): HoldCap {
+  const created = new Map<string, number[]>();
+  return {
+    reserve(address, now) {
+      const recent = (created.get(address) ?? []).filter((t) => t > now - DAY_MS && t <= now);
+      if (recent.length >= perDay) {
+        created.set(address, recent);
+        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(((recent[0] as number) + DAY_MS - now) / 1000)) };
+      }
+      recent.push(now);
+      created.delete(address);
+      if (created.size >= MAX_TRACKED_ADDRESSES) created.delete(created.keys().next().value as string);
+      created.set(address, recent);
+      return {
+        ok: true,
+        release() {
+          const list = created.get(address);
+          const i = list?.lastIndexOf(now) ?? -1;
+          if (list && i >= 0) list.splice(i, 1);
+        },
+      };
+    },
+  };
+}

@@ -403,11 +403,16 @@ export class NodeStore {
    * becomes a plain booking), `declined` frees them. Returns the updated booking, or the
    * unchanged one when it was no longer pending (nothing written), or undefined when unknown.
    */
-  async decideHold(id: string, status: 'confirmed' | 'declined', now: number): Promise<BookingRequestRecord | undefined> {
-    return this.write(async (tx) => {
+  async decideHold(
+    id: string,
+    status: 'confirmed' | 'declined',
+    now: number,
+  ): Promise<{ decided: boolean; booking: BookingRequestRecord } | undefined> {
+    return this.write<{ decided: boolean; booking: BookingRequestRecord } | undefined>(async (tx) => {
       await this.lockWrites(tx);
       const row = await tx.selectFrom('booking_request').selectAll().where('booking_id', '=', id).executeTakeFirst();
-      if (row?.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged(row);
+      if (!row) return new Unchanged(undefined);
+      if (row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged({ decided: false, booking: row });
       await tx
         .updateTable('booking_request')
         .set({ status, updated_at: iso(now) })
@@ -421,7 +426,7 @@ export class NodeStore {
           .where('id', '=', id)
           .execute();
       await this.addBookingEvent(tx, id, status, now);
-      return { ...row, status, updated_at: iso(now) };
+      return { decided: true, booking: { ...row, status, updated_at: iso(now) } };
     });
   }
 
