@@ -18,3 +18,17 @@ export function reportError(e: unknown, json: boolean, exitCode = 1): number {
   else process.stderr.write(`error[${err.code}]: ${err.message}\n`);
   return exitCode;
 }
+
+/**
+ * Text for a terminal that came from elsewhere (a downstream MCP server's tool names and
+ * descriptions, a guest's booking details): C0/C1 controls, DEL and the bidi overrides and
+ * isolates (U+202A–U+202E, U+2066–U+2069) are shown as visible `\u{XXXX}` escapes, so a
+ * server cannot move the cursor, erase a line, retitle the window or reorder what a person
+ * reviews. `--json` output needs none of this: JSON already escapes controls.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE_FOR_TERMINAL, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`);
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNSAFE_FOR_TERMINAL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;

@@ -33,9 +33,13 @@ async function offer(s: { check_in: string; check_out: string }): Promise<OfferE
   ) as OfferEnvelope;
 }
 
-async function book(s: { check_in: string; check_out: string }): Promise<string> {
+async function book(s: { check_in: string; check_out: string }, who: { name: string; email: string } = guest): Promise<string> {
   const res = await client.request('POST', BOOKING_REQUESTS_PATH, {
-    body: JSON.stringify({ offer_jws: (await offer(s)).signature.jws, guest, idempotency_key: `cli-${randomBytes(8).toString('hex')}` }),
+    body: JSON.stringify({
+      offer_jws: (await offer(s)).signature.jws,
+      guest: who,
+      idempotency_key: `cli-${randomBytes(8).toString('hex')}`,
+    }),
     headers: { 'content-type': 'application/json' },
   });
   expect(res.status).toBe(201);
@@ -70,6 +74,15 @@ describe('vrp node bookings', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('error[booking_not_pending]');
     expect((await vrp('list', '--status', 'confirmed', '--json')).stdout).toContain(id);
+  });
+
+  it('shows guest details with control and bidi characters as visible escapes', async () => {
+    const id = await book(stay(60, 2), { name: 'Eve\x1b[2J\x1b]0;owned\x07 \u202Etseug', email: 'eve@example.org' });
+    const shown = await vrp('show', id);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('Eve\\u{001B}[2J\\u{001B}]0;owned\\u{0007} \\u{202E}tseug <eve@example.org>');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for raw control characters
+    expect(shown.stdout).not.toMatch(/[\u001b\u0007\u202e]/);
   });
 
   it('decline frees the dates at once; unknown ids and statuses are clear errors', async () => {

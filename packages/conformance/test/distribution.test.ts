@@ -1,8 +1,9 @@
 /**
  * vrpkit installed as a library, the way its users install it: every public package built to
  * dist/, packed with `npm pack`, and the tarballs installed into a fresh project outside the
- * repository (third-party dependencies come from the npm cache or registry). There: `npx vrp
- * --help`, `npx vrp verify offer` on an official vector, `verifyOffer` imported from ESM and
+ * repository (third-party dependencies come from the npm cache or registry). There: the `vrp`
+ * bin installed by @vrpkit/cli (`npx --no-install vrp --help`, `npx --no-install vrp verify offer`
+ * on an official vector; `--no-install`, so that npx never fetches an unscoped registry `vrp`), `verifyOffer` imported from ESM and
  * type-checked from TypeScript with `moduleResolution: nodenext`, and a node started from the
  * library API and read over https.
  *
@@ -10,7 +11,7 @@
  * with VRPKIT_TEST_PACK=1, which .ci/run sets.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,7 +22,7 @@ const run = promisify(execFile);
 const ENABLED = process.env.VRPKIT_TEST_PACK === '1';
 if (!ENABLED) console.warn('[distribution] skipped: set VRPKIT_TEST_PACK=1 to pack, install and run the packages outside the repository');
 
-const PACKAGES = ['core', 'protocol', 'agent', 'node', 'gate', 'conformance', 'cli'];
+const PACKAGES = ['core', 'protocol', 'agent', 'node', 'gate', 'conformance', 'platform', 'cli'];
 const VECTOR = join(repoRoot, 'examples/conformance/offer/01-valid-fresh.json');
 let root: string;
 let project: string;
@@ -62,6 +63,8 @@ describe.skipIf(!ENABLED)('packed packages installed outside the repository', ()
   });
 
   it('npx vrp --help and npx vrp verify offer on an official vector', async () => {
+    // The `vrp` npx runs here is the project's own bin from @vrpkit/cli, not a registry package.
+    expect(realpathSync(join(project, 'node_modules/.bin/vrp'))).toBe(realpathSync(join(project, 'node_modules/@vrpkit/cli/dist/bin.js')));
     const help = await sh('npx', ['--no-install', 'vrp', '--help'], project);
     expect(help.stdout).toContain('conformance');
     const verified = await sh(

@@ -26,7 +26,7 @@ import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../src/proxy/index.js';
-import { type ApprovalsUi, CONTENT_SECURITY_POLICY, startApprovalsUi } from '../src/ui/index.js';
+import { type ApprovalsUi, CONTENT_SECURITY_POLICY, SESSION_COOKIE, startApprovalsUi } from '../src/ui/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
 const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -278,6 +278,25 @@ describe('an escalated call decided while it waits', T, () => {
     ).text();
     expect(audit).toContain(row.candidate_act_id);
     expect(audit).toContain('alice');
+  });
+
+  it("the token redirect leads only to the page's own routes, never to a path the request names, and never fails on an odd path", async () => {
+    const cases: [string, string][] = [
+      ['audit', '/audit'],
+      ['', '/'],
+      ['%09/evil.example', '/'],
+      ['%0d%0aSet-Cookie:%20injected=1', '/'],
+      ['%2F%2Fevil.example', '/'],
+      ['%5C%5Cevil.example', '/'],
+      ['decide', '/'],
+      ['audit/..%2F%2Fevil.example', '/'],
+      ['%E0%A4%A', '/'],
+    ];
+    for (const [path, location] of cases) {
+      const r = await fetch(`${ui.url}${path}?token=${ui.token}`, { redirect: 'manual' });
+      expect([path, r.status, r.headers.get('location')]).toEqual([path, 303, location]);
+      expect(r.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual([SESSION_COOKIE]);
+    }
   });
 
   it('the approvals page pins a tool to exactly the definition it shows (a forged CSRF token or another digest pins nothing)', async () => {

@@ -13,7 +13,7 @@ import {
 import { VrpError } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
-import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
 import { collectConnectTo, type StayOptions, stayRequest } from './verify.js';
 import { parseHttpsUrl, SURFACE_URL_OPTIONS, type SurfaceUrlOptions, surfaceUrlsOf } from './verify-via.js';
 
@@ -35,12 +35,12 @@ export function renderNodeReport(r: NodeConformanceReport): string {
   const lines = [
     `vrp conformance — ${r.domain} (${r.checked_at}), ${r.arguments.check_in} → ${r.arguments.check_out}, ${r.arguments.guests} guests`,
   ];
-  const row = (x: NodeConformanceReport['results'][number]) => `  ${x.status.padEnd(7)} ${x.rule.padEnd(24)} ${x.detail}`;
+  const row = (x: NodeConformanceReport['results'][number]) => `  ${x.status.padEnd(7)} ${x.rule.padEnd(24)} ${terminalSafe(x.detail)}`;
   lines.push('core');
   for (const x of r.results.filter((x) => x.surface === null)) lines.push(row(x));
   for (const s of r.surfaces) {
     const state = s.exposed === true ? 'exposed' : s.exposed === false ? 'not exposed' : 'unknown';
-    lines.push(`${s.surface} ${state} (${s.selected}) ${s.url ?? ''} — ${s.detail}`);
+    lines.push(`${s.surface} ${state} (${s.selected}) ${terminalSafe(s.url ?? '')} — ${terminalSafe(s.detail)}`);
     for (const x of r.results.filter((x) => x.surface === s.surface)) lines.push(row(x));
   }
   lines.push(r.conforms ? 'CONFORMS' : 'DOES NOT CONFORM');

@@ -4,7 +4,7 @@ import { type Clock, systemClock, VrpError } from '@vrpkit/core';
 import { type AuthorityStore, loadPolicy, openPostgresStore, openSqliteStore, type ProxyMode, ProxyStore } from '@vrpkit/gate';
 import type { DownstreamSpec } from '@vrpkit/gate/proxy';
 import { type Command, Option } from 'commander';
-import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
 import { parseDuration, parseNotifyUrl } from './gate-ui.js';
 
 /**
@@ -95,8 +95,11 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
       if (o.json) return printJson(rows);
       if (!rows.length) return void process.stdout.write('no tools seen yet: start `vrp gate proxy` once, or call tools/list through it\n');
       for (const r of rows) {
+        // Names and descriptions are the downstream server's text: escaped, never raw, on a terminal.
         const description = typeof r.definition.description === 'string' ? r.definition.description.split('\n')[0]!.slice(0, 100) : '';
-        process.stdout.write(`${r.state.padEnd(8)}  ${r.tool}  digest=${r.seen_digest}  server=${r.server_id}\n          ${description}\n`);
+        process.stdout.write(
+          `${r.state.padEnd(8)}  ${terminalSafe(r.tool)}  digest=${r.seen_digest}  server=${terminalSafe(r.server_id)}\n          ${terminalSafe(description)}\n`,
+        );
       }
     }),
   );
@@ -121,16 +124,18 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
       const out = [];
       for (const name of targets) {
         const r = await t.pin(server, name, { by: o.by, now: clock.now(), ...(o.digest !== undefined ? { digest: o.digest } : {}) });
-        if (!r.pinned && r.reason === 'unknown_tool') throw new VrpError('unknown_tool', `no tool ${name} seen for server ${server}`);
+        if (!r.pinned && r.reason === 'unknown_tool')
+          throw new VrpError('unknown_tool', `no tool ${terminalSafe(name)} seen for server ${terminalSafe(server)}`);
         if (!r.pinned)
           throw new VrpError(
             'digest_mismatch',
-            `${name}'s definition is now ${r.row?.seen_digest}, not the reviewed ${o.digest}; nothing was pinned`,
+            `${terminalSafe(name)}'s definition is now ${r.row?.seen_digest}, not the reviewed ${o.digest}; nothing was pinned`,
           );
         out.push({ server_id: server, tool: name, pinned_digest: r.row.pinned_digest, pinned_by: r.row.pinned_by });
       }
       if (o.json) return printJson(out);
-      for (const p of out) process.stdout.write(`pinned ${p.tool} (digest ${p.pinned_digest}) for ${p.server_id}\n`);
+      for (const p of out)
+        process.stdout.write(`pinned ${terminalSafe(p.tool)} (digest ${p.pinned_digest}) for ${terminalSafe(p.server_id)}\n`);
       if (!out.length) process.stdout.write('nothing to pin\n');
     }),
   );
@@ -146,7 +151,7 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
       const out = [];
       for (const name of names) out.push({ server_id: server, tool: name, unpinned: await t.unpin(server, name) });
       if (o.json) return printJson(out);
-      for (const u of out) process.stdout.write(`${u.unpinned ? 'unpinned' : 'was not pinned:'} ${u.tool}\n`);
+      for (const u of out) process.stdout.write(`${u.unpinned ? 'unpinned' : 'was not pinned:'} ${terminalSafe(u.tool)}\n`);
     }),
   );
 
@@ -186,7 +191,7 @@ export function registerGateProxyCommands(gate: Command, clock: Clock = systemCl
       if (o.json) return printJson(out);
       const table = [
         ['CLASS', 'TOOL', 'CODE', 'WOULD HAVE DENIED (observe)', 'DENIED (enforce)'],
-        ...out.rows.map((r) => [r.consequence_class, r.tool, r.code, String(r.would_have_denied), String(r.denied)]),
+        ...out.rows.map((r) => [r.consequence_class, terminalSafe(r.tool), r.code, String(r.would_have_denied), String(r.denied)]),
         ['total', '', '', String(out.totals.would_have_denied), String(out.totals.denied)],
       ];
       const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
@@ -361,7 +366,7 @@ function singleServer(rows: readonly { server_id: string }[], named: string | un
   const servers = [...new Set(rows.map((r) => r.server_id))];
   if (servers.length === 1) return servers[0]!;
   if (!servers.length) throw new VrpError('unknown_tool', 'no tools seen yet: start `vrp gate proxy` and list its tools once');
-  throw usage(`tools of several servers are known; name one with --server (${servers.join(', ')})`);
+  throw usage(`tools of several servers are known; name one with --server (${terminalSafe(servers.join(', '))})`);
 }
 
 const DURATION = /^(\d{1,6})([mhd])$/;

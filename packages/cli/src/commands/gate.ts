@@ -11,7 +11,7 @@ import {
   type PolicyState,
 } from '@vrpkit/gate';
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
-import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
 import { registerGateAuditCommands } from './gate-audit.js';
 import { registerGateProxyCommands } from './gate-proxy.js';
 import { registerGateUiCommand } from './gate-ui.js';
@@ -93,7 +93,7 @@ export function registerGateCommands(program: Command, clock: Clock = systemCloc
       if (!out.length) return void process.stdout.write('no pending escalations\n');
       for (const e of out)
         process.stdout.write(
-          `${e.candidate_act_id}  ${e.tool_id}  ${e.consequence_class}  dest=${e.destination_id ?? '-'}  provenance=${e.provenance}  args=${e.arguments_digest}  digest=${e.binding_digest}  expires ${e.expires_at}\n`,
+          `${e.candidate_act_id}  ${terminalSafe(`${e.tool_id}`)}  ${e.consequence_class}  dest=${terminalSafe(`${e.destination_id ?? '-'}`)}  provenance=${terminalSafe(`${e.provenance}`)}  args=${e.arguments_digest}  digest=${e.binding_digest}  expires ${e.expires_at}\n`,
         );
     }),
   );
@@ -120,7 +120,7 @@ export function registerGateCommands(program: Command, clock: Clock = systemCloc
       if (!rows.length) return void process.stdout.write('journal is empty\n');
       for (const r of rows)
         process.stdout.write(
-          `${r.consumed_at}  ${r.state.padEnd(21)}  ${r.candidate_act_id}  ${r.tool_id}  ${r.authority_id}${r.error_code ? `  error=${r.error_code}` : ''}\n`,
+          `${r.consumed_at}  ${r.state.padEnd(21)}  ${r.candidate_act_id}  ${terminalSafe(r.tool_id)}  ${r.authority_id}${r.error_code ? `  error=${r.error_code}` : ''}\n`,
         );
     }),
   );

@@ -6,7 +6,7 @@
 import { type BookingRequestRecord, decideBooking, listBookings, showBooking } from '@vrpkit/node';
 import { UNSAFE_TEXT_CHARACTERS } from '@vrpkit/protocol';
 import type { Command } from 'commander';
-import { printJson } from '../io.js';
+import { printJson, terminalSafe } from '../io.js';
 import { type Common, nodeCommand, run, storeOptions } from './node.js';
 
 /**
@@ -30,7 +30,7 @@ function details(b: BookingRequestRecord): string {
     `booking request ${b.booking_id}: ${b.status}`,
     `stay            ${b.check_in} → ${b.check_out}, ${b.guests} guests`,
     `total           ${b.total} ${b.currency} (minor units)`,
-    `guest           ${b.guest_name} <${b.guest_email}>${b.guest_phone ? `, ${b.guest_phone}` : ''}`,
+    `guest           ${terminalSafe(b.guest_name)} <${terminalSafe(b.guest_email)}>${b.guest_phone ? `, ${terminalSafe(b.guest_phone)}` : ''}`,
     `requested       ${b.created_at}`,
     `hold expires    ${b.hold_expires_at}`,
     `offer sha-256   ${b.offer_jws_sha256}`,

@@ -21,7 +21,7 @@ import {
 } from '@vrpkit/agent';
 import { type Clock, fixedClock, systemClock } from '@vrpkit/core';
 import { InvalidArgumentError } from 'commander';
-import { printJson } from '../io.js';
+import { printJson, terminalSafe } from '../io.js';
 
 export type ViaChoice = Surface | 'all';
 
@@ -87,7 +87,10 @@ export function renderSurfaceTable(reports: SurfaceReport[]): string {
   const rows = reports.map((r) => [
     r.surface,
     yesNo(r.reached),
-    r.tool_name ?? (r.surface === 'http' ? '(endpoint)' : r.tools.length > 0 ? `none of: ${r.tools.map((t) => t.name).join(', ')}` : '-'),
+    // Tool names are the surface's own text: escaped for the terminal.
+    terminalSafe(
+      r.tool_name ?? (r.surface === 'http' ? '(endpoint)' : r.tools.length > 0 ? `none of: ${r.tools.map((t) => t.name).join(', ')}` : '-'),
+    ),
     yesNo(r.origin_bound),
     r.verification
       ? `${r.verification.status}${r.verification.code ? ` (${r.verification.code})` : ''}`

@@ -17,7 +17,7 @@ import {
 import { base64urlDecode, type Clock, type FetchLike, fixedClock, sha256Hex, systemClock } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { type Command, InvalidArgumentError } from 'commander';
-import { EXIT_USAGE, printJson, reportError } from '../io.js';
+import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
 import { parseHttpsUrl, parseVia, SURFACE_URL_OPTIONS, VIA_OPTION_HELP, type ViaChoice, verifyVia } from './verify-via.js';
 
 /** Exit codes of `vrp verify`: safe to quote (Core VRP v0.1 §7) / verified but not quoteable / anything else (fail closed, §8). */
@@ -114,9 +114,9 @@ export function renderSummary(r: StayOfferVerification, args: OfferRequestArgs):
   lines.push(`${r.domain}: ${args.check_in} → ${args.check_out}, ${args.guests} guest${args.guests === 1 ? '' : 's'}`);
   if (r.safe_to_quote && r.quote) {
     lines.push('SAFE TO QUOTE as the official direct offer');
-    lines.push(`  say:         "${r.quote.phrase}"`);
+    lines.push(`  say:         "${terminalSafe(r.quote.phrase)}"`);
     lines.push(`  total:       ${money(r.quote.total, r.quote.currency, r.quote.minor_unit)} — signed, exact`);
-    lines.push(`  book at:     ${r.quote.direct_booking_url}`);
+    lines.push(`  book at:     ${terminalSafe(r.quote.direct_booking_url)}`);
     lines.push(`  valid until: ${r.offer?.valid_until}`);
     if (r.quote.refund_schedule === null) lines.push('  refund terms: not stated in the signed offer (unknown)');
     else if (r.quote.refund_schedule.length === 0) lines.push('  refund terms: [] — no refund at any time');
@@ -126,17 +126,17 @@ export function renderSummary(r: StayOfferVerification, args: OfferRequestArgs):
         lines.push(`    hours_before_checkin ${row.hours_before_checkin} → refund_percent ${row.refund_percent}`);
     }
   } else {
-    lines.push(`NOT SAFE TO QUOTE — status ${r.status}${r.code ? ` (${r.code})` : ''}: ${r.reason}`);
+    lines.push(`NOT SAFE TO QUOTE — status ${r.status}${r.code ? ` (${r.code})` : ''}: ${terminalSafe(r.reason)}`);
     if (r.failures.length > 0) lines.push(`  failed conditions: ${r.failures.join(', ')}`);
     if (r.safe_to_cite_verified_unavailable) {
       const why = r.offer?.availability.reason;
-      lines.push(`  the host-signed offer says available: false${why ? ` (reason: ${why})` : ''} — a verified negative`);
+      lines.push(`  the host-signed offer says available: false${why ? ` (reason: ${terminalSafe(why)})` : ''} — a verified negative`);
     }
   }
   lines.push('facts (Core §9):');
   for (const name of FACT_NAMES) {
     const f = r.facts[name];
-    lines.push(`  ${name.padEnd(29)} ${f.value.padEnd(9)} ${f.class ? `${f.class}, from ${f.read_from}` : '-'}`);
+    lines.push(`  ${name.padEnd(29)} ${terminalSafe(f.value).padEnd(9)} ${f.class ? `${f.class}, from ${f.read_from}` : '-'}`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -18,3 +18,15 @@ export function pinnedDefinition(tool: { name: string } & Record<string, unknown
   for (const k of PINNED_TOOL_FIELDS) if (tool[k] !== undefined) definition[k] = tool[k];
   return { definition: definition as PinnedToolDefinition, digest: canonicalSha256Base64url(definition) };
 }
+
+/**
+ * The MCP tool-name pattern (MCP specification, Tools: names of 1–128 characters from
+ * A–Z a–z 0–9 `_` `.` `-`). A downstream tool named otherwise is refused outright: it is not
+ * recorded, listed or pinnable, and every call to it is denied, so no control or bidi
+ * character in a name can make one tool look like another to the person who pins it.
+ */
+export const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+export function isMcpToolName(name: string): boolean {
+  return MCP_TOOL_NAME.test(name);
+}

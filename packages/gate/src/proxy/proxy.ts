@@ -30,7 +30,7 @@ import {
   type ServerCapabilities,
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { type Clock, canonicalJson, canonicalSha256Base64url, systemClock } from '@vrpkit/core';
+import { type Clock, canonicalJson, canonicalSha256Base64url, sha256Base64url, systemClock } from '@vrpkit/core';
 import { type AgentCandidateAct, snapshotLiveArguments } from '../act.js';
 import { denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
 import { mcpDenyResult } from '../adapters/mcp.js';
@@ -45,7 +45,7 @@ import type { ProxyMode } from '../store/proxy-schema.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore } from '../store/types.js';
 import type { ProxyLog } from './log.js';
-import { type PinnedToolDefinition, pinnedDefinition } from './pins.js';
+import { isMcpToolName, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 
 /** Requests passed to the downstream unchanged: discovery and reads, none of which is a tool effect. */
 const PASS_THROUGH = new Set([
@@ -239,6 +239,12 @@ export class GateProxy {
     const started = this.clock.now();
     const name = params.name;
     if (params.task !== undefined) throw new McpError(ErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
+    // A name outside the MCP pattern is never pinned, whatever the downstream offers: refused
+    // before anything else, logged by digest only (the name is the server's untrusted text).
+    if (!isMcpToolName(name)) {
+      this.o.log('tool_name_refused', { server_id: this.o.serverId, name_digest: sha256Base64url(name), call: true }, 'warn');
+      return denyResult(denyDecision('EF_TOOL_NOT_PINNED'));
+    }
     if (!(await this.available())) return downstreamUnavailable();
     const tool = (this.view ?? (await this.refreshView())).get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
@@ -413,7 +419,10 @@ export class GateProxy {
     let cursor: string | undefined;
     do {
       const page = await this.downstream.listTools(cursor === undefined ? undefined : { cursor });
-      for (const t of page.tools) view.set(t.name, pinnedDefinition(t));
+      for (const t of page.tools) {
+        if (isMcpToolName(t.name)) view.set(t.name, pinnedDefinition(t));
+        else this.o.log('tool_name_refused', { server_id: this.o.serverId, name_digest: sha256Base64url(t.name) }, 'warn');
+      }
       cursor = page.nextCursor;
     } while (cursor !== undefined);
     const info = this.downstream.getServerVersion();
@@ -496,7 +505,7 @@ export class GateProxy {
     at: { name: string; started: number; act?: AgentCandidateAct },
     note?: string,
   ): Promise<CallToolResult> {
-    const { structuredContent: _, ...result } = mcpDenyResult(decision);
+    const result = denyResult(decision);
     const code = hostErrorObject(decision).error.code;
     if (code === 'EF_APPROVAL_REQUIRED' && at.act)
       result.content.push({
@@ -547,6 +556,12 @@ export class GateProxy {
 export function sigkillSelf(): never {
   process.kill(process.pid, 'SIGKILL');
   throw new Error('unreachable: SIGKILL was sent');
+}
+
+/** The deny as the agent sees it: the host error object in a text block, no structured content. */
+function denyResult(decision: EnforceDecision) {
+  const { structuredContent: _, ...result } = mcpDenyResult(decision);
+  return result;
 }
 
 function digestOrNull(value: unknown): string | null {

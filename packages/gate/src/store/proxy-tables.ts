@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { isMcpToolName } from '../proxy/pins.js';
 import { KyselyAuthorityStore } from './kysely-store.js';
 import type { ProxyDatabase, ProxyMode, ProxyObservationTable, ToolPinTable } from './proxy-schema.js';
 import type { GateDatabase } from './schema.js';
@@ -93,6 +94,9 @@ export class ProxyStore {
    * person pins what they reviewed, never a definition that changed meanwhile).
    */
   async pin(serverId: string, toolName: string, opts: { by: string; now: number; digest?: string }): Promise<PinOutcome> {
+    // A name outside the MCP pattern is never a tool the proxy serves (a row recorded before
+    // the proxy refused such names included): nothing to pin.
+    if (!isMcpToolName(toolName)) return { pinned: false, reason: 'unknown_tool' };
     // The pin and its audit entry commit together.
     const row = await this.store.write(async (trx) => {
       let q = trx

@@ -51,6 +51,9 @@ interface Session {
 
 const MAX_SESSIONS = 64;
 
+/** The pages a person opens (GET), where the token redirect may lead. */
+const PAGE_ROUTES = ['/', '/audit'] as const;
+
 export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   const clock = o.clock ?? systemClock;
   const sessions = new Map<string, Session>();
@@ -74,9 +77,10 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
       if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
       sessions.set(id, { csrf: randomBytes(32).toString('base64url') });
       setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      // Back to the page asked for, on this origin only (a path like `//host` would leave it).
-      const path = c.req.path;
-      return c.redirect(path.startsWith('/') && !path.startsWith('//') && !path.includes('\\') ? path : '/', 303);
+      // Back to the page asked for only if it is one of this page's own routes: the Location is
+      // always one of those fixed strings, never the request's path (`/%09/host` is an
+      // off-origin `//host` to a browser, and a CR/LF in a header is an error).
+      return c.redirect(PAGE_ROUTES.find((r) => r === c.req.path) ?? '/', 303);
     }
     const session = sessions.get(getCookie(c, SESSION_COOKIE) ?? '');
     if (!session)
