@@ -1,4 +1,5 @@
 import { isVrpError } from '@vrpkit/core';
+import { UNSAFE_TEXT_CHARACTERS } from '@vrpkit/protocol';
 
 /** sysexits(3) EX_USAGE: the command was used incorrectly. */
 export const EXIT_USAGE = 64;
@@ -27,8 +28,6 @@ export function reportError(e: unknown, json: boolean, exitCode = 1): number {
  * reviews. `--json` output needs none of this: JSON already escapes controls.
  */
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE_FOR_TERMINAL, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`);
+  // The same character class the node refuses in guest fields (protocol: one rule, one place).
+  return text.replace(UNSAFE_TEXT_CHARACTERS, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`);
 }
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const UNSAFE_FOR_TERMINAL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;

@@ -4,18 +4,9 @@
  * dates blocked; declining frees them; a hold nobody decides expires after `--hold-hours`.
  */
 import { type BookingRequestRecord, decideBooking, listBookings, showBooking } from '@vrpkit/node';
-import { UNSAFE_TEXT_CHARACTERS } from '@vrpkit/protocol';
 import type { Command } from 'commander';
 import { printJson, terminalSafe } from '../io.js';
 import { type Common, nodeCommand, run, storeOptions } from './node.js';
-
-/**
- * `text` with every control or bidi-override character shown as `\u{XXXX}`: the node refuses them
- * in guest fields, and a store written by anything else still cannot drive the host's terminal.
- */
-function terminalSafe(text: string): string {
-  return text.replace(UNSAFE_TEXT_CHARACTERS, (ch) => `\\u{${(ch.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}}`);
-}
 
 /** One line per booking: the id, the stay, the total and the status (no guest details in a list). */
 export function bookingLine(b: BookingRequestRecord): string {
