@@ -39,10 +39,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     const spki = (args: string[]) => args.find((a) => a.startsWith(SPKI))!.slice(SPKI.length);
     const nodeArgs = await chromiumNetworkArgs(new URL(`https://${NODE_DOMAIN}/`), ctx);
     const lookalikeArgs = await chromiumNetworkArgs(new URL(`https://${LOOKALIKE_DOMAIN}/`), ctx);
-    const args = [
-      ...nodeArgs.filter((a) => !a.startsWith(SPKI)),
-      `${SPKI}${spki(nodeArgs)},${spki(lookalikeArgs)}`,
-    ];
+    const args = [...nodeArgs.filter((a) => !a.startsWith(SPKI)), `${SPKI}${spki(nodeArgs)},${spki(lookalikeArgs)}`];
     browser = await launchChromium(args);
   }, 90_000);
 
