@@ -1,7 +1,16 @@
-import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
+import { type EnforceDecision, hostErrorObject } from '../errors.js';
 import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from '../mappers/anthropic.js';
 import { type ComputerUseLiveArgs, computerUseLiveArgs, type LiveBrowserState } from '../mappers/computer.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable, toolFor } from './context.js';
+import {
+  dispatchMapped,
+  forCall,
+  type MapContext,
+  readLiveState,
+  resolveActContext,
+  type ToolCallOutcome,
+  type ToolTable,
+  toolFor,
+} from './context.js';
 import { replyFor } from './results.js';
 
 /** A `tool_result` block to send back (structural; the SDK's `ToolResultBlockParam` accepts it). */
@@ -50,16 +59,8 @@ export async function handleAnthropicMessage(
       const fn = toolFor(tools, block.name);
       const computer = isComputerUseTool(block.name, actCtx);
       // The live state is read per action, right before it (Tool-Use Binding draft, computer use: "Origin change MUST invalidate prior authority").
-      let live: LiveBrowserState | undefined;
-      let liveError: unknown;
-      if (computer && opts.liveState) {
-        try {
-          live = await opts.liveState(block);
-        } catch (e) {
-          // A controller that cannot read the page must not click on narration alone (Tool-Use Binding draft, computer use).
-          liveError = e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE');
-        }
-      }
+      const liveState = opts.liveState;
+      const { live, liveError } = computer && liveState ? await readLiveState(() => liveState(block)) : {};
       r = await dispatchMapped(
         ctx,
         block,

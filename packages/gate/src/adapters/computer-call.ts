@@ -1,4 +1,4 @@
-import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
+import { type EnforceDecision, hostErrorObject } from '../errors.js';
 import {
   type ComputerCallItemLike,
   type ComputerUseLiveArgs,
@@ -7,7 +7,7 @@ import {
   mapComputerCall,
   OPENAI_COMPUTER_TOOL,
 } from '../mappers/computer.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
+import { dispatchMapped, forCall, type MapContext, readLiveState, resolveActContext, type ToolCallOutcome } from './context.js';
 
 /** The computer-use controller: the sink that turns an allowed action into browser/OS events. */
 export interface ComputerController {
@@ -57,14 +57,7 @@ export async function handleResponsesComputerCall(
   else if (item.pending_safety_checks?.length)
     outcome = { ...block, decision: { allow: false, code: 'EF_INSTRUCTION_PROVENANCE_FAILURE' }, invoked: false };
   else {
-    let live: LiveBrowserState | undefined;
-    let liveError: unknown;
-    try {
-      live = await controller.liveState(item);
-    } catch (e) {
-      // A controller that cannot read the page must not act on narration alone.
-      liveError = e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE');
-    }
+    const { live, liveError } = await readLiveState(() => controller.liveState(item));
     const r = await dispatchMapped(
       ctx,
       block,

@@ -10,6 +10,7 @@ import type {
 } from '../act.js';
 import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
+import type { LiveBrowserState } from '../mappers/computer.js';
 import { type ActContext, type ClassifyInput, ownEntry, type ToolBinding } from '../mappers/context.js';
 
 /** What the adapters need from the Gate (the ENFORCE half of packages/gate; `Gate` satisfies it). */
@@ -99,6 +100,19 @@ export async function resolveActContext(ctx: MapContext): Promise<ActContext | E
 export function forCall(actCtx: ActContext, ctx: MapContext, name: string, args: unknown): ActContext {
   const provenance = ctx.provenanceOf?.({ name, args });
   return provenance ? { ...actCtx, instruction_provenance: provenance } : actCtx;
+}
+
+/**
+ * The live browser state, read by the controller right before a computer-use action; a controller
+ * that cannot read the page must not act on narration alone (Tool-Use Binding draft, computer use),
+ * so a failed read becomes the error the mapping raises (EF_LIVE_STATE_UNREADABLE unless it is a GateError).
+ */
+export async function readLiveState(read: () => Promise<LiveBrowserState>): Promise<{ live?: LiveBrowserState; liveError?: GateError }> {
+  try {
+    return { live: await read() };
+  } catch (e) {
+    return { liveError: e instanceof GateError ? e : new GateError('EF_LIVE_STATE_UNREADABLE') };
+  }
 }
 
 /** A deny decision for an error raised before or instead of enforce: its EF code, or fail closed. */
