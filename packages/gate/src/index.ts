@@ -120,7 +120,7 @@ export { dispatchMcpNotification, dispatchMcpToolsCall, gateMcpClient, mcpDenyRe
 // Host-side calls that are not a vendor's tool block (Tool-Use Binding draft: hook before the tool call, or wrap
 // the HTTP client; memory writes are MEMORY_WRITE; a PaymentCandidateAct is enforced before the PSP SDK).
 export type { HostCall, HostCallResult } from './adapters/gated-call.js';
-export { dispatchHostCall, resultOrThrow } from './adapters/gated-call.js';
+export { dispatchHostCall, GateDenied, resultOrThrow } from './adapters/gated-call.js';
 export type { GatedFetchOptions, HttpRequestArgs } from './adapters/fetch.js';
 export { BOUND_HEADERS_EXCLUDED, gatedFetch, httpRequestArgs } from './adapters/fetch.js';
 export type {
@@ -141,7 +141,6 @@ export type {
 export {
   claudeAgentHooks,
   claudePreToolUseHook,
-  GateDenied,
   gateAgentsFunctionTool,
   gateAgentsMcpServer,
   gateAiSdkTools,

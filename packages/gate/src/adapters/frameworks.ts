@@ -8,32 +8,12 @@
  * real SDKs).
  */
 
-import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
+import { type EnforceDecision, hostErrorObject } from '../errors.js';
 import { parseIJson } from '../ijson.js';
 import type { ActIdSource } from '../mappers/context.js';
 import type { MapContext } from './context.js';
-import { dispatchHostCall, type HostCallResult } from './gated-call.js';
+import { dispatchHostCall, type HostCallResult, resultOrThrow } from './gated-call.js';
 import { dispatchMcpToolsCall, mcpDenyResult } from './mcp.js';
-
-/** The error a framework's tool execution rejects with on a deny: its message is the host error object, so the model sees the EF code. */
-export class GateDenied extends GateError {
-  readonly decision: EnforceDecision;
-  constructor(decision: EnforceDecision, candidateActId?: string) {
-    const body = hostErrorObject(decision);
-    super(body.error.code as GateError['code'], JSON.stringify(body), {
-      invoked: false,
-      ...(candidateActId ? { candidate_act_id: candidateActId } : {}),
-    });
-    this.decision = decision;
-  }
-}
-
-/** The framework's value, or its own error, or a `GateDenied`: never a silent success on a deny. */
-function settle<T>(r: HostCallResult<T>): T {
-  if (r.toolError !== undefined) throw r.toolError;
-  if (r.outcome.decision.allow || r.result !== undefined) return r.result as T;
-  throw new GateDenied(r.outcome.decision, r.outcome.candidate_act_id);
-}
 
 /** Await a tool output; a streaming tool (async iterable) counts by its final value, as the framework does. */
 async function finalOutput(out: unknown): Promise<unknown> {
@@ -81,7 +61,7 @@ export function gateAiSdkTools<T extends Record<string, object>>(tools: T, conte
           ...t,
           execute: ((input: unknown, options: { toolCallId: string }) =>
             runThroughGate(context, 'ai-sdk', name, options.toolCallId, input, (live) => execute(live, options)).then(
-              settle,
+              resultOrThrow,
             )) as AiSdkToolLike['execute'],
         }
       : t;

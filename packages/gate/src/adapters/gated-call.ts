@@ -9,7 +9,7 @@
 import type { ActDestination, ActType, ToolProtocol } from '../act.js';
 import { digestArguments } from '../act.js';
 import type { DispatchGrant } from '../dispatch.js';
-import { EF_CODES, type EfCode, GateError, isEfCode } from '../errors.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { type ActIdSource, buildAct, candidateActId, ownEntry } from '../mappers/context.js';
 import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
 
@@ -82,16 +82,26 @@ export async function dispatchHostCall<A, T>(
 }
 
 /**
- * The result of an allowed call, or a `GateError` carrying the deny's registry code (and the
- * candidate act id, never the arguments): for wrappers that stand in for an SDK method, whose
- * callers expect a value or a rejection. A tool error is rethrown as it was.
+ * The error an adapter standing in for a tool, an SDK method or a framework's tool execution rejects
+ * with on a deny: a `GateError` with the deny's registry code, the candidate act id (never the
+ * arguments) and, as its message, the draft's host error object, so a framework that shows the
+ * model the error text shows it the EF code.
  */
+export class GateDenied extends GateError {
+  readonly decision: EnforceDecision;
+  constructor(decision: EnforceDecision, candidateActId?: string) {
+    const body = hostErrorObject(decision);
+    super(body.error.code as GateError['code'], JSON.stringify(body), {
+      invoked: false,
+      ...(candidateActId ? { candidate_act_id: candidateActId } : {}),
+    });
+    this.decision = decision;
+  }
+}
+
+/** The result of an allowed call, the tool's own error rethrown, or a `GateDenied`: never a silent success on a deny. */
 export function resultOrThrow<T>(r: HostCallResult<T>): T {
   if (r.toolError !== undefined) throw r.toolError;
   if (r.outcome.decision.allow || r.result !== undefined) return r.result as T;
-  const code: EfCode = isEfCode(r.outcome.decision.code) ? r.outcome.decision.code : 'EF_FAIL_CLOSED';
-  throw new GateError(code, EF_CODES[code].message, {
-    invoked: false,
-    ...(r.outcome.candidate_act_id ? { candidate_act_id: r.outcome.candidate_act_id } : {}),
-  });
+  throw new GateDenied(r.outcome.decision, r.outcome.candidate_act_id);
 }
