@@ -163,20 +163,7 @@ export class PlatformStore {
           .execute();
         await tx
           .insertInto('platform_tenant_key')
-          .values(
-            chunk.map((t) => ({
-              kid: t.kid,
-              domain: t.domain,
-              public_jwk: t.public_jwk,
-              sealed_private: t.sealed,
-              status: 'active' as const,
-              created_at: iso(now),
-              activates_at: iso(now),
-              retired_at: null,
-              retain_until: null,
-              revoked_at: null,
-            })),
-          )
+          .values(chunk.map((t) => activeKeyRow({ kid: t.kid, domain: t.domain, public_jwk: t.public_jwk, sealed_private: t.sealed }, now)))
           .execute();
       }
       return fresh.map((t) => t.domain);
@@ -324,18 +311,17 @@ export class PlatformStore {
         .execute();
       await t
         .insertInto('platform_tenant_key')
-        .values({
-          kid,
-          domain,
-          public_jwk: JSON.stringify(publicJwkOf(privateJwk, kid)),
-          sealed_private: sealPrivateKey(master, domain, kid, privateJwk),
-          status: 'active',
-          created_at: iso(now),
-          activates_at: iso(now),
-          retired_at: null,
-          retain_until: null,
-          revoked_at: null,
-        })
+        .values(
+          activeKeyRow(
+            {
+              kid,
+              domain,
+              public_jwk: JSON.stringify(publicJwkOf(privateJwk, kid)),
+              sealed_private: sealPrivateKey(master, domain, kid, privateJwk),
+            },
+            now,
+          ),
+        )
         .execute();
       await bump(t, domain, now);
       return { kid, retired };
@@ -491,4 +477,17 @@ function summaryOf(row: PlatformDatabase['platform_tenant']): TenantSummary {
 
 export function unknownTenant(domain: string): PlatformError {
   return new PlatformError('unknown_tenant', `no tenant ${domain.slice(0, 253)}`, { domain: domain.slice(0, 253) });
+}
+
+/** A tenant's new signing key row: active from `now`, nothing retired, retained or revoked (tenant creation and rotation alike). */
+function activeKeyRow(k: { kid: string; domain: string; public_jwk: string; sealed_private: string }, now: number) {
+  return {
+    ...k,
+    status: 'active' as const,
+    created_at: iso(now),
+    activates_at: iso(now),
+    retired_at: null,
+    retain_until: null,
+    revoked_at: null,
+  };
 }
