@@ -3,8 +3,8 @@
  * hook has answered without a deny, so the hook is the sink. The inputs below have the shape the
  * SDK documents for `PreToolUseHookInput` (0.3: session_id, transcript_path, cwd, hook_event_name,
  * tool_name, tool_input, tool_use_id, mcp_server); `claudePreToolUseHook` type-checks as the SDK's
- * `HookCallback`. The SDK itself is not a dependency (it installs a 384 MB native CLI), so the
- * executor here is the hook contract, written out: run the tool unless a hook denied it.
+ * `HookCallback`. Here the executor is the hook contract, written out (run the tool unless a hook
+ * denied it); claude-agent-loop.test.ts runs the same hook inside the SDK's own loop.
  */
 import { type AgentCandidateAct, type ClaudePreToolUseInput, claudeAgentHooks, claudePreToolUseHook } from '@vrpkit/gate';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -183,20 +183,26 @@ export function claudePreToolUseHook(context: MapContext) {
     const id = input.tool_use_id || toolUseId;
     if (!id || typeof input.tool_name !== 'string') return deny({ allow: false, code: 'EF_MALFORMED_ACT' });
     const server = input.mcp_server ? `claude-mcp://${input.mcp_server.source}/${input.mcp_server.name}` : undefined;
-    const r = await dispatchHostCall(
-      context,
-      {
-        source: 'claude-agent',
-        id,
-        name: input.tool_name,
-        args: input.tool_input ?? {},
-        act_type: 'TOOL_CALL',
-        tool_protocol: server ? 'MCP' : 'ANTHROPIC_TOOL_USE',
-        ...(server ? { tool_endpoint: server, destination: { destination_id: server } } : {}),
-      },
-      async () => ({ handed_to: 'claude-agent-executor' }),
-    );
-    return r.outcome.invoked ? {} : deny(r.outcome.decision.allow ? { allow: false, code: 'EF_005' } : r.outcome.decision);
+    try {
+      const r = await dispatchHostCall(
+        context,
+        {
+          source: 'claude-agent',
+          id,
+          name: input.tool_name,
+          args: input.tool_input ?? {},
+          act_type: 'TOOL_CALL',
+          tool_protocol: server ? 'MCP' : 'ANTHROPIC_TOOL_USE',
+          ...(server ? { tool_endpoint: server, destination: { destination_id: server } } : {}),
+        },
+        async () => ({ handed_to: 'claude-agent-executor' }),
+      );
+      return r.outcome.invoked ? {} : deny(r.outcome.decision.allow ? { allow: false, code: 'EF_005' } : r.outcome.decision);
+    } catch {
+      // The hook never throws: a Claude Code that predates `onFailure` lets the tool run after a
+      // failed hook, so a failure here must answer deny itself (fail closed).
+      return deny({ allow: false, code: 'EF_FAIL_CLOSED' });
+    }
   };
 }
 
