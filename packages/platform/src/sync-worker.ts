@@ -107,16 +107,18 @@ function keyedLimit(limit: number) {
   };
 }
 
-function checkPositive(name: string, v: number, min = 1): number {
-  if (!Number.isInteger(v) || v < min) throw new PlatformError('invalid_sync_option', `${name} is a whole number from ${min}`);
+/** A whole number ≥ `min`, else `invalid_sync_option` saying so (`unit` for durations, given in ms). */
+function atLeast(name: string, v: number, min: number, unit: 'ms' | '' = ''): number {
+  if (!Number.isInteger(v) || v < min)
+    throw new PlatformError('invalid_sync_option', `${name} is ${unit ? `at least ${min / 1000}s` : `a whole number from ${min}`}`);
   return v;
 }
 
 export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
-  const intervalMs = checkPositive('the interval', o.intervalMs ?? DEFAULT_SYNC_INTERVAL_MS, 1000);
-  const concurrency = checkPositive('--concurrency', o.concurrency ?? DEFAULT_SYNC_CONCURRENCY);
-  const perHost = checkPositive('--per-host', o.perHost ?? DEFAULT_SYNC_PER_HOST);
-  const leaseMs = checkPositive('the lease', o.leaseMs ?? DEFAULT_SYNC_LEASE_MS, MIN_SYNC_LEASE_MS);
+  const intervalMs = atLeast('--interval', o.intervalMs ?? DEFAULT_SYNC_INTERVAL_MS, 1000, 'ms');
+  const concurrency = atLeast('--concurrency', o.concurrency ?? DEFAULT_SYNC_CONCURRENCY, 1);
+  const perHost = atLeast('--per-host', o.perHost ?? DEFAULT_SYNC_PER_HOST, 1);
+  const leaseMs = atLeast('--lease', o.leaseMs ?? DEFAULT_SYNC_LEASE_MS, MIN_SYNC_LEASE_MS, 'ms');
   const timeoutMs = Math.min(MAX_FETCH_TIMEOUT_MS, Math.floor(leaseMs / 2));
   const owner = o.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const { store } = o;

@@ -31,7 +31,7 @@ import {
   syncLagSeconds,
 } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
-import { type CliRun, vrpCli } from '@vrpkit/testkit/cli';
+import { type CliRun, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { testClock } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -286,6 +286,14 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
       code: 'unknown_tenant',
     });
     expect(() => startSyncWorker({ store, leaseMs: 500 })).toThrow(expect.objectContaining({ code: 'invalid_sync_option' }));
+    const addFeed = (url: string) =>
+      runVrpInProcess(['platform', 'tenants', 'add-feed', B, '--name', 'second', '--url', url, '--database-url', dbUrl, '--json']);
+    const refused = await addFeed('http://127.0.0.1/x.ics');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ error: { code: 'invalid_feed_url' } });
+    expect((await store.db.selectFrom('platform_tenant_feed').select('name').where('domain', '=', B).execute()).length).toBe(1);
+    expect((await addFeed(okHost.url('/b2.ics'))).code).toBe(0);
+    expect((await offer(B, 20, 23)).availability).toMatchObject({ available: false, calendar_freshness: { stale_sources: ['second'] } });
   });
 });
 

@@ -9,6 +9,7 @@ import {
   importTenants,
   loadMasterKey,
   MASTER_KEY_ENV,
+  MIN_SYNC_LEASE_MS,
   PLATFORM_DATABASE_URL_ENV,
   PlatformError,
   type PlatformLogEntry,
@@ -75,6 +76,13 @@ function age(v: string): number {
 function duration(v: string): number {
   const ms = age(v);
   if (ms === 0) throw new InvalidArgumentError('a positive duration with its unit such as 60s, 15m or 1h');
+  return ms;
+}
+
+/** A `--lease` duration: at least MIN_SYNC_LEASE_MS, checked before anything is opened. */
+function lease(v: string): number {
+  const ms = duration(v);
+  if (ms < MIN_SYNC_LEASE_MS) throw new InvalidArgumentError(`at least ${MIN_SYNC_LEASE_MS / 1000}s`);
   return ms;
 }
 
@@ -225,11 +233,10 @@ export function registerPlatformCommands(program: Command): void {
         "import the tenants' iCal feeds; run any number of workers on any number of machines (feeds are leased from the database, " +
           "none is fetched twice at once, a killed worker's feeds are taken over when its leases expire)",
       )
-      .option(
-        '--interval <duration>',
-        'time between successful syncs of a feed; a failed feed is retried sooner, backing off',
-        duration,
-        DEFAULT_SYNC_INTERVAL_MS,
+      .addOption(
+        new Option('--interval <duration>', 'time between successful syncs of a feed; a failed feed is retried sooner, backing off')
+          .argParser(duration)
+          .default(DEFAULT_SYNC_INTERVAL_MS, '15m'),
       )
       .option('--concurrency <n>', 'feeds in flight at once in this worker', positiveInt, DEFAULT_SYNC_CONCURRENCY)
       .option(
@@ -238,11 +245,10 @@ export function registerPlatformCommands(program: Command): void {
         positiveInt,
         DEFAULT_SYNC_PER_HOST,
       )
-      .option(
-        '--lease <duration>',
-        'how long a claim holds a feed (a fetch gets at most half of it, 10 s at most); at least 2s',
-        duration,
-        DEFAULT_SYNC_LEASE_MS,
+      .addOption(
+        new Option('--lease <duration>', 'how long a claim holds a feed, at least 2s (a fetch gets at most half of it, 10 s at most)')
+          .argParser(lease)
+          .default(DEFAULT_SYNC_LEASE_MS, '60s'),
       )
       .option('--once', 'sync the feeds due now, then exit (status 1 if any failed)')
       .option('--feed-ca <file>', 'extra trusted CA certificate (PEM) for https feeds, beside the system roots')
