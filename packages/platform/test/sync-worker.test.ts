@@ -34,6 +34,7 @@ import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { type CliRun, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { testClock } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const pgUrl = testPgUrl('platform sync-worker', 'the PostgreSQL run: 1,000 feeds, two worker processes, one SIGKILLed mid-lease');
@@ -275,6 +276,24 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
     expect((await offer(B, 20, 23)).availability.available).toBe(true);
   });
 
+  it('the sync migration is idempotent: re-run over columns it already added, it keeps them and the data', async () => {
+    await sql`delete from platform_migration where name = '0002_feed_sync'`.execute(store.db);
+    const again = await PlatformStore.open(dbUrl);
+    try {
+      const rows = await again.db
+        .selectFrom('platform_tenant_feed')
+        .select(['domain', 'failures', 'next_due_at'])
+        .orderBy('domain')
+        .execute();
+      expect(rows.map((r) => [r.domain, Number(r.failures)])).toEqual([
+        [A, 1],
+        [B, 0],
+      ]);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('refuses a feed that is not https, and bad worker options, with stable codes', async () => {
     await expect(store.addTenantFeeds([{ domain: B, name: 'plain', url: 'http://127.0.0.1/x.ics' }])).rejects.toMatchObject({
       code: 'invalid_feed_url',
@@ -422,5 +441,20 @@ describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes,
     expect(leased).toEqual([]);
     expect(survivor.child.exitCode).toBeNull();
     expect(survivor.stderr()).not.toContain('secret-');
+
+    // The sync migration re-run over its own columns (PostgreSQL lists every schema's tables: only this one counts).
+    await sql`delete from platform_migration where name = '0002_feed_sync'`.execute(store.db);
+    const again = await PlatformStore.open(dbUrl);
+    await again.close();
+    expect(
+      Number(
+        (
+          await store.db
+            .selectFrom('platform_tenant_feed')
+            .select((eb) => eb.fn.max('failures').as('f'))
+            .executeTakeFirstOrThrow()
+        ).f,
+      ),
+    ).toBe(1);
   }, 90_000);
 });
