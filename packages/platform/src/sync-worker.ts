@@ -119,6 +119,7 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
   const concurrency = atLeast('--concurrency', o.concurrency ?? DEFAULT_SYNC_CONCURRENCY, 1);
   const perHost = atLeast('--per-host', o.perHost ?? DEFAULT_SYNC_PER_HOST, 1);
   const leaseMs = atLeast('--lease', o.leaseMs ?? DEFAULT_SYNC_LEASE_MS, MIN_SYNC_LEASE_MS, 'ms');
+  const claimBatch = Math.ceil(concurrency / 4);
   const timeoutMs = Math.min(MAX_FETCH_TIMEOUT_MS, Math.floor(leaseMs / 2));
   const owner = o.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const { store } = o;
@@ -178,7 +179,8 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
     while (!stopped) {
       const free = concurrency - inFlight;
       let claimed: ClaimedFeed[] = [];
-      if (free > 0) {
+      // Claim in batches of at least a quarter of the slots: one claim transaction serves several feeds.
+      if (free >= claimBatch || (free > 0 && inFlight === 0)) {
         try {
           claimed = await claimDueFeeds(store, owner, free, leaseMs);
         } catch (e) {
@@ -195,8 +197,7 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
         }
       }
       if (o.once && claimed.length === 0 && inFlight === 0) break;
-      // A full claim means more may be due: claim again at once if a slot is free; otherwise wait for a slot or the next poll.
-      if (free > 0 && claimed.length === free && inFlight < concurrency) continue;
+      // Wait for slots to free (each finished feed wakes the loop) or, when nothing was due, the next poll.
       await nap(POLL_MS);
     }
     while (inFlight > 0) await nap(POLL_MS);
