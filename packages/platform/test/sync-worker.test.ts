@@ -330,9 +330,27 @@ async function addFeeds(store: PlatformStore, prefix: string, tenants: number, p
   return feeds.map((f) => new URL(f.url).pathname);
 }
 
-function worker(dbUrl: string, ...extra: string[]): CliRun {
-  return vrpCli(['platform', 'sync-worker', '--database-url', dbUrl, '--feed-ca', caFile, '--json', ...extra]);
+interface WorkerRun extends CliRun {
+  /** The JSON lines the worker printed so far (stdout is read continuously, so the worker never blocks on it). */
+  events(): ({ event: string } & Partial<SyncLogEntry> & Record<string, unknown>)[];
+  stdout(): string;
 }
+
+function worker(dbUrl: string, ...extra: string[]): WorkerRun {
+  const run = vrpCli(['platform', 'sync-worker', '--database-url', dbUrl, '--feed-ca', caFile, '--json', ...extra]);
+  let out = '';
+  run.child.stdout!.on('data', (c) => (out += c));
+  return {
+    ...run,
+    stdout: () => out,
+    events: () =>
+      out
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l)),
+  };
+}
+const okFeeds = (r: WorkerRun) => r.events().filter((e) => e.event === 'feed_sync' && e.outcome === 'ok');
 
 describe('sync worker processes on SQLite', () => {
   it('two workers at once fetch each feed exactly once', async () => {
@@ -352,6 +370,10 @@ describe('sync worker processes on SQLite', () => {
     okHost.release();
     expect(await Promise.all(runs.map((r) => r.exited))).toEqual([0, 0]);
     expect(paths.map((p) => okHost.counts.get(p))).toEqual(paths.map(() => 1));
+    const [one, two] = runs.map((r) => okFeeds(r).length) as [number, number];
+    expect(one).toBeGreaterThan(0);
+    expect(two).toBeGreaterThan(0);
+    expect(one + two).toBe(paths.length);
     const check = await PlatformStore.open(dbUrl);
     try {
       const rows = await check.db.selectFrom('platform_tenant_feed').select(['last_success_at', 'lease_owner']).execute();
@@ -373,7 +395,7 @@ describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes,
   let held: string[] = [];
   let healthy: string[] = [];
   let failing: string[] = [];
-  const runs: CliRun[] = [];
+  const runs: WorkerRun[] = [];
 
   beforeAll(async () => {
     store = await PlatformStore.open(dbUrl);
@@ -398,8 +420,8 @@ describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes,
     const total = held.length + healthy.length + failing.length;
     expect(total).toBe(1000);
     const args = ['--interval', '10m', '--concurrency', '16', '--per-host', String(PER_HOST), '--lease', '8s'];
-    runs.push(worker(dbUrl, ...args), worker(dbUrl, ...args));
-    const [doomed, survivor] = runs as [CliRun, CliRun];
+    runs.push(worker(dbUrl, ...args), worker(dbUrl, ...args, '--admin-listen', '127.0.0.1:0'));
+    const [doomed, survivor] = runs as [WorkerRun, WorkerRun];
 
     // Both workers fill their per-host slots with held feeds: 2 × 8 responses in flight, and no more.
     await waitFor(() => okHost.holding === 2 * PER_HOST, 30_000, 'both workers to hold feeds in flight');
@@ -441,6 +463,16 @@ describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes,
     expect(leased).toEqual([]);
     expect(survivor.child.exitCode).toBeNull();
     expect(survivor.stderr()).not.toContain('secret-');
+    // The logs: one success per feed, each feed once, URLs without their token; the metrics agree.
+    expect(survivor.stdout() + doomed.stdout()).not.toContain('secret-');
+    const oks = okFeeds(survivor).map((e) => `${e.tenant}/${e.feed}`);
+    expect(oks).toHaveLength(held.length + healthy.length);
+    expect(new Set(oks).size).toBe(oks.length);
+    expect(okFeeds(doomed)).toEqual([]);
+    const adminPort = survivor.events().find((e) => e.event === 'started')?.admin_port as number;
+    const metrics = await plainGet(adminPort, '/metrics');
+    expect(metrics).toContain(`vrp_platform_feed_fetches_total{outcome="ok"} ${oks.length}`);
+    expect(metrics).toMatch(/vrp_platform_feed_sync_lag_seconds \d/);
 
     // The sync migration re-run over its own columns (PostgreSQL lists every schema's tables: only this one counts).
     await sql`delete from platform_migration where name = '0002_feed_sync'`.execute(store.db);
