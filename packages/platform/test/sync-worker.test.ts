@@ -332,7 +332,7 @@ async function addFeeds(store: PlatformStore, prefix: string, tenants: number, p
 
 interface WorkerRun extends CliRun {
   /** The JSON lines the worker printed so far (stdout is read continuously, so the worker never blocks on it). */
-  events(): ({ event: string } & Partial<SyncLogEntry> & Record<string, unknown>)[];
+  events(): (Partial<Omit<SyncLogEntry, 'event'>> & { event: string; [field: string]: unknown })[];
   stdout(): string;
 }
 
