@@ -159,11 +159,17 @@ export function feedUrlForMessages(url: string): string {
   }
 }
 
+/**
+ * Where a feed's sync result is written: the node's store, or a platform tenant's rows (the
+ * platform's sync worker records under its lease on the feed).
+ */
+export type FeedRecorder = Pick<NodeStore, 'recordFeedSuccess' | 'recordFeedFailure'>;
+
 /** Sync one feed of the store's node; a failure is recorded and never removes the feed's previous ranges. */
 export async function syncFeed(
-  store: NodeStore,
-  p: PropertyDescription,
-  feed: CalendarFeed,
+  store: FeedRecorder,
+  p: Pick<PropertyDescription, 'property_id' | 'time_zone' | 'booking_horizon_days' | 'max_nights'>,
+  feed: Pick<CalendarFeed, 'name' | 'url' | 'file'>,
   now: number,
   o: FeedFetchOptions = {},
 ): Promise<FeedSyncResult> {

@@ -21,6 +21,7 @@ export {
 export {
   addCalendarBlock,
   addCalendarFeed,
+  assertFeedName,
   listCalendar,
   removeCalendarBlock,
   removeCalendarFeed,
@@ -108,7 +109,15 @@ export {
   type RequestLogEntry,
 } from './http/app.js';
 export { requestHostName } from './http/host-guard.js';
-export type { FeedSyncResult } from './ical.js';
+// iCal import (one feed's sync), shared with the platform's sync workers.
+export {
+  assertFeedUrl,
+  type FeedFetchOptions,
+  type FeedRecorder,
+  type FeedSyncResult,
+  feedUrlForMessages,
+  syncFeed,
+} from './ical.js';
 export { isPublished, jwksAt, type KeyState, keyStateAt, type PrivateKeySource, signingKeyAt } from './keys.js';
 export type { SignedOffer } from './offer.js';
 export {

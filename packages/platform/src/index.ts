@@ -5,6 +5,7 @@
 
 export { type CertificateSource, type CertificateStore, openCertificateStore } from './certificates.js';
 export { PlatformError } from './errors.js';
+export { syncLagSeconds } from './feed-leases.js';
 export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';
 export {
   generateMasterKeyText,
@@ -15,7 +16,7 @@ export {
   parseMasterKey,
   sealPrivateKey,
 } from './master-key.js';
-export { type AdminListener, PlatformMetrics, parseAdminListen, startAdminListener, surfaceOf } from './metrics.js';
+export { type AdminListener, PlatformMetrics, parseAdminListen, SyncMetrics, startAdminListener, surfaceOf } from './metrics.js';
 export { createOperatorApp, OPERATOR_TOOL_NAME } from './operator.js';
 export {
   DEFAULT_TENANT_CACHE_SIZE,
@@ -26,5 +27,17 @@ export {
 } from './serve.js';
 export { PLATFORM_DATABASE_URL_ENV, type PlatformTarget, platformTarget, redactedTarget } from './store/db.js';
 export type { TenantStatus } from './store/schema.js';
+export {
+  DEFAULT_SYNC_CONCURRENCY,
+  DEFAULT_SYNC_LEASE_MS,
+  DEFAULT_SYNC_PER_HOST,
+  type FeedSyncOutcome,
+  MIN_SYNC_LEASE_MS,
+  type SyncLogEntry,
+  type SyncTotals,
+  type SyncWorker,
+  type SyncWorkerOptions,
+  startSyncWorker,
+} from './sync-worker.js';
 export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';
 export { type NewTenant, PlatformStore, type TenantDetail, type TenantSnapshot, type TenantSummary } from './tenants.js';

@@ -107,6 +107,33 @@ export class PlatformMetrics {
   }
 }
 
+/** Sync worker metrics (`vrp platform sync-worker --admin-listen`): its own registry, as a worker serves no tenant. */
+export class SyncMetrics {
+  readonly registry = new Registry();
+  readonly fetches = new Counter({
+    name: 'vrp_platform_feed_fetches_total',
+    help: 'Feeds this worker claimed, by outcome: ok, failed, lease_lost (another worker took the feed over), released (given back unfetched)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly failures = new Counter({
+    name: 'vrp_platform_feed_sync_failures_total',
+    help: 'Feed syncs that failed (the tenant is non-quoteable until the feed next succeeds)',
+    registers: [this.registry],
+  });
+
+  constructor(lagSeconds: () => Promise<number>) {
+    new Gauge({
+      name: 'vrp_platform_feed_sync_lag_seconds',
+      help: 'Seconds since the most overdue feed fell due (0 when none is): how far the sync workers lag behind',
+      registers: [this.registry],
+      async collect() {
+        this.set(await lagSeconds());
+      },
+    });
+  }
+}
+
 /** `--admin-listen HOST:PORT`: a loopback or private address only (the metrics name no tenant, but they are the operator's). */
 export function parseAdminListen(v: string): { host: string; port: number } {
   const m = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|localhost|\[::1\]):(\d{1,5})$/.exec(
@@ -126,7 +153,7 @@ export interface AdminListener {
 /** The admin listener: `/metrics` (Prometheus text), `/healthz` (alive) and `/readyz` (database reachable, master key the platform's). */
 export async function startAdminListener(
   listen: { host: string; port: number },
-  metrics: PlatformMetrics,
+  metrics: Pick<PlatformMetrics | SyncMetrics, 'registry'>,
   ready: () => Promise<boolean>,
 ): Promise<AdminListener> {
   const server: Server = createServer((req, res) => {

@@ -7,6 +7,8 @@
 import { type Clock, generateEd25519Jwk, publicJwkOf, systemClock } from '@vrpkit/core';
 import {
   assertCanonicalDomain,
+  assertFeedName,
+  assertFeedUrl,
   assertUrlOnDomain,
   type PropertyDescription,
   type SigningKeyRecord,
@@ -256,7 +258,13 @@ export class PlatformStore {
     const [row, keys, feeds, blocks] = await Promise.all([
       this.db.selectFrom('platform_tenant').selectAll().where('domain', '=', domain).executeTakeFirst(),
       this.db.selectFrom('platform_tenant_key').selectAll().where('domain', '=', domain).orderBy('created_at').orderBy('kid').execute(),
-      this.db.selectFrom('platform_tenant_feed').selectAll().where('domain', '=', domain).orderBy('name').execute(),
+      // The feed as the node's freshness rule reads it; the sync columns (due time, lease) are the workers'.
+      this.db
+        .selectFrom('platform_tenant_feed')
+        .select(['name', 'url', 'created_at', 'last_attempt_at', 'last_success_at', 'last_error', 'event_count'])
+        .where('domain', '=', domain)
+        .orderBy('name')
+        .execute(),
       this.db.selectFrom('platform_tenant_block').selectAll().where('domain', '=', domain).orderBy('start_date').execute(),
     ]);
     if (!row) throw unknownTenant(domain);
@@ -273,13 +281,65 @@ export class PlatformStore {
       status: row.status,
       info: { canonical_domain: row.domain, node_id: row.node_id, created_at: row.created_at },
       property,
-      feeds: feeds.map(({ domain: _d, ...f }) => ({ ...f, file: null, event_count: Number(f.event_count) })),
+      feeds: feeds.map((f) => ({ ...f, file: null, event_count: Number(f.event_count) })),
       blocks: blocks.map(({ domain: _d, ...b }) => b),
       // Platform tenants take no booking requests (yet): no hold ever expires.
       nextHoldExpiry: null,
       keys: records,
       sealed,
     };
+  }
+
+  // ── calendar feeds ────────────────────────────────────────────────────────────────────
+
+  /**
+   * Add iCal feeds (https URLs) to tenants, in one transaction. A new feed has never synced, so its
+   * tenant's calendar is stale (offers non-quoteable, as on a single node) until a sync worker
+   * imports it; it is due at once.
+   */
+  async addTenantFeeds(feeds: readonly { domain: string; name: string; url: string }[]): Promise<void> {
+    for (const f of feeds) {
+      assertFeedName(f.name);
+      assertFeedUrl(f.url);
+    }
+    const now = iso(this.clock.now());
+    await this.db.transaction().execute(async (tx) => {
+      const domains = [...new Set(feeds.map((f) => f.domain))];
+      for (let i = 0; i < domains.length; i += 500) {
+        const chunk = domains.slice(i, i + 500);
+        const found = new Set(
+          (await tx.selectFrom('platform_tenant').select('domain').where('domain', 'in', chunk).execute()).map((r) => r.domain),
+        );
+        const missing = chunk.find((d) => !found.has(d));
+        if (missing) throw unknownTenant(missing);
+      }
+      // 200 pairs a statement keeps the OR chain well under SQLite's expression depth limit (1000).
+      for (let i = 0; i < feeds.length; i += 200) {
+        const chunk = feeds.slice(i, i + 200);
+        const taken = await tx
+          .selectFrom('platform_tenant_feed')
+          .select(['domain', 'name'])
+          .where((eb) => eb.or(chunk.map((f) => eb.and([eb('domain', '=', f.domain), eb('name', '=', f.name)]))))
+          .executeTakeFirst();
+        if (taken)
+          throw new PlatformError('feed_exists', `${taken.domain} already has a feed named ${taken.name}`, { domain: taken.domain });
+        await tx
+          .insertInto('platform_tenant_feed')
+          .values(
+            chunk.map((f) => ({
+              domain: f.domain,
+              name: f.name,
+              url: f.url,
+              created_at: now,
+              event_count: 0,
+              next_due_at: now,
+              failures: 0,
+            })),
+          )
+          .execute();
+      }
+      for (const d of domains) await bump(tx, d, this.clock.now());
+    });
   }
 
   // ── keys ──────────────────────────────────────────────────────────────────────────────
@@ -454,7 +514,8 @@ export class PlatformStore {
   }
 }
 
-function bump(tx: Tx, domain: string, now: number) {
+/** Bump a tenant's revision in the transaction that changed it: every serving process reloads it at its next request. */
+export function bump(tx: Tx, domain: string, now: number) {
   return tx
     .updateTable('platform_tenant')
     .set({ revision: sql<number>`revision + 1`, updated_at: iso(now) })

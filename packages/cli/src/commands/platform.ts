@@ -1,17 +1,26 @@
-import { existsSync, writeFileSync } from 'node:fs';
-import { readPropertyFile } from '@vrpkit/node';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { DEFAULT_SYNC_INTERVAL_MS, readPropertyFile } from '@vrpkit/node';
 import {
+  DEFAULT_SYNC_CONCURRENCY,
+  DEFAULT_SYNC_LEASE_MS,
+  DEFAULT_SYNC_PER_HOST,
   DEFAULT_TENANT_CACHE_SIZE,
   generateMasterKeyText,
   importTenants,
   loadMasterKey,
   MASTER_KEY_ENV,
+  MIN_SYNC_LEASE_MS,
   PLATFORM_DATABASE_URL_ENV,
   PlatformError,
   type PlatformLogEntry,
   PlatformStore,
   parseAdminListen,
+  type SyncLogEntry,
+  SyncMetrics,
   servePlatform,
+  startAdminListener,
+  startSyncWorker,
+  syncLagSeconds,
   type TenantStatus,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -63,6 +72,20 @@ function age(v: string): number {
   return Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd'];
 }
 
+/** A positive duration in ms (`--interval`, `--lease`): a whole number with its unit. */
+function duration(v: string): number {
+  const ms = age(v);
+  if (ms === 0) throw new InvalidArgumentError('a positive duration with its unit such as 60s, 15m or 1h');
+  return ms;
+}
+
+/** A `--lease` duration: at least MIN_SYNC_LEASE_MS, checked before anything is opened. */
+function lease(v: string): number {
+  const ms = duration(v);
+  if (ms < MIN_SYNC_LEASE_MS) throw new InvalidArgumentError(`at least ${MIN_SYNC_LEASE_MS / 1000}s`);
+  return ms;
+}
+
 /** One `--json` event line on stdout, stamped with the time it happened. */
 function printEvent({ event, ...fields }: { event: string; [field: string]: unknown }): void {
   process.stdout.write(`${JSON.stringify({ event, ts: new Date().toISOString(), ...fields })}\n`);
@@ -77,6 +100,14 @@ function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
         ? `${e.tenant} ${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
         : `misdirected (${e.reason}) 421\n`,
     );
+}
+
+/** Sync log sink: every feed as a JSON line on stdout with --json (URL without its query), else failures only on stderr. */
+function syncLogger(json: boolean): (e: SyncLogEntry) => void {
+  if (json) return (e) => printEvent({ ...e });
+  return (e) => {
+    if (e.outcome === 'failed') process.stderr.write(`error[${e.error?.code}]: ${e.tenant} feed ${e.feed}: ${e.error?.message}\n`);
+  };
 }
 
 /** `vrp platform …` — one deployment serving many host domains, each a full VRP node. */
@@ -189,6 +220,82 @@ export function registerPlatformCommands(program: Command): void {
           else process.stdout.write(`serving every tenant on ${served.address}:${served.port}\nCtrl-C stops the platform.\n`);
           const signal = await serveUntilSignal(served);
           if (o.json) printEvent({ event: 'stopped', reason: signal });
+        } finally {
+          await store.close();
+        }
+      }),
+  );
+
+  platformCommand(
+    platform
+      .command('sync-worker')
+      .description(
+        "import the tenants' iCal feeds; run any number of workers on any number of machines (feeds are leased from the database, " +
+          "none is fetched twice at once, a killed worker's feeds are taken over when its leases expire)",
+      )
+      .addOption(
+        new Option('--interval <duration>', 'time between successful syncs of a feed; a failed feed is retried sooner, backing off')
+          .argParser(duration)
+          .default(DEFAULT_SYNC_INTERVAL_MS, '15m'),
+      )
+      .option('--concurrency <n>', 'feeds in flight at once in this worker', positiveInt, DEFAULT_SYNC_CONCURRENCY)
+      .option(
+        '--per-host <n>',
+        'fetches in flight at once per feed host, in this worker (not across workers: W workers make at most W × N)',
+        positiveInt,
+        DEFAULT_SYNC_PER_HOST,
+      )
+      .addOption(
+        new Option('--lease <duration>', 'how long a claim holds a feed, at least 2s (a fetch gets at most half of it, 10 s at most)')
+          .argParser(lease)
+          .default(DEFAULT_SYNC_LEASE_MS, '60s'),
+      )
+      .option('--once', 'sync the feeds due now, then exit (status 1 if any failed)')
+      .option('--feed-ca <file>', 'extra trusted CA certificate (PEM) for https feeds, beside the system roots')
+      .option('--admin-listen <host:port>', 'serve /metrics (Prometheus) and /healthz over plain http on this loopback or private address'),
+  ).action(
+    (
+      o: Common & {
+        interval: number;
+        concurrency: number;
+        perHost: number;
+        lease: number;
+        once?: boolean;
+        feedCa?: string;
+        adminListen?: string;
+      },
+    ) =>
+      run(o.json, async () => {
+        const adminListen = o.adminListen ? parseAdminListen(o.adminListen) : undefined;
+        const ca = o.feedCa ? [readFileSync(o.feedCa, 'utf8')] : undefined;
+        const store = await PlatformStore.open(o.databaseUrl);
+        try {
+          const metrics = new SyncMetrics(() => syncLagSeconds(store));
+          const worker = startSyncWorker({
+            store,
+            intervalMs: o.interval,
+            concurrency: o.concurrency,
+            perHost: o.perHost,
+            leaseMs: o.lease,
+            once: !!o.once,
+            ...(ca ? { ca } : {}),
+            metrics,
+            log: syncLogger(!!o.json),
+            onError: (e) => reportError(e, !!o.json),
+          });
+          const stop = () => void worker.stop();
+          process.once('SIGINT', stop).once('SIGTERM', stop);
+          try {
+            const admin = adminListen ? await startAdminListener(adminListen, metrics, () => store.info().then(() => true)) : undefined;
+            if (o.json) printEvent({ event: 'started', owner: worker.owner, admin_port: admin?.port ?? null, pid: process.pid });
+            const totals = await worker.done.finally(() => admin?.close());
+            if (o.json) printEvent({ event: 'stopped', ...totals });
+            else process.stdout.write(`synced ${totals.ok} feeds, ${totals.failed} failed\n`);
+            if (o.once && totals.failed > 0) process.exitCode = 1;
+          } finally {
+            await worker.stop();
+            process.off('SIGINT', stop).off('SIGTERM', stop);
+          }
         } finally {
           await store.close();
         }
@@ -313,6 +420,21 @@ export function registerPlatformCommands(program: Command): void {
       }),
     );
   }
+
+  platformCommand(
+    tenants
+      .command('add-feed')
+      .description('add an iCal feed (https URL) to a tenant; its offers are non-quoteable until a sync worker imports it')
+      .argument('<domain>')
+      .requiredOption('--name <name>', 'feed name: 1–63 letters, digits, . _ -')
+      .requiredOption('--url <url>', 'https URL of the .ics export (its query may hold a secret token; it is never logged)'),
+  ).action((domain: string, o: Common & { name: string; url: string }) =>
+    run(o.json, async () => {
+      await withStore(o, (s) => s.addTenantFeeds([{ domain, name: o.name, url: o.url }]));
+      if (o.json) printJson({ domain, feed: o.name });
+      else process.stdout.write(`added feed ${o.name} to ${domain}\n`);
+    }),
+  );
 
   platformCommand(tenants.command('remove').description('delete a tenant and its keys, feeds and calendar').argument('<domain>')).action(
     (domain: string, o: Common) =>

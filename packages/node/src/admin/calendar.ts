@@ -9,6 +9,11 @@ import { type NodeStoreOptions, withNodeStore } from './store.js';
 
 const FEED_NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,62}$/i;
 
+/** A feed name: 1–63 letters, digits, `.`, `_`, `-` (a node's feeds and a platform tenant's alike). */
+export function assertFeedName(name: string): void {
+  if (!FEED_NAME_RE.test(name)) throw new NodeError('invalid_feed_name', 'a feed name is 1–63 letters, digits, . _ -');
+}
+
 /**
  * A feed file as stored: an absolute path to a file that exists now. Sync runs from wherever
  * cron or the server starts, so a path relative to the directory `add-feed` ran in would name
@@ -30,7 +35,7 @@ function feedFilePath(file: string): string {
 export async function addCalendarFeed(
   o: NodeStoreOptions & { name: string; url?: string; file?: string },
 ): Promise<{ name: string; url: string | null; file: string | null }> {
-  if (!FEED_NAME_RE.test(o.name)) throw new NodeError('invalid_feed_name', 'a feed name is 1–63 letters, digits, . _ -');
+  assertFeedName(o.name);
   if (!!o.url === !!o.file) throw new NodeError('invalid_feed_source', 'give exactly one of --url or --file');
   if (o.url) assertFeedUrl(o.url);
   const feed = { name: o.name, url: o.url ?? null, file: o.file ? feedFilePath(o.file) : null };

@@ -1,4 +1,14 @@
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+
+/** The columns `table` has now (in the current schema on PostgreSQL), so a migration adds only what is missing. */
+async function columnsOf(db: Kysely<unknown>, table: string): Promise<Set<string>> {
+  const tables = (await db.introspection.getTables()).filter((t) => t.name === table);
+  // PostgreSQL lists every schema's tables; the platform's is the first on the search path.
+  const current = tables.some((t) => t.schema !== undefined)
+    ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
+    : undefined;
+  return new Set(tables.filter((t) => t.schema === current).flatMap((t) => t.columns.map((c) => c.name)));
+}
 
 /**
  * Versioned migrations in code (as the node and gate stores): the portable schema builder only,
@@ -67,6 +77,33 @@ const migrations: Record<string, Migration> = {
     async down(db: Kysely<unknown>) {
       for (const t of ['platform_tenant_block', 'platform_tenant_feed', 'platform_tenant_key', 'platform_tenant', 'platform_info'])
         await db.schema.dropTable(t).execute();
+    },
+  },
+  /**
+   * Calendar sync by workers (`vrp platform sync-worker`): each feed's due time, its failures in
+   * a row (the backoff step) and its lease. Idempotent: a column or index already present is kept.
+   */
+  '0002_feed_sync': {
+    async up(db: Kysely<unknown>) {
+      const have = await columnsOf(db, 'platform_tenant_feed');
+      const alter = () => db.schema.alterTable('platform_tenant_feed');
+      // The epoch: every feed present before this migration is due at once.
+      if (!have.has('next_due_at'))
+        await alter()
+          .addColumn('next_due_at', 'text', (c) => c.notNull().defaultTo('1970-01-01T00:00:00.000Z'))
+          .execute();
+      if (!have.has('failures'))
+        await alter()
+          .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+      if (!have.has('lease_owner')) await alter().addColumn('lease_owner', 'text').execute();
+      if (!have.has('lease_until')) await alter().addColumn('lease_until', 'text').execute();
+      await db.schema.createIndex('platform_tenant_feed_by_due').ifNotExists().on('platform_tenant_feed').column('next_due_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('platform_tenant_feed_by_due').ifExists().execute();
+      for (const c of ['lease_until', 'lease_owner', 'failures', 'next_due_at'])
+        await db.schema.alterTable('platform_tenant_feed').dropColumn(c).execute();
     },
   },
 };

@@ -53,6 +53,13 @@ export interface TenantFeedTable {
   last_success_at: string | null;
   last_error: string | null;
   event_count: number;
+  /** When the feed is next due for a sync (a sync worker claims due feeds); a new feed is due at once. */
+  next_due_at: string;
+  /** Failed syncs in a row (0 after a success): the backoff step of the next retry. */
+  failures: number;
+  /** The sync worker holding the feed's lease, until `lease_until`; an expired lease is free for any worker. */
+  lease_owner: string | null;
+  lease_until: string | null;
 }
 
 export interface TenantBlockTable {

@@ -1,0 +1,492 @@
+/**
+ * `vrp platform sync-worker`: tenants' iCal feeds imported by workers that lease feeds from the
+ * database. Real parts throughout: local https feed servers with their own test CA (on 127.0.0.1
+ * and on 127.0.0.2, a second loopback host that always fails), the real CLI in child processes,
+ * SQLite files and, when `VRPKIT_TEST_PG_URL` is set, PostgreSQL.
+ *
+ * - SQLite, in process: a failed or stale feed makes THAT tenant's offers non-quoteable (the
+ *   single node's `calendar_stale` negative, over the platform's https serving), never another
+ *   tenant's; a failure backs off; metrics and logs carry no feed token.
+ * - SQLite, two worker processes: each feed is fetched exactly once.
+ * - PostgreSQL, two worker processes, 1,000 feeds: each feed fetched exactly once per cycle, the
+ *   failing host backs off, the per-host limit holds, and a worker SIGKILLed mid-lease loses nothing.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpGet } from 'node:http';
+import { createServer as createHttpsServer, request, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDevCa, issueServerCertificate, type PemKeyPair, sampleProperty } from '@vrpkit/node';
+import {
+  generateMasterKeyText,
+  PlatformStore,
+  parseMasterKey,
+  type ServedPlatform,
+  type SyncLogEntry,
+  SyncMetrics,
+  servePlatform,
+  startAdminListener,
+  startSyncWorker,
+  syncLagSeconds,
+} from '@vrpkit/platform';
+import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { type CliRun, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
+import { testClock } from '@vrpkit/testkit/node';
+import { testPgUrl } from '@vrpkit/testkit/pg';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const pgUrl = testPgUrl('platform sync-worker', 'the PostgreSQL run: 1,000 feeds, two worker processes, one SIGKILLed mid-lease');
+const NOW = Date.now();
+const day = (n: number) => new Date(NOW + n * 86_400_000).toISOString().slice(0, 10);
+const compact = (d: string) => d.replaceAll('-', '');
+/** Every feed blocks the nights from day +40 to day +42. */
+const ICS = [
+  'BEGIN:VCALENDAR',
+  'VERSION:2.0',
+  'PRODID:-//other channel//EN',
+  'BEGIN:VEVENT',
+  'UID:stay-1@other',
+  'DTSTAMP:20260101T000000Z',
+  `DTSTART;VALUE=DATE:${compact(day(40))}`,
+  `DTEND;VALUE=DATE:${compact(day(42))}`,
+  'SUMMARY:Reserved',
+  'END:VEVENT',
+  'END:VCALENDAR',
+  '',
+].join('\r\n');
+const master = parseMasterKey(generateMasterKeyText());
+const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-sync-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * A feed host: counts requests per path and the peak of requests in flight; answers 503 when
+ * `failing`; holds the response of a path in `held` until `release()` (for in-flight leases).
+ */
+interface FeedHost {
+  host: string;
+  port: number;
+  counts: Map<string, number>;
+  inFlight: number;
+  peak: number;
+  holding: number;
+  hold: Set<string>;
+  release(): void;
+  url(path: string): string;
+  close(): Promise<void>;
+}
+
+async function startFeedHost(cert: PemKeyPair, host: string, failing: boolean): Promise<FeedHost> {
+  const waiting: (() => void)[] = [];
+  const h: FeedHost = {
+    host,
+    port: 0,
+    counts: new Map(),
+    inFlight: 0,
+    peak: 0,
+    holding: 0,
+    hold: new Set(),
+    release() {
+      h.hold.clear();
+      for (const w of waiting.splice(0)) w();
+    },
+    url: (path) => `https://${host}:${h.port}${path}?token=secret-${path.length}x`,
+    close: async () => {},
+  };
+  const server: Server = createHttpsServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
+    const path = (req.url ?? '').split('?')[0]!;
+    h.counts.set(path, (h.counts.get(path) ?? 0) + 1);
+    h.peak = Math.max(h.peak, ++h.inFlight);
+    res.on('close', () => h.inFlight--);
+    const answer = () => (failing ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'text/calendar' }).end(ICS));
+    if (!h.hold.has(path)) return answer();
+    h.holding++;
+    waiting.push(() => {
+      h.holding--;
+      if (!res.destroyed) answer();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  h.port = (server.address() as AddressInfo).port;
+  h.close = () =>
+    new Promise<void>((r) => {
+      h.release();
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return h;
+}
+
+let caFile = '';
+let okHost: FeedHost;
+let downHost: FeedHost;
+beforeAll(async () => {
+  const ca = await createDevCa({ commonName: 'platform feed test CA' });
+  caFile = join(tmp, 'feed-ca.pem');
+  writeFileSync(caFile, ca.certPem);
+  okHost = await startFeedHost(await issueServerCertificate(ca, ['127.0.0.1']), '127.0.0.1', false);
+  downHost = await startFeedHost(await issueServerCertificate(ca, ['127.0.0.2']), '127.0.0.2', true);
+});
+afterAll(async () => {
+  await okHost?.close();
+  await downHost?.close();
+});
+
+function get(port: number, ca: string, host: string, path: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, servername: host, ca, path, headers: { host }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const plainGet = (port: number, path: string) =>
+  new Promise<string>((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve(text));
+    })
+      .on('error', reject)
+      .end();
+  });
+
+async function waitFor(done: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
+  const dbUrl = `sqlite:${join(tmp, 'fresh.sqlite')}`;
+  const clock = testClock(NOW);
+  let store: PlatformStore;
+  let served: ServedPlatform;
+  const A = 'villa-a.example';
+  const B = 'villa-b.example';
+  const offer = async (domain: string, from: number, to: number) => {
+    const r = await get(served.port, served.caPem!, domain, `${OFFER_ENDPOINT_PATH}?check_in=${day(from)}&check_out=${day(to)}&guests=2`);
+    expect(r.status).toBe(200);
+    return (JSON.parse(r.text) as OfferEnvelope).offer;
+  };
+
+  beforeAll(async () => {
+    store = await PlatformStore.open(dbUrl);
+    await store.init(master, null);
+    await store.addTenants(
+      master,
+      [A, B].map((domain) => ({ domain, property: sampleProperty(NOW) })),
+    );
+    await store.addTenantFeeds([
+      { domain: A, name: 'other-channel', url: downHost.url('/a.ics') },
+      { domain: B, name: 'other-channel', url: okHost.url('/b.ics') },
+    ]);
+    served = await servePlatform({ store, masterKeys: [master], tls: { kind: 'dev', dir: join(tmp, 'dev-tls') }, clock });
+  });
+  afterAll(async () => {
+    await served?.close();
+    await store?.close();
+  });
+
+  it('a feed never synced makes its tenant non-quoteable, as on a single node', async () => {
+    for (const d of [A, B])
+      expect((await offer(d, 20, 23)).availability).toMatchObject({
+        available: false,
+        reason: 'calendar_stale',
+        calendar_freshness: { safe: false, stale_sources: ['other-channel'], reason: 'calendar_feed_stale' },
+      });
+  });
+
+  it("a failed feed fails closed for its tenant only; the healthy tenant's blocks arrive in one revision bump", async () => {
+    const before = (await store.tenantHead(B))!.revision;
+    const metrics = new SyncMetrics(() => syncLagSeconds(store));
+    expect(await syncLagSeconds(store)).toBeGreaterThanOrEqual(0);
+    const logs: SyncLogEntry[] = [];
+    const worker = startSyncWorker({ store, once: true, ca: [readFileSync(caFile, 'utf8')], metrics, log: (e) => logs.push(e) });
+    expect(await worker.done).toEqual({ ok: 1, failed: 1, lease_lost: 0, released: 0 });
+    expect((await store.tenantHead(B))!.revision).toBe(before + 1);
+
+    const a = await offer(A, 20, 23);
+    expect(a.availability).toMatchObject({
+      available: false,
+      reason: 'calendar_stale',
+      calendar_freshness: { safe: false, error_sources: ['other-channel'], reason: 'calendar_feed_failed' },
+    });
+    expect(a.agent_permission.may_quote_as_official_direct_offer).toBe(false);
+    const b = await offer(B, 20, 23);
+    expect(b.availability).toMatchObject({ available: true, calendar_freshness: { safe: true, error_sources: [], stale_sources: [] } });
+    expect((await offer(B, 40, 43)).availability).toMatchObject({ available: false, reason: 'not_available' });
+
+    // Logs and metrics: the outcome per feed, the URL without its token.
+    expect(logs.map((l) => [l.tenant, l.outcome]).sort()).toEqual([
+      [A, 'failed'],
+      [B, 'ok'],
+    ]);
+    expect(JSON.stringify(logs)).not.toContain('secret-');
+    expect(logs.find((l) => l.tenant === A)?.error?.code).toBe('feed_http_error');
+    const admin = await startAdminListener({ host: '127.0.0.1', port: 0 }, metrics, async () => true);
+    try {
+      const text = await plainGet(admin.port, '/metrics');
+      expect(text).toMatch(/vrp_platform_feed_fetches_total\{outcome="ok"\} 1/);
+      expect(text).toMatch(/vrp_platform_feed_fetches_total\{outcome="failed"\} 1/);
+      expect(text).toMatch(/vrp_platform_feed_sync_failures_total 1/);
+      expect(text).toMatch(/vrp_platform_feed_sync_lag_seconds 0/);
+      expect(await plainGet(admin.port, '/healthz')).toContain('ok');
+    } finally {
+      await admin.close();
+    }
+  });
+
+  it('the failed feed backs off (not fetched again at once); the healthy one waits its interval', async () => {
+    const fetchesA = downHost.counts.get('/a.ics');
+    const fetchesB = okHost.counts.get('/b.ics');
+    const worker = startSyncWorker({ store, once: true, ca: [readFileSync(caFile, 'utf8')] });
+    expect(await worker.done).toEqual({ ok: 0, failed: 0, lease_lost: 0, released: 0 });
+    expect(downHost.counts.get('/a.ics')).toBe(fetchesA);
+    expect(okHost.counts.get('/b.ics')).toBe(fetchesB);
+    const rows = await store.db.selectFrom('platform_tenant_feed').selectAll().orderBy('domain').execute();
+    const due = (r: (typeof rows)[number]) => Date.parse(r.next_due_at) - Date.parse(r.last_attempt_at!);
+    // The node's schedule at the default 15 min interval: a first retry after 1/16 of it, jittered down by ≤ 20 %.
+    expect(rows[0]).toMatchObject({ domain: A, failures: 1, lease_owner: null });
+    expect(due(rows[0]!)).toBeGreaterThanOrEqual(0.8 * 56_250);
+    expect(due(rows[0]!)).toBeLessThanOrEqual(56_250);
+    expect(rows[1]).toMatchObject({ domain: B, failures: 0, lease_owner: null, event_count: 1 });
+    expect(due(rows[1]!)).toBeGreaterThanOrEqual(0.8 * 900_000);
+  });
+
+  it("a feed older than the tenant's calendar age turns that tenant stale", async () => {
+    clock.advance(181 * 60_000);
+    try {
+      expect((await offer(B, 20, 23)).availability).toMatchObject({
+        available: false,
+        reason: 'calendar_stale',
+        calendar_freshness: { safe: false, stale_sources: ['other-channel'], error_sources: [], reason: 'calendar_feed_stale' },
+      });
+    } finally {
+      clock.set(NOW);
+    }
+    expect((await offer(B, 20, 23)).availability.available).toBe(true);
+  });
+
+  it('the sync migration is idempotent: re-run over columns it already added, it keeps them and the data', async () => {
+    await sql`delete from platform_migration where name = '0002_feed_sync'`.execute(store.db);
+    const again = await PlatformStore.open(dbUrl);
+    try {
+      const rows = await again.db
+        .selectFrom('platform_tenant_feed')
+        .select(['domain', 'failures', 'next_due_at'])
+        .orderBy('domain')
+        .execute();
+      expect(rows.map((r) => [r.domain, Number(r.failures)])).toEqual([
+        [A, 1],
+        [B, 0],
+      ]);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('refuses a feed that is not https, and bad worker options, with stable codes', async () => {
+    await expect(store.addTenantFeeds([{ domain: B, name: 'plain', url: 'http://127.0.0.1/x.ics' }])).rejects.toMatchObject({
+      code: 'invalid_feed_url',
+    });
+    await expect(store.addTenantFeeds([{ domain: B, name: 'other-channel', url: okHost.url('/dup.ics') }])).rejects.toMatchObject({
+      code: 'feed_exists',
+    });
+    await expect(store.addTenantFeeds([{ domain: 'nobody.example', name: 'x', url: okHost.url('/x.ics') }])).rejects.toMatchObject({
+      code: 'unknown_tenant',
+    });
+    expect(() => startSyncWorker({ store, leaseMs: 500 })).toThrow(expect.objectContaining({ code: 'invalid_sync_option' }));
+    const addFeed = (url: string) =>
+      runVrpInProcess(['platform', 'tenants', 'add-feed', B, '--name', 'second', '--url', url, '--database-url', dbUrl, '--json']);
+    const refused = await addFeed('http://127.0.0.1/x.ics');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ error: { code: 'invalid_feed_url' } });
+    expect((await store.db.selectFrom('platform_tenant_feed').select('name').where('domain', '=', B).execute()).length).toBe(1);
+    expect((await addFeed(okHost.url('/b2.ics'))).code).toBe(0);
+    expect((await offer(B, 20, 23)).availability).toMatchObject({ available: false, calendar_freshness: { stale_sources: ['second'] } });
+  });
+});
+
+/** Tenants `prefix-NNN.example`, each with `perTenant` feeds on `host` under `/prefix/NNN/F.ics`. */
+async function addFeeds(store: PlatformStore, prefix: string, tenants: number, perTenant: number, host: FeedHost): Promise<string[]> {
+  const domains = Array.from({ length: tenants }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}.example`);
+  await store.addTenants(
+    master,
+    domains.map((domain) => ({ domain, property: sampleProperty(NOW) })),
+  );
+  const feeds = domains.flatMap((domain, i) =>
+    Array.from({ length: perTenant }, (_, f) => ({ domain, name: `feed-${f}`, url: host.url(`/${prefix}/${i}/${f}.ics`) })),
+  );
+  await store.addTenantFeeds(feeds);
+  return feeds.map((f) => new URL(f.url).pathname);
+}
+
+interface WorkerRun extends CliRun {
+  /** The JSON lines the worker printed so far (stdout is read continuously, so the worker never blocks on it). */
+  events(): (Partial<Omit<SyncLogEntry, 'event'>> & { event: string; [field: string]: unknown })[];
+  stdout(): string;
+}
+
+function worker(dbUrl: string, ...extra: string[]): WorkerRun {
+  const run = vrpCli(['platform', 'sync-worker', '--database-url', dbUrl, '--feed-ca', caFile, '--json', ...extra]);
+  let out = '';
+  run.child.stdout!.on('data', (c) => (out += c));
+  return {
+    ...run,
+    stdout: () => out,
+    events: () =>
+      out
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l)),
+  };
+}
+const okFeeds = (r: WorkerRun) => r.events().filter((e) => e.event === 'feed_sync' && e.outcome === 'ok');
+
+describe('sync worker processes on SQLite', () => {
+  it('two workers at once fetch each feed exactly once', async () => {
+    const dbUrl = `sqlite:${join(tmp, 'two.sqlite')}`;
+    const store = await PlatformStore.open(dbUrl);
+    let paths: string[];
+    try {
+      await store.init(master, null);
+      paths = await addFeeds(store, 'lite', 20, 5, okHost);
+    } finally {
+      await store.close();
+    }
+    // Responses are held until both workers have their per-host share (4 each) in flight: they really run at once.
+    for (const p of paths) okHost.hold.add(p);
+    const runs = [worker(dbUrl, '--once', '--concurrency', '8'), worker(dbUrl, '--once', '--concurrency', '8')];
+    await waitFor(() => okHost.holding === 8, 30_000, 'both workers to fetch');
+    okHost.release();
+    expect(await Promise.all(runs.map((r) => r.exited))).toEqual([0, 0]);
+    expect(paths.map((p) => okHost.counts.get(p))).toEqual(paths.map(() => 1));
+    const [one, two] = runs.map((r) => okFeeds(r).length) as [number, number];
+    expect(one).toBeGreaterThan(0);
+    expect(two).toBeGreaterThan(0);
+    expect(one + two).toBe(paths.length);
+    const check = await PlatformStore.open(dbUrl);
+    try {
+      const rows = await check.db.selectFrom('platform_tenant_feed').select(['last_success_at', 'lease_owner']).execute();
+      expect(rows.every((r) => r.last_success_at !== null && r.lease_owner === null)).toBe(true);
+    } finally {
+      await check.close();
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes, one killed mid-lease', () => {
+  const dbUrl = (() => {
+    const u = new URL(pgUrl ?? 'postgres://unused');
+    u.searchParams.set('schema', `platsync_${Math.random().toString(36).slice(2, 10)}`);
+    return u.toString();
+  })();
+  const PER_HOST = 8;
+  let store: PlatformStore;
+  let held: string[] = [];
+  let healthy: string[] = [];
+  let failing: string[] = [];
+  const runs: WorkerRun[] = [];
+
+  beforeAll(async () => {
+    store = await PlatformStore.open(dbUrl);
+    await store.init(master, null);
+    // Sorted first (due at the same instant, claimed in domain order): the feeds both workers claim first, held in flight.
+    held = await addFeeds(store, 'aa-held', 8, 5, okHost);
+    healthy = await addFeeds(store, 'mm-ok', 190, 5, okHost);
+    failing = await addFeeds(store, 'zz-down', 2, 5, downHost);
+    for (const p of held) okHost.hold.add(p);
+  }, 60_000);
+  afterAll(async () => {
+    for (const r of runs) r.child.kill('SIGKILL');
+    await Promise.all(runs.map((r) => r.exited));
+    okHost.release();
+    if (store) {
+      await store.db.schema.dropSchema(new URL(dbUrl).searchParams.get('schema')!).ifExists().cascade().execute();
+      await store.close();
+    }
+  });
+
+  it('each feed once per cycle, the per-host limit holds, the failing host backs off, and a SIGKILLed worker loses nothing', async () => {
+    const total = held.length + healthy.length + failing.length;
+    expect(total).toBe(1000);
+    const args = ['--interval', '10m', '--concurrency', '16', '--per-host', String(PER_HOST), '--lease', '8s'];
+    runs.push(worker(dbUrl, ...args), worker(dbUrl, ...args, '--admin-listen', '127.0.0.1:0'));
+    const [doomed, survivor] = runs as [WorkerRun, WorkerRun];
+
+    // Both workers fill their per-host slots with held feeds: 2 × 8 responses in flight, and no more.
+    await waitFor(() => okHost.holding === 2 * PER_HOST, 30_000, 'both workers to hold feeds in flight');
+    expect(okHost.peak).toBe(2 * PER_HOST);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    okHost.release();
+
+    const count = async (column: 'last_success_at' | 'last_attempt_at') =>
+      Number(
+        (
+          await store.db
+            .selectFrom('platform_tenant_feed')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where(column, 'is not', null)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    // The killed worker's leases expire (8 s) and the survivor takes those feeds.
+    const allDone = async () =>
+      (await count('last_success_at')) === held.length + healthy.length && (await count('last_attempt_at')) === total;
+    await waitFor(allDone, 45_000, 'every feed attempted, every healthy feed synced').catch(async (e: Error) => {
+      throw new Error(`${e.message}: ${await count('last_success_at')} synced; survivor stderr: ${survivor.stderr().slice(-2000)}`);
+    });
+
+    // Exactly once per cycle for every feed no worker died holding; the 8 the killed worker had in flight twice.
+    expect(healthy.filter((p) => okHost.counts.get(p) !== 1)).toEqual([]);
+    const heldCounts = held.map((p) => okHost.counts.get(p) ?? 0);
+    expect(heldCounts.every((n) => n === 1 || n === 2)).toBe(true);
+    expect(heldCounts.filter((n) => n === 2)).toHaveLength(PER_HOST);
+    expect(okHost.peak).toBeLessThanOrEqual(2 * PER_HOST);
+    // The failing host: one fetch per feed, then the backoff (first retry after 1/16 of 10 min, jittered).
+    expect(failing.map((p) => downHost.counts.get(p))).toEqual(failing.map(() => 1));
+    const down = await store.db.selectFrom('platform_tenant_feed').selectAll().where('domain', 'like', 'zz-down-%').execute();
+    expect(down.every((r) => Number(r.failures) === 1 && r.last_error?.startsWith('feed_http_error'))).toBe(true);
+    expect(down.every((r) => Date.parse(r.next_due_at) - Date.parse(r.last_attempt_at!) >= 0.8 * 37_500)).toBe(true);
+    // Every lease is released; the survivor still runs and nothing is due.
+    const leased = await store.db.selectFrom('platform_tenant_feed').select('name').where('lease_owner', 'is not', null).execute();
+    expect(leased).toEqual([]);
+    expect(survivor.child.exitCode).toBeNull();
+    expect(survivor.stderr()).not.toContain('secret-');
+    // The logs: one success per feed, each feed once, URLs without their token; the metrics agree.
+    expect(survivor.stdout() + doomed.stdout()).not.toContain('secret-');
+    const oks = okFeeds(survivor).map((e) => `${e.tenant}/${e.feed}`);
+    expect(oks).toHaveLength(held.length + healthy.length);
+    expect(new Set(oks).size).toBe(oks.length);
+    expect(okFeeds(doomed)).toEqual([]);
+    const adminPort = survivor.events().find((e) => e.event === 'started')?.admin_port as number;
+    const metrics = await plainGet(adminPort, '/metrics');
+    expect(metrics).toContain(`vrp_platform_feed_fetches_total{outcome="ok"} ${oks.length}`);
+    expect(metrics).toMatch(/vrp_platform_feed_sync_lag_seconds \d/);
+
+    // The sync migration re-run over its own columns (PostgreSQL lists every schema's tables: only this one counts).
+    await sql`delete from platform_migration where name = '0002_feed_sync'`.execute(store.db);
+    const again = await PlatformStore.open(dbUrl);
+    await again.close();
+    expect(
+      Number(
+        (
+          await store.db
+            .selectFrom('platform_tenant_feed')
+            .select((eb) => eb.fn.max('failures').as('f'))
+            .executeTakeFirstOrThrow()
+        ).f,
+      ),
+    ).toBe(1);
+  }, 90_000);
+});
