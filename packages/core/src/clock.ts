@@ -20,9 +20,20 @@ export function fixedClock(at: number | string | Date): Clock {
   return { now: () => ms };
 }
 
+/** The last two seconds formatted: an offer formats `now` several times and its `valid_until` once. */
+const utcSeconds: [number, string][] = [
+  [Number.NaN, ''],
+  [Number.NaN, ''],
+];
+
 /** RFC 3339 UTC timestamp with second precision and `Z`, the form VRP's `dateTime` pattern pins. */
 export function toUtcSecond(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const second = Math.floor(ms / 1000);
+  for (const [s, text] of utcSeconds) if (s === second) return text;
+  const text = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+  utcSeconds.pop();
+  utcSeconds.unshift([second, text]);
+  return text;
 }
 
 /** The `fetch` signature vrpkit accepts everywhere a caller may inject its own. */

@@ -104,14 +104,23 @@ export interface JwsSigner {
 }
 
 export function createJwsSigner(privateJwk: Ed25519PrivateJwk, kid: string, defaultHeader: Record<string, unknown> = {}): JwsSigner {
+  // The KeyObject is imported once per signer, never per signature.
   const key = importEd25519PrivateKey(privateJwk);
+  // A signer signs under one or two headers ({typ:"JWT"} for offers and receipts): the last one's
+  // encoding is kept, so a signature encodes only its payload.
+  let lastHeader = '';
+  let lastEncoded = '';
   return {
     kid,
     sign(payload, extraHeader) {
       // Header member order follows the VRP conformance vectors: alg, typ?, kid.
-      const header = { alg: 'EdDSA', ...defaultHeader, ...extraHeader, kid };
-      const signingInput = `${base64urlEncode(JSON.stringify(header))}.${base64urlEncode(payload)}`;
-      const signature = cryptoSign(null, Buffer.from(signingInput, 'ascii'), key);
+      const header = JSON.stringify({ alg: 'EdDSA', ...defaultHeader, ...extraHeader, kid });
+      if (header !== lastHeader) {
+        lastEncoded = base64urlEncode(header);
+        lastHeader = header;
+      }
+      const signingInput = `${lastEncoded}.${base64urlEncode(payload)}`;
+      const signature = cryptoSign(null, Buffer.from(signingInput, 'latin1'), key);
       return `${signingInput}.${signature.toString('base64url')}`;
     },
   };

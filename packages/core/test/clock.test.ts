@@ -30,4 +30,14 @@ describe('Clock', () => {
   it('toUtcSecond truncates to the second and ends in Z', () => {
     expect(toUtcSecond(Date.UTC(2026, 0, 2, 3, 4, 5, 999))).toBe('2026-01-02T03:04:05Z');
   });
+
+  it('toUtcSecond answers every instant right, however the recently formatted seconds interleave', () => {
+    const base = Date.UTC(2026, 5, 30, 23, 59, 58);
+    // Three seconds in turn (more than it keeps), repeats, sub-second and negative instants, a leap day.
+    const instants = [0, 1000, 2000, 0, 1999, 1000, 2500, 0, -1, 86_400_000 * 365, 0].map((d) => base + d);
+    instants.push(-1, -1000, -1001, Date.UTC(2028, 1, 29, 12, 0, 0, 1));
+    for (const ms of instants) {
+      expect(toUtcSecond(ms), String(ms)).toBe(new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z'));
+    }
+  });
 });

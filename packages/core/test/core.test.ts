@@ -92,6 +92,18 @@ describe('Ed25519 compact JWS', () => {
     const tampered = `${parsed.jws.signingInput.slice(0, -2)}AA`;
     expect(verifyEd25519Signature(tampered, parsed.jws.signature, key)).toBe(false);
   });
+  it('signs each call under its own header when calls alternate headers (the signer keeps the last encoding)', async () => {
+    const { privateJwk } = await generateEd25519Jwk();
+    const signer = createJwsSigner(privateJwk, 'example.com-2026-11-29-02');
+    const key = await importJWK(publicJwkOf(privateJwk, signer.kid), 'EdDSA');
+    const extras = [{ typ: 'JWT' }, undefined, { typ: 'JWT' }, { typ: 'vrp+jwt', cty: 'x' }, { typ: 'JWT' }, undefined];
+    for (const [i, extra] of extras.entries()) {
+      const payload = `{"n":${i}}`;
+      const { protectedHeader, payload: bytes } = await compactVerify(signer.sign(payload, extra), key, { algorithms: ['EdDSA'] });
+      expect(protectedHeader, String(i)).toEqual({ alg: 'EdDSA', ...extra, kid: signer.kid });
+      expect(new TextDecoder().decode(bytes)).toBe(payload);
+    }
+  });
   it('reproduces the public VRP offer test key from its seed', () => {
     const seed = Buffer.from(sha256Hex('VRP v0.1 conformance test vector key - DO NOT USE'), 'hex');
     const jwk = ed25519PrivateJwkFromSeed(seed);

@@ -33,10 +33,13 @@ export interface OfferFacts {
   offerId: string;
 }
 
-/** Core VRP v0.1 §5.1: `https://{canonical_domain}/book?checkIn=…&checkOut=…&guests=…&offer=…`. */
+/**
+ * Core VRP v0.1 §5.1: `https://{canonical_domain}/book?checkIn=…&checkOut=…&guests=…&offer=…`.
+ * Every value is parser-checked (YYYY-MM-DD dates, an integer, a UUID): none has a character
+ * that form encoding would escape, so the query is written as is.
+ */
 export function directBookingUrl(domain: string, r: { check_in: string; check_out: string; guests: number }, offerId: string): string {
-  const q = new URLSearchParams({ checkIn: r.check_in, checkOut: r.check_out, guests: String(r.guests), offer: offerId });
-  return `https://${domain}/book?${q}`;
+  return `https://${domain}/book?checkIn=${r.check_in}&checkOut=${r.check_out}&guests=${r.guests}&offer=${offerId}`;
 }
 
 function priceOf(facts: OfferFacts, checkedAt: string): OfferPrice {

@@ -69,10 +69,11 @@ export interface NodePublisher extends OfferService {
   /** Core VRP v0.1 §3 JWKS at the node's clock: active and retained keys. */
   jwks(): Promise<VrpJwks>;
   /**
-   * What `getServedOffer(args)` would answer, when that is known without waiting: a refusal or a
-   * signed-offer cache hit, with the store read synchronously and unchanged since the last offer.
-   * Null otherwise (cache off, a miss, a store read that waits): the caller takes `getServedOffer`.
-   * The offer endpoint answers a hit in the same turn, so the response goes out as prebuilt bytes.
+   * What `getServedOffer(args)` answers, computed without waiting when the store state is known
+   * synchronously (SQLite, unchanged since the last snapshot, no lapsed hold to expire): a
+   * refusal, a cached response, or an offer signed now (signing is synchronous). Null when the
+   * store read would wait (PostgreSQL, a write to reload, a hold to expire): the caller takes
+   * `getServedOffer`. The offer endpoint then answers in the same turn, as prebuilt bytes.
    */
   servedOfferNow?(args: OfferRequestInput): OfferOutcome | null;
   /** The live re-quote of a booking request: `getOffer` computed from the store state `state` (read inside the hold's transaction). */
@@ -268,9 +269,8 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return parseOfferRequest(args, { today, horizonDays: s.p.booking_horizon_days });
   }
 
-  /** Sign afresh at the node's clock from the store state `s`. */
-  function signNow(args: OfferRequestInput, s: Loaded): OfferOutcome {
-    const t = clock.now();
+  /** Sign afresh at `t` from the store state `s`. */
+  function signAt(args: OfferRequestInput, t: number, s: Loaded): OfferOutcome {
     const today = localDate(t, s.p.time_zone);
     // A refusal never reaches pricing or the signer.
     const parsed = parseAt(args, s, today);
@@ -279,12 +279,13 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   }
 
   async function getOffer(args: OfferRequestInput): Promise<OfferOutcome> {
-    return signNow(args, await load());
+    const s = await load();
+    return signAt(args, clock.now(), s);
   }
 
   function quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome {
     const { revision, property: p, feeds, blocks, keys } = state;
-    return signNow(args, { revision, p, feeds, blocks, signer: keyRing.signerFor(keys) });
+    return signAt(args, clock.now(), { revision, p, feeds, blocks, signer: keyRing.signerFor(keys) });
   }
 
   /** The refusal or the cached offer for `args` at `t` from `s`; on a miss, what signing needs. */
@@ -298,24 +299,30 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return hit ? { outcome: { ok: true as const, ...hit } } : { miss: { r, key, today } };
   }
 
-  async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
-    if (!cache) return getOffer(args);
-    const t = clock.now();
-    const s = await load();
+  /** The offer served for `args` at `t` from `s`: a refusal, a cached response, or one signed now (and cached). Synchronous. */
+  function serveAt(args: OfferRequestInput, t: number, s: Loaded): OfferOutcome {
+    if (!cache) return signAt(args, t, s);
     const found = lookUp(cache, args, t, s);
     if (found.outcome) return found.outcome;
     const { r, key, today } = found.miss;
-    // Signing is synchronous from here on: a concurrent request for the same stay finds the entry.
+    // Signing is synchronous: a concurrent request for the same stay finds the entry.
     const signed = signFresh(r, t, s, today);
     cache.set(key, signed, t, calendarFreshnessChangesAt(s.feeds, t, s.p.calendar_max_age_minutes));
     return { ok: true, ...signed };
   }
 
+  async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+    const s = await load();
+    return serveAt(args, clock.now(), s);
+  }
+
   function servedOfferNow(args: OfferRequestInput): OfferOutcome | null {
-    if (!cache) return null;
     const now = store.snapshotNow?.() ?? null;
     if (!now) return null;
-    return lookUp(cache, args, clock.now(), loaded(now)).outcome ?? null;
+    const t = clock.now();
+    // A lapsed hold frees its dates only once `snapshot` has expired it (a write): that path waits.
+    if (now.nextHoldExpiry !== null && Date.parse(now.nextHoldExpiry) <= t) return null;
+    return serveAt(args, t, loaded(now));
   }
 
   async function calendar(from: string, days: number): Promise<CalendarDay[]> {

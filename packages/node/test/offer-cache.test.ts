@@ -357,10 +357,14 @@ describe('signed-offer cache on the node clock', () => {
     expect(envelopeOf(after.text).offer.availability).toMatchObject({ available: false, reason: 'not_available' });
     const again = service.servedOfferNow?.(query);
     expect(again?.ok && again.json).toBe(after.text);
-    // Cache off: nothing is ever answered without signing.
+    // Cache off: answered in the same turn too, but always signed afresh (never an earlier response).
     const off = await clockNode('served-now-off', 0);
-    expect((await off.offer()).status).toBe(200);
-    expect((off.node.service as NodePublisher).servedOfferNow?.(query)).toBeNull();
+    const offFirst = await off.offer();
+    expect(offFirst.status).toBe(200);
+    const signedNow = (off.node.service as NodePublisher).servedOfferNow?.(query);
+    expect(signedNow?.ok).toBe(true);
+    expect(signedNow?.ok && signedNow.json).not.toBe(offFirst.text);
+    expect(signedNow?.ok && envelopeOf(signedNow.json).offer.request).toEqual(envelopeOf(offFirst.text).offer.request);
   });
 
   it('never serves an offer signed in the future of a clock that went back', async () => {

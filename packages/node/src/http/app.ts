@@ -6,6 +6,7 @@
 import { sha256Hex } from '@vrpkit/core';
 import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { Hono } from 'hono';
+import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
 import { mountBookingRequests } from '../booking/http.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
@@ -41,27 +42,34 @@ export interface NodeAppOptions {
   canonicalHostOnly?: boolean;
 }
 
-export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
-  const app = new Hono();
-  const { log } = options;
+/** The resources that only take GET (and HEAD): any other method is 405 with `Allow`, not 404. */
+const READ_ONLY_PATHS = new Set([DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, BOOK_PATH, HEALTHZ_PATH, READYZ_PATH]);
 
-  if (log) {
-    app.use(async (c, next) => {
-      const started = performance.now();
-      await next();
-      const q = rawQuery(c.req.url);
+type Fetch = Hono['fetch'];
+
+/** One log line per answered request, its latency included (the answer may be a promise). */
+function logged(fetch: Fetch, log: (entry: RequestLogEntry) => void): Fetch {
+  return (req, env, ctx) => {
+    const started = performance.now();
+    const write = (res: Response) => {
+      const q = rawQuery(req.url);
       log({
         event: 'request',
-        method: c.req.method,
-        path: c.req.path,
+        method: req.method,
+        path: getPath(req),
         query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
-        status: c.res.status,
+        status: res.status,
         latency_ms: Math.round((performance.now() - started) * 100) / 100,
       });
-    });
-  }
+      return res;
+    };
+    const res = fetch(req, env, ctx);
+    return 'then' in res ? res.then(write) : write(res);
+  };
+}
 
-  if (options.canonicalHostOnly !== false) app.use(canonicalHostOnly(service.canonicalDomain));
+export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
+  const app = new Hono();
 
   // Core §2: discovery document.
   app.get(DISCOVERY_PATH, (c) => c.json(service.discovery(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
@@ -74,8 +82,9 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
     // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
     const read = offerQuery(c.req.url);
     if (!read.ok) return offerResponse(read);
-    // A signed-offer cache hit is answered in this turn: a handler that returns a Response (not a
-    // promise) lets @hono/node-server write the prebuilt bytes at once, headers and body in one write.
+    // Answered in this turn when the store state is known without waiting (a cache hit or a fresh
+    // signature alike): a handler that returns a Response (not a promise) lets @hono/node-server
+    // write the prebuilt bytes at once, headers and body in one write.
     const now = service.servedOfferNow?.(read.query);
     return now ? offerResponse(now) : service.getServedOffer(read.query).then(offerResponse);
   });
@@ -86,6 +95,7 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
     return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
   });
 
+  // Its own 405 first: /book also takes the booking form's POST.
   if (options.bookings) mountBookingRequests(app, options.bookings);
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
@@ -97,20 +107,31 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
       return c.json(r, r.ready ? 200 : 503, { 'cache-control': 'no-store' });
     });
 
-  // These resources are read-only: any other method is 405 with the methods that exist (RFC 9110 §15.5.6), not 404.
-  for (const path of [DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, BOOK_PATH, HEALTHZ_PATH, READYZ_PATH]) {
-    app.all(path, (c) =>
-      c.body(errorBody('method_not_allowed', `use GET on ${path}`), 405, { 'content-type': JSON_TYPE, allow: 'GET, HEAD' }),
-    );
-  }
-
   mountSurfaces(app, service);
 
-  app.notFound((c) => c.body(errorBody('not_found', 'no such resource'), 404, { 'content-type': JSON_TYPE }));
+  // No route matched: a read-only resource asked with another method is 405 with the methods that
+  // exist (RFC 9110 §15.5.6), anything else 404. Answered here rather than by catch-all routes, so
+  // a GET matches exactly one handler and Hono calls it directly, outside its middleware chain.
+  app.notFound((c) => {
+    const path = c.req.path;
+    if (READ_ONLY_PATHS.has(path))
+      return c.body(errorBody('method_not_allowed', `use GET on ${path}`), 405, { 'content-type': JSON_TYPE, allow: 'GET, HEAD' });
+    return c.body(errorBody('not_found', 'no such resource'), 404, { 'content-type': JSON_TYPE });
+  });
   // Internal failures never echo details to the client (they may name store or key files); user input never lands here.
   app.onError((e, c) => {
     options.onError?.(e);
     return c.body(errorBody('internal_error', 'the node could not complete the request'), 500, { 'content-type': JSON_TYPE });
   });
+
+  // The Host check and the log wrap the router instead of being middleware in it: with no
+  // middleware a handler that returns a Response (the offer endpoint always does on SQLite) is
+  // answered in the same turn, and @hono/node-server writes its bytes at once, headers and body
+  // in one write. Every request still passes both: `fetch` is the app's only entry (`request`
+  // and the servers call it).
+  const route = app.fetch;
+  const misdirected = options.canonicalHostOnly !== false ? canonicalHostOnly(service.canonicalDomain) : undefined;
+  const guarded: Fetch = misdirected ? (req, env, ctx) => misdirected(req) ?? route(req, env, ctx) : route;
+  app.fetch = options.log ? logged(guarded, options.log) : guarded;
   return app;
 }

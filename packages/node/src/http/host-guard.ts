@@ -1,17 +1,18 @@
-import type { MiddlewareHandler } from 'hono';
 import { errorBody, JSON_TYPE } from '../request.js';
 
 /**
  * 421 Misdirected Request (RFC 9110 §15.5.20) for a request whose `Host` is neither the canonical
- * domain nor a subdomain of it, before any handler runs, so no node data reaches it. Core VRP
- * v0.1 §2: a node speaks only for its canonical domain. It also shields a node on a local user's
- * machine from DNS rebinding (a page whose name was re-pointed at 127.0.0.1 sends its own Host).
+ * domain nor a subdomain of it, before any handler runs, so no node data reaches it; undefined
+ * for a request the node serves. Core VRP v0.1 §2: a node speaks only for its canonical domain.
+ * It also shields a node on a local user's machine from DNS rebinding (a page whose name was
+ * re-pointed at 127.0.0.1 sends its own Host).
  */
-export function canonicalHostOnly(domain: string): MiddlewareHandler {
-  return async (c, next) => {
-    const host = requestHostName(c.req.header('host'));
-    if (host === domain || host?.endsWith(`.${domain}`)) return next();
-    return c.body(errorBody('misdirected_request', `this node serves https://${domain}`), 421, { 'content-type': JSON_TYPE });
+export function canonicalHostOnly(domain: string): (req: Request) => Response | undefined {
+  const body = errorBody('misdirected_request', `this node serves https://${domain}`);
+  return (req) => {
+    const host = requestHostName(req.headers.get('host'));
+    if (host === domain || host?.endsWith(`.${domain}`)) return undefined;
+    return new Response(body, { status: 421, headers: { 'content-type': JSON_TYPE } });
   };
 }
 

@@ -6,6 +6,13 @@
  * The low-level `Server` (not `McpServer.registerTool`) is used so `tools/list` shows exactly
  * the §4 JSON Schema — three required snake_case keys, camelCase aliases optional — and the
  * arguments reach the offer service untouched; the service is the single validator.
+ *
+ * One message skips the SDK's response path: a lone `tools/call get_verified_stay_offer` the SDK
+ * would hand straight to our handler (checked with the SDK's own schemas and rules). Its answer
+ * is written from the signed offer's exact bytes — what the SDK writes for `callOfferTool`'s
+ * result, byte for byte (members in the order its result schema emits them; a test holds the two
+ * equal) — instead of validating our own ~19 KB result and serialising the envelope twice,
+ * which was most of a call's cost. Every other message, and any call that fails, is the SDK's.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -13,17 +20,19 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  isJSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { isRecord } from '@vrpkit/core';
-import { MCP_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
-import type { Hono } from 'hono';
+import { MCP_ENDPOINT_PATH, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import type { Context, Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
-import type { OfferService } from '../service.js';
+import type { OfferOutcome, OfferService } from '../service.js';
 import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
@@ -43,6 +52,11 @@ export function offerTool(service: OfferService): Tool {
   };
 }
 
+/** A refused call: `isError` with the service's code, never an invented offer. */
+function refusalResult(error: { code: string; message: string }): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: `error[${error.code}]: ${error.message}` }] };
+}
+
 /**
  * `tools/call get_verified_stay_offer` → the signed envelope unmodified (§5): the endpoint's
  * exact JSON body as text content and the same object as `structuredContent`. Malformed input
@@ -51,15 +65,63 @@ export function offerTool(service: OfferService): Tool {
 export async function callOfferTool(service: OfferService, args: Record<string, unknown>): Promise<CallToolResult> {
   // The offer is the endpoint's (signed-offer cache included); the receipt below is signed per call.
   const outcome = await service.getServedOffer(args);
-  if (!outcome.ok) {
-    return { isError: true, content: [{ type: 'text', text: `error[${outcome.error.code}]: ${outcome.error.message}` }] };
-  }
+  if (!outcome.ok) return refusalResult(outcome.error);
   return {
     content: [{ type: 'text', text: outcome.json }],
     structuredContent: outcome.envelope as unknown as Record<string, unknown>,
     // MCP composition profile: the signed receipt rides in `_meta`, beside the unmodified envelope (docs/receipts.md).
     _meta: { [RECEIPT_META_KEY]: issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope: outcome.envelope }) },
   };
+}
+
+/**
+ * The envelope's exact bytes as a JSON string literal (the text content), once per signed offer:
+ * the signed-offer cache hands every call for a stay the same envelope object.
+ */
+const envelopeTexts = new WeakMap<OfferEnvelope, string>();
+const RECEIPT_META_KEY_JSON = JSON.stringify(RECEIPT_META_KEY);
+
+/**
+ * `callOfferTool`'s result as the SDK serialises it after its result schema (`_meta`, `content`,
+ * `structuredContent`; a refusal `content`, `isError`), with the envelope written as its signed
+ * bytes rather than re-serialised from the object.
+ */
+async function offerToolResultJson(service: OfferService, args: Record<string, unknown>): Promise<string> {
+  const outcome: OfferOutcome = await service.getServedOffer(args);
+  if (!outcome.ok) {
+    const { content, isError } = refusalResult(outcome.error);
+    return JSON.stringify({ content, isError });
+  }
+  let text = envelopeTexts.get(outcome.envelope);
+  if (text === undefined) {
+    text = JSON.stringify(outcome.json);
+    envelopeTexts.set(outcome.envelope, text);
+  }
+  const receipt = issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope: outcome.envelope });
+  return `{"_meta":{${RECEIPT_META_KEY_JSON}:${JSON.stringify(receipt)}},"content":[{"type":"text","text":${text}}],"structuredContent":${outcome.json}}`;
+}
+
+/**
+ * The id and the arguments (as sent) of a body the SDK would hand straight to the offer tool's
+ * handler and answer with nothing but its result; null for anything else, which the SDK then
+ * answers itself. The checks are the SDK's: its Accept and protocol-version rules (the transport
+ * is stateless, so there is no session to check), one JSON-RPC request (not a batch, not
+ * `initialize`), and its `tools/call` schema; a call asking for a task or carrying `_meta`
+ * (progress, related task) stays on the SDK's path.
+ */
+function directOfferCall(c: Context, body: unknown): { id: string | number; args: Record<string, unknown> } | null {
+  const accept = c.req.header('accept');
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
+  const version = c.req.header('mcp-protocol-version');
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+  if (!isJSONRPCRequest(body) || body.method !== 'tools/call') return null;
+  const call = CallToolRequestSchema.safeParse(body);
+  if (!call.success) return null;
+  const { params } = call.data;
+  if (params.name !== OFFER_TOOL_NAME || params.task !== undefined || params._meta !== undefined) return null;
+  // The arguments as sent, not the schema's copy (see `toolCallArguments`).
+  const sent = (body.params as Record<string, unknown>).arguments as Record<string, unknown> | undefined;
+  return { id: body.id, args: sent ?? {} };
 }
 
 /**
@@ -136,6 +198,18 @@ export function mountMcp(app: Hono, service: OfferService): void {
       return jsonRpcErrorResponse(null, { code: -32700, message: 'Parse error: Invalid JSON' }, 400);
     }
     const parsedBody = read.value;
+    const direct = directOfferCall(c, parsedBody);
+    if (direct) {
+      try {
+        const result = await offerToolResultJson(service, direct.args);
+        return new Response(`{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(direct.id)}}`, {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        });
+      } catch {
+        // A failure is answered by the SDK, in its own JSON-RPC error shape.
+      }
+    }
     await buildServer(service, tool, validator, toolCallArguments(parsedBody)).connect(transport);
     return transport.handleRequest(c.req.raw, { parsedBody });
   });

@@ -1,0 +1,117 @@
+/**
+ * The MCP `tools/call` answer is written from the signed offer's bytes (surfaces/mcp.ts): it
+ * must be, byte for byte, what the official SDK writes for the same call, and its envelope the
+ * offer endpoint's exact body (Node Tool Binding v0.1 §5: the envelope unmodified). A real node
+ * on a fixed clock (so the per-call receipt signs the same `served_at` on every path), over TLS.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import { fixedClock } from '@vrpkit/core';
+import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
+import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const DOMAIN = 'mcp-bytes-node.example';
+const ORIGIN = `https://${DOMAIN}`;
+const NOW = Date.now();
+const day = (offset: number) => new Date(NOW + offset * 86_400_000).toISOString().slice(0, 10);
+
+let dir: string;
+let cached: ServedNode;
+let fresh: ServedNode;
+let fetchCached: HardenedFetch;
+let fetchFresh: HardenedFetch;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vrpkit-mcp-bytes-'));
+  await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
+  const clock = fixedClock(NOW);
+  cached = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, clock });
+  fresh = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, clock, offerCacheMaxAgeSeconds: 0 });
+  const to = (n: ServedNode) => createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${n.port}`], ca: n.caPem as string });
+  fetchCached = to(cached);
+  fetchFresh = to(fresh);
+});
+
+afterAll(async () => {
+  await fetchCached?.close();
+  await fetchFresh?.close();
+  await cached?.close();
+  await fresh?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const MCP_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+};
+
+/** POST one JSON-RPC body to /mcp; the raw answer. */
+async function post(f: HardenedFetch, body: unknown, headers: Record<string, string> = MCP_HEADERS) {
+  const res = await f(`${ORIGIN}${MCP_ENDPOINT_PATH}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+}
+
+const call = (id: number | string, args: unknown, extra: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: BOUND_TOOL_NAME, arguments: args, ...extra },
+});
+
+describe('MCP tools/call bytes', () => {
+  const stays = [
+    { check_in: day(30), check_out: day(33), guests: 2 },
+    { check_in: day(40), check_out: day(47), guests: 1, language: 'sv' },
+    // Aliases, a signed negative (too many guests) and a refusal (no guests) take the same path.
+    { checkIn: day(50), checkOut: day(52), guests: 3 },
+    { check_in: day(60), check_out: day(63), guests: 99 },
+    { check_in: day(60), check_out: day(63) },
+  ];
+
+  it.each(stays.flatMap((args, i) => [[i, args, 'cache on'] as const, [i, args, 'cache off'] as const]))(
+    'stay %i (%o, %s): the answer equals the SDK-written one byte for byte',
+    async (i, args, mode) => {
+      const f = mode === 'cache on' ? fetchCached : fetchFresh;
+      const id = i % 2 ? `call-"${i}"` : i;
+      // `_meta` on the call keeps it on the SDK's own path; it does not change the result.
+      const sdk = await post(f, call(id, args, { _meta: {} }));
+      const direct = await post(f, call(id, args));
+      expect(direct.status).toBe(200);
+      expect(direct.type).toBe(sdk.type);
+      if (mode === 'cache on') {
+        expect(direct.text).toBe(sdk.text);
+      } else {
+        // Without the cache every call signs a new offer (a new offer id, so new signatures): equal once those are masked.
+        const mask = (t: string) =>
+          t.replace(/ey[\w-]+\.[\w-]+\.[\w-]+/g, '<jws>').replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');
+        expect(mask(direct.text)).toBe(mask(sdk.text));
+      }
+    },
+  );
+
+  it('the envelope in text and structuredContent is the offer endpoint body, byte for byte (cache on)', async () => {
+    const args = { check_in: day(30), check_out: day(33), guests: 2 };
+    const endpoint = await fetchCached(`${ORIGIN}${OFFER_ENDPOINT_PATH}?check_in=${args.check_in}&check_out=${args.check_out}&guests=2`);
+    const endpointBody = await endpoint.text();
+    const { text } = await post(fetchCached, call(1, args));
+    const parsed = JSON.parse(text) as { result: { content: { text: string }[]; _meta: Record<string, unknown> } };
+    expect(parsed.result.content[0]?.text).toBe(endpointBody);
+    expect(text).toContain(`"structuredContent":${endpointBody}}`);
+    expect(parsed.result._meta[RECEIPT_META_KEY]).toBeDefined();
+  });
+
+  it('a batch, a version the SDK does not support and a missing Accept are still the SDK’s answers', async () => {
+    const args = { check_in: day(30), check_out: day(33), guests: 2 };
+    const batch = await post(fetchCached, [call(1, args), call(2, args)]);
+    expect(batch.status).toBe(200);
+    expect((JSON.parse(batch.text) as unknown[]).length).toBe(2);
+    const badVersion = await post(fetchCached, call(3, args), { ...MCP_HEADERS, 'mcp-protocol-version': '1999-01-01' });
+    expect(badVersion.status).toBe(400);
+    const noAccept = await post(fetchCached, call(4, args), { ...MCP_HEADERS, accept: 'application/json' });
+    expect(noAccept.status).toBe(406);
+  });
+});
