@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { canonicalSha256Base64url } from '@vrpkit/core';
 
 /** The MCP server the proxy fronts: a child process over stdio, or a Streamable HTTP endpoint. */
@@ -43,7 +44,55 @@ export async function connectDownstream(spec: DownstreamSpec): Promise<Client> {
           env: Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
           stderr: 'inherit',
         })
-      : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: { ...spec.headers } } });
+      : new StreamableHTTPClientTransport(new URL(spec.url), {
+          requestInit: { headers: { ...spec.headers } },
+          fetch: fetchWithOwnSignals(),
+        });
   await client.connect(transport);
   return client;
+}
+
+/**
+ * `fetch` for the downstream's Streamable HTTP transport. The SDK hands every request the
+ * transport's one long-lived AbortSignal (aborted on close), and undici adds an abort listener
+ * to it per request that goes only when that request is garbage-collected: with thousands in
+ * between, each new request scans them all (`getEventListeners`), and past 1500 Node prints a
+ * MaxListenersExceededWarning per request on stderr, the proxy's JSON-lines log. Here each
+ * request gets a signal of its own and the long-lived one a single listener that aborts those
+ * still in use: the same cancellation on close, at a constant cost per request.
+ */
+export function fetchWithOwnSignals(base: FetchLike = fetch): FetchLike {
+  // A request's controller lives as long as its signal (held by the request while it runs).
+  const owners = new WeakMap<AbortSignal, AbortController>();
+  const inUse = new WeakMap<AbortSignal, Set<WeakRef<AbortSignal>>>();
+  const collected = new FinalizationRegistry<{ set: Set<WeakRef<AbortSignal>>; ref: WeakRef<AbortSignal> }>(({ set, ref }) =>
+    set.delete(ref),
+  );
+  return (url, init) => {
+    const outer = init?.signal;
+    if (!outer || outer.aborted) return base(url, init);
+    let set = inUse.get(outer);
+    if (!set) {
+      const refs = new Set<WeakRef<AbortSignal>>();
+      outer.addEventListener(
+        'abort',
+        () => {
+          for (const ref of refs) {
+            const signal = ref.deref();
+            if (signal) owners.get(signal)?.abort(outer.reason);
+          }
+          refs.clear();
+        },
+        { once: true },
+      );
+      inUse.set(outer, refs);
+      set = refs;
+    }
+    const own = new AbortController();
+    const ref = new WeakRef(own.signal);
+    owners.set(own.signal, own);
+    set.add(ref);
+    collected.register(own.signal, { set, ref });
+    return base(url, { ...init, signal: own.signal });
+  };
 }

@@ -16,11 +16,19 @@ import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
 import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
-export { type DownstreamSpec, serverIdentity } from './downstream.js';
+export { type DownstreamSpec, fetchWithOwnSignals, serverIdentity } from './downstream.js';
 export { type AgentListener, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
-export { GateProxy, type GateProxyOptions, MAX_RESPAWNS, type ProxyFaultPoint, RESPAWN_WINDOW_MS } from './proxy.js';
+export {
+  GateProxy,
+  type GateProxyOptions,
+  MAX_RESPAWNS,
+  OBSERVE_EPOCHS_CACHE_MS,
+  PIN_CACHE_MS,
+  type ProxyFaultPoint,
+  RESPAWN_WINDOW_MS,
+} from './proxy.js';
 export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export interface ProxyOptions {

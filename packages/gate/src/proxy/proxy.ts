@@ -31,8 +31,8 @@ import {
   type ServerNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, canonicalJson, canonicalSha256Base64url, sha256Base64url, systemClock } from '@vrpkit/core';
-import { type AgentCandidateAct, snapshotLiveArguments } from '../act.js';
-import { denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
+import { type AgentCandidateAct, type PolicyState, snapshotLiveArguments } from '../act.js';
+import { type DispatchGate, denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
 import { mcpDenyResult } from '../adapters/mcp.js';
 import { denyDecision } from '../enforce.js';
 import { type EnforceDecision, hostErrorObject } from '../errors.js';
@@ -105,6 +105,22 @@ export type ProxyFaultPoint = 'after-consume' | 'after-downstream-call';
 export const MAX_RESPAWNS = 5;
 export const RESPAWN_WINDOW_MS = 60_000;
 
+/**
+ * How long the pins read from the store are trusted to let a call through without reading them
+ * again: a pin a person removes (`vrp gate tools unpin`, possibly another process) takes effect
+ * within this. A call they do not let through always reads the store first, so a pin just added
+ * or changed is seen at once and no deny rests on a stale read.
+ */
+export const PIN_CACHE_MS = 1000;
+
+/**
+ * Observe mode only: how long the policy epochs read from the store are reused for the acts it
+ * builds. Observe forwards every call whatever the epochs, and policy evaluation does not read
+ * them; enforce mode reads them per call, as the gate refuses authority for an act whose epochs
+ * are no longer current (Tool-Use Binding draft, enforce() contract MUST 5).
+ */
+export const OBSERVE_EPOCHS_CACHE_MS = 1000;
+
 type RequestExtra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
@@ -127,12 +143,29 @@ export class GateProxy {
   private readonly stopped = new AbortController();
   private readonly agents = new Set<Server>();
   private readonly clock: Clock;
+  /** This server's pins (tool name → pinned digest) as last read, and when (monotonic ms). */
+  private pins: { readAt: number; digests: Map<string, string | null> } | undefined;
+  /** Observe mode: the epochs as last read (a pending or settled read) and when (monotonic ms). */
+  private epochs: { readAt: number; state: Promise<PolicyState> } | undefined;
+  /** The gate as the mappers see it: in observe mode, with the epochs read at most every `OBSERVE_EPOCHS_CACHE_MS`. */
+  private readonly mapGate: DispatchGate;
+  /** Who an act is for: the proxy's user (fixed for the process). */
+  private readonly principal: MapContext['principal'] = { principal_id: process.env.USER ?? 'local', principal_type: 'user' };
   /** The approvals page, linked from the `--notify-url` notice (never with its token). */
   approvalsUrl: string | undefined;
 
   constructor(private readonly o: GateProxyOptions) {
     this.clock = o.clock ?? systemClock;
     this.downstream = o.downstream;
+    this.mapGate =
+      o.mode === 'observe'
+        ? {
+            sinkId: o.gate.sinkId,
+            classify: (tool) => o.gate.classify(tool),
+            dispatch: (act, liveArgs, invoke) => o.gate.dispatch(act, liveArgs, invoke),
+            policyState: () => this.observedEpochs(),
+          }
+        : o.gate;
     this.attach(o.downstream);
   }
 
@@ -216,7 +249,7 @@ export class GateProxy {
   /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
   async listTools(): Promise<ListToolsResult['tools']> {
     const view = await this.refreshView();
-    const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
+    const pins = await this.readPins();
     const listed: ListToolsResult['tools'] = [];
     for (const [name, t] of view) {
       const pinned = pins.get(name) ?? null;
@@ -248,12 +281,12 @@ export class GateProxy {
     if (!(await this.available())) return downstreamUnavailable();
     const tool = (this.view ?? (await this.refreshView())).get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const pinned = (await this.o.tables.getPin(this.o.serverId, name))?.pinned_digest === tool.digest;
+    const pinned = await this.isPinned(name, tool.digest);
 
     const ctx: MapContext = {
-      gate: this.o.gate,
+      gate: this.mapGate,
       session_id: this.o.name,
-      principal: { principal_id: process.env.USER ?? 'local', principal_type: 'user' },
+      principal: this.principal,
       agent: { agent_id: agentName ?? 'mcp-client' },
       purpose: { purpose_id: 'mcp-tools-call' },
     };
@@ -443,12 +476,46 @@ export class GateProxy {
 
   /** `--pin-on-first-use` (development only): a tool never pinned is pinned as seen now; a changed definition is not. */
   private async pinFirstSeen(view: Map<string, ToolView>): Promise<void> {
-    const pins = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
+    const pins = await this.readPins();
     for (const [name, t] of view) {
       if (pins.get(name) !== null) continue; // pinned (to this or another definition), or not recorded
       const r = await this.o.tables.pin(this.o.serverId, name, { by: 'pin-on-first-use', now: this.clock.now(), digest: t.digest });
       if (r.pinned) this.o.log('tool_pinned_on_first_use', { server_id: this.o.serverId, tool: name, digest: t.digest }, 'warn');
     }
+    this.pins = undefined;
+  }
+
+  /** Observe mode's epochs: one read shared by the calls of `OBSERVE_EPOCHS_CACHE_MS`; a failed read is not kept. */
+  private observedEpochs(): Promise<PolicyState> {
+    const now = performance.now();
+    if (!this.epochs || now - this.epochs.readAt >= OBSERVE_EPOCHS_CACHE_MS) {
+      const state = this.o.gate.policyState();
+      const entry = { readAt: now, state };
+      this.epochs = entry;
+      state.catch(() => {
+        if (this.epochs === entry) this.epochs = undefined;
+      });
+    }
+    return this.epochs.state;
+  }
+
+  /** This server's pins as the store holds them now (tool name → pinned digest, null when seen but not pinned). */
+  private async readPins(): Promise<Map<string, string | null>> {
+    const readAt = performance.now();
+    const digests = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
+    this.pins = { readAt, digests };
+    return digests;
+  }
+
+  /**
+   * Whether a person pinned exactly this definition of the tool. A match in the pins read within
+   * `PIN_CACHE_MS` is enough; anything else is decided on a fresh read, so a call is never
+   * refused (or, in observe mode, recorded as one that would be) on pins that are out of date.
+   */
+  private async isPinned(name: string, digest: string): Promise<boolean> {
+    const cached = this.pins;
+    if (cached && performance.now() - cached.readAt < PIN_CACHE_MS && cached.digests.get(name) === digest) return true;
+    return (await this.readPins()).get(name) === digest;
   }
 
   /**

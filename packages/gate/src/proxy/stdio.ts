@@ -51,10 +51,12 @@ export class AgentStdioTransport implements Transport {
         this.tooLarge();
         continue;
       }
-      this.chunks.push(tail);
-      const line = Buffer.concat(this.chunks).toString('utf8').replace(/\r$/, '');
+      // Most lines arrive whole: copied only when they came in pieces.
+      const whole = this.chunks.length ? Buffer.concat([...this.chunks, tail]) : tail;
       this.chunks = [];
       this.size = 0;
+      const end = whole.length && whole[whole.length - 1] === 0x0d ? whole.length - 1 : whole.length;
+      const line = whole.toString('utf8', 0, end);
       if (line.trim()) this.handleLine(line);
     }
     if (this.discarding || !rest.length) return;

@@ -1,0 +1,152 @@
+/**
+ * The proxy's per-call hop: what it keeps between calls and what it must still read each time.
+ *
+ * - pins: a call is let through on pins read within `PIN_CACHE_MS`; a pin added through another
+ *   connection (as `vrp gate tools pin` in another process) is honoured on the very next call,
+ *   and one removed is refused once that bound has passed. The proxy runs in this process
+ *   (`startProxy`, agent over Streamable HTTP with the official SDK `Client`), the downstream is
+ *   the real `@modelcontextprotocol/server-filesystem` child, the store a real SQLite file.
+ * - the downstream's HTTP transport: one abort listener on the transport's signal however many
+ *   requests it sends, and closing still aborts a response in flight (real HTTP on 127.0.0.1).
+ * - the agent's stdio: a line in pieces, a CRLF line and two lines in one chunk are each one message.
+ */
+
+import { getEventListeners } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { loadPolicy, openSqliteStore, type PolicyDocument, ProxyStore } from '@vrpkit/gate';
+import { repoRoot } from '@vrpkit/testkit/cli';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AgentStdioTransport, fetchWithOwnSignals, PIN_CACHE_MS, startProxy } from '../src/proxy/index.js';
+import { removeTmpDirs, tmpDir } from './procs/common.js';
+
+const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+
+const POLICY: PolicyDocument = {
+  version: 1,
+  policy_id: 'hop',
+  informative_defaults: false,
+  tools: [{ tool: 'read_*', consequence_class: 'INFORMATIONAL' }],
+  hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
+};
+
+afterAll(removeTmpDirs);
+
+function errorCode(r: CallToolResult): string | undefined {
+  if (!r.isError) return undefined;
+  const text = (r.content[0] as { type: 'text'; text: string }).text;
+  return (JSON.parse(text) as { error: { code: string } }).error.code;
+}
+
+describe('pins between calls', () => {
+  it('honours a pin added elsewhere on the next call, and refuses an unpinned tool within PIN_CACHE_MS', { timeout: 120_000 }, async () => {
+    const dir = tmpDir('proxy-hop-pins');
+    const file = join(dir, 'a.txt');
+    writeFileSync(file, 'hello');
+    const dbFile = join(dir, 'gate.db');
+    const store = await openSqliteStore(dbFile);
+    const person = await openSqliteStore(dbFile);
+    const proxy = await startProxy({
+      policy: loadPolicy(POLICY),
+      store,
+      name: 'hop',
+      downstream: { kind: 'stdio', command: process.execPath, args: [filesystemServer, dir] },
+      listen: { host: '127.0.0.1', port: 0 },
+      log: () => {},
+    });
+    const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(proxy.listener!.url), {
+          requestInit: { headers: { authorization: `Bearer ${proxy.listener!.token}` } },
+        }),
+      );
+      await client.listTools();
+      const read = async () => (await client.callTool({ name: 'read_text_file', arguments: { path: file } })) as CallToolResult;
+      // Not pinned: refused (and these pins are now in the proxy's cache).
+      expect(errorCode(await read())).toBe('EF_TOOL_NOT_PINNED');
+      // Pinned through another connection: the refusal path reads the store again, so the very next call runs.
+      const pins = new ProxyStore(person);
+      expect((await pins.pin(proxy.serverId, 'read_text_file', { by: 'test', now: Date.now() })).pinned).toBe(true);
+      const ok = await read();
+      expect(ok.isError).toBeFalsy();
+      expect(JSON.stringify(ok.content)).toContain('hello');
+      // Unpinned through another connection: refused once PIN_CACHE_MS has passed.
+      expect(await pins.unpin(proxy.serverId, 'read_text_file')).toBe(true);
+      await new Promise((r) => setTimeout(r, PIN_CACHE_MS + 50));
+      expect(errorCode(await read())).toBe('EF_TOOL_NOT_PINNED');
+    } finally {
+      await client.close().catch(() => {});
+      await proxy.stop();
+      await store.close();
+      await person.close();
+    }
+  });
+});
+
+describe('fetchWithOwnSignals', () => {
+  let server: Server | undefined;
+  afterAll(() => server?.closeAllConnections());
+
+  /** A server that answers `/ok` at once and holds `/hold` open after its first chunk. */
+  async function serve(): Promise<{ url: string; closed: Promise<void> }> {
+    let onClosed!: () => void;
+    const closed = new Promise<void>((r) => {
+      onClosed = r;
+    });
+    server = createServer((req, res) => {
+      if (req.url === '/ok') return void res.end('ok');
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      res.on('close', onClosed);
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closed };
+  }
+
+  it('keeps one listener on the long-lived signal, and aborting it still aborts a response in flight', async () => {
+    const { url, closed } = await serve();
+    const f = fetchWithOwnSignals();
+    const outer = new AbortController();
+    for (let i = 0; i < 50; i++) expect(await (await f(`${url}/ok`, { signal: outer.signal })).text()).toBe('ok');
+    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(1);
+
+    const held = await f(`${url}/hold`, { signal: outer.signal });
+    const reader = held.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
+    outer.abort(new Error('transport closed'));
+    await expect(reader.read()).rejects.toThrow();
+    await closed; // the connection was torn down, not left streaming
+    // An aborted signal is refused before anything is sent, as fetch itself does.
+    await expect(f(`${url}/ok`, { signal: outer.signal })).rejects.toThrow();
+  });
+});
+
+describe('AgentStdioTransport lines', () => {
+  it('reads a line in pieces, a CRLF line and two lines in one chunk as one message each', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const t = new AgentStdioTransport(input, output);
+    const got: JSONRPCMessage[] = [];
+    t.onmessage = (m) => got.push(m);
+    await t.start();
+    const a = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    input.write(a.slice(0, 5));
+    input.write(a.slice(5, 12));
+    input.write(`${a.slice(12)}\n`);
+    input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' })}\r\n`);
+    input.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' })}\n${JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' })}\n`,
+    );
+    await new Promise((r) => setImmediate(r));
+    expect(got.map((m) => (m as { id: number }).id)).toEqual([1, 2, 3, 4]);
+    expect(output.read()).toBeNull(); // no error replies
+    await t.close();
+  });
+});
