@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from '@vrpkit/core';
 import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { BookingDesk } from '../booking/desk.js';
 import { mountBookingRequests } from '../booking/http.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
@@ -29,8 +29,16 @@ export interface RequestLogEntry {
   latency_ms: number;
 }
 
+/**
+ * The publisher a request is answered by. A node has one; platform mode serves every tenant from
+ * one app and passes the tenant its router chose with the request (so the routes, the surfaces'
+ * handlers and the app exist once per process, not once per tenant).
+ */
+export type PublisherFor = (c: Context) => NodePublisher;
+
 export interface NodeAppOptions {
-  log?: (entry: RequestLogEntry) => void;
+  /** `c` is the request's context (platform mode reads the tenant from it). */
+  log?: (entry: RequestLogEntry, c: Context) => void;
   /** Called with every internal failure (the client only sees `internal_error`). */
   onError?: (error: unknown) => void;
   /** The readiness probe `/readyz` answers with (`readinessProbe`); without one the app has no `/readyz`. */
@@ -41,39 +49,44 @@ export interface NodeAppOptions {
   canonicalHostOnly?: boolean;
 }
 
-export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
+export function createNodeApp(publisher: NodePublisher | PublisherFor, options: NodeAppOptions = {}): Hono {
   const app = new Hono();
   const { log } = options;
+  const serviceOf: PublisherFor = typeof publisher === 'function' ? publisher : () => publisher;
 
   if (log) {
     app.use(async (c, next) => {
       const started = performance.now();
       await next();
       const q = rawQuery(c.req.url);
-      log({
-        event: 'request',
-        method: c.req.method,
-        path: c.req.path,
-        query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
-        status: c.res.status,
-        latency_ms: Math.round((performance.now() - started) * 100) / 100,
-      });
+      log(
+        {
+          event: 'request',
+          method: c.req.method,
+          path: c.req.path,
+          query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
+          status: c.res.status,
+          latency_ms: Math.round((performance.now() - started) * 100) / 100,
+        },
+        c,
+      );
     });
   }
 
-  if (options.canonicalHostOnly !== false) app.use(canonicalHostOnly(service.canonicalDomain));
+  if (options.canonicalHostOnly !== false) app.use(canonicalHostOnly((c) => serviceOf(c).canonicalDomain));
 
   // Core §2: discovery document.
-  app.get(DISCOVERY_PATH, (c) => c.json(service.discovery(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
+  app.get(DISCOVERY_PATH, (c) => c.json(serviceOf(c).discovery(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
   // Core §3 / §3.1: every active and retained key; max-age ≤ 300 bounds revocation latency.
-  app.get(JWKS_PATH, async (c) => c.json(await service.jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
+  app.get(JWKS_PATH, async (c) => c.json(await serviceOf(c).jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
   // Core §4: GET ?check_in&check_out&guests → the signed envelope; malformed input → 400 {error:{code,message}}.
   app.get(OFFER_ENDPOINT_PATH, (c): Response | Promise<Response> => {
     // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
     const read = offerQuery(c.req.url);
     if (!read.ok) return offerResponse(read);
+    const service = serviceOf(c);
     // A signed-offer cache hit is answered in this turn: a handler that returns a Response (not a
     // promise) lets @hono/node-server write the prebuilt bytes at once, headers and body in one write.
     const now = service.servedOfferNow?.(read.query);
@@ -82,7 +95,7 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.
   app.get(BOOK_PATH, async (c) => {
-    const r = await renderBookPage(service, c.req.url);
+    const r = await renderBookPage(serviceOf(c), c.req.url);
     return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
   });
 
@@ -104,7 +117,7 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
     );
   }
 
-  mountSurfaces(app, service);
+  mountSurfaces(app, serviceOf);
 
   app.notFound((c) => c.body(errorBody('not_found', 'no such resource'), 404, { 'content-type': JSON_TYPE }));
   // Internal failures never echo details to the client (they may name store or key files); user input never lands here.

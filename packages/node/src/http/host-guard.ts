@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { errorBody, JSON_TYPE } from '../request.js';
 
 /**
@@ -7,8 +7,9 @@ import { errorBody, JSON_TYPE } from '../request.js';
  * v0.1 §2: a node speaks only for its canonical domain. It also shields a node on a local user's
  * machine from DNS rebinding (a page whose name was re-pointed at 127.0.0.1 sends its own Host).
  */
-export function canonicalHostOnly(domain: string): MiddlewareHandler {
+export function canonicalHostOnly(domainOf: (c: Context) => string): MiddlewareHandler {
   return async (c, next) => {
+    const domain = domainOf(c);
     const host = requestHostName(c.req.header('host'));
     if (host === domain || host?.endsWith(`.${domain}`)) return next();
     return c.body(errorBody('misdirected_request', `this node serves https://${domain}`), 421, { 'content-type': JSON_TYPE });
