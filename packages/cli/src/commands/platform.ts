@@ -1,5 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { readPropertyFile } from '@vrpkit/node';
+import { isServeWorker, readPropertyFile } from '@vrpkit/node';
 import {
   DEFAULT_TENANT_CACHE_SIZE,
   generateMasterKeyText,
@@ -11,12 +11,14 @@ import {
   type PlatformLogEntry,
   PlatformStore,
   parseAdminListen,
+  runPlatformWorker,
   servePlatform,
+  servePlatformCluster,
   type TenantStatus,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { printJson, reportError } from '../io.js';
-import { port, serveUntilSignal } from './node.js';
+import { port, serveUntilSignal, workerCount } from './node.js';
 
 interface Common {
   databaseUrl?: string;
@@ -146,7 +148,8 @@ export function registerPlatformCommands(program: Command): void {
       .option(
         '--admin-listen <host:port>',
         'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
-      ),
+      )
+      .option('--workers <n>', 'processes serving on the one port (node:cluster; one per core signs on every core)', workerCount, 1),
     { masterKey: true },
   ).action(
     (
@@ -158,6 +161,7 @@ export function registerPlatformCommands(program: Command): void {
         previousMasterKeyFile?: string;
         tenantCache: number;
         adminListen?: string;
+        workers: number;
       },
     ) =>
       run(o.json, async () => {
@@ -167,16 +171,21 @@ export function registerPlatformCommands(program: Command): void {
         const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
         const store = await PlatformStore.open(o.databaseUrl);
         try {
-          const served = await servePlatform({
+          const options = {
             store,
             masterKeys,
-            tls: o.tlsDir ? { kind: 'dir', dir: o.tlsDir } : { kind: 'dev', dir: o.dev! },
+            tls: o.tlsDir ? ({ kind: 'dir', dir: o.tlsDir } as const) : ({ kind: 'dev', dir: o.dev! } as const),
             host: o.host,
             port: o.port,
             tenantCacheSize: o.tenantCache,
-            ...(adminListen ? { adminListen } : {}),
             log: platformLogger(!!o.json),
-          });
+          };
+          // A forked worker (same argv) serves and reports to the primary, which prints the banner and serves the admin listener.
+          if (isServeWorker()) return await runPlatformWorker(options);
+          const served =
+            o.workers > 1
+              ? await servePlatformCluster({ ...options, ...(adminListen ? { adminListen } : {}) }, o.workers)
+              : await servePlatform({ ...options, ...(adminListen ? { adminListen } : {}) });
           if (o.json)
             printEvent({
               event: 'listening',
@@ -185,10 +194,15 @@ export function registerPlatformCommands(program: Command): void {
               ca: served.caFile ?? null,
               admin_port: served.admin?.port ?? null,
               pid: process.pid,
+              ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
             });
-          else process.stdout.write(`serving every tenant on ${served.address}:${served.port}\nCtrl-C stops the platform.\n`);
-          const signal = await serveUntilSignal(served);
-          if (o.json) printEvent({ event: 'stopped', reason: signal });
+          else
+            process.stdout.write(
+              `serving every tenant on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\nCtrl-C stops the platform.\n`,
+            );
+          // A cluster also ends when one of its workers dies (it has already stopped the others).
+          const signal = await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+          if (o.json) printEvent({ event: 'stopped', reason: signal ?? 'worker_exited' });
         } finally {
           await store.close();
         }
