@@ -84,14 +84,14 @@ export class TenantSource implements SnapshotSource {
 }
 
 /**
- * Open a tenant's node. `masterKeys` are tried in order (the current key first; the previous one
+ * Open a tenant's node (`offerCache`: the platform's shared one; absent, the service makes its own). `masterKeys` are tried in order (the current key first; the previous one
  * while `vrp platform master-key rotate` runs), so serving never stops during a master-key rotation.
  */
 export async function openTenantNode(
   store: PlatformStore,
   domain: string,
   masterKeys: readonly MasterKey[],
-  o: { clock?: Clock; offerCache: OfferCache | null; onSignature?: () => void },
+  o: { clock?: Clock; offerCache?: OfferCache | null; onSignature?: () => void } = {},
 ): Promise<TenantNode> {
   const source = new TenantSource(store, domain);
   const publisher = await createOfferService({
@@ -108,7 +108,7 @@ export async function openTenantNode(
       }
       throw last;
     },
-    offerCache: o.offerCache,
+    ...(o.offerCache !== undefined ? { offerCache: o.offerCache } : {}),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.onSignature ? { onSignature: o.onSignature } : {}),
   });

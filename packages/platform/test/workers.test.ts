@@ -81,13 +81,14 @@ describe('vrp platform serve --workers', () => {
         '2',
         '--json',
       ]);
-      const first = await listeningEvent(run);
+      // The platform's listening event: the node's fields plus the admin listener's port.
+      const first = (await listeningEvent(run)) as Awaited<ReturnType<typeof listeningEvent>> & { admin_port: number };
       expect(first).toMatchObject({ event: 'listening', port: expect.any(Number), workers: 2, admin_port: expect.any(Number) });
-      const pids = (first as { worker_pids?: number[] }).worker_pids ?? [];
+      const pids = first.worker_pids ?? [];
       expect(new Set(pids).size).toBe(2);
       expect(pids.every(alive)).toBe(true);
       const ca = readFileSync(first.ca, 'utf8');
-      const scrape = async () => (await fetch(`http://127.0.0.1:${(first as { admin_port: number }).admin_port}/metrics`)).text();
+      const scrape = async () => (await fetch(`http://127.0.0.1:${first.admin_port}/metrics`)).text();
 
       // Four connections per tenant: each worker serves each tenant, so each worker has loaded both.
       for (const domain of TENANTS)
