@@ -224,11 +224,8 @@ export class PlatformStore {
   /** A tenant's status and revision (one indexed read), or undefined when no such tenant exists. */
   async tenantHead(domain: string): Promise<{ status: TenantStatus; revision: number } | undefined> {
     // Compiled once (it runs on every request; building and compiling it each time was a third of its CPU): the domain is its parameter.
-    const head = (this.headQuery ??= this.db
-      .selectFrom('platform_tenant')
-      .select(['status', 'revision'])
-      .where('domain', '=', '')
-      .compile());
+    this.headQuery ??= this.db.selectFrom('platform_tenant').select(['status', 'revision']).where('domain', '=', '').compile();
+    const head = this.headQuery;
     const { rows } = await this.db.executeQuery(CompiledQuery.raw(head.sql, [domain]) as typeof head);
     const row = rows[0];
     return row ? { status: row.status, revision: Number(row.revision) } : undefined;
