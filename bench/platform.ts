@@ -77,15 +77,20 @@ function offerPath(): string {
   return `/api/verified-stay-offer?check_in=${iso(d)}&check_out=${iso(d + 3 * DAY)}&guests=2`;
 }
 
-/** Requests sent on a connection of their own (a TLS handshake first), counted by `get`. */
+/** Connections `get` has seen, and how many it opened (each a TLS handshake). A request queued for a busy socket is not new. */
+const seenSockets = new WeakSet<object>();
 let freshConnections = 0;
 
 function get(agent: Agent, port: number, ca: string, domain: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, servername: domain, ca, path, headers: { host: domain }, agent }, (res) => {
-      if (!req.reusedSocket) freshConnections++;
       res.resume();
       res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('socket', (socket) => {
+      if (seenSockets.has(socket)) return;
+      seenSockets.add(socket);
+      freshConnections++;
     });
     // A kept-alive connection the server closed as idle (its keep-alive timeout) while this request was sent on it: resend once.
     req.on('error', (e: NodeJS.ErrnoException) =>
