@@ -9,7 +9,10 @@
  * - platform, 10,000 tenants: the same over 10,000 tenants, requests spread uniformly over 1,000
  *   of them (each tenant its own TLS name, so its own connection).
  * Every request is a fresh stay (the signed-offer cache off on both sides), so each is read,
- * priced and signed. Reported: req/s and p99 as ratios to the node; the platform process's RSS
+ * priced and signed. Reported: req/s and p99 as ratios to the node, and the server process's CPU
+ * time per request (user + system, from /proc: on a loaded machine the steadier figure) and the
+ * share of requests that opened a new TLS connection (a name revisited after the server's 5 s
+ * keep-alive, as with 1,000 names at low throughput, pays a handshake); the platform process's RSS
  * after serving 10 distinct tenants and after 1,000 (memory per tenant served); startup time
  * (spawn to listening) with 10 and with 10,000 tenants in the database (lazy loading: it should
  * not grow with the count). Targets: throughput with 10,000 tenants ≥ 0.8× the node; RSS growth
@@ -20,11 +23,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initNode, sampleProperty, serveNode } from '@vrpkit/node';
 import { generateMasterKeyText, PlatformStore, parseMasterKey, servePlatform } from '@vrpkit/platform';
-import { numberFlag, printTable, startChild } from './lib.js';
+import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
 
 const NODE_DOMAIN = 'bench-node.example';
 const CONCURRENCY = 32;
@@ -74,11 +77,20 @@ function offerPath(): string {
   return `/api/verified-stay-offer?check_in=${iso(d)}&check_out=${iso(d + 3 * DAY)}&guests=2`;
 }
 
+/** Connections `get` has seen, and how many it opened (each a TLS handshake). A request queued for a busy socket is not new. */
+const seenSockets = new WeakSet<object>();
+let freshConnections = 0;
+
 function get(agent: Agent, port: number, ca: string, domain: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, servername: domain, ca, path, headers: { host: domain }, agent }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('socket', (socket) => {
+      if (seenSockets.has(socket)) return;
+      seenSockets.add(socket);
+      freshConnections++;
     });
     // A kept-alive connection the server closed as idle (its keep-alive timeout) while this request was sent on it: resend once.
     req.on('error', (e: NodeJS.ErrnoException) =>
@@ -93,12 +105,14 @@ function get(agent: Agent, port: number, ca: string, domain: string, path: strin
  * The keep-alive connections are opened first (one request per name in `names`), so the
  * measured phase compares serving, not TLS handshakes, on both sides.
  */
-async function load(port: number, ca: string, names: string[], seconds: number) {
+async function load(pid: number, port: number, ca: string, names: string[], seconds: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: Math.max(1, Math.floor(CONCURRENCY / names.length)) });
   for (let i = 0; i < names.length; i += CONCURRENCY)
     await Promise.all(names.slice(i, i + CONCURRENCY).map((d) => get(agent, port, ca, d, offerPath())));
   const domainFor = () => names[Math.floor(Math.random() * names.length)]!;
   const latencies: number[] = [];
+  const cpuBefore = cpuSeconds([pid]) ?? 0;
+  const freshBefore = freshConnections;
   const end = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -110,9 +124,16 @@ async function load(port: number, ca: string, names: string[], seconds: number) 
       }
     }),
   );
+  const cpuPerRequestMs = (((cpuSeconds([pid]) ?? 0) - cpuBefore) * 1000) / latencies.length;
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / seconds, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0 };
+  const handshakesPerRequest = (freshConnections - freshBefore) / latencies.length;
+  return {
+    rps: latencies.length / seconds,
+    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+    cpuPerRequestMs,
+    handshakesPerRequest,
+  };
 }
 
 /** Touch `count` distinct tenants once each (their first requests: lazy load, certificate, connection). */
@@ -153,9 +174,9 @@ async function main() {
 
     const rows = [];
     const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
-    const rNode = await load(node.port, node.ca, [NODE_DOMAIN], seconds);
-    const r10 = await load(p10.port, p10.ca, names(10), seconds);
-    const r10k = await load(p10k.port, p10k.ca, names(SPREAD), seconds);
+    const rNode = await load(node.pid, node.port, node.ca, [NODE_DOMAIN], seconds);
+    const r10 = await load(p10.pid, p10.port, p10.ca, names(10), seconds);
+    const r10k = await load(p10k.pid, p10k.port, p10k.ca, names(SPREAD), seconds);
     for (const [name, r] of [
       ['node (baseline)', rNode],
       ['platform, 10 tenants', r10],
@@ -167,6 +188,9 @@ async function main() {
         p99_ms: Math.round(r.p99 * 10) / 10,
         rps_ratio_to_node: Math.round((r.rps / rNode.rps) * 100) / 100,
         p99_ratio_to_node: Math.round((r.p99 / rNode.p99) * 100) / 100,
+        server_cpu_ms_per_req: Math.round(r.cpuPerRequestMs * 1000) / 1000,
+        cpu_ratio_to_node: Math.round((r.cpuPerRequestMs / rNode.cpuPerRequestMs) * 100) / 100,
+        new_tls_conn_per_req: Math.round(r.handshakesPerRequest * 100) / 100,
       });
     }
     const memory = {
@@ -181,7 +205,9 @@ async function main() {
       seed_10000_tenants_s: Math.round(seedSeconds * 10) / 10,
     };
     console.log(
-      `bench/platform — ${CONCURRENCY} concurrent, ${seconds}s per row, fresh offers, https loopback, SQLite, ${cpus().length} CPUs (shared)`,
+      `bench/platform — load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} — ${CONCURRENCY} concurrent, ${seconds}s per row, fresh offers, https loopback, SQLite, ${cpus().length} CPUs (shared)`,
     );
     printTable([Object.keys(rows[0]!), ...rows.map((r) => Object.values(r).map(String))]);
     console.log(memory);
@@ -194,7 +220,7 @@ async function main() {
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/platform.json', import.meta.url),
-      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
+      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
     );
   } finally {
     for (const c of children) c.kill('SIGTERM');

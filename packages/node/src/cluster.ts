@@ -7,7 +7,8 @@
  * worker on its next offer, exactly as with one process. The primary opens the store first (so the
  * migrations run once, not racing in N workers) and creates the dev TLS files before forking.
  * A worker that dies stops the whole node (fail fast: the supervisor restarts it cleanly, no
- * half-served node and no crash loop inside).
+ * half-served node and no crash loop inside). `forkServeWorkers` is the forking and stopping
+ * alone, which `vrp platform serve --workers` shares.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { withNodeStore } from './admin/store.js';
@@ -61,21 +62,36 @@ export interface ServedCluster extends Omit<ServedNode, 'service'> {
   stopped: Promise<void>;
 }
 
-/**
- * In the primary: fork `workers` copies of this process's entry script (they see
- * `isServeWorker()` and call `serveNode` with the same options), wait until every one listens
- * on the shared port, and return the node's address. Rejects when a worker fails to start.
- */
-export async function serveNodeCluster(
-  o: Omit<ServeNodeOptions, 'log' | 'bookingLog' | 'onError' | 'clock'>,
-  workers: number,
-): Promise<ServedCluster> {
-  if (!cluster.isPrimary) throw new NodeError('not_primary', 'serveNodeCluster runs in the primary process');
+/** Before anything is opened: this is the primary and `workers` is a worker count it can fork. */
+export function checkWorkers(workers: number): void {
+  if (!cluster.isPrimary) throw new NodeError('not_primary', 'serve workers are forked by the primary process');
   if (!Number.isInteger(workers) || workers < 1 || workers > MAX_SERVE_WORKERS)
     throw new NodeError('invalid_workers', `workers must be an integer from 1 to ${MAX_SERVE_WORKERS}`);
-  const domain = await withNodeStore(o, async (store) => (await store.nodeInfo()).canonical_domain);
-  const tls = await loadServeTls(o, domain);
+}
 
+/** Workers forked by `forkServeWorkers`, listening on one shared port. */
+export interface ServeWorkers {
+  address: string;
+  port: number;
+  workerPids: number[];
+  /** Settles once the workers stopped by themselves: one exited, so the others were stopped too. */
+  stopped: Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * In the primary: fork `workers` copies of this process's entry script (they see
+ * `isServeWorker()` and call `runServeWorker`), wait until every one listens on the shared
+ * port, then run `alongside` (what the primary runs once for all workers; it adds each thing it
+ * started to `stops`, which `close` runs). Rejects when a worker fails to start. `what` names the served thing in
+ * the message of a worker that exits on its own (it stops all of them).
+ */
+export async function forkServeWorkers(
+  workers: number,
+  what: string,
+  alongside: (stops: Array<() => Promise<void>>) => Promise<void> = async () => {},
+): Promise<ServeWorkers> {
+  checkWorkers(workers);
   const forked: Worker[] = [];
   let closing = false;
   const stop = (w: Worker) =>
@@ -85,11 +101,10 @@ export async function serveNodeCluster(
       w.once('exit', () => done());
       w.process.kill('SIGTERM');
     });
-  let sync: CalendarSync | undefined;
-  let upkeep: BookingUpkeep | undefined;
+  const stops: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     closing = true;
-    await Promise.all([...forked.map(stop), sync?.stop(), upkeep?.stop()]);
+    await Promise.all([...forked.map(stop), ...stops.map((s) => s())]);
   };
   try {
     const listening = await Promise.all(
@@ -105,12 +120,9 @@ export async function serveNodeCluster(
       }),
     );
     const { address, port } = listening[0]!;
-    // The primary syncs the calendar feeds, once for the node (workers never do).
-    if (o.syncIntervalMs) sync = await startNodeCalendarSync({ ...o, intervalMs: o.syncIntervalMs });
-    // So does the booking upkeep: hold expiry sweeps and webhook delivery.
-    upkeep = await openNodeBookingUpkeep(o, domain);
+    await alongside(stops);
     if (listening.some((l) => l.port !== port)) throw new NodeError('worker_failed', 'serve workers listen on different ports');
-    // After start-up, a worker exiting on its own stops the node (see the module comment).
+    // After start-up, a worker exiting on its own stops them all (see the module comment).
     let stoppedItself: () => void = () => {};
     const stopped = new Promise<void>((done) => {
       stoppedItself = done;
@@ -121,7 +133,7 @@ export async function serveNodeCluster(
         // Exit 0 is a worker that was told to stop (Ctrl-C reaches the whole process group).
         if (code !== 0 || signal) {
           process.stderr.write(
-            `error[worker_exited]: serve worker ${w.process.pid} exited (${signal ?? `code ${code}`}); stopping the node\n`,
+            `error[worker_exited]: serve worker ${w.process.pid} exited (${signal ?? `code ${code}`}); stopping the ${what}\n`,
           );
           process.exitCode = 1;
         }
@@ -130,11 +142,8 @@ export async function serveNodeCluster(
     }
     let closed: Promise<void> | undefined;
     return {
-      origin: `https://${domain}`,
-      canonicalDomain: domain,
       address,
       port,
-      ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       workerPids: forked.map((w) => w.process.pid!),
       stopped,
       close() {
@@ -146,4 +155,34 @@ export async function serveNodeCluster(
     await stopAll();
     throw e;
   }
+}
+
+/**
+ * In the primary: fork `workers` copies of this process's entry script (they see
+ * `isServeWorker()` and call `serveNode` with the same options), wait until every one listens
+ * on the shared port, and return the node's address. Rejects when a worker fails to start.
+ */
+export async function serveNodeCluster(
+  o: Omit<ServeNodeOptions, 'log' | 'bookingLog' | 'onError' | 'clock'>,
+  workers: number,
+): Promise<ServedCluster> {
+  checkWorkers(workers);
+  const domain = await withNodeStore(o, async (store) => (await store.nodeInfo()).canonical_domain);
+  const tls = await loadServeTls(o, domain);
+  const served = await forkServeWorkers(workers, 'node', async (stops) => {
+    // The primary syncs the calendar feeds, once for the node (workers never do).
+    if (o.syncIntervalMs) {
+      const sync: CalendarSync = await startNodeCalendarSync({ ...o, intervalMs: o.syncIntervalMs });
+      stops.push(() => sync.stop());
+    }
+    // So does the booking upkeep: hold expiry sweeps and webhook delivery.
+    const upkeep: BookingUpkeep = await openNodeBookingUpkeep(o, domain);
+    stops.push(() => upkeep.stop());
+  });
+  return {
+    ...served,
+    origin: `https://${domain}`,
+    canonicalDomain: domain,
+    ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
+  };
 }

@@ -73,10 +73,13 @@ export {
   startBookingUpkeep,
 } from './booking/upkeep.js';
 export {
+  checkWorkers,
+  forkServeWorkers,
   isServeWorker,
   MAX_SERVE_WORKERS,
   runServeWorker,
   type ServedCluster,
+  type ServeWorkers,
   serveNodeCluster,
 } from './cluster.js';
 // Node administration: the data directory, its store, the property and the calendar.
@@ -106,6 +109,7 @@ export {
 export {
   createNodeApp,
   type NodeAppOptions,
+  type PublisherFor,
   type RequestLogEntry,
 } from './http/app.js';
 export { requestHostName } from './http/host-guard.js';
@@ -121,8 +125,11 @@ export {
 export { isPublished, jwksAt, type KeyState, keyStateAt, type PrivateKeySource, signingKeyAt } from './keys.js';
 export type { SignedOffer } from './offer.js';
 export {
+  createOfferCache,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
+  DEFAULT_OFFER_CACHE_MAX_BYTES,
   MAX_OFFER_CACHE_MAX_AGE_SECONDS,
+  OfferCache,
 } from './offer-cache.js';
 // The property a node publishes (validated before it is stored or served).
 export {

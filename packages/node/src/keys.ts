@@ -148,16 +148,31 @@ export class KeyRing {
   private active: JwsSigner | undefined;
 
   /** `clock` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
+  /** `onSign` runs after every signature the ring's signers make (platform metrics count them). */
   constructor(
     private readonly privateKey: PrivateKeySource,
     private readonly clock: Clock,
+    private readonly onSign?: () => void,
   ) {}
 
   /** The signer of the key signing now among `keys` (read from the store for each offer, so rotations by another process take effect at once). */
   signerFor(keys: SigningKeyRecord[]): JwsSigner {
     const rec = signingKeyAt(keys, this.clock.now());
     if (!rec) throw new NodeError('no_active_key', 'the key ring has no active signing key');
-    if (this.active?.kid !== rec.kid) this.active = createJwsSigner(this.privateKey(rec.kid), rec.kid);
+    if (this.active?.kid !== rec.kid) {
+      const signer = createJwsSigner(this.privateKey(rec.kid), rec.kid);
+      const { onSign } = this;
+      this.active = onSign
+        ? {
+            kid: signer.kid,
+            sign(payload, extraHeader) {
+              const jws = signer.sign(payload, extraHeader);
+              onSign();
+              return jws;
+            },
+          }
+        : signer;
+    }
     return this.active;
   }
 

@@ -14,6 +14,7 @@
  * Bounded by bytes (an LRU over an estimate of each entry's heap size), never by entry count.
  */
 import { LRUCache } from 'lru-cache';
+import { NodeError } from './errors.js';
 import type { SignedOffer } from './offer.js';
 
 /** `--offer-cache-max-age` default: an offer is reused for at most this many seconds after signing. */
@@ -61,6 +62,9 @@ export interface OfferCacheOptions {
 export class OfferCache {
   private readonly entries: LRUCache<string, Entry>;
   readonly maxAgeMs: number;
+  /** Lookups answered from the cache, and lookups that had to sign (for metrics). */
+  hits = 0;
+  misses = 0;
 
   constructor(o: OfferCacheOptions) {
     this.maxAgeMs = o.maxAgeSeconds * 1000;
@@ -75,12 +79,17 @@ export class OfferCache {
   /** The response stored under `key`, if it may still be served at `now`. */
   get(key: string, now: number): SignedOffer | undefined {
     const e = this.entries.get(key);
-    if (!e) return undefined;
+    if (!e) {
+      this.misses++;
+      return undefined;
+    }
     // A clock that went back never sees an offer "generated" in its future.
     if (now < e.signedAt || now >= e.notAfter) {
       this.entries.delete(key);
+      this.misses++;
       return undefined;
     }
+    this.hits++;
     return e.response;
   }
 
@@ -101,5 +110,10 @@ export class OfferCache {
 
 /** The cache for `maxAgeSeconds` (`--offer-cache-max-age`), or none when it is 0. */
 export function createOfferCache(maxAgeSeconds: number, maxBytes?: number): OfferCache | null {
+  if (!Number.isInteger(maxAgeSeconds) || maxAgeSeconds < 0 || maxAgeSeconds > MAX_OFFER_CACHE_MAX_AGE_SECONDS)
+    throw new NodeError(
+      'invalid_offer_cache_max_age',
+      `the offer cache max-age is an integer from 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS} seconds`,
+    );
   return maxAgeSeconds === 0 ? null : new OfferCache({ maxAgeSeconds, ...(maxBytes !== undefined ? { maxBytes } : {}) });
 }

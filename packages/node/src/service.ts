@@ -26,10 +26,10 @@ import {
 } from '@vrpkit/protocol';
 import { blockedNights, calendarFreshness, calendarFreshnessChangesAt, hostAlternatives, type UnavailableReason } from './availability.js';
 import { addDays, dayNumber, localDate, nightsOf } from './dates.js';
-import { NodeError, OfferRequestError } from './errors.js';
+import { OfferRequestError } from './errors.js';
 import { jwksAt, KeyRing, keyFileSource, type PrivateKeySource } from './keys.js';
 import { buildOfferPayload, type HostAlternatives, type SignedOffer, signOffer } from './offer.js';
-import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, MAX_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
+import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
 import { priceStay, rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
 import type { StoreSnapshot } from './store/store.js';
@@ -161,25 +161,29 @@ export interface OfferServiceOptions {
   offerCacheMaxAgeSeconds?: number;
   /** Memory bound of the signed-offer cache in bytes (default 64 MiB). */
   offerCacheMaxBytes?: number;
+  /**
+   * A signed-offer cache shared with other services (platform mode: one for every tenant, its
+   * keys carry the domain), or null for none; replaces the cache the two options above would make.
+   */
+  offerCache?: OfferCache | null;
+  /** Called after every Ed25519 signature this service makes (offers, MCP receipts): platform metrics count them. */
+  onSignature?: () => void;
 }
 
 /** Open the offer service over a store. Every offer reads the store's revision and works from its current state. */
 export async function createOfferService(o: OfferServiceOptions): Promise<NodePublisher> {
   const { store } = o;
   const clock = o.clock ?? systemClock;
-  const maxAge = o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS;
-  if (!Number.isInteger(maxAge) || maxAge < 0 || maxAge > MAX_OFFER_CACHE_MAX_AGE_SECONDS)
-    throw new NodeError(
-      'invalid_offer_cache_max_age',
-      `the offer cache max-age is an integer from 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS} seconds`,
-    );
-  const cache = createOfferCache(maxAge, o.offerCacheMaxBytes);
+  const cache =
+    o.offerCache !== undefined
+      ? o.offerCache
+      : createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
   let snap = await store.snapshot();
   const { info } = snap;
   const domain = info.canonical_domain;
   const origin = `https://${domain}`;
   const jwksUrl = `${origin}${JWKS_PATH}`;
-  const keyRing = new KeyRing(typeof o.keys === 'string' ? keyFileSource(o.keys) : o.keys, clock);
+  const keyRing = new KeyRing(typeof o.keys === 'string' ? keyFileSource(o.keys) : o.keys, clock, o.onSignature);
   keyRing.signerFor(snap.keys);
   let view = viewOf(snap.property, domain);
 

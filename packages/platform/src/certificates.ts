@@ -18,6 +18,9 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import { ensureDevCa, issueServerCertificate, type PemKeyPair } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 
+/** The name of the CA `--dev` issues tenant certificates from. */
+export const DEV_CA_NAME = 'vrpkit platform dev CA';
+
 export type CertificateSource = { kind: 'dir'; dir: string } | { kind: 'dev'; dir: string };
 
 /** SNI names this long or with characters outside a DNS name are refused before any file lookup. */
@@ -38,7 +41,7 @@ export async function openCertificateStore(
   maxEntries = 10_000,
 ): Promise<CertificateStore> {
   if (source.kind === 'dev') {
-    const { ca, caFile } = await ensureDevCa(source.dir, 'vrpkit platform dev CA');
+    const { ca, caFile } = await ensureDevCa(source.dir, DEV_CA_NAME);
     const issued = new LRUCache<string, Promise<SecureContext>>({ max: maxEntries });
     return {
       caFile,

@@ -4,6 +4,7 @@
  */
 
 export { type CertificateSource, type CertificateStore, openCertificateStore } from './certificates.js';
+export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } from './cluster.js';
 export { PlatformError } from './errors.js';
 export { syncLagSeconds } from './feed-leases.js';
 export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';
@@ -16,7 +17,15 @@ export {
   parseMasterKey,
   sealPrivateKey,
 } from './master-key.js';
-export { type AdminListener, PlatformMetrics, parseAdminListen, SyncMetrics, startAdminListener, surfaceOf } from './metrics.js';
+export {
+  type AdminListener,
+  PlatformMetrics,
+  parseAdminListen,
+  ScaleMetrics,
+  SyncMetrics,
+  startAdminListener,
+  surfaceOf,
+} from './metrics.js';
 export { createOperatorApp, OPERATOR_TOOL_NAME } from './operator.js';
 export {
   DEFAULT_TENANT_CACHE_SIZE,

@@ -80,6 +80,7 @@ export class PlatformMetrics {
       help: 'Tenants in the database, by status',
       labelNames: ['status'] as const,
       registers: [this.registry],
+      aggregator: 'first', // a database count: the same in every worker
       async collect() {
         for (const status of ['active', 'disabled'] as const) this.set({ status }, await store.countTenants(status));
       },
@@ -89,6 +90,7 @@ export class PlatformMetrics {
       help: 'Age of the signing keys of enabled tenants: oldest and newest',
       labelNames: ['which'] as const,
       registers: [this.registry],
+      aggregator: 'first', // read from the database: the same in every worker
       async collect() {
         const ages = await store.signingKeyAges();
         if (ages) {
@@ -150,10 +152,10 @@ export interface AdminListener {
   close(): Promise<void>;
 }
 
-/** The admin listener: `/metrics` (Prometheus text), `/healthz` (alive) and `/readyz` (database reachable, master key the platform's). */
+/** The admin listener: `/metrics` (Prometheus text: a registry, or the sum over `--workers`), `/healthz` (alive) and `/readyz` (database reachable, master key the platform's). */
 export async function startAdminListener(
   listen: { host: string; port: number },
-  metrics: Pick<PlatformMetrics | SyncMetrics, 'registry'>,
+  metrics: { contentType: string; metrics(): Promise<string> },
   ready: () => Promise<boolean>,
 ): Promise<AdminListener> {
   const server: Server = createServer((req, res) => {
@@ -164,8 +166,8 @@ export async function startAdminListener(
     };
     if (req.method !== 'GET') return reply(405, 'application/json', '{"error":{"code":"method_not_allowed","message":"use GET"}}');
     if (path === '/metrics')
-      return void metrics.registry.metrics().then(
-        (text) => reply(200, metrics.registry.contentType, text),
+      return void metrics.metrics().then(
+        (text) => reply(200, metrics.contentType, text),
         () => reply(503, 'application/json', '{"error":{"code":"metrics_unavailable","message":"a collector failed"}}'),
       );
     if (path === HEALTHZ_PATH) return reply(200, 'application/json', '{"status":"ok"}');
@@ -193,4 +195,35 @@ export async function startAdminListener(
         server.close(() => resolve());
       }),
   };
+}
+
+// ── serving at scale: signatures, the shared offer cache ───────────────────────────────────
+
+/**
+ * What the shared serving path adds (platform spec item 6): Ed25519 signatures made, a counter
+ * (signatures per second is `rate(vrp_platform_signatures_total[1m])`), and the lookups of the
+ * one signed-offer cache every tenant shares, by result.
+ */
+export class ScaleMetrics {
+  readonly signatures: Counter;
+
+  constructor(registry: Registry, offerCache: { hits: number; misses: number } | null) {
+    this.signatures = new Counter({
+      name: 'vrp_platform_signatures_total',
+      help: 'Ed25519 signatures made for tenants (offers and MCP receipts); rate() of it is signatures per second',
+      registers: [registry],
+    });
+    new Counter({
+      name: 'vrp_platform_offer_cache_total',
+      help: 'Signed-offer cache lookups (one cache shared by every tenant), by result: hit or miss',
+      labelNames: ['result'] as const,
+      registers: [registry],
+      collect() {
+        // The cache counts; this reports its totals (a counter read at scrape time, never reset).
+        this.reset();
+        this.inc({ result: 'hit' }, offerCache?.hits ?? 0);
+        this.inc({ result: 'miss' }, offerCache?.misses ?? 0);
+      },
+    });
+  }
 }

@@ -3,8 +3,11 @@
  * (certificates.ts), the tenant by the `Host` header; a request whose Host is no enabled tenant's
  * domain (or a subdomain of one), or whose Host names another tenant than the TLS connection
  * did, gets 421 Misdirected Request (RFC 9110 §15.5.20) and no tenant data. Tenants load lazily
- * into a bounded LRU cache, so memory follows the tenants recently served, not those that exist;
- * every request re-reads its tenant's head row, so a disabled tenant is gone from every process
+ * into a bounded LRU cache, so memory follows the tenants recently served, not those that exist.
+ * One node app (`createNodeApp`) serves every tenant: the router passes the request's tenant
+ * with it, so routes and surface handlers exist once per process and a loaded tenant holds only
+ * its own state (tenant-node.ts); signed offers share one byte-bounded cache keyed by domain.
+ * Every request reads its tenant's head row once, so a disabled tenant is gone from every process
  * at its next request and a rotation or revocation is seen at once.
  */
 import { createServer, type Server } from 'node:https';
@@ -12,15 +15,25 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { type HttpBindings, serve } from '@hono/node-server';
 import { type Clock, isVrpError } from '@vrpkit/core';
-import { type RequestLogEntry, requestHostName, SERVER_LIMITS } from '@vrpkit/node';
+import {
+  createNodeApp,
+  createOfferCache,
+  DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
+  type RequestLogEntry,
+  requestHostName,
+  SERVER_LIMITS,
+} from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 import { type CertificateSource, openCertificateStore } from './certificates.js';
 import { PlatformError } from './errors.js';
 import type { MasterKey } from './master-key.js';
-import { PlatformMetrics, startAdminListener } from './metrics.js';
+import { PlatformMetrics, ScaleMetrics, startAdminListener } from './metrics.js';
 import { createOperatorApp } from './operator.js';
 import { openTenantNode, type TenantNode } from './tenant-node.js';
-import type { PlatformStore } from './tenants.js';
+import type { PlatformStore, TenantSnapshot } from './tenants.js';
+
+/** What the shared app receives with a request: the server's bindings and the tenant the router chose. */
+type TenantBindings = HttpBindings & { tenant: TenantNode };
 
 /** Default bound on tenants held loaded per process. */
 export const DEFAULT_TENANT_CACHE_SIZE = 1000;
@@ -38,7 +51,11 @@ export interface ServePlatformOptions {
   port?: number;
   clock?: Clock;
   tenantCacheSize?: number;
+  /** Most TLS contexts held (default: the tenant cache size); names under one wildcard certificate share one. */
+  tlsContextCacheSize?: number;
   offerCacheMaxAgeSeconds?: number;
+  /** Memory bound of the signed-offer cache every tenant shares (default 64 MiB). */
+  offerCacheMaxBytes?: number;
   log?: (e: PlatformLogEntry) => void;
   onError?: (e: unknown) => void;
   /** Serve `/metrics`, `/healthz` and `/readyz` on this loopback or private address (plain http). */
@@ -76,49 +93,56 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const { master_key_id, operator_domain: operatorDomain } = await store.info();
   if (!o.masterKeys.some((k) => k.id === master_key_id))
     throw new PlatformError('master_key_mismatch', 'none of the master keys is the one this platform uses');
+  const tenantCacheSize = o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE;
   const certs = await openCertificateStore(
     o.tls,
     async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
+    o.tlsContextCacheSize ?? tenantCacheSize,
   );
   const onError =
     o.onError ??
     ((e: unknown) =>
       process.stderr.write(`error[${isVrpError(e) ? e.code : 'internal_error'}]: ${e instanceof Error ? e.message : String(e)}\n`));
-  const tenants = new LRUCache<string, Promise<TenantNode>>({ max: o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE });
+  const tenants = new LRUCache<string, Promise<TenantNode>>({ max: tenantCacheSize });
+  const offerCache = createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
 
   const metrics = new PlatformMetrics(store, () => tenants.size);
+  const scale = new ScaleMetrics(metrics.registry, offerCache);
+  const onSignature = () => scale.signatures.inc();
   const load = (domain: string): Promise<TenantNode> => {
     let node = tenants.get(domain);
     metrics.cache.inc({ result: node ? 'hit' : 'miss' });
     if (!node) {
-      const { log } = o;
-      node = openTenantNode(store, domain, o.masterKeys, {
-        ...(o.clock ? { clock: o.clock } : {}),
-        ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
-        app: {
-          onError,
-          log: (e: RequestLogEntry) => {
-            metrics.observe(e.path, e.status);
-            log?.({ ...e, tenant: domain });
-          },
-        },
-      });
+      node = openTenantNode(store, domain, o.masterKeys, { offerCache, onSignature, ...(o.clock ? { clock: o.clock } : {}) });
       tenants.set(domain, node);
       node.catch(() => tenants.delete(domain));
     }
     return node;
   };
 
-  /** The enabled tenant serving `host`, or undefined. */
-  const tenantFor = async (host: string): Promise<TenantNode | undefined> => {
+  /** The enabled tenant serving `host` with its state read now, or undefined. */
+  const route = async (host: string): Promise<{ node: TenantNode; state: TenantSnapshot } | undefined> => {
     const cached = tenants.get(host);
     const domain = cached ? host : await store.activeTenantFor(candidateDomains(host));
     if (!domain) return undefined;
     const node = await load(domain);
-    if (await node.live()) return node;
+    const state = await node.source.live();
+    if (state) return { node, state };
     tenants.delete(domain);
     return undefined;
   };
+  const tenantFor = async (host: string) => (await route(host))?.node;
+
+  // The one app every tenant is served by; the router hands it the request's tenant in the env.
+  // The router below answers 421 for a Host no enabled tenant serves, so the app's own Host rule is not needed.
+  const tenantOf = (env: unknown) => (env as TenantBindings).tenant;
+  const app = createNodeApp((c) => tenantOf(c.env).publisher, {
+    onError,
+    log: (e: RequestLogEntry, env: unknown) => {
+      metrics.observe(e.path, e.status);
+      o.log?.({ ...e, tenant: tenantOf(env).domain });
+    },
+  });
 
   const operatorApp = operatorDomain ? createOperatorApp(operatorDomain, tenantFor) : undefined;
 
@@ -136,9 +160,9 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
       if (typeof servername === 'string' && servername.toLowerCase() !== operatorDomain) return misdirected('sni_mismatch');
       return operatorApp.fetch(req, env);
     }
-    let node: TenantNode | undefined;
+    let routed: Awaited<ReturnType<typeof route>>;
     try {
-      node = await tenantFor(host);
+      routed = await route(host);
     } catch (e) {
       onError(e);
       return new Response(JSON.stringify({ error: { code: 'internal_error', message: 'the platform could not complete the request' } }), {
@@ -146,10 +170,12 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
         headers: { 'content-type': 'application/json' },
       });
     }
-    if (!node) return misdirected('unknown_host');
+    if (!routed) return misdirected('unknown_host');
+    const { node, state } = routed;
     // A connection opened for one tenant's name must not carry another tenant's requests (connection reuse across names).
     if (typeof servername === 'string' && !inTenant(servername.toLowerCase(), node.domain)) return misdirected('sni_mismatch');
-    return node.app.fetch(req, env);
+    const bindings: TenantBindings = { ...env, tenant: node };
+    return node.source.during(state, () => app.fetch(req, bindings));
   };
 
   const host = o.host ?? '127.0.0.1';
@@ -183,7 +209,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   });
   const addr = server.address() as AddressInfo;
   const admin = o.adminListen
-    ? await startAdminListener(o.adminListen, metrics, async () => (await store.info()).master_key_id === master_key_id).catch(
+    ? await startAdminListener(o.adminListen, metrics.registry, async () => (await store.info()).master_key_id === master_key_id).catch(
         async (e) => {
           server.close();
           throw e;

@@ -1,11 +1,13 @@
 /**
- * One tenant served as a full VRP node: the node's own offer service, signer and surfaces
- * (`createOfferService`, `createNodeApp`), reading the tenant's rows instead of a node store and
- * signing with its private key unsealed from the database instead of a key file.
+ * One tenant served as a VRP node: the node's own offer service and signer (`createOfferService`),
+ * reading the tenant's rows instead of a node store and signing with its private key unsealed
+ * from the database instead of a key file. The HTTP app is not per tenant: serve.ts mounts the
+ * node's app once and hands each request the tenant its router chose, so what a loaded tenant
+ * holds is its snapshot, its key ring and the surfaces' derived documents (tool description,
+ * agent card); its signed offers live in the platform's one offer cache, keyed by domain.
  */
 import type { Clock } from '@vrpkit/core';
-import { createNodeApp, createOfferService, type NodeAppOptions, type NodePublisher, type SnapshotSource } from '@vrpkit/node';
-import type { Hono } from 'hono';
+import { createOfferService, type NodePublisher, type OfferCache, type SnapshotSource } from '@vrpkit/node';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey } from './master-key.js';
 import { type PlatformStore, type TenantSnapshot, unknownTenant } from './tenants.js';
@@ -13,32 +15,64 @@ import { type PlatformStore, type TenantSnapshot, unknownTenant } from './tenant
 export interface TenantNode {
   domain: string;
   publisher: NodePublisher;
-  app: Hono;
   source: TenantSource;
-  /** Whether the tenant still exists and is enabled (one indexed read; a disabled tenant is gone from its next request on). */
-  live(): Promise<boolean>;
 }
 
 /**
  * The tenant's rows as the node's `SnapshotSource`: one head read per request, the rest reloaded
  * only when the revision moved (a write by any process), as `NodeStore.snapshot` does.
+ *
+ * The router reads the head to decide whether the tenant is served at all (`read`), then
+ * dispatches the request within `during`: whatever the offer service asks for while that
+ * dispatch runs synchronously (the offer endpoint, discovery, JWKS) is that same read, so the
+ * request reads the head once. JavaScript runs one dispatch at a time, so no other request can
+ * see it; a surface that first awaits its body (MCP, A2A) reads the head again when it gets there.
  */
 export class TenantSource implements SnapshotSource {
   private cached: TenantSnapshot | undefined;
+  private current: TenantSnapshot | undefined;
 
   constructor(
     private readonly store: PlatformStore,
     readonly domain: string,
   ) {}
 
+  /** The state the dispatching request read, else a fresh read. */
+  snapshot(): Promise<TenantSnapshot> {
+    return this.current ? Promise.resolve(this.current) : this.read();
+  }
+
+  /** The dispatching request's state (see the class comment), or null outside a dispatch. */
+  snapshotNow(): TenantSnapshot | null {
+    return this.current ?? null;
+  }
+
   /** The tenant as of now: its head row read for this call (never shared with a call that came earlier), the rest reused while its revision holds. */
-  async snapshot(): Promise<TenantSnapshot> {
+  async read(): Promise<TenantSnapshot> {
     const head = await this.store.tenantHead(this.domain);
     if (!head) throw unknownTenant(this.domain);
     if (head.status !== 'active') throw new PlatformError('tenant_disabled', `${this.domain} is disabled`);
     if (this.cached?.revision === head.revision) return this.cached;
     this.cached = await this.store.tenantSnapshot(this.domain);
     return this.cached;
+  }
+
+  /** The tenant's state, or undefined when it no longer exists or is disabled (it is then gone from its next request on). */
+  live(): Promise<TenantSnapshot | undefined> {
+    return this.read().catch((e: unknown) => {
+      if (e instanceof PlatformError && (e.code === 'tenant_disabled' || e.code === 'unknown_tenant')) return undefined;
+      throw e;
+    });
+  }
+
+  /** Run `dispatch` with `state` as what the service reads until dispatch first yields. */
+  during<T>(state: TenantSnapshot, dispatch: () => T): T {
+    this.current = state;
+    try {
+      return dispatch();
+    } finally {
+      this.current = undefined;
+    }
   }
 
   /** The sealed private half of `kid` as of the last snapshot. */
@@ -50,14 +84,14 @@ export class TenantSource implements SnapshotSource {
 }
 
 /**
- * Open a tenant's node. `masterKeys` are tried in order (the current key first; the previous one
+ * Open a tenant's node (`offerCache`: the platform's shared one; absent, the service makes its own). `masterKeys` are tried in order (the current key first; the previous one
  * while `vrp platform master-key rotate` runs), so serving never stops during a master-key rotation.
  */
 export async function openTenantNode(
   store: PlatformStore,
   domain: string,
   masterKeys: readonly MasterKey[],
-  o: { clock?: Clock; offerCacheMaxAgeSeconds?: number; app?: NodeAppOptions } = {},
+  o: { clock?: Clock; offerCache?: OfferCache | null; onSignature?: () => void } = {},
 ): Promise<TenantNode> {
   const source = new TenantSource(store, domain);
   const publisher = await createOfferService({
@@ -74,21 +108,9 @@ export async function openTenantNode(
       }
       throw last;
     },
+    ...(o.offerCache !== undefined ? { offerCache: o.offerCache } : {}),
     ...(o.clock ? { clock: o.clock } : {}),
-    ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
+    ...(o.onSignature ? { onSignature: o.onSignature } : {}),
   });
-  return {
-    domain,
-    source,
-    publisher,
-    app: createNodeApp(publisher, o.app ?? {}),
-    live: () =>
-      source.snapshot().then(
-        () => true,
-        (e: unknown) => {
-          if (e instanceof PlatformError && (e.code === 'tenant_disabled' || e.code === 'unknown_tenant')) return false;
-          throw e;
-        },
-      ),
-  };
+  return { domain, source, publisher };
 }

@@ -15,7 +15,7 @@ import {
   type StoreSnapshot,
   validatePropertyDescription,
 } from '@vrpkit/node';
-import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey, sealPrivateKey } from './master-key.js';
 import { openPlatformDatabase, type PlatformTarget, platformTarget } from './store/db.js';
@@ -53,6 +53,8 @@ export interface NewTenant {
 type Tx = Transaction<PlatformDatabase>;
 
 export class PlatformStore {
+  private headQuery: CompiledQuery<{ status: TenantStatus; revision: number | bigint | string }> | undefined;
+
   private constructor(
     readonly db: Kysely<PlatformDatabase>,
     readonly target: PlatformTarget,
@@ -223,7 +225,11 @@ export class PlatformStore {
 
   /** A tenant's status and revision (one indexed read), or undefined when no such tenant exists. */
   async tenantHead(domain: string): Promise<{ status: TenantStatus; revision: number } | undefined> {
-    const row = await this.db.selectFrom('platform_tenant').select(['status', 'revision']).where('domain', '=', domain).executeTakeFirst();
+    // Compiled once (it runs on every request; building and compiling it each time was a third of its CPU): the domain is its parameter.
+    this.headQuery ??= this.db.selectFrom('platform_tenant').select(['status', 'revision']).where('domain', '=', '').compile();
+    const head = this.headQuery;
+    const { rows } = await this.db.executeQuery(CompiledQuery.raw(head.sql, [domain]) as typeof head);
+    const row = rows[0];
     return row ? { status: row.status, revision: Number(row.revision) } : undefined;
   }
 

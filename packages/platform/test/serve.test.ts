@@ -94,6 +94,37 @@ describe('platform serve (dev TLS)', () => {
     expect(verifyOffer({ envelope: offers['villa-one.example'], jwks: jwks['villa-two.example'], now: NOW }).status).not.toBe('verified');
   });
 
+  it("reads the tenant's head row once per request (offer, discovery, JWKS); a repeated stay comes from the shared offer cache", async () => {
+    const d = 'villa-one.example';
+    const path = `${OFFER_ENDPOINT_PATH}?${stayQuery.replace('guests=2', 'guests=3')}`;
+    expect((await get(served.port, ca, d, d, path)).status).toBe(200); // loaded, signed, cached
+    const tenantHead = store.tenantHead.bind(store);
+    let reads = 0;
+    store.tenantHead = (domain) => {
+      reads++;
+      return tenantHead(domain);
+    };
+    try {
+      const signatures = served.metrics.registry.getSingleMetric('vrp_platform_signatures_total')!;
+      const signed = async () => (await signatures.get()).values[0]?.value ?? 0;
+      const signaturesBefore = await signed();
+      for (const p of [path, '/.well-known/vacation-rental.json', '/.well-known/jwks.json']) {
+        reads = 0;
+        expect((await get(served.port, ca, d, d, p)).status).toBe(200);
+        expect(reads).toBe(1);
+      }
+      // The offer above was the cached one: nothing was signed for it.
+      expect(await signed()).toBe(signaturesBefore);
+      const fresh = `${OFFER_ENDPOINT_PATH}?${stayQuery.replace('guests=2', 'guests=1')}`;
+      reads = 0;
+      expect((await get(served.port, ca, d, d, fresh)).status).toBe(200);
+      expect(reads).toBe(1);
+      expect(await signed()).toBe(signaturesBefore + 1);
+    } finally {
+      store.tenantHead = tenantHead;
+    }
+  });
+
   it('answers 421 with no tenant data for an unknown Host, and for a Host of another tenant than the TLS name', async () => {
     const unknown = await get(served.port, ca, 'villa-one.example', 'nobody.example', '/.well-known/vacation-rental.json');
     expect(unknown.status).toBe(421);
@@ -171,6 +202,9 @@ describe('platform serve (dev TLS)', () => {
     expect(text).toMatch(/vrp_platform_tenants\{status="active"\} 3/);
     expect(text).toMatch(/vrp_platform_tenant_cache_total\{result="hit"\} [1-9]/);
     expect(text).toMatch(/vrp_platform_signing_key_age_seconds\{which="oldest"\} /);
+    expect(text).toMatch(/vrp_platform_signatures_total [1-9]/);
+    expect(text).toMatch(/vrp_platform_offer_cache_total\{result="hit"\} [1-9]/);
+    expect(text).toMatch(/vrp_platform_offer_cache_total\{result="miss"\} [1-9]/);
     // Labels never carry a tenant domain.
     expect(text).not.toContain('villa-');
     expect((await fetch(`${admin}/healthz`)).status).toBe(200);

@@ -232,7 +232,7 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
     ]);
     expect(JSON.stringify(logs)).not.toContain('secret-');
     expect(logs.find((l) => l.tenant === A)?.error?.code).toBe('feed_http_error');
-    const admin = await startAdminListener({ host: '127.0.0.1', port: 0 }, metrics, async () => true);
+    const admin = await startAdminListener({ host: '127.0.0.1', port: 0 }, metrics.registry, async () => true);
     try {
       const text = await plainGet(admin.port, '/metrics');
       expect(text).toMatch(/vrp_platform_feed_fetches_total\{outcome="ok"\} 1/);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyOffer } from '@vrpkit/agent';
-import { sampleProperty } from '@vrpkit/node';
+import { createNodeApp, sampleProperty } from '@vrpkit/node';
 import { generateMasterKeyText, openTenantNode, PlatformStore, parseMasterKey } from '@vrpkit/platform';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
     const other = verifyOffer({ envelope: JSON.parse(offer.json), jwks: await two.publisher.jwks(), now: NOW });
     expect(other.status).not.toBe('verified');
     // The HTTP app is the node's own: discovery over a request.
-    const res = await two.app.request('https://villa-two.example/.well-known/vacation-rental.json', {
+    const res = await createNodeApp(two.publisher).request('https://villa-two.example/.well-known/vacation-rental.json', {
       headers: { host: 'villa-two.example' },
     });
     expect(((await res.json()) as { canonical_domain: string }).canonical_domain).toBe('villa-two.example');
@@ -76,9 +76,9 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
   it('a disabled tenant stops serving at its next request; a removed one is gone with its keys', async () => {
     await store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }]);
     const node = await openTenantNode(store, 'villa.example', [master], { clock });
-    expect(await node.live()).toBe(true);
+    expect(await node.source.live()).toMatchObject({ status: 'active' });
     await store.setTenantStatus('villa.example', 'disabled');
-    expect(await node.live()).toBe(false);
+    expect(await node.source.live()).toBeUndefined();
     await expect(node.publisher.getServedOffer(stay)).rejects.toMatchObject({ code: 'tenant_disabled' });
     expect((await store.listTenants({ status: 'disabled' })).map((t) => t.domain)).toEqual(['villa.example']);
     await store.removeTenant('villa.example');

@@ -56,7 +56,7 @@ function countOrZero(v: string): number {
   return Number(v);
 }
 
-function workerCount(v: string): number {
+export function workerCount(v: string): number {
   const n = positiveInt(v);
   if (n > MAX_SERVE_WORKERS) throw new InvalidArgumentError(`at most ${MAX_SERVE_WORKERS} workers`);
   return n;

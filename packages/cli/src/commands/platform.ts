@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { DEFAULT_SYNC_INTERVAL_MS, readPropertyFile } from '@vrpkit/node';
+import { DEFAULT_SYNC_INTERVAL_MS, isServeWorker, readPropertyFile } from '@vrpkit/node';
 import {
   DEFAULT_SYNC_CONCURRENCY,
   DEFAULT_SYNC_LEASE_MS,
@@ -15,9 +15,11 @@ import {
   type PlatformLogEntry,
   PlatformStore,
   parseAdminListen,
+  runPlatformWorker,
   type SyncLogEntry,
   SyncMetrics,
   servePlatform,
+  servePlatformCluster,
   startAdminListener,
   startSyncWorker,
   syncLagSeconds,
@@ -25,7 +27,7 @@ import {
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { printJson, reportError } from '../io.js';
-import { port, serveUntilSignal } from './node.js';
+import { port, serveUntilSignal, workerCount } from './node.js';
 
 interface Common {
   databaseUrl?: string;
@@ -177,7 +179,8 @@ export function registerPlatformCommands(program: Command): void {
       .option(
         '--admin-listen <host:port>',
         'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
-      ),
+      )
+      .option('--workers <n>', 'processes serving on the one port (node:cluster; one per core signs on every core)', workerCount, 1),
     { masterKey: true },
   ).action(
     (
@@ -189,6 +192,7 @@ export function registerPlatformCommands(program: Command): void {
         previousMasterKeyFile?: string;
         tenantCache: number;
         adminListen?: string;
+        workers: number;
       },
     ) =>
       run(o.json, async () => {
@@ -198,16 +202,21 @@ export function registerPlatformCommands(program: Command): void {
         const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
         const store = await PlatformStore.open(o.databaseUrl);
         try {
-          const served = await servePlatform({
+          const options = {
             store,
             masterKeys,
-            tls: o.tlsDir ? { kind: 'dir', dir: o.tlsDir } : { kind: 'dev', dir: o.dev! },
+            tls: o.tlsDir ? ({ kind: 'dir', dir: o.tlsDir } as const) : ({ kind: 'dev', dir: o.dev! } as const),
             host: o.host,
             port: o.port,
             tenantCacheSize: o.tenantCache,
-            ...(adminListen ? { adminListen } : {}),
             log: platformLogger(!!o.json),
-          });
+          };
+          // A forked worker (same argv) serves and reports to the primary, which prints the banner and serves the admin listener.
+          if (isServeWorker()) return await runPlatformWorker(options);
+          const served =
+            o.workers > 1
+              ? await servePlatformCluster({ ...options, ...(adminListen ? { adminListen } : {}) }, o.workers)
+              : await servePlatform({ ...options, ...(adminListen ? { adminListen } : {}) });
           if (o.json)
             printEvent({
               event: 'listening',
@@ -216,10 +225,15 @@ export function registerPlatformCommands(program: Command): void {
               ca: served.caFile ?? null,
               admin_port: served.admin?.port ?? null,
               pid: process.pid,
+              ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
             });
-          else process.stdout.write(`serving every tenant on ${served.address}:${served.port}\nCtrl-C stops the platform.\n`);
-          const signal = await serveUntilSignal(served);
-          if (o.json) printEvent({ event: 'stopped', reason: signal });
+          else
+            process.stdout.write(
+              `serving every tenant on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\nCtrl-C stops the platform.\n`,
+            );
+          // A cluster also ends when one of its workers dies (it has already stopped the others).
+          const signal = await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+          if (o.json) printEvent({ event: 'stopped', reason: signal ?? 'worker_exited' });
         } finally {
           await store.close();
         }
@@ -286,7 +300,9 @@ export function registerPlatformCommands(program: Command): void {
           const stop = () => void worker.stop();
           process.once('SIGINT', stop).once('SIGTERM', stop);
           try {
-            const admin = adminListen ? await startAdminListener(adminListen, metrics, () => store.info().then(() => true)) : undefined;
+            const admin = adminListen
+              ? await startAdminListener(adminListen, metrics.registry, () => store.info().then(() => true))
+              : undefined;
             if (o.json) printEvent({ event: 'started', owner: worker.owner, admin_port: admin?.port ?? null, pid: process.pid });
             const totals = await worker.done.finally(() => admin?.close());
             if (o.json) printEvent({ event: 'stopped', ...totals });

@@ -5,7 +5,7 @@
  */
 import { sha256Hex } from '@vrpkit/core';
 import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
 import { mountBookingRequests } from '../booking/http.js';
@@ -30,15 +30,27 @@ export interface RequestLogEntry {
   latency_ms: number;
 }
 
+/**
+ * The publisher a request is answered by. A node has one; platform mode serves every tenant from
+ * one app and passes the tenant its router chose with the request (so the routes, the surfaces'
+ * handlers and the app exist once per process, not once per tenant).
+ */
+export type PublisherFor = (c: Context) => NodePublisher;
+
 export interface NodeAppOptions {
-  log?: (entry: RequestLogEntry) => void;
+  /** `env` is the request's bindings (platform mode reads the tenant from them). */
+  log?: (entry: RequestLogEntry, env: unknown) => void;
   /** Called with every internal failure (the client only sees `internal_error`). */
   onError?: (error: unknown) => void;
   /** The readiness probe `/readyz` answers with (`readinessProbe`); without one the app has no `/readyz`. */
   readiness?: () => Promise<ReadinessReport>;
   /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
   bookings?: BookingDesk;
-  /** Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which checks X-Forwarded-Host itself). */
+  /**
+   * Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which
+   * checks X-Forwarded-Host itself). Only for a single publisher: with a `PublisherFor`, the
+   * router that picks the tenant by Host owns this rule.
+   */
   canonicalHostOnly?: boolean;
 }
 
@@ -48,19 +60,22 @@ const READ_ONLY_PATHS = new Set([DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH,
 type Fetch = Hono['fetch'];
 
 /** One log line per answered request, its latency included (the answer may be a promise). */
-function logged(fetch: Fetch, log: (entry: RequestLogEntry) => void): Fetch {
+function logged(fetch: Fetch, log: NonNullable<NodeAppOptions['log']>): Fetch {
   return (req, env, ctx) => {
     const started = performance.now();
     const write = (res: Response) => {
       const q = rawQuery(req.url);
-      log({
-        event: 'request',
-        method: req.method,
-        path: getPath(req),
-        query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
-        status: res.status,
-        latency_ms: Math.round((performance.now() - started) * 100) / 100,
-      });
+      log(
+        {
+          event: 'request',
+          method: req.method,
+          path: getPath(req),
+          query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
+          status: res.status,
+          latency_ms: Math.round((performance.now() - started) * 100) / 100,
+        },
+        env,
+      );
       return res;
     };
     const res = fetch(req, env, ctx);
@@ -68,20 +83,22 @@ function logged(fetch: Fetch, log: (entry: RequestLogEntry) => void): Fetch {
   };
 }
 
-export function createNodeApp(service: NodePublisher, options: NodeAppOptions = {}): Hono {
+export function createNodeApp(publisher: NodePublisher | PublisherFor, options: NodeAppOptions = {}): Hono {
   const app = new Hono();
+  const serviceOf: PublisherFor = typeof publisher === 'function' ? publisher : () => publisher;
 
   // Core §2: discovery document.
-  app.get(DISCOVERY_PATH, (c) => c.json(service.discovery(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
+  app.get(DISCOVERY_PATH, (c) => c.json(serviceOf(c).discovery(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
   // Core §3 / §3.1: every active and retained key; max-age ≤ 300 bounds revocation latency.
-  app.get(JWKS_PATH, async (c) => c.json(await service.jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
+  app.get(JWKS_PATH, async (c) => c.json(await serviceOf(c).jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
   // Core §4: GET ?check_in&check_out&guests → the signed envelope; malformed input → 400 {error:{code,message}}.
   app.get(OFFER_ENDPOINT_PATH, (c): Response | Promise<Response> => {
     // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
     const read = offerQuery(c.req.url);
     if (!read.ok) return offerResponse(read);
+    const service = serviceOf(c);
     // Answered in this turn when the store state is known without waiting (a cache hit or a fresh
     // signature alike): a handler that returns a Response (not a promise) lets @hono/node-server
     // write the prebuilt bytes at once, headers and body in one write.
@@ -91,7 +108,7 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.
   app.get(BOOK_PATH, async (c) => {
-    const r = await renderBookPage(service, c.req.url);
+    const r = await renderBookPage(serviceOf(c), c.req.url);
     return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
   });
 
@@ -107,7 +124,7 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
       return c.json(r, r.ready ? 200 : 503, { 'cache-control': 'no-store' });
     });
 
-  mountSurfaces(app, service);
+  mountSurfaces(app, serviceOf);
 
   // No route matched: a read-only resource asked with another method is 405 with the methods that
   // exist (RFC 9110 §15.5.6), anything else 404. Answered here rather than by catch-all routes, so
@@ -130,7 +147,8 @@ export function createNodeApp(service: NodePublisher, options: NodeAppOptions = 
   // in one write. Every request still passes both: `fetch` is the app's only entry (`request`
   // and the servers call it).
   const route = app.fetch;
-  const misdirected = options.canonicalHostOnly !== false ? canonicalHostOnly(service.canonicalDomain) : undefined;
+  const misdirected =
+    options.canonicalHostOnly !== false && typeof publisher !== 'function' ? canonicalHostOnly(publisher.canonicalDomain) : undefined;
   const guarded: Fetch = misdirected ? (req, env, ctx) => misdirected(req) ?? route(req, env, ctx) : route;
   app.fetch = options.log ? logged(guarded, options.log) : guarded;
   return app;

@@ -40,9 +40,10 @@ import {
 } from '@a2a-js/sdk/server';
 import { isRecord } from '@vrpkit/core';
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { OfferService } from '../service.js';
 import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
+import { perService } from './per-service.js';
 import { OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** The JSON-RPC endpoint both protocol versions share (the card lists it twice, §6). */
@@ -222,15 +223,24 @@ function isLegacyRequest(version: string | undefined): boolean {
   return (version || A2A_LEGACY_PROTOCOL_VERSION) === A2A_LEGACY_PROTOCOL_VERSION;
 }
 
-export function mountA2a(app: Hono, service: OfferService): void {
+/** The card and the SDK's request handlers of one offer service. */
+function a2aAgent(service: OfferService) {
   const card = buildAgentCard(service);
-  const legacyCardJson = JSON.stringify(toLegacyAgentCard(card));
-  const cardJson = JSON.stringify(card);
   const requestHandler = new DefaultRequestHandler(card, new RequestScopedTaskStore(), new OfferExecutor(service));
-  const v1 = new JsonRpcTransportHandler(requestHandler);
-  const legacy = new LegacyJsonRpcTransportHandler(requestHandler);
+  return {
+    card,
+    cardJson: JSON.stringify(card),
+    legacyCardJson: JSON.stringify(toLegacyAgentCard(card)),
+    v1: new JsonRpcTransportHandler(requestHandler),
+    legacy: new LegacyJsonRpcTransportHandler(requestHandler),
+  };
+}
+
+export function mountA2a(app: Hono, serviceOf: (c: Context) => OfferService): void {
+  const agentOf = perService(a2aAgent);
 
   app.get(AGENT_CARD_PATH, (c) => {
+    const { cardJson, legacyCardJson } = agentOf(serviceOf(c));
     const body = isLegacyRequest(c.req.header(A2A_VERSION_HEADER)) ? legacyCardJson : cardJson;
     return c.body(body, 200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300', vary: A2A_VERSION_HEADER });
   });
@@ -251,6 +261,7 @@ export function mountA2a(app: Hono, service: OfferService): void {
     }
     const body = read.value;
     if (!isRecord(body)) return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
+    const { card, v1, legacy } = agentOf(serviceOf(c));
     try {
       const context: ServerCallContext = defaultServerCallContextBuilder({
         extensions: Extensions.parseServiceParameter(c.req.header(HTTP_EXTENSION_HEADER)),

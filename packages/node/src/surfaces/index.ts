@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { OfferService } from '../service.js';
 import { mountA2a } from './a2a.js';
 import { mountMcp } from './mcp.js';
@@ -15,8 +15,8 @@ export { WEBMCP_SCRIPT_PATH } from './webmcp-script.js';
  * Mount the tool surfaces (MCP, A2A, WebMCP page) on the node's app. Node Tool Binding v0.1 §3–§6:
  * one offer service, thin adapters, all on the canonical domain.
  */
-export function mountSurfaces(app: Hono, service: OfferService): void {
-  mountMcp(app, service);
-  mountA2a(app, service);
-  mountPropertyPage(app, service);
+export function mountSurfaces(app: Hono, serviceOf: (c: Context) => OfferService): void {
+  mountMcp(app, serviceOf);
+  mountA2a(app, serviceOf);
+  mountPropertyPage(app, serviceOf);
 }

@@ -34,6 +34,7 @@ import type { Context, Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
 import type { OfferOutcome, OfferService } from '../service.js';
 import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
+import { perService } from './per-service.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
 
 /** A tools/call body is three short arguments; anything near this is not a tool call. */
@@ -160,14 +161,16 @@ function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaVal
 /** One validator per process, not per mount: an Ajv instance is tens of KB, and platform mode mounts one app per tenant. */
 let sharedValidator: AjvJsonSchemaValidator | undefined;
 
-export function mountMcp(app: Hono, service: OfferService): void {
-  const tool = offerTool(service);
+export function mountMcp(app: Hono, serviceOf: (c: Context) => OfferService): void {
+  const toolOf = perService(offerTool);
   sharedValidator ??= new AjvJsonSchemaValidator();
   const validator = sharedValidator;
   app.all(MCP_ENDPOINT_PATH, async (c) => {
     // Stateless server: no GET notification stream and no DELETE session to end.
     if (c.req.method !== 'POST')
       return jsonRpcErrorResponse(null, { code: -32000, message: 'Method not allowed: use POST.' }, 405, { allow: 'POST' });
+    const service = serviceOf(c);
+    const tool = toolOf(service);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -8,7 +8,7 @@
  * definition is embedded as JSON with `<` escaped so no property text can close the script.
  */
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferRequestInput, WEBMCP_TOOL_CALL_PATH } from '@vrpkit/protocol';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { errorBody, JSON_TYPE, offerResponse } from '../request.js';
 import type { CalendarDay, OfferService, PropertyView } from '../service.js';
 import { readBodyCapped } from './body.js';
@@ -200,9 +200,9 @@ ${renderRefunds(facts)}
 `;
 }
 
-export function mountPropertyPage(app: Hono, service: OfferService): void {
+export function mountPropertyPage(app: Hono, serviceOf: (c: Context) => OfferService): void {
   app.get(PROPERTY_PAGE_PATH, async (c) =>
-    c.html(await renderPropertyPage(service), 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' }),
+    c.html(await renderPropertyPage(serviceOf(c)), 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' }),
   );
   // §5: the WebMCP tool's result is the endpoint's envelope, byte for byte; a refusal is {error:{code,message}}.
   app.post(WEBMCP_TOOL_CALL_PATH, async (c) => {
@@ -219,7 +219,7 @@ export function mountPropertyPage(app: Hono, service: OfferService): void {
       return c.body(errorBody('invalid_arguments', 'the tool input is not JSON'), 400, headers);
     }
     // Anything but one JSON object is the parser's invalid_arguments, as on MCP and A2A.
-    return offerResponse(await service.getServedOffer(input as OfferRequestInput));
+    return offerResponse(await serviceOf(c).getServedOffer(input as OfferRequestInput));
   });
   app.get(WEBMCP_SCRIPT_PATH, (c) =>
     c.body(WEBMCP_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' }),

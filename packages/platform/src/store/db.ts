@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type SqliteDatabase, SqliteDialect } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import { PlatformError } from '../errors.js';
 import { platformMigrationProvider } from './migrations.js';
@@ -43,6 +44,30 @@ export function redactedTarget(t: PlatformTarget): string {
   return `${u.toString()} (schema ${t.schema})`;
 }
 
+/** Statements kept prepared per SQLite connection: the serving path's few query shapes, with room for the `IN (…)` lengths. */
+const SQLITE_STATEMENT_CACHE = 256;
+
+/**
+ * better-sqlite3 with its prepared statements reused by SQL text. Kysely prepares every query
+ * afresh; on the serving path (a head read per request) preparing was most of the read's CPU.
+ * Reuse is safe: better-sqlite3 runs a statement to completion synchronously (`all`/`run`; the
+ * platform never iterates one), so no two uses of one statement overlap.
+ */
+function withStatementCache(sqlite: Database.Database): SqliteDatabase {
+  const prepared = new LRUCache<string, Database.Statement>({ max: SQLITE_STATEMENT_CACHE });
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let stmt = prepared.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        prepared.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 /** Open the platform database and bring it to the latest migration (Kysely's migration lock serialises concurrent openers). */
 export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Promise<Kysely<PlatformDatabase>> {
   let db: Kysely<PlatformDatabase>;
@@ -56,7 +81,7 @@ export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Pr
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    db = new Kysely<PlatformDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<PlatformDatabase>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   } else {
     const bootstrap = new pg.Client({ connectionString: t.url });
     try {
