@@ -163,8 +163,8 @@ for (const b of backends) {
         expect(JSON.stringify(log)).not.toContain(SECRET);
         const v = await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
         expect(v).toMatchObject({ ok: true, entries: log.length, head: { seq: log.length } });
-        // One per 4 entries (an append that crosses a boundary signs its last entry: allow + issued at 12–13 signs 13), and the head on close.
-        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 8, 13, 16, 20, 21]);
+        // One per 4 entries (an append that crosses a boundary signs its last entry: a dispatch's allow, issued, consumed, invoked at 6–9 signs 9), and the head on close.
+        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 9, 13, 16, 20, 21]);
         // A key that is not trusted fails closed.
         const other = { ...PUBLIC_JWK, x: 'A'.repeat(43) };
         expect(await verifyAuditChain(store, { trustedKeys: [other] })).toMatchObject({ ok: false, seq: 4, problem: 'bad_checkpoint' });
@@ -188,8 +188,8 @@ for (const b of backends) {
       },
       {
         name: 'a forged checkpoint signature',
-        sql: "UPDATE gate_audit_checkpoint SET jws = jws || 'x' WHERE seq = 8",
-        expected: { seq: 8, problem: 'bad_checkpoint' },
+        sql: "UPDATE gate_audit_checkpoint SET jws = jws || 'x' WHERE seq = 9",
+        expected: { seq: 9, problem: 'bad_checkpoint' },
       },
     ];
     for (const t of tampering) {
@@ -228,7 +228,7 @@ for (const b of backends) {
       await db.exec(updates.join('; '));
       const again = await db.open();
       try {
-        expect(await verifyAuditChain(again)).toMatchObject({ ok: false, seq: 8, problem: 'edited' });
+        expect(await verifyAuditChain(again)).toMatchObject({ ok: false, seq: 9, problem: 'edited' });
       } finally {
         await again.close();
       }
