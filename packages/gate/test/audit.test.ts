@@ -75,6 +75,30 @@ const backends: Backend[] = [
   },
 ];
 
+describe('audit entry hash', () => {
+  it('is SHA-256 over the JCS form of the entry without its hash, null members omitted', async () => {
+    const { auditEntryHash } = await import('@vrpkit/gate');
+    const { canonicalSha256Base64url } = await import('@vrpkit/core');
+    const full = {
+      seq: 12,
+      at: 1_800_000_000_123,
+      kind: 'deny' as const,
+      act_id: 'act "quoted" \\ \u2028 é 😀',
+      tool: 'mail\u0001send',
+      server: 'https://mcp.example/ü',
+      digest: 'abc_-',
+      code: 'EF_005',
+      actor: 'host\n1',
+      prev_hash: 'A'.repeat(43),
+    };
+    expect(auditEntryHash(full)).toBe(canonicalSha256Base64url(full));
+    const sparse = { ...full, act_id: null, server: null, code: null, actor: null };
+    expect(auditEntryHash(sparse)).toBe(
+      canonicalSha256Base64url({ seq: 12, at: full.at, kind: 'deny', tool: full.tool, digest: full.digest, prev_hash: full.prev_hash }),
+    );
+  });
+});
+
 afterAll(async () => {
   removeTmpDirs();
   if (!PG_URL || schemas.length === 0) return;

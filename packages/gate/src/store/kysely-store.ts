@@ -301,9 +301,9 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async policyState(opts?: StoreCallOptions): Promise<PolicyState> {
-    const ops = this.ops;
-    return ops.run(function* (db) {
-      return yield* currentEpochs(ops, db);
+    const q = this.q;
+    return this.ops.run(function* () {
+      return yield* currentEpochs(q);
     }, opts?.timeoutMs);
   }
 
@@ -340,7 +340,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
     const { ops, q, auditSigner } = this;
     return ops.run(function* (db): Program<DecisionResult> {
       if (record.expectEpochs) {
-        const current = yield* currentEpochs(ops, db);
+        const current = yield* currentEpochs(q);
         if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
       }
       const esc = record.escalation;
@@ -393,7 +393,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
       return result;
     }
     return ops.run(function* (db): Program<IssueAndConsumeResult> {
-      const current = yield* currentEpochs(ops, db);
+      const current = yield* currentEpochs(q);
       if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
       // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
       yield q.evidence(record.evidence);
@@ -727,8 +727,8 @@ function actTool(actJson: string): { tool: string | null; server: string | null 
   }
 }
 
-function* currentEpochs(ops: DialectOps, db: Db): Program<PolicyState> {
-  const s = yield* first(ops.epochsQuery(db));
+function* currentEpochs(q: HotQueries): Program<PolicyState> {
+  const s = yield* first(q.epochs({}));
   if (!s) throw new Error('gate_policy_state row is missing');
   return s;
 }
