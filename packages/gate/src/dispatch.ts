@@ -17,7 +17,7 @@ import type { EfCode, EnforceDecision } from './errors.js';
 import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
-import type { ConsumeOutcome, ConsumeRequest } from './store/types.js';
+import type { ConsumeOutcome } from './store/types.js';
 
 /**
  * What invoke is handed with the arguments: the authority it runs under, for a cooperating sink
@@ -60,7 +60,8 @@ export async function dispatch<A, T>(
   if (!v.ok) return denied(v.code);
   const a = v.act;
   let live: LiveArguments<A>;
-  let hot: { req: ConsumeRequest; outcome: ConsumeOutcome } | undefined;
+  /** The consume done with the issuance (the hot path), if it was. */
+  let hot: ConsumeOutcome | undefined;
   try {
     live = snapshotLiveArguments(liveArgs);
     await ctx.ready();
@@ -86,16 +87,14 @@ export async function dispatch<A, T>(
       const req = typeof pre === 'string' ? undefined : { ...pre, now };
       const outcome = await authorizeValidated(ctx, a, now, null, req);
       if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
-      if (req && outcome.consumed) hot = { req, outcome: outcome.consumed };
+      hot = outcome.consumed;
     }
   } catch (e) {
     return denied(asGateError(e).code);
   }
   // The consume journals the act INVOKED in its own transaction, so the mark is durable before
   // invoke and no restart can declare the act's result unknown between the consume and the invoke.
-  const decision = hot
-    ? consumedDecision(ctx, a, hot.req, hot.outcome)
-    : await enforceValidated(ctx, a, live.digest.value, live.args, true);
+  const decision = hot ? consumedDecision(ctx, a, hot) : await enforceValidated(ctx, a, live.digest.value, live.args, true);
   if (!decision.allow) return { decision, invoked: false };
   const id = a.candidate_act_id;
   const authorityId = decision.authority_id!;

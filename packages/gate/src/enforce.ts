@@ -102,15 +102,14 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
     await ctx.ready();
     const now = ctx.clock.now();
     if (Date.parse(a.expires_at) <= now) return auditedDeny(ctx, a, 'EF_002', live);
-    return consumed(ctx, { ...req, now }, await ctx.store.consume({ ...req, now }, { timeoutMs: ctx.timeoutMs }));
+    return consumed(ctx, a.candidate_act_id, await ctx.store.consume({ ...req, now }, { timeoutMs: ctx.timeoutMs }));
   } catch (e) {
     return denyDecision(asGateError(e).code);
   }
 }
 
 /** The decision a consume led to, with its journal event. */
-function consumed(ctx: GateContext, req: ConsumeRequest, r: ConsumeOutcome): EnforceDecision {
-  const id = req.candidate_act_id;
+function consumed(ctx: GateContext, id: string, r: ConsumeOutcome): EnforceDecision {
   if (!r.ok) {
     if (r.invalidated) ctx.emit({ type: 'journal', candidate_act_id: id, state: 'REFUSED', authority_id: r.invalidated });
     return denyDecision(r.code);
@@ -120,8 +119,8 @@ function consumed(ctx: GateContext, req: ConsumeRequest, r: ConsumeOutcome): Enf
 }
 
 /** enforce's decision for a consume already done by the store with the issuance (dispatch's hot path), observed like any other. */
-export function consumedDecision(ctx: GateContext, a: AgentCandidateAct, req: ConsumeRequest, r: ConsumeOutcome): EnforceDecision {
-  return observed(ctx, a, consumed(ctx, req, r));
+export function consumedDecision(ctx: GateContext, a: AgentCandidateAct, r: ConsumeOutcome): EnforceDecision {
+  return observed(ctx, a, consumed(ctx, a.candidate_act_id, r));
 }
 
 /**
