@@ -13,7 +13,10 @@ import { GATE_PROFILE } from './errors.js';
 import { approvedAct, bindingDigest, bindingOf, type EscalationDecision, escalate } from './escalation.js';
 import { actAudit, denied, evidenceRow, recordBindingConflict, recordDenial, recordStale } from './evidence.js';
 import { type AuthorizeOutcome, asGateError, type GateContext } from './gate-context.js';
-import type { AuthorityRow } from './store/types.js';
+import type { AuthorityRow, ConsumeOutcome, ConsumeRequest } from './store/types.js';
+
+/** An authorize() outcome inside dispatch: `consumed` when the issuance and the consume committed together. */
+export type DispatchAuthorizeOutcome = AuthorizeOutcome & { consumed?: ConsumeOutcome };
 
 /** Decide an act that is not validated yet (the public `Gate.authorize`). Never throws. */
 export async function authorize(ctx: GateContext, act: unknown): Promise<AuthorizeOutcome> {
@@ -30,20 +33,23 @@ export async function authorize(ctx: GateContext, act: unknown): Promise<Authori
 /**
  * Decide a validated act. `known` is the act's authority row when the caller read it already
  * (`null`: it has none), so one dispatch reads it once; a concurrent issuer for the same act id
- * is still caught by the store's one-authority-per-act rule. Throws on store errors.
+ * is still caught by the store's one-authority-per-act rule. With `consume` (dispatch's hot
+ * path), authority the policy issues from a hot envelope is consumed in the issuance's own
+ * transaction: one durable commit before invoke. Approvals keep the general path. Throws on store errors.
  */
 export async function authorizeValidated(
   ctx: GateContext,
   a: AgentCandidateAct,
   now: number,
   known?: AuthorityRow | null,
-): Promise<AuthorizeOutcome> {
+  consume?: ConsumeRequest,
+): Promise<DispatchAuthorizeOutcome> {
   if (a.finality_sink.sink_id !== ctx.sinkId) return denied('EF_040');
   if (Date.parse(a.expires_at) <= now) return denied('EF_002');
   const existing = known === undefined ? await ctx.store.getAuthority(a.candidate_act_id) : known;
   if (existing) return existingOutcome(ctx, existing, a, now);
   const d = ctx.policy.evaluate(a);
-  if (d.decision === 'issue') return issue(ctx, a, now, d.ttlMs, d.reason, null);
+  if (d.decision === 'issue') return issue(ctx, a, now, d.ttlMs, d.reason, null, consume);
   if (d.decision === 'deny') return recordDenial(ctx, a, a.policy_state, now, d.code, d.reason);
   const step = await escalate(ctx, a, now, d.reason);
   if ('outcome' in step) return step.outcome;
@@ -76,7 +82,8 @@ async function issue(
   ttlMs: number,
   reason: string,
   approver: string | null,
-): Promise<AuthorizeOutcome> {
+  consume?: ConsumeRequest,
+): Promise<DispatchAuthorizeOutcome> {
   const epochs = act.policy_state;
   const evidence = evidenceRow(ctx, act, epochs, now, 'ISSUED', null, reason, approver);
   const expiresAt = Math.min(now + ttlMs, Date.parse(act.expires_at));
@@ -115,11 +122,19 @@ async function issue(
     consumed_by: null,
     revoked_at: null,
   };
+  const audit = [actAudit(act, 'allow', null, approver), actAudit(act, 'issued', null, approver)];
+  const opts = { timeoutMs: ctx.timeoutMs };
+  let consumed: ConsumeOutcome | undefined;
   try {
-    const audit = [actAudit(act, 'allow', null, approver), actAudit(act, 'issued', null, approver)];
-    const written = await ctx.store.recordDecision({ expectEpochs: epochs, evidence, authority: row, audit }, { timeoutMs: ctx.timeoutMs });
-    if (!written.recorded) {
-      return 'conflict' in written ? recordBindingConflict(ctx, act, now) : recordStale(ctx, act, written.current, now);
+    if (consume) {
+      const written = await ctx.store.issueAndConsume({ expectEpochs: epochs, evidence, authority: row, audit }, consume, opts);
+      if (!written.recorded) return recordStale(ctx, act, written.current, now);
+      consumed = written.outcome;
+    } else {
+      const written = await ctx.store.recordDecision({ expectEpochs: epochs, evidence, authority: row, audit }, opts);
+      if (!written.recorded) {
+        return 'conflict' in written ? recordBindingConflict(ctx, act, now) : recordStale(ctx, act, written.current, now);
+      }
     }
   } catch (e) {
     // Another process issued for the same act first (one authority per act id): report that one.
@@ -128,5 +143,5 @@ async function issue(
     throw e;
   }
   ctx.emit({ type: 'authorize', candidate_act_id: act.candidate_act_id, status: 'issued', arguments_digest: act.arguments_digest.value });
-  return { status: 'issued', authority_id: row.authority_id };
+  return { status: 'issued', authority_id: row.authority_id, ...(consumed ? { consumed } : {}) };
 }

@@ -1,6 +1,9 @@
 /**
- * dispatch: authorize (if the act has no authority yet) → enforce → journal INVOKED → invoke
- * exactly once → journal the result (consume strictly before invoke, durably). The act is validated once and
+ * dispatch: authorize (if the act has no authority yet) → enforce, whose consume journals the act
+ * INVOKED → invoke exactly once → journal the result (consume strictly before invoke, durably:
+ * Tool-Use Binding draft, "verified and durably consumed at the sink"). An act the policy issues
+ * authority for from a hot envelope takes ONE durable commit before invoke: evidence, authority,
+ * consume, journal row and audit entries together (store `issueAndConsume`). The act is validated once and
  * the live arguments are digested once; invoke receives the frozen copy that digest covers.
  * A retry of an act whose authority was consumed gets the recorded result or a deny, never a
  * second invoke (Tool-Use Binding draft, Retries: "a new act or a fetch of the original
@@ -9,11 +12,12 @@
 import { asRecord } from '@vrpkit/core';
 import { type LiveArguments, snapshotLiveArguments, validateAct } from './act.js';
 import { authorizeValidated } from './authorize.js';
-import { auditedDeny, denyDecision, enforceValidated } from './enforce.js';
+import { auditedDeny, consumedDecision, consumeRequest, denyDecision, enforceValidated } from './enforce.js';
 import type { EfCode, EnforceDecision } from './errors.js';
 import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
+import type { ConsumeOutcome } from './store/types.js';
 
 /**
  * What invoke is handed with the arguments: the authority it runs under, for a cooperating sink
@@ -34,6 +38,11 @@ export interface DispatchOutcome<T> {
   result?: T;
   /** True when `result` is the recorded result of an earlier run of the same act (no invoke happened). */
   replayed?: boolean;
+  /**
+   * When invoked: resolves once the outcome (EFFECTUATED/FAILED) is journaled — already resolved
+   * on return unless the gate defers outcomes (`GateOptions.deferOutcome`).
+   */
+  settled?: Promise<void>;
 }
 
 /**
@@ -51,6 +60,8 @@ export async function dispatch<A, T>(
   if (!v.ok) return denied(v.code);
   const a = v.act;
   let live: LiveArguments<A>;
+  /** The consume done with the issuance (the hot path), if it was. */
+  let hot: ConsumeOutcome | undefined;
   try {
     live = snapshotLiveArguments(liveArgs);
     await ctx.ready();
@@ -68,35 +79,49 @@ export async function dispatch<A, T>(
       return denied(over.code);
     }
     if (!authority) {
-      const outcome = await authorizeValidated(ctx, a, ctx.clock.now(), null);
+      // The hot path: enforce's checks before the store pass, so an issued authority is consumed
+      // in the issuance's transaction (the store checks the authority row as in any consume).
+      // An act failing them takes the general path, which records the same decisions as before.
+      const now = ctx.clock.now();
+      const pre = consumeRequest(ctx, a, live.digest.value, live.args, true);
+      const req = typeof pre === 'string' ? undefined : { ...pre, now };
+      const outcome = await authorizeValidated(ctx, a, now, null, req);
       if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
+      hot = outcome.consumed;
     }
   } catch (e) {
     return denied(asGateError(e).code);
   }
-  const decision = await enforceValidated(ctx, a, live.digest.value, live.args);
+  // The consume journals the act INVOKED in its own transaction, so the mark is durable before
+  // invoke and no restart can declare the act's result unknown between the consume and the invoke.
+  const decision = hot ? consumedDecision(ctx, a, hot) : await enforceValidated(ctx, a, live.digest.value, live.args, true);
   if (!decision.allow) return { decision, invoked: false };
   const id = a.candidate_act_id;
   const authorityId = decision.authority_id!;
-  // The INVOKED mark is durable before invoke, and only the owner that consumed may set it:
-  // if a restart already declared this act's result unknown, it is not invoked now.
-  let marked = false;
-  try {
-    marked = await ctx.store.markInvoked(id, ctx.instanceId, ctx.clock.now());
-  } catch {
-    marked = false;
-  }
-  if (!marked) return denied('EF_EFFECT_RESULT_UNKNOWN');
   ctx.emit({ type: 'journal', candidate_act_id: id, state: 'INVOKED', authority_id: authorityId });
   let result: T;
   try {
     result = await invoke(live.args, { authority_id: authorityId, authorityJws: () => authorityJws(ctx, id) });
   } catch (e) {
-    await finish(ctx, id, authorityId, { state: 'FAILED', error_code: errorCode(e) });
+    const failed = settle(ctx, () => finish(ctx, id, authorityId, { state: 'FAILED', error_code: errorCode(e) }));
+    if (!ctx.deferOutcome) await failed;
     throw e;
   }
-  await finish(ctx, id, authorityId, { state: 'EFFECTUATED', result_json: toJson(result) });
-  return { decision, invoked: true, result };
+  const settled = settle(ctx, () => finish(ctx, id, authorityId, { state: 'EFFECTUATED', result_json: toJson(result) }));
+  if (!ctx.deferOutcome) await settled;
+  return { decision, invoked: true, result, settled };
+}
+
+/**
+ * The outcome's commit, after invoke. A gate that defers it starts it on the next turn of the
+ * event loop, after the caller's continuation has sent its response (a process that dies before it
+ * is written leaves the act EFFECT_RESULT_UNKNOWN on restart, the journal's truth for an invoked
+ * act without a result).
+ */
+function settle(ctx: GateContext, write: () => Promise<void>): Promise<void> {
+  const written = ctx.deferOutcome ? new Promise<void>((resolve) => setImmediate(resolve)).then(write) : write();
+  ctx.settling(written);
+  return written;
 }
 
 async function authorityJws(ctx: GateContext, id: string): Promise<string> {

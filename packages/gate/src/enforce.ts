@@ -12,6 +12,7 @@ import { type AgentCandidateAct, digestArguments, validateAct } from './act.js';
 import { EF_CODES, type EfCode, type EnforceDecision } from './errors.js';
 import { actAudit } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
+import type { ConsumeOutcome, ConsumeRequest } from './store/types.js';
 
 /**
  * A deny with the registry's fixed message. `retryable` is set only for the registry's
@@ -39,18 +40,30 @@ export async function enforce(ctx: GateContext, act: unknown, liveArgs: unknown)
 
 /**
  * enforce for an act already validated and live arguments already digested (dispatch does each
- * once); `liveArgs` are the arguments `liveDigest` covers. Never throws.
+ * once); `liveArgs` are the arguments `liveDigest` covers. `invoke`: the consume journals the act
+ * INVOKED (dispatch). Never throws.
  */
 export async function enforceValidated(
   ctx: GateContext,
   a: AgentCandidateAct,
   liveDigest: string,
   liveArgs: unknown,
+  invoke = false,
 ): Promise<EnforceDecision> {
-  return observed(ctx, a, await decide(ctx, a, liveDigest, liveArgs));
+  return observed(ctx, a, await decide(ctx, a, liveDigest, liveArgs, invoke));
 }
 
-async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, liveArgs: unknown): Promise<EnforceDecision> {
+/**
+ * enforce's checks before the store (MUST 2, the sink, the value limits) and the consume request
+ * they lead to (without its time), or the code to deny with.
+ */
+export function consumeRequest(
+  ctx: GateContext,
+  a: AgentCandidateAct,
+  live: string,
+  liveArgs: unknown,
+  invoke: boolean,
+): Omit<ConsumeRequest, 'now'> | EfCode {
   // Computer use: the live arguments carry the origin the controller read right before the
   // action. "Origin change MUST invalidate prior authority" (Tool-Use Binding draft, computer
   // use): an act whose live origin is not its own goes to the store as that destination
@@ -59,43 +72,55 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
   const origin = browser ? liveOrigin(liveArgs) : undefined;
   const originChanged = origin !== undefined && origin !== a.destination?.destination_id;
   // MUST 2: "an approved search cannot become a send".
-  if (live !== a.arguments_digest.value && !originChanged) return auditedDeny(ctx, a, 'EF_SCOPE_MISMATCH', live);
+  if (live !== a.arguments_digest.value && !originChanged) return 'EF_SCOPE_MISMATCH';
   // The sink is this enforcer; an act addressed to another sink is not ours to run.
-  if (a.finality_sink.sink_id !== ctx.sinkId) return auditedDeny(ctx, a, 'EF_040', live);
+  if (a.finality_sink.sink_id !== ctx.sinkId) return 'EF_040';
   // T-B ("payout denied when above envelope"): the policy's value limits hold for the live arguments
   // whatever authority the act holds, so an approval can never carry an act past them.
   const over = ctx.policy.checkArguments(a, liveArgs);
-  if (over) return auditedDeny(ctx, a, over.code, live);
+  if (over) return over.code;
+  return {
+    candidate_act_id: a.candidate_act_id,
+    arguments_digest: live,
+    tool_id: a.tool.tool_id,
+    function_id: a.tool.function_id,
+    tool_endpoint: originChanged ? origin : (a.tool.tool_endpoint ?? null),
+    destination_id: originChanged ? origin : (a.destination?.destination_id ?? null),
+    consequence_class: a.consequence_class,
+    act_policy_state: a.policy_state,
+    sink_id: ctx.sinkId,
+    owner: ctx.instanceId,
+    invalidate_on_origin_change: browser,
+    invoke,
+  };
+}
+
+async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, liveArgs: unknown, invoke: boolean): Promise<EnforceDecision> {
+  const req = consumeRequest(ctx, a, live, liveArgs, invoke);
+  if (typeof req === 'string') return auditedDeny(ctx, a, req, live);
   try {
     await ctx.ready();
     const now = ctx.clock.now();
     if (Date.parse(a.expires_at) <= now) return auditedDeny(ctx, a, 'EF_002', live);
-    const r = await ctx.store.consume(
-      {
-        candidate_act_id: a.candidate_act_id,
-        arguments_digest: live,
-        tool_id: a.tool.tool_id,
-        function_id: a.tool.function_id,
-        tool_endpoint: originChanged ? origin : (a.tool.tool_endpoint ?? null),
-        destination_id: originChanged ? origin : (a.destination?.destination_id ?? null),
-        consequence_class: a.consequence_class,
-        act_policy_state: a.policy_state,
-        sink_id: ctx.sinkId,
-        owner: ctx.instanceId,
-        now,
-        invalidate_on_origin_change: browser,
-      },
-      { timeoutMs: ctx.timeoutMs },
-    );
-    if (!r.ok) {
-      if (r.invalidated) ctx.emit({ type: 'journal', candidate_act_id: a.candidate_act_id, state: 'REFUSED', authority_id: r.invalidated });
-      return denyDecision(r.code);
-    }
-    ctx.emit({ type: 'journal', candidate_act_id: a.candidate_act_id, state: 'CONSUMED', authority_id: r.authority_id });
-    return { allow: true, authority_id: r.authority_id };
+    return consumed(ctx, a.candidate_act_id, await ctx.store.consume({ ...req, now }, { timeoutMs: ctx.timeoutMs }));
   } catch (e) {
     return denyDecision(asGateError(e).code);
   }
+}
+
+/** The decision a consume led to, with its journal event. */
+function consumed(ctx: GateContext, id: string, r: ConsumeOutcome): EnforceDecision {
+  if (!r.ok) {
+    if (r.invalidated) ctx.emit({ type: 'journal', candidate_act_id: id, state: 'REFUSED', authority_id: r.invalidated });
+    return denyDecision(r.code);
+  }
+  ctx.emit({ type: 'journal', candidate_act_id: id, state: 'CONSUMED', authority_id: r.authority_id });
+  return { allow: true, authority_id: r.authority_id };
+}
+
+/** enforce's decision for a consume already done by the store with the issuance (dispatch's hot path), observed like any other. */
+export function consumedDecision(ctx: GateContext, a: AgentCandidateAct, r: ConsumeOutcome): EnforceDecision {
+  return observed(ctx, a, consumed(ctx, a.candidate_act_id, r));
 }
 
 /**

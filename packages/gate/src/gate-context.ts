@@ -39,6 +39,10 @@ export interface GateContext {
   readonly timeoutMs: number;
   /** A person approves an escalated act (resolve true) or refuses it. */
   readonly approve: ((act: AgentCandidateAct) => Promise<boolean>) | undefined;
+  /** Write a dispatch's outcome after dispatch returns (GateOptions.deferOutcome). */
+  readonly deferOutcome: boolean;
+  /** Track an outcome being written (never rejects), so closing the gate waits for it. */
+  settling(written: Promise<void>): void;
   /** Start-up (policy digest, restart recovery) once; a failed start-up is retried by the next call. */
   ready(): Promise<void>;
   emit(event: GateEvent): void;

@@ -44,6 +44,13 @@ export interface GateOptions {
   onEvent?: (event: GateEvent) => void;
   /** Sign the audit chain head with `signingKey` every this many entries (and on close). Default 100. */
   auditCheckpointEvery?: number;
+  /**
+   * Journal a dispatch's outcome (EFFECTUATED/FAILED) after dispatch returns, so the caller's
+   * response goes out before that commit (`DispatchOutcome.settled` resolves when it is written;
+   * close() waits for every one). If the process dies first, the act is EFFECT_RESULT_UNKNOWN on
+   * restart. Default false.
+   */
+  deferOutcome?: boolean;
 }
 
 export class Gate {
@@ -51,6 +58,7 @@ export class Gate {
   readonly instanceId: string;
   private readonly ctx: GateContext;
   private starting: Promise<void> | undefined;
+  private readonly unsettled = new Set<Promise<void>>();
 
   constructor(opts: GateOptions) {
     if (!opts.sinkId) throw new GateError('EF_FAIL_CLOSED', 'a Gate needs its own sink id');
@@ -72,6 +80,11 @@ export class Gate {
       clock: opts.clock ?? systemClock,
       timeoutMs: opts.policyTimeoutMs ?? 1000,
       approve: opts.approve,
+      deferOutcome: opts.deferOutcome ?? false,
+      settling: (written) => {
+        this.unsettled.add(written);
+        void written.finally(() => this.unsettled.delete(written));
+      },
       ready: () => this.init(),
       emit: (event) => {
         try {
@@ -161,6 +174,7 @@ export class Gate {
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.unsettled);
     await this.ctx.store.close();
   }
 

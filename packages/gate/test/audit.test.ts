@@ -75,6 +75,30 @@ const backends: Backend[] = [
   },
 ];
 
+describe('audit entry hash', () => {
+  it('is SHA-256 over the JCS form of the entry without its hash, null members omitted', async () => {
+    const { auditEntryHash } = await import('@vrpkit/gate');
+    const { canonicalSha256Base64url } = await import('@vrpkit/core');
+    const full = {
+      seq: 12,
+      at: 1_800_000_000_123,
+      kind: 'deny' as const,
+      act_id: 'act "quoted" \\ \u2028 é 😀',
+      tool: 'mail\u0001send',
+      server: 'https://mcp.example/ü',
+      digest: 'abc_-',
+      code: 'EF_005',
+      actor: 'host\n1',
+      prev_hash: 'A'.repeat(43),
+    };
+    expect(auditEntryHash(full)).toBe(canonicalSha256Base64url(full));
+    const sparse = { ...full, act_id: null, server: null, code: null, actor: null };
+    expect(auditEntryHash(sparse)).toBe(
+      canonicalSha256Base64url({ seq: 12, at: full.at, kind: 'deny', tool: full.tool, digest: full.digest, prev_hash: full.prev_hash }),
+    );
+  });
+});
+
 afterAll(async () => {
   removeTmpDirs();
   if (!PG_URL || schemas.length === 0) return;
@@ -163,8 +187,8 @@ for (const b of backends) {
         expect(JSON.stringify(log)).not.toContain(SECRET);
         const v = await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
         expect(v).toMatchObject({ ok: true, entries: log.length, head: { seq: log.length } });
-        // One per 4 entries (an append that crosses a boundary signs its last entry: allow + issued at 12–13 signs 13), and the head on close.
-        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 8, 13, 16, 20, 21]);
+        // One per 4 entries (an append that crosses a boundary signs its last entry: a dispatch's allow, issued, consumed, invoked at 6–9 signs 9), and the head on close.
+        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 9, 13, 16, 20, 21]);
         // A key that is not trusted fails closed.
         const other = { ...PUBLIC_JWK, x: 'A'.repeat(43) };
         expect(await verifyAuditChain(store, { trustedKeys: [other] })).toMatchObject({ ok: false, seq: 4, problem: 'bad_checkpoint' });
@@ -188,8 +212,8 @@ for (const b of backends) {
       },
       {
         name: 'a forged checkpoint signature',
-        sql: "UPDATE gate_audit_checkpoint SET jws = jws || 'x' WHERE seq = 8",
-        expected: { seq: 8, problem: 'bad_checkpoint' },
+        sql: "UPDATE gate_audit_checkpoint SET jws = jws || 'x' WHERE seq = 9",
+        expected: { seq: 9, problem: 'bad_checkpoint' },
       },
     ];
     for (const t of tampering) {
@@ -228,7 +252,7 @@ for (const b of backends) {
       await db.exec(updates.join('; '));
       const again = await db.open();
       try {
-        expect(await verifyAuditChain(again)).toMatchObject({ ok: false, seq: 8, problem: 'edited' });
+        expect(await verifyAuditChain(again)).toMatchObject({ ok: false, seq: 9, problem: 'edited' });
       } finally {
         await again.close();
       }

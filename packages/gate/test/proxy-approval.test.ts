@@ -194,7 +194,8 @@ describe('an escalated call decided while it waits', T, () => {
     const { r } = await call.result;
     expect(r.isError).toBeFalsy();
     expect(readFileSync(join(s.root, 'approved.txt'), 'utf8')).toBe('approved content');
-    expect((await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
+    // The proxy journals the outcome after it answered (deferOutcome).
+    await expect.poll(async () => (await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
 
     const replay = await write(s, 'approved.txt', 'approved content').result;
     expect(errorOf(replay.r)).toMatchObject({ code: 'EF_005', invoked: false });
@@ -370,6 +371,7 @@ describe.skipIf(!PG_URL)('an escalated call waiting on a PostgreSQL store', T, (
     const { r } = await call.result;
     expect(r.isError).toBeFalsy();
     expect(readFileSync(join(s.root, 'pg.txt'), 'utf8')).toBe('via postgres');
-    expect((await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
+    // The proxy journals the outcome after it answered (deferOutcome).
+    await expect.poll(async () => (await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
   });
 });

@@ -125,6 +125,7 @@ describe('proxy tables migration', () => {
       { version: 2, name: 'gateway tool pins and proxy observations' },
       { version: 3, name: 'hash-chained audit log, its head and signed checkpoints' },
       { version: 4, name: 'arguments of escalated acts, kept for the person deciding until decided plus retention' },
+      { version: 5, name: 'PostgreSQL: issue and consume in one statement, consume journaling INVOKED' },
     ]);
     check.close();
   });

@@ -13,6 +13,7 @@ import {
   openPostgresStore,
   openSqliteStore,
   StoreTimeoutError,
+  verifyAuditChain,
 } from '@vrpkit/gate';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import Database from 'better-sqlite3';
@@ -300,6 +301,72 @@ for (const b of backends) {
       }
       expect((await store.getAuthority('slow'))?.state).toBe('ISSUED');
       expect(await store.consume(request('slow'), { timeoutMs: 1000 })).toMatchObject({ ok: true });
+    });
+
+    it('issues and consumes in one transaction: evidence, authority, journal INVOKED, and one chain of entries', async () => {
+      const ev = evidence('h1');
+      const a = authority('h1', ev.evidence_id);
+      const audit = [
+        { kind: 'allow' as const, act_id: 'h1', tool: 'search', digest: 'args-digest' },
+        { kind: 'issued' as const, act_id: 'h1', tool: 'search', digest: 'args-digest' },
+      ];
+      expect(
+        await store.issueAndConsume({ evidence: ev, authority: a, audit, expectEpochs: EPOCHS }, request('h1', { invoke: true })),
+      ).toEqual({
+        recorded: true,
+        outcome: { ok: true, authority_id: 'afa-h1' },
+      });
+      expect(await store.getEvidence(ev.evidence_id)).toMatchObject({ decision: 'ISSUED' });
+      expect(await store.getAuthority('h1')).toMatchObject({ state: 'CONSUMED', consumed_by: 'owner-a', consumed_at: T0 + 1000 });
+      expect(await store.getJournal('h1')).toMatchObject({ state: 'INVOKED', consumed_at: T0 + 1000, invoked_at: T0 + 1000 });
+      // Invoked already: markInvoked has nothing to move; the outcome moves it on.
+      expect(await store.markInvoked('h1', 'owner-a', T0 + 2000)).toBe(false);
+      expect(await store.recordOutcome('h1', 'owner-a', { state: 'EFFECTUATED', result_json: null }, T0 + 2000)).toBe(true);
+      // A second issuance for the act is refused by the one-authority-per-act rule and writes nothing.
+      const ev2 = evidence('h1');
+      await expect(
+        store.issueAndConsume(
+          { evidence: ev2, authority: authority('h1', ev2.evidence_id, { authority_id: 'afa-h1b' }), audit, expectEpochs: EPOCHS },
+          request('h1', { invoke: true }),
+        ),
+      ).rejects.toThrow();
+      expect(await store.getEvidence(ev2.evidence_id)).toBeUndefined();
+      // Under epochs that moved on nothing is written and the current epochs come back.
+      await store.bumpEpoch('policy_epoch', T0);
+      const ev3 = evidence('h2');
+      expect(
+        await store.issueAndConsume(
+          { evidence: ev3, authority: authority('h2', ev3.evidence_id), audit, expectEpochs: EPOCHS },
+          request('h2', { invoke: true }),
+        ),
+      ).toEqual({
+        recorded: false,
+        current: { ...EPOCHS, policy_epoch: 2 },
+      });
+      expect(await store.getEvidence(ev3.evidence_id)).toBeUndefined();
+      expect((await store.readAudit({ limit: 100 })).map((e) => `${e.kind}:${e.act_id}:${e.code ?? ''}`)).toEqual([
+        'allow:h1:',
+        'issued:h1:',
+        'consumed:h1:',
+        'invoked:h1:',
+        'result:h1:',
+      ]);
+      expect(await verifyAuditChain(store)).toMatchObject({ ok: true, entries: 5 });
+    });
+
+    it('an issuance whose consume is refused commits the issuance and the deny entry, and journals nothing', async () => {
+      const ev = evidence('h3');
+      const a = authority('h3', ev.evidence_id);
+      expect(
+        await store.issueAndConsume(
+          { evidence: ev, authority: a, expectEpochs: EPOCHS },
+          request('h3', { invoke: true, arguments_digest: 'other' }),
+        ),
+      ).toMatchObject({ recorded: true, outcome: { ok: false, code: 'EF_SCOPE_MISMATCH' } });
+      expect(await store.getAuthority('h3')).toMatchObject({ state: 'ISSUED' });
+      expect(await store.getJournal('h3')).toBeUndefined();
+      expect((await store.readAudit({ limit: 10 })).map((e) => `${e.kind}:${e.code}`)).toEqual(['deny:EF_SCOPE_MISMATCH']);
+      expect(await verifyAuditChain(store)).toMatchObject({ ok: true, entries: 1 });
     });
 
     it('moves the journal CONSUMED → INVOKED → EFFECTUATED only for its owner and only forward', async () => {

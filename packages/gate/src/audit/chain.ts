@@ -6,12 +6,12 @@
  * EdDSA), so a rewritten chain whose hashes were all recomputed still fails at the signature.
  */
 import {
-  canonicalSha256Base64url,
   decodeJwsPayload,
   type Ed25519PublicJwk,
   importEd25519PublicKey,
   type JwsSigner,
   parseCompactJws,
+  sha256Base64url,
   verifyEd25519Signature,
 } from '@vrpkit/core';
 import type { AuditCheckpointTable, AuditKind, AuditTable } from '../store/audit-schema.js';
@@ -44,13 +44,22 @@ export const AUDIT_CHECKPOINT_EVERY = 100;
 /** The JWS `typ` of a checkpoint. */
 export const AUDIT_CHECKPOINT_JWS_TYPE = 'gate-audit-checkpoint+jws';
 
-const OPTIONAL = ['act_id', 'tool', 'server', 'digest', 'code', 'actor'] as const;
+/** The entry's members in JCS key order (RFC 8785 §3.2.3: sorted by UTF-16 code units). */
+const JCS_ORDER = ['act_id', 'actor', 'at', 'code', 'digest', 'kind', 'prev_hash', 'seq', 'server', 'tool'] as const;
 
-/** SHA-256 over JCS of the entry without `hash` (null members omitted). */
+/**
+ * SHA-256 over JCS of the entry without `hash` (null members omitted). The JCS text is written
+ * directly: the members are strings and integers, which JCS serializes exactly as JSON.stringify
+ * does (RFC 8785 §3.2.2), in the fixed order above — one string and one hash per entry on the
+ * append path, no generic canonicalization.
+ */
 export function auditEntryHash(e: Omit<AuditEntry, 'hash'>): string {
-  const o: Record<string, unknown> = { seq: e.seq, at: e.at, kind: e.kind, prev_hash: e.prev_hash };
-  for (const k of OPTIONAL) if (e[k] !== null && e[k] !== undefined) o[k] = e[k];
-  return canonicalSha256Base64url(o);
+  let text = '';
+  for (const k of JCS_ORDER) {
+    const v = e[k];
+    if (v !== null && v !== undefined) text += `${text ? ',' : ''}"${k}":${JSON.stringify(v)}`;
+  }
+  return sha256Base64url(`{${text}}`);
 }
 
 /** The entries that follow `head`, chained. */

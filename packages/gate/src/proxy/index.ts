@@ -102,7 +102,9 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     policy: opts.policy,
     sinkId: `gate-proxy:${opts.name}`,
     signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
-    // The journal writes CONSUMED before the downstream call: the first crash window (Tool-Use Binding draft, retries).
+    // The tool result goes back to the agent before its outcome commit (EFFECT_RESULT_UNKNOWN if the proxy dies in between).
+    deferOutcome: true,
+    // The consume (journal row INVOKED) commits before the downstream call: the first crash window (Tool-Use Binding draft, retries).
     ...(fault === 'after-consume'
       ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
       : {}),

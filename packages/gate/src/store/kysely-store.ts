@@ -29,6 +29,9 @@ import type {
   DecisionRecord,
   DecisionResult,
   EscalationRow,
+  EvidenceRow,
+  IssueAndConsumeRecord,
+  IssueAndConsumeResult,
   JournalRow,
   OutcomeRecord,
   StoreCallOptions,
@@ -59,6 +62,12 @@ export interface DialectOps {
    * dialect has one (PostgreSQL: one round trip); otherwise the step program runs.
    */
   consumeOnce?(req: ConsumeRequest, timeoutMs: number | undefined): Promise<{ outcome: ConsumeOutcome; head: AuditHead }>;
+  /** `issueAndConsume` as one statement, where the dialect has one (PostgreSQL); `head` is absent when nothing was written. */
+  issueAndConsumeOnce?(
+    record: IssueAndConsumeRecord,
+    req: ConsumeRequest,
+    timeoutMs: number | undefined,
+  ): Promise<{ result: IssueAndConsumeResult; head?: AuditHead }>;
   close(): Promise<void>;
 }
 
@@ -67,6 +76,9 @@ function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
   return {
     epochs: prepared([], () => ops.epochsQuery(db)),
     authorityOfAct: prepared(['act'], (m) => db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', m.act)),
+    journalOfAct: prepared(['act'], (m) => db.selectFrom('gate_journal').selectAll().where('candidate_act_id', '=', m.act)),
+    evidence: prepared(EVIDENCE_COLUMNS, (m) => db.insertInto('gate_evidence').values(m)),
+    authority: prepared(AUTHORITY_COLUMNS, (m) => db.insertInto('gate_authority').values(m)),
     /** MUST 4's conditional UPDATE: it repeats every binding, so a writer that slipped past the checks cannot consume twice. */
     consume: prepared(['id', 'now', 'owner', 'sink', 'digest', 'pe', 'ae', 're'], (m) =>
       db
@@ -82,16 +94,16 @@ function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
         .where('revocation_epoch', '=', m.re)
         .returning('authority_id'),
     ),
-    journalConsumed: prepared(['act', 'authority', 'digest', 'tool', 'owner', 'now'], (m) =>
+    journalConsumed: prepared(['act', 'authority', 'digest', 'tool', 'owner', 'state', 'now', 'invoked'], (m) =>
       db.insertInto('gate_journal').values({
         candidate_act_id: m.act,
         authority_id: m.authority,
         arguments_digest: m.digest,
         tool_id: m.tool,
         owner: m.owner,
-        state: 'CONSUMED',
+        state: m.state,
         consumed_at: m.now,
-        invoked_at: null,
+        invoked_at: m.invoked,
         finished_at: null,
         result_json: null,
         error_code: null,
@@ -111,6 +123,43 @@ type TransitionValues = { readonly [k in JournalColumn | '_act' | '_owner']: unk
 type TransitionQuery = (values: TransitionValues) => Compilable<Pick<JournalRow, 'tool_id' | 'arguments_digest'>>;
 
 const AUDIT_COLUMNS = ['seq', 'at', 'kind', 'act_id', 'tool', 'server', 'digest', 'code', 'actor', 'prev_hash', 'hash'] as const;
+const EVIDENCE_COLUMNS = [
+  'evidence_id',
+  'candidate_act_id',
+  'act_digest',
+  'arguments_digest',
+  'decision',
+  'code',
+  'reason',
+  'policy_id',
+  'policy_epoch',
+  'authority_epoch',
+  'revocation_epoch',
+  'approver',
+  'recorded_at',
+] as const satisfies readonly (keyof EvidenceRow)[];
+const AUTHORITY_COLUMNS = [
+  'authority_id',
+  'candidate_act_id',
+  'evidence_id',
+  'arguments_digest',
+  'tool_id',
+  'function_id',
+  'tool_endpoint',
+  'destination_id',
+  'sink_id',
+  'consequence_class',
+  'issued_at',
+  'expires_at',
+  'policy_epoch',
+  'authority_epoch',
+  'revocation_epoch',
+  'jws',
+  'state',
+  'consumed_at',
+  'consumed_by',
+  'revoked_at',
+] as const satisfies readonly (keyof AuthorityRow)[];
 
 /** Yield a query and take its first row. */
 function* first<O>(q: Compilable<O>): Program<O | undefined> {
@@ -252,9 +301,9 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async policyState(opts?: StoreCallOptions): Promise<PolicyState> {
-    const ops = this.ops;
-    return ops.run(function* (db) {
-      return yield* currentEpochs(ops, db);
+    const q = this.q;
+    return this.ops.run(function* () {
+      return yield* currentEpochs(q);
     }, opts?.timeoutMs);
   }
 
@@ -291,7 +340,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
     const { ops, q, auditSigner } = this;
     return ops.run(function* (db): Program<DecisionResult> {
       if (record.expectEpochs) {
-        const current = yield* currentEpochs(ops, db);
+        const current = yield* currentEpochs(q);
         if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
       }
       const esc = record.escalation;
@@ -304,8 +353,8 @@ export class KyselyAuthorityStore implements AuthorityStore {
         if (prior && prior.binding_digest !== esc.binding_digest) return { recorded: false, conflict: 'escalation_binding' };
       }
       // Evidence before authority: the authority row references it (foreign key), so it cannot exist without it.
-      yield db.insertInto('gate_evidence').values(record.evidence);
-      if (record.authority) yield db.insertInto('gate_authority').values(record.authority);
+      yield q.evidence(record.evidence);
+      if (record.authority) yield q.authority(record.authority);
       if (esc) {
         const written = yield* first(
           db
@@ -336,8 +385,28 @@ export class KyselyAuthorityStore implements AuthorityStore {
     }, opts?.timeoutMs);
   }
 
+  async issueAndConsume(record: IssueAndConsumeRecord, req: ConsumeRequest, opts?: StoreCallOptions): Promise<IssueAndConsumeResult> {
+    const { ops, q, auditSigner } = this;
+    if (ops.issueAndConsumeOnce) {
+      const { result, head } = await ops.issueAndConsumeOnce(record, req, opts?.timeoutMs);
+      if (head && result.recorded) this.signAfter(head, (record.audit?.length ?? 0) + consumeEvents(req, result.outcome).length, req.now);
+      return result;
+    }
+    return ops.run(function* (db): Program<IssueAndConsumeResult> {
+      const current = yield* currentEpochs(q);
+      if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
+      // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
+      yield q.evidence(record.evidence);
+      yield q.authority(record.authority);
+      const outcome = yield* consumeSteps(q, db, req);
+      // One append for the decision's and the consume's entries: one head read, one head move.
+      yield* appendEntries(q, db, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, auditSigner);
+      return { recorded: true, outcome };
+    }, opts?.timeoutMs);
+  }
+
   async getAuthority(candidateActId: string): Promise<AuthorityRow | undefined> {
-    return await this.db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', candidateActId).executeTakeFirst();
+    return await this.db.executeQuery(this.q.authorityOfAct({ act: candidateActId }).compile()).then((r) => r.rows[0]);
   }
 
   async getAuthorityById(authorityId: string): Promise<AuthorityRow | undefined> {
@@ -365,38 +434,27 @@ export class KyselyAuthorityStore implements AuthorityStore {
     const { ops, q, auditSigner } = this;
     if (ops.consumeOnce) {
       const { outcome, head } = await ops.consumeOnce(req, opts?.timeoutMs);
-      // The checkpoint signs after the commit, off the consume's round trip (close() signs any head left unsigned).
-      if (auditSigner && checkpointDue(head.seq - 1, head.seq, auditSigner.every)) {
-        const p = this.signHead(head, req.now).catch(() => {});
-        this.signing.add(p);
-        void p.finally(() => this.signing.delete(p));
-      }
+      this.signAfter(head, consumeEvents(req, outcome).length, req.now);
       return outcome;
     }
     return ops.run(function* (db): Program<ConsumeOutcome> {
       const outcome = yield* consumeSteps(q, db, req);
-      // The decision and its audit entry commit together: a consume is never without its entry.
-      const event: AuditEvent = outcome.ok
-        ? {
-            kind: 'consumed',
-            act_id: req.candidate_act_id,
-            tool: req.tool_id,
-            server: req.tool_endpoint,
-            digest: req.arguments_digest,
-            actor: req.owner,
-          }
-        : {
-            kind: 'deny',
-            act_id: req.candidate_act_id,
-            tool: req.tool_id,
-            server: req.tool_endpoint,
-            digest: req.arguments_digest,
-            code: outcome.code,
-            actor: req.owner,
-          };
-      yield* appendEntries(q, db, [event], req.now, auditSigner);
+      // The decision and its audit entries commit together: a consume is never without its entry.
+      yield* appendEntries(q, db, consumeEvents(req, outcome), req.now, auditSigner);
       return outcome;
     }, opts?.timeoutMs);
+  }
+
+  /**
+   * After a one-statement write that appended `appended` entries up to `head`: sign the head when a
+   * checkpoint fell due, off the write's round trip (close() waits for it, and signs any head left unsigned).
+   */
+  private signAfter(head: AuditHead, appended: number, now: number): void {
+    const s = this.auditSigner;
+    if (!s || !checkpointDue(head.seq - appended, head.seq, s.every)) return;
+    const p = this.signHead(head, now).catch(() => {});
+    this.signing.add(p);
+    void p.finally(() => this.signing.delete(p));
   }
 
   async getEscalation(candidateActId: string): Promise<EscalationRow | undefined> {
@@ -440,7 +498,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
   }
 
   async getJournal(candidateActId: string): Promise<JournalRow | undefined> {
-    return await this.db.selectFrom('gate_journal').selectAll().where('candidate_act_id', '=', candidateActId).executeTakeFirst();
+    return await this.db.executeQuery(this.q.journalOfAct({ act: candidateActId }).compile()).then((r) => r.rows[0]);
   }
 
   async listJournal(opts: { limit?: number; state?: JournalState } = {}): Promise<JournalRow[]> {
@@ -608,16 +666,27 @@ function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest): Program<Cons
     const latest = yield* first(db.selectFrom('gate_authority').selectAll().where('authority_id', '=', a.authority_id));
     return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
   }
-  // The journal's CONSUMED row commits with the consume, so a crash right after leaves a trace (T-G).
+  // The journal row commits with the consume, so a crash right after leaves a trace (T-G); for
+  // dispatch it is INVOKED already: the invoke follows this commit, and a restart makes it EFFECT_RESULT_UNKNOWN.
   yield q.journalConsumed({
     act: req.candidate_act_id,
     authority: a.authority_id,
     digest: req.arguments_digest,
     tool: req.tool_id,
     owner: req.owner,
+    state: req.invoke ? 'INVOKED' : 'CONSUMED',
     now: req.now,
+    invoked: req.invoke ? req.now : null,
   });
   return { ok: true, authority_id: a.authority_id };
+}
+
+/** The audit entries a consume commits with: its refusal, or `consumed` (and `invoked` when the journal row is INVOKED). */
+function consumeEvents(req: ConsumeRequest, outcome: ConsumeOutcome): AuditEvent[] {
+  const act = { act_id: req.candidate_act_id, tool: req.tool_id, digest: req.arguments_digest, actor: req.owner };
+  if (!outcome.ok) return [{ kind: 'deny', ...act, server: req.tool_endpoint, code: outcome.code }];
+  const consumed: AuditEvent = { kind: 'consumed', ...act, server: req.tool_endpoint };
+  return req.invoke ? [consumed, { kind: 'invoked', ...act }] : [consumed];
 }
 
 /**
@@ -658,8 +727,8 @@ function actTool(actJson: string): { tool: string | null; server: string | null 
   }
 }
 
-function* currentEpochs(ops: DialectOps, db: Db): Program<PolicyState> {
-  const s = yield* first(ops.epochsQuery(db));
+function* currentEpochs(q: HotQueries): Program<PolicyState> {
+  const s = yield* first(q.epochs({}));
   if (!s) throw new Error('gate_policy_state row is missing');
   return s;
 }

@@ -1,5 +1,5 @@
 /**
- * enforce's consume on PostgreSQL in ONE round trip: a plpgsql function (created by migration 3)
+ * enforce's consume on PostgreSQL in ONE round trip: a plpgsql function (created by migrations 3 and 5)
  * that reads the epochs (FOR SHARE), checks the authority, consumes it by the conditional
  * UPDATE, writes the journal row and appends the audit entry, all in the statement's own
  * transaction. The checks are store/kysely-store.ts `checkAuthority` in the same order
@@ -12,7 +12,8 @@
 import { sql } from 'kysely';
 import type { EfCode } from '../errors.js';
 import type { Db } from './kysely-store.js';
-import type { AuditHead, ConsumeOutcome, ConsumeRequest } from './types.js';
+import type { Migration } from './schema.js';
+import type { AuditHead, ConsumeOutcome, ConsumeRequest, IssueAndConsumeRecord, IssueAndConsumeResult } from './types.js';
 
 const CHECK_FUNCTION = `
 create or replace function gate_authority_refusal(
@@ -43,11 +44,40 @@ begin
 end
 $fn$`;
 
+/**
+ * Append one entry to the audit chain inside the caller's transaction: lock the head, hash the
+ * entry by the chain rule (JCS: keys sorted, absent members omitted — `array_to_string` skips
+ * the NULL members), insert it, move the head.
+ */
+const AUDIT_APPEND_FUNCTION = `
+create or replace function gate_audit_append(
+  p_at bigint, p_kind text, p_act_id text, p_tool text, p_server text, p_digest text, p_code text, p_actor text
+) returns gate_audit_head language plpgsql as $fn$
+declare
+  h gate_audit_head;
+  body text;
+begin
+  select * into h from gate_audit_head where id = 1 for update;
+  h.seq := h.seq + 1;
+  body := '{' || array_to_string(array['"act_id":' || to_json(p_act_id)::text, '"actor":' || to_json(p_actor)::text,
+    '"at":' || p_at::text, '"code":' || to_json(p_code)::text, '"digest":' || to_json(p_digest)::text,
+    '"kind":' || to_json(p_kind)::text, '"prev_hash":' || to_json(h.hash)::text, '"seq":' || h.seq::text,
+    '"server":' || to_json(p_server)::text, '"tool":' || to_json(p_tool)::text], ',') || '}';
+  insert into gate_audit (seq, at, kind, act_id, tool, server, digest, code, actor, prev_hash, hash)
+    values (h.seq, p_at, p_kind, p_act_id, p_tool, p_server, p_digest, p_code, p_actor, h.hash,
+      translate(rtrim(encode(sha256(convert_to(body, 'UTF8')), 'base64'), '='), '+/', '-_'))
+    returning gate_audit.hash into h.hash;
+  update gate_audit_head set seq = h.seq, hash = h.hash where id = 1;
+  return h;
+end
+$fn$`;
+
+/** `p_invoke`: journal the act INVOKED with its `invoked` entry (dispatch; store/types.ts ConsumeRequest.invoke). */
 const CONSUME_FUNCTION = `
 create or replace function gate_consume(
   p_act_id text, p_args_digest text, p_tool_id text, p_function_id text, p_tool_endpoint text, p_destination_id text,
   p_class text, p_act_pe bigint, p_act_ae bigint, p_act_re bigint, p_sink_id text, p_owner text, p_now bigint,
-  p_invalidate boolean, p_lock_timeout text
+  p_invalidate boolean, p_invoke boolean, p_lock_timeout text
 ) returns table (ok boolean, code text, reason text, authority_id text, invalidated text, audit_seq bigint, audit_hash text)
 language plpgsql as $fn$
 declare
@@ -56,9 +86,7 @@ declare
   refusal text[];
   won text;
   spent text;
-  head_seq bigint;
-  head_hash text;
-  body text;
+  h gate_audit_head;
 begin
   perform set_config('lock_timeout', p_lock_timeout, true);
   select * into e from gate_policy_state where id = 1 for share;
@@ -80,8 +108,9 @@ begin
         refusal := coalesce(gate_authority_refusal(a, e, p_args_digest, p_tool_id, p_function_id, p_tool_endpoint,
           p_destination_id, p_class, p_act_pe, p_act_ae, p_act_re, p_sink_id, p_now), array['EF_005', 'authority consumed concurrently']);
       else
-        insert into gate_journal (candidate_act_id, authority_id, arguments_digest, tool_id, owner, state, consumed_at)
-          values (p_act_id, won, p_args_digest, p_tool_id, p_owner, 'CONSUMED', p_now);
+        insert into gate_journal (candidate_act_id, authority_id, arguments_digest, tool_id, owner, state, consumed_at, invoked_at)
+          values (p_act_id, won, p_args_digest, p_tool_id, p_owner, case when p_invoke then 'INVOKED' else 'CONSUMED' end, p_now,
+            case when p_invoke then p_now end);
       end if;
     elsif refusal[1] = 'EF_DESTINATION_MISMATCH' and p_invalidate then
       -- Computer use: an origin change spends the authority (Tool-Use Binding draft, computer use).
@@ -94,29 +123,79 @@ begin
       end if;
     end if;
   end if;
-  -- The audit entry commits with the decision; the head row lock keeps one chain across writers.
-  select h.seq, h.hash into head_seq, head_hash from gate_audit_head h where h.id = 1 for update;
-  head_seq := head_seq + 1;
-  body := '{"act_id":' || to_json(p_act_id)::text || ',"actor":' || to_json(p_owner)::text || ',"at":' || p_now::text
-    || coalesce(',"code":' || to_json(refusal[1])::text, '') || ',"digest":' || to_json(p_args_digest)::text
-    || ',"kind":' || case when won is null then '"deny"' else '"consumed"' end
-    || ',"prev_hash":' || to_json(head_hash)::text || ',"seq":' || head_seq::text
-    || coalesce(',"server":' || to_json(p_tool_endpoint)::text, '') || ',"tool":' || to_json(p_tool_id)::text || '}';
-  insert into gate_audit (seq, at, kind, act_id, tool, server, digest, code, actor, prev_hash, hash)
-    values (head_seq, p_now, case when won is null then 'deny' else 'consumed' end, p_act_id, p_tool_id, p_tool_endpoint,
-      p_args_digest, refusal[1], p_owner, head_hash,
-      translate(rtrim(encode(sha256(convert_to(body, 'UTF8')), 'base64'), '='), '+/', '-_'))
-    returning gate_audit.hash into head_hash;
-  update gate_audit_head set seq = head_seq, hash = head_hash where id = 1;
-  return query select won is not null, refusal[1], refusal[2], won, spent, head_seq, head_hash;
+  -- The audit entries commit with the decision; the head row lock keeps one chain across writers.
+  h := gate_audit_append(p_now, case when won is null then 'deny' else 'consumed' end, p_act_id, p_tool_id, p_tool_endpoint,
+    p_args_digest, refusal[1], p_owner);
+  if won is not null and p_invoke then
+    h := gate_audit_append(p_now, 'invoked', p_act_id, p_tool_id, null, p_args_digest, null, p_owner);
+  end if;
+  return query select won is not null, refusal[1], refusal[2], won, spent, h.seq, h.hash;
 end
 $fn$`;
 
-/** Create the functions (migration 3, PostgreSQL only). */
+/**
+ * dispatch's hot path in one statement (store/types.ts `issueAndConsume`): under the epochs the
+ * authority carries (read FOR SHARE; else nothing is written and the current ones are returned),
+ * the evidence, then the authority, then the decision's audit entries, then gate_consume.
+ */
+const ISSUE_CONSUME_FUNCTION = `
+create or replace function gate_issue_consume(
+  p_evidence json, p_authority json, p_events json,
+  p_act_id text, p_args_digest text, p_tool_id text, p_function_id text, p_tool_endpoint text, p_destination_id text,
+  p_class text, p_act_pe bigint, p_act_ae bigint, p_act_re bigint, p_sink_id text, p_owner text, p_now bigint,
+  p_invalidate boolean, p_invoke boolean, p_lock_timeout text
+) returns table (r_recorded boolean, r_pe bigint, r_ae bigint, r_re bigint, r_ok boolean, r_code text, r_reason text,
+  r_authority_id text, r_invalidated text, r_audit_seq bigint, r_audit_hash text)
+language plpgsql as $fn$
+declare
+  e gate_policy_state;
+  a gate_authority;
+  ev record;
+begin
+  perform set_config('lock_timeout', p_lock_timeout, true);
+  a := json_populate_record(null::gate_authority, p_authority);
+  select * into e from gate_policy_state where id = 1 for share;
+  if not found then raise exception 'gate_policy_state row is missing'; end if;
+  if e.policy_epoch <> a.policy_epoch or e.authority_epoch <> a.authority_epoch or e.revocation_epoch <> a.revocation_epoch then
+    return query select false, e.policy_epoch, e.authority_epoch, e.revocation_epoch, false, null::text, null::text, null::text,
+      null::text, null::bigint, null::text;
+    return;
+  end if;
+  -- Evidence before authority: the authority row references it.
+  insert into gate_evidence select * from json_populate_record(null::gate_evidence, p_evidence);
+  insert into gate_authority select (a).*;
+  for ev in select * from json_to_recordset(p_events) as x(kind text, act_id text, tool text, server text, digest text,
+    code text, actor text)
+  loop
+    perform gate_audit_append(p_now, ev.kind, ev.act_id, ev.tool, ev.server, ev.digest, ev.code, ev.actor);
+  end loop;
+  return query select true, e.policy_epoch, e.authority_epoch, e.revocation_epoch, c.* from gate_consume(p_act_id,
+    p_args_digest, p_tool_id, p_function_id, p_tool_endpoint, p_destination_id, p_class, p_act_pe, p_act_ae, p_act_re,
+    p_sink_id, p_owner, p_now, p_invalidate, p_invoke, p_lock_timeout) c;
+end
+$fn$`;
+
+/** Create the functions (PostgreSQL only): the current ones, by migration 3 on a new store and by migration 5 on an older one. */
 export async function createConsumeFunction(db: Db): Promise<void> {
   await sql.raw(CHECK_FUNCTION).execute(db);
+  await sql.raw(AUDIT_APPEND_FUNCTION).execute(db);
   await sql.raw(CONSUME_FUNCTION).execute(db);
+  await sql.raw(ISSUE_CONSUME_FUNCTION).execute(db);
 }
+
+/** Migration 5 of the gate store: dispatch's one-round-trip functions on PostgreSQL (store/schema.ts MIGRATIONS is append only). */
+export const ONE_ROUND_TRIP_DISPATCH_MIGRATION: Migration = {
+  version: 5,
+  name: 'PostgreSQL: issue and consume in one statement, consume journaling INVOKED',
+  async up(db, _now, dialect) {
+    if (dialect !== 'postgres') return;
+    // gate_consume gained p_invoke: the signature of migration 3's version is another function.
+    await sql`drop function if exists gate_consume(text, text, text, text, text, text, text, bigint, bigint, bigint, text, text, bigint, boolean, text)`.execute(
+      db,
+    );
+    await createConsumeFunction(db);
+  },
+};
 
 interface ConsumeRow {
   ok: boolean;
@@ -128,23 +207,79 @@ interface ConsumeRow {
   audit_hash: string;
 }
 
+/** The consume's arguments of both functions, after their own. */
+function consumeArgs(req: ConsumeRequest, lockTimeoutMs: number) {
+  const p = req.act_policy_state;
+  return sql.join([
+    req.candidate_act_id,
+    req.arguments_digest,
+    req.tool_id,
+    req.function_id,
+    req.tool_endpoint,
+    req.destination_id,
+    req.consequence_class,
+    p.policy_epoch,
+    p.authority_epoch,
+    p.revocation_epoch,
+    req.sink_id,
+    req.owner,
+    req.now,
+    req.invalidate_on_origin_change === true,
+    req.invoke === true,
+    `${lockTimeoutMs}ms`,
+  ]);
+}
+
+function consumeResult(r: ConsumeRow): { outcome: ConsumeOutcome; head: AuditHead } {
+  const head = { seq: Number(r.audit_seq), hash: r.audit_hash };
+  if (r.ok) return { outcome: { ok: true, authority_id: r.authority_id! }, head };
+  const outcome: ConsumeOutcome = { ok: false, code: r.code as EfCode, reason: r.reason ?? '' };
+  if (r.invalidated) outcome.invalidated = r.invalidated;
+  return { outcome, head };
+}
+
 /** One statement, one round trip (autocommit: the statement is its transaction). */
 export async function consumeInOneStatement(
   db: Db,
   req: ConsumeRequest,
   lockTimeoutMs: number,
 ): Promise<{ outcome: ConsumeOutcome; head: AuditHead }> {
-  const p = req.act_policy_state;
-  const { rows } = await sql<ConsumeRow>`select * from gate_consume(${req.candidate_act_id}, ${req.arguments_digest}, ${req.tool_id},
-    ${req.function_id}, ${req.tool_endpoint}, ${req.destination_id}, ${req.consequence_class}, ${p.policy_epoch}, ${p.authority_epoch},
-    ${p.revocation_epoch}, ${req.sink_id}, ${req.owner}, ${req.now}, ${req.invalidate_on_origin_change === true}, ${`${lockTimeoutMs}ms`})`.execute(
+  const { rows } = await sql<ConsumeRow>`select * from gate_consume(${consumeArgs(req, lockTimeoutMs)})`.execute(db);
+  const r = rows[0];
+  if (!r) throw new Error('gate_consume returned no row');
+  return consumeResult(r);
+}
+
+type IssueConsumeRow = { [k in keyof ConsumeRow as `r_${k}`]: ConsumeRow[k] } & {
+  r_recorded: boolean;
+  r_pe: number;
+  r_ae: number;
+  r_re: number;
+};
+
+/** `issueAndConsume` in one statement, one round trip; `head` is absent when nothing was written. */
+export async function issueAndConsumeInOneStatement(
+  db: Db,
+  record: IssueAndConsumeRecord,
+  req: ConsumeRequest,
+  lockTimeoutMs: number,
+): Promise<{ result: IssueAndConsumeResult; head?: AuditHead }> {
+  const { rows } = await sql<IssueConsumeRow>`select * from gate_issue_consume(${JSON.stringify(record.evidence)}::json,
+    ${JSON.stringify(record.authority)}::json, ${JSON.stringify(record.audit ?? [])}::json, ${consumeArgs(req, lockTimeoutMs)})`.execute(
     db,
   );
   const r = rows[0];
-  if (!r) throw new Error('gate_consume returned no row');
-  const head = { seq: Number(r.audit_seq), hash: r.audit_hash };
-  if (r.ok) return { outcome: { ok: true, authority_id: r.authority_id! }, head };
-  const outcome: ConsumeOutcome = { ok: false, code: r.code as EfCode, reason: r.reason ?? '' };
-  if (r.invalidated) outcome.invalidated = r.invalidated;
-  return { outcome, head };
+  if (!r) throw new Error('gate_issue_consume returned no row');
+  if (!r.r_recorded)
+    return { result: { recorded: false, current: { policy_epoch: r.r_pe, authority_epoch: r.r_ae, revocation_epoch: r.r_re } } };
+  const { outcome, head } = consumeResult({
+    ok: r.r_ok,
+    code: r.r_code,
+    reason: r.r_reason,
+    authority_id: r.r_authority_id,
+    invalidated: r.r_invalidated,
+    audit_seq: r.r_audit_seq,
+    audit_hash: r.r_audit_hash,
+  });
+  return { result: { recorded: true, outcome }, head };
 }

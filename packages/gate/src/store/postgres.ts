@@ -18,7 +18,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { StoreConfigError, StoreTimeoutError } from './errors.js';
 import { type DialectOps, KyselyAuthorityStore, migrated, runAsync } from './kysely-store.js';
-import { consumeInOneStatement } from './postgres-consume.js';
+import { consumeInOneStatement, issueAndConsumeInOneStatement } from './postgres-consume.js';
 import type { GateDatabase } from './schema.js';
 import type { AuthorityStore } from './types.js';
 
@@ -51,6 +51,17 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   });
   const db = new Kysely<GateDatabase>({ dialect: new PostgresDialect({ pool }) });
 
+  /** A one-statement write bounded by its lock timeout. */
+  async function oneStatement<T>(run: (lockTimeoutMs: number) => Promise<T>, timeoutMs: number | undefined): Promise<T> {
+    const ms = Math.max(1, Math.floor(timeoutMs ?? defaultTimeout));
+    try {
+      return await run(ms);
+    } catch (e) {
+      if (isTimeout(e)) throw new StoreTimeoutError(`PostgreSQL did not answer within ${ms} ms`, { cause: e });
+      throw e;
+    }
+  }
+
   const ops: DialectOps = {
     name: 'postgres',
     write: async (fn, timeoutMs) => {
@@ -73,15 +84,8 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       trx.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1).forShare(),
     // One chain across processes: every append locks the head row until its transaction commits.
     auditHeadQuery: (trx) => trx.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).forUpdate(),
-    consumeOnce: async (req, timeoutMs) => {
-      const ms = Math.max(1, Math.floor(timeoutMs ?? defaultTimeout));
-      try {
-        return await consumeInOneStatement(db, req, ms);
-      } catch (e) {
-        if (isTimeout(e)) throw new StoreTimeoutError(`PostgreSQL did not answer within ${ms} ms`, { cause: e });
-        throw e;
-      }
-    },
+    consumeOnce: (req, timeoutMs) => oneStatement((ms) => consumeInOneStatement(db, req, ms), timeoutMs),
+    issueAndConsumeOnce: (record, req, timeoutMs) => oneStatement((ms) => issueAndConsumeInOneStatement(db, record, req, ms), timeoutMs),
     close: async () => {},
   };
 

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isMcpToolName } from '../proxy/pins.js';
 import { KyselyAuthorityStore } from './kysely-store.js';
+import { prepared } from './prepared.js';
 import type { ProxyDatabase, ProxyMode, ProxyObservationTable, ToolPinTable } from './proxy-schema.js';
 import type { GateDatabase } from './schema.js';
 import type { AuthorityStore } from './types.js';
@@ -41,11 +42,17 @@ export type PinOutcome =
 export class ProxyStore {
   private readonly db: Kysely<GateDatabase & ProxyDatabase>;
   private readonly store: KyselyAuthorityStore;
+  /** The pin read of every `tools/call`, compiled once (store/prepared.ts). */
+  private readonly pinQuery;
 
   constructor(store: AuthorityStore) {
     if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the proxy tables need a Kysely authority store');
     this.store = store;
-    this.db = store.kysely.withTables<ProxyDatabase>();
+    const db = store.kysely.withTables<ProxyDatabase>();
+    this.db = db;
+    this.pinQuery = prepared(['server', 'tool'], (m) =>
+      db.selectFrom('gate_tool_pin').selectAll().where('server_id', '=', m.server).where('tool_name', '=', m.tool),
+    );
   }
 
   /** Record the definitions a `tools/list` returned (the pin is untouched: a changed definition stays unpinned). */
@@ -75,12 +82,8 @@ export class ProxyStore {
   }
 
   async getPin(serverId: string, toolName: string): Promise<ToolPinTable | undefined> {
-    return await this.db
-      .selectFrom('gate_tool_pin')
-      .selectAll()
-      .where('server_id', '=', serverId)
-      .where('tool_name', '=', toolName)
-      .executeTakeFirst();
+    const { rows } = await this.db.executeQuery(this.pinQuery({ server: serverId, tool: toolName }).compile());
+    return rows[0];
   }
 
   async listPins(serverId?: string): Promise<ToolPinTable[]> {

@@ -32,6 +32,12 @@ export interface ConsumeRequest {
    * origin (Tool-Use Binding draft, computer use: "Origin change MUST invalidate prior authority").
    */
   invalidate_on_origin_change?: boolean;
+  /**
+   * Journal the act INVOKED (not CONSUMED) in the consume's own transaction, with its `invoked`
+   * audit entry: set by dispatch, whose invoke follows this commit. A crash after the commit
+   * leaves the act EFFECT_RESULT_UNKNOWN on restart, never invoked again (Tool-Use Binding draft, T-G).
+   */
+  invoke?: boolean;
 }
 
 export type ConsumeOutcome =
@@ -57,6 +63,21 @@ export interface DecisionRecord {
   /** The audit entries of this decision, appended in the same transaction when it is written. */
   audit?: readonly AuditEvent[];
 }
+
+/**
+ * dispatch's hot path: an issuing decision (evidence, authority, its audit entries) and the
+ * consume of that authority, in ONE transaction.
+ */
+export interface IssueAndConsumeRecord extends DecisionRecord {
+  authority: AuthorityRow;
+  expectEpochs: PolicyState;
+}
+
+export type IssueAndConsumeResult =
+  /** The decision is written; `outcome` is the consume's (a refusal commits the issuance and its deny entry). */
+  | { recorded: true; outcome: ConsumeOutcome }
+  /** Nothing was written: the epochs moved on. */
+  | { recorded: false; current: PolicyState };
 
 export type DecisionResult =
   | { recorded: true }
@@ -115,6 +136,12 @@ export interface AuthorityStore {
    * conditional UPDATE and journal CONSUMED in the same transaction.
    */
   consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome>;
+  /**
+   * `recordDecision` of an issuing decision and `consume` of the authority it issues, in ONE
+   * transaction (one durable commit; PostgreSQL: one round trip). The authority row is checked
+   * by the same consume step as any other before it is consumed.
+   */
+  issueAndConsume(record: IssueAndConsumeRecord, req: ConsumeRequest, opts?: StoreCallOptions): Promise<IssueAndConsumeResult>;
 
   getEscalation(candidateActId: string): Promise<EscalationRow | undefined>;
   listEscalations(status?: EscalationStatus): Promise<EscalationRow[]>;
