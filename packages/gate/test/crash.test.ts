@@ -25,7 +25,7 @@ function sideEffectCounts(file: string): Map<string, number> {
   return counts;
 }
 
-type Mode = 'after-consume' | 'after-invoke' | 'random';
+type Mode = 'after-consume' | 'after-invoke' | 'after-outcome' | 'random';
 
 /** The journal states of an iteration's acts right after the kill, e.g. `E,E,C,-` (E effectuated, I invoked, C consumed, - none). */
 async function whereKilled(db: string, acts: string[]): Promise<string> {
@@ -99,7 +99,13 @@ async function crashLoop(mode: Mode) {
         expect(['EFFECTUATED', 'EFFECT_RESULT_UNKNOWN']).toContain(j?.state);
         if (j?.state === 'EFFECT_RESULT_UNKNOWN') expect(outcomes[id]).toBe('denied:EF_EFFECT_RESULT_UNKNOWN');
       }
-      if (crash) {
+      if (crash?.point === 'after-outcome') {
+        // The outcome's commit does not wait for the disk, yet a killed process loses nothing:
+        // the result is recorded and the retry gets it back (replayed), never a second invoke.
+        expect((await store.getJournal(target))?.state).toBe('EFFECTUATED');
+        expect(counts.get(target)).toBe(1);
+        expect(outcomes[target]).toBe('replayed');
+      } else if (crash) {
         const j = await store.getJournal(target);
         expect(j?.state).toBe('EFFECT_RESULT_UNKNOWN');
         // Between consume and invoke: the tool never ran. After invoke: it ran once and is not re-run.
@@ -122,6 +128,7 @@ async function crashLoop(mode: Mode) {
 describe('T-G: crash between consume and invoke, and after invoke, never invokes twice', () => {
   it(`SIGKILL after the consume committed, before invoke (${ITERATIONS_PER_MODE} iterations)`, () => crashLoop('after-consume'), 240_000);
   it(`SIGKILL after invoke, before the result is recorded (${ITERATIONS_PER_MODE} iterations)`, () => crashLoop('after-invoke'), 240_000);
+  it(`SIGKILL right after the outcome was recorded (${ITERATIONS_PER_MODE} iterations)`, () => crashLoop('after-outcome'), 240_000);
   it(`SIGKILL at random points of the dispatch loop (${ITERATIONS_PER_MODE} iterations)`, () => crashLoop('random'), 240_000);
 });
 

@@ -51,8 +51,13 @@ export interface DialectOps {
    * touching the same authority or the epochs, within `timeoutMs` or not at all.
    */
   write<T>(fn: (db: Db) => Promise<T>, timeoutMs: number | undefined): Promise<T>;
-  /** Run a step program in such a transaction (same guarantees as `write`). */
-  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined): Promise<T>;
+  /**
+   * Run a step program in such a transaction (same guarantees as `write`). `durability: 'process'`
+   * relaxes only the commit's flush: the transaction survives a crash of this process but may be
+   * lost on power loss or an OS crash (SQLite WAL `synchronous = NORMAL`, PostgreSQL
+   * `synchronous_commit = off`), and only as a suffix — the next full commit flushes it too.
+   */
+  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability?: 'disk' | 'process'): Promise<T>;
   /** The epoch read inside a write transaction, ordered against bumps (PostgreSQL: FOR SHARE). */
   epochsQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_policy_state', PolicyState>;
   /** The audit head read inside a write transaction, locked until commit (PostgreSQL: FOR UPDATE), so appends form one chain. */
@@ -516,6 +521,12 @@ export class KyselyAuthorityStore implements AuthorityStore {
     return this.transition(candidateActId, owner, 'CONSUMED', { state: 'INVOKED', invoked_at: now }, { kind: 'invoked' }, now);
   }
 
+  /**
+   * The outcome is the one write that need not wait for the disk: the effect has happened and
+   * its consume is already durable, so losing this row to a power failure leaves the act INVOKED,
+   * which a restart reports as EFFECT_RESULT_UNKNOWN (the truth for that case) and never as a
+   * second invoke. A crash of the process loses nothing.
+   */
   async recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean> {
     const set =
       outcome.state === 'EFFECTUATED'
@@ -528,6 +539,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
       set,
       { kind: 'result', code: outcome.state === 'FAILED' ? outcome.error_code : null },
       now,
+      'process',
     );
   }
 
@@ -594,16 +606,21 @@ export class KyselyAuthorityStore implements AuthorityStore {
     set: Partial<Omit<JournalRow, 'candidate_act_id'>>,
     event: Pick<AuditEvent, 'kind' | 'code'>,
     now: number,
+    durability: 'disk' | 'process' = 'disk',
   ): Promise<boolean> {
     const { ops, q, auditSigner } = this;
     const update = this.transitionQuery(from, Object.keys(set) as (keyof typeof set)[]);
-    return ops.run(function* (db) {
-      const r = yield* first(update({ ...set, _act: candidateActId, _owner: owner } as TransitionValues));
-      if (!r) return false;
-      const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
-      yield* appendEntries(q, db, [entry], now, auditSigner);
-      return true;
-    }, undefined);
+    return ops.run(
+      function* (db) {
+        const r = yield* first(update({ ...set, _act: candidateActId, _owner: owner } as TransitionValues));
+        if (!r) return false;
+        const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
+        yield* appendEntries(q, db, [entry], now, auditSigner);
+        return true;
+      },
+      undefined,
+      durability,
+    );
   }
 }
 

@@ -77,8 +77,12 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
         throw e;
       }
     },
-    run(program, timeoutMs) {
-      return this.write((trx) => runAsync(program(trx), trx), timeoutMs);
+    run(program, timeoutMs, durability = 'disk') {
+      return this.write(async (trx) => {
+        // This transaction's COMMIT does not wait for the WAL flush (lost only if the server crashes first).
+        if (durability === 'process') await sql`select set_config('synchronous_commit', 'off', true)`.execute(trx);
+        return runAsync(program(trx), trx);
+      }, timeoutMs);
     },
     epochsQuery: (trx) =>
       trx.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1).forShare(),

@@ -96,15 +96,20 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
           throw e;
         }
       }),
-    run: <T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined) =>
+    run: <T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process' = 'disk') =>
       // Under the same connection mutex as `write`, so it never interleaves with an async transaction.
       db.connection().execute(async (conn) => {
         const wanted = setBusyTimeout(timeoutMs);
+        // WAL with `synchronous = NORMAL`: the commit is in the WAL (the OS has it) but not fsync'd;
+        // the next FULL commit syncs it with its own. Back to FULL at once, whatever happens.
+        if (durability === 'process') database.prepare('PRAGMA synchronous = NORMAL').run();
         try {
           return runImmediate.immediate(program(conn)) as T;
         } catch (e) {
           if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
           throw e;
+        } finally {
+          if (durability === 'process') database.prepare('PRAGMA synchronous = FULL').run();
         }
       }),
     // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.

@@ -14,7 +14,7 @@ interface Config {
   db: string;
   sideEffect: string;
   acts: string[];
-  crash?: { point: 'after-consume' | 'after-invoke'; act: string };
+  crash?: { point: 'after-consume' | 'after-invoke' | 'after-outcome'; act: string };
 }
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as Config;
@@ -61,6 +61,8 @@ for (const id of cfg.acts) {
     if (cfg.crash?.point === 'after-invoke' && cfg.crash.act === id) stopHere('after-invoke', id);
     return { wrote: id };
   });
+  // The outcome was committed without waiting for the disk (durable across a process crash only).
+  if (cfg.crash?.point === 'after-outcome' && cfg.crash.act === id) stopHere('after-outcome', id);
   outcomes[id] = r.invoked ? 'invoked' : r.replayed ? 'replayed' : `denied:${r.decision.code}`;
 }
 writeSync(1, `DONE ${JSON.stringify(outcomes)}\n`);
