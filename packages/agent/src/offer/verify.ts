@@ -91,6 +91,14 @@ function keyFor(jwk: Record<string, unknown>): KeyObject | null {
   return key;
 }
 
+/** The first JWK object in `jwks.keys` whose `kid` is `kid`; a null or shapeless document has none. */
+function jwkByKid(jwks: unknown, kid: string): Record<string, unknown> | undefined {
+  const keys = isRecord(jwks) ? jwks.keys : undefined;
+  if (!Array.isArray(keys)) return undefined;
+  for (const k of keys) if (isRecord(k) && k.kid === kid) return k;
+  return undefined;
+}
+
 function result(
   status: OfferStatus,
   code: OfferReasonCode | null,
@@ -124,16 +132,23 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
   // A signed offer is a few levels deep; past this bound the comparison is refused (not equal),
   // so a hostile, validly signed but absurdly nested payload cannot overflow the stack and throw.
   if (depth >= JSON_EQUAL_MAX_DEPTH) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i], depth + 1)) return false;
+  const isArray = Array.isArray(a);
+  if (isArray !== Array.isArray(b)) return false;
+  if (isArray) {
+    const bs = b as unknown[];
+    if (a.length !== bs.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], bs[i], depth + 1)) return false;
     return true;
   }
-  if (Array.isArray(b)) return false;
   const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1)) return false;
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    // Same member at the same position (the usual case: one serialiser wrote both) is already
+    // an own member of `b`; only a reordered member needs the lookup.
+    if (k !== kb[i] && !Object.hasOwn(b, k)) return false;
+    if (!jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1)) return false;
   }
   return true;
 }
@@ -182,11 +197,10 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   if (header.alg !== 'EdDSA') return result('invalid', 'unexpected_alg', null, header, null, null);
 
   // Step 4: the key is chosen by the protected header's kid, never by the envelope (Core VRP v0.1 §3).
-  const keys = isRecord(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
   const kid = header.kid;
-  const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isRecord(k) && k.kid === kid) : undefined;
+  const jwk = typeof kid === 'string' && kid.length > 0 ? jwkByKid(jwks, kid) : undefined;
   // "Absence of a key is not proof of forgery": a missing key is unverifiable, not invalid.
-  if (!isRecord(jwk)) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
+  if (!jwk) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
 
   // Step 5.
   const key = keyFor(jwk);
@@ -197,7 +211,7 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
 
   // Step 7: read the payload only after the signature checked out (`parseCompactJws` decoded it
   // while proving the segment strict, canonical base64url).
-  const payloadText = Buffer.from(payloadBytes.buffer, payloadBytes.byteOffset, payloadBytes.byteLength).toString('utf8');
+  const payloadText = payloadBytes.toString('utf8');
   let payload: unknown;
   try {
     payload = JSON.parse(payloadText);
