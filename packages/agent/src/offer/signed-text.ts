@@ -5,18 +5,28 @@
  * (I-JSON, RFC 7493 §2.2: integers are exact only within ±(2^53−1)). Internal to the package.
  */
 
-/** Payload object → the JSON text it was parsed from; weak, so it lives exactly as long as the payload. */
-const signedTextOf = new WeakMap<object, string>();
+/**
+ * The JSON text a payload was parsed from, and the literals already looked up in it (one offer is
+ * asked about the same totals by the quote check, the facts and the official result).
+ */
+interface SignedText {
+  text: string;
+  literals: Map<string, string | undefined> | null;
+}
+
+/** Payload object → its signed text; weak, so it lives exactly as long as the payload. */
+const signedTextOf = new WeakMap<object, SignedText>();
 
 /** Record the text `payload` was parsed from (called by `verifyOffer` after the signature verified). */
 export function rememberSignedText(payload: object, text: string): void {
-  signedTextOf.set(payload, text);
+  signedTextOf.set(payload, { text, literals: null });
 }
 
-const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+/** JSON insignificant whitespace (RFC 8259 §2): space, tab, line feed, carriage return. */
+const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function skipWs(text: string, i: number): number {
-  while (i < text.length && WS.has(text.charCodeAt(i))) i++;
+  while (i < text.length && isWs(text.charCodeAt(i))) i++;
   return i;
 }
 
@@ -35,7 +45,11 @@ function skipValue(text: string, i: number): number {
   const first = text.charCodeAt(i);
   if (first === 0x22) return skipString(text, i);
   if (first !== 0x7b && first !== 0x5b) {
-    while (i < text.length && !',}] \t\n\r'.includes(text[i] as string)) i++;
+    // A number, true, false or null: up to the next structural character or whitespace.
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x2c || c === 0x7d || c === 0x5d || isWs(c)) break;
+    }
     return i;
   }
   let depth = 0;
@@ -75,8 +89,17 @@ function memberValueAt(text: string, start: number, key: string): number {
  * not parsed by `verifyOffer`, the member is absent, or its value is not a number.
  */
 export function signedNumberLiteral(payload: object, path: readonly string[]): string | undefined {
-  const text = signedTextOf.get(payload);
-  if (text === undefined) return undefined;
+  const signed = signedTextOf.get(payload);
+  if (signed === undefined) return undefined;
+  const key = path.join('\u0000');
+  signed.literals ??= new Map();
+  if (signed.literals.has(key)) return signed.literals.get(key);
+  const literal = numberLiteralAt(signed.text, path);
+  signed.literals.set(key, literal);
+  return literal;
+}
+
+function numberLiteralAt(text: string, path: readonly string[]): string | undefined {
   let at = 0;
   for (const key of path) {
     at = memberValueAt(text, at, key);
