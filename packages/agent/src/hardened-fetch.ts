@@ -6,7 +6,7 @@
  * `--connect-to` map and extra trusted CAs, so hostname and certificate checks still run for
  * the real domain name.
  */
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { type FetchLike, readStreamCapped } from '@vrpkit/core';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { isOnCanonicalDomain } from './canonical-domain.js';
@@ -122,7 +122,9 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
 
   const base = buildConnector({
     timeout: connectTimeoutMs,
-    ...(extraCa.length > 0 ? { ca: [...rootCertificates, ...extraCa] } : {}),
+    // One trust store for every connection: handed as `ca`, TLS would parse all the roots again
+    // for each new connection (a fresh secure context per handshake).
+    ...(extraCa.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...extraCa] }) } : {}),
   });
   const dispatcher = new Agent({
     connect(opts, callback) {
