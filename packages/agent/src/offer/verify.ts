@@ -9,7 +9,7 @@
  * a bad artifact.
  */
 import type { KeyObject } from 'node:crypto';
-import { importEd25519PublicKey, isRecord, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { importEd25519PublicKey, isRecord, type ParseCompactJwsResult, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import { rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
@@ -182,14 +182,43 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
  * a payload that is an object, and an RFC 3339 `valid_until`.
  */
 export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult {
-  const { envelope, jws, jwks, now } = params;
+  return verifyReadOffer(readOffer(params), params.jwks, params.now);
+}
+
+/** An offer's compact JWS found and parsed (steps 1–2), before any key is chosen. Internal to the package. */
+export interface ReadOffer {
+  env: Record<string, unknown> | null;
+  /** The envelope's unsigned `signature` object, when it has one. */
+  signature: Record<string, unknown> | null;
+  /** The parse of the compact JWS, or null when there was none (`no_jws`). */
+  parsed: ParseCompactJwsResult | null;
+}
+
+/**
+ * Steps 1–2 of `verifyOffer`: find the compact JWS and parse it once. A caller that needs the
+ * header `kid` to choose a key set (fetch.ts, through the JWKS cache) reads it from here and
+ * hands the same parse to `verifyReadOffer`.
+ */
+export function readOffer(params: Pick<VerifyOfferParams, 'envelope' | 'jws'>): ReadOffer {
+  const { envelope, jws } = params;
   const env = isRecord(envelope) ? envelope : null;
   const signature = env && isRecord(env.signature) ? env.signature : null;
   const compact = typeof jws === 'string' ? jws : signature?.jws;
-  if (typeof compact !== 'string' || compact.length === 0) return result('invalid', 'no_jws', null, null, null, null);
-
   // Conformance engine steps 1–2.
-  const parsed = parseCompactJws(compact);
+  const parsed = typeof compact === 'string' && compact.length > 0 ? parseCompactJws(compact) : null;
+  return { env, signature, parsed };
+}
+
+/** The protected header's `kid` of a read offer, when it parsed and has a string one. */
+export function readOfferKid(read: ReadOffer): string | undefined {
+  const kid = read.parsed?.ok ? read.parsed.jws.header.kid : undefined;
+  return typeof kid === 'string' ? kid : undefined;
+}
+
+/** Steps 3–9 of `verifyOffer` on what `readOffer` found. */
+export function verifyReadOffer(read: ReadOffer, jwks: unknown, now: VerifyOfferParams['now']): OfferVerificationResult {
+  const { env, signature, parsed } = read;
+  if (parsed === null) return result('invalid', 'no_jws', null, null, null, null);
   if (!parsed.ok) return result('invalid', parsed.code, null, null, null, null);
   const { header, signingInput, signature: sigBytes, payload: payloadBytes } = parsed.jws;
 
