@@ -11,6 +11,8 @@
  */
 interface SignedText {
   text: string;
+  /** Whether some number in the text may be signed, fractional or in exponent form (null: not yet looked). */
+  maybeNonPlainNumbers: boolean | null;
   literals: Map<string, string | undefined> | null;
 }
 
@@ -19,7 +21,7 @@ const signedTextOf = new WeakMap<object, SignedText>();
 
 /** Record the text `payload` was parsed from (called by `verifyOffer` after the signature verified). */
 export function rememberSignedText(payload: object, text: string): void {
-  signedTextOf.set(payload, { text, literals: null });
+  signedTextOf.set(payload, { text, maybeNonPlainNumbers: null, literals: null });
 }
 
 /** JSON insignificant whitespace (RFC 8259 §2): space, tab, line feed, carriage return. */
@@ -85,20 +87,35 @@ function memberValueAt(text: string, start: number, key: string): number {
 }
 
 /**
- * The number literal at `path` exactly as the node signed it, or undefined when the payload was
- * not parsed by `verifyOffer`, the member is absent, or its value is not a number.
+ * Every number that is negative, fractional or in exponent form, and perhaps a few look-alikes
+ * inside strings: in JSON a value follows `:`, `[` or `,` (RFC 8259 §4, §5), then whitespace.
  */
-export function signedNumberLiteral(payload: object, path: readonly string[]): string | undefined {
+const NON_PLAIN_NUMBER = /[:,[]\s*(?:-|\d+[.eE])/;
+/** A plain non-negative integer literal: no sign, fraction or exponent. */
+const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
+
+/**
+ * Whether the node signed the number at `path` as something other than a plain non-negative
+ * integer literal (`-0`, `1e2`, `123.0000000000000001`). False when the payload was not parsed by
+ * `verifyOffer`, or the member is absent or not a number. A text with no such number anywhere
+ * (one pattern test, remembered per payload) answers without a scan.
+ */
+export function signedAsNonPlainNumber(payload: object, path: readonly string[]): boolean {
   const signed = signedTextOf.get(payload);
-  if (signed === undefined) return undefined;
+  if (signed === undefined) return false;
+  signed.maybeNonPlainNumbers ??= NON_PLAIN_NUMBER.test(signed.text);
+  if (!signed.maybeNonPlainNumbers) return false;
   const key = path.join('\u0000');
   signed.literals ??= new Map();
-  if (signed.literals.has(key)) return signed.literals.get(key);
-  const literal = numberLiteralAt(signed.text, path);
-  signed.literals.set(key, literal);
-  return literal;
+  let literal = signed.literals.get(key);
+  if (literal === undefined && !signed.literals.has(key)) {
+    literal = numberLiteralAt(signed.text, path);
+    signed.literals.set(key, literal);
+  }
+  return literal !== undefined && !PLAIN_INTEGER.test(literal);
 }
 
+/** The number literal at `path` exactly as the node signed it, or undefined when the member is absent or not a number. */
 function numberLiteralAt(text: string, path: readonly string[]): string | undefined {
   let at = 0;
   for (const key of path) {
