@@ -33,6 +33,18 @@ export interface HardenedFetchOptions {
   maxRedirects?: number;
 }
 
+/**
+ * The body bytes of each Response a hardened fetch built, already read (and capped) from the
+ * network: the agent's own readers take them from here instead of streaming them a second time
+ * through the Response. Weak, so an entry lives exactly as long as its Response.
+ */
+const receivedBodies = new WeakMap<Response, Uint8Array>();
+
+/** The bytes a hardened fetch read for `res`, or undefined for any other Response. Internal to the package. */
+export function receivedBody(res: Response): Uint8Array | undefined {
+  return receivedBodies.get(res);
+}
+
 /** A `fetch` with the policy applied. `close()` releases its connection pool. */
 export type HardenedFetch = FetchLike & { close(): Promise<void> };
 
@@ -178,11 +190,14 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
           continue;
         }
         const body = await readCapped(res as never, maxBytes, url.hostname);
-        return new Response(NULL_BODY_STATUSES.has(res.status) ? null : body, {
+        const nullBody = NULL_BODY_STATUSES.has(res.status);
+        const response = new Response(nullBody ? null : body, {
           status: res.status,
           statusText: res.statusText,
           headers: [...res.headers],
         });
+        if (!nullBody) receivedBodies.set(response, body);
+        return response;
       }
     } catch (e) {
       throw networkError(e, timeout.aborted, url);
