@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import * as reference from '@vacationrentalprotocol/vrp-verify';
-import { isOnCanonicalDomain, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
+import { isOnCanonicalDomain, normalizeHost, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
 import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256, sha256Hex } from '@vrpkit/core';
 import {
   baseOffer,
@@ -362,5 +362,22 @@ describe('isOnCanonicalDomain (Core VRP v0.1 §5.1 label boundary, lowercase/IDN
     ['example.com', null, false],
   ])('%s on %s → %s', (host, canonical, expected) => {
     expect(isOnCanonicalDomain(host, canonical)).toBe(expected);
+  });
+
+  it('normalizeHost answers the same when asked again, after its memory starts over, and for a name too long to remember', () => {
+    const cases: [string, string | null][] = [
+      ['Bücher.Example', 'xn--bcher-kva.example'],
+      ['evil.net@example.com', null],
+      ['a..example.com', null],
+      // Longer than 253 characters: not remembered, still read by the URL parser (which sets no length limit).
+      [`${'a'.repeat(300)}.EXAMPLE`, `${'a'.repeat(300)}.example`],
+    ];
+    const check = () => {
+      for (const [host, expected] of cases) expect(normalizeHost(host), host).toBe(expected);
+    };
+    check();
+    check();
+    for (let i = 0; i < 1100; i++) normalizeHost(`h${i}.example`);
+    check();
   });
 });
