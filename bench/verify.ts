@@ -6,13 +6,20 @@
  * parsing, no key lookup, no freshness, no payload comparison). Contenders run in short
  * interleaved slices; ratios are taken within each round and the median is reported, so load
  * drift on a shared machine hits all of them alike.
- * Targets: ≥ 1.0× the reference verifier (@vacationrentalprotocol/vrp-verify 0.1.1) and ≥ 0.9× raw crypto.verify.
+ * Targets: ≥ 1.0× the reference verifier (@vacationrentalprotocol/vrp-verify 0.1.1) and ≥ 0.95× raw crypto.verify;
+ * each contender's CPU µs per verification is reported beside its rate.
  *
- * Online: `fetchVerifiedStayOffer` against a local node (`serveNode`, https, dev CA) with a warm
- * JWKS cache — discovery, offer fetch, verification, gate — vs the bare offer GET over the same
- * hardened fetch (the HTTP floor).
+ * Online: `fetchVerifiedStayOffer` against a local node over https (dev CA) with warm JWKS and
+ * discovery caches — one offer GET, verification, safe-to-quote check — vs the bare offer GET
+ * through the same hardened fetch (same undici Agent, same pooled connections: the HTTP floor).
+ * The node runs in a child process (this file with `--serve`), so the client's work and the
+ * node's never share an event loop; the contenders run in interleaved, rotated slices and the
+ * median within-round ratio is reported, beside the client's CPU per request (process.cpuUsage)
+ * and the node's (/proc), which follow the code rather than the neighbours' load.
+ * Target: ≥ 0.85× the bare GET with warm caches.
  *
- * Run: npx tsx --conditions=vrpkit-source bench/verify.ts   (≈ 40 s; writes bench/results/verify.json)
+ * Run: npx tsx --conditions=vrpkit-source bench/verify.ts [--rounds 6] [--seconds 2]
+ * (≈ 60 s; writes bench/results/verify.json)
  */
 import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,190 +29,275 @@ import { verifyOffer as referenceVerifyOffer } from '@vacationrentalprotocol/vrp
 import { createHardenedFetch, DiscoveryCache, fetchVerifiedStayOffer, JwksCache, verifyOffer } from '@vrpkit/agent';
 import { systemClock } from '@vrpkit/core';
 import { initNode, serveNode } from '@vrpkit/node';
+import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
 
-const vector = JSON.parse(readFileSync(new URL('../packages/agent/fixtures/offer/01-valid-fresh.json', import.meta.url), 'utf8'));
-const { input: envelope, jwks } = vector;
-const nowMs = Date.parse(vector.clock);
-const [h, p, s] = (envelope.signature.jws as string).split('.');
-const signingInput = Buffer.from(`${h}.${p}`, 'ascii');
-const signature = Buffer.from(s as string, 'base64url');
-const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwks.keys[0].x }, format: 'jwk' });
-
-// Sanity: every contender accepts the vector, so we time the success path of each.
-if (verifyOffer({ envelope, jwks, now: nowMs }).status !== 'verified') throw new Error('vrpkit did not verify vector 01');
-if (referenceVerifyOffer({ envelope, jwks, now: vector.clock }).status !== 'verified')
-  throw new Error('reference did not verify vector 01');
-if (!cryptoVerify(null, signingInput, key, signature)) throw new Error('crypto.verify rejected vector 01');
-
-const offline: Record<string, () => unknown> = {
-  'raw crypto.verify': () => cryptoVerify(null, signingInput, key, signature),
-  // The least any verifier of *received* bytes does: split the compact string, take the signing
-  // input's bytes and decode the signature (no strictness, no payload, no freshness).
-  'crypto.verify from the compact JWS': () => {
-    const [a, b, c] = (envelope.signature.jws as string).split('.');
-    return cryptoVerify(null, Buffer.from(`${a}.${b}`, 'ascii'), key, Buffer.from(c as string, 'base64url'));
-  },
-  'vrp-verify (reference)': () => referenceVerifyOffer({ envelope, jwks, now: vector.clock }),
-  'vrpkit verifyOffer': () => verifyOffer({ envelope, jwks, now: nowMs }),
-};
-
-/**
- * ops per CPU-second of `fn` over ~`ms` of CPU time. CPU time (process.cpuUsage), not wall time:
- * on a shared machine wall time also counts the moments this process was not scheduled at all.
- */
-function rate(fn: () => unknown, ms: number): number {
-  let n = 0;
-  const start = process.cpuUsage();
-  let cpuMs = 0;
-  while (cpuMs < ms) {
-    for (let i = 0; i < 200; i++) fn();
-    n += 200;
-    const used = process.cpuUsage(start);
-    cpuMs = (used.user + used.system) / 1000;
-  }
-  return (n * 1000) / cpuMs;
-}
+const DOMAIN = 'villa.example';
 
 const median = (xs: number[]) => {
   const a = [...xs].sort((x, y) => x - y);
   return a[Math.floor(a.length / 2)] as number;
 };
 
-for (const fn of Object.values(offline)) rate(fn, 300); // warm-up (JIT, KeyObject cache)
-// Many short interleaved slices, order rotated each round; ratios are taken within a round (the
-// contenders ran within half a second of each other) and the median round ratio is reported.
-const ROUNDS = 40;
-const SLICE_MS = 150;
-const names = Object.keys(offline);
-const samples: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
-const ratioSamples = { vs_reference: [] as number[], vs_raw_crypto_verify: [] as number[], vs_compact_crypto_verify: [] as number[] };
-for (let r = 0; r < ROUNDS; r++) {
-  const round: Record<string, number> = {};
-  for (let i = 0; i < names.length; i++) {
-    const name = names[(i + r) % names.length] as string;
-    round[name] = rate(offline[name] as () => unknown, SLICE_MS);
-    samples[name]?.push(round[name]);
+// ── offline ───────────────────────────────────────────────────────────────────────────────
+function offlineBench() {
+  const vector = JSON.parse(readFileSync(new URL('../packages/agent/fixtures/offer/01-valid-fresh.json', import.meta.url), 'utf8'));
+  const { input: envelope, jwks } = vector;
+  const nowMs = Date.parse(vector.clock);
+  const [h, p, s] = (envelope.signature.jws as string).split('.');
+  const signingInput = Buffer.from(`${h}.${p}`, 'ascii');
+  const signature = Buffer.from(s as string, 'base64url');
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwks.keys[0].x }, format: 'jwk' });
+
+  // Sanity: every contender accepts the vector, so we time the success path of each.
+  if (verifyOffer({ envelope, jwks, now: nowMs }).status !== 'verified') throw new Error('vrpkit did not verify vector 01');
+  if (referenceVerifyOffer({ envelope, jwks, now: vector.clock }).status !== 'verified')
+    throw new Error('reference did not verify vector 01');
+  if (!cryptoVerify(null, signingInput, key, signature)) throw new Error('crypto.verify rejected vector 01');
+
+  const contenders: Record<string, () => unknown> = {
+    'raw crypto.verify': () => cryptoVerify(null, signingInput, key, signature),
+    // The least any verifier of *received* bytes does: split the compact string, take the signing
+    // input's bytes and decode the signature (no strictness, no payload, no freshness).
+    'crypto.verify from the compact JWS': () => {
+      const [a, b, c] = (envelope.signature.jws as string).split('.');
+      return cryptoVerify(null, Buffer.from(`${a}.${b}`, 'ascii'), key, Buffer.from(c as string, 'base64url'));
+    },
+    'vrp-verify (reference)': () => referenceVerifyOffer({ envelope, jwks, now: vector.clock }),
+    'vrpkit verifyOffer': () => verifyOffer({ envelope, jwks, now: nowMs }),
+  };
+
+  /**
+   * ops per CPU-second of `fn` over ~`ms` of CPU time. CPU time (process.cpuUsage), not wall time:
+   * on a shared machine wall time also counts the moments this process was not scheduled at all.
+   */
+  function rate(fn: () => unknown, ms: number): number {
+    let n = 0;
+    const start = process.cpuUsage();
+    let cpuMs = 0;
+    while (cpuMs < ms) {
+      for (let i = 0; i < 200; i++) fn();
+      n += 200;
+      const used = process.cpuUsage(start);
+      cpuMs = (used.user + used.system) / 1000;
+    }
+    return (n * 1000) / cpuMs;
   }
-  ratioSamples.vs_reference.push((round['vrpkit verifyOffer'] as number) / (round['vrp-verify (reference)'] as number));
-  ratioSamples.vs_raw_crypto_verify.push((round['vrpkit verifyOffer'] as number) / (round['raw crypto.verify'] as number));
-  ratioSamples.vs_compact_crypto_verify.push(
-    (round['vrpkit verifyOffer'] as number) / (round['crypto.verify from the compact JWS'] as number),
+
+  for (const fn of Object.values(contenders)) rate(fn, 300); // warm-up (JIT, KeyObject cache)
+  // Many short interleaved slices, order rotated each round; ratios are taken within a round (the
+  // contenders ran within half a second of each other) and the median round ratio is reported.
+  const ROUNDS = 40;
+  const SLICE_MS = 150;
+  const names = Object.keys(contenders);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
+  const ratioSamples = { vs_reference: [] as number[], vs_raw_crypto_verify: [] as number[], vs_compact_crypto_verify: [] as number[] };
+  for (let r = 0; r < ROUNDS; r++) {
+    const round: Record<string, number> = {};
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + r) % names.length] as string;
+      round[name] = rate(contenders[name] as () => unknown, SLICE_MS);
+      samples[name]?.push(round[name]);
+    }
+    const ours = round['vrpkit verifyOffer'] as number;
+    ratioSamples.vs_reference.push(ours / (round['vrp-verify (reference)'] as number));
+    ratioSamples.vs_raw_crypto_verify.push(ours / (round['raw crypto.verify'] as number));
+    ratioSamples.vs_compact_crypto_verify.push(ours / (round['crypto.verify from the compact JWS'] as number));
+  }
+  const opsPerCpuSecond = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+  const vsRaw = Object.fromEntries(
+    names.map((k) => [k, median((samples[k] as number[]).map((x, i) => x / (samples['raw crypto.verify']?.[i] as number)))]),
   );
+  return {
+    rounds: ROUNDS,
+    slice_ms: SLICE_MS,
+    ops_per_cpu_s: opsPerCpuSecond,
+    cpu_us_per_op: Object.fromEntries(Object.entries(opsPerCpuSecond).map(([k, v]) => [k, 1e6 / v])),
+    median_round_ratio_vs_raw: vsRaw,
+    targets: {
+      vs_reference: median(ratioSamples.vs_reference),
+      vs_raw_crypto_verify: median(ratioSamples.vs_raw_crypto_verify),
+      vs_compact_crypto_verify: median(ratioSamples.vs_compact_crypto_verify),
+    },
+    ratio_samples: ratioSamples,
+  };
 }
-const offlineOps = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
-const raw = offlineOps['raw crypto.verify'] as number;
-const ref = offlineOps['vrp-verify (reference)'] as number;
-const ours = offlineOps['vrpkit verifyOffer'] as number;
 
 // ── online ────────────────────────────────────────────────────────────────────────────────
-const root = mkdtempSync(join(tmpdir(), 'vrpkit-bench-verify-'));
-const dataDir = join(root, 'node');
-await initNode({ domain: 'villa.example', dataDir });
-const node = await serveNode({ dataDir, dev: true });
-const fetch = createHardenedFetch({ connectTo: [`villa.example:443:127.0.0.1:${node.port}`], ca: node.caPem });
-const day = (o: number) => new Date(Date.now() + o * 86_400_000).toISOString().slice(0, 10);
-const stay = { check_in: day(40), check_out: day(43), guests: 2 };
-const jwksCache = new JwksCache({ fetch });
-const discoveryCache = new DiscoveryCache({ fetch });
-const offerUrl = `https://villa.example/api/verified-stay-offer?check_in=${stay.check_in}&check_out=${stay.check_out}&guests=2`;
+interface Slice {
+  requests: number;
+  rps: number;
+  client_cpu_us_per_request: number;
+  node_cpu_us_per_request: number | null;
+}
 
-async function onlineRate(fn: () => Promise<unknown>, ms: number, concurrency: number): Promise<number> {
-  let n = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() - start < ms) {
-        await fn();
-        n++;
+async function onlineBench(node: { port: number; caPem: string; pids: number[] }) {
+  const rounds = numberFlag('rounds', 6);
+  const sliceMs = numberFlag('seconds', 2) * 1000;
+  const CONCURRENCY = 8;
+  const fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${node.port}`], ca: node.caPem });
+  const day = (o: number) => new Date(Date.now() + o * 86_400_000).toISOString().slice(0, 10);
+  const stay = { check_in: day(40), check_out: day(43), guests: 2 };
+  const jwksCache = new JwksCache({ fetch });
+  const discoveryCache = new DiscoveryCache({ fetch });
+  const offerUrl = `https://${DOMAIN}/api/verified-stay-offer?check_in=${stay.check_in}&check_out=${stay.check_out}&guests=2`;
+
+  const contenders: Record<string, () => Promise<void>> = {
+    // The HTTP floor: the same GET through the same hardened fetch (same Agent and pool), body read.
+    'bare offer GET (https)': async () => {
+      const res = await fetch(offerUrl);
+      if (res.status !== 200) throw new Error(`bare offer GET answered ${res.status}`);
+      await res.arrayBuffer();
+    },
+    'fetchVerifiedStayOffer (warm JWKS + discovery)': async () => {
+      const r = await fetchVerifiedStayOffer(DOMAIN, stay, { fetch, clock: systemClock, jwksCache, discoveryCache });
+      if (!r.safe_to_quote) throw new Error(`online verification failed: ${r.code}`);
+    },
+    // Without a discovery cache every verification reads discovery first: two requests each.
+    'fetchVerifiedStayOffer (warm JWKS, no discovery cache)': async () => {
+      const r = await fetchVerifiedStayOffer(DOMAIN, stay, { fetch, clock: systemClock, jwksCache });
+      if (!r.safe_to_quote) throw new Error(`online verification failed: ${r.code}`);
+    },
+  };
+
+  /** A closed loop of CONCURRENCY workers for `ms` of wall time; client and node CPU per request. */
+  async function slice(fn: () => Promise<void>, ms: number): Promise<Slice> {
+    let n = 0;
+    const nodeCpu = cpuSeconds(node.pids);
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() - start < ms) {
+          await fn();
+          n++;
+        }
+      }),
+    );
+    const elapsed = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    const nodeCpuAfter = cpuSeconds(node.pids);
+    return {
+      requests: n,
+      rps: (n * 1000) / elapsed,
+      client_cpu_us_per_request: (used.user + used.system) / n,
+      node_cpu_us_per_request: nodeCpu === null || nodeCpuAfter === null ? null : ((nodeCpuAfter - nodeCpu) * 1e6) / n,
+    };
+  }
+
+  const names = Object.keys(contenders);
+  try {
+    for (const name of names) await slice(contenders[name] as () => Promise<void>, 500); // warm-up: TLS sessions, JIT, caches
+    const slices: Record<string, Slice[]> = Object.fromEntries(names.map((k) => [k, []]));
+    const ratios: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
+    for (let r = 0; r < rounds; r++) {
+      const round: Record<string, Slice> = {};
+      for (let i = 0; i < names.length; i++) {
+        const name = names[(i + r) % names.length] as string;
+        round[name] = await slice(contenders[name] as () => Promise<void>, sliceMs);
+        slices[name]?.push(round[name]);
       }
-    }),
-  );
-  return (n * 1000) / (performance.now() - start);
+      for (const name of names) ratios[name]?.push((round[name] as Slice).rps / (round['bare offer GET (https)'] as Slice).rps);
+    }
+    const med = (name: string, f: (s: Slice) => number | null) => {
+      const xs = (slices[name] as Slice[]).map(f);
+      return xs.includes(null) ? null : median(xs as number[]);
+    };
+    return {
+      concurrency: CONCURRENCY,
+      rounds,
+      slice_ms: sliceMs,
+      rows: Object.fromEntries(
+        names.map((name) => [
+          name,
+          {
+            rps: med(name, (s) => s.rps) as number,
+            ratio_vs_bare: median(ratios[name] as number[]),
+            client_cpu_us_per_request: med(name, (s) => s.client_cpu_us_per_request) as number,
+            node_cpu_us_per_request: med(name, (s) => s.node_cpu_us_per_request),
+          },
+        ]),
+      ),
+      slices,
+    };
+  } finally {
+    await fetch.close();
+  }
 }
-
-const verifyOnline = async () => {
-  const r = await fetchVerifiedStayOffer('villa.example', stay, { fetch, clock: systemClock, jwksCache });
-  if (!r.safe_to_quote) throw new Error(`online verification failed: ${r.code}`);
-};
-const verifyOnlineCached = async () => {
-  const r = await fetchVerifiedStayOffer('villa.example', stay, { fetch, clock: systemClock, jwksCache, discoveryCache });
-  if (!r.safe_to_quote) throw new Error(`online verification failed: ${r.code}`);
-};
-const bareGet = async () => {
-  const res = await fetch(offerUrl);
-  await res.text();
-};
-await verifyOnlineCached(); // warms the JWKS and discovery caches
-const CONCURRENCY = 8;
-const online: Record<string, number[]> = {
-  'bare offer GET (https)': [],
-  'fetchVerifiedStayOffer (warm JWKS)': [],
-  'fetchVerifiedStayOffer (warm JWKS + discovery)': [],
-};
-for (let r = 0; r < 3; r++) {
-  online['bare offer GET (https)']?.push(await onlineRate(bareGet, 2500, CONCURRENCY));
-  online['fetchVerifiedStayOffer (warm JWKS)']?.push(await onlineRate(verifyOnline, 2500, CONCURRENCY));
-  online['fetchVerifiedStayOffer (warm JWKS + discovery)']?.push(await onlineRate(verifyOnlineCached, 2500, CONCURRENCY));
-}
-await fetch.close();
-await node.close();
-rmSync(root, { recursive: true, force: true });
-const bare = median(online['bare offer GET (https)'] as number[]);
-const full = median(online['fetchVerifiedStayOffer (warm JWKS)'] as number[]);
-const cached = median(online['fetchVerifiedStayOffer (warm JWKS + discovery)'] as number[]);
 
 // ── report ────────────────────────────────────────────────────────────────────────────────
-const rows = [
-  ['offline', 'raw crypto.verify', raw, 1],
-  [
-    'offline',
-    'crypto.verify from the compact JWS',
-    offlineOps['crypto.verify from the compact JWS'] as number,
-    (offlineOps['crypto.verify from the compact JWS'] as number) / raw,
-  ],
-  [
-    'offline',
-    'vrp-verify (reference)',
-    ref,
-    median(ratioSamples.vs_raw_crypto_verify.map((x, i) => x / (ratioSamples.vs_reference[i] as number))),
-  ],
-  ['offline', 'vrpkit verifyOffer', ours, median(ratioSamples.vs_raw_crypto_verify)],
-  ['online', 'bare offer GET (https)', bare, 1],
-  ['online', 'fetchVerifiedStayOffer (warm JWKS)', full, full / bare],
-  ['online', 'fetchVerifiedStayOffer (warm JWKS + discovery)', cached, cached / bare],
-] as const;
-process.stdout.write(
-  `${'mode'.padEnd(8)} ${'contender'.padEnd(46)} ${'ops/s'.padStart(10)}  vs baseline   (offline: per CPU-second; online: wall clock)\n`,
-);
-for (const [mode, name, ops, ratio] of rows)
-  process.stdout.write(`${mode.padEnd(8)} ${name.padEnd(46)} ${ops.toFixed(0).padStart(10)}  ${ratio.toFixed(2)}×\n`);
-const targets = {
-  vs_reference: median(ratioSamples.vs_reference),
-  vs_raw_crypto_verify: median(ratioSamples.vs_raw_crypto_verify),
-  vs_compact_crypto_verify: median(ratioSamples.vs_compact_crypto_verify),
-};
-process.stdout.write(
-  `\nvrpkit verifyOffer: ${targets.vs_reference.toFixed(2)}× the reference (target ≥ 1.0), ${targets.vs_raw_crypto_verify.toFixed(2)}× raw crypto.verify (target ≥ 0.9), ${targets.vs_compact_crypto_verify.toFixed(2)}× crypto.verify from the compact JWS\n` +
-    `online: ${(1000 / full).toFixed(2)} ms per full verification (discovery + offer + verify + quote check, ${CONCURRENCY} concurrent), ${(full / bare).toFixed(2)}× a bare offer GET (each verification makes 2 requests)\n` +
-    `online, warm discovery cache: ${(1000 / cached).toFixed(2)} ms per verification, ${(cached / bare).toFixed(2)}× a bare offer GET over the same pooled connections (target ≥ 0.85; one request each)\n`,
-);
-mkdirSync(new URL('results/', import.meta.url), { recursive: true });
-writeFileSync(
-  new URL('results/verify.json', import.meta.url),
-  `${JSON.stringify(
-    {
-      node: process.version,
-      date: new Date().toISOString(),
-      offline: { ops_per_s: offlineOps, rounds: ROUNDS, slice_ms: SLICE_MS, median_round_ratio: targets, ratio_samples: ratioSamples },
-      online: {
-        ops_per_s: { bare_offer_get: bare, fetch_verified_stay_offer: full, fetch_verified_stay_offer_discovery_cached: cached },
-        samples: online,
-        concurrency: CONCURRENCY,
-        ratio_vs_bare: full / bare,
-        ratio_vs_bare_discovery_cached: cached / bare,
-      },
-    },
-    null,
-    2,
-  )}\n`,
-);
+function report(offline: ReturnType<typeof offlineBench> | null, online: Awaited<ReturnType<typeof onlineBench>> | null): void {
+  const f = (v: number | null | undefined, d = 0) => (v === null || v === undefined ? 'n/a' : v.toFixed(d));
+  if (offline) {
+    const t = offline.targets;
+    process.stdout.write('offline (one process, CPU time; ratio = median within-round rate ratio to raw crypto.verify)\n');
+    printTable([
+      ['contender', 'ops/CPU-s', 'CPU µs/op', '× raw'],
+      ...Object.keys(offline.ops_per_cpu_s).map((k) => [
+        k,
+        f(offline.ops_per_cpu_s[k] as number),
+        f(offline.cpu_us_per_op[k] as number, 1),
+        f(offline.median_round_ratio_vs_raw[k] as number, 2),
+      ]),
+    ]);
+    process.stdout.write(
+      `\nvrpkit verifyOffer: ${t.vs_reference.toFixed(2)}× the reference (target ≥ 1.0), ${t.vs_raw_crypto_verify.toFixed(2)}× raw crypto.verify (target ≥ 0.95), ${t.vs_compact_crypto_verify.toFixed(2)}× crypto.verify from the compact JWS\n\n`,
+    );
+  }
+  if (online) {
+    process.stdout.write(
+      `online (node in a child process; ${online.concurrency} concurrent, ${online.rounds} rounds × ${online.slice_ms / 1000} s, median round)\n`,
+    );
+    printTable([
+      ['contender', 'req/s', '× bare', 'client CPU µs/req', 'node CPU µs/req'],
+      ...Object.entries(online.rows).map(([k, r]) => [
+        k,
+        f(r.rps),
+        f(r.ratio_vs_bare, 2),
+        f(r.client_cpu_us_per_request),
+        f(r.node_cpu_us_per_request),
+      ]),
+    ]);
+    const warm = online.rows['fetchVerifiedStayOffer (warm JWKS + discovery)'];
+    const bare = online.rows['bare offer GET (https)'];
+    process.stdout.write(
+      `\nonline, warm caches: ${f(warm?.ratio_vs_bare, 2)}× a bare offer GET over the same pooled connections (target ≥ 0.85); ` +
+        `client CPU ${f(warm?.client_cpu_us_per_request)} µs vs ${f(bare?.client_cpu_us_per_request)} µs per request\n`,
+    );
+  }
+  mkdirSync(new URL('results/', import.meta.url), { recursive: true });
+  writeFileSync(
+    new URL('results/verify.json', import.meta.url),
+    `${JSON.stringify({ node: process.version, date: new Date().toISOString(), offline, online }, null, 2)}\n`,
+  );
+}
+
+// ── main ──────────────────────────────────────────────────────────────────────────────────
+if (process.argv.includes('--serve')) {
+  // The node under test, alone in this child process; the parent is the client.
+  const root = mkdtempSync(join(tmpdir(), 'vrpkit-bench-verify-'));
+  const dataDir = join(root, 'node');
+  await initNode({ domain: DOMAIN, dataDir });
+  const node = await serveNode({ dataDir, dev: true });
+  process.stdout.write(`${JSON.stringify({ port: node.port, caPem: node.caPem, pids: [process.pid] })}\n`);
+  const stop = async () => {
+    await node.close();
+    rmSync(root, { recursive: true, force: true });
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+} else {
+  // `--only offline` / `--only online` runs one half (for profiling one of them).
+  const only = process.argv[process.argv.indexOf('--only') + 1];
+  const offline = only === 'online' ? null : offlineBench();
+  let online: Awaited<ReturnType<typeof onlineBench>> | null = null;
+  if (only !== 'offline') {
+    const child = await startChild(import.meta.url, ['--serve']);
+    try {
+      online = await onlineBench(child.hello as { port: number; caPem: string; pids: number[] });
+    } finally {
+      child.child.kill('SIGTERM');
+    }
+  }
+  report(offline, online);
+}

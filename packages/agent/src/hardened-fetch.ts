@@ -6,7 +6,7 @@
  * `--connect-to` map and extra trusted CAs, so hostname and certificate checks still run for
  * the real domain name.
  */
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { type FetchLike, readStreamCapped } from '@vrpkit/core';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { isOnCanonicalDomain } from './canonical-domain.js';
@@ -31,6 +31,18 @@ export interface HardenedFetchOptions {
   maxBytes?: number;
   /** Redirects followed within the host domain (default 3). */
   maxRedirects?: number;
+}
+
+/**
+ * The body bytes of each Response a hardened fetch built, already read (and capped) from the
+ * network: the agent's own readers take them from here instead of streaming them a second time
+ * through the Response. Weak, so an entry lives exactly as long as its Response.
+ */
+const receivedBodies = new WeakMap<Response, Uint8Array>();
+
+/** The bytes a hardened fetch read for `res`, or undefined for any other Response. Internal to the package. */
+export function receivedBody(res: Response): Uint8Array | undefined {
+  return receivedBodies.get(res);
 }
 
 /** A `fetch` with the policy applied. `close()` releases its connection pool. */
@@ -122,7 +134,9 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
 
   const base = buildConnector({
     timeout: connectTimeoutMs,
-    ...(extraCa.length > 0 ? { ca: [...rootCertificates, ...extraCa] } : {}),
+    // One trust store for every connection: handed as `ca`, TLS would parse all the roots again
+    // for each new connection (a fresh secure context per handshake).
+    ...(extraCa.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...extraCa] }) } : {}),
   });
   const dispatcher = new Agent({
     connect(opts, callback) {
@@ -176,11 +190,14 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
           continue;
         }
         const body = await readCapped(res as never, maxBytes, url.hostname);
-        return new Response(NULL_BODY_STATUSES.has(res.status) ? null : body, {
+        const nullBody = NULL_BODY_STATUSES.has(res.status);
+        const response = new Response(nullBody ? null : body, {
           status: res.status,
           statusText: res.statusText,
           headers: [...res.headers],
         });
+        if (!nullBody) receivedBodies.set(response, body);
+        return response;
       }
     } catch (e) {
       throw networkError(e, timeout.aborted, url);

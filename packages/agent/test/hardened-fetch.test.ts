@@ -1,7 +1,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer, type Server as NetServer } from 'node:net';
-import { createHardenedFetch, NetworkError, parseConnectTo } from '@vrpkit/agent';
+import { createHardenedFetch, JwksCache, NetworkError, parseConnectTo } from '@vrpkit/agent';
 import { createTestCa, endlessBody, startHttpsServer, type TestCa, type TestServer } from '@vrpkit/testkit/tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -34,6 +34,12 @@ beforeAll(async () => {
       res.write('x'.repeat(1024));
     } else if (url.pathname === '/endless') {
       endlessBody(res, 16 * 1024);
+    } else if (url.pathname === '/bom.json') {
+      // A UTF-8 byte order mark, then a non-ASCII member split across two writes (two chunks).
+      const bytes = Buffer.from('\uFEFF{"keys":[{"kid":"nyckel-å","kty":"OKP"}]}', 'utf8');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(bytes.subarray(0, 30));
+      setTimeout(() => res.end(bytes.subarray(30)), 20);
     } else {
       res
         .writeHead(200, { 'content-type': 'application/json', 'x-host': String(req.headers.host) })
@@ -142,6 +148,22 @@ describe('createHardenedFetch', () => {
     const f = createHardenedFetch({ connectTimeoutMs: 2_000, totalTimeoutMs: 4_000 });
     expect((await rejection(f('https://vrpkit-test.invalid/'))).code).toBe('dns_failure');
     await f.close();
+  });
+
+  it('the agent reads a body as Response.text() would (BOM dropped, UTF-8 across chunks), and the Response stays readable', async () => {
+    const f = hardened();
+    try {
+      const url = `https://${DOMAIN}/bom.json`;
+      const viaText = JSON.parse(await (await f(url)).text());
+      expect(viaText.keys[0].kid).toBe('nyckel-å');
+      // The JWKS cache reads through the agent's own GET (the bytes the hardened fetch already holds).
+      const lookup = await new JwksCache({ fetch: f }).get(url);
+      expect(lookup.ok && lookup.jwks).toEqual(viaText);
+      const res = await f(url);
+      expect(await res.json()).toEqual(viaText);
+    } finally {
+      await f.close();
+    }
   });
 
   it('parses curl-style connect-to entries and rejects malformed ones', () => {

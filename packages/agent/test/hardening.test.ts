@@ -37,7 +37,7 @@ function offerWithTotalsWritten(literal: string) {
 }
 
 describe('a rounded price is quoted as exact', () => {
-  for (const literal of ['9007199254740993', '1e308', '123.0000000000000001', '9007199254740991.4', '1e2']) {
+  for (const literal of ['9007199254740993', '1e308', '123.0000000000000001', '9007199254740991.4', '1e2', '1E2', '100.0', '-0']) {
     it(`a signed total of ${literal} is not exact, so not safe to quote`, () => {
       const v = verifyOffer({ envelope: offerWithTotalsWritten(literal), jwks: TEST_JWKS, now: FRESH_NOW });
       expect(v.status).toBe('verified');
@@ -50,6 +50,17 @@ describe('a rounded price is quoted as exact', () => {
   it('the largest safe integer, written plainly, is still exact', () => {
     const v = verifyOffer({ envelope: offerWithTotalsWritten('9007199254740991'), jwks: TEST_JWKS, now: FRESH_NOW });
     expect(safeToQuote(v)).toBe(true);
+  });
+
+  it('plain totals are exact beside fractional or negative numbers elsewhere in the offer', () => {
+    // Other numbers that are not plain integers (and a look-alike inside a string) make the
+    // verifier read the totals' own literals rather than answer for the whole text at once.
+    const text = JSON.stringify({ ...baseOffer(), rating: 4.5, offset: -2, note: 'ratio:1.5e3' });
+    const v = verifyOffer({ envelope: envelopeWithJws(testSigner.sign(text), JSON.parse(text)), jwks: TEST_JWKS, now: FRESH_NOW });
+    expect(safeToQuote(v)).toBe(true);
+    const rounded = text.replace('"agent_total":123400', '"agent_total":123400.0');
+    const r = verifyOffer({ envelope: envelopeWithJws(testSigner.sign(rounded), JSON.parse(rounded)), jwks: TEST_JWKS, now: FRESH_NOW });
+    expect(quoteChecks(r).failures).toEqual(['price_not_exact']);
   });
 
   it('a duplicate member is read as JSON.parse reads it (the last one)', () => {

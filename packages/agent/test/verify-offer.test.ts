@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import * as reference from '@vacationrentalprotocol/vrp-verify';
-import { isOnCanonicalDomain, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
+import { isOnCanonicalDomain, normalizeHost, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
 import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256, sha256Hex } from '@vrpkit/core';
 import {
   baseOffer,
@@ -202,6 +202,30 @@ describe('minted vectors (public VRP test key)', () => {
     expect(verify(e2).status).toBe('verified');
   });
 
+  it('payload/offer comparison: a renamed, moved, inherited or extra member is a mismatch', () => {
+    const env = mintEnvelope(baseOffer());
+    const entries = Object.entries(env.offer);
+    const mismatch = { status: 'invalid', code: 'payload_offer_mismatch', payloadMatchesOffer: false };
+    // Same member count, one member replaced in place by a name the payload lacks whose value reads
+    // the same on both sides (undefined, or what every object inherits): names must be compared too.
+    for (const [name, value] of [
+      ['absent_member', undefined],
+      ['hasOwnProperty', Object.prototype.hasOwnProperty],
+    ] as const) {
+      const inPlace = Object.fromEntries(entries.map(([k, v], i) => (i === 1 ? [name, value] : [k, v])));
+      expect(verify({ ...env, offer: inPlace }), name).toMatchObject(mismatch);
+      const reordered = Object.fromEntries([...entries].reverse().map(([k, v], i) => (i === 0 ? [name, value] : [k, v])));
+      expect(verify({ ...env, offer: reordered }), `${name}, reordered`).toMatchObject(mismatch);
+    }
+    // A member only inherited is not a member.
+    const [firstKey, firstValue] = entries[0] as [string, unknown];
+    const inherited = Object.assign(Object.create({ [firstKey]: firstValue }), Object.fromEntries(entries.slice(1)), { extra: 1 });
+    expect(verify({ ...env, offer: inherited })).toMatchObject(mismatch);
+    expect(verify({ ...env, offer: { ...env.offer, extra: 1 } })).toMatchObject(mismatch);
+    // An array where the payload has an object, and the reverse.
+    expect(verify({ ...env, offer: { ...env.offer, price: [env.offer.price] } })).toMatchObject(mismatch);
+  });
+
   it('valid_until_unusable (unverifiable): missing, unparseable, not RFC 3339 UTC; or an unusable now', () => {
     for (const validUntil of [undefined, 'tisdag', '2026-06-02', '2026-06-02T12:10:00+00:00', 1780401000000]) {
       const offer = { ...baseOffer(), valid_until: validUntil };
@@ -338,5 +362,22 @@ describe('isOnCanonicalDomain (Core VRP v0.1 §5.1 label boundary, lowercase/IDN
     ['example.com', null, false],
   ])('%s on %s → %s', (host, canonical, expected) => {
     expect(isOnCanonicalDomain(host, canonical)).toBe(expected);
+  });
+
+  it('normalizeHost answers the same when asked again, after its memory starts over, and for a name too long to remember', () => {
+    const cases: [string, string | null][] = [
+      ['Bücher.Example', 'xn--bcher-kva.example'],
+      ['evil.net@example.com', null],
+      ['a..example.com', null],
+      // Longer than 253 characters: not remembered, still read by the URL parser (which sets no length limit).
+      [`${'a'.repeat(300)}.EXAMPLE`, `${'a'.repeat(300)}.example`],
+    ];
+    const check = () => {
+      for (const [host, expected] of cases) expect(normalizeHost(host), host).toBe(expected);
+    };
+    check();
+    check();
+    for (let i = 0; i < 1100; i++) normalizeHost(`h${i}.example`);
+    check();
   });
 });

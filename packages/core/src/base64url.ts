@@ -18,12 +18,13 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
  * alphabet and stops at `=`, so either leaves fewer bytes than the length promises; the only
  * characters it takes that base64url does not are the standard alphabet's `+` and `/`.
  */
-export function base64urlDecode(text: string): Uint8Array | null {
+export function base64urlDecode(text: string): Buffer | null {
   const rem = text.length % 4;
   if (rem === 1) return null;
   const bytes = Buffer.from(text, 'base64url');
   if (bytes.byteLength !== Math.floor((text.length * 3) / 4) || text.includes('+') || text.includes('/')) return null;
   // 2 trailing chars carry 8 bits (4 pad bits), 3 carry 16 bits (2 pad bits).
   if (rem !== 0 && (ALPHABET.indexOf(text[text.length - 1] as string) & (rem === 2 ? 0b1111 : 0b11)) !== 0) return null;
-  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // The decoder's own Buffer (a Uint8Array): no second view object, and callers can read it as text without a copy.
+  return bytes;
 }

@@ -133,8 +133,8 @@ export interface ParsedCompactJws {
   header: JwsProtectedHeader;
   payloadSegment: string;
   /** The payload segment's bytes (decoded while checking it; read them only once the signature verified). */
-  payload: Uint8Array;
-  signature: Uint8Array;
+  payload: Buffer;
+  signature: Buffer;
 }
 
 export type ParseCompactJwsResult =
@@ -151,11 +151,11 @@ export function parseCompactJws(jws: unknown): ParseCompactJwsResult {
   const parts = jws.split('.');
   if (parts.length !== 3) return { ok: false, code: 'malformed_jws', reason: 'compact JWS must have three segments' };
   const [h, p, s] = parts as [string, string, string];
-  const headerBytes = base64urlDecode(h);
-  if (!headerBytes || h.length === 0) return { ok: false, code: 'malformed_header', reason: 'protected header is not base64url' };
+  const headerBytes = h.length === 0 ? null : base64urlDecode(h);
+  if (!headerBytes) return { ok: false, code: 'malformed_header', reason: 'protected header is not base64url' };
   let header: unknown;
   try {
-    header = JSON.parse(Buffer.from(headerBytes).toString('utf8'));
+    header = JSON.parse(headerBytes.toString('utf8'));
   } catch {
     return { ok: false, code: 'malformed_header', reason: 'protected header is not JSON' };
   }
@@ -182,6 +182,5 @@ export function verifyEd25519Signature(signingInput: string, signature: Uint8Arr
 
 /** Decode a JWS payload segment as UTF-8 text (call only after the signature verified). */
 export function decodeJwsPayload(payloadSegment: string): string | null {
-  const bytes = base64urlDecode(payloadSegment);
-  return bytes ? Buffer.from(bytes).toString('utf8') : null;
+  return base64urlDecode(payloadSegment)?.toString('utf8') ?? null;
 }

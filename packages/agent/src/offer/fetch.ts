@@ -21,11 +21,11 @@ import {
 import { type DiscoveryCache, type DiscoveryOutcome, fetchDiscovery } from '../discovery.js';
 import { AgentUsageError } from '../errors.js';
 import { getJsonText } from '../http-get.js';
-import { type JwksCache, jwsHeaderKid } from '../jwks-cache.js';
+import type { JwksCache } from '../jwks-cache.js';
 import { assessFacts, type Fact, type FactName } from '../three-state.js';
 import { type StayQuoteFailureCode, stayQuoteFailures } from './quote.js';
 import { officialVerificationResult } from './result.js';
-import { type OfferStatus, type OfferVerificationResult, verifyOffer } from './verify.js';
+import { type OfferStatus, type OfferVerificationResult, readOffer, readOfferKid, verifyReadOffer } from './verify.js';
 
 export type EnvelopeFailureCode = 'offer_unreachable' | 'offer_http_error' | 'offer_not_json' | 'offer_schema_mismatch';
 
@@ -176,10 +176,11 @@ export async function verifyWithNodeJwks(
 ): Promise<NodeKeyVerification> {
   if (!discovery.ok) return { ok: false, jwks_url: null, code: discovery.code, message: discovery.message };
   const jwksUrl = discovery.discovery.jwks_url;
-  // Key selection is the verifier's (header kid); the cache only needs it for refresh-on-miss.
-  const jwks = await deps.jwksCache.get(jwksUrl, jwsHeaderKid(asRecord(asRecord(envelope)?.signature)?.jws));
+  // The JWS is parsed once: key selection is the verifier's (header kid); the cache only needs the kid for refresh-on-miss.
+  const read = readOffer({ envelope });
+  const jwks = await deps.jwksCache.get(jwksUrl, readOfferKid(read));
   if (!jwks.ok) return { ok: false, jwks_url: jwksUrl, code: jwks.code, message: jwks.message };
-  return { ok: true, jwks_url: jwksUrl, verification: verifyOffer({ envelope, jwks: jwks.jwks, now: deps.clock.now() }) };
+  return { ok: true, jwks_url: jwksUrl, verification: verifyReadOffer(read, jwks.jwks, deps.clock.now()) };
 }
 
 /**

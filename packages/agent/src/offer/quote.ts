@@ -7,7 +7,7 @@
 import { asRecord, isRecord } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
-import { signedNumberLiteral } from './signed-text.js';
+import { signedAsNonPlainNumber } from './signed-text.js';
 import type { OfferVerificationResult } from './verify.js';
 
 /** vrp-verify `QuoteFailureCode`, in the order the reference collects them. */
@@ -64,9 +64,6 @@ export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   return null;
 }
 
-/** A signed amount written as a plain non-negative integer literal (no sign, fraction or exponent). */
-const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
-
 /**
  * Whether `price[member]` is an exact amount: a non-negative safe integer (I-JSON, RFC 7493
  * §2.2: ≤ 2^53−1, so the parsed number is the signed one), written in the signed text as a plain
@@ -76,9 +73,8 @@ const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
 export function isExactAmount(payload: unknown, member: 'public_total' | 'agent_total'): boolean {
   const amount = asRecord(asRecord(payload)?.price)?.[member];
   if (!Number.isSafeInteger(amount) || (amount as number) < 0) return false;
-  const literal = isRecord(payload) ? signedNumberLiteral(payload, ['price', member]) : undefined;
   // No signed text means the payload was not parsed from a JWS here (built in memory): its numbers are what they are.
-  return literal === undefined || PLAIN_INTEGER.test(literal);
+  return !(isRecord(payload) && signedAsNonPlainNumber(payload, ['price', member]));
 }
 
 /**

@@ -5,18 +5,30 @@
  * (I-JSON, RFC 7493 §2.2: integers are exact only within ±(2^53−1)). Internal to the package.
  */
 
-/** Payload object → the JSON text it was parsed from; weak, so it lives exactly as long as the payload. */
-const signedTextOf = new WeakMap<object, string>();
+/**
+ * The JSON text a payload was parsed from, and the literals already looked up in it (one offer is
+ * asked about the same totals by the quote check, the facts and the official result).
+ */
+interface SignedText {
+  text: string;
+  /** Whether some number in the text may be signed, fractional or in exponent form (null: not yet looked). */
+  maybeNonPlainNumbers: boolean | null;
+  literals: Map<string, string | undefined> | null;
+}
+
+/** Payload object → its signed text; weak, so it lives exactly as long as the payload. */
+const signedTextOf = new WeakMap<object, SignedText>();
 
 /** Record the text `payload` was parsed from (called by `verifyOffer` after the signature verified). */
 export function rememberSignedText(payload: object, text: string): void {
-  signedTextOf.set(payload, text);
+  signedTextOf.set(payload, { text, maybeNonPlainNumbers: null, literals: null });
 }
 
-const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+/** JSON insignificant whitespace (RFC 8259 §2): space, tab, line feed, carriage return. */
+const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function skipWs(text: string, i: number): number {
-  while (i < text.length && WS.has(text.charCodeAt(i))) i++;
+  while (i < text.length && isWs(text.charCodeAt(i))) i++;
   return i;
 }
 
@@ -35,7 +47,11 @@ function skipValue(text: string, i: number): number {
   const first = text.charCodeAt(i);
   if (first === 0x22) return skipString(text, i);
   if (first !== 0x7b && first !== 0x5b) {
-    while (i < text.length && !',}] \t\n\r'.includes(text[i] as string)) i++;
+    // A number, true, false or null: up to the next structural character or whitespace.
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 0x2c || c === 0x7d || c === 0x5d || isWs(c)) break;
+    }
     return i;
   }
   let depth = 0;
@@ -71,12 +87,36 @@ function memberValueAt(text: string, start: number, key: string): number {
 }
 
 /**
- * The number literal at `path` exactly as the node signed it, or undefined when the payload was
- * not parsed by `verifyOffer`, the member is absent, or its value is not a number.
+ * Every number that is negative, fractional or in exponent form, and perhaps a few look-alikes
+ * inside strings: in JSON a value follows `:`, `[` or `,` (RFC 8259 §4, §5), then whitespace.
  */
-export function signedNumberLiteral(payload: object, path: readonly string[]): string | undefined {
-  const text = signedTextOf.get(payload);
-  if (text === undefined) return undefined;
+const NON_PLAIN_NUMBER = /[:,[]\s*(?:-|\d+[.eE])/;
+/** A plain non-negative integer literal: no sign, fraction or exponent. */
+const PLAIN_INTEGER = /^(0|[1-9]\d*)$/;
+
+/**
+ * Whether the node signed the number at `path` as something other than a plain non-negative
+ * integer literal (`-0`, `1e2`, `123.0000000000000001`). False when the payload was not parsed by
+ * `verifyOffer`, or the member is absent or not a number. A text with no such number anywhere
+ * (one pattern test, remembered per payload) answers without a scan.
+ */
+export function signedAsNonPlainNumber(payload: object, path: readonly string[]): boolean {
+  const signed = signedTextOf.get(payload);
+  if (signed === undefined) return false;
+  signed.maybeNonPlainNumbers ??= NON_PLAIN_NUMBER.test(signed.text);
+  if (!signed.maybeNonPlainNumbers) return false;
+  const key = path.join('\u0000');
+  signed.literals ??= new Map();
+  let literal = signed.literals.get(key);
+  if (literal === undefined && !signed.literals.has(key)) {
+    literal = numberLiteralAt(signed.text, path);
+    signed.literals.set(key, literal);
+  }
+  return literal !== undefined && !PLAIN_INTEGER.test(literal);
+}
+
+/** The number literal at `path` exactly as the node signed it, or undefined when the member is absent or not a number. */
+function numberLiteralAt(text: string, path: readonly string[]): string | undefined {
   let at = 0;
   for (const key of path) {
     at = memberValueAt(text, at, key);

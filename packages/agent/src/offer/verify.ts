@@ -9,7 +9,7 @@
  * a bad artifact.
  */
 import type { KeyObject } from 'node:crypto';
-import { importEd25519PublicKey, isRecord, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { importEd25519PublicKey, isRecord, type ParseCompactJwsResult, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import { rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
@@ -91,6 +91,14 @@ function keyFor(jwk: Record<string, unknown>): KeyObject | null {
   return key;
 }
 
+/** The first JWK object in `jwks.keys` whose `kid` is `kid`; a null or shapeless document has none. */
+function jwkByKid(jwks: unknown, kid: string): Record<string, unknown> | undefined {
+  const keys = isRecord(jwks) ? jwks.keys : undefined;
+  if (!Array.isArray(keys)) return undefined;
+  for (const k of keys) if (isRecord(k) && k.kid === kid) return k;
+  return undefined;
+}
+
 function result(
   status: OfferStatus,
   code: OfferReasonCode | null,
@@ -124,16 +132,23 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
   // A signed offer is a few levels deep; past this bound the comparison is refused (not equal),
   // so a hostile, validly signed but absurdly nested payload cannot overflow the stack and throw.
   if (depth >= JSON_EQUAL_MAX_DEPTH) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i], depth + 1)) return false;
+  const isArray = Array.isArray(a);
+  if (isArray !== Array.isArray(b)) return false;
+  if (isArray) {
+    const bs = b as unknown[];
+    if (a.length !== bs.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], bs[i], depth + 1)) return false;
     return true;
   }
-  if (Array.isArray(b)) return false;
   const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1)) return false;
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    // Same member at the same position (the usual case: one serialiser wrote both) is already
+    // an own member of `b`; only a reordered member needs the lookup.
+    if (k !== kb[i] && !Object.hasOwn(b, k)) return false;
+    if (!jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], depth + 1)) return false;
   }
   return true;
 }
@@ -167,14 +182,43 @@ export function jsonEqual(a: unknown, b: unknown, depth = 0): boolean {
  * a payload that is an object, and an RFC 3339 `valid_until`.
  */
 export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult {
-  const { envelope, jws, jwks, now } = params;
+  return verifyReadOffer(readOffer(params), params.jwks, params.now);
+}
+
+/** An offer's compact JWS found and parsed (steps 1–2), before any key is chosen. Internal to the package. */
+export interface ReadOffer {
+  env: Record<string, unknown> | null;
+  /** The envelope's unsigned `signature` object, when it has one. */
+  signature: Record<string, unknown> | null;
+  /** The parse of the compact JWS, or null when there was none (`no_jws`). */
+  parsed: ParseCompactJwsResult | null;
+}
+
+/**
+ * Steps 1–2 of `verifyOffer`: find the compact JWS and parse it once. A caller that needs the
+ * header `kid` to choose a key set (fetch.ts, through the JWKS cache) reads it from here and
+ * hands the same parse to `verifyReadOffer`.
+ */
+export function readOffer(params: Pick<VerifyOfferParams, 'envelope' | 'jws'>): ReadOffer {
+  const { envelope, jws } = params;
   const env = isRecord(envelope) ? envelope : null;
   const signature = env && isRecord(env.signature) ? env.signature : null;
   const compact = typeof jws === 'string' ? jws : signature?.jws;
-  if (typeof compact !== 'string' || compact.length === 0) return result('invalid', 'no_jws', null, null, null, null);
-
   // Conformance engine steps 1–2.
-  const parsed = parseCompactJws(compact);
+  const parsed = typeof compact === 'string' && compact.length > 0 ? parseCompactJws(compact) : null;
+  return { env, signature, parsed };
+}
+
+/** The protected header's `kid` of a read offer, when it parsed and has a string one. */
+export function readOfferKid(read: ReadOffer): string | undefined {
+  const kid = read.parsed?.ok ? read.parsed.jws.header.kid : undefined;
+  return typeof kid === 'string' ? kid : undefined;
+}
+
+/** Steps 3–9 of `verifyOffer` on what `readOffer` found. */
+export function verifyReadOffer(read: ReadOffer, jwks: unknown, now: VerifyOfferParams['now']): OfferVerificationResult {
+  const { env, signature, parsed } = read;
+  if (parsed === null) return result('invalid', 'no_jws', null, null, null, null);
   if (!parsed.ok) return result('invalid', parsed.code, null, null, null, null);
   const { header, signingInput, signature: sigBytes, payload: payloadBytes } = parsed.jws;
 
@@ -182,11 +226,10 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
   if (header.alg !== 'EdDSA') return result('invalid', 'unexpected_alg', null, header, null, null);
 
   // Step 4: the key is chosen by the protected header's kid, never by the envelope (Core VRP v0.1 §3).
-  const keys = isRecord(jwks) && Array.isArray(jwks.keys) ? (jwks.keys as unknown[]) : [];
   const kid = header.kid;
-  const jwk = typeof kid === 'string' && kid.length > 0 ? keys.find((k) => isRecord(k) && k.kid === kid) : undefined;
+  const jwk = typeof kid === 'string' && kid.length > 0 ? jwkByKid(jwks, kid) : undefined;
   // "Absence of a key is not proof of forgery": a missing key is unverifiable, not invalid.
-  if (!isRecord(jwk)) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
+  if (!jwk) return result('unverifiable', 'kid_not_in_jwks', null, header, null, null);
 
   // Step 5.
   const key = keyFor(jwk);
@@ -197,7 +240,7 @@ export function verifyOffer(params: VerifyOfferParams): OfferVerificationResult 
 
   // Step 7: read the payload only after the signature checked out (`parseCompactJws` decoded it
   // while proving the segment strict, canonical base64url).
-  const payloadText = Buffer.from(payloadBytes.buffer, payloadBytes.byteOffset, payloadBytes.byteLength).toString('utf8');
+  const payloadText = payloadBytes.toString('utf8');
   let payload: unknown;
   try {
     payload = JSON.parse(payloadText);
