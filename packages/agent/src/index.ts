@@ -122,3 +122,9 @@ export {
 } from './surfaces/index.js';
 export type { AssessFactsInput, Fact, FactName, ThreeStateAssessment } from './three-state.js';
 export { assessFacts, FACT_NAMES } from './three-state.js';
+
+/**
+ * This module's URL as the process loaded it (the package's source or its build): a conformance
+ * report names the verifier by a digest of the tree that actually ran.
+ */
+export const AGENT_MODULE_URL: string = import.meta.url;

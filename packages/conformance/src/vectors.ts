@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { verifyOffer, verifyReceipt } from '@vrpkit/agent';
+import { AGENT_MODULE_URL, verifyOffer, verifyReceipt } from '@vrpkit/agent';
 import { type Clock, isRecord, systemClock, toUtcSecond, VrpError } from '@vrpkit/core';
 
 export type VectorOutcome = 'pass' | 'reject-as-required' | 'not-exercised' | 'inconclusive' | 'void';
@@ -111,7 +111,7 @@ function filesUnder(dir: string): string[] {
  * this process loaded), identified by a digest of every file of that tree, by the corpus method.
  */
 export function engineDigest(): { name: string; version: string; digest: Digest } {
-  const entry = fileURLToPath(import.meta.resolve('@vrpkit/agent'));
+  const entry = fileURLToPath(AGENT_MODULE_URL);
   const root = dirname(entry);
   const pkg = JSON.parse(readFileSync(join(root, '..', 'package.json'), 'utf8')) as { name: string; version: string };
   const files = filesUnder(root)
