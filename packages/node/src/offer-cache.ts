@@ -4,7 +4,9 @@
  * offer's life, so an agent may receive an offer signed up to the cache's max-age ago: its
  * `generated_at` stays the moment it was signed.
  *
- * What makes an entry true is in its key: the domain, the request (check_in, check_out, guests,
+ * What makes an entry true is in its key: the domain and the node's creation time (a platform
+ * tenant removed and added again under its domain is another node, whose first revision and
+ * kid may repeat the old one's), the request (check_in, check_out, guests,
  * language), the store revision (every store write bumps it: bookings, blocks, calendar syncs,
  * property and price changes, key rotation and revocation), the active signing key's kid, and
  * the property's local date (the day decides `date_in_past`, the booking horizon and the host
@@ -29,6 +31,8 @@ export const OFFER_CACHE_VALIDITY_MARGIN_MS = 5 * 60_000;
 /** What identifies a signed offer's truth (see the module comment). */
 export interface OfferCacheKey {
   domain: string;
+  /** The node's `created_at` (its store info): which node of that domain signed. */
+  created_at: string;
   check_in: string;
   check_out: string;
   guests: number;
@@ -73,7 +77,7 @@ export class OfferCache {
 
   /** The fields are validated upstream (dates, integers, a BCP 47 tag, a kid and domain of the node), so a space cannot occur in one. */
   static key(k: OfferCacheKey): string {
-    return `${k.domain} ${k.check_in} ${k.check_out} ${k.guests} ${k.language ?? ''} ${k.revision} ${k.kid} ${k.today}`;
+    return `${k.domain} ${k.created_at} ${k.check_in} ${k.check_out} ${k.guests} ${k.language ?? ''} ${k.revision} ${k.kid} ${k.today}`;
   }
 
   /** The response stored under `key`, if it may still be served at `now`. */

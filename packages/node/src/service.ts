@@ -298,7 +298,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     const parsed = parseAt(args, s, today);
     if (!parsed.ok) return { outcome: parsed };
     const r = parsed.request;
-    const key = OfferCache.key({ domain, ...r, revision: s.revision, kid: s.signer.kid, today });
+    const key = OfferCache.key({ domain, created_at: info.created_at, ...r, revision: s.revision, kid: s.signer.kid, today });
     const hit = c.get(key, t);
     return hit ? { outcome: { ok: true as const, ...hit } } : { miss: { r, key, today } };
   }

@@ -121,15 +121,17 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   };
 
   /** The enabled tenant serving `host` with its state read now, or undefined. */
-  const route = async (host: string): Promise<{ node: TenantNode; state: TenantSnapshot } | undefined> => {
+  const route = async (host: string, again = true): Promise<{ node: TenantNode; state: TenantSnapshot } | undefined> => {
     const cached = tenants.get(host);
     const domain = cached ? host : await store.activeTenantFor(candidateDomains(host));
     if (!domain) return undefined;
-    const node = await load(domain);
+    const loading = load(domain);
+    const node = await loading;
     const state = await node.source.live();
     if (state) return { node, state };
-    tenants.delete(domain);
-    return undefined;
+    if (tenants.get(domain) === loading) tenants.delete(domain);
+    // Once more from the store: the tenant may have been removed and added again (another node).
+    return again ? route(host, false) : undefined;
   };
   const tenantFor = async (host: string) => (await route(host))?.node;
 

@@ -31,6 +31,8 @@ export interface TenantNode {
 export class TenantSource implements SnapshotSource {
   private cached: TenantSnapshot | undefined;
   private current: TenantSnapshot | undefined;
+  /** The tenant's `created_at` as first read. */
+  private createdAt: string | undefined;
 
   constructor(
     private readonly store: PlatformStore,
@@ -51,10 +53,17 @@ export class TenantSource implements SnapshotSource {
   async read(): Promise<TenantSnapshot> {
     const head = await this.store.tenantHead(this.domain);
     if (!head) throw unknownTenant(this.domain);
+    // The tenant this source was opened for: one removed and added again is another node (its
+    // own key, possibly under the same kid, and its revision starting over), never served from
+    // this source's state or key ring. The router then opens the new tenant afresh.
+    this.createdAt ??= head.created_at;
+    if (head.created_at !== this.createdAt) throw unknownTenant(this.domain);
     if (head.status !== 'active') throw new PlatformError('tenant_disabled', `${this.domain} is disabled`);
     if (this.cached?.revision === head.revision) return this.cached;
-    this.cached = await this.store.tenantSnapshot(this.domain);
-    return this.cached;
+    const next = await this.store.tenantSnapshot(this.domain);
+    if (next.info.created_at !== this.createdAt) throw unknownTenant(this.domain);
+    this.cached = next;
+    return next;
   }
 
   /** The tenant's state, or undefined when it no longer exists or is disabled (it is then gone from its next request on). */

@@ -53,7 +53,7 @@ export interface NewTenant {
 type Tx = Transaction<PlatformDatabase>;
 
 export class PlatformStore {
-  private headQuery: CompiledQuery<{ status: TenantStatus; revision: number | bigint | string }> | undefined;
+  private headQuery: CompiledQuery<{ status: TenantStatus; revision: number | bigint | string; created_at: string }> | undefined;
 
   private constructor(
     readonly db: Kysely<PlatformDatabase>,
@@ -223,14 +223,22 @@ export class PlatformStore {
 
   // ── the serving path ──────────────────────────────────────────────────────────────────
 
-  /** A tenant's status and revision (one indexed read), or undefined when no such tenant exists. */
-  async tenantHead(domain: string): Promise<{ status: TenantStatus; revision: number } | undefined> {
+  /**
+   * A tenant's status, revision and creation time (one indexed read), or undefined when no such
+   * tenant exists. The creation time tells a tenant removed and added again under its domain (a
+   * new property and key, its revision starting over) from the one a server has loaded.
+   */
+  async tenantHead(domain: string): Promise<{ status: TenantStatus; revision: number; created_at: string } | undefined> {
     // Compiled once (it runs on every request; building and compiling it each time was a third of its CPU): the domain is its parameter.
-    this.headQuery ??= this.db.selectFrom('platform_tenant').select(['status', 'revision']).where('domain', '=', '').compile();
+    this.headQuery ??= this.db
+      .selectFrom('platform_tenant')
+      .select(['status', 'revision', 'created_at'])
+      .where('domain', '=', '')
+      .compile();
     const head = this.headQuery;
     const { rows } = await this.db.executeQuery(CompiledQuery.raw(head.sql, [domain]) as typeof head);
     const row = rows[0];
-    return row ? { status: row.status, revision: Number(row.revision) } : undefined;
+    return row ? { status: row.status, revision: Number(row.revision), created_at: row.created_at } : undefined;
   }
 
   /** The enabled tenant among `domains` with the longest (most specific) domain: which tenant serves a Host. */
