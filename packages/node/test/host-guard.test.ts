@@ -1,5 +1,6 @@
 import { request } from 'node:https';
-import { DISCOVERY_PATH } from '@vrpkit/protocol';
+import { A2A_JSONRPC_PATH } from '@vrpkit/node';
+import { DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { closeTestNode, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -11,8 +12,11 @@ beforeAll(async () => {
 });
 afterAll(() => closeTestNode(served ?? {}, tmp));
 
-/** A GET over the node's TLS name with an exact Host header (as a DNS-rebound page or a misrouting proxy would send). */
-function getWithHost(host: string): Promise<{ status: number; body: string }> {
+/** A request over the node's TLS name with an exact Host header (as a DNS-rebound page or a misrouting proxy would send). */
+function getWithHost(
+  host: string,
+  o: { method?: string; path?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -20,8 +24,9 @@ function getWithHost(host: string): Promise<{ status: number; body: string }> {
         port: served.node.port,
         servername: DOMAIN,
         ca: served.node.caPem,
-        path: DISCOVERY_PATH,
-        headers: { host },
+        method: o.method ?? 'GET',
+        path: o.path ?? DISCOVERY_PATH,
+        headers: { host, ...o.headers },
         agent: false,
       },
       (res) => {
@@ -32,7 +37,7 @@ function getWithHost(host: string): Promise<{ status: number; body: string }> {
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(o.body);
   });
 }
 
@@ -43,6 +48,36 @@ describe('a Host outside the canonical domain', () => {
       expect(r.status, host).toBe(421);
       expect(JSON.parse(r.body).error.code).toBe('misdirected_request');
       expect(r.body).not.toContain('jwks');
+    }
+  });
+
+  it('gets 421 on every route and method, the tool surfaces and booking included (the rule wraps the router)', async () => {
+    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'get_verified_stay_offer', arguments: {} },
+    });
+    const requests = [
+      { path: JWKS_PATH },
+      { path: `${OFFER_ENDPOINT_PATH}?check_in=2026-07-01&check_out=2026-07-04&guests=2` },
+      { path: '/' },
+      { path: '/book?checkIn=2026-07-01&checkOut=2026-07-04&guests=2' },
+      { path: '/.well-known/agent-card.json' },
+      { path: '/healthz' },
+      { path: '/no-such-resource' },
+      { method: 'POST', path: MCP_ENDPOINT_PATH, body: call, headers: json },
+      { method: 'POST', path: A2A_JSONRPC_PATH, body: call, headers: json },
+      { method: 'POST', path: '/api/booking-requests', body: '{}', headers: json },
+      { method: 'POST', path: '/book', body: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      { method: 'DELETE', path: JWKS_PATH },
+      { method: 'OPTIONS', path: MCP_ENDPOINT_PATH },
+    ];
+    for (const o of requests) {
+      const r = await getWithHost('attacker.example', o);
+      expect(r.status, `${o.method ?? 'GET'} ${o.path}`).toBe(421);
+      expect(JSON.parse(r.body).error.code).toBe('misdirected_request');
     }
   });
 
