@@ -1,7 +1,7 @@
 /**
  * bench/verify — offer verification throughput.
  *
- * Offline: `verifyOffer` (vrpkit) vs the reference verifier `@vacationrentalprotocol/vrp-verify`
+ * Offline: over a pool of distinct signed offers (no two checks of the same bytes in a slice), `verifyOffer` (vrpkit) vs the reference verifier `@vacationrentalprotocol/vrp-verify`
  * vs raw `crypto.verify` of the same signing-input bytes with a ready KeyObject (the floor: no
  * parsing, no key lookup, no freshness, no payload comparison). Contenders run in short
  * interleaved slices; ratios are taken within each round and the median is reported, so load
@@ -10,7 +10,8 @@
  * each contender's CPU µs per verification is reported beside its rate.
  *
  * Online: `fetchVerifiedStayOffer` against a local node over https (dev CA) with warm JWKS and
- * discovery caches — one offer GET, verification, safe-to-quote check — vs the bare offer GET
+ * discovery caches — one offer GET, verification, safe-to-quote check — with and without the JWKS
+ * cache's signature memo (the node serves the same offer bytes while its offer cache holds them) — vs the bare offer GET
  * through the same hardened fetch (same undici Agent, same pooled connections: the HTTP floor).
  * The node runs in a child process (this file with `--serve`), so the client's work and the
  * node's never share an event loop; the contenders run in interleaved, rotated slices and the
@@ -27,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyOffer as referenceVerifyOffer } from '@vacationrentalprotocol/vrp-verify';
 import { createHardenedFetch, DiscoveryCache, fetchVerifiedStayOffer, JwksCache, verifyOffer } from '@vrpkit/agent';
-import { systemClock } from '@vrpkit/core';
+import { createJwsSigner, ed25519PrivateJwkFromSeed, publicJwkOf, sha256, systemClock } from '@vrpkit/core';
 import { initNode, serveNode } from '@vrpkit/node';
 import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
 
@@ -39,31 +40,59 @@ const median = (xs: number[]) => {
 };
 
 // ── offline ───────────────────────────────────────────────────────────────────────────────
-function offlineBench() {
+/** Distinct offers in the offline pool: every contender cycles through them, so none verifies the same bytes twice in a slice. */
+const OFFLINE_POOL = 4096;
+
+/**
+ * Vector 01's offer re-signed `OFFLINE_POOL` times under a bench key, each with its own offer id
+ * (distinct signing inputs): the offline rows measure real signature checks, never a remembered one.
+ */
+function offlinePool() {
   const vector = JSON.parse(readFileSync(new URL('../packages/agent/fixtures/offer/01-valid-fresh.json', import.meta.url), 'utf8'));
-  const { input: envelope, jwks } = vector;
-  const nowMs = Date.parse(vector.clock);
-  const [h, p, s] = (envelope.signature.jws as string).split('.');
-  const signingInput = Buffer.from(`${h}.${p}`, 'ascii');
-  const signature = Buffer.from(s as string, 'base64url');
-  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwks.keys[0].x }, format: 'jwk' });
+  const kid = 'bench-offline-key';
+  const priv = ed25519PrivateJwkFromSeed(sha256('bench/verify offline key'));
+  const signer = createJwsSigner(priv, kid);
+  const jwks = { keys: [publicJwkOf(priv, kid)] };
+  const offers = Array.from({ length: OFFLINE_POOL }, (_, i) => {
+    const offer = structuredClone(vector.input.offer);
+    offer.booking.direct_booking_url = `https://example-host.invalid/book?offer_id=bench-${i}`;
+    const jws = signer.sign(JSON.stringify(offer), { typ: 'JWT' });
+    const envelope = { ...vector.input, offer, signature: { ...vector.input.signature, kid, jws } };
+    const [h, p, s] = jws.split('.');
+    return { envelope, jws, signingInput: Buffer.from(`${h}.${p}`, 'ascii'), signature: Buffer.from(s as string, 'base64url') };
+  });
+  return { offers, jwks, clock: vector.clock as string };
+}
 
-  // Sanity: every contender accepts the vector, so we time the success path of each.
-  if (verifyOffer({ envelope, jwks, now: nowMs }).status !== 'verified') throw new Error('vrpkit did not verify vector 01');
-  if (referenceVerifyOffer({ envelope, jwks, now: vector.clock }).status !== 'verified')
-    throw new Error('reference did not verify vector 01');
-  if (!cryptoVerify(null, signingInput, key, signature)) throw new Error('crypto.verify rejected vector 01');
+function offlineBench() {
+  const { offers, jwks, clock } = offlinePool();
+  const nowMs = Date.parse(clock);
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwks.keys[0]?.x as string }, format: 'jwk' });
 
+  // Sanity: every contender accepts every offer, so we time the success path of each.
+  for (const o of offers) {
+    if (verifyOffer({ envelope: o.envelope, jwks, now: nowMs }).status !== 'verified')
+      throw new Error('vrpkit did not verify a pool offer');
+    if (referenceVerifyOffer({ envelope: o.envelope, jwks, now: clock }).status !== 'verified')
+      throw new Error('reference did not verify a pool offer');
+    if (!cryptoVerify(null, o.signingInput, key, o.signature)) throw new Error('crypto.verify rejected a pool offer');
+  }
+
+  // Each contender walks the pool with its own cursor.
+  const cycling = (fn: (o: (typeof offers)[number]) => unknown) => {
+    let i = 0;
+    return () => fn(offers[i++ % OFFLINE_POOL] as (typeof offers)[number]);
+  };
   const contenders: Record<string, () => unknown> = {
-    'raw crypto.verify': () => cryptoVerify(null, signingInput, key, signature),
+    'raw crypto.verify': cycling((o) => cryptoVerify(null, o.signingInput, key, o.signature)),
     // The least any verifier of *received* bytes does: split the compact string, take the signing
     // input's bytes and decode the signature (no strictness, no payload, no freshness).
-    'crypto.verify from the compact JWS': () => {
-      const [a, b, c] = (envelope.signature.jws as string).split('.');
+    'crypto.verify from the compact JWS': cycling((o) => {
+      const [a, b, c] = o.jws.split('.');
       return cryptoVerify(null, Buffer.from(`${a}.${b}`, 'ascii'), key, Buffer.from(c as string, 'base64url'));
-    },
-    'vrp-verify (reference)': () => referenceVerifyOffer({ envelope, jwks, now: vector.clock }),
-    'vrpkit verifyOffer': () => verifyOffer({ envelope, jwks, now: nowMs }),
+    }),
+    'vrp-verify (reference)': cycling((o) => referenceVerifyOffer({ envelope: o.envelope, jwks, now: clock })),
+    'vrpkit verifyOffer': cycling((o) => verifyOffer({ envelope: o.envelope, jwks, now: nowMs })),
   };
 
   /**
@@ -138,6 +167,8 @@ async function onlineBench(node: { port: number; caPem: string; pids: number[] }
   const day = (o: number) => new Date(Date.now() + o * 86_400_000).toISOString().slice(0, 10);
   const stay = { check_in: day(40), check_out: day(43), guests: 2 };
   const jwksCache = new JwksCache({ fetch });
+  // The same, without the signature memo: every verification computes Ed25519.
+  const jwksCacheNoMemo = new JwksCache({ fetch, signatureMemoEntries: 0 });
   const discoveryCache = new DiscoveryCache({ fetch });
   const offerUrl = `https://${DOMAIN}/api/verified-stay-offer?check_in=${stay.check_in}&check_out=${stay.check_out}&guests=2`;
 
@@ -150,6 +181,10 @@ async function onlineBench(node: { port: number; caPem: string; pids: number[] }
     },
     'fetchVerifiedStayOffer (warm JWKS + discovery)': async () => {
       const r = await fetchVerifiedStayOffer(DOMAIN, stay, { fetch, clock: systemClock, jwksCache, discoveryCache });
+      if (!r.safe_to_quote) throw new Error(`online verification failed: ${r.code}`);
+    },
+    'fetchVerifiedStayOffer (warm JWKS + discovery, signature memo off)': async () => {
+      const r = await fetchVerifiedStayOffer(DOMAIN, stay, { fetch, clock: systemClock, jwksCache: jwksCacheNoMemo, discoveryCache });
       if (!r.safe_to_quote) throw new Error(`online verification failed: ${r.code}`);
     },
     // Without a discovery cache every verification reads discovery first: two requests each.

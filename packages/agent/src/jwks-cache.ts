@@ -16,9 +16,10 @@
  * Presence in the current set is the whole trust signal: a removed (revoked) key stops
  * verifying as soon as the entry that held it expires, at most 300 s later.
  */
-import { asRecord, type Clock, type FetchLike, parseCompactJws, systemClock } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike, jwkThumbprint, parseCompactJws, systemClock } from '@vrpkit/core';
 import { JWKS_MAX_CACHE_SECONDS } from '@vrpkit/protocol';
 import { getJsonText } from './http-get.js';
+import { SIGNATURE_MEMO_ENTRIES, SignatureMemo } from './offer/signature-memo.js';
 
 export interface JwksCacheOptions {
   /** The fetch used for JWKS documents (give it a `createHardenedFetch`). */
@@ -31,6 +32,12 @@ export interface JwksCacheOptions {
   minRefetchIntervalMs?: number;
   /** Capacity of the per-domain miss re-fetch bucket (default 5): at most this many re-fetches at once, then one per interval. */
   missRefetchBurst?: number;
+  /**
+   * Bound on remembered successful signature checks (default 1000; 0 disables the memo). A hit
+   * skips only the Ed25519 computation over bytes that already verified under the same key
+   * (by RFC 7638 thumbprint); a key's entries go when this cache drops or replaces the key.
+   */
+  signatureMemoEntries?: number;
 }
 
 export type JwksFailureCode = 'jwks_unreachable' | 'jwks_http_error' | 'jwks_not_json' | 'jwks_schema_mismatch';
@@ -65,6 +72,30 @@ interface Entry {
   jwks: { keys: Record<string, unknown>[] };
   fetchedAt: number;
   expiresAt: number;
+  /** RFC 7638 thumbprints of the set's Ed25519 keys, by JWK object (for the signature memo). */
+  thumbprints: Map<Record<string, unknown>, string>;
+}
+
+const lookupOf = (e: Entry, source: 'cache' | 'network'): JwksLookup => ({
+  ok: true,
+  jwks: e.jwks,
+  fetchedAt: e.fetchedAt,
+  expiresAt: e.expiresAt,
+  source,
+});
+
+/** Thumbprints of the Ed25519 keys of a key set; a key jose cannot thumbprint is left out (it never verifies from the memo). */
+async function thumbprintsOf(keys: Record<string, unknown>[]): Promise<Map<Record<string, unknown>, string>> {
+  const out = new Map<Record<string, unknown>, string>();
+  for (const k of keys) {
+    if (k.kty !== 'OKP' || k.crv !== 'Ed25519' || typeof k.x !== 'string') continue;
+    try {
+      out.set(k, await jwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: k.x }));
+    } catch {
+      // Not a usable key: verifyOffer answers unsupported_key for it anyway.
+    }
+  }
+  return out;
 }
 
 /** Seconds the response allows caching, capped by `cap` (Core VRP v0.1 §3.1: shorten only). */
@@ -102,6 +133,7 @@ export class JwksCache {
   readonly #inFlight = new Map<string, Promise<JwksLookup>>();
   /** Per domain (JWKS URL host): the miss re-fetch budget. */
   readonly #missBudget = new Map<string, MissBudget>();
+  readonly #memo: SignatureMemo | undefined;
 
   constructor(options: JwksCacheOptions) {
     this.#fetch = options.fetch;
@@ -109,6 +141,13 @@ export class JwksCache {
     this.#maxAgeMs = Math.min(options.maxAgeSeconds ?? JWKS_MAX_CACHE_SECONDS, JWKS_MAX_CACHE_SECONDS) * 1000;
     this.#minRefetchMs = options.minRefetchIntervalMs ?? JWKS_MIN_REFETCH_INTERVAL_MS;
     this.#burst = options.missRefetchBurst ?? JWKS_MISS_REFETCH_BURST;
+    const memoEntries = options.signatureMemoEntries ?? SIGNATURE_MEMO_ENTRIES;
+    this.#memo = memoEntries > 0 ? new SignatureMemo(memoEntries) : undefined;
+  }
+
+  /** The signature memo over the keys this cache holds (undefined when disabled). Internal to the package. */
+  get signatureMemo(): SignatureMemo | undefined {
+    return this.#memo;
   }
 
   /**
@@ -120,12 +159,12 @@ export class JwksCache {
   async get(jwksUrl: string, kid?: string): Promise<JwksLookup> {
     const now = this.#clock.now();
     const entry = this.#entries.get(jwksUrl);
-    if (entry && now >= entry.expiresAt) this.#entries.delete(jwksUrl);
+    if (entry && now >= entry.expiresAt) this.#replace(jwksUrl, null);
     const live = entry && now < entry.expiresAt ? entry : undefined;
-    if (live && (kid === undefined || hasKid(live.jwks, kid))) return { ok: true, ...live, source: 'cache' };
+    if (live && (kid === undefined || hasKid(live.jwks, kid))) return lookupOf(live, 'cache');
     // Refresh on miss (Core VRP v0.1 §3.1), rate-limited per domain; a fetch already in flight is shared for free.
     if (live && !this.#inFlight.has(jwksUrl) && !this.#spendMissRefetch(new URL(jwksUrl).hostname, kid as string, now)) {
-      return { ok: true, ...live, source: 'cache' };
+      return lookupOf(live, 'cache');
     }
     return this.#fetchCoalesced(jwksUrl);
   }
@@ -159,6 +198,7 @@ export class JwksCache {
     this.#inFlight.clear();
     this.#entries.clear();
     this.#missBudget.clear();
+    this.#memo?.clear();
   }
 
   #fetchCoalesced(jwksUrl: string): Promise<JwksLookup> {
@@ -199,17 +239,39 @@ export class JwksCache {
     if (!Array.isArray(keys) || !keys.every((k) => typeof k === 'object' && k !== null)) {
       return fail('jwks_schema_mismatch', 'JWKS document has no keys array of objects (Core VRP v0.1 §3)');
     }
+    const jwks = doc as Entry['jwks'];
+    const thumbprints = this.#memo ? await thumbprintsOf(jwks.keys) : new Map();
     const fetchedAt = this.#clock.now();
     const lifetimeMs = cacheLifetimeSeconds(res.headers.get('cache-control'), this.#maxAgeMs / 1000) * 1000;
-    const entry: Entry = { jwks: doc as Entry['jwks'], fetchedAt, expiresAt: requestedAt + lifetimeMs };
+    const entry: Entry = { jwks, fetchedAt, expiresAt: requestedAt + lifetimeMs, thumbprints };
     this.#record(jwksUrl, generation, lifetimeMs > 0 ? entry : null);
-    return { ok: true, ...entry, source: 'network' };
+    return lookupOf(entry, 'network');
   }
 
   /** Store (or, with null, drop) what one fetch learnt — only if no clear() happened since it started. */
   #record(jwksUrl: string, generation: number, entry: Entry | null): void {
-    if (generation !== this.#generation) return;
+    if (generation === this.#generation) this.#replace(jwksUrl, entry);
+  }
+
+  /**
+   * Put `entry` (or nothing) in place of the URL's entry. The memo forgets every key that leaves
+   * (revoked, rotated out, expired, or a failed re-fetch: Core VRP v0.1 §3.1) and learns the new
+   * set's keys; only a key set held by this cache ever verifies from the memo.
+   */
+  #replace(jwksUrl: string, entry: Entry | null): void {
+    const old = this.#entries.get(jwksUrl);
     if (entry) this.#entries.set(jwksUrl, entry);
     else this.#entries.delete(jwksUrl);
+    if (!this.#memo) return;
+    if (old) {
+      // The old set's JWK objects stop counting as held keys too: a caller still holding that
+      // document verifies against it in full.
+      const kept = new Set(entry?.thumbprints.values());
+      for (const [jwk, t] of old.thumbprints) {
+        this.#memo.unsetThumbprint(jwk);
+        if (!kept.has(t)) this.#memo.forget(t);
+      }
+    }
+    if (entry) for (const [jwk, t] of entry.thumbprints) this.#memo.setThumbprint(jwk as { x: string }, t);
   }
 }

@@ -180,7 +180,7 @@ export async function verifyWithNodeJwks(
   const read = readOffer({ envelope });
   const jwks = await deps.jwksCache.get(jwksUrl, readOfferKid(read));
   if (!jwks.ok) return { ok: false, jwks_url: jwksUrl, code: jwks.code, message: jwks.message };
-  return { ok: true, jwks_url: jwksUrl, verification: verifyReadOffer(read, jwks.jwks, deps.clock.now()) };
+  return { ok: true, jwks_url: jwksUrl, verification: verifyReadOffer(read, jwks.jwks, deps.clock.now(), deps.jwksCache.signatureMemo) };
 }
 
 /**

@@ -10,6 +10,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { importEd25519PublicKey, isRecord, type ParseCompactJwsResult, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import type { SignatureMemo } from './signature-memo.js';
 import { rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
@@ -215,8 +216,17 @@ export function readOfferKid(read: ReadOffer): string | undefined {
   return typeof kid === 'string' ? kid : undefined;
 }
 
-/** Steps 3–9 of `verifyOffer` on what `readOffer` found. */
-export function verifyReadOffer(read: ReadOffer, jwks: unknown, now: VerifyOfferParams['now']): OfferVerificationResult {
+/**
+ * Steps 3–9 of `verifyOffer` on what `readOffer` found. With `memo` (the JWKS cache's), step 6's
+ * Ed25519 computation is skipped for bytes that already verified under the same key (by RFC 7638
+ * thumbprint, never by kid); every other step runs as always.
+ */
+export function verifyReadOffer(
+  read: ReadOffer,
+  jwks: unknown,
+  now: VerifyOfferParams['now'],
+  memo?: SignatureMemo,
+): OfferVerificationResult {
   const { env, signature, parsed } = read;
   if (parsed === null) return result('invalid', 'no_jws', null, null, null, null);
   if (!parsed.ok) return result('invalid', parsed.code, null, null, null, null);
@@ -236,7 +246,11 @@ export function verifyReadOffer(read: ReadOffer, jwks: unknown, now: VerifyOffer
   if (!key) return result('unverifiable', 'unsupported_key', null, header, null, null);
 
   // Step 6: Ed25519 over the exact received `header.payload` bytes (VRP receipt envelope v1, D5: no re-serialisation).
-  if (!verifyEd25519Signature(signingInput, sigBytes, key)) return result('invalid', 'signature_mismatch', null, header, null, null);
+  const memoKey = memo?.keyFor(jwk, signingInput, sigBytes);
+  if (memoKey === undefined || !memo?.has(memoKey)) {
+    if (!verifyEd25519Signature(signingInput, sigBytes, key)) return result('invalid', 'signature_mismatch', null, header, null, null);
+    if (memoKey !== undefined) memo?.remember(memoKey);
+  }
 
   // Step 7: read the payload only after the signature checked out (`parseCompactJws` decoded it
   // while proving the segment strict, canonical base64url).
