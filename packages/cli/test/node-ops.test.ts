@@ -140,7 +140,7 @@ describe('vrp node serve --sync-interval', () => {
         await new Promise((r) => setTimeout(r, 2000)); // room for any other process's first pass
         expect(feed.count()).toBe(1);
         const [f] = (await listCalendar({ dataDir })).feeds;
-        expect(f!.last_error).toMatch(/^feed_unreachable: https:\/\/127\.0\.0\.1:\d+\/calendar\.ics: /);
+        expect(f!.last_error).toMatch(/^feed_unreachable: https:\/\/127\.0\.0\.1:\d+\/… \(url sha256 [0-9a-f]{12}\): /);
       } finally {
         run.child.kill('SIGTERM');
         await run.exited;

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
+import { sha256Hex } from '@vrpkit/core';
 import ICAL from 'ical.js';
 import { addDays, dayNumber, localDate } from './dates.js';
 import { NodeError } from './errors.js';
@@ -147,13 +148,15 @@ export interface FeedSyncResult {
 }
 
 /**
- * A feed URL as errors name it: scheme, host and path, without the query or fragment, where
- * channels put the secret token of a private calendar export.
+ * A feed URL as errors and logs name it: its origin and a digest of the whole URL, never the
+ * path or the query. Channels put the secret of a private calendar export in either (a query
+ * token, or a path segment such as Google Calendar's `private-…` address); the digest still
+ * tells two feeds of one host apart, and matches `sha256 -` of the URL the host configured.
  */
 export function feedUrlForMessages(url: string): string {
   try {
     const u = new URL(url);
-    return `${u.origin}${u.pathname}`;
+    return `${u.origin}/… (url sha256 ${sha256Hex(url).slice(0, 12)})`;
   } catch {
     return '(unparseable feed URL)';
   }

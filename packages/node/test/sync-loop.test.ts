@@ -5,6 +5,7 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sha256Hex } from '@vrpkit/core';
 import {
   addCalendarFeed,
   type FeedSyncResult,
@@ -148,13 +149,16 @@ describe('background calendar sync', () => {
     expect(r!.error!.message).toBe(`cannot read ${file}: ENOENT`);
   });
 
-  it('a feed URL failure names the URL without its query, where a private calendar token lives', async () => {
+  it('a feed URL failure names the origin and a digest of the URL, never its path or query, where a calendar secret lives', async () => {
     const dataDir = join(tmp.dir, 'names-url');
     await initNode({ domain: DOMAIN, dataDir, clock });
-    await addCalendarFeed({ dataDir, name: 'channel', url: 'https://127.0.0.1:1/export/cal.ics?s=SECRET-TOKEN', clock });
+    const url = 'https://127.0.0.1:1/calendar/ical/private-SECRET-PATH/basic.ics?s=SECRET-TOKEN';
+    await addCalendarFeed({ dataDir, name: 'channel', url, clock });
     const [r] = await syncCalendar({ dataDir, clock, timeoutMs: 2000 });
     expect(r).toMatchObject({ ok: false, error: { code: 'feed_unreachable' } });
-    expect(r!.error!.message).toMatch(/^https:\/\/127\.0\.0\.1:1\/export\/cal\.ics: cannot fetch the feed: ECONNREFUSED/);
+    expect(r!.error!.message).toMatch(
+      new RegExp(`^https://127\\.0\\.0\\.1:1/… \\(url sha256 ${sha256Hex(url).slice(0, 12)}\\): cannot fetch the feed: ECONNREFUSED`),
+    );
     expect(JSON.stringify(r)).not.toContain('SECRET');
   });
 });

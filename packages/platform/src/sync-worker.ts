@@ -30,7 +30,7 @@ const POLL_MS = 1_000;
 /** What happened to one claimed feed. */
 export type FeedSyncOutcome = 'ok' | 'failed' | 'lease_lost' | 'released';
 
-/** One structured log line per claimed feed: the URL without its query (where secret tokens live), never the raw URL. */
+/** One structured log line per claimed feed: the feed URL as its origin and a digest (secret tokens live in its path or query), never the raw URL. */
 export interface SyncLogEntry {
   event: 'feed_sync';
   tenant: string;

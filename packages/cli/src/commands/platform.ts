@@ -104,7 +104,7 @@ function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
     );
 }
 
-/** Sync log sink: every feed as a JSON line on stdout with --json (URL without its query), else failures only on stderr. */
+/** Sync log sink: every feed as a JSON line on stdout with --json (a feed URL as its origin and a digest), else failures only on stderr. */
 function syncLogger(json: boolean): (e: SyncLogEntry) => void {
   if (json) return (e) => printEvent({ ...e });
   return (e) => {
@@ -443,7 +443,7 @@ export function registerPlatformCommands(program: Command): void {
       .description('add an iCal feed (https URL) to a tenant; its offers are non-quoteable until a sync worker imports it')
       .argument('<domain>')
       .requiredOption('--name <name>', 'feed name: 1–63 letters, digits, . _ -')
-      .requiredOption('--url <url>', 'https URL of the .ics export (its query may hold a secret token; it is never logged)'),
+      .requiredOption('--url <url>', 'https URL of the .ics export (its path or query may hold a secret token; neither is ever logged)'),
   ).action((domain: string, o: Common & { name: string; url: string }) =>
     run(o.json, async () => {
       await withStore(o, (s) => s.addTenantFeeds([{ domain, name: o.name, url: o.url }]));
