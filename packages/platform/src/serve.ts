@@ -49,7 +49,7 @@ export const DEFAULT_TENANT_CACHE_SIZE = 1000;
  * agents keep, so the server is not the side that closes a connection the client is about to
  * reuse. Over many names at low rate each name's connection idles between requests; the node's
  * 5 s made most such requests pay a new TLS handshake. An idle TLS connection costs memory
- * (about 30 KB of RSS each, docs/platform.md), which the connection caps bound.
+ * (about 25 KB of RSS each, docs/platform.md), which the connection caps bound.
  */
 export const DEFAULT_PLATFORM_KEEP_ALIVE_MS = 65_000;
 
@@ -59,7 +59,7 @@ export const DEFAULT_PLATFORM_KEEP_ALIVE_MS = 65_000;
  */
 export const DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT = 256;
 
-/** Default cap on open connections in all (about 300 MB of idle TLS connections at most). */
+/** Default cap on open connections in all (some 250 MB of idle TLS connections at most). */
 export const DEFAULT_PLATFORM_MAX_CONNECTIONS = 10_000;
 
 export type PlatformLogEntry =

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
@@ -13,6 +13,7 @@ import {
   servePlatform,
 } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const master = parseMasterKey(generateMasterKeyText());
@@ -130,6 +131,24 @@ describe('platform serve: keep-alive and connection caps', () => {
       [{ maxConnections: 1.5 }, 'invalid_connection_cap'],
     ] as const)
       await expect(start(o)).rejects.toMatchObject({ code });
+  });
+
+  it('`vrp platform serve --keep-alive` takes 1s to 1h with its unit, refused before anything is opened', async () => {
+    for (const v of ['500', '0s', '2h', 'soon']) {
+      const r = await runVrpInProcess([
+        'platform',
+        'serve',
+        '--database-url',
+        `sqlite:${join(tmp, 'absent.sqlite')}`,
+        '--dev',
+        tmp,
+        '--keep-alive',
+        v,
+      ]);
+      expect(r.code, v).not.toBe(0);
+      expect(r.stderr, v).toContain('--keep-alive');
+    }
+    expect(existsSync(join(tmp, 'absent.sqlite'))).toBe(false);
   });
 
   it('reports the TLS contexts held and the shared offer cache bytes', async () => {
