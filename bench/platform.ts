@@ -9,23 +9,39 @@
  * - platform, 10,000 tenants: the same over 10,000 tenants, requests spread uniformly over 1,000
  *   of them (each tenant its own TLS name, so its own connection).
  * Every request is a fresh stay (the signed-offer cache off on both sides), so each is read,
- * priced and signed. Reported: req/s and p99 as ratios to the node, and the server process's CPU
- * time per request (user + system, from /proc: on a loaded machine the steadier figure) and the
- * share of requests that opened a new TLS connection (a name revisited after the server's 5 s
- * keep-alive, as with 1,000 names at low throughput, pays a handshake); the platform process's RSS
- * after serving 10 distinct tenants and after 1,000 (memory per tenant served); startup time
- * (spawn to listening) with 10 and with 10,000 tenants in the database (lazy loading: it should
- * not grow with the count). Targets: throughput with 10,000 tenants ≥ 0.8× the node; RSS growth
- * ≤ 40 MB per 1,000 tenants served.
+ * priced and signed. The client keeps its connections alive and, with more names than concurrent
+ * clients, one connection per name (as an agent keeps one per origin). Reported: req/s and p99 as
+ * ratios to the node, the server process's CPU time per request (user + system, from /proc: on a
+ * loaded machine the steadier figure) and the new TLS connections per request (a name revisited
+ * after the server's keep-alive closed its connection pays a handshake); the platform process's
+ * RSS, heap and external memory after a full GC, after serving 10 distinct tenants and after
+ * 1,000 (memory per tenant served), with the offer cache off and again with it on (its fill
+ * reported apart, so it is not counted as tenant growth); the RSS each idle kept-alive connection
+ * holds; startup time (spawn to listening) with 10 and with 10,000 tenants in the database (lazy
+ * loading: it should not grow with the count). Targets: throughput with 10,000 tenants ≥ 0.8× the
+ * node; RSS growth ≤ 40 MB per 1,000 tenants served.
  *
  * Run: npx tsx --conditions=vrpkit-source bench/platform.ts [--seconds 5]
  */
 import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { Agent, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initNode, sampleProperty, serveNode } from '@vrpkit/node';
+import { connect, type TLSSocket } from 'node:tls';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import {
+  createDevCa,
+  DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
+  initNode,
+  issueServerCertificate,
+  sampleProperty,
+  serveNode,
+} from '@vrpkit/node';
 import { generateMasterKeyText, PlatformStore, parseMasterKey, servePlatform } from '@vrpkit/platform';
 import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
 
@@ -34,24 +50,49 @@ const CONCURRENCY = 32;
 const SPREAD = 1000;
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const tenantName = (i: number) => `bench-${i}.example`;
+/** Tenant names under one parent, so one wildcard certificate (`_wildcard.tenants.example`) can cover them all. */
+const WILDCARD_PARENT = 'tenants.example';
+const tenantName = (i: number) => `bench-${i}.${WILDCARD_PARENT}`;
 
-/** Child modes: serve and print `{port, ca, pid}` as the first stdout line. */
-async function child(mode: string, dir: string): Promise<void> {
+/**
+ * Child modes: serve and print `{port, ca, pid, stats}` as the first stdout line. `stats` is a
+ * loopback http port answering the process's memory after a full GC, the TLS contexts held and
+ * the shared offer cache's bytes, so tenant growth and cache fill are told apart.
+ */
+async function child(mode: string, dir: string, offerCacheSeconds: number, tlsDir: string | undefined): Promise<void> {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  let stats = (): Record<string, number> => ({});
+  const statsServer = createHttpServer((_req, res) => {
+    gc();
+    const m = process.memoryUsage();
+    res.end(JSON.stringify({ rss: m.rss, heapUsed: m.heapUsed, external: m.external, ...stats() }));
+  }).listen(0, '127.0.0.1');
+  await once(statsServer, 'listening');
+  const statsPort = (statsServer.address() as AddressInfo).port;
   if (mode === '--serve-node') {
     const node = await serveNode({ dataDir: dir, dev: true, offerCacheMaxAgeSeconds: 0 });
-    process.stdout.write(`${JSON.stringify({ port: node.port, ca: node.caPem, pid: process.pid })}\n`);
+    process.stdout.write(`${JSON.stringify({ port: node.port, ca: node.caPem, pid: process.pid, stats: statsPort })}\n`);
     return;
   }
   const store = await PlatformStore.open(`sqlite:${join(dir, 'platform.sqlite')}`);
   const served = await servePlatform({
     store,
     masterKeys: [parseMasterKey(readFileSync(join(dir, 'master.key'), 'utf8'))],
-    tls: { kind: 'dev', dir: join(dir, 'dev') },
-    offerCacheMaxAgeSeconds: 0,
+    tls: tlsDir ? { kind: 'dir', dir: tlsDir } : { kind: 'dev', dir: join(dir, 'dev') },
+    offerCacheMaxAgeSeconds: offerCacheSeconds,
+    // The load generator is one client address holding a connection per tenant name.
+    maxConnectionsPerClient: 4 * SPREAD,
     onError: () => {},
   });
-  process.stdout.write(`${JSON.stringify({ port: served.port, ca: served.caPem, pid: process.pid })}\n`);
+  stats = () => ({ tlsContexts: served.tlsContexts(), offerCacheBytes: served.offerCacheBytes(), loadedTenants: served.loadedTenants() });
+  process.stdout.write(`${JSON.stringify({ port: served.port, ca: served.caPem, pid: process.pid, stats: statsPort })}\n`);
+}
+
+type Stats = { rss: number; heapUsed: number; external: number; tlsContexts?: number; offerCacheBytes?: number };
+async function stats(port: number): Promise<Stats> {
+  const res = await fetch(`http://127.0.0.1:${port}/`);
+  return (await res.json()) as Stats;
 }
 
 async function platformDb(dir: string, tenants: number): Promise<void> {
@@ -69,7 +110,7 @@ async function platformDb(dir: string, tenants: number): Promise<void> {
   await store.close();
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const MB = 1024 * 1024;
 
 let stay = 0;
 function offerPath(): string {
@@ -105,7 +146,8 @@ function get(agent: Agent, port: number, ca: string, domain: string, path: strin
  * The keep-alive connections are opened first (one request per name in `names`), so the
  * measured phase compares serving, not TLS handshakes, on both sides.
  */
-async function load(pid: number, port: number, ca: string, names: string[], seconds: number) {
+async function load({ pid, port, ca }: Served, names: string[], seconds: number) {
+  // One connection per name once there are more names than concurrent clients (an agent keeps one per origin).
   const agent = new Agent({ keepAlive: true, maxSockets: Math.max(1, Math.floor(CONCURRENCY / names.length)) });
   for (let i = 0; i < names.length; i += CONCURRENCY)
     await Promise.all(names.slice(i, i + CONCURRENCY).map((d) => get(agent, port, ca, d, offerPath())));
@@ -136,24 +178,58 @@ async function load(pid: number, port: number, ca: string, names: string[], seco
   };
 }
 
-/** Touch `count` distinct tenants once each (their first requests: lazy load, certificate, connection). */
-async function touch(port: number, ca: string, count: number): Promise<void> {
+/** Touch tenants `from`..`to` once each (their first requests: lazy load, certificate, connection, closed after). */
+async function touch(port: number, ca: string, from: number, to: number): Promise<void> {
   const agent = new Agent({ keepAlive: false });
-  for (let i = 0; i < count; i += CONCURRENCY)
+  for (let i = from; i < to; i += CONCURRENCY)
     await Promise.all(
-      Array.from({ length: Math.min(CONCURRENCY, count - i) }, (_, j) => get(agent, port, ca, tenantName(i + j), offerPath())),
+      Array.from({ length: Math.min(CONCURRENCY, to - i) }, (_, j) => get(agent, port, ca, tenantName(i + j), offerPath())),
     );
+}
+
+type Served = { port: number; ca: string; pid: number; stats: number; startupMs: number };
+
+/** RSS, heap and TLS contexts added by the first request of tenants `from`..`to`, and the offer cache's fill meanwhile. */
+async function tenantGrowth(s: Served, from: number, to: number) {
+  await touch(s.port, s.ca, from, to);
+  return stats(s.stats);
+}
+
+/** RSS per idle TLS connection: `n` connections to one tenant name opened and held, then closed. */
+async function idleConnectionKb(s: Served, n: number): Promise<number> {
+  const name = tenantName(0);
+  await touch(s.port, s.ca, 0, 1); // the tenant and its TLS context loaded first
+  const before = await stats(s.stats);
+  const sockets: TLSSocket[] = [];
+  for (let i = 0; i < n; i += CONCURRENCY)
+    sockets.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(CONCURRENCY, n - i) }, () => {
+          const socket = connect({ host: '127.0.0.1', port: s.port, servername: name, ca: s.ca });
+          return once(socket, 'secureConnect').then(() => socket);
+        }),
+      )),
+    );
+  const held = await stats(s.stats);
+  for (const socket of sockets) socket.destroy();
+  return (held.rss - before.rss) / 1024 / n;
 }
 
 async function main() {
   const seconds = numberFlag('seconds', 5);
   const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-bench-platform-'));
   const children: ChildProcess[] = [];
-  const start = async (mode: string, dir: string) => {
+  const start = async (mode: string, dir: string, offerCacheSeconds = 0, tlsDir?: string): Promise<Served> => {
     const t = performance.now();
-    const { child: c, hello } = await startChild(import.meta.url, [mode, dir]);
+    const { child: c, hello } = await startChild(import.meta.url, [mode, dir, String(offerCacheSeconds), ...(tlsDir ? [tlsDir] : [])]);
     children.push(c);
-    return { port: hello.port as number, ca: hello.ca as string, pid: hello.pid as number, startupMs: performance.now() - t };
+    return {
+      port: hello.port as number,
+      ca: hello.ca as string,
+      pid: hello.pid as number,
+      stats: hello.stats as number,
+      startupMs: performance.now() - t,
+    };
   };
   try {
     await initNode({ domain: NODE_DOMAIN, dataDir: join(tmp, 'node') });
@@ -166,17 +242,42 @@ async function main() {
     const p10 = await start('--serve-platform', join(tmp, 'p10'));
     const p10k = await start('--serve-platform', join(tmp, 'p10k'));
 
-    // Memory per tenant served: RSS after 10 distinct tenants, then after 1,000.
-    await touch(p10k.port, p10k.ca, 10);
-    const rss10 = rssMb(p10k.pid);
-    await touch(p10k.port, p10k.ca, SPREAD);
-    const rss1000 = rssMb(p10k.pid);
+    // Memory per tenant served (offer cache off: every byte is tenant state, TLS or allocator): after 10 distinct tenants, then after 1,000.
+    const m10 = await tenantGrowth(p10k, 0, 10);
+    const m1000 = await tenantGrowth(p10k, 10, SPREAD);
+    // Again from certificate files (`--tls-dir`, no issuing in the server): one per name, then one wildcard for every
+    // name (one TLS context), each with the offer cache off; then the wildcard with the shared offer cache on (its
+    // default max-age), whose fill is reported apart from the tenants'. First, the RSS an idle TLS connection holds.
+    const tlsCa = await createDevCa();
+    const perNameDir = join(tmp, 'per-name-tls');
+    const wildcardDir = join(tmp, 'wildcard-tls');
+    mkdirSync(perNameDir);
+    mkdirSync(wildcardDir);
+    for (let i = 0; i < SPREAD; i++) {
+      const pair = await issueServerCertificate(tlsCa, [tenantName(i)]);
+      writeFileSync(join(perNameDir, `${tenantName(i)}.pem`), pair.certPem);
+      writeFileSync(join(perNameDir, `${tenantName(i)}.key`), pair.keyPem);
+    }
+    const wildcard = await issueServerCertificate(tlsCa, [`*.${WILDCARD_PARENT}`]);
+    writeFileSync(join(wildcardDir, `_wildcard.${WILDCARD_PARENT}.pem`), wildcard.certPem);
+    writeFileSync(join(wildcardDir, `_wildcard.${WILDCARD_PARENT}.key`), wildcard.keyPem);
+    const fromFiles = async (tlsDir: string, offerCacheSeconds: number, measureIdle = false) => {
+      const s = { ...(await start('--serve-platform', join(tmp, 'p10k'), offerCacheSeconds, tlsDir)), ca: tlsCa.certPem };
+      const idleKb = measureIdle ? await idleConnectionKb(s, SPREAD) : 0;
+      const at10 = await tenantGrowth(s, 0, 10);
+      const at1000 = await tenantGrowth(s, 10, SPREAD);
+      children.pop()?.kill('SIGTERM'); // done: its CPU stays out of the rows below
+      return { at10, at1000, idleKb };
+    };
+    const perName = await fromFiles(perNameDir, 0);
+    const wild = await fromFiles(wildcardDir, 0, true);
+    const wildCache = await fromFiles(wildcardDir, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS);
 
     const rows = [];
     const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
-    const rNode = await load(node.pid, node.port, node.ca, [NODE_DOMAIN], seconds);
-    const r10 = await load(p10.pid, p10.port, p10.ca, names(10), seconds);
-    const r10k = await load(p10k.pid, p10k.port, p10k.ca, names(SPREAD), seconds);
+    const rNode = await load(node, [NODE_DOMAIN], seconds);
+    const r10 = await load(p10, names(10), seconds);
+    const r10k = await load(p10k, names(SPREAD), seconds);
     for (const [name, r] of [
       ['node (baseline)', rNode],
       ['platform, 10 tenants', r10],
@@ -190,13 +291,28 @@ async function main() {
         p99_ratio_to_node: Math.round((r.p99 / rNode.p99) * 100) / 100,
         server_cpu_ms_per_req: Math.round(r.cpuPerRequestMs * 1000) / 1000,
         cpu_ratio_to_node: Math.round((r.cpuPerRequestMs / rNode.cpuPerRequestMs) * 100) / 100,
-        new_tls_conn_per_req: Math.round(r.handshakesPerRequest * 100) / 100,
+        new_tls_conn_per_req: Math.round(r.handshakesPerRequest * 1000) / 1000,
       });
     }
+    const per1000 = (a: number, b: number) => Math.round((((b - a) / MB) * 1000 * 10) / (SPREAD - 10)) / 10;
     const memory = {
-      rss_after_10_tenants_mb: Math.round(rss10),
-      rss_after_1000_tenants_mb: Math.round(rss1000),
-      rss_growth_per_1000_tenants_mb: Math.round(((rss1000 - rss10) * 1000) / (SPREAD - 10)),
+      rss_after_10_tenants_mb: Math.round(m10.rss / MB),
+      rss_after_1000_tenants_mb: Math.round(m1000.rss / MB),
+      rss_growth_per_1000_tenants_mb: per1000(m10.rss, m1000.rss),
+      heap_growth_per_1000_tenants_mb: per1000(m10.heapUsed, m1000.heapUsed),
+      external_growth_per_1000_tenants_mb: per1000(m10.external, m1000.external),
+      tls_contexts_held: m1000.tlsContexts,
+      files_per_name_rss_growth_per_1000_tenants_mb: per1000(perName.at10.rss, perName.at1000.rss),
+      files_per_name_tls_contexts_held: perName.at1000.tlsContexts,
+      files_wildcard_rss_growth_per_1000_tenants_mb: per1000(wild.at10.rss, wild.at1000.rss),
+      files_wildcard_heap_growth_per_1000_tenants_mb: per1000(wild.at10.heapUsed, wild.at1000.heapUsed),
+      files_wildcard_tls_contexts_held: wild.at1000.tlsContexts,
+      files_wildcard_cache_on_rss_growth_per_1000_tenants_mb: per1000(wildCache.at10.rss, wildCache.at1000.rss),
+      files_wildcard_cache_on_offer_cache_growth_per_1000_tenants_mb: per1000(
+        wildCache.at10.offerCacheBytes ?? 0,
+        wildCache.at1000.offerCacheBytes ?? 0,
+      ),
+      idle_tls_connection_rss_kb: Math.round(wild.idleKb * 10) / 10,
     };
     const startup = {
       startup_ms_10_tenants: Math.round(p10.startupMs),
@@ -215,7 +331,7 @@ async function main() {
     const tput = rows[2]!.rps_ratio_to_node;
     console.log(`throughput with 10,000 tenants: ${tput}× the node: ${tput >= 0.8 ? 'meets' : 'MISSES'} the 0.8× target`);
     console.log(
-      `RSS growth: ${memory.rss_growth_per_1000_tenants_mb} MB per 1,000 tenants served: ${memory.rss_growth_per_1000_tenants_mb <= 40 ? 'meets' : 'MISSES'} the 40 MB target`,
+      `RSS growth per 1,000 tenants served (offer cache off): ${memory.rss_growth_per_1000_tenants_mb} MB with --dev (a certificate issued per name), ${memory.files_per_name_rss_growth_per_1000_tenants_mb} MB with a certificate file per name, ${memory.files_wildcard_rss_growth_per_1000_tenants_mb} MB with one wildcard certificate; target 40 MB`,
     );
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
@@ -229,5 +345,6 @@ async function main() {
 }
 
 const mode = process.argv[2];
-if (mode === '--serve-node' || mode === '--serve-platform') await child(mode, process.argv[3]!);
+if (mode === '--serve-node' || mode === '--serve-platform')
+  await child(mode, process.argv[3]!, Number(process.argv[4] ?? 0), process.argv[5]);
 else await main();

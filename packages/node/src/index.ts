@@ -148,6 +148,8 @@ export {
 } from './receipt.js';
 // Serving: one process or a cluster of workers, over https with a dev CA or real certificates.
 export {
+  capConnectionsPerClient,
+  checkConnectionCap,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   SERVER_LIMITS,
   type ServedNode,

@@ -75,6 +75,11 @@ export class OfferCache {
     this.entries = new LRUCache<string, Entry>({ maxSize: o.maxBytes ?? DEFAULT_OFFER_CACHE_MAX_BYTES, sizeCalculation: entrySize });
   }
 
+  /** Estimated heap bytes held (what the `maxBytes` bound counts). */
+  get bytes(): number {
+    return this.entries.calculatedSize;
+  }
+
   /** The fields are validated upstream (dates, integers, a BCP 47 tag, a kid and domain of the node), so a space cannot occur in one. */
   static key(k: OfferCacheKey): string {
     return `${k.domain} ${k.created_at} ${k.check_in} ${k.check_out} ${k.guests} ${k.language ?? ''} ${k.revision} ${k.kid} ${k.today}`;

@@ -100,11 +100,17 @@ export const SERVER_LIMITS = {
   maxHeaderSize: 16 * 1024,
 } as const;
 
+/** `max` as a connection cap (per client or in all), or a `invalid_connection_cap` error. */
+export function checkConnectionCap(max: number): number {
+  if (!Number.isInteger(max) || max < 1) throw new NodeError('invalid_connection_cap', 'a connection cap is a positive integer');
+  return max;
+}
+
 /**
  * Close a connection at accept when its client address already holds `max` open ones. Runs
  * before the TLS listener, so a refused connection costs no handshake and reaches no handler.
  */
-function capConnectionsPerClient(server: Server, max: number): void {
+export function capConnectionsPerClient(server: Server, max: number): void {
   const open = new Map<string, number>();
   server.prependListener('connection', (socket: Socket) => {
     const client = socket.remoteAddress ?? '';
@@ -239,9 +245,7 @@ export async function openNodeBookingUpkeep(
 }
 
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
-  const maxPerClient = o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
-  if (!Number.isInteger(maxPerClient) || maxPerClient < 1)
-    throw new NodeError('invalid_connection_cap', 'the per-client connection cap is a positive integer');
+  const maxPerClient = checkConnectionCap(o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
   let acme: AcmeCertificates | undefined;
   let upkeep: BookingUpkeep | undefined;

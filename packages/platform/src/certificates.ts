@@ -29,6 +29,8 @@ const SNI_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9
 export interface CertificateStore {
   /** The secure context for an SNI name, or undefined when no certificate covers it. */
   contextFor(servername: string): Promise<SecureContext | undefined>;
+  /** TLS contexts held now. */
+  held(): number;
   /** The dev CA certificate file (`--dev`), for clients to trust. */
   caFile?: string;
   caPem?: string;
@@ -46,6 +48,7 @@ export async function openCertificateStore(
     return {
       caFile,
       caPem: ca.certPem,
+      held: () => issued.size,
       async contextFor(name) {
         if (!SNI_NAME.test(name)) return undefined;
         let ctx = issued.get(name);
@@ -76,6 +79,7 @@ export async function openCertificateStore(
     return ctx;
   };
   return {
+    held: () => loaded.size,
     async contextFor(name) {
       if (!SNI_NAME.test(name)) return undefined;
       const exact = await pairFor(name);

@@ -28,6 +28,9 @@ export {
 } from './metrics.js';
 export { createOperatorApp, OPERATOR_TOOL_NAME } from './operator.js';
 export {
+  DEFAULT_PLATFORM_KEEP_ALIVE_MS,
+  DEFAULT_PLATFORM_MAX_CONNECTIONS,
+  DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_TENANT_CACHE_SIZE,
   type PlatformLogEntry,
   type ServedPlatform,

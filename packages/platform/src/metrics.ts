@@ -207,7 +207,7 @@ export async function startAdminListener(
 export class ScaleMetrics {
   readonly signatures: Counter;
 
-  constructor(registry: Registry, offerCache: { hits: number; misses: number } | null) {
+  constructor(registry: Registry, offerCache: { hits: number; misses: number; bytes: number } | null) {
     this.signatures = new Counter({
       name: 'vrp_platform_signatures_total',
       help: 'Ed25519 signatures made for tenants (offers and MCP receipts); rate() of it is signatures per second',
@@ -223,6 +223,14 @@ export class ScaleMetrics {
         this.reset();
         this.inc({ result: 'hit' }, offerCache?.hits ?? 0);
         this.inc({ result: 'miss' }, offerCache?.misses ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'vrp_platform_offer_cache_bytes',
+      help: 'Estimated bytes the shared signed-offer cache holds (bounded by its byte cap; 0 when off)',
+      registers: [registry],
+      collect() {
+        this.set(offerCache?.bytes ?? 0);
       },
     });
   }

@@ -16,6 +16,8 @@ import type { TLSSocket } from 'node:tls';
 import { type HttpBindings, serve } from '@hono/node-server';
 import { type Clock, isVrpError } from '@vrpkit/core';
 import {
+  capConnectionsPerClient,
+  checkConnectionCap,
   createNodeApp,
   createOfferCache,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -35,8 +37,30 @@ import type { PlatformStore, TenantSnapshot } from './tenants.js';
 /** What the shared app receives with a request: the server's bindings and the tenant the router chose. */
 type TenantBindings = HttpBindings & { tenant: TenantNode };
 
-/** Default bound on tenants held loaded per process. */
+/**
+ * Default bound on tenants held loaded per process, and on TLS contexts held: with them RSS is
+ * bounded whatever the tenant count (about 13 KB per loaded tenant plus, with one certificate
+ * per name, about 22 KB per TLS context: some 35 MB at the default; docs/platform.md).
+ */
 export const DEFAULT_TENANT_CACHE_SIZE = 1000;
+
+/**
+ * Default idle keep-alive (ms): 65 s, above the 60 s idle timeout common load balancers and
+ * agents keep, so the server is not the side that closes a connection the client is about to
+ * reuse. Over many names at low rate each name's connection idles between requests; the node's
+ * 5 s made most such requests pay a new TLS handshake. An idle TLS connection costs memory
+ * (about 25 KB of RSS each, docs/platform.md), which the connection caps bound.
+ */
+export const DEFAULT_PLATFORM_KEEP_ALIVE_MS = 65_000;
+
+/**
+ * Default per-client connection cap: an agent keeps one connection per tenant name it talks
+ * to, so a client reaching many tenants holds many; far below what exhausts memory.
+ */
+export const DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT = 256;
+
+/** Default cap on open connections in all (some 250 MB of idle TLS connections at most). */
+export const DEFAULT_PLATFORM_MAX_CONNECTIONS = 10_000;
 
 export type PlatformLogEntry =
   | (RequestLogEntry & { tenant: string })
@@ -56,6 +80,12 @@ export interface ServePlatformOptions {
   offerCacheMaxAgeSeconds?: number;
   /** Memory bound of the signed-offer cache every tenant shares (default 64 MiB). */
   offerCacheMaxBytes?: number;
+  /** `--keep-alive`: ms an idle connection is kept open (default `DEFAULT_PLATFORM_KEEP_ALIVE_MS`). */
+  keepAliveMs?: number;
+  /** Most simultaneous connections from one client address (default `DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT`); closed at accept past it. */
+  maxConnectionsPerClient?: number;
+  /** Most simultaneous connections in all (default `DEFAULT_PLATFORM_MAX_CONNECTIONS`); refused at accept past it. */
+  maxConnections?: number;
   log?: (e: PlatformLogEntry) => void;
   onError?: (e: unknown) => void;
   /** Serve `/metrics`, `/healthz` and `/readyz` on this loopback or private address (plain http). */
@@ -69,6 +99,10 @@ export interface ServedPlatform {
   caPem?: string;
   /** Tenants currently loaded in this process. */
   loadedTenants(): number;
+  /** TLS contexts held (one per certificate in use: a wildcard one serves many names). */
+  tlsContexts(): number;
+  /** Estimated bytes held by the shared signed-offer cache (0 when it is off). */
+  offerCacheBytes(): number;
   metrics: PlatformMetrics;
   /** The admin listener's address, with `adminListen`. */
   admin?: { address: string; port: number };
@@ -94,6 +128,11 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   if (!o.masterKeys.some((k) => k.id === master_key_id))
     throw new PlatformError('master_key_mismatch', 'none of the master keys is the one this platform uses');
   const tenantCacheSize = o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE;
+  const keepAliveMs = o.keepAliveMs ?? DEFAULT_PLATFORM_KEEP_ALIVE_MS;
+  if (!Number.isInteger(keepAliveMs) || keepAliveMs < 1000 || keepAliveMs > 3_600_000)
+    throw new PlatformError('invalid_keep_alive', 'the keep-alive is from 1 s to 1 hour');
+  const maxPerClient = checkConnectionCap(o.maxConnectionsPerClient ?? DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT);
+  const maxConnections = checkConnectionCap(o.maxConnections ?? DEFAULT_PLATFORM_MAX_CONNECTIONS);
   const certs = await openCertificateStore(
     o.tls,
     async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
@@ -202,7 +241,11 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   }) as Server;
   server.headersTimeout = SERVER_LIMITS.headersTimeout;
   server.requestTimeout = SERVER_LIMITS.requestTimeout;
-  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
+  // The headers timeout stays short: on Node 20 it bounds a request's head, not an idle
+  // keep-alive connection (an idle connection outlives it; packages/platform/test/keep-alive.test.ts).
+  server.keepAliveTimeout = keepAliveMs;
+  server.maxConnections = maxConnections;
+  capConnectionsPerClient(server, maxPerClient);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (e: NodeJS.ErrnoException) =>
@@ -224,6 +267,8 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     port: addr.port,
     ...(certs.caFile ? { caFile: certs.caFile, caPem: certs.caPem } : {}),
     loadedTenants: () => tenants.size,
+    tlsContexts: () => certs.held(),
+    offerCacheBytes: () => offerCache?.bytes ?? 0,
     metrics,
     ...(admin ? { admin: { address: admin.address, port: admin.port } } : {}),
     close() {

@@ -1,6 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_SYNC_INTERVAL_MS, isServeWorker, readPropertyFile } from '@vrpkit/node';
 import {
+  DEFAULT_PLATFORM_KEEP_ALIVE_MS,
+  DEFAULT_PLATFORM_MAX_CONNECTIONS,
+  DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_SYNC_CONCURRENCY,
   DEFAULT_SYNC_LEASE_MS,
   DEFAULT_SYNC_PER_HOST,
@@ -78,6 +81,13 @@ function age(v: string): number {
 function duration(v: string): number {
   const ms = age(v);
   if (ms === 0) throw new InvalidArgumentError('a positive duration with its unit such as 60s, 15m or 1h');
+  return ms;
+}
+
+/** A `--keep-alive` duration: 1 s to 1 hour. */
+function keepAlive(v: string): number {
+  const ms = duration(v);
+  if (ms < 1000 || ms > 3_600_000) throw new InvalidArgumentError('from 1s to 1h');
   return ms;
 }
 
@@ -176,6 +186,18 @@ export function registerPlatformCommands(program: Command): void {
       .addOption(new Option('--dev <dir>', 'issue a certificate per tenant from the local dev CA in DIR (ca.pem)').conflicts('tlsDir'))
       .option('--previous-master-key-file <file>', 'the previous master key, while `master-key rotate` runs')
       .option('--tenant-cache <n>', 'most tenants held loaded in this process', positiveInt, DEFAULT_TENANT_CACHE_SIZE)
+      .addOption(
+        new Option('--keep-alive <duration>', "how long an idle connection is kept open (e.g. 65s; above a load balancer's idle timeout)")
+          .argParser(keepAlive)
+          .default(DEFAULT_PLATFORM_KEEP_ALIVE_MS, '65s'),
+      )
+      .option(
+        '--max-connections-per-client <n>',
+        'most open connections from one client address (closed at accept past it)',
+        positiveInt,
+        DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT,
+      )
+      .option('--max-connections <n>', 'most open connections in all, per process', positiveInt, DEFAULT_PLATFORM_MAX_CONNECTIONS)
       .option(
         '--admin-listen <host:port>',
         'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
@@ -191,6 +213,9 @@ export function registerPlatformCommands(program: Command): void {
         dev?: string;
         previousMasterKeyFile?: string;
         tenantCache: number;
+        keepAlive: number;
+        maxConnectionsPerClient: number;
+        maxConnections: number;
         adminListen?: string;
         workers: number;
       },
@@ -209,6 +234,9 @@ export function registerPlatformCommands(program: Command): void {
             host: o.host,
             port: o.port,
             tenantCacheSize: o.tenantCache,
+            keepAliveMs: o.keepAlive,
+            maxConnectionsPerClient: o.maxConnectionsPerClient,
+            maxConnections: o.maxConnections,
             log: platformLogger(!!o.json),
           };
           // A forked worker (same argv) serves and reports to the primary, which prints the banner and serves the admin listener.
