@@ -15,8 +15,11 @@ import { actAudit, denied, evidenceRow, recordBindingConflict, recordDenial, rec
 import { type AuthorizeOutcome, asGateError, type GateContext } from './gate-context.js';
 import type { AuthorityRow, ConsumeOutcome, ConsumeRequest } from './store/types.js';
 
-/** An authorize() outcome inside dispatch: `consumed` when the issuance and the consume committed together. */
-export type DispatchAuthorizeOutcome = AuthorizeOutcome & { consumed?: ConsumeOutcome };
+/**
+ * An authorize() outcome inside dispatch: `consumed` when the issuance and the consume committed
+ * together; `exists` when that issuance found the act already had authority (nothing was written).
+ */
+export type DispatchAuthorizeOutcome = AuthorizeOutcome & { consumed?: ConsumeOutcome; exists?: true };
 
 /** Decide an act that is not validated yet (the public `Gate.authorize`). Never throws. */
 export async function authorize(ctx: GateContext, act: unknown): Promise<AuthorizeOutcome> {
@@ -138,8 +141,9 @@ async function issue(
     }
   } catch (e) {
     // Another process issued for the same act first (one authority per act id): report that one.
+    // dispatch's issue-and-consume (which read nothing before) takes its general path for it instead.
     const raced = await ctx.store.getAuthority(act.candidate_act_id);
-    if (raced) return existingOutcome(ctx, raced, act, now);
+    if (raced) return consume ? { ...existingOutcome(ctx, raced, act, now), exists: true } : existingOutcome(ctx, raced, act, now);
     throw e;
   }
   ctx.emit({ type: 'authorize', candidate_act_id: act.candidate_act_id, status: 'issued', arguments_digest: act.arguments_digest.value });
