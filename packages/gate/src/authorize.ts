@@ -6,13 +6,14 @@
  * epochs, read in the same transaction and within the timeout (enforce() contract, MUST 5
  * applies to issuance too).
  */
-import { randomBytes } from 'node:crypto';
+
 import { type AgentCandidateAct, validateAct } from './act.js';
 import { type AgentFinalityAuthority, signAuthority } from './authority.js';
 import { GATE_PROFILE } from './errors.js';
 import { approvedAct, bindingDigest, bindingOf, type EscalationDecision, escalate } from './escalation.js';
 import { actAudit, denied, evidenceRow, recordBindingConflict, recordDenial, recordStale } from './evidence.js';
 import { type AuthorizeOutcome, asGateError, type GateContext } from './gate-context.js';
+import { randomId } from './random-id.js';
 import type { AuthorityRow, ConsumeOutcome, ConsumeRequest } from './store/types.js';
 
 /**
@@ -94,7 +95,7 @@ async function issue(
     version: '1.0',
     object_type: 'agent_finality_authority',
     profile: GATE_PROFILE,
-    authority_id: `afa-${randomBytes(12).toString('base64url')}`,
+    authority_id: `afa-${randomId(12, 'base64url')}`,
     candidate_act_id: act.candidate_act_id,
     evidence_id: evidence.evidence_id,
     arguments_digest: act.arguments_digest,
