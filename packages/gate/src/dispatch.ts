@@ -71,10 +71,12 @@ export async function dispatch<A, T>(
     // as in any consume). An act failing them takes the general path, which records the same decisions.
     const pre = consumeRequest(ctx, a, live.digest.value, live.args, true);
     const req = typeof pre === 'string' ? undefined : { ...pre, now };
-    // The common act — new, in a hot envelope — reads nothing before its one transaction: an act
-    // that has authority already (a retry, an approval, a concurrent issuer) fails that
-    // transaction's one-authority-per-act insert, nothing is written, and it takes the general path.
-    const first = req && ctx.policy.evaluate(a).decision === 'issue' ? await authorizeValidated(ctx, a, now, null, req) : undefined;
+    // The common act — new, unexpired, in a hot envelope — reads nothing before its one
+    // transaction: an act that has authority already (a retry, an approval, a concurrent issuer)
+    // fails that transaction's one-authority-per-act insert, nothing is written, and it takes the
+    // general path (an expired retry too, so it still gets its recorded result).
+    const fresh = req !== undefined && Date.parse(a.expires_at) > now && ctx.policy.evaluate(a).decision === 'issue';
+    const first = fresh ? await authorizeValidated(ctx, a, now, null, req) : undefined;
     if (first && !first.exists) {
       if (first.status !== 'issued') return denied((first.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
       hot = first.consumed;

@@ -63,6 +63,16 @@ describe('one dispatch does each step once', () => {
     expect(invoke).not.toHaveBeenCalled();
     expect((await store.listJournal()).filter((j) => j.candidate_act_id === act.candidate_act_id)).toHaveLength(1);
   });
+
+  it('a retry after an epoch bump still gets the recorded result (the act has authority: not stale, never a second invoke)', async () => {
+    const act = makeAct({ id: 'once-2', policy_state: await gate.policyState(), args: { q: 'porto' } });
+    expect(await gate.dispatch(act, { q: 'porto' }, async () => 'first')).toMatchObject({ invoked: true, result: 'first' });
+    await gate.bumpEpoch('authority_epoch');
+    const invoke = vi.fn(async () => 'second');
+    const again = await gate.dispatch(act, { q: 'porto' }, invoke);
+    expect(again).toMatchObject({ invoked: false, replayed: true, result: 'first', decision: { allow: false, code: 'EF_005' } });
+    expect(invoke).not.toHaveBeenCalled();
+  });
 });
 
 describe('gate.dispatch(act, liveArgs, () => tool(liveArgs)) races', () => {

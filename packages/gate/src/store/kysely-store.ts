@@ -16,7 +16,7 @@ import type { PolicyState } from '../act.js';
 import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signCheckpoint } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
 import type { AuditCheckpointTable, AuditHeadTable, AuditTable } from './audit-schema.js';
-import { EscalationBindingConflict } from './errors.js';
+import { ActHasAuthority, EscalationBindingConflict } from './errors.js';
 import { prepared } from './prepared.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
@@ -424,12 +424,18 @@ export class KyselyAuthorityStore implements AuthorityStore {
     const { ops, q, auditSigner } = this;
     if (ops.issueAndConsumeOnce) {
       const { result, head } = await ops.issueAndConsumeOnce(record, req, opts?.timeoutMs);
+      // Stale epochs are checked before the insert that would meet an existing authority: tell that case apart (rare, so read after).
+      if (!result.recorded && (await this.getAuthority(req.candidate_act_id))) throw new ActHasAuthority(req.candidate_act_id);
       if (head && result.recorded) this.signAfter(head, (record.audit?.length ?? 0) + consumeEvents(req, result.outcome).length, req.now);
       return result;
     }
     return ops.run(function* (db): Program<IssueAndConsumeResult> {
       const current = yield* currentEpochs(q);
-      if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
+      if (!sameEpochs(current, record.expectEpochs)) {
+        // An act that has authority already is not stale but taken: its caller reads that authority.
+        if (yield* first(q.authorityOfAct({ act: req.candidate_act_id }))) throw new ActHasAuthority(req.candidate_act_id);
+        return { recorded: false, current };
+      }
       // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
       yield q.evidence(record.evidence);
       yield q.authority(record.authority);
