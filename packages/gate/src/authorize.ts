@@ -6,17 +6,21 @@
  * epochs, read in the same transaction and within the timeout (enforce() contract, MUST 5
  * applies to issuance too).
  */
-import { randomBytes } from 'node:crypto';
+
 import { type AgentCandidateAct, validateAct } from './act.js';
 import { type AgentFinalityAuthority, signAuthority } from './authority.js';
 import { GATE_PROFILE } from './errors.js';
 import { approvedAct, bindingDigest, bindingOf, type EscalationDecision, escalate } from './escalation.js';
 import { actAudit, denied, evidenceRow, recordBindingConflict, recordDenial, recordStale } from './evidence.js';
 import { type AuthorizeOutcome, asGateError, type GateContext } from './gate-context.js';
+import { randomId } from './random-id.js';
 import type { AuthorityRow, ConsumeOutcome, ConsumeRequest } from './store/types.js';
 
-/** An authorize() outcome inside dispatch: `consumed` when the issuance and the consume committed together. */
-export type DispatchAuthorizeOutcome = AuthorizeOutcome & { consumed?: ConsumeOutcome };
+/**
+ * An authorize() outcome inside dispatch: `consumed` when the issuance and the consume committed
+ * together; `exists` when that issuance found the act already had authority (nothing was written).
+ */
+export type DispatchAuthorizeOutcome = AuthorizeOutcome & { consumed?: ConsumeOutcome; exists?: true };
 
 /** Decide an act that is not validated yet (the public `Gate.authorize`). Never throws. */
 export async function authorize(ctx: GateContext, act: unknown): Promise<AuthorizeOutcome> {
@@ -91,7 +95,7 @@ async function issue(
     version: '1.0',
     object_type: 'agent_finality_authority',
     profile: GATE_PROFILE,
-    authority_id: `afa-${randomBytes(12).toString('base64url')}`,
+    authority_id: `afa-${randomId(12, 'base64url')}`,
     candidate_act_id: act.candidate_act_id,
     evidence_id: evidence.evidence_id,
     arguments_digest: act.arguments_digest,
@@ -138,8 +142,9 @@ async function issue(
     }
   } catch (e) {
     // Another process issued for the same act first (one authority per act id): report that one.
+    // dispatch's issue-and-consume (which read nothing before) takes its general path for it instead.
     const raced = await ctx.store.getAuthority(act.candidate_act_id);
-    if (raced) return existingOutcome(ctx, raced, act, now);
+    if (raced) return consume ? { ...existingOutcome(ctx, raced, act, now), exists: true } : existingOutcome(ctx, raced, act, now);
     throw e;
   }
   ctx.emit({ type: 'authorize', candidate_act_id: act.candidate_act_id, status: 'issued', arguments_digest: act.arguments_digest.value });

@@ -65,29 +65,40 @@ export async function dispatch<A, T>(
   try {
     live = snapshotLiveArguments(liveArgs);
     await ctx.ready();
-    const prior = await ctx.store.getJournal(a.candidate_act_id);
-    if (prior) {
-      const r = retryOutcome(prior, live.digest.value);
-      await auditedDeny(ctx, a, r.decision.code as EfCode, live.digest.value);
-      return { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) };
-    }
-    const authority = await ctx.store.getAuthority(a.candidate_act_id);
-    // Value limits are known before anyone is asked: an act above them is denied, not escalated.
-    const over = ctx.policy.checkArguments(a, live.args);
-    if (over) {
-      await recordDenial(ctx, a, a.policy_state, ctx.clock.now(), over.code, over.reason);
-      return denied(over.code);
-    }
-    if (!authority) {
-      // The hot path: enforce's checks before the store pass, so an issued authority is consumed
-      // in the issuance's transaction (the store checks the authority row as in any consume).
-      // An act failing them takes the general path, which records the same decisions as before.
-      const now = ctx.clock.now();
-      const pre = consumeRequest(ctx, a, live.digest.value, live.args, true);
-      const req = typeof pre === 'string' ? undefined : { ...pre, now };
-      const outcome = await authorizeValidated(ctx, a, now, null, req);
-      if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
-      hot = outcome.consumed;
+    const now = ctx.clock.now();
+    // enforce's checks before the store pass (MUST 2, the sink, the value limits), so an issued
+    // authority can be consumed in the issuance's transaction (the store checks the authority row
+    // as in any consume). An act failing them takes the general path, which records the same decisions.
+    const pre = consumeRequest(ctx, a, live.digest.value, live.args, true);
+    const req = typeof pre === 'string' ? undefined : { ...pre, now };
+    // The common act — new, unexpired, in a hot envelope — reads nothing before its one
+    // transaction: an act that has authority already (a retry, an approval, a concurrent issuer)
+    // fails that transaction's one-authority-per-act insert, nothing is written, and it takes the
+    // general path (an expired retry too, so it still gets its recorded result).
+    const fresh = req !== undefined && Date.parse(a.expires_at) > now && ctx.policy.evaluate(a).decision === 'issue';
+    const first = fresh ? await authorizeValidated(ctx, a, now, null, req) : undefined;
+    if (first && !first.exists) {
+      if (first.status !== 'issued') return denied((first.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
+      hot = first.consumed;
+    } else {
+      const prior = await ctx.store.getJournal(a.candidate_act_id);
+      if (prior) {
+        const r = retryOutcome(prior, live.digest.value);
+        await auditedDeny(ctx, a, r.decision.code as EfCode, live.digest.value);
+        return { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) };
+      }
+      const authority = await ctx.store.getAuthority(a.candidate_act_id);
+      // Value limits are known before anyone is asked: an act above them is denied, not escalated.
+      const over = ctx.policy.checkArguments(a, live.args);
+      if (over) {
+        await recordDenial(ctx, a, a.policy_state, now, over.code, over.reason);
+        return denied(over.code);
+      }
+      if (!authority) {
+        const outcome = await authorizeValidated(ctx, a, now, null, req);
+        if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
+        hot = outcome.consumed;
+      }
     }
   } catch (e) {
     return denied(asGateError(e).code);

@@ -3,12 +3,13 @@
  * or escalation it justifies, never after ([I-D.das-agentic]: the Protected Enforcement Domain
  * commits its evidence, then issues authority).
  */
-import { randomBytes } from 'node:crypto';
+
 import { canonicalSha256Base64url } from '@vrpkit/core';
 import type { AgentCandidateAct, PolicyState } from './act.js';
 import type { AuditEvent, AuditKind } from './audit/chain.js';
 import { EF_CODES, type EfCode } from './errors.js';
 import type { AuthorizeOutcome, GateContext } from './gate-context.js';
+import { randomId } from './random-id.js';
 import type { EvidenceDecision } from './store/schema.js';
 import type { EvidenceRow } from './store/types.js';
 
@@ -28,7 +29,7 @@ export function evidenceRow(
   approver: string | null,
 ): EvidenceRow {
   return {
-    evidence_id: `ev-${randomBytes(12).toString('base64url')}`,
+    evidence_id: `ev-${randomId(12, 'base64url')}`,
     candidate_act_id: act.candidate_act_id,
     act_digest: canonicalSha256Base64url(act),
     arguments_digest: act.arguments_digest.value,

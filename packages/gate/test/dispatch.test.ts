@@ -1,6 +1,7 @@
 /**
  * Gate.dispatch on a real SQLite file: one dispatch validates the act once, digests the live
- * arguments once and reads the authority once, and the tool runs with the frozen copy of the
+ * arguments once and reads nothing before its one transaction when the act is new in a hot
+ * envelope (a retry still gets the recorded result), and the tool runs with the frozen copy of the
  * arguments whose digest was enforced (never the caller's object).
  */
 import { join } from 'node:path';
@@ -42,16 +43,35 @@ function digestsOf(value: unknown): number {
 }
 
 describe('one dispatch does each step once', () => {
-  it('a first dispatch validates the act once, digests the live arguments once and reads the authority once', async () => {
+  it('a first dispatch validates the act once, digests the live arguments once and reads no row before its transaction', async () => {
     const act = makeAct({ id: 'once-1', policy_state: await gate.policyState(), args: { q: 'lisbon', page: 2 } });
     const liveArgs = { q: 'lisbon', page: 2 };
     const validations = vi.spyOn(agentCandidateActSchema, 'safeParse');
     const authorityReads = vi.spyOn(store, 'getAuthority');
+    const journalReads = vi.spyOn(store, 'getJournal');
     const r = await gate.dispatch(act, liveArgs, async (args) => args.page);
     expect(r).toMatchObject({ invoked: true, result: 2, decision: { allow: true } });
     expect(validations.mock.calls.filter((c) => c[0] === act)).toHaveLength(1);
     expect(digestsOf(liveArgs)).toBe(1);
-    expect(authorityReads).toHaveBeenCalledTimes(1);
+    expect(authorityReads).not.toHaveBeenCalled();
+    expect(journalReads).not.toHaveBeenCalled();
+    // The retry's issuance meets the act's authority in its transaction, writes nothing, and the
+    // general path answers with the recorded result — never a second invoke.
+    const invoke = vi.fn(async (args: { page: number }) => args.page);
+    const again = await gate.dispatch(act, { q: 'lisbon', page: 2 }, invoke);
+    expect(again).toMatchObject({ invoked: false, replayed: true, result: 2, decision: { allow: false, code: 'EF_005' } });
+    expect(invoke).not.toHaveBeenCalled();
+    expect((await store.listJournal()).filter((j) => j.candidate_act_id === act.candidate_act_id)).toHaveLength(1);
+  });
+
+  it('a retry after an epoch bump still gets the recorded result (the act has authority: not stale, never a second invoke)', async () => {
+    const act = makeAct({ id: 'once-2', policy_state: await gate.policyState(), args: { q: 'porto' } });
+    expect(await gate.dispatch(act, { q: 'porto' }, async () => 'first')).toMatchObject({ invoked: true, result: 'first' });
+    await gate.bumpEpoch('authority_epoch');
+    const invoke = vi.fn(async () => 'second');
+    const again = await gate.dispatch(act, { q: 'porto' }, invoke);
+    expect(again).toMatchObject({ invoked: false, replayed: true, result: 'first', decision: { allow: false, code: 'EF_005' } });
+    expect(invoke).not.toHaveBeenCalled();
   });
 });
 

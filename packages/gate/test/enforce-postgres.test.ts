@@ -53,6 +53,21 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
     expect(await store.getJournal('pg-1')).toMatchObject({ state: 'EFFECTUATED', result_json: '{"n":1}' });
   });
 
+  it('a retry after an epoch bump still gets the recorded result, never a second invoke', async () => {
+    const gate = newGate();
+    const a = makeAct({ id: 'pg-bump', policy_state: await gate.policyState() });
+    let calls = 0;
+    expect(await gate.dispatch(a, { q: 'lisbon' }, async () => ({ n: ++calls }))).toMatchObject({ invoked: true, result: { n: 1 } });
+    await gate.bumpEpoch('authority_epoch');
+    expect(await gate.dispatch(a, { q: 'lisbon' }, async () => ({ n: ++calls }))).toMatchObject({
+      invoked: false,
+      replayed: true,
+      result: { n: 1 },
+      decision: { allow: false, code: 'EF_005' },
+    });
+    expect(calls).toBe(1);
+  });
+
   it('a lock held past policyTimeoutMs denies with EF-060 (retryable) and consumes nothing', async () => {
     const gate = newGate({ policyTimeoutMs: 200 });
     const a = makeAct({ id: 'pg-2', policy_state: await gate.policyState() });

@@ -85,9 +85,12 @@ export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
   const send = opts.fetch ?? fetch;
   const consequential = opts.isConsequential ?? ((r: Request) => !SAFE_METHODS.has(r.method));
   return async (input, init) => {
-    const request = new Request(input, init);
-    if (!consequential(request)) return send(request);
-    const { args, body } = await httpRequestArgs(request);
+    // A caller's own `isConsequential` sees the request with its body, as built by fetch.
+    const bytes = input instanceof Request || opts.isConsequential ? undefined : bytesOf(init?.body);
+    const request = requestOf(input, init, bytes);
+    // A request that is no act goes out as the caller built it (with its body).
+    if (!consequential(request)) return send(bytes !== undefined && request.body === null ? new Request(input, init) : request);
+    const { args, body } = await httpRequestArgs(request, bytes);
     const url = new URL(args.url);
     const r = await dispatchHostCall(
       opts.context,
@@ -110,7 +113,8 @@ export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
             headers: opts.attachAuthority ? withAuthority(request.headers, await grant.authorityJws()) : request.headers,
             ...(body ? { body } : {}),
             redirect: 'manual',
-            signal: request.signal,
+            // Only a signal the caller gave: the fresh signal of a Request of our own never aborts.
+            ...(init?.signal ? { signal: init.signal } : input instanceof Request ? { signal: input.signal } : {}),
           }),
         ),
     );
@@ -124,9 +128,36 @@ function withAuthority(headers: Headers, jws: string): Headers {
   return h;
 }
 
-/** The live arguments of an HTTP request (reads its body), with the body bytes they cover. */
-export async function httpRequestArgs(request: Request): Promise<{ args: HttpRequestArgs; body: Uint8Array<ArrayBuffer> | null }> {
-  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : null;
+/**
+ * The request as fetch would build it, but without copying `bytes` (the body, read directly by
+ * `bytesOf`) into a stream: most of a gated POST's CPU in undici was that copy and reading it
+ * back. A string body without a content type keeps the general path (fetch adds
+ * `text/plain;charset=UTF-8`), and so does a GET or HEAD with a body, which fetch refuses.
+ */
+function requestOf(input: Parameters<typeof fetch>[0], init: RequestInit | undefined, bytes: Uint8Array | undefined): Request {
+  if (bytes === undefined) return new Request(input, init);
+  const request = new Request(input, { ...init, body: null });
+  const typed = typeof init?.body !== 'string' || request.headers.has('content-type');
+  return typed && request.method !== 'GET' && request.method !== 'HEAD' ? request : new Request(input, init);
+}
+
+/** A body fetch would send as exactly these bytes (a string as UTF-8), or undefined for any other kind of body. */
+function bytesOf(body: BodyInit | null | undefined): Uint8Array<ArrayBuffer> | undefined {
+  if (typeof body === 'string') return new TextEncoder().encode(body);
+  if (body instanceof Uint8Array) return new Uint8Array(body);
+  if (body instanceof ArrayBuffer) return new Uint8Array(body.slice(0));
+  return undefined;
+}
+
+/**
+ * The live arguments of an HTTP request (reads its body, unless `bytes` are given: the body the
+ * request was built without, as `requestOf` leaves it), with the body bytes they cover.
+ */
+export async function httpRequestArgs(
+  request: Request,
+  bytes?: Uint8Array<ArrayBuffer>,
+): Promise<{ args: HttpRequestArgs; body: Uint8Array<ArrayBuffer> | null }> {
+  const body = request.body ? new Uint8Array(await request.arrayBuffer()) : (bytes ?? null);
   return {
     args: {
       method: request.method,

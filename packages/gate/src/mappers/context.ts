@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type {
   ActAgent,
   ActDestination,
@@ -14,6 +13,7 @@ import type {
   SinkType,
   ToolProtocol,
 } from '../act.js';
+import { randomId } from '../random-id.js';
 
 /** How the host runs one tool, known before the model names it (Tool-Use Binding draft, consequence classes: assign before enforce). */
 export interface ToolBinding {
@@ -118,7 +118,7 @@ export function buildAct(parts: ActParts, ctx: ActContext): AgentCandidateAct {
     arguments_digest: parts.arguments_digest,
     consequence_class: parts.consequence_class ?? ctx.classify(parts.tool),
     policy_state: ctx.policy_state,
-    freshness: { nonce: ctx.nonce ? ctx.nonce() : randomBytes(8).toString('hex').toUpperCase(), session_id: ctx.session_id },
+    freshness: { nonce: ctx.nonce ? ctx.nonce() : randomId(8, 'hex').toUpperCase(), session_id: ctx.session_id },
     finality_sink: { sink_id: ctx.sink_id, sink_type: parts.sink_type },
   };
   if (parts.destination) act.destination = parts.destination;

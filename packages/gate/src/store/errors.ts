@@ -25,3 +25,15 @@ export class EscalationBindingConflict extends Error {
     this.name = 'EscalationBindingConflict';
   }
 }
+
+/**
+ * An issue-and-consume for an act that has authority already: nothing is written (the act's one
+ * authority is the existing one, whatever the epochs say now; the caller reads it and decides, so
+ * a retry still gets its recorded result after an epoch bump).
+ */
+export class ActHasAuthority extends Error {
+  constructor(readonly candidateActId: string) {
+    super(`act ${candidateActId} has authority already`);
+    this.name = 'ActHasAuthority';
+  }
+}

@@ -16,7 +16,7 @@ import type { PolicyState } from '../act.js';
 import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signCheckpoint } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
 import type { AuditCheckpointTable, AuditHeadTable, AuditTable } from './audit-schema.js';
-import { EscalationBindingConflict } from './errors.js';
+import { ActHasAuthority, EscalationBindingConflict } from './errors.js';
 import { prepared } from './prepared.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
@@ -115,12 +115,42 @@ function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
       }),
     ),
     auditHead: prepared([], () => ops.auditHeadQuery(db)),
-    auditEntry: prepared(AUDIT_COLUMNS, (m) => db.insertInto('gate_audit').values(m)),
+    auditEntries: auditInserts(db),
     moveHead: prepared(['seq', 'hash'], (m) => db.updateTable('gate_audit_head').set({ seq: m.seq, hash: m.hash }).where('id', '=', 1)),
   };
 }
 
 type HotQueries = ReturnType<typeof hotQueries>;
+
+type AuditValues = { readonly [k: string]: unknown };
+
+/**
+ * The INSERT of n chained audit entries as one multi-row statement (an act appends up to four in
+ * its transaction), compiled once per n: one statement to step instead of n.
+ */
+function auditInserts(db: Kysely<GateDatabase>): (entries: readonly AuditTable[]) => Compilable<unknown> {
+  const byCount = new Map<number, (values: AuditValues) => Compilable<unknown>>();
+  return (entries) => {
+    let query = byCount.get(entries.length);
+    if (query === undefined) {
+      const n = entries.length;
+      const keys = Array.from({ length: n }, (_, i) => AUDIT_COLUMNS.map((c) => `${c}${i}`)).flat();
+      query = prepared(keys, (m) =>
+        db
+          .insertInto('gate_audit')
+          .values(
+            Array.from({ length: n }, (_, i) => Object.fromEntries(AUDIT_COLUMNS.map((c) => [c, m[`${c}${i}`]])) as unknown as AuditTable),
+          ),
+      );
+      byCount.set(n, query);
+    }
+    const values: Record<string, unknown> = {};
+    entries.forEach((e, i) => {
+      for (const c of AUDIT_COLUMNS) values[`${c}${i}`] = e[c];
+    });
+    return query(values);
+  };
+}
 
 type JournalColumn = keyof Omit<JournalRow, 'candidate_act_id'>;
 /** The values of a journal transition: the columns it sets (the query binds only those) and the row's act and owner. */
@@ -394,16 +424,23 @@ export class KyselyAuthorityStore implements AuthorityStore {
     const { ops, q, auditSigner } = this;
     if (ops.issueAndConsumeOnce) {
       const { result, head } = await ops.issueAndConsumeOnce(record, req, opts?.timeoutMs);
+      // Stale epochs are checked before the insert that would meet an existing authority: tell that case apart (rare, so read after).
+      if (!result.recorded && (await this.getAuthority(req.candidate_act_id))) throw new ActHasAuthority(req.candidate_act_id);
       if (head && result.recorded) this.signAfter(head, (record.audit?.length ?? 0) + consumeEvents(req, result.outcome).length, req.now);
       return result;
     }
     return ops.run(function* (db): Program<IssueAndConsumeResult> {
       const current = yield* currentEpochs(q);
-      if (!sameEpochs(current, record.expectEpochs)) return { recorded: false, current };
+      if (!sameEpochs(current, record.expectEpochs)) {
+        // An act that has authority already is not stale but taken: its caller reads that authority.
+        if (yield* first(q.authorityOfAct({ act: req.candidate_act_id }))) throw new ActHasAuthority(req.candidate_act_id);
+        return { recorded: false, current };
+      }
       // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
       yield q.evidence(record.evidence);
       yield q.authority(record.authority);
-      const outcome = yield* consumeSteps(q, db, req);
+      // The epochs were just read under the same write lock: the consume checks against them.
+      const outcome = yield* consumeSteps(q, db, req, current);
       // One append for the decision's and the consume's entries: one head read, one head move.
       yield* appendEntries(q, db, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, auditSigner);
       return { recorded: true, outcome };
@@ -655,9 +692,12 @@ function* invalidate(db: Db, auth: AuthorityRow, req: ConsumeRequest, refusal: C
   return { ...refusal, invalidated: auth.authority_id };
 }
 
-/** The consume's checks and its conditional UPDATE (enforce MUSTs 3–5), inside the caller's transaction. */
-function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest): Program<ConsumeOutcome> {
-  const epochs = yield* first(q.epochs({}));
+/**
+ * The consume's checks and its conditional UPDATE (enforce MUSTs 3–5), inside the caller's
+ * transaction; `read`: the epochs that transaction read already.
+ */
+function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest, read?: PolicyState): Program<ConsumeOutcome> {
+  const epochs = read ?? (yield* first(q.epochs({})));
   // MUST 5: an epoch we cannot read is uncertain → never allow.
   if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
   const auth = yield* first(q.authorityOfAct({ act: req.candidate_act_id }));
@@ -722,8 +762,8 @@ function* appendEntries(
   if (!head) throw new Error('gate_audit_head row is missing');
   if (events.length === 0) return head;
   const entries = chainEntries(head, events, now);
-  // One prepared INSERT per entry (a decision appends one or two): no per-call query compilation.
-  for (const e of entries) yield q.auditEntry(e);
+  // One prepared multi-row INSERT: no per-call query compilation, one statement however many entries.
+  yield q.auditEntries(entries);
   const last = entries[entries.length - 1]!;
   yield q.moveHead(last);
   if (signer && checkpointDue(head.seq, last.seq, signer.every))
