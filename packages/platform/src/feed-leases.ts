@@ -10,8 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type FeedRecorder, nextSyncDelayMs, type PropertyDescription } from '@vrpkit/node';
-import { type Kysely, sql } from 'kysely';
-import type { PlatformDatabase } from './store/schema.js';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { PlatformDatabase, TenantFeedTable } from './store/schema.js';
 import { bump, type PlatformStore } from './tenants.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -133,28 +133,8 @@ export function leasedRecorder(
       ranges: { start_date: string; end_date: string; note: string | null }[],
       now: number,
     ) {
-      const nextDueAt = iso(now + nextSyncDelayMs(0, intervalMs, random));
-      await store.db.transaction().execute(async (tx) => {
-        const r = await tx
-          .updateTable('platform_tenant_feed')
-          .set({
-            last_attempt_at: iso(now),
-            last_success_at: iso(now),
-            last_error: null,
-            event_count: ranges.length,
-            failures: 0,
-            next_due_at: nextDueAt,
-            lease_owner: null,
-            lease_until: null,
-          })
-          .where('domain', '=', f.domain)
-          .where('name', '=', name)
-          .where('lease_owner', '=', owner)
-          .executeTakeFirst();
-        if (Number(r.numUpdatedRows) === 0) {
-          rec.lost = true;
-          return;
-        }
+      const set = { last_success_at: iso(now), last_error: null, event_count: ranges.length, failures: 0 };
+      await fenced(name, now, set, nextSyncDelayMs(0, intervalMs, random), async (tx) => {
         await tx.deleteFrom('platform_tenant_block').where('domain', '=', f.domain).where('feed_name', '=', name).execute();
         for (let i = 0; i < ranges.length; i += 500)
           await tx
@@ -173,36 +153,43 @@ export function leasedRecorder(
               })),
             )
             .execute();
-        await bump(tx, f.domain, now);
       });
-      if (!rec.lost) rec.nextDueAt = nextDueAt;
     },
     async recordFeedFailure(name: string, error: string, now: number) {
-      const nextDueAt = iso(now + nextSyncDelayMs(f.failures + 1, intervalMs, random));
-      await store.db.transaction().execute(async (tx) => {
-        const r = await tx
-          .updateTable('platform_tenant_feed')
-          .set({
-            last_attempt_at: iso(now),
-            last_error: error,
-            failures: f.failures + 1,
-            next_due_at: nextDueAt,
-            lease_owner: null,
-            lease_until: null,
-          })
-          .where('domain', '=', f.domain)
-          .where('name', '=', name)
-          .where('lease_owner', '=', owner)
-          .executeTakeFirst();
-        if (Number(r.numUpdatedRows) === 0) {
-          rec.lost = true;
-          return;
-        }
-        await bump(tx, f.domain, now);
-      });
-      if (!rec.lost) rec.nextDueAt = nextDueAt;
+      const set = { last_error: error, failures: f.failures + 1 };
+      await fenced(name, now, set, nextSyncDelayMs(f.failures + 1, intervalMs, random), async () => {});
     },
   };
+  /**
+   * One result, fenced by the lease: the feed row is updated (attempt time, next due time, lease
+   * released) only while this worker still holds it; then `more` and the revision bump, all in one
+   * transaction. A lost lease writes nothing.
+   */
+  async function fenced(
+    name: string,
+    now: number,
+    set: Partial<Pick<TenantFeedTable, 'last_success_at' | 'last_error' | 'event_count' | 'failures'>>,
+    delayMs: number,
+    more: (tx: Transaction<PlatformDatabase>) => Promise<void>,
+  ): Promise<void> {
+    const nextDueAt = iso(now + delayMs);
+    await store.db.transaction().execute(async (tx) => {
+      const r = await tx
+        .updateTable('platform_tenant_feed')
+        .set({ ...set, last_attempt_at: iso(now), next_due_at: nextDueAt, lease_owner: null, lease_until: null })
+        .where('domain', '=', f.domain)
+        .where('name', '=', name)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) {
+        rec.lost = true;
+        return;
+      }
+      await more(tx);
+      await bump(tx, f.domain, now);
+    });
+    if (!rec.lost) rec.nextDueAt = nextDueAt;
+  }
   return rec;
 }
 
