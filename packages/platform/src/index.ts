@@ -6,6 +6,7 @@
 export { type CertificateSource, type CertificateStore, openCertificateStore } from './certificates.js';
 export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } from './cluster.js';
 export { PlatformError } from './errors.js';
+export { isRefusedFeedAddress, PublicFeedAgent } from './feed-address.js';
 export { syncLagSeconds } from './feed-leases.js';
 export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';
 export {
