@@ -53,4 +53,11 @@ export {
   startSyncWorker,
 } from './sync-worker.js';
 export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';
-export { type NewTenant, PlatformStore, type TenantDetail, type TenantSnapshot, type TenantSummary } from './tenants.js';
+export {
+  type NewTenant,
+  PlatformStore,
+  type TenantDetail,
+  type TenantFeedStatus,
+  type TenantSnapshot,
+  type TenantSummary,
+} from './tenants.js';
