@@ -99,28 +99,39 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * and the socket connects to what was checked. Any refused address refuses the whole name (a
  * name with one private address is not fetched, whichever address the connection would pick).
  */
-export const publicOnlyLookup: LookupFunction = (hostname: string, options: LookupOptions, callback: LookupCallback) => {
-  const all: LookupAllOptions = { ...options, all: true };
-  lookup(hostname, all, (err, addresses) => {
-    if (err) return callback(err, []);
-    if (addresses.length === 0 || addresses.some((a) => isRefusedFeedAddress(a.address))) return callback(addressRefused(hostname), []);
-    if (options.all) return callback(null, addresses);
-    const [first] = addresses as [LookupAddress];
-    callback(null, first.address, first.family);
-  });
-};
+function checkedLookup(isRefused: (address: string) => boolean): LookupFunction {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback) => {
+    const all: LookupAllOptions = { ...options, all: true };
+    lookup(hostname, all, (err, addresses) => {
+      if (err) return callback(err, []);
+      if (addresses.length === 0 || addresses.some((a) => isRefused(a.address))) return callback(addressRefused(hostname), []);
+      if (options.all) return callback(null, addresses);
+      const [first] = addresses as [LookupAddress];
+      callback(null, first.address, first.family);
+    });
+  };
+}
 
 /**
  * An https agent whose connections go to public addresses only: a literal address in the URL is
- * checked here (the socket does no lookup for it), a name is checked by `publicOnlyLookup`.
- * The refusal reaches the request as its error (`feed_address_refused`), so the feed's sync
- * fails and is recorded like any other failure.
+ * checked here (the socket does no lookup for it), a name by the socket's lookup. The refusal
+ * reaches the request as its error (`feed_address_refused`), so the feed's sync fails and is
+ * recorded like any other failure. `isRefused` is the policy (default `isRefusedFeedAddress`).
  */
 export class PublicFeedAgent extends Agent {
+  private readonly isRefused: (address: string) => boolean;
+  private readonly checked: LookupFunction;
+
+  constructor(o: { isRefused?: (address: string) => boolean } = {}) {
+    super();
+    this.isRefused = o.isRefused ?? isRefusedFeedAddress;
+    this.checked = checkedLookup(this.isRefused);
+  }
+
   override createConnection(options: RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
     const host = options.host ?? options.hostname ?? '';
-    if (isIP(host) === 0) return super.createConnection({ ...options, lookup: publicOnlyLookup }, callback);
-    if (!isRefusedFeedAddress(host)) return super.createConnection(options, callback);
+    if (isIP(host) === 0) return super.createConnection({ ...options, lookup: this.checked }, callback);
+    if (!this.isRefused(host)) return super.createConnection(options, callback);
     callback?.(addressRefused(host), undefined as unknown as Duplex);
     return undefined;
   }

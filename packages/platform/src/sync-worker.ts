@@ -43,6 +43,8 @@ export interface SyncLogEntry {
   outcome: FeedSyncOutcome;
   ranges?: number;
   error?: { code: string; message: string };
+  /** Whether the result bumped the tenant's revision (serving processes reload it; its cached offers are dropped). */
+  revision_bumped?: boolean;
   next_due_at?: string | null;
   latency_ms: number;
 }
@@ -176,6 +178,7 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
           ...base,
           outcome: rec.lost ? 'lease_lost' : r.ok ? 'ok' : 'failed',
           ...(r.ok ? { ranges: r.ranges } : { error: r.error }),
+          revision_bumped: rec.bumped,
           next_due_at: rec.nextDueAt,
         };
       }

@@ -16,10 +16,11 @@ import { request as httpGet } from 'node:http';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createDevCa, issueServerCertificate, type PemKeyPair, sampleProperty } from '@vrpkit/node';
+import { createDevCa, type FeedRecorder, issueServerCertificate, type PemKeyPair, sampleProperty, syncFeed } from '@vrpkit/node';
 import {
   openTenantNode,
   PlatformStore,
+  PublicFeedAgent,
   type ServedPlatform,
   type SyncLogEntry,
   SyncMetrics,
@@ -347,8 +348,10 @@ describe('feed address policy: feeds are fetched from public addresses only, unl
       await Promise.all([LITERAL, NAMED, REDIRECTED].map(async (d) => [d, (await store.showTenant(d)).feeds[0]!.last_error_code])),
     );
 
+  const dbUrl = sqliteUrl(tmp, 'policy');
+
   beforeAll(async () => {
-    store = await openInitialised(sqliteUrl(tmp, 'policy'), master, { clock });
+    store = await openInitialised(dbUrl, master, { clock });
     await store.addTenants(
       master,
       [LITERAL, NAMED, REDIRECTED, NO_FEED].map((domain) => ({ domain, property: sampleProperty(NOW) })),
@@ -386,6 +389,48 @@ describe('feed address policy: feeds are fetched from public addresses only, unl
     expect((await tenantOffer(store, NO_FEED)).availability.available).toBe(true);
   });
 
+  it("the policy's agent connects to the address it checked: a feed on an address the policy allows is fetched, over the feed CA", async () => {
+    // A policy allowing loopback only: the real server on 127.0.0.1 stands for a public host, 127.0.0.2 for a refused one.
+    const agent = new PublicFeedAgent({ isRefused: (a) => a !== '127.0.0.1' && a !== '::1' });
+    const recorded: string[] = [];
+    const recorder: FeedRecorder = {
+      recordFeedSuccess: async (_property, name, ranges) => void recorded.push(`${name} ok ${ranges.length}`),
+      recordFeedFailure: async (name, error) => void recorded.push(`${name} ${error.split(':', 1)[0]}`),
+    };
+    const sync = (name: string, url: string) =>
+      syncFeed(recorder, sampleProperty(NOW), { name, url, file: null }, NOW, { agent, ca: ca(), timeoutMs: 5000 });
+    try {
+      await sync('literal', okHost.url('/policy/agent-literal.ics'));
+      await sync('named', okHost.url('/policy/agent-named.ics').replace('127.0.0.1', 'localhost'));
+      await sync('other', okHost.url('/policy/agent-other.ics').replace('127.0.0.1', '127.0.0.2'));
+    } finally {
+      agent.destroy();
+    }
+    expect(recorded).toEqual(['literal ok 1', 'named ok 1', 'other feed_address_refused']);
+    expect(['literal', 'named', 'other'].map((p) => okHost.counts.get(`/policy/agent-${p}.ics`))).toEqual([1, 1, undefined]);
+  });
+
+  it('the command refuses them too without --allow-private-feeds (exit 1, the code in its log)', async () => {
+    // The command runs on the real clock: the feeds, backed off on the test clock, are made due again.
+    await store.db
+      .updateTable('platform_tenant_feed')
+      .set({ next_due_at: new Date(0).toISOString() })
+      .execute();
+    const r = await runVrpInProcess(['platform', 'sync-worker', '--database-url', dbUrl, '--feed-ca', caFile, '--once', '--json']);
+    expect(r.code).toBe(1);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; outcome?: string; error?: { code: string }; allow_private_feeds?: boolean });
+    expect(events[0]).toMatchObject({ event: 'started', allow_private_feeds: false });
+    expect(events.filter((e) => e.event === 'feed_sync').map((e) => e.error?.code)).toEqual([
+      'feed_address_refused',
+      'feed_address_refused',
+      'feed_address_refused',
+    ]);
+    expect(r.stderr).not.toContain('--allow-private-feeds');
+  });
+
   it('with allowPrivateFeeds the same feeds are fetched; a redirect is still not followed (to any address)', async () => {
     clock.advance(16 * 60_000); // past the first retry of the backoff
     const worker = startSyncWorker({ store, once: true, allowPrivateFeeds: true, ca: ca() });
@@ -405,10 +450,11 @@ describe("a sync bumps the tenant's revision only when what its offers read chan
   const PATH = '/steady/feed.ics';
   const ca = () => [readFileSync(caFile, 'utf8')];
   const revision = async () => (await store.tenantHead(T))!.revision;
+  const logs: SyncLogEntry[] = [];
   /** Let the feed fall due (the interval is 15 min, jittered down) and sync it once. */
   const syncAfter = async (minutes: number) => {
     clock.advance(minutes * 60_000);
-    return startSyncWorker({ store, once: true, allowPrivateFeeds: true, ca: ca() }).done;
+    return startSyncWorker({ store, once: true, allowPrivateFeeds: true, ca: ca(), log: (e) => logs.push(e) }).done;
   };
   /** Opened once, as a serving process holds a tenant: it reloads the tenant only when its revision moves. */
   let node: TenantNode;
@@ -452,6 +498,7 @@ describe("a sync bumps the tenant's revision only when what its offers read chan
     expect(await syncAfter(16)).toMatchObject({ ok: 1 });
     expect(await revision()).toBe(first + 1);
     expect((await offerOf(node, 50, 52)).availability).toMatchObject({ available: false, reason: 'not_available' });
+    expect(logs.map((l) => l.revision_bumped)).toEqual([true, false, false, true]);
   });
 
   it('a feed that keeps syncing unchanged stays quoteable past the calendar age: its success is republished at half of it', async () => {
