@@ -5,8 +5,8 @@
  * `FOR UPDATE SKIP LOCKED` (two claimers never wait on or take the same row), on SQLite the claim
  * runs under `BEGIN IMMEDIATE` (the write lock is taken before the due rows are read). Every
  * result is written only while the lease is still the worker's (fencing: the feed row is read
- * and written under the same lock), so a worker whose lease expired and was taken over writes nothing. A killed worker's leases simply expire and
- * the feeds are due for any worker again.
+ * and written under the same lock), so a worker whose lease expired and was taken over writes
+ * nothing. A killed worker's leases simply expire and the feeds are due for any worker again.
  */
 import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '@vrpkit/core';
@@ -112,7 +112,7 @@ export async function releaseFeed(store: PlatformStore, owner: string, f: Pick<C
 
 /** The digest of a feed's imported blocks, in a stable order (a feed listing the same events in another order is unchanged). */
 function blocksDigest(propertyId: string, ranges: readonly { start_date: string; end_date: string; note: string | null }[]): string {
-  const rows = ranges.map((b) => [b.start_date, b.end_date, b.note]).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  const rows = ranges.map((b) => JSON.stringify([b.start_date, b.end_date, b.note])).sort();
   return sha256Hex(JSON.stringify([propertyId, rows]));
 }
 

@@ -45,6 +45,8 @@ export interface TenantFeedStatus {
   url: string;
   state: 'fresh' | 'stale' | 'failed';
   last_success_at: string | null;
+  /** When the feed turns stale unless it succeeds again first (its last success plus the calendar age); null before a first success. */
+  stale_at: string | null;
   last_attempt_at: string | null;
   /** The stable code of the last sync's error (`feed_http_error`, `feed_address_refused`, …), null after a success. */
   last_error_code: string | null;
@@ -232,6 +234,7 @@ export class PlatformStore {
         url: f.url ? feedUrlForMessages(f.url) : '',
         state: f.last_error !== null ? 'failed' : f.last_success_at === null || f.last_success_at < cutoff ? 'stale' : 'fresh',
         last_success_at: f.last_success_at,
+        stale_at: f.last_success_at === null ? null : iso(Date.parse(f.last_success_at) + maxAgeMs),
         last_attempt_at: f.last_attempt_at,
         // Recorded as `code: message` (syncFeed).
         last_error_code: f.last_error === null ? null : f.last_error.split(':', 1)[0]!,

@@ -526,9 +526,9 @@ describe("a sync bumps the tenant's revision only when what its offers read chan
       ...failed,
       calendar_freshness: { ...failed.calendar_freshness, stale_sources: ['other-channel'] },
     });
-    expect(await store.showTenant(T)).toMatchObject({
-      feeds: [{ name: 'other-channel', state: 'failed', last_error_code: 'feed_http_error', failures: 2 }],
-    });
+    const [shown] = (await store.showTenant(T)).feeds;
+    expect(shown).toMatchObject({ name: 'other-channel', state: 'failed', last_error_code: 'feed_http_error', failures: 2 });
+    expect(Date.parse(shown!.stale_at!)).toBe(Date.parse(shown!.last_success_at!) + 180 * 60_000);
 
     okHost.answers.set(PATH, { status: 200, body: changedIcs });
     expect(await syncAfter(16)).toMatchObject({ ok: 1 });

@@ -466,7 +466,8 @@ export function registerPlatformCommands(program: Command): void {
         for (const k of t.keys) process.stdout.write(`  key ${k.kid} ${k.status} created ${k.created_at}\n`);
         for (const f of t.feeds)
           process.stdout.write(
-            `  feed ${f.name} ${f.state} ${f.url}\n    last success ${f.last_success_at ?? 'never'}, last error ${f.last_error_code ?? 'none'}` +
+            `  feed ${f.name} ${f.state} ${f.url}\n    last success ${f.last_success_at ?? 'never'}` +
+              `${f.stale_at ? ` (stale from ${f.stale_at})` : ''}, last error ${f.last_error_code ?? 'none'}` +
               `${f.failures > 0 ? ` (${f.failures} in a row)` : ''}, next due ${f.next_due_at}\n`,
           );
       }
