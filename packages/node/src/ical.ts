@@ -6,7 +6,7 @@
  * and every offer non-quoteable until a later sync succeeds (fail closed).
  */
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { type Agent, request } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { sha256Hex } from '@vrpkit/core';
 import ICAL from 'ical.js';
@@ -22,6 +22,8 @@ export interface FeedFetchOptions {
   timeoutMs?: number;
   /** Largest feed accepted. Default 5 MiB. */
   maxBytes?: number;
+  /** The https agent connections are made through (the platform's restricts the addresses a feed may reach). */
+  agent?: Agent;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -50,6 +52,7 @@ export function fetchFeed(url: string, o: FeedFetchOptions = {}): Promise<string
       headers: { accept: 'text/calendar, */*;q=0.5', 'user-agent': 'vrpkit-node calendar sync' },
       // Extra CAs are added to the system roots, never substituted for them.
       ...(o.ca ? { ca: [...rootCertificates, ...o.ca] } : {}),
+      ...(o.agent ? { agent: o.agent } : {}),
     });
     const timer = setTimeout(
       () => req.destroy(new NodeError('feed_timeout', `no complete answer within ${o.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`)),

@@ -4,13 +4,14 @@
  * lease (`lease_owner`, `lease_until`) on them: on PostgreSQL the due rows are selected
  * `FOR UPDATE SKIP LOCKED` (two claimers never wait on or take the same row), on SQLite the claim
  * runs under `BEGIN IMMEDIATE` (the write lock is taken before the due rows are read). Every
- * result is written only while the lease is still the worker's (fencing), so a worker whose
- * lease expired and was taken over writes nothing. A killed worker's leases simply expire and
- * the feeds are due for any worker again.
+ * result is written only while the lease is still the worker's (fencing: the feed row is read
+ * and written under the same lock), so a worker whose lease expired and was taken over writes
+ * nothing. A killed worker's leases simply expire and the feeds are due for any worker again.
  */
 import { randomBytes } from 'node:crypto';
+import { sha256Hex } from '@vrpkit/core';
 import { type FeedRecorder, nextSyncDelayMs, type PropertyDescription } from '@vrpkit/node';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { PlatformDatabase, TenantFeedTable } from './store/schema.js';
 import { bump, type PlatformStore } from './tenants.js';
 
@@ -25,11 +26,11 @@ export interface ClaimedFeed {
   failures: number;
   /** Epoch ms the lease ends. */
   leaseUntil: number;
-  property: Pick<PropertyDescription, 'property_id' | 'time_zone' | 'booking_horizon_days' | 'max_nights'>;
+  property: Pick<PropertyDescription, 'property_id' | 'time_zone' | 'booking_horizon_days' | 'max_nights' | 'calendar_max_age_minutes'>;
 }
 
 /** Run `fn` as one write transaction that holds the write lock from its first read (see the module comment). */
-async function claimTransaction<T>(store: PlatformStore, fn: (db: Kysely<PlatformDatabase>) => Promise<T>): Promise<T> {
+async function writeTransaction<T>(store: PlatformStore, fn: (db: Kysely<PlatformDatabase>) => Promise<T>): Promise<T> {
   if (store.target.kind === 'postgres') return store.db.transaction().execute(fn);
   return store.db.connection().execute(async (c) => {
     await sql`begin immediate`.execute(c);
@@ -61,7 +62,7 @@ function dueFeeds(db: Kysely<PlatformDatabase>, now: string) {
 export async function claimDueFeeds(store: PlatformStore, owner: string, limit: number, leaseMs: number): Promise<ClaimedFeed[]> {
   const now = store.clock.now();
   const leaseUntil = now + leaseMs;
-  const rows = await claimTransaction(store, async (db) => {
+  const rows = await writeTransaction(store, async (db) => {
     let q = dueFeeds(db, iso(now))
       // The lease is free: none, or expired (its worker died or stalled).
       .where((eb) => eb.or([eb('f.lease_until', 'is', null), eb('f.lease_until', '<=', iso(now))]))
@@ -109,13 +110,35 @@ export async function releaseFeed(store: PlatformStore, owner: string, f: Pick<C
     .execute();
 }
 
+/** The digest of a feed's imported blocks, in a stable order (a feed listing the same events in another order is unchanged). */
+function blocksDigest(propertyId: string, ranges: readonly { start_date: string; end_date: string; note: string | null }[]): string {
+  const rows = ranges.map((b) => JSON.stringify([b.start_date, b.end_date, b.note])).sort();
+  return sha256Hex(JSON.stringify([propertyId, rows]));
+}
+
+/** What a result changes on the feed row, and whether serving processes must see it (a revision bump). */
+type FeedUpdate = {
+  set: Partial<
+    Pick<TenantFeedTable, 'last_success_at' | 'last_error' | 'event_count' | 'failures' | 'blocks_digest' | 'published_success_at'>
+  >;
+  bump: boolean;
+};
+type FeedBefore = Pick<TenantFeedTable, 'last_error' | 'blocks_digest' | 'published_success_at'>;
+
 /**
- * Where `syncFeed` writes one claimed feed's result, under the lease: a success replaces the feed's
- * blocks, records the success and bumps the tenant's revision in one transaction (every serving
- * process sees it at its next request, and its offer cache, keyed on the revision, moves on); a
- * failure keeps the blocks, records the error (the tenant's calendar is unsafe, Core VRP v0.1 §7
- * `calendar_stale`) and bumps the revision too. Either schedules the next sync with the node's
- * backoff (`nextSyncDelayMs`). `lost` tells that the lease was no longer this worker's: nothing was written.
+ * Where `syncFeed` writes one claimed feed's result, under the lease. Every result records the
+ * attempt and schedules the next sync with the node's backoff (`nextSyncDelayMs`); a success
+ * records its time, a failure its error. The tenant's revision (which every serving process
+ * reloads on, and its offer cache is keyed on) is bumped only when what those processes read
+ * changed, so an unchanged feed does not empty the tenant's offer cache every cycle:
+ * - the imported blocks changed (their digest differs): they are replaced, in the same transaction;
+ * - the calendar turned unsafe (the first failure in a row, Core VRP v0.1 §7 `calendar_stale`)
+ *   or safe again (the first success after failures);
+ * - half the tenant's calendar age has passed since the success serving processes hold: they
+ *   judge staleness by the revision they loaded, so a later success is republished before that
+ *   one would turn their calendar stale. Staleness itself needs no write: an offer is cached only
+ *   until its freshness changes by time (`calendarFreshnessChangesAt`).
+ * `lost` tells that the lease was no longer this worker's: nothing was written.
  */
 export function leasedRecorder(
   store: PlatformStore,
@@ -123,9 +146,11 @@ export function leasedRecorder(
   f: ClaimedFeed,
   intervalMs: number,
   random?: () => number,
-): FeedRecorder & { lost: boolean; nextDueAt: string | null } {
+): FeedRecorder & { lost: boolean; bumped: boolean; nextDueAt: string | null } {
+  const republishAfterMs = (f.property.calendar_max_age_minutes * 60_000) / 2;
   const rec = {
     lost: false,
+    bumped: false,
     nextDueAt: null as string | null,
     async recordFeedSuccess(
       propertyId: string,
@@ -133,60 +158,91 @@ export function leasedRecorder(
       ranges: { start_date: string; end_date: string; note: string | null }[],
       now: number,
     ) {
-      const set = { last_success_at: iso(now), last_error: null, event_count: ranges.length, failures: 0 };
-      await fenced(name, now, set, nextSyncDelayMs(0, intervalMs, random), async (tx) => {
-        await tx.deleteFrom('platform_tenant_block').where('domain', '=', f.domain).where('feed_name', '=', name).execute();
-        for (let i = 0; i < ranges.length; i += 500)
-          await tx
-            .insertInto('platform_tenant_block')
-            .values(
-              ranges.slice(i, i + 500).map((b) => ({
-                id: randomBytes(9).toString('base64url'),
-                domain: f.domain,
-                property_id: propertyId,
-                start_date: b.start_date,
-                end_date: b.end_date,
-                kind: 'import' as const,
-                feed_name: name,
-                note: b.note,
-                created_at: iso(now),
-              })),
-            )
-            .execute();
+      const digest = blocksDigest(propertyId, ranges);
+      await fenced(name, now, nextSyncDelayMs(0, intervalMs, random), async (tx, before) => {
+        const changed = before.blocks_digest !== digest;
+        const bump =
+          changed ||
+          before.last_error !== null ||
+          before.published_success_at === null ||
+          now - Date.parse(before.published_success_at) >= republishAfterMs;
+        if (changed) await replaceBlocks(tx, propertyId, name, ranges, now);
+        const set = { last_success_at: iso(now), last_error: null, event_count: ranges.length, failures: 0, blocks_digest: digest };
+        return { set: bump ? { ...set, published_success_at: iso(now) } : set, bump };
       });
     },
     async recordFeedFailure(name: string, error: string, now: number) {
-      const set = { last_error: error, failures: f.failures + 1 };
-      await fenced(name, now, set, nextSyncDelayMs(f.failures + 1, intervalMs, random), async () => {});
+      await fenced(name, now, nextSyncDelayMs(f.failures + 1, intervalMs, random), async (_tx, before) => ({
+        set: { last_error: error, failures: f.failures + 1 },
+        // Only the first failure in a row changes what is served (the calendar turns unsafe); a repeated one does not.
+        bump: before.last_error === null,
+      }));
     },
   };
+
+  async function replaceBlocks(
+    tx: Kysely<PlatformDatabase>,
+    propertyId: string,
+    name: string,
+    ranges: { start_date: string; end_date: string; note: string | null }[],
+    now: number,
+  ): Promise<void> {
+    await tx.deleteFrom('platform_tenant_block').where('domain', '=', f.domain).where('feed_name', '=', name).execute();
+    for (let i = 0; i < ranges.length; i += 500)
+      await tx
+        .insertInto('platform_tenant_block')
+        .values(
+          ranges.slice(i, i + 500).map((b) => ({
+            id: randomBytes(9).toString('base64url'),
+            domain: f.domain,
+            property_id: propertyId,
+            start_date: b.start_date,
+            end_date: b.end_date,
+            kind: 'import' as const,
+            feed_name: name,
+            note: b.note,
+            created_at: iso(now),
+          })),
+        )
+        .execute();
+  }
+
   /**
-   * One result, fenced by the lease: the feed row is updated (attempt time, next due time, lease
-   * released) only while this worker still holds it; then `more` and the revision bump, all in one
-   * transaction. A lost lease writes nothing.
+   * One result, fenced by the lease, in one transaction: the feed row as it was (read only while
+   * this worker holds the lease), then `update` (its writes and what it sets), the row updated
+   * (attempt time, next due time, lease released) and, when `update` says so, the revision bump.
+   * A lost lease writes nothing.
    */
   async function fenced(
     name: string,
     now: number,
-    set: Partial<Pick<TenantFeedTable, 'last_success_at' | 'last_error' | 'event_count' | 'failures'>>,
     delayMs: number,
-    more: (tx: Transaction<PlatformDatabase>) => Promise<void>,
+    update: (tx: Kysely<PlatformDatabase>, before: FeedBefore) => Promise<FeedUpdate>,
   ): Promise<void> {
     const nextDueAt = iso(now + delayMs);
-    await store.db.transaction().execute(async (tx) => {
-      const r = await tx
+    await writeTransaction(store, async (tx) => {
+      // Read under the write lock (the row locked on PostgreSQL, the database on SQLite): the lease cannot move before the update.
+      let q = tx
+        .selectFrom('platform_tenant_feed')
+        .select(['last_error', 'blocks_digest', 'published_success_at'])
+        .where('domain', '=', f.domain)
+        .where('name', '=', name)
+        .where('lease_owner', '=', owner);
+      if (store.target.kind === 'postgres') q = q.forUpdate();
+      const before = await q.executeTakeFirst();
+      if (!before) {
+        rec.lost = true;
+        return;
+      }
+      const { set, bump: mustBump } = await update(tx, before);
+      await tx
         .updateTable('platform_tenant_feed')
         .set({ ...set, last_attempt_at: iso(now), next_due_at: nextDueAt, lease_owner: null, lease_until: null })
         .where('domain', '=', f.domain)
         .where('name', '=', name)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) === 0) {
-        rec.lost = true;
-        return;
-      }
-      await more(tx);
-      await bump(tx, f.domain, now);
+        .execute();
+      if (mustBump) await bump(tx, f.domain, now);
+      rec.bumped = mustBump;
     });
     if (!rec.lost) rec.nextDueAt = nextDueAt;
   }

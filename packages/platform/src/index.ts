@@ -6,6 +6,7 @@
 export { type CertificateSource, type CertificateStore, openCertificateStore } from './certificates.js';
 export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } from './cluster.js';
 export { PlatformError } from './errors.js';
+export { isRefusedFeedAddress, PublicFeedAgent } from './feed-address.js';
 export { syncLagSeconds } from './feed-leases.js';
 export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';
 export {
@@ -52,4 +53,11 @@ export {
   startSyncWorker,
 } from './sync-worker.js';
 export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';
-export { type NewTenant, PlatformStore, type TenantDetail, type TenantSnapshot, type TenantSummary } from './tenants.js';
+export {
+  type NewTenant,
+  PlatformStore,
+  type TenantDetail,
+  type TenantFeedStatus,
+  type TenantSnapshot,
+  type TenantSummary,
+} from './tenants.js';

@@ -8,11 +8,15 @@
  *
  * Politeness: at most `perHost` fetches run at once per remote host name in THIS worker (workers
  * do not coordinate it: W workers make at most W × perHost concurrent requests to one host).
+ *
+ * Feed URLs are tenant input: a feed is fetched from public addresses only (feed-address.ts),
+ * unless the operator opts out with `allowPrivateFeeds` (`--allow-private-feeds`).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DEFAULT_SYNC_INTERVAL_MS, feedUrlForMessages, syncFeed } from '@vrpkit/node';
 import { PlatformError } from './errors.js';
+import { PublicFeedAgent } from './feed-address.js';
 import { type ClaimedFeed, claimDueFeeds, leasedRecorder, releaseFeed } from './feed-leases.js';
 import type { SyncMetrics } from './metrics.js';
 import type { PlatformStore } from './tenants.js';
@@ -39,6 +43,8 @@ export interface SyncLogEntry {
   outcome: FeedSyncOutcome;
   ranges?: number;
   error?: { code: string; message: string };
+  /** Whether the result bumped the tenant's revision (serving processes reload it; its cached offers are dropped). */
+  revision_bumped?: boolean;
   next_due_at?: string | null;
   latency_ms: number;
 }
@@ -57,6 +63,12 @@ export interface SyncWorkerOptions {
   once?: boolean;
   /** Extra trusted CA certificates (PEM) for https feeds, beside the system roots. */
   ca?: string[];
+  /**
+   * Fetch feeds from loopback, private and link-local addresses too (`--allow-private-feeds`):
+   * for an operator whose tenants' feeds are all trusted, and for tests with feed servers on
+   * 127.0.0.1. Off by default: a tenant's feed URL must not reach the operator's own network.
+   */
+  allowPrivateFeeds?: boolean;
   /** This worker's lease owner id (default: host name, pid and a random suffix). */
   owner?: string;
   metrics?: SyncMetrics;
@@ -124,6 +136,8 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
   const owner = o.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const { store } = o;
   const hosts = keyedLimit(perHost);
+  // One agent for the worker's fetches (no keep-alive: a feed is fetched once an interval).
+  const agent = o.allowPrivateFeeds ? undefined : new PublicFeedAgent();
   const totals: SyncTotals = { ok: 0, failed: 0, lease_lost: 0, released: 0 };
   let inFlight = 0;
   let stopped = false;
@@ -158,11 +172,13 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
         const r = await syncFeed(rec, f.property, { name: f.name, url: f.url, file: null }, store.clock.now(), {
           timeoutMs,
           ...(o.ca ? { ca: o.ca } : {}),
+          ...(agent ? { agent } : {}),
         });
         entry = {
           ...base,
           outcome: rec.lost ? 'lease_lost' : r.ok ? 'ok' : 'failed',
           ...(r.ok ? { ranges: r.ranges } : { error: r.error }),
+          revision_bumped: rec.bumped,
           next_due_at: rec.nextDueAt,
         };
       }
@@ -201,6 +217,7 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
       await nap(POLL_MS);
     }
     while (inFlight > 0) await nap(POLL_MS);
+    agent?.destroy();
     return totals;
   };
   const done = loop();

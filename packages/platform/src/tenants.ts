@@ -10,6 +10,7 @@ import {
   assertFeedName,
   assertFeedUrl,
   assertUrlOnDomain,
+  feedUrlForMessages,
   type PropertyDescription,
   type SigningKeyRecord,
   type StoreSnapshot,
@@ -33,9 +34,32 @@ export interface TenantSummary {
   updated_at: string;
 }
 
+/**
+ * One calendar feed as an operator sees it: its URL as logs show it (origin and digest; its path
+ * and query may hold a token), its sync history and its state by the node's freshness rule
+ * (Core VRP v0.1 §7): `failed` (last sync failed), `stale` (no success within the tenant's
+ * calendar age, or none yet) or `fresh`. Any feed not fresh makes the tenant's offers non-quoteable.
+ */
+export interface TenantFeedStatus {
+  name: string;
+  url: string;
+  state: 'fresh' | 'stale' | 'failed';
+  last_success_at: string | null;
+  /** When the feed turns stale unless it succeeds again first (its last success plus the calendar age); null before a first success. */
+  stale_at: string | null;
+  last_attempt_at: string | null;
+  /** The stable code of the last sync's error (`feed_http_error`, `feed_address_refused`, …), null after a success. */
+  last_error_code: string | null;
+  /** Failed syncs in a row. */
+  failures: number;
+  next_due_at: string;
+  event_count: number;
+}
+
 export interface TenantDetail extends TenantSummary {
   node_id: string;
   keys: { kid: string; status: string; created_at: string; activates_at: string; retired_at: string | null; revoked_at: string | null }[];
+  feeds: TenantFeedStatus[];
 }
 
 /** One tenant's state as of its revision: the node snapshot plus the sealed private halves of its signing keys. */
@@ -198,7 +222,27 @@ export class PlatformStore {
       .orderBy('created_at')
       .orderBy('kid')
       .execute();
-    return { ...summaryOf(row), node_id: row.node_id, keys };
+    const feeds = await this.db.selectFrom('platform_tenant_feed').selectAll().where('domain', '=', domain).orderBy('name').execute();
+    const maxAgeMs = (JSON.parse(row.property) as PropertyDescription).calendar_max_age_minutes * 60_000;
+    const cutoff = iso(this.clock.now() - maxAgeMs);
+    return {
+      ...summaryOf(row),
+      node_id: row.node_id,
+      keys,
+      feeds: feeds.map((f) => ({
+        name: f.name,
+        url: f.url ? feedUrlForMessages(f.url) : '',
+        state: f.last_error !== null ? 'failed' : f.last_success_at === null || f.last_success_at < cutoff ? 'stale' : 'fresh',
+        last_success_at: f.last_success_at,
+        stale_at: f.last_success_at === null ? null : iso(Date.parse(f.last_success_at) + maxAgeMs),
+        last_attempt_at: f.last_attempt_at,
+        // Recorded as `code: message` (syncFeed).
+        last_error_code: f.last_error === null ? null : f.last_error.split(':', 1)[0]!,
+        failures: Number(f.failures),
+        next_due_at: f.next_due_at,
+        event_count: Number(f.event_count),
+      })),
+    };
   }
 
   /** Disable or re-enable a tenant: a disabled tenant is served by no process from its next request on. */
@@ -353,6 +397,36 @@ export class PlatformStore {
           .execute();
       }
       for (const d of domains) await bump(tx, d, this.clock.now());
+    });
+  }
+
+  /**
+   * Remove one feed of a tenant, named by its name or its URL, with the blocks it imported; its
+   * freshness no longer counts for the tenant's offers. A URL that names several feeds of the
+   * tenant is `ambiguous_feed` (remove by name). Errors never repeat the URL (it may hold a token).
+   */
+  async removeTenantFeed(domain: string, feed: string): Promise<{ name: string }> {
+    return this.db.transaction().execute(async (tx) => {
+      const tenant = await tx.selectFrom('platform_tenant').select('domain').where('domain', '=', domain).executeTakeFirst();
+      if (!tenant) throw unknownTenant(domain);
+      const matches = await tx
+        .selectFrom('platform_tenant_feed')
+        .select('name')
+        .where('domain', '=', domain)
+        .where((eb) => eb.or([eb('name', '=', feed), eb('url', '=', feed)]))
+        .execute();
+      // A name is matched first: a feed's name is unique within its tenant.
+      const named = matches.find((m) => m.name === feed);
+      if (!named && matches.length > 1)
+        throw new PlatformError('ambiguous_feed', `${domain} has ${matches.length} feeds with that URL; remove one by its name`, {
+          domain,
+        });
+      const target = named ?? matches[0];
+      if (!target) throw new PlatformError('unknown_feed', `${domain} has no feed with that name or URL`, { domain });
+      await tx.deleteFrom('platform_tenant_block').where('domain', '=', domain).where('feed_name', '=', target.name).execute();
+      await tx.deleteFrom('platform_tenant_feed').where('domain', '=', domain).where('name', '=', target.name).execute();
+      await bump(tx, domain, this.clock.now());
+      return { name: target.name };
     });
   }
 
@@ -529,7 +603,7 @@ export class PlatformStore {
 }
 
 /** Bump a tenant's revision in the transaction that changed it: every serving process reloads it at its next request. */
-export function bump(tx: Tx, domain: string, now: number) {
+export function bump(tx: Kysely<PlatformDatabase>, domain: string, now: number) {
   return tx
     .updateTable('platform_tenant')
     .set({ revision: sql<number>`revision + 1`, updated_at: iso(now) })

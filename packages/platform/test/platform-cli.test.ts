@@ -1,21 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { propertyDocument, sampleProperty } from '@vrpkit/node';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { testPgUrl } from '@vrpkit/testkit/pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { pgSchemaUrl, sqliteUrl, tempDir } from './helpers.js';
 
 const pgUrl = testPgUrl('platform cli', 'the PostgreSQL run of the tenants import');
-const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-cli-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('platform-cli');
 
-const targets: [string, string][] = [['sqlite', `sqlite:${join(tmp, 'platform.sqlite')}`]];
-if (pgUrl) {
-  const u = new URL(pgUrl);
-  u.searchParams.set('schema', `platcli_${Math.random().toString(36).slice(2, 10)}`);
-  targets.push(['postgres', u.toString()]);
-}
+const targets: [string, string][] = [['sqlite', sqliteUrl(tmp, 'platform')]];
+if (pgUrl) targets.push(['postgres', pgSchemaUrl(pgUrl, 'platcli')]);
 
 const TENANTS = 1000;
 const importDir = join(tmp, 'properties');
@@ -91,6 +86,37 @@ describe.each(targets)('vrp platform on %s', (_kind, url) => {
     expect((await runVrpInProcess(['platform', 'tenants', 'remove', 'solo.example', ...db])).code).toBe(0);
     const gone = await runVrpInProcess(['platform', 'tenants', 'show', 'solo.example', ...db]);
     expect(gone.stderr).toContain('error[unknown_tenant]');
+  });
+
+  it("shows a tenant's feeds (URLs redacted) and removes one by name or URL, with stable error codes", async () => {
+    const domain = 'villa-0001.example';
+    const url = 'https://calendar.example/export/basic.ics?token=s3cret';
+    const vrp = (...args: string[]) => runVrpInProcess(['platform', 'tenants', ...args, ...db]);
+    expect((await vrp('add-feed', domain, '--name', 'airbnb', '--url', url)).code).toBe(0);
+    expect((await vrp('add-feed', domain, '--name', 'vrbo', '--url', 'https://vrbo.example/1.ics')).code).toBe(0);
+
+    const json = await vrp('show', domain, '--json');
+    const shown = JSON.parse(json.stdout) as { feeds: Record<string, unknown>[] };
+    expect(shown.feeds.map((f) => [f.name, f.state, f.last_success_at, f.last_error_code, typeof f.next_due_at])).toEqual([
+      ['airbnb', 'stale', null, null, 'string'],
+      ['vrbo', 'stale', null, null, 'string'],
+    ]);
+    const text = await vrp('show', domain);
+    expect(text.stdout).toMatch(/feed airbnb stale https:\/\/calendar\.example\/… \(url sha256 [0-9a-f]{12}\)/);
+    expect(text.stdout).toContain('last success never, last error none, next due ');
+    expect(json.stdout + text.stdout).not.toContain('s3cret');
+
+    const unknown = await vrp('remove-feed', '--domain', domain, '--feed', 'https://calendar.example/other.ics?token=s3cret', '--json');
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ error: { code: 'unknown_feed' } });
+    expect(unknown.stdout).not.toContain('s3cret');
+    const noTenant = await vrp('remove-feed', '--domain', 'nobody.example', '--feed', 'vrbo');
+    expect(noTenant.stderr).toContain('error[unknown_tenant]');
+
+    const byUrl = await vrp('remove-feed', '--domain', domain, '--feed', url, '--json');
+    expect(JSON.parse(byUrl.stdout)).toEqual({ domain, feed: 'airbnb', removed: true });
+    expect((await vrp('remove-feed', '--domain', domain, '--feed', 'vrbo')).stdout).toBe(`removed feed vrbo from ${domain}\n`);
+    expect(JSON.parse((await vrp('show', domain, '--json')).stdout).feeds).toEqual([]);
   });
 
   it('rotates the master key: the old key is refused afterwards', async () => {

@@ -5,49 +5,35 @@
  * signed offers (Core VRP v0.1 §3: the JWKS is the key set the node signs with). Real SQLite,
  * real https.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sampleProperty } from '@vrpkit/node';
-import { generateMasterKeyText, PlatformStore, parseMasterKey, type ServedPlatform, servePlatform } from '@vrpkit/platform';
+import type { PlatformStore, ServedPlatform } from '@vrpkit/platform';
+import { servePlatform } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newMasterKey, openInitialised, sqliteUrl, tempDir, tenantGet } from './helpers.js';
 
-const master = parseMasterKey(generateMasterKeyText());
+const master = newMasterKey();
 const NOW = Date.now();
 const DOMAIN = 'readd.example';
-const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-readd-'));
+const tmp = tempDir('platform-readd');
 const d = (n: number) => new Date(NOW + n * 86_400_000).toISOString().slice(0, 10);
 const stayQuery = `check_in=${d(20)}&check_out=${d(23)}&guests=2`;
 
-function get(port: number, ca: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, servername: DOMAIN, ca, path, headers: { host: DOMAIN }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (port: number, ca: string, path: string) => tenantGet(port, ca, DOMAIN, path);
 
 describe('platform serve: a tenant removed and added again', () => {
   let store: PlatformStore;
   let served: ServedPlatform;
   let ca: string;
   beforeAll(async () => {
-    store = await PlatformStore.open(`sqlite:${join(tmp, 'p.sqlite')}`);
-    await store.init(master, 'platform.example');
+    store = await openInitialised(sqliteUrl(tmp, 'p'), master, { operatorDomain: 'platform.example' });
     served = await servePlatform({ store, masterKeys: [master], tls: { kind: 'dev', dir: join(tmp, 'dev-tls') } });
     ca = served.caPem!;
   });
   afterAll(async () => {
     await served?.close();
     await store?.close();
-    rmSync(tmp, { recursive: true, force: true });
   });
 
   it('serves the new tenant’s key, property and offers, not the removed one’s', async () => {

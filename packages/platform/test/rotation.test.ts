@@ -4,9 +4,7 @@
  * instances; no verification fails, every tenant ends with exactly one new active key, and a
  * revoked key leaves every serving instance's JWKS at its next request.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifyOffer } from '@vrpkit/agent';
 import { sampleProperty } from '@vrpkit/node';
@@ -15,6 +13,7 @@ import { JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { runVrp } from '@vrpkit/testkit/cli';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
 
 const pgUrl = testPgUrl('platform rotation', 'key rotation under load from two processes');
 const TENANTS = 100;
@@ -22,27 +21,12 @@ const domains = Array.from({ length: TENANTS }, (_, i) => `rot-${i}.example`);
 const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const query = `${OFFER_ENDPOINT_PATH}?check_in=${day(30)}&check_out=${day(32)}&guests=2`;
 
-function get(port: number, ca: string, domain: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, servername: domain, ca, path, headers: { host: domain } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (port: number, ca: string, domain: string, path: string) => tenantGet(port, ca, domain, path, { keepAlive: true });
 
 describe.skipIf(!pgUrl)('key rotation under load', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-rot-'));
+  const tmp = tempDir('platform-rot');
   const keyFile = join(tmp, 'master.key');
-  const url = (() => {
-    const u = new URL(pgUrl ?? 'postgres://unused');
-    u.searchParams.set('schema', `platrot_${Math.random().toString(36).slice(2, 10)}`);
-    return u.toString();
-  })();
+  const url = pgSchemaUrl(pgUrl ?? 'postgres://unused', 'platrot');
   const stores: PlatformStore[] = [];
   const servers: ServedPlatform[] = [];
 
@@ -65,7 +49,6 @@ describe.skipIf(!pgUrl)('key rotation under load', () => {
   afterAll(async () => {
     for (const s of servers) await s.close();
     for (const s of stores) await s.close();
-    rmSync(tmp, { recursive: true, force: true });
   });
 
   it('two rotators at once under an agent loop: zero verification failures, exactly one new active key per tenant', async () => {

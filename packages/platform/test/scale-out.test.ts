@@ -4,9 +4,7 @@
  * another tenant's key; unknown hosts get 421; each name gets its own certificate; a disabled
  * tenant is gone from both processes at its next request.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type PeerCertificate } from 'node:tls';
 import { verifyOffer } from '@vrpkit/agent';
@@ -16,6 +14,7 @@ import { JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
 
 const pgUrl = testPgUrl('platform scale-out', 'two platform serve processes on one PostgreSQL');
 const TENANTS = 50;
@@ -23,18 +22,7 @@ const domains = Array.from({ length: TENANTS }, (_, i) => `villa-${i}.example`);
 const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const stay = { check_in: day(30), check_out: day(33), guests: 2 };
 
-function get(port: number, ca: string, servername: string, host: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, servername, ca, path, headers: { host }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (port: number, ca: string, servername: string, host: string, path: string) => tenantGet(port, ca, servername, path, { host });
 
 function peerCertificate(port: number, ca: string, servername: string): Promise<PeerCertificate | Error> {
   return new Promise((resolve) => {
@@ -47,12 +35,8 @@ function peerCertificate(port: number, ca: string, servername: string): Promise<
 }
 
 describe.skipIf(!pgUrl)('platform mode on PostgreSQL, two serving processes', () => {
-  const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-scale-'));
-  const url = (() => {
-    const u = new URL(pgUrl ?? 'postgres://unused');
-    u.searchParams.set('schema', `platscale_${Math.random().toString(36).slice(2, 10)}`);
-    return u.toString();
-  })();
+  const tmp = tempDir('platform-scale');
+  const url = pgSchemaUrl(pgUrl ?? 'postgres://unused', 'platscale');
   const keyFile = join(tmp, 'master.key');
   const devDir = join(tmp, 'dev-ca');
   const servers: CliRun[] = [];
@@ -86,7 +70,6 @@ describe.skipIf(!pgUrl)('platform mode on PostgreSQL, two serving processes', ()
       s.child.kill('SIGTERM');
       await s.exited;
     }
-    rmSync(tmp, { recursive: true, force: true });
   });
 
   it('every tenant verifies through vrp verify from either process under its own JWKS, over http and over MCP and A2A', async () => {

@@ -11,17 +11,16 @@
  * - PostgreSQL, two worker processes, 1,000 feeds: each feed fetched exactly once per cycle, the
  *   failing host backs off, the per-host limit holds, and a worker SIGKILLed mid-lease loses nothing.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpGet } from 'node:http';
-import { createServer as createHttpsServer, request, type Server } from 'node:https';
+import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDevCa, issueServerCertificate, type PemKeyPair, sampleProperty } from '@vrpkit/node';
+import { createDevCa, type FeedRecorder, issueServerCertificate, type PemKeyPair, sampleProperty, syncFeed } from '@vrpkit/node';
 import {
-  generateMasterKeyText,
+  openTenantNode,
   PlatformStore,
-  parseMasterKey,
+  PublicFeedAgent,
   type ServedPlatform,
   type SyncLogEntry,
   SyncMetrics,
@@ -29,6 +28,7 @@ import {
   startAdminListener,
   startSyncWorker,
   syncLagSeconds,
+  type TenantNode,
 } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { type CliRun, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
@@ -36,6 +36,7 @@ import { testClock } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir, tenantGet } from './helpers.js';
 
 const pgUrl = testPgUrl('platform sync-worker', 'the PostgreSQL run: 1,000 feeds, two worker processes, one SIGKILLed mid-lease');
 const NOW = Date.now();
@@ -56,13 +57,13 @@ const ICS = [
   'END:VCALENDAR',
   '',
 ].join('\r\n');
-const master = parseMasterKey(generateMasterKeyText());
-const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-sync-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const master = newMasterKey();
+const tmp = tempDir('platform-sync');
 
 /**
  * A feed host: counts requests per path and the peak of requests in flight; answers 503 when
- * `failing`; holds the response of a path in `held` until `release()` (for in-flight leases).
+ * `failing`; holds the response of a path in `held` until `release()` (for in-flight leases);
+ * answers a path in `answers` with that status, body and headers instead of the shared feed.
  */
 interface FeedHost {
   host: string;
@@ -72,6 +73,7 @@ interface FeedHost {
   peak: number;
   holding: number;
   hold: Set<string>;
+  answers: Map<string, { status: number; body: string; headers?: Record<string, string> }>;
   release(): void;
   url(path: string): string;
   close(): Promise<void>;
@@ -87,6 +89,7 @@ async function startFeedHost(cert: PemKeyPair, host: string, failing: boolean): 
     peak: 0,
     holding: 0,
     hold: new Set(),
+    answers: new Map(),
     release() {
       h.hold.clear();
       for (const w of waiting.splice(0)) w();
@@ -99,7 +102,13 @@ async function startFeedHost(cert: PemKeyPair, host: string, failing: boolean): 
     h.counts.set(path, (h.counts.get(path) ?? 0) + 1);
     h.peak = Math.max(h.peak, ++h.inFlight);
     res.on('close', () => h.inFlight--);
-    const answer = () => (failing ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'text/calendar' }).end(ICS));
+    const own = h.answers.get(path);
+    const answer = () =>
+      own
+        ? res.writeHead(own.status, { 'content-type': 'text/calendar', ...own.headers }).end(own.body)
+        : failing
+          ? res.writeHead(503).end('down')
+          : res.writeHead(200, { 'content-type': 'text/calendar' }).end(ICS);
     if (!h.hold.has(path)) return answer();
     h.holding++;
     waiting.push(() => {
@@ -125,26 +134,13 @@ beforeAll(async () => {
   const ca = await createDevCa({ commonName: 'platform feed test CA' });
   caFile = join(tmp, 'feed-ca.pem');
   writeFileSync(caFile, ca.certPem);
-  okHost = await startFeedHost(await issueServerCertificate(ca, ['127.0.0.1']), '127.0.0.1', false);
+  okHost = await startFeedHost(await issueServerCertificate(ca, ['127.0.0.1', 'localhost']), '127.0.0.1', false);
   downHost = await startFeedHost(await issueServerCertificate(ca, ['127.0.0.2']), '127.0.0.2', true);
 });
 afterAll(async () => {
   await okHost?.close();
   await downHost?.close();
 });
-
-function get(port: number, ca: string, host: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, servername: host, ca, path, headers: { host }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const plainGet = (port: number, path: string) =>
   new Promise<string>((resolve, reject) => {
@@ -166,21 +162,25 @@ async function waitFor(done: () => boolean | Promise<boolean>, ms: number, what:
 }
 
 describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
-  const dbUrl = `sqlite:${join(tmp, 'fresh.sqlite')}`;
+  const dbUrl = sqliteUrl(tmp, 'fresh');
   const clock = testClock(NOW);
   let store: PlatformStore;
   let served: ServedPlatform;
   const A = 'villa-a.example';
   const B = 'villa-b.example';
   const offer = async (domain: string, from: number, to: number) => {
-    const r = await get(served.port, served.caPem!, domain, `${OFFER_ENDPOINT_PATH}?check_in=${day(from)}&check_out=${day(to)}&guests=2`);
+    const r = await tenantGet(
+      served.port,
+      served.caPem!,
+      domain,
+      `${OFFER_ENDPOINT_PATH}?check_in=${day(from)}&check_out=${day(to)}&guests=2`,
+    );
     expect(r.status).toBe(200);
     return (JSON.parse(r.text) as OfferEnvelope).offer;
   };
 
   beforeAll(async () => {
-    store = await PlatformStore.open(dbUrl);
-    await store.init(master, null);
+    store = await openInitialised(dbUrl, master);
     await store.addTenants(
       master,
       [A, B].map((domain) => ({ domain, property: sampleProperty(NOW) })),
@@ -210,7 +210,14 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
     const metrics = new SyncMetrics(() => syncLagSeconds(store));
     expect(await syncLagSeconds(store)).toBeGreaterThanOrEqual(0);
     const logs: SyncLogEntry[] = [];
-    const worker = startSyncWorker({ store, once: true, ca: [readFileSync(caFile, 'utf8')], metrics, log: (e) => logs.push(e) });
+    const worker = startSyncWorker({
+      store,
+      once: true,
+      allowPrivateFeeds: true,
+      ca: [readFileSync(caFile, 'utf8')],
+      metrics,
+      log: (e) => logs.push(e),
+    });
     expect(await worker.done).toEqual({ ok: 1, failed: 1, lease_lost: 0, released: 0 });
     expect((await store.tenantHead(B))!.revision).toBe(before + 1);
 
@@ -248,7 +255,7 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
   it('the failed feed backs off (not fetched again at once); the healthy one waits its interval', async () => {
     const fetchesA = downHost.counts.get('/a.ics');
     const fetchesB = okHost.counts.get('/b.ics');
-    const worker = startSyncWorker({ store, once: true, ca: [readFileSync(caFile, 'utf8')] });
+    const worker = startSyncWorker({ store, once: true, allowPrivateFeeds: true, ca: [readFileSync(caFile, 'utf8')] });
     expect(await worker.done).toEqual({ ok: 0, failed: 0, lease_lost: 0, released: 0 });
     expect(downHost.counts.get('/a.ics')).toBe(fetchesA);
     expect(okHost.counts.get('/b.ics')).toBe(fetchesB);
@@ -276,19 +283,20 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
     expect((await offer(B, 20, 23)).availability.available).toBe(true);
   });
 
-  it('the sync migration is idempotent: re-run over columns it already added, it keeps them and the data', async () => {
-    await sql`delete from platform_migration where name = '0002_feed_sync'`.execute(store.db);
+  it('the sync migrations are idempotent: re-run over columns they already added, they keep them and the data', async () => {
+    await sql`delete from platform_migration where name in ('0002_feed_sync', '0003_feed_digest')`.execute(store.db);
     const again = await PlatformStore.open(dbUrl);
     try {
       const rows = await again.db
         .selectFrom('platform_tenant_feed')
-        .select(['domain', 'failures', 'next_due_at'])
+        .select(['domain', 'failures', 'next_due_at', 'blocks_digest'])
         .orderBy('domain')
         .execute();
       expect(rows.map((r) => [r.domain, Number(r.failures)])).toEqual([
         [A, 1],
         [B, 0],
       ]);
+      expect(rows[1]!.blocks_digest).toMatch(/^[0-9a-f]{64}$/);
     } finally {
       await again.close();
     }
@@ -316,6 +324,219 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
   });
 });
 
+/** The offer `node` serves for nights 20–23 (or `from`–`to`). */
+async function offerOf(node: TenantNode, from = 20, to = 23) {
+  const r = await node.publisher.getServedOffer({ check_in: day(from), check_out: day(to), guests: 2 });
+  if (!r.ok) throw new Error(r.error.code);
+  return (JSON.parse(r.json) as OfferEnvelope).offer;
+}
+
+/** The offer of `domain`, from a node opened now (its state as the database has it). */
+const tenantOffer = async (store: PlatformStore, domain: string) =>
+  offerOf(await openTenantNode(store, domain, [master], { clock: store.clock }));
+
+describe('feed address policy: feeds are fetched from public addresses only, unless the operator allows private ones', () => {
+  const clock = testClock(NOW);
+  let store: PlatformStore;
+  const LITERAL = 'literal.example';
+  const NAMED = 'named.example';
+  const REDIRECTED = 'redirected.example';
+  const NO_FEED = 'no-feed.example';
+  const ca = () => [readFileSync(caFile, 'utf8')];
+  const lastErrors = async () =>
+    Object.fromEntries(
+      await Promise.all([LITERAL, NAMED, REDIRECTED].map(async (d) => [d, (await store.showTenant(d)).feeds[0]!.last_error_code])),
+    );
+
+  const dbUrl = sqliteUrl(tmp, 'policy');
+
+  beforeAll(async () => {
+    store = await openInitialised(dbUrl, master, { clock });
+    await store.addTenants(
+      master,
+      [LITERAL, NAMED, REDIRECTED, NO_FEED].map((domain) => ({ domain, property: sampleProperty(NOW) })),
+    );
+    // The redirect answers from the feed host itself, to a second path of it: a redirect is never followed.
+    okHost.answers.set('/policy/redirect.ics', { status: 302, body: '', headers: { location: okHost.url('/policy/target.ics') } });
+    await store.addTenantFeeds([
+      { domain: LITERAL, name: 'other-channel', url: okHost.url('/policy/literal.ics') },
+      { domain: NAMED, name: 'other-channel', url: okHost.url('/policy/named.ics').replace('127.0.0.1', 'localhost') },
+      { domain: REDIRECTED, name: 'other-channel', url: okHost.url('/policy/redirect.ics') },
+    ]);
+  });
+  afterAll(async () => {
+    okHost.answers.delete('/policy/redirect.ics');
+    await store?.close();
+  });
+
+  it('refuses 127.0.0.1, and a name resolving to it (localhost), by default: a failure of that tenant only, before any request', async () => {
+    const logs: SyncLogEntry[] = [];
+    const worker = startSyncWorker({ store, once: true, ca: ca(), log: (e) => logs.push(e) });
+    expect(await worker.done).toEqual({ ok: 0, failed: 3, lease_lost: 0, released: 0 });
+    expect(logs.map((l) => l.error?.code)).toEqual(['feed_address_refused', 'feed_address_refused', 'feed_address_refused']);
+    expect(await lastErrors()).toEqual({
+      [LITERAL]: 'feed_address_refused',
+      [NAMED]: 'feed_address_refused',
+      [REDIRECTED]: 'feed_address_refused',
+    });
+    for (const p of ['literal', 'named', 'redirect', 'target']) expect(okHost.counts.get(`/policy/${p}.ics`)).toBeUndefined();
+    // Fail closed for the tenants whose feed was refused; a tenant without feeds is not touched.
+    expect((await tenantOffer(store, LITERAL)).availability).toMatchObject({
+      available: false,
+      reason: 'calendar_stale',
+      calendar_freshness: { error_sources: ['other-channel'], reason: 'calendar_feed_failed' },
+    });
+    expect((await tenantOffer(store, NO_FEED)).availability.available).toBe(true);
+  });
+
+  it("the policy's agent connects to the address it checked: a feed on an address the policy allows is fetched, over the feed CA", async () => {
+    // A policy allowing loopback only: the real server on 127.0.0.1 stands for a public host, 127.0.0.2 for a refused one.
+    const agent = new PublicFeedAgent({ isRefused: (a) => a !== '127.0.0.1' && a !== '::1' });
+    const recorded: string[] = [];
+    const recorder: FeedRecorder = {
+      recordFeedSuccess: async (_property, name, ranges) => void recorded.push(`${name} ok ${ranges.length}`),
+      recordFeedFailure: async (name, error) => void recorded.push(`${name} ${error.split(':', 1)[0]}`),
+    };
+    const sync = (name: string, url: string) =>
+      syncFeed(recorder, sampleProperty(NOW), { name, url, file: null }, NOW, { agent, ca: ca(), timeoutMs: 5000 });
+    try {
+      await sync('literal', okHost.url('/policy/agent-literal.ics'));
+      await sync('named', okHost.url('/policy/agent-named.ics').replace('127.0.0.1', 'localhost'));
+      await sync('other', okHost.url('/policy/agent-other.ics').replace('127.0.0.1', '127.0.0.2'));
+    } finally {
+      agent.destroy();
+    }
+    expect(recorded).toEqual(['literal ok 1', 'named ok 1', 'other feed_address_refused']);
+    expect(['literal', 'named', 'other'].map((p) => okHost.counts.get(`/policy/agent-${p}.ics`))).toEqual([1, 1, undefined]);
+  });
+
+  it('the command refuses them too without --allow-private-feeds (exit 1, the code in its log)', async () => {
+    // The command runs on the real clock: the feeds, backed off on the test clock, are made due again.
+    await store.db
+      .updateTable('platform_tenant_feed')
+      .set({ next_due_at: new Date(0).toISOString() })
+      .execute();
+    const r = await runVrpInProcess(['platform', 'sync-worker', '--database-url', dbUrl, '--feed-ca', caFile, '--once', '--json']);
+    expect(r.code).toBe(1);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { event: string; outcome?: string; error?: { code: string }; allow_private_feeds?: boolean });
+    expect(events[0]).toMatchObject({ event: 'started', allow_private_feeds: false });
+    expect(events.filter((e) => e.event === 'feed_sync').map((e) => e.error?.code)).toEqual([
+      'feed_address_refused',
+      'feed_address_refused',
+      'feed_address_refused',
+    ]);
+    expect(r.stderr).not.toContain('--allow-private-feeds');
+  });
+
+  it('with allowPrivateFeeds the same feeds are fetched; a redirect is still not followed (to any address)', async () => {
+    clock.advance(16 * 60_000); // past the first retry of the backoff
+    const worker = startSyncWorker({ store, once: true, allowPrivateFeeds: true, ca: ca() });
+    expect(await worker.done).toEqual({ ok: 2, failed: 1, lease_lost: 0, released: 0 });
+    expect(await lastErrors()).toEqual({ [LITERAL]: null, [NAMED]: null, [REDIRECTED]: 'feed_http_error' });
+    expect(okHost.counts.get('/policy/redirect.ics')).toBe(1);
+    expect(okHost.counts.get('/policy/target.ics')).toBeUndefined();
+    expect((await tenantOffer(store, LITERAL)).availability.available).toBe(true);
+    expect((await tenantOffer(store, NAMED)).availability.available).toBe(true);
+  });
+});
+
+describe("a sync bumps the tenant's revision only when what its offers read changed", () => {
+  const clock = testClock(NOW);
+  let store: PlatformStore;
+  const T = 'steady.example';
+  const PATH = '/steady/feed.ics';
+  const ca = () => [readFileSync(caFile, 'utf8')];
+  const revision = async () => (await store.tenantHead(T))!.revision;
+  const logs: SyncLogEntry[] = [];
+  /** Let the feed fall due (the interval is 15 min, jittered down) and sync it once. */
+  const syncAfter = async (minutes: number) => {
+    clock.advance(minutes * 60_000);
+    return startSyncWorker({ store, once: true, allowPrivateFeeds: true, ca: ca(), log: (e) => logs.push(e) }).done;
+  };
+  /** Opened once, as a serving process holds a tenant: it reloads the tenant only when its revision moves. */
+  let node: TenantNode;
+  const feedRow = () => store.db.selectFrom('platform_tenant_feed').selectAll().where('domain', '=', T).executeTakeFirstOrThrow();
+  /** The shared feed plus a stay on nights 50–52. */
+  const changedIcs = ICS.replace(
+    'END:VCALENDAR',
+    [
+      'BEGIN:VEVENT',
+      'UID:stay-2@other',
+      'DTSTAMP:20260101T000000Z',
+      `DTSTART;VALUE=DATE:${compact(day(50))}`,
+      `DTEND;VALUE=DATE:${compact(day(52))}`,
+      'END:VEVENT',
+      'END:VCALENDAR',
+    ].join('\r\n'),
+  );
+
+  beforeAll(async () => {
+    store = await openInitialised(sqliteUrl(tmp, 'steady'), master, { clock });
+    await store.addTenants(master, [{ domain: T, property: sampleProperty(NOW) }]);
+    await store.addTenantFeeds([{ domain: T, name: 'other-channel', url: okHost.url(PATH) }]);
+    node = await openTenantNode(store, T, [master], { clock });
+  });
+  afterAll(async () => {
+    okHost.answers.delete(PATH);
+    await store?.close();
+  });
+
+  it('an unchanged feed leaves the revision alone but records its success; a changed one bumps it once', async () => {
+    expect(await syncAfter(0)).toMatchObject({ ok: 1 });
+    const first = await revision();
+    const synced = (await feedRow()).last_success_at;
+    expect(await syncAfter(16)).toMatchObject({ ok: 1 });
+    expect(await syncAfter(16)).toMatchObject({ ok: 1 });
+    expect(await revision()).toBe(first);
+    expect(Date.parse((await feedRow()).last_success_at!)).toBe(Date.parse(synced!) + 32 * 60_000);
+    expect(okHost.counts.get(PATH)).toBe(3);
+
+    okHost.answers.set(PATH, { status: 200, body: changedIcs });
+    expect(await syncAfter(16)).toMatchObject({ ok: 1 });
+    expect(await revision()).toBe(first + 1);
+    expect((await offerOf(node, 50, 52)).availability).toMatchObject({ available: false, reason: 'not_available' });
+    expect(logs.map((l) => l.revision_bumped)).toEqual([true, false, false, true]);
+  });
+
+  it('a feed that keeps syncing unchanged stays quoteable past the calendar age: its success is republished at half of it', async () => {
+    const before = await revision();
+    // 12 syncs 16 min apart: 192 min, past the sample property's 180-minute calendar age.
+    for (let i = 0; i < 12; i++) expect(await syncAfter(16)).toMatchObject({ ok: 1 });
+    expect((await offerOf(node)).availability).toMatchObject({ available: true, calendar_freshness: { safe: true } });
+    // Republished when 90 minutes had passed since the success the revision carried: after 96 and 192 minutes.
+    expect(await revision()).toBe(before + 2);
+  }, 60_000);
+
+  it('a failing feed turns the offers non-quoteable at once (one bump), stays so past the calendar age, and recovers', async () => {
+    okHost.answers.set(PATH, { status: 503, body: 'down' });
+    const before = await revision();
+    expect(await syncAfter(16)).toMatchObject({ failed: 1 });
+    expect(await revision()).toBe(before + 1);
+    const failed = { available: false, reason: 'calendar_stale', calendar_freshness: { safe: false, error_sources: ['other-channel'] } };
+    expect((await offerOf(node)).availability).toMatchObject(failed);
+    // Failing again changes nothing served: no bump.
+    expect(await syncAfter(16)).toMatchObject({ failed: 1 });
+    expect(await revision()).toBe(before + 1);
+    // Past the staleness bound with no success: stale as well as failed.
+    clock.advance(181 * 60_000);
+    expect((await offerOf(node)).availability).toMatchObject({
+      ...failed,
+      calendar_freshness: { ...failed.calendar_freshness, stale_sources: ['other-channel'] },
+    });
+    const [shown] = (await store.showTenant(T)).feeds;
+    expect(shown).toMatchObject({ name: 'other-channel', state: 'failed', last_error_code: 'feed_http_error', failures: 2 });
+    expect(Date.parse(shown!.stale_at!)).toBe(Date.parse(shown!.last_success_at!) + 180 * 60_000);
+
+    okHost.answers.set(PATH, { status: 200, body: changedIcs });
+    expect(await syncAfter(16)).toMatchObject({ ok: 1 });
+    expect(await revision()).toBe(before + 2);
+    expect((await offerOf(node)).availability.available).toBe(true);
+  });
+});
+
 /** Tenants `prefix-NNN.example`, each with `perTenant` feeds on `host` under `/prefix/NNN/F.ics`. */
 async function addFeeds(store: PlatformStore, prefix: string, tenants: number, perTenant: number, host: FeedHost): Promise<string[]> {
   const domains = Array.from({ length: tenants }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}.example`);
@@ -337,7 +558,17 @@ interface WorkerRun extends CliRun {
 }
 
 function worker(dbUrl: string, ...extra: string[]): WorkerRun {
-  const run = vrpCli(['platform', 'sync-worker', '--database-url', dbUrl, '--feed-ca', caFile, '--json', ...extra]);
+  const run = vrpCli([
+    'platform',
+    'sync-worker',
+    '--database-url',
+    dbUrl,
+    '--feed-ca',
+    caFile,
+    '--allow-private-feeds',
+    '--json',
+    ...extra,
+  ]);
   let out = '';
   run.child.stdout!.on('data', (c) => (out += c));
   return {
@@ -354,11 +585,10 @@ const okFeeds = (r: WorkerRun) => r.events().filter((e) => e.event === 'feed_syn
 
 describe('sync worker processes on SQLite', () => {
   it('two workers at once fetch each feed exactly once', async () => {
-    const dbUrl = `sqlite:${join(tmp, 'two.sqlite')}`;
-    const store = await PlatformStore.open(dbUrl);
+    const dbUrl = sqliteUrl(tmp, 'two');
+    const store = await openInitialised(dbUrl, master);
     let paths: string[];
     try {
-      await store.init(master, null);
       paths = await addFeeds(store, 'lite', 20, 5, okHost);
     } finally {
       await store.close();
@@ -370,6 +600,11 @@ describe('sync worker processes on SQLite', () => {
     okHost.release();
     expect(await Promise.all(runs.map((r) => r.exited))).toEqual([0, 0]);
     expect(paths.map((p) => okHost.counts.get(p))).toEqual(paths.map(() => 1));
+    // The operator's opt-out of the feed address policy is said once, at start.
+    for (const r of runs) {
+      expect(r.events().find((e) => e.event === 'started')).toMatchObject({ allow_private_feeds: true });
+      expect(r.stderr().match(/--allow-private-feeds/g)).toHaveLength(1);
+    }
     const [one, two] = runs.map((r) => okFeeds(r).length) as [number, number];
     expect(one).toBeGreaterThan(0);
     expect(two).toBeGreaterThan(0);
@@ -385,11 +620,7 @@ describe('sync worker processes on SQLite', () => {
 });
 
 describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes, one killed mid-lease', () => {
-  const dbUrl = (() => {
-    const u = new URL(pgUrl ?? 'postgres://unused');
-    u.searchParams.set('schema', `platsync_${Math.random().toString(36).slice(2, 10)}`);
-    return u.toString();
-  })();
+  const dbUrl = pgSchemaUrl(pgUrl ?? 'postgres://unused', 'platsync');
   const PER_HOST = 8;
   let store: PlatformStore;
   let held: string[] = [];
@@ -398,8 +629,7 @@ describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes,
   const runs: WorkerRun[] = [];
 
   beforeAll(async () => {
-    store = await PlatformStore.open(dbUrl);
-    await store.init(master, null);
+    store = await openInitialised(dbUrl, master);
     // Sorted first (due at the same instant, claimed in domain order): the feeds both workers claim first, held in flight.
     held = await addFeeds(store, 'aa-held', 8, 5, okHost);
     healthy = await addFeeds(store, 'mm-ok', 190, 5, okHost);
@@ -474,8 +704,8 @@ describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes,
     expect(metrics).toContain(`vrp_platform_feed_fetches_total{outcome="ok"} ${oks.length}`);
     expect(metrics).toMatch(/vrp_platform_feed_sync_lag_seconds \d/);
 
-    // The sync migration re-run over its own columns (PostgreSQL lists every schema's tables: only this one counts).
-    await sql`delete from platform_migration where name = '0002_feed_sync'`.execute(store.db);
+    // The sync migrations re-run over their own columns (PostgreSQL lists every schema's tables: only this one counts).
+    await sql`delete from platform_migration where name in ('0002_feed_sync', '0003_feed_digest')`.execute(store.db);
     const again = await PlatformStore.open(dbUrl);
     await again.close();
     expect(

@@ -1,39 +1,26 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { verifyOffer } from '@vrpkit/agent';
 import { createNodeApp, sampleProperty } from '@vrpkit/node';
-import { generateMasterKeyText, openTenantNode, PlatformStore, parseMasterKey } from '@vrpkit/platform';
+import { generateMasterKeyText, openTenantNode, type PlatformStore, parseMasterKey } from '@vrpkit/platform';
 import { testPgUrl } from '@vrpkit/testkit/pg';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir } from './helpers.js';
 
 const NOW = Date.parse('2026-06-01T10:00:00Z');
 const clock = { now: () => NOW };
-const master = parseMasterKey(generateMasterKeyText());
+const master = newMasterKey();
 const pgUrl = testPgUrl('platform tenants', 'the PostgreSQL runs of the tenant store');
 
-const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('platform');
 let files = 0;
-const targets: [string, () => string][] = [['sqlite', () => `sqlite:${join(tmp, `p${files++}.sqlite`)}`]];
-if (pgUrl) {
-  targets.push([
-    'postgres',
-    () => {
-      const u = new URL(pgUrl);
-      u.searchParams.set('schema', `plat_${Math.random().toString(36).slice(2, 10)}`);
-      return u.toString();
-    },
-  ]);
-}
+const targets: [string, () => string][] = [['sqlite', () => sqliteUrl(tmp, `p${files++}`)]];
+if (pgUrl) targets.push(['postgres', () => pgSchemaUrl(pgUrl, 'plat')]);
 
 const stay = { check_in: '2026-07-10', check_out: '2026-07-13', guests: 2 };
 
 describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
   let store: PlatformStore;
   beforeEach(async () => {
-    store = await PlatformStore.open(urlFor(), { clock });
-    await store.init(master, 'platform.example');
+    store = await openInitialised(urlFor(), master, { clock, operatorDomain: 'platform.example' });
   });
   afterEach(async () => {
     await store.close();
@@ -111,7 +98,7 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
       { domain: 'villa-one.example', property: sampleProperty(NOW) },
       { domain: 'villa-two.example', property: sampleProperty(NOW) },
     ]);
-    const next = parseMasterKey(generateMasterKeyText());
+    const next = newMasterKey();
     expect((await store.rotateMasterKey(master, next)).resealed).toBe(2);
     await expect(store.assertMasterKey(master)).rejects.toMatchObject({ code: 'master_key_mismatch' });
     await expect(openTenantNode(store, 'villa-one.example', [master], { clock })).rejects.toMatchObject({ code: 'key_unseal_failed' });
@@ -119,6 +106,44 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
     expect((await node.publisher.getOffer(stay)).ok).toBe(true);
     // A re-run after an interruption converges (nothing left to re-seal).
     expect((await store.rotateMasterKey(master, next)).resealed).toBe(0);
+  });
+
+  it('shows each feed with its URL redacted and its sync state; removes a feed by name or URL, with stable codes for bad input', async () => {
+    await store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }]);
+    const url = 'https://calendar.example/export/private-abc123/basic.ics?token=s3cret';
+    await store.addTenantFeeds([
+      { domain: 'villa.example', name: 'airbnb', url },
+      { domain: 'villa.example', name: 'airbnb-copy', url },
+      { domain: 'villa.example', name: 'vrbo', url: 'https://vrbo.example/ical/1.ics' },
+    ]);
+    const shown = await store.showTenant('villa.example');
+    expect(shown.feeds.map((f) => [f.name, f.state, f.last_success_at, f.last_error_code, f.next_due_at])).toEqual([
+      ['airbnb', 'stale', null, null, new Date(NOW).toISOString()],
+      ['airbnb-copy', 'stale', null, null, new Date(NOW).toISOString()],
+      ['vrbo', 'stale', null, null, new Date(NOW).toISOString()],
+    ]);
+    expect(shown.feeds[0]!.url).toMatch(/^https:\/\/calendar\.example\/… \(url sha256 [0-9a-f]{12}\)$/);
+    expect(JSON.stringify(shown)).not.toMatch(/s3cret|private-abc123/);
+
+    const revision = shown.revision;
+    const refusals: [string, string, string][] = [
+      ['villa.example', url, 'ambiguous_feed'],
+      ['villa.example', 'https://calendar.example/other.ics?token=s3cret', 'unknown_feed'],
+      ['nobody.example', 'vrbo', 'unknown_tenant'],
+    ];
+    for (const [domain, feed, code] of refusals) {
+      const e = await store.removeTenantFeed(domain, feed).catch((x: unknown) => x);
+      expect(e).toMatchObject({ code });
+      expect((e as Error).message).not.toContain('s3cret');
+    }
+    expect((await store.showTenant('villa.example')).revision).toBe(revision);
+    expect((await store.showTenant('villa.example')).feeds).toHaveLength(3);
+
+    expect(await store.removeTenantFeed('villa.example', 'airbnb')).toEqual({ name: 'airbnb' });
+    expect(await store.removeTenantFeed('villa.example', url)).toEqual({ name: 'airbnb-copy' });
+    const after = await store.showTenant('villa.example');
+    expect(after.feeds.map((f) => f.name)).toEqual(['vrbo']);
+    expect(after.revision).toBe(revision + 2);
   });
 
   it('rejects a property whose url is off the tenant domain, naming the field', async () => {

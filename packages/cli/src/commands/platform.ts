@@ -294,6 +294,10 @@ export function registerPlatformCommands(program: Command): void {
       )
       .option('--once', 'sync the feeds due now, then exit (status 1 if any failed)')
       .option('--feed-ca <file>', 'extra trusted CA certificate (PEM) for https feeds, beside the system roots')
+      .option(
+        '--allow-private-feeds',
+        "also fetch feeds from loopback, private and link-local addresses (refused by default: a tenant's feed URL must not reach your network)",
+      )
       .option('--admin-listen <host:port>', 'serve /metrics (Prometheus) and /healthz over plain http on this loopback or private address'),
   ).action(
     (
@@ -304,6 +308,7 @@ export function registerPlatformCommands(program: Command): void {
         lease: number;
         once?: boolean;
         feedCa?: string;
+        allowPrivateFeeds?: boolean;
         adminListen?: string;
       },
     ) =>
@@ -321,6 +326,7 @@ export function registerPlatformCommands(program: Command): void {
             leaseMs: o.lease,
             once: !!o.once,
             ...(ca ? { ca } : {}),
+            allowPrivateFeeds: !!o.allowPrivateFeeds,
             metrics,
             log: syncLogger(!!o.json),
             onError: (e) => reportError(e, !!o.json),
@@ -331,7 +337,19 @@ export function registerPlatformCommands(program: Command): void {
             const admin = adminListen
               ? await startAdminListener(adminListen, metrics.registry, () => store.info().then(() => true))
               : undefined;
-            if (o.json) printEvent({ event: 'started', owner: worker.owner, admin_port: admin?.port ?? null, pid: process.pid });
+            if (o.json)
+              printEvent({
+                event: 'started',
+                owner: worker.owner,
+                admin_port: admin?.port ?? null,
+                pid: process.pid,
+                allow_private_feeds: !!o.allowPrivateFeeds,
+              });
+            // Said once, at start: the feed address policy is off for this worker.
+            if (o.allowPrivateFeeds)
+              process.stderr.write(
+                'warning: --allow-private-feeds: feeds may be fetched from loopback, private and link-local addresses\n',
+              );
             const totals = await worker.done.finally(() => admin?.close());
             if (o.json) printEvent({ event: 'stopped', ...totals });
             else process.stdout.write(`synced ${totals.ok} feeds, ${totals.failed} failed\n`);
@@ -435,7 +453,10 @@ export function registerPlatformCommands(program: Command): void {
   );
 
   platformCommand(
-    tenants.command('show').description("a tenant's status, property and key ring (public data only)").argument('<domain>'),
+    tenants
+      .command('show')
+      .description("a tenant's status, property, key ring and calendar feeds with their sync state (public data only; feed URLs redacted)")
+      .argument('<domain>'),
   ).action((domain: string, o: Common) =>
     run(o.json, async () => {
       const t = await withStore(o, (s) => s.showTenant(domain));
@@ -443,6 +464,12 @@ export function registerPlatformCommands(program: Command): void {
       else {
         process.stdout.write(`${t.domain} ${t.status} property ${t.property_id} (${t.name}) revision ${t.revision}\n`);
         for (const k of t.keys) process.stdout.write(`  key ${k.kid} ${k.status} created ${k.created_at}\n`);
+        for (const f of t.feeds)
+          process.stdout.write(
+            `  feed ${f.name} ${f.state} ${f.url}\n    last success ${f.last_success_at ?? 'never'}` +
+              `${f.stale_at ? ` (stale from ${f.stale_at})` : ''}, last error ${f.last_error_code ?? 'none'}` +
+              `${f.failures > 0 ? ` (${f.failures} in a row)` : ''}, next due ${f.next_due_at}\n`,
+          );
       }
     }),
   );
@@ -477,6 +504,20 @@ export function registerPlatformCommands(program: Command): void {
       await withStore(o, (s) => s.addTenantFeeds([{ domain, name: o.name, url: o.url }]));
       if (o.json) printJson({ domain, feed: o.name });
       else process.stdout.write(`added feed ${o.name} to ${domain}\n`);
+    }),
+  );
+
+  platformCommand(
+    tenants
+      .command('remove-feed')
+      .description("remove a tenant's iCal feed and the blocks it imported; its freshness no longer counts for the tenant's offers")
+      .requiredOption('--domain <domain>', 'the tenant canonical domain')
+      .requiredOption('--feed <name-or-url>', "the feed's name, or its URL"),
+  ).action((o: Common & { domain: string; feed: string }) =>
+    run(o.json, async () => {
+      const r = await withStore(o, (s) => s.removeTenantFeed(o.domain, o.feed));
+      if (o.json) printJson({ domain: o.domain, feed: r.name, removed: true });
+      else process.stdout.write(`removed feed ${r.name} from ${o.domain}\n`);
     }),
   );
 

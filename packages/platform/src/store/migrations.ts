@@ -106,6 +106,22 @@ const migrations: Record<string, Migration> = {
         await db.schema.alterTable('platform_tenant_feed').dropColumn(c).execute();
     },
   },
+  /**
+   * A feed's sync bumps its tenant's revision only when what serving processes read changed: the
+   * digest of the blocks it last imported tells an unchanged feed, and the success time the
+   * tenant's revision carries tells when freshness must be republished. Idempotent, as 0002.
+   */
+  '0003_feed_digest': {
+    async up(db: Kysely<unknown>) {
+      const have = await columnsOf(db, 'platform_tenant_feed');
+      if (!have.has('blocks_digest')) await db.schema.alterTable('platform_tenant_feed').addColumn('blocks_digest', 'text').execute();
+      if (!have.has('published_success_at'))
+        await db.schema.alterTable('platform_tenant_feed').addColumn('published_success_at', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const c of ['published_success_at', 'blocks_digest']) await db.schema.alterTable('platform_tenant_feed').dropColumn(c).execute();
+    },
+  },
 };
 
 export const platformMigrationProvider: MigrationProvider = { getMigrations: async () => migrations };

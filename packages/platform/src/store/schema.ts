@@ -60,6 +60,14 @@ export interface TenantFeedTable {
   /** The sync worker holding the feed's lease, until `lease_until`; an expired lease is free for any worker. */
   lease_owner: string | null;
   lease_until: string | null;
+  /** sha256 of the blocks the last successful sync imported: an unchanged feed is not written again and bumps nothing. */
+  blocks_digest: string | null;
+  /**
+   * The `last_success_at` the tenant's current revision carries (the last success that bumped it):
+   * serving processes judge freshness by the revision they loaded, so a later success is
+   * republished (bumped) before this one would turn the calendar stale for them.
+   */
+  published_success_at: string | null;
 }
 
 export interface TenantBlockTable {

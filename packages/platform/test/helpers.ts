@@ -1,0 +1,81 @@
+/**
+ * Setup the platform tests share: a temporary folder removed after the file's tests, database
+ * URLs (a SQLite file, or a fresh schema of the test PostgreSQL), a fresh master key, a platform
+ * store opened and initialised under it, and an https GET to one tenant of a served platform
+ * (SNI and Host set to the tenant, the platform's CA trusted).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '@vrpkit/core';
+import { generateMasterKeyText, type MasterKey, PlatformStore, parseMasterKey } from '@vrpkit/platform';
+import { afterAll } from 'vitest';
+
+/** A temporary folder, removed once the calling file's tests are done. */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `vrpkit-${prefix}-`));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export const newMasterKey = (): MasterKey => parseMasterKey(generateMasterKeyText());
+
+export const sqliteUrl = (dir: string, name: string): string => `sqlite:${join(dir, `${name}.sqlite`)}`;
+
+/** The test PostgreSQL with a schema of its own (`prefix_` and a random suffix), so runs never see each other's tables. */
+export function pgSchemaUrl(pgUrl: string, prefix: string): string {
+  const u = new URL(pgUrl);
+  u.searchParams.set('schema', `${prefix}_${Math.random().toString(36).slice(2, 10)}`);
+  return u.toString();
+}
+
+/** A platform store at `url`, initialised under `master` (`vrp platform init`). */
+export async function openInitialised(
+  url: string,
+  master: MasterKey,
+  o: { clock?: Clock; operatorDomain?: string | null; poolSize?: number } = {},
+): Promise<PlatformStore> {
+  const store = await PlatformStore.open(url, { ...(o.clock ? { clock: o.clock } : {}), ...(o.poolSize ? { poolSize: o.poolSize } : {}) });
+  try {
+    await store.init(master, o.operatorDomain ?? null);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return store;
+}
+
+/**
+ * GET `path` from tenant `domain` of a platform served on 127.0.0.1:`port`: SNI and Host name the
+ * tenant (`o.host`: another Host), a fresh connection each time unless `keepAlive`.
+ */
+export function tenantGet(
+  port: number,
+  ca: string,
+  domain: string,
+  path: string,
+  o: { keepAlive?: boolean; host?: string } = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        servername: domain,
+        ca,
+        path,
+        headers: { host: o.host ?? domain },
+        ...(o.keepAlive ? {} : { agent: false }),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
