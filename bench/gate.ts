@@ -32,6 +32,7 @@ import {
 } from '@vrpkit/gate';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { measureAdapters } from './sections/gate-adapters.js';
 
 const MAX_ITERATIONS = 3000;
 const MAX_MS_PER_SCENARIO = 12_000;
@@ -380,3 +381,6 @@ writeFileSync(
   `${JSON.stringify({ benchmark: 'gate', node: process.version, at: new Date().toISOString(), results, concurrent, digest_floor: digest, summary }, null, 2)}\n`,
 );
 gcObserver.disconnect();
+
+// Last section: the framework adapters' added latency against calling the tool directly.
+await measureAdapters();
