@@ -142,43 +142,20 @@ export type ParseCompactJwsResult =
   | { ok: false; code: 'malformed_jws' | 'malformed_header'; reason: string };
 
 /**
- * The last protected header segment decoded and its text. A signer reuses one header for every
- * JWS it makes, so a verifier sees the same few dozen characters again and again: their strict
- * decode is done once. The header is still `JSON.parse`d per call, so every result owns its object.
- */
-let lastHeaderSegment = '';
-let lastHeaderText = '';
-
-/**
  * Split and decode a compact JWS without verifying it. Codes follow the reference
  * conformance engine (vrp-spec `scripts/conformance.mjs`): not three base64url segments →
  * `malformed_jws`; header not base64url JSON object → `malformed_header`.
  */
 export function parseCompactJws(jws: unknown): ParseCompactJwsResult {
   if (typeof jws !== 'string') return { ok: false, code: 'malformed_jws', reason: 'JWS is not a string' };
-  // Two dots and no third: the segments are found without splitting the string into an array.
-  const dot1 = jws.indexOf('.');
-  const dot2 = dot1 < 0 ? -1 : jws.indexOf('.', dot1 + 1);
-  if (dot2 < 0 || jws.indexOf('.', dot2 + 1) >= 0) {
-    return { ok: false, code: 'malformed_jws', reason: 'compact JWS must have three segments' };
-  }
-  const h = jws.slice(0, dot1);
-  const p = jws.slice(dot1 + 1, dot2);
-  const s = jws.slice(dot2 + 1);
-  let headerText: string;
-  if (h.length > 0 && h === lastHeaderSegment) headerText = lastHeaderText;
-  else {
-    const headerBytes = h.length === 0 ? null : base64urlDecode(h);
-    if (!headerBytes) return { ok: false, code: 'malformed_header', reason: 'protected header is not base64url' };
-    headerText = headerBytes.toString('utf8');
-    // Re-encoded rather than kept as `h`: strict base64url has one encoding per byte string, so
-    // this equals `h`, and being a string of its own it does not keep the whole JWS alive.
-    lastHeaderSegment = headerBytes.toString('base64url');
-    lastHeaderText = headerText;
-  }
+  const parts = jws.split('.');
+  if (parts.length !== 3) return { ok: false, code: 'malformed_jws', reason: 'compact JWS must have three segments' };
+  const [h, p, s] = parts as [string, string, string];
+  const headerBytes = h.length === 0 ? null : base64urlDecode(h);
+  if (!headerBytes) return { ok: false, code: 'malformed_header', reason: 'protected header is not base64url' };
   let header: unknown;
   try {
-    header = JSON.parse(headerText);
+    header = JSON.parse(headerBytes.toString('utf8'));
   } catch {
     return { ok: false, code: 'malformed_header', reason: 'protected header is not JSON' };
   }
@@ -189,33 +166,15 @@ export function parseCompactJws(jws: unknown): ParseCompactJwsResult {
   const payload = signature && base64urlDecode(p);
   if (!signature || !payload) return { ok: false, code: 'malformed_jws', reason: 'payload or signature is not base64url' };
   // The received bytes as a slice of the compact string (no concatenated copy).
-  const signingInput = jws.slice(0, dot2);
+  const signingInput = jws.slice(0, h.length + 1 + p.length);
   return { ok: true, jws: { signingInput, header: header as JwsProtectedHeader, payloadSegment: p, payload, signature } };
 }
-
-/**
- * Reused for the signing input's bytes: `crypto.verify` is synchronous, so one buffer serves
- * every call (a fresh Buffer per verification was measurable beside the signature check). Grown
- * to the largest signing input seen, up to the cap; a larger one gets its own buffer.
- */
-let signingInputScratch = Buffer.allocUnsafe(0);
-const SCRATCH_MAX_BYTES = 1024 * 1024;
 
 /** Ed25519 signature check over the received signing input bytes. */
 export function verifyEd25519Signature(signingInput: string, signature: Uint8Array, key: KeyObject): boolean {
   if (signature.length !== 64) return false;
-  // Latin-1, as `Buffer.from(s, 'ascii')` writes: a signing input from `parseCompactJws` is
-  // base64url and `.`, one byte per character either way.
-  let data: Buffer;
-  if (signingInput.length > SCRATCH_MAX_BYTES) data = Buffer.from(signingInput, 'latin1');
-  else {
-    if (signingInput.length > signingInputScratch.length) {
-      signingInputScratch = Buffer.allocUnsafe(Math.min(SCRATCH_MAX_BYTES, Math.max(signingInput.length, 2 * signingInputScratch.length)));
-    }
-    data = signingInputScratch.subarray(0, signingInputScratch.write(signingInput, 0, 'latin1'));
-  }
   try {
-    return cryptoVerify(null, data, key, signature);
+    return cryptoVerify(null, Buffer.from(signingInput, 'ascii'), key, signature);
   } catch {
     return false;
   }
