@@ -19,7 +19,9 @@
  * and the node's (/proc), which follow the code rather than the neighbours' load.
  * Target: ≥ 0.85× the bare GET with warm caches.
  *
- * Run: npx tsx --conditions=vrpkit-source bench/verify.ts [--rounds 6] [--seconds 2]
+ * Run: npx tsx --conditions=vrpkit-source bench/verify.ts [--rounds 6] [--seconds 2] [--only offline|online] [--breakdown]
+ * (`--breakdown` adds offline rows that run verifyOffer's required steps cumulatively: parse +
+ * verify, + payload JSON.parse, + payload = offer.)
  * (≈ 60 s; writes bench/results/verify.json)
  */
 import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
@@ -27,8 +29,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyOffer as referenceVerifyOffer } from '@vacationrentalprotocol/vrp-verify';
-import { createHardenedFetch, DiscoveryCache, fetchVerifiedStayOffer, JwksCache, verifyOffer } from '@vrpkit/agent';
-import { createJwsSigner, ed25519PrivateJwkFromSeed, publicJwkOf, sha256, systemClock } from '@vrpkit/core';
+import { createHardenedFetch, DiscoveryCache, fetchVerifiedStayOffer, JwksCache, jsonEqual, verifyOffer } from '@vrpkit/agent';
+import {
+  createJwsSigner,
+  ed25519PrivateJwkFromSeed,
+  parseCompactJws,
+  publicJwkOf,
+  sha256,
+  systemClock,
+  verifyEd25519Signature,
+} from '@vrpkit/core';
 import { initNode, serveNode } from '@vrpkit/node';
 import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
 
@@ -94,6 +104,19 @@ function offlineBench() {
     'vrp-verify (reference)': cycling((o) => referenceVerifyOffer({ envelope: o.envelope, jwks, now: clock })),
     'vrpkit verifyOffer': cycling((o) => verifyOffer({ envelope: o.envelope, jwks, now: nowMs })),
   };
+  if (process.argv.includes('--breakdown')) {
+    // verifyOffer's required steps one at a time, so each row minus the one before is what that
+    // check costs: the strict JWS parse and the signing-input bytes (steps 1–2, 6), then the
+    // signed payload's JSON.parse (step 7), then payload = offer (step 8, Core VRP v0.1 §7 condition 6).
+    const parsed = (o: (typeof offers)[number]) => {
+      const p = parseCompactJws(o.jws);
+      if (!p.ok || !verifyEd25519Signature(p.jws.signingInput, p.jws.signature, key)) throw new Error('breakdown: not verified');
+      return p.jws;
+    };
+    contenders['steps: parse + verify'] = cycling(parsed);
+    contenders['steps: + payload JSON.parse'] = cycling((o) => JSON.parse(parsed(o).payload.toString('utf8')));
+    contenders['steps: + payload = offer'] = cycling((o) => jsonEqual(o.envelope.offer, JSON.parse(parsed(o).payload.toString('utf8'))));
+  }
 
   /**
    * ops per CPU-second of `fn` over ~`ms` of CPU time. CPU time (process.cpuUsage), not wall time:

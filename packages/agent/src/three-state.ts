@@ -62,7 +62,8 @@ const signed = (value: ThreeState): Fact => (value === 'unknown' ? UNKNOWN : { v
 
 /** The Core VRP v0.1 §9 facts for one verification, per the reference fixture evaluator's semantics. */
 export function assessFacts({ discovered, verification, safeToQuote, answersRequest = true }: AssessFactsInput): ThreeStateAssessment {
-  const facts = Object.fromEntries(FACT_NAMES.map((n) => [n, UNKNOWN])) as Record<FactName, Fact>;
+  const facts = {} as Record<FactName, Fact>;
+  for (const n of FACT_NAMES) facts[n] = UNKNOWN;
   if (discovered === true) {
     facts.canonical_domain = { value: 'affirmed', class: 'attested', read_from: 'discovery' };
     facts.verified_stay_offer_endpoint = { value: 'affirmed', class: 'attested', read_from: 'discovery' };

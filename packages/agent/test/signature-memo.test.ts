@@ -104,6 +104,16 @@ describe('signature memo', () => {
     expect(await verify(cache, forged)).toMatchObject({ status: 'invalid', code: 'signature_mismatch' });
     expect(hitCount(spy)).toBe(3);
     expect(cache.signatureMemo?.size).toBe(1);
+
+    // The remembered signature over another payload (same key, same signature bytes, a signing
+    // input that differs in one character) is not a hit: full check, refused.
+    const [, , s] = env.signature.jws.split('.');
+    const swapped = envelope(1, 'k1', '2026-06-02T12:04:01Z');
+    const [h2, p2] = swapped.signature.jws.split('.');
+    const replayed = { ...swapped, signature: { ...swapped.signature, jws: `${h2}.${p2}.${s}` } };
+    expect(await verify(cache, replayed)).toMatchObject({ status: 'invalid', code: 'signature_mismatch' });
+    expect(hitCount(spy)).toBe(3);
+    expect(cache.signatureMemo?.size).toBe(1);
   });
 
   it('a revoked key verifies nothing from the memo and its entries are dropped', async () => {

@@ -18,6 +18,7 @@ import {
   VECTOR_FILES,
 } from '@vrpkit/testkit/minted';
 import { describe, expect, it } from 'vitest';
+import { offerRequestUrl } from '../src/offer/fetch.js';
 
 const REFERENCE_STATUS: Record<string, string> = {
   '01-valid-fresh.json': 'verified',
@@ -379,5 +380,42 @@ describe('isOnCanonicalDomain (Core VRP v0.1 §5.1 label boundary, lowercase/IDN
     check();
     for (let i = 0; i < 1100; i++) normalizeHost(`h${i}.example`);
     check();
+  });
+});
+
+describe('offer request URL (Core VRP v0.1 §4 query)', () => {
+  /** What `URL.searchParams.set` writes: the one definition the direct path must reproduce. */
+  const viaSearchParams = (endpoint: string, args: { check_in: string; check_out: string; guests: number }) => {
+    const url = new URL(endpoint);
+    url.searchParams.set('check_in', args.check_in);
+    url.searchParams.set('check_out', args.check_out);
+    url.searchParams.set('guests', String(args.guests));
+    return url.toString();
+  };
+  it('is exactly what URL.searchParams.set writes, for plain and awkward endpoints and values', () => {
+    const stay = { check_in: '2026-07-01', check_out: '2026-07-04', guests: 2 };
+    const endpoints = [
+      'https://villa.example/api/verified-stay-offer',
+      'https://VILLA.example/api/../offer',
+      'https://villa.example',
+      'https://villa.example/offer?',
+      'https://villa.example/offer?check_in=2020-01-01&lang=sv&q=a%20b',
+      'https://villa.example/offer#frag',
+      'https://villa.example/offer#',
+    ];
+    const stays = [stay, { ...stay, check_in: '2026 07 01' }, { ...stay, check_out: 'x&guests=9' }, { ...stay, guests: -1 }];
+    // Each endpoint twice in a row and again after another one: the remembered endpoint must never leak into the next.
+    for (const endpoint of [...endpoints, ...[...endpoints].reverse(), endpoints[0] as string]) {
+      for (const s of stays) {
+        expect(offerRequestUrl(endpoint, s)).toBe(viaSearchParams(endpoint, s));
+        expect(offerRequestUrl(endpoint, s)).toBe(viaSearchParams(endpoint, s));
+      }
+    }
+    expect(offerRequestUrl(endpoints[0] as string, stay)).toBe(
+      'https://villa.example/api/verified-stay-offer?check_in=2026-07-01&check_out=2026-07-04&guests=2',
+    );
+  });
+  it('an endpoint that is not a URL throws, as parsing it always did', () => {
+    expect(() => offerRequestUrl('not a url', { check_in: '2026-07-01', check_out: '2026-07-04', guests: 2 })).toThrow(TypeError);
   });
 });

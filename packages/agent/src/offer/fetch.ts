@@ -87,6 +87,35 @@ export function checkOfferRequest(args: OfferRequestInput): OfferRequestArgs {
   return { check_in, check_out, guests };
 }
 
+/** Characters `application/x-www-form-urlencoded` writes as themselves (WHATWG URL §5.2). */
+const FORM_PLAIN = /^[0-9A-Za-z*._-]*$/;
+/** The offer endpoint last seen, and its href when it has no query or fragment of its own (else null). */
+let lastEndpoint = '';
+let lastEndpointHref: string | null = null;
+
+/**
+ * The endpoint with the Core VRP v0.1 §4 query set, as `URL.searchParams.set` writes it. Parsing
+ * the endpoint and serialising the query three times cost more than the rest of the request's
+ * URL handling: for the usual endpoint (no query, no fragment) and plain values (a checked
+ * request's dates and guest count) the same string is built directly.
+ */
+export function offerRequestUrl(endpoint: string, args: OfferRequestArgs): string {
+  const guests = String(args.guests);
+  if (endpoint !== lastEndpoint) {
+    const parsed = new URL(endpoint);
+    lastEndpointHref = parsed.href.includes('?') || parsed.href.includes('#') ? null : parsed.href;
+    lastEndpoint = endpoint;
+  }
+  if (lastEndpointHref !== null && FORM_PLAIN.test(args.check_in) && FORM_PLAIN.test(args.check_out) && FORM_PLAIN.test(guests)) {
+    return `${lastEndpointHref}?check_in=${args.check_in}&check_out=${args.check_out}&guests=${guests}`;
+  }
+  const url = new URL(endpoint);
+  url.searchParams.set('check_in', args.check_in);
+  url.searchParams.set('check_out', args.check_out);
+  url.searchParams.set('guests', guests);
+  return url.toString();
+}
+
 /**
  * GET the envelope from the discovery document's offer endpoint (Core VRP v0.1 §4: snake_case query).
  * The one place the envelope is obtained over HTTP; other transports produce an `EnvelopeOutcome` too.
@@ -96,11 +125,7 @@ export async function fetchOfferEnvelope(
   args: OfferRequestArgs,
   opts: { fetch: FetchLike },
 ): Promise<EnvelopeOutcome> {
-  const url = new URL(discovery.verified_stay_offer_endpoint);
-  url.searchParams.set('check_in', args.check_in);
-  url.searchParams.set('check_out', args.check_out);
-  url.searchParams.set('guests', String(args.guests));
-  const href = url.toString();
+  const href = offerRequestUrl(discovery.verified_stay_offer_endpoint, args);
   const got = await getJsonText(opts.fetch, href, 'offer');
   if (!got.ok) return { ok: false, code: 'offer_unreachable', message: got.message, url: href };
   const { res, text } = got;
