@@ -190,6 +190,7 @@ export {
 } from './sync-loop.js';
 export {
   createDevCa,
+  createDevIssuer,
   ensureDevCa,
   issueServerCertificate,
   type PemKeyPair,

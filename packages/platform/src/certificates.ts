@@ -15,7 +15,7 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { ensureDevCa, issueServerCertificate, type PemKeyPair } from '@vrpkit/node';
+import { createDevIssuer, ensureDevCa, type PemKeyPair } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 
 /** The name of the CA `--dev` issues tenant certificates from. */
@@ -31,39 +31,78 @@ export interface CertificateStore {
   contextFor(servername: string): Promise<SecureContext | undefined>;
   /** TLS contexts held now. */
   held(): number;
+  /** TLS contexts created so far: a name whose context was evicted pays one more at its next handshake. */
+  created(): number;
   /** The dev CA certificate file (`--dev`), for clients to trust. */
   caFile?: string;
   caPem?: string;
+}
+
+/**
+ * Default bound on the TLS contexts held. A context is an OpenSSL `SSL_CTX` with its parsed
+ * certificate and key: about 30 KB of native memory, plus what the key's first signature adds,
+ * whatever the certificate. It is needed only while a handshake picks its certificate (Node
+ * copies the certificate and key into the connection), and an agent keeps its connection to a
+ * name for the keep-alive, so names handshake far less often than they send requests: 100 hot
+ * names keep their context, and a name past them pays one `createSecureContext` at its next
+ * handshake (1.5–2 ms more server CPU for that handshake on the loaded bench machine, about
+ * doubling it: bench/platform `revisit_cpu_ms_per_handshake`). With a certificate per name this bound, not the
+ * tenant cache, is what TLS memory follows (about 3 MB); names under one wildcard share one.
+ */
+export const DEFAULT_TLS_CONTEXT_CACHE_SIZE = 100;
+
+export interface CertificateStoreBounds {
+  /** Most TLS contexts held (default `DEFAULT_TLS_CONTEXT_CACHE_SIZE`). */
+  contexts?: number;
+  /** `--dev`: most issued certificates kept (PEM, about 1 KB each) so a context is rebuilt without issuing again (default 1,000). */
+  issued?: number;
 }
 
 /** `served(name)`: whether a tenant serves `name`; the dev CA issues for served names only. */
 export async function openCertificateStore(
   source: CertificateSource,
   served: (name: string) => Promise<boolean>,
-  maxEntries = 10_000,
+  bounds: CertificateStoreBounds = {},
 ): Promise<CertificateStore> {
+  let created = 0;
+  const build = (pair: PemKeyPair): SecureContext => {
+    created++;
+    return createSecureContext({ cert: pair.certPem, key: pair.keyPem });
+  };
+  const contextBound = bounds.contexts ?? DEFAULT_TLS_CONTEXT_CACHE_SIZE;
   if (source.kind === 'dev') {
     const { ca, caFile } = await ensureDevCa(source.dir, DEV_CA_NAME);
-    const issued = new LRUCache<string, Promise<SecureContext>>({ max: maxEntries });
+    const issue = await createDevIssuer(ca);
+    // Two bounds: the issued pairs are small (their key text shared, createDevIssuer) and cost a
+    // signature to remake, the contexts large and cheap to rebuild from them.
+    const issued = new LRUCache<string, Promise<PemKeyPair>>({ max: bounds.issued ?? 1000 });
+    const contexts = new LRUCache<string, Promise<SecureContext>>({ max: contextBound });
     return {
       caFile,
       caPem: ca.certPem,
-      held: () => issued.size,
+      held: () => contexts.size,
+      created: () => created,
       async contextFor(name) {
         if (!SNI_NAME.test(name)) return undefined;
-        let ctx = issued.get(name);
+        let ctx = contexts.get(name);
         if (!ctx) {
-          if (!(await served(name))) return undefined;
-          ctx = issueServerCertificate(ca, [name]).then((pair: PemKeyPair) =>
-            createSecureContext({ cert: pair.certPem, key: pair.keyPem }),
-          );
-          issued.set(name, ctx);
+          let pair = issued.get(name);
+          if (!pair) {
+            if (!(await served(name))) return undefined;
+            const issuing = issue([name]);
+            issued.set(name, issuing);
+            issuing.catch(() => issued.delete(name));
+            pair = issuing;
+          }
+          ctx = pair.then(build);
+          contexts.set(name, ctx);
+          ctx.catch(() => contexts.delete(name));
         }
         return ctx;
       },
     };
   }
-  const loaded = new LRUCache<string, { mtimeMs: number; ctx: SecureContext }>({ max: maxEntries });
+  const loaded = new LRUCache<string, { mtimeMs: number; ctx: SecureContext }>({ max: contextBound });
   const pairFor = async (base: string): Promise<SecureContext | undefined> => {
     const certFile = join(source.dir, `${base}.pem`);
     const keyFile = join(source.dir, `${base}.key`);
@@ -73,13 +112,14 @@ export async function openCertificateStore(
     const mtimeMs = Math.max(cs.mtimeMs, ks.mtimeMs);
     const hit = loaded.get(base);
     if (hit && hit.mtimeMs === mtimeMs) return hit.ctx;
-    const [cert, key] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
-    const ctx = createSecureContext({ cert, key });
+    const [certPem, keyPem] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
+    const ctx = build({ certPem, keyPem });
     loaded.set(base, { mtimeMs, ctx });
     return ctx;
   };
   return {
     held: () => loaded.size,
+    created: () => created,
     async contextFor(name) {
       if (!SNI_NAME.test(name)) return undefined;
       const exact = await pairFor(name);

@@ -3,7 +3,13 @@
  * database (PostgreSQL for several machines, SQLite for one).
  */
 
-export { type CertificateSource, type CertificateStore, openCertificateStore } from './certificates.js';
+export {
+  type CertificateSource,
+  type CertificateStore,
+  type CertificateStoreBounds,
+  DEFAULT_TLS_CONTEXT_CACHE_SIZE,
+  openCertificateStore,
+} from './certificates.js';
 export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } from './cluster.js';
 export { PlatformError } from './errors.js';
 export { isRefusedFeedAddress, PublicFeedAgent } from './feed-address.js';

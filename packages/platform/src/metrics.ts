@@ -197,17 +197,23 @@ export async function startAdminListener(
   };
 }
 
-// ── serving at scale: signatures, the shared offer cache ───────────────────────────────────
+// ── serving at scale: signatures, TLS contexts, the shared offer cache ──────────────────────
 
 /**
  * What the shared serving path adds (platform spec item 6): Ed25519 signatures made, a counter
- * (signatures per second is `rate(vrp_platform_signatures_total[1m])`), and the lookups of the
- * one signed-offer cache every tenant shares, by result.
+ * (signatures per second is `rate(vrp_platform_signatures_total[1m])`), the TLS contexts held
+ * and created (a rate of creations well above the new tenants' says the context bound is too
+ * small for the names handshaking), and the lookups of the one signed-offer cache every tenant
+ * shares, by result.
  */
 export class ScaleMetrics {
   readonly signatures: Counter;
 
-  constructor(registry: Registry, offerCache: { hits: number; misses: number; bytes: number } | null) {
+  constructor(
+    registry: Registry,
+    offerCache: { hits: number; misses: number; bytes: number } | null,
+    tls: { held(): number; created(): number },
+  ) {
     this.signatures = new Counter({
       name: 'vrp_platform_signatures_total',
       help: 'Ed25519 signatures made for tenants (offers and MCP receipts); rate() of it is signatures per second',
@@ -223,6 +229,23 @@ export class ScaleMetrics {
         this.reset();
         this.inc({ result: 'hit' }, offerCache?.hits ?? 0);
         this.inc({ result: 'miss' }, offerCache?.misses ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'vrp_platform_tls_contexts',
+      help: 'TLS contexts held (one per certificate in use; bounded by an LRU, a wildcard certificate is one for all its names)',
+      registers: [registry],
+      collect() {
+        this.set(tls.held());
+      },
+    });
+    new Counter({
+      name: 'vrp_platform_tls_contexts_created_total',
+      help: 'TLS contexts created: a name whose context was evicted from the LRU makes one again at its next handshake',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(tls.created());
       },
     });
     new Gauge({

@@ -26,7 +26,7 @@ import {
   SERVER_LIMITS,
 } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
-import { type CertificateSource, openCertificateStore } from './certificates.js';
+import { type CertificateSource, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';
 import { PlatformError } from './errors.js';
 import type { MasterKey } from './master-key.js';
 import { PlatformMetrics, ScaleMetrics, startAdminListener } from './metrics.js';
@@ -38,9 +38,9 @@ import type { PlatformStore, TenantSnapshot } from './tenants.js';
 type TenantBindings = HttpBindings & { tenant: TenantNode };
 
 /**
- * Default bound on tenants held loaded per process, and on TLS contexts held: with them RSS is
- * bounded whatever the tenant count (about 13 KB per loaded tenant plus, with one certificate
- * per name, about 22 KB per TLS context: some 35 MB at the default; docs/platform.md).
+ * Default bound on tenants held loaded per process (about 12 KB of heap each: some 12 MB at the
+ * default; docs/platform.md). TLS contexts have their own, smaller bound
+ * (`DEFAULT_TLS_CONTEXT_CACHE_SIZE`): a context is needed only at a handshake.
  */
 export const DEFAULT_TENANT_CACHE_SIZE = 1000;
 
@@ -75,7 +75,7 @@ export interface ServePlatformOptions {
   port?: number;
   clock?: Clock;
   tenantCacheSize?: number;
-  /** Most TLS contexts held (default: the tenant cache size); names under one wildcard certificate share one. */
+  /** Most TLS contexts held (default `DEFAULT_TLS_CONTEXT_CACHE_SIZE`); names under one wildcard certificate share one. */
   tlsContextCacheSize?: number;
   offerCacheMaxAgeSeconds?: number;
   /** Memory bound of the signed-offer cache every tenant shares (default 64 MiB). */
@@ -101,6 +101,10 @@ export interface ServedPlatform {
   loadedTenants(): number;
   /** TLS contexts held (one per certificate in use: a wildcard one serves many names). */
   tlsContexts(): number;
+  /** TLS contexts created since start (a name whose context was evicted makes one again at its next handshake). */
+  tlsContextsCreated(): number;
+  /** Connections open now (kept-alive idle ones included): what clients hold, apart from tenant memory. */
+  openConnections(): Promise<number>;
   /** Estimated bytes held by the shared signed-offer cache (0 when it is off). */
   offerCacheBytes(): number;
   metrics: PlatformMetrics;
@@ -136,7 +140,8 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const certs = await openCertificateStore(
     o.tls,
     async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
-    o.tlsContextCacheSize ?? tenantCacheSize,
+    // With --dev the issued certificates are kept as long as their tenants may be: a rebuilt context then costs no issuing.
+    { contexts: o.tlsContextCacheSize ?? DEFAULT_TLS_CONTEXT_CACHE_SIZE, issued: tenantCacheSize },
   );
   const onError =
     o.onError ??
@@ -146,7 +151,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const offerCache = createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
 
   const metrics = new PlatformMetrics(store, () => tenants.size);
-  const scale = new ScaleMetrics(metrics.registry, offerCache);
+  const scale = new ScaleMetrics(metrics.registry, offerCache, certs);
   const onSignature = () => scale.signatures.inc();
   const load = (domain: string): Promise<TenantNode> => {
     let node = tenants.get(domain);
@@ -268,6 +273,8 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     ...(certs.caFile ? { caFile: certs.caFile, caPem: certs.caPem } : {}),
     loadedTenants: () => tenants.size,
     tlsContexts: () => certs.held(),
+    tlsContextsCreated: () => certs.created(),
+    openConnections: () => new Promise((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n)))),
     offerCacheBytes: () => offerCache?.bytes ?? 0,
     metrics,
     ...(admin ? { admin: { address: admin.address, port: admin.port } } : {}),

@@ -8,6 +8,7 @@ import {
   DEFAULT_SYNC_LEASE_MS,
   DEFAULT_SYNC_PER_HOST,
   DEFAULT_TENANT_CACHE_SIZE,
+  DEFAULT_TLS_CONTEXT_CACHE_SIZE,
   generateMasterKeyText,
   importTenants,
   loadMasterKey,
@@ -186,6 +187,12 @@ export function registerPlatformCommands(program: Command): void {
       .addOption(new Option('--dev <dir>', 'issue a certificate per tenant from the local dev CA in DIR (ca.pem)').conflicts('tlsDir'))
       .option('--previous-master-key-file <file>', 'the previous master key, while `master-key rotate` runs')
       .option('--tenant-cache <n>', 'most tenants held loaded in this process', positiveInt, DEFAULT_TENANT_CACHE_SIZE)
+      .option(
+        '--tls-context-cache <n>',
+        'most TLS contexts held (about 30 KB each; an evicted name rebuilds its own at its next handshake)',
+        positiveInt,
+        DEFAULT_TLS_CONTEXT_CACHE_SIZE,
+      )
       .addOption(
         new Option('--keep-alive <duration>', "how long an idle connection is kept open (e.g. 65s; above a load balancer's idle timeout)")
           .argParser(keepAlive)
@@ -213,6 +220,7 @@ export function registerPlatformCommands(program: Command): void {
         dev?: string;
         previousMasterKeyFile?: string;
         tenantCache: number;
+        tlsContextCache: number;
         keepAlive: number;
         maxConnectionsPerClient: number;
         maxConnections: number;
@@ -234,6 +242,7 @@ export function registerPlatformCommands(program: Command): void {
             host: o.host,
             port: o.port,
             tenantCacheSize: o.tenantCache,
+            tlsContextCacheSize: o.tlsContextCache,
             keepAliveMs: o.keepAlive,
             maxConnectionsPerClient: o.maxConnectionsPerClient,
             maxConnections: o.maxConnections,
