@@ -20,7 +20,7 @@ import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { loadPolicy, openSqliteStore, type PolicyDocument, ProxyStore } from '@vrpkit/gate';
+import { loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { repoRoot, runVrp } from '@vrpkit/testkit/cli';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentStdioTransport, fetchWithOwnSignals, startProxy } from '../src/proxy/index.js';
