@@ -135,6 +135,7 @@ describe('proxy tables migration', () => {
       { version: 4, name: 'arguments of escalated acts, kept for the person deciding until decided plus retention' },
       { version: 5, name: 'PostgreSQL: issue and consume in one statement, consume journaling INVOKED' },
       { version: 6, name: 'gateway pin version per server identity' },
+      { version: 7, name: 'PostgreSQL: the outcome of an invoked act in one statement' },
     ]);
     check.close();
   });

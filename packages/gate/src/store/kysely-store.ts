@@ -73,6 +73,13 @@ export interface DialectOps {
     req: ConsumeRequest,
     timeoutMs: number | undefined,
   ): Promise<{ result: IssueAndConsumeResult; head?: AuditHead }>;
+  /** `recordOutcome` as one statement, where the dialect has one (PostgreSQL); `head` is absent when nothing was written. */
+  recordOutcomeOnce?(
+    candidateActId: string,
+    owner: string,
+    outcome: OutcomeRecord,
+    now: number,
+  ): Promise<{ recorded: boolean; head?: AuditHead }>;
   close(): Promise<void>;
 }
 
@@ -588,6 +595,11 @@ export class KyselyAuthorityStore implements AuthorityStore {
    * second invoke. A crash of the process loses nothing.
    */
   async recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean> {
+    if (this.ops.recordOutcomeOnce) {
+      const { recorded, head } = await this.ops.recordOutcomeOnce(candidateActId, owner, outcome, now);
+      if (head) this.signAfter(head, 1, now);
+      return recorded;
+    }
     const set =
       outcome.state === 'EFFECTUATED'
         ? { state: 'EFFECTUATED' as const, result_json: outcome.result_json, finished_at: now }
