@@ -15,7 +15,9 @@
  * Each side also runs once in `--mode observe` on SQLite (every call forwarded, no gate writes):
  * what the MCP hop itself costs, apart from the gate's durable path.
  *
- * Run: npm run bench -- gateway [--calls N]
+ * Run: npm run bench -- gateway [--calls N] [--side stdio|http] [--store sqlite|postgres]
+ * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process into DIR
+ * (`node --cpu-prof`; open it in Chrome DevTools or read its `.cpuprofile` JSON).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,7 +38,28 @@ const MAX_MS_PER_SCENARIO = 20_000;
 const PG_URL = process.env.VRPKIT_TEST_PG_URL;
 const root = fileURLToPath(new URL('../', import.meta.url));
 const everything = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-const vrp = [process.execPath, '--import', 'tsx', '--conditions=vrpkit-source', join(root, 'packages/cli/src/bin.ts')] as const;
+const PROF_DIR = process.env.VRP_BENCH_CPU_PROF;
+const vrp = [
+  process.execPath,
+  ...(PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []),
+  '--import',
+  'tsx',
+  '--conditions=vrpkit-source',
+  join(root, 'packages/cli/src/bin.ts'),
+] as const;
+/** `--NAME value`, one of `allowed`, or every one of them when absent (exit 64 on another value). */
+function choiceFlag<T extends string>(name: string, allowed: readonly T[]): readonly T[] {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return allowed;
+  const v = process.argv[i + 1] as T;
+  if (!allowed.includes(v)) {
+    process.stderr.write(`error[usage]: --${name} takes one of ${allowed.join(', ')}\n`);
+    process.exit(64);
+  }
+  return [v];
+}
+const SIDES = choiceFlag('side', ['stdio', 'http'] as const);
+const STORES = choiceFlag('store', ['sqlite', 'postgres'] as const);
 
 const dir = mkdtempSync(join(tmpdir(), 'vrp-bench-gateway-'));
 const policy = join(dir, 'policy.json');
@@ -234,12 +257,14 @@ let floor: Stats | undefined;
 const pgSchemas: string[] = [];
 try {
   floor = sqliteCommitFloor();
-  for (const side of ['stdio', 'http'] as const) {
-    results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
-    await closeAll();
-    results.push(await scenario(side, 'sqlite', `bench-${side}`));
-    await closeAll();
-    if (PG_URL) {
+  for (const side of SIDES) {
+    if (STORES.includes('sqlite')) {
+      results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
+      await closeAll();
+      results.push(await scenario(side, 'sqlite', `bench-${side}`));
+      await closeAll();
+    }
+    if (PG_URL && STORES.includes('postgres')) {
       const schema = `bench_gateway_${side}_${process.pid}`;
       pgSchemas.push(schema);
       results.push(await scenario(side, 'postgres', schema));

@@ -200,6 +200,8 @@ export function validateAct(act: unknown): { ok: true; act: AgentCandidateAct } 
  * Non-I-JSON values throw GateError('EF_MALFORMED_ARGUMENTS').
  */
 export function digestArguments(args: unknown): ArgumentsDigest {
+  const known = snapshotDigest(args);
+  if (known) return known;
   assertIJson(args);
   return digestOfCanonical(canonicalJson(args));
 }
@@ -218,9 +220,25 @@ export interface LiveArguments<A> {
  * Non-I-JSON values throw GateError('EF_MALFORMED_ARGUMENTS').
  */
 export function snapshotLiveArguments<A>(args: A): LiveArguments<A> {
+  const known = snapshotDigest(args);
+  if (known) return { digest: known, args };
   assertIJson(args);
   const canonical = canonicalJson(args);
-  return { digest: digestOfCanonical(canonical), args: deepFreeze(JSON.parse(canonical)) as A };
+  const digest = digestOfCanonical(canonical);
+  const copy = deepFreeze(JSON.parse(canonical)) as A;
+  if (typeof copy === 'object' && copy !== null) snapshots.set(copy, digest);
+  return { digest, args: copy };
+}
+
+/**
+ * The digest of every snapshot this module made, by its root. A snapshot is deeply frozen, so it
+ * still holds exactly what was digested: the proxy's snapshot, its act's digest and dispatch's
+ * live digest are one JCS + SHA-256 pass over the arguments, not three.
+ */
+const snapshots = new WeakMap<object, ArgumentsDigest>();
+
+function snapshotDigest(args: unknown): ArgumentsDigest | undefined {
+  return typeof args === 'object' && args !== null ? snapshots.get(args) : undefined;
 }
 
 function digestOfCanonical(canonical: string): ArgumentsDigest {

@@ -13,6 +13,7 @@ import { GATE_PROFILE } from './errors.js';
 import { approvedAct, bindingDigest, bindingOf, type EscalationDecision, escalate } from './escalation.js';
 import { actAudit, denied, evidenceRow, recordBindingConflict, recordDenial, recordStale } from './evidence.js';
 import { type AuthorizeOutcome, asGateError, type GateContext } from './gate-context.js';
+import type { PolicyDecision } from './policy.js';
 import { randomId } from './random-id.js';
 import type { AuthorityRow, ConsumeOutcome, ConsumeRequest } from './store/types.js';
 
@@ -39,7 +40,9 @@ export async function authorize(ctx: GateContext, act: unknown): Promise<Authori
  * (`null`: it has none), so one dispatch reads it once; a concurrent issuer for the same act id
  * is still caught by the store's one-authority-per-act rule. With `consume` (dispatch's hot
  * path), authority the policy issues from a hot envelope is consumed in the issuance's own
- * transaction: one durable commit before invoke. Approvals keep the general path. Throws on store errors.
+ * transaction: one durable commit before invoke. Approvals keep the general path. `decided` is
+ * the policy's decision for this act when the caller evaluated it already (the policy is pure
+ * over the act, so it is not evaluated twice). Throws on store errors.
  */
 export async function authorizeValidated(
   ctx: GateContext,
@@ -47,12 +50,13 @@ export async function authorizeValidated(
   now: number,
   known?: AuthorityRow | null,
   consume?: ConsumeRequest,
+  decided?: PolicyDecision,
 ): Promise<DispatchAuthorizeOutcome> {
   if (a.finality_sink.sink_id !== ctx.sinkId) return denied('EF_040');
   if (Date.parse(a.expires_at) <= now) return denied('EF_002');
   const existing = known === undefined ? await ctx.store.getAuthority(a.candidate_act_id) : known;
   if (existing) return existingOutcome(ctx, existing, a, now);
-  const d = ctx.policy.evaluate(a);
+  const d = decided ?? ctx.policy.evaluate(a);
   if (d.decision === 'issue') return issue(ctx, a, now, d.ttlMs, d.reason, null, consume);
   if (d.decision === 'deny') return recordDenial(ctx, a, a.policy_state, now, d.code, d.reason);
   const step = await escalate(ctx, a, now, d.reason);

@@ -75,8 +75,9 @@ export async function dispatch<A, T>(
     // transaction: an act that has authority already (a retry, an approval, a concurrent issuer)
     // fails that transaction's one-authority-per-act insert, nothing is written, and it takes the
     // general path (an expired retry too, so it still gets its recorded result).
-    const fresh = req !== undefined && Date.parse(a.expires_at) > now && ctx.policy.evaluate(a).decision === 'issue';
-    const first = fresh ? await authorizeValidated(ctx, a, now, null, req) : undefined;
+    const decided = req !== undefined && Date.parse(a.expires_at) > now ? ctx.policy.evaluate(a) : undefined;
+    // The policy's decision is handed on: issuance does not evaluate the act a second time.
+    const first = decided?.decision === 'issue' ? await authorizeValidated(ctx, a, now, null, req, decided) : undefined;
     if (first && !first.exists) {
       if (first.status !== 'issued') return denied((first.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
       hot = first.consumed;
@@ -95,7 +96,7 @@ export async function dispatch<A, T>(
         return denied(over.code);
       }
       if (!authority) {
-        const outcome = await authorizeValidated(ctx, a, now, null, req);
+        const outcome = await authorizeValidated(ctx, a, now, null, req, decided);
         if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
         hot = outcome.consumed;
       }

@@ -1,7 +1,7 @@
 /**
  * The Gate end to end on PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per test): the hot
  * path and T-C replay through dispatch, a lock wait past the timeout → EF-060 with nothing
- * consumed, an epoch bump from another connection, and restart recovery.
+ * consumed, the epoch read's own bound, an epoch bump from another connection, and restart recovery.
  */
 import { randomBytes } from 'node:crypto';
 import { type AuthorityStore, Gate, type GateOptions, loadPolicy, openPostgresStore } from '@vrpkit/gate';
@@ -84,6 +84,25 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
     }
     expect((await store.getAuthority('pg-2'))?.state).toBe('ISSUED');
     expect((await gate.enforce(a, { q: 'lisbon' })).allow).toBe(true);
+  });
+
+  it('the epoch read is bounded too: held up past policyTimeoutMs it fails with EF-060', async () => {
+    const gate = newGate({ policyTimeoutMs: 200 });
+    await gate.policyState();
+    const blocker = new pg.Client({ connectionString: PG_URL });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    // The one lock a plain SELECT waits for.
+    await blocker.query(`LOCK TABLE ${schema}.gate_policy_state IN ACCESS EXCLUSIVE MODE`);
+    try {
+      const started = performance.now();
+      await expect(gate.policyState()).rejects.toMatchObject({ code: 'EF-060' });
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    expect(await gate.policyState()).toMatchObject({ policy_epoch: expect.any(Number) });
   });
 
   it('an epoch bump committed by another process is seen by the next consume (EF_REVOKED)', async () => {

@@ -183,14 +183,16 @@ describe('enforce: the five MUSTs', () => {
     expect((await g.enforce(a, { q: 'lisbon' })).allow).toBe(true);
   });
 
-  it('policyState(), authorize() and dispatch() time out into EF-060 too, and dispatch does not invoke', async () => {
+  it('authorize() and dispatch() time out into EF-060 too, and dispatch does not invoke; the epoch read is not held up', async () => {
     const g = newGate({ policyTimeoutMs: 100 });
     const a = await act({}, g);
     const blocker = new Database(file);
     blocker.exec('BEGIN IMMEDIATE');
     let calls = 0;
     try {
-      await expect(g.policyState()).rejects.toMatchObject({ code: 'EF-060' });
+      // A plain read of the committed epochs (WAL: a reader never waits for a writer); the writes
+      // that depend on them read them again under the write lock, and those time out.
+      expect(await g.policyState()).toEqual(a.policy_state);
       expect(await g.authorize(a)).toMatchObject({ status: 'denied', code: 'EF-060' });
       expect(await g.dispatch(a, { q: 'lisbon' }, async () => ++calls)).toMatchObject({
         invoked: false,

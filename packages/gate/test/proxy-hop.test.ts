@@ -1,9 +1,9 @@
 /**
  * The proxy's per-call hop: what it keeps between calls and what it must still read each time.
  *
- * - pins: a call is let through on pins read within `PIN_CACHE_MS`; a pin added through another
- *   connection (as `vrp gate tools pin` in another process) is honoured on the very next call,
- *   and one removed is refused once that bound has passed. The proxy runs in this process
+ * - pins: the proxy keeps the pins it read while the server's pin version stays the same; a pin
+ *   added or removed by `vrp gate tools pin/unpin` in another process bumps it, so the very next
+ *   call is let through or refused (no grace period for an unpin). The proxy runs in this process
  *   (`startProxy`, agent over Streamable HTTP with the official SDK `Client`), the downstream is
  *   the real `@modelcontextprotocol/server-filesystem` child, the store a real SQLite file.
  * - the downstream's HTTP transport: one abort listener on the transport's signal however many
@@ -20,10 +20,10 @@ import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { loadPolicy, openSqliteStore, type PolicyDocument, ProxyStore } from '@vrpkit/gate';
-import { repoRoot } from '@vrpkit/testkit/cli';
+import { loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
+import { repoRoot, runVrp } from '@vrpkit/testkit/cli';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentStdioTransport, fetchWithOwnSignals, PIN_CACHE_MS, startProxy } from '../src/proxy/index.js';
+import { AgentStdioTransport, fetchWithOwnSignals, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
 const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -45,13 +45,12 @@ function errorCode(r: CallToolResult): string | undefined {
 }
 
 describe('pins between calls', () => {
-  it('honours a pin added elsewhere on the next call, and refuses an unpinned tool within PIN_CACHE_MS', { timeout: 120_000 }, async () => {
+  it('honours a pin and an unpin made by another process on the very next call', { timeout: 180_000 }, async () => {
     const dir = tmpDir('proxy-hop-pins');
     const file = join(dir, 'a.txt');
     writeFileSync(file, 'hello');
     const dbFile = join(dir, 'gate.db');
     const store = await openSqliteStore(dbFile);
-    const person = await openSqliteStore(dbFile);
     const proxy = await startProxy({
       policy: loadPolicy(POLICY),
       store,
@@ -61,6 +60,11 @@ describe('pins between calls', () => {
       log: () => {},
     });
     const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    // `vrp gate tools pin|unpin` as a person runs it: another process, its own store handle.
+    const tools = async (verb: 'pin' | 'unpin') => {
+      const r = await runVrp(['gate', 'tools', verb, 'read_text_file', '--store', dbFile, '--server', proxy.serverId]);
+      expect(r.code, r.stderr).toBe(0);
+    };
     try {
       await client.connect(
         new StreamableHTTPClientTransport(new URL(proxy.listener!.url), {
@@ -69,23 +73,23 @@ describe('pins between calls', () => {
       );
       await client.listTools();
       const read = async () => (await client.callTool({ name: 'read_text_file', arguments: { path: file } })) as CallToolResult;
-      // Not pinned: refused (and these pins are now in the proxy's cache).
+      // Not pinned: refused, twice on the same pins (the second call reads only the pin version).
       expect(errorCode(await read())).toBe('EF_TOOL_NOT_PINNED');
-      // Pinned through another connection: the refusal path reads the store again, so the very next call runs.
-      const pins = new ProxyStore(person);
-      expect((await pins.pin(proxy.serverId, 'read_text_file', { by: 'test', now: Date.now() })).pinned).toBe(true);
+      expect(errorCode(await read())).toBe('EF_TOOL_NOT_PINNED');
+      await tools('pin');
       const ok = await read();
       expect(ok.isError).toBeFalsy();
       expect(JSON.stringify(ok.content)).toContain('hello');
-      // Unpinned through another connection: refused once PIN_CACHE_MS has passed.
-      expect(await pins.unpin(proxy.serverId, 'read_text_file')).toBe(true);
-      await new Promise((r) => setTimeout(r, PIN_CACHE_MS + 50));
+      expect((await read()).isError).toBeFalsy();
+      // Unpinned by another process: the very next call is refused, with no time bound to wait out.
+      await tools('unpin');
       expect(errorCode(await read())).toBe('EF_TOOL_NOT_PINNED');
+      await tools('pin');
+      expect((await read()).isError).toBeFalsy();
     } finally {
       await client.close().catch(() => {});
       await proxy.stop();
       await store.close();
-      await person.close();
     }
   });
 });

@@ -65,8 +65,12 @@ for (const backend of backends) {
         reason: 'digest_mismatch',
       });
       expect(await t.pin(SERVER, 'nope', { by: 'alice', now: T0 + 1 })).toEqual({ pinned: false, reason: 'unknown_tool' });
+      // Nothing pinned yet, and refused pins change nothing: the pin version is still the first.
+      expect(await t.pinVersion(SERVER)).toBe(0);
       const pinned = await t.pin(SERVER, 'note_write', { by: 'alice', now: T0 + 1, digest: 'd1' });
       expect(pinned).toMatchObject({ pinned: true, row: { pinned_digest: 'd1', pinned_by: 'alice', pinned_at: T0 + 1 } });
+      expect(await t.pinVersion(SERVER)).toBe(1);
+      expect(await t.pinVersion('another-server')).toBe(0);
 
       // The server changes the definition: the pin stays on the reviewed digest.
       await t.recordSeen([seen('note_write', 'd2')], T0 + 2);
@@ -77,8 +81,12 @@ for (const backend of backends) {
         seen_at: T0 + 2,
       });
 
+      // Seeing a new definition does not change the pins, so not their version either.
+      expect(await t.pinVersion(SERVER)).toBe(1);
       expect(await t.unpin(SERVER, 'note_write')).toBe(true);
+      expect(await t.pinVersion(SERVER)).toBe(2);
       expect(await t.unpin(SERVER, 'note_write')).toBe(false);
+      expect(await t.pinVersion(SERVER)).toBe(2);
       expect((await t.getPin(SERVER, 'note_write'))?.pinned_digest).toBeNull();
       expect(await t.listPins('another-server')).toEqual([]);
     });
@@ -126,6 +134,8 @@ describe('proxy tables migration', () => {
       { version: 3, name: 'hash-chained audit log, its head and signed checkpoints' },
       { version: 4, name: 'arguments of escalated acts, kept for the person deciding until decided plus retention' },
       { version: 5, name: 'PostgreSQL: issue and consume in one statement, consume journaling INVOKED' },
+      { version: 6, name: 'gateway pin version per server identity' },
+      { version: 7, name: 'PostgreSQL: the outcome of an invoked act in one statement' },
     ]);
     check.close();
   });

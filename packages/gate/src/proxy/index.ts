@@ -25,7 +25,6 @@ export {
   type GateProxyOptions,
   MAX_RESPAWNS,
   OBSERVE_EPOCHS_CACHE_MS,
-  PIN_CACHE_MS,
   type ProxyFaultPoint,
   RESPAWN_WINDOW_MS,
 } from './proxy.js';

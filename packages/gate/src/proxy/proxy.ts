@@ -106,14 +106,6 @@ export const MAX_RESPAWNS = 5;
 export const RESPAWN_WINDOW_MS = 60_000;
 
 /**
- * How long the pins read from the store are trusted to let a call through without reading them
- * again: a pin a person removes (`vrp gate tools unpin`, possibly another process) takes effect
- * within this. A call they do not let through always reads the store first, so a pin just added
- * or changed is seen at once and no deny rests on a stale read.
- */
-export const PIN_CACHE_MS = 1000;
-
-/**
  * Observe mode only: how long the policy epochs read from the store are reused for the acts it
  * builds. Observe forwards every call whatever the epochs, and policy evaluation does not read
  * them; enforce mode reads them per call, as the gate refuses authority for an act whose epochs
@@ -143,8 +135,8 @@ export class GateProxy {
   private readonly stopped = new AbortController();
   private readonly agents = new Set<Server>();
   private readonly clock: Clock;
-  /** This server's pins (tool name → pinned digest) as last read, and when (monotonic ms). */
-  private pins: { readAt: number; digests: Map<string, string | null> } | undefined;
+  /** This server's pins (tool name → pinned digest) as last read, and the pin version read before them. */
+  private pins: { version: number; digests: Map<string, string | null> } | undefined;
   /** Observe mode: the epochs as last read (a pending or settled read) and when (monotonic ms). */
   private epochs: { readAt: number; state: Promise<PolicyState> } | undefined;
   /** The gate as the mappers see it: in observe mode, with the epochs read at most every `OBSERVE_EPOCHS_CACHE_MS`. */
@@ -281,8 +273,6 @@ export class GateProxy {
     if (!(await this.available())) return downstreamUnavailable();
     const tool = (this.view ?? (await this.refreshView())).get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const pinned = await this.isPinned(name, tool.digest);
-
     const ctx: MapContext = {
       gate: this.mapGate,
       session_id: this.o.name,
@@ -290,7 +280,8 @@ export class GateProxy {
       agent: { agent_id: agentName ?? 'mcp-client' },
       purpose: { purpose_id: 'mcp-tools-call' },
     };
-    const actCtx = await resolveActContext(ctx);
+    // Two independent reads: on PostgreSQL they go out on two pooled connections at once.
+    const [pinned, actCtx] = await Promise.all([this.isPinned(name, tool.digest), resolveActContext(ctx)]);
     if ('allow' in actCtx) return this.deny(actCtx, { name, started });
     let mapped: { act: AgentCandidateAct; liveArgs: Record<string, unknown>; sent: CallToolRequest['params'] };
     try {
@@ -501,20 +492,22 @@ export class GateProxy {
 
   /** This server's pins as the store holds them now (tool name → pinned digest, null when seen but not pinned). */
   private async readPins(): Promise<Map<string, string | null>> {
-    const readAt = performance.now();
+    // The version first: a pin changed between the two reads leaves the pins newer than their
+    // version, so the next call reads them again (never the other way round).
+    const version = await this.o.tables.pinVersion(this.o.serverId);
     const digests = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
-    this.pins = { readAt, digests };
+    this.pins = { version, digests };
     return digests;
   }
 
   /**
-   * Whether a person pinned exactly this definition of the tool. A match in the pins read within
-   * `PIN_CACHE_MS` is enough; anything else is decided on a fresh read, so a call is never
-   * refused (or, in observe mode, recorded as one that would be) on pins that are out of date.
+   * Whether a person pinned exactly this definition of the tool, as the store holds the pins now:
+   * every pin and unpin (from any process) bumps the server's pin version, so the pins held are
+   * used only while the version read for this call is the one they were read at.
    */
   private async isPinned(name: string, digest: string): Promise<boolean> {
     const cached = this.pins;
-    if (cached && performance.now() - cached.readAt < PIN_CACHE_MS && cached.digests.get(name) === digest) return true;
+    if (cached && cached.version === (await this.o.tables.pinVersion(this.o.serverId))) return cached.digests.get(name) === digest;
     return (await this.readPins()).get(name) === digest;
   }
 

@@ -16,7 +16,7 @@ import type { PolicyState } from '../act.js';
 import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signCheckpoint } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
 import type { AuditCheckpointTable, AuditHeadTable, AuditTable } from './audit-schema.js';
-import { ActHasAuthority, EscalationBindingConflict } from './errors.js';
+import { ActHasAuthority, EscalationBindingConflict, StoreTimeoutError } from './errors.js';
 import { prepared } from './prepared.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
@@ -73,6 +73,13 @@ export interface DialectOps {
     req: ConsumeRequest,
     timeoutMs: number | undefined,
   ): Promise<{ result: IssueAndConsumeResult; head?: AuditHead }>;
+  /** `recordOutcome` as one statement, where the dialect has one (PostgreSQL); `head` is absent when nothing was written. */
+  recordOutcomeOnce?(
+    candidateActId: string,
+    owner: string,
+    outcome: OutcomeRecord,
+    now: number,
+  ): Promise<{ recorded: boolean; head?: AuditHead }>;
   close(): Promise<void>;
 }
 
@@ -80,6 +87,10 @@ export interface DialectOps {
 function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
   return {
     epochs: prepared([], () => ops.epochsQuery(db)),
+    /** The epochs outside a transaction (no lock): what an act is built on. */
+    epochsNow: prepared([], () =>
+      db.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
+    ),
     authorityOfAct: prepared(['act'], (m) => db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', m.act)),
     journalOfAct: prepared(['act'], (m) => db.selectFrom('gate_journal').selectAll().where('candidate_act_id', '=', m.act)),
     evidence: prepared(EVIDENCE_COLUMNS, (m) => db.insertInto('gate_evidence').values(m)),
@@ -335,11 +346,30 @@ export class KyselyAuthorityStore implements AuthorityStore {
     }, undefined);
   }
 
+  /**
+   * The current epochs: one plain read, outside any transaction. What an act is built on need not
+   * be ordered against bumps: every write that depends on the epochs reads them again in its own
+   * transaction (`epochsQuery`), so a bump committed after this read makes that act stale there,
+   * never allowed. A transaction here would cost a PostgreSQL call three more round trips
+   * (BEGIN, its bounds, COMMIT) and a SQLite call the write lock. Past `timeoutMs` the read fails
+   * with StoreTimeoutError (enforce() contract MUST 5: "never return allow=true on timeout").
+   */
   async policyState(opts?: StoreCallOptions): Promise<PolicyState> {
-    const q = this.q;
-    return this.ops.run(function* () {
-      return yield* currentEpochs(q);
-    }, opts?.timeoutMs);
+    const read = this.db.executeQuery(this.q.epochsNow({}).compile()).then(({ rows }) => {
+      if (!rows[0]) throw new Error('gate_policy_state row is missing');
+      return rows[0];
+    });
+    const ms = opts?.timeoutMs;
+    if (ms === undefined) return read;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreTimeoutError(`the store did not answer the epoch read within ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([read, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async syncPolicyDigest(digest: string, now: number): Promise<PolicyState> {
@@ -565,6 +595,11 @@ export class KyselyAuthorityStore implements AuthorityStore {
    * second invoke. A crash of the process loses nothing.
    */
   async recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean> {
+    if (this.ops.recordOutcomeOnce) {
+      const { recorded, head } = await this.ops.recordOutcomeOnce(candidateActId, owner, outcome, now);
+      if (head) this.signAfter(head, 1, now);
+      return recorded;
+    }
     const set =
       outcome.state === 'EFFECTUATED'
         ? { state: 'EFFECTUATED' as const, result_json: outcome.result_json, finished_at: now }

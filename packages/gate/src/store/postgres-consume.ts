@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { EfCode } from '../errors.js';
 import type { Db } from './kysely-store.js';
 import type { Migration } from './schema.js';
-import type { AuditHead, ConsumeOutcome, ConsumeRequest, IssueAndConsumeRecord, IssueAndConsumeResult } from './types.js';
+import type { AuditHead, ConsumeOutcome, ConsumeRequest, IssueAndConsumeRecord, IssueAndConsumeResult, OutcomeRecord } from './types.js';
 
 const CHECK_FUNCTION = `
 create or replace function gate_authority_refusal(
@@ -283,3 +283,61 @@ export async function issueAndConsumeInOneStatement(
   });
   return { result: { recorded: true, outcome }, head };
 }
+
+/**
+ * The outcome of an invoked act in one statement (store/kysely-store.ts `recordOutcome`): the
+ * journal row INVOKED → EFFECTUATED/FAILED and its `result` audit entry, committed without
+ * waiting for the WAL flush (`synchronous_commit = off` for this transaction only: the outcome is
+ * the one write that need not wait for the disk).
+ */
+const RECORD_OUTCOME_FUNCTION = `
+create or replace function gate_record_outcome(
+  p_act_id text, p_owner text, p_state text, p_result_json text, p_error_code text, p_now bigint, p_lock_timeout text
+) returns table (recorded boolean, audit_seq bigint, audit_hash text)
+language plpgsql as $fn$
+declare
+  j gate_journal;
+  h gate_audit_head;
+begin
+  perform set_config('lock_timeout', p_lock_timeout, true);
+  perform set_config('synchronous_commit', 'off', true);
+  update gate_journal g set state = p_state, result_json = p_result_json, error_code = p_error_code, finished_at = p_now
+    where g.candidate_act_id = p_act_id and g.owner = p_owner and g.state = 'INVOKED'
+    returning g.* into j;
+  if not found then
+    return query select false, null::bigint, null::text;
+    return;
+  end if;
+  h := gate_audit_append(p_now, 'result', p_act_id, j.tool_id, null, j.arguments_digest,
+    case when p_state = 'FAILED' then p_error_code end, p_owner);
+  return query select true, h.seq, h.hash;
+end
+$fn$`;
+
+/** `recordOutcome` in one statement, one round trip; `head` is absent when no INVOKED row of `owner` was there. */
+export async function recordOutcomeInOneStatement(
+  db: Db,
+  candidateActId: string,
+  owner: string,
+  outcome: OutcomeRecord,
+  now: number,
+  lockTimeoutMs: number,
+): Promise<{ recorded: boolean; head?: AuditHead }> {
+  const result = outcome.state === 'EFFECTUATED' ? outcome.result_json : null;
+  const error = outcome.state === 'FAILED' ? outcome.error_code : null;
+  const { rows } = await sql<{ recorded: boolean; audit_seq: number | null; audit_hash: string | null }>`select * from gate_record_outcome(
+    ${candidateActId}, ${owner}, ${outcome.state}, ${result}, ${error}, ${now}, ${`${lockTimeoutMs}ms`})`.execute(db);
+  const r = rows[0];
+  if (!r) throw new Error('gate_record_outcome returned no row');
+  return r.recorded ? { recorded: true, head: { seq: Number(r.audit_seq), hash: r.audit_hash! } } : { recorded: false };
+}
+
+/** Migration 7 of the gate store: the outcome in one statement on PostgreSQL (store/schema.ts MIGRATIONS is append only). */
+export const ONE_STATEMENT_OUTCOME_MIGRATION: Migration = {
+  version: 7,
+  name: 'PostgreSQL: the outcome of an invoked act in one statement',
+  async up(db, _now, dialect) {
+    if (dialect !== 'postgres') return;
+    await sql.raw(RECORD_OUTCOME_FUNCTION).execute(db);
+  },
+};

@@ -18,7 +18,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { StoreConfigError, StoreTimeoutError } from './errors.js';
 import { type DialectOps, KyselyAuthorityStore, migrated, runAsync } from './kysely-store.js';
-import { consumeInOneStatement, issueAndConsumeInOneStatement } from './postgres-consume.js';
+import { consumeInOneStatement, issueAndConsumeInOneStatement, recordOutcomeInOneStatement } from './postgres-consume.js';
 import type { GateDatabase } from './schema.js';
 import type { AuthorityStore } from './types.js';
 
@@ -90,6 +90,8 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     auditHeadQuery: (trx) => trx.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).forUpdate(),
     consumeOnce: (req, timeoutMs) => oneStatement((ms) => consumeInOneStatement(db, req, ms), timeoutMs),
     issueAndConsumeOnce: (record, req, timeoutMs) => oneStatement((ms) => issueAndConsumeInOneStatement(db, record, req, ms), timeoutMs),
+    recordOutcomeOnce: (id, owner, outcome, now) =>
+      oneStatement((ms) => recordOutcomeInOneStatement(db, id, owner, outcome, now, ms), undefined),
     close: async () => {},
   };
 

@@ -38,10 +38,20 @@ export interface ProxyObservationTable {
   arguments_digest: string | null;
 }
 
+/**
+ * A server identity's pin version: bumped in the transaction of every pin and unpin of its tools,
+ * so a proxy reads one small row per call to know whether the pins it holds are still current.
+ */
+export interface ToolPinVersionTable {
+  server_id: string;
+  version: number;
+}
+
 // A type alias (not an interface) so Kysely's `withTables` accepts it.
 export type ProxyDatabase = {
   gate_tool_pin: ToolPinTable;
   gate_proxy_observation: ProxyObservationTable;
+  gate_tool_pin_version: ToolPinVersionTable;
 };
 
 /** Migration 2 of the gate store: added, never edited (store/schema.ts MIGRATIONS is append only). */
@@ -76,5 +86,18 @@ export const PROXY_TABLES_MIGRATION: Migration = {
       .addColumn('arguments_digest', 'text')
       .execute();
     await db.schema.createIndex('gate_proxy_observation_time').on('gate_proxy_observation').column('recorded_at').execute();
+  },
+};
+
+/** Migration 6 of the gate store: the pin version a proxy checks on every call (store/schema.ts MIGRATIONS is append only). */
+export const PIN_VERSION_MIGRATION: Migration = {
+  version: 6,
+  name: 'gateway pin version per server identity',
+  async up(db) {
+    await db.schema
+      .createTable('gate_tool_pin_version')
+      .addColumn('server_id', 'text', (c) => c.primaryKey())
+      .addColumn('version', 'bigint', (c) => c.notNull())
+      .execute();
   },
 };

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isMcpToolName } from '../proxy/pins.js';
-import { KyselyAuthorityStore } from './kysely-store.js';
+import { type Db, KyselyAuthorityStore } from './kysely-store.js';
 import { prepared } from './prepared.js';
 import type { ProxyDatabase, ProxyMode, ProxyObservationTable, ToolPinTable } from './proxy-schema.js';
 import type { GateDatabase } from './schema.js';
@@ -42,8 +42,10 @@ export type PinOutcome =
 export class ProxyStore {
   private readonly db: Kysely<GateDatabase & ProxyDatabase>;
   private readonly store: KyselyAuthorityStore;
-  /** The pin read of every `tools/call`, compiled once (store/prepared.ts). */
+  /** The pin read, compiled once (store/prepared.ts). */
   private readonly pinQuery;
+  /** The pin version read of every `tools/call`, compiled once. */
+  private readonly pinVersionQuery;
 
   constructor(store: AuthorityStore) {
     if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the proxy tables need a Kysely authority store');
@@ -53,6 +55,18 @@ export class ProxyStore {
     this.pinQuery = prepared(['server', 'tool'], (m) =>
       db.selectFrom('gate_tool_pin').selectAll().where('server_id', '=', m.server).where('tool_name', '=', m.tool),
     );
+    this.pinVersionQuery = prepared(['server'], (m) =>
+      db.selectFrom('gate_tool_pin_version').select('version').where('server_id', '=', m.server),
+    );
+  }
+
+  /**
+   * The server identity's pin version: it changes with every pin and unpin of its tools (from
+   * any process on the store), so pins read at one version are current while it stays the same.
+   */
+  async pinVersion(serverId: string): Promise<number> {
+    const { rows } = await this.db.executeQuery(this.pinVersionQuery({ server: serverId }).compile());
+    return rows[0] === undefined ? 0 : Number(rows[0].version);
   }
 
   /** Record the definitions a `tools/list` returned (the pin is untouched: a changed definition stays unpinned). */
@@ -110,6 +124,7 @@ export class ProxyStore {
         .where('tool_name', '=', toolName);
       if (opts.digest !== undefined) q = q.where('seen_digest', '=', opts.digest);
       const r = await q.returningAll().executeTakeFirst();
+      if (r) await bumpPinVersion(trx, serverId);
       if (r)
         await this.store.appendAuditIn(
           trx,
@@ -136,6 +151,7 @@ export class ProxyStore {
         .where('pinned_digest', 'is not', null)
         .returning('seen_digest')
         .executeTakeFirst();
+      if (r) await bumpPinVersion(trx, serverId);
       if (r)
         await this.store.appendAuditIn(
           trx,
@@ -180,4 +196,14 @@ export class ProxyStore {
       .execute();
     return rows.map((r) => ({ ...r, count: Number(r.count) }));
   }
+}
+
+/** A new pin version for the server identity, in the transaction of the pin or unpin that changes its pins. */
+async function bumpPinVersion(trx: Db, serverId: string): Promise<void> {
+  await trx
+    .withTables<ProxyDatabase>()
+    .insertInto('gate_tool_pin_version')
+    .values({ server_id: serverId, version: 1 })
+    .onConflict((oc) => oc.column('server_id').doUpdateSet((eb) => ({ version: eb('gate_tool_pin_version.version', '+', 1) })))
+    .execute();
 }

@@ -10,8 +10,8 @@
 import type { Kysely } from 'kysely';
 import { AUDIT_LOG_MIGRATION, type AuditDatabase } from './audit-schema.js';
 import { PENDING_ARGUMENTS_MIGRATION } from './pending-arguments-schema.js';
-import { ONE_ROUND_TRIP_DISPATCH_MIGRATION } from './postgres-consume.js';
-import { PROXY_TABLES_MIGRATION } from './proxy-schema.js';
+import { ONE_ROUND_TRIP_DISPATCH_MIGRATION, ONE_STATEMENT_OUTCOME_MIGRATION } from './postgres-consume.js';
+import { PIN_VERSION_MIGRATION, PROXY_TABLES_MIGRATION } from './proxy-schema.js';
 
 /** Row states of an authority (Execution Handle draft, atomic consumption: ISSUED → CONSUMED, or REVOKED). */
 export type AuthorityState = 'ISSUED' | 'CONSUMED' | 'REVOKED';
@@ -223,4 +223,6 @@ export const MIGRATIONS: readonly Migration[] = [
   AUDIT_LOG_MIGRATION,
   PENDING_ARGUMENTS_MIGRATION,
   ONE_ROUND_TRIP_DISPATCH_MIGRATION,
+  PIN_VERSION_MIGRATION,
+  ONE_STATEMENT_OUTCOME_MIGRATION,
 ];
