@@ -29,7 +29,7 @@ import {
   type TenantStatus,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { printJson, reportError } from '../io.js';
+import { printJson, reportError, terminalSafe } from '../io.js';
 import { port, serveUntilSignal, workerCount } from './node.js';
 
 interface Common {
@@ -109,7 +109,7 @@ function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
   return (e) =>
     process.stderr.write(
       e.event === 'request'
-        ? `${e.tenant} ${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
+        ? `${e.tenant} ${e.method} ${terminalSafe(e.path)}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
         : `misdirected (${e.reason}) 421\n`,
     );
 }
@@ -118,7 +118,8 @@ function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
 function syncLogger(json: boolean): (e: SyncLogEntry) => void {
   if (json) return (e) => printEvent({ ...e });
   return (e) => {
-    if (e.outcome === 'failed') process.stderr.write(`error[${e.error?.code}]: ${e.tenant} feed ${e.feed}: ${e.error?.message}\n`);
+    if (e.outcome === 'failed')
+      process.stderr.write(`error[${e.error?.code}]: ${e.tenant} feed ${e.feed}: ${terminalSafe(e.error?.message ?? '')}\n`);
   };
 }
 
@@ -431,7 +432,8 @@ export function registerPlatformCommands(program: Command): void {
       const r = await withStore(o, (s) => importTenants(s, master, dir, (p) => process.stderr.write(`imported ${p.done}/${p.total}\n`)));
       if (o.json) printJson(r);
       else {
-        for (const f of r.failed) process.stderr.write(`${f.file}: ${f.field}: ${f.reason}\n`);
+        // File names and property fields are the importer's input: shown terminal-safe.
+        for (const f of r.failed) process.stderr.write(`${terminalSafe(`${f.file}: ${f.field}: ${f.reason}`)}\n`);
         process.stdout.write(
           `${r.imported} imported, ${r.already_present} already present, ${r.failed.length} failed (of ${r.files} files)\n`,
         );
@@ -448,7 +450,7 @@ export function registerPlatformCommands(program: Command): void {
         throw new PlatformError('invalid_status', '--status is active or disabled');
       const list = await withStore(o, (s) => s.listTenants(o.status ? { status: o.status as TenantStatus } : {}));
       if (o.json) printJson(list);
-      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${t.property_id}\n`);
+      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${terminalSafe(t.property_id)}\n`);
     }),
   );
 
@@ -462,7 +464,10 @@ export function registerPlatformCommands(program: Command): void {
       const t = await withStore(o, (s) => s.showTenant(domain));
       if (o.json) printJson(t);
       else {
-        process.stdout.write(`${t.domain} ${t.status} property ${t.property_id} (${t.name}) revision ${t.revision}\n`);
+        // The property's name is the tenant's text (controls and bidi overrides included): shown terminal-safe.
+        process.stdout.write(
+          `${t.domain} ${t.status} property ${terminalSafe(t.property_id)} (${terminalSafe(t.name)}) revision ${t.revision}\n`,
+        );
         for (const k of t.keys) process.stdout.write(`  key ${k.kid} ${k.status} created ${k.created_at}\n`);
         for (const f of t.feeds)
           process.stdout.write(
