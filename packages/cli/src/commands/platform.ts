@@ -29,7 +29,7 @@ import {
   type TenantStatus,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { printJson, reportError, terminalSafe } from '../io.js';
+import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
 import { port, serveUntilSignal, workerCount } from './node.js';
 
 interface Common {
@@ -38,13 +38,25 @@ interface Common {
   json?: boolean;
 }
 
-/** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1. */
+/** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1 (64 for a usage error). */
 async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
   } catch (e) {
-    process.exitCode = reportError(e, !!json);
+    process.exitCode = reportError(e, !!json, e instanceof PlatformError && e.code === 'usage' ? EXIT_USAGE : 1);
   }
+}
+
+/**
+ * The tenant a feed command is about: `DOMAIN` as its argument, like every other `tenants`
+ * command, or `--domain DOMAIN` — both feed commands accept both, so neither shape is a trap.
+ */
+function feedTenant(command: string, positional: string | undefined, option: string | undefined): string {
+  if (positional !== undefined && option !== undefined && positional !== option)
+    throw new PlatformError('usage', `two different tenants given: ${positional} and --domain ${option}`);
+  const domain = positional ?? option;
+  if (domain === undefined) throw new PlatformError('usage', `give the tenant: vrp platform tenants ${command} DOMAIN …`);
+  return domain;
 }
 
 /** The options every `vrp platform` command shares: which database, which master key, `--json`. */
@@ -501,11 +513,13 @@ export function registerPlatformCommands(program: Command): void {
     tenants
       .command('add-feed')
       .description('add an iCal feed (https URL) to a tenant; its offers are non-quoteable until a sync worker imports it')
-      .argument('<domain>')
+      .argument('[domain]', 'the tenant canonical domain (or --domain)')
+      .option('--domain <domain>', 'the tenant canonical domain (or as the argument)')
       .requiredOption('--name <name>', 'feed name: 1–63 letters, digits, . _ -')
       .requiredOption('--url <url>', 'https URL of the .ics export (its path or query may hold a secret token; neither is ever logged)'),
-  ).action((domain: string, o: Common & { name: string; url: string }) =>
+  ).action((arg: string | undefined, o: Common & { domain?: string; name: string; url: string }) =>
     run(o.json, async () => {
+      const domain = feedTenant('add-feed', arg, o.domain);
       await withStore(o, (s) => s.addTenantFeeds([{ domain, name: o.name, url: o.url }]));
       if (o.json) printJson({ domain, feed: o.name });
       else process.stdout.write(`added feed ${o.name} to ${domain}\n`);
@@ -516,13 +530,15 @@ export function registerPlatformCommands(program: Command): void {
     tenants
       .command('remove-feed')
       .description("remove a tenant's iCal feed and the blocks it imported; its freshness no longer counts for the tenant's offers")
-      .requiredOption('--domain <domain>', 'the tenant canonical domain')
+      .argument('[domain]', 'the tenant canonical domain (or --domain)')
+      .option('--domain <domain>', 'the tenant canonical domain (or as the argument)')
       .requiredOption('--feed <name-or-url>', "the feed's name, or its URL"),
-  ).action((o: Common & { domain: string; feed: string }) =>
+  ).action((arg: string | undefined, o: Common & { domain?: string; feed: string }) =>
     run(o.json, async () => {
-      const r = await withStore(o, (s) => s.removeTenantFeed(o.domain, o.feed));
-      if (o.json) printJson({ domain: o.domain, feed: r.name, removed: true });
-      else process.stdout.write(`removed feed ${r.name} from ${o.domain}\n`);
+      const domain = feedTenant('remove-feed', arg, o.domain);
+      const r = await withStore(o, (s) => s.removeTenantFeed(domain, o.feed));
+      if (o.json) printJson({ domain, feed: r.name, removed: true });
+      else process.stdout.write(`removed feed ${r.name} from ${domain}\n`);
     }),
   );
 

@@ -54,3 +54,37 @@ describe('vrp platform shows tenant-supplied text terminal-safe', () => {
     expect(rawUnsafe(r.stderr)).toEqual([]);
   });
 });
+
+describe('vrp platform tenants add-feed / remove-feed take the tenant either way', () => {
+  const url = 'https://calendar.example/export.ics?token=s3cret';
+
+  it('adds with --domain and removes with DOMAIN as the argument, like the other tenants commands', async () => {
+    const add = await runVrpInProcess([
+      'platform',
+      'tenants',
+      'add-feed',
+      '--domain',
+      'hostile.example',
+      '--name',
+      'vrbo',
+      '--url',
+      url,
+      ...db,
+    ]);
+    expect(add).toMatchObject({ code: 0, stdout: 'added feed vrbo to hostile.example\n' });
+    const rm = await runVrpInProcess(['platform', 'tenants', 'remove-feed', 'hostile.example', '--feed', url, ...db, '--json']);
+    expect(rm.code).toBe(0);
+    expect(JSON.parse(rm.stdout)).toEqual({ domain: 'hostile.example', feed: 'vrbo', removed: true });
+  });
+
+  it('no tenant, or two different ones, is a usage error (exit 64) that changes nothing', async () => {
+    const none = await runVrpInProcess(['platform', 'tenants', 'add-feed', '--name', 'vrbo', '--url', url, ...db, '--json']);
+    expect(none.code).toBe(64);
+    expect(JSON.parse(none.stdout).error.code).toBe('usage');
+    const two = await runVrpInProcess(['platform', 'tenants', 'remove-feed', 'a.example', '--domain', 'b.example', '--feed', 'x', ...db]);
+    expect(two.code).toBe(64);
+    expect(two.stderr).toBe('error[usage]: two different tenants given: a.example and --domain b.example\n');
+    const show = JSON.parse((await runVrpInProcess(['platform', 'tenants', 'show', 'hostile.example', ...db, '--json'])).stdout);
+    expect(show.feeds).toEqual([]);
+  });
+});
