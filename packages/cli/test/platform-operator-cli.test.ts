@@ -88,3 +88,15 @@ describe('vrp platform tenants add-feed / remove-feed take the tenant either way
     expect(show.feeds).toEqual([]);
   });
 });
+
+describe('an error message of several lines keeps its lines', () => {
+  it('tenants add with a property file of several problems prints one per line', async () => {
+    const file = join(tmp, 'two-problems.json');
+    writeFileSync(file, JSON.stringify({ property_id: 'x' }));
+    const r = await runVrpInProcess(['platform', 'tenants', 'add', '--domain', 'two.example', '--property', file, ...withKey]);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.slice(1).every((l) => l.startsWith(`${file}: `))).toBe(true);
+  });
+});
