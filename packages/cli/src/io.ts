@@ -16,7 +16,9 @@ export function printJson(value: unknown): void {
 export function reportError(e: unknown, json: boolean, exitCode = 1): number {
   const err = isVrpError(e) ? e.toJSON() : { code: 'internal_error', message: e instanceof Error ? e.message : String(e) };
   if (json) printJson({ error: err });
-  else process.stderr.write(`error[${err.code}]: ${err.message}\n`);
+  // A message can quote input (a file name, a feed name, a property field): each of its lines
+  // (a property file's problems are one per line) is shown terminal-safe.
+  else process.stderr.write(`error[${err.code}]: ${err.message.split('\n').map(terminalSafe).join('\n')}\n`);
   return exitCode;
 }
 

@@ -13,7 +13,7 @@ import {
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
 import { registerGateAuditCommands } from './gate-audit.js';
-import { registerGateProxyCommands } from './gate-proxy.js';
+import { openStore, registerGateProxyCommands } from './gate-proxy.js';
 import { registerGateUiCommand } from './gate-ui.js';
 
 /**
@@ -218,6 +218,7 @@ export function registerGateCommands(program: Command, clock: Clock = systemCloc
 interface StoreOpts {
   db?: string;
   databaseUrl?: string;
+  store?: string;
   schema?: string;
   json?: boolean;
 }
@@ -226,20 +227,26 @@ function storeOptions(c: Command): Command {
   return c
     .option('--db <file>', 'SQLite authority store file')
     .option('--database-url <url>', 'PostgreSQL authority store URL')
+    .option('--store <sqlite-file|postgres-url>', 'the gate store, as `vrp gate proxy|ui|tools|report|audit` name it')
     .option('--schema <name>', 'PostgreSQL schema of the gate tables', 'vrpkit_gate')
     .option('--json', 'machine-readable output');
 }
 
-/** Open the store named by exactly one of --db / --database-url, run, close; usage errors exit 64. */
+/** Open the store named by exactly one of --db / --database-url / --store, run, close; usage errors exit 64. */
 async function withStore(o: StoreOpts, fn: (store: AuthorityStore) => Promise<void>): Promise<void> {
-  if (!o.db === !o.databaseUrl) {
-    process.exitCode = reportError(usage('give exactly one of --db FILE or --database-url URL'), !!o.json, EXIT_USAGE);
+  if ([o.db, o.databaseUrl, o.store].filter((v) => v !== undefined).length !== 1) {
+    process.exitCode = reportError(usage('give exactly one of --db FILE, --database-url URL or --store FILE|URL'), !!o.json, EXIT_USAGE);
     return;
   }
   await run(o.json, async () => {
     // Operating on a store means an existing one: never create an empty database by a typo.
     if (o.db && !existsSync(o.db)) throw new VrpError('no_store', `no authority store at ${o.db}`);
-    const store = o.db ? await openSqliteStore(o.db) : await openPostgresStore(o.databaseUrl!, { schema: o.schema! });
+    const store =
+      o.store !== undefined
+        ? await openStore({ store: o.store, schema: o.schema! }, false)
+        : o.db
+          ? await openSqliteStore(o.db)
+          : await openPostgresStore(o.databaseUrl!, { schema: o.schema! });
     try {
       await fn(store);
     } finally {

@@ -30,7 +30,7 @@ import {
   type TenantStatus,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { printJson, reportError } from '../io.js';
+import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
 import { port, serveUntilSignal, workerCount } from './node.js';
 
 interface Common {
@@ -39,13 +39,25 @@ interface Common {
   json?: boolean;
 }
 
-/** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1. */
+/** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1 (64 for a usage error). */
 async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
   try {
     await fn();
   } catch (e) {
-    process.exitCode = reportError(e, !!json);
+    process.exitCode = reportError(e, !!json, e instanceof PlatformError && e.code === 'usage' ? EXIT_USAGE : 1);
   }
+}
+
+/**
+ * The tenant a feed command is about: `DOMAIN` as its argument, like every other `tenants`
+ * command, or `--domain DOMAIN` — both feed commands accept both, so neither shape is a trap.
+ */
+function feedTenant(command: string, positional: string | undefined, option: string | undefined): string {
+  if (positional !== undefined && option !== undefined && positional !== option)
+    throw new PlatformError('usage', `two different tenants given: ${positional} and --domain ${option}`);
+  const domain = positional ?? option;
+  if (domain === undefined) throw new PlatformError('usage', `give the tenant: vrp platform tenants ${command} DOMAIN …`);
+  return domain;
 }
 
 /** The options every `vrp platform` command shares: which database, which master key, `--json`. */
@@ -110,7 +122,7 @@ function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
   return (e) =>
     process.stderr.write(
       e.event === 'request'
-        ? `${e.tenant} ${e.method} ${e.path}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
+        ? `${e.tenant} ${e.method} ${terminalSafe(e.path)}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
         : `misdirected (${e.reason}) 421\n`,
     );
 }
@@ -119,7 +131,8 @@ function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
 function syncLogger(json: boolean): (e: SyncLogEntry) => void {
   if (json) return (e) => printEvent({ ...e });
   return (e) => {
-    if (e.outcome === 'failed') process.stderr.write(`error[${e.error?.code}]: ${e.tenant} feed ${e.feed}: ${e.error?.message}\n`);
+    if (e.outcome === 'failed')
+      process.stderr.write(`error[${e.error?.code}]: ${e.tenant} feed ${e.feed}: ${terminalSafe(e.error?.message ?? '')}\n`);
   };
 }
 
@@ -440,7 +453,8 @@ export function registerPlatformCommands(program: Command): void {
       const r = await withStore(o, (s) => importTenants(s, master, dir, (p) => process.stderr.write(`imported ${p.done}/${p.total}\n`)));
       if (o.json) printJson(r);
       else {
-        for (const f of r.failed) process.stderr.write(`${f.file}: ${f.field}: ${f.reason}\n`);
+        // File names and property fields are the importer's input: shown terminal-safe.
+        for (const f of r.failed) process.stderr.write(`${terminalSafe(`${f.file}: ${f.field}: ${f.reason}`)}\n`);
         process.stdout.write(
           `${r.imported} imported, ${r.already_present} already present, ${r.failed.length} failed (of ${r.files} files)\n`,
         );
@@ -457,7 +471,7 @@ export function registerPlatformCommands(program: Command): void {
         throw new PlatformError('invalid_status', '--status is active or disabled');
       const list = await withStore(o, (s) => s.listTenants(o.status ? { status: o.status as TenantStatus } : {}));
       if (o.json) printJson(list);
-      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${t.property_id}\n`);
+      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${terminalSafe(t.property_id)}\n`);
     }),
   );
 
@@ -471,7 +485,10 @@ export function registerPlatformCommands(program: Command): void {
       const t = await withStore(o, (s) => s.showTenant(domain));
       if (o.json) printJson(t);
       else {
-        process.stdout.write(`${t.domain} ${t.status} property ${t.property_id} (${t.name}) revision ${t.revision}\n`);
+        // The property's name is the tenant's text (controls and bidi overrides included): shown terminal-safe.
+        process.stdout.write(
+          `${t.domain} ${t.status} property ${terminalSafe(t.property_id)} (${terminalSafe(t.name)}) revision ${t.revision}\n`,
+        );
         for (const k of t.keys) process.stdout.write(`  key ${k.kid} ${k.status} created ${k.created_at}\n`);
         for (const f of t.feeds)
           process.stdout.write(
@@ -505,11 +522,13 @@ export function registerPlatformCommands(program: Command): void {
     tenants
       .command('add-feed')
       .description('add an iCal feed (https URL) to a tenant; its offers are non-quoteable until a sync worker imports it')
-      .argument('<domain>')
+      .argument('[domain]', 'the tenant canonical domain (or --domain)')
+      .option('--domain <domain>', 'the tenant canonical domain (or as the argument)')
       .requiredOption('--name <name>', 'feed name: 1–63 letters, digits, . _ -')
       .requiredOption('--url <url>', 'https URL of the .ics export (its path or query may hold a secret token; neither is ever logged)'),
-  ).action((domain: string, o: Common & { name: string; url: string }) =>
+  ).action((arg: string | undefined, o: Common & { domain?: string; name: string; url: string }) =>
     run(o.json, async () => {
+      const domain = feedTenant('add-feed', arg, o.domain);
       await withStore(o, (s) => s.addTenantFeeds([{ domain, name: o.name, url: o.url }]));
       if (o.json) printJson({ domain, feed: o.name });
       else process.stdout.write(`added feed ${o.name} to ${domain}\n`);
@@ -520,13 +539,15 @@ export function registerPlatformCommands(program: Command): void {
     tenants
       .command('remove-feed')
       .description("remove a tenant's iCal feed and the blocks it imported; its freshness no longer counts for the tenant's offers")
-      .requiredOption('--domain <domain>', 'the tenant canonical domain')
+      .argument('[domain]', 'the tenant canonical domain (or --domain)')
+      .option('--domain <domain>', 'the tenant canonical domain (or as the argument)')
       .requiredOption('--feed <name-or-url>', "the feed's name, or its URL"),
-  ).action((o: Common & { domain: string; feed: string }) =>
+  ).action((arg: string | undefined, o: Common & { domain?: string; feed: string }) =>
     run(o.json, async () => {
-      const r = await withStore(o, (s) => s.removeTenantFeed(o.domain, o.feed));
-      if (o.json) printJson({ domain: o.domain, feed: r.name, removed: true });
-      else process.stdout.write(`removed feed ${r.name} from ${o.domain}\n`);
+      const domain = feedTenant('remove-feed', arg, o.domain);
+      const r = await withStore(o, (s) => s.removeTenantFeed(domain, o.feed));
+      if (o.json) printJson({ domain, feed: r.name, removed: true });
+      else process.stdout.write(`removed feed ${r.name} from ${domain}\n`);
     }),
   );
 
