@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { propertyDocument, sampleProperty } from '@vrpkit/node';
@@ -24,6 +25,7 @@ beforeAll(async () => {
   const doc = propertyDocument(sampleProperty(Date.parse('2026-06-01T00:00:00Z')));
   writeFileSync(join(dir, 'hostile.example.json'), JSON.stringify({ ...doc, name: `Villa ${RLO}evil${ESC}[2J${ESC}]0;title\u0007` }));
   writeFileSync(join(dir, `ctl${ESC}[2J${RLO}.example.json`), JSON.stringify(doc));
+  writeFileSync(join(dir, 'plain.example.json'), JSON.stringify(doc));
   expect((await runVrpInProcess(['platform', 'master-key', 'generate', '--out', join(tmp, 'master.key')])).code).toBe(0);
   expect((await runVrpInProcess(['platform', 'init', ...withKey])).code).toBe(0);
 });
@@ -38,13 +40,35 @@ describe('vrp platform shows tenant-supplied text terminal-safe', () => {
     expect(r.stderr).toContain('ctl\\u{001B}[2J\\u{202E}.example.json: (file name)');
   });
 
-  it('tenants show prints a property name with controls and bidi overrides as escapes; --json keeps the exact text', async () => {
-    const r = await runVrpInProcess(['platform', 'tenants', 'show', 'hostile.example', ...db]);
-    expect(r.code).toBe(0);
-    expect(rawUnsafe(r.stdout)).toEqual([]);
-    expect(r.stdout).toContain('(Villa \\u{202E}evil\\u{001B}[2J\\u{001B}]0;title\\u{0007})');
-    const j = await runVrpInProcess(['platform', 'tenants', 'show', 'hostile.example', ...db, '--json']);
-    expect(JSON.parse(j.stdout).name).toBe(`Villa ${RLO}evil${ESC}[2J${ESC}]0;title\u0007`);
+  it('a property name with controls and bidi overrides is refused at import (the node would publish it), reported as escapes', async () => {
+    const r = await runVrpInProcess(['platform', 'tenants', 'import', dir, ...withKey, '--json']);
+    const failed = JSON.parse(r.stdout).failed as Array<{ file: string; field: string; reason: string }>;
+    expect(failed.find((f) => f.file.endsWith('hostile.example.json'))).toMatchObject({
+      field: 'name',
+      reason: 'control and bidirectional-override characters are not accepted',
+    });
+    const show = await runVrpInProcess(['platform', 'tenants', 'show', 'hostile.example', ...db]);
+    expect(show.code).toBe(1);
+    expect(show.stderr).toMatch(/^error\[unknown_tenant\]/);
+  });
+
+  it('a folder from hosts: a symbolic link (even to a valid file) and a FIFO are reported, never read; the rest imports', async () => {
+    const folder = join(tmp, 'from-hosts');
+    mkdirSync(folder);
+    const doc = propertyDocument(sampleProperty(Date.parse('2026-06-01T00:00:00Z')));
+    const outside = join(tmp, 'outside.json');
+    writeFileSync(outside, JSON.stringify(doc));
+    symlinkSync(outside, join(folder, 'linked.example.json'));
+    execFileSync('mkfifo', [join(folder, 'fifo.example.yaml')]);
+    writeFileSync(join(folder, 'regular.example.json'), JSON.stringify(doc));
+    const r = await runVrpInProcess(['platform', 'tenants', 'import', folder, ...withKey, '--json']);
+    expect(r.code).toBe(2);
+    const out = JSON.parse(r.stdout) as { imported: number; failed: Array<{ file: string; reason: string }> };
+    expect(out.imported).toBe(1);
+    expect(out.failed.map((f) => [f.file.slice(folder.length + 1), f.reason])).toEqual([
+      ['fifo.example.yaml', 'not a regular file (links and special files are not imported)'],
+      ['linked.example.json', 'not a regular file (links and special files are not imported)'],
+    ]);
   });
 
   it('an error message quoting input is terminal-safe too', async () => {
@@ -64,17 +88,17 @@ describe('vrp platform tenants add-feed / remove-feed take the tenant either way
       'tenants',
       'add-feed',
       '--domain',
-      'hostile.example',
+      'plain.example',
       '--name',
       'vrbo',
       '--url',
       url,
       ...db,
     ]);
-    expect(add).toMatchObject({ code: 0, stdout: 'added feed vrbo to hostile.example\n' });
-    const rm = await runVrpInProcess(['platform', 'tenants', 'remove-feed', 'hostile.example', '--feed', url, ...db, '--json']);
+    expect(add).toMatchObject({ code: 0, stdout: 'added feed vrbo to plain.example\n' });
+    const rm = await runVrpInProcess(['platform', 'tenants', 'remove-feed', 'plain.example', '--feed', url, ...db, '--json']);
     expect(rm.code).toBe(0);
-    expect(JSON.parse(rm.stdout)).toEqual({ domain: 'hostile.example', feed: 'vrbo', removed: true });
+    expect(JSON.parse(rm.stdout)).toEqual({ domain: 'plain.example', feed: 'vrbo', removed: true });
   });
 
   it('no tenant, or two different ones, is a usage error (exit 64) that changes nothing', async () => {
@@ -84,7 +108,7 @@ describe('vrp platform tenants add-feed / remove-feed take the tenant either way
     const two = await runVrpInProcess(['platform', 'tenants', 'remove-feed', 'a.example', '--domain', 'b.example', '--feed', 'x', ...db]);
     expect(two.code).toBe(64);
     expect(two.stderr).toBe('error[usage]: two different tenants given: a.example and --domain b.example\n');
-    const show = JSON.parse((await runVrpInProcess(['platform', 'tenants', 'show', 'hostile.example', ...db, '--json'])).stdout);
+    const show = JSON.parse((await runVrpInProcess(['platform', 'tenants', 'show', 'plain.example', ...db, '--json'])).stdout);
     expect(show.feeds).toEqual([]);
   });
 });
@@ -98,5 +122,18 @@ describe('an error message of several lines keeps its lines', () => {
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines.length).toBeGreaterThan(1);
     expect(lines.slice(1).every((l) => l.startsWith(`${file}: `))).toBe(true);
+  });
+});
+
+describe('vrp platform --admin-listen', () => {
+  it('an address outside loopback and private networks is a usage error (exit 64) before anything starts', async () => {
+    for (const cmd of [
+      ['serve', '--dev'],
+      ['sync-worker', '--once'],
+    ]) {
+      const r = await runVrpInProcess(['platform', ...cmd, ...withKey, '--admin-listen', '0.0.0.0:9464']);
+      expect(r.code).toBe(64);
+      expect(r.stderr).toContain('--admin-listen is a loopback or private HOST:PORT');
+    }
   });
 });

@@ -28,6 +28,24 @@ export interface FeedFetchOptions {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
+
+/**
+ * ical.js's parse errors quote the offending line, and a feed's body is not ours to log: a
+ * server may echo the feed URL's secret query into it. Only the kind of failure is kept.
+ */
+const PARSE_FAILURES = [
+  'invalid line (no token ";" or ":")',
+  'invalid line (no matching double quote)',
+  'invalid ical body. component began but did not end',
+  'Invalid parameters',
+  'Missing parameter value',
+  'Empty parameter name',
+];
+function parseFailure(e: unknown): string {
+  const message = e instanceof Error ? e.message : '';
+  return PARSE_FAILURES.find((kind) => message.startsWith(kind)) ?? 'unparseable content';
+}
+
 /** Recurring events are expanded up to this many occurrences each. */
 const MAX_OCCURRENCES = 1000;
 
@@ -113,7 +131,7 @@ export function parseIcsBlocks(text: string, timeZone: string, until: string): I
   try {
     root = new ICAL.Component(ICAL.parse(text) as unknown[]);
   } catch (e) {
-    throw new NodeError('ical_parse_error', `not an iCal document: ${(e as Error).message.split('\n')[0]}`);
+    throw new NodeError('ical_parse_error', `not an iCal document: ${parseFailure(e)}`);
   }
   if (root.name !== 'vcalendar') throw new NodeError('ical_parse_error', 'not an iCal VCALENDAR');
   const out: ImportedRange[] = [];

@@ -134,6 +134,7 @@ export {
 // The property a node publishes (validated before it is stored or served).
 export {
   currencyMinorDigits,
+  MAX_PROPERTY_FILE_BYTES,
   type PropertyDescription,
   parsePropertyDocument,
   propertyDocument,

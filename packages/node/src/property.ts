@@ -10,8 +10,9 @@
  * ISO 4217 exponent) or an integer of minor units under a key that says so
  * (`nightly_minor: 8500`). Inside the node every amount is integer minor units (Core VRP v0.1 §5).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
+import { isDisplaySafeText } from '@vrpkit/protocol';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { dayNumber, isTimeZone, localDate } from './dates.js';
@@ -24,19 +25,31 @@ const DISCOUNT_WORDS = /discount|saving|rebate|promo|deal|\boff\b|cheaper|ota/i;
 /** Amounts are integer minor units; this cap keeps every stay total a safe integer. */
 const MAX_AMOUNT = 100_000_000;
 
+/**
+ * Text the node publishes and agents quote (name, description, labels): no control characters and
+ * no bidi overrides, the guest fields' rule, since a host's property file can come from someone
+ * else (a platform imports its hosts' files) and these characters hide or reorder what a person
+ * reads in a terminal or on a page. The description alone may hold line breaks and tabs.
+ */
+const displayText = z.string().refine(isDisplaySafeText, 'control and bidirectional-override characters are not accepted');
+const displayParagraphs = z
+  .string()
+  .refine((s) => isDisplaySafeText(s.replace(/[\n\t]/g, '')), 'control and bidirectional-override characters are not accepted');
+/** A property file larger than this is refused before it is read (a real one is a few kilobytes). */
+export const MAX_PROPERTY_FILE_BYTES = 1024 * 1024;
+
 const isoDate = z.string().refine((s) => dayNumber(s) !== null, 'must be a real calendar date YYYY-MM-DD');
 const amount = z.number().int('must be an integer amount in minor units').min(0, 'must be ≥ 0').max(MAX_AMOUNT, `must be ≤ ${MAX_AMOUNT}`);
 const clockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a 24-hour time HH:MM');
-const neutralLabel = z
-  .string()
+const neutralLabel = displayText
   .min(1)
   .max(80)
   .refine((s) => !DISCOUNT_WORDS.test(s), 'a price line is never labelled as a discount or saving (Core §5 adjustments)');
 
 const seasonSchema = z.strictObject({
-  name: z.string().min(1).max(80),
+  name: displayText.min(1).max(80),
   /** Free-form tag for `breakdown[].season_type`, e.g. high, low, holiday. */
-  type: z.string().min(1).max(40).default('season'),
+  type: displayText.min(1).max(40).default('season'),
   /** First night of the season (inclusive). */
   start: isoDate,
   /** Last night of the season (inclusive). */
@@ -69,26 +82,26 @@ const ratesSchema = z.strictObject({
 
 const agentPermissionSchema = z.strictObject({
   may_quote_as_official_direct_offer: z.boolean().default(true),
-  wording: z.string().max(200).optional(),
+  wording: displayText.max(200).optional(),
 });
 
 const operatorSchema = z.strictObject({
-  name: z.string().min(1).max(200).optional(),
-  role: z.string().min(1).max(60).default('self'),
+  name: displayText.min(1).max(200).optional(),
+  role: displayText.min(1).max(60).default('self'),
   key_custody: z.enum(['platform', 'self']).default('self'),
 });
 
 export const propertyDescriptionSchema = z
   .strictObject({
     property_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1–64 characters of letters, digits, . _ -'),
-    name: z.string().min(1).max(200),
-    description: z.string().max(5000).default(''),
+    name: displayText.min(1).max(200),
+    description: displayParagraphs.max(5000).default(''),
     /** Public page of the property; defaults to `https://{domain}/`. Must be on the node's domain. */
     url: z
       .string()
       .regex(/^https:\/\/\S+$/, 'must be an absolute https URL')
       .optional(),
-    city: z.string().min(1).nullable().default(null),
+    city: displayText.min(1).max(200).nullable().default(null),
     country: z
       .string()
       .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code')
@@ -103,8 +116,8 @@ export const propertyDescriptionSchema = z
     booking_horizon_days: z.number().int().min(1).max(1095).default(365),
     check_in_time: clockTime.default('15:00'),
     check_out_time: clockTime.default('11:00'),
-    pets: z.string().max(40).nullable().default(null),
-    pets_label: z.string().max(200).nullable().default(null),
+    pets: displayText.max(40).nullable().default(null),
+    pets_label: displayText.max(200).nullable().default(null),
     rates: ratesSchema,
     fees: z.array(feeSchema).max(20).default([]),
     /** Core §5.3; absent/null = not published (unknown), [] = never a refund. Rows are relayed verbatim. */
@@ -302,13 +315,35 @@ export function propertyDocument(p: PropertyDescription): Record<string, unknown
   };
 }
 
-/** Read a property description file: `.json` as JSON, anything else as YAML (a superset of JSON). */
-export function readPropertyFile(file: string): PropertyDescription {
+/**
+ * Read a property description file: `.json` as JSON, anything else as YAML (a superset of JSON).
+ * Only a regular file of at most `MAX_PROPERTY_FILE_BYTES` is read: a FIFO or device would block
+ * or never end, a huge file would exhaust memory. `followLinks: false` refuses a symbolic link
+ * (a folder of files from others must not lead the reader outside it).
+ */
+export function readPropertyFile(file: string, opts: { followLinks?: boolean } = {}): PropertyDescription {
   let text: string;
+  let fd: number | undefined;
   try {
-    text = readFileSync(file, 'utf8');
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    const flags = constants.O_RDONLY | constants.O_NONBLOCK | (opts.followLinks === false ? constants.O_NOFOLLOW : 0);
+    fd = openSync(file, flags);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new InvalidPropertyError(file, '', 'not a regular file');
+    if (st.size > MAX_PROPERTY_FILE_BYTES) {
+      throw new InvalidPropertyError(file, '', `larger than ${MAX_PROPERTY_FILE_BYTES} bytes (${st.size})`);
+    }
+    text = readFileSync(fd, 'utf8');
   } catch (e) {
-    throw new InvalidPropertyError(file, '', `cannot read the file (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    if (e instanceof InvalidPropertyError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InvalidPropertyError(
+      file,
+      '',
+      code === 'ELOOP' ? 'a symbolic link (not followed)' : `cannot read the file (${code ?? 'error'})`,
+    );
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   let doc: unknown;
   if (extname(file).toLowerCase() === '.json') {

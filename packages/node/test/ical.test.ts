@@ -199,5 +199,10 @@ describe('iCal import over https', () => {
 
   it('rejects a document that is not iCal with a stable code', () => {
     expect(() => parseIcsBlocks('hello', 'Europe/Stockholm', '2028-01-01')).toThrow(expect.objectContaining({ code: 'ical_parse_error' }));
+    // The parser's message would quote the line; a feed body may echo a secret (the URL's token), so it is never repeated.
+    const echo = 'BEGIN:VCALENDAR\nGET /export.ics?token=s3cret\nEND:VCALENDAR\n';
+    expect(() => parseIcsBlocks(echo, 'Europe/Stockholm', '2028-01-01')).toThrow(
+      expect.objectContaining({ code: 'ical_parse_error', message: 'not an iCal document: invalid line (no token ";" or ":")' }),
+    );
   });
 });

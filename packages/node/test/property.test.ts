@@ -3,13 +3,15 @@
  * errors name the file, the dotted field path and the reason.
  */
 
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   currencyMinorDigits,
   InvalidPropertyError,
   initNode,
+  MAX_PROPERTY_FILE_BYTES,
   NodeStore,
   parsePropertyDocument,
   propertyDocument,
@@ -196,5 +198,32 @@ describe('property description', () => {
     const file = join(tmp.dir, 'sample.json');
     writeFileSync(file, JSON.stringify(propertyDocument(p)));
     expect(readPropertyFile(file)).toEqual(p);
+  });
+
+  it('text an agent quotes holds no control or bidi-override characters; the description keeps its line breaks', () => {
+    const doc = propertyDocument(sampleProperty(Date.parse('2027-01-01')));
+    const bad = (patch: Record<string, unknown>) => () => parsePropertyDocument({ ...doc, ...patch }, 'p.json');
+    expect(bad({ name: 'Villa \u202eevil' })).toThrow(/p\.json: name: control and bidirectional-override characters/);
+    expect(bad({ city: 'Visby\u001b[2J' })).toThrow(/city: control/);
+    expect(bad({ fees: [{ code: 'cleaning', label: 'Clean\u0007', amount: '950.00' }] })).toThrow(/fees\.0\.label: control/);
+    expect(parsePropertyDocument({ ...doc, description: 'Three bedrooms.\n\tSea view.' }, 'p.json').description).toBe(
+      'Three bedrooms.\n\tSea view.',
+    );
+    expect(bad({ description: 'Sea view.\u2066' })).toThrow(/description: control/);
+  });
+
+  it('only a regular file of bounded size is read: a FIFO does not block, a huge file is not read, a link can be refused', () => {
+    const fifo = join(tmp.dir, 'fifo.yaml');
+    execFileSync('mkfifo', [fifo]);
+    expect(() => readPropertyFile(fifo)).toThrow(/fifo\.yaml: \(root\): not a regular file/);
+    const huge = join(tmp.dir, 'huge.yaml');
+    writeFileSync(huge, `name: "${'x'.repeat(MAX_PROPERTY_FILE_BYTES)}"\n`);
+    expect(() => readPropertyFile(huge)).toThrow(/huge\.yaml: \(root\): larger than 1048576 bytes/);
+    const target = join(tmp.dir, 'target.json');
+    writeFileSync(target, JSON.stringify(propertyDocument(sampleProperty(Date.parse('2027-01-01')))));
+    const link = join(tmp.dir, 'link.json');
+    symlinkSync(target, link);
+    expect(readPropertyFile(link).property_id).toBe('villa-demo');
+    expect(() => readPropertyFile(link, { followLinks: false })).toThrow(/link\.json: \(root\): a symbolic link \(not followed\)/);
   });
 });

@@ -4,7 +4,7 @@
  * reported with its file, field and reason and the rest still import. Idempotent: a domain that
  * is already a tenant is skipped, so an interrupted or repeated import converges.
  */
-import { readdirSync } from 'node:fs';
+import { type Dirent, readdirSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { isVrpError } from '@vrpkit/core';
 import { assertCanonicalDomain, assertUrlOnDomain, InvalidPropertyError, readPropertyFile } from '@vrpkit/node';
@@ -40,22 +40,25 @@ export async function importTenants(
   dir: string,
   onProgress?: (p: ImportProgress) => void,
 ): Promise<ImportResult> {
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = readdirSync(dir)
-      .filter((n) => PROPERTY_EXTENSIONS.has(extname(n).toLowerCase()))
-      .sort();
+    entries = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => PROPERTY_EXTENSIONS.has(extname(e.name).toLowerCase()))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch (e) {
     throw new PlatformError('import_dir_unreadable', `cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   const failed: ImportProblem[] = [];
   const valid: NewTenant[] = [];
-  for (const name of names) {
-    const file = join(dir, name);
-    const domain = name.slice(0, -extname(name).length).toLowerCase();
+  for (const entry of entries) {
+    const file = join(dir, entry.name);
+    const domain = entry.name.slice(0, -extname(entry.name).length).toLowerCase();
     try {
+      // The folder's files may come from hosts: a symbolic link would lead the import outside the
+      // folder, a FIFO or device would block it. Only regular files are read, without following links.
+      if (!entry.isFile()) throw new InvalidPropertyError(file, '', 'not a regular file (links and special files are not imported)');
       assertCanonicalDomain(domain);
-      const property = readPropertyFile(file);
+      const property = readPropertyFile(file, { followLinks: false });
       assertUrlOnDomain(property, domain, file);
       valid.push({ domain, property });
     } catch (e) {
@@ -69,5 +72,5 @@ export async function importTenants(
     imported += (await store.addTenants(master, valid.slice(i, i + IMPORT_BATCH), { skipExisting: true })).length;
     onProgress?.({ done: Math.min(i + IMPORT_BATCH, valid.length), total: valid.length });
   }
-  return { files: names.length, imported, already_present: valid.length - imported, failed };
+  return { files: entries.length, imported, already_present: valid.length - imported, failed };
 }

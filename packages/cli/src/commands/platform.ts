@@ -104,6 +104,15 @@ function keepAlive(v: string): number {
   return ms;
 }
 
+/** `--admin-listen`: an address outside loopback and private networks is a usage error (exit 64) before anything starts. */
+function adminListen(v: string): { host: string; port: number } {
+  try {
+    return parseAdminListen(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
 /** A `--lease` duration: at least MIN_SYNC_LEASE_MS, checked before anything is opened. */
 function lease(v: string): number {
   const ms = duration(v);
@@ -221,6 +230,7 @@ export function registerPlatformCommands(program: Command): void {
       .option(
         '--admin-listen <host:port>',
         'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
+        adminListen,
       )
       .option('--workers <n>', 'processes serving on the one port (node:cluster; one per core signs on every core)', workerCount, 1),
     { masterKey: true },
@@ -237,14 +247,13 @@ export function registerPlatformCommands(program: Command): void {
         keepAlive: number;
         maxConnectionsPerClient: number;
         maxConnections: number;
-        adminListen?: string;
+        adminListen?: { host: string; port: number };
         workers: number;
       },
     ) =>
       run(o.json, async () => {
         if (!o.tlsDir && !o.dev)
           throw new PlatformError('tls_required', 'pass --tls-dir DIR with certificates, or --dev DIR for a local dev CA');
-        const adminListen = o.adminListen ? parseAdminListen(o.adminListen) : undefined;
         const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
         const store = await PlatformStore.open(o.databaseUrl);
         try {
@@ -265,8 +274,8 @@ export function registerPlatformCommands(program: Command): void {
           if (isServeWorker()) return await runPlatformWorker(options);
           const served =
             o.workers > 1
-              ? await servePlatformCluster({ ...options, ...(adminListen ? { adminListen } : {}) }, o.workers)
-              : await servePlatform({ ...options, ...(adminListen ? { adminListen } : {}) });
+              ? await servePlatformCluster({ ...options, ...(o.adminListen ? { adminListen: o.adminListen } : {}) }, o.workers)
+              : await servePlatform({ ...options, ...(o.adminListen ? { adminListen: o.adminListen } : {}) });
           if (o.json)
             printEvent({
               event: 'listening',
@@ -320,7 +329,11 @@ export function registerPlatformCommands(program: Command): void {
         '--allow-private-feeds',
         "also fetch feeds from loopback, private and link-local addresses (refused by default: a tenant's feed URL must not reach your network)",
       )
-      .option('--admin-listen <host:port>', 'serve /metrics (Prometheus) and /healthz over plain http on this loopback or private address'),
+      .option(
+        '--admin-listen <host:port>',
+        'serve /metrics (Prometheus) and /healthz over plain http on this loopback or private address',
+        adminListen,
+      ),
   ).action(
     (
       o: Common & {
@@ -331,11 +344,10 @@ export function registerPlatformCommands(program: Command): void {
         once?: boolean;
         feedCa?: string;
         allowPrivateFeeds?: boolean;
-        adminListen?: string;
+        adminListen?: { host: string; port: number };
       },
     ) =>
       run(o.json, async () => {
-        const adminListen = o.adminListen ? parseAdminListen(o.adminListen) : undefined;
         const ca = o.feedCa ? [readFileSync(o.feedCa, 'utf8')] : undefined;
         const store = await PlatformStore.open(o.databaseUrl);
         try {
@@ -356,8 +368,8 @@ export function registerPlatformCommands(program: Command): void {
           const stop = () => void worker.stop();
           process.once('SIGINT', stop).once('SIGTERM', stop);
           try {
-            const admin = adminListen
-              ? await startAdminListener(adminListen, metrics.registry, () => store.info().then(() => true))
+            const admin = o.adminListen
+              ? await startAdminListener(o.adminListen, metrics.registry, () => store.info().then(() => true))
               : undefined;
             if (o.json)
               printEvent({
