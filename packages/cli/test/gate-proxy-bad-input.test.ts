@@ -172,6 +172,13 @@ describe('vrp gate proxy --max-message-bytes', SPAWN, () => {
         id: null,
         error: { code: -32700, message: 'Parse error: the message is not JSON' },
       });
+      const emptyBatch = await post('[]');
+      expect(emptyBatch.status).toBe(400);
+      expect(await emptyBatch.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'Invalid Request: an empty batch' },
+      });
       const notRpc = await post('{"jsonrpc":"2.0","id":3}');
       expect(notRpc.status).toBe(400);
       expect(await notRpc.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });

@@ -64,6 +64,10 @@ export async function listenForAgents(
       } catch {
         return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
       }
+      // JSON-RPC 2.0 §6: an empty batch is one Invalid Request error (the transport would answer 202 and nothing).
+      if (Array.isArray(parsedBody) && parsedBody.length === 0) {
+        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch');
+      }
     }
     const sid = req.headers['mcp-session-id'];
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
