@@ -117,6 +117,26 @@ export interface PropertyView {
 
 /** Most raw query strings whose accepted parse the offer endpoint remembers (the memo is emptied when full). */
 const PARSED_QUERIES_MAX = 4096;
+
+/**
+ * The offer endpoint's accepted parses by raw query string, one memo for the process (every node
+ * service in it, every platform tenant: the bound holds once). The parser's answer depends only
+ * on the query, the property's today and its booking horizon, so it is reused while both are
+ * those it was made under. Refusals are not kept (a client cannot fill the memo with them).
+ */
+const parsedQueries = new Map<string, { today: string; horizonDays: number; parsed: { ok: true; request: ParsedOfferRequest } }>();
+
+/** Core VRP v0.1 §4: `parseOfferRequest` of the raw query string `query`, through the memo above. */
+function parseOfferQuery(query: string, today: string, horizonDays: number) {
+  const known = parsedQueries.get(query);
+  if (known && known.today === today && known.horizonDays === horizonDays) return known.parsed;
+  const parsed = parseOfferRequest(new URLSearchParams(query), { today, horizonDays });
+  if (parsed.ok) {
+    if (parsedQueries.size >= PARSED_QUERIES_MAX) parsedQueries.clear();
+    parsedQueries.set(query, { today, horizonDays, parsed });
+  }
+  return parsed;
+}
 /** How far ahead `host_alternatives.next_available` looks. */
 const ALTERNATIVES_SEARCH_DAYS = 60;
 /** Longest range a page calendar may ask for. */
@@ -272,25 +292,10 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return signOffer(offer, signer, jwksUrl, alternatives);
   }
 
-  /**
-   * The offer endpoint's accepted parses by raw query string. The parser's answer depends only on
-   * the query, the property's today and its booking horizon, so it is reused while both are
-   * those it was made under. Refusals are not kept (a client cannot fill the memo with them).
-   */
-  const parsedQueries = new Map<string, { today: string; horizonDays: number; parsed: { ok: true; request: ParsedOfferRequest } }>();
-
   /** Core VRP v0.1 §4: the one request parser every surface shares, against the property's today and horizon. */
   function parseAt(args: OfferRequestInput | string, s: Loaded, today: string) {
     const horizonDays = s.p.booking_horizon_days;
-    if (typeof args !== 'string') return parseOfferRequest(args, { today, horizonDays });
-    const known = parsedQueries.get(args);
-    if (known && known.today === today && known.horizonDays === horizonDays) return known.parsed;
-    const parsed = parseOfferRequest(new URLSearchParams(args), { today, horizonDays });
-    if (parsed.ok) {
-      if (parsedQueries.size >= PARSED_QUERIES_MAX) parsedQueries.clear();
-      parsedQueries.set(args, { today, horizonDays, parsed });
-    }
-    return parsed;
+    return typeof args === 'string' ? parseOfferQuery(args, today, horizonDays) : parseOfferRequest(args, { today, horizonDays });
   }
 
   /** Sign afresh at `t` from the store state `s`. */
