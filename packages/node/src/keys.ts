@@ -45,6 +45,25 @@ export function keyStateAt(k: SigningKeyRecord, now: number): KeyState {
   return activatesAt > Date.parse(k.created_at) && activatesAt > now ? 'pending' : 'active';
 }
 
+/**
+ * The span `[from, until)` around `now` in which time alone changes no key's state among `keys`:
+ * between the nearest activation or retirement instants (`keyStateAt`'s only time inputs) on
+ * either side. The key signing at `now` signs throughout it.
+ */
+function stateSpanAt(keys: SigningKeyRecord[], now: number): { from: number; until: number } {
+  let from = Number.NEGATIVE_INFINITY;
+  let until = Number.POSITIVE_INFINITY;
+  for (const k of keys) {
+    for (const at of [k.activates_at, k.retired_at]) {
+      if (at === null) continue;
+      const t = Date.parse(at);
+      if (t <= now) from = Math.max(from, t);
+      else until = Math.min(until, t);
+    }
+  }
+  return { from, until };
+}
+
 /** The key that signs at `now`: the active one (if two ever overlapped, the later activation wins). */
 export function signingKeyAt(keys: SigningKeyRecord[], now: number): SigningKeyRecord | undefined {
   let signing: SigningKeyRecord | undefined;
@@ -146,6 +165,8 @@ export function keyFileSource(keysDir: string): PrivateKeySource {
 /** The running node's signer: its private key loaded once per kid. */
 export class KeyRing {
   private active: JwsSigner | undefined;
+  /** The key records `active` was chosen from, and the span of time in which it stays their signing key. */
+  private chosen: { keys: SigningKeyRecord[]; from: number; until: number } | undefined;
 
   /** `clock` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
   /** `onSign` runs after every signature the ring's signers make (platform metrics count them). */
@@ -157,7 +178,13 @@ export class KeyRing {
 
   /** The signer of the key signing now among `keys` (read from the store for each offer, so rotations by another process take effect at once). */
   signerFor(keys: SigningKeyRecord[]): JwsSigner {
-    const rec = signingKeyAt(keys, this.clock.now());
+    const now = this.clock.now();
+    // Called for every offer: while the store's key records are the same array (a snapshot is
+    // reused until the revision moves) and no activation or retirement instant has passed, the
+    // choice stands without parsing every key's times again.
+    const c = this.chosen;
+    if (this.active && c?.keys === keys && now >= c.from && now < c.until) return this.active;
+    const rec = signingKeyAt(keys, now);
     if (!rec) throw new NodeError('no_active_key', 'the key ring has no active signing key');
     if (this.active?.kid !== rec.kid) {
       const signer = createJwsSigner(this.privateKey(rec.kid), rec.kid);
@@ -173,6 +200,7 @@ export class KeyRing {
           }
         : signer;
     }
+    this.chosen = { keys, ...stateSpanAt(keys, now) };
     return this.active;
   }
 

@@ -169,10 +169,16 @@ export interface SignedOffer {
   body: Uint8Array<ArrayBuffer>;
 }
 
+/** The envelope body before the offer (`kind`, `protocol_version`): constant, ASCII. */
+const BODY_HEAD = `{"kind":"${ENVELOPE_KIND}","protocol_version":"${PROTOCOL_VERSION}","offer":`;
+
 /** Sign an offer (protected header `{alg:"EdDSA", typ:"JWT", kid}`, as the VRP offer vectors) and assemble the envelope. */
 export function signOffer(offer: OfferPayload, signer: JwsSigner, jwksUrl: string, alternatives?: HostAlternatives): SignedOffer {
   const payload = JSON.stringify(offer);
-  const jws = signer.sign(payload, { typ: 'JWT' });
+  // The payload's UTF-8 bytes, encoded once: the signer takes them as they are (the JWS payload
+  // is these bytes), and the body copies them instead of encoding the whole body again.
+  const payloadBytes = Buffer.from(payload);
+  const jws = signer.sign(payloadBytes, { typ: 'JWT' });
   const signature = { format: 'jws_compact', alg: 'EdDSA', kid: signer.kid, jws } as const;
   const verification = { jwks_url: jwksUrl };
   const envelope: OfferEnvelope = { kind: ENVELOPE_KIND, protocol_version: PROTOCOL_VERSION, offer, signature, verification };
@@ -180,10 +186,17 @@ export function signOffer(offer: OfferPayload, signer: JwsSigner, jwksUrl: strin
   // The body spells `signature` out rather than re-stringifying it: `jws` is ~4 KB that
   // JSON.stringify would only scan to find nothing to escape (a compact JWS is base64url and
   // dots), while the kid and the JWKS URL are the only members that take JSON quoting.
-  const json =
-    `{"kind":"${ENVELOPE_KIND}","protocol_version":"${PROTOCOL_VERSION}","offer":${payload},` +
-    `"signature":{"format":"jws_compact","alg":"EdDSA","kid":${JSON.stringify(signer.kid)},"jws":"${jws}"},` +
-    `"verification":{"jwks_url":${JSON.stringify(jwksUrl)}}` +
-    `${alternatives ? `,"host_alternatives":${JSON.stringify(alternatives)}` : ''}}`;
-  return { envelope, json, body: Buffer.from(json) };
+  const beforeJws = `,"signature":{"format":"jws_compact","alg":"EdDSA","kid":${JSON.stringify(signer.kid)},"jws":"`;
+  const afterJws = `"},"verification":{"jwks_url":${JSON.stringify(jwksUrl)}}${alternatives ? `,"host_alternatives":${JSON.stringify(alternatives)}` : ''}}`;
+  const json = `${BODY_HEAD}${payload}${beforeJws}${jws}${afterJws}`;
+  // The same bytes as Buffer.from(json), written piece by piece (BODY_HEAD and the JWS are ASCII).
+  const body = Buffer.allocUnsafeSlow(
+    BODY_HEAD.length + payloadBytes.byteLength + Buffer.byteLength(beforeJws) + jws.length + Buffer.byteLength(afterJws),
+  );
+  let at = body.write(BODY_HEAD, 0, 'latin1');
+  at += payloadBytes.copy(body, at);
+  at += body.write(beforeJws, at);
+  at += body.write(jws, at, 'latin1');
+  body.write(afterJws, at);
+  return { envelope, json, body };
 }

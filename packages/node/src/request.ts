@@ -36,11 +36,17 @@ export function rawQuery(url: string): string {
   return i < 0 ? '' : url.slice(i + 1);
 }
 
-/** The query of `url` as parser input, or `query_too_long` before anything is decoded. */
-export function offerQuery(url: string): { ok: true; query: URLSearchParams } | { ok: false; error: OfferRequestRefusal } {
+/** The raw query of `url` (without the `?`), or `query_too_long` before anything is decoded. */
+export function offerQueryString(url: string): { ok: true; query: string } | { ok: false; error: OfferRequestRefusal } {
   const q = rawQuery(url);
   if (q.length > MAX_QUERY_LENGTH) {
     return { ok: false, error: { code: 'query_too_long', message: `the query string is limited to ${MAX_QUERY_LENGTH} bytes` } };
   }
-  return { ok: true, query: new URLSearchParams(q) };
+  return { ok: true, query: q };
+}
+
+/** The query of `url` as parser input, or `query_too_long` before anything is decoded. */
+export function offerQuery(url: string): { ok: true; query: URLSearchParams } | { ok: false; error: OfferRequestRefusal } {
+  const read = offerQueryString(url);
+  return read.ok ? { ok: true, query: new URLSearchParams(read.query) } : read;
 }

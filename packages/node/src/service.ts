@@ -74,8 +74,10 @@ export interface NodePublisher extends OfferService {
    * refusal, a cached response, or an offer signed now (signing is synchronous). Null when the
    * store read would wait (PostgreSQL, a write to reload, a hold to expire): the caller takes
    * `getServedOffer`. The offer endpoint then answers in the same turn, as prebuilt bytes.
+   * `args` may be the endpoint's raw query string (without `?`): its accepted parses are
+   * remembered, so a stay asked again skips decoding and parsing.
    */
-  servedOfferNow?(args: OfferRequestInput): OfferOutcome | null;
+  servedOfferNow?(args: OfferRequestInput | string): OfferOutcome | null;
   /** The live re-quote of a booking request: `getOffer` computed from the store state `state` (read inside the hold's transaction). */
   quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome;
 }
@@ -113,6 +115,28 @@ export interface PropertyView {
   offer_lifetime_minutes: number;
 }
 
+/** Most raw query strings whose accepted parse the offer endpoint remembers (the memo is emptied when full). */
+const PARSED_QUERIES_MAX = 4096;
+
+/**
+ * The offer endpoint's accepted parses by raw query string, one memo for the process (every node
+ * service in it, every platform tenant: the bound holds once). The parser's answer depends only
+ * on the query, the property's today and its booking horizon, so it is reused while both are
+ * those it was made under. Refusals are not kept (a client cannot fill the memo with them).
+ */
+const parsedQueries = new Map<string, { today: string; horizonDays: number; parsed: { ok: true; request: ParsedOfferRequest } }>();
+
+/** Core VRP v0.1 §4: `parseOfferRequest` of the raw query string `query`, through the memo above. */
+function parseOfferQuery(query: string, today: string, horizonDays: number) {
+  const known = parsedQueries.get(query);
+  if (known && known.today === today && known.horizonDays === horizonDays) return known.parsed;
+  const parsed = parseOfferRequest(new URLSearchParams(query), { today, horizonDays });
+  if (parsed.ok) {
+    if (parsedQueries.size >= PARSED_QUERIES_MAX) parsedQueries.clear();
+    parsedQueries.set(query, { today, horizonDays, parsed });
+  }
+  return parsed;
+}
 /** How far ahead `host_alternatives.next_available` looks. */
 const ALTERNATIVES_SEARCH_DAYS = 60;
 /** Longest range a page calendar may ask for. */
@@ -269,12 +293,13 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   }
 
   /** Core VRP v0.1 §4: the one request parser every surface shares, against the property's today and horizon. */
-  function parseAt(args: OfferRequestInput, s: Loaded, today: string) {
-    return parseOfferRequest(args, { today, horizonDays: s.p.booking_horizon_days });
+  function parseAt(args: OfferRequestInput | string, s: Loaded, today: string) {
+    const horizonDays = s.p.booking_horizon_days;
+    return typeof args === 'string' ? parseOfferQuery(args, today, horizonDays) : parseOfferRequest(args, { today, horizonDays });
   }
 
   /** Sign afresh at `t` from the store state `s`. */
-  function signAt(args: OfferRequestInput, t: number, s: Loaded): OfferOutcome {
+  function signAt(args: OfferRequestInput | string, t: number, s: Loaded): OfferOutcome {
     const today = localDate(t, s.p.time_zone);
     // A refusal never reaches pricing or the signer.
     const parsed = parseAt(args, s, today);
@@ -293,7 +318,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   }
 
   /** The refusal or the cached offer for `args` at `t` from `s`; on a miss, what signing needs. */
-  function lookUp(c: OfferCache, args: OfferRequestInput, t: number, s: Loaded) {
+  function lookUp(c: OfferCache, args: OfferRequestInput | string, t: number, s: Loaded) {
     const today = localDate(t, s.p.time_zone);
     const parsed = parseAt(args, s, today);
     if (!parsed.ok) return { outcome: parsed };
@@ -304,7 +329,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   }
 
   /** The offer served for `args` at `t` from `s`: a refusal, a cached response, or one signed now (and cached). Synchronous. */
-  function serveAt(args: OfferRequestInput, t: number, s: Loaded): OfferOutcome {
+  function serveAt(args: OfferRequestInput | string, t: number, s: Loaded): OfferOutcome {
     if (!cache) return signAt(args, t, s);
     const found = lookUp(cache, args, t, s);
     if (found.outcome) return found.outcome;
@@ -320,7 +345,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return serveAt(args, clock.now(), s);
   }
 
-  function servedOfferNow(args: OfferRequestInput): OfferOutcome | null {
+  function servedOfferNow(args: OfferRequestInput | string): OfferOutcome | null {
     const now = store.snapshotNow?.() ?? null;
     if (!now) return null;
     const t = clock.now();

@@ -10,7 +10,7 @@ import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
 import { mountBookingRequests } from '../booking/http.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
-import { errorBody, JSON_TYPE, offerQuery, offerResponse, rawQuery } from '../request.js';
+import { errorBody, JSON_TYPE, offerQueryString, offerResponse, rawQuery } from '../request.js';
 import type { NodePublisher } from '../service.js';
 import { mountSurfaces } from '../surfaces/index.js';
 import { HTML_SECURITY_HEADERS } from '../surfaces/page.js';
@@ -96,14 +96,15 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   // Core §4: GET ?check_in&check_out&guests → the signed envelope; malformed input → 400 {error:{code,message}}.
   app.get(OFFER_ENDPOINT_PATH, (c): Response | Promise<Response> => {
     // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
-    const read = offerQuery(c.req.url);
+    const read = offerQueryString(c.req.url);
     if (!read.ok) return offerResponse(read);
     const service = serviceOf(c);
     // Answered in this turn when the store state is known without waiting (a cache hit or a fresh
     // signature alike): a handler that returns a Response (not a promise) lets @hono/node-server
-    // write the prebuilt bytes at once, headers and body in one write.
+    // write the prebuilt bytes at once, headers and body in one write. The raw query goes as is:
+    // the service remembers its parse.
     const now = service.servedOfferNow?.(read.query);
-    return now ? offerResponse(now) : service.getServedOffer(read.query).then(offerResponse);
+    return now ? offerResponse(now) : service.getServedOffer(new URLSearchParams(read.query)).then(offerResponse);
   });
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.

@@ -94,12 +94,15 @@ export class NodeStore {
    */
   private async write<T>(fn: (tx: Transaction<NodeDatabase>) => Promise<T | Unchanged<T>>): Promise<T> {
     try {
-      return await this.db.transaction().execute(async (tx) => {
-        const out = await fn(tx);
-        if (out instanceof Unchanged) throw out;
+      const out = await this.db.transaction().execute(async (tx) => {
+        const written = await fn(tx);
+        if (written instanceof Unchanged) throw written;
         await tx.updateTable('store_revision').set({ revision: sql<number>`revision + 1` }).where('id', '=', 1).execute();
-        return out;
+        return written;
       });
+      // This process's own readers see the write at once (see `REVISION_RECHECK_MS` for other processes').
+      this.revisionReader.committed();
+      return out;
     } catch (e) {
       if (e instanceof Unchanged) return e.value as T;
       throw e;
@@ -125,7 +128,8 @@ export class NodeStore {
   /**
    * The snapshot `snapshot()` would return, when that is known without waiting: the revision
    * can be read synchronously (SQLite) and has not moved since the last snapshot. Otherwise
-   * null, and the caller takes `snapshot()`.
+   * null, and the caller takes `snapshot()`. A write by another process may take up to
+   * `REVISION_RECHECK_MS` to show here (`RevisionReader.readNow`); one by this process shows at once.
    */
   snapshotNow(): StoreSnapshot | null {
     const readNow = this.revisionReader.readNow;
