@@ -519,4 +519,28 @@ for (const b of backends) {
   });
 }
 
+describe('SQLite store upgrade: no index on evidence by act', () => {
+  it('drops the index from a store made before it went, keeps its evidence, and records the migration once', async () => {
+    const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
+    let store = await openSqliteStore(file);
+    await issue(store, 'old');
+    await store.close();
+    // The store as a version-7 gate left it: the index present, migration 8 not applied.
+    const raw = new Database(file);
+    raw.exec('CREATE INDEX gate_evidence_act ON gate_evidence (candidate_act_id); DELETE FROM gate_schema_migrations WHERE version = 8');
+    raw.close();
+    store = await openSqliteStore(file);
+    await issue(store, 'new');
+    const evidenceId = (await store.getAuthority('old'))!.evidence_id;
+    expect((await store.getEvidence(evidenceId))?.candidate_act_id).toBe('old');
+    await store.close();
+    const check = new Database(file, { readonly: true });
+    const indexes = check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gate_evidence'").all();
+    const applied = check.prepare('SELECT count(*) AS n FROM gate_schema_migrations WHERE version = 8').get();
+    check.close();
+    expect(indexes).toEqual([{ name: 'sqlite_autoindex_gate_evidence_1' }]);
+    expect(applied).toEqual({ n: 1 });
+  });
+});
+
 afterAll(removeTmpDirs);

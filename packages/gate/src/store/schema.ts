@@ -225,4 +225,13 @@ export const MIGRATIONS: readonly Migration[] = [
   ONE_ROUND_TRIP_DISPATCH_MIGRATION,
   PIN_VERSION_MIGRATION,
   ONE_STATEMENT_OUTCOME_MIGRATION,
+  {
+    version: 8,
+    name: 'no index on evidence by act',
+    // No query reads evidence by its act (the audit trail matches act ids by substring, which no
+    // index serves), and every issuance paid for it: one more B-tree page written per durable commit.
+    async up(db) {
+      await db.schema.dropIndex('gate_evidence_act').ifExists().execute();
+    },
+  },
 ];
