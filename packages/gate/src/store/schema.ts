@@ -8,7 +8,7 @@
  * (Tool-Use Binding draft, security considerations: "Logs SHOULD store digests, not raw arguments").
  */
 import type { Kysely } from 'kysely';
-import { AUDIT_LOG_MIGRATION, type AuditDatabase } from './audit-schema.js';
+import { AUDIT_LOG_MIGRATION, AUDIT_ROWID_MIGRATION, type AuditDatabase } from './audit-schema.js';
 import { PENDING_ARGUMENTS_MIGRATION } from './pending-arguments-schema.js';
 import { ONE_ROUND_TRIP_DISPATCH_MIGRATION, ONE_STATEMENT_OUTCOME_MIGRATION } from './postgres-consume.js';
 import { PIN_VERSION_MIGRATION, PROXY_TABLES_MIGRATION } from './proxy-schema.js';
@@ -234,4 +234,5 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.dropIndex('gate_evidence_act').ifExists().execute();
     },
   },
+  AUDIT_ROWID_MIGRATION,
 ];
