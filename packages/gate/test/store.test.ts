@@ -547,7 +547,13 @@ describe('SQLite store upgrade: audit entries keyed by their rowid', () => {
   it('rebuilds an audit table made with a separate key index: entries, order and chain kept, appends go on', async () => {
     const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
     let store = await openSqliteStore(file);
-    await store.appendAudit([{ kind: 'allow', act_id: 'u1' }, { kind: 'deny', act_id: 'u2', code: 'EF_002' }], T0);
+    await store.appendAudit(
+      [
+        { kind: 'allow', act_id: 'u1' },
+        { kind: 'deny', act_id: 'u2', code: 'EF_002' },
+      ],
+      T0,
+    );
     await store.close();
     // The table as migration 3 made it (`seq bigint primary key`: a second B-tree), migration 9 not applied.
     const raw = new Database(file);
