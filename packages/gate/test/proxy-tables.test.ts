@@ -136,6 +136,8 @@ describe('proxy tables migration', () => {
       { version: 5, name: 'PostgreSQL: issue and consume in one statement, consume journaling INVOKED' },
       { version: 6, name: 'gateway pin version per server identity' },
       { version: 7, name: 'PostgreSQL: the outcome of an invoked act in one statement' },
+      { version: 8, name: 'no index on evidence by act' },
+      { version: 9, name: 'SQLite: audit entries keyed by their rowid' },
     ]);
     check.close();
   });

@@ -519,4 +519,67 @@ for (const b of backends) {
   });
 }
 
+describe('SQLite store upgrade: no index on evidence by act', () => {
+  it('drops the index from a store made before it went, keeps its evidence, and records the migration once', async () => {
+    const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
+    let store = await openSqliteStore(file);
+    await issue(store, 'old');
+    await store.close();
+    // The store as a version-7 gate left it: the index present, migration 8 not applied.
+    const raw = new Database(file);
+    raw.exec('CREATE INDEX gate_evidence_act ON gate_evidence (candidate_act_id); DELETE FROM gate_schema_migrations WHERE version = 8');
+    raw.close();
+    store = await openSqliteStore(file);
+    await issue(store, 'new');
+    const evidenceId = (await store.getAuthority('old'))!.evidence_id;
+    expect((await store.getEvidence(evidenceId))?.candidate_act_id).toBe('old');
+    await store.close();
+    const check = new Database(file, { readonly: true });
+    const indexes = check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gate_evidence'").all();
+    const applied = check.prepare('SELECT count(*) AS n FROM gate_schema_migrations WHERE version = 8').get();
+    check.close();
+    expect(indexes).toEqual([{ name: 'sqlite_autoindex_gate_evidence_1' }]);
+    expect(applied).toEqual({ n: 1 });
+  });
+});
+
+describe('SQLite store upgrade: audit entries keyed by their rowid', () => {
+  it('rebuilds an audit table made with a separate key index: entries, order and chain kept, appends go on', async () => {
+    const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
+    let store = await openSqliteStore(file);
+    await store.appendAudit(
+      [
+        { kind: 'allow', act_id: 'u1' },
+        { kind: 'deny', act_id: 'u2', code: 'EF_002' },
+      ],
+      T0,
+    );
+    await store.close();
+    // The table as migration 3 made it (`seq bigint primary key`: a second B-tree), migration 9 not applied.
+    const raw = new Database(file);
+    raw.exec(`CREATE TABLE old_audit (seq bigint PRIMARY KEY, at bigint NOT NULL, kind text NOT NULL, act_id text, tool text,
+      server text, digest text, code text, actor text, prev_hash text NOT NULL, hash text NOT NULL);
+      INSERT INTO old_audit SELECT * FROM gate_audit; DROP TABLE gate_audit; ALTER TABLE old_audit RENAME TO gate_audit;
+      CREATE INDEX gate_audit_at ON gate_audit (at); DELETE FROM gate_schema_migrations WHERE version = 9`);
+    expect(raw.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'gate_audit' AND type = 'index' ORDER BY name").all()).toEqual([
+      { name: 'gate_audit_at' },
+      { name: 'sqlite_autoindex_gate_audit_1' },
+    ]);
+    raw.close();
+    store = await openSqliteStore(file);
+    await store.appendAudit([{ kind: 'allow', act_id: 'u3' }], T0 + 1);
+    expect((await store.readAudit({ limit: 10 })).map((e) => `${e.seq}:${e.kind}:${e.act_id}`)).toEqual([
+      '1:allow:u1',
+      '2:deny:u2',
+      '3:allow:u3',
+    ]);
+    expect(await verifyAuditChain(store)).toMatchObject({ ok: true, entries: 3 });
+    await store.close();
+    const check = new Database(file, { readonly: true });
+    const indexes = check.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'gate_audit' AND type = 'index'").all();
+    check.close();
+    expect(indexes).toEqual([{ name: 'gate_audit_at' }]);
+  });
+});
+
 afterAll(removeTmpDirs);

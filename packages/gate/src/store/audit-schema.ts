@@ -4,6 +4,7 @@
  * tool arguments (Tool-Use Binding draft, security considerations: "Logs SHOULD store
  * digests, not raw arguments").
  */
+import { sql } from 'kysely';
 import { createConsumeFunction } from './postgres-consume.js';
 import type { Migration } from './schema.js';
 
@@ -108,5 +109,27 @@ export const AUDIT_LOG_MIGRATION: Migration = {
       .execute();
     // PostgreSQL consumes in one round trip through a function (store/postgres-consume.ts).
     if (dialect === 'postgres') await createConsumeFunction(db);
+  },
+};
+
+/**
+ * Migration 9 of the gate store, SQLite only: `gate_audit` keyed by its rowid. Migration 3 declared
+ * `seq` as `bigint PRIMARY KEY`, which SQLite keeps as a second B-tree beside the table (only
+ * `INTEGER PRIMARY KEY` is the rowid itself), so every append wrote one index page more than the
+ * entry needs, in the durable commit of every act. The table is rebuilt once, rows and order kept.
+ */
+export const AUDIT_ROWID_MIGRATION: Migration = {
+  version: 9,
+  name: 'SQLite: audit entries keyed by their rowid',
+  async up(db, _now, dialect) {
+    if (dialect !== 'sqlite') return;
+    await sql`create table gate_audit_by_rowid (
+      seq integer primary key, at bigint not null, kind text not null, act_id text, tool text, server text,
+      digest text, code text, actor text, prev_hash text not null, hash text not null)`.execute(db);
+    await sql`insert into gate_audit_by_rowid (seq, at, kind, act_id, tool, server, digest, code, actor, prev_hash, hash)
+      select seq, at, kind, act_id, tool, server, digest, code, actor, prev_hash, hash from gate_audit order by seq`.execute(db);
+    await db.schema.dropTable('gate_audit').execute();
+    await sql`alter table gate_audit_by_rowid rename to gate_audit`.execute(db);
+    await db.schema.createIndex('gate_audit_at').on('gate_audit').column('at').execute();
   },
 };

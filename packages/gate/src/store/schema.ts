@@ -8,7 +8,7 @@
  * (Tool-Use Binding draft, security considerations: "Logs SHOULD store digests, not raw arguments").
  */
 import type { Kysely } from 'kysely';
-import { AUDIT_LOG_MIGRATION, type AuditDatabase } from './audit-schema.js';
+import { AUDIT_LOG_MIGRATION, AUDIT_ROWID_MIGRATION, type AuditDatabase } from './audit-schema.js';
 import { PENDING_ARGUMENTS_MIGRATION } from './pending-arguments-schema.js';
 import { ONE_ROUND_TRIP_DISPATCH_MIGRATION, ONE_STATEMENT_OUTCOME_MIGRATION } from './postgres-consume.js';
 import { PIN_VERSION_MIGRATION, PROXY_TABLES_MIGRATION } from './proxy-schema.js';
@@ -225,4 +225,14 @@ export const MIGRATIONS: readonly Migration[] = [
   ONE_ROUND_TRIP_DISPATCH_MIGRATION,
   PIN_VERSION_MIGRATION,
   ONE_STATEMENT_OUTCOME_MIGRATION,
+  {
+    version: 8,
+    name: 'no index on evidence by act',
+    // No query reads evidence by its act (the audit trail matches act ids by substring, which no
+    // index serves), and every issuance paid for it: one more B-tree page written per durable commit.
+    async up(db) {
+      await db.schema.dropIndex('gate_evidence_act').ifExists().execute();
+    },
+  },
+  AUDIT_ROWID_MIGRATION,
 ];
