@@ -67,6 +67,8 @@ type ChildOptions = { offerCacheSeconds: number; tlsDir?: string; tlsContextCach
 async function child(mode: string, dir: string, o: ChildOptions): Promise<void> {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
+  // Exit normally when stopped, so a CPU profile (VRP_BENCH_CPU_PROF) is written.
+  process.once('SIGTERM', () => process.exit(0));
   let stats = async (): Promise<Record<string, number>> => ({});
   const statsServer = createHttpServer(async (_req, res) => {
     gc();

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type PeerCertificate } from 'node:tls';
@@ -18,6 +17,7 @@ import {
 } from '@vrpkit/platform';
 import { MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantGet } from './helpers.js';
 
 const master = parseMasterKey(generateMasterKeyText());
 const NOW = Date.now();
@@ -28,18 +28,7 @@ const stayQuery = (() => {
 })();
 
 /** One https request to 127.0.0.1:port with the given SNI name and Host header (they may differ, as a misdirected request's do). */
-function get(port: number, ca: string, servername: string, host: string, path: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, servername, ca, path, headers: { host }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (port: number, ca: string, servername: string, host: string, path: string) => tenantGet(port, ca, servername, path, { host });
 
 /** The certificate the server presents for an SNI name, or the handshake error. */
 function peerCertificate(port: number, ca: string, servername: string): Promise<PeerCertificate | Error> {
