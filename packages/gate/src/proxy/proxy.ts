@@ -491,10 +491,10 @@ export class GateProxy {
   }
 
   /** This server's pins as the store holds them now (tool name → pinned digest, null when seen but not pinned). */
-  private async readPins(): Promise<Map<string, string | null>> {
+  private async readPins(versionRead?: number): Promise<Map<string, string | null>> {
     // The version first: a pin changed between the two reads leaves the pins newer than their
     // version, so the next call reads them again (never the other way round).
-    const version = await this.o.tables.pinVersion(this.o.serverId);
+    const version = versionRead ?? (await this.o.tables.pinVersion(this.o.serverId));
     const digests = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
     this.pins = { version, digests };
     return digests;
@@ -506,9 +506,9 @@ export class GateProxy {
    * used only while the version read for this call is the one they were read at.
    */
   private async isPinned(name: string, digest: string): Promise<boolean> {
-    const cached = this.pins;
-    if (cached && cached.version === (await this.o.tables.pinVersion(this.o.serverId))) return cached.digests.get(name) === digest;
-    return (await this.readPins()).get(name) === digest;
+    const version = await this.o.tables.pinVersion(this.o.serverId);
+    const digests = this.pins?.version === version ? this.pins.digests : await this.readPins(version);
+    return digests.get(name) === digest;
   }
 
   /**

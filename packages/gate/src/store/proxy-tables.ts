@@ -124,13 +124,14 @@ export class ProxyStore {
         .where('tool_name', '=', toolName);
       if (opts.digest !== undefined) q = q.where('seen_digest', '=', opts.digest);
       const r = await q.returningAll().executeTakeFirst();
-      if (r) await bumpPinVersion(trx, serverId);
-      if (r)
+      if (r) {
+        await bumpPinVersion(trx, serverId);
         await this.store.appendAuditIn(
           trx,
           [{ kind: 'pin', tool: toolName, server: serverId, digest: r.seen_digest, actor: opts.by }],
           opts.now,
         );
+      }
       return r;
     });
     if (row) return { pinned: true, row };
@@ -151,13 +152,14 @@ export class ProxyStore {
         .where('pinned_digest', 'is not', null)
         .returning('seen_digest')
         .executeTakeFirst();
-      if (r) await bumpPinVersion(trx, serverId);
-      if (r)
+      if (r) {
+        await bumpPinVersion(trx, serverId);
         await this.store.appendAuditIn(
           trx,
           [{ kind: 'unpin', tool: toolName, server: serverId, digest: r.seen_digest, actor: opts.by ?? null }],
           now,
         );
+      }
       return r !== undefined;
     });
   }
