@@ -47,8 +47,9 @@ export interface OfferService {
   /** The offer as served to agents: the same arguments and outcome as `getOffer`, but a response
    *  signed up to `--offer-cache-max-age` seconds ago is reused (byte for byte) while the store
    *  revision, the signing key and the property's local date are unchanged (Core VRP v0.1 §6: `valid_until`
-   *  governs). The returned envelope is shared between calls: never mutate it. */
-  getServedOffer(args: OfferRequestInput): Promise<OfferOutcome>;
+   *  governs). The returned envelope is shared between calls: never mutate it. `args` may be the
+   *  endpoint's raw query string, as for `servedOfferNow`. */
+  getServedOffer(args: OfferRequestInput | string): Promise<OfferOutcome>;
   /** Property facts for human pages. */
   property(): PropertyView;
   /** Day-by-day availability and nightly rate for a page calendar (YYYY-MM-DD from, number of days). */
@@ -340,7 +341,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return { ok: true, ...signed };
   }
 
-  async function getServedOffer(args: OfferRequestInput): Promise<OfferOutcome> {
+  async function getServedOffer(args: OfferRequestInput | string): Promise<OfferOutcome> {
     const s = await load();
     return serveAt(args, clock.now(), s);
   }

@@ -101,10 +101,10 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
     const service = serviceOf(c);
     // Answered in this turn when the store state is known without waiting (a cache hit or a fresh
     // signature alike): a handler that returns a Response (not a promise) lets @hono/node-server
-    // write the prebuilt bytes at once, headers and body in one write. The raw query goes as is:
-    // the service remembers its parse.
+    // write the prebuilt bytes at once, headers and body in one write. The raw query goes as is,
+    // on either path: the service remembers its parse.
     const now = service.servedOfferNow?.(read.query);
-    return now ? offerResponse(now) : service.getServedOffer(new URLSearchParams(read.query)).then(offerResponse);
+    return now ? offerResponse(now) : service.getServedOffer(read.query).then(offerResponse);
   });
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.
