@@ -25,7 +25,7 @@
  * loading: it should not grow with the count). Targets: throughput with 10,000 tenants ≥ 0.8× the
  * node; RSS growth ≤ 40 MB per 1,000 tenants served.
  *
- * Run: npx tsx --conditions=vrpkit-source bench/platform.ts [--seconds 5]
+ * Run: npx tsx --conditions=vrpkit-source bench/platform.ts [--seconds 5] [--rounds 5]
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -164,11 +164,13 @@ function get(agent: Agent, port: number, ca: string, domain: string, path: strin
 }
 
 /**
- * Concurrency 32 for `seconds`: requests/s and p99 latency (ms). Any non-200 aborts the run.
- * The keep-alive connections are opened first (one request per name in `names`), so the
- * measured phase compares serving, not TLS handshakes, on both sides.
+ * A load row at concurrency 32: its keep-alive connections opened first (one request per name in
+ * `names`), so the measured phase compares serving, not TLS handshakes, on both sides; then
+ * measured in slices (`slice`), interleaved with the other rows' slices so that whatever else the
+ * machine does at the time weighs on every row alike; `finish` gives requests/s, p99 latency (ms)
+ * and the server's CPU per request over all the slices. Any non-200 aborts the run.
  */
-async function load({ pid, port, ca, stats: statsPort }: Served, names: string[], seconds: number) {
+async function openLoad({ pid, port, ca, stats: statsPort }: Served, names: string[]) {
   // One connection per name once there are more names than concurrent clients (an agent keeps one per origin).
   const agent = new Agent({ keepAlive: true, maxSockets: Math.max(1, Math.floor(CONCURRENCY / names.length)) });
   const withoutConnections = await stats(statsPort);
@@ -176,33 +178,43 @@ async function load({ pid, port, ca, stats: statsPort }: Served, names: string[]
     await Promise.all(names.slice(i, i + CONCURRENCY).map((d) => get(agent, port, ca, d, offerPath())));
   const domainFor = () => names[Math.floor(Math.random() * names.length)]!;
   const latencies: number[] = [];
-  const cpuBefore = cpuSeconds([pid]) ?? 0;
-  const freshBefore = freshConnections;
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < end) {
-        const t = performance.now();
-        const status = await get(agent, port, ca, domainFor(), offerPath());
-        if (status !== 200) throw new Error(`status ${status}`);
-        latencies.push(performance.now() - t);
-      }
-    }),
-  );
-  const cpuPerRequestMs = (((cpuSeconds([pid]) ?? 0) - cpuBefore) * 1000) / latencies.length;
-  // The server's memory before this client opened its connections and with them still open (one per name, kept
-  // alive): what a client's connections hold (with their handshakes), apart from the tenants' own memory.
-  const withConnections = await stats(statsPort);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const handshakesPerRequest = (freshConnections - freshBefore) / latencies.length;
+  let cpuSecondsUsed = 0;
+  let handshakes = 0;
+  let measuredSeconds = 0;
   return {
-    rps: latencies.length / seconds,
-    p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
-    cpuPerRequestMs,
-    handshakesPerRequest,
-    withConnections,
-    withoutConnections,
+    async slice(seconds: number): Promise<void> {
+      const cpuBefore = cpuSeconds([pid]) ?? 0;
+      const freshBefore = freshConnections;
+      const end = performance.now() + seconds * 1000;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (performance.now() < end) {
+            const t = performance.now();
+            const status = await get(agent, port, ca, domainFor(), offerPath());
+            if (status !== 200) throw new Error(`status ${status}`);
+            latencies.push(performance.now() - t);
+          }
+        }),
+      );
+      cpuSecondsUsed += (cpuSeconds([pid]) ?? 0) - cpuBefore;
+      handshakes += freshConnections - freshBefore;
+      measuredSeconds += seconds;
+    },
+    async finish() {
+      // The server's memory before this client opened its connections and with them still open (one per name, kept
+      // alive): what a client's connections hold (with their handshakes), apart from the tenants' own memory.
+      const withConnections = await stats(statsPort);
+      agent.destroy();
+      latencies.sort((a, b) => a - b);
+      return {
+        rps: latencies.length / measuredSeconds,
+        p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+        cpuPerRequestMs: (cpuSecondsUsed * 1000) / latencies.length,
+        handshakesPerRequest: handshakes / latencies.length,
+        withConnections,
+        withoutConnections,
+      };
+    },
   };
 }
 
@@ -270,6 +282,7 @@ async function idleConnectionKb(s: Served, n: number): Promise<number> {
 
 async function main() {
   const seconds = numberFlag('seconds', 5);
+  const rounds = numberFlag('rounds', 5);
   const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-bench-platform-'));
   const children: ChildProcess[] = [];
   const start = async (mode: string, dir: string, o: ChildOptions = { offerCacheSeconds: 0 }): Promise<Served> => {
@@ -338,9 +351,11 @@ async function main() {
 
     const rows = [];
     const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
-    const rNode = await load(node, [NODE_DOMAIN], seconds);
-    const r10 = await load(p10, names(10), seconds);
-    const r10k = await load(p10k, names(SPREAD), seconds);
+    // `seconds` per row in `rounds` slices, the order rotated each round (each row leads as often as the others).
+    const loads = [await openLoad(node, [NODE_DOMAIN]), await openLoad(p10, names(10)), await openLoad(p10k, names(SPREAD))];
+    for (let round = 0; round < rounds; round++)
+      for (let k = 0; k < loads.length; k++) await loads[(round + k) % loads.length]!.slice(seconds / rounds);
+    const [rNode, r10, r10k] = [await loads[0]!.finish(), await loads[1]!.finish(), await loads[2]!.finish()];
     for (const [name, r] of [
       ['node (baseline)', rNode],
       ['platform, 10 tenants', r10],
@@ -412,7 +427,9 @@ async function main() {
     console.log(
       `bench/platform — load average ${loadavg()
         .map((l) => l.toFixed(2))
-        .join(' ')} — ${CONCURRENCY} concurrent, ${seconds}s per row, fresh offers, https loopback, SQLite, ${cpus().length} CPUs (shared)`,
+        .join(
+          ' ',
+        )} — ${CONCURRENCY} concurrent, ${seconds}s per row in ${rounds} interleaved slices, fresh offers, https loopback, SQLite, ${cpus().length} CPUs (shared)`,
     );
     printTable([Object.keys(rows[0]!), ...rows.map((r) => Object.values(r).map(String))]);
     console.log(memory);
@@ -425,7 +442,7 @@ async function main() {
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/platform.json', import.meta.url),
-      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
+      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, rounds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
     );
   } finally {
     for (const c of children) c.kill('SIGTERM');

@@ -147,35 +147,64 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     o.onError ??
     ((e: unknown) =>
       process.stderr.write(`error[${isVrpError(e) ? e.code : 'internal_error'}]: ${e instanceof Error ? e.message : String(e)}\n`));
-  const tenants = new LRUCache<string, Promise<TenantNode>>({ max: tenantCacheSize });
+  /** Loaded tenants by domain: the node once open (`node`), the opening meanwhile (`opening`). */
+  const tenants = new LRUCache<string, { opening: Promise<TenantNode>; node?: TenantNode }>({ max: tenantCacheSize });
   const offerCache = createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
 
   const metrics = new PlatformMetrics(store, () => tenants.size);
   const scale = new ScaleMetrics(metrics.registry, offerCache, certs);
   const onSignature = () => scale.signatures.inc();
+  const cacheHit = metrics.cache.labels({ result: 'hit' });
+  const cacheMiss = metrics.cache.labels({ result: 'miss' });
   const load = (domain: string): Promise<TenantNode> => {
-    let node = tenants.get(domain);
-    metrics.cache.inc({ result: node ? 'hit' : 'miss' });
-    if (!node) {
-      node = openTenantNode(store, domain, o.masterKeys, { offerCache, onSignature, ...(o.clock ? { clock: o.clock } : {}) });
-      tenants.set(domain, node);
-      node.catch(() => tenants.delete(domain));
+    const loaded = tenants.get(domain);
+    if (loaded) {
+      cacheHit.inc();
+      return loaded.opening;
     }
-    return node;
+    cacheMiss.inc();
+    const entry: { opening: Promise<TenantNode>; node?: TenantNode } = {
+      opening: openTenantNode(store, domain, o.masterKeys, { offerCache, onSignature, ...(o.clock ? { clock: o.clock } : {}) }),
+    };
+    tenants.set(domain, entry);
+    entry.opening.then(
+      (node) => {
+        entry.node = node;
+      },
+      () => tenants.get(domain) === entry && tenants.delete(domain),
+    );
+    return entry.opening;
   };
 
   /** The enabled tenant serving `host` with its state read now, or undefined. */
   const route = async (host: string, again = true): Promise<{ node: TenantNode; state: TenantSnapshot } | undefined> => {
-    const cached = tenants.get(host);
-    const domain = cached ? host : await store.activeTenantFor(candidateDomains(host));
+    const domain = tenants.has(host) ? host : await store.activeTenantFor(candidateDomains(host));
     if (!domain) return undefined;
     const loading = load(domain);
     const node = await loading;
     const state = await node.source.live();
     if (state) return { node, state };
-    if (tenants.get(domain) === loading) tenants.delete(domain);
+    if (tenants.get(domain)?.opening === loading) tenants.delete(domain);
     // Once more from the store: the tenant may have been removed and added again (another node).
     return again ? route(host, false) : undefined;
+  };
+  /**
+   * `route` in the caller's own turn, for a tenant already open whose state the store can tell
+   * without waiting (`TenantSource.liveNow`): the request is then answered in its own turn, as the
+   * single-domain node answers. Undefined whenever that is not so (then `route`, which also deals
+   * with a tenant gone or added again, and reports a failed read).
+   */
+  const routeNow = (host: string): { node: TenantNode; state: TenantSnapshot } | undefined => {
+    const node = tenants.get(host)?.node;
+    let state: TenantSnapshot | undefined | null;
+    try {
+      state = node?.source.liveNow();
+    } catch {
+      return undefined;
+    }
+    if (!node || !state) return undefined;
+    cacheHit.inc();
+    return { node, state };
   };
   const tenantFor = async (host: string) => (await route(host))?.node;
 
@@ -198,7 +227,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     return new Response(MISDIRECTED, { status: 421, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
   };
 
-  const fetch = async (req: Request, env: HttpBindings): Promise<Response> => {
+  const fetch = (req: Request, env: HttpBindings): Response | Promise<Response> => {
     const host = requestHostName(req.headers.get('host'));
     if (!host) return misdirected('unknown_host');
     const servername = (env.incoming.socket as TLSSocket).servername;
@@ -206,6 +235,10 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
       if (typeof servername === 'string' && servername.toLowerCase() !== operatorDomain) return misdirected('sni_mismatch');
       return operatorApp.fetch(req, env);
     }
+    const now = routeNow(host);
+    return now ? dispatch(now, req, env, servername) : routeThenDispatch(host, req, env, servername);
+  };
+  const routeThenDispatch = async (host: string, req: Request, env: HttpBindings, servername: unknown): Promise<Response> => {
     let routed: Awaited<ReturnType<typeof route>>;
     try {
       routed = await route(host);
@@ -217,7 +250,14 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
       });
     }
     if (!routed) return misdirected('unknown_host');
-    const { node, state } = routed;
+    return dispatch(routed, req, env, servername);
+  };
+  const dispatch = (
+    { node, state }: { node: TenantNode; state: TenantSnapshot },
+    req: Request,
+    env: HttpBindings,
+    servername: unknown,
+  ): Response | Promise<Response> => {
     // A connection opened for one tenant's name must not carry another tenant's requests (connection reuse across names).
     if (typeof servername === 'string' && !inTenant(servername.toLowerCase(), node.domain)) return misdirected('sni_mismatch');
     const bindings: TenantBindings = { ...env, tenant: node };
@@ -226,7 +266,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
 
   const host = o.host ?? '127.0.0.1';
   const server = serve({
-    fetch: fetch as (req: Request, env: unknown) => Promise<Response>,
+    fetch: fetch as (req: Request, env: unknown) => Response | Promise<Response>,
     port: o.port ?? 0,
     hostname: host,
     createServer,

@@ -10,7 +10,7 @@ import type { Clock } from '@vrpkit/core';
 import { createOfferService, type NodePublisher, type OfferCache, type SnapshotSource } from '@vrpkit/node';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey } from './master-key.js';
-import { type PlatformStore, type TenantSnapshot, unknownTenant } from './tenants.js';
+import { type PlatformStore, type TenantHead, type TenantSnapshot, unknownTenant } from './tenants.js';
 
 export interface TenantNode {
   domain: string;
@@ -51,14 +51,7 @@ export class TenantSource implements SnapshotSource {
 
   /** The tenant as of now: its head row read for this call (never shared with a call that came earlier), the rest reused while its revision holds. */
   async read(): Promise<TenantSnapshot> {
-    const head = await this.store.tenantHead(this.domain);
-    if (!head) throw unknownTenant(this.domain);
-    // The tenant this source was opened for: one removed and added again is another node (its
-    // own key, possibly under the same kid, and its revision starting over), never served from
-    // this source's state or key ring. The router then opens the new tenant afresh.
-    this.createdAt ??= head.created_at;
-    if (head.created_at !== this.createdAt) throw unknownTenant(this.domain);
-    if (head.status !== 'active') throw new PlatformError('tenant_disabled', `${this.domain} is disabled`);
+    const head = this.admit(await this.store.tenantHead(this.domain));
     if (this.cached?.revision === head.revision) return this.cached;
     const next = await this.store.tenantSnapshot(this.domain);
     if (next.info.created_at !== this.createdAt) throw unknownTenant(this.domain);
@@ -69,9 +62,41 @@ export class TenantSource implements SnapshotSource {
   /** The tenant's state, or undefined when it no longer exists or is disabled (it is then gone from its next request on). */
   live(): Promise<TenantSnapshot | undefined> {
     return this.read().catch((e: unknown) => {
-      if (e instanceof PlatformError && (e.code === 'tenant_disabled' || e.code === 'unknown_tenant')) return undefined;
+      if (isGone(e)) return undefined;
       throw e;
     });
+  }
+
+  /**
+   * `live` in the caller's own turn: the head read now (SQLite) and the state of that revision
+   * already loaded. `null` when that cannot be told without waiting (PostgreSQL, a revision not
+   * loaded yet): then `live`.
+   */
+  liveNow(): TenantSnapshot | undefined | null {
+    const head = this.store.tenantHeadNow(this.domain);
+    if (head === null) return null;
+    let admitted: TenantHead;
+    try {
+      admitted = this.admit(head);
+    } catch (e) {
+      if (isGone(e)) return undefined;
+      throw e;
+    }
+    return this.cached?.revision === admitted.revision ? this.cached : null;
+  }
+
+  /**
+   * The head of the tenant this source was opened for, or a refusal. One removed and added
+   * again is another node (its own key, possibly under the same kid, and its revision starting
+   * over), never served from this source's state or key ring: the router then opens the new
+   * tenant afresh.
+   */
+  private admit(head: TenantHead | undefined): TenantHead {
+    if (!head) throw unknownTenant(this.domain);
+    this.createdAt ??= head.created_at;
+    if (head.created_at !== this.createdAt) throw unknownTenant(this.domain);
+    if (head.status !== 'active') throw new PlatformError('tenant_disabled', `${this.domain} is disabled`);
+    return head;
   }
 
   /** Run `dispatch` with `state` as what the service reads until dispatch first yields. */
@@ -91,6 +116,9 @@ export class TenantSource implements SnapshotSource {
     return s;
   }
 }
+
+/** A refusal that means the tenant is no longer served: removed (or another tenant now) or disabled. */
+const isGone = (e: unknown) => e instanceof PlatformError && (e.code === 'tenant_disabled' || e.code === 'unknown_tenant');
 
 /**
  * Open a tenant's node (`offerCache`: the platform's shared one; absent, the service makes its own). `masterKeys` are tried in order (the current key first; the previous one

@@ -4,6 +4,7 @@
  * in the same transaction, so every serving process reloads a tenant exactly when it changed
  * (one indexed read per request, as the single-domain node's store revision).
  */
+
 import { type Clock, generateEd25519Jwk, publicJwkOf, systemClock } from '@vrpkit/core';
 import {
   assertCanonicalDomain,
@@ -16,6 +17,7 @@ import {
   type StoreSnapshot,
   validatePropertyDescription,
 } from '@vrpkit/node';
+import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { CompiledQuery, type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey, sealPrivateKey } from './master-key.js';
@@ -76,19 +78,32 @@ export interface NewTenant {
 
 type Tx = Transaction<PlatformDatabase>;
 
+/** What the serving path reads of a tenant on every request. */
+export interface TenantHead {
+  status: TenantStatus;
+  revision: number;
+  created_at: string;
+}
+type HeadRow = { status: TenantStatus; revision: number | bigint | string; created_at: string };
+const toHead = (row: HeadRow | undefined): TenantHead | undefined =>
+  row ? { status: row.status, revision: Number(row.revision), created_at: row.created_at } : undefined;
+
 export class PlatformStore {
-  private headQuery: CompiledQuery<{ status: TenantStatus; revision: number | bigint | string; created_at: string }> | undefined;
+  private headQuery: CompiledQuery<HeadRow> | undefined;
+  private headStatement: Statement<[string], HeadRow> | undefined;
 
   private constructor(
     readonly db: Kysely<PlatformDatabase>,
     readonly target: PlatformTarget,
     readonly clock: Clock,
+    private readonly sqlite: SqliteDatabase | undefined,
   ) {}
 
   /** Open the platform database at `url` (postgres://… or sqlite:PATH), migrated to the latest version. */
   static async open(url: string | undefined, o: { clock?: Clock; poolSize?: number } = {}): Promise<PlatformStore> {
     const target = platformTarget(url);
-    return new PlatformStore(await openPlatformDatabase(target, o.poolSize), target, o.clock ?? systemClock);
+    const { db, sqlite } = await openPlatformDatabase(target, o.poolSize);
+    return new PlatformStore(db, target, o.clock ?? systemClock, sqlite);
   }
 
   close(): Promise<void> {
@@ -272,17 +287,32 @@ export class PlatformStore {
    * tenant exists. The creation time tells a tenant removed and added again under its domain (a
    * new property and key, its revision starting over) from the one a server has loaded.
    */
-  async tenantHead(domain: string): Promise<{ status: TenantStatus; revision: number; created_at: string } | undefined> {
-    // Compiled once (it runs on every request; building and compiling it each time was a third of its CPU): the domain is its parameter.
+  async tenantHead(domain: string): Promise<TenantHead | undefined> {
+    const head = this.compiledHead();
+    const { rows } = await this.db.executeQuery(CompiledQuery.raw(head.sql, [domain]) as typeof head);
+    return toHead(rows[0]);
+  }
+
+  /**
+   * `tenantHead` in the caller's own turn, on SQLite (better-sqlite3 reads synchronously), so the
+   * serving path dispatches a request without yielding, as the single-domain node does; `null`
+   * when it cannot: on PostgreSQL (a round trip), and while this process has a transaction open
+   * on the connection (its uncommitted writes must not be read; `tenantHead` waits for it).
+   */
+  tenantHeadNow(domain: string): TenantHead | undefined | null {
+    if (!this.sqlite || this.sqlite.inTransaction) return null;
+    this.headStatement ??= this.sqlite.prepare<[string], HeadRow>(this.compiledHead().sql);
+    return toHead(this.headStatement.get(domain));
+  }
+
+  /** The head query, compiled once (it runs on every request; building and compiling it each time was a third of its CPU): the domain is its parameter. */
+  private compiledHead(): CompiledQuery<HeadRow> {
     this.headQuery ??= this.db
       .selectFrom('platform_tenant')
       .select(['status', 'revision', 'created_at'])
       .where('domain', '=', '')
       .compile();
-    const head = this.headQuery;
-    const { rows } = await this.db.executeQuery(CompiledQuery.raw(head.sql, [domain]) as typeof head);
-    const row = rows[0];
-    return row ? { status: row.status, revision: Number(row.revision), created_at: row.created_at } : undefined;
+    return this.headQuery;
   }
 
   /** The enabled tenant among `domains` with the longest (most specific) domain: which tenant serves a Host. */

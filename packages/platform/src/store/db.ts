@@ -68,11 +68,17 @@ function withStatementCache(sqlite: Database.Database): SqliteDatabase {
   };
 }
 
+/** The opened database; `sqlite`: the SQLite connection Kysely runs on, for the reads the serving path makes in its own turn. */
+export interface PlatformDatabaseHandle {
+  db: Kysely<PlatformDatabase>;
+  sqlite?: Database.Database;
+}
+
 /** Open the platform database and bring it to the latest migration (Kysely's migration lock serialises concurrent openers). */
-export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Promise<Kysely<PlatformDatabase>> {
+export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Promise<PlatformDatabaseHandle> {
   let db: Kysely<PlatformDatabase>;
+  let sqlite: Database.Database | undefined;
   if (t.kind === 'sqlite') {
-    let sqlite: Database.Database;
     try {
       sqlite = new Database(t.file);
     } catch (cause) {
@@ -113,5 +119,5 @@ export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Pr
       cause: error,
     });
   }
-  return db;
+  return sqlite ? { db, sqlite } : { db };
 }
