@@ -7,7 +7,8 @@
  * - platform, 10 tenants: `servePlatform` over an SQLite database holding 10 tenants, requests
  *   spread uniformly over them;
  * - platform, 10,000 tenants: the same over 10,000 tenants, requests spread uniformly over 1,000
- *   of them (each tenant its own TLS name, so its own connection).
+ *   of them (each tenant its own TLS name, so its own connection);
+ * - the same 10,000 tenants in PostgreSQL (VRPKIT_TEST_PG_URL; skipped when unset).
  * Every request is a fresh stay (the signed-offer cache off on both sides), so each is read,
  * priced and signed. The client keeps its connections alive and, with more names than concurrent
  * clients, one connection per name (as an agent keeps one per origin). Reported: req/s and p99 as
@@ -47,9 +48,13 @@ import {
   serveNode,
 } from '@vrpkit/node';
 import { generateMasterKeyText, PlatformStore, parseMasterKey, servePlatform } from '@vrpkit/platform';
+import pg from 'pg';
 import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
 
 const NODE_DOMAIN = 'bench-node.example';
+/** PostgreSQL for the row served from it (skipped when unset). */
+const PG_URL = process.env.VRPKIT_TEST_PG_URL;
+const PG_SCHEMA = `bench_platform_${process.pid}`;
 const CONCURRENCY = 32;
 const SPREAD = 1000;
 const DAY = 86_400_000;
@@ -63,7 +68,7 @@ const tenantName = (i: number) => `bench-${i}.${WILDCARD_PARENT}`;
  * loopback http port answering the process's memory after a full GC, the TLS contexts held and
  * the shared offer cache's bytes, so tenant growth and cache fill are told apart.
  */
-type ChildOptions = { offerCacheSeconds: number; tlsDir?: string; tlsContextCacheSize?: number };
+type ChildOptions = { offerCacheSeconds: number; tlsDir?: string; tlsContextCacheSize?: number; databaseUrl?: string };
 async function child(mode: string, dir: string, o: ChildOptions): Promise<void> {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
@@ -82,7 +87,7 @@ async function child(mode: string, dir: string, o: ChildOptions): Promise<void> 
     process.stdout.write(`${JSON.stringify({ port: node.port, ca: node.caPem, pid: process.pid, stats: statsPort })}\n`);
     return;
   }
-  const store = await PlatformStore.open(`sqlite:${join(dir, 'platform.sqlite')}`);
+  const store = await PlatformStore.open(o.databaseUrl ?? `sqlite:${join(dir, 'platform.sqlite')}`);
   const served = await servePlatform({
     store,
     masterKeys: [parseMasterKey(readFileSync(join(dir, 'master.key'), 'utf8'))],
@@ -117,12 +122,13 @@ async function stats(port: number): Promise<Stats> {
   return (await res.json()) as Stats;
 }
 
-async function platformDb(dir: string, tenants: number): Promise<void> {
+/** A platform database of `tenants` tenants (SQLite in `dir`, or at `url`), its master key in `dir`. */
+async function platformDb(dir: string, tenants: number, url = `sqlite:${join(dir, 'platform.sqlite')}`): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const keyText = generateMasterKeyText();
   writeFileSync(join(dir, 'master.key'), keyText, { mode: 0o600 });
   const master = parseMasterKey(keyText);
-  const store = await PlatformStore.open(`sqlite:${join(dir, 'platform.sqlite')}`);
+  const store = await PlatformStore.open(url);
   await store.init(master, null);
   const property = sampleProperty(Date.now());
   for (let i = 0; i < tenants; i += 1000) {
@@ -349,17 +355,33 @@ async function main() {
     const wild = await fromFiles({ offerCacheSeconds: 0, tlsDir: wildcardDir }, true);
     const wildCache = await fromFiles({ offerCacheSeconds: DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, tlsDir: wildcardDir });
 
+    // The same 10,000 tenants in PostgreSQL (the system of record of a deployment on several machines): its head
+    // read per request is a round trip.
+    let pgServed: Served | undefined;
+    if (PG_URL) {
+      const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${PG_SCHEMA}`;
+      await platformDb(join(tmp, 'pg'), 10_000, url);
+      pgServed = await start('--serve-platform', join(tmp, 'pg'), { offerCacheSeconds: 0, databaseUrl: url });
+    }
+
     const rows = [];
     const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
     // `seconds` per row in `rounds` slices, the order rotated each round (each row leads as often as the others).
     const loads = [await openLoad(node, [NODE_DOMAIN]), await openLoad(p10, names(10)), await openLoad(p10k, names(SPREAD))];
+    if (pgServed) loads.push(await openLoad(pgServed, names(SPREAD)));
     for (let round = 0; round < rounds; round++)
       for (let k = 0; k < loads.length; k++) await loads[(round + k) % loads.length]!.slice(seconds / rounds);
-    const [rNode, r10, r10k] = [await loads[0]!.finish(), await loads[1]!.finish(), await loads[2]!.finish()];
+    const [rNode, r10, r10k, rPg] = [
+      await loads[0]!.finish(),
+      await loads[1]!.finish(),
+      await loads[2]!.finish(),
+      await loads[3]?.finish(),
+    ];
     for (const [name, r] of [
       ['node (baseline)', rNode],
       ['platform, 10 tenants', r10],
       ['platform, 10,000 tenants (1,000 served)', r10k],
+      ...(rPg ? [['platform, 10,000 tenants in PostgreSQL (1,000 served)', rPg] as const] : []),
     ] as const) {
       rows.push({
         row: name,
@@ -444,9 +466,16 @@ async function main() {
       new URL('./results/platform.json', import.meta.url),
       `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, rounds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
     );
+    if (!PG_URL) console.log('PostgreSQL row: skipped (set VRPKIT_TEST_PG_URL)');
   } finally {
     for (const c of children) c.kill('SIGTERM');
     rmSync(tmp, { recursive: true, force: true });
+    if (PG_URL) {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${PG_SCHEMA} CASCADE`);
+      await c.end();
+    }
   }
 }
 
