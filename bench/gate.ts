@@ -10,7 +10,8 @@
  * include the audit append. The raw durable CAS floor runs on the same SQLite file (its own
  * table, its own connection). Garbage collection is counted (perf_hooks 'gc' entries) and the
  * enforce samples a GC pause overlapped are reported. On PostgreSQL, enforce is also measured
- * with 1 and 8 concurrent enforcers over one pool.
+ * with 1 and 8 concurrent enforcers over one pool. enforce's CPU time and allocation per call, and
+ * the GC runs per 1,000 calls, are measured on each store over a batch of sequential enforces.
  *
  * Run: npx tsx --conditions=vrpkit-source bench/gate.ts   (PostgreSQL from VRPKIT_TEST_PG_URL; skipped when unset)
  */
@@ -18,6 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { ed25519PrivateJwkFromSeed } from '@vrpkit/core';
 import {
   type ActContext,
@@ -114,6 +116,34 @@ async function gcStats(from: number, to: number, enforceWindows: [number, number
   };
 }
 
+/** The host's context for mapping tool_use blocks of one session to acts of `gate`. */
+async function actContext(gate: Gate, session: string, actTtlMs?: number): Promise<ActContext> {
+  return {
+    session_id: `${session}-${Date.now()}`,
+    ...(actTtlMs ? { act_ttl_ms: actTtlMs } : {}),
+    principal: { principal_id: 'org-bench' },
+    agent: { agent_id: 'bench-agent', model_id: 'bench-model' },
+    purpose: { purpose_id: 'user-turn' },
+    instruction_provenance: { source_type: 'user' },
+    policy_state: await gate.policyState(),
+    sink_id: gate.sinkId,
+    classify: (t) => gate.classify(t),
+    now: Date.now(),
+  };
+}
+
+/** `count` acts of one session, each authorized (not timed), in order. */
+async function authorizedActs(gate: Gate, session: string, count: number): Promise<AgentCandidateAct[]> {
+  const ctx = await actContext(gate, session, 600_000);
+  const acts: AgentCandidateAct[] = [];
+  for (let i = 0; i < count; i++) {
+    const act = mapToolUse({ type: 'tool_use', id: `toolu_${session}_${i}`, name: 'maps_search', input }, ctx);
+    if ((await gate.authorize(act)).status !== 'issued') throw new Error(`${session}: authorize refused`);
+    acts.push(act);
+  }
+  return acts;
+}
+
 /**
  * The durable-CAS floor on the same database, without the gate: one single-use row consumed
  * by a raw conditional UPDATE … RETURNING in its own committed transaction.
@@ -161,17 +191,7 @@ async function postgresFloor(url: string, schema: string): Promise<Floor> {
 
 async function scenario(name: string, store: AuthorityStore, floor: Floor) {
   const gate = new Gate({ store, policy, sinkId: 'bench-sink', signingKey, instanceId: `bench-${name}` });
-  const ctx: ActContext = {
-    session_id: `bench-${name}-${Date.now()}`,
-    principal: { principal_id: 'org-bench' },
-    agent: { agent_id: 'bench-agent', model_id: 'bench-model' },
-    purpose: { purpose_id: 'user-turn' },
-    instruction_provenance: { source_type: 'user' },
-    policy_state: await gate.policyState(),
-    sink_id: gate.sinkId,
-    classify: (t) => gate.classify(t),
-    now: Date.now(),
-  };
+  const ctx = await actContext(gate, `bench-${name}`);
   const ungated: number[] = [];
   const floorT: number[] = [];
   const mapT: number[] = [];
@@ -247,24 +267,7 @@ async function scenario(name: string, store: AuthorityStore, floor: Floor) {
  */
 async function concurrentEnforce(store: AuthorityStore, enforcers: number) {
   const gate = new Gate({ store, policy, sinkId: 'bench-sink', signingKey, instanceId: `bench-concurrent-${enforcers}` });
-  const ctx: ActContext = {
-    session_id: `bench-concurrent-${enforcers}-${Date.now()}`,
-    act_ttl_ms: 600_000,
-    principal: { principal_id: 'org-bench' },
-    agent: { agent_id: 'bench-agent', model_id: 'bench-model' },
-    purpose: { purpose_id: 'user-turn' },
-    instruction_provenance: { source_type: 'user' },
-    policy_state: await gate.policyState(),
-    sink_id: gate.sinkId,
-    classify: (t) => gate.classify(t),
-    now: Date.now(),
-  };
-  const acts: AgentCandidateAct[] = [];
-  for (let i = 0; i < CONCURRENT_ACTS; i++) {
-    const act = mapToolUse({ type: 'tool_use', id: `toolu_c${enforcers}_${i}`, name: 'maps_search', input }, ctx);
-    if ((await gate.authorize(act)).status !== 'issued') throw new Error('concurrent bench: authorize refused');
-    acts.push(act);
-  }
+  const acts = await authorizedActs(gate, `bench-concurrent-${enforcers}`, CONCURRENT_ACTS);
   const samples: number[] = [];
   let next = 0;
   const t0 = performance.now();
@@ -283,6 +286,46 @@ async function concurrentEnforce(store: AuthorityStore, enforcers: number) {
   return { enforcers, enforce: stats(samples), throughput_per_s: (acts.length / wall) * 1000 };
 }
 
+const COST_ACTS = 2000;
+const COST_WARMUP = 300;
+
+/**
+ * enforce's own cost on one store, robust to a loaded machine where latency is not: CPU time
+ * (user + system) and bytes allocated per call, and the GC runs per 1,000 calls, over a batch of
+ * acts authorized beforehand (sequential enforces, nothing else running in the process).
+ * Allocation is the heap growth over the batch plus what each GC in it freed (v8 GCProfiler).
+ */
+async function enforceCost(name: string, store: AuthorityStore) {
+  const gate = new Gate({ store, policy, sinkId: 'bench-sink', signingKey, instanceId: `bench-cost-${name}` });
+  const acts = await authorizedActs(gate, `bench-cost-${name}`, COST_WARMUP + COST_ACTS);
+  const enforceAll = async (batch: AgentCandidateAct[]) => {
+    for (const act of batch) if (!(await gate.enforce(act, input)).allow) throw new Error('cost bench: enforce refused');
+  };
+  await enforceAll(acts.slice(0, COST_WARMUP));
+  const measured = acts.slice(COST_WARMUP);
+  const profiler = new GCProfiler();
+  const heap0 = getHeapStatistics().used_heap_size;
+  const cpu0 = process.cpuUsage();
+  profiler.start();
+  await enforceAll(measured);
+  const cpu = process.cpuUsage(cpu0);
+  const heap1 = getHeapStatistics().used_heap_size;
+  const gcs = profiler.stop().statistics;
+  const freed = gcs.reduce((n, g) => n + g.beforeGC.heapStatistics.usedHeapSize - g.afterGC.heapStatistics.usedHeapSize, 0);
+  const per1000 = 1000 / measured.length;
+  return {
+    store: name,
+    n: measured.length,
+    cpu_us_per_enforce: (cpu.user + cpu.system) / measured.length,
+    kb_allocated_per_enforce: (heap1 - heap0 + freed) / 1024 / measured.length,
+    gc_per_1000: {
+      minor: gcs.filter((g) => g.gcType === 'Scavenge').length * per1000,
+      major: gcs.filter((g) => g.gcType !== 'Scavenge').length * per1000,
+      pause_ms: (gcs.reduce((n, g) => n + g.cost, 0) / 1000) * per1000,
+    },
+  };
+}
+
 // A floor for context: JCS + SHA-256 of the same arguments (the digest enforce recomputes).
 const digestSamples: number[] = [];
 for (let i = 0; i < 5000; i++) {
@@ -293,11 +336,13 @@ for (let i = 0; i < 5000; i++) {
 
 const results: Awaited<ReturnType<typeof scenario>>[] = [];
 const concurrent: Awaited<ReturnType<typeof concurrentEnforce>>[] = [];
+const costs: Awaited<ReturnType<typeof enforceCost>>[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-gate-'));
 const sqlite = await openSqliteStore(join(dir, 'gate.db'));
 const sqliteCas = sqliteFloor(join(dir, 'gate.db'));
 try {
   results.push(await scenario('sqlite', sqlite, sqliteCas));
+  costs.push(await enforceCost('sqlite', sqlite));
 } finally {
   await sqlite.close();
   await sqliteCas.close();
@@ -309,6 +354,7 @@ const memory = await openSqliteStore(':memory:');
 const memoryCas = sqliteFloor(':memory:');
 try {
   results.push(await scenario('memory', memory, memoryCas));
+  costs.push(await enforceCost('memory', memory));
 } finally {
   await memory.close();
   await memoryCas.close();
@@ -320,6 +366,7 @@ if (PG_URL) {
   try {
     results.push(await scenario('postgres', store, pgCas));
     for (const n of [1, 8]) concurrent.push(await concurrentEnforce(store, n));
+    costs.push(await enforceCost('postgres', store));
   } finally {
     await store.close();
     await pgCas.close();
@@ -369,6 +416,10 @@ for (const c of concurrent)
   rows.push(
     `${'postgres'.padEnd(9)} ${`enforce x${c.enforcers}`.padEnd(16)} ${String(c.enforce.n).padStart(5)} ${ms(c.enforce.p50)} ${ms(c.enforce.p99)} ${ms(c.enforce.p999)} ${String(Math.round(c.throughput_per_s)).padStart(9)}`,
   );
+for (const c of costs)
+  rows.push(
+    `${c.store.padEnd(9)} ${'enforce cost'.padEnd(16)} ${String(c.n).padStart(5)} CPU ${c.cpu_us_per_enforce.toFixed(1)} µs, ${c.kb_allocated_per_enforce.toFixed(1)} KB allocated per enforce; per 1,000: ${c.gc_per_1000.minor.toFixed(1)} minor + ${c.gc_per_1000.major.toFixed(1)} major GCs, ${c.gc_per_1000.pause_ms.toFixed(2)} ms paused`,
+  );
 process.stdout.write(`${rows.join('\n')}\n\n`);
 for (const s of summary.filter((x) => x.durable))
   process.stdout.write(
@@ -378,7 +429,7 @@ for (const s of summary.filter((x) => x.durable))
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(
   new URL('./results/gate.json', import.meta.url),
-  `${JSON.stringify({ benchmark: 'gate', node: process.version, at: new Date().toISOString(), results, concurrent, digest_floor: digest, summary }, null, 2)}\n`,
+  `${JSON.stringify({ benchmark: 'gate', node: process.version, at: new Date().toISOString(), results, concurrent, enforce_cost: costs, digest_floor: digest, summary }, null, 2)}\n`,
 );
 gcObserver.disconnect();
 
