@@ -44,31 +44,37 @@ export const AUDIT_CHECKPOINT_EVERY = 100;
 /** The JWS `typ` of a checkpoint. */
 export const AUDIT_CHECKPOINT_JWS_TYPE = 'gate-audit-checkpoint+jws';
 
-/** The entry's members in JCS key order (RFC 8785 §3.2.3: sorted by UTF-16 code units). */
-const JCS_ORDER = ['act_id', 'actor', 'at', 'code', 'digest', 'kind', 'prev_hash', 'seq', 'server', 'tool'] as const;
-
 /**
- * SHA-256 over JCS of the entry without `hash` (null members omitted). The JCS text is written
- * directly: the members are strings and integers, which JCS serializes exactly as JSON.stringify
- * does (RFC 8785 §3.2.2), in the fixed order above — one string and one hash per entry on the
- * append path, no generic canonicalization.
+ * SHA-256 over JCS of the entry without `hash` (null members omitted). The members are strings
+ * and integers, which JCS serializes exactly as JSON.stringify does (RFC 8785 §3.2.2), so one
+ * JSON.stringify of the members in JCS key order (RFC 8785 §3.2.3: sorted by UTF-16 code units;
+ * JSON.stringify keeps insertion order and leaves out `undefined`) is the JCS text: one string
+ * and one hash per entry on the append path, no generic canonicalization.
  */
 export function auditEntryHash(e: Omit<AuditEntry, 'hash'>): string {
-  let text = '';
-  for (const k of JCS_ORDER) {
-    const v = e[k];
-    if (v !== null && v !== undefined) text += `${text ? ',' : ''}"${k}":${JSON.stringify(v)}`;
-  }
-  return sha256Base64url(`{${text}}`);
+  return sha256Base64url(
+    JSON.stringify({
+      act_id: e.act_id ?? undefined,
+      actor: e.actor ?? undefined,
+      at: e.at ?? undefined,
+      code: e.code ?? undefined,
+      digest: e.digest ?? undefined,
+      kind: e.kind ?? undefined,
+      prev_hash: e.prev_hash ?? undefined,
+      seq: e.seq ?? undefined,
+      server: e.server ?? undefined,
+      tool: e.tool ?? undefined,
+    }),
+  );
 }
 
-/** The entries that follow `head`, chained. */
+/** The entries that follow `head`, chained: each built once, its hash set when computed. */
 export function chainEntries(head: { seq: number; hash: string }, events: readonly AuditEvent[], at: number): AuditEntry[] {
   let seq = head.seq;
   let prev = head.hash;
   return events.map((ev) => {
     seq += 1;
-    const e: Omit<AuditEntry, 'hash'> = {
+    const e: AuditEntry = {
       seq,
       at,
       kind: ev.kind,
@@ -79,9 +85,11 @@ export function chainEntries(head: { seq: number; hash: string }, events: readon
       code: ev.code ?? null,
       actor: ev.actor ?? null,
       prev_hash: prev,
+      hash: '',
     };
-    prev = auditEntryHash(e);
-    return { ...e, hash: prev };
+    // `hash` is not among the hashed members.
+    e.hash = prev = auditEntryHash(e);
+    return e;
   });
 }
 

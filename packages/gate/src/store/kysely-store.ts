@@ -11,13 +11,13 @@
  * consume's p99 near the raw durable CAS (docs/gate.md "Kysely on the hot path").
  */
 import { type Clock, systemClock } from '@vrpkit/core';
-import type { Compilable, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, SelectQueryBuilder, Transaction } from 'kysely';
 import type { PolicyState } from '../act.js';
 import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signCheckpoint } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
 import type { AuditCheckpointTable, AuditHeadTable, AuditTable } from './audit-schema.js';
 import { ActHasAuthority, EscalationBindingConflict, StoreTimeoutError } from './errors.js';
-import { prepared } from './prepared.js';
+import { BoundQuery, compileMarked, prepared } from './prepared.js';
 import { type GateDatabase, type JournalState, MIGRATIONS } from './schema.js';
 import type {
   AuditHead,
@@ -92,6 +92,10 @@ function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
       db.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
     ),
     authorityOfAct: prepared(['act'], (m) => db.selectFrom('gate_authority').selectAll().where('candidate_act_id', '=', m.act)),
+    /** What the consume checks of an act's authority: not its JWS, nor its evidence or times of use. */
+    checkedAuthorityOfAct: prepared(['act'], (m) =>
+      db.selectFrom('gate_authority').select(CHECKED_COLUMNS).where('candidate_act_id', '=', m.act),
+    ),
     journalOfAct: prepared(['act'], (m) => db.selectFrom('gate_journal').selectAll().where('candidate_act_id', '=', m.act)),
     evidence: prepared(EVIDENCE_COLUMNS, (m) => db.insertInto('gate_evidence').values(m)),
     authority: prepared(AUTHORITY_COLUMNS, (m) => db.insertInto('gate_authority').values(m)),
@@ -128,38 +132,41 @@ function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
     auditHead: prepared([], () => ops.auditHeadQuery(db)),
     auditEntries: auditInserts(db),
     moveHead: prepared(['seq', 'hash'], (m) => db.updateTable('gate_audit_head').set({ seq: m.seq, hash: m.hash }).where('id', '=', 1)),
+    checkpoint: prepared(CHECKPOINT_COLUMNS, (m) => db.insertInto('gate_audit_checkpoint').values(m)),
   };
 }
 
 type HotQueries = ReturnType<typeof hotQueries>;
 
-type AuditValues = { readonly [k: string]: unknown };
-
 /**
  * The INSERT of n chained audit entries as one multi-row statement (an act appends up to four in
- * its transaction), compiled once per n: one statement to step instead of n.
+ * its transaction), compiled once per n: one statement to step instead of n. Each parameter is
+ * bound straight from its entry's column.
  */
-function auditInserts(db: Kysely<GateDatabase>): (entries: readonly AuditTable[]) => Compilable<unknown> {
-  const byCount = new Map<number, (values: AuditValues) => Compilable<unknown>>();
+function auditInserts(db: Kysely<GateDatabase>): (entries: readonly AuditTable[]) => BoundQuery<unknown> {
+  /** Per n: the statement, and per parameter the entry and the column it binds. */
+  const byCount = new Map<number, { compiled: CompiledQuery<unknown>; row: number[]; column: AuditColumn[] }>();
   return (entries) => {
-    let query = byCount.get(entries.length);
+    const n = entries.length;
+    let query = byCount.get(n);
     if (query === undefined) {
-      const n = entries.length;
       const keys = Array.from({ length: n }, (_, i) => AUDIT_COLUMNS.map((c) => `${c}${i}`)).flat();
-      query = prepared(keys, (m) =>
+      const { compiled, binds } = compileMarked(keys, (m) =>
         db
           .insertInto('gate_audit')
           .values(
-            Array.from({ length: n }, (_, i) => Object.fromEntries(AUDIT_COLUMNS.map((c) => [c, m[`${c}${i}`]])) as unknown as AuditTable),
+            Array.from({ length: n }, (_, i) => Object.fromEntries(AUDIT_COLUMNS.map((c) => [c, m[`${c}${i}`]!])) as unknown as AuditTable),
           ),
       );
+      if (binds.includes(-1)) throw new Error('audit insert: a parameter binds no entry column');
+      const row = binds.map((k) => Math.floor(k / AUDIT_COLUMNS.length));
+      const column = binds.map((k) => AUDIT_COLUMNS[k % AUDIT_COLUMNS.length]!);
+      query = { compiled, row, column };
       byCount.set(n, query);
     }
-    const values: Record<string, unknown> = {};
-    entries.forEach((e, i) => {
-      for (const c of AUDIT_COLUMNS) values[`${c}${i}`] = e[c];
-    });
-    return query(values);
+    const parameters = new Array<unknown>(query.row.length);
+    for (let i = 0; i < parameters.length; i++) parameters[i] = entries[query.row[i]!]![query.column[i]!];
+    return new BoundQuery(query.compiled, parameters);
   };
 }
 
@@ -169,6 +176,25 @@ type TransitionValues = { readonly [k in JournalColumn | '_act' | '_owner']: unk
 type TransitionQuery = (values: TransitionValues) => Compilable<Pick<JournalRow, 'tool_id' | 'arguments_digest'>>;
 
 const AUDIT_COLUMNS = ['seq', 'at', 'kind', 'act_id', 'tool', 'server', 'digest', 'code', 'actor', 'prev_hash', 'hash'] as const;
+type AuditColumn = (typeof AUDIT_COLUMNS)[number];
+const CHECKPOINT_COLUMNS = ['seq', 'hash', 'at', 'kid', 'public_jwk', 'jws'] as const satisfies readonly (keyof AuditCheckpointTable)[];
+/** The authority columns `checkAuthority` reads. */
+const CHECKED_COLUMNS = [
+  'authority_id',
+  'state',
+  'expires_at',
+  'sink_id',
+  'policy_epoch',
+  'authority_epoch',
+  'revocation_epoch',
+  'destination_id',
+  'tool_endpoint',
+  'arguments_digest',
+  'tool_id',
+  'function_id',
+  'consequence_class',
+] as const satisfies readonly (keyof AuthorityRow)[];
+type CheckedAuthority = Pick<AuthorityRow, (typeof CHECKED_COLUMNS)[number]>;
 const EVIDENCE_COLUMNS = [
   'evidence_id',
   'candidate_act_id',
@@ -290,12 +316,12 @@ export class KyselyAuthorityStore implements AuthorityStore {
 
   async appendAudit(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead> {
     const { ops, q, auditSigner } = this;
-    return ops.run((db) => appendEntries(q, db, events, now, auditSigner), opts?.timeoutMs);
+    return ops.run(() => appendEntries(q, events, now, auditSigner), opts?.timeoutMs);
   }
 
   /** Within a caller's write transaction (store/proxy-tables.ts: a pin and its entry commit together). */
   appendAuditIn(db: Db, events: readonly AuditEvent[], now: number): Promise<AuditHead> {
-    return runAsync(appendEntries(this.q, db, events, now, this.auditSigner), db);
+    return runAsync(appendEntries(this.q, events, now, this.auditSigner), db);
   }
 
   /** A write transaction of this store, for the additive tables' queries (store/proxy-tables.ts). */
@@ -445,7 +471,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
         // Another binding won the race: throw, so the evidence written above rolls back with it.
         if (!written) throw new EscalationBindingConflict(esc.candidate_act_id);
       }
-      if (record.audit) yield* appendEntries(q, db, record.audit, record.evidence.recorded_at, auditSigner);
+      if (record.audit) yield* appendEntries(q, record.audit, record.evidence.recorded_at, auditSigner);
       return { recorded: true };
     }, opts?.timeoutMs);
   }
@@ -472,7 +498,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
       // The epochs were just read under the same write lock: the consume checks against them.
       const outcome = yield* consumeSteps(q, db, req, current);
       // One append for the decision's and the consume's entries: one head read, one head move.
-      yield* appendEntries(q, db, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, auditSigner);
+      yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, auditSigner);
       return { recorded: true, outcome };
     }, opts?.timeoutMs);
   }
@@ -502,17 +528,17 @@ export class KyselyAuthorityStore implements AuthorityStore {
     }, undefined);
   }
 
-  async consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
+  consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
     const { ops, q, auditSigner } = this;
-    if (ops.consumeOnce) {
-      const { outcome, head } = await ops.consumeOnce(req, opts?.timeoutMs);
-      this.signAfter(head, consumeEvents(req, outcome).length, req.now);
-      return outcome;
-    }
+    if (ops.consumeOnce)
+      return ops.consumeOnce(req, opts?.timeoutMs).then(({ outcome, head }) => {
+        this.signAfter(head, consumeEvents(req, outcome).length, req.now);
+        return outcome;
+      });
     return ops.run(function* (db): Program<ConsumeOutcome> {
       const outcome = yield* consumeSteps(q, db, req);
       // The decision and its audit entries commit together: a consume is never without its entry.
-      yield* appendEntries(q, db, consumeEvents(req, outcome), req.now, auditSigner);
+      yield* appendEntries(q, consumeEvents(req, outcome), req.now, auditSigner);
       return outcome;
     }, opts?.timeoutMs);
   }
@@ -683,11 +709,11 @@ export class KyselyAuthorityStore implements AuthorityStore {
     const { ops, q, auditSigner } = this;
     const update = this.transitionQuery(from, Object.keys(set) as (keyof typeof set)[]);
     return ops.run(
-      function* (db) {
+      function* () {
         const r = yield* first(update({ ...set, _act: candidateActId, _owner: owner } as TransitionValues));
         if (!r) return false;
         const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
-        yield* appendEntries(q, db, [entry], now, auditSigner);
+        yield* appendEntries(q, [entry], now, auditSigner);
         return true;
       },
       undefined,
@@ -701,7 +727,7 @@ export class KyselyAuthorityStore implements AuthorityStore {
  * computer use: "Origin change MUST invalidate prior authority"): the authority can never be
  * used again, not even on its original origin, and the journal records why it was spent.
  */
-function* invalidate(db: Db, auth: AuthorityRow, req: ConsumeRequest, refusal: ConsumeRefusal): Program<ConsumeOutcome> {
+function* invalidate(db: Db, auth: CheckedAuthority, req: ConsumeRequest, refusal: ConsumeRefusal): Program<ConsumeOutcome> {
   const spent = yield* first(
     db
       .updateTable('gate_authority')
@@ -735,7 +761,7 @@ function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest, read?: Policy
   const epochs = read ?? (yield* first(q.epochs({})));
   // MUST 5: an epoch we cannot read is uncertain → never allow.
   if (!epochs) return deny('EF_FAIL_CLOSED', 'policy state unavailable');
-  const auth = yield* first(q.authorityOfAct({ act: req.candidate_act_id }));
+  const auth = yield* first(q.checkedAuthorityOfAct({ act: req.candidate_act_id }));
   const refusal = checkAuthority(auth, req, epochs);
   if (refusal?.code === 'EF_DESTINATION_MISMATCH' && req.invalidate_on_origin_change) return yield* invalidate(db, auth!, req, refusal);
   if (refusal) return refusal;
@@ -755,7 +781,7 @@ function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest, read?: Policy
   );
   if (!won) {
     // A concurrent writer got there between our read and the UPDATE (PostgreSQL): re-read for the accurate refusal.
-    const latest = yield* first(db.selectFrom('gate_authority').selectAll().where('authority_id', '=', a.authority_id));
+    const latest = yield* first(db.selectFrom('gate_authority').select(CHECKED_COLUMNS).where('authority_id', '=', a.authority_id));
     return checkAuthority(latest, req, epochs) ?? deny('EF_005', 'authority consumed concurrently');
   }
   // The journal row commits with the consume, so a crash right after leaves a trace (T-G); for
@@ -775,10 +801,10 @@ function* consumeSteps(q: HotQueries, db: Db, req: ConsumeRequest, read?: Policy
 
 /** The audit entries a consume commits with: its refusal, or `consumed` (and `invoked` when the journal row is INVOKED). */
 function consumeEvents(req: ConsumeRequest, outcome: ConsumeOutcome): AuditEvent[] {
-  const act = { act_id: req.candidate_act_id, tool: req.tool_id, digest: req.arguments_digest, actor: req.owner };
-  if (!outcome.ok) return [{ kind: 'deny', ...act, server: req.tool_endpoint, code: outcome.code }];
-  const consumed: AuditEvent = { kind: 'consumed', ...act, server: req.tool_endpoint };
-  return req.invoke ? [consumed, { kind: 'invoked', ...act }] : [consumed];
+  const { candidate_act_id: act_id, tool_id: tool, tool_endpoint: server, arguments_digest: digest, owner: actor } = req;
+  if (!outcome.ok) return [{ kind: 'deny', act_id, tool, server, digest, code: outcome.code, actor }];
+  const consumed: AuditEvent = { kind: 'consumed', act_id, tool, server, digest, actor };
+  return req.invoke ? [consumed, { kind: 'invoked', act_id, tool, digest, actor }] : [consumed];
 }
 
 /**
@@ -786,13 +812,7 @@ function consumeEvents(req: ConsumeRequest, outcome: ConsumeOutcome): AuditEvent
  * chain, insert, move the head, and sign it when a checkpoint falls due. Concurrent writers
  * queue on the head (SQLite: the write lock; PostgreSQL: FOR UPDATE), so there is one chain.
  */
-function* appendEntries(
-  q: HotQueries,
-  db: Db,
-  events: readonly AuditEvent[],
-  now: number,
-  signer: AuditSigner | undefined,
-): Program<AuditHead> {
+function* appendEntries(q: HotQueries, events: readonly AuditEvent[], now: number, signer: AuditSigner | undefined): Program<AuditHead> {
   const head = yield* first(q.auditHead({}));
   if (!head) throw new Error('gate_audit_head row is missing');
   if (events.length === 0) return head;
@@ -801,8 +821,7 @@ function* appendEntries(
   yield q.auditEntries(entries);
   const last = entries[entries.length - 1]!;
   yield q.moveHead(last);
-  if (signer && checkpointDue(head.seq, last.seq, signer.every))
-    yield db.insertInto('gate_audit_checkpoint').values(signCheckpoint(signer, last.seq, last.hash, now));
+  if (signer && checkpointDue(head.seq, last.seq, signer.every)) yield q.checkpoint(signCheckpoint(signer, last.seq, last.hash, now));
   return { seq: last.seq, hash: last.hash };
 }
 
@@ -834,7 +853,7 @@ function deny(code: EfCode, reason: string): ConsumeRefusal {
  * `_verify_inside` (Execution Handle draft, sink verification): existence, single use, revocation, expiry,
  * sink, epochs, destination, then the arguments/tool scope.
  */
-function checkAuthority(auth: AuthorityRow | undefined, req: ConsumeRequest, epochs: PolicyState): ConsumeRefusal | undefined {
+function checkAuthority(auth: CheckedAuthority | undefined, req: ConsumeRequest, epochs: PolicyState): ConsumeRefusal | undefined {
   if (!auth) return deny('EF_002', 'no authority for this act');
   if (auth.state === 'CONSUMED') return deny('EF_005', 'authority already consumed');
   if (auth.state === 'REVOKED') return deny('EF_REVOKED', 'authority revoked');

@@ -14,6 +14,7 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { StoreTimeoutError } from './errors.js';
 import { type Db, type DialectOps, KyselyAuthorityStore, migrated, type Program } from './kysely-store.js';
+import { BoundQuery } from './prepared.js';
 import type { GateDatabase } from './schema.js';
 import type { AuthorityStore } from './types.js';
 
@@ -57,28 +58,65 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     return wanted;
   }
 
+  /** No statement result rows: what a step that is not a read receives. */
+  const NO_ROWS: readonly unknown[] = Object.freeze([]);
+
   /** A step program, synchronously, in one better-sqlite3 BEGIN IMMEDIATE transaction (rolled back on any throw). */
   const runImmediate = raw.transaction(<T>(program: Program<T>): T => {
-    let step = program.next();
+    let step = program.next(NO_ROWS);
     while (!step.done) {
-      const { sql: text, parameters } = step.value.compile();
-      const stmt = database.prepare(text);
+      // A prepared query's call binds its parameters to the statement of its SQL text as they are.
+      const q = step.value;
+      const c = q instanceof BoundQuery ? q.compiled : q.compile();
+      const parameters = q instanceof BoundQuery ? q.parameters : c.parameters;
+      const stmt = database.prepare(c.sql);
       if (stmt.reader) {
-        step = program.next(stmt.all(...parameters));
+        step = program.next(stmt.all(parameters));
       } else {
-        stmt.run(...parameters);
-        step = program.next([]);
+        stmt.run(parameters);
+        step = program.next(NO_ROWS);
       }
     }
     return step.value;
   });
 
+  /** `run`'s transaction, on the connection as it is now: its busy timeout, its durability. */
+  function runNow<T>(program: Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process'): T {
+    const wanted = setBusyTimeout(timeoutMs);
+    // WAL with `synchronous = NORMAL`: the commit is in the WAL (the OS has it) but not fsync'd;
+    // the next FULL commit syncs it with its own. Back to FULL at once, whatever happens.
+    if (durability === 'process') database.prepare('PRAGMA synchronous = NORMAL').run();
+    try {
+      return runImmediate.immediate(program) as T;
+    } catch (e) {
+      if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
+      throw e;
+    } finally {
+      if (durability === 'process') database.prepare('PRAGMA synchronous = FULL').run();
+    }
+  }
+
+  /**
+   * Async writers holding or waiting for the connection (Kysely's driver hands it out under a
+   * mutex): an async write transaction spans awaits, so while one is open or queued a step
+   * program waits its turn behind it; otherwise it runs at once.
+   */
+  let asyncWriters = 0;
+  function queued<T>(fn: (conn: Kysely<GateDatabase>) => Promise<T>): Promise<T> {
+    asyncWriters++;
+    return db
+      .connection()
+      .execute(fn)
+      .finally(() => {
+        asyncWriters--;
+      });
+  }
+
   const ops: DialectOps = {
     name: 'sqlite',
     write: (fn, timeoutMs) =>
-      // Kysely's SQLite driver hands out its one connection under a mutex, so in-process
-      // callers queue here and other processes queue on the file lock below.
-      db.connection().execute(async (conn) => {
+      // In-process callers queue on the connection; other processes queue on the file lock below.
+      queued(async (conn) => {
         const wanted = setBusyTimeout(timeoutMs);
         try {
           await sql`begin immediate`.execute(conn);
@@ -96,22 +134,19 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
           throw e;
         }
       }),
-    run: <T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process' = 'disk') =>
-      // Under the same connection mutex as `write`, so it never interleaves with an async transaction.
-      db.connection().execute(async (conn) => {
-        const wanted = setBusyTimeout(timeoutMs);
-        // WAL with `synchronous = NORMAL`: the commit is in the WAL (the OS has it) but not fsync'd;
-        // the next FULL commit syncs it with its own. Back to FULL at once, whatever happens.
-        if (durability === 'process') database.prepare('PRAGMA synchronous = NORMAL').run();
+    run: <T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process' = 'disk') => {
+      // better-sqlite3 is synchronous: with no async writer on the connection, the whole
+      // transaction runs now, in this call, and no other statement of this process can come
+      // between its BEGIN IMMEDIATE and its COMMIT. The program only compiles its queries with `db`.
+      if (asyncWriters === 0) {
         try {
-          return runImmediate.immediate(program(conn)) as T;
+          return Promise.resolve(runNow(program(db), timeoutMs, durability));
         } catch (e) {
-          if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
-          throw e;
-        } finally {
-          if (durability === 'process') database.prepare('PRAGMA synchronous = FULL').run();
+          return Promise.reject(e);
         }
-      }),
+      }
+      return queued(async (conn) => runNow(program(conn), timeoutMs, durability));
+    },
     // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.
     epochsQuery: (conn) =>
       conn.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
