@@ -9,9 +9,10 @@
  */
 import { asRecord } from '@vrpkit/core';
 import { type AgentCandidateAct, digestArguments, validateAct } from './act.js';
+import type { AuditEvent } from './audit/chain.js';
 import { EF_CODES, type EfCode, type EnforceDecision } from './errors.js';
 import { actAudit } from './evidence.js';
-import { asGateError, type GateContext } from './gate-context.js';
+import { asGateError, type GateContext, type GateEvent } from './gate-context.js';
 import type { ConsumeOutcome, ConsumeRequest } from './store/types.js';
 
 /**
@@ -55,7 +56,9 @@ export async function enforceValidated(
 
 /**
  * enforce's checks before the store (MUST 2, the sink, the value limits) and the consume request
- * they lead to (without its time), or the code to deny with.
+ * they lead to, or the code to deny with. The request's `now` is set by the caller when it reads
+ * the clock (after start-up); until then it is +∞, so a request sent without it is refused as
+ * expired (fails closed).
  */
 export function consumeRequest(
   ctx: GateContext,
@@ -63,7 +66,7 @@ export function consumeRequest(
   live: string,
   liveArgs: unknown,
   invoke: boolean,
-): Omit<ConsumeRequest, 'now'> | EfCode {
+): ConsumeRequest | EfCode {
   // Computer use: the live arguments carry the origin the controller read right before the
   // action. "Origin change MUST invalidate prior authority" (Tool-Use Binding draft, computer
   // use): an act whose live origin is not its own goes to the store as that destination
@@ -90,6 +93,7 @@ export function consumeRequest(
     act_policy_state: a.policy_state,
     sink_id: ctx.sinkId,
     owner: ctx.instanceId,
+    now: Number.POSITIVE_INFINITY,
     invalidate_on_origin_change: browser,
     invoke,
   };
@@ -100,9 +104,9 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
   if (typeof req === 'string') return auditedDeny(ctx, a, req, live);
   try {
     await ctx.ready();
-    const now = ctx.clock.now();
-    if (Date.parse(a.expires_at) <= now) return auditedDeny(ctx, a, 'EF_002', live);
-    return consumed(ctx, a.candidate_act_id, await ctx.store.consume({ ...req, now }, { timeoutMs: ctx.timeoutMs }));
+    req.now = ctx.clock.now();
+    if (Date.parse(a.expires_at) <= req.now) return auditedDeny(ctx, a, 'EF_002', live);
+    return consumed(ctx, a.candidate_act_id, await ctx.store.consume(req, { timeoutMs: ctx.timeoutMs }));
   } catch (e) {
     return denyDecision(asGateError(e).code);
   }
@@ -132,9 +136,11 @@ export async function auditedDeny(ctx: GateContext, act: unknown, code: EfCode, 
   const a = act as AgentCandidateAct;
   const valid = typeof asRecord(a?.tool)?.tool_id === 'string' && typeof asRecord(a?.arguments_digest)?.value === 'string';
   const id = asRecord(act)?.candidate_act_id;
-  const event = valid
-    ? { ...actAudit(a, 'deny', code, ctx.instanceId), ...(liveDigest ? { digest: liveDigest } : {}) }
-    : { kind: 'deny' as const, act_id: typeof id === 'string' && id.length <= 256 ? id : null, code, actor: ctx.instanceId };
+  let event: AuditEvent;
+  if (valid) {
+    event = actAudit(a, 'deny', code, ctx.instanceId);
+    if (liveDigest) event.digest = liveDigest;
+  } else event = { kind: 'deny', act_id: typeof id === 'string' && id.length <= 256 ? id : null, code, actor: ctx.instanceId };
   try {
     await ctx.store.appendAudit([event], ctx.clock.now(), { timeoutMs: ctx.timeoutMs });
   } catch {}
@@ -150,12 +156,9 @@ function liveOrigin(liveArgs: unknown): string | undefined {
 /** Report the decision to the gate's observer (ids and codes only), and return it. */
 function observed(ctx: GateContext, act: unknown, decision: EnforceDecision): EnforceDecision {
   const id = asRecord(act)?.candidate_act_id;
-  ctx.emit({
-    type: 'enforce',
-    candidate_act_id: typeof id === 'string' ? id : '',
-    allow: decision.allow,
-    ...(decision.code ? { code: decision.code } : {}),
-    ...(decision.authority_id ? { authority_id: decision.authority_id } : {}),
-  });
+  const event: GateEvent = { type: 'enforce', candidate_act_id: typeof id === 'string' ? id : '', allow: decision.allow };
+  if (decision.code) event.code = decision.code;
+  if (decision.authority_id) event.authority_id = decision.authority_id;
+  ctx.emit(event);
   return decision;
 }
