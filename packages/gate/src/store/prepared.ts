@@ -53,9 +53,16 @@ export function prepared<K extends string, O>(
   build: (marks: Marks<K>) => Compilable<O>,
 ): (values: { readonly [k in K]: unknown }) => BoundQuery<O> {
   let once: { compiled: CompiledQuery<O>; binds: readonly number[] } | undefined;
+  /** A query without values has one call, shared. */
+  let unbound: BoundQuery<O> | undefined;
   return (values) => {
+    if (unbound) return unbound;
     once ??= compileMarked(keys, build);
     const { compiled, binds } = once;
+    if (keys.length === 0) {
+      unbound = new BoundQuery(compiled, compiled.parameters);
+      return unbound;
+    }
     const parameters = new Array<unknown>(binds.length);
     for (let i = 0; i < binds.length; i++) {
       const k = binds[i]!;
