@@ -6,8 +6,9 @@
  *   call is let through or refused (no grace period for an unpin). The proxy runs in this process
  *   (`startProxy`, agent over Streamable HTTP with the official SDK `Client`), the downstream is
  *   the real `@modelcontextprotocol/server-filesystem` child, the store a real SQLite file.
- * - the downstream's HTTP transport: one abort listener on the transport's signal however many
- *   requests it sends, and closing still aborts a response in flight (real HTTP on 127.0.0.1).
+ * - the downstream's HTTP transport: an abort listener on the transport's signal only for a request
+ *   still in flight however many it sent, one keep-alive connection for sequential requests, and
+ *   closing still aborts a response in flight (real HTTP on 127.0.0.1).
  * - the agent's stdio: a line in pieces, a CRLF line and two lines in one chunk are each one message.
  */
 
@@ -22,8 +23,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { repoRoot, runVrp } from '@vrpkit/testkit/cli';
+import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentStdioTransport, fetchWithOwnSignals, startProxy } from '../src/proxy/index.js';
+import { AgentStdioTransport, downstreamFetch, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
 const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -94,34 +96,46 @@ describe('pins between calls', () => {
   });
 });
 
-describe('fetchWithOwnSignals', () => {
+describe('downstreamFetch', () => {
   let server: Server | undefined;
-  afterAll(() => server?.closeAllConnections());
+  const dispatcher = new Agent();
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await dispatcher.destroy();
+  });
 
-  /** A server that answers `/ok` at once and holds `/hold` open after its first chunk. */
-  async function serve(): Promise<{ url: string; closed: Promise<void> }> {
+  /** A server that answers `/ok` at once and holds `/hold` open after its first chunk; it counts connections. */
+  async function serve(): Promise<{ url: string; closed: Promise<void>; connections: () => number }> {
     let onClosed!: () => void;
     const closed = new Promise<void>((r) => {
       onClosed = r;
     });
+    let connections = 0;
     server = createServer((req, res) => {
       if (req.url === '/ok') return void res.end('ok');
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: first\n\n');
       res.on('close', onClosed);
     });
+    server.on('connection', () => connections++);
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closed };
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closed, connections: () => connections };
   }
 
-  it('keeps one listener on the long-lived signal, and aborting it still aborts a response in flight', async () => {
-    const { url, closed } = await serve();
-    const f = fetchWithOwnSignals();
+  it('leaves no listener on the long-lived signal once a request is done, reuses its connection, and aborting still aborts a response in flight', async () => {
+    const { url, closed, connections } = await serve();
+    const f = downstreamFetch(dispatcher);
     const outer = new AbortController();
-    for (let i = 0; i < 50; i++) expect(await (await f(`${url}/ok`, { signal: outer.signal })).text()).toBe('ok');
-    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(1);
+    const ok = async () => expect(await (await f(`${url}/ok`, { signal: outer.signal })).text()).toBe('ok');
+    // undici may open a second connection during the first few requests; from there on, none.
+    for (let i = 0; i < 5; i++) await ok();
+    const opened = connections();
+    for (let i = 0; i < 50; i++) await ok();
+    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(0);
+    expect(connections()).toBe(opened);
 
     const held = await f(`${url}/hold`, { signal: outer.signal });
+    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(1);
     const reader = held.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
     outer.abort(new Error('transport closed'));
