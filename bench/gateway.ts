@@ -88,14 +88,23 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * The first stderr line matching `pattern`. Then the rest of stderr is drained unread: the proxy
+ * logs a line per call, and keeping and re-splitting it all would cost this process time that
+ * grows with every call, in the middle of the calls it measures.
+ */
 function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
     let buf = '';
-    child.stderr!.on('data', (d) => {
+    const onData = (d: Buffer) => {
       buf += d;
       const line = buf.split('\n').find((l) => pattern.test(l));
-      if (line) resolve(line);
-    });
+      if (!line) return;
+      child.stderr!.off('data', onData);
+      child.stderr!.resume();
+      resolve(line);
+    };
+    child.stderr!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`exited (${code}) before ready: ${buf.slice(-2000)}`)));
   });
 }

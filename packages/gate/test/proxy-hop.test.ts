@@ -6,24 +6,28 @@
  *   call is let through or refused (no grace period for an unpin). The proxy runs in this process
  *   (`startProxy`, agent over Streamable HTTP with the official SDK `Client`), the downstream is
  *   the real `@modelcontextprotocol/server-filesystem` child, the store a real SQLite file.
- * - the downstream's HTTP transport: one abort listener on the transport's signal however many
- *   requests it sends, and closing still aborts a response in flight (real HTTP on 127.0.0.1).
+ * - the agent's HTTP side: an answer that is not ready when the transport answers the POST still
+ *   leaves in one write with its headers (a raw HTTP/1.1 request reads both in its first chunk).
+ * - the downstream's HTTP transport: an abort listener on the transport's signal only for a request
+ *   still in flight however many it sent, one keep-alive connection for sequential requests, and
+ *   closing still aborts a response in flight (real HTTP on 127.0.0.1).
  * - the agent's stdio: a line in pieces, a CRLF line and two lines in one chunk are each one message.
  */
 
 import { getEventListeners } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, type JSONRPCMessage, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { repoRoot, runVrp } from '@vrpkit/testkit/cli';
+import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentStdioTransport, fetchWithOwnSignals, startProxy } from '../src/proxy/index.js';
+import { AgentStdioTransport, downstreamFetch, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
 const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -94,34 +98,111 @@ describe('pins between calls', () => {
   });
 });
 
-describe('fetchWithOwnSignals', () => {
-  let server: Server | undefined;
-  afterAll(() => server?.closeAllConnections());
+describe('the agent side over HTTP', () => {
+  /** The first bytes the proxy sends back for one raw HTTP/1.1 POST on a connection of its own. */
+  function firstRead(url: string, headers: Record<string, string>, body: string): Promise<string> {
+    const { hostname, port, pathname } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        const head = Object.entries({ ...headers, host: `${hostname}:${port}`, 'content-length': String(Buffer.byteLength(body)) })
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('');
+        socket.write(`POST ${pathname} HTTP/1.1\r\n${head}\r\n${body}`);
+      });
+      socket.once('data', (d) => {
+        socket.destroy();
+        resolve(d.toString('utf8'));
+      });
+      socket.once('error', reject);
+    });
+  }
 
-  /** A server that answers `/ok` at once and holds `/hold` open after its first chunk. */
-  async function serve(): Promise<{ url: string; closed: Promise<void> }> {
+  it('sends an answer that is not ready at once in one write with its headers, not after them', { timeout: 60_000 }, async () => {
+    const dir = tmpDir('proxy-hop-write');
+    const store = await openSqliteStore(join(dir, 'gate.db'));
+    const proxy = await startProxy({
+      policy: loadPolicy(POLICY),
+      store,
+      name: 'hop',
+      downstream: { kind: 'stdio', command: process.execPath, args: [filesystemServer, dir] },
+      listen: { host: '127.0.0.1', port: 0 },
+      log: () => {},
+    });
+    const headers = {
+      authorization: `Bearer ${proxy.listener!.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    };
+    try {
+      const init = await fetch(proxy.listener!.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+      await init.text();
+      // tools/list waits for the downstream child's answer, so the transport's stream has no event yet when it answers.
+      const first = await firstRead(
+        proxy.listener!.url,
+        { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! },
+        JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      );
+      expect(first).toMatch(/^HTTP\/1\.1 200 /);
+      expect(first).toContain('content-type: text/event-stream');
+      expect(first).toContain('event: message');
+      expect(first).toContain('"id":2');
+    } finally {
+      await proxy.stop();
+      await store.close();
+    }
+  });
+});
+
+describe('downstreamFetch', () => {
+  let server: Server | undefined;
+  const dispatcher = new Agent();
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await dispatcher.destroy();
+  });
+
+  /** A server that answers `/ok` at once and holds `/hold` open after its first chunk; it counts connections. */
+  async function serve(): Promise<{ url: string; closed: Promise<void>; connections: () => number }> {
     let onClosed!: () => void;
     const closed = new Promise<void>((r) => {
       onClosed = r;
     });
+    let connections = 0;
     server = createServer((req, res) => {
       if (req.url === '/ok') return void res.end('ok');
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: first\n\n');
       res.on('close', onClosed);
     });
+    server.on('connection', () => connections++);
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closed };
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closed, connections: () => connections };
   }
 
-  it('keeps one listener on the long-lived signal, and aborting it still aborts a response in flight', async () => {
-    const { url, closed } = await serve();
-    const f = fetchWithOwnSignals();
+  it('leaves no listener on the long-lived signal once a request is done, reuses its connection, and aborting still aborts a response in flight', async () => {
+    const { url, closed, connections } = await serve();
+    const f = downstreamFetch(dispatcher);
     const outer = new AbortController();
-    for (let i = 0; i < 50; i++) expect(await (await f(`${url}/ok`, { signal: outer.signal })).text()).toBe('ok');
-    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(1);
+    const ok = async () => expect(await (await f(`${url}/ok`, { signal: outer.signal })).text()).toBe('ok');
+    // undici may open a second connection during the first few requests; from there on, none.
+    for (let i = 0; i < 5; i++) await ok();
+    const opened = connections();
+    for (let i = 0; i < 50; i++) await ok();
+    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(0);
+    expect(connections()).toBe(opened);
 
     const held = await f(`${url}/hold`, { signal: outer.signal });
+    expect(getEventListeners(outer.signal, 'abort')).toHaveLength(1);
     const reader = held.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
     outer.abort(new Error('transport closed'));

@@ -16,7 +16,7 @@ import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
 import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
-export { type DownstreamSpec, fetchWithOwnSignals, serverIdentity } from './downstream.js';
+export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
 export { type AgentListener, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';

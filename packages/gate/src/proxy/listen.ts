@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type Server as HttpServer, type IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
@@ -83,6 +83,7 @@ export async function listenForAgents(
       await proxy.createAgentServer().connect(t);
       transport = t;
     }
+    if (req.method === 'POST') holdHeaders(res);
     await transport.handleRequest(req, res, parsedBody);
     // A request that did not start a session leaves nothing behind.
     if (!transport.sessionId) await transport.close();
@@ -109,6 +110,29 @@ export async function listenForAgents(
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/** How long an SSE answer's headers may wait for its first event (`holdHeaders`). */
+const HEADERS_HOLD_MS = 50;
+
+/**
+ * Hold the headers of a POST's SSE answer until its first event is written (Node sends headers
+ * and that event in one write), or `HEADERS_HOLD_MS` at most. The SDK transport answers a
+ * request with a stream, and `@hono/node-server`, which writes it, flushes the headers at once
+ * when the answer is not ready within its turn: a quick tool call then cost the agent's
+ * connection two writes and two wake-ups instead of one (bench/gateway, HTTP side). Nothing
+ * waits on these headers: the agent reads the answer and any progress from the events, and the
+ * first event releases them; the bound keeps a long call (an approval wait with no progress to
+ * report) from leaving the agent's HTTP client without a response past its headers timeout.
+ */
+function holdHeaders(res: ServerResponse): void {
+  let timer: NodeJS.Timeout | undefined;
+  res.flushHeaders = () => {
+    timer ??= setTimeout(() => {
+      if (!res.headersSent && res.writable) ServerResponse.prototype.flushHeaders.call(res);
+    }, HEADERS_HOLD_MS);
+  };
+  res.once('close', () => clearTimeout(timer));
 }
 
 /**
