@@ -8,7 +8,8 @@
  *   spread uniformly over them;
  * - platform, 10,000 tenants: the same over 10,000 tenants, requests spread uniformly over 1,000
  *   of them (each tenant its own TLS name, so its own connection);
- * - the same 10,000 tenants in PostgreSQL (VRPKIT_TEST_PG_URL; skipped when unset).
+ * - the same 10,000 tenants in PostgreSQL, with the single-domain node on the same PostgreSQL as its
+ *   baseline (VRPKIT_TEST_PG_URL; skipped when unset).
  * Every request is a fresh stay (the signed-offer cache off on both sides), so each is read,
  * priced and signed. The client keeps its connections alive and, with more names than concurrent
  * clients, one connection per name (as an agent keeps one per origin). Reported: req/s and p99 as
@@ -55,6 +56,9 @@ const NODE_DOMAIN = 'bench-node.example';
 /** PostgreSQL for the row served from it (skipped when unset). */
 const PG_URL = process.env.VRPKIT_TEST_PG_URL;
 const PG_SCHEMA = `bench_platform_${process.pid}`;
+/** The single-domain node's own schema when it is the PostgreSQL row's baseline. */
+const PG_NODE_SCHEMA = `bench_platform_node_${process.pid}`;
+const pgUrl = (schema: string) => `${PG_URL}${PG_URL?.includes('?') ? '&' : '?'}schema=${schema}`;
 const CONCURRENCY = 32;
 const SPREAD = 1000;
 const DAY = 86_400_000;
@@ -83,7 +87,12 @@ async function child(mode: string, dir: string, o: ChildOptions): Promise<void> 
   await once(statsServer, 'listening');
   const statsPort = (statsServer.address() as AddressInfo).port;
   if (mode === '--serve-node') {
-    const node = await serveNode({ dataDir: dir, dev: true, offerCacheMaxAgeSeconds: 0 });
+    const node = await serveNode({
+      dataDir: dir,
+      dev: true,
+      offerCacheMaxAgeSeconds: 0,
+      ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
+    });
     process.stdout.write(`${JSON.stringify({ port: node.port, ca: node.caPem, pid: process.pid, stats: statsPort })}\n`);
     return;
   }
@@ -356,32 +365,41 @@ async function main() {
     const wildCache = await fromFiles({ offerCacheSeconds: DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, tlsDir: wildcardDir });
 
     // The same 10,000 tenants in PostgreSQL (the system of record of a deployment on several machines): its head
-    // read per request is a round trip.
+    // read per request is a round trip. Its own baseline is the single-domain node on the same PostgreSQL, whose
+    // store revision read is a round trip too.
     let pgServed: Served | undefined;
+    let pgNode: Served | undefined;
     if (PG_URL) {
-      const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${PG_SCHEMA}`;
-      await platformDb(join(tmp, 'pg'), 10_000, url);
-      pgServed = await start('--serve-platform', join(tmp, 'pg'), { offerCacheSeconds: 0, databaseUrl: url });
+      await platformDb(join(tmp, 'pg'), 10_000, pgUrl(PG_SCHEMA));
+      pgServed = await start('--serve-platform', join(tmp, 'pg'), { offerCacheSeconds: 0, databaseUrl: pgUrl(PG_SCHEMA) });
+      await initNode({ domain: NODE_DOMAIN, dataDir: join(tmp, 'node-pg'), databaseUrl: pgUrl(PG_NODE_SCHEMA) });
+      pgNode = await start('--serve-node', join(tmp, 'node-pg'), { offerCacheSeconds: 0, databaseUrl: pgUrl(PG_NODE_SCHEMA) });
     }
 
     const rows = [];
     const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
     // `seconds` per row in `rounds` slices, the order rotated each round (each row leads as often as the others).
     const loads = [await openLoad(node, [NODE_DOMAIN]), await openLoad(p10, names(10)), await openLoad(p10k, names(SPREAD))];
-    if (pgServed) loads.push(await openLoad(pgServed, names(SPREAD)));
+    if (pgServed && pgNode) loads.push(await openLoad(pgNode, [NODE_DOMAIN]), await openLoad(pgServed, names(SPREAD)));
     for (let round = 0; round < rounds; round++)
       for (let k = 0; k < loads.length; k++) await loads[(round + k) % loads.length]!.slice(seconds / rounds);
-    const [rNode, r10, r10k, rPg] = [
+    const [rNode, r10, r10k, rPgNode, rPg] = [
       await loads[0]!.finish(),
       await loads[1]!.finish(),
       await loads[2]!.finish(),
       await loads[3]?.finish(),
+      await loads[4]?.finish(),
     ];
     for (const [name, r] of [
       ['node (baseline)', rNode],
       ['platform, 10 tenants', r10],
       ['platform, 10,000 tenants (1,000 served)', r10k],
-      ...(rPg ? [['platform, 10,000 tenants in PostgreSQL (1,000 served)', rPg] as const] : []),
+      ...(rPgNode && rPg
+        ? ([
+            ['node in PostgreSQL', rPgNode],
+            ['platform, 10,000 tenants in PostgreSQL (1,000 served)', rPg],
+          ] as const)
+        : []),
     ] as const) {
       rows.push({
         row: name,
@@ -466,14 +484,18 @@ async function main() {
       new URL('./results/platform.json', import.meta.url),
       `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, rounds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
     );
-    if (!PG_URL) console.log('PostgreSQL row: skipped (set VRPKIT_TEST_PG_URL)');
+    if (rPgNode && rPg) {
+      const r = Math.round((rPg.rps / rPgNode.rps) * 100) / 100;
+      const c = Math.round((rPg.cpuPerRequestMs / rPgNode.cpuPerRequestMs) * 100) / 100;
+      console.log(`PostgreSQL: 10,000 tenants ${r}× the node on the same PostgreSQL (server CPU per request ${c}×)`);
+    } else console.log('PostgreSQL rows: skipped (set VRPKIT_TEST_PG_URL)');
   } finally {
     for (const c of children) c.kill('SIGTERM');
     rmSync(tmp, { recursive: true, force: true });
     if (PG_URL) {
       const c = new pg.Client({ connectionString: PG_URL });
       await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${PG_SCHEMA} CASCADE`);
+      for (const schema of [PG_SCHEMA, PG_NODE_SCHEMA]) await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await c.end();
     }
   }
