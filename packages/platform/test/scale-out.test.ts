@@ -17,7 +17,7 @@ import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/prot
 import { type CliRun, listeningEvent, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
+import { blockingFeed, pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
 
 const pgUrl = testPgUrl('platform scale-out', 'two platform serve processes on one PostgreSQL');
 const TENANTS = 50;
@@ -25,20 +25,7 @@ const domains = Array.from({ length: TENANTS }, (_, i) => `villa-${i}.example`);
 const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 const stay = { check_in: day(30), check_out: day(33), guests: 2 };
 /** Every tenant's feed blocks the nights from day +40 to day +42. */
-const ICS = [
-  'BEGIN:VCALENDAR',
-  'VERSION:2.0',
-  'PRODID:-//other channel//EN',
-  'BEGIN:VEVENT',
-  'UID:stay-1@other',
-  'DTSTAMP:20260101T000000Z',
-  `DTSTART;VALUE=DATE:${day(40).replaceAll('-', '')}`,
-  `DTEND;VALUE=DATE:${day(42).replaceAll('-', '')}`,
-  'SUMMARY:Reserved',
-  'END:VEVENT',
-  'END:VCALENDAR',
-  '',
-].join('\r\n');
+const ICS = blockingFeed(day(40), day(42));
 
 const get = (port: number, ca: string, servername: string, host: string, path: string) => tenantGet(port, ca, servername, path, { host });
 

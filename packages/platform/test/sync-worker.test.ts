@@ -36,27 +36,14 @@ import { testClock } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir, tenantGet } from './helpers.js';
+import { blockingFeed, newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir, tenantGet } from './helpers.js';
 
 const pgUrl = testPgUrl('platform sync-worker', 'the PostgreSQL run: 1,000 feeds, two worker processes, one SIGKILLed mid-lease');
 const NOW = Date.now();
 const day = (n: number) => new Date(NOW + n * 86_400_000).toISOString().slice(0, 10);
 const compact = (d: string) => d.replaceAll('-', '');
 /** Every feed blocks the nights from day +40 to day +42. */
-const ICS = [
-  'BEGIN:VCALENDAR',
-  'VERSION:2.0',
-  'PRODID:-//other channel//EN',
-  'BEGIN:VEVENT',
-  'UID:stay-1@other',
-  'DTSTAMP:20260101T000000Z',
-  `DTSTART;VALUE=DATE:${compact(day(40))}`,
-  `DTEND;VALUE=DATE:${compact(day(42))}`,
-  'SUMMARY:Reserved',
-  'END:VEVENT',
-  'END:VCALENDAR',
-  '',
-].join('\r\n');
+const ICS = blockingFeed(day(40), day(42));
 const master = newMasterKey();
 const tmp = tempDir('platform-sync');
 
