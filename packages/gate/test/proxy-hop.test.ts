@@ -7,7 +7,8 @@
  *   (`startProxy`, agent over Streamable HTTP with the official SDK `Client`), the downstream is
  *   the real `@modelcontextprotocol/server-filesystem` child, the store a real SQLite file.
  * - the agent's HTTP side: an answer that is not ready when the transport answers the POST still
- *   leaves in one write with its headers (a raw HTTP/1.1 request reads both in its first chunk).
+ *   leaves in one write with its headers (a raw HTTP/1.1 request reads both in its first chunk),
+ *   and an answer that takes long (an approval wait sending no event) gets its headers within the bound.
  * - the downstream's HTTP transport: an abort listener on the transport's signal only for a request
  *   still in flight however many it sent, one keep-alive connection for sequential requests, and
  *   closing still aborts a response in flight (real HTTP on 127.0.0.1).
@@ -156,6 +157,74 @@ describe('the agent side over HTTP', () => {
       expect(first).toContain('content-type: text/event-stream');
       expect(first).toContain('event: message');
       expect(first).toContain('"id":2');
+    } finally {
+      await proxy.stop();
+      await store.close();
+    }
+  });
+});
+
+describe('the agent side over HTTP: a long call', () => {
+  it('still sends its headers within the hold bound while an answer takes long (an approval wait with no progress)', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = tmpDir('proxy-hop-hold');
+    const store = await openSqliteStore(join(dir, 'gate.db'));
+    const proxy = await startProxy({
+      // write_file is outside every envelope: the call escalates and waits for a person, sending no event meanwhile.
+      policy: loadPolicy({ ...POLICY, tools: [...POLICY.tools!, { tool: 'write_file', consequence_class: 'PERSISTENT_STATE_CHANGE' }] }),
+      store,
+      name: 'hold',
+      downstream: { kind: 'stdio', command: process.execPath, args: [filesystemServer, dir] },
+      listen: { host: '127.0.0.1', port: 0 },
+      pinOnFirstUse: true,
+      approvalTimeoutMs: 3_000,
+      log: () => {},
+    });
+    const headers = {
+      authorization: `Bearer ${proxy.listener!.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    };
+    try {
+      const init = await fetch(proxy.listener!.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+      await init.text();
+      const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+      await (
+        await fetch(proxy.listener!.url, {
+          method: 'POST',
+          headers: session,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        })
+      ).text();
+      const started = Date.now();
+      const res = await fetch(proxy.listener!.url, {
+        method: 'POST',
+        headers: session,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'write_file', arguments: { path: join(dir, 'w.txt'), content: 'x' } },
+        }),
+      });
+      // The headers came before the wait ended (well before its 3 s), and the answer still follows them.
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const text = await res.text();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
+      expect(text).toContain('"id":3');
+      expect(text).toContain('EF_APPROVAL_REQUIRED');
     } finally {
       await proxy.stop();
       await store.close();
