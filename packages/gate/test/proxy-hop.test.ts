@@ -11,7 +11,8 @@
  *   and an answer that takes long (an approval wait sending no event) gets its headers within the bound.
  * - the downstream's HTTP transport: an abort listener on the transport's signal only for a request
  *   still in flight however many it sent, one keep-alive connection for sequential requests, and
- *   closing still aborts a response in flight (real HTTP on 127.0.0.1).
+ *   closing still aborts a response in flight (real HTTP on 127.0.0.1); a body cancelled unread,
+ *   a 204 and a status outside 200–599 raise no uncaught error (each one ended the proxy).
  * - the agent's stdio: a line in pieces, a CRLF line and two lines in one chunk are each one message.
  */
 
@@ -279,6 +280,51 @@ describe('downstreamFetch', () => {
     await closed; // the connection was torn down, not left streaming
     // An aborted signal is refused before anything is sent, as fetch itself does.
     await expect(f(`${url}/ok`, { signal: outer.signal })).rejects.toThrow();
+  });
+
+  it('cancels a body it never read (the SDK does for an unexpected content type) without an uncaught error', async () => {
+    // A POST answered once its body is read: the answer's bytes are buffered when the SDK cancels.
+    const html = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url !== '/') return void res.writeHead(Number(req.url!.slice(1)), { 'content-type': 'application/json' }).end();
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>not MCP</html>');
+      });
+    });
+    await new Promise<void>((r) => html.listen(0, '127.0.0.1', r));
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => void uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const url = `http://127.0.0.1:${(html.address() as AddressInfo).port}/`;
+      const f = downstreamFetch(dispatcher);
+      const outer = new AbortController();
+      for (let i = 0; i < 20; i++) {
+        const res = await f(url, {
+          method: 'POST',
+          body: '{}',
+          headers: new Headers({ 'content-type': 'application/json' }),
+          signal: outer.signal,
+        });
+        expect(res.headers.get('content-type')).toBe('text/html');
+        await res.body?.cancel();
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      expect(uncaught).toEqual([]);
+      expect(getEventListeners(outer.signal, 'abort')).toHaveLength(0);
+      // A body read to its end still arrives whole.
+      expect(await (await f(url, { method: 'POST', body: '{}', signal: outer.signal })).text()).toBe('<html>not MCP</html>');
+      // A null-body status answers with no body; a status fetch would not take fails as fetch does.
+      expect((await f(`${url}204`, { method: 'POST', body: '{}', signal: outer.signal })).status).toBe(204);
+      await expect(f(`${url}600`, { method: 'POST', body: '{}', signal: outer.signal })).rejects.toThrow(/status 600/);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      html.closeAllConnections();
+      html.close();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -96,13 +96,49 @@ export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
       if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
       else if (value !== undefined) responseHeaders.append(name, value);
     }
+    // The Response constructor takes 200–599 only (Fetch §5.5 step 1): anything else fails as fetch would.
+    if (res.statusCode < 200 || res.statusCode > 599) {
+      discard(res.body);
+      throw new TypeError(`the downstream answered with HTTP status ${res.statusCode}`);
+    }
     // Fetch §2.2.4: 204, 205 and 304 are null-body statuses; the Response constructor refuses a body with them.
     const nullBody = res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304;
-    if (nullBody) res.body.destroy();
-    return new Response(nullBody ? null : (Readable.toWeb(res.body) as ReadableStream<Uint8Array>), {
+    if (nullBody) discard(res.body);
+    return new Response(nullBody ? null : webBody(res.body), {
       status: res.statusCode,
       statusText: res.statusText,
       headers: responseHeaders,
     });
   };
+}
+
+/**
+ * undici's response body as a WHATWG stream. Not `Readable.toWeb`: on Node 20 its adapter keeps
+ * enqueueing data already buffered after the web stream is cancelled, and the
+ * "Controller is already closed" TypeError it throws is uncaught: the SDK cancels every body it
+ * does not read (a 202, a redirect, an unexpected content type), so one non-JSON answer from the
+ * downstream ended the proxy. Cancelling destroys the body, which aborts the request (its
+ * connection is not reused) and drops its abort listener.
+ */
+function webBody(body: Readable): ReadableStream<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await chunks.next();
+      // A copy, as Readable.toWeb and undici's own web body make (a chunk may share its memory).
+      if (done) controller.close();
+      else controller.enqueue(new Uint8Array(value));
+    },
+    cancel() {
+      discard(body);
+    },
+  });
+}
+
+/**
+ * Drop a body nobody will read. Destroying undici's body emits its abort as an 'error' event,
+ * which, with no listener, is an uncaught exception that ends the proxy (a 204 did).
+ */
+function discard(body: Readable): void {
+  body.on('error', () => {}).destroy();
 }
