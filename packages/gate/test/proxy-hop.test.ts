@@ -233,6 +233,31 @@ describe('the agent side over HTTP: a long call', () => {
   });
 });
 
+describe('a downstream that cannot be reached at start', () => {
+  it('fails with downstream_unavailable, a stable code, not internal_error (stdio and HTTP)', async () => {
+    const dir = tmpDir('proxy-hop-unreachable');
+    const store = await openSqliteStore(join(dir, 'gate.db'));
+    // A port nothing listens on: one opened and closed again.
+    const free = createServer();
+    await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
+    const port = (free.address() as AddressInfo).port;
+    await new Promise<void>((r) => free.close(() => r()));
+    const start = (downstream: Parameters<typeof startProxy>[0]['downstream']) =>
+      startProxy({ policy: loadPolicy(POLICY), store, name: 'gone', downstream, log: () => {} });
+    try {
+      await expect(start({ kind: 'stdio', command: join(dir, 'no-such-server'), args: ['--secret=s3cret'] })).rejects.toMatchObject({
+        code: 'downstream_unavailable',
+        message: expect.not.stringContaining('s3cret'),
+      });
+      await expect(
+        start({ kind: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer s3cret' } }),
+      ).rejects.toMatchObject({ code: 'downstream_unavailable', message: expect.not.stringContaining('s3cret') });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('downstreamFetch', () => {
   let server: Server | undefined;
   const dispatcher = new Agent();
