@@ -307,6 +307,28 @@ describe('downstreamFetch', () => {
     await expect(f(`${url}/ok`, { signal: outer.signal })).rejects.toThrow();
   });
 
+  it('holds more requests in flight on the long-lived signal than Node warns about by default, without a warning', async () => {
+    const { url } = await serve();
+    const f = downstreamFetch(dispatcher);
+    const outer = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      // Twelve calls still running downstream (Node's default bound is ten listeners per signal).
+      const held = await Promise.all(Array.from({ length: 12 }, () => f(`${url}/hold`, { signal: outer.signal })));
+      expect(getEventListeners(outer.signal, 'abort')).toHaveLength(12);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      outer.abort(new Error('transport closed'));
+      await Promise.all(held.map((r) => r.body!.cancel()));
+    } finally {
+      process.off('warning', onWarning);
+      server!.closeAllConnections();
+      server!.close();
+    }
+  });
+
   it('cancels a body it never read (the SDK does for an unexpected content type) without an uncaught error', async () => {
     // A POST answered once its body is read: the answer's bytes are buffered when the SDK cancels.
     const html = createServer((req, res) => {

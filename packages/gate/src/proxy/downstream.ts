@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -78,7 +79,17 @@ function httpTransport(url: string, headers: Readonly<Record<string, string>>): 
  * transport aborts a response still streaming.
  */
 export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
+  /** The long-lived signals whose listener bound is raised already. */
+  const raised = new WeakSet<AbortSignal>();
   return async (url, init) => {
+    const signal = init?.signal;
+    // One abort listener per request in flight: past Node's default bound of ten (eleven
+    // concurrent or slow calls), Node prints a MaxListenersExceededWarning on stderr, the
+    // proxy's JSON-lines log. The bound global fetch sets, as the proxy had with it.
+    if (signal && !raised.has(signal)) {
+      setMaxListeners(IN_FLIGHT_LISTENERS, signal);
+      raised.add(signal);
+    }
     const body = init?.body;
     if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))
       throw new TypeError('the downstream transport sends string or byte bodies only');
@@ -89,7 +100,7 @@ export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
       // undici takes a record or any iterable of pairs, except an array (it reads one as flat name, value, …).
       headers: Array.isArray(headers) ? new Headers(headers) : headers,
       body: body ?? null,
-      signal: init?.signal ?? null,
+      signal: signal ?? null,
     });
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
@@ -111,6 +122,9 @@ export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
     });
   };
 }
+
+/** Requests in flight on the transport's one signal before Node warns of a listener leak. */
+const IN_FLIGHT_LISTENERS = 1500;
 
 /**
  * undici's response body as a WHATWG stream. Not `Readable.toWeb`: on Node 20 its adapter keeps
