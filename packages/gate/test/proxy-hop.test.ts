@@ -7,10 +7,12 @@
  *   (`startProxy`, agent over Streamable HTTP with the official SDK `Client`), the downstream is
  *   the real `@modelcontextprotocol/server-filesystem` child, the store a real SQLite file.
  * - the agent's HTTP side: an answer that is not ready when the transport answers the POST still
- *   leaves in one write with its headers (a raw HTTP/1.1 request reads both in its first chunk).
+ *   leaves in one write with its headers (a raw HTTP/1.1 request reads both in its first chunk),
+ *   and an answer that takes long (an approval wait sending no event) gets its headers within the bound.
  * - the downstream's HTTP transport: an abort listener on the transport's signal only for a request
  *   still in flight however many it sent, one keep-alive connection for sequential requests, and
- *   closing still aborts a response in flight (real HTTP on 127.0.0.1).
+ *   closing still aborts a response in flight (real HTTP on 127.0.0.1); a body cancelled unread,
+ *   a 204 and a status outside 200–599 raise no uncaught error (each one ended the proxy).
  * - the agent's stdio: a line in pieces, a CRLF line and two lines in one chunk are each one message.
  */
 
@@ -163,6 +165,99 @@ describe('the agent side over HTTP', () => {
   });
 });
 
+describe('the agent side over HTTP: a long call', () => {
+  it('still sends its headers within the hold bound while an answer takes long (an approval wait with no progress)', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = tmpDir('proxy-hop-hold');
+    const store = await openSqliteStore(join(dir, 'gate.db'));
+    const proxy = await startProxy({
+      // write_file is outside every envelope: the call escalates and waits for a person, sending no event meanwhile.
+      policy: loadPolicy({ ...POLICY, tools: [...POLICY.tools!, { tool: 'write_file', consequence_class: 'PERSISTENT_STATE_CHANGE' }] }),
+      store,
+      name: 'hold',
+      downstream: { kind: 'stdio', command: process.execPath, args: [filesystemServer, dir] },
+      listen: { host: '127.0.0.1', port: 0 },
+      pinOnFirstUse: true,
+      approvalTimeoutMs: 3_000,
+      log: () => {},
+    });
+    const headers = {
+      authorization: `Bearer ${proxy.listener!.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    };
+    try {
+      const init = await fetch(proxy.listener!.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+      await init.text();
+      const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+      await (
+        await fetch(proxy.listener!.url, {
+          method: 'POST',
+          headers: session,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        })
+      ).text();
+      const started = Date.now();
+      const res = await fetch(proxy.listener!.url, {
+        method: 'POST',
+        headers: session,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: { name: 'write_file', arguments: { path: join(dir, 'w.txt'), content: 'x' } },
+        }),
+      });
+      // The headers came before the wait ended (well before its 3 s), and the answer still follows them.
+      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const text = await res.text();
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
+      expect(text).toContain('"id":3');
+      expect(text).toContain('EF_APPROVAL_REQUIRED');
+    } finally {
+      await proxy.stop();
+      await store.close();
+    }
+  });
+});
+
+describe('a downstream that cannot be reached at start', () => {
+  it('fails with downstream_unavailable, a stable code, not internal_error (stdio and HTTP)', async () => {
+    const dir = tmpDir('proxy-hop-unreachable');
+    const store = await openSqliteStore(join(dir, 'gate.db'));
+    // A port nothing listens on: one opened and closed again.
+    const free = createServer();
+    await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
+    const port = (free.address() as AddressInfo).port;
+    await new Promise<void>((r) => free.close(() => r()));
+    const start = (downstream: Parameters<typeof startProxy>[0]['downstream']) =>
+      startProxy({ policy: loadPolicy(POLICY), store, name: 'gone', downstream, log: () => {} });
+    try {
+      await expect(start({ kind: 'stdio', command: join(dir, 'no-such-server'), args: ['--secret=s3cret'] })).rejects.toMatchObject({
+        code: 'downstream_unavailable',
+        message: expect.not.stringContaining('s3cret'),
+      });
+      await expect(
+        start({ kind: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer s3cret' } }),
+      ).rejects.toMatchObject({ code: 'downstream_unavailable', message: expect.not.stringContaining('s3cret') });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('downstreamFetch', () => {
   let server: Server | undefined;
   const dispatcher = new Agent();
@@ -210,6 +305,73 @@ describe('downstreamFetch', () => {
     await closed; // the connection was torn down, not left streaming
     // An aborted signal is refused before anything is sent, as fetch itself does.
     await expect(f(`${url}/ok`, { signal: outer.signal })).rejects.toThrow();
+  });
+
+  it('holds more requests in flight on the long-lived signal than Node warns about by default, without a warning', async () => {
+    const { url } = await serve();
+    const f = downstreamFetch(dispatcher);
+    const outer = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      // Twelve calls still running downstream (Node's default bound is ten listeners per signal).
+      const held = await Promise.all(Array.from({ length: 12 }, () => f(`${url}/hold`, { signal: outer.signal })));
+      expect(getEventListeners(outer.signal, 'abort')).toHaveLength(12);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      outer.abort(new Error('transport closed'));
+      await Promise.all(held.map((r) => r.body!.cancel()));
+    } finally {
+      process.off('warning', onWarning);
+      server!.closeAllConnections();
+      server!.close();
+    }
+  });
+
+  it('cancels a body it never read (the SDK does for an unexpected content type) without an uncaught error', async () => {
+    // A POST answered once its body is read: the answer's bytes are buffered when the SDK cancels.
+    const html = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url !== '/') return void res.writeHead(Number(req.url!.slice(1)), { 'content-type': 'application/json' }).end();
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>not MCP</html>');
+      });
+    });
+    await new Promise<void>((r) => html.listen(0, '127.0.0.1', r));
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => void uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const url = `http://127.0.0.1:${(html.address() as AddressInfo).port}/`;
+      const f = downstreamFetch(dispatcher);
+      const outer = new AbortController();
+      for (let i = 0; i < 20; i++) {
+        const res = await f(url, {
+          method: 'POST',
+          body: '{}',
+          headers: new Headers({ 'content-type': 'application/json' }),
+          signal: outer.signal,
+        });
+        expect(res.headers.get('content-type')).toBe('text/html');
+        await res.body?.cancel();
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      expect(uncaught).toEqual([]);
+      expect(getEventListeners(outer.signal, 'abort')).toHaveLength(0);
+      // A body read to its end still arrives whole.
+      expect(await (await f(url, { method: 'POST', body: '{}', signal: outer.signal })).text()).toBe('<html>not MCP</html>');
+      // A null-body status answers with no body; a status fetch would not take fails as fetch does.
+      expect((await f(`${url}204`, { method: 'POST', body: '{}', signal: outer.signal })).status).toBe(204);
+      await expect(f(`${url}600`, { method: 'POST', body: '{}', signal: outer.signal })).rejects.toThrow(/status 600/);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      html.closeAllConnections();
+      html.close();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
-import { Readable } from 'node:stream';
+import { setMaxListeners } from 'node:events';
+import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -78,7 +79,17 @@ function httpTransport(url: string, headers: Readonly<Record<string, string>>): 
  * transport aborts a response still streaming.
  */
 export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
+  /** The long-lived signals whose listener bound is raised already. */
+  const raised = new WeakSet<AbortSignal>();
   return async (url, init) => {
+    const signal = init?.signal;
+    // One abort listener per request in flight: past Node's default bound of ten (eleven
+    // concurrent or slow calls), Node prints a MaxListenersExceededWarning on stderr, the
+    // proxy's JSON-lines log. The bound global fetch sets, as the proxy had with it.
+    if (signal && !raised.has(signal)) {
+      setMaxListeners(IN_FLIGHT_LISTENERS, signal);
+      raised.add(signal);
+    }
     const body = init?.body;
     if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))
       throw new TypeError('the downstream transport sends string or byte bodies only');
@@ -89,20 +100,59 @@ export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
       // undici takes a record or any iterable of pairs, except an array (it reads one as flat name, value, …).
       headers: Array.isArray(headers) ? new Headers(headers) : headers,
       body: body ?? null,
-      signal: init?.signal ?? null,
+      signal: signal ?? null,
     });
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
       if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
       else if (value !== undefined) responseHeaders.append(name, value);
     }
+    // The Response constructor takes 200–599 only (Fetch §5.5 step 1): anything else fails as fetch would.
+    if (res.statusCode < 200 || res.statusCode > 599) {
+      discard(res.body);
+      throw new TypeError(`the downstream answered with HTTP status ${res.statusCode}`);
+    }
     // Fetch §2.2.4: 204, 205 and 304 are null-body statuses; the Response constructor refuses a body with them.
     const nullBody = res.statusCode === 204 || res.statusCode === 205 || res.statusCode === 304;
-    if (nullBody) res.body.destroy();
-    return new Response(nullBody ? null : (Readable.toWeb(res.body) as ReadableStream<Uint8Array>), {
+    if (nullBody) discard(res.body);
+    return new Response(nullBody ? null : webBody(res.body), {
       status: res.statusCode,
       statusText: res.statusText,
       headers: responseHeaders,
     });
   };
+}
+
+/** Requests in flight on the transport's one signal before Node warns of a listener leak. */
+const IN_FLIGHT_LISTENERS = 1500;
+
+/**
+ * undici's response body as a WHATWG stream. Not `Readable.toWeb`: on Node 20 its adapter keeps
+ * enqueueing data already buffered after the web stream is cancelled, and the
+ * "Controller is already closed" TypeError it throws is uncaught: the SDK cancels every body it
+ * does not read (a 202, a redirect, an unexpected content type), so one non-JSON answer from the
+ * downstream ended the proxy. Cancelling destroys the body, which aborts the request (its
+ * connection is not reused) and drops its abort listener.
+ */
+function webBody(body: Readable): ReadableStream<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await chunks.next();
+      // A copy, as Readable.toWeb and undici's own web body make (a chunk may share its memory).
+      if (done) controller.close();
+      else controller.enqueue(new Uint8Array(value));
+    },
+    cancel() {
+      discard(body);
+    },
+  });
+}
+
+/**
+ * Drop a body nobody will read. Destroying undici's body emits its abort as an 'error' event,
+ * which, with no listener, is an uncaught exception that ends the proxy (a 204 did).
+ */
+function discard(body: Readable): void {
+  body.on('error', () => {}).destroy();
 }

@@ -111,7 +111,16 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const tables = new ProxyStore(opts.store);
   const pendingArguments = new PendingArgumentsStore(opts.store);
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
-  const downstream = await connectDownstream(opts.downstream);
+  // A stable code for the operator (not internal_error). The cause's message names no argument
+  // or header: spawn errors name the command alone, connection errors the address alone.
+  const downstream = await connectDownstream(opts.downstream).catch((e: unknown) => {
+    throw new VrpError(
+      'downstream_unavailable',
+      `the downstream MCP server could not be started or reached: ${e instanceof Error ? e.message : String(e)}`,
+      undefined,
+      { cause: e },
+    );
+  });
   const info = downstream.getServerVersion();
   log('downstream_connected', { server_id: serverId, server_info: info ? { name: info.name, version: info.version } : null });
   if (opts.pinOnFirstUse)

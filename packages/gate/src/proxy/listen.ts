@@ -128,8 +128,11 @@ const HEADERS_HOLD_MS = 50;
 function holdHeaders(res: ServerResponse): void {
   let timer: NodeJS.Timeout | undefined;
   res.flushHeaders = () => {
+    // Not `headersSent`: it turns true at `writeHead`, which stores the headers without sending
+    // them, and the caller always writes the head before asking for the flush. Flushing headers
+    // that an event already carried sends nothing more.
     timer ??= setTimeout(() => {
-      if (!res.headersSent && res.writable) ServerResponse.prototype.flushHeaders.call(res);
+      if (!res.writableEnded && !res.destroyed) ServerResponse.prototype.flushHeaders.call(res);
     }, HEADERS_HOLD_MS);
   };
   res.once('close', () => clearTimeout(timer));
