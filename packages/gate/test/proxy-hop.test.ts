@@ -29,7 +29,7 @@ import { loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { repoRoot, runVrp } from '@vrpkit/testkit/cli';
 import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentStdioTransport, downstreamFetch, startProxy } from '../src/proxy/index.js';
+import { AgentStdioTransport, downstreamFetch, serverIdentity, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
 const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
@@ -250,11 +250,28 @@ describe('a downstream that cannot be reached at start', () => {
         message: expect.not.stringContaining('s3cret'),
       });
       await expect(
-        start({ kind: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer s3cret' } }),
-      ).rejects.toMatchObject({ code: 'downstream_unavailable', message: expect.not.stringContaining('s3cret') });
+        start({ kind: 'http', url: `http://127.0.0.1:${port}/mcp?key=k3y`, headers: { authorization: 'Bearer s3cret' } }),
+      ).rejects.toMatchObject({ code: 'downstream_unavailable', message: expect.not.stringMatching(/s3cret|k3y/) });
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('serverIdentity', () => {
+  const http = (url: string) => serverIdentity({ kind: 'http', url, headers: {} }, 'ignored');
+  it('an HTTP server is its URL without credentials or fragment, its query (an API key, often) a digest', () => {
+    expect(http('https://h.example/mcp')).toBe('https://h.example/mcp');
+    const id = http('https://user:pw@h.example/mcp?api_key=s3cret#frag');
+    expect(id).toMatch(/^https:\/\/h\.example\/mcp#[A-Za-z0-9_-]{43}$/);
+    expect(id).not.toMatch(/s3cret|user|pw|frag/);
+    // The same query is the same server; another query is another server (its pins apart).
+    expect(http('https://h.example/mcp?api_key=s3cret')).toBe(id);
+    expect(http('https://h.example/mcp?api_key=other')).not.toBe(id);
+  });
+  it('a child process is the proxy name and a digest of its command line', () => {
+    const id = serverIdentity({ kind: 'stdio', command: 'server', args: ['--token=s3cret'] }, 'files');
+    expect(id).toMatch(/^stdio:files#[A-Za-z0-9_-]{43}$/);
   });
 });
 

@@ -19,15 +19,20 @@ export type DownstreamSpec =
  * swapped server with the same tool name fails sink or destination match") and keys the
  * tool pins. `serverInfo` is self-asserted, so the identity is the transport endpoint: for
  * stdio the proxy name plus a digest of the command line (arguments may hold secrets, so
- * they are not spelled out), for HTTP the URL without credentials or fragment.
+ * they are not spelled out), for HTTP the URL without credentials or fragment, its query (which
+ * often carries an API key) replaced by a digest of it. The identity is logged, audited, shown on
+ * the approvals page and sent with `--notify-url`, so it holds no secret; two upstreams that
+ * differ only in their query stay two servers.
  */
 export function serverIdentity(spec: DownstreamSpec, name: string): string {
   if (spec.kind === 'stdio') return `stdio:${name}#${canonicalSha256Base64url({ command: spec.command, args: spec.args })}`;
   const u = new URL(spec.url);
+  const query = u.search;
   u.username = '';
   u.password = '';
   u.hash = '';
-  return u.toString();
+  u.search = '';
+  return query ? `${u}#${canonicalSha256Base64url({ query })}` : u.toString();
 }
 
 /**
