@@ -43,7 +43,17 @@ function getWithHost(
 
 describe('a Host outside the canonical domain', () => {
   it('gets 421 misdirected_request and no node data (DNS rebinding, misrouted requests)', async () => {
-    for (const host of ['attacker.example', `127.0.0.1:${served.node.port}`, `${DOMAIN}.attacker.example`, `evil${DOMAIN}`]) {
+    for (const host of [
+      'attacker.example',
+      `127.0.0.1:${served.node.port}`,
+      `${DOMAIN}.attacker.example`,
+      `evil${DOMAIN}`,
+      // Empty or malformed labels name no host, so not a subdomain of the canonical domain either.
+      `.${DOMAIN}`,
+      `..${DOMAIN}`,
+      `x..${DOMAIN}`,
+      `-x.${DOMAIN}`,
+    ]) {
       const r = await getWithHost(host);
       expect(r.status, host).toBe(421);
       expect(JSON.parse(r.body).error.code).toBe('misdirected_request');

@@ -16,8 +16,15 @@ export function canonicalHostOnly(domain: string): (req: Request) => Response | 
   };
 }
 
-/** The DNS name a `Host` header names (lowercased; port and trailing dot removed), or undefined when it names none. */
+/**
+ * The DNS name a `Host` header names (lowercased; port and trailing dot removed), or undefined when
+ * it names none: every label 1–63 letters, digits and inner hyphens (RFC 1123 §2.1), so `.a.example`
+ * or `x..a.example` is no name at all rather than a subdomain of `a.example`.
+ */
 export function requestHostName(header: string | null | undefined): string | undefined {
-  const m = /^([a-z0-9.-]+?)\.?(?::\d{1,5})?$/i.exec(header?.trim() ?? '');
+  const m = HOST.exec(header?.trim() ?? '');
   return m?.[1]?.toLowerCase();
 }
+
+const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const HOST = new RegExp(`^(${LABEL}(?:\\.${LABEL})*)\\.?(?::\\d{1,5})?$`, 'i');
