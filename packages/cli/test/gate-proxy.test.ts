@@ -290,6 +290,9 @@ describe('vrp gate proxy --listen (Streamable HTTP agent side) and --upstream', 
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
       expect((await fetch(url, { ...init, body })).status).toBe(401);
       expect((await fetch(url, { ...init, body, headers: { ...init.headers, authorization: 'Bearer wrong' } })).status).toBe(401);
+      expect((await fetch(url, { ...init, body, headers: { ...init.headers, authorization: `Basic ${token}` } })).status).toBe(401);
+      // The scheme name is case-insensitive (RFC 9110 §11.1): past the token check (the transport wants an initialize first).
+      expect((await fetch(url, { ...init, body, headers: { ...init.headers, authorization: `bearer ${token}` } })).status).toBe(400);
 
       const http = await listener.connect();
       expect((await http.listTools()).tools.map((t) => t.name)).toContain('create_entities');

@@ -42,11 +42,13 @@ export async function listenForAgents(
   maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
 ): Promise<AgentListener> {
   const token = randomBytes(32).toString('base64url');
-  const expected = Buffer.from(`Bearer ${token}`);
+  const expected = Buffer.from(token);
   const sessions = new Map<string, StreamableHTTPServerTransport>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const given = Buffer.from(req.headers.authorization ?? '');
+    // RFC 6750 §2.1 credentials; the scheme name is case-insensitive (RFC 9110 §11.1).
+    const credentials = /^bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+    const given = Buffer.from(credentials?.[1] ?? '');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ error: 'unauthorized', message: 'a valid bearer token is required' }));
