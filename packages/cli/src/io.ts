@@ -1,4 +1,4 @@
-import { isVrpError } from '@vrpkit/core';
+import { isVrpError, VrpError } from '@vrpkit/core';
 import { UNSAFE_TEXT_CHARACTERS } from '@vrpkit/protocol';
 
 /** sysexits(3) EX_USAGE: the command was used incorrectly. */
@@ -20,6 +20,20 @@ export function reportError(e: unknown, json: boolean, exitCode = 1): number {
   // (a property file's problems are one per line) is shown terminal-safe.
   else process.stderr.write(`error[${err.code}]: ${err.message.split('\n').map(terminalSafe).join('\n')}\n`);
   return exitCode;
+}
+
+/** A usage error of a command's own checks: reported like any error, exit 64. */
+export function usage(message: string): VrpError {
+  return new VrpError('usage', message);
+}
+
+/** Run a command's action; a thrown error is reported (`reportError`), exit 1, or 64 for a usage error. */
+export async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    process.exitCode = reportError(e, !!json, isVrpError(e) && e.code === 'usage' ? EXIT_USAGE : 1);
+  }
 }
 
 /**

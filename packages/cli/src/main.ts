@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { EXIT_USAGE } from './io.js';
+import { EXIT_USAGE, printJson } from './io.js';
 
 type Register = (program: Command) => void;
 
@@ -61,6 +61,12 @@ export async function main(argv: string[]): Promise<number> {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
       // `vrp help …` asked for help (exit 0); a bare `vrp` or `vrp node` named no command (usage error).
       if (e.code === 'commander.help') return e.exitCode === 0 ? 0 : EXIT_USAGE;
+      // Commander printed the error (and the help) on stderr; a script that asked for --json gets
+      // it on stdout too, as every other error ({"error":{code,message}}). A `--json` after `--`
+      // belongs to a downstream command line, not to vrp.
+      const own = argv.indexOf('--');
+      if ((own < 0 ? argv : argv.slice(0, own)).includes('--json'))
+        printJson({ error: { code: 'usage', message: e.message.replace(/^error: /, '') } });
       return EXIT_USAGE;
     }
     throw e;

@@ -53,7 +53,10 @@ describe('vrp receipt verify (offline, --jwks)', () => {
   }
 
   it('usage errors exit 64: missing --receipt, a bad --now, an unreadable file', async () => {
-    expect((await vrp('receipt', 'verify', '--json')).code).toBe(64);
+    const missing = await vrp('receipt', 'verify', '--json');
+    expect(missing.code).toBe(64);
+    // Commander's own usage errors reach a --json caller as JSON on stdout, like every other error.
+    expect(JSON.parse(missing.stdout)).toEqual({ error: { code: 'usage', message: "required option '--receipt <file>' not specified" } });
     const file = join(tmp, 'r-01-offer-transport-verified.json');
     const badNow = await vrp('receipt', 'verify', '--receipt', file, '--jwks', file, '--now', 'yesterday');
     expect(badNow).toMatchObject({ code: 64, stderr: expect.stringContaining('error[invalid_now]') });

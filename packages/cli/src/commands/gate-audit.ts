@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { type Clock, type Ed25519PublicJwk, VrpError } from '@vrpkit/core';
 import { exportAudit, verifyAuditChain } from '@vrpkit/gate';
 import type { Command } from 'commander';
-import { printJson } from '../io.js';
-import { openStore, parseSince, run, type StoreOpts, storeOption, usage } from './gate-proxy.js';
+import { printJson, run, usage } from '../io.js';
+import { openStore, parseSince, type StoreOpts, storeOption } from './gate-proxy.js';
 
 /**
  * `vrp gate audit verify|export`: check the store's hash-chained audit log (naming the first

@@ -4,7 +4,7 @@ import { type Clock, systemClock, VrpError } from '@vrpkit/core';
 import { type AuthorityStore, loadPolicy, openPostgresStore, openSqliteStore, type ProxyMode, ProxyStore } from '@vrpkit/gate';
 import type { DownstreamSpec } from '@vrpkit/gate/proxy';
 import { type Command, Option } from 'commander';
-import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
+import { printJson, run, terminalSafe, usage } from '../io.js';
 import { parseDuration, parseNotifyUrl } from './gate-ui.js';
 
 /**
@@ -391,17 +391,5 @@ export function parseUsage<T>(fn: () => T): T {
     return fn();
   } catch (e) {
     throw usage((e as Error).message);
-  }
-}
-
-export function usage(message: string): VrpError {
-  return new VrpError('usage', message);
-}
-
-export async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
-  try {
-    await fn();
-  } catch (e) {
-    process.exitCode = reportError(e, !!json, e instanceof VrpError && e.code === 'usage' ? EXIT_USAGE : 1);
   }
 }

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '@vrpkit/core';
 import type { Command } from 'commander';
-import { printJson } from '../io.js';
-import { openStore, parseUsage, run, type StoreOpts, storeOption } from './gate-proxy.js';
+import { printJson, run } from '../io.js';
+import { openStore, parseUsage, type StoreOpts, storeOption } from './gate-proxy.js';
 
 /**
  * `vrp gate ui`: the approvals page on a gate store (docs/gateway.md "Approving an act"). A

@@ -11,7 +11,7 @@ import {
   type PolicyState,
 } from '@vrpkit/gate';
 import { Argument, type Command, InvalidArgumentError, Option } from 'commander';
-import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
+import { EXIT_USAGE, printJson, reportError, run, terminalSafe, usage } from '../io.js';
 import { registerGateAuditCommands } from './gate-audit.js';
 import { openStore, registerGateProxyCommands } from './gate-proxy.js';
 import { registerGateUiCommand } from './gate-ui.js';
@@ -253,18 +253,6 @@ async function withStore(o: StoreOpts, fn: (store: AuthorityStore) => Promise<vo
       await store.close();
     }
   });
-}
-
-async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
-  try {
-    await fn();
-  } catch (e) {
-    process.exitCode = reportError(e, !!json, e instanceof VrpError && e.code === 'usage' ? EXIT_USAGE : 1);
-  }
-}
-
-function usage(message: string): VrpError {
-  return new VrpError('usage', message);
 }
 
 function positiveInt(v: string): number {

@@ -30,22 +30,13 @@ import {
   type TenantStatus,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { EXIT_USAGE, printJson, reportError, terminalSafe } from '../io.js';
+import { printJson, reportError, run, terminalSafe } from '../io.js';
 import { port, serveUntilSignal, workerCount } from './node.js';
 
 interface Common {
   databaseUrl?: string;
   masterKeyFile?: string;
   json?: boolean;
-}
-
-/** Run an action; a thrown error becomes `error[code]: message` (or `{"error":…}` with --json) and exit 1 (64 for a usage error). */
-async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
-  try {
-    await fn();
-  } catch (e) {
-    process.exitCode = reportError(e, !!json, e instanceof PlatformError && e.code === 'usage' ? EXIT_USAGE : 1);
-  }
 }
 
 /**
