@@ -262,8 +262,6 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   /** Sign the offer for a request the parser accepted, at `t`, from the store state `s` (Core VRP v0.1 §5, §7). */
   function signFresh(r: ParsedOfferRequest, t: number, s: Loaded, today: string): SignedOffer {
     const { p, blocks, signer, template } = s;
-    const lastCheckIn = addDays(today, p.booking_horizon_days);
-
     const freshness = s.freshness(t);
     const nights = nightsOf(r.check_in, r.check_out);
     // Core VRP v0.1 §7: each reason is a signed negative; guest count and stay length first, then the calendar.
@@ -280,7 +278,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
         blocks,
         r.check_in,
         r.nights,
-        { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn },
+        { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn: addDays(today, p.booking_horizon_days) },
         ALTERNATIVES_SEARCH_DAYS,
       );
       // Only a safe calendar may point at open windows; otherwise the windows themselves are unknown.
