@@ -17,6 +17,7 @@ export { canonicalSha256Base64url, canonicalSha256Hex, sha256, sha256Base64url, 
 export { CanonicalizationError, isVrpError, VrpError } from './errors.js';
 // RFC 7515 §7.1 compact JWS, RFC 8037 Ed25519 (EdDSA) keys and signatures, RFC 7638 thumbprints.
 export type {
+  CompactJwsLayout,
   Ed25519PrivateJwk,
   Ed25519PublicJwk,
   JwsProtectedHeader,

@@ -96,11 +96,44 @@ export function ed25519PrivateJwkFromSeed(seed: Uint8Array): Ed25519PrivateJwk {
   return { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d };
 }
 
+/** Characters of an Ed25519 signature's segment: 64 bytes (RFC 8032 §5.1.6) in unpadded base64url. */
+const SIGNATURE_SEGMENT_LENGTH = 86;
+/** The `.` between compact JWS segments (RFC 7515 §7.1). */
+const SEGMENT_SEPARATOR = 0x2e;
+
+/**
+ * Where the parts of one compact JWS (RFC 7515 §7.1) fall when it is written into a buffer:
+ * `BASE64URL(header) '.' BASE64URL(payload) '.' BASE64URL(signature)`, all ASCII, one byte a
+ * character. The signing input (RFC 7515 §5.1 step 5: `header.payload`) is its prefix, so it is
+ * signed where it lies, without a copy. A layout fixes the header and the payload's byte length:
+ * a caller reserves `length` bytes inside a larger buffer (a response body) before signing.
+ */
+export interface CompactJwsLayout {
+  /** BASE64URL(UTF8(JWS Protected Header)): the first segment. */
+  readonly headerSegment: string;
+  /** Bytes of the payload the JWS is laid out for. */
+  readonly payloadLength: number;
+  /** Bytes of the signing input `header.payload`, the JWS's prefix. */
+  readonly signingInputLength: number;
+  /** Bytes of the whole compact JWS. */
+  readonly length: number;
+}
+
 /** A signer bound to one private key and kid. */
 export interface JwsSigner {
   readonly kid: string;
   /** Compact JWS over `payload` (a string is taken as its UTF-8 bytes) with protected header `{alg:"EdDSA", kid, ...extra}`. */
   sign(payload: string | Uint8Array, extraHeader?: Record<string, unknown>): string;
+  /** The layout of a compact JWS over a payload of `payloadLength` bytes, with the protected header `sign` would use. */
+  layout(payloadLength: number, extraHeader?: Record<string, unknown>): CompactJwsLayout;
+  /**
+   * Write the compact JWS over `payload` (`layout.payloadLength` bytes; it may lie in `target`
+   * itself) into `target` from `offset` and sign its signing input there; `layout` is one this
+   * signer made (its header names this signer's kid). The same bytes `sign`
+   * returns as a string. Returns the offset just past the JWS. Throws a RangeError when the
+   * payload is not the layout's length or the JWS does not fit (a short write would be a wrong JWS).
+   */
+  signInto(layout: CompactJwsLayout, payload: Uint8Array, target: Buffer, offset: number): number;
 }
 
 export function createJwsSigner(privateJwk: Ed25519PrivateJwk, kid: string, defaultHeader: Record<string, unknown> = {}): JwsSigner {
@@ -110,18 +143,37 @@ export function createJwsSigner(privateJwk: Ed25519PrivateJwk, kid: string, defa
   // encoding is kept, so a signature encodes only its payload.
   let lastHeader = '';
   let lastEncoded = '';
+  function layout(payloadLength: number, extraHeader?: Record<string, unknown>): CompactJwsLayout {
+    // Header member order follows the VRP conformance vectors: alg, typ?, kid.
+    const header = JSON.stringify({ alg: 'EdDSA', ...defaultHeader, ...extraHeader, kid });
+    if (header !== lastHeader) {
+      lastEncoded = base64urlEncode(header);
+      lastHeader = header;
+    }
+    // Unpadded base64url: 4 characters per 3 bytes, 2 or 3 for a last group of 1 or 2 (RFC 7515 §2).
+    const signingInputLength = lastEncoded.length + 1 + Math.ceil((payloadLength * 4) / 3);
+    return { headerSegment: lastEncoded, payloadLength, signingInputLength, length: signingInputLength + 1 + SIGNATURE_SEGMENT_LENGTH };
+  }
+  function signInto(l: CompactJwsLayout, payload: Uint8Array, target: Buffer, offset: number): number {
+    if (payload.byteLength !== l.payloadLength) throw new RangeError('the payload is not the length the JWS was laid out for');
+    if (offset < 0 || offset + l.length > target.byteLength) throw new RangeError('the JWS does not fit in the target buffer');
+    let at = offset + target.write(l.headerSegment, offset, 'latin1');
+    target[at++] = SEGMENT_SEPARATOR;
+    at += target.write(base64urlEncode(payload), at, 'latin1');
+    const signature = cryptoSign(null, target.subarray(offset, at), key);
+    target[at++] = SEGMENT_SEPARATOR;
+    return at + target.write(signature.toString('base64url'), at, 'latin1');
+  }
   return {
     kid,
+    layout,
+    signInto,
     sign(payload, extraHeader) {
-      // Header member order follows the VRP conformance vectors: alg, typ?, kid.
-      const header = JSON.stringify({ alg: 'EdDSA', ...defaultHeader, ...extraHeader, kid });
-      if (header !== lastHeader) {
-        lastEncoded = base64urlEncode(header);
-        lastHeader = header;
-      }
-      const signingInput = `${lastEncoded}.${base64urlEncode(payload)}`;
-      const signature = cryptoSign(null, Buffer.from(signingInput, 'latin1'), key);
-      return `${signingInput}.${signature.toString('base64url')}`;
+      const bytes = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+      const l = layout(bytes.byteLength, extraHeader);
+      const jws = Buffer.allocUnsafe(l.length);
+      signInto(l, bytes, jws, 0);
+      return jws.toString('latin1');
     },
   };
 }

@@ -104,6 +104,34 @@ describe('Ed25519 compact JWS', () => {
       expect(new TextDecoder().decode(bytes)).toBe(payload);
     }
   });
+  it("signs in place into a caller's buffer the same bytes as sign, over a payload lying in that buffer", async () => {
+    const { privateJwk } = await generateEd25519Jwk();
+    const signer = createJwsSigner(privateJwk, 'example.com-2026-11-29-03');
+    const key = await importJWK(publicJwkOf(privateJwk, signer.kid), 'EdDSA');
+    // Every remainder of the payload length mod 3 (unpadded base64url ends in 2, 3 or 4 characters), and non-ASCII bytes.
+    for (const payload of ['', 'a', 'ab', 'abc', '{"name":"Villa Åkersberg ☀"}', 'x'.repeat(4000)]) {
+      const bytes = Buffer.from(payload);
+      const layout = signer.layout(bytes.byteLength, { typ: 'JWT' });
+      const expected = signer.sign(payload, { typ: 'JWT' });
+      expect(layout.length, payload).toBe(expected.length);
+      expect(layout.signingInputLength).toBe(expected.lastIndexOf('.'));
+      // Laid out as a response body would be: the payload's bytes, then the JWS, between other bytes.
+      const target = Buffer.alloc(3 + bytes.byteLength + layout.length + 2, '#');
+      bytes.copy(target, 3);
+      const end = signer.signInto(layout, target.subarray(3, 3 + bytes.byteLength), target, 3 + bytes.byteLength);
+      expect(end).toBe(target.byteLength - 2);
+      const jws = target.toString('latin1', 3 + bytes.byteLength, end);
+      // Ed25519 is deterministic (RFC 8032): the same key, header and payload give the same signature.
+      expect(jws).toBe(expected);
+      expect(target.toString('latin1', end)).toBe('##');
+      const { payload: verified } = await compactVerify(jws, key, { algorithms: ['EdDSA'] });
+      expect(Buffer.from(verified).equals(bytes)).toBe(true);
+    }
+    const layout = signer.layout(3);
+    expect(() => signer.signInto(layout, Buffer.from('abcd'), Buffer.alloc(layout.length), 0)).toThrow(RangeError);
+    expect(() => signer.signInto(layout, Buffer.from('abc'), Buffer.alloc(layout.length - 1), 0)).toThrow(RangeError);
+    expect(() => signer.signInto(layout, Buffer.from('abc'), Buffer.alloc(layout.length), 1)).toThrow(RangeError);
+  });
   it('reproduces the public VRP offer test key from its seed', () => {
     const seed = Buffer.from(sha256Hex('VRP v0.1 conformance test vector key - DO NOT USE'), 'hex');
     const jwk = ed25519PrivateJwkFromSeed(seed);

@@ -58,6 +58,37 @@ export function calendarFreshnessChangesAt(feeds: CalendarFeed[], now: number, m
   return at;
 }
 
+/** `calendarFreshness` at one instant with its JSON text (the offer payload's `calendar_freshness`), and when it next changes by time alone. */
+export interface CalendarFreshnessAt {
+  value: CalendarFreshness & { safe: boolean };
+  json: string;
+  /** `calendarFreshnessChangesAt` for the same instant. */
+  changesAt: number;
+}
+
+/**
+ * `calendarFreshness` of one store snapshot's feeds, computed once and kept while its answer
+ * cannot differ: within the same second (`checked_at` is whole seconds) and before the instant
+ * `calendarFreshnessChangesAt` names (a fresh feed turning stale). Exact, not approximate: every
+ * offer signed from the snapshot reads the same value the function would compute. Only a store
+ * write changes the feeds, and that is another snapshot (another memo).
+ */
+export function calendarFreshnessMemo(feeds: CalendarFeed[], maxAgeMinutes: number): (now: number) => CalendarFreshnessAt {
+  let last: CalendarFreshnessAt | undefined;
+  let from = Number.NaN;
+  let until = Number.NaN;
+  return (now) => {
+    // NaN bounds compare false: the first call computes. A clock that steps back recomputes too.
+    if (last && now >= from && now < until) return last;
+    const value = calendarFreshness(feeds, now, maxAgeMinutes);
+    const changesAt = calendarFreshnessChangesAt(feeds, now, maxAgeMinutes);
+    last = { value, json: JSON.stringify(value), changesAt };
+    from = now;
+    until = Math.min(changesAt, (Math.floor(now / 1000) + 1) * 1000);
+    return last;
+  };
+}
+
 export interface StayRules {
   minNights: number;
   maxNights: number;

@@ -192,10 +192,16 @@ export class KeyRing {
       this.active = onSign
         ? {
             kid: signer.kid,
+            layout: signer.layout,
             sign(payload, extraHeader) {
               const jws = signer.sign(payload, extraHeader);
               onSign();
               return jws;
+            },
+            signInto(layout, payload, target, offset) {
+              const end = signer.signInto(layout, payload, target, offset);
+              onSign();
+              return end;
             },
           }
         : signer;

@@ -1,13 +1,14 @@
 /**
- * The signed verified stay offer (Core VRP v0.1 §5). `buildOfferPayload` is pure; `signOffer` signs the
- * exact bytes of `JSON.stringify(offer)` (Core VRP v0.1 §5 and the offer vectors: the payload is the offer as serialised, not JCS) and builds the response
- * body around those same bytes, so the envelope's `offer` is byte-identical to the JWS payload.
- */
+ * The signed verified stay offer (Core VRP v0.1 §5). `buildOfferPayload` builds the payload and its
+ * text, exactly `JSON.stringify(offer)` (Core VRP v0.1 §5 and the offer vectors: the payload is the
+ * offer as serialised, not JCS), from an `OfferTemplate` that holds what one store snapshot's offers
+ * share; `signOffer` signs those bytes and builds the response body around them, so the envelope's
+ * `offer` is byte-identical to the JWS payload. */
 import type { JwsSigner } from '@vrpkit/core';
 import { toUtcSecond } from '@vrpkit/core';
 import {
+  type AgentPermission,
   type AltWindow,
-  type CalendarFreshness,
   ENVELOPE_KIND,
   OFFER_KIND,
   type OfferEnvelope,
@@ -15,21 +16,22 @@ import {
   type OfferPrice,
   type ParsedOfferRequest,
   PROTOCOL_VERSION,
+  type PriceAdjustment,
+  type PriceBreakdownNight,
 } from '@vrpkit/protocol';
-import type { UnavailableReason } from './availability.js';
+import type { CalendarFreshnessAt, UnavailableReason } from './availability.js';
 import { weekdayOf } from './dates.js';
-import type { StayPrice } from './pricing.js';
+import { priceStay, rateForNight, type StayPrice, stayAdjustments } from './pricing.js';
 import type { PropertyDescription } from './property.js';
 
 export interface OfferFacts {
-  canonicalDomain: string;
-  nodeId: string;
-  property: PropertyDescription;
+  /** The members fixed by the node and its property (one store snapshot's). */
+  template: OfferTemplate;
   request: ParsedOfferRequest;
   now: number;
   /** Present when the stay can be had; otherwise the signed-negative reason. */
   outcome: { available: true; price: StayPrice } | { available: false; reason: UnavailableReason };
-  freshness: CalendarFreshness;
+  freshness: CalendarFreshnessAt;
   offerId: string;
 }
 
@@ -42,11 +44,123 @@ export function directBookingUrl(domain: string, r: { check_in: string; check_ou
   return `https://${domain}/book?checkIn=${r.check_in}&checkOut=${r.check_out}&guests=${r.guests}&offer=${offerId}`;
 }
 
-function priceOf(facts: OfferFacts, checkedAt: string): OfferPrice {
-  const currency = facts.property.currency;
+/** Core VRP v0.1 §5 `source_authority`: a node is the host's own direct source, commission-free. */
+const SOURCE_AUTHORITY = {
+  model: 'host_verified_direct_source',
+  is_official_source_for_property: true,
+  intermediary: 'none',
+  payment_recipient: 'host',
+  booking_model: 'direct_with_host',
+  booking_commission_pct: 0,
+} as const;
+const SOURCE_AUTHORITY_JSON = JSON.stringify(SOURCE_AUTHORITY);
+
+/**
+ * Most nights whose rate one template remembers (it is emptied when full): over a year of nights
+ * ahead, which most stays asked fall in. Small because a snapshot lives until the next store write
+ * and platform mode holds one template per loaded tenant (some 300 bytes a night).
+ */
+const TEMPLATE_NIGHTS_MAX = 400;
+
+/** A value and its JSON text. */
+interface WithJson<T> {
+  value: T;
+  json: string;
+}
+const withJson = <T>(value: T): WithJson<T> => ({ value, json: JSON.stringify(value) });
+
+/**
+ * What every offer signed from one store snapshot shares (Core VRP v0.1 §5): the members fixed
+ * by the node and its property (`property`, `rules`, both possible `agent_permission` members,
+ * the stay-level fees as `price.adjustments`) and each night's rate under the property's rate
+ * table, each with its JSON text, built once. An offer's payload text splices these texts in
+ * instead of serialising them again, and its payload object holds these same objects: shared
+ * between offers, never mutate them.
+ */
+export class OfferTemplate {
+  /** The payload's opening members up to `generated_at`'s value: `{"kind":…,"node_id":…,"generated_at":"`. */
+  readonly head: string;
+  readonly property: WithJson<NonNullable<OfferPayload['property']>>;
+  readonly rules: WithJson<NonNullable<OfferPayload['rules']>>;
+  /** `agent_permission` for an offer that is not quoteable ([0]) and one that is ([1]). */
+  readonly agentPermission: readonly [WithJson<AgentPermission>, WithJson<AgentPermission>];
+  readonly adjustments: WithJson<PriceAdjustment[]>;
+  readonly currencyJson: string;
+  private readonly nights = new Map<string, WithJson<PriceBreakdownNight>>();
+
+  constructor(
+    readonly canonicalDomain: string,
+    readonly nodeId: string,
+    readonly p: PropertyDescription,
+  ) {
+    this.head = `{"kind":"${OFFER_KIND}","protocol_version":"${PROTOCOL_VERSION}","canonical_domain":${JSON.stringify(canonicalDomain)},"node_id":${JSON.stringify(nodeId)},"generated_at":"`;
+    this.property = withJson({
+      property_id: p.property_id,
+      name: p.name,
+      url: p.url ?? `https://${canonicalDomain}/`,
+      domain: canonicalDomain,
+      city: p.city,
+      country: p.country,
+    });
+    this.rules = withJson({
+      pets: p.pets,
+      pets_label: p.pets_label,
+      check_in_time: p.check_in_time,
+      check_out_time: p.check_out_time,
+      // Core VRP v0.1 §5.3: relayed verbatim; null = not published (unknown).
+      refund_schedule: p.refund_schedule,
+    });
+    const permission = (quoteable: boolean) =>
+      withJson({
+        // Core VRP v0.1 §7 fail closed: the host's opt-in only applies to an available, exactly priced stay on a safe calendar.
+        may_quote_as_official_direct_offer: quoteable && p.agent_permission.may_quote_as_official_direct_offer,
+        must_not_claim_ota_comparison_without_signed_ota_price: true,
+        must_not_invent_discounts: true,
+        ...(p.agent_permission.wording ? { wording: p.agent_permission.wording } : {}),
+      });
+    this.agentPermission = [permission(false), permission(true)];
+    this.adjustments = withJson(stayAdjustments(p.fees));
+    this.currencyJson = JSON.stringify(p.currency);
+  }
+
+  /** `rateForNight` of `date` under the property's rate table, with its JSON text. */
+  night(date: string): WithJson<PriceBreakdownNight> {
+    let n = this.nights.get(date);
+    if (!n) {
+      if (this.nights.size >= TEMPLATE_NIGHTS_MAX) this.nights.clear();
+      n = withJson(rateForNight(this.p.rates, date));
+      this.nights.set(date, n);
+    }
+    return n;
+  }
+
+  /** The JSON text of a night's rate: the memo's when `n` is the memo's. */
+  nightJson(n: PriceBreakdownNight): string {
+    const known = this.nights.get(n.date);
+    return known?.value === n ? known.json : JSON.stringify(n);
+  }
+
+  /** The price of the stay of `nights`: each night's rate from the memo above, the stay-level fees as adjustments. */
+  priceStay(nights: string[]): StayPrice {
+    return priceStay(
+      nights.map((d) => this.night(d).value),
+      this.adjustments.value,
+    );
+  }
+}
+
+/** JSON text of a finite number or of null (JSON has no NaN or infinity: JSON.stringify writes null). */
+const numberJson = (n: number | null) => (n === null || !Number.isFinite(n) ? 'null' : `${n}`);
+
+/**
+ * Core VRP v0.1 §5 `price`, with its JSON text. A signed negative is not priced: null totals,
+ * `exact: false`, no reconciliation.
+ */
+function priceOf(facts: OfferFacts, checkedAt: string): WithJson<OfferPrice> {
+  const t = facts.template;
+  const currency = t.p.currency;
   if (!facts.outcome.available) {
-    // A signed negative is not priced: null totals, `exact: false`, no reconciliation.
-    return {
+    const value: OfferPrice = {
       currency,
       public_total: null,
       agent_total: null,
@@ -62,16 +176,19 @@ function priceOf(facts: OfferFacts, checkedAt: string): OfferPrice {
       adjustments: [],
       reconciliation: null,
     };
+    const json = `{"currency":${t.currencyJson},"public_total":null,"agent_total":null,"total":null,"minor_unit":true,"exact":false,"no_add_on_fees":true,"ota_comparison_total":null,"ota_comparison_source":null,"checked_at":"${checkedAt}","package_applied":null,"breakdown":null,"adjustments":[],"reconciliation":null}`;
+    return { value, json };
   }
   const p = facts.outcome.price;
-  return {
+  const rec = p.reconciliation;
+  const value: OfferPrice = {
     currency,
     public_total: p.total,
     agent_total: p.total,
     total: p.total,
     minor_unit: true,
     // Core VRP v0.1 §5: exact only when Σ breakdown + Σ adjustments = total.
-    exact: p.reconciliation.matches_quoted_total,
+    exact: rec.matches_quoted_total,
     no_add_on_fees: true,
     // Never synthesised: only a signed OTA price could fill these.
     ota_comparison_total: null,
@@ -80,77 +197,81 @@ function priceOf(facts: OfferFacts, checkedAt: string): OfferPrice {
     package_applied: null,
     breakdown: p.breakdown,
     adjustments: p.adjustments,
-    reconciliation: p.reconciliation,
+    reconciliation: rec,
   };
+  const total = numberJson(p.total);
+  // The nights' and the fees' texts are the template's when the price is the template's.
+  const breakdown = p.breakdown.map((n) => t.nightJson(n)).join(',');
+  const adjustments = p.adjustments === t.adjustments.value ? t.adjustments.json : JSON.stringify(p.adjustments);
+  const json = `{"currency":${t.currencyJson},"public_total":${total},"agent_total":${total},"total":${total},"minor_unit":true,"exact":${rec.matches_quoted_total},"no_add_on_fees":true,"ota_comparison_total":null,"ota_comparison_source":null,"checked_at":"${checkedAt}","package_applied":null,"breakdown":[${breakdown}],"adjustments":${adjustments},"reconciliation":{"nightly_subtotal":${numberJson(rec.nightly_subtotal)},"adjustments_total":${numberJson(rec.adjustments_total)},"computed_total":${numberJson(rec.computed_total)},"matches_quoted_total":${rec.matches_quoted_total}}}`;
+  return { value, json };
 }
 
-/** Build the twelve Core VRP v0.1 §5 payload fields (plus rules, capacity, source_authority) in schema order. */
-export function buildOfferPayload(facts: OfferFacts): OfferPayload {
-  const { property: p, request: r, canonicalDomain } = facts;
-  const lifetimeMs = p.offer_lifetime_minutes * 60_000;
+/**
+ * Build the twelve Core VRP v0.1 §5 payload fields (plus rules, capacity, source_authority) in
+ * schema order, and the payload's JSON text: exactly `JSON.stringify(offer)` (the JWS payload is
+ * the offer as serialised, not JCS), written member by member beside the object with the
+ * template's texts spliced in. Strings written without JSON quoting are ones whose format rules
+ * out anything to escape: whole-second UTC times, parser-checked dates and guest counts, weekday
+ * names, the reason codes; the rest go through JSON.stringify.
+ */
+export function buildOfferPayload(facts: OfferFacts): { offer: OfferPayload; json: string } {
+  const { template: t, request: r } = facts;
+  const lifetimeMs = t.p.offer_lifetime_minutes * 60_000;
   const generated_at = toUtcSecond(facts.now);
+  // Core VRP v0.1 §6: valid_until = generated_at + lifetime (both on the same whole second).
+  const valid_until = toUtcSecond(Math.floor(facts.now / 1000) * 1000 + lifetimeMs);
   const price = priceOf(facts, generated_at);
-  const quoteable = facts.outcome.available && price.exact && facts.freshness.safe === true;
-  return {
+  const quoteable = facts.outcome.available && price.value.exact && facts.freshness.value.safe === true;
+  const check_in_weekday = weekdayOf(r.check_in);
+  const check_out_weekday = weekdayOf(r.check_out);
+  const available = facts.outcome.available;
+  const reason = facts.outcome.available ? null : facts.outcome.reason;
+  const fits = r.guests <= t.p.max_guests;
+  const direct_booking_url = directBookingUrl(t.canonicalDomain, r, facts.offerId);
+  const agentPermission = t.agentPermission[quoteable ? 1 : 0];
+  const offer: OfferPayload = {
     kind: OFFER_KIND,
     protocol_version: PROTOCOL_VERSION,
-    canonical_domain: canonicalDomain,
-    node_id: facts.nodeId,
+    canonical_domain: t.canonicalDomain,
+    node_id: t.nodeId,
     generated_at,
-    // Core VRP v0.1 §6: valid_until = generated_at + lifetime (both on the same whole second).
-    valid_until: toUtcSecond(Math.floor(facts.now / 1000) * 1000 + lifetimeMs),
+    valid_until,
     canonical: true,
     request: {
       check_in: r.check_in,
       check_out: r.check_out,
       guests: r.guests,
-      check_in_weekday: weekdayOf(r.check_in),
-      check_out_weekday: weekdayOf(r.check_out),
+      check_in_weekday,
+      check_out_weekday,
       nights: r.nights,
       ...(r.language ? { language: r.language } : {}),
     },
-    property: {
-      property_id: p.property_id,
-      name: p.name,
-      url: p.url ?? `https://${canonicalDomain}/`,
-      domain: canonicalDomain,
-      city: p.city,
-      country: p.country,
-    },
+    property: t.property.value,
     availability: {
-      available: facts.outcome.available,
+      available,
       source: 'official_host_domain',
-      reason: facts.outcome.available ? null : facts.outcome.reason,
+      reason,
       checked_at: generated_at,
-      calendar_freshness: facts.freshness,
+      calendar_freshness: facts.freshness.value,
     },
-    capacity: { requested_guests: r.guests, max_guests: p.max_guests, fits: r.guests <= p.max_guests },
-    price,
-    booking: { direct_booking_url: directBookingUrl(canonicalDomain, r, facts.offerId), offer_id: facts.offerId },
-    rules: {
-      pets: p.pets,
-      pets_label: p.pets_label,
-      check_in_time: p.check_in_time,
-      check_out_time: p.check_out_time,
-      // Core VRP v0.1 §5.3: relayed verbatim; null = not published (unknown).
-      refund_schedule: p.refund_schedule,
-    },
-    agent_permission: {
-      // Core VRP v0.1 §7 fail closed: the host's opt-in only applies to an available, exactly priced stay on a safe calendar.
-      may_quote_as_official_direct_offer: quoteable && p.agent_permission.may_quote_as_official_direct_offer,
-      must_not_claim_ota_comparison_without_signed_ota_price: true,
-      must_not_invent_discounts: true,
-      ...(p.agent_permission.wording ? { wording: p.agent_permission.wording } : {}),
-    },
-    source_authority: {
-      model: 'host_verified_direct_source',
-      is_official_source_for_property: true,
-      intermediary: 'none',
-      payment_recipient: 'host',
-      booking_model: 'direct_with_host',
-      booking_commission_pct: 0,
-    },
+    capacity: { requested_guests: r.guests, max_guests: t.p.max_guests, fits },
+    price: price.value,
+    booking: { direct_booking_url, offer_id: facts.offerId },
+    rules: t.rules.value,
+    agent_permission: agentPermission.value,
+    source_authority: SOURCE_AUTHORITY,
   };
+  const json =
+    `${t.head}${generated_at}","valid_until":"${valid_until}","canonical":true,` +
+    `"request":{"check_in":"${r.check_in}","check_out":"${r.check_out}","guests":${r.guests},"check_in_weekday":"${check_in_weekday}","check_out_weekday":"${check_out_weekday}","nights":${r.nights}${r.language ? `,"language":${JSON.stringify(r.language)}` : ''}},` +
+    `"property":${t.property.json},` +
+    `"availability":{"available":${available},"source":"official_host_domain","reason":${reason === null ? 'null' : `"${reason}"`},"checked_at":"${generated_at}","calendar_freshness":${facts.freshness.json}},` +
+    `"capacity":{"requested_guests":${r.guests},"max_guests":${numberJson(t.p.max_guests)},"fits":${fits}},` +
+    `"price":${price.json},` +
+    `"booking":{"direct_booking_url":${JSON.stringify(direct_booking_url)},"offer_id":${JSON.stringify(facts.offerId)}},` +
+    `"rules":${t.rules.json},"agent_permission":${agentPermission.json},"source_authority":${SOURCE_AUTHORITY_JSON}}`;
+  return { offer, json };
 }
 
 /** Envelope `host_alternatives`: the host's own nearest open windows (never another property). */
@@ -171,32 +292,48 @@ export interface SignedOffer {
 
 /** The envelope body before the offer (`kind`, `protocol_version`): constant, ASCII. */
 const BODY_HEAD = `{"kind":"${ENVELOPE_KIND}","protocol_version":"${PROTOCOL_VERSION}","offer":`;
+/** The offer JWS's protected header beyond `alg` and `kid`, as the VRP offer vectors have it. */
+const OFFER_JWS_HEADER = { typ: 'JWT' };
 
-/** Sign an offer (protected header `{alg:"EdDSA", typ:"JWT", kid}`, as the VRP offer vectors) and assemble the envelope. */
-export function signOffer(offer: OfferPayload, signer: JwsSigner, jwksUrl: string, alternatives?: HostAlternatives): SignedOffer {
-  const payload = JSON.stringify(offer);
-  // The payload's UTF-8 bytes, encoded once: the signer takes them as they are (the JWS payload
-  // is these bytes), and the body copies them instead of encoding the whole body again.
-  const payloadBytes = Buffer.from(payload);
-  const jws = signer.sign(payloadBytes, { typ: 'JWT' });
-  const signature = { format: 'jws_compact', alg: 'EdDSA', kid: signer.kid, jws } as const;
-  const verification = { jwks_url: jwksUrl };
-  const envelope: OfferEnvelope = { kind: ENVELOPE_KIND, protocol_version: PROTOCOL_VERSION, offer, signature, verification };
-  if (alternatives) envelope.host_alternatives = alternatives;
-  // The body spells `signature` out rather than re-stringifying it: `jws` is ~4 KB that
+/**
+ * Sign an offer (protected header `{alg:"EdDSA", typ:"JWT", kid}`, as the VRP offer vectors) and
+ * assemble the envelope. The body is written once into one buffer: the payload's UTF-8 bytes
+ * where the envelope's `offer` goes, then the compact JWS over those same bytes signed in place
+ * (its signing input is the buffer's own bytes, nothing is copied to be signed), then the rest.
+ */
+export function signOffer(
+  payload: { offer: OfferPayload; json: string },
+  signer: JwsSigner,
+  jwksUrl: string,
+  alternatives?: HostAlternatives,
+): SignedOffer {
+  const { offer, json: payloadJson } = payload;
+  const payloadLength = Buffer.byteLength(payloadJson);
+  const layout = signer.layout(payloadLength, OFFER_JWS_HEADER);
+  // The body spells `signature` out rather than stringifying it: `jws` is ~4 KB that
   // JSON.stringify would only scan to find nothing to escape (a compact JWS is base64url and
   // dots), while the kid and the JWKS URL are the only members that take JSON quoting.
   const beforeJws = `,"signature":{"format":"jws_compact","alg":"EdDSA","kid":${JSON.stringify(signer.kid)},"jws":"`;
   const afterJws = `"},"verification":{"jwks_url":${JSON.stringify(jwksUrl)}}${alternatives ? `,"host_alternatives":${JSON.stringify(alternatives)}` : ''}}`;
-  const json = `${BODY_HEAD}${payload}${beforeJws}${jws}${afterJws}`;
-  // The same bytes as Buffer.from(json), written piece by piece (BODY_HEAD and the JWS are ASCII).
   const body = Buffer.allocUnsafeSlow(
-    BODY_HEAD.length + payloadBytes.byteLength + Buffer.byteLength(beforeJws) + jws.length + Buffer.byteLength(afterJws),
+    BODY_HEAD.length + payloadLength + Buffer.byteLength(beforeJws) + layout.length + Buffer.byteLength(afterJws),
   );
-  let at = body.write(BODY_HEAD, 0, 'latin1');
-  at += payloadBytes.copy(body, at);
-  at += body.write(beforeJws, at);
-  at += body.write(jws, at, 'latin1');
-  body.write(afterJws, at);
+  const payloadAt = body.write(BODY_HEAD, 0, 'latin1');
+  const payloadEnd = payloadAt + body.write(payloadJson, payloadAt);
+  const jwsAt = payloadEnd + body.write(beforeJws, payloadEnd);
+  const jwsEnd = signer.signInto(layout, body.subarray(payloadAt, payloadEnd), body, jwsAt);
+  body.write(afterJws, jwsEnd);
+  const jws = body.toString('latin1', jwsAt, jwsEnd);
+  const signature = { format: 'jws_compact', alg: 'EdDSA', kid: signer.kid, jws } as const;
+  const envelope: OfferEnvelope = {
+    kind: ENVELOPE_KIND,
+    protocol_version: PROTOCOL_VERSION,
+    offer,
+    signature,
+    verification: { jwks_url: jwksUrl },
+  };
+  if (alternatives) envelope.host_alternatives = alternatives;
+  // The same text as the body (a rope of the pieces: flattened only if a surface reads it).
+  const json = `${BODY_HEAD}${payloadJson}${beforeJws}${jws}${afterJws}`;
   return { envelope, json, body };
 }

@@ -33,14 +33,19 @@ export function rateForNight(rates: RateTable, date: string): PriceBreakdownNigh
   };
 }
 
+/** Core VRP v0.1 §5: the stay-level fees as `price.adjustments` (scope "stay"), in the host's order. */
+export function stayAdjustments(fees: StayFees): PriceAdjustment[] {
+  return fees.map((f) => ({ code: f.code, label: f.label, amount: f.amount, scope: 'stay' }));
+}
+
 /**
- * Price a stay. Core VRP v0.1 §5 reconciliation: Σ breakdown.nightly_rate + Σ adjustments.amount =
- * computed_total, and the quoted total is the computed total, so `matches_quoted_total` holds
- * by construction; the offer builder still sets `exact` from it rather than assuming it.
+ * Price a stay from its nights' rates (`rateForNight` of each night) and its adjustments
+ * (`stayAdjustments`). Core VRP v0.1 §5 reconciliation: Σ breakdown.nightly_rate + Σ
+ * adjustments.amount = computed_total, and the quoted total is the computed total, so
+ * `matches_quoted_total` holds by construction; the offer builder still sets `exact` from it
+ * rather than assuming it.
  */
-export function priceStay(rates: RateTable, fees: StayFees, nights: string[]): StayPrice {
-  const breakdown = nights.map((n) => rateForNight(rates, n));
-  const adjustments: PriceAdjustment[] = fees.map((f) => ({ code: f.code, label: f.label, amount: f.amount, scope: 'stay' }));
+export function priceStay(breakdown: PriceBreakdownNight[], adjustments: PriceAdjustment[]): StayPrice {
   const nightly_subtotal = breakdown.reduce((s, n) => s + n.nightly_rate, 0);
   const adjustments_total = adjustments.reduce((s, a) => s + a.amount, 0);
   const computed_total = nightly_subtotal + adjustments_total;

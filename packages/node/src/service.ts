@@ -24,13 +24,13 @@ import {
   type RefundScheduleRow,
   type VrpJwks,
 } from '@vrpkit/protocol';
-import { blockedNights, calendarFreshness, calendarFreshnessChangesAt, hostAlternatives, type UnavailableReason } from './availability.js';
+import { blockedNights, calendarFreshness, calendarFreshnessMemo, hostAlternatives, type UnavailableReason } from './availability.js';
 import { addDays, dayNumber, localDate, nightsOf } from './dates.js';
 import { OfferRequestError } from './errors.js';
 import { jwksAt, KeyRing, keyFileSource, type PrivateKeySource } from './keys.js';
-import { buildOfferPayload, type HostAlternatives, type SignedOffer, signOffer } from './offer.js';
+import { buildOfferPayload, type HostAlternatives, OfferTemplate, type SignedOffer, signOffer } from './offer.js';
 import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
-import { priceStay, rateForNight } from './pricing.js';
+import { rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
 import type { StoreSnapshot } from './store/store.js';
 
@@ -212,13 +212,22 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   keyRing.signerFor(snap.keys);
   let view = viewOf(snap.property, domain);
 
-  /** What the offer path reads from a snapshot, with the derived views kept in step. */
+  /** What the offers signed from the store state `state` share: the offer template and the calendar freshness. */
+  const offerBasis = (state: StoreSnapshot) => ({
+    template: new OfferTemplate(domain, info.node_id, state.property),
+    freshness: calendarFreshnessMemo(state.feeds, state.property.calendar_max_age_minutes),
+  });
+  let basis = offerBasis(snap);
+
+  /** What the offer path reads from a snapshot, with the derived views kept in step (built once per snapshot). */
   const loaded = (next: StoreSnapshot) => {
     if (next !== snap) {
       snap = next;
       view = viewOf(snap.property, domain);
+      basis = offerBasis(snap);
     }
-    return { revision: snap.revision, p: snap.property, feeds: snap.feeds, blocks: snap.blocks, signer: keyRing.signerFor(snap.keys) };
+    const { revision, property: p, feeds, blocks, keys } = snap;
+    return { revision, p, feeds, blocks, signer: keyRing.signerFor(keys), ...basis };
   };
   /** The store as of now (one revision read; reloaded only when a write happened). */
   const load = async () => loaded(await store.snapshot(clock.now()));
@@ -252,10 +261,8 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
 
   /** Sign the offer for a request the parser accepted, at `t`, from the store state `s` (Core VRP v0.1 §5, §7). */
   function signFresh(r: ParsedOfferRequest, t: number, s: Loaded, today: string): SignedOffer {
-    const { p, feeds, blocks, signer } = s;
-    const lastCheckIn = addDays(today, p.booking_horizon_days);
-
-    const freshness = calendarFreshness(feeds, t, p.calendar_max_age_minutes);
+    const { p, blocks, signer, template } = s;
+    const freshness = s.freshness(t);
     const nights = nightsOf(r.check_in, r.check_out);
     // Core VRP v0.1 §7: each reason is a signed negative; guest count and stay length first, then the calendar.
     let reason: UnavailableReason | null = null;
@@ -263,7 +270,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     else if (r.nights < p.min_nights) reason = 'below_minimum_stay';
     else if (r.nights > p.max_nights) reason = 'above_maximum_stay';
     else if (blockedNights(blocks, nights).size > 0) reason = 'not_available';
-    else if (!freshness.safe) reason = 'calendar_stale';
+    else if (!freshness.value.safe) reason = 'calendar_stale';
 
     let alternatives: HostAlternatives | undefined;
     if (reason === 'not_available' || reason === 'below_minimum_stay' || reason === 'above_maximum_stay') {
@@ -271,21 +278,19 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
         blocks,
         r.check_in,
         r.nights,
-        { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn },
+        { minNights: p.min_nights, maxNights: p.max_nights, lastCheckIn: addDays(today, p.booking_horizon_days) },
         ALTERNATIVES_SEARCH_DAYS,
       );
       // Only a safe calendar may point at open windows; otherwise the windows themselves are unknown.
-      if (freshness.safe && (alt.shorten_to || alt.next_available)) {
+      if (freshness.value.safe && (alt.shorten_to || alt.next_available)) {
         alternatives = { note: "The host's own nearest open windows for this property.", ...alt };
       }
     }
     const offer = buildOfferPayload({
-      canonicalDomain: domain,
-      nodeId: info.node_id,
-      property: p,
+      template,
       request: r,
       now: t,
-      outcome: reason ? { available: false, reason } : { available: true, price: priceStay(p.rates, p.fees, nights) },
+      outcome: reason ? { available: false, reason } : { available: true, price: template.priceStay(nights) },
       freshness,
       // Unguessable per-offer id (UUID v4 from Node's pooled CSPRNG: cheaper than a fresh randomBytes per offer).
       offerId: randomUUID(),
@@ -314,8 +319,9 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   }
 
   function quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome {
+    if (state === snap) return signAt(args, clock.now(), loaded(state));
     const { revision, property: p, feeds, blocks, keys } = state;
-    return signAt(args, clock.now(), { revision, p, feeds, blocks, signer: keyRing.signerFor(keys) });
+    return signAt(args, clock.now(), { revision, p, feeds, blocks, signer: keyRing.signerFor(keys), ...offerBasis(state) });
   }
 
   /** The refusal or the cached offer for `args` at `t` from `s`; on a miss, what signing needs. */
@@ -337,7 +343,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     const { r, key, today } = found.miss;
     // Signing is synchronous: a concurrent request for the same stay finds the entry.
     const signed = signFresh(r, t, s, today);
-    cache.set(key, signed, t, calendarFreshnessChangesAt(s.feeds, t, s.p.calendar_max_age_minutes));
+    cache.set(key, signed, t, s.freshness(t).changesAt);
     return { ok: true, ...signed };
   }
 

@@ -7,10 +7,11 @@
 import { addDays, type PropertyDescription, sampleProperty, validatePropertyDescription } from '@vrpkit/node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { calendarFreshness } from '../src/availability.js';
+import { calendarFreshnessMemo } from '../src/availability.js';
 import { dayNumber, fromDayNumber, nightsOf, weekdayOf } from '../src/dates.js';
-import { buildOfferPayload } from '../src/offer.js';
-import { priceStay } from '../src/pricing.js';
+import { buildOfferPayload, OfferTemplate } from '../src/offer.js';
+import { priceStay, rateForNight, stayAdjustments } from '../src/pricing.js';
+import type { CalendarFeed } from '../src/store/store.js';
 
 const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 const amount = fc.integer({ min: 0, max: 100_000_000 });
@@ -74,7 +75,12 @@ describe('priceStay', () => {
       fc.property(rateTable, fees, stay, (rates, stayFees, s) => {
         const property = validatePropertyDescription({ ...sampleProperty(Date.parse('2026-01-01')), rates, fees: stayFees }, 'generated');
         const nights = nightsOf(s.checkIn, s.checkOut);
-        const p = priceStay(property.rates, property.fees, nights);
+        const p = priceStay(
+          nights.map((n) => rateForNight(property.rates, n)),
+          stayAdjustments(property.fees),
+        );
+        // The offer template's memo of each night's rate prices the stay the same.
+        expect(new OfferTemplate('villa.example', 'villa.example', property).priceStay(nights)).toEqual(p);
         const sumNights = p.breakdown.reduce((acc, n) => acc + n.nightly_rate, 0);
         const sumAdj = p.adjustments.reduce((acc, a) => acc + a.amount, 0);
         expect(sumNights + sumAdj).toBe(p.total);
@@ -106,16 +112,16 @@ describe('priceStay', () => {
           'generated',
         );
         const nights = nightsOf(s.checkIn, s.checkOut);
-        const offer = buildOfferPayload({
-          canonicalDomain: 'villa.example',
-          nodeId: 'villa.example',
-          property,
+        const template = new OfferTemplate('villa.example', 'villa.example', property);
+        const { offer, json } = buildOfferPayload({
+          template,
           request: { check_in: s.checkIn, check_out: s.checkOut, guests: 2, nights: nights.length },
           now: Date.parse('2026-01-01T00:00:00Z'),
-          outcome: { available: true, price: priceStay(property.rates, property.fees, nights) },
-          freshness: calendarFreshness([], Date.parse('2026-01-01T00:00:00Z'), 180),
+          outcome: { available: true, price: template.priceStay(nights) },
+          freshness: calendarFreshnessMemo([], 180)(Date.parse('2026-01-01T00:00:00Z')),
           offerId: 'o1',
         });
+        expect(json).toBe(JSON.stringify(offer));
         const pr = offer.price;
         expect(pr.breakdown!.reduce((a, n) => a + n.nightly_rate, 0) + pr.adjustments!.reduce((a, x) => a + x.amount, 0)).toBe(pr.total);
         expect(pr).toMatchObject({ exact: true, agent_total: pr.total, public_total: pr.total, minor_unit: true, no_add_on_fees: true });
@@ -140,10 +146,83 @@ describe('priceStay', () => {
       'inline',
     );
     // 2027-06-12 is a Saturday: Sat (base weekend), Sun, Mon (base), Tue 15th (summer), Wed (summer)
-    const p = priceStay(property.rates, property.fees, nightsOf('2027-06-12', '2027-06-17'));
+    const p = new OfferTemplate('villa.example', 'villa.example', property).priceStay(nightsOf('2027-06-12', '2027-06-17'));
     expect(p.breakdown.map((n) => n.nightly_rate)).toEqual([1500, 1000, 1000, 2000, 2000]);
     expect(p.breakdown.map((n) => n.season_name)).toEqual([null, null, null, 'Summer', 'Summer']);
     expect(p.adjustments).toEqual([{ code: 'cleaning', label: 'Final cleaning', amount: 700, scope: 'stay' }]);
     expect(p.total).toBe(8200);
+  });
+});
+
+describe('buildOfferPayload', () => {
+  const text = fc.string({ unit: 'binary', maxLength: 12 });
+  const reason = fc.constantFrom('not_available', 'below_minimum_stay', 'above_maximum_stay', 'exceeds_max_guests', 'calendar_stale');
+  const feed = fc.record({
+    name: text,
+    last_success_at: fc.option(fc.constantFrom('2025-12-31T23:00:00.000Z', '2025-12-01T00:00:00.000Z'), { nil: null }),
+    last_error: fc.option(text, { nil: null }),
+  });
+
+  it('its payload text is JSON.stringify of its payload, whatever the property, stay, outcome and calendar', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          rates: rateTable,
+          fees,
+          stay,
+          name: text,
+          city: fc.option(text, { nil: null }),
+          refund: fc.option(fc.array(fc.record({ hours_before_checkin: fc.nat(), refund_percent: fc.nat(100) }), { maxLength: 3 }), {
+            nil: null,
+          }),
+          optIn: fc.boolean(),
+          wording: fc.option(text, { nil: undefined }),
+          language: fc.option(fc.constantFrom('en', 'sv-SE', 'zh-Hant-TW'), { nil: undefined }),
+          outcome: fc.option(reason, { nil: null }),
+          feeds: fc.array(feed, { maxLength: 3 }),
+          offerId: text,
+        }),
+        (x) => {
+          const base = sampleProperty(Date.parse('2026-01-01'));
+          // Built directly, not validated: the texts may hold anything JSON must escape.
+          const property: PropertyDescription = {
+            ...base,
+            name: x.name,
+            city: x.city,
+            rates: { ...x.rates, seasons: x.rates.seasons.map((s) => ({ ...s, name: `${s.name}${x.name}` })) },
+            fees: x.fees.map((f) => ({ ...f, label: x.name })),
+            refund_schedule: x.refund,
+            agent_permission: { may_quote_as_official_direct_offer: x.optIn, ...(x.wording === undefined ? {} : { wording: x.wording }) },
+          } as PropertyDescription;
+          const template = new OfferTemplate('villa.example', 'node-"1"', property);
+          const nights = nightsOf(x.stay.checkIn, x.stay.checkOut);
+          const now = Date.parse('2026-01-01T00:00:00.250Z');
+          const feeds: CalendarFeed[] = x.feeds.map((f) => ({
+            ...f,
+            url: null,
+            file: null,
+            created_at: f.last_success_at ?? '2025-01-01T00:00:00.000Z',
+            last_attempt_at: null,
+            event_count: 0,
+          }));
+          const { offer, json } = buildOfferPayload({
+            template,
+            request: {
+              check_in: x.stay.checkIn,
+              check_out: x.stay.checkOut,
+              guests: 2,
+              nights: nights.length,
+              ...(x.language ? { language: x.language } : {}),
+            },
+            now,
+            outcome: x.outcome ? { available: false, reason: x.outcome } : { available: true, price: template.priceStay(nights) },
+            freshness: calendarFreshnessMemo(feeds, 180)(now),
+            offerId: x.offerId,
+          });
+          expect(json).toBe(JSON.stringify(offer));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
