@@ -100,6 +100,28 @@ describe('pins between calls', () => {
   });
 });
 
+/** A raw Streamable HTTP session on the proxy's agent side: `initialize` sent, the headers every later request carries. */
+async function rawSession(listener: { url: string; token: string }): Promise<Record<string, string>> {
+  const headers = {
+    authorization: `Bearer ${listener.token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+  };
+  const init = await fetch(listener.url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+  await init.text();
+  return { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+}
+
 describe('the agent side over HTTP', () => {
   /** The first bytes the proxy sends back for one raw HTTP/1.1 POST on a connection of its own. */
   function firstRead(url: string, headers: Record<string, string>, body: string): Promise<string> {
@@ -130,30 +152,10 @@ describe('the agent side over HTTP', () => {
       listen: { host: '127.0.0.1', port: 0 },
       log: () => {},
     });
-    const headers = {
-      authorization: `Bearer ${proxy.listener!.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-    };
     try {
-      const init = await fetch(proxy.listener!.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-        }),
-      });
-      await init.text();
+      const session = await rawSession(proxy.listener!);
       // tools/list waits for the downstream child's answer, so the transport's stream has no event yet when it answers.
-      const first = await firstRead(
-        proxy.listener!.url,
-        { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! },
-        JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
-      );
+      const first = await firstRead(proxy.listener!.url, session, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
       expect(first).toMatch(/^HTTP\/1\.1 200 /);
       expect(first).toContain('content-type: text/event-stream');
       expect(first).toContain('event: message');
@@ -182,25 +184,8 @@ describe('the agent side over HTTP: a long call', () => {
       approvalTimeoutMs: 3_000,
       log: () => {},
     });
-    const headers = {
-      authorization: `Bearer ${proxy.listener!.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
-    };
     try {
-      const init = await fetch(proxy.listener!.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-        }),
-      });
-      await init.text();
-      const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+      const session = await rawSession(proxy.listener!);
       await (
         await fetch(proxy.listener!.url, {
           method: 'POST',

@@ -29,7 +29,7 @@ import {
 } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
-import { dayAfter, nodeClient, schemaErrors, tempDir, testClock } from '@vrpkit/testkit/node';
+import { blockingFeed, dayAfter, nodeClient, schemaErrors, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 const DOMAIN = 'offer-cache.example';
@@ -43,22 +43,6 @@ const stay = (from: number, nights: number) => ({ check_in: dayAfter(Date.now(),
 const queryOf = (s: { check_in: string; check_out: string }) => `check_in=${s.check_in}&check_out=${s.check_out}&guests=2`;
 
 const EMPTY_ICS = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//other channel//EN', 'END:VCALENDAR'].join('\r\n');
-/** An iCal feed holding one all-day booking of nights `[from, to)` (YYYY-MM-DD). */
-function icsBooking(from: string, to: string): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//other channel//EN',
-    'BEGIN:VEVENT',
-    'UID:cache-test@other',
-    'DTSTAMP:20260101T000000Z',
-    `DTSTART;VALUE=DATE:${from.replaceAll('-', '')}`,
-    `DTEND;VALUE=DATE:${to.replaceAll('-', '')}`,
-    'SUMMARY:Reserved',
-    'END:VEVENT',
-    'END:VCALENDAR',
-  ].join('\r\n');
-}
 
 describe.each([
   ['one process', 1],
@@ -171,7 +155,7 @@ describe.each([
     const s = stay(32, 3);
     const before = await served(queryOf(s));
     expect(envelopeOf(before[0]!).offer.availability.available).toBe(true);
-    writeFileSync(feedFile, icsBooking(s.check_in, s.check_out));
+    writeFileSync(feedFile, blockingFeed(s.check_in, s.check_out));
     expect(await syncCalendar({ dataDir })).toEqual([{ name: 'other-channel', ok: true, ranges: 1 }]);
     expectAllFresh(before, await served(queryOf(s)), (e) =>
       expect(e.offer.availability).toMatchObject({ available: false, reason: 'not_available' }),

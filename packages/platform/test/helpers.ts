@@ -2,7 +2,7 @@
  * Setup the platform tests share: a temporary folder removed after the file's tests, database
  * URLs (a SQLite file, or a fresh schema of the test PostgreSQL), a fresh master key, a platform
  * store opened and initialised under it, an https GET to one tenant of a served platform
- * (SNI and Host set to the tenant, the platform's CA trusted), and the iCal feed the sync tests serve.
+ * (SNI and Host set to the tenant, the platform's CA trusted).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
@@ -78,22 +78,4 @@ export function tenantGet(
     req.on('error', reject);
     req.end();
   });
-}
-
-/** An iCal feed of another channel blocking the nights from `from` to the night before `to` (dates YYYY-MM-DD). */
-export function blockingFeed(from: string, to: string): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//other channel//EN',
-    'BEGIN:VEVENT',
-    'UID:stay-1@other',
-    'DTSTAMP:20260101T000000Z',
-    `DTSTART;VALUE=DATE:${from.replaceAll('-', '')}`,
-    `DTEND;VALUE=DATE:${to.replaceAll('-', '')}`,
-    'SUMMARY:Reserved',
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
 }

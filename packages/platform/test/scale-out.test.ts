@@ -15,9 +15,10 @@ import { createDevCa, ensureDevCa, issueServerCertificate, sampleProperty } from
 import { generateMasterKeyText, PlatformStore, parseMasterKey } from '@vrpkit/platform';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
+import { blockingFeed } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockingFeed, pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
+import { pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
 
 const pgUrl = testPgUrl('platform scale-out', 'two platform serve processes on one PostgreSQL');
 const TENANTS = 50;

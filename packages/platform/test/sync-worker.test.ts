@@ -32,11 +32,11 @@ import {
 } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { type CliRun, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
-import { testClock } from '@vrpkit/testkit/node';
+import { blockingFeed, testClock } from '@vrpkit/testkit/node';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockingFeed, newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir, tenantGet } from './helpers.js';
+import { newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir, tenantGet } from './helpers.js';
 
 const pgUrl = testPgUrl('platform sync-worker', 'the PostgreSQL run: 1,000 feeds, two worker processes, one SIGKILLed mid-lease');
 const NOW = Date.now();

@@ -1,7 +1,8 @@
 /**
  * Node harness for the node and CLI tests: temp data directories, a mutable clock, an https
  * client that reaches `https://{domain}` on a loopback port with the dev CA (curl
- * `--connect-to` + `--cacert`, test-only), and ajv validators for the official schemas.
+ * `--connect-to` + `--cacert`, test-only), ajv validators for the official schemas, and the
+ * iCal feed of another channel that the calendar-sync tests serve.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -98,4 +99,22 @@ export function schemaErrors(name: OfficialSchemaName, doc: unknown): unknown[] 
 /** YYYY-MM-DD `days` after the instant `from` (UTC). */
 export function dayAfter(from: number, days: number): string {
   return new Date(from + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** An iCal feed of another channel holding one all-day booking of the nights `[from, to)` (YYYY-MM-DD). */
+export function blockingFeed(from: string, to: string): string {
+  return [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//other channel//EN',
+    'BEGIN:VEVENT',
+    'UID:stay-1@other',
+    'DTSTAMP:20260101T000000Z',
+    `DTSTART;VALUE=DATE:${from.replaceAll('-', '')}`,
+    `DTEND;VALUE=DATE:${to.replaceAll('-', '')}`,
+    'SUMMARY:Reserved',
+    'END:VEVENT',
+    'END:VCALENDAR',
+    '',
+  ].join('\r\n');
 }
