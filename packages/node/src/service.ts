@@ -219,6 +219,11 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   });
   let basis = offerBasis(snap);
 
+  /** What the offer path reads from the store state `state`, given what its offers share. */
+  const loadedOf = (state: StoreSnapshot, shared: ReturnType<typeof offerBasis>) => {
+    const { revision, property: p, feeds, blocks, keys } = state;
+    return { revision, p, feeds, blocks, signer: keyRing.signerFor(keys), ...shared };
+  };
   /** What the offer path reads from a snapshot, with the derived views kept in step (built once per snapshot). */
   const loaded = (next: StoreSnapshot) => {
     if (next !== snap) {
@@ -226,8 +231,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
       view = viewOf(snap.property, domain);
       basis = offerBasis(snap);
     }
-    const { revision, property: p, feeds, blocks, keys } = snap;
-    return { revision, p, feeds, blocks, signer: keyRing.signerFor(keys), ...basis };
+    return loadedOf(snap, basis);
   };
   /** The store as of now (one revision read; reloaded only when a write happened). */
   const load = async () => loaded(await store.snapshot(clock.now()));
@@ -319,9 +323,8 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   }
 
   function quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome {
-    if (state === snap) return signAt(args, clock.now(), loaded(state));
-    const { revision, property: p, feeds, blocks, keys } = state;
-    return signAt(args, clock.now(), { revision, p, feeds, blocks, signer: keyRing.signerFor(keys), ...offerBasis(state) });
+    // The current snapshot's shared offer basis is reused; another state (a booking's own transaction) builds its own.
+    return signAt(args, clock.now(), state === snap ? loaded(state) : loadedOf(state, offerBasis(state)));
   }
 
   /** The refusal or the cached offer for `args` at `t` from `s`; on a miss, what signing needs. */
