@@ -84,17 +84,13 @@ function httpTransport(url: string, headers: Readonly<Record<string, string>>): 
  * transport aborts a response still streaming.
  */
 export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
-  /** The long-lived signals whose listener bound is raised already. */
-  const raised = new WeakSet<AbortSignal>();
   return async (url, init) => {
     const signal = init?.signal;
     // One abort listener per request in flight: past Node's default bound of ten (eleven
     // concurrent or slow calls), Node prints a MaxListenersExceededWarning on stderr, the
-    // proxy's JSON-lines log. The bound global fetch sets, as the proxy had with it.
-    if (signal && !raised.has(signal)) {
-      setMaxListeners(IN_FLIGHT_LISTENERS, signal);
-      raised.add(signal);
-    }
+    // proxy's JSON-lines log. The bound global fetch sets, as the proxy had with it (setting
+    // it again on the transport's one long-lived signal is a property write).
+    if (signal) setMaxListeners(IN_FLIGHT_LISTENERS, signal);
     const body = init?.body;
     if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))
       throw new TypeError('the downstream transport sends string or byte bodies only');
