@@ -91,6 +91,7 @@ export {
   addDays,
   localDate,
 } from './dates.js';
+export { dnsNamePattern } from './dns-name.js';
 // Errors: data with stable codes.
 export {
   InvalidPropertyError,

@@ -15,7 +15,7 @@ import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { createDevIssuer, ensureDevCa, type PemKeyPair } from '@vrpkit/node';
+import { createDevIssuer, dnsNamePattern, ensureDevCa, type PemKeyPair } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 
 /** The name of the CA `--dev` issues tenant certificates from. */
@@ -24,7 +24,7 @@ export const DEV_CA_NAME = 'vrpkit platform dev CA';
 export type CertificateSource = { kind: 'dir'; dir: string } | { kind: 'dev'; dir: string };
 
 /** SNI names this long or with characters outside a DNS name are refused before any file lookup. */
-const SNI_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+const SNI_NAME = dnsNamePattern('{1,253}');
 
 export interface CertificateStore {
   /** The secure context for an SNI name, or undefined when no certificate covers it. */

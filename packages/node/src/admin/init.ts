@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, writ
 import { basename, dirname, join, resolve } from 'node:path';
 import { systemClock } from '@vrpkit/core';
 import { assertDataDirNotFile, NODE_CONFIG_FORMAT, type NodeConfigFile, nodePaths } from '../datadir.js';
+import { dnsNamePattern } from '../dns-name.js';
 import { InvalidPropertyError, NodeError } from '../errors.js';
 import { activateNewKey } from '../keys.js';
 import { type PropertyDescription, readPropertyFile, sampleProperty } from '../property.js';
@@ -17,7 +18,7 @@ import { NodeStore } from '../store/store.js';
 import type { NodeStoreOptions } from './store.js';
 
 /** Core VRP v0.1 §2 `canonical_domain`: a lowercase DNS name with at least two labels, no scheme, port or trailing dot. */
-const DOMAIN_RE = /^(?=.{4,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+const DOMAIN_RE = dnsNamePattern('{4,253}');
 
 export function assertCanonicalDomain(domain: string): void {
   if (!DOMAIN_RE.test(domain)) {

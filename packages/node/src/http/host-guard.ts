@@ -1,3 +1,4 @@
+import { DNS_LABEL } from '../dns-name.js';
 import { errorBody, JSON_TYPE } from '../request.js';
 
 /**
@@ -18,7 +19,7 @@ export function canonicalHostOnly(domain: string): (req: Request) => Response | 
 
 /**
  * The DNS name a `Host` header names (lowercased; port and trailing dot removed), or undefined when
- * it names none: every label 1–63 letters, digits and inner hyphens (RFC 1123 §2.1), so `.a.example`
+ * it names none: every label a DNS label (`DNS_LABEL`, any case), so `.a.example`
  * or `x..a.example` is no name at all rather than a subdomain of `a.example`.
  */
 export function requestHostName(header: string | null | undefined): string | undefined {
@@ -26,5 +27,4 @@ export function requestHostName(header: string | null | undefined): string | und
   return m?.[1]?.toLowerCase();
 }
 
-const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-const HOST = new RegExp(`^(${LABEL}(?:\\.${LABEL})*)\\.?(?::\\d{1,5})?$`, 'i');
+const HOST = new RegExp(`^(${DNS_LABEL}(?:\\.${DNS_LABEL})*)\\.?(?::\\d{1,5})?$`, 'i');
