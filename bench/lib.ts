@@ -49,8 +49,15 @@ export function cpuSeconds(pids: number[]): number | null {
  * generator's event loop) and return the JSON object it prints as its first stdout line.
  */
 export async function startChild(script: string | URL, args: string[]): Promise<{ child: ChildProcess; hello: Record<string, unknown> }> {
-  // VRP_BENCH_CPU_PROF=DIR: a V8 CPU profile of each child (the servers) is written into DIR when it exits.
-  const prof = process.env.VRP_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.VRP_BENCH_CPU_PROF}`] : [];
+  // VRP_BENCH_CPU_PROF=DIR: a V8 CPU profile of each child (the servers) is written into DIR when it exits,
+  // sampled every VRP_BENCH_CPU_PROF_INTERVAL µs (default 1000).
+  const prof = process.env.VRP_BENCH_CPU_PROF
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${process.env.VRP_BENCH_CPU_PROF}`,
+        `--cpu-prof-interval=${process.env.VRP_BENCH_CPU_PROF_INTERVAL ?? 1000}`,
+      ]
+    : [];
   const child = spawn(process.execPath, [...prof, '--import', 'tsx', '--conditions=vrpkit-source', fileURLToPath(script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -32,6 +32,7 @@ import { buildOfferPayload, type HostAlternatives, OfferTemplate, type SignedOff
 import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
 import { rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
+import { inSigningTurn } from './signing-turn.js';
 import type { StoreSnapshot } from './store/store.js';
 
 /** One offer service behind every surface (Node Tool Binding v0.1 §5: three adapters, one source). */
@@ -70,15 +71,16 @@ export interface NodePublisher extends OfferService {
   /** Core VRP v0.1 §3 JWKS at the node's clock: active and retained keys. */
   jwks(): Promise<VrpJwks>;
   /**
-   * What `getServedOffer(args)` answers, computed without waiting when the store state is known
+   * What `getServedOffer(args)` answers, without waiting for the store when its state is known
    * synchronously (SQLite, unchanged since the last snapshot, no lapsed hold to expire): a
-   * refusal, a cached response, or an offer signed now (signing is synchronous). Null when the
-   * store read would wait (PostgreSQL, a write to reload, a hold to expire): the caller takes
-   * `getServedOffer`. The offer endpoint then answers in the same turn, as prebuilt bytes.
-   * `args` may be the endpoint's raw query string (without `?`): its accepted parses are
-   * remembered, so a stay asked again skips decoding and parsing.
+   * refusal or a cached response at once (the offer endpoint then answers in the same turn, as
+   * prebuilt bytes), or the promise of an offer signed in this turn's signing batch
+   * (signing-turn.ts). Null when the store read would wait (PostgreSQL, a write to reload, a
+   * hold to expire): the caller takes `getServedOffer`. `args` may be the endpoint's raw query
+   * string (without `?`): its accepted parses are remembered, so a stay asked again skips
+   * decoding and parsing.
    */
-  servedOfferNow?(args: OfferRequestInput | string): OfferOutcome | null;
+  servedOfferNow?(args: OfferRequestInput | string): OfferOutcome | Promise<OfferOutcome> | null;
   /** The live re-quote of a booking request: `getOffer` computed from the store state `state` (read inside the hold's transaction). */
   quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome;
 }
@@ -308,7 +310,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return typeof args === 'string' ? parseOfferQuery(args, today, horizonDays) : parseOfferRequest(args, { today, horizonDays });
   }
 
-  /** Sign afresh at `t` from the store state `s`. */
+  /** Sign afresh at `t` from the store state `s`, now. */
   function signAt(args: OfferRequestInput | string, t: number, s: Loaded): OfferOutcome {
     const today = localDate(t, s.p.time_zone);
     // A refusal never reaches pricing or the signer.
@@ -327,27 +329,34 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return signAt(args, clock.now(), state === snap ? loaded(state) : loadedOf(state, offerBasis(state)));
   }
 
-  /** The refusal or the cached offer for `args` at `t` from `s`; on a miss, what signing needs. */
-  function lookUp(c: OfferCache, args: OfferRequestInput | string, t: number, s: Loaded) {
+  /** Served offers being signed in this turn's signing batch, by cache key (see `serveAt`). */
+  const signing = new Map<string, Promise<OfferOutcome>>();
+
+  /**
+   * The offer served for `args` at `t` from `s`: a refusal or a cached response at once, otherwise
+   * the promise of one signed in this turn's signing batch (and cached). A request for a stay
+   * whose signature is already in the batch waits for that signature: one offer per stay and
+   * store state, as when each was signed on arrival.
+   */
+  function serveAt(args: OfferRequestInput | string, t: number, s: Loaded): OfferOutcome | Promise<OfferOutcome> {
     const today = localDate(t, s.p.time_zone);
     const parsed = parseAt(args, s, today);
-    if (!parsed.ok) return { outcome: parsed };
+    if (!parsed.ok) return parsed;
     const r = parsed.request;
+    if (!cache) return inSigningTurn(() => ({ ok: true as const, ...signFresh(r, t, s, today) }));
     const key = OfferCache.key({ domain, created_at: info.created_at, ...r, revision: s.revision, kid: s.signer.kid, today });
-    const hit = c.get(key, t);
-    return hit ? { outcome: { ok: true as const, ...hit } } : { miss: { r, key, today } };
-  }
-
-  /** The offer served for `args` at `t` from `s`: a refusal, a cached response, or one signed now (and cached). Synchronous. */
-  function serveAt(args: OfferRequestInput | string, t: number, s: Loaded): OfferOutcome {
-    if (!cache) return signAt(args, t, s);
-    const found = lookUp(cache, args, t, s);
-    if (found.outcome) return found.outcome;
-    const { r, key, today } = found.miss;
-    // Signing is synchronous: a concurrent request for the same stay finds the entry.
-    const signed = signFresh(r, t, s, today);
-    cache.set(key, signed, t, s.freshness(t).changesAt);
-    return { ok: true, ...signed };
+    const hit = cache.get(key, t);
+    if (hit) return { ok: true, ...hit };
+    let pending = signing.get(key);
+    if (!pending) {
+      pending = inSigningTurn(() => {
+        const signed = signFresh(r, t, s, today);
+        cache.set(key, signed, t, s.freshness(t).changesAt);
+        return { ok: true as const, ...signed };
+      }).finally(() => signing.delete(key));
+      signing.set(key, pending);
+    }
+    return pending;
   }
 
   async function getServedOffer(args: OfferRequestInput | string): Promise<OfferOutcome> {
@@ -355,7 +364,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     return serveAt(args, clock.now(), s);
   }
 
-  function servedOfferNow(args: OfferRequestInput | string): OfferOutcome | null {
+  function servedOfferNow(args: OfferRequestInput | string): OfferOutcome | Promise<OfferOutcome> | null {
     const now = store.snapshotNow?.() ?? null;
     if (!now) return null;
     const t = clock.now();

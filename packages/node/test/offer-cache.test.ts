@@ -18,6 +18,7 @@ import {
   initNode,
   listKeys,
   type NodePublisher,
+  type OfferOutcome,
   propertyDocument,
   revokeKey,
   rotateKey,
@@ -326,29 +327,55 @@ describe('signed-offer cache on the node clock', () => {
     const service = node.service as NodePublisher;
     const query = new URLSearchParams(queryOf(STAY));
     const first = await offer();
-    const hit = service.servedOfferNow?.(query);
+    /** What servedOfferNow answered in this turn, never a promise (a signature to wait for). */
+    const now = (q: URLSearchParams) => {
+      const r = service.servedOfferNow?.(q);
+      expect(r).not.toBeInstanceOf(Promise);
+      return r as OfferOutcome | null | undefined;
+    };
+    const hit = now(query);
     expect(hit?.ok && hit.json).toBe(first.text);
     // A refusal needs no signature: it is answered in the same turn, with the parser's code.
-    expect(service.servedOfferNow?.(new URLSearchParams(`check_in=${STAY.check_in}`))).toMatchObject({
+    expect(now(new URLSearchParams(`check_in=${STAY.check_in}`))).toMatchObject({
       ok: false,
       error: { code: 'missing_parameter' },
     });
     // A write through another store handle (as another process makes it): the revision moved, so no answer without a reload.
     await addCalendarBlock({ dataDir, from: STAY.check_in, to: STAY.check_out, kind: 'block' });
-    expect(service.servedOfferNow?.(query)).toBeNull();
+    expect(now(query)).toBeNull();
     const after = await offer();
     expect(after.text).not.toBe(first.text);
     expect(envelopeOf(after.text).offer.availability).toMatchObject({ available: false, reason: 'not_available' });
-    const again = service.servedOfferNow?.(query);
+    const again = now(query);
     expect(again?.ok && again.json).toBe(after.text);
-    // Cache off: answered in the same turn too, but always signed afresh (never an earlier response).
+    // Cache off: no store wait either, but always signed afresh (never an earlier response), in this turn's signing batch.
     const off = await clockNode('served-now-off', 0);
     const offFirst = await off.offer();
     expect(offFirst.status).toBe(200);
-    const signedNow = (off.node.service as NodePublisher).servedOfferNow?.(query);
+    const signing = (off.node.service as NodePublisher).servedOfferNow?.(query);
+    expect(signing).toBeInstanceOf(Promise);
+    const signedNow = await signing;
     expect(signedNow?.ok).toBe(true);
     expect(signedNow?.ok && signedNow.json).not.toBe(offFirst.text);
     expect(signedNow?.ok && envelopeOf(signedNow.json).offer.request).toEqual(envelopeOf(offFirst.text).offer.request);
+  });
+
+  it('signs a stay asked by several requests in one turn once (the signing batch), and each distinct stay once', async () => {
+    const { node } = await clockNode('one-turn');
+    const service = node.service as NodePublisher;
+    const other = { check_in: STAY.check_in, check_out: dayAfter(Date.parse(STAY.check_out), 1) };
+    // Five requests in the same turn, before the batch runs: three for STAY, two for another stay.
+    const pending = [STAY, STAY, other, STAY, other].map((s) => service.servedOfferNow?.(queryOf(s)));
+    for (const p of pending) expect(p).toBeInstanceOf(Promise);
+    const bodies = (await Promise.all(pending)).map((o) => (o?.ok ? o.json : 'refused'));
+    expect(new Set(bodies).size).toBe(2);
+    expect(bodies[0]).toBe(bodies[1]);
+    expect(bodies[2]).toBe(bodies[4]);
+    expect(envelopeOf(bodies[2]!).offer.request.check_out).toBe(other.check_out);
+    // Signed and cached: the next request is answered in its own turn with the same bytes.
+    const hit = service.servedOfferNow?.(queryOf(STAY));
+    expect(hit).not.toBeInstanceOf(Promise);
+    expect((hit as OfferOutcome).ok && (hit as { json: string }).json).toBe(bodies[0]);
   });
 
   it('never serves an offer signed in the future of a clock that went back', async () => {

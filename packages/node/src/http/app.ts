@@ -99,12 +99,13 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
     const read = offerQueryString(c.req.url);
     if (!read.ok) return offerResponse(read);
     const service = serviceOf(c);
-    // Answered in this turn when the store state is known without waiting (a cache hit or a fresh
-    // signature alike): a handler that returns a Response (not a promise) lets @hono/node-server
-    // write the prebuilt bytes at once, headers and body in one write. The raw query goes as is,
-    // on either path: the service remembers its parse.
+    // A cache hit or a refusal is answered in this turn when the store state is known without
+    // waiting: a handler that returns a Response (not a promise) lets @hono/node-server write the
+    // prebuilt bytes at once, headers and body in one write. A fresh signature is answered from
+    // this turn's signing batch. The raw query goes as is, on either path: the service remembers its parse.
     const now = service.servedOfferNow?.(read.query);
-    return now ? offerResponse(now) : service.getServedOffer(read.query).then(offerResponse);
+    if (!now) return service.getServedOffer(read.query).then(offerResponse);
+    return now instanceof Promise ? now.then(offerResponse) : offerResponse(now);
   });
 
   // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.

@@ -33,6 +33,7 @@ import { MCP_ENDPOINT_PATH, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit
 import type { Context, Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
 import type { OfferOutcome, OfferService } from '../service.js';
+import { inSigningTurn } from '../signing-turn.js';
 import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from './body.js';
 import { perService } from './per-service.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
@@ -67,12 +68,18 @@ export async function callOfferTool(service: OfferService, args: Record<string, 
   // The offer is the endpoint's (signed-offer cache included); the receipt below is signed per call.
   const outcome = await service.getServedOffer(args);
   if (!outcome.ok) return refusalResult(outcome.error);
+  const receipt = await signedReceipt(service, args, outcome.envelope);
   return {
     content: [{ type: 'text', text: outcome.json }],
     structuredContent: outcome.envelope as unknown as Record<string, unknown>,
     // MCP composition profile: the signed receipt rides in `_meta`, beside the unmodified envelope (docs/receipts.md).
-    _meta: { [RECEIPT_META_KEY]: issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope: outcome.envelope }) },
+    _meta: { [RECEIPT_META_KEY]: receipt },
   };
+}
+
+/** The call's receipt (MCP composition profile), signed per call in this turn's signing batch. */
+function signedReceipt(service: OfferService, args: Record<string, unknown>, envelope: OfferEnvelope) {
+  return inSigningTurn(() => issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope }));
 }
 
 /**
@@ -98,7 +105,7 @@ async function offerToolResultJson(service: OfferService, args: Record<string, u
     text = JSON.stringify(outcome.json);
     envelopeTexts.set(outcome.envelope, text);
   }
-  const receipt = issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope: outcome.envelope });
+  const receipt = await signedReceipt(service, args, outcome.envelope);
   return `{"_meta":{${RECEIPT_META_KEY_JSON}:${JSON.stringify(receipt)}},"content":[{"type":"text","text":${text}}],"structuredContent":${outcome.json}}`;
 }
 
