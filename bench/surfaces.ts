@@ -15,15 +15,26 @@
  *   a2a    POST /a2a/jsonrpc  SendMessage (A2A 1.0) with one data part
  * Every answer is checked (status 200 and a signed envelope in it); a failed answer aborts the run.
  *
+ * Two floor rows bound what any MCP surface can reach: a bare node:https handler on the same TLS
+ * certificate that reads and parses the same POST and answers the MCP answer's exact bytes (taken
+ * from the node at start-up), without a signature and with one raw Ed25519 signature of a
+ * receipt-sized input per call. They run no MCP code at all, so `mcp` can only approach them:
+ * the answer is as large as Node Tool Binding §5 and the MCP composition profile make it (the
+ * envelope as JSON text and as structuredContent, the receipt with the offer's JWS) and the
+ * receipt is signed per call.
+ *
  * Run: npx tsx --conditions=vrpkit-source bench/surfaces.ts [--seconds 6] [--concurrency 8]
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { sign } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { Pool } from 'undici';
-import { cpuSeconds, numberFlag, startChild } from './lib.js';
+import { cpuSeconds, numberFlag, RAW_SIGN, startChild } from './lib.js';
 
 const SECONDS = numberFlag('seconds', 6);
 const ROUNDS = 6;
@@ -79,8 +90,11 @@ const a2a = () => ({
     params: { message: { messageId: `m-${++id}`, role: 'ROLE_USER', parts: [{ data: ARGS, mediaType: 'application/json' }] } },
   }),
 });
+/** The floors' POST: the MCP row's request, to the bare handler (its path picks the variant). */
+const floor = (path: string) => () => ({ ...mcp(), path });
 let cachedPool: Pool;
 let freshPool: Pool;
+let floorPool: Pool;
 let serverPid: number;
 /** Rows: each surface on the node with the signed-offer cache, then plain and MCP on the one without. */
 const calls: Record<string, Call> = {
@@ -89,9 +103,13 @@ const calls: Record<string, Call> = {
   a2a: { pool: () => cachedPool, request: a2a },
   'plain, cache off': { pool: () => freshPool, request: plain },
   'mcp, cache off': { pool: () => freshPool, request: mcp },
+  'floor: the MCP answer’s bytes': { pool: () => floorPool, request: floor('/floor') },
+  'floor: the MCP answer’s bytes + 1 signature': { pool: () => floorPool, request: floor('/floor-signed') },
 };
 /** The row each row's ratio is taken against: the plain endpoint with the same cache setting. */
 const baselineOf = (name: string) => (name.endsWith('cache off') ? 'plain, cache off' : 'plain');
+/** The receipt's transport assertion is a few hundred bytes: the floor signs that much per call. */
+const RECEIPT_SIGNING_INPUT = RAW_SIGN.input.subarray(0, 512);
 
 const bytesOf = new Map<string, number>();
 
@@ -181,6 +199,7 @@ async function main() {
   try {
     cachedPool = poolFor(hello.cachedPort as number);
     freshPool = poolFor(hello.freshPort as number);
+    floorPool = poolFor(hello.floorPort as number);
     const rows = await measureAll();
     console.log(
       `bench/surfaces — ${CONCURRENCY} concurrent, ${SECONDS}s per row in ${ROUNDS} interleaved slices, https loopback, ${cpus().length} CPUs (shared)`,
@@ -191,6 +210,10 @@ async function main() {
       const verdict = row.ratio_to_plain >= 0.5 ? 'meets' : 'MISSES';
       console.log(`${name}: tools/call at ${row.ratio_to_plain}× the plain endpoint (${baselineOf(name)}): ${verdict} the 0.5× target.`);
     }
+    const [bytesOnly, signed] = rows.filter((r) => r.surface.startsWith('floor')) as [Row, Row];
+    console.log(
+      `floor (no MCP code, a bare handler answering the MCP answer's ${bytesOf.get(bytesOnly.surface)} bytes): ${bytesOnly.ratio_to_plain}× the plain endpoint; with one signature per call: ${signed.ratio_to_plain}×.`,
+    );
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/surfaces.json', import.meta.url),
@@ -199,7 +222,20 @@ async function main() {
   } finally {
     await cachedPool?.close();
     await freshPool?.close();
+    await floorPool?.close();
     child.kill('SIGTERM');
+  }
+}
+
+/** The node's answer to the MCP row's request, byte for byte: what the floors answer. */
+async function mcpAnswerOf(port: number, caPem: string): Promise<Buffer> {
+  const pool = new Pool(`https://127.0.0.1:${port}`, { connect: { servername: DOMAIN, ca: caPem } });
+  try {
+    const r = mcp();
+    const res = await pool.request({ method: r.method, path: r.path, headers: r.headers, body: r.body });
+    return Buffer.from(await res.body.arrayBuffer());
+  } finally {
+    await pool.close();
   }
 }
 
@@ -208,8 +244,28 @@ if (process.argv.includes('--serve')) {
   await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
   const cached = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0 });
   const fresh = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, offerCacheMaxAgeSeconds: 0 });
-  process.stdout.write(`${JSON.stringify({ cachedPort: cached.port, freshPort: fresh.port, caPem: cached.caPem, pid: process.pid })}\n`);
+  const answer = await mcpAnswerOf(cached.port, cached.caPem!);
+  const tls = join(dir, 'node', 'tls');
+  const floorServer = createServer(
+    { key: readFileSync(join(tls, 'server-key.pem'), 'utf8'), cert: readFileSync(join(tls, 'server.pem'), 'utf8') },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if (req.url === '/floor-signed') sign(null, RECEIPT_SIGNING_INPUT, RAW_SIGN.key);
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.byteLength });
+        res.end(answer);
+      });
+    },
+  );
+  await new Promise<void>((resolve) => floorServer.listen(0, '127.0.0.1', resolve));
+  const floorPort = (floorServer.address() as AddressInfo).port;
+  process.stdout.write(
+    `${JSON.stringify({ cachedPort: cached.port, freshPort: fresh.port, floorPort, caPem: cached.caPem, pid: process.pid })}\n`,
+  );
   process.on('SIGTERM', async () => {
+    floorServer.close();
     await cached.close();
     await fresh.close();
     rmSync(dir, { recursive: true, force: true });
