@@ -30,10 +30,11 @@ function walCommits(db: string): number {
 let file: string;
 let store: AuthorityStore;
 
-// Each test closes its gate, which closes the store.
+// Each test closes its gate, which closes the store. Checkpoints stay inline: a background one
+// lets the next commit start a new WAL generation between two counts.
 beforeEach(async () => {
   file = join(tmpDir('commits'), 'gate.db');
-  store = await openSqliteStore(file);
+  store = await openSqliteStore(file, { checkpoints: 'inline' });
 });
 afterAll(removeTmpDirs);
 

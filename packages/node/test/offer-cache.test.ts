@@ -371,7 +371,7 @@ describe('signed-offer cache on the node clock', () => {
     expect(new Set(bodies).size).toBe(2);
     expect(bodies[0]).toBe(bodies[1]);
     expect(bodies[2]).toBe(bodies[4]);
-    expect(envelopeOf(bodies[2]!).offer.request.check_out).toBe(other.check_out);
+    expect(envelopeOf(bodies[2]!).offer.request?.check_out).toBe(other.check_out);
     // Signed and cached: the next request is answered in its own turn with the same bytes.
     const hit = service.servedOfferNow?.(queryOf(STAY));
     expect(hit).not.toBeInstanceOf(Promise);

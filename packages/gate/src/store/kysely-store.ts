@@ -80,6 +80,7 @@ export interface DialectOps {
     outcome: OutcomeRecord,
     now: number,
   ): Promise<{ recorded: boolean; head?: AuditHead }>;
+  /** Release what the dialect holds beside the Kysely connection (called before the connection closes). */
   close(): Promise<void>;
 }
 
@@ -672,8 +673,9 @@ export class KyselyAuthorityStore implements AuthorityStore {
     try {
       await this.checkpointAudit(this.clock.now());
     } catch {}
-    await this.db.destroy();
+    // The dialect's own helpers first (SQLite's checkpoint worker), then the connection, whose close checkpoints the rest.
     await this.ops.close();
+    await this.db.destroy();
   }
 
   /** The journal transition's UPDATE, compiled once per (from state, columns set) shape. */

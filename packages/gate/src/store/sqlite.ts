@@ -16,12 +16,18 @@ import { StoreTimeoutError } from './errors.js';
 import { type Db, type DialectOps, KyselyAuthorityStore, migrated, type Program } from './kysely-store.js';
 import { BoundQuery } from './prepared.js';
 import type { GateDatabase } from './schema.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import type { AuthorityStore } from './types.js';
 
 export interface SqliteStoreOptions {
   /** Default bound on waiting for the write lock (ms); a call's own `timeoutMs` overrides it. Default 5000. */
   busyTimeoutMs?: number;
   clock?: Clock;
+  /**
+   * Where WAL checkpoints run: `background` (default) in a worker thread, off every commit
+   * (sqlite-checkpointer.ts); `inline` inside the commit that finds the log full, SQLite's default.
+   */
+  checkpoints?: 'background' | 'inline';
 }
 
 export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<AuthorityStore> {
@@ -32,6 +38,8 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
+  // Checkpoints run in a worker thread, not inside a consume's COMMIT (sqlite-checkpointer.ts).
+  const checkpointer = file === ':memory:' || file === '' || opts.checkpoints === 'inline' ? null : startCheckpointer(raw, file);
   // Kysely's SQLite driver prepares every statement anew; prepared statements are cached per
   // SQL text instead (the set of query shapes is small and fixed).
   const statements = new Map<string, Database.Statement>();
@@ -87,7 +95,9 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     // the next FULL commit syncs it with its own. Back to FULL at once, whatever happens.
     if (durability === 'process') database.prepare('PRAGMA synchronous = NORMAL').run();
     try {
-      return runImmediate.immediate(program) as T;
+      const result = runImmediate.immediate(program) as T;
+      checkpointer?.committed();
+      return result;
     } catch (e) {
       if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
       throw e;
@@ -127,6 +137,7 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
         try {
           const result = await fn(conn);
           await sql`commit`.execute(conn);
+          checkpointer?.committed();
           return result;
         } catch (e) {
           if (raw.inTransaction) await sql`rollback`.execute(conn);
@@ -151,8 +162,10 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     epochsQuery: (conn) =>
       conn.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
     auditHeadQuery: (conn) => conn.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1),
-    // Kysely's destroy() closes the better-sqlite3 handle.
-    close: async () => {},
+    // The checkpoint worker ends first; Kysely's destroy() then closes the better-sqlite3 handle, which checkpoints what is left.
+    close: async () => {
+      await checkpointer?.stop();
+    },
   };
 
   const clock = opts.clock ?? systemClock;
