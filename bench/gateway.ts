@@ -13,14 +13,18 @@
  * Target: added p50 ≤ 1.5 ms and added p99 ≤ 4 ms on SQLite.
  *
  * Each side also runs once in `--mode observe` on SQLite (every call forwarded, no gate writes):
- * what the MCP hop itself costs, apart from the gate's durable path.
+ * what the MCP hop itself costs, apart from the gate's durable path. The HTTP side has a floor
+ * row too, `relay`: a bare node:http relay in its own process (this file with `--relay URL`)
+ * that forwards every request and streams every answer with undici, no MCP code at all, which
+ * no HTTP proxy's hop can undercut; the gate's durable path comes on top of it.
  *
  * Run: npm run bench -- gateway [--calls N] [--side stdio|http] [--store sqlite|postgres]
  * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process into DIR
- * (`node --cpu-prof`; open it in Chrome DevTools or read its `.cpuprofile` JSON).
+ * (`node --cpu-prof`, sampled every VRP_BENCH_CPU_PROF_INTERVAL µs, default 1000; open it in Chrome DevTools or read its `.cpuprofile` JSON).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +34,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { Agent, type Dispatcher, request } from 'undici';
 import { cpuSeconds, numberFlag, printTable } from './lib.js';
 
 const CALLS = numberFlag('calls', 1500);
@@ -41,7 +46,9 @@ const everything = join(root, 'node_modules/@modelcontextprotocol/server-everyth
 const PROF_DIR = process.env.VRP_BENCH_CPU_PROF;
 const vrp = [
   process.execPath,
-  ...(PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []),
+  ...(PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.VRP_BENCH_CPU_PROF_INTERVAL ?? 1000}`]
+    : []),
   '--import',
   'tsx',
   '--conditions=vrpkit-source',
@@ -58,6 +65,42 @@ function choiceFlag<T extends string>(name: string, allowed: readonly T[]): read
   }
   return [v];
 }
+/**
+ * `--relay URL`: the HTTP floor's relay. Every request goes to URL's origin (same path, the
+ * headers but the hop-by-hop ones) on keep-alive connections, and its answer streams back as it comes.
+ */
+async function relay(upstream: string): Promise<void> {
+  const dispatcher = new Agent();
+  const origin = new URL(upstream).origin;
+  const HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding']);
+  const server = createHttpServer(async (req, res) => {
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
+    try {
+      const answer = await request(`${origin}${req.url}`, {
+        dispatcher,
+        method: req.method as Dispatcher.HttpMethod,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? null : req,
+      });
+      const out: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
+      res.writeHead(answer.statusCode, out);
+      answer.body.pipe(res);
+    } catch {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  process.stdout.write(`${JSON.stringify({ port: (server.address() as { port: number }).port })}\n`);
+}
+if (process.argv.includes('--relay')) {
+  await relay(process.argv[process.argv.indexOf('--relay') + 1]!);
+  // Serves until the bench kills it.
+  await new Promise(() => {});
+}
+
 const SIDES = choiceFlag('side', ['stdio', 'http'] as const);
 const STORES = choiceFlag('store', ['sqlite', 'postgres'] as const);
 
@@ -157,6 +200,19 @@ async function pair(
   children.push(server);
   await waitForLine(server, /listening on port/);
   const upstream = `http://127.0.0.1:${port}/mcp`;
+  if (mode === 'relay') {
+    const relayChild = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--relay', upstream], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(relayChild);
+    const hello = await new Promise<string>((resolve, reject) => {
+      relayChild.stdout!.once('data', (d) => resolve(String(d)));
+      relayChild.once('exit', (code) => reject(new Error(`relay exited (${code}) before ready`)));
+    });
+    const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream)));
+    const proxied = await connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${JSON.parse(hello).port}/mcp`)));
+    return { direct, proxied, proxyPid: relayChild.pid! };
+  }
   const proxy = spawn(
     vrp[0],
     [...vrp.slice(1), ...proxyArgs, '--listen', '127.0.0.1:0', '--upstream', upstream, '--insecure-http-upstream'],
@@ -173,7 +229,8 @@ async function pair(
   return { direct, proxied, proxyPid: proxy.pid! };
 }
 
-type Mode = 'enforce' | 'observe';
+/** `relay`: the HTTP side's floor, a bare relay instead of the proxy (see the module comment). */
+type Mode = 'enforce' | 'observe' | 'relay';
 
 interface Stats {
   n: number;
@@ -268,6 +325,10 @@ try {
   floor = sqliteCommitFloor();
   for (const side of SIDES) {
     if (STORES.includes('sqlite')) {
+      if (side === 'http') {
+        results.push(await scenario(side, 'sqlite', 'bench-http-relay', 'relay'));
+        await closeAll();
+      }
       results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
       await closeAll();
       results.push(await scenario(side, 'sqlite', `bench-${side}`));
@@ -310,7 +371,7 @@ printTable([
   ],
   ...results.map((r) => [
     r.side,
-    r.store,
+    r.mode === 'relay' ? '-' : r.store,
     r.mode,
     String(r.proxied.n),
     f(r.direct.p50),
