@@ -51,6 +51,17 @@ export interface OfferService {
    *  governs). The returned envelope is shared between calls: never mutate it. `args` may be the
    *  endpoint's raw query string, as for `servedOfferNow`. */
   getServedOffer(args: OfferRequestInput | string): Promise<OfferOutcome>;
+  /**
+   * What `getServedOffer(args)` answers, without waiting for the store when its state is known
+   * synchronously (SQLite, unchanged since the last snapshot, no lapsed hold to expire): a
+   * refusal or a cached response at once (the offer endpoint then answers in the same turn, as
+   * prebuilt bytes), or the promise of an offer signed in this turn's signing batch
+   * (signing-turn.ts). Null when the store read would wait (PostgreSQL, a write to reload, a
+   * hold to expire): the caller takes `getServedOffer`. `args` may be the endpoint's raw query
+   * string (without `?`): its accepted parses are remembered, so a stay asked again skips
+   * decoding and parsing.
+   */
+  servedOfferNow?(args: OfferRequestInput | string): OfferOutcome | Promise<OfferOutcome> | null;
   /** Property facts for human pages. */
   property(): PropertyView;
   /** Day-by-day availability and nightly rate for a page calendar (YYYY-MM-DD from, number of days). */
@@ -70,17 +81,6 @@ export interface NodePublisher extends OfferService {
   discovery(): DiscoveryDocument;
   /** Core VRP v0.1 §3 JWKS at the node's clock: active and retained keys. */
   jwks(): Promise<VrpJwks>;
-  /**
-   * What `getServedOffer(args)` answers, without waiting for the store when its state is known
-   * synchronously (SQLite, unchanged since the last snapshot, no lapsed hold to expire): a
-   * refusal or a cached response at once (the offer endpoint then answers in the same turn, as
-   * prebuilt bytes), or the promise of an offer signed in this turn's signing batch
-   * (signing-turn.ts). Null when the store read would wait (PostgreSQL, a write to reload, a
-   * hold to expire): the caller takes `getServedOffer`. `args` may be the endpoint's raw query
-   * string (without `?`): its accepted parses are remembered, so a stay asked again skips
-   * decoding and parsing.
-   */
-  servedOfferNow?(args: OfferRequestInput | string): OfferOutcome | Promise<OfferOutcome> | null;
   /** The live re-quote of a booking request: `getOffer` computed from the store state `state` (read inside the hold's transaction). */
   quoteFrom(state: StoreSnapshot, args: OfferRequestInput): OfferOutcome;
 }

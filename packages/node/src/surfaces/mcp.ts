@@ -83,30 +83,35 @@ function signedReceipt(service: OfferService, args: Record<string, unknown>, env
 }
 
 /**
- * The envelope's exact bytes as a JSON string literal (the text content), once per signed offer:
+ * Per signed offer, what follows the receipt in the answer: `},"content":[{"type":"text","text":…}],"structuredContent":…}`
+ * as bytes (the envelope's exact bytes as a JSON string literal, then as they are), built once:
  * the signed-offer cache hands every call for a stay the same envelope object.
  */
-const envelopeTexts = new WeakMap<OfferEnvelope, string>();
-const RECEIPT_META_KEY_JSON = JSON.stringify(RECEIPT_META_KEY);
+const afterReceipt = new WeakMap<OfferEnvelope, Buffer<ArrayBuffer>>();
+const RESULT_HEAD = Buffer.from(`{"result":{"_meta":{${JSON.stringify(RECEIPT_META_KEY)}:`);
 
 /**
- * `callOfferTool`'s result as the SDK serialises it after its result schema (`_meta`, `content`,
- * `structuredContent`; a refusal `content`, `isError`), with the envelope written as its signed
- * bytes rather than re-serialised from the object.
+ * The JSON-RPC answer to a direct offer call: `callOfferTool`'s result as the SDK serialises it
+ * after its result schema (`_meta`, `content`, `structuredContent`; a refusal `content`,
+ * `isError`), with the envelope written as its signed bytes rather than re-serialised from the
+ * object, then `jsonrpc` and `id` in the SDK's order. The offer is the endpoint's, answered
+ * without a store wait when the store state is known (`servedOfferNow`).
  */
-async function offerToolResultJson(service: OfferService, args: Record<string, unknown>): Promise<string> {
-  const outcome: OfferOutcome = await service.getServedOffer(args);
+async function offerToolAnswer(service: OfferService, args: Record<string, unknown>, id: string | number): Promise<Buffer<ArrayBuffer>> {
+  const outcome: OfferOutcome = await (service.servedOfferNow?.(args) ?? service.getServedOffer(args));
+  const tail = `,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
   if (!outcome.ok) {
     const { content, isError } = refusalResult(outcome.error);
-    return JSON.stringify({ content, isError });
+    return Buffer.from(`{"result":${JSON.stringify({ content, isError })}${tail}`);
   }
-  let text = envelopeTexts.get(outcome.envelope);
-  if (text === undefined) {
-    text = JSON.stringify(outcome.json);
-    envelopeTexts.set(outcome.envelope, text);
+  const { envelope } = outcome;
+  let after = afterReceipt.get(envelope);
+  if (after === undefined) {
+    after = Buffer.from(`},"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}],"structuredContent":${outcome.json}}`);
+    afterReceipt.set(envelope, after);
   }
-  const receipt = await signedReceipt(service, args, outcome.envelope);
-  return `{"_meta":{${RECEIPT_META_KEY_JSON}:${JSON.stringify(receipt)}},"content":[{"type":"text","text":${text}}],"structuredContent":${outcome.json}}`;
+  const receipt = await signedReceipt(service, args, envelope);
+  return Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(receipt)), after, Buffer.from(tail)]);
 }
 
 /**
@@ -211,10 +216,10 @@ export function mountMcp(app: Hono, serviceOf: (c: Context) => OfferService): vo
     const direct = directOfferCall(c, parsedBody);
     if (direct) {
       try {
-        const result = await offerToolResultJson(service, direct.args);
-        return new Response(`{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(direct.id)}}`, {
+        const answer = await offerToolAnswer(service, direct.args, direct.id);
+        return new Response(answer, {
           status: 200,
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', 'content-length': String(answer.byteLength) },
         });
       } catch {
         // A failure is answered by the SDK, in its own JSON-RPC error shape.
