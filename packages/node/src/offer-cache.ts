@@ -54,10 +54,11 @@ interface Entry {
 /**
  * Heap estimate of one entry: the body buffer, the one-byte JSON string of the same length, the
  * parsed envelope (measured at about twice the JSON's size on V8) and, once the offer was served
- * over MCP, the MCP answer's bytes the surface keeps beside it (the envelope as a JSON string
- * literal and as itself: about twice the body). Only the bound needs it.
+ * over MCP, the MCP answer's bytes the surface keeps beside it (what follows the receipt: the
+ * envelope as a JSON string literal and as itself, about twice the body; and the last answer up to
+ * its JSON-RPC id, about three times). Only the bound needs it.
  */
-const entrySize = (e: Entry) => 6 * e.response.body.byteLength + 256;
+const entrySize = (e: Entry) => 9 * e.response.body.byteLength + 256;
 
 export interface OfferCacheOptions {
   /** Seconds an offer is reused after signing; must be > 0 (0 means no cache: see `createOfferCache`). */

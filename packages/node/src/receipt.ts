@@ -5,7 +5,7 @@
  * Ed25519 key as its offers, and pairs it with an `offer` attestation over the served offer.
  * Decisions (what each layer signs, `ref`, windows, hashed arguments) are in docs/receipts.md.
  */
-import { toUtcSecond, VrpError } from '@vrpkit/core';
+import { type JwsSigner, toUtcSecond, VrpError } from '@vrpkit/core';
 import {
   buildMcpTransportAssertion,
   MCP_TRANSPORT_LAYER,
@@ -17,6 +17,41 @@ import {
   type VrpReceipt,
 } from '@vrpkit/protocol';
 import type { OfferService } from './service.js';
+
+/** Most assertions `signAssertion` remembers within one second, all signers together (about a kilobyte each). */
+const SIGNED_ASSERTIONS_MAX = 4096;
+/** The second (`served_at`) the remembered signatures were made in, and them, by signer and assertion text. */
+let signedSecond = '';
+let signedCount = 0;
+const signedAssertions = new Map<JwsSigner, Map<string, string>>();
+
+/**
+ * The compact JWS over a transport assertion's text, with the offers' key and the profile
+ * reference's header shape ({alg, typ:"JWT", kid}). Ed25519 is deterministic (RFC 8032 §5.1.6):
+ * one key over one assertion always gives the same signature, so an assertion that repeats one
+ * signed earlier in the same `served_at` second (same tool, canonical arguments, offer_ref and
+ * issuer) gets those exact bytes back instead of a second computation. Every call still receives
+ * the signature over its own assertion; only identical work is not redone. The second is part of
+ * the assertion, so nothing from an earlier second can match: the memo is emptied when it moves.
+ */
+function signAssertion(signer: JwsSigner, servedAt: string, assertion: string): string {
+  if (servedAt !== signedSecond) {
+    signedSecond = servedAt;
+    signedAssertions.clear();
+    signedCount = 0;
+  }
+  const bySigner = signedAssertions.get(signer) ?? new Map<string, string>();
+  let jws = bySigner.get(assertion);
+  if (jws === undefined) {
+    jws = signer.sign(assertion, { typ: 'JWT' });
+    if (signedCount < SIGNED_ASSERTIONS_MAX) {
+      bySigner.set(assertion, jws);
+      signedAssertions.set(signer, bySigner);
+      signedCount++;
+    }
+  }
+  return jws;
+}
 
 export interface IssueMcpReceiptInput {
   service: Pick<OfferService, 'canonicalDomain' | 'jwksUrl' | 'activeSigner' | 'now'>;
@@ -61,8 +96,7 @@ export function issueMcpReceipt(input: IssueMcpReceiptInput): VrpReceipt {
     offerRef: ref,
     sessionId: input.sessionId,
   });
-  // Same key as the offers, same header shape as the profile's reference ({alg, typ:"JWT", kid}).
-  const transportJws = service.activeSigner().sign(JSON.stringify(assertion), { typ: 'JWT' });
+  const transportJws = signAssertion(service.activeSigner(), servedAt, JSON.stringify(assertion));
   const offerAttestation: ReceiptAttestation = {
     layer: OFFER_LAYER,
     source: service.jwksUrl,

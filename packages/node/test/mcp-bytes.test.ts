@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
-import { fixedClock } from '@vrpkit/core';
+import { toUtcSecond } from '@vrpkit/core';
 import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,11 +23,13 @@ let cached: ServedNode;
 let fresh: ServedNode;
 let fetchCached: HardenedFetch;
 let fetchFresh: HardenedFetch;
+/** The nodes' instant: fixed, so the per-call receipt signs the same `served_at` on every path, unless a test moves it. */
+let now = NOW;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vrpkit-mcp-bytes-'));
   await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
-  const clock = fixedClock(NOW);
+  const clock = { now: () => now };
   cached = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, clock });
   fresh = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, clock, offerCacheMaxAgeSeconds: 0 });
   const to = (n: ServedNode) => createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${n.port}`], ca: n.caPem as string });
@@ -102,6 +104,30 @@ describe('MCP tools/call bytes', () => {
     expect(parsed.result.content[0]?.text).toBe(endpointBody);
     expect(text).toContain(`"structuredContent":${endpointBody}}`);
     expect(parsed.result._meta[RECEIPT_META_KEY]).toBeDefined();
+  });
+
+  it('a call repeated in the same second gets the same receipt; the next second gets its own, still the SDK’s bytes', async () => {
+    const args = { check_in: day(30), check_out: day(33), guests: 2 };
+    const receiptOf = (text: string) => JSON.stringify((JSON.parse(text) as { result: { _meta: unknown } }).result._meta);
+    const servedAt = (text: string) =>
+      (JSON.parse(text) as { result: { _meta: Record<string, { attestations: { valid_from: string }[] }> } }).result._meta[RECEIPT_META_KEY]
+        ?.attestations[1]?.valid_from;
+    const first = await post(fetchCached, call(1, args));
+    const again = await post(fetchCached, call(2, args));
+    // The same arguments sent in another member order: the same canonical arguments, so the same assertion.
+    const reordered = await post(fetchCached, call(3, { guests: 2, check_out: args.check_out, check_in: args.check_in }));
+    expect(again.text).toBe(first.text.replace('"id":1}', '"id":2}'));
+    expect(receiptOf(reordered.text)).toBe(receiptOf(first.text));
+    try {
+      now = NOW + 1000;
+      const next = await post(fetchCached, call(4, args));
+      expect(servedAt(next.text)).toBe(toUtcSecond(NOW + 1000));
+      expect(receiptOf(next.text)).not.toBe(receiptOf(first.text));
+      const sdk = await post(fetchCached, call(4, args, { _meta: {} }));
+      expect(next.text).toBe(sdk.text);
+    } finally {
+      now = NOW;
+    }
   });
 
   it('a batch, a version the SDK does not support and a missing Accept are still the SDK’s answers', async () => {

@@ -88,6 +88,21 @@ describe('MCP direct tools/call: edge inputs answer as the SDK does', () => {
     expect(direct).toEqual(sdk);
   });
 
+  // Whole bodies around the plainest call (the one the surface recognises without the SDK's schemas).
+  const bodies = [
+    `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{${NAME},"arguments":${ARGS}},"extra":1}`,
+    `{"jsonrpc":"2.1","id":3,"method":"tools/call","params":{${NAME},"arguments":${ARGS}}}`,
+    `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{${NAME},"arguments":${ARGS}}}`,
+    `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{${NAME},"arguments":${ARGS},"task":{}}}`,
+    `{"params":{"arguments":${ARGS},${NAME}},"method":"tools/call","id":"x","jsonrpc":"2.0"}`,
+  ];
+  it.each(bodies)('body %s', async (text) => {
+    const direct = await postRaw(text);
+    // The SDK's own answer: the same body with an empty `_meta` first in its params.
+    const sdk = await postRaw(text.replace(/"params":\{/, '"params":{"_meta":{},'));
+    expect(direct).toEqual(sdk);
+  });
+
   it('a notification (no id) is not answered with a result', async () => {
     const res = await postRaw(body(undefined, `${NAME},"arguments":${ARGS}`));
     expect(res.status).toBe(202);

@@ -3,7 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHardenedFetch, verifyReceipt } from '@vrpkit/agent';
 import { decodeJwsPayload, fixedClock, parseCompactJws, toUtcSecond } from '@vrpkit/core';
-import { initNode, issueMcpReceipt, type OfferService, rotateKey, type ServedNode, serveNode } from '@vrpkit/node';
+import {
+  createOfferService,
+  initNode,
+  issueMcpReceipt,
+  NodeStore,
+  type OfferService,
+  rotateKey,
+  type ServedNode,
+  serveNode,
+  storeTargetFor,
+} from '@vrpkit/node';
 import { BOUND_TOOL_NAME, hashArguments, type OfferEnvelope, officialSchema, readMcpTransportAssertion } from '@vrpkit/protocol';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -169,6 +179,55 @@ describe('issueMcpReceipt (node side, real key ring)', () => {
     expect(a?.arguments_sha256).toBe(hashArguments({ ...ARGS, language: 'sv' }));
     expect(a?.arguments_sha256).not.toBe(hashArguments(ARGS));
     expect(a?.session_id).toBe('s-1');
+  });
+
+  it('an assertion repeated within its second gets the same signature without signing again; the next second or other arguments sign anew', async () => {
+    // A second service on the same store and keys, counting every Ed25519 signature it makes.
+    let now = T0;
+    let signatures = 0;
+    const store = await NodeStore.open(storeTargetFor(dataDir));
+    try {
+      const counted = await createOfferService({
+        store,
+        keys: join(dataDir, 'keys'),
+        clock: { now: () => now },
+        onSignature: () => {
+          signatures++;
+        },
+      });
+      const offer = await counted.getOffer(ARGS);
+      if (!offer.ok) throw new Error(offer.error.code);
+      const issue = (args: unknown) =>
+        issueMcpReceipt({ service: counted, tool: BOUND_TOOL_NAME, arguments: args, envelope: offer.envelope });
+      signatures = 0;
+      const first = issue(ARGS);
+      // camelCase keys normalise to the same canonical arguments: the same assertion (MCP composition profile, argument key casing).
+      const again = issue({ checkIn: ARGS.check_in, checkOut: ARGS.check_out, guests: ARGS.guests });
+      expect(signatures).toBe(1);
+      expect(JSON.stringify(again)).toBe(JSON.stringify(first));
+      const other = issue({ ...ARGS, language: 'sv' });
+      expect(signatures).toBe(2);
+      expect(transportAssertion(other).assertion?.arguments_sha256).toBe(hashArguments({ ...ARGS, language: 'sv' }));
+      now = T0 + 1000;
+      const next = issue(ARGS);
+      expect(signatures).toBe(3);
+      expect(transportAssertion(next).assertion?.served_at).toBe(toUtcSecond(T0 + 1000));
+      // A rotation within the second: the new key signs the same assertion afresh (the memo is per signer).
+      await rotateKey({ dataDir, clock: fixedClock(now) });
+      await counted.jwks(); // the key ring follows the store
+      const rotated = issue(ARGS);
+      expect(signatures).toBe(4);
+      expect(transportAssertion(rotated).header.kid).not.toBe(transportAssertion(next).header.kid);
+      expect(transportAssertion(rotated).assertion).toEqual(transportAssertion(next).assertion);
+      // A remembered signature is the one signing would give: every receipt verifies against the node's JWKS.
+      const published = await publishedJwks();
+      for (const receipt of [first, again, other, next, rotated]) {
+        const r = await verifyReceipt(receipt, { resolveJwks: (source) => (source === counted.jwksUrl ? published : null), now });
+        expect(r.fully_verified).toBe(true);
+      }
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses an envelope that is not this node’s offer', () => {

@@ -28,8 +28,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { isRecord } from '@vrpkit/core';
-import { MCP_ENDPOINT_PATH, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { isRecord, type JwsSigner, toUtcSecond } from '@vrpkit/core';
+import { MCP_ENDPOINT_PATH, MCP_TRANSPORT_LAYER, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
 import { issueMcpReceipt } from '../receipt.js';
 import type { OfferOutcome, OfferService } from '../service.js';
@@ -83,11 +83,29 @@ function signedReceipt(service: OfferService, args: Record<string, unknown>, env
 }
 
 /**
- * Per signed offer, what follows the receipt in the answer: `},"content":[{"type":"text","text":…}],"structuredContent":…}`
- * as bytes (the envelope's exact bytes as a JSON string literal, then as they are), built once:
- * the signed-offer cache hands every call for a stay the same envelope object.
+ * Per signed offer, its answers' bytes: what follows the receipt
+ * (`},"content":[{"type":"text","text":…}],"structuredContent":…}`, the envelope's exact bytes as a
+ * JSON string literal, then as they are), built once, and the last answer up to its JSON-RPC tail
+ * with what its receipt was issued for. The signed-offer cache hands every call for a stay the
+ * same envelope object.
  */
-const afterReceipt = new WeakMap<OfferEnvelope, Buffer<ArrayBuffer>>();
+interface OfferAnswerBytes {
+  afterReceipt: Buffer<ArrayBuffer>;
+  last: IssuedAnswer | null;
+}
+/**
+ * A receipt is a function of the envelope, the arguments, the `served_at` second and the signing
+ * key (`issueMcpReceipt`; Ed25519 signatures are deterministic, RFC 8032 §5.1.6): a call with the
+ * same arguments as sent, in the same second, under the same key, gets the bytes issuing would
+ * give again.
+ */
+interface IssuedAnswer {
+  argsText: string;
+  servedAt: string;
+  signer: JwsSigner;
+  untilTail: Buffer<ArrayBuffer>;
+}
+const answerBytes = new WeakMap<OfferEnvelope, OfferAnswerBytes>();
 const RESULT_HEAD = Buffer.from(`{"result":{"_meta":{${JSON.stringify(RECEIPT_META_KEY)}:`);
 
 /**
@@ -95,23 +113,38 @@ const RESULT_HEAD = Buffer.from(`{"result":{"_meta":{${JSON.stringify(RECEIPT_ME
  * after its result schema (`_meta`, `content`, `structuredContent`; a refusal `content`,
  * `isError`), with the envelope written as its signed bytes rather than re-serialised from the
  * object, then `jsonrpc` and `id` in the SDK's order. The offer is the endpoint's, answered
- * without a store wait when the store state is known (`servedOfferNow`).
+ * without a store wait when the store state is known (`servedOfferNow`). `args` is parsed JSON.
  */
 async function offerToolAnswer(service: OfferService, args: Record<string, unknown>, id: string | number): Promise<Buffer<ArrayBuffer>> {
   const outcome: OfferOutcome = await (service.servedOfferNow?.(args) ?? service.getServedOffer(args));
-  const tail = `,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
+  const tail = Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
   if (!outcome.ok) {
     const { content, isError } = refusalResult(outcome.error);
-    return Buffer.from(`{"result":${JSON.stringify({ content, isError })}${tail}`);
+    return Buffer.concat([Buffer.from(`{"result":${JSON.stringify({ content, isError })}`), tail]);
   }
   const { envelope } = outcome;
-  let after = afterReceipt.get(envelope);
-  if (after === undefined) {
-    after = Buffer.from(`},"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}],"structuredContent":${outcome.json}}`);
-    afterReceipt.set(envelope, after);
+  let bytes = answerBytes.get(envelope);
+  if (bytes === undefined) {
+    const afterReceipt = Buffer.from(
+      `},"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}],"structuredContent":${outcome.json}}`,
+    );
+    bytes = { afterReceipt, last: null };
+    answerBytes.set(envelope, bytes);
   }
-  const receipt = await signedReceipt(service, args, envelope);
-  return Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(receipt)), after, Buffer.from(tail)]);
+  // Parsed JSON holds no undefined, function or toJSON member: equal text is equal arguments.
+  const argsText = JSON.stringify(args);
+  const { last } = bytes;
+  if (last?.argsText === argsText && last.signer === service.activeSigner() && last.servedAt === toUtcSecond(service.now())) {
+    return Buffer.concat([last.untilTail, tail]);
+  }
+  const { receipt, signer } = await inSigningTurn(() => ({
+    signer: service.activeSigner(),
+    receipt: issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope }),
+  }));
+  const untilTail = Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(receipt)), bytes.afterReceipt]);
+  const servedAt = receipt.attestations.find((a) => a.layer === MCP_TRANSPORT_LAYER)?.valid_from;
+  if (typeof servedAt === 'string') bytes.last = { argsText, servedAt, signer, untilTail };
+  return Buffer.concat([untilTail, tail]);
 }
 
 /**
@@ -127,6 +160,8 @@ function directOfferCall(c: Context, body: unknown): { id: string | number; args
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
   const version = c.req.header('mcp-protocol-version');
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+  const plain = plainOfferCall(body);
+  if (plain) return plain;
   if (!isJSONRPCRequest(body) || body.method !== 'tools/call') return null;
   const call = CallToolRequestSchema.safeParse(body);
   if (!call.success) return null;
@@ -135,6 +170,24 @@ function directOfferCall(c: Context, body: unknown): { id: string | number; args
   // The arguments as sent, not the schema's copy (see `toolCallArguments`).
   const sent = (body.params as Record<string, unknown>).arguments as Record<string, unknown> | undefined;
   return { id: body.id, args: sent ?? {} };
+}
+
+/**
+ * The common call in its plainest form, recognised without the SDK's schemas (a zod parse of
+ * the whole body cost about as much as the rest of a cached answer):
+ * `{jsonrpc:"2.0", id, method:"tools/call", params:{name, arguments}}` with exactly those
+ * members, a string or safe-integer id and an object of arguments. Every such body passes
+ * `JSONRPCRequestSchema` (strict) and `CallToolRequestSchema` without `task` or `_meta`; anything
+ * else (another member, a missing one, another id type) is left to them.
+ */
+function plainOfferCall(body: unknown): { id: string | number; args: Record<string, unknown> } | null {
+  if (!isRecord(body)) return null;
+  const { jsonrpc, id, method, params } = body;
+  if (jsonrpc !== '2.0' || method !== 'tools/call' || !isRecord(params) || Object.keys(body).length !== 4) return null;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return null;
+  const { name, arguments: args } = params;
+  if (name !== OFFER_TOOL_NAME || !isRecord(args) || Object.keys(params).length !== 2) return null;
+  return { id: id as string | number, args };
 }
 
 /**
