@@ -87,6 +87,25 @@ describe('against a real node over https', () => {
     expect(r.result).toBeNull();
   });
 
+  it('fetchVerifiedStayOffer, whose own parse of the body proves the offer is the signed text, answers as verifying a copy', async () => {
+    const jwksCache = new JwksCache({ fetch, clock });
+    const discovery = await fetchDiscovery(DOMAIN, { fetch });
+    if (!discovery.ok) throw new Error(discovery.message);
+    // The node serves the same signed offer while it caches it; a new one may be signed between two requests.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const fetched = await fetchVerifiedStayOffer(DOMAIN, STAY, { fetch, clock, jwksCache });
+      const copy = await verifyStayOfferEnvelope(discovery, await fetchOfferEnvelope(discovery.discovery, STAY, { fetch }), STAY, {
+        clock,
+        jwksCache,
+      });
+      if (fetched.offer?.booking.offer_id !== copy.offer?.booking.offer_id) continue;
+      expect(fetched).toMatchObject({ status: 'verified', safe_to_quote: true });
+      expect(fetched).toEqual(copy);
+      return;
+    }
+    throw new Error('the node signed a new offer for every request');
+  });
+
   it('rotation is picked up by refresh-on-miss; revocation is effective within the cache window', async () => {
     const cache = new JwksCache({ fetch, clock });
     const discovery = await fetchDiscovery(DOMAIN, { fetch });

@@ -19,6 +19,7 @@ import {
 } from '@vrpkit/testkit/minted';
 import { describe, expect, it } from 'vitest';
 import { offerRequestUrl } from '../src/offer/fetch.js';
+import { readOffer, verifyReadOffer } from '../src/offer/verify.js';
 
 const REFERENCE_STATUS: Record<string, string> = {
   '01-valid-fresh.json': 'verified',
@@ -262,6 +263,141 @@ describe('minted vectors (public VRP test key)', () => {
       payloadMatchesOffer: true,
     });
     expect(verifyOffer({ jws, envelope: { offer: baseOffer(), signature: null }, jwks: TEST_JWKS, now }).code).toBe('unexpected_alg');
+  });
+});
+
+describe("an envelope the verifier parsed itself (fetch.ts): the offer's own text stands in for parsing the signed payload", () => {
+  const now = FRESH_NOW;
+  const signed = (payloadText: string) => testSigner.sign(payloadText);
+  /** A body laid out as vrpkit's node writes it: the offer member is the signed payload's text. */
+  const body = (offerText: string, jws: string, before = '', after = '') =>
+    `{"kind":"signed_verified_stay_offer","protocol_version":"0.1",${before}"offer":${offerText},"signature":{"format":"jws_compact","alg":"EdDSA","kid":"${TEST_KID}","jws":"${jws}"}${after}}`;
+  /** The verdict with the body text (the fast path may apply) and without it (the exact path), on separate parses. */
+  function both(text: string) {
+    const envelope = JSON.parse(text);
+    const read = readOffer({ envelope }, text);
+    const fast = verifyReadOffer(read, TEST_JWKS, Date.parse(now));
+    const exact = verifyReadOffer(readOffer({ envelope: JSON.parse(text) }), TEST_JWKS, Date.parse(now));
+    expect(fast).toEqual(exact);
+    expect(quoteChecks(fast)).toEqual(quoteChecks(exact));
+    return { fast, exact, envelope, read, usedOffer: fast.payload !== null && fast.payload === envelope.offer };
+  }
+
+  it("the node layout: the offer object is the payload, with the exact path's verdict", () => {
+    const p = JSON.stringify(baseOffer());
+    const r = both(body(p, signed(p)));
+    expect(r.read.offerText).toEqual({ text: p, plainNumbers: true });
+    expect(r.fast).toMatchObject({ status: 'verified', payloadMatchesOffer: true });
+    expect(r.usedOffer).toBe(true);
+    // Members before and after the offer, and insignificant whitespace around it, change nothing.
+    const spaced = body(
+      ` ${p} `,
+      signed(p),
+      '"x": [1, {"offer": 2}], ',
+      ',"verification":{"jwks_url":"https://example-host.invalid/.well-known/jwks.json"}',
+    );
+    expect(both(spaced).usedOffer).toBe(true);
+  });
+
+  it('a body seen again (a node serves its cached offer) answers as the first time, and a different offer is read anew', () => {
+    const p = JSON.stringify(baseOffer());
+    const text = body(p, signed(p));
+    const first = both(text);
+    // A fresh decode of the same bytes: another string with the same characters.
+    const again = both(Buffer.from(text).toString());
+    expect(again.fast).toEqual(first.fast);
+    expect(again.usedOffer).toBe(true);
+    // An offer that shares all but its last member's value, then one that only begins like it (in a longer member list).
+    const changed = JSON.stringify({ ...baseOffer(), agent_permission: { may_quote_as_official_direct_offer: false } });
+    expect(both(body(changed, signed(changed)))).toMatchObject({ usedOffer: true, fast: { status: 'verified' } });
+    expect(quoteChecks(both(body(changed, signed(changed))).fast).failures).toEqual(['quote_permission_not_granted']);
+    const longer = `${p.slice(0, -1)},"extra":1}`;
+    expect(both(body(longer, signed(longer)))).toMatchObject({ usedOffer: true, fast: { status: 'verified' } });
+    both(body(p, signed(p)));
+    expect(both(body(longer, signed(p)))).toMatchObject({ usedOffer: false, fast: { code: 'payload_offer_mismatch' } });
+  });
+
+  it('another text of the same offer takes the exact path: reordered keys, 1.0, \\u escapes, whitespace inside', () => {
+    const offer = baseOffer();
+    const p = JSON.stringify(offer);
+    const jws = signed(p);
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(offer).reverse()));
+    const onePointZero = p.replace('"guests":2', '"guests":2.0');
+    const escaped = p.replace('"EUR"', '"\\u0045UR"');
+    const indented = JSON.stringify(offer, null, 2);
+    for (const offerText of [reordered, onePointZero, escaped, indented]) {
+      const r = both(body(offerText, jws));
+      expect(r.fast, offerText.slice(0, 40)).toMatchObject({ status: 'verified', payloadMatchesOffer: true });
+      expect(r.usedOffer).toBe(false);
+    }
+    // And the same the other way: the signed text is the unusual one, the body's offer the plain one.
+    expect(both(body(p, signed(onePointZero)))).toMatchObject({ usedOffer: false, fast: { status: 'verified' } });
+    expect(both(body(p, signed(indented)))).toMatchObject({ usedOffer: false, fast: { status: 'verified' } });
+  });
+
+  it('JSON.parse keeps the last of duplicate offer members (names compared unescaped), and so does the text', () => {
+    const p = JSON.stringify(baseOffer());
+    const other = JSON.stringify({ ...baseOffer(), node_id: 'another.invalid' });
+    const jws = signed(p);
+    expect(both(body(other, jws, `"offer":${p},`))).toMatchObject({ usedOffer: false, fast: { code: 'payload_offer_mismatch' } });
+    expect(both(body(p, jws, `"offer":${other},`))).toMatchObject({ usedOffer: true, fast: { status: 'verified' } });
+    const escapedName = `{"kind":"signed_verified_stay_offer","offer":${other},"signature":{"alg":"EdDSA","kid":"${TEST_KID}","jws":"${jws}"},"off\\u0065r":${p}}`;
+    expect(both(escapedName)).toMatchObject({ usedOffer: true, fast: { status: 'verified' } });
+  });
+
+  it("a signed text that is only part of the offer's text, or runs past it, is still not JSON", () => {
+    const p = JSON.stringify(baseOffer());
+    const partial = p.slice(0, p.indexOf(',"property"'));
+    // The envelope's offer starts with the signed text, which then is not a complete value.
+    expect(both(body(p, signed(partial)))).toMatchObject({ usedOffer: false, fast: { code: 'malformed_payload' } });
+    // The signed text is the offer and the member after it: the body carries them as two members.
+    const runOn = `${p},"zzz":1`;
+    const text = `{"signature":{"format":"jws_compact","alg":"EdDSA","kid":"${TEST_KID}","jws":"${signed(runOn)}"},"kind":"signed_verified_stay_offer","offer":${runOn}}`;
+    expect(both(text)).toMatchObject({ usedOffer: false, fast: { code: 'malformed_payload' } });
+  });
+
+  it("nesting: within jsonEqual's bound the text decides; past it both refuse the same identical text", () => {
+    const nested = (levels: number) =>
+      `${JSON.stringify(baseOffer()).slice(0, -1)},"nest":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    // The offer object is level 1: 64 levels is the deepest jsonEqual compares.
+    const deepest = nested(64);
+    expect(both(body(deepest, signed(deepest)))).toMatchObject({ usedOffer: true, fast: { status: 'verified' } });
+    const deeper = nested(65);
+    expect(both(body(deeper, signed(deeper)))).toMatchObject({ usedOffer: false, fast: { code: 'payload_offer_mismatch' } });
+  });
+
+  it('signed numbers: only a text whose numbers are all plain integer literals skips remembering the text', () => {
+    const cases: [string, boolean][] = [
+      // Strings holding "-", ".", "e" and escaped quotes and backslashes, and true/false: still plain.
+      ['"note":"a-b.c e5 \\" \\\\","flag":true,"off":false', true],
+      ['"adjust":-5', false],
+      ['"ratio":0.5', false],
+      ['"big":1e3', false],
+      ['"big":1E+3', false],
+    ];
+    for (const [extra, plain] of cases) {
+      const p = `${JSON.stringify(baseOffer()).slice(0, -1)},${extra}}`;
+      const r = both(body(p, signed(p)));
+      expect(r.read.offerText?.plainNumbers, extra).toBe(plain);
+      expect(r.usedOffer, extra).toBe(true);
+    }
+    // A total signed as 123400.0 is not exact on either path (quote.ts reads the signed text).
+    const p = JSON.stringify(baseOffer()).replace('"agent_total":123400', '"agent_total":123400.0');
+    const r = both(body(p, signed(p)));
+    expect(r.usedOffer).toBe(true);
+    expect(quoteChecks(r.fast).failures).toEqual(['price_not_exact']);
+  });
+
+  it("failures before the payload is read are the exact path's: bad signature, unknown kid, envelope kid mismatch", () => {
+    const p = JSON.stringify(baseOffer());
+    const jws = signed(p);
+    const [h, seg, s] = jws.split('.') as [string, string, string];
+    const tampered = `${h}.${seg}.${s.startsWith('A') ? `B${s.slice(1)}` : `A${s.slice(1)}`}`;
+    expect(both(body(p, tampered)).fast.code).toBe('signature_mismatch');
+    expect(both(body(p, jws).replace(`"kid":"${TEST_KID}"`, '"kid":"another-kid"')).fast.code).toBe('payload_offer_mismatch');
+    expect(both(body(p, testSigner.sign(p.replace('"2026-06-02T12:10:00Z"', '"2026-06-02T12:00:00Z"')))).fast.code).toBe(
+      'payload_offer_mismatch',
+    );
   });
 });
 

@@ -125,18 +125,29 @@ export async function fetchOfferEnvelope(
   args: OfferRequestArgs,
   opts: { fetch: FetchLike },
 ): Promise<EnvelopeOutcome> {
+  return (await getOfferEnvelope(discovery, args, opts.fetch)).obtained;
+}
+
+/** `fetchOfferEnvelope`, with the response text the envelope was parsed from (undefined when none was). */
+async function getOfferEnvelope(
+  discovery: DiscoveryDocument,
+  args: OfferRequestArgs,
+  fetch: FetchLike,
+): Promise<{ obtained: EnvelopeOutcome; text?: string }> {
   const href = offerRequestUrl(discovery.verified_stay_offer_endpoint, args);
-  const got = await getJsonText(opts.fetch, href, 'offer');
-  if (!got.ok) return { ok: false, code: 'offer_unreachable', message: got.message, url: href };
+  const got = await getJsonText(fetch, href, 'offer');
+  if (!got.ok) return { obtained: { ok: false, code: 'offer_unreachable', message: got.message, url: href } };
   const { res, text } = got;
-  if (res.status !== 200) return { ok: false, code: 'offer_http_error', message: `offer endpoint answered HTTP ${res.status}`, url: href };
+  if (res.status !== 200) {
+    return { obtained: { ok: false, code: 'offer_http_error', message: `offer endpoint answered HTTP ${res.status}`, url: href } };
+  }
   let envelope: unknown;
   try {
     envelope = JSON.parse(text);
   } catch {
-    return { ok: false, code: 'offer_not_json', message: 'offer response is not JSON', url: href };
+    return { obtained: { ok: false, code: 'offer_not_json', message: 'offer response is not JSON', url: href } };
   }
-  return checkEnvelopeShape(envelope, href);
+  return { obtained: checkEnvelopeShape(envelope, href), text };
 }
 
 /** Minimal envelope shape (Core VRP v0.1 §5): kind, version, an offer object and a signature object; else unknown. */
@@ -193,16 +204,19 @@ export type NodeKeyVerification =
  * Verify `envelope` against the JWKS the node's own discovery document names (`jwks_url`),
  * read through the cache — never a key set delivered with the envelope (Core VRP v0.1 §3; Node Tool
  * Binding v0.1 §6, §8 rule 1). Never throws: an unusable discovery or JWKS is an outcome.
+ * `envelopeText` is the text `envelope` was parsed from, given only when no caller holds the
+ * envelope (verify.ts `readOffer`: its offer may then serve as the signed payload).
  */
 export async function verifyWithNodeJwks(
   discovery: DiscoveryOutcome,
   envelope: unknown,
   deps: Omit<VerifyDeps, 'fetch'>,
+  envelopeText?: string,
 ): Promise<NodeKeyVerification> {
   if (!discovery.ok) return { ok: false, jwks_url: null, code: discovery.code, message: discovery.message };
   const jwksUrl = discovery.discovery.jwks_url;
   // The JWS is parsed once: key selection is the verifier's (header kid); the cache only needs the kid for refresh-on-miss.
-  const read = readOffer({ envelope });
+  const read = readOffer({ envelope }, envelopeText);
   const jwks = await deps.jwksCache.get(jwksUrl, readOfferKid(read));
   if (!jwks.ok) return { ok: false, jwks_url: jwksUrl, code: jwks.code, message: jwks.message };
   return { ok: true, jwks_url: jwksUrl, verification: verifyReadOffer(read, jwks.jwks, deps.clock.now(), deps.jwksCache.signatureMemo) };
@@ -213,11 +227,22 @@ export async function verifyWithNodeJwks(
  * JWKS named by the node's own discovery document, and check it is safe to quote for the stay asked. Never throws for a
  * bad artifact or an unreachable node.
  */
-export async function verifyStayOfferEnvelope(
+export function verifyStayOfferEnvelope(
   discovery: DiscoveryOutcome,
   obtained: EnvelopeOutcome,
   args: OfferRequestArgs,
   deps: Omit<VerifyDeps, 'fetch'>,
+): Promise<StayOfferVerification> {
+  return verifyObtainedEnvelope(discovery, obtained, args, deps);
+}
+
+/** `verifyStayOfferEnvelope`; `envelopeText` as for `verifyWithNodeJwks`. */
+async function verifyObtainedEnvelope(
+  discovery: DiscoveryOutcome,
+  obtained: EnvelopeOutcome,
+  args: OfferRequestArgs,
+  deps: Omit<VerifyDeps, 'fetch'>,
+  envelopeText?: string,
 ): Promise<StayOfferVerification> {
   const domain = discovery.domain;
   const sources = {
@@ -228,7 +253,7 @@ export async function verifyStayOfferEnvelope(
   if (!discovery.ok) return unknownOutcome(domain, discovery.code, discovery.message, false, sources);
   if (!obtained.ok) return unknownOutcome(domain, obtained.code, obtained.message, true, sources);
 
-  const keyed = await verifyWithNodeJwks(discovery, obtained.envelope, deps);
+  const keyed = await verifyWithNodeJwks(discovery, obtained.envelope, deps, envelopeText);
   if (!keyed.ok) return unknownOutcome(domain, keyed.code, keyed.message, true, sources);
 
   const verification = keyed.verification;
@@ -304,8 +329,9 @@ async function verifyStayVia(
   const discovery = deps.discoveryCache
     ? await deps.discoveryCache.get(domain, { refresh })
     : await fetchDiscovery(domain, { fetch: deps.fetch });
-  const obtained: EnvelopeOutcome = discovery.ok
-    ? await fetchOfferEnvelope(discovery.discovery, request, { fetch: deps.fetch })
-    : { ok: false, code: discovery.code, message: discovery.message, url: null };
-  return verifyStayOfferEnvelope(discovery, obtained, request, deps);
+  // The envelope is parsed here and handed to no caller, so its text may stand in for a second parse of the signed payload.
+  const { obtained, text }: { obtained: EnvelopeOutcome; text?: string } = discovery.ok
+    ? await getOfferEnvelope(discovery.discovery, request, deps.fetch)
+    : { obtained: { ok: false, code: discovery.code, message: discovery.message, url: null } };
+  return verifyObtainedEnvelope(discovery, obtained, request, deps, text);
 }

@@ -5,13 +5,14 @@
  * Statuses and codes are exactly the reference verifier's (`@vacationrentalprotocol/vrp-verify`):
  * a verifier that speaks the same vocabulary can be swapped in or diffed against. The hot path
  * stays small: one header parse, one cached KeyObject lookup, one synchronous `crypto.verify`
- * over the received bytes, one payload parse and a structural comparison. It never throws for
- * a bad artifact.
+ * over the received bytes, one payload parse and a structural comparison (none of the two when
+ * fetch.ts parsed the envelope itself from a text whose offer is the signed text). It never throws
+ * for a bad artifact.
  */
 import type { KeyObject } from 'node:crypto';
 import { importEd25519PublicKey, isRecord, type ParseCompactJwsResult, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import type { SignatureMemo } from './signature-memo.js';
-import { rememberSignedText } from './signed-text.js';
+import { type MemberText, memberText, rememberSignedText } from './signed-text.js';
 
 /** vrp-verify `OfferStatus`. Only `verified` may ever lead to quoting. */
 export type OfferStatus = 'verified' | 'expired' | 'invalid' | 'unverifiable';
@@ -193,21 +194,33 @@ export interface ReadOffer {
   signature: Record<string, unknown> | null;
   /** The parse of the compact JWS, or null when there was none (`no_jws`). */
   parsed: ParseCompactJwsResult | null;
+  /**
+   * The exact text `env.offer` was parsed from, when the envelope is the caller's own (see
+   * `readOffer`) and that value nests within `jsonEqual`'s bound; else undefined.
+   */
+  offerText: MemberText | undefined;
 }
 
 /**
  * Steps 1–2 of `verifyOffer`: find the compact JWS and parse it once. A caller that needs the
  * header `kid` to choose a key set (fetch.ts, through the JWKS cache) reads it from here and
  * hands the same parse to `verifyReadOffer`.
+ *
+ * `envelopeText` is the JSON text `envelope` was parsed from, given only by a caller that parsed
+ * it and shares the envelope with no one (fetch.ts, the offer it GETs itself): when the signed
+ * payload's text is exactly the text of `envelope.offer`, that object is the signed payload as
+ * `JSON.parse` would give it, and step 7 uses it instead of parsing the same text again.
  */
-export function readOffer(params: Pick<VerifyOfferParams, 'envelope' | 'jws'>): ReadOffer {
+export function readOffer(params: Pick<VerifyOfferParams, 'envelope' | 'jws'>, envelopeText?: string): ReadOffer {
   const { envelope, jws } = params;
   const env = isRecord(envelope) ? envelope : null;
   const signature = env && isRecord(env.signature) ? env.signature : null;
   const compact = typeof jws === 'string' ? jws : signature?.jws;
   // Conformance engine steps 1–2.
   const parsed = typeof compact === 'string' && compact.length > 0 ? parseCompactJws(compact) : null;
-  return { env, signature, parsed };
+  // Past jsonEqual's bound the comparison refuses equal texts too: such an offer is left to it.
+  const offerText = env && envelopeText !== undefined ? memberText(envelopeText, 'offer', JSON_EQUAL_MAX_DEPTH) : undefined;
+  return { env, signature, parsed, offerText };
 }
 
 /** The protected header's `kid` of a read offer, when it parsed and has a string one. */
@@ -255,15 +268,22 @@ export function verifyReadOffer(
   // Step 7: read the payload only after the signature checked out (`parseCompactJws` decoded it
   // while proving the segment strict, canonical base64url).
   const payloadText = payloadBytes.toString('utf8');
+  // Core VRP v0.1 §7 condition 6 shown by the text itself: the caller's own `env.offer` was parsed
+  // from exactly the signed text, so it is what parsing that text gives, and equal to it.
+  const offerIsPayload = read.offerText?.text === payloadText;
   let payload: unknown;
-  try {
-    payload = JSON.parse(payloadText);
-  } catch {
-    return result('invalid', 'malformed_payload', null, header, null, null);
+  if (offerIsPayload) payload = env?.offer;
+  else {
+    try {
+      payload = JSON.parse(payloadText);
+    } catch {
+      return result('invalid', 'malformed_payload', null, header, null, null);
+    }
   }
   if (!isRecord(payload)) return result('invalid', 'malformed_payload', null, header, null, null);
-  // The parse rounds numbers; quote.ts reads the signed totals' own text (signed-text.ts).
-  rememberSignedText(payload, payloadText);
+  // The parse rounds numbers; quote.ts reads the signed totals' own text (signed-text.ts), which
+  // only a number other than a plain non-negative integer literal makes worth keeping.
+  if (!(offerIsPayload && read.offerText?.plainNumbers)) rememberSignedText(payload, payloadText);
 
   let payloadMatchesOffer: boolean | null = null;
   if (env) {
@@ -280,7 +300,7 @@ export function verifyReadOffer(
     }
     // Core VRP v0.1 §7 condition 6: the signed payload matches the returned offer.
     if ('offer' in env) {
-      payloadMatchesOffer = jsonEqual(env.offer, payload);
+      payloadMatchesOffer = offerIsPayload || jsonEqual(env.offer, payload);
       if (!payloadMatchesOffer) return result('invalid', 'payload_offer_mismatch', null, header, payload, false);
     }
   }
