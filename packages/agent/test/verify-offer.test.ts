@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import * as reference from '@vacationrentalprotocol/vrp-verify';
-import { isOnCanonicalDomain, normalizeHost, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
+import { bookingUrlFailure, isOnCanonicalDomain, normalizeHost, quoteChecks, safeToQuote, verifyOffer } from '@vrpkit/agent';
 import { ed25519PrivateJwkFromSeed, publicJwkOf, sha256, sha256Hex } from '@vrpkit/core';
 import {
   baseOffer,
@@ -461,6 +461,30 @@ describe('quoteChecks / safeToQuote (Core VRP v0.1 §7, §5.1)', () => {
     expect(url('https://BOOK.Example-Host.invalid/book?checkIn=2026-09-12')).toEqual([]);
     expect(gate((o) => delete o.canonical_domain).failures).toEqual(['booking_url_host_mismatch']);
     expect(gate((o) => (o.canonical_domain = 'evil.net@example-host.invalid')).failures).toEqual(['booking_url_host_mismatch']);
+  });
+
+  it("booking URL: the answer for one URL is never another domain's (alternating URLs, domains and a non-string domain)", () => {
+    const payload = (url: string, domain: unknown) => ({ canonical_domain: domain, booking: { direct_booking_url: url } });
+    const on = 'https://book.example-host.invalid/b';
+    const off = 'https://evil.net/b';
+    const sequence: [string, unknown, ReturnType<typeof bookingUrlFailure>][] = [
+      [on, 'example-host.invalid', null],
+      [on, 'example-host.invalid', null],
+      [on, 'book.example-host.invalid', null],
+      [on, 'evil.net', 'booking_url_host_mismatch'],
+      [on, 'example-host.invalid', null],
+      [on, undefined, 'booking_url_host_mismatch'],
+      [on, ['example-host.invalid'], 'booking_url_host_mismatch'],
+      [on, 'example-host.invalid', null],
+      [off, 'example-host.invalid', 'booking_url_host_mismatch'],
+      [off, 'evil.net', null],
+      [off, 'evil.net', null],
+      [on, 'evil.net', 'booking_url_host_mismatch'],
+      ['http://evil.net/b', 'evil.net', 'booking_url_invalid'],
+      [off, 'evil.net', null],
+    ];
+    for (const [url, domain, expected] of sequence)
+      expect(bookingUrlFailure(payload(url, domain)), `${url} on ${String(domain)}`).toBe(expected);
   });
 
   it('agent permission must be granted', () => {

@@ -46,6 +46,24 @@ export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   const p = asRecord(payload);
   const url = asRecord(p?.booking)?.direct_booking_url;
   if (typeof url !== 'string' || url.length === 0) return 'booking_url_missing';
+  const domain = p?.canonical_domain;
+  // One verification asks twice (quoteChecks, the official result), and a node serves the same
+  // signed offer while it caches it: the last answer, for the same two strings, is the answer.
+  if (url === lastBookingUrl && domain === lastCanonicalDomain) return lastBookingUrlFailure;
+  const failure = urlFailure(url, domain);
+  if (typeof domain === 'string') {
+    lastBookingUrl = url;
+    lastCanonicalDomain = domain;
+    lastBookingUrlFailure = failure;
+  }
+  return failure;
+}
+
+let lastBookingUrl = '';
+let lastCanonicalDomain = '';
+let lastBookingUrlFailure: QuoteFailureCode | null = 'booking_url_missing';
+
+function urlFailure(url: string, canonicalDomain: unknown): QuoteFailureCode | null {
   // The signed string itself is what the guest is sent to, so it must already be an absolute
   // https URL: WHATWG parsing would repair `https:host`, a leading space, a TAB or `host\@evil`
   // into a URL on the canonical host that other parsers (curl, Python) read as another host.
@@ -60,7 +78,7 @@ export function bookingUrlFailure(payload: unknown): QuoteFailureCode | null {
   // Userinfo can make a URL read as one host and go to another; a non-443 port is another service.
   if (parsed.username !== '' || parsed.password !== '' || parsed.port !== '') return 'booking_url_invalid';
   // A missing or unparseable canonical_domain cannot confirm the host: unknown → fail closed.
-  if (!isOnCanonicalDomain(parsed.hostname, p?.canonical_domain)) return 'booking_url_host_mismatch';
+  if (!isOnCanonicalDomain(parsed.hostname, canonicalDomain)) return 'booking_url_host_mismatch';
   return null;
 }
 
