@@ -45,6 +45,21 @@ export function cpuSeconds(pids: number[]): number | null {
 }
 
 /**
+ * Wait until the processes `pids` are idle (under 2% of one core over a 200 ms window), at most
+ * `maxMs`: work a process still does after its row ended (a collection of the offers a cache-miss
+ * row evicted) then neither lands on the next row's CPU nor competes with it for the cores.
+ */
+export async function waitIdle(pids: number[], maxMs = 5000): Promise<void> {
+  const end = performance.now() + maxMs;
+  while (performance.now() < end) {
+    const before = cpuSeconds(pids);
+    await new Promise((r) => setTimeout(r, 200));
+    const after = cpuSeconds(pids);
+    if (before === null || after === null || after - before < 0.004) return;
+  }
+}
+
+/**
  * Start `script` again as a child process with `args` (its servers then never share the load
  * generator's event loop) and return the JSON object it prints as its first stdout line.
  */

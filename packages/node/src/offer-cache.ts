@@ -43,8 +43,11 @@ export interface OfferCacheKey {
   today: string;
 }
 
+/** A signed offer as the offer service answers it (`OfferOutcome`'s success). */
+export type ServedOffer = { ok: true } & SignedOffer;
+
 interface Entry {
-  response: SignedOffer;
+  response: ServedOffer;
   /** When the offer was signed (epoch ms, the node's clock). */
   signedAt: number;
   /** First instant (epoch ms) at which the entry is no longer served. */
@@ -89,7 +92,7 @@ export class OfferCache {
   }
 
   /** The response stored under `key`, if it may still be served at `now`. */
-  get(key: string, now: number): SignedOffer | undefined {
+  get(key: string, now: number): ServedOffer | undefined {
     const e = this.entries.get(key);
     if (!e) {
       this.misses++;
@@ -110,7 +113,7 @@ export class OfferCache {
    * margin, and `changesAt` (when time alone changes what the node would sign, e.g. a calendar
    * feed turning stale). An offer that would never be servable is not kept.
    */
-  set(key: string, response: SignedOffer, signedAt: number, changesAt: number): void {
+  set(key: string, response: ServedOffer, signedAt: number, changesAt: number): void {
     const notAfter = Math.min(
       signedAt + this.maxAgeMs,
       Date.parse(response.envelope.offer.valid_until) - OFFER_CACHE_VALIDITY_MARGIN_MS,

@@ -29,7 +29,7 @@ import { addDays, dayNumber, localDate, nightsOf } from './dates.js';
 import { OfferRequestError } from './errors.js';
 import { jwksAt, KeyRing, keyFileSource, type PrivateKeySource } from './keys.js';
 import { buildOfferPayload, type HostAlternatives, OfferTemplate, type SignedOffer, signOffer } from './offer.js';
-import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache } from './offer-cache.js';
+import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, OfferCache, type ServedOffer } from './offer-cache.js';
 import { rateForNight } from './pricing.js';
 import { currencyMinorDigits, type PropertyDescription } from './property.js';
 import { inSigningTurn } from './signing-turn.js';
@@ -86,7 +86,7 @@ export interface NodePublisher extends OfferService {
 }
 
 /** A signed offer (`json` is the exact response body, `body` its UTF-8 bytes) or a malformed request's error. */
-export type OfferOutcome = ({ ok: true } & SignedOffer) | { ok: false; error: { code: string; message: string } };
+export type OfferOutcome = ServedOffer | { ok: false; error: { code: string; message: string } };
 
 export interface CalendarDay {
   date: string;
@@ -226,6 +226,9 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     const { revision, property: p, feeds, blocks, keys } = state;
     return { revision, p, feeds, blocks, signer: keyRing.signerFor(keys), ...shared };
   };
+  /** The last `loaded` answer: the same object while the snapshot and the signing key stay (a cache hit allocates none). */
+  let lastLoaded: ReturnType<typeof loadedOf> | undefined;
+  let lastLoadedFrom: StoreSnapshot | undefined;
   /** What the offer path reads from a snapshot, with the derived views kept in step (built once per snapshot). */
   const loaded = (next: StoreSnapshot) => {
     if (next !== snap) {
@@ -233,7 +236,12 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
       view = viewOf(snap.property, domain);
       basis = offerBasis(snap);
     }
-    return loadedOf(snap, basis);
+    const signer = keyRing.signerFor(snap.keys);
+    if (lastLoaded === undefined || lastLoadedFrom !== snap || lastLoaded.signer !== signer) {
+      lastLoaded = loadedOf(snap, basis);
+      lastLoadedFrom = snap;
+    }
+    return lastLoaded;
   };
   /** The store as of now (one revision read; reloaded only when a write happened). */
   const load = async () => loaded(await store.snapshot(clock.now()));
@@ -345,14 +353,15 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     const r = parsed.request;
     if (!cache) return inSigningTurn(() => ({ ok: true as const, ...signFresh(r, t, s, today) }));
     const key = OfferCache.key({ domain, created_at: info.created_at, ...r, revision: s.revision, kid: s.signer.kid, today });
+    // The cache keeps the outcome object itself: a hit hands it out as it is.
     const hit = cache.get(key, t);
-    if (hit) return { ok: true, ...hit };
+    if (hit) return hit;
     let pending = signing.get(key);
     if (!pending) {
       pending = inSigningTurn(() => {
-        const signed = signFresh(r, t, s, today);
-        cache.set(key, signed, t, s.freshness(t).changesAt);
-        return { ok: true as const, ...signed };
+        const served: ServedOffer = { ok: true, ...signFresh(r, t, s, today) };
+        cache.set(key, served, t, s.freshness(t).changesAt);
+        return served;
       }).finally(() => signing.delete(key));
       signing.set(key, pending);
     }
