@@ -15,13 +15,16 @@
  *   a2a    POST /a2a/jsonrpc  SendMessage (A2A 1.0) with one data part
  * Every answer is checked (status 200 and a signed envelope in it); a failed answer aborts the run.
  *
- * Two floor rows bound what any MCP surface can reach: a bare node:https handler on the same TLS
+ * Three floor rows bound what any MCP surface can reach: a bare node:https handler on the same TLS
  * certificate that reads and parses the same POST and answers the MCP answer's exact bytes (taken
  * from the node at start-up), without a signature and with one raw Ed25519 signature of a
- * receipt-sized input per call. They run no MCP code at all, so `mcp` can only approach them:
- * the answer is as large as Node Tool Binding §5 and the MCP composition profile make it (the
- * envelope as JSON text and as structuredContent, the receipt with the offer's JWS) and the
- * receipt is signed per call.
+ * receipt-sized input per call, and the same answer from a Hono app on @hono/node-server (the
+ * node's stack). They run no MCP code at all, so `mcp` can only approach them: the answer is as
+ * large as Node Tool Binding §5 and the MCP composition profile make it (the envelope as JSON text
+ * and as structuredContent, the receipt with the offer's JWS). The receipt is signed per call,
+ * except that a call repeating one already answered in the same second (same arguments, same
+ * offer, same key) gets the same bytes signing would give (docs/receipts.md): the `mcp` row asks
+ * one stay over and over, as the plain row does; `mcp, cache off` signs both per call.
  *
  * Run: npx tsx --conditions=vrpkit-source bench/surfaces.ts [--seconds 6] [--concurrency 8]
  */
@@ -31,8 +34,10 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serve } from '@hono/node-server';
 import { initNode, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { Hono } from 'hono';
 import { Pool } from 'undici';
 import { cpuSeconds, numberFlag, RAW_SIGN, startChild } from './lib.js';
 
@@ -95,6 +100,7 @@ const floor = (path: string) => () => ({ ...mcp(), path });
 let cachedPool: Pool;
 let freshPool: Pool;
 let floorPool: Pool;
+let stackPool: Pool;
 let serverPid: number;
 /** Rows: each surface on the node with the signed-offer cache, then plain and MCP on the one without. */
 const calls: Record<string, Call> = {
@@ -105,6 +111,7 @@ const calls: Record<string, Call> = {
   'mcp, cache off': { pool: () => freshPool, request: mcp },
   'floor: the MCP answer’s bytes': { pool: () => floorPool, request: floor('/floor') },
   'floor: the MCP answer’s bytes + 1 signature': { pool: () => floorPool, request: floor('/floor-signed') },
+  'floor: the MCP answer’s bytes, Hono stack': { pool: () => stackPool, request: floor('/floor') },
 };
 /** The row each row's ratio is taken against: the plain endpoint with the same cache setting. */
 const baselineOf = (name: string) => (name.endsWith('cache off') ? 'plain, cache off' : 'plain');
@@ -200,6 +207,7 @@ async function main() {
     cachedPool = poolFor(hello.cachedPort as number);
     freshPool = poolFor(hello.freshPort as number);
     floorPool = poolFor(hello.floorPort as number);
+    stackPool = poolFor(hello.stackPort as number);
     const rows = await measureAll();
     console.log(
       `bench/surfaces — ${CONCURRENCY} concurrent, ${SECONDS}s per row in ${ROUNDS} interleaved slices, https loopback, ${cpus().length} CPUs (shared)`,
@@ -210,9 +218,9 @@ async function main() {
       const verdict = row.ratio_to_plain >= 0.5 ? 'meets' : 'MISSES';
       console.log(`${name}: tools/call at ${row.ratio_to_plain}× the plain endpoint (${baselineOf(name)}): ${verdict} the 0.5× target.`);
     }
-    const [bytesOnly, signed] = rows.filter((r) => r.surface.startsWith('floor')) as [Row, Row];
+    const [bytesOnly, signed, stack] = rows.filter((r) => r.surface.startsWith('floor')) as [Row, Row, Row];
     console.log(
-      `floor (no MCP code, a bare handler answering the MCP answer's ${bytesOf.get(bytesOnly.surface)} bytes): ${bytesOnly.ratio_to_plain}× the plain endpoint; with one signature per call: ${signed.ratio_to_plain}×.`,
+      `floor (no MCP code, a bare handler answering the MCP answer's ${bytesOf.get(bytesOnly.surface)} bytes): ${bytesOnly.ratio_to_plain}× the plain endpoint; with one signature per call: ${signed.ratio_to_plain}×; on the node's Hono stack: ${stack.ratio_to_plain}×.`,
     );
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
@@ -223,12 +231,13 @@ async function main() {
     await cachedPool?.close();
     await freshPool?.close();
     await floorPool?.close();
+    await stackPool?.close();
     child.kill('SIGTERM');
   }
 }
 
 /** The node's answer to the MCP row's request, byte for byte: what the floors answer. */
-async function mcpAnswerOf(port: number, caPem: string): Promise<Buffer> {
+async function mcpAnswerOf(port: number, caPem: string): Promise<Buffer<ArrayBuffer>> {
   const pool = new Pool(`https://127.0.0.1:${port}`, { connect: { servername: DOMAIN, ca: caPem } });
   try {
     const r = mcp();
@@ -260,12 +269,29 @@ if (process.argv.includes('--serve')) {
     },
   );
   await new Promise<void>((resolve) => floorServer.listen(0, '127.0.0.1', resolve));
+  // The same floor on the node's own stack (a Hono app on @hono/node-server): what the framework
+  // adds to reading one JSON POST and writing the answer, with no MCP or offer code at all.
+  const stackApp = new Hono();
+  const answerHeaders = { 'content-type': 'application/json', 'content-length': String(answer.byteLength) };
+  stackApp.post('/floor', async (c) => {
+    JSON.parse(await c.req.text());
+    return c.body(answer, 200, answerHeaders);
+  });
+  const stackServer = serve({
+    fetch: stackApp.fetch,
+    port: 0,
+    hostname: '127.0.0.1',
+    createServer,
+    serverOptions: { key: readFileSync(join(tls, 'server-key.pem'), 'utf8'), cert: readFileSync(join(tls, 'server.pem'), 'utf8') },
+  });
+  await new Promise((r) => stackServer.once('listening', r));
   const floorPort = (floorServer.address() as AddressInfo).port;
   process.stdout.write(
-    `${JSON.stringify({ cachedPort: cached.port, freshPort: fresh.port, floorPort, caPem: cached.caPem, pid: process.pid })}\n`,
+    `${JSON.stringify({ cachedPort: cached.port, freshPort: fresh.port, floorPort, stackPort: (stackServer.address() as AddressInfo).port, caPem: cached.caPem, pid: process.pid })}\n`,
   );
   process.on('SIGTERM', async () => {
     floorServer.close();
+    stackServer.close();
     await cached.close();
     await fresh.close();
     rmSync(dir, { recursive: true, force: true });

@@ -208,6 +208,7 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
   let snap = await store.snapshot();
   const { info } = snap;
   const domain = info.canonical_domain;
+  const { created_at } = info;
   const origin = `https://${domain}`;
   const jwksUrl = `${origin}${JWKS_PATH}`;
   const keyRing = new KeyRing(typeof o.keys === 'string' ? keyFileSource(o.keys) : o.keys, clock, o.onSignature);
@@ -352,7 +353,19 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
     if (!parsed.ok) return parsed;
     const r = parsed.request;
     if (!cache) return inSigningTurn(() => ({ ok: true as const, ...signFresh(r, t, s, today) }));
-    const key = OfferCache.key({ domain, created_at: info.created_at, ...r, revision: s.revision, kid: s.signer.kid, today });
+    // Members named one by one (no spread), so the key's argument object can stay unallocated once inlined.
+    const { check_in, check_out, guests, language } = r;
+    const key = OfferCache.key({
+      domain,
+      created_at,
+      check_in,
+      check_out,
+      guests,
+      language,
+      revision: s.revision,
+      kid: s.signer.kid,
+      today,
+    });
     // The cache keeps the outcome object itself: a hit hands it out as it is.
     const hit = cache.get(key, t);
     if (hit) return hit;

@@ -14,6 +14,9 @@
  * equal) — instead of validating our own ~19 KB result and serialising the envelope twice,
  * which was most of a call's cost. Every other message, and any call that fails, is the SDK's.
  */
+import { ServerResponse } from 'node:http';
+import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
@@ -106,6 +109,8 @@ interface IssuedAnswer {
   untilTail: Buffer<ArrayBuffer>;
 }
 const answerBytes = new WeakMap<OfferEnvelope, OfferAnswerBytes>();
+/** An answer as two pieces: the bytes before the JSON-RPC tail (shared between calls) and the tail with the call's id. */
+type AnswerParts = [Buffer<ArrayBuffer>, Buffer<ArrayBuffer>];
 const RESULT_HEAD = Buffer.from(`{"result":{"_meta":{${JSON.stringify(RECEIPT_META_KEY)}:`);
 
 /**
@@ -115,12 +120,12 @@ const RESULT_HEAD = Buffer.from(`{"result":{"_meta":{${JSON.stringify(RECEIPT_ME
  * object, then `jsonrpc` and `id` in the SDK's order. The offer is the endpoint's, answered
  * without a store wait when the store state is known (`servedOfferNow`). `args` is parsed JSON.
  */
-async function offerToolAnswer(service: OfferService, args: Record<string, unknown>, id: string | number): Promise<Buffer<ArrayBuffer>> {
+async function offerToolAnswer(service: OfferService, args: Record<string, unknown>, id: string | number): Promise<AnswerParts> {
   const outcome: OfferOutcome = await (service.servedOfferNow?.(args) ?? service.getServedOffer(args));
   const tail = Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
   if (!outcome.ok) {
     const { content, isError } = refusalResult(outcome.error);
-    return Buffer.concat([Buffer.from(`{"result":${JSON.stringify({ content, isError })}`), tail]);
+    return [Buffer.from(`{"result":${JSON.stringify({ content, isError })}`), tail];
   }
   const { envelope } = outcome;
   let bytes = answerBytes.get(envelope);
@@ -135,7 +140,7 @@ async function offerToolAnswer(service: OfferService, args: Record<string, unkno
   const argsText = JSON.stringify(args);
   const { last } = bytes;
   if (last?.argsText === argsText && last.signer === service.activeSigner() && last.servedAt === toUtcSecond(service.now())) {
-    return Buffer.concat([last.untilTail, tail]);
+    return [last.untilTail, tail];
   }
   const { receipt, signer } = await inSigningTurn(() => ({
     signer: service.activeSigner(),
@@ -144,7 +149,24 @@ async function offerToolAnswer(service: OfferService, args: Record<string, unkno
   const untilTail = Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(receipt)), bytes.afterReceipt]);
   const servedAt = receipt.attestations.find((a) => a.layer === MCP_TRANSPORT_LAYER)?.valid_from;
   if (typeof servedAt === 'string') bytes.last = { argsText, servedAt, signer, untilTail };
-  return Buffer.concat([untilTail, tail]);
+  return [untilTail, tail];
+}
+
+/**
+ * Send a direct answer. On @hono/node-server (`c.env.outgoing`) its two pieces are written to the
+ * Node response as they are, corked into one write with the headers: the shared ~19 KB is not
+ * copied into a new buffer per call. Elsewhere (`app.request`, another server) it is one Response.
+ */
+function sendAnswer(c: Context, [head, tail]: AnswerParts): Response {
+  const headers = { 'content-type': 'application/json', 'content-length': String(head.byteLength + tail.byteLength) };
+  const out = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+  if (!(out instanceof ServerResponse) || out.headersSent) return new Response(Buffer.concat([head, tail]), { status: 200, headers });
+  out.cork();
+  out.writeHead(200, headers);
+  out.write(head);
+  out.end(tail);
+  out.uncork();
+  return RESPONSE_ALREADY_SENT;
 }
 
 /**
@@ -269,11 +291,7 @@ export function mountMcp(app: Hono, serviceOf: (c: Context) => OfferService): vo
     const direct = directOfferCall(c, parsedBody);
     if (direct) {
       try {
-        const answer = await offerToolAnswer(service, direct.args, direct.id);
-        return new Response(answer, {
-          status: 200,
-          headers: { 'content-type': 'application/json', 'content-length': String(answer.byteLength) },
-        });
+        return sendAnswer(c, await offerToolAnswer(service, direct.args, direct.id));
       } catch {
         // A failure is answered by the SDK, in its own JSON-RPC error shape.
       }
