@@ -50,7 +50,14 @@ describe('structure of the repository', () => {
       expect(importCircles(g)).toEqual([['a', 'b', 'c']]);
     });
     it('no circle in a chain', () => {
-      expect(importCircles(new Map([['a', new Set(['b'])], ['b', new Set<string>()]]))).toEqual([]);
+      expect(
+        importCircles(
+          new Map([
+            ['a', new Set(['b'])],
+            ['b', new Set<string>()],
+          ]),
+        ),
+      ).toEqual([]);
     });
   });
 });
