@@ -3,7 +3,6 @@
 export type { Evidence } from './evidence.js';
 export { toJUnit } from './junit.js';
 export type {
-  CheckStatus,
   NodeCheckOptions,
   NodeConformanceReport,
   RuleResult,
@@ -11,7 +10,7 @@ export type {
   SurfaceSelection,
   ToolSurface,
 } from './node-check.js';
-export { checkNode, comparableOffer, failedRules, TOOL_SURFACES } from './node-check.js';
+export { checkNode, failedRules, TOOL_SURFACES } from './node-check.js';
 // Node-surface vectors: recorded node reads with the expected verdict per rule, replayed offline.
 export type { NodeVector, NodeVectorOutcome, RecordedExchange } from './node-vectors.js';
 export {
@@ -28,3 +27,5 @@ export { RULE_IDS, RULES } from './rules.js';
 // Verifier conformance reports (VRP conformance-report-v0.1) over a vector corpus.
 export type { ConformanceReport, CorpusRunOptions, Digest, VectorOutcome } from './vectors.js';
 export { corpusDigest, engineDigest, runVectorCorpus } from './vectors.js';
+export type { CheckStatus } from './verdict.js';
+export { comparableOffer } from './verdict.js';

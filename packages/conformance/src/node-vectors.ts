@@ -13,8 +13,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type FetchLike, fixedClock, isRecord, VrpError } from '@vrpkit/core';
-import { type CheckStatus, checkNode, type NodeCheckOptions, type NodeConformanceReport, type ToolSurface } from './node-check.js';
+import { type FetchLike, fixedClock, isRecord } from '@vrpkit/core';
+import { ConformanceError } from './errors.js';
+import { checkNode, type NodeCheckOptions, type NodeConformanceReport, type ToolSurface } from './node-check.js';
+import type { CheckStatus } from './verdict.js';
 
 export const NODE_VECTOR_KIND = 'vrpkit_node_conformance_vector';
 
@@ -124,7 +126,7 @@ export async function recordNodeVector(
 
 function asVector(doc: unknown, file: string): NodeVector {
   if (!isRecord(doc) || doc.kind !== NODE_VECTOR_KIND || doc.version !== 1 || !Array.isArray(doc.exchanges) || !isRecord(doc.expected))
-    throw new VrpError('invalid_vector', `${file} is not a ${NODE_VECTOR_KIND} version 1`);
+    throw new ConformanceError('invalid_vector', { file, what: `a ${NODE_VECTOR_KIND} version 1` });
   return doc as unknown as NodeVector;
 }
 
@@ -162,16 +164,16 @@ export async function replayNodeVectors(dir: string): Promise<NodeVectorOutcome[
       .filter((n) => n.endsWith('.json'))
       .sort();
   } catch {
-    throw new VrpError('vectors_unreadable', `cannot read the vector directory ${dir}`);
+    throw new ConformanceError('vectors_unreadable', { dir });
   }
-  if (names.length === 0) throw new VrpError('vectors_empty', `no *.json vectors in ${dir}`);
+  if (names.length === 0) throw new ConformanceError('vectors_empty', { dir });
   const out: NodeVectorOutcome[] = [];
   for (const n of names) {
     let doc: unknown;
     try {
       doc = JSON.parse(readFileSync(join(dir, n), 'utf8'));
     } catch {
-      throw new VrpError('invalid_vector', `${n} is not JSON`);
+      throw new ConformanceError('invalid_vector', { file: n, what: 'JSON' });
     }
     out.push(await replayNodeVector(asVector(doc, n), n));
   }

@@ -18,7 +18,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_MODULE_URL, verifyOffer, verifyReceipt } from '@vrpkit/agent';
-import { type Clock, isRecord, systemClock, toUtcSecond, VrpError } from '@vrpkit/core';
+import { type Clock, isRecord, systemClock, toUtcSecond } from '@vrpkit/core';
+import { ConformanceError } from './errors.js';
 
 export type VectorOutcome = 'pass' | 'reject-as-required' | 'not-exercised' | 'inconclusive' | 'void';
 
@@ -92,10 +93,10 @@ function vectorFiles(dir: string): string[] {
   try {
     names = readdirSync(dir);
   } catch {
-    throw new VrpError('corpus_unreadable', `cannot read the corpus directory ${dir}`);
+    throw new ConformanceError('corpus_unreadable', { dir });
   }
   const json = names.filter((n) => n.endsWith('.json')).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  if (json.length === 0) throw new VrpError('corpus_empty', `no *.json vectors in ${dir}`);
+  if (json.length === 0) throw new ConformanceError('corpus_empty', { dir });
   return json;
 }
 
@@ -165,46 +166,61 @@ async function runVector(doc: unknown): Promise<{ observed: Record<string, unkno
   return { error: 'unknown vector format (neither an offer nor a receipt vector)' };
 }
 
+type VectorResult = ConformanceReport['results'][number];
+
+/** The must-fail controls: named, else every vector whose file name says it was tampered with; at least one, each a vector of `dir`. */
+function mustFailControls(dir: string, names: readonly string[], named: readonly string[] | undefined): readonly string[] {
+  const controls = named ?? names.filter((n) => /tamper/i.test(n));
+  const unknownControl = controls.find((c) => !names.includes(c));
+  if (unknownControl) throw new ConformanceError('control_not_in_corpus', { control: unknownControl, dir });
+  if (controls.length === 0) throw new ConformanceError('no_control');
+  return controls;
+}
+
+/** One vector file through the engine: its outcome against its `expected` block (void when it cannot be run). */
+async function vectorResult(dir: string, name: string, label: string): Promise<VectorResult> {
+  const vector = `${label}/${name}`;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(join(dir, name), 'utf8'));
+  } catch {
+    return { vector, outcome: 'void', expected: {}, observed: {}, note: 'not JSON' };
+  }
+  const expected = isRecord(doc) && isRecord(doc.expected) ? doc.expected : {};
+  const ran = await runVector(doc).catch((e: unknown) => ({ error: `the engine threw: ${e instanceof Error ? e.message : String(e)}` }));
+  if ('error' in ran) return { vector, outcome: 'void', expected, observed: {}, note: ran.error };
+  const outcome: VectorOutcome = !sameJson(ran.observed, expected) ? 'inconclusive' : ran.accepts ? 'pass' : 'reject-as-required';
+  return {
+    vector,
+    outcome,
+    expected,
+    observed: ran.observed,
+    ...(outcome === 'inconclusive' ? { note: 'observed differs from expected' } : {}),
+  };
+}
+
+/** The schema's aggregate counts (published only when every control was rejected). */
+function aggregateOf(results: readonly VectorResult[]): NonNullable<ConformanceReport['aggregate']> {
+  const count = (o: VectorOutcome) => results.filter((r) => r.outcome === o).length;
+  return {
+    denominator: results.length,
+    exercised: results.length - count('not-exercised') - count('void'),
+    distinguished: count('pass') + count('reject-as-required'),
+    not_exercised: count('not-exercised'),
+    inconclusive: count('inconclusive'),
+    void: count('void'),
+    note: 'Counts only. Not a trust, safety, compliance, certification or whole-agent verdict.',
+  };
+}
+
 /** Run every vector of `dir` and build the report (never throws for a failing vector: it reports). */
 export async function runVectorCorpus(dir: string, options: CorpusRunOptions = {}): Promise<ConformanceReport> {
-  const clock = options.clock ?? systemClock;
-  const runAt = toUtcSecond(clock.now());
+  const runAt = toUtcSecond((options.clock ?? systemClock).now());
   const names = vectorFiles(dir);
   const label = (options.path ?? dir).replace(/\/+$/, '');
-  const controls = options.controls ?? names.filter((n) => /tamper/i.test(n));
-  const unknownControl = controls.find((c) => !names.includes(c));
-  if (unknownControl) throw new VrpError('control_not_in_corpus', `the control ${unknownControl} is not a vector of ${dir}`);
-  if (controls.length === 0)
-    throw new VrpError(
-      'no_control',
-      'a report needs at least one must-fail control: name one with --control (a vector the verifier must reject)',
-    );
-
-  const results: ConformanceReport['results'] = [];
-  for (const name of names) {
-    const vector = `${label}/${name}`;
-    let doc: unknown;
-    try {
-      doc = JSON.parse(readFileSync(join(dir, name), 'utf8'));
-    } catch {
-      results.push({ vector, outcome: 'void', expected: {}, observed: {}, note: 'not JSON' });
-      continue;
-    }
-    const expected = isRecord(doc) && isRecord(doc.expected) ? doc.expected : {};
-    const ran = await runVector(doc).catch((e: unknown) => ({ error: `the engine threw: ${e instanceof Error ? e.message : String(e)}` }));
-    if ('error' in ran) {
-      results.push({ vector, outcome: 'void', expected, observed: {}, note: ran.error });
-      continue;
-    }
-    const outcome: VectorOutcome = !sameJson(ran.observed, expected) ? 'inconclusive' : ran.accepts ? 'pass' : 'reject-as-required';
-    results.push({
-      vector,
-      outcome,
-      expected,
-      observed: ran.observed,
-      ...(outcome === 'inconclusive' ? { note: 'observed differs from expected' } : {}),
-    });
-  }
+  const controls = mustFailControls(dir, names, options.controls);
+  const results: VectorResult[] = [];
+  for (const name of names) results.push(await vectorResult(dir, name, label));
   const must_fail_controls = controls.map((c) => ({
     vector: `${label}/${c}`,
     expected: 'reject-as-required' as const,
@@ -212,7 +228,6 @@ export async function runVectorCorpus(dir: string, options: CorpusRunOptions = {
     note: 'Declared must-fail control: the engine MUST reject this vector.',
   }));
   const discriminates = must_fail_controls.every((c) => c.observed === 'reject-as-required');
-  const count = (o: VectorOutcome) => results.filter((r) => r.outcome === o).length;
   const engine = engineDigest();
   return {
     kind: 'vrp_conformance_report',
@@ -236,19 +251,7 @@ export async function runVectorCorpus(dir: string, options: CorpusRunOptions = {
     must_fail_controls,
     discriminates,
     // The schema: no aggregate may be published when a control was not rejected.
-    ...(discriminates
-      ? {
-          aggregate: {
-            denominator: results.length,
-            exercised: results.length - count('not-exercised') - count('void'),
-            distinguished: count('pass') + count('reject-as-required'),
-            not_exercised: count('not-exercised'),
-            inconclusive: count('inconclusive'),
-            void: count('void'),
-            note: 'Counts only. Not a trust, safety, compliance, certification or whole-agent verdict.',
-          },
-        }
-      : {}),
+    ...(discriminates ? { aggregate: aggregateOf(results) } : {}),
     ...(options.reporter ? { reporter: options.reporter } : {}),
   };
 }

@@ -38,6 +38,9 @@ describe('@vrpkit/core public entry', () => {
         'CanonicalizationError',
         'isVrpError',
         'VrpError',
+        // code tables
+        'CodedError',
+        'formatMessage',
         // streams
         'readStreamCapped',
       ].sort(),

@@ -12,9 +12,8 @@
 import { checkWorkers, ensureDevCa, forkServeWorkers, runServeWorker, type ServeWorkers } from '@vrpkit/node';
 import { AggregatorRegistry } from 'prom-client';
 import { DEV_CA_NAME } from './certificates.js';
-import { PlatformError } from './errors.js';
 import { type AdminListener, startAdminListener } from './metrics.js';
-import { type ServePlatformOptions, servePlatform } from './serve.js';
+import { checkServingKeys, type ServePlatformOptions, servePlatform } from './serve.js';
 
 export interface ServedPlatformCluster extends ServeWorkers {
   caFile?: string;
@@ -43,9 +42,7 @@ export async function servePlatformCluster(
   workers: number,
 ): Promise<ServedPlatformCluster> {
   checkWorkers(workers);
-  const { master_key_id } = await o.store.info();
-  if (!o.masterKeys.some((k) => k.id === master_key_id))
-    throw new PlatformError('master_key_mismatch', 'none of the master keys is the one this platform uses');
+  const { master_key_id } = await checkServingKeys(o.store, o.masterKeys);
   const dev = o.tls.kind === 'dev' ? await ensureDevCa(o.tls.dir, DEV_CA_NAME) : undefined;
   let admin: AdminListener | undefined;
   const { adminListen } = o;

@@ -110,8 +110,11 @@ export async function releaseFeed(store: PlatformStore, owner: string, f: Pick<C
     .execute();
 }
 
+/** The blocks a feed sync imported. */
+type ImportedRange = { start_date: string; end_date: string; note: string | null };
+
 /** The digest of a feed's imported blocks, in a stable order (a feed listing the same events in another order is unchanged). */
-function blocksDigest(propertyId: string, ranges: readonly { start_date: string; end_date: string; note: string | null }[]): string {
+function blocksDigest(propertyId: string, ranges: readonly ImportedRange[]): string {
   const rows = ranges.map((b) => JSON.stringify([b.start_date, b.end_date, b.note])).sort();
   return sha256Hex(JSON.stringify([propertyId, rows]));
 }
@@ -124,6 +127,16 @@ type FeedUpdate = {
   bump: boolean;
 };
 type FeedBefore = Pick<TenantFeedTable, 'last_error' | 'blocks_digest' | 'published_success_at'>;
+
+/** Whose lease a result is written under: the worker (`owner`) and the feed it claimed. */
+interface Lease {
+  store: PlatformStore;
+  owner: string;
+  feed: ClaimedFeed;
+}
+
+/** What a fenced write did: nothing (the lease was lost), or the row updated and whether the revision was bumped. */
+type FencedWrite = { lost: true } | { lost: false; bumped: boolean; nextDueAt: string };
 
 /**
  * Where `syncFeed` writes one claimed feed's result, under the lease. Every result records the
@@ -147,106 +160,106 @@ export function leasedRecorder(
   intervalMs: number,
   random?: () => number,
 ): FeedRecorder & { lost: boolean; bumped: boolean; nextDueAt: string | null } {
+  const lease: Lease = { store, owner, feed: f };
   const republishAfterMs = (f.property.calendar_max_age_minutes * 60_000) / 2;
+  const note = (w: FencedWrite) => {
+    if (w.lost) rec.lost = true;
+    else Object.assign(rec, { bumped: w.bumped, nextDueAt: w.nextDueAt });
+  };
   const rec = {
     lost: false,
     bumped: false,
     nextDueAt: null as string | null,
-    async recordFeedSuccess(
-      propertyId: string,
-      name: string,
-      ranges: { start_date: string; end_date: string; note: string | null }[],
-      now: number,
-    ) {
+    async recordFeedSuccess(propertyId: string, name: string, ranges: ImportedRange[], now: number) {
       const digest = blocksDigest(propertyId, ranges);
-      await fenced(name, now, nextSyncDelayMs(0, intervalMs, random), async (tx, before) => {
+      const delayMs = nextSyncDelayMs(0, intervalMs, random);
+      const written = await fenced(lease, name, now, delayMs, async (tx, before) => {
         const changed = before.blocks_digest !== digest;
         const bump =
           changed ||
           before.last_error !== null ||
           before.published_success_at === null ||
           now - Date.parse(before.published_success_at) >= republishAfterMs;
-        if (changed) await replaceBlocks(tx, propertyId, name, ranges, now);
+        if (changed) await replaceBlocks(tx, f.domain, { propertyId, name, ranges, now });
         const set = { last_success_at: iso(now), last_error: null, event_count: ranges.length, failures: 0, blocks_digest: digest };
         return { set: bump ? { ...set, published_success_at: iso(now) } : set, bump };
       });
+      note(written);
     },
     async recordFeedFailure(name: string, error: string, now: number) {
-      await fenced(name, now, nextSyncDelayMs(f.failures + 1, intervalMs, random), async (_tx, before) => ({
+      const delayMs = nextSyncDelayMs(f.failures + 1, intervalMs, random);
+      const written = await fenced(lease, name, now, delayMs, async (_tx, before) => ({
         set: { last_error: error, failures: f.failures + 1 },
         // Only the first failure in a row changes what is served (the calendar turns unsafe); a repeated one does not.
         bump: before.last_error === null,
       }));
+      note(written);
     },
   };
-
-  async function replaceBlocks(
-    tx: Kysely<PlatformDatabase>,
-    propertyId: string,
-    name: string,
-    ranges: { start_date: string; end_date: string; note: string | null }[],
-    now: number,
-  ): Promise<void> {
-    await tx.deleteFrom('platform_tenant_block').where('domain', '=', f.domain).where('feed_name', '=', name).execute();
-    for (let i = 0; i < ranges.length; i += 500)
-      await tx
-        .insertInto('platform_tenant_block')
-        .values(
-          ranges.slice(i, i + 500).map((b) => ({
-            id: randomBytes(9).toString('base64url'),
-            domain: f.domain,
-            property_id: propertyId,
-            start_date: b.start_date,
-            end_date: b.end_date,
-            kind: 'import' as const,
-            feed_name: name,
-            note: b.note,
-            created_at: iso(now),
-          })),
-        )
-        .execute();
-  }
-
-  /**
-   * One result, fenced by the lease, in one transaction: the feed row as it was (read only while
-   * this worker holds the lease), then `update` (its writes and what it sets), the row updated
-   * (attempt time, next due time, lease released) and, when `update` says so, the revision bump.
-   * A lost lease writes nothing.
-   */
-  async function fenced(
-    name: string,
-    now: number,
-    delayMs: number,
-    update: (tx: Kysely<PlatformDatabase>, before: FeedBefore) => Promise<FeedUpdate>,
-  ): Promise<void> {
-    const nextDueAt = iso(now + delayMs);
-    await writeTransaction(store, async (tx) => {
-      // Read under the write lock (the row locked on PostgreSQL, the database on SQLite): the lease cannot move before the update.
-      let q = tx
-        .selectFrom('platform_tenant_feed')
-        .select(['last_error', 'blocks_digest', 'published_success_at'])
-        .where('domain', '=', f.domain)
-        .where('name', '=', name)
-        .where('lease_owner', '=', owner);
-      if (store.target.kind === 'postgres') q = q.forUpdate();
-      const before = await q.executeTakeFirst();
-      if (!before) {
-        rec.lost = true;
-        return;
-      }
-      const { set, bump: mustBump } = await update(tx, before);
-      await tx
-        .updateTable('platform_tenant_feed')
-        .set({ ...set, last_attempt_at: iso(now), next_due_at: nextDueAt, lease_owner: null, lease_until: null })
-        .where('domain', '=', f.domain)
-        .where('name', '=', name)
-        .execute();
-      if (mustBump) await bump(tx, f.domain, now);
-      rec.bumped = mustBump;
-    });
-    if (!rec.lost) rec.nextDueAt = nextDueAt;
-  }
   return rec;
+}
+
+/** Replace the blocks a feed imported for a tenant with `ranges` (in chunks: a statement has a parameter cap). */
+async function replaceBlocks(
+  tx: Kysely<PlatformDatabase>,
+  domain: string,
+  r: { propertyId: string; name: string; ranges: readonly ImportedRange[]; now: number },
+): Promise<void> {
+  await tx.deleteFrom('platform_tenant_block').where('domain', '=', domain).where('feed_name', '=', r.name).execute();
+  for (let i = 0; i < r.ranges.length; i += 500)
+    await tx
+      .insertInto('platform_tenant_block')
+      .values(
+        r.ranges.slice(i, i + 500).map((b) => ({
+          id: randomBytes(9).toString('base64url'),
+          domain,
+          property_id: r.propertyId,
+          start_date: b.start_date,
+          end_date: b.end_date,
+          kind: 'import' as const,
+          feed_name: r.name,
+          note: b.note,
+          created_at: iso(r.now),
+        })),
+      )
+      .execute();
+}
+
+/**
+ * One result, fenced by the lease, in one transaction: the feed row as it was (read only while
+ * this worker holds the lease), then `update` (its writes and what it sets), the row updated
+ * (attempt time, next due time, lease released) and, when `update` says so, the revision bump.
+ * A lost lease writes nothing.
+ */
+async function fenced(
+  { store, owner, feed }: Lease,
+  name: string,
+  now: number,
+  delayMs: number,
+  update: (tx: Kysely<PlatformDatabase>, before: FeedBefore) => Promise<FeedUpdate>,
+): Promise<FencedWrite> {
+  const nextDueAt = iso(now + delayMs);
+  return writeTransaction(store, async (tx) => {
+    // Read under the write lock (the row locked on PostgreSQL, the database on SQLite): the lease cannot move before the update.
+    let q = tx
+      .selectFrom('platform_tenant_feed')
+      .select(['last_error', 'blocks_digest', 'published_success_at'])
+      .where('domain', '=', feed.domain)
+      .where('name', '=', name)
+      .where('lease_owner', '=', owner);
+    if (store.target.kind === 'postgres') q = q.forUpdate();
+    const before = await q.executeTakeFirst();
+    if (!before) return { lost: true };
+    const { set, bump: mustBump } = await update(tx, before);
+    await tx
+      .updateTable('platform_tenant_feed')
+      .set({ ...set, last_attempt_at: iso(now), next_due_at: nextDueAt, lease_owner: null, lease_until: null })
+      .where('domain', '=', feed.domain)
+      .where('name', '=', name)
+      .execute();
+    if (mustBump) await bump(tx, feed.domain, now);
+    return { lost: false, bumped: mustBump, nextDueAt };
+  });
 }
 
 /** Seconds since the most overdue feed of an enabled tenant fell due (0 when none is): how far the workers lag behind. */

@@ -46,7 +46,7 @@ export async function importTenants(
       .filter((e) => PROPERTY_EXTENSIONS.has(extname(e.name).toLowerCase()))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch (e) {
-    throw new PlatformError('import_dir_unreadable', `cannot read ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new PlatformError('import_dir_unreadable', { dir, reason: (e as NodeJS.ErrnoException).code ?? 'error' });
   }
   const failed: ImportProblem[] = [];
   const valid: NewTenant[] = [];

@@ -29,8 +29,7 @@ export function parseMasterKey(text: string): MasterKey {
   let bytes: Buffer | undefined;
   if (/^[0-9a-fA-F]{64}$/.test(t)) bytes = Buffer.from(t, 'hex');
   else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(t)) bytes = Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-  if (bytes?.length !== 32)
-    throw new PlatformError('invalid_master_key', 'the master key is 32 random bytes written as 64 hex digits or base64');
+  if (bytes?.length !== 32) throw new PlatformError('invalid_master_key');
   const id = createHash('sha256').update('vrpkit-platform-master-key\0').update(bytes).digest('hex').slice(0, 16);
   const key = { id, bytes };
   // Keep the bytes out of JSON and util.inspect output (a log line with the object prints the id only).
@@ -51,15 +50,12 @@ export function loadMasterKey(file?: string, env: NodeJS.ProcessEnv = process.en
     try {
       text = readFileSync(file, 'utf8');
     } catch (e) {
-      throw new PlatformError(
-        'master_key_unreadable',
-        `cannot read the master key file ${file} (${(e as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
+      throw new PlatformError('master_key_unreadable', { file, reason: (e as NodeJS.ErrnoException).code ?? 'error' });
     }
     return parseMasterKey(text);
   }
   const text = env[MASTER_KEY_ENV];
-  if (!text) throw new PlatformError('master_key_required', `pass --master-key-file or set ${MASTER_KEY_ENV}`);
+  if (!text) throw new PlatformError('master_key_required', { env: MASTER_KEY_ENV });
   return parseMasterKey(text);
 }
 
@@ -78,7 +74,7 @@ export function sealPrivateKey(master: MasterKey, domain: string, kid: string, j
 export function openPrivateKey(master: MasterKey, domain: string, kid: string, sealed: string): Ed25519PrivateJwk {
   const parts = sealed.split('.');
   if (parts.length !== 4 || parts[0] !== SEALED_FORMAT)
-    throw new PlatformError('key_unseal_failed', `the sealed key ${kid} has an unknown format`);
+    throw new PlatformError('key_unseal_failed', { kid, problem: 'has an unknown format' });
   try {
     const decipher = createDecipheriv('aes-256-gcm', master.bytes, Buffer.from(parts[1]!, 'base64url'), { authTagLength: TAG_BYTES });
     decipher.setAAD(aad(domain, kid));
@@ -86,6 +82,6 @@ export function openPrivateKey(master: MasterKey, domain: string, kid: string, s
     const pt = Buffer.concat([decipher.update(Buffer.from(parts[3]!, 'base64url')), decipher.final()]);
     return JSON.parse(pt.toString('utf8')) as Ed25519PrivateJwk;
   } catch (cause) {
-    throw new PlatformError('key_unseal_failed', `the sealed key ${kid} does not open with this master key`, { kid }, { cause });
+    throw new PlatformError('key_unseal_failed', { kid, problem: 'does not open with this master key' }, { cause });
   }
 }

@@ -141,8 +141,7 @@ export function parseAdminListen(v: string): { host: string; port: number } {
   const m = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|localhost|\[::1\]):(\d{1,5})$/.exec(
     v,
   );
-  if (!m || Number(m[2]) > 65535)
-    throw new PlatformError('invalid_admin_listen', '--admin-listen is a loopback or private HOST:PORT, e.g. 127.0.0.1:9464');
+  if (!m || Number(m[2]) > 65535) throw new PlatformError('invalid_admin_listen');
   return { host: m[1] === '[::1]' ? '::1' : m[1]!, port: Number(m[2]) };
 }
 
@@ -181,7 +180,7 @@ export async function startAdminListener(
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new PlatformError('listen_failed', `cannot listen on the admin address: ${e.code ?? e.message}`)),
+      reject(new PlatformError('listen_failed', { address: 'the admin address', reason: e.code ?? e.message })),
     );
     server.listen(listen.port, listen.host);
   });

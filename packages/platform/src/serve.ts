@@ -3,7 +3,7 @@
  * (certificates.ts), the tenant by the `Host` header; a request whose Host is no enabled tenant's
  * domain (or a subdomain of one), or whose Host names another tenant than the TLS connection
  * did, gets 421 Misdirected Request (RFC 9110 §15.5.20) and no tenant data. Tenants load lazily
- * into a bounded LRU cache, so memory follows the tenants recently served, not those that exist.
+ * into a bounded LRU cache (tenant-router.ts), so memory follows the tenants recently served.
  * One node app (`createNodeApp`) serves every tenant: the router passes the request's tenant
  * with it, so routes and surface handlers exist once per process and a loaded tenant holds only
  * its own state (tenant-node.ts); signed offers share one byte-bounded cache keyed by domain.
@@ -12,7 +12,7 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import type { SecureContext, TLSSocket } from 'node:tls';
 import { type HttpBindings, serve } from '@hono/node-server';
 import { type Clock, isVrpError } from '@vrpkit/core';
 import {
@@ -21,18 +21,19 @@ import {
   createNodeApp,
   createOfferCache,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
+  type OfferCache,
   type RequestLogEntry,
   requestHostName,
   SERVER_LIMITS,
 } from '@vrpkit/node';
-import { LRUCache } from 'lru-cache';
-import { type CertificateSource, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';
-import { PlatformError } from './errors.js';
+import { type CertificateSource, type CertificateStore, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';
+import { errorBody, PLATFORM_CODES, PlatformError } from './errors.js';
 import type { MasterKey } from './master-key.js';
-import { PlatformMetrics, ScaleMetrics, startAdminListener } from './metrics.js';
+import { type AdminListener, PlatformMetrics, ScaleMetrics, startAdminListener } from './metrics.js';
 import { createOperatorApp } from './operator.js';
-import { openTenantNode, type TenantNode } from './tenant-node.js';
-import type { PlatformStore, TenantSnapshot } from './tenants.js';
+import type { TenantNode } from './tenant-node.js';
+import { candidateDomains, createTenantRouter, type TenantRoute, type TenantRouter } from './tenant-router.js';
+import type { PlatformStore } from './tenants.js';
 
 /** What the shared app receives with a request: the server's bindings and the tenant the router chose. */
 type TenantBindings = HttpBindings & { tenant: TenantNode };
@@ -113,165 +114,92 @@ export interface ServedPlatform {
   close(): Promise<void>;
 }
 
-const MISDIRECTED = JSON.stringify({ error: { code: 'misdirected_request', message: 'this server does not serve that host' } });
+/** The master key record every serving process checks first: any of the keys may be it (during a rotation servers hold both). */
+export async function checkServingKeys(store: PlatformStore, masterKeys: readonly MasterKey[]) {
+  const info = await store.info();
+  if (!masterKeys.some((k) => k.id === info.master_key_id)) throw new PlatformError('master_key_mismatch', { given: 'any of those given' });
+  return info;
+}
 
-/** `host` and each parent with at least two labels: the tenant domains that could serve it. */
-function candidateDomains(host: string): string[] {
-  const labels = host.split('.');
-  const out: string[] = [];
-  for (let i = 0; i + 2 <= labels.length; i++) out.push(labels.slice(i).join('.'));
-  return out;
+/** The connection limits of the listener, each checked before anything listens. */
+function connectionLimits(o: ServePlatformOptions) {
+  const keepAliveMs = o.keepAliveMs ?? DEFAULT_PLATFORM_KEEP_ALIVE_MS;
+  if (!Number.isInteger(keepAliveMs) || keepAliveMs < 1000 || keepAliveMs > 3_600_000) throw new PlatformError('invalid_keep_alive');
+  return {
+    keepAliveMs,
+    maxPerClient: checkConnectionCap(o.maxConnectionsPerClient ?? DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT),
+    maxConnections: checkConnectionCap(o.maxConnections ?? DEFAULT_PLATFORM_MAX_CONNECTIONS),
+  };
+}
+
+/** The default error sink: `error[code]: message` on stderr. */
+function logError(e: unknown): void {
+  process.stderr.write(`error[${isVrpError(e) ? e.code : 'internal_error'}]: ${e instanceof Error ? e.message : String(e)}\n`);
 }
 
 const inTenant = (name: string, domain: string) => name === domain || name.endsWith(`.${domain}`);
 
-export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlatform> {
-  const { store } = o;
-  // Any of the keys may be the recorded one: during a master-key rotation servers hold both.
-  const { master_key_id, operator_domain: operatorDomain } = await store.info();
-  if (!o.masterKeys.some((k) => k.id === master_key_id))
-    throw new PlatformError('master_key_mismatch', 'none of the master keys is the one this platform uses');
-  const tenantCacheSize = o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE;
-  const keepAliveMs = o.keepAliveMs ?? DEFAULT_PLATFORM_KEEP_ALIVE_MS;
-  if (!Number.isInteger(keepAliveMs) || keepAliveMs < 1000 || keepAliveMs > 3_600_000)
-    throw new PlatformError('invalid_keep_alive', 'the keep-alive is from 1 s to 1 hour');
-  const maxPerClient = checkConnectionCap(o.maxConnectionsPerClient ?? DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT);
-  const maxConnections = checkConnectionCap(o.maxConnections ?? DEFAULT_PLATFORM_MAX_CONNECTIONS);
-  const certs = await openCertificateStore(
-    o.tls,
-    async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
-    // With --dev the issued certificates are kept as long as their tenants may be: a rebuilt context then costs no issuing.
-    { contexts: o.tlsContextCacheSize ?? DEFAULT_TLS_CONTEXT_CACHE_SIZE, issued: tenantCacheSize },
-  );
-  const onError =
-    o.onError ??
-    ((e: unknown) =>
-      process.stderr.write(`error[${isVrpError(e) ? e.code : 'internal_error'}]: ${e instanceof Error ? e.message : String(e)}\n`));
-  /** Loaded tenants by domain: the node once open (`node`), the opening meanwhile (`opening`). */
-  const tenants = new LRUCache<string, { opening: Promise<TenantNode>; node?: TenantNode }>({ max: tenantCacheSize });
-  const offerCache = createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
+const jsonAnswer = (code: 'misdirected_request' | 'internal_error', headers: Record<string, string> = {}) =>
+  new Response(errorBody(code), { status: PLATFORM_CODES[code].status, headers: { 'content-type': 'application/json', ...headers } });
 
-  const metrics = new PlatformMetrics(store, () => tenants.size);
-  const scale = new ScaleMetrics(metrics.registry, offerCache, certs);
-  const onSignature = () => scale.signatures.inc();
-  const cacheHit = metrics.cache.labels({ result: 'hit' });
-  const cacheMiss = metrics.cache.labels({ result: 'miss' });
-  const load = (domain: string): Promise<TenantNode> => {
-    const loaded = tenants.get(domain);
-    if (loaded) {
-      cacheHit.inc();
-      return loaded.opening;
-    }
-    cacheMiss.inc();
-    const entry: { opening: Promise<TenantNode>; node?: TenantNode } = {
-      opening: openTenantNode(store, domain, o.masterKeys, { offerCache, onSignature, ...(o.clock ? { clock: o.clock } : {}) }),
-    };
-    tenants.set(domain, entry);
-    entry.opening.then(
-      (node) => {
-        entry.node = node;
-      },
-      () => tenants.get(domain) === entry && tenants.delete(domain),
-    );
-    return entry.opening;
-  };
+interface Router {
+  tenants: TenantRouter;
+  /** The node app every tenant is served by. */
+  app: { fetch(req: Request, env: TenantBindings): Response | Promise<Response> };
+  operator: { domain: string; app: { fetch(req: Request, env: HttpBindings): Response | Promise<Response> } } | undefined;
+  misdirected(reason: 'unknown_host' | 'sni_mismatch'): Response;
+  onError(e: unknown): void;
+}
 
-  /** The enabled tenant serving `host` with its state read now, or undefined. */
-  const route = async (host: string, again = true): Promise<{ node: TenantNode; state: TenantSnapshot } | undefined> => {
-    const domain = tenants.has(host) ? host : await store.activeTenantFor(candidateDomains(host));
-    if (!domain) return undefined;
-    const loading = load(domain);
-    const node = await loading;
-    const state = await node.source.live();
-    if (state) return { node, state };
-    if (tenants.get(domain)?.opening === loading) tenants.delete(domain);
-    // Once more from the store: the tenant may have been removed and added again (another node).
-    return again ? route(host, false) : undefined;
-  };
-  /**
-   * `route` in the caller's own turn, for a tenant already open whose state the store can tell
-   * without waiting (`TenantSource.liveNow`): the request is then answered in its own turn, as the
-   * single-domain node answers. Undefined whenever that is not so (then `route`, which also deals
-   * with a tenant gone or added again, and reports a failed read).
-   */
-  const routeNow = (host: string): { node: TenantNode; state: TenantSnapshot } | undefined => {
-    const node = tenants.get(host)?.node;
-    let state: TenantSnapshot | undefined | null;
-    try {
-      state = node?.source.liveNow();
-    } catch {
-      return undefined;
-    }
-    if (!node || !state) return undefined;
-    cacheHit.inc();
-    return { node, state };
-  };
-  const tenantFor = async (host: string) => (await route(host))?.node;
-
-  // The one app every tenant is served by; the router hands it the request's tenant in the env.
-  // The router below answers 421 for a Host no enabled tenant serves, so the app's own Host rule is not needed.
-  const tenantOf = (env: unknown) => (env as TenantBindings).tenant;
-  const app = createNodeApp((c) => tenantOf(c.env).publisher, {
-    onError,
-    log: (e: RequestLogEntry, env: unknown) => {
-      metrics.observe(e.path, e.status);
-      o.log?.({ ...e, tenant: tenantOf(env).domain });
-    },
-  });
-
-  const operatorApp = operatorDomain ? createOperatorApp(operatorDomain, tenantFor) : undefined;
-
-  const misdirected = (reason: 'unknown_host' | 'sni_mismatch') => {
-    metrics.misdirected.inc({ reason });
-    o.log?.({ event: 'misdirected', reason, status: 421 });
-    return new Response(MISDIRECTED, { status: 421, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
-  };
-
-  const fetch = (req: Request, env: HttpBindings): Response | Promise<Response> => {
-    const host = requestHostName(req.headers.get('host'));
-    if (!host) return misdirected('unknown_host');
-    const servername = (env.incoming.socket as TLSSocket).servername;
-    if (operatorApp && host === operatorDomain) {
-      if (typeof servername === 'string' && servername.toLowerCase() !== operatorDomain) return misdirected('sni_mismatch');
-      return operatorApp.fetch(req, env);
-    }
-    const now = routeNow(host);
-    return now ? dispatch(now, req, env, servername) : routeThenDispatch(host, req, env, servername);
+/**
+ * The listener's one fetch: the operator's domain to its surface, every other Host to the enabled
+ * tenant serving it (421 for none, or for a tenant other than the TLS connection's name).
+ */
+function platformFetch(r: Router): (req: Request, env: HttpBindings) => Response | Promise<Response> {
+  const dispatch = ({ node, state }: TenantRoute, req: Request, env: HttpBindings, servername: unknown) => {
+    // A connection opened for one tenant's name must not carry another tenant's requests (connection reuse across names).
+    if (typeof servername === 'string' && !inTenant(servername.toLowerCase(), node.domain)) return r.misdirected('sni_mismatch');
+    const bindings: TenantBindings = { ...env, tenant: node };
+    return node.source.during(state, () => r.app.fetch(req, bindings));
   };
   const routeThenDispatch = async (host: string, req: Request, env: HttpBindings, servername: unknown): Promise<Response> => {
-    let routed: Awaited<ReturnType<typeof route>>;
+    let routed: TenantRoute | undefined;
     try {
-      routed = await route(host);
+      routed = await r.tenants.route(host);
     } catch (e) {
-      onError(e);
-      return new Response(JSON.stringify({ error: { code: 'internal_error', message: 'the platform could not complete the request' } }), {
-        status: 500,
-        headers: { 'content-type': 'application/json' },
-      });
+      r.onError(e);
+      return jsonAnswer('internal_error');
     }
-    if (!routed) return misdirected('unknown_host');
-    return dispatch(routed, req, env, servername);
+    return routed ? dispatch(routed, req, env, servername) : r.misdirected('unknown_host');
   };
-  const dispatch = (
-    { node, state }: { node: TenantNode; state: TenantSnapshot },
-    req: Request,
-    env: HttpBindings,
-    servername: unknown,
-  ): Response | Promise<Response> => {
-    // A connection opened for one tenant's name must not carry another tenant's requests (connection reuse across names).
-    if (typeof servername === 'string' && !inTenant(servername.toLowerCase(), node.domain)) return misdirected('sni_mismatch');
-    const bindings: TenantBindings = { ...env, tenant: node };
-    return node.source.during(state, () => app.fetch(req, bindings));
+  return (req, env) => {
+    const host = requestHostName(req.headers.get('host'));
+    if (!host) return r.misdirected('unknown_host');
+    const servername = (env.incoming.socket as TLSSocket).servername;
+    if (r.operator && host === r.operator.domain) {
+      if (typeof servername === 'string' && servername.toLowerCase() !== r.operator.domain) return r.misdirected('sni_mismatch');
+      return r.operator.app.fetch(req, env);
+    }
+    const now = r.tenants.routeNow(host);
+    return now ? dispatch(now, req, env, servername) : routeThenDispatch(host, req, env, servername);
   };
+}
 
-  const host = o.host ?? '127.0.0.1';
+/** The https listener: certificates by SNI, the node's server limits, the connection caps; resolves once it listens. */
+async function listen(
+  fetch: (req: Request, env: HttpBindings) => Response | Promise<Response>,
+  certs: CertificateStore,
+  at: { host: string; port: number },
+  limits: ReturnType<typeof connectionLimits>,
+  onError: (e: unknown) => void,
+): Promise<Server> {
   const server = serve({
     fetch: fetch as (req: Request, env: unknown) => Response | Promise<Response>,
-    port: o.port ?? 0,
-    hostname: host,
+    port: at.port,
+    hostname: at.host,
     createServer,
     serverOptions: {
-      SNICallback: (name: string, cb: (err: Error | null, ctx?: import('node:tls').SecureContext) => void) => {
+      SNICallback: (name: string, cb: (err: Error | null, ctx?: SecureContext) => void) => {
         certs.contextFor(name.toLowerCase()).then(
           (ctx) => cb(null, ctx),
           (e: unknown) => {
@@ -288,16 +216,61 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   server.requestTimeout = SERVER_LIMITS.requestTimeout;
   // The headers timeout stays short: on Node 20 it bounds a request's head, not an idle
   // keep-alive connection (an idle connection outlives it; packages/platform/test/keep-alive.test.ts).
-  server.keepAliveTimeout = keepAliveMs;
-  server.maxConnections = maxConnections;
-  capConnectionsPerClient(server, maxPerClient);
+  server.keepAliveTimeout = limits.keepAliveMs;
+  server.maxConnections = limits.maxConnections;
+  capConnectionsPerClient(server, limits.maxPerClient);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new PlatformError('listen_failed', `cannot listen on ${host}: ${e.code ?? e.message}`)),
+      reject(new PlatformError('listen_failed', { address: at.host, reason: e.code ?? e.message })),
     );
   });
-  const addr = server.address() as AddressInfo;
+  return server;
+}
+
+export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlatform> {
+  const { store } = o;
+  const { master_key_id, operator_domain: operatorDomain } = await checkServingKeys(store, o.masterKeys);
+  const tenantCacheSize = o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE;
+  const limits = connectionLimits(o);
+  const certs = await openCertificateStore(
+    o.tls,
+    async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
+    // With --dev the issued certificates are kept as long as their tenants may be: a rebuilt context then costs no issuing.
+    { contexts: o.tlsContextCacheSize ?? DEFAULT_TLS_CONTEXT_CACHE_SIZE, issued: tenantCacheSize },
+  );
+  const onError = o.onError ?? logError;
+  const offerCache = createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
+  const metrics = new PlatformMetrics(store, () => tenants.loaded());
+  const scale = new ScaleMetrics(metrics.registry, offerCache, certs);
+  const lookups = { hit: metrics.cache.labels({ result: 'hit' }), miss: metrics.cache.labels({ result: 'miss' }) };
+  const tenants = createTenantRouter(store, o.masterKeys, {
+    size: tenantCacheSize,
+    offerCache,
+    onSignature: () => scale.signatures.inc(),
+    onLookup: (hit) => (hit ? lookups.hit : lookups.miss).inc(),
+    ...(o.clock ? { clock: o.clock } : {}),
+  });
+  // The one app every tenant is served by; the router hands it the request's tenant in the env.
+  // The router answers 421 for a Host no enabled tenant serves, so the app's own Host rule is not needed.
+  const tenantOf = (env: unknown) => (env as TenantBindings).tenant;
+  const app = createNodeApp((c) => tenantOf(c.env).publisher, {
+    onError,
+    log: (e: RequestLogEntry, env: unknown) => {
+      metrics.observe(e.path, e.status);
+      o.log?.({ ...e, tenant: tenantOf(env).domain });
+    },
+  });
+  const operatorApp = operatorDomain
+    ? { domain: operatorDomain, app: createOperatorApp(operatorDomain, async (host) => (await tenants.route(host))?.node) }
+    : undefined;
+  const misdirected = (reason: 'unknown_host' | 'sni_mismatch') => {
+    metrics.misdirected.inc({ reason });
+    o.log?.({ event: 'misdirected', reason, status: 421 });
+    return jsonAnswer('misdirected_request', { 'cache-control': 'no-store' });
+  };
+  const fetch = platformFetch({ tenants, app, operator: operatorApp, misdirected, onError });
+  const server = await listen(fetch, certs, { host: o.host ?? '127.0.0.1', port: o.port ?? 0 }, limits, onError);
   const admin = o.adminListen
     ? await startAdminListener(o.adminListen, metrics.registry, async () => (await store.info()).master_key_id === master_key_id).catch(
         async (e) => {
@@ -306,17 +279,27 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
         },
       )
     : undefined;
+  return servedPlatform(server, { certs, tenants, offerCache, metrics, admin });
+}
+
+/** What `servePlatform` hands back: the address, the gauges tests and operators read, and `close`. */
+function servedPlatform(
+  server: Server,
+  p: { certs: CertificateStore; tenants: TenantRouter; offerCache: OfferCache | null; metrics: PlatformMetrics; admin?: AdminListener },
+): ServedPlatform {
+  const addr = server.address() as AddressInfo;
+  const { certs, admin } = p;
   let closed: Promise<void> | undefined;
   return {
     address: addr.address,
     port: addr.port,
     ...(certs.caFile ? { caFile: certs.caFile, caPem: certs.caPem } : {}),
-    loadedTenants: () => tenants.size,
+    loadedTenants: () => p.tenants.loaded(),
     tlsContexts: () => certs.held(),
     tlsContextsCreated: () => certs.created(),
     openConnections: () => new Promise((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n)))),
-    offerCacheBytes: () => offerCache?.bytes ?? 0,
-    metrics,
+    offerCacheBytes: () => p.offerCache?.bytes ?? 0,
+    metrics: p.metrics,
     ...(admin ? { admin: { address: admin.address, port: admin.port } } : {}),
     close() {
       closed ??= new Promise<void>((done) => {

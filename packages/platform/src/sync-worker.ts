@@ -122,8 +122,55 @@ function keyedLimit(limit: number) {
 /** A whole number ≥ `min`, else `invalid_sync_option` saying so (`unit` for durations, given in ms). */
 function atLeast(name: string, v: number, min: number, unit: 'ms' | '' = ''): number {
   if (!Number.isInteger(v) || v < min)
-    throw new PlatformError('invalid_sync_option', `${name} is ${unit ? `at least ${min / 1000}s` : `a whole number from ${min}`}`);
+    throw new PlatformError('invalid_sync_option', { option: name, rule: unit ? `at least ${min / 1000}s` : `a whole number from ${min}` });
   return v;
+}
+
+/** What every feed sync of one worker shares: its settings, its lease owner id, its per-host limit and its https agent. */
+interface WorkerContext {
+  o: SyncWorkerOptions;
+  store: PlatformStore;
+  owner: string;
+  intervalMs: number;
+  /** A fetch's deadline: at most half the lease, so a fetch always ends while the lease holds. */
+  timeoutMs: number;
+  hosts: ReturnType<typeof keyedLimit>;
+  /** One agent for the worker's fetches (no keep-alive: a feed is fetched once an interval); none with `allowPrivateFeeds`. */
+  agent: PublicFeedAgent | undefined;
+}
+
+/** Sync one claimed feed under its lease (or give it back when the lease would end mid-fetch); the log entry says what happened. */
+async function syncClaimed(w: WorkerContext, f: ClaimedFeed): Promise<Omit<SyncLogEntry, 'latency_ms'>> {
+  let host = '';
+  try {
+    host = new URL(f.url).hostname;
+  } catch {
+    // syncFeed refuses the URL and records why; one shared slot for unparseable URLs
+  }
+  await w.hosts.acquire(host);
+  try {
+    const base = { event: 'feed_sync' as const, tenant: f.domain, feed: f.name, url: feedUrlForMessages(f.url) };
+    if (w.store.clock.now() + w.timeoutMs > f.leaseUntil) {
+      // Waited so long for a host slot that the lease would end mid-fetch: give it back rather than risk two fetchers.
+      await releaseFeed(w.store, w.owner, f);
+      return { ...base, outcome: 'released' };
+    }
+    const rec = leasedRecorder(w.store, w.owner, f, w.intervalMs, w.o.random);
+    const r = await syncFeed(rec, f.property, { name: f.name, url: f.url, file: null }, w.store.clock.now(), {
+      timeoutMs: w.timeoutMs,
+      ...(w.o.ca ? { ca: w.o.ca } : {}),
+      ...(w.agent ? { agent: w.agent } : {}),
+    });
+    return {
+      ...base,
+      outcome: rec.lost ? 'lease_lost' : r.ok ? 'ok' : 'failed',
+      ...(r.ok ? { ranges: r.ranges } : { error: r.error }),
+      revision_bumped: rec.bumped,
+      next_due_at: rec.nextDueAt,
+    };
+  } finally {
+    w.hosts.release(host);
+  }
 }
 
 export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
@@ -131,13 +178,16 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
   const concurrency = atLeast('--concurrency', o.concurrency ?? DEFAULT_SYNC_CONCURRENCY, 1);
   const perHost = atLeast('--per-host', o.perHost ?? DEFAULT_SYNC_PER_HOST, 1);
   const leaseMs = atLeast('--lease', o.leaseMs ?? DEFAULT_SYNC_LEASE_MS, MIN_SYNC_LEASE_MS, 'ms');
+  const w: WorkerContext = {
+    o,
+    store: o.store,
+    owner: o.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    intervalMs,
+    timeoutMs: Math.min(MAX_FETCH_TIMEOUT_MS, Math.floor(leaseMs / 2)),
+    hosts: keyedLimit(perHost),
+    agent: o.allowPrivateFeeds ? undefined : new PublicFeedAgent(),
+  };
   const claimBatch = Math.ceil(concurrency / 4);
-  const timeoutMs = Math.min(MAX_FETCH_TIMEOUT_MS, Math.floor(leaseMs / 2));
-  const owner = o.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const { store } = o;
-  const hosts = keyedLimit(perHost);
-  // One agent for the worker's fetches (no keep-alive: a feed is fetched once an interval).
-  const agent = o.allowPrivateFeeds ? undefined : new PublicFeedAgent();
   const totals: SyncTotals = { ok: 0, failed: 0, lease_lost: 0, released: 0 };
   let inFlight = 0;
   let stopped = false;
@@ -153,42 +203,20 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
 
   const syncOne = async (f: ClaimedFeed) => {
     const started = Date.now();
-    let host = '';
-    try {
-      host = new URL(f.url).hostname;
-    } catch {
-      // syncFeed refuses the URL and records why; one shared slot for unparseable URLs
-    }
-    await hosts.acquire(host);
-    let entry: Omit<SyncLogEntry, 'latency_ms'>;
-    try {
-      const base = { event: 'feed_sync' as const, tenant: f.domain, feed: f.name, url: feedUrlForMessages(f.url) };
-      if (store.clock.now() + timeoutMs > f.leaseUntil) {
-        // Waited so long for a host slot that the lease would end mid-fetch: give it back rather than risk two fetchers.
-        await releaseFeed(store, owner, f);
-        entry = { ...base, outcome: 'released' };
-      } else {
-        const rec = leasedRecorder(store, owner, f, intervalMs, o.random);
-        const r = await syncFeed(rec, f.property, { name: f.name, url: f.url, file: null }, store.clock.now(), {
-          timeoutMs,
-          ...(o.ca ? { ca: o.ca } : {}),
-          ...(agent ? { agent } : {}),
-        });
-        entry = {
-          ...base,
-          outcome: rec.lost ? 'lease_lost' : r.ok ? 'ok' : 'failed',
-          ...(r.ok ? { ranges: r.ranges } : { error: r.error }),
-          revision_bumped: rec.bumped,
-          next_due_at: rec.nextDueAt,
-        };
-      }
-    } finally {
-      hosts.release(host);
-    }
+    const entry = await syncClaimed(w, f);
     totals[entry.outcome]++;
     o.metrics?.fetches.inc({ outcome: entry.outcome });
     if (entry.outcome === 'failed') o.metrics?.failures.inc();
     o.log?.({ ...entry, latency_ms: Date.now() - started });
+  };
+  const start = (f: ClaimedFeed) => {
+    inFlight++;
+    void syncOne(f)
+      .catch((e: unknown) => o.onError?.(e))
+      .finally(() => {
+        inFlight--;
+        wake?.();
+      });
   };
 
   const loop = async (): Promise<SyncTotals> => {
@@ -197,32 +225,23 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
       let claimed: ClaimedFeed[] = [];
       // Claim in batches of at least a quarter of the slots: one claim transaction serves several feeds.
       if (free >= claimBatch || (free > 0 && inFlight === 0)) {
-        try {
-          claimed = await claimDueFeeds(store, owner, free, leaseMs);
-        } catch (e) {
+        claimed = await claimDueFeeds(w.store, w.owner, free, leaseMs).catch((e: unknown) => {
           o.onError?.(e);
-        }
-        for (const f of claimed) {
-          inFlight++;
-          void syncOne(f)
-            .catch((e: unknown) => o.onError?.(e))
-            .finally(() => {
-              inFlight--;
-              wake?.();
-            });
-        }
+          return [];
+        });
+        claimed.forEach(start);
       }
       if (o.once && claimed.length === 0 && inFlight === 0) break;
       // Wait for slots to free (each finished feed wakes the loop) or, when nothing was due, the next poll.
       await nap(POLL_MS);
     }
     while (inFlight > 0) await nap(POLL_MS);
-    agent?.destroy();
+    w.agent?.destroy();
     return totals;
   };
   const done = loop();
   return {
-    owner,
+    owner: w.owner,
     done,
     stop() {
       stopped = true;

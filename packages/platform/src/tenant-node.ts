@@ -95,7 +95,7 @@ export class TenantSource implements SnapshotSource {
     if (!head) throw unknownTenant(this.domain);
     this.createdAt ??= head.created_at;
     if (head.created_at !== this.createdAt) throw unknownTenant(this.domain);
-    if (head.status !== 'active') throw new PlatformError('tenant_disabled', `${this.domain} is disabled`);
+    if (head.status !== 'active') throw new PlatformError('tenant_disabled', { domain: this.domain });
     return head;
   }
 
@@ -112,7 +112,7 @@ export class TenantSource implements SnapshotSource {
   /** The sealed private half of `kid` as of the last snapshot. */
   sealed(kid: string): string {
     const s = this.cached?.sealed.get(kid);
-    if (!s) throw new PlatformError('private_key_missing', `no private key for ${kid}`);
+    if (!s) throw new PlatformError('private_key_missing', { kid });
     return s;
   }
 }

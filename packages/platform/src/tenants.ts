@@ -118,8 +118,7 @@ export class PlatformStore {
     return this.db.transaction().execute(async (tx) => {
       const row = await tx.selectFrom('platform_info').selectAll().where('id', '=', 1).executeTakeFirst();
       if (row) {
-        if (row.master_key_id !== master.id)
-          throw new PlatformError('master_key_mismatch', 'this platform was initialised with another master key');
+        if (row.master_key_id !== master.id) throw new PlatformError('master_key_mismatch', { given: 'the one given' });
         if (operatorDomain !== null && operatorDomain !== row.operator_domain)
           await tx.updateTable('platform_info').set({ operator_domain: operatorDomain }).where('id', '=', 1).execute();
         return { created: false };
@@ -134,14 +133,14 @@ export class PlatformStore {
 
   async info(): Promise<{ operator_domain: string | null; master_key_id: string; created_at: string }> {
     const row = await this.db.selectFrom('platform_info').selectAll().where('id', '=', 1).executeTakeFirst();
-    if (!row) throw new PlatformError('platform_not_initialized', 'the database holds no platform; run `vrp platform init` first');
+    if (!row) throw new PlatformError('platform_not_initialized');
     return row;
   }
 
   /** Fail unless `master` is the key the platform's private keys are sealed under. */
   async assertMasterKey(master: MasterKey): Promise<void> {
     const { master_key_id } = await this.info();
-    if (master_key_id !== master.id) throw new PlatformError('master_key_mismatch', 'the master key is not the one this platform uses');
+    if (master_key_id !== master.id) throw new PlatformError('master_key_mismatch', { given: 'the one given' });
   }
 
   // ── tenants ───────────────────────────────────────────────────────────────────────────
@@ -183,8 +182,7 @@ export class PlatformStore {
         for (const r of rows) existing.add(r.domain);
       }
       if (existing.size > 0 && !o.skipExisting) {
-        const [first] = existing;
-        throw new PlatformError('tenant_exists', `a tenant ${first} already exists`, { domain: first });
+        throw new PlatformError('tenant_exists', { domain: [...existing][0]! });
       }
       const fresh = prepared.filter((t) => !existing.has(t.domain));
       // Bulk inserts in chunks (PostgreSQL caps a statement at 65,535 parameters; SQLite at 32,766).
@@ -409,8 +407,7 @@ export class PlatformStore {
           .select(['domain', 'name'])
           .where((eb) => eb.or(chunk.map((f) => eb.and([eb('domain', '=', f.domain), eb('name', '=', f.name)]))))
           .executeTakeFirst();
-        if (taken)
-          throw new PlatformError('feed_exists', `${taken.domain} already has a feed named ${taken.name}`, { domain: taken.domain });
+        if (taken) throw new PlatformError('feed_exists', { domain: taken.domain, name: taken.name });
         await tx
           .insertInto('platform_tenant_feed')
           .values(
@@ -447,12 +444,9 @@ export class PlatformStore {
         .execute();
       // A name is matched first: a feed's name is unique within its tenant.
       const named = matches.find((m) => m.name === feed);
-      if (!named && matches.length > 1)
-        throw new PlatformError('ambiguous_feed', `${domain} has ${matches.length} feeds with that URL; remove one by its name`, {
-          domain,
-        });
+      if (!named && matches.length > 1) throw new PlatformError('ambiguous_feed', { domain, count: matches.length });
       const target = named ?? matches[0];
-      if (!target) throw new PlatformError('unknown_feed', `${domain} has no feed with that name or URL`, { domain });
+      if (!target) throw new PlatformError('unknown_feed', { domain });
       await tx.deleteFrom('platform_tenant_block').where('domain', '=', domain).where('feed_name', '=', target.name).execute();
       await tx.deleteFrom('platform_tenant_feed').where('domain', '=', domain).where('name', '=', target.name).execute();
       await bump(tx, domain, this.clock.now());
@@ -573,8 +567,8 @@ export class PlatformStore {
         .where('kid', '=', kid)
         .where('domain', '=', domain)
         .executeTakeFirst();
-      if (!key) throw new PlatformError('unknown_kid', `no key ${kid} in ${domain}'s key ring`);
-      if (key.status === 'revoked') throw new PlatformError('already_revoked', `${kid} is already revoked`);
+      if (!key) throw new PlatformError('unknown_kid', { kid, domain });
+      if (key.status === 'revoked') throw new PlatformError('already_revoked', { kid });
       const replacement = key.status === 'active' ? await this.rotateTenantKey(master, domain, tx) : null;
       await tx
         .updateTable('platform_tenant_key')
@@ -594,7 +588,7 @@ export class PlatformStore {
   async rotateMasterKey(from: MasterKey, to: MasterKey, onProgress?: (done: number) => void): Promise<{ resealed: number }> {
     const info = await this.info();
     if (info.master_key_id !== from.id && info.master_key_id !== to.id)
-      throw new PlatformError('master_key_mismatch', 'the old master key is not the one this platform uses');
+      throw new PlatformError('master_key_mismatch', { given: 'the old one given' });
     let resealed = 0;
     let after = '';
     for (;;) {
@@ -655,7 +649,7 @@ function summaryOf(row: PlatformDatabase['platform_tenant']): TenantSummary {
 }
 
 export function unknownTenant(domain: string): PlatformError {
-  return new PlatformError('unknown_tenant', `no tenant ${domain.slice(0, 253)}`, { domain: domain.slice(0, 253) });
+  return new PlatformError('unknown_tenant', { domain: domain.slice(0, 253) });
 }
 
 /** A tenant's new signing key row: active from `now`, nothing retired, retained or revoked (tenant creation and rotation alike). */

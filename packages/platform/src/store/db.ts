@@ -16,22 +16,22 @@ const PG_SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function platformTarget(url: string | undefined): PlatformTarget {
   const u = url ?? process.env[PLATFORM_DATABASE_URL_ENV];
-  if (!u) throw new PlatformError('database_url_required', `pass --database-url or set ${PLATFORM_DATABASE_URL_ENV}`);
+  if (!u) throw new PlatformError('database_url_required', { env: PLATFORM_DATABASE_URL_ENV });
   if (u.startsWith('sqlite:')) {
     const file = u.slice('sqlite:'.length);
-    if (!file) throw new PlatformError('invalid_database_url', 'sqlite:PATH names the database file');
+    if (!file) throw new PlatformError('invalid_database_url', { problem: 'sqlite: names no file' });
     return { kind: 'sqlite', file };
   }
   let parsed: URL;
   try {
     parsed = new URL(u);
   } catch {
-    throw new PlatformError('invalid_database_url', 'the database URL is postgres://… or sqlite:PATH');
+    throw new PlatformError('invalid_database_url', { problem: 'not a URL' });
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
-    throw new PlatformError('invalid_database_url', 'the database URL is postgres://… or sqlite:PATH');
+    throw new PlatformError('invalid_database_url', { problem: `${parsed.protocol} is neither` });
   const schema = parsed.searchParams.get('schema') ?? 'vrpkit_platform';
-  if (!PG_SCHEMA_RE.test(schema)) throw new PlatformError('invalid_database_url', 'schema must be a lowercase SQL identifier');
+  if (!PG_SCHEMA_RE.test(schema)) throw new PlatformError('invalid_database_url', { problem: 'schema must be a lowercase SQL identifier' });
   parsed.searchParams.delete('schema');
   return { kind: 'postgres', url: parsed.toString(), schema };
 }
@@ -82,7 +82,7 @@ export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Pr
     try {
       sqlite = new Database(t.file);
     } catch (cause) {
-      throw new PlatformError('database_unreachable', `cannot open ${t.file}: ${(cause as Error).message}`, undefined, { cause });
+      throw new PlatformError('database_unreachable', { target: t.file, reason: (cause as Error).message }, { cause });
     }
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('busy_timeout = 5000');
@@ -97,7 +97,7 @@ export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Pr
         if (e.code !== '23505' && e.code !== '42P06') throw e;
       });
     } catch (cause) {
-      throw new PlatformError('database_unreachable', `cannot reach PostgreSQL: ${(cause as Error).message}`, undefined, { cause });
+      throw new PlatformError('database_unreachable', { target: redactedTarget(t), reason: (cause as Error).message }, { cause });
     } finally {
       await bootstrap.end().catch(() => {});
     }
@@ -115,9 +115,7 @@ export async function openPlatformDatabase(t: PlatformTarget, poolSize = 10): Pr
   if (error) {
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new PlatformError('migration_failed', `platform migration ${failed} failed: ${(error as Error).message}`, undefined, {
-      cause: error,
-    });
+    throw new PlatformError('migration_failed', { name: failed, reason: (error as Error).message }, { cause: error });
   }
   return sqlite ? { db, sqlite } : { db };
 }
