@@ -1,12 +1,17 @@
-import { isVrpError, VrpError } from '@vrpkit/core';
+import { isVrpError } from '@vrpkit/core';
 import { UNSAFE_TEXT_CHARACTERS } from '@vrpkit/protocol';
+import { type CLI_CODES, exitStatusOf } from './errors.js';
 
-/** sysexits(3) EX_USAGE: the command was used incorrectly. */
-export const EXIT_USAGE = 64;
+export { EXIT_USAGE } from './errors.js';
 
 /** Print one JSON document on stdout (scripts parse it; nothing else goes to stdout in --json mode). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** One `--json` event line on stdout, stamped with the time it happened (`ts`, RFC 3339 UTC). */
+export function printEvent({ event, ...fields }: { event: string; [field: string]: unknown }): void {
+  process.stdout.write(`${JSON.stringify({ event, ts: new Date().toISOString(), ...fields })}\n`);
 }
 
 /**
@@ -14,7 +19,9 @@ export function printJson(value: unknown): void {
  * `{"error":{"code","message"}}` on stdout with --json. Returns the exit code to use.
  */
 export function reportError(e: unknown, json: boolean, exitCode = 1): number {
-  const err = isVrpError(e) ? e.toJSON() : { code: 'internal_error', message: e instanceof Error ? e.message : String(e) };
+  const err = isVrpError(e)
+    ? e.toJSON()
+    : { code: 'internal_error' satisfies keyof typeof CLI_CODES, message: e instanceof Error ? e.message : String(e) };
   if (json) printJson({ error: err });
   // A message can quote input (a file name, a feed name, a property field): each of its lines
   // (a property file's problems are one per line) is shown terminal-safe.
@@ -22,18 +29,30 @@ export function reportError(e: unknown, json: boolean, exitCode = 1): number {
   return exitCode;
 }
 
-/** A usage error of a command's own checks: reported like any error, exit 64. */
-export function usage(message: string): VrpError {
-  return new VrpError('usage', message);
+/**
+ * Run a command's action. A number it returns (or resolves to) is the exit status; a thrown error is reported
+ * (`reportError`) and ends the command with its code's status (`exitStatusOf`), else `failure`.
+ */
+export async function run(json: boolean | undefined, fn: () => unknown, failure = 1): Promise<void> {
+  try {
+    const status = await fn();
+    if (typeof status === 'number') process.exitCode = status;
+  } catch (e) {
+    process.exitCode = reportError(e, !!json, exitStatusOf(e, failure));
+  }
 }
 
-/** Run a command's action; a thrown error is reported (`reportError`), exit 1, or 64 for a usage error. */
-export async function run(json: boolean | undefined, fn: () => Promise<void>): Promise<void> {
-  try {
-    await fn();
-  } catch (e) {
-    process.exitCode = reportError(e, !!json, isVrpError(e) && e.code === 'usage' ? EXIT_USAGE : 1);
-  }
+/** Serve until SIGINT/SIGTERM, then close cleanly; resolves with the signal that stopped it. */
+export async function serveUntilSignal(served: { close(): Promise<void> }): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      void served.close().then(() => resolve(signal));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
 }
 
 /**

@@ -1,28 +1,32 @@
 import { Command, CommanderError } from 'commander';
-import { EXIT_USAGE, printJson } from './io.js';
+import { type CliCode, EXIT_USAGE } from './errors.js';
+import { printJson } from './io.js';
 
 type Register = (program: Command) => void;
 
 /**
- * The command groups, each in its own module under commands/ and imported only when the command
- * line names it: a group pulls in the node, agent or gate packages (TLS, SQLite, MCP and A2A
+ * The command groups, each a folder under commands/ (its index.ts registers its verbs) imported
+ * only when the command line names it: a group pulls in the node, agent or gate packages (TLS, SQLite, MCP and A2A
  * SDKs), so loading all of them would make `vrp --version` or `vrp gate …` pay for every other.
  * The summary is what `vrp --help` lists before any group is loaded.
  */
 const COMMAND_GROUPS: Record<string, { summary: string; load: () => Promise<Register> }> = {
-  node: { summary: 'run a VRP node for your property', load: async () => (await import('./commands/node.js')).registerNodeCommands },
+  node: { summary: 'run a VRP node for your property', load: async () => (await import('./commands/node/index.js')).registerNodeCommands },
   platform: {
     summary: 'serve many host domains, each its own node',
-    load: async () => (await import('./commands/platform.js')).registerPlatformCommands,
+    load: async () => (await import('./commands/platform/index.js')).registerPlatformCommands,
   },
-  verify: { summary: 'verify a node’s signed stay offer', load: async () => (await import('./commands/verify.js')).registerVerifyCommands },
-  receipt: { summary: 'verify VRP receipts', load: async () => (await import('./commands/receipt.js')).registerReceiptCommands },
-  gate: { summary: 'the Tool-Use Binding gate', load: async () => (await import('./commands/gate.js')).registerGateCommands },
+  verify: {
+    summary: 'verify a node’s signed stay offer',
+    load: async () => (await import('./commands/verify/index.js')).registerVerifyCommands,
+  },
+  receipt: { summary: 'verify VRP receipts', load: async () => (await import('./commands/receipt/index.js')).registerReceiptCommands },
+  gate: { summary: 'the Tool-Use Binding gate', load: async () => (await import('./commands/gate/index.js')).registerGateCommands },
   conformance: {
     summary: 'check a node against the spec',
-    load: async () => (await import('./commands/conformance.js')).registerConformanceCommands,
+    load: async () => (await import('./commands/conformance/index.js')).registerConformanceCommands,
   },
-  demo: { summary: 'run a sample node in dev mode', load: async () => (await import('./commands/demo.js')).registerDemoCommand },
+  demo: { summary: 'run a sample node in dev mode', load: async () => (await import('./commands/demo/index.js')).registerDemoCommand },
 };
 
 /**
@@ -66,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
       // belongs to a downstream command line, not to vrp.
       const own = argv.indexOf('--');
       if ((own < 0 ? argv : argv.slice(0, own)).includes('--json'))
-        printJson({ error: { code: 'usage', message: e.message.replace(/^error: /, '') } });
+        printJson({ error: { code: 'usage' satisfies CliCode, message: e.message.replace(/^error: /, '') } });
       return EXIT_USAGE;
     }
     throw e;

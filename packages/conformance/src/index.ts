@@ -1,3 +1,5 @@
+// The runners' error codes (an input they cannot run).
+export { CONFORMANCE_CODES, type ConformanceCode, ConformanceError } from './errors.js';
 // Node conformance for any node (Core VRP v0.1, Node Tool Binding v0.1 §3–§6 and §10, the MCP
 // composition profile's receipt binding): the checker, its rule ids and the report it returns.
 export type { Evidence } from './evidence.js';

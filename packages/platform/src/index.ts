@@ -11,7 +11,7 @@ export {
   openCertificateStore,
 } from './certificates.js';
 export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } from './cluster.js';
-export { PlatformError } from './errors.js';
+export { PLATFORM_CODES, type PlatformCode, PlatformError } from './errors.js';
 export { isRefusedFeedAddress, PublicFeedAgent } from './feed-address.js';
 export { syncLagSeconds } from './feed-leases.js';
 export { type ImportProblem, type ImportProgress, type ImportResult, importTenants } from './import.js';

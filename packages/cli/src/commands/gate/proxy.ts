@@ -1,0 +1,174 @@
+/**
+ * `vrp gate proxy`: the gate as a sidecar in front of an MCP server (docs/gateway.md). The agent
+ * connects over stdio (or `--listen`); every tool call is enforced before it reaches the server.
+ */
+import { loadPolicy, type ProxyMode } from '@vrpkit/gate';
+import { type Command, Option } from 'commander';
+import { usage } from '../../errors.js';
+import { run } from '../../io.js';
+import { type DownstreamOptions, defaultName, downstreamSpec } from './downstream.js';
+import {
+  approverOption,
+  type GateStoreOptions,
+  openStore,
+  parseDuration,
+  parseUsage,
+  retainArgumentsOption,
+  storeOption,
+} from './options.js';
+
+interface ProxyOptions extends GateStoreOptions, DownstreamOptions {
+  policy: string;
+  name?: string;
+  mode: ProxyMode;
+  listen?: string;
+  pinOnFirstUse?: boolean;
+  approvalTimeout: string;
+  notifyUrl?: string;
+  approvalsUrl?: string;
+  ui?: boolean;
+  uiListen: string;
+  approver: string;
+  retainArguments: string;
+  maxMessageBytes: string;
+  callTimeout: string;
+}
+
+/** `--notify-url`: https only (the notice names acts and links the page). */
+function parseNotifyUrl(v: string): string {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new RangeError(`--notify-url is not a URL: ${v}`);
+  }
+  if (url.protocol !== 'https:') throw new RangeError(`--notify-url must be https://, got ${url.protocol}`);
+  return url.toString();
+}
+
+function positiveNumber(flag: string, v: string, integer: boolean): number {
+  const n = Number(v);
+  if (!v.trim() || !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw usage(`${flag} must be a positive ${integer ? 'integer' : 'number'}, got ${v}`);
+  return n;
+}
+
+/** Which server is fronted, under which policy and name, and in which mode. */
+function downstreamOptions(c: Command): Command {
+  return c
+    .argument('[command...]', 'the downstream MCP server command and its arguments, after --')
+    .requiredOption('--policy <file>', 'gate policy (JSON or YAML; `vrp gate policy check` validates it)')
+    .option('--name <name>', 'proxy name: session id of its acts and its sink id; concurrent proxies on one store need distinct names')
+    .addOption(
+      new Option(
+        '--mode <mode>',
+        'enforce: deny what policy does not authorize; observe: forward everything, record what enforce would have denied',
+      )
+        .choices(['enforce', 'observe'])
+        .default('enforce'),
+    )
+    .option('--upstream <url>', 'front a Streamable HTTP MCP server instead of a stdio child')
+    .option(
+      '--upstream-header <header>',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the help text shows the literal ${VAR} syntax
+      "a header sent to the upstream, e.g. 'Authorization: Bearer $TOKEN' ($VAR and ${VAR} are expanded from the proxy's environment)",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option('--insecure-http-upstream', 'INSECURE: allow a plain http:// upstream (credentials and calls travel unencrypted)');
+}
+
+/** How the agent reaches the proxy, how an escalated call waits for a person, and the proxy's bounds. */
+function agentOptions(c: Command): Command {
+  return c
+    .option('--listen <host:port>', 'serve the agent over Streamable HTTP on this loopback address (bearer token printed once on stderr)')
+    .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review')
+    .option(
+      '--approval-timeout <duration>',
+      'how long an escalated call waits for a person (progress notifications meanwhile), then returns the pending deny: 90, 90s, 2m; 0 = no wait',
+      '120s',
+    )
+    .option(
+      '--notify-url <url>',
+      'POST a JSON notice (act id, tool, server, class, digests, page link; never the arguments) when an act waits',
+    )
+    .option('--approvals-url <url>', 'the approvals page the --notify-url notice links to (default: the --ui page)')
+    .option('--ui', 'also serve the approvals page from this process (URL and token printed once on stderr)')
+    .option('--ui-listen <host:port>', 'loopback address of the approvals page (with --ui)', '127.0.0.1:0')
+    .addOption(approverOption('recorded as the approver of decisions made on the --ui page'))
+    .addOption(retainArgumentsOption())
+    .option(
+      '--max-message-bytes <bytes>',
+      'cap on one agent message (a stdio line or an HTTP request body); larger ones get a JSON-RPC -32600 error',
+      String(4 * 1024 * 1024),
+    )
+    .option(
+      '--call-timeout <seconds>',
+      'bound on each downstream request; a tools/call over it is cancelled and answered with a downstream_timeout tool error',
+      '60',
+    );
+}
+
+/** The proxy's options as `startProxy` takes them, every value checked (a bad one is a usage error) before anything starts. */
+async function proxyOptions(command: string[], o: ProxyOptions) {
+  // Loaded here only: the proxy needs the MCP SDK at run time, the other `vrp` commands do not.
+  const { parseListen } = await import('@vrpkit/gate/proxy');
+  const downstream = downstreamSpec(command, o);
+  const listen = o.listen === undefined ? undefined : parseUsage(() => parseListen(o.listen!));
+  const approvalTimeoutMs = parseUsage(() => parseDuration(o.approvalTimeout, '--approval-timeout', 's'));
+  const retainArgumentsMs = parseUsage(() => parseDuration(o.retainArguments, '--retain-arguments'));
+  const notifyUrl = o.notifyUrl === undefined ? undefined : parseUsage(() => parseNotifyUrl(o.notifyUrl!));
+  if (!o.ui && o.uiListen !== '127.0.0.1:0') throw usage('--ui-listen needs --ui');
+  const ui = o.ui ? { listen: parseUsage(() => parseListen(o.uiListen)), approver: o.approver } : undefined;
+  const maxMessageBytes = positiveNumber('--max-message-bytes', o.maxMessageBytes, true);
+  const callTimeoutMs = positiveNumber('--call-timeout', o.callTimeout, false) * 1000;
+  const name = o.name ?? defaultName(downstream);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw usage(`--name must be 1–64 characters of A–Z a–z 0–9 . _ -, got ${name}`);
+  return {
+    policy: loadPolicy(o.policy),
+    name,
+    downstream,
+    mode: o.mode,
+    pinOnFirstUse: !!o.pinOnFirstUse,
+    maxMessageBytes,
+    callTimeoutMs,
+    ...(listen ? { listen } : {}),
+    approvalTimeoutMs,
+    retainArgumentsMs,
+    ...(notifyUrl ? { notifyUrl } : {}),
+    ...(o.approvalsUrl ? { approvalsUrl: parseUsage(() => new URL(o.approvalsUrl!).toString()) } : {}),
+    ...(ui ? { ui } : {}),
+  };
+}
+
+/** The proxy runs until the agent's stdio closes (or SIGINT/SIGTERM); errors before it serves exit 1 (64 for usage). */
+async function runProxy(command: string[], o: ProxyOptions): Promise<void> {
+  const { startProxy } = await import('@vrpkit/gate/proxy');
+  const options = await proxyOptions(command, o);
+  const store = await openStore(o, true);
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  try {
+    proxy = await startProxy({ ...options, store });
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw e;
+  }
+  const stop = () => void proxy.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await proxy.done;
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+}
+
+/** `vrp gate proxy --policy P --store S -- COMMAND ARGS…` (or `--upstream URL`). */
+export function registerProxy(gate: Command): void {
+  const proxy = gate
+    .command('proxy')
+    .description(
+      'run an MCP server behind the gate: `vrp gate proxy --policy P --store S -- COMMAND ARGS…` (stdio child) or `--upstream URL`; the agent connects over stdio (or --listen)',
+    );
+  storeOption(agentOptions(downstreamOptions(proxy)), false).action((command: string[], o: ProxyOptions) =>
+    run(false, () => runProxy(command, o)),
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * `vrp platform serve`: every enabled tenant over https, the certificate by SNI and the tenant by
+ * Host, in one process or as `--workers` processes on one port, until SIGINT/SIGTERM.
+ */
+import { isServeWorker } from '@vrpkit/node';
+import {
+  DEFAULT_PLATFORM_KEEP_ALIVE_MS,
+  DEFAULT_PLATFORM_MAX_CONNECTIONS,
+  DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT,
+  DEFAULT_TENANT_CACHE_SIZE,
+  DEFAULT_TLS_CONTEXT_CACHE_SIZE,
+  loadMasterKey,
+  type MasterKey,
+  type PlatformLogEntry,
+  type PlatformStore,
+  runPlatformWorker,
+  type ServePlatformOptions,
+  servePlatform,
+  servePlatformCluster,
+} from '@vrpkit/platform';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { CliError } from '../../errors.js';
+import { printEvent, run, serveUntilSignal, terminalSafe } from '../../io.js';
+import { port, positiveInt } from '../../options.js';
+import { workerCount } from '../node/options.js';
+import { adminListen, duration, type PlatformOptions, platformOptions, withStore } from './options.js';
+
+interface ServeOptions extends PlatformOptions {
+  port: number;
+  host: string;
+  tlsDir?: string;
+  dev?: string;
+  previousMasterKeyFile?: string;
+  tenantCache: number;
+  tlsContextCache: number;
+  keepAlive: number;
+  maxConnectionsPerClient: number;
+  maxConnections: number;
+  adminListen?: { host: string; port: number };
+  workers: number;
+}
+
+/** A `--keep-alive` duration: 1 s to 1 hour. */
+function keepAlive(v: string): number {
+  const ms = duration(v);
+  if (ms < 1000 || ms > 3_600_000) throw new InvalidArgumentError('from 1s to 1h');
+  return ms;
+}
+
+/** Request log sink: JSON lines on stdout with --json, a short line on stderr otherwise (query digests only, never raw input). */
+function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
+  if (json) return (e) => printEvent({ ...e });
+  return (e) =>
+    process.stderr.write(
+      e.event === 'request'
+        ? `${e.tenant} ${e.method} ${terminalSafe(e.path)}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
+        : `misdirected (${e.reason}) 421\n`,
+    );
+}
+
+function serveCommandOptions(c: Command): Command {
+  return c
+    .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .addOption(
+      new Option('--tls-dir <dir>', 'certificates: DOMAIN.pem + DOMAIN.key, or _wildcard.PARENT.pem + .key; re-read when they change'),
+    )
+    .addOption(new Option('--dev <dir>', 'issue a certificate per tenant from the local dev CA in DIR (ca.pem)').conflicts('tlsDir'))
+    .option('--previous-master-key-file <file>', 'the previous master key, while `master-key rotate` runs')
+    .option('--tenant-cache <n>', 'most tenants held loaded in this process', positiveInt, DEFAULT_TENANT_CACHE_SIZE)
+    .option(
+      '--tls-context-cache <n>',
+      'most TLS contexts held (about 30 KB each; an evicted name rebuilds its own at its next handshake)',
+      positiveInt,
+      DEFAULT_TLS_CONTEXT_CACHE_SIZE,
+    )
+    .addOption(
+      new Option('--keep-alive <duration>', "how long an idle connection is kept open (e.g. 65s; above a load balancer's idle timeout)")
+        .argParser(keepAlive)
+        .default(DEFAULT_PLATFORM_KEEP_ALIVE_MS, '65s'),
+    )
+    .option(
+      '--max-connections-per-client <n>',
+      'most open connections from one client address (closed at accept past it)',
+      positiveInt,
+      DEFAULT_PLATFORM_MAX_CONNECTIONS_PER_CLIENT,
+    )
+    .option('--max-connections <n>', 'most open connections in all, per process', positiveInt, DEFAULT_PLATFORM_MAX_CONNECTIONS)
+    .option(
+      '--admin-listen <host:port>',
+      'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
+      adminListen,
+    )
+    .option('--workers <n>', 'processes serving on the one port (node:cluster; one per core signs on every core)', workerCount, 1);
+}
+
+/** The serve options the command line names, on an open store. */
+function serveOptions(o: ServeOptions, store: PlatformStore, masterKeys: MasterKey[]): Omit<ServePlatformOptions, 'adminListen'> {
+  return {
+    store,
+    masterKeys,
+    tls: o.tlsDir ? ({ kind: 'dir', dir: o.tlsDir } as const) : ({ kind: 'dev', dir: o.dev! } as const),
+    host: o.host,
+    port: o.port,
+    tenantCacheSize: o.tenantCache,
+    tlsContextCacheSize: o.tlsContextCache,
+    keepAliveMs: o.keepAlive,
+    maxConnectionsPerClient: o.maxConnectionsPerClient,
+    maxConnections: o.maxConnections,
+    log: platformLogger(!!o.json),
+  };
+}
+
+async function serve(o: ServeOptions, store: PlatformStore, masterKeys: MasterKey[]): Promise<void> {
+  const options = serveOptions(o, store, masterKeys);
+  // A forked worker (same argv) serves and reports to the primary, which prints the banner and serves the admin listener.
+  if (isServeWorker()) return runPlatformWorker(options);
+  const admin = o.adminListen ? { adminListen: o.adminListen } : {};
+  const served =
+    o.workers > 1 ? await servePlatformCluster({ ...options, ...admin }, o.workers) : await servePlatform({ ...options, ...admin });
+  if (o.json)
+    printEvent({
+      event: 'listening',
+      address: served.address,
+      port: served.port,
+      ca: served.caFile ?? null,
+      admin_port: served.admin?.port ?? null,
+      pid: process.pid,
+      ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
+    });
+  else
+    process.stdout.write(
+      `serving every tenant on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\nCtrl-C stops the platform.\n`,
+    );
+  // A cluster also ends when one of its workers dies (it has already stopped the others).
+  const signal = await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+  if (o.json) printEvent({ event: 'stopped', reason: signal ?? 'worker_exited' });
+}
+
+/** `vrp platform serve`. */
+export function registerServe(platform: Command): void {
+  const serveCommand = platform
+    .command('serve')
+    .description('serve every enabled tenant over https: certificate by SNI, tenant by Host (421 for any other host)');
+  platformOptions(serveCommandOptions(serveCommand), { masterKey: true }).action((o: ServeOptions) =>
+    run(o.json, async () => {
+      if (!o.tlsDir && !o.dev) throw new CliError('tls_required');
+      const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
+      await withStore(o, (store) => serve(o, store, masterKeys));
+    }),
+  );
+}
