@@ -173,6 +173,30 @@ async function syncClaimed(w: WorkerContext, f: ClaimedFeed): Promise<Omit<SyncL
   }
 }
 
+/** A sleep the loop can cut short (`wake`): a finished feed frees a slot, `stop` ends the wait. */
+function napper() {
+  let wake: (() => void) | undefined;
+  return {
+    nap: (ms: number) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      }),
+    wake: () => wake?.(),
+  };
+}
+
+/** One synced feed counted, measured and logged. */
+function record(o: SyncWorkerOptions, totals: SyncTotals, entry: Omit<SyncLogEntry, 'latency_ms'>, started: number): void {
+  totals[entry.outcome]++;
+  o.metrics?.fetches.inc({ outcome: entry.outcome });
+  if (entry.outcome === 'failed') o.metrics?.failures.inc();
+  o.log?.({ ...entry, latency_ms: Date.now() - started });
+}
+
 export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
   const intervalMs = atLeast('--interval', o.intervalMs ?? DEFAULT_SYNC_INTERVAL_MS, 1000, 'ms');
   const concurrency = atLeast('--concurrency', o.concurrency ?? DEFAULT_SYNC_CONCURRENCY, 1);
@@ -189,33 +213,18 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
   };
   const claimBatch = Math.ceil(concurrency / 4);
   const totals: SyncTotals = { ok: 0, failed: 0, lease_lost: 0, released: 0 };
+  const sleep = napper();
   let inFlight = 0;
   let stopped = false;
-  let wake: (() => void) | undefined;
-  const nap = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
-
-  const syncOne = async (f: ClaimedFeed) => {
-    const started = Date.now();
-    const entry = await syncClaimed(w, f);
-    totals[entry.outcome]++;
-    o.metrics?.fetches.inc({ outcome: entry.outcome });
-    if (entry.outcome === 'failed') o.metrics?.failures.inc();
-    o.log?.({ ...entry, latency_ms: Date.now() - started });
-  };
   const start = (f: ClaimedFeed) => {
+    const started = Date.now();
     inFlight++;
-    void syncOne(f)
+    void syncClaimed(w, f)
+      .then((entry) => record(o, totals, entry, started))
       .catch((e: unknown) => o.onError?.(e))
       .finally(() => {
         inFlight--;
-        wake?.();
+        sleep.wake();
       });
   };
 
@@ -233,9 +242,9 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
       }
       if (o.once && claimed.length === 0 && inFlight === 0) break;
       // Wait for slots to free (each finished feed wakes the loop) or, when nothing was due, the next poll.
-      await nap(POLL_MS);
+      await sleep.nap(POLL_MS);
     }
-    while (inFlight > 0) await nap(POLL_MS);
+    while (inFlight > 0) await sleep.nap(POLL_MS);
     w.agent?.destroy();
     return totals;
   };
@@ -245,7 +254,7 @@ export function startSyncWorker(o: SyncWorkerOptions): SyncWorker {
     done,
     stop() {
       stopped = true;
-      wake?.();
+      sleep.wake();
       return done;
     },
   };
