@@ -1,26 +1,28 @@
 /**
  * Discovery (Core VRP v0.1 §2; Safe-to-Quote conditions 1–3): the document is fetched over https from
- * the host domain itself, names the protocol and version, claims exactly that domain as its
- * `canonical_domain`, and points its JWKS and offer endpoint at https URLs on that same host.
- * Only the spec's field names are read (Core VRP v0.1 §2): hemmabo's aliases (`jwks_uri`,
- * `version`, `domain`, `endpoints.*`) are not accepted, so a document is read one way only.
+ * the host domain itself; protocol's `checkDiscoveryDocument` reads it (through `DiscoveryDocumentSchema`)
+ * and binds it to that domain: the protocol and version, exactly that `canonical_domain`, the JWKS and
+ * offer endpoint on that same host.
  */
-import { type Clock, type FetchLike, isRecord, systemClock } from '@vrpkit/core';
-import { DISCOVERY_PATH, type DiscoveryDocument, JWKS_MAX_CACHE_SECONDS, PROTOCOL, PROTOCOL_VERSION } from '@vrpkit/protocol';
+import { type Clock, type FetchLike, systemClock } from '@vrpkit/core';
+import {
+  checkDiscoveryDocument,
+  DISCOVERY_PATH,
+  type DiscoveryDocument,
+  type DiscoveryDocumentCode,
+  JWKS_MAX_CACHE_SECONDS,
+} from '@vrpkit/protocol';
 import { normalizeHost } from './canonical-domain.js';
 import { getJsonText } from './http-get.js';
 import { cacheLifetimeSeconds } from './jwks-cache.js';
 
+/** Why discovery failed: the read itself (here), or the document (`checkDiscoveryDocument`'s codes). */
 export type DiscoveryFailureCode =
   | 'invalid_domain'
   | 'discovery_unreachable'
   | 'discovery_http_error'
   | 'discovery_not_json'
-  | 'discovery_schema_mismatch'
-  | 'protocol_mismatch'
-  | 'canonical_domain_mismatch'
-  | 'jwks_url_off_domain'
-  | 'offer_endpoint_off_domain';
+  | DiscoveryDocumentCode;
 
 export type DiscoveryOutcome =
   | { ok: true; domain: string; url: string; discovery: DiscoveryDocument }
@@ -43,17 +45,6 @@ export function domainOf(input: string): string | null {
   return normalizeHost(host);
 }
 
-/** True for an https URL whose host is exactly `domain` on the default port, without userinfo. */
-function isHttpsUrlOn(value: unknown, domain: string): boolean {
-  if (typeof value !== 'string') return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' && url.hostname === domain && url.port === '' && !url.username && !url.password;
-  } catch {
-    return false;
-  }
-}
-
 /** Fetch and check `https://{domain}/.well-known/vacation-rental.json`. Never throws: failures are outcomes. */
 export async function fetchDiscovery(domainInput: string, opts: { fetch: FetchLike }): Promise<DiscoveryOutcome> {
   return (await readDiscovery(domainInput, opts.fetch)).outcome;
@@ -74,35 +65,19 @@ async function readDiscovery(domainInput: string, fetch: FetchLike): Promise<{ o
   return { outcome: checkDiscovery(domain, url, got.res.status, got.text), cacheControl: got.res.headers.get('cache-control') };
 }
 
-/** Core VRP v0.1 §2 checks on a served discovery document. */
+/** Core VRP v0.1 §2 checks on a served discovery document: the HTTP answer here, the document itself in protocol. */
 function checkDiscovery(domain: string, url: string, status: number, text: string): DiscoveryOutcome {
-  const fail = (code: DiscoveryFailureCode, message: string): DiscoveryOutcome => ({ ok: false, domain, url, code, message });
-  if (status !== 200) return fail('discovery_http_error', `discovery answered HTTP ${status}`);
+  if (status !== 200) return { ok: false, domain, url, code: 'discovery_http_error', message: `discovery answered HTTP ${status}` };
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
-    return fail('discovery_not_json', 'discovery response is not JSON');
+    return { ok: false, domain, url, code: 'discovery_not_json', message: 'discovery response is not JSON' };
   }
-  if (!isRecord(doc)) return fail('discovery_schema_mismatch', 'discovery document is not an object');
-  const d = doc;
-  // Core VRP v0.1 §7 conditions 2–3.
-  if (d.protocol !== PROTOCOL || d.protocol_version !== PROTOCOL_VERSION) {
-    return fail('protocol_mismatch', `discovery names protocol ${String(d.protocol)} ${String(d.protocol_version)}`);
-  }
-  // Core VRP v0.1 §2: canonical_domain MUST match the host domain being verified (schema: lowercase, no scheme or port).
-  if (typeof d.canonical_domain !== 'string' || !/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/.test(d.canonical_domain)) {
-    return fail('discovery_schema_mismatch', 'canonical_domain is missing or not a lowercase host name');
-  }
-  if (d.canonical_domain !== domain) return fail('canonical_domain_mismatch', `canonical_domain ${d.canonical_domain} is not ${domain}`);
-  // Core VRP v0.1 §2 / Node Tool Binding v0.1 §6: the JWKS and the offer come from the node's own host.
-  if (!isHttpsUrlOn(d.jwks_url, domain) || !/\/\.well-known\/jwks\.json$/.test(String(d.jwks_url))) {
-    return fail('jwks_url_off_domain', `jwks_url is not https://${domain}/.well-known/jwks.json`);
-  }
-  if (!isHttpsUrlOn(d.verified_stay_offer_endpoint, domain)) {
-    return fail('offer_endpoint_off_domain', `verified_stay_offer_endpoint is not an https URL on ${domain}`);
-  }
-  return { ok: true, domain, url, discovery: d as DiscoveryDocument };
+  const checked = checkDiscoveryDocument(doc, domain);
+  return checked.ok
+    ? { ok: true, domain, url, discovery: checked.document }
+    : { ok: false, domain, url, code: checked.code, message: checked.message };
 }
 
 /**

@@ -4,16 +4,20 @@
  */
 import { createJwsSigner, generateEd25519Jwk } from '@vrpkit/core';
 import { type ActContext, digestArguments, validateAct } from '@vrpkit/gate';
+import { baseOffer } from '@vrpkit/testkit/minted';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bookingActFromVerifiedOffer, liveBookingRequest, offerJwsSha256, type VerifiedOfferInput } from '../src/index.js';
 
 const DOMAIN = 'villa-act.example';
 const GUEST = { name: 'Ada Guest', email: 'ada@example.org' };
+/** A whole signed offer (the official vector's payload, `OfferPayloadSchema`'s shape) for this stay and total. */
+const BASE = baseOffer();
 const PAYLOAD = {
+  ...BASE,
   canonical_domain: DOMAIN,
   request: { check_in: '2027-04-10', check_out: '2027-04-13', guests: 2 },
-  availability: { available: true, calendar_freshness: { safe: true } },
-  price: { currency: 'EUR', agent_total: 123_400, public_total: 130_000, exact: true },
+  availability: { ...BASE.availability, available: true, calendar_freshness: { safe: true } },
+  price: { ...BASE.price, currency: 'EUR', agent_total: 123_400, public_total: 130_000, exact: true },
   // A subdomain of the canonical domain (Core VRP v0.1 §5.1): the act's destination is this origin.
   booking: { direct_booking_url: `https://book.${DOMAIN}/stay?check_in=2027-04-10` },
 };

@@ -4,6 +4,7 @@
  */
 import { createJwsSigner, generateEd25519Jwk, publicJwkOf } from '@vrpkit/core';
 import { BOOKING_RECEIPT_TYP } from '@vrpkit/protocol';
+import { baseOffer } from '@vrpkit/testkit/minted';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bookingTermsOf, offerJwsSha256, verifyBookingReceipt } from '../src/index.js';
 
@@ -14,10 +15,13 @@ let rotatedSign: ReturnType<typeof createJwsSigner>['sign'];
 let jwks: { keys: unknown[] };
 let offerJws: string;
 
+/** A whole signed offer (the official vector's payload, `OfferPayloadSchema`'s shape) for this stay and total. */
+const BASE = baseOffer();
 const OFFER = {
+  ...BASE,
   canonical_domain: DOMAIN,
   request: { check_in: '2027-04-10', check_out: '2027-04-13', guests: 2 },
-  price: { currency: 'EUR', agent_total: 123_400, public_total: 130_000, exact: true },
+  price: { ...BASE.price, currency: 'EUR', agent_total: 123_400, public_total: 130_000, exact: true },
   booking: { direct_booking_url: `https://${DOMAIN}/book?check_in=2027-04-10` },
 };
 

@@ -24,8 +24,35 @@ export class VrpError extends Error {
   }
 }
 
+/**
+ * One entry of a package's code registry (the shape every vrpkit package's `*_ERRORS` table
+ * satisfies, after the gate's `EF_CODES`): the default message, and the HTTP status a server answers
+ * the code with where one applies.
+ */
+export interface ErrorCodeEntry {
+  readonly message: string;
+  readonly status?: number;
+}
+
+/** This package's one code registry. */
+export const CORE_ERRORS = {
+  not_canonicalizable: { message: 'value is not representable as canonical JSON' },
+  invalid_private_key: { message: 'the private key is not a usable Ed25519 JWK' },
+  invalid_seed: { message: 'an Ed25519 seed is 32 bytes' },
+} as const satisfies Record<string, ErrorCodeEntry>;
+
+export type CoreErrorCode = keyof typeof CORE_ERRORS;
+
+/** An error of this package: `code` is always a `CORE_ERRORS` code. */
+export class CoreError extends VrpError {
+  declare readonly code: CoreErrorCode;
+  constructor(code: CoreErrorCode, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super(code, message ?? CORE_ERRORS[code].message, details, options);
+  }
+}
+
 /** The value cannot be expressed as RFC 8785 canonical JSON (undefined, NaN, Infinity, a function, a cycle …). */
-export class CanonicalizationError extends VrpError {
+export class CanonicalizationError extends CoreError {
   constructor(message: string, details?: Record<string, unknown>) {
     super('not_canonicalizable', message, details);
   }

@@ -17,7 +17,8 @@ export { canonicalSha256Base64url, canonicalSha256Hex, sha256, sha256Base64url, 
 export type { CodeArgs, CodeEntry, CodeTable, MessageParams, RaiseOptions } from './error-codes.js';
 export { CodedError, formatMessage } from './error-codes.js';
 // Errors: stable codes, never messages, are the contract.
-export { CanonicalizationError, isVrpError, VrpError } from './errors.js';
+export type { CoreErrorCode, ErrorCodeEntry } from './errors.js';
+export { CanonicalizationError, CORE_ERRORS, CoreError, isVrpError, VrpError } from './errors.js';
 // RFC 7515 §7.1 compact JWS, RFC 8037 Ed25519 (EdDSA) keys and signatures, RFC 7638 thumbprints.
 export type {
   CompactJwsLayout,
@@ -36,6 +37,7 @@ export {
   importEd25519PrivateKey,
   importEd25519PublicKey,
   jwkThumbprint,
+  jwsPayloadJson,
   parseCompactJws,
   publicJwkOf,
   verifyEd25519Signature,

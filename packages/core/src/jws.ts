@@ -14,7 +14,7 @@
 import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { base64urlDecode, base64urlEncode } from './base64url.js';
-import { VrpError } from './errors.js';
+import { CoreError } from './errors.js';
 import { isRecord } from './record.js';
 
 /** A public Ed25519 key as published in a JWKS (Core §3). */
@@ -61,13 +61,14 @@ export function publicJwkOf(privateJwk: Ed25519PrivateJwk, kid: string): Ed25519
 
 /** Import a private Ed25519 JWK as a Node KeyObject. Throws `invalid_private_key`. */
 export function importEd25519PrivateKey(jwk: Ed25519PrivateJwk): KeyObject {
+  let key: KeyObject;
   try {
-    const key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d }, format: 'jwk' });
-    if (key.asymmetricKeyType !== 'ed25519') throw new Error('not an Ed25519 key');
-    return key;
+    key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d }, format: 'jwk' });
   } catch (cause) {
-    throw new VrpError('invalid_private_key', 'the private key is not a usable Ed25519 JWK', undefined, { cause });
+    throw new CoreError('invalid_private_key', undefined, undefined, { cause });
   }
+  if (key.asymmetricKeyType !== 'ed25519') throw new CoreError('invalid_private_key');
+  return key;
 }
 
 /**
@@ -89,7 +90,7 @@ export function importEd25519PublicKey(jwk: unknown): KeyObject | null {
 
 /** Ed25519 private key from a 32-byte seed (RFC 8032), as the VRP test vectors derive theirs. */
 export function ed25519PrivateJwkFromSeed(seed: Uint8Array): Ed25519PrivateJwk {
-  if (seed.length !== 32) throw new VrpError('invalid_seed', 'an Ed25519 seed is 32 bytes');
+  if (seed.length !== 32) throw new CoreError('invalid_seed');
   const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(seed)]);
   const key = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
   const jwk = key.export({ format: 'jwk' }) as { x: string; d: string };
@@ -235,4 +236,17 @@ export function verifyEd25519Signature(signingInput: string, signature: Uint8Arr
 /** Decode a JWS payload segment as UTF-8 text (call only after the signature verified). */
 export function decodeJwsPayload(payloadSegment: string): string | null {
   return base64urlDecode(payloadSegment)?.toString('utf8') ?? null;
+}
+
+/**
+ * The JSON value a parsed JWS's payload carries, or `undefined` when its bytes are not JSON (call it
+ * after the signature verified, or only to learn whose key to ask for). No shape is checked: that is
+ * the schema of whatever document the payload is.
+ */
+export function jwsPayloadJson(jws: Pick<ParsedCompactJws, 'payload'>): unknown {
+  try {
+    return JSON.parse(jws.payload.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }

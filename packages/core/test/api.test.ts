@@ -24,6 +24,7 @@ describe('@vrpkit/core public entry', () => {
         'importEd25519PrivateKey',
         'importEd25519PublicKey',
         'jwkThumbprint',
+        'jwsPayloadJson',
         'parseCompactJws',
         'publicJwkOf',
         'verifyEd25519Signature',
@@ -36,6 +37,8 @@ describe('@vrpkit/core public entry', () => {
         'toUtcSecond',
         // errors
         'CanonicalizationError',
+        'CORE_ERRORS',
+        'CoreError',
         'isVrpError',
         'VrpError',
         // code tables

@@ -17,6 +17,12 @@ export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 export const OFFER_ENDPOINT_PATH = '/api/verified-stay-offer';
 /** The MCP endpoint path vrpkit nodes serve (Node Tool Binding v0.1 §9). */
 export const MCP_ENDPOINT_PATH = '/mcp';
+/** The A2A JSON-RPC endpoint vrpkit nodes serve; the agent card at `AGENT_CARD_PATH` names it (Node Tool Binding v0.1 §9). */
+export const A2A_JSONRPC_PATH = '/a2a/jsonrpc';
+/** The page of a vrpkit node that registers the WebMCP tool (Node Tool Binding v0.1 §9: "the node's own pages"). */
+export const PROPERTY_PAGE_PATH = '/';
+/** The booking landing page a vrpkit node's `direct_booking_url` points at, on its canonical origin (Core VRP v0.1 §5.1). */
+export const BOOK_PATH = '/book';
 /**
  * Where a vrpkit node page's WebMCP tool sends its `execute()` input (a JSON POST on the node's own
  * origin, Node Tool Binding v0.1 §6), so the node parses it exactly as MCP and A2A arguments.

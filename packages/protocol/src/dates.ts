@@ -52,3 +52,15 @@ export function dayNumber(date: string): number | null {
 export function isCalendarDate(value: unknown): value is string {
   return typeof value === 'string' && dayNumber(value) !== null;
 }
+
+/**
+ * The official schemas' `dateTime`: an RFC 3339 instant in UTC, written with `Z` (whole or
+ * fractional seconds). Stricter than `Date.parse`, which also takes "2026-06-02" or "June 2, 2026":
+ * every signed time is read one way only (`IsoDateTimeSchema`, the offer verifier, the receipt verifier).
+ */
+export const DATE_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/** Epoch milliseconds of an RFC 3339 UTC instant (`DATE_TIME_PATTERN`), or NaN for anything else. */
+export function dateTimeMs(value: unknown): number {
+  return typeof value === 'string' && DATE_TIME_PATTERN.test(value) ? Date.parse(value) : Number.NaN;
+}

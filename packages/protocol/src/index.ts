@@ -34,7 +34,9 @@ export {
 // bound), Node Tool Binding v0.1 §3 (the bound tool name), VRP receipt envelope v1 and the MCP
 // Composition Profile (versions and the assertion type).
 export {
+  A2A_JSONRPC_PATH,
   AGENT_CARD_PATH,
+  BOOK_PATH,
   BOUND_TOOL_NAME,
   CANONICAL_PHRASE,
   DISCOVERY_PATH,
@@ -46,14 +48,20 @@ export {
   MCP_TRANSPORT_ASSERTION_TYPE,
   OFFER_ENDPOINT_PATH,
   OFFER_KIND,
+  PROPERTY_PAGE_PATH,
   PROTOCOL,
   PROTOCOL_VERSION,
   RECEIPT_VERSION,
   WEBMCP_TOOL_CALL_PATH,
 } from './constants.js';
-// Core VRP v0.1 §4 and Node Tool Binding v0.1 §4: the offer request, its one parser and code
-// table, and the input schema every tool surface advertises.
-export { dayNumber } from './dates.js';
+// Core VRP v0.1 §4 dates and the official schemas' RFC 3339 `dateTime`, read one way only.
+export { DATE_TIME_PATTERN, dateTimeMs, dayNumber } from './dates.js';
+// Core VRP v0.1 §2: a served discovery document read and bound to its host domain.
+export type { DiscoveryDocumentCheck, DiscoveryDocumentCode } from './discovery.js';
+export { checkDiscoveryDocument } from './discovery.js';
+// The one code registry: every code this package returns or throws, with its HTTP status where one applies.
+export type { ProtocolErrorCode } from './errors.js';
+export { PROTOCOL_ERRORS, ProtocolError } from './errors.js';
 // VRP receipt envelope v1 and the MCP Composition Profile: the receipt and transport assertion
 // shapes, argument key casing, the arguments digest and binding an assertion to an observed call.
 export type { McpTransportAssertionInput, ObservedToolCall } from './mcp-profile.js';
@@ -69,6 +77,10 @@ export {
   readMcpTransportAssertion,
   ToolArgumentsError,
 } from './mcp-profile.js';
+// Core VRP v0.1 §5: a signed offer's payload read through its schema, and the stay it was signed for.
+export { readOfferPayload, signedStayOf } from './offer.js';
+// Core VRP v0.1 §4 and Node Tool Binding v0.1 §4: the offer request, its one parser and code
+// table, and the input schema every tool surface advertises.
 export type {
   OfferRequest,
   OfferRequestArgs,
@@ -87,10 +99,14 @@ export {
   OfferRequestSchema,
   offerToolInputSchema,
   parseOfferRequest,
+  stayWindowRefusal,
 } from './offer-request.js';
 // The official VRP JSON Schemas, verbatim (provenance in schemas/PROVENANCE.md).
 export type { OfficialSchemaName } from './schemas.js';
 export { OFFICIAL_SCHEMAS, officialSchema } from './schemas.js';
+// Node Tool Binding v0.1 §2, §9: the surfaces by name and every resource a vrpkit node serves.
+export type { NodePathName, Surface, ToolSurface } from './surfaces.js';
+export { NODE_PATHS, SURFACES, TOOL_SURFACES } from './surfaces.js';
 // Core VRP v0.1 §2 (discovery), §3 (JWKS), §5–§7 (the signed offer and its envelope) and §9
 // (the official verification result, three-state values): zod schemas and the types inferred
 // from them. A parsed document has the right shape; nothing here says it is signed or fresh.

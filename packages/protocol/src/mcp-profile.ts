@@ -5,8 +5,9 @@
  * agent uses them to bind a signature-verified assertion to the call it actually sent.
  * Signing and signature verification live elsewhere (node `receipt.ts`, agent `verifyReceipt`).
  */
-import { canonicalSha256Hex, isRecord, VrpError } from '@vrpkit/core';
+import { canonicalSha256Hex, isRecord } from '@vrpkit/core';
 import { MCP_PROFILE_VERSION, MCP_TRANSPORT_ASSERTION_TYPE } from './constants.js';
+import { ProtocolError } from './errors.js';
 import { OFFER_ARGUMENT_ALIASES } from './offer-request.js';
 import { type IsoDate, type McpTransportAssertion, McpTransportAssertionSchema } from './types.js';
 
@@ -24,7 +25,7 @@ export const OFFER_LAYER = 'offer';
 export const RECEIPT_META_KEY = 'vrp/receipt';
 
 /** Tool-call arguments are not a JSON object, or carry an alias and its snake_case key with different values. */
-export class ToolArgumentsError extends VrpError {}
+export class ToolArgumentsError extends ProtocolError {}
 
 /**
  * Profile, "Argument key casing — NORMATIVE": rename `checkIn`→`check_in` and
@@ -36,7 +37,7 @@ export class ToolArgumentsError extends VrpError {}
  * `conflicting_argument_alias`, so node and agent never hash two readings of one call.
  */
 export function normalizeToolArguments(args: unknown): Record<string, unknown> {
-  if (!isRecord(args)) throw new ToolArgumentsError('invalid_tool_arguments', 'tool-call arguments must be a JSON object');
+  if (!isRecord(args)) throw new ToolArgumentsError('invalid_tool_arguments');
   const entries: [string, unknown][] = [];
   for (const [key, value] of Object.entries(args)) {
     const target = OFFER_ARGUMENT_ALIASES.get(key) ?? key;
@@ -150,7 +151,7 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 export function offerRef(canonicalDomain: string, checkIn: IsoDate, checkOut: IsoDate): string {
   const a = ISO_DATE.exec(checkIn);
   const b = ISO_DATE.exec(checkOut);
-  if (!a || !b) throw new VrpError('invalid_date', 'check_in and check_out must be YYYY-MM-DD');
+  if (!a || !b) throw new ProtocolError('invalid_date', 'check_in and check_out must be YYYY-MM-DD');
   const end = a[1] !== b[1] ? checkOut : a[2] !== b[2] ? `${b[2]}-${b[3]}` : b[3];
   return `offer:${canonicalDomain}:${checkIn}/${end}`;
 }

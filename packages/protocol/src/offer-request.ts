@@ -15,22 +15,27 @@
 import { isRecord } from '@vrpkit/core';
 import * as z from 'zod';
 import { dayNumber } from './dates.js';
+import { PROTOCOL_ERRORS, type ProtocolErrorCode } from './errors.js';
 
-/** Stable codes for malformed offer requests (HTTP 400 `{error:{code,message}}`, an MCP `isError` result, a failed A2A task). */
-export const OFFER_REQUEST_ERRORS = {
-  invalid_arguments: 'the arguments are not one JSON object',
-  missing_parameter: 'a required parameter is missing',
-  unknown_parameter: 'a parameter the endpoint does not accept',
-  duplicate_parameter: 'a parameter given twice (or under both its snake_case and camelCase name)',
-  invalid_date: 'a date that is not a real calendar date YYYY-MM-DD',
-  invalid_range: 'check_out not after check_in, or a stay longer than 365 nights',
-  invalid_guests: 'guests is not an integer ≥ 1',
-  invalid_language: 'language is not a BCP 47 language tag',
-  date_in_past: "check_in before today in the property's time zone",
-  beyond_horizon: "check_in after the property's booking horizon",
-  query_too_long: 'the query string exceeds the endpoint limit',
-} as const;
-export type OfferRequestErrorCode = keyof typeof OFFER_REQUEST_ERRORS;
+const OFFER_REQUEST_CODES = [
+  'invalid_arguments',
+  'missing_parameter',
+  'unknown_parameter',
+  'duplicate_parameter',
+  'invalid_date',
+  'invalid_range',
+  'invalid_guests',
+  'invalid_language',
+  'date_in_past',
+  'beyond_horizon',
+  'query_too_long',
+] as const satisfies readonly ProtocolErrorCode[];
+export type OfferRequestErrorCode = (typeof OFFER_REQUEST_CODES)[number];
+
+/** Stable codes for malformed offer requests (HTTP 400 `{error:{code,message}}`, an MCP `isError` result, a failed A2A task): the registry's offer-request group, code → meaning. */
+export const OFFER_REQUEST_ERRORS: Readonly<Record<OfferRequestErrorCode, string>> = Object.fromEntries(
+  OFFER_REQUEST_CODES.map((code) => [code, PROTOCOL_ERRORS[code].message]),
+) as Record<OfferRequestErrorCode, string>;
 
 /** A stay is at most this many nights; longer requests are malformed, not signed negatives. */
 export const MAX_STAY_NIGHTS = 365;
@@ -180,13 +185,24 @@ export function parseOfferRequest(input: unknown, context: OfferRequestContext =
       return refuse('invalid_language', 'language must be a BCP 47 tag such as en or sv-SE');
     request.language = seen.language;
   }
+  const refusal = stayWindowRefusal(request, context);
+  return refusal ? { ok: false, error: refusal } : { ok: true, request };
+}
+
+/**
+ * The last two refusals of `parseOfferRequest`, on a request it already accepted: `date_in_past`
+ * (`check_in` before `context.today`) and `beyond_horizon` (more than `context.horizonDays` after
+ * it); null when neither applies or there is no valid `today`. A node parses a request once, where
+ * it arrives, and judges it against the property's today when it answers (that day is the store's).
+ */
+export function stayWindowRefusal(request: ParsedOfferRequest, context: OfferRequestContext): OfferRequestRefusal | null {
   const today = context.today === undefined ? null : dayNumber(context.today);
-  if (today !== null) {
-    if (first < today) return refuse('date_in_past', `check_in is before today (${context.today})`);
-    if (context.horizonDays !== undefined && first - today > context.horizonDays)
-      return refuse('beyond_horizon', `check_in is more than ${context.horizonDays} days after today (${context.today})`);
-  }
-  return { ok: true, request };
+  if (today === null) return null;
+  const first = dayNumber(request.check_in) as number;
+  if (first < today) return { code: 'date_in_past', message: `check_in is before today (${context.today})` };
+  if (context.horizonDays !== undefined && first - today > context.horizonDays)
+    return { code: 'beyond_horizon', message: `check_in is more than ${context.horizonDays} days after today (${context.today})` };
+  return null;
 }
 
 /**

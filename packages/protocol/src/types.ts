@@ -9,24 +9,30 @@
  * a payload may carry additive fields, and Core VRP v0.1 §9 decides from the signed bytes.
  */
 import * as z from 'zod';
+import { DATE_TIME_PATTERN } from './dates.js';
 import { OfferRequestArgsSchema } from './offer-request.js';
 
 /** `YYYY-MM-DD` */
 export const IsoDateSchema = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 export type IsoDate = z.infer<typeof IsoDateSchema>;
 /** RFC 3339 UTC with `Z` (official schemas' `dateTime`). */
-export const IsoDateTimeSchema = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+export const IsoDateTimeSchema = z.string().regex(DATE_TIME_PATTERN);
 export type IsoDateTime = z.infer<typeof IsoDateTimeSchema>;
 const HttpsUrlSchema = z.string().regex(/^https:\/\/\S+$/);
 
-/** Core VRP v0.1 §2: the discovery document (`/.well-known/vacation-rental.json`). */
+/**
+ * Core VRP v0.1 §2: the discovery document (`/.well-known/vacation-rental.json`), with the
+ * official schema's patterns: `canonical_domain` a lowercase host name without scheme or port,
+ * `jwks_url` an https URL ending in `/.well-known/jwks.json` (its dot escaped here: the official
+ * pattern's unescaped one would also admit `/xwell-known/`).
+ */
 export const DiscoveryDocumentSchema = z.looseObject({
   protocol: z.literal('vacation-rental-protocol'),
   protocol_version: z.literal('0.1'),
-  canonical_domain: z.string().min(1),
-  jwks_url: HttpsUrlSchema,
+  canonical_domain: z.string().regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/),
+  jwks_url: z.string().regex(/^https:\/\/\S+\/\.well-known\/jwks\.json$/),
   verified_stay_offer_endpoint: HttpsUrlSchema,
-  node_id: z.string().optional(),
+  node_id: z.string().min(1).optional(),
   capabilities: z
     .object({
       signed_verified_stay_offer: z.boolean().optional(),

@@ -12,9 +12,9 @@
  * host fails the destination match, another offer, total, stay or guest fails the digest.
  * Neither authorizes anything; the Gate does.
  */
-import { asRecord, decodeJwsPayload, parseCompactJws, sha256Hex } from '@vrpkit/core';
+import { asRecord, jwsPayloadJson, parseCompactJws, sha256Hex } from '@vrpkit/core';
 import { type ActContext, type AgentCandidateAct, buildAct, candidateActId, digestArguments } from '@vrpkit/gate';
-import { BOOKING_REQUESTS_PATH, type BookingGuest, type BookingRequest } from '@vrpkit/protocol';
+import { BOOKING_REQUESTS_PATH, type BookingGuest, type BookingRequest, readOfferPayload } from '@vrpkit/protocol';
 import type { StayQuoteFailureCode } from '../offer/quote.js';
 import type { OfferVerificationResult } from '../offer/verify.js';
 import type { SurfaceClassification } from '../surfaces/types.js';
@@ -114,34 +114,22 @@ export function offerJwsSha256(offerJws: string): string {
  */
 export function bookingTermsOf(offerJws: string): BookingTerms | null {
   const parsed = parseCompactJws(offerJws);
-  if (!parsed.ok) return null;
-  const text = decodeJwsPayload(parsed.jws.payloadSegment);
-  let payload: unknown;
-  try {
-    payload = text === null ? null : JSON.parse(text);
-  } catch {
-    return null;
-  }
-  return termsOfPayload(asRecord(payload));
+  return parsed.ok ? termsOfPayload(jwsPayloadJson(parsed.jws)) : null;
 }
 
-function termsOfPayload(p: Record<string, unknown> | undefined): BookingTerms | null {
-  const request = asRecord(p?.request);
-  const price = asRecord(p?.price);
-  const url = asRecord(p?.booking)?.direct_booking_url;
-  const { canonical_domain } = p ?? {};
-  const { check_in, check_out, guests } = request ?? {};
-  const total = price?.agent_total;
-  const currency = price?.currency;
-  if (typeof canonical_domain !== 'string' || typeof check_in !== 'string' || typeof check_out !== 'string') return null;
-  if (typeof guests !== 'number' || typeof total !== 'number' || typeof currency !== 'string' || typeof url !== 'string') return null;
+/** The booking terms of a decoded offer payload, read through protocol's `OfferPayloadSchema`; null when a term is missing. */
+function termsOfPayload(payload: unknown): BookingTerms | null {
+  const offer = readOfferPayload(payload);
+  const total = offer?.price.agent_total;
+  if (!offer?.request || typeof total !== 'number') return null;
   let booking_origin: string;
   try {
-    booking_origin = new URL(url).origin;
+    booking_origin = new URL(offer.booking.direct_booking_url).origin;
   } catch {
     return null;
   }
-  return { canonical_domain, check_in, check_out, guests, total, currency, booking_origin };
+  const { check_in, check_out, guests } = offer.request;
+  return { canonical_domain: offer.canonical_domain, check_in, check_out, guests, total, currency: offer.price.currency, booking_origin };
 }
 
 /** Why an offer that is not safe to quote may not be booked, most specific first. */
@@ -222,7 +210,7 @@ export function bookingActFromVerifiedOffer(
 ): BookingActResult {
   const refusal = refusalOf(verification, offerJws);
   if (refusal) return { ok: false, ...refusal };
-  const terms = termsOfPayload(verification.verification?.payload ?? undefined);
+  const terms = termsOfPayload(verification.verification?.payload);
   if (!terms) return { ok: false, code: 'booking_offer_not_quotable', message: 'the signed offer lacks a booking term' };
   const args = argumentsOf(terms, offerJws, guest);
   const id = candidateActId(opts.vendor, opts.context.session_id, opts.blockId);

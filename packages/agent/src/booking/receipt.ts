@@ -9,14 +9,7 @@
  * Three states, as for offers (Core VRP v0.1 §9): `verified`; `invalid` (a signature or a binding
  * that is wrong); `unverifiable` (no key could be read: nothing is known).
  */
-import {
-  type Clock,
-  decodeJwsPayload,
-  type FetchLike,
-  importEd25519PublicKey,
-  parseCompactJws,
-  verifyEd25519Signature,
-} from '@vrpkit/core';
+import { type Clock, type FetchLike, importEd25519PublicKey, jwsPayloadJson, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
 import { BOOKING_RECEIPT_TYP, type BookingReceiptPayload, BookingReceiptPayloadSchema } from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { fetchDiscovery } from '../discovery.js';
@@ -79,7 +72,7 @@ export async function verifyBookingReceipt(receiptJws: unknown, opts: VerifyBook
   if (!domain) return fail('unverifiable', 'booking_receipt_jwks_unavailable', 'no domain to read keys from');
   const parsed = parseCompactJws(receiptJws);
   if (!parsed.ok) return fail('invalid', 'booking_receipt_malformed', parsed.reason);
-  const { header, signingInput, signature, payloadSegment } = parsed.jws;
+  const { header, signingInput, signature } = parsed.jws;
   const kid = header.kid;
   if (header.alg !== 'EdDSA' || header.typ !== BOOKING_RECEIPT_TYP || typeof kid !== 'string' || kid === '')
     return fail('invalid', 'booking_receipt_header_invalid', `the header must be alg EdDSA, typ ${BOOKING_RECEIPT_TYP}, with a kid`);
@@ -96,12 +89,8 @@ export async function verifyBookingReceipt(receiptJws: unknown, opts: VerifyBook
   if (!key) return fail('unverifiable', 'booking_receipt_kid_unknown', `no usable key ${kid} in the JWKS of ${domain}`);
   if (!verifyEd25519Signature(signingInput, signature, key))
     return fail('invalid', 'booking_receipt_signature_invalid', 'the signature does not verify with the node’s key');
-  let payload: unknown;
-  try {
-    payload = JSON.parse(decodeJwsPayload(payloadSegment) ?? '');
-  } catch {
-    return fail('invalid', 'booking_receipt_schema_mismatch', 'the payload is not JSON');
-  }
+  const payload = jwsPayloadJson(parsed.jws);
+  if (payload === undefined) return fail('invalid', 'booking_receipt_schema_mismatch', 'the payload is not JSON');
   const r = BookingReceiptPayloadSchema.safeParse(payload);
   if (!r.success) return fail('invalid', 'booking_receipt_schema_mismatch', `payload: ${r.error.issues[0]?.path.join('.') || '(root)'}`);
   const receipt = r.data;

@@ -11,6 +11,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { importEd25519PublicKey, isRecord, type ParseCompactJwsResult, parseCompactJws, verifyEd25519Signature } from '@vrpkit/core';
+import { dateTimeMs } from '@vrpkit/protocol';
 import type { SignatureMemo } from './signature-memo.js';
 import { type MemberText, memberText, rememberSignedText } from './signed-text.js';
 
@@ -68,10 +69,6 @@ const HUMAN: Record<OfferReasonCode, string> = {
   payload_offer_mismatch: 'the unsigned envelope does not match what was signed',
   valid_until_unusable: 'valid_until is missing or malformed, so freshness cannot be determined',
 };
-
-// The offer schema's `dateTime` (RFC 3339 UTC, `Z` only). Stricter than the reference's
-// `Date.parse`, which also accepts "2026-06-02" or "June 2, 2026".
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /**
  * KeyObjects are imported once per JWK `x` (the raw public key): re-importing on every call
@@ -306,8 +303,8 @@ export function verifyReadOffer(
   }
 
   // Core VRP v0.1 §6: freshness is `valid_until > now`, strictly (equality is stale).
-  const validUntil =
-    typeof payload.valid_until === 'string' && DATE_TIME.test(payload.valid_until) ? Date.parse(payload.valid_until) : Number.NaN;
+  // The offer schema's `dateTime` (RFC 3339 UTC): stricter than the reference's `Date.parse`, which also takes "2026-06-02".
+  const validUntil = dateTimeMs(payload.valid_until);
   const nowMs = instant(now);
   if (!Number.isFinite(validUntil) || !Number.isFinite(nowMs)) {
     return result('unverifiable', 'valid_until_unusable', null, header, payload, payloadMatchesOffer);

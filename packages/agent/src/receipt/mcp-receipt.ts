@@ -19,8 +19,15 @@
  *   within the signed offer's life.
  * Never throws for a bad artifact.
  */
-import { decodeJwsPayload, isRecord, parseCompactJws } from '@vrpkit/core';
-import { MCP_TRANSPORT_LAYER, type McpTransportAssertion, OFFER_LAYER, offerRef, readMcpTransportAssertion } from '@vrpkit/protocol';
+import { isRecord, jwsPayloadJson, parseCompactJws } from '@vrpkit/core';
+import {
+  dateTimeMs,
+  MCP_TRANSPORT_LAYER,
+  type McpTransportAssertion,
+  OFFER_LAYER,
+  offerRef,
+  readMcpTransportAssertion,
+} from '@vrpkit/protocol';
 import { normalizeHost } from '../canonical-domain.js';
 import { jwsHeaderKid } from '../jwks-cache.js';
 import {
@@ -85,19 +92,10 @@ export interface VerifyMcpReceiptOptions {
 
 type Json = Record<string, unknown>;
 
-// The offer schema's `dateTime` (RFC 3339 UTC): signed times are read one way only.
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-const instant = (v: unknown): number => (typeof v === 'string' && DATE_TIME.test(v) ? Date.parse(v) : Number.NaN);
-
 /** The JSON payload of a compact JWS, unverified (only to learn whose keys to ask for). */
 export function unverifiedJwsPayload(jws: unknown): unknown {
   const parsed = parseCompactJws(jws);
-  const text = parsed.ok ? decodeJwsPayload(parsed.jws.payloadSegment) : null;
-  try {
-    return text === null ? undefined : JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+  return parsed.ok ? jwsPayloadJson(parsed.jws) : undefined;
 }
 
 type Located = { index: number; attestation: Json } | { missing: 'layer_missing' | 'duplicate_layer' };
@@ -135,8 +133,8 @@ async function resolveSafely(resolve: ResolveSignerJwks, domain: string, kid: st
 
 /** The signed offer's window, or null when it carries no usable one (VRP receipt envelope v1, D2: the window is mandatory). */
 function offerWindow(offer: Json): { from: number; until: number } | null {
-  const from = instant(offer.generated_at);
-  const until = instant(offer.valid_until);
+  const from = dateTimeMs(offer.generated_at);
+  const until = dateTimeMs(offer.valid_until);
   return Number.isFinite(from) && Number.isFinite(until) && until > from ? { from, until } : null;
 }
 
@@ -230,7 +228,7 @@ export async function verifyMcpReceipt(receipt: unknown, options: VerifyMcpRecei
     transport = checked;
     if (payload) {
       assertion = readMcpTransportAssertion(payload);
-      const servedAt = instant(assertion?.served_at);
+      const servedAt = dateTimeMs(assertion?.served_at);
       if (!assertion || !Number.isFinite(servedAt)) {
         assertion = null;
         transport = layer('invalid', 'malformed_attestation', transport.index, transport.kid);

@@ -5,6 +5,7 @@
  * safe-to-quote check, plus the origin check that says whose voice the surface is.
  */
 import { type FetchLike, systemClock } from '@vrpkit/core';
+import type { Surface } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
 import { createHardenedFetch } from '../hardened-fetch.js';
 import { JwksCache } from '../jwks-cache.js';
@@ -13,30 +14,22 @@ import { checkMcpCallReceipt, createReceiptJwksResolver, signerJwksOf } from '..
 import { fetchViaA2a } from './a2a.js';
 import { fetchViaHttp } from './http.js';
 import { fetchViaMcp } from './mcp.js';
-import type {
-  OfferArgs,
-  Surface,
-  SurfaceClassification,
-  SurfaceClientOptions,
-  SurfaceContext,
-  SurfaceFetch,
-  SurfaceReport,
-} from './types.js';
+import type { OfferArgs, SurfaceClassification, SurfaceClientOptions, SurfaceContext, SurfaceFetch, SurfaceReport } from './types.js';
 import { fetchViaWebMcp } from './webmcp.js';
 
+// The ways an agent asks a node for its offer (Node Tool Binding v0.1 §2): protocol's one list.
+export { SURFACES, type Surface } from '@vrpkit/protocol';
 // Node Tool Binding v0.1: the surface client's shapes (§3–§8).
 export type {
   BrowserOptions,
   ListedTool,
   OfferArgs,
   QuotableTotal,
-  Surface,
   SurfaceClassification,
   SurfaceClientOptions,
   SurfaceError,
   SurfaceReport,
 } from './types.js';
-export { SURFACES } from './types.js';
 // WebMCP through Chromium: the browser settings the CLI and the test kit share.
 export {
   CHROMIUM_BASE_ARGS,

@@ -1,13 +1,10 @@
 import type { Clock, FetchLike } from '@vrpkit/core';
+import type { Surface } from '@vrpkit/protocol';
 import type { HardenedFetchOptions } from '../hardened-fetch.js';
 import type { JwksCache } from '../jwks-cache.js';
 import type { StayQuoteFailureCode } from '../offer/quote.js';
 import type { OfferVerificationResult } from '../offer/verify.js';
 import type { McpReceiptCheck } from '../receipt/mcp-binding.js';
-
-/** The ways an agent can ask a node for its signed offer (Core VRP v0.1 §4 endpoint + Node Tool Binding v0.1 §2). */
-export type Surface = 'http' | 'mcp' | 'a2a' | 'webmcp';
-export const SURFACES: readonly Surface[] = ['http', 'mcp', 'a2a', 'webmcp'];
 
 /**
  * Who answered (Node Tool Binding v0.1 §2, §3, §6, §7) — never whether the answer is good; that is
