@@ -39,7 +39,7 @@ import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { initNode, isServeWorker, runServeWorker, serveNode, serveNodeCluster } from '@vrpkit/node';
+import { initNode, isServeWorker, offerFor, runServeWorker, serveNode, serveNodeCluster } from '@vrpkit/node';
 import { Hono } from 'hono';
 import { Agent, buildConnector } from 'undici';
 import { cpuSeconds, numberFlag, printTable, RAW_SIGN, rawSignCpuMicros, startChild, waitIdle } from './lib.js';
@@ -101,7 +101,11 @@ if (isServeWorker()) {
     const bareBody = { kind: 'bare', ok: true };
     bareApp.get('/bare', (c) => c.json(bareBody));
     // A static body as large as a real offer response, written the way a static file server would: one Buffer with its length.
-    const sample = await node.service.getOffer({ check_in: iso(Date.now() + 30 * DAY), check_out: iso(Date.now() + 33 * DAY), guests: 2 });
+    const sample = await offerFor(
+      node.service,
+      { check_in: iso(Date.now() + 30 * DAY), check_out: iso(Date.now() + 33 * DAY), guests: 2 },
+      { fresh: true },
+    );
     if (!sample.ok) throw new Error(`sample offer failed: ${sample.error.code}`);
     const sameSize = sample.body;
     const sameSizeHeaders = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(sameSize.byteLength) };

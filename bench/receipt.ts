@@ -17,7 +17,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { verifyReceipt } from '@vrpkit/agent';
 import { createJwsSigner, ed25519PrivateJwkFromSeed, importEd25519PrivateKey, publicJwkOf } from '@vrpkit/core';
-import { initNode, issueMcpReceipt, serveNode } from '@vrpkit/node';
+import { initNode, issueMcpReceipt, offerFor, serveNode } from '@vrpkit/node';
 import { BOUND_TOOL_NAME, hashArguments, normalizeToolArguments } from '@vrpkit/protocol';
 import { numberFlag } from './lib.js';
 
@@ -31,7 +31,7 @@ const ARGS = { check_in: day(30), check_out: day(33), guests: 2 };
 const dir = mkdtempSync(join(tmpdir(), 'vrpkit-bench-receipt-'));
 await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
 const node = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0 });
-const outcome = await node.service.getOffer(ARGS);
+const outcome = await offerFor(node.service, ARGS, { fresh: true });
 await node.close();
 rmSync(dir, { recursive: true, force: true });
 if (!outcome.ok) throw new Error(`offer failed: ${outcome.error.code}`);

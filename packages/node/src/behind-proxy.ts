@@ -8,7 +8,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import { NodeError } from './errors.js';
-import { errorBody, JSON_TYPE } from './request.js';
+import { errorBody, JSON_TYPE } from './http/json.js';
 
 /** `X-Forwarded-*` headers, as de-facto standardised by reverse proxies (RFC 7239 §1 describes them). */
 const FORWARDED_HEADERS = ['x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-for', 'x-forwarded-port', 'forwarded'] as const;

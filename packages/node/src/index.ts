@@ -6,6 +6,7 @@
  * its group.
  */
 
+export { A2A_JSONRPC_PATH } from '@vrpkit/protocol';
 // Automatic HTTPS (ACME, RFC 8555) for `vrp node serve --acme`.
 export type { AcmeOptions, AcmeStatus } from './acme.js';
 // Backups: an encrypted, consistent snapshot of the store and the keys.
@@ -48,7 +49,7 @@ export {
   withNodeStore,
 } from './admin/store.js';
 // The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1): the desk behind
-// `POST /api/booking-requests` and the `/book` form, the hold upkeep and the webhook.
+// `POST /api/booking-requests` and the `/book` form, its ports, the hold upkeep and the webhook.
 export { decideBooking, listBookings, showBooking } from './booking/admin.js';
 export {
   type BookingAnswer,
@@ -61,6 +62,16 @@ export {
   MAX_HOLD_HOURS,
 } from './booking/desk.js';
 export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
+export type {
+  BookingEvent,
+  BookingOffers,
+  BookingOutbox,
+  BookingRequestRecord,
+  BookingStore,
+  HoldOutcome,
+  LiveQuote,
+  NewHold,
+} from './booking/ports.js';
 export { DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
 export { bookingView, signBookingReceipt } from './booking/receipt.js';
 export {
@@ -95,7 +106,9 @@ export { dnsNamePattern } from './dns-name.js';
 // Errors: data with stable codes.
 export {
   InvalidPropertyError,
+  NODE_ERRORS,
   NodeError,
+  type NodeErrorCode,
   OfferRequestError,
 } from './errors.js';
 // Operations: health and readiness (`/healthz`, `/readyz`).
@@ -113,6 +126,8 @@ export {
   type PublisherFor,
   type RequestLogEntry,
 } from './http/app.js';
+// Node Tool Binding v0.1 §2–§5: the surfaces (mounted by `createNodeApp` from their registry); their paths are protocol's.
+export { MAX_JSON_DEPTH } from './http/body.js';
 export { requestHostName } from './http/host-guard.js';
 // iCal import (one feed's sync), shared with the platform's sync workers.
 export {
@@ -163,24 +178,24 @@ export {
   type CalendarDay,
   createOfferService,
   type NodePublisher,
+  type OfferOptions,
   type OfferOutcome,
   type OfferService,
   type OfferServiceOptions,
+  offerFor,
   type PropertyView,
   type SnapshotSource,
-} from './service.js';
+} from './service/index.js';
 export type { StoreTarget } from './store/db.js';
 export type { BlockKind, KeyStatus } from './store/schema.js';
 export {
   type BlockedRange,
-  type BookingRequestRecord,
   type CalendarFeed,
   NodeStore,
   type SigningKeyRecord,
   type StoreSnapshot,
 } from './store/store.js';
-// Node Tool Binding v0.1 §3–§5: the MCP, A2A and WebMCP surfaces (mounted by `createNodeApp`).
-export { A2A_JSONRPC_PATH, MAX_JSON_DEPTH } from './surfaces/index.js';
+export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
 export {
   type CalendarSync,

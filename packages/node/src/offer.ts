@@ -9,6 +9,7 @@ import { toUtcSecond } from '@vrpkit/core';
 import {
   type AgentPermission,
   type AltWindow,
+  BOOK_PATH,
   ENVELOPE_KIND,
   OFFER_KIND,
   type OfferEnvelope,
@@ -41,7 +42,15 @@ export interface OfferFacts {
  * that form encoding would escape, so the query is written as is.
  */
 export function directBookingUrl(domain: string, r: { check_in: string; check_out: string; guests: number }, offerId: string): string {
-  return `https://${domain}/book?checkIn=${r.check_in}&checkOut=${r.check_out}&guests=${r.guests}&offer=${offerId}`;
+  return `https://${domain}${BOOK_PATH}?checkIn=${r.check_in}&checkOut=${r.check_out}&guests=${r.guests}&offer=${offerId}`;
+}
+
+/**
+ * Core VRP v0.1 §7 fail closed: a stay is quoteable only when available, exactly priced
+ * (Σ breakdown + Σ adjustments = total) on a safe calendar; the host's opt-in applies on top.
+ */
+export function isQuoteable(outcome: OfferFacts['outcome'], freshness: CalendarFreshnessAt): boolean {
+  return outcome.available && outcome.price.reconciliation.matches_quoted_total && freshness.value.safe === true;
 }
 
 /** Core VRP v0.1 §5 `source_authority`: a node is the host's own direct source, commission-free. */
@@ -222,7 +231,7 @@ export function buildOfferPayload(facts: OfferFacts): { offer: OfferPayload; jso
   // Core VRP v0.1 §6: valid_until = generated_at + lifetime (both on the same whole second).
   const valid_until = toUtcSecond(Math.floor(facts.now / 1000) * 1000 + lifetimeMs);
   const price = priceOf(facts, generated_at);
-  const quoteable = facts.outcome.available && price.value.exact && facts.freshness.value.safe === true;
+  const quoteable = isQuoteable(facts.outcome, facts.freshness);
   const check_in_weekday = weekdayOf(r.check_in);
   const check_out_weekday = weekdayOf(r.check_out);
   const available = facts.outcome.available;

@@ -5,7 +5,7 @@
  * Ed25519 key as its offers, and pairs it with an `offer` attestation over the served offer.
  * Decisions (what each layer signs, `ref`, windows, hashed arguments) are in docs/receipts.md.
  */
-import { type JwsSigner, toUtcSecond, VrpError } from '@vrpkit/core';
+import { type JwsSigner, toUtcSecond } from '@vrpkit/core';
 import {
   buildMcpTransportAssertion,
   MCP_TRANSPORT_LAYER,
@@ -16,7 +16,8 @@ import {
   type ReceiptAttestation,
   type VrpReceipt,
 } from '@vrpkit/protocol';
-import type { OfferService } from './service.js';
+import { NodeError } from './errors.js';
+import type { OfferService } from './service/index.js';
 
 /** Most assertions `signAssertion` remembers within one second, all signers together (about a kilobyte each). */
 const SIGNED_ASSERTIONS_MAX = 4096;
@@ -78,7 +79,7 @@ export function issueMcpReceipt(input: IssueMcpReceiptInput): VrpReceipt {
   const offer = envelope.offer;
   const domain = service.canonicalDomain;
   if (offer.canonical_domain !== domain || !offer.request) {
-    throw new VrpError('receipt_unbuildable', 'the envelope is not an offer of this node with a request echo');
+    throw new NodeError('receipt_unbuildable', 'the envelope is not an offer of this node with a request echo');
   }
   const { check_in, check_out } = offer.request;
   const ref = offerRef(domain, check_in, check_out);
@@ -86,7 +87,7 @@ export function issueMcpReceipt(input: IssueMcpReceiptInput): VrpReceipt {
   // offer lifetime after rotation (Core VRP v0.1 §3.1), so a transport layer signed before the rotation
   // stays verifiable for its whole window (receipt-v1 D2).
   const lifetimeMs = Date.parse(offer.valid_until) - Date.parse(offer.generated_at);
-  if (!(lifetimeMs > 0)) throw new VrpError('receipt_unbuildable', 'the offer has no positive generated_at..valid_until lifetime');
+  if (!(lifetimeMs > 0)) throw new NodeError('receipt_unbuildable', 'the offer has no positive generated_at..valid_until lifetime');
   const servedAt = toUtcSecond(service.now());
   const assertion = buildMcpTransportAssertion({
     tool: input.tool,

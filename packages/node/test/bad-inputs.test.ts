@@ -4,11 +4,11 @@
  * validation runs for tool-surface arguments (JSON values) through `service.getOffer`.
  */
 import { join } from 'node:path';
-import type { ServedNode } from '@vrpkit/node';
+import { offerFor, type ServedNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_QUERY_LENGTH } from '../src/request.js';
+import { MAX_QUERY_LENGTH } from '../src/http/query.js';
 
 const DOMAIN = 'bad-inputs.example';
 // Today at the property (Europe/Stockholm) is 2027-02-01; the sample horizon is 365 days.
@@ -83,7 +83,7 @@ describe('tool-surface arguments (JSON values) get the same codes', () => {
     ['prototype key', JSON.parse('{"check_in":"2027-03-01","check_out":"2027-03-05","guests":2,"__proto__":{"x":1}}'), 'unknown_parameter'],
   ];
   it.each(cases)('%s', async (_name, args, code) => {
-    const r = await node.service.getOffer(args);
+    const r = await offerFor(node.service, args, { fresh: true });
     if (code === 'ok') expect(r.ok).toBe(true);
     else expect(r).toEqual({ ok: false, error: { code, message: expect.any(String) } });
   });

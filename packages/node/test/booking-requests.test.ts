@@ -26,6 +26,7 @@ import {
   rotateKey,
   type ServedNode,
   serveNode,
+  offerFor as serviceOffer,
   storeTargetFor,
   withNodeStore,
 } from '@vrpkit/node';
@@ -238,7 +239,7 @@ describe('bad booking requests are refused with stable codes and write nothing',
     const store = await NodeStore.open(storeTargetFor(dataDir));
     try {
       const service = await createOfferService({ store, keys: join(dataDir, 'keys'), clock: h.clock });
-      const o = await service.getOffer({ ...stay(30, 3), guests: 2 });
+      const o = await serviceOffer(service, { ...stay(30, 3), guests: 2 }, { fresh: true });
       if (!o.ok) throw new Error(o.error.code);
       otherJws = o.envelope.signature.jws;
     } finally {

@@ -17,8 +17,8 @@ import {
   addCalendarFeed,
   initNode,
   listKeys,
-  type NodePublisher,
   type OfferOutcome,
+  offerFor,
   propertyDocument,
   revokeKey,
   rotateKey,
@@ -324,56 +324,59 @@ describe('signed-offer cache on the node clock', () => {
 
   it('answers from the cache in the request’s own turn only while the store is unchanged since the offer was read', async () => {
     const { node, dataDir, offer } = await clockNode('served-now');
-    const service = node.service as NodePublisher;
+    const service = node.service;
     const query = new URLSearchParams(queryOf(STAY));
     const first = await offer();
-    /** What servedOfferNow answered in this turn, never a promise (a signature to wait for). */
+    /** What the service answered in this turn: a value, never a promise (no store read and no signature to wait for). */
     const now = (q: URLSearchParams) => {
-      const r = service.servedOfferNow?.(q);
+      const r = offerFor(service, q);
       expect(r).not.toBeInstanceOf(Promise);
-      return r as OfferOutcome | null | undefined;
+      return r as OfferOutcome;
     };
     const hit = now(query);
-    expect(hit?.ok && hit.json).toBe(first.text);
+    expect(hit.ok && hit.json).toBe(first.text);
     // A refusal needs no signature: it is answered in the same turn, with the parser's code.
     expect(now(new URLSearchParams(`check_in=${STAY.check_in}`))).toMatchObject({
       ok: false,
       error: { code: 'missing_parameter' },
     });
-    // A write through another store handle (as another process makes it): the revision moved, so no answer without a reload.
+    // A write through another store handle (as another process makes it): the revision moved, so the answer waits for a reload.
     await addCalendarBlock({ dataDir, from: STAY.check_in, to: STAY.check_out, kind: 'block' });
-    expect(now(query)).toBeNull();
+    const waited = offerFor(service, query);
+    expect(waited).toBeInstanceOf(Promise);
+    await waited;
     const after = await offer();
     expect(after.text).not.toBe(first.text);
     expect(envelopeOf(after.text).offer.availability).toMatchObject({ available: false, reason: 'not_available' });
     const again = now(query);
-    expect(again?.ok && again.json).toBe(after.text);
+    expect(again.ok && again.json).toBe(after.text);
     // Cache off: no store wait either, but always signed afresh (never an earlier response), in this turn's signing batch.
     const off = await clockNode('served-now-off', 0);
     const offFirst = await off.offer();
     expect(offFirst.status).toBe(200);
-    const signing = (off.node.service as NodePublisher).servedOfferNow?.(query);
+    const signing = offerFor(off.node.service, query);
     expect(signing).toBeInstanceOf(Promise);
     const signedNow = await signing;
-    expect(signedNow?.ok).toBe(true);
-    expect(signedNow?.ok && signedNow.json).not.toBe(offFirst.text);
-    expect(signedNow?.ok && envelopeOf(signedNow.json).offer.request).toEqual(envelopeOf(offFirst.text).offer.request);
+    expect(signedNow.ok).toBe(true);
+    expect(signedNow.ok && signedNow.json).not.toBe(offFirst.text);
+    expect(signedNow.ok && envelopeOf(signedNow.json).offer.request).toEqual(envelopeOf(offFirst.text).offer.request);
   });
 
   it('signs a stay asked by several requests in one turn once (the signing batch), and each distinct stay once', async () => {
     const { node } = await clockNode('one-turn');
-    const service = node.service as NodePublisher;
+    const service = node.service;
     const other = { check_in: STAY.check_in, check_out: dayAfter(Date.parse(STAY.check_out), 1) };
+    const ask = (s: typeof STAY) => offerFor(service, new URLSearchParams(queryOf(s)));
     // Five requests in the same turn, before the batch runs: three for STAY, two for another stay.
-    const pending = [STAY, STAY, other, STAY, other].map((s) => service.servedOfferNow?.(queryOf(s)));
+    const pending = [STAY, STAY, other, STAY, other].map(ask);
     for (const p of pending) expect(p).toBeInstanceOf(Promise);
-    const bodies = (await Promise.all(pending)).map((o) => (o?.ok ? o.json : 'refused'));
+    const bodies = (await Promise.all(pending)).map((o) => (o.ok ? o.json : 'refused'));
     expect(new Set(bodies).size).toBe(2);
     expect(bodies[0]).toBe(bodies[1]);
     expect(bodies[2]).toBe(bodies[4]);
     expect(envelopeOf(bodies[2]!).offer.request?.check_out).toBe(other.check_out);
     // Signed and cached: the next request is answered in its own turn with the same bytes.
-    const hit = service.servedOfferNow?.(queryOf(STAY));
+    const hit = ask(STAY);
     expect(hit).not.toBeInstanceOf(Promise);
     expect((hit as OfferOutcome).ok && (hit as { json: string }).json).toBe(bodies[0]);
   });
@@ -411,7 +414,7 @@ describe('signed-offer cache on the node clock', () => {
     expect(issuance(a.text)).toBe(issuance(cached.text));
     expect(issuance(b.text)).toBe(issuance(cached.text));
     // The booking page's live re-quote never comes from the cache.
-    const live = await on.node.service.getOffer({ ...STAY, guests: 2 });
+    const live = await offerFor(on.node.service, { ...STAY, guests: 2 }, { fresh: true });
     expect(live.ok && live.envelope.offer.booking.offer_id).not.toBe(envelopeOf(cached.text).offer.booking.offer_id);
     expect(live.ok && issuance(live.json)).toBe(issuance(cached.text));
   });

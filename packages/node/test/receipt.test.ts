@@ -9,6 +9,7 @@ import {
   issueMcpReceipt,
   NodeStore,
   type OfferService,
+  offerFor,
   rotateKey,
   type ServedNode,
   serveNode,
@@ -49,7 +50,7 @@ beforeAll(async () => {
   await initNode({ domain: DOMAIN, dataDir, clock: fixedClock(T0) });
   node = await serveNode({ dataDir, dev: true, port: 0, clock: { now: () => t } });
   service = node.service;
-  const outcome = await service.getOffer(ARGS);
+  const outcome = await offerFor(service, ARGS, { fresh: true });
   if (!outcome.ok) throw new Error(`offer failed: ${outcome.error.code}`);
   envelope = outcome.envelope;
   jwks = await publishedJwks();
@@ -195,7 +196,7 @@ describe('issueMcpReceipt (node side, real key ring)', () => {
           signatures++;
         },
       });
-      const offer = await counted.getOffer(ARGS);
+      const offer = await offerFor(counted, ARGS, { fresh: true });
       if (!offer.ok) throw new Error(offer.error.code);
       const issue = (args: unknown) =>
         issueMcpReceipt({ service: counted, tool: BOUND_TOOL_NAME, arguments: args, envelope: offer.envelope });

@@ -17,7 +17,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isRecord } from '@vrpkit/core';
-import { HEALTHZ_PATH } from '@vrpkit/node';
+import { HEALTHZ_PATH, offerFor } from '@vrpkit/node';
 import { JWKS_PATH, MCP_ENDPOINT_PATH, offerToolInputSchema } from '@vrpkit/protocol';
 import { Hono } from 'hono';
 import type { TenantNode } from './tenant-node.js';
@@ -64,7 +64,7 @@ export function createOperatorApp(operatorDomain: string, tenantFor: (domain: st
       const node = typeof domain === 'string' ? await tenantFor(domain.toLowerCase()) : undefined;
       if (!node || node.domain !== domain)
         return { isError: true, content: [{ type: 'text', text: 'error[unknown_tenant]: this platform serves no such domain' }] };
-      const outcome = await node.publisher.getServedOffer(args);
+      const outcome = await offerFor(node.publisher, args);
       if (!outcome.ok)
         return { isError: true, content: [{ type: 'text', text: `error[${outcome.error.code}]: ${outcome.error.message}` }] };
       // §5: the tenant's envelope exactly as signed, as text and as the same structured document.

@@ -16,7 +16,7 @@ import { request as httpGet } from 'node:http';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createDevCa, type FeedRecorder, issueServerCertificate, type PemKeyPair, sampleProperty, syncFeed } from '@vrpkit/node';
+import { createDevCa, type FeedRecorder, issueServerCertificate, offerFor, type PemKeyPair, sampleProperty, syncFeed } from '@vrpkit/node';
 import {
   openTenantNode,
   PlatformStore,
@@ -313,7 +313,7 @@ describe('sync worker on SQLite: freshness per tenant, fail closed', () => {
 
 /** The offer `node` serves for nights 20–23 (or `from`–`to`). */
 async function offerOf(node: TenantNode, from = 20, to = 23) {
-  const r = await node.publisher.getServedOffer({ check_in: day(from), check_out: day(to), guests: 2 });
+  const r = await offerFor(node.publisher, { check_in: day(from), check_out: day(to), guests: 2 });
   if (!r.ok) throw new Error(r.error.code);
   return (JSON.parse(r.json) as OfferEnvelope).offer;
 }

@@ -1,5 +1,5 @@
 import { verifyOffer } from '@vrpkit/agent';
-import { createNodeApp, sampleProperty } from '@vrpkit/node';
+import { createNodeApp, offerFor, sampleProperty } from '@vrpkit/node';
 import { generateMasterKeyText, openTenantNode, type PlatformStore, parseMasterKey } from '@vrpkit/platform';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
     const two = await openTenantNode(store, 'villa-two.example', [master], { clock });
     expect(one.publisher.discovery().canonical_domain).toBe('villa-one.example');
     expect(one.publisher.discovery().operator?.key_custody).toBe('platform');
-    const offer = await one.publisher.getServedOffer(stay);
+    const offer = await offerFor(one.publisher, stay);
     if (!offer.ok) throw new Error(offer.error.code);
     const own = verifyOffer({ envelope: JSON.parse(offer.json), jwks: await one.publisher.jwks(), now: NOW });
     expect(own.status).toBe('verified');
@@ -66,7 +66,7 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
     expect(await node.source.live()).toMatchObject({ status: 'active' });
     await store.setTenantStatus('villa.example', 'disabled');
     expect(await node.source.live()).toBeUndefined();
-    await expect(node.publisher.getServedOffer(stay)).rejects.toMatchObject({ code: 'tenant_disabled' });
+    await expect(offerFor(node.publisher, stay)).rejects.toMatchObject({ code: 'tenant_disabled' });
     expect((await store.listTenants({ status: 'disabled' })).map((t) => t.domain)).toEqual(['villa.example']);
     await store.removeTenant('villa.example');
     await expect(store.showTenant('villa.example')).rejects.toMatchObject({ code: 'unknown_tenant' });
@@ -76,11 +76,11 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
   it('rotation is additive and revocation removes the key from the JWKS at once', async () => {
     await store.addTenants(master, [{ domain: 'villa.example', property: sampleProperty(NOW) }]);
     const node = await openTenantNode(store, 'villa.example', [master], { clock });
-    const before = await node.publisher.getServedOffer(stay);
+    const before = await offerFor(node.publisher, stay);
     if (!before.ok) throw new Error(before.error.code);
     const { kid, retired } = await store.rotateTenantKey(master, 'villa.example');
     expect(retired).toHaveLength(1);
-    const after = await node.publisher.getServedOffer(stay);
+    const after = await offerFor(node.publisher, stay);
     if (!after.ok) throw new Error(after.error.code);
     const jwks = await node.publisher.jwks();
     expect(jwks.keys.map((k) => k.kid).sort()).toEqual([kid, retired[0]].sort());
@@ -103,7 +103,7 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
     await expect(store.assertMasterKey(master)).rejects.toMatchObject({ code: 'master_key_mismatch' });
     await expect(openTenantNode(store, 'villa-one.example', [master], { clock })).rejects.toMatchObject({ code: 'key_unseal_failed' });
     const node = await openTenantNode(store, 'villa-one.example', [next], { clock });
-    expect((await node.publisher.getOffer(stay)).ok).toBe(true);
+    expect((await offerFor(node.publisher, stay, { fresh: true })).ok).toBe(true);
     // A re-run after an interruption converges (nothing left to re-seal).
     expect((await store.rotateMasterKey(master, next)).resealed).toBe(0);
   });

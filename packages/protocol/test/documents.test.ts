@@ -154,7 +154,7 @@ describe('names and codes in one place', () => {
       expect(PROTOCOL_ERRORS[code as keyof typeof PROTOCOL_ERRORS]).toEqual({ status: 400, message });
     }
     for (const [code, status] of Object.entries(BOOKING_ERRORS)) {
-      expect(PROTOCOL_ERRORS[code as keyof typeof PROTOCOL_ERRORS].status).toBe(status);
+      expect(PROTOCOL_ERRORS[code as keyof typeof PROTOCOL_ERRORS]).toMatchObject({ status });
     }
   });
 });

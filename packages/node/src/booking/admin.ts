@@ -5,12 +5,12 @@
  * they are never logged.
  */
 import { systemClock } from '@vrpkit/core';
-import type { BookingStatus } from '@vrpkit/protocol';
+import { type BookingStatus, BookingStatusSchema } from '@vrpkit/protocol';
 import { type NodeStoreOptions, withNodeStore } from '../admin/store.js';
 import { NodeError } from '../errors.js';
-import type { BookingRequestRecord } from '../store/store.js';
+import type { BookingRequestRecord } from './ports.js';
 
-const STATUSES: readonly BookingStatus[] = ['pending', 'confirmed', 'declined', 'expired'];
+const STATUSES: readonly BookingStatus[] = BookingStatusSchema.options;
 
 /** `vrp node bookings list [--status S]`: oldest first. */
 export function listBookings(o: NodeStoreOptions & { status?: string }): Promise<BookingRequestRecord[]> {

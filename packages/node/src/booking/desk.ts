@@ -1,9 +1,12 @@
 /**
  * The booking desk: the node's one handler for booking requests (vrpkit booking-request
  * extension), behind `POST /api/booking-requests` and the `/book` page's form alike. In order:
- * the request's shape (`BookingRequestSchema`), the idempotency key, the offer JWS (`checkOwnOffer`),
- * then the live re-quote and the hold in one store transaction (`NodeStore.createHold`). Every
- * refusal writes nothing. Logs carry ids and digests, never the guest's details.
+ * the request's shape (protocol's `BookingRequestSchema`), the idempotency key, the offer JWS
+ * (`checkOwnOffer`, which reads the stay it was signed for), then the live re-quote of that stay
+ * and the hold in one store transaction (`BookingStore.createHold`). Every refusal writes nothing;
+ * an offer is signed only when the refusal must carry the current one. Logs carry ids and
+ * digests, never the guest's details. The desk sees its store and the offer side through its
+ * ports (ports.ts) only.
  */
 import { randomBytes } from 'node:crypto';
 import { type Clock, canonicalSha256Hex, sha256Hex, systemClock } from '@vrpkit/core';
@@ -13,13 +16,19 @@ import {
   type BookingRequest,
   BookingRequestSchema,
   type BookingResponse,
-  type OfferRequestInput,
+  type ParsedOfferRequest,
 } from '@vrpkit/protocol';
 import { NodeError } from '../errors.js';
-import type { NodePublisher } from '../service.js';
-import type { BookingRequestRecord, NodeStore } from '../store/store.js';
 import { checkOwnOffer } from './offer-check.js';
-import { createHoldCap, createRateLimiter, DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './rate-limit.js';
+import type { BookingOffers, BookingRequestRecord, BookingStore, LiveQuote, NewHold } from './ports.js';
+import {
+  createHoldCap,
+  createRateLimiter,
+  DEFAULT_BOOKING_HOLDS_PER_DAY,
+  DEFAULT_BOOKING_RATE_LIMIT,
+  type HoldCap,
+  type RateLimiter,
+} from './rate-limit.js';
 import { bookingView, signBookingReceipt } from './receipt.js';
 
 /** `--hold-hours` default: a pending hold keeps the dates this long unless the host decides first. */
@@ -46,9 +55,12 @@ export interface BookingLogEntry {
   offer_jws_sha256: string | null;
 }
 
-export interface BookingDeskOptions {
-  service: NodePublisher;
-  store: NodeStore;
+/** `S`: the store state a hold is decided against (the node's `StoreSnapshot`). */
+export interface BookingDeskOptions<S> {
+  /** The offer side: the node's offer service (`NodePublisher`) or any `BookingOffers`. */
+  service: BookingOffers<S>;
+  /** The desk's store port (`NodeStore` on a node). */
+  store: BookingStore<S>;
   /** The node's clock (default the system clock). */
   clock?: Clock;
   /** Hours a pending hold keeps the dates (default 24). */
@@ -70,7 +82,8 @@ export interface BookingDesk {
   request(input: unknown, address: string): Promise<BookingAnswer>;
 }
 
-function refuse(code: BookingErrorCode, message: string, extra: Partial<BookingRefusal> = {}): BookingAnswer {
+/** A refused booking request: the code's status from protocol's registry (`BOOKING_ERRORS`). */
+export function refuse(code: BookingErrorCode, message: string, extra: Partial<BookingRefusal> = {}): BookingAnswer {
   return { ok: false, status: BOOKING_ERRORS[code], error: { code, message, ...extra } };
 }
 
@@ -81,65 +94,90 @@ function shapeMessage(issues: readonly { path: readonly PropertyKey[]; message: 
   return `${field}: ${first?.message ?? 'invalid'}`;
 }
 
-export function createBookingDesk(o: BookingDeskOptions): BookingDesk {
-  const { service, store } = o;
-  const clock = o.clock ?? systemClock;
+/** The desk's limits from its options, each checked (`invalid_hold_hours`, `invalid_booking_rate_limit`, `invalid_booking_holds_per_day`). */
+function limitsOf(o: BookingDeskOptions<unknown>): { holdHours: number; limiter: RateLimiter; holdCap: HoldCap | null } {
   const holdHours = o.holdHours ?? DEFAULT_HOLD_HOURS;
   if (!(holdHours > 0 && holdHours <= MAX_HOLD_HOURS))
     throw new NodeError('invalid_hold_hours', `the hold time is more than 0 and at most ${MAX_HOLD_HOURS} hours`);
   const perMinute = o.rateLimitPerMinute ?? DEFAULT_BOOKING_RATE_LIMIT;
-  if (!Number.isInteger(perMinute) || perMinute < 1)
-    throw new NodeError('invalid_booking_rate_limit', 'the booking rate limit is a positive integer (requests per minute)');
-  const limiter = createRateLimiter(perMinute);
+  if (!Number.isInteger(perMinute) || perMinute < 1) throw new NodeError('invalid_booking_rate_limit');
   const holdsPerDay = o.holdsPerDay ?? DEFAULT_BOOKING_HOLDS_PER_DAY;
-  if (!Number.isInteger(holdsPerDay) || holdsPerDay < 0)
-    throw new NodeError('invalid_booking_holds_per_day', 'the holds per day are a whole number (0 = no cap)');
-  const holdCap = holdsPerDay > 0 ? createHoldCap(holdsPerDay) : null;
-  const domain = service.canonicalDomain;
+  if (!Number.isInteger(holdsPerDay) || holdsPerDay < 0) throw new NodeError('invalid_booking_holds_per_day');
+  return { holdHours, limiter: createRateLimiter(perMinute), holdCap: holdsPerDay > 0 ? createHoldCap(holdsPerDay) : null };
+}
 
-  const log = (outcome: BookingLogEntry['outcome'], bookingId: string | null, offerDigest: string | null) =>
-    o.log?.({ event: 'booking_request', outcome, booking_id: bookingId, offer_jws_sha256: offerDigest });
-
-  const answer = (b: BookingRequestRecord, status: 200 | 201): BookingAnswer => ({
-    ok: true,
-    status,
-    body: { booking_request: bookingView(b), receipt_jws: signBookingReceipt(b, domain, service.activeSigner(), clock.now()) },
-  });
-
-  /** The same idempotency key again: the same body gets the same booking, another body is a conflict. */
-  const replay = (b: BookingRequestRecord, requestDigest: string): BookingAnswer => {
-    if (b.request_sha256 !== requestDigest) {
-      log('BOOKING_IDEMPOTENCY_CONFLICT', b.booking_id, null);
-      return refuse('BOOKING_IDEMPOTENCY_CONFLICT', 'this idempotency_key was used with another request body');
-    }
-    log('replayed', b.booking_id, b.offer_jws_sha256);
-    return answer(b, 200);
+/**
+ * The live re-quote against the signed terms: null when the stay is still available and quotable
+ * at the signed total, currency and property; else `BOOKING_OFFER_CHANGED` with the current
+ * offer, signed now (the only signature a refused booking costs).
+ */
+function changedTerms(
+  q: LiveQuote & { ok: true },
+  signed: { agentTotal: number; currency: string; propertyId: string | undefined },
+): BookingRefusal | null {
+  const same =
+    q.available && q.mayQuote && q.total === signed.agentTotal && q.currency === signed.currency && q.propertyId === signed.propertyId;
+  if (same) return null;
+  return {
+    code: 'BOOKING_OFFER_CHANGED',
+    message: q.available ? 'the price of the stay changed' : 'the stay is no longer available',
+    current_offer_jws: q.signedJws(),
   };
+}
 
-  async function request(input: unknown, address: string): Promise<BookingAnswer> {
+/** One booking request after its shape, key and offer passed: what the hold would be. */
+interface HoldRequest {
+  req: BookingRequest;
+  stay: ParsedOfferRequest;
+  agentTotal: number;
+  currency: string;
+  propertyId: string | undefined;
+  requestDigest: string;
+  offerDigest: string;
+  now: number;
+}
+
+class Desk<S> implements BookingDesk {
+  readonly canonicalDomain: string;
+  private readonly clock: Clock;
+  private readonly limits: ReturnType<typeof limitsOf>;
+
+  constructor(private readonly o: BookingDeskOptions<S>) {
+    this.clock = o.clock ?? systemClock;
+    this.limits = limitsOf(o);
+    this.canonicalDomain = o.service.canonicalDomain;
+  }
+
+  admit(address: string): BookingAnswer | null {
+    const r = this.limits.limiter.take(address, this.clock.now());
+    if (r.ok) return null;
+    this.log('BOOKING_RATE_LIMITED', null, null);
+    return refuse('BOOKING_RATE_LIMITED', 'too many booking requests from this address', { retry_after_seconds: r.retryAfterSeconds });
+  }
+
+  async request(input: unknown, address: string): Promise<BookingAnswer> {
     const shape = BookingRequestSchema.safeParse(input);
     if (!shape.success) {
-      log('BOOKING_BAD_REQUEST', null, null);
+      this.log('BOOKING_BAD_REQUEST', null, null);
       return refuse('BOOKING_BAD_REQUEST', shapeMessage(shape.error.issues));
     }
-    const req: BookingRequest = shape.data;
+    const req = shape.data;
     const requestDigest = canonicalSha256Hex(req);
     const offerDigest = sha256Hex(req.offer_jws);
-    const earlier = await store.bookingByIdempotencyKey(req.idempotency_key);
-    if (earlier) return replay(earlier, requestDigest);
-
-    const now = clock.now();
+    const earlier = await this.o.store.bookingByIdempotencyKey(req.idempotency_key);
+    if (earlier) return this.replay(earlier, requestDigest);
+    const now = this.clock.now();
     // A replay of an existing hold (above) is not a new hold: only a request that may create one is capped.
-    const slot = holdCap?.reserve(address, now);
+    const slot = this.limits.holdCap?.reserve(address, now);
     if (slot && !slot.ok) {
-      log('BOOKING_TOO_MANY_HOLDS', null, offerDigest);
+      this.log('BOOKING_TOO_MANY_HOLDS', null, offerDigest);
       return refuse('BOOKING_TOO_MANY_HOLDS', 'this address has made the most booking requests allowed in 24 hours', {
         retry_after_seconds: slot.retryAfterSeconds,
       });
     }
     let created = false;
     try {
-      const a = await hold(req, requestDigest, offerDigest, now);
+      const a = await this.hold(req, requestDigest, offerDigest, now);
       created = a.status === 201;
       return a;
     } finally {
@@ -148,78 +186,83 @@ export function createBookingDesk(o: BookingDeskOptions): BookingDesk {
   }
 
   /** Check the offer, re-quote live and write the hold (or refuse, writing nothing). */
-  async function hold(req: BookingRequest, requestDigest: string, offerDigest: string, now: number): Promise<BookingAnswer> {
-    const check = checkOwnOffer(req.offer_jws, await service.jwks(), domain, now);
+  private async hold(req: BookingRequest, requestDigest: string, offerDigest: string, now: number): Promise<BookingAnswer> {
+    const check = checkOwnOffer(req.offer_jws, await this.o.service.jwks(), this.canonicalDomain, now);
     if (!check.ok) {
-      log(check.code, null, offerDigest);
+      this.log(check.code, null, offerDigest);
       return refuse(check.code, check.message);
     }
-    const { offer, agentTotal } = check;
-    const stay: OfferRequestInput = {
-      check_in: offer.request.check_in,
-      check_out: offer.request.check_out,
-      guests: offer.request.guests,
-      ...(offer.request.language ? { language: offer.request.language } : {}),
+    const { offer, stay, agentTotal } = check;
+    const h: HoldRequest = {
+      req,
+      stay,
+      agentTotal,
+      currency: offer.price.currency,
+      propertyId: offer.property?.property_id,
+      requestDigest,
+      offerDigest,
+      now,
     };
-    const bookingId = `br_${randomBytes(12).toString('base64url')}`;
-    const outcome = await store.createHold<BookingRefusal>(req.idempotency_key, now, (state) => {
-      // The live re-quote: what the node would sign for this stay now, from the state the hold is written against.
-      const fresh = service.quoteFrom(state, stay);
-      if (!fresh.ok)
-        return { refuse: { code: 'BOOKING_OFFER_NOT_BOOKABLE', message: `the stay cannot be requested any more (${fresh.error.code})` } };
-      const f = fresh.envelope.offer;
-      const same =
-        f.availability.available &&
-        f.agent_permission.may_quote_as_official_direct_offer &&
-        f.price.agent_total === agentTotal &&
-        f.price.currency === offer.price.currency &&
-        f.property?.property_id === offer.property?.property_id;
-      if (!same)
-        return {
-          refuse: {
-            code: 'BOOKING_OFFER_CHANGED',
-            message: f.availability.available ? 'the price of the stay changed' : 'the stay is no longer available',
-            current_offer_jws: fresh.envelope.signature.jws,
-          },
-        };
-      return {
-        hold: {
-          booking_id: bookingId,
-          idempotency_key: req.idempotency_key,
-          request_sha256: requestDigest,
-          offer_jws_sha256: offerDigest,
-          property_id: state.property.property_id,
-          check_in: stay.check_in as string,
-          check_out: stay.check_out as string,
-          guests: offer.request.guests,
-          currency: f.price.currency,
-          total: agentTotal,
-          guest_name: req.guest.name,
-          guest_email: req.guest.email,
-          guest_phone: req.guest.phone ?? null,
-          hold_expires_at: new Date(now + holdHours * 3_600_000).toISOString(),
-        },
-      };
-    });
-    if (outcome.kind === 'existing') return replay(outcome.booking, requestDigest);
+    const outcome = await this.o.store.createHold<BookingRefusal>(req.idempotency_key, now, (state) => this.decide(h, state));
+    if (outcome.kind === 'existing') return this.replay(outcome.booking, requestDigest);
     if (outcome.kind === 'refused') {
       const { code, message, current_offer_jws } = outcome.refusal;
-      log(code, null, offerDigest);
+      this.log(code, null, offerDigest);
       return refuse(code, message, current_offer_jws ? { current_offer_jws } : {});
     }
-    log('created', outcome.booking.booking_id, offerDigest);
-    o.onChange?.();
-    return answer(outcome.booking, 201);
+    this.log('created', outcome.booking.booking_id, offerDigest);
+    this.o.onChange?.();
+    return this.answer(outcome.booking, 201);
   }
 
-  return {
-    canonicalDomain: domain,
-    admit(address) {
-      const r = limiter.take(address, clock.now());
-      if (r.ok) return null;
-      log('BOOKING_RATE_LIMITED', null, null);
-      return refuse('BOOKING_RATE_LIMITED', 'too many booking requests from this address', { retry_after_seconds: r.retryAfterSeconds });
-    },
-    request,
-  };
+  /** Inside the hold's transaction: the live re-quote of the signed stay from `state`, then the hold or the refusal. */
+  private decide(h: HoldRequest, state: S): { hold: NewHold } | { refuse: BookingRefusal } {
+    const quote = this.o.service.requote(state, h.stay);
+    if (!quote.ok)
+      return { refuse: { code: 'BOOKING_OFFER_NOT_BOOKABLE', message: `the stay cannot be requested any more (${quote.error.code})` } };
+    const changed = changedTerms(quote, h);
+    if (changed) return { refuse: changed };
+    const { req, stay } = h;
+    return {
+      hold: {
+        booking_id: `br_${randomBytes(12).toString('base64url')}`,
+        idempotency_key: req.idempotency_key,
+        request_sha256: h.requestDigest,
+        offer_jws_sha256: h.offerDigest,
+        property_id: quote.propertyId,
+        check_in: stay.check_in,
+        check_out: stay.check_out,
+        guests: stay.guests,
+        currency: quote.currency,
+        total: h.agentTotal,
+        guest_name: req.guest.name,
+        guest_email: req.guest.email,
+        guest_phone: req.guest.phone ?? null,
+        hold_expires_at: new Date(h.now + this.limits.holdHours * 3_600_000).toISOString(),
+      },
+    };
+  }
+
+  /** The same idempotency key again: the same body gets the same booking, another body is a conflict. */
+  private replay(b: BookingRequestRecord, requestDigest: string): BookingAnswer {
+    if (b.request_sha256 !== requestDigest) {
+      this.log('BOOKING_IDEMPOTENCY_CONFLICT', b.booking_id, null);
+      return refuse('BOOKING_IDEMPOTENCY_CONFLICT', 'this idempotency_key was used with another request body');
+    }
+    this.log('replayed', b.booking_id, b.offer_jws_sha256);
+    return this.answer(b, 200);
+  }
+
+  private answer(b: BookingRequestRecord, status: 200 | 201): BookingAnswer {
+    const receipt_jws = signBookingReceipt(b, this.canonicalDomain, this.o.service.activeSigner(), this.clock.now());
+    return { ok: true, status, body: { booking_request: bookingView(b), receipt_jws } };
+  }
+
+  private log(outcome: BookingLogEntry['outcome'], bookingId: string | null, offerDigest: string | null): void {
+    this.o.log?.({ event: 'booking_request', outcome, booking_id: bookingId, offer_jws_sha256: offerDigest });
+  }
+}
+
+export function createBookingDesk<S>(o: BookingDeskOptions<S>): BookingDesk {
+  return new Desk(o);
 }

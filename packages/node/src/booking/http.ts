@@ -1,20 +1,27 @@
 /**
- * The booking-request endpoint (vrpkit booking-request extension) and the `/book` page's form,
- * both on the one booking desk: `POST /api/booking-requests` takes JSON and answers JSON;
+ * The booking routes on the node's app: the `/book` landing page (Core VRP v0.1 §5.1, always),
+ * and with a booking desk the booking-request endpoint (vrpkit booking-request extension) and the
+ * page's form, both on the one desk: `POST /api/booking-requests` takes JSON and answers JSON;
  * `POST /book` takes the page's form and answers an HTML page. Same checks, same codes.
  */
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { BOOKING_REQUESTS_PATH, MAX_BOOKING_REQUEST_BYTES } from '@vrpkit/protocol';
+import { BOOK_PATH, BOOKING_REQUESTS_PATH, MAX_BOOKING_REQUEST_BYTES } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
 import type { ForwardedClientBindings } from '../behind-proxy.js';
-import { renderBookingResult } from '../http/book.js';
-import { errorBody, JSON_TYPE } from '../request.js';
-import { readBodyCapped } from '../surfaces/body.js';
-import { HTML_SECURITY_HEADERS } from '../surfaces/page.js';
-import type { BookingAnswer, BookingDesk } from './desk.js';
+import { readBodyCapped } from '../http/body.js';
+import { HTML_SECURITY_HEADERS } from '../http/html.js';
+import { errorBody, JSON_TYPE } from '../http/json.js';
+import type { OfferService } from '../service/index.js';
+import { type BookingAnswer, type BookingDesk, refuse } from './desk.js';
+import { renderBookingResult, renderBookPage } from './page.js';
 
-/** Where the `/book` form posts (the page itself). */
-export const BOOK_FORM_PATH = '/book';
+/** Core VRP v0.1 §5.1: the booking landing page `direct_booking_url` points at, which re-quotes live and fails closed (an HTML page: the pages' CSP). */
+export function mountBookPage(app: Hono, serviceOf: (c: Context) => OfferService): void {
+  app.get(BOOK_PATH, async (c) => {
+    const r = await renderBookPage(serviceOf(c), c.req.url);
+    return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
+  });
+}
 
 /**
  * The client's address, the key of the rate limit and the hold cap: behind a trusted proxy the
@@ -47,25 +54,14 @@ function jsonAnswer(a: BookingAnswer): Response {
 async function cappedBody(c: Context): Promise<{ ok: true; text: string } | { ok: false; answer: BookingAnswer }> {
   const read = await readBodyCapped(c, MAX_BOOKING_REQUEST_BYTES);
   if (read.ok) return read;
-  return {
-    ok: false,
-    answer: {
-      ok: false,
-      status: 413,
-      error: { code: 'BOOKING_BODY_TOO_LARGE', message: `a booking request is limited to ${MAX_BOOKING_REQUEST_BYTES} bytes` },
-    },
-  };
+  return { ok: false, answer: refuse('BOOKING_BODY_TOO_LARGE', `a booking request is limited to ${MAX_BOOKING_REQUEST_BYTES} bytes`) };
 }
 
 /** Mount `POST /api/booking-requests` and `POST /book` on the node's app. */
 export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
   app.post(BOOKING_REQUESTS_PATH, async (c) => {
     if (mediaType(c) !== 'application/json')
-      return jsonAnswer({
-        ok: false,
-        status: 415,
-        error: { code: 'BOOKING_UNSUPPORTED_MEDIA_TYPE', message: 'send the booking request as application/json' },
-      });
+      return jsonAnswer(refuse('BOOKING_UNSUPPORTED_MEDIA_TYPE', 'send the booking request as application/json'));
     const read = await cappedBody(c);
     if (!read.ok) return jsonAnswer(read.answer);
     // Counted only once the media type and size passed: a refused request costs the client nothing.
@@ -76,7 +72,7 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
     try {
       input = JSON.parse(read.text);
     } catch {
-      return jsonAnswer({ ok: false, status: 400, error: { code: 'BOOKING_BAD_REQUEST', message: 'the body is not JSON' } });
+      return jsonAnswer(refuse('BOOKING_BAD_REQUEST', 'the body is not JSON'));
     }
     return jsonAnswer(await desk.request(input, client));
   });
@@ -85,7 +81,7 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
   );
 
   // The page's form: the same desk; the fields are the JSON body's, the guest's flattened.
-  app.post(BOOK_FORM_PATH, async (c) => {
+  app.post(BOOK_PATH, async (c) => {
     const html = (a: BookingAnswer) =>
       c.html(renderBookingResult(desk.canonicalDomain, a), a.status as 200, {
         ...HTML_SECURITY_HEADERS,
@@ -93,11 +89,7 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
         ...(!a.ok && a.error.retry_after_seconds !== undefined ? { 'retry-after': String(a.error.retry_after_seconds) } : {}),
       });
     if (mediaType(c) !== 'application/x-www-form-urlencoded')
-      return html({
-        ok: false,
-        status: 415,
-        error: { code: 'BOOKING_UNSUPPORTED_MEDIA_TYPE', message: 'the booking form is sent as application/x-www-form-urlencoded' },
-      });
+      return html(refuse('BOOKING_UNSUPPORTED_MEDIA_TYPE', 'the booking form is sent as application/x-www-form-urlencoded'));
     const read = await cappedBody(c);
     if (!read.ok) return html(read.answer);
     const client = clientAddress(c);
@@ -114,8 +106,8 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
     return html(await desk.request(input, client));
   });
   // `/book` is read (GET) and posted to (the form): every other method is 405 naming both (RFC 9110 §15.5.6).
-  app.all(BOOK_FORM_PATH, (c) =>
-    c.body(errorBody('method_not_allowed', `use GET or POST on ${BOOK_FORM_PATH}`), 405, {
+  app.all(BOOK_PATH, (c) =>
+    c.body(errorBody('method_not_allowed', `use GET or POST on ${BOOK_PATH}`), 405, {
       'content-type': JSON_TYPE,
       allow: 'GET, HEAD, POST',
     }),

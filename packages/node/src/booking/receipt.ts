@@ -12,7 +12,7 @@ import {
   type BookingReceiptPayload,
   type BookingRequestView,
 } from '@vrpkit/protocol';
-import type { BookingRequestRecord } from '../store/store.js';
+import type { BookingRequestRecord } from './ports.js';
 
 /** The booking as the API shows it (never the guest's details). */
 export function bookingView(b: BookingRequestRecord): BookingRequestView {

@@ -10,7 +10,7 @@ import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { type Clock, systemClock } from '@vrpkit/core';
 import { NodeError } from '../errors.js';
-import type { BookingEvent, NodeStore } from '../store/store.js';
+import type { BookingEvent, BookingOutbox } from './ports.js';
 
 /** How often the sweep runs when nothing wakes it. */
 export const DEFAULT_BOOKING_SWEEP_INTERVAL_MS = 60_000;
@@ -79,7 +79,8 @@ function post(hook: BookingWebhook, body: string): Promise<void> {
 }
 
 export interface BookingUpkeepOptions {
-  store: NodeStore;
+  /** The upkeep's store port (`NodeStore` on a node). */
+  store: BookingOutbox;
   canonicalDomain: string;
   clock?: Clock;
   webhook?: BookingWebhook;
@@ -96,6 +97,62 @@ export interface BookingUpkeep {
 /** Backoff before attempt `n+1` of an event that failed `n` times: 1 s, 2 s, 4 s, … */
 const backoffMs = (attempts: number) => 1000 * 2 ** Math.max(0, attempts - 1);
 
+/**
+ * The webhook sender: one drain of the outbox at a time, in order per booking (a later change
+ * waits until the earlier one was delivered or given up), failed events retried with backoff.
+ */
+class OutboxDrain {
+  /** When each event that failed may be tried again (real time: backoff is about the receiver, not the node's clock). */
+  private readonly retryAt = new Map<string, number>();
+
+  constructor(
+    private readonly o: BookingUpkeepOptions & { webhook: BookingWebhook },
+    private readonly clock: Clock,
+    private readonly stopped: () => boolean,
+  ) {}
+
+  /** Send what is undelivered; the time of the next retry due (Infinity when none). */
+  async drain(): Promise<number> {
+    const events = await this.o.store.undeliveredBookingEvents(DRAIN_BATCH);
+    let nextRetry = Number.POSITIVE_INFINITY;
+    const waiting = new Set<string>();
+    for (const e of events) {
+      if (this.stopped()) return Number.POSITIVE_INFINITY;
+      if (e.attempts >= MAX_WEBHOOK_ATTEMPTS || waiting.has(e.booking_id)) continue;
+      const at = this.retryAt.get(e.event_id) ?? 0;
+      if (at <= Date.now() && (await this.deliver(e))) continue;
+      waiting.add(e.booking_id);
+      nextRetry = Math.min(nextRetry, this.retryAt.get(e.event_id) ?? nextRetry);
+    }
+    return nextRetry;
+  }
+
+  private async deliver(e: BookingEvent): Promise<boolean> {
+    const { store } = this.o;
+    const booking = await store.bookingRequest(e.booking_id);
+    const event: BookingWebhookEvent = {
+      type: 'vrpkit.booking_request.changed',
+      event_id: e.event_id,
+      canonical_domain: this.o.canonicalDomain,
+      booking_id: e.booking_id,
+      status: e.status,
+      offer_jws_sha256: booking?.offer_jws_sha256 ?? null,
+      occurred_at: e.created_at,
+    };
+    try {
+      await post(this.o.webhook, JSON.stringify(event));
+      await store.recordBookingEventAttempt(e.event_id, true, this.clock.now());
+      this.retryAt.delete(e.event_id);
+      return true;
+    } catch (err) {
+      await store.recordBookingEventAttempt(e.event_id, false, this.clock.now());
+      this.retryAt.set(e.event_id, Date.now() + backoffMs(e.attempts + 1));
+      this.o.onError?.(err);
+      return false;
+    }
+  }
+}
+
 export function startBookingUpkeep(o: BookingUpkeepOptions): BookingUpkeep {
   const clock = o.clock ?? systemClock;
   const intervalMs = Math.min(o.intervalMs ?? DEFAULT_BOOKING_SWEEP_INTERVAL_MS, o.webhook ? WEBHOOK_POLL_MS : Number.POSITIVE_INFINITY);
@@ -104,49 +161,11 @@ export function startBookingUpkeep(o: BookingUpkeepOptions): BookingUpkeep {
   let running: Promise<void> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
-  /** When each event that failed may be tried again (real time: backoff is about the receiver, not the node's clock). */
-  const retryAt = new Map<string, number>();
-
-  async function deliver(e: BookingEvent, hook: BookingWebhook): Promise<boolean> {
-    const booking = await o.store.bookingRequest(e.booking_id);
-    const event: BookingWebhookEvent = {
-      type: 'vrpkit.booking_request.changed',
-      event_id: e.event_id,
-      canonical_domain: o.canonicalDomain,
-      booking_id: e.booking_id,
-      status: e.status,
-      offer_jws_sha256: booking?.offer_jws_sha256 ?? null,
-      occurred_at: e.created_at,
-    };
-    try {
-      await post(hook, JSON.stringify(event));
-      await o.store.recordBookingEventAttempt(e.event_id, true, clock.now());
-      retryAt.delete(e.event_id);
-      return true;
-    } catch (err) {
-      await o.store.recordBookingEventAttempt(e.event_id, false, clock.now());
-      retryAt.set(e.event_id, Date.now() + backoffMs(e.attempts + 1));
-      o.onError?.(err);
-      return false;
-    }
-  }
+  const outbox = o.webhook ? new OutboxDrain({ ...o, webhook: o.webhook }, clock, () => stopped) : undefined;
 
   async function once(): Promise<void> {
     await o.store.expireHolds(clock.now());
-    const hook = o.webhook;
-    if (!hook) return;
-    const events = await o.store.undeliveredBookingEvents(DRAIN_BATCH);
-    let nextRetry = Number.POSITIVE_INFINITY;
-    // In order per booking: a later change waits until the earlier one was delivered (or given up).
-    const waiting = new Set<string>();
-    for (const e of events) {
-      if (stopped) return;
-      if (e.attempts >= MAX_WEBHOOK_ATTEMPTS || waiting.has(e.booking_id)) continue;
-      const at = retryAt.get(e.event_id) ?? 0;
-      if (at <= Date.now() && (await deliver(e, hook))) continue;
-      waiting.add(e.booking_id);
-      nextRetry = Math.min(nextRetry, retryAt.get(e.event_id) ?? nextRetry);
-    }
+    const nextRetry = outbox ? await outbox.drain() : Number.POSITIVE_INFINITY;
     if (Number.isFinite(nextRetry)) schedule(Math.max(0, nextRetry - Date.now()));
   }
 

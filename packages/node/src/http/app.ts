@@ -1,24 +1,20 @@
 /**
- * One Hono app per node: the well-known documents, the verified stay offer
- * endpoint and the booking page; the tool surfaces (MCP, A2A, WebMCP page) are mounted by
- * `mountSurfaces` on the same app, so every surface shares the one offer service.
+ * One Hono app per node: the well-known documents (Core VRP v0.1 §2, §3), health, the booking
+ * routes (booking/http.ts) and every surface of the registry (surfaces/registry.ts: the offer
+ * endpoint, MCP, A2A, WebMCP), so every surface shares the one offer service.
  */
 import { sha256Hex } from '@vrpkit/core';
-import { DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { BOOK_PATH, DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { type Context, Hono } from 'hono';
 import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
-import { mountBookingRequests } from '../booking/http.js';
+import { mountBookingRequests, mountBookPage } from '../booking/http.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
-import { errorBody, JSON_TYPE, offerQueryString, offerResponse, rawQuery } from '../request.js';
-import type { NodePublisher } from '../service.js';
-import { mountSurfaces } from '../surfaces/index.js';
-import { HTML_SECURITY_HEADERS } from '../surfaces/page.js';
-import { renderBookPage } from './book.js';
+import type { NodePublisher } from '../service/index.js';
+import { mountSurfaces } from '../surfaces/registry.js';
 import { canonicalHostOnly } from './host-guard.js';
-
-/** Core §5.1: the booking landing page `direct_booking_url` points at. */
-const BOOK_PATH = '/book';
+import { errorResponse } from './json.js';
+import { rawQuery } from './query.js';
 
 /** One structured log line per request. The query string is a digest: raw tool arguments never reach a log. */
 export interface RequestLogEntry {
@@ -93,28 +89,8 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   // Core §3 / §3.1: every active and retained key; max-age ≤ 300 bounds revocation latency.
   app.get(JWKS_PATH, async (c) => c.json(await serviceOf(c).jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
-  // Core §4: GET ?check_in&check_out&guests → the signed envelope; malformed input → 400 {error:{code,message}}.
-  app.get(OFFER_ENDPOINT_PATH, (c): Response | Promise<Response> => {
-    // Every pair of the query, repeated keys included, goes to the one request parser (duplicate_parameter is its call).
-    const read = offerQueryString(c.req.url);
-    if (!read.ok) return offerResponse(read);
-    const service = serviceOf(c);
-    // A cache hit or a refusal is answered in this turn when the store state is known without
-    // waiting: a handler that returns a Response (not a promise) lets @hono/node-server write the
-    // prebuilt bytes at once, headers and body in one write. A fresh signature is answered from
-    // this turn's signing batch. The raw query goes as is, on either path: the service remembers its parse.
-    const now = service.servedOfferNow?.(read.query);
-    if (!now) return service.getServedOffer(read.query).then(offerResponse);
-    return now instanceof Promise ? now.then(offerResponse) : offerResponse(now);
-  });
-
-  // Core §5.1: the booking landing page re-quotes live and fails closed; it is an HTML page, so it carries the pages' CSP.
-  app.get(BOOK_PATH, async (c) => {
-    const r = await renderBookPage(serviceOf(c), c.req.url);
-    return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
-  });
-
-  // Its own 405 first: /book also takes the booking form's POST.
+  // Core §5.1: the booking landing page; its own 405 first: /book also takes the booking form's POST.
+  mountBookPage(app, serviceOf);
   if (options.bookings) mountBookingRequests(app, options.bookings);
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
@@ -126,6 +102,7 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
       return c.json(r, r.ready ? 200 : 503, { 'cache-control': 'no-store' });
     });
 
+  // Every surface of the registry: the offer endpoint (Core §4), MCP, A2A and WebMCP.
   mountSurfaces(app, serviceOf);
 
   // No route matched: a read-only resource asked with another method is 405 with the methods that
@@ -133,14 +110,13 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   // a GET matches exactly one handler and Hono calls it directly, outside its middleware chain.
   app.notFound((c) => {
     const path = c.req.path;
-    if (READ_ONLY_PATHS.has(path))
-      return c.body(errorBody('method_not_allowed', `use GET on ${path}`), 405, { 'content-type': JSON_TYPE, allow: 'GET, HEAD' });
-    return c.body(errorBody('not_found', 'no such resource'), 404, { 'content-type': JSON_TYPE });
+    if (READ_ONLY_PATHS.has(path)) return errorResponse('method_not_allowed', `use GET on ${path}`, { allow: 'GET, HEAD' });
+    return errorResponse('not_found', 'no such resource');
   });
   // Internal failures never echo details to the client (they may name store or key files); user input never lands here.
-  app.onError((e, c) => {
+  app.onError((e) => {
     options.onError?.(e);
-    return c.body(errorBody('internal_error', 'the node could not complete the request'), 500, { 'content-type': JSON_TYPE });
+    return errorResponse('internal_error', 'the node could not complete the request');
   });
 
   // The Host check and the log wrap the router instead of being middleware in it: with no

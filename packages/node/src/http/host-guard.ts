@@ -1,5 +1,5 @@
 import { DNS_LABEL } from '../dns-name.js';
-import { errorBody, JSON_TYPE } from '../request.js';
+import { errorBody, JSON_TYPE } from './json.js';
 
 /**
  * 421 Misdirected Request (RFC 9110 §15.5.20) for a request whose `Host` is neither the canonical

@@ -1,34 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
+import type { BookingEvent, BookingOutbox, BookingRequestRecord, BookingStore, HoldOutcome, NewHold } from '../booking/ports.js';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
-import type {
-  BlockedRangeTable,
-  BlockKind,
-  BookingEventTable,
-  BookingRequestTable,
-  BookingStatus,
-  CalendarFeedTable,
-  KeyStatus,
-  NodeDatabase,
-  SigningKeyTable,
-} from './schema.js';
+import type { BlockedRangeTable, BlockKind, BookingStatus, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
 
 export type BlockedRange = BlockedRangeTable;
 export type CalendarFeed = Omit<CalendarFeedTable, 'event_count'> & { event_count: number };
 export type SigningKeyRecord = SigningKeyTable;
-export type BookingRequestRecord = BookingRequestTable;
-export type BookingEvent = Omit<BookingEventTable, 'attempts'> & { attempts: number };
-
-/** A new hold: the booking request row (status `pending`) and its `booking` blocked range, written together. */
-export type NewHold = Omit<BookingRequestTable, 'status' | 'created_at' | 'updated_at'>;
-
-/** What `createHold` did: made the hold, found the idempotency key already used, or was refused by the re-quote. */
-export type HoldOutcome<R> =
-  | { kind: 'created'; booking: BookingRequestRecord }
-  | { kind: 'existing'; booking: BookingRequestRecord }
-  | { kind: 'refused'; refusal: R };
+export type { BookingEvent, BookingRequestRecord, HoldOutcome, NewHold };
 
 /** Rolls a write transaction back without it being a failure: the transaction wrote nothing worth keeping. */
 class Unchanged<T> {
@@ -68,7 +49,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * offer path makes is a query here, so each offer is computed from the store's current
  * state (nothing that could go stale is cached).
  */
-export class NodeStore {
+export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox {
   private cached: StoreSnapshot | undefined;
   private reloading: { revision: number; promise: Promise<StoreSnapshot> } | undefined;
 

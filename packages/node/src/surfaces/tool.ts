@@ -4,7 +4,7 @@
  * name, one argument shape, one description source — so the three surfaces cannot drift.
  */
 import { BOUND_TOOL_NAME, DISCOVERY_PATH, JWKS_PATH, offerToolInputSchema } from '@vrpkit/protocol';
-import type { OfferService } from '../service.js';
+import type { OfferService } from '../service/index.js';
 
 /** §3: the exact string, no prefix, suffix or version. */
 export const OFFER_TOOL_NAME = BOUND_TOOL_NAME;

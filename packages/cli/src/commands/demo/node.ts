@@ -2,8 +2,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { isVrpError } from '@vrpkit/core';
-import { addDays, initNode, localDate, type ServedNode, serveNode } from '@vrpkit/node';
-import { AGENT_CARD_PATH, DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { addDays, initNode, localDate, offerFor, type ServedNode, serveNode } from '@vrpkit/node';
+import { AGENT_CARD_PATH, BOOK_PATH, DISCOVERY_PATH, JWKS_PATH, MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { serveUntilSignal } from '../../io.js';
 import { reachHints, requestLogger } from '../node/output.js';
 
@@ -14,7 +14,7 @@ async function quoteableStay(served: ServedNode): Promise<{ check_in: string; ch
   const today = localDate(served.service.now(), served.service.property().time_zone);
   for (let d = 30; d < 120; d++) {
     const candidate = { check_in: addDays(today, d), check_out: addDays(today, d + 3) };
-    const r = await served.service.getOffer({ ...candidate, guests: 2 });
+    const r = await offerFor(served.service, { ...candidate, guests: 2 }, { fresh: true });
     if (r.ok && r.envelope.offer.agent_permission.may_quote_as_official_direct_offer) return candidate;
   }
   return { check_in: addDays(today, 30), check_out: addDays(today, 33) };
@@ -38,7 +38,7 @@ async function instructions(served: ServedNode): Promise<string> {
     `  MCP         ${origin}${MCP_ENDPOINT_PATH}`,
     `  A2A card    ${origin}${AGENT_CARD_PATH}`,
     `  WebMCP page ${origin}/`,
-    `  booking     ${origin}/book?checkIn=${stay.check_in}&checkOut=${stay.check_out}&guests=2`,
+    `  booking     ${origin}${BOOK_PATH}?checkIn=${stay.check_in}&checkOut=${stay.check_out}&guests=2`,
     '',
     'Fetch a signed offer:',
     `  ${curl(`${OFFER_ENDPOINT_PATH}?${q}`).replace(served.caFile!, ca)}`,

@@ -2,35 +2,19 @@
  * WebMCP surface (Node Tool Binding v0.1 §3–§6): the node's property page `/`, a real page a guest
  * uses — name, description, rates, an availability calendar, a quote form on the offer
  * endpoint and the booking button to the signed `direct_booking_url` — that also registers
- * `get_verified_stay_offer` with the browser's model context (see webmcp-script.ts).
+ * `get_verified_stay_offer` with the browser's model context (see script.ts).
  *
  * Server-rendered; every interpolated string goes through `escapeHtml`, and the tool
  * definition is embedded as JSON with `<` escaped so no property text can close the script.
  */
-import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferRequestInput, WEBMCP_TOOL_CALL_PATH } from '@vrpkit/protocol';
-import type { Context, Hono } from 'hono';
-import { errorBody, JSON_TYPE, offerResponse } from '../request.js';
-import type { CalendarDay, OfferService, PropertyView } from '../service.js';
-import { readBodyCapped } from './body.js';
-import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from './tool.js';
-import { WEBMCP_SCRIPT, WEBMCP_SCRIPT_PATH } from './webmcp-script.js';
+import { JWKS_PATH, OFFER_ENDPOINT_PATH, WEBMCP_TOOL_CALL_PATH } from '@vrpkit/protocol';
+import { escapeHtml, scriptJson } from '../../http/html.js';
+import type { CalendarDay, OfferService, PropertyView } from '../../service/index.js';
+import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from '../tool.js';
+import { WEBMCP_SCRIPT_PATH } from './script.js';
 
-export const PROPERTY_PAGE_PATH = '/';
-/** A tool input is three short arguments; the same cap as the MCP and A2A bodies. */
-const WEBMCP_MAX_BODY_BYTES = 64 * 1024;
 /** Days the page calendar shows, starting today in the property's time zone. */
 const CALENDAR_DAYS = 56;
-
-/**
- * The headers of every HTML page the node serves (the property page and `/book`): scripts only
- * from the node's own origin, no framing, no sniffing, no referrer leaking the stay's query.
- */
-export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
 
 /** The property facts the page shows. */
 type PageFacts = Pick<
@@ -48,15 +32,6 @@ type PageFacts = Pick<
   | 'check_out_time'
   | 'refund_schedule'
 >;
-
-export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
-
-/** JSON for a `<script type="application/json">` block: `<` can never start `</script>`. */
-function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c');
-}
 
 function formatMoney(minor: number, currency: string, digits: number): string {
   return new Intl.NumberFormat('en', { style: 'currency', currency, maximumFractionDigits: 0 }).format(minor / 10 ** digits);
@@ -117,26 +92,8 @@ function renderRefunds(facts: PageFacts): string {
   return `<h2>Cancellation</h2><ul>${rows.join('')}</ul>`;
 }
 
-export async function renderPropertyPage(service: OfferService): Promise<string> {
-  const facts: PageFacts = service.property();
-  const today = localToday(service.now(), facts.time_zone);
-  const days = await service.calendar(today, CALENDAR_DAYS);
-  const place = [facts.city, facts.country].filter(Boolean).join(', ');
-  const tool = {
-    name: OFFER_TOOL_NAME,
-    title: OFFER_TOOL_TITLE,
-    description: offerToolDescription(service),
-    inputSchema: OFFER_TOOL_INPUT_SCHEMA,
-    endpoint: OFFER_ENDPOINT_PATH,
-    call: WEBMCP_TOOL_CALL_PATH,
-  };
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(facts.name)}${place ? ` · ${escapeHtml(place)}` : ''}</title>
-<style>
+/** The page's stylesheet (inline: the CSP allows inline styles, never inline scripts). */
+const PAGE_STYLE = `
 [hidden]{display:none!important}
 body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1d2a33;background:#f6f4ef}
 header{background:#20465a;color:#fff;padding:2rem 1.5rem}
@@ -162,7 +119,28 @@ button,.book{background:#20465a;color:#fff;border:0;cursor:pointer;text-align:ce
 .result{padding:.6rem;border-radius:.35rem;margin-top:.75rem}.result.ok{background:#eef7ef}.result.bad{background:#f7eeee}
 .note{font-size:.8rem;color:#667}
 @media (max-width:44rem){main{grid-template-columns:1fr}}
-</style>
+`;
+
+export async function renderPropertyPage(service: OfferService): Promise<string> {
+  const facts: PageFacts = service.property();
+  const today = localToday(service.now(), facts.time_zone);
+  const days = await service.calendar(today, CALENDAR_DAYS);
+  const place = [facts.city, facts.country].filter(Boolean).join(', ');
+  const tool = {
+    name: OFFER_TOOL_NAME,
+    title: OFFER_TOOL_TITLE,
+    description: offerToolDescription(service),
+    inputSchema: OFFER_TOOL_INPUT_SCHEMA,
+    endpoint: OFFER_ENDPOINT_PATH,
+    call: WEBMCP_TOOL_CALL_PATH,
+  };
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(facts.name)}${place ? ` · ${escapeHtml(place)}` : ''}</title>
+<style>${PAGE_STYLE}</style>
 <script type="application/json" id="vrp-tool">${scriptJson(tool)}</script>
 <script type="module" src="${WEBMCP_SCRIPT_PATH}"></script>
 </head>
@@ -198,30 +176,4 @@ ${renderRefunds(facts)}
 </body>
 </html>
 `;
-}
-
-export function mountPropertyPage(app: Hono, serviceOf: (c: Context) => OfferService): void {
-  app.get(PROPERTY_PAGE_PATH, async (c) =>
-    c.html(await renderPropertyPage(serviceOf(c)), 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' }),
-  );
-  // §5: the WebMCP tool's result is the endpoint's envelope, byte for byte; a refusal is {error:{code,message}}.
-  app.post(WEBMCP_TOOL_CALL_PATH, async (c) => {
-    const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
-    const mediaType = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
-    if (mediaType !== 'application/json')
-      return c.body(errorBody('unsupported_media_type', 'send the tool input as application/json'), 415, headers);
-    const read = await readBodyCapped(c, WEBMCP_MAX_BODY_BYTES);
-    if (!read.ok) return c.body(errorBody('body_too_large', `the tool input is limited to ${WEBMCP_MAX_BODY_BYTES} bytes`), 413, headers);
-    let input: unknown;
-    try {
-      input = JSON.parse(read.text);
-    } catch {
-      return c.body(errorBody('invalid_arguments', 'the tool input is not JSON'), 400, headers);
-    }
-    // Anything but one JSON object is the parser's invalid_arguments, as on MCP and A2A.
-    return offerResponse(await serviceOf(c).getServedOffer(input as OfferRequestInput));
-  });
-  app.get(WEBMCP_SCRIPT_PATH, (c) =>
-    c.body(WEBMCP_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300' }),
-  );
 }

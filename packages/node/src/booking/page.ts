@@ -4,11 +4,11 @@
  * the same stay, or says the stay is no longer available.
  */
 import { randomBytes } from 'node:crypto';
-import type { OfferEnvelope } from '@vrpkit/protocol';
-import type { BookingAnswer } from '../booking/desk.js';
-import { offerQuery } from '../request.js';
-import type { OfferOutcome, OfferService } from '../service.js';
-import { escapeHtml as esc } from '../surfaces/page.js';
+import { BOOK_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { escapeHtml as esc, scriptJson } from '../http/html.js';
+import { offerQuery } from '../http/query.js';
+import { type OfferOutcome, type OfferService, offerFor } from '../service/index.js';
+import type { BookingAnswer } from './desk.js';
 
 /** Core VRP v0.1 §5.1: the booking link's own parameter next to the §4 request; read and ignored (the page always re-quotes). */
 const OFFER_REFERENCE_PARAMETER = 'offer';
@@ -35,7 +35,7 @@ td.n,th.n{text-align:right}.total td{font-weight:700}.note{color:#555;font-size:
 function bookingForm(offerJws: string): string {
   const key = `page-${randomBytes(16).toString('base64url')}`;
   return `<h3>Request this stay</h3>
-<form method="post" action="/book" id="booking-form">
+<form method="post" action="${BOOK_PATH}" id="booking-form">
 <input type="hidden" name="offer_jws" value="${esc(offerJws)}"><input type="hidden" name="idempotency_key" value="${esc(key)}">
 <p><label>Name <input name="guest_name" required maxlength="200" autocomplete="name"></label></p>
 <p><label>Email <input name="guest_email" type="email" required maxlength="254" autocomplete="email"></label></p>
@@ -60,7 +60,7 @@ export function renderBookingResult(canonicalDomain: string, a: BookingAnswer): 
     `${heading}<h1>Booking request received</h1>
 <p id="booking-status" data-status="${esc(b.status)}" data-booking-id="${esc(b.booking_id)}">Request ${esc(b.booking_id)} is ${esc(b.status)}: the host holds ${esc(b.check_in)} → ${esc(b.check_out)} for ${b.guests} guest${b.guests === 1 ? '' : 's'} until ${esc(b.hold_expires_at)} and will confirm or decline.</p>
 <p>Total <span id="total" data-minor="${b.total}">${b.total}</span> (${esc(b.currency)} minor units).</p>
-<script type="application/json" id="vrp-booking-receipt">${JSON.stringify(a.body).replace(/</g, '\\u003c')}</script>`,
+<script type="application/json" id="vrp-booking-receipt">${scriptJson(a.body)}</script>`,
   );
 }
 
@@ -78,7 +78,8 @@ async function requote(service: OfferService, url: string): Promise<OfferOutcome
     return { ok: false, error: { code: 'duplicate_parameter', message: `${OFFER_REFERENCE_PARAMETER} given more than once` } };
   }
   query.delete(OFFER_REFERENCE_PARAMETER);
-  return service.getOffer(query);
+  // Core VRP v0.1 §5.1: signed afresh from the store as it is now, never a cached offer.
+  return offerFor(service, query, { fresh: true });
 }
 
 /** Render `/book` for the request URL it received (`checkIn`, `checkOut`, `guests` or their snake_case names; `offer` is read and ignored). */

@@ -1,0 +1,73 @@
+/**
+ * The booking desk's ports: what it needs from a store and from the offer side, owned here so any
+ * host of booking requests can serve them (the node's `NodeStore` and offer service today; a
+ * platform tenant's rows and its offer service later). `S` is the store state a hold is decided
+ * against, read inside the hold's transaction; the desk never looks into it, it hands it back to
+ * the offer side for the live re-quote.
+ */
+import type { JwsSigner } from '@vrpkit/core';
+import type { OfferRequestRefusal, ParsedOfferRequest, VrpJwks } from '@vrpkit/protocol';
+import type { BookingEventTable, BookingRequestTable } from '../store/schema.js';
+
+/** A booking request as stored (the only place guest details are kept). */
+export type BookingRequestRecord = BookingRequestTable;
+/** One change of a booking request, waiting in the outbox for the webhook. */
+export type BookingEvent = Omit<BookingEventTable, 'attempts'> & { attempts: number };
+
+/** A new hold: the booking request row (status `pending`) and its `booking` blocked range, written together. */
+export type NewHold = Omit<BookingRequestRecord, 'status' | 'created_at' | 'updated_at'>;
+
+/** What `createHold` did: made the hold, found the idempotency key already used, or was refused by the re-quote. */
+export type HoldOutcome<R> =
+  | { kind: 'created'; booking: BookingRequestRecord }
+  | { kind: 'existing'; booking: BookingRequestRecord }
+  | { kind: 'refused'; refusal: R };
+
+/** The desk's store: idempotent lookups and the one transaction that re-quotes and holds. */
+export interface BookingStore<S> {
+  bookingByIdempotencyKey(key: string): Promise<BookingRequestRecord | undefined>;
+  /**
+   * In one transaction holding the write lock: the booking already made under `idempotencyKey`, or
+   * `decide` on the latest committed state and, when it names a hold, the hold written (nothing
+   * written on a refusal), the store revision bumped.
+   */
+  createHold<R>(idempotencyKey: string, now: number, decide: (state: S) => { hold: NewHold } | { refuse: R }): Promise<HoldOutcome<R>>;
+}
+
+/** The upkeep's store: expiring lapsed holds and draining the booking-event outbox. */
+export interface BookingOutbox {
+  expireHolds(now: number): Promise<string[]>;
+  bookingRequest(id: string): Promise<BookingRequestRecord | undefined>;
+  undeliveredBookingEvents(limit: number): Promise<BookingEvent[]>;
+  recordBookingEventAttempt(eventId: string, delivered: boolean, now: number): Promise<void>;
+}
+
+/**
+ * What the node would sign for a stay now (Core VRP v0.1 §7), judged without signing: refused by
+ * the stay window (`date_in_past`, `beyond_horizon`), or the terms a booking compares with its offer.
+ */
+export type LiveQuote =
+  | { ok: false; error: OfferRequestRefusal }
+  | {
+      ok: true;
+      available: boolean;
+      /** `agent_permission.may_quote_as_official_direct_offer` as it would be signed. */
+      mayQuote: boolean;
+      /** `price.agent_total` as it would be signed (null for a signed negative). */
+      total: number | null;
+      currency: string;
+      propertyId: string;
+      /** Sign the offer these terms are of and return its compact JWS: only for an answer that must carry the current offer. */
+      signedJws(): string;
+    };
+
+/** The offer side as the desk sees it. */
+export interface BookingOffers<S> {
+  readonly canonicalDomain: string;
+  /** The keys an offer of this node may be signed with (Core VRP v0.1 §3.1: active and retained). */
+  jwks(): Promise<VrpJwks>;
+  /** The key that signs receipts now. */
+  activeSigner(): JwsSigner;
+  /** The live re-quote of `stay` from the store state `state` (read inside the hold's transaction), at the node's clock. */
+  requote(state: S, stay: ParsedOfferRequest): LiveQuote;
+}

@@ -1,0 +1,36 @@
+/**
+ * The node's JSON answers: the `{"error":{"code","message"}}` body every HTTP resource refuses with
+ * (the code's status from the registries), and the offer answer shared by the offer endpoint and
+ * the WebMCP tool call: the signed envelope's exact bytes (Core VRP v0.1 §4–§5) or the refusal.
+ */
+import type { ErrorCodeEntry } from '@vrpkit/core';
+import type { OfferRequestRefusal } from '@vrpkit/protocol';
+import { NODE_ERRORS, type NodeErrorCode } from '../errors.js';
+import type { OfferOutcome } from '../service/index.js';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The JSON error body every HTTP resource of the node answers with: `{"error":{"code","message"}}`. */
+export function errorBody(code: string, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+/** A node error as its HTTP answer: the registry's status, `{"error":{"code","message"}}`, and any extra headers. */
+export function errorResponse(code: NodeErrorCode, message: string, headers: Record<string, string> = {}): Response {
+  const entry: ErrorCodeEntry = NODE_ERRORS[code];
+  return new Response(errorBody(code, message), { status: entry.status ?? 400, headers: { 'content-type': JSON_TYPE, ...headers } });
+}
+
+/**
+ * The HTTP answer to an offer request, on the offer endpoint and the WebMCP tool-call path alike:
+ * the signed envelope's exact bytes (200, Core VRP v0.1 §4–§5) or the refusal's code and message (400).
+ */
+export function offerResponse(outcome: OfferOutcome | { ok: false; error: OfferRequestRefusal }): Response {
+  if (!outcome.ok) {
+    const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
+    return new Response(errorBody(outcome.error.code, outcome.error.message), { status: 400, headers });
+  }
+  // One buffer with its length declared: @hono/node-server hands it to Node's http in one end() call.
+  const headers = { 'content-type': JSON_TYPE, 'cache-control': 'no-store', 'content-length': String(outcome.body.byteLength) };
+  return new Response(outcome.body, { status: 200, headers });
+}
