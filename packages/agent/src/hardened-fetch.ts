@@ -120,6 +120,27 @@ async function readCapped(res: { headers: Headers; body: ReadableStream<Uint8Arr
   return bytes;
 }
 
+/** The connection pool: the connect timeout, the extra CA beside the system roots, and the connect-to map (SNI and certificate checks keep the requested name). */
+function dispatcherFor(options: HardenedFetchOptions, connectTimeoutMs: number): Agent {
+  const connectTo = parseConnectTo(options.connectTo);
+  const extraCa = options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca];
+  const base = buildConnector({
+    timeout: connectTimeoutMs,
+    // One trust store for every connection: handed as `ca`, TLS would parse all the roots again
+    // for each new connection (a fresh secure context per handshake).
+    ...(extraCa.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...extraCa] }) } : {}),
+  });
+  return new Agent({
+    connect(opts, callback) {
+      const port = opts.port || (opts.protocol === 'https:' ? '443' : '80');
+      const target = connectTo.get(`${opts.hostname.toLowerCase()}:${port}`);
+      if (!target) return base(opts, callback);
+      // Dial the mapped address but keep the requested name for SNI and certificate verification.
+      return base({ ...opts, hostname: target.host, port: target.port, servername: opts.hostname }, callback);
+    },
+  });
+}
+
 /**
  * Build a `fetch` that enforces the agent's network policy. Every failure rejects with a
  * `NetworkError` whose `code` says why; callers map any rejection to unknown (Core VRP v0.1 §9).
@@ -129,24 +150,7 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
   const totalTimeoutMs = options.totalTimeoutMs ?? HARDENED_FETCH_DEFAULTS.totalTimeoutMs;
   const maxBytes = options.maxBytes ?? HARDENED_FETCH_DEFAULTS.maxBytes;
   const maxRedirects = options.maxRedirects ?? HARDENED_FETCH_DEFAULTS.maxRedirects;
-  const connectTo = parseConnectTo(options.connectTo);
-  const extraCa = options.ca === undefined ? [] : Array.isArray(options.ca) ? options.ca : [options.ca];
-
-  const base = buildConnector({
-    timeout: connectTimeoutMs,
-    // One trust store for every connection: handed as `ca`, TLS would parse all the roots again
-    // for each new connection (a fresh secure context per handshake).
-    ...(extraCa.length > 0 ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...extraCa] }) } : {}),
-  });
-  const dispatcher = new Agent({
-    connect(opts, callback) {
-      const port = opts.port || (opts.protocol === 'https:' ? '443' : '80');
-      const target = connectTo.get(`${opts.hostname.toLowerCase()}:${port}`);
-      if (!target) return base(opts, callback);
-      // Dial the mapped address but keep the requested name for SNI and certificate verification.
-      return base({ ...opts, hostname: target.host, port: target.port, servername: opts.hostname }, callback);
-    },
-  });
+  const dispatcher = dispatcherFor(options, connectTimeoutMs);
 
   const checkScheme = (url: URL) => {
     if (url.protocol === 'https:' || (url.protocol === 'http:' && options.insecureAllowHttp === true)) return;

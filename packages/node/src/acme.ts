@@ -88,30 +88,28 @@ function challengeListener(tokens: Map<string, string>, domain: string, host: st
   });
 }
 
-/**
- * Start certificate management for `domain`: answer HTTP-01 challenges on `host:httpPort`, reuse
- * the stored certificate or obtain one, and schedule renewals. Rejects (nothing served) when no
- * certificate can be had at start; later failures only log through `onError` and count.
- */
-export async function startAcme(
-  o: AcmeOptions & { tlsDir: string; domain: string; host: string; onError: (e: unknown) => void },
-): Promise<AcmeCertificates> {
-  const dir = join(o.tlsDir, 'acme');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const files = { account: join(dir, 'account-key.pem'), cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
+type AcmeStartOptions = AcmeOptions & { tlsDir: string; domain: string; host: string; onError: (e: unknown) => void };
+interface AcmeFiles {
+  account: string;
+  cert: string;
+  key: string;
+}
+
+/** The ACME account (its key made once, 0600) and the client of the CA's directory. */
+async function acmeClient(o: AcmeStartOptions, files: AcmeFiles): Promise<acme.Client> {
   if (!existsSync(files.account)) writePrivate(files.account, (await acme.crypto.createPrivateEcdsaKey()).toString());
   // Only the ACME client's own requests trust the extra CA; axios is acme-client's HTTP client.
   if (o.directoryCa) acme.axios.defaults.httpsAgent = new Agent({ ca: o.directoryCa });
-  const client = new acme.Client({
+  return new acme.Client({
     directoryUrl: o.directoryUrl ?? DEFAULT_ACME_DIRECTORY,
     accountKey: readFileSync(files.account),
     backoffAttempts: 5,
   });
-  const tokens = new Map<string, string>();
-  const port = o.httpPort ?? 80;
-  const listener = await challengeListener(tokens, o.domain, o.host, port);
+}
 
-  const obtain = async (): Promise<PemKeyPair> => {
+/** Obtain a certificate for `domain` (RFC 8555 with HTTP-01 answered from `tokens`), checked, and stored 0600. */
+function obtainer(client: acme.Client, o: AcmeStartOptions, files: AcmeFiles, tokens: Map<string, string>): () => Promise<PemKeyPair> {
+  return async () => {
     const [key, csr] = await acme.crypto.createCsr(
       { commonName: o.domain, altNames: [o.domain] },
       await acme.crypto.createPrivateEcdsaKey(),
@@ -136,68 +134,99 @@ export async function startAcme(
     writePrivate(files.cert, pair.certPem);
     return pair;
   };
+}
 
-  let current: PemKeyPair;
+/** The stored certificate while it names the domain and is not due for renewal, else a new one. */
+async function firstCertificate(files: AcmeFiles, domain: string, obtain: () => Promise<PemKeyPair>): Promise<PemKeyPair> {
+  const stored =
+    existsSync(files.cert) && existsSync(files.key)
+      ? { certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8') }
+      : null;
+  const usable = stored && new X509Certificate(stored.certPem).checkHost(domain) !== undefined && renewalTime(stored.certPem) > Date.now();
+  return usable ? stored : obtain();
+}
+
+/** Renewal at two thirds of the certificate's life; a failure is reported and retried well before expiry. */
+class Renewals {
+  readonly status = { renewals: 0, renewal_failures: 0, last_error: null as string | null };
+  readonly swaps: Array<(pair: PemKeyPair) => void> = [];
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    public current: PemKeyPair,
+    private readonly obtain: () => Promise<PemKeyPair>,
+    private readonly o: AcmeStartOptions,
+  ) {
+    this.schedule(renewalTime(current.certPem));
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(at: number): void {
+    if (this.closed) return;
+    const wait = Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS);
+    this.timer = setTimeout(() => (Date.now() >= at ? void this.renew() : this.schedule(at)), wait);
+    this.timer.unref();
+  }
+
+  private async renew(): Promise<void> {
+    const { status } = this;
+    try {
+      const pair = await this.obtain();
+      if (this.closed) return;
+      this.current = pair;
+      status.renewals++;
+      status.last_error = null;
+      for (const swap of this.swaps) swap(pair);
+      this.schedule(renewalTime(pair.certPem));
+    } catch (e) {
+      if (this.closed) return;
+      status.renewal_failures++;
+      status.last_error = e instanceof Error ? e.message : String(e);
+      const validTo = new X509Certificate(this.current.certPem).validTo;
+      const message = `renewing the certificate for ${this.o.domain} failed (failure ${status.renewal_failures}: ${status.last_error}); still serving the one valid until ${validTo}`;
+      this.o.onError(new NodeError('acme_renewal_failed', message));
+      // Retry well before expiry: a tenth of the time left, at least a second, at most an hour.
+      const left = Date.parse(validTo) - Date.now();
+      this.schedule(Date.now() + Math.min(Math.max(left / 10, 1_000), 3_600_000));
+    }
+  }
+}
+
+/**
+ * Start certificate management for `domain`: answer HTTP-01 challenges on `host:httpPort`, reuse
+ * the stored certificate or obtain one, and schedule renewals. Rejects (nothing served) when no
+ * certificate can be had at start; later failures only log through `onError` and count.
+ */
+export async function startAcme(o: AcmeStartOptions): Promise<AcmeCertificates> {
+  const dir = join(o.tlsDir, 'acme');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const files = { account: join(dir, 'account-key.pem'), cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
+  const client = await acmeClient(o, files);
+  const tokens = new Map<string, string>();
+  const listener = await challengeListener(tokens, o.domain, o.host, o.httpPort ?? 80);
+  const obtain = obtainer(client, o, files, tokens);
+  let first: PemKeyPair;
   try {
-    const stored =
-      existsSync(files.cert) && existsSync(files.key)
-        ? { certPem: readFileSync(files.cert, 'utf8'), keyPem: readFileSync(files.key, 'utf8') }
-        : null;
-    current =
-      stored && new X509Certificate(stored.certPem).checkHost(o.domain) !== undefined && renewalTime(stored.certPem) > Date.now()
-        ? stored
-        : await obtain();
+    first = await firstCertificate(files, o.domain, obtain);
   } catch (e) {
     await new Promise<void>((done) => listener.close(() => done()));
     if (e instanceof NodeError) throw e;
     throw new NodeError('acme_failed', `cannot obtain a certificate for ${o.domain}: ${e instanceof Error ? e.message : String(e)}`);
   }
-
-  const status = { renewals: 0, renewal_failures: 0, last_error: null as string | null };
-  const swaps: Array<(pair: PemKeyPair) => void> = [];
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  const schedule = (at: number) => {
-    if (closed) return;
-    timer = setTimeout(() => (Date.now() >= at ? void renew() : schedule(at)), Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS));
-    timer.unref();
-  };
-  const renew = async () => {
-    try {
-      const pair = await obtain();
-      if (closed) return;
-      current = pair;
-      status.renewals++;
-      status.last_error = null;
-      for (const swap of swaps) swap(pair);
-      schedule(renewalTime(pair.certPem));
-    } catch (e) {
-      if (closed) return;
-      status.renewal_failures++;
-      status.last_error = e instanceof Error ? e.message : String(e);
-      const validTo = new X509Certificate(current.certPem).validTo;
-      o.onError(
-        new NodeError(
-          'acme_renewal_failed',
-          `renewing the certificate for ${o.domain} failed (failure ${status.renewal_failures}: ${status.last_error}); still serving the one valid until ${validTo}`,
-        ),
-      );
-      // Retry well before expiry: a tenth of the time left, at least a second, at most an hour.
-      const left = Date.parse(validTo) - Date.now();
-      schedule(Date.now() + Math.min(Math.max(left / 10, 1_000), 3_600_000));
-    }
-  };
-  schedule(renewalTime(current.certPem));
-
+  const renewals = new Renewals(first, obtain, o);
   return {
     get current() {
-      return current;
+      return renewals.current;
     },
-    status: () => ({ not_after: new Date(new X509Certificate(current.certPem).validTo).toISOString(), ...status }),
-    onRenewed: (swap) => swaps.push(swap),
+    status: () => ({ not_after: new Date(new X509Certificate(renewals.current.certPem).validTo).toISOString(), ...renewals.status }),
+    onRenewed: (swap) => renewals.swaps.push(swap),
     close() {
-      closed = true;
-      clearTimeout(timer);
+      renewals.close();
       return new Promise<void>((done) => listener.close(() => done()));
     },
   };

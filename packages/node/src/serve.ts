@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { isVrpError, systemClock } from '@vrpkit/core';
+import type { Hono } from 'hono';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { type ForwardedClientBindings, forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
@@ -20,10 +21,9 @@ import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { readinessProbe } from './health.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
-import type { OfferService } from './service/index.js';
-import { createOfferService } from './service/index.js';
+import { createOfferService, type NodePublisher, type OfferService } from './service/index.js';
 import { NodeStore } from './store/store.js';
-import { startCalendarSync } from './sync-loop.js';
+import { type CalendarSync, startCalendarSync } from './sync-loop.js';
 import { checkServingCertificate, ensureDevTls } from './tls.js';
 
 /** `clock` is the node's clock, injected in tests; TLS validity follows the real clock. */
@@ -244,6 +244,102 @@ export async function openNodeBookingUpkeep(
   }
 }
 
+/** `--acme`: certificate management for the node's domain (acme-client and its HTTP stack are loaded only by a node that uses it). */
+async function startServeAcme(
+  o: ServeNodeOptions,
+  domain: string,
+  host: string,
+  onError: (e: unknown) => void,
+): Promise<AcmeCertificates | undefined> {
+  if (!o.acme) return undefined;
+  if (o.tlsCert || o.tlsKey || o.dev || o.behindProxy)
+    throw new NodeError('acme_conflict', '--acme obtains the certificate itself: drop --tls-cert, --tls-key, --dev and --behind-proxy');
+  return (await import('./acme.js')).startAcme({ ...o.acme, tlsDir: nodePaths(o.dataDir).tls, domain, host, onError });
+}
+
+/** The node's app: its offer service, its booking desk over the store, readiness and the request log. */
+function serveApp(
+  o: ServeNodeOptions,
+  service: NodePublisher,
+  store: NodeStore,
+  upkeep: BookingUpkeep | undefined,
+  onError: (e: unknown) => void,
+) {
+  const bookings = createBookingDesk({
+    service,
+    store,
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.holdHours !== undefined ? { holdHours: o.holdHours } : {}),
+    ...(o.bookingRateLimit !== undefined ? { rateLimitPerMinute: o.bookingRateLimit } : {}),
+    ...(o.bookingHoldsPerDay !== undefined ? { holdsPerDay: o.bookingHoldsPerDay } : {}),
+    ...(upkeep ? { onChange: upkeep.wake } : {}),
+    ...(o.bookingLog ? { log: o.bookingLog } : {}),
+  });
+  return createNodeApp(service, {
+    bookings,
+    onError,
+    readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
+    // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
+    canonicalHostOnly: !o.behindProxy,
+    ...(o.log ? { log: o.log } : {}),
+  });
+}
+
+type ServeTls = Awaited<ReturnType<typeof loadServeTls>>;
+
+/** Listen with the server limits and the per-client connection cap: https with `tls`, or plain http behind a proxy. */
+async function listenNode(
+  fetch: Hono['fetch'],
+  tls: ServeTls,
+  o: ServeNodeOptions,
+  at: { host: string; port: number; domain: string; maxPerClient: number },
+): Promise<Server> {
+  const { host, port } = at;
+  const server = (
+    tls
+      ? serve({
+          fetch,
+          port,
+          hostname: host,
+          createServer,
+          serverOptions: {
+            key: tls.keyPem,
+            cert: tls.certPem,
+            handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
+            maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
+          },
+        })
+      : serveBehindProxy(fetch, o.behindProxy?.trustedProxies ?? [], host, port, at.domain)
+  ) as Server;
+  server.headersTimeout = SERVER_LIMITS.headersTimeout;
+  server.requestTimeout = SERVER_LIMITS.requestTimeout;
+  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
+  capConnectionsPerClient(server, at.maxPerClient);
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('listening', resolveListen);
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new NodeError('listen_failed', `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { host, port })),
+    );
+  });
+  return server;
+}
+
+/** Close in order: the listener and its connections, then the background work, then the store. */
+function closer(server: Server, parts: { sync?: CalendarSync; upkeep?: BookingUpkeep; acme?: AcmeCertificates; store: NodeStore }) {
+  let closed: Promise<void> | undefined;
+  return () => {
+    closed ??= new Promise<void>((done) => {
+      server.close(() => done());
+      server.closeAllConnections();
+    })
+      .then(() => parts.sync?.stop())
+      .then(() => parts.upkeep?.stop())
+      .then(() => parts.acme?.close())
+      .then(() => parts.store.close());
+    return closed;
+  };
+}
+
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   const maxPerClient = checkConnectionCap(o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
@@ -258,97 +354,29 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     });
     const onError = o.onError ?? reportInternalError;
     const host = o.host ?? '127.0.0.1';
-    const port = o.port ?? 0;
-    if (o.acme && (o.tlsCert || o.tlsKey || o.dev || o.behindProxy))
-      throw new NodeError('acme_conflict', '--acme obtains the certificate itself: drop --tls-cert, --tls-key, --dev and --behind-proxy');
-    // acme-client (and its HTTP stack) is loaded only by a node that uses it.
-    acme = o.acme
-      ? await (await import('./acme.js')).startAcme({
-          ...o.acme,
-          tlsDir: nodePaths(o.dataDir).tls,
-          domain: service.canonicalDomain,
-          host,
-          onError,
-        })
-      : undefined;
-    const tls: Awaited<ReturnType<typeof loadServeTls>> = acme ? acme.current : await loadServeTls(o, service.canonicalDomain);
+    const domain = service.canonicalDomain;
+    acme = await startServeAcme(o, domain, host, onError);
+    const tls: ServeTls = acme ? acme.current : await loadServeTls(o, domain);
     // Expiry sweeps and webhook delivery run once per node: in `--workers N` mode the primary runs them.
-    upkeep = cluster.isWorker ? undefined : startNodeBookingUpkeep(store, service.canonicalDomain, o, onError);
-    const bookings = createBookingDesk({
-      service,
-      store,
-      ...(o.clock ? { clock: o.clock } : {}),
-      ...(o.holdHours !== undefined ? { holdHours: o.holdHours } : {}),
-      ...(o.bookingRateLimit !== undefined ? { rateLimitPerMinute: o.bookingRateLimit } : {}),
-      ...(o.bookingHoldsPerDay !== undefined ? { holdsPerDay: o.bookingHoldsPerDay } : {}),
-      ...(upkeep ? { onChange: upkeep.wake } : {}),
-      ...(o.bookingLog ? { log: o.bookingLog } : {}),
-    });
-    const app = createNodeApp(service, {
-      bookings,
-      onError,
-      readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
-      // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
-      canonicalHostOnly: !o.behindProxy,
-      ...(o.log ? { log: o.log } : {}),
-    });
-    const server = (
-      tls
-        ? serve({
-            fetch: app.fetch,
-            port,
-            hostname: host,
-            createServer,
-            serverOptions: {
-              key: tls.keyPem,
-              cert: tls.certPem,
-              handshakeTimeout: SERVER_LIMITS.handshakeTimeout,
-              maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
-            },
-          })
-        : serveBehindProxy(app.fetch, o.behindProxy?.trustedProxies ?? [], host, port, service.canonicalDomain)
-    ) as Server;
-    server.headersTimeout = SERVER_LIMITS.headersTimeout;
-    server.requestTimeout = SERVER_LIMITS.requestTimeout;
-    server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
-    capConnectionsPerClient(server, maxPerClient);
+    upkeep = cluster.isWorker ? undefined : startNodeBookingUpkeep(store, domain, o, onError);
+    const app = serveApp(o, service, store, upkeep, onError);
+    const server = await listenNode(app.fetch, tls, o, { host, port: o.port ?? 0, domain, maxPerClient });
     // A renewed certificate is served from the next handshake on; open connections keep theirs.
     acme?.onRenewed((pair) => server.setSecureContext({ key: pair.keyPem, cert: pair.certPem }));
-    await new Promise<void>((resolveListen, reject) => {
-      server.once('listening', resolveListen);
-      server.once('error', (e: NodeJS.ErrnoException) =>
-        reject(new NodeError('listen_failed', `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { host, port })),
-      );
-    });
     const addr = server.address() as AddressInfo;
     const sync =
       o.syncIntervalMs && !cluster.isWorker
-        ? startCalendarSync(store, {
-            intervalMs: o.syncIntervalMs,
-            onError,
-            ...(o.clock ? { clock: o.clock } : {}),
-          })
+        ? startCalendarSync(store, { intervalMs: o.syncIntervalMs, onError, ...(o.clock ? { clock: o.clock } : {}) })
         : undefined;
-    let closed: Promise<void> | undefined;
     return {
       origin: service.origin,
-      canonicalDomain: service.canonicalDomain,
+      canonicalDomain: domain,
       address: addr.address,
       port: addr.port,
       ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       service,
       ...(acme ? { acmeStatus: acme.status } : {}),
-      close() {
-        closed ??= new Promise<void>((done) => {
-          server.close(() => done());
-          server.closeAllConnections();
-        })
-          .then(() => sync?.stop())
-          .then(() => upkeep?.stop())
-          .then(() => acme?.close())
-          .then(() => store.close());
-        return closed;
-      },
+      close: closer(server, { ...(sync ? { sync } : {}), ...(upkeep ? { upkeep } : {}), ...(acme ? { acme } : {}), store }),
     };
   } catch (e) {
     await upkeep?.stop().catch(() => {});

@@ -94,6 +94,7 @@ export type {
 export {
   MAX_GUESTS,
   MAX_STAY_NIGHTS,
+  OFFER_REQUEST_CODES,
   OFFER_REQUEST_ERRORS,
   OfferRequestArgsSchema,
   OfferRequestSchema,

@@ -17,7 +17,8 @@ import * as z from 'zod';
 import { dayNumber } from './dates.js';
 import { PROTOCOL_ERRORS, type ProtocolErrorCode } from './errors.js';
 
-const OFFER_REQUEST_CODES = [
+/** The offer request's codes, in the order `parseOfferRequest` refuses (first one wins). */
+export const OFFER_REQUEST_CODES = [
   'invalid_arguments',
   'missing_parameter',
   'unknown_parameter',

@@ -227,6 +227,32 @@ export function readOfferKid(read: ReadOffer): string | undefined {
 }
 
 /**
+ * Step 8 of `verifyOffer`: the envelope beside the signed payload. Its signature metadata is unsigned:
+ * when present it must agree with the signed header (a bare `jws` passed beside an envelope
+ * without one has none); its `offer` must equal the signed payload (Core VRP v0.1 §7 condition 6).
+ * The failure's result, else whether `offer` matched (null: the envelope carries none).
+ */
+function envelopeAgrees(
+  env: Record<string, unknown>,
+  signature: Record<string, unknown> | null,
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  offerIsPayload: boolean,
+): OfferVerificationResult | boolean | null {
+  if ('signature' in env) {
+    if (signature?.alg !== 'EdDSA')
+      return result('invalid', 'unexpected_alg', null, header, payload, null, 'the envelope signature.alg is not EdDSA');
+    if (signature.kid !== header.kid) {
+      const detail = 'the envelope signature.kid does not match the protected header kid';
+      return result('invalid', 'payload_offer_mismatch', null, header, payload, null, detail);
+    }
+  }
+  if (!('offer' in env)) return null;
+  const matches = offerIsPayload || jsonEqual(env.offer, payload);
+  return matches ? true : result('invalid', 'payload_offer_mismatch', null, header, payload, false);
+}
+
+/**
  * Steps 3–9 of `verifyOffer` on what `readOffer` found. With `memo` (the JWKS cache's), step 6's
  * Ed25519 computation is skipped for bytes that already verified under the same key (by RFC 7638
  * thumbprint, never by kid); every other step runs as always.
@@ -237,7 +263,7 @@ export function verifyReadOffer(
   now: VerifyOfferParams['now'],
   memo?: SignatureMemo,
 ): OfferVerificationResult {
-  const { env, signature, parsed } = read;
+  const { env, parsed } = read;
   if (parsed === null) return result('invalid', 'no_jws', null, null, null, null);
   if (!parsed.ok) return result('invalid', parsed.code, null, null, null, null);
   const { header, signingInput, signature: sigBytes, payload: payloadBytes } = parsed.jws;
@@ -282,25 +308,9 @@ export function verifyReadOffer(
   // only a number other than a plain non-negative integer literal makes worth keeping.
   if (!(offerIsPayload && read.offerText?.plainNumbers)) rememberSignedText(payload, payloadText);
 
-  let payloadMatchesOffer: boolean | null = null;
-  if (env) {
-    // The envelope's signature metadata is unsigned: when present it must agree with the signed
-    // header. A bare `jws` passed beside an envelope without one has none.
-    if ('signature' in env) {
-      if (signature?.alg !== 'EdDSA') {
-        return result('invalid', 'unexpected_alg', null, header, payload, null, 'the envelope signature.alg is not EdDSA');
-      }
-      if (signature.kid !== kid) {
-        const detail = 'the envelope signature.kid does not match the protected header kid';
-        return result('invalid', 'payload_offer_mismatch', null, header, payload, null, detail);
-      }
-    }
-    // Core VRP v0.1 §7 condition 6: the signed payload matches the returned offer.
-    if ('offer' in env) {
-      payloadMatchesOffer = offerIsPayload || jsonEqual(env.offer, payload);
-      if (!payloadMatchesOffer) return result('invalid', 'payload_offer_mismatch', null, header, payload, false);
-    }
-  }
+  // Step 8.
+  const payloadMatchesOffer = env ? envelopeAgrees(env, read.signature, header, payload, offerIsPayload) : null;
+  if (typeof payloadMatchesOffer === 'object' && payloadMatchesOffer !== null) return payloadMatchesOffer;
 
   // Core VRP v0.1 §6: freshness is `valid_until > now`, strictly (equality is stale).
   // The offer schema's `dateTime` (RFC 3339 UTC): stricter than the reference's `Date.parse`, which also takes "2026-06-02".

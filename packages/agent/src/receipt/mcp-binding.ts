@@ -15,10 +15,17 @@ import {
   hashArguments,
   type McpTransportAssertion,
   normalizeToolArguments,
+  type ObservedToolCall,
   RECEIPT_META_KEY,
 } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
-import { type McpReceiptCode, type ResolveSignerJwks, unverifiedJwsPayload, verifyMcpReceipt } from './mcp-receipt.js';
+import {
+  type McpReceiptCode,
+  type McpReceiptVerification,
+  type ResolveSignerJwks,
+  unverifiedJwsPayload,
+  verifyMcpReceipt,
+} from './mcp-receipt.js';
 import type { AttestationStatus, ReceiptVerificationResult, ResolveReceiptJwks } from './verify.js';
 
 /**
@@ -123,6 +130,93 @@ function requestAnswersCall(request: unknown, args: unknown): boolean {
   return ECHOED_ARGUMENTS.every((k) => request[k] === sent[k]);
 }
 
+const blankLayer = (status: AttestationStatus, code: McpReceiptBindingCode): McpReceiptLayerReport => ({
+  status,
+  code,
+  index: null,
+  kid: null,
+  signature_status: null,
+});
+const UNBOUND = { bound: false, tool_matches: false, arguments_match: false, assertion: null };
+const UNMATCHED = { signature_matches_envelope: false, request_matches_call: false };
+
+/** A binding failure is a failed check: it outranks expiry, never an unknown or another failure. */
+const bindable = (s: AttestationStatus) => s === 'verified' || s === 'expired';
+
+/** The report of a result that carried no receipt: nothing is known, nothing binds. */
+function missingReceipt(): McpReceiptCheck {
+  return {
+    receipt_present: false,
+    receipt: null,
+    errors: [],
+    offer: { ...blankLayer('unverifiable', 'receipt_missing'), ...UNMATCHED },
+    transport: { ...blankLayer('unverifiable', 'receipt_missing'), ...UNBOUND },
+    offer_ref_matches: false,
+    issuer_matches: false,
+    verified: false,
+  };
+}
+
+/** A layer of the verdict with the reference's status of its signature beside it. */
+function layerReport(v: McpReceiptVerification, l: McpReceiptVerification['offer']): McpReceiptLayerReport {
+  return { ...l, signature_status: l.index === null ? null : (v.reference.attestations[l.index]?.status ?? null) };
+}
+
+/** The offer layer bound: it must sign exactly the envelope this result carried, and answer the call. */
+function bindOfferLayer(
+  v: McpReceiptVerification,
+  attestation: Record<string, unknown> | undefined,
+  envelopeJws: unknown,
+  sentCall: ObservedToolCall,
+) {
+  const offer = { ...layerReport(v, v.offer), ...UNMATCHED };
+  if (!attestation) return offer;
+  offer.signature_matches_envelope = typeof envelopeJws === 'string' && attestation.signature === envelopeJws;
+  offer.request_matches_call = v.signed_offer !== null && requestAnswersCall(v.signed_offer.request, sentCall.arguments);
+  if (bindable(offer.status) && v.signed_offer !== null) {
+    if (!offer.signature_matches_envelope) Object.assign(offer, { status: 'invalid', code: 'offer_mismatch' });
+    // `offer_ref` names only the dates: without this, a genuine offer for another party size could ride on this call's assertion.
+    else if (!offer.request_matches_call) Object.assign(offer, { status: 'invalid', code: 'offer_request_mismatch' });
+  }
+  return offer;
+}
+
+/** The transport layer bound, once its signature verified (binding an unsigned claim means nothing): the sent call, the issuer, the offer_ref, served_at. */
+function bindTransportLayer(
+  v: McpReceiptVerification,
+  offerAttestation: Record<string, unknown> | undefined,
+  offerDomain: unknown,
+  params: CheckMcpCallReceiptParams,
+) {
+  const transport = { ...layerReport(v, v.transport), ...UNBOUND } as McpReceiptCheck['transport'];
+  const { assertion } = v;
+  if (!assertion) return { transport, offerRefMatches: false, issuerMatches: false };
+  const { sentCall, surfaceHost } = params;
+  const args = sentArgumentsDigestInput(sentCall.arguments);
+  transport.assertion = assertion;
+  transport.tool_matches = assertion.tool === sentCall.tool;
+  transport.arguments_match = args !== undefined && assertion.arguments_sha256 === hashArgumentsOrNull(args);
+  transport.bound = args !== undefined && assertionMatchesToolCall(assertion, { tool: sentCall.tool, arguments: args });
+  // Node Tool Binding v0.1 §6: the surface is on the offer's canonical_domain, and that domain signed the assertion.
+  const issuerMatches =
+    assertion.issuer === offerDomain && isOnCanonicalDomain(surfaceHost, assertion.issuer) && !v.errors.includes('issuer_mismatch');
+  const offerRefMatches =
+    typeof assertion.offer_ref === 'string' && offerAttestation?.ref === assertion.offer_ref && !v.errors.includes('offer_ref_mismatch');
+  if (bindable(transport.status)) {
+    const failure: McpReceiptBindingCode | null = !transport.bound
+      ? 'tool_call_mismatch'
+      : !issuerMatches
+        ? 'issuer_mismatch'
+        : !offerRefMatches
+          ? 'offer_ref_mismatch'
+          : v.errors.includes('served_at_mismatch')
+            ? 'served_at_mismatch'
+            : null;
+    if (failure) Object.assign(transport, { status: 'invalid', code: failure });
+  }
+  return { transport, offerRefMatches, issuerMatches };
+}
+
 /**
  * Verify the receipt of one MCP `tools/call` result and bind it to the call that was sent.
  * The transport layer is `verified` only when `verifyMcpReceipt` verified it AND the assertion
@@ -133,99 +227,26 @@ function requestAnswersCall(request: unknown, args: unknown): boolean {
  * `request` is the call's arguments. A binding failure is `invalid`, even on an expired layer.
  */
 export async function checkMcpCallReceipt(params: CheckMcpCallReceiptParams): Promise<McpReceiptCheck> {
-  const { sentCall, envelope, surfaceHost } = params;
+  const { envelope } = params;
   const envelopeJws = isRecord(envelope) && isRecord(envelope.signature) ? envelope.signature.jws : undefined;
   // The canonical_domain the offer JWS signs, not the unsigned `envelope.offer` copy beside it.
   const envelopeOffer = unverifiedJwsPayload(envelopeJws);
   const offerDomain = isRecord(envelopeOffer) ? envelopeOffer.canonical_domain : undefined;
-
   const receiptDoc = receiptFromCallResult(params.callResult);
-  const blank = (status: AttestationStatus, code: McpReceiptBindingCode): McpReceiptLayerReport => ({
-    status,
-    code,
-    index: null,
-    kid: null,
-    signature_status: null,
-  });
-  const unbound = { bound: false, tool_matches: false, arguments_match: false, assertion: null };
-  const unmatched = { signature_matches_envelope: false, request_matches_call: false };
-  if (receiptDoc === undefined) {
-    return {
-      receipt_present: false,
-      receipt: null,
-      errors: [],
-      offer: { ...blank('unverifiable', 'receipt_missing'), ...unmatched },
-      transport: { ...blank('unverifiable', 'receipt_missing'), ...unbound },
-      offer_ref_matches: false,
-      issuer_matches: false,
-      verified: false,
-    };
-  }
-
+  if (receiptDoc === undefined) return missingReceipt();
   const v = await verifyMcpReceipt(receiptDoc, {
     resolveJwks: params.resolveJwks,
     resolveSignerJwks: params.resolveSignerJwks,
     now: params.now,
   });
-  const receipt = v.reference;
-  const report = (l: typeof v.offer): McpReceiptLayerReport => ({
-    ...l,
-    signature_status: l.index === null ? null : (receipt.attestations[l.index]?.status ?? null),
-  });
-  const attestationAt = (index: number | null): Record<string, unknown> | undefined => {
-    const all = isRecord(receiptDoc) && Array.isArray(receiptDoc.attestations) ? receiptDoc.attestations : [];
-    const a = index === null ? undefined : all[index];
-    return isRecord(a) ? a : undefined;
-  };
-  // A binding failure is a failed check: it outranks expiry, never an unknown or another failure.
-  const bindable = (s: AttestationStatus) => s === 'verified' || s === 'expired';
-
-  // Offer layer: it must sign exactly the envelope this result carried, and answer the call.
-  const offer = { ...report(v.offer), ...unmatched };
-  const offerAttestation = attestationAt(v.offer.index);
-  if (offerAttestation) {
-    offer.signature_matches_envelope = typeof envelopeJws === 'string' && offerAttestation.signature === envelopeJws;
-    offer.request_matches_call = v.signed_offer !== null && requestAnswersCall(v.signed_offer.request, sentCall.arguments);
-    if (bindable(offer.status) && v.signed_offer !== null) {
-      if (!offer.signature_matches_envelope) Object.assign(offer, { status: 'invalid', code: 'offer_mismatch' });
-      // `offer_ref` names only the dates: without this, a genuine offer for another party size could ride on this call's assertion.
-      else if (!offer.request_matches_call) Object.assign(offer, { status: 'invalid', code: 'offer_request_mismatch' });
-    }
-  }
-
-  // Transport layer: bound only once its signature verified (binding an unsigned claim means nothing).
-  const transport = { ...report(v.transport), ...unbound } as McpReceiptCheck['transport'];
-  const assertion = v.assertion;
-  let offerRefMatches = false;
-  let issuerMatches = false;
-  if (assertion) {
-    const args = sentArgumentsDigestInput(sentCall.arguments);
-    transport.assertion = assertion;
-    transport.tool_matches = assertion.tool === sentCall.tool;
-    transport.arguments_match = args !== undefined && assertion.arguments_sha256 === hashArgumentsOrNull(args);
-    transport.bound = args !== undefined && assertionMatchesToolCall(assertion, { tool: sentCall.tool, arguments: args });
-    // Node Tool Binding v0.1 §6: the surface is on the offer's canonical_domain, and that domain signed the assertion.
-    issuerMatches =
-      assertion.issuer === offerDomain && isOnCanonicalDomain(surfaceHost, assertion.issuer) && !v.errors.includes('issuer_mismatch');
-    offerRefMatches =
-      typeof assertion.offer_ref === 'string' && offerAttestation?.ref === assertion.offer_ref && !v.errors.includes('offer_ref_mismatch');
-    if (bindable(transport.status)) {
-      const failure: McpReceiptBindingCode | null = !transport.bound
-        ? 'tool_call_mismatch'
-        : !issuerMatches
-          ? 'issuer_mismatch'
-          : !offerRefMatches
-            ? 'offer_ref_mismatch'
-            : v.errors.includes('served_at_mismatch')
-              ? 'served_at_mismatch'
-              : null;
-      if (failure) Object.assign(transport, { status: 'invalid', code: failure });
-    }
-  }
-
+  const all = isRecord(receiptDoc) && Array.isArray(receiptDoc.attestations) ? receiptDoc.attestations : [];
+  const at = v.offer.index === null ? undefined : all[v.offer.index];
+  const offerAttestation = isRecord(at) ? at : undefined;
+  const offer = bindOfferLayer(v, offerAttestation, envelopeJws, params.sentCall);
+  const { transport, offerRefMatches, issuerMatches } = bindTransportLayer(v, offerAttestation, offerDomain, params);
   return {
     receipt_present: true,
-    receipt,
+    receipt: v.reference,
     errors: v.errors,
     offer,
     transport,

@@ -157,102 +157,129 @@ function readSignedOffer(payload: Json, signer: string): { window: { from: numbe
   }
 }
 
+type SignedOffer = NonNullable<ReturnType<typeof readSignedOffer>>;
+type Found = { index: number; attestation: Json };
+
+/** What every layer check of one receipt shares. */
+interface LayerContext {
+  reference: ReceiptVerificationResult;
+  /** The domain the offer (else the assertion) claims to be signed by, checked once its signature verifies. */
+  signer: string | null;
+  options: VerifyMcpReceiptOptions;
+}
+
+const statusOfMissing = (m: 'layer_missing' | 'duplicate_layer') =>
+  layer(m === 'layer_missing' ? 'unverifiable' : 'invalid', m, null, null);
+
+/** Whose keys: the domain the offer claims to be signed by, else the assertion's issuer; null when neither is a normalised host. */
+function claimedSigner(offerFound: Located, transportFound: Located): string | null {
+  const claimedOffer = 'attestation' in offerFound ? unverifiedJwsPayload(offerFound.attestation.signature) : undefined;
+  const claimedAssertion = 'attestation' in transportFound ? unverifiedJwsPayload(transportFound.attestation.signature) : undefined;
+  const claimed = isRecord(claimedOffer) ? claimedOffer.canonical_domain : isRecord(claimedAssertion) ? claimedAssertion.issuer : undefined;
+  return typeof claimed === 'string' && normalizeHost(claimed) === claimed ? claimed : null;
+}
+
+/**
+ * One layer's signature against the signer's keys. The reference's verdict comes first and is
+ * kept unless the signed content finds worse (it can only take a pass away); its signature
+ * check also ran, so only a layer it found validly signed is checked again.
+ */
+async function signedLayer(found: Found, ctx: LayerContext): Promise<McpReceiptLayer & { payload?: Json }> {
+  const ref = ctx.reference.attestations[found.index]!;
+  const asReference = layer(ref.status, ref.error, found.index, ref.kid);
+  if (ref.status !== 'verified' && ref.status !== 'expired') return asReference;
+  const jws = found.attestation.signature as string; // the reference verified it, so it is a non-blank string
+  const jwks = ctx.signer === null ? null : await resolveSafely(ctx.options.resolveSignerJwks, ctx.signer, jwsHeaderKid(jws));
+  if (!isRecord(jwks)) return worse(asReference, layer('unverifiable', 'key_unresolvable', found.index, null));
+  const verified = verifyAttestationJws(jws, jwks);
+  if (!verified) return layer('invalid', 'sig_invalid', found.index, null);
+  return { ...asReference, kid: verified.kid, payload: verified.payload };
+}
+
+/** The offer layer: its signature, then the signed offer read and its window (`generated_at`..`valid_until`). */
+async function checkOfferLayer(found: Located, ctx: LayerContext) {
+  if ('missing' in found) return { offer: statusOfMissing(found.missing), signedOffer: null, payload: null };
+  const { payload, ...offer } = await signedLayer(found, ctx);
+  if (!payload || ctx.signer === null) return { offer, signedOffer: null, payload: null };
+  const signedOffer = readSignedOffer(payload, ctx.signer);
+  if (!signedOffer) return { offer: layer('invalid', 'malformed_attestation', offer.index, offer.kid), signedOffer: null, payload: null };
+  const inWindow = windowStatus(ctx.options.now, signedOffer.window.from, signedOffer.window.until, offer.index!, offer.kid);
+  return { offer: worse(offer, inWindow), signedOffer, payload };
+}
+
+/**
+ * The transport layer: its signature, the assertion read, its window (`served_at` + the offer's
+ * lifetime) and whether the signed `served_at` falls within the signed offer's life (`served_at_mismatch`
+ * pushed onto `errors`).
+ */
+async function checkTransportLayer(found: Located, signedOffer: SignedOffer | null, ctx: LayerContext, errors: McpReceiptCode[]) {
+  if ('missing' in found) return { transport: statusOfMissing(found.missing), assertion: null };
+  const { payload, ...transport } = await signedLayer(found, ctx);
+  if (!payload) return { transport, assertion: null };
+  const assertion = readMcpTransportAssertion(payload);
+  const servedAt = dateTimeMs(assertion?.served_at);
+  if (!assertion || !Number.isFinite(servedAt))
+    return { transport: layer('invalid', 'malformed_attestation', transport.index, transport.kid), assertion: null };
+  if (!signedOffer) return { transport: layer('unverifiable', 'missing_validity_window', transport.index, transport.kid), assertion };
+  const lifetime = signedOffer.window.until - signedOffer.window.from;
+  const inWindow = windowStatus(ctx.options.now, servedAt, servedAt + lifetime, transport.index!, transport.kid);
+  // The transport window and `ref` are unsigned: only the signed served_at ties this call to this offer.
+  if (servedAt < signedOffer.window.from || servedAt > signedOffer.window.until) errors.push('served_at_mismatch');
+  return { transport: worse(transport, inWindow), assertion };
+}
+
+/** The unsigned labels against what the signed offer implies: `issuer.node` and the assertion's issuer, `subject`, both `ref`s and `offer_ref`. */
+function labelErrors(
+  receipt: unknown,
+  signer: string,
+  signedOffer: SignedOffer,
+  found: Located[],
+  assertion: McpTransportAssertion | null,
+) {
+  const errors: McpReceiptCode[] = [];
+  const issuer = isRecord(receipt) && isRecord(receipt.issuer) ? receipt.issuer.node : undefined;
+  if (issuer !== signer || (assertion !== null && assertion.issuer !== signer)) errors.push('issuer_mismatch');
+  const subject = isRecord(receipt) && isRecord(receipt.subject) ? receipt.subject : {};
+  if (Object.keys(subject).length !== 2 || subject.property !== signer || subject.stay !== signedOffer.stay)
+    errors.push('subject_mismatch');
+  const refs = found.flatMap((f) => ('attestation' in f ? [f.attestation.ref] : []));
+  if (refs.some((r) => r !== signedOffer.ref) || (assertion !== null && assertion.offer_ref !== signedOffer.ref))
+    errors.push('offer_ref_mismatch');
+  return errors;
+}
+
 /**
  * `verifyMcpReceipt(receipt, { resolveJwks, resolveSignerJwks, now })`: vrpkit's verdict on an
  * MCP composition profile receipt from signed content only (module doc), with the reference
  * result beside it. It does not bind the receipt to a call: `checkMcpCallReceipt` does that.
  */
 export async function verifyMcpReceipt(receipt: unknown, options: VerifyMcpReceiptOptions): Promise<McpReceiptVerification> {
-  const { now } = options;
-  const reference = await verifyReceipt(receipt, { resolveJwks: options.resolveJwks, now });
-  const base = { signer: null, signed_offer: null, assertion: null, reference };
+  const reference = await verifyReceipt(receipt, { resolveJwks: options.resolveJwks, now: options.now });
   if (!reference.receipt_valid) {
     // A version we do not speak cannot be checked; a malformed envelope is a failed check.
     const code = reference.errors[0] ?? 'malformed_receipt';
     const status: AttestationStatus = code === 'unsupported_version' ? 'unverifiable' : 'invalid';
     const blank = layer(status, code, null, null);
-    return { status, verified: false, offer: blank, transport: { ...blank }, errors: [code], ...base };
+    return {
+      status,
+      verified: false,
+      offer: blank,
+      transport: { ...blank },
+      errors: [code],
+      signer: null,
+      signed_offer: null,
+      assertion: null,
+      reference,
+    };
   }
-
   const offerFound = locateLayer(receipt, OFFER_LAYER);
   const transportFound = locateLayer(receipt, MCP_TRANSPORT_LAYER);
-  const statusOfMissing = (m: 'layer_missing' | 'duplicate_layer') =>
-    layer(m === 'layer_missing' ? 'unverifiable' : 'invalid', m, null, null);
-
-  // Whose keys: the domain the offer claims to be signed by (checked once its signature verifies).
-  const claimedOffer = 'attestation' in offerFound ? unverifiedJwsPayload(offerFound.attestation.signature) : undefined;
-  const claimedAssertion = 'attestation' in transportFound ? unverifiedJwsPayload(transportFound.attestation.signature) : undefined;
-  const claimed = isRecord(claimedOffer) ? claimedOffer.canonical_domain : isRecord(claimedAssertion) ? claimedAssertion.issuer : undefined;
-  const signer = typeof claimed === 'string' && normalizeHost(claimed) === claimed ? claimed : null;
-
-  /**
-   * One layer's signature against the signer's keys. The reference's verdict comes first and is
-   * kept unless the signed content finds worse (it can only take a pass away); its signature
-   * check also ran, so only a layer it found validly signed is checked again.
-   */
-  const signedLayer = async (found: { index: number; attestation: Json }): Promise<McpReceiptLayer & { payload?: Json }> => {
-    const ref = reference.attestations[found.index]!;
-    const asReference = layer(ref.status, ref.error, found.index, ref.kid);
-    if (ref.status !== 'verified' && ref.status !== 'expired') return asReference;
-    const jws = found.attestation.signature as string; // the reference verified it, so it is a non-blank string
-    const jwks = signer === null ? null : await resolveSafely(options.resolveSignerJwks, signer, jwsHeaderKid(jws));
-    if (!isRecord(jwks)) return worse(asReference, layer('unverifiable', 'key_unresolvable', found.index, null));
-    const verified = verifyAttestationJws(jws, jwks);
-    if (!verified) return layer('invalid', 'sig_invalid', found.index, null);
-    return { ...asReference, kid: verified.kid, payload: verified.payload };
-  };
-
+  const ctx: LayerContext = { reference, signer: claimedSigner(offerFound, transportFound), options };
   const errors: McpReceiptCode[] = [];
-  let offer: McpReceiptLayer;
-  let signedOffer: ReturnType<typeof readSignedOffer> = null;
-  let offerPayload: Json | null = null;
-  if ('missing' in offerFound) offer = statusOfMissing(offerFound.missing);
-  else {
-    const { payload, ...checked } = await signedLayer(offerFound);
-    offer = checked;
-    if (payload && signer !== null) {
-      signedOffer = readSignedOffer(payload, signer);
-      if (!signedOffer) offer = layer('invalid', 'malformed_attestation', offer.index, offer.kid);
-      else {
-        offerPayload = payload;
-        offer = worse(offer, windowStatus(now, signedOffer.window.from, signedOffer.window.until, offer.index!, offer.kid));
-      }
-    }
-  }
-
-  let transport: McpReceiptLayer;
-  let assertion: McpTransportAssertion | null = null;
-  if ('missing' in transportFound) transport = statusOfMissing(transportFound.missing);
-  else {
-    const { payload, ...checked } = await signedLayer(transportFound);
-    transport = checked;
-    if (payload) {
-      assertion = readMcpTransportAssertion(payload);
-      const servedAt = dateTimeMs(assertion?.served_at);
-      if (!assertion || !Number.isFinite(servedAt)) {
-        assertion = null;
-        transport = layer('invalid', 'malformed_attestation', transport.index, transport.kid);
-      } else if (!signedOffer) transport = layer('unverifiable', 'missing_validity_window', transport.index, transport.kid);
-      else {
-        const lifetime = signedOffer.window.until - signedOffer.window.from;
-        transport = worse(transport, windowStatus(now, servedAt, servedAt + lifetime, transport.index!, transport.kid));
-        // The transport window and `ref` are unsigned: only the signed served_at ties this call to this offer.
-        if (servedAt < signedOffer.window.from || servedAt > signedOffer.window.until) errors.push('served_at_mismatch');
-      }
-    }
-  }
-
-  if (signedOffer && signer !== null) {
-    const issuer = isRecord(receipt) && isRecord(receipt.issuer) ? receipt.issuer.node : undefined;
-    if (issuer !== signer || (assertion !== null && assertion.issuer !== signer)) errors.push('issuer_mismatch');
-    const subject = isRecord(receipt) && isRecord(receipt.subject) ? receipt.subject : {};
-    if (Object.keys(subject).length !== 2 || subject.property !== signer || subject.stay !== signedOffer.stay)
-      errors.push('subject_mismatch');
-    const refs = [offerFound, transportFound].flatMap((f) => ('attestation' in f ? [f.attestation.ref] : []));
-    if (refs.some((r) => r !== signedOffer.ref) || (assertion !== null && assertion.offer_ref !== signedOffer.ref))
-      errors.push('offer_ref_mismatch');
-  }
-
+  const { offer, signedOffer, payload } = await checkOfferLayer(offerFound, ctx);
+  const { transport, assertion } = await checkTransportLayer(transportFound, signedOffer, ctx, errors);
+  if (signedOffer && ctx.signer !== null)
+    errors.push(...labelErrors(receipt, ctx.signer, signedOffer, [offerFound, transportFound], assertion));
   const outside = reference.attestations.filter((a) => a.layer !== OFFER_LAYER && a.layer !== MCP_TRANSPORT_LAYER);
   if (outside.length > 0) errors.push('layer_unverifiable');
   const status = worst([
@@ -261,15 +288,6 @@ export async function verifyMcpReceipt(receipt: unknown, options: VerifyMcpRecei
     ...(outside.length > 0 ? (['unverifiable'] as const) : []),
     ...(errors.some((e) => e !== 'layer_unverifiable') ? (['invalid'] as const) : []),
   ]);
-  return {
-    status,
-    verified: status === 'verified',
-    offer,
-    transport,
-    errors,
-    signer: offerPayload ? signer : null,
-    signed_offer: offerPayload,
-    assertion,
-    reference,
-  };
+  const signer = payload ? ctx.signer : null;
+  return { status, verified: status === 'verified', offer, transport, errors, signer, signed_offer: payload, assertion, reference };
 }

@@ -14,6 +14,7 @@ import { type AgentCard, type Message, type Part, Role, type Task, TaskState } f
 import { Client, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { asRecord } from '@vrpkit/core';
 import { AGENT_CARD_PATH } from '@vrpkit/protocol';
+import { AgentError } from '../errors.js';
 import { boundToolName, errorOf, surfaceUrl, unreachableSurface } from './shared.js';
 import type { ListedTool, OfferArgs, SurfaceContext, SurfaceError, SurfaceFetch } from './types.js';
 
@@ -137,7 +138,7 @@ async function viaLegacy(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Pr
   try {
     // No A2A-Version header: a 0.3 reader gets the 0.3 card.
     const res = await ctx.fetch(cardUrl.href, { headers: { accept: 'application/json' } });
-    if (!res.ok) return unreachable(new Error(`agent card answered HTTP ${res.status}`));
+    if (!res.ok) return unreachable(new AgentError('a2a_unreachable', `agent card answered HTTP ${res.status}`));
     card = asRecord(await res.json()) ?? {};
   } catch (e) {
     return unreachable(e);

@@ -12,7 +12,9 @@
 import { createHash, type X509Certificate } from 'node:crypto';
 import { accessSync, constants, statSync } from 'node:fs';
 import { connect } from 'node:tls';
-import { type Browser, chromium } from 'playwright-core';
+import { PROPERTY_PAGE_PATH } from '@vrpkit/protocol';
+import { type Browser, type CDPSession, chromium } from 'playwright-core';
+import { AgentError } from '../errors.js';
 import { parseConnectTo } from '../hardened-fetch.js';
 import { boundToolName, surfaceUrl, unreachableSurface } from './shared.js';
 import type { BrowserOptions, ListedTool, OfferArgs, SurfaceContext, SurfaceFetch } from './types.js';
@@ -98,11 +100,11 @@ function verifiedLeafSpki(host: string, port: number, dial: { host: string; port
     const socket = connect({ host: dial.host, port: dial.port, servername: host, ca, rejectUnauthorized: true, timeout: 5_000 }, () => {
       const cert = socket.getPeerX509Certificate();
       socket.end();
-      if (!cert) reject(new Error(`no certificate from ${host}:${port}`));
+      if (!cert) reject(new AgentError('page_unreachable', `no certificate from ${host}:${port}`));
       else resolve(spkiSha256(cert));
     });
     socket.once('error', reject);
-    socket.once('timeout', () => socket.destroy(new Error(`TLS to ${host}:${port} timed out`)));
+    socket.once('timeout', () => socket.destroy(new AgentError('page_unreachable', `TLS to ${host}:${port} timed out`)));
   });
 }
 
@@ -130,108 +132,116 @@ export async function chromiumNetworkArgs(pageUrl: URL, ctx: SurfaceContext): Pr
   return args;
 }
 
-export async function fetchViaWebMcp(target: string, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
-  const pageUrl = surfaceUrl(target, '/');
-  const unreachable = (e: unknown) => unreachableSurface(pageUrl, e, 'page_unreachable');
+/** Chromium started with the agent's network policy, or the surface's coded report of why not. */
+async function launchBrowser(pageUrl: URL, ctx: SurfaceContext): Promise<Browser | SurfaceFetch> {
   let networkArgs: string[];
   try {
     networkArgs = await chromiumNetworkArgs(pageUrl, ctx);
   } catch (e) {
-    return unreachable(e);
+    return unreachableSurface(pageUrl, e, 'page_unreachable');
   }
   // Without a browser the surface cannot be read: a coded report, never a throw that takes the
   // other surfaces of the same run down with it.
   const executablePath = chromiumExecutable(ctx.options.browser);
   const missing = chromiumUnavailable(executablePath);
-  if (missing) return unreachableSurface(pageUrl, new Error(missing), 'browser_unavailable');
-  let browser: Browser;
+  if (missing) return unreachableSurface(pageUrl, new AgentError('browser_unavailable', missing), 'browser_unavailable');
   try {
-    browser = await chromium.launch({ executablePath, args: [...CHROMIUM_BASE_ARGS, ...networkArgs] });
+    return await chromium.launch({ executablePath, args: [...CHROMIUM_BASE_ARGS, ...networkArgs] });
   } catch (e) {
     const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
-    return unreachableSurface(
-      pageUrl,
-      new Error(`Chromium at ${executablePath} did not start (${why}); ${CHROMIUM_ENV} names the browser`),
-      'browser_unavailable',
-    );
+    const message = `Chromium at ${executablePath} did not start (${why}); ${CHROMIUM_ENV} names the browser`;
+    return unreachableSurface(pageUrl, new AgentError('browser_unavailable', message), 'browser_unavailable');
   }
+}
+
+/** The page's WebMCP registrations as the browser reports them (Chromium's `WebMCP` CDP domain), and the tool answers by invocation. */
+async function watchTools(cdp: CDPSession) {
+  const registered: RegisteredTool[] = [];
+  let firstRegistration: () => void = () => {};
+  const registeredOnce = new Promise<void>((resolve) => {
+    firstRegistration = resolve;
+  });
+  cdp.on('WebMCP.toolsAdded', (event: { tools: RegisteredTool[] }) => {
+    registered.push(...event.tools);
+    firstRegistration();
+  });
+  cdp.on('WebMCP.toolsRemoved', (event: { tools: { name: string; frameId: string }[] }) => {
+    for (const gone of event.tools) {
+      const i = registered.findIndex((t) => t.name === gone.name && t.frameId === gone.frameId);
+      if (i >= 0) registered.splice(i, 1);
+    }
+  });
+  const responses = new Map<string, (r: ToolResponse) => void>();
+  cdp.on('WebMCP.toolResponded', (event: ToolResponse) => responses.get(event.invocationId)?.(event));
+  await cdp.send('WebMCP.enable');
+  return { registered, registeredOnce, responses };
+}
+
+/** Call the registered tool with the three arguments (Node Tool Binding v0.1 §4) and wait for its answer, or null after the timeout. */
+async function invokeTool(cdp: CDPSession, responses: Map<string, (r: ToolResponse) => void>, tool: RegisteredTool, args: OfferArgs) {
+  const { invocationId } = await cdp.send('WebMCP.invokeTool', {
+    frameId: tool.frameId,
+    toolName: tool.name,
+    input: { ...args } as unknown as Record<string, string>,
+  }); // the protocol types input as strings; Chromium takes any JSON object
+  return new Promise<ToolResponse | null>((resolve) => {
+    const timer = setTimeout(() => resolve(null), INVOKE_TIMEOUT_MS);
+    responses.set(invocationId, (r) => {
+      clearTimeout(timer);
+      resolve(r);
+    });
+  });
+}
+
+/** The tool's answer as the surface's report: the envelope, or why none (§5: a rejected execute() promise is an unverified outcome). */
+function answered(answer: ToolResponse | null): Pick<SurfaceFetch, 'envelope' | 'error'> {
+  if (!answer)
+    return { envelope: null, error: { code: 'tool_timeout', message: `no response from the page's tool within ${INVOKE_TIMEOUT_MS} ms` } };
+  if (answer.status !== 'Completed') {
+    const why = answer.exception?.description?.split('\n')[0] ?? answer.errorText ?? answer.status;
+    return { envelope: null, error: { code: 'tool_rejected', message: why.slice(0, 500) } };
+  }
+  const envelope = answer.output ?? null;
+  return { envelope, error: answer.output === undefined ? { code: 'no_envelope', message: 'the tool returned nothing' } : null };
+}
+
+/** The page read in the browser: the tools it registered, and the bound one called once (Node Tool Binding v0.1 §3–§6). */
+async function readPage(browser: Browser, pageUrl: URL, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
+  const unreachable = (e: unknown) => unreachableSurface(pageUrl, e, 'page_unreachable');
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  const { registered, registeredOnce, responses } = await watchTools(cdp);
+  let response: Awaited<ReturnType<typeof page.goto>>;
   try {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    const registered: RegisteredTool[] = [];
-    let firstRegistration: () => void = () => {};
-    const registeredOnce = new Promise<void>((resolve) => {
-      firstRegistration = resolve;
-    });
-    cdp.on('WebMCP.toolsAdded', (event: { tools: RegisteredTool[] }) => {
-      registered.push(...event.tools);
-      firstRegistration();
-    });
-    cdp.on('WebMCP.toolsRemoved', (event: { tools: { name: string; frameId: string }[] }) => {
-      for (const gone of event.tools) {
-        const i = registered.findIndex((t) => t.name === gone.name && t.frameId === gone.frameId);
-        if (i >= 0) registered.splice(i, 1);
-      }
-    });
-    const responses = new Map<string, (r: ToolResponse) => void>();
-    cdp.on('WebMCP.toolResponded', (event: ToolResponse) => responses.get(event.invocationId)?.(event));
-    await cdp.send('WebMCP.enable');
-
-    let response: Awaited<ReturnType<typeof page.goto>>;
-    try {
-      response = await page.goto(pageUrl.href, { waitUntil: 'load', timeout: 15_000 });
-    } catch (e) {
-      return unreachable(e);
-    }
-    if (!response?.ok()) return unreachable(new Error(`the page answered HTTP ${response?.status() ?? 'nothing'}`));
-    const toolWaitMs = ctx.options.browser?.toolWaitMs ?? DEFAULT_TOOL_WAIT_MS;
-    await Promise.race([registeredOnce.then(() => page.waitForTimeout(REGISTRATION_SETTLE_MS)), page.waitForTimeout(toolWaitMs)]);
-
-    const { frameTree } = (await cdp.send('Page.getFrameTree')) as unknown as { frameTree: FrameTree };
-    const urls = frameUrls(frameTree);
-    const pageHost = new URL(page.url()).hostname;
-    const tools: ListedTool[] = registered.map((t) => ({ name: t.name, input_schema: t.inputSchema ?? null }));
-    const name = boundToolName(tools);
-    const base = { surface_url: page.url(), reached: true, tools, tool_name: name };
-    if (!name) return { ...base, served_from: [pageHost], envelope: null, error: null };
-    const tool = registered.find((t) => t.name === name) as RegisteredTool;
-    // §6: the origin that registered the tool (its frame) and the page itself.
-    const frameUrl = urls.get(tool.frameId);
-    const servedFrom = [pageHost, frameUrl ? new URL(frameUrl).hostname : ''];
-
-    const { invocationId } = await cdp.send('WebMCP.invokeTool', {
-      frameId: tool.frameId,
-      toolName: name,
-      input: { ...args } as unknown as Record<string, string>,
-    }); // the protocol types input as strings; Chromium takes any JSON object
-    const answer = await new Promise<ToolResponse | null>((resolve) => {
-      const timer = setTimeout(() => resolve(null), INVOKE_TIMEOUT_MS);
-      responses.set(invocationId, (r) => {
-        clearTimeout(timer);
-        resolve(r);
-      });
-    });
-    if (!answer)
-      return {
-        ...base,
-        served_from: servedFrom,
-        envelope: null,
-        error: { code: 'tool_timeout', message: `no response from the page's tool within ${INVOKE_TIMEOUT_MS} ms` },
-      };
-    if (answer.status !== 'Completed') {
-      // §5: a rejected execute() promise is an unverified outcome.
-      const why = answer.exception?.description?.split('\n')[0] ?? answer.errorText ?? answer.status;
-      return { ...base, served_from: servedFrom, envelope: null, error: { code: 'tool_rejected', message: why.slice(0, 500) } };
-    }
-    return {
-      ...base,
-      served_from: servedFrom,
-      envelope: answer.output ?? null,
-      error: answer.output === undefined ? { code: 'no_envelope', message: 'the tool returned nothing' } : null,
-    };
+    response = await page.goto(pageUrl.href, { waitUntil: 'load', timeout: 15_000 });
   } catch (e) {
     return unreachable(e);
+  }
+  if (!response?.ok()) return unreachable(new AgentError('page_unreachable', `the page answered HTTP ${response?.status() ?? 'nothing'}`));
+  const toolWaitMs = ctx.options.browser?.toolWaitMs ?? DEFAULT_TOOL_WAIT_MS;
+  await Promise.race([registeredOnce.then(() => page.waitForTimeout(REGISTRATION_SETTLE_MS)), page.waitForTimeout(toolWaitMs)]);
+  const { frameTree } = (await cdp.send('Page.getFrameTree')) as unknown as { frameTree: FrameTree };
+  const pageHost = new URL(page.url()).hostname;
+  const tools: ListedTool[] = registered.map((t) => ({ name: t.name, input_schema: t.inputSchema ?? null }));
+  const name = boundToolName(tools);
+  const base = { surface_url: page.url(), reached: true, tools, tool_name: name };
+  if (!name) return { ...base, served_from: [pageHost], envelope: null, error: null };
+  const tool = registered.find((t) => t.name === name) as RegisteredTool;
+  // §6: the origin that registered the tool (its frame) and the page itself.
+  const frameUrl = frameUrls(frameTree).get(tool.frameId);
+  const servedFrom = [pageHost, frameUrl ? new URL(frameUrl).hostname : ''];
+  return { ...base, served_from: servedFrom, ...answered(await invokeTool(cdp, responses, tool, args)) };
+}
+
+export async function fetchViaWebMcp(target: string, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
+  const pageUrl = surfaceUrl(target, PROPERTY_PAGE_PATH);
+  const browser = await launchBrowser(pageUrl, ctx);
+  if (!('newContext' in browser)) return browser;
+  try {
+    return await readPage(browser, pageUrl, args, ctx);
+  } catch (e) {
+    return unreachableSurface(pageUrl, e, 'page_unreachable');
   } finally {
     await browser.close();
   }
