@@ -22,6 +22,9 @@ export const AGENT_ERRORS = {
   // Usage: options and arguments an agent API refuses.
   invalid_connect_to: { message: 'a connect-to entry is not HOST:PORT:ADDR:PORT' },
   invalid_target: { message: 'a surface target is not an absolute http(s) URL' },
+  invalid_domain: { message: 'not a host domain' },
+  file_unreadable: { message: 'the file to verify cannot be read' },
+  file_not_json: { message: 'the file to verify is not JSON' },
   // Core VRP v0.1 §4: a request the agent will not send (`checkOfferRequest`), with protocol's codes.
   ...(Object.fromEntries(OFFER_REQUEST_CODES.map((code) => [code, PROTOCOL_ERRORS[code]])) as Record<
     OfferRequestErrorCode,
