@@ -15,14 +15,15 @@
  */
 import { createHardenedFetch, getOfferVia, JwksCache, type OfferArgs, type SurfaceClientOptions, type SurfaceReport } from '@vrpkit/agent';
 import { type FetchLike, systemClock, toUtcSecond } from '@vrpkit/core';
+import { TOOL_SURFACES, type ToolSurface } from '@vrpkit/protocol';
 import { coreRules } from './core-rules.js';
 import { type Evidence, recordingFetch } from './evidence.js';
 import { RULES, type RuleId } from './rules.js';
 import { nameVariant, surfaceRules } from './surface-rules.js';
 import { type CheckStatus, fail, unknown, type Verdict } from './verdict.js';
 
-export type ToolSurface = 'mcp' | 'a2a' | 'webmcp';
-export const TOOL_SURFACES: readonly ToolSurface[] = ['mcp', 'a2a', 'webmcp'];
+/** The tool surfaces a node is judged on (Node Tool Binding v0.1 §10): protocol's list. */
+export { TOOL_SURFACES, type ToolSurface };
 
 export interface RuleResult {
   rule: RuleId;

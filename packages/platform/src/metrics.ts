@@ -6,30 +6,14 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { A2A_JSONRPC_PATH, HEALTHZ_PATH, READYZ_PATH } from '@vrpkit/node';
-import {
-  AGENT_CARD_PATH,
-  DISCOVERY_PATH,
-  JWKS_PATH,
-  MCP_ENDPOINT_PATH,
-  OFFER_ENDPOINT_PATH,
-  WEBMCP_TOOL_CALL_PATH,
-} from '@vrpkit/protocol';
+import { HEALTHZ_PATH, READYZ_PATH } from '@vrpkit/node';
+import { NODE_PATHS } from '@vrpkit/protocol';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { PlatformError } from './errors.js';
 import type { PlatformStore } from './tenants.js';
 
-const SURFACES: Record<string, string> = {
-  [OFFER_ENDPOINT_PATH]: 'offer',
-  [JWKS_PATH]: 'jwks',
-  [DISCOVERY_PATH]: 'discovery',
-  [MCP_ENDPOINT_PATH]: 'mcp',
-  [A2A_JSONRPC_PATH]: 'a2a',
-  [AGENT_CARD_PATH]: 'agent_card',
-  [WEBMCP_TOOL_CALL_PATH]: 'webmcp',
-  '/': 'page',
-  '/book': 'book',
-};
+/** Every resource a node serves, by path, to its name (protocol's `NODE_PATHS`: a bounded label set). */
+const SURFACES: Record<string, string> = Object.fromEntries(Object.entries(NODE_PATHS).map(([name, path]) => [path, name]));
 
 /** The surface a request path belongs to (a fixed set, so label cardinality stays bounded). */
 export const surfaceOf = (path: string): string => SURFACES[path] ?? 'other';

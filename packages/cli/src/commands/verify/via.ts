@@ -19,6 +19,7 @@ import {
   type SurfaceReport,
 } from '@vrpkit/agent';
 import { type Clock, fixedClock, systemClock } from '@vrpkit/core';
+import type { ToolSurface } from '@vrpkit/protocol';
 import { InvalidArgumentError } from 'commander';
 import { CliError } from '../../errors.js';
 import { printJson, terminalSafe } from '../../io.js';
@@ -53,7 +54,7 @@ export interface SurfaceUrlOptions {
 }
 
 /** The explicit surface URLs given on the command line, by surface. */
-export function surfaceUrlsOf(o: SurfaceUrlOptions): Partial<Record<'mcp' | 'a2a' | 'webmcp', string>> {
+export function surfaceUrlsOf(o: SurfaceUrlOptions): Partial<Record<ToolSurface, string>> {
   return {
     ...(o.mcpUrl ? { mcp: o.mcpUrl } : {}),
     ...(o.agentCardUrl ? { a2a: o.agentCardUrl } : {}),
