@@ -5,7 +5,7 @@
  * that decide them (`OfferReasonCode` is vrp-verify's, `ReceiptErrorCode` the receipt envelope's,
  * `DiscoveryDocumentCode` protocol's); offer-request codes are protocol's entries, referenced.
  */
-import { type ErrorCodeEntry, VrpError } from '@vrpkit/core';
+import { type ErrorCodeEntry, errorClassFor } from '@vrpkit/core';
 import { OFFER_REQUEST_CODES, type OfferRequestErrorCode, PROTOCOL_ERRORS } from '@vrpkit/protocol';
 
 export const AGENT_ERRORS = {
@@ -25,11 +25,6 @@ export const AGENT_ERRORS = {
   invalid_domain: { message: 'not a host domain' },
   file_unreadable: { message: 'the file to verify cannot be read' },
   file_not_json: { message: 'the file to verify is not JSON' },
-  // Core VRP v0.1 §4: a request the agent will not send (`checkOfferRequest`), with protocol's codes.
-  ...(Object.fromEntries(OFFER_REQUEST_CODES.map((code) => [code, PROTOCOL_ERRORS[code]])) as Record<
-    OfferRequestErrorCode,
-    ErrorCodeEntry
-  >),
   // Surface reads (`SurfaceReport.error`): why nothing verifiable arrived.
   offer_unreachable: { message: 'the offer endpoint could not be read' },
   offer_http_error: { message: 'the offer endpoint answered an HTTP error' },
@@ -47,17 +42,17 @@ export const AGENT_ERRORS = {
   tool_timeout: { message: "no response from the page's tool in time" },
   tool_rejected: { message: "the page's tool rejected the call" },
   no_envelope: { message: 'the surface answered without an offer envelope' },
+  // Core VRP v0.1 §4: a request the agent will not send (`checkOfferRequest`), with protocol's codes.
+  ...(Object.fromEntries(OFFER_REQUEST_CODES.map((code) => [code, PROTOCOL_ERRORS[code]])) as Record<
+    OfferRequestErrorCode,
+    ErrorCodeEntry
+  >),
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type AgentErrorCode = keyof typeof AGENT_ERRORS;
 
 /** An error of this package: `code` is always an `AGENT_ERRORS` code; without a message the registry's is used. */
-export class AgentError extends VrpError {
-  declare readonly code: AgentErrorCode;
-  constructor(code: AgentErrorCode, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
-    super(code, message ?? AGENT_ERRORS[code].message, details, options);
-  }
-}
+export class AgentError extends errorClassFor(AGENT_ERRORS) {}
 
 /**
  * Why a network read failed. Every one of these is an unknown for the facts that depended on

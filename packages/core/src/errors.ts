@@ -43,13 +43,22 @@ export const CORE_ERRORS = {
 
 export type CoreErrorCode = keyof typeof CORE_ERRORS;
 
-/** An error of this package: `code` is always a `CORE_ERRORS` code. */
-export class CoreError extends VrpError {
-  declare readonly code: CoreErrorCode;
-  constructor(code: CoreErrorCode, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
-    super(code, message ?? CORE_ERRORS[code].message, details, options);
-  }
+/**
+ * The error class of one code registry (each package has one: `class NodeError extends
+ * errorClassFor(NODE_ERRORS) {}`): `code` typed as the registry's codes, and the registry's
+ * message when the throw site gives none.
+ */
+export function errorClassFor<R extends Record<string, ErrorCodeEntry>>(registry: R) {
+  return class extends VrpError {
+    declare readonly code: keyof R & string;
+    constructor(code: keyof R & string, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+      super(code, message ?? (registry[code] as ErrorCodeEntry).message, details, options);
+    }
+  };
 }
+
+/** An error of this package: `code` is always a `CORE_ERRORS` code. */
+export class CoreError extends errorClassFor(CORE_ERRORS) {}
 
 /** The value cannot be expressed as RFC 8785 canonical JSON (undefined, NaN, Infinity, a function, a cycle …). */
 export class CanonicalizationError extends CoreError {

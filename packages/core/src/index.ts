@@ -18,7 +18,7 @@ export type { CodeArgs, CodeEntry, CodeTable, MessageParams, RaiseOptions } from
 export { CodedError, formatMessage } from './error-codes.js';
 // Errors: stable codes, never messages, are the contract.
 export type { CoreErrorCode, ErrorCodeEntry } from './errors.js';
-export { CanonicalizationError, CORE_ERRORS, CoreError, isVrpError, VrpError } from './errors.js';
+export { CanonicalizationError, CORE_ERRORS, CoreError, errorClassFor, isVrpError, VrpError } from './errors.js';
 // RFC 7515 §7.1 compact JWS, RFC 8037 Ed25519 (EdDSA) keys and signatures, RFC 7638 thumbprints.
 export type {
   CompactJwsLayout,

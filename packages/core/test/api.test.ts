@@ -39,6 +39,7 @@ describe('@vrpkit/core public entry', () => {
         'CanonicalizationError',
         'CORE_ERRORS',
         'CoreError',
+        'errorClassFor',
         'isVrpError',
         'VrpError',
         // code tables

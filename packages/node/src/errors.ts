@@ -4,25 +4,25 @@
  * (scripts, the CLI's `error[code]` lines and HTTP clients match on them); messages may change.
  * Offer-request codes the node answers itself are protocol's entries, referenced, not copied.
  */
-import { type ErrorCodeEntry, VrpError } from '@vrpkit/core';
+import { type ErrorCodeEntry, errorClassFor } from '@vrpkit/core';
 import { PROTOCOL_ERRORS } from '@vrpkit/protocol';
 
 export const NODE_ERRORS = {
-  // HTTP answers of the node's app (`{"error":{"code","message"}}`).
-  not_found: { status: 404, message: 'no such resource' },
-  method_not_allowed: { status: 405, message: 'the resource does not take this method' },
-  misdirected_request: { status: 421, message: 'this node serves only its canonical domain' },
-  internal_error: { status: 500, message: 'the node could not complete the request' },
-  unsupported_media_type: { status: 415, message: 'the body is not in the media type the resource takes' },
+  // HTTP answers of the node's app (`{"error":{"code","message"}}`), its own and the Core VRP v0.1 §4
+  // codes it answers outside the parser (the page calendar, the `/book` link's `offer`: protocol's entries).
   body_too_large: { status: 413, message: 'the body is larger than the resource accepts' },
-  /** JSON-RPC invalid params (-32602) on the MCP and A2A surfaces: a body nested deeper than `MAX_JSON_DEPTH`. */
-  json_too_deep: { status: 400, message: 'the request nests deeper than the surfaces accept' },
-  // Core VRP v0.1 §4 codes the node answers outside the parser (the page calendar, the `/book` link's `offer`).
+  duplicate_parameter: PROTOCOL_ERRORS.duplicate_parameter,
+  internal_error: { status: 500, message: 'the node could not complete the request' },
   invalid_arguments: PROTOCOL_ERRORS.invalid_arguments,
   invalid_date: PROTOCOL_ERRORS.invalid_date,
   invalid_range: PROTOCOL_ERRORS.invalid_range,
-  duplicate_parameter: PROTOCOL_ERRORS.duplicate_parameter,
+  /** JSON-RPC invalid params (-32602) on the MCP and A2A surfaces: a body nested deeper than `MAX_JSON_DEPTH`. */
+  json_too_deep: { status: 400, message: 'the request nests deeper than the surfaces accept' },
+  method_not_allowed: { status: 405, message: 'the resource does not take this method' },
+  misdirected_request: { status: 421, message: 'this node serves only its canonical domain' },
+  not_found: { status: 404, message: 'no such resource' },
   query_too_long: PROTOCOL_ERRORS.query_too_long,
+  unsupported_media_type: { status: 415, message: 'the body is not in the media type the resource takes' },
   // The data directory, the store and the property.
   invalid_domain: { message: 'not a canonical domain (a lowercase DNS name, no scheme or port)' },
   domain_is_ip_address: { message: "an IP address is not a node's canonical domain" },
@@ -111,12 +111,7 @@ export type NodeErrorCode = keyof typeof NODE_ERRORS;
  * Errors the node raises for bad input or bad state. `code` is always a `NODE_ERRORS` code;
  * without a message the registry's is used.
  */
-export class NodeError extends VrpError {
-  declare readonly code: NodeErrorCode;
-  constructor(code: NodeErrorCode, message?: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
-    super(code, message ?? NODE_ERRORS[code].message, details, options);
-  }
-}
+export class NodeError extends errorClassFor(NODE_ERRORS) {}
 
 /** An offer request the node cannot answer as asked (Core VRP v0.1 §4): HTTP 400 `{error:{code,message}}`. */
 export class OfferRequestError extends NodeError {}

@@ -5,7 +5,7 @@
  * answers with the current signed offer. The node side and the agent side share these shapes.
  */
 import * as z from 'zod';
-import { PROTOCOL_ERRORS, type ProtocolErrorCode } from './errors.js';
+import { BOOKING_CODES, registryView } from './errors.js';
 import { IsoDateSchema, IsoDateTimeSchema } from './types.js';
 
 /** Where a vrpkit node takes booking requests, on its canonical origin. */
@@ -18,24 +18,10 @@ export const BOOKING_RECEIPT_TYP = 'vrpkit-booking-receipt+jws';
 export const BOOKING_RECEIPT_TYPE = 'vrpkit_booking_request_receipt';
 export const BOOKING_RECEIPT_VERSION = '0.1';
 
-const BOOKING_CODES = [
-  'BOOKING_BAD_REQUEST',
-  'BOOKING_BODY_TOO_LARGE',
-  'BOOKING_UNSUPPORTED_MEDIA_TYPE',
-  'BOOKING_OFFER_INVALID',
-  'BOOKING_OFFER_EXPIRED',
-  'BOOKING_OFFER_NOT_BOOKABLE',
-  'BOOKING_OFFER_CHANGED',
-  'BOOKING_IDEMPOTENCY_CONFLICT',
-  'BOOKING_RATE_LIMITED',
-  'BOOKING_TOO_MANY_HOLDS',
-] as const satisfies readonly ProtocolErrorCode[];
 export type BookingErrorCode = (typeof BOOKING_CODES)[number];
 
 /** Stable error codes of the booking-request endpoint, with the HTTP status each is answered with: the registry's booking group. */
-export const BOOKING_ERRORS: Readonly<Record<BookingErrorCode, number>> = Object.fromEntries(
-  BOOKING_CODES.map((code) => [code, PROTOCOL_ERRORS[code].status]),
-) as Record<BookingErrorCode, number>;
+export const BOOKING_ERRORS: Readonly<Record<BookingErrorCode, number>> = registryView(BOOKING_CODES, (e) => e.status);
 
 /** A booking request's lifecycle: a hold is `pending` until the host confirms or declines it, or it expires. */
 export const BookingStatusSchema = z.enum(['pending', 'confirmed', 'declined', 'expired']);

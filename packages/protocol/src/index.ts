@@ -61,7 +61,7 @@ export type { DiscoveryDocumentCheck, DiscoveryDocumentCode } from './discovery.
 export { checkDiscoveryDocument } from './discovery.js';
 // The one code registry: every code this package returns or throws, with its HTTP status where one applies.
 export type { ProtocolErrorCode } from './errors.js';
-export { PROTOCOL_ERRORS, ProtocolError } from './errors.js';
+export { OFFER_REQUEST_CODES, PROTOCOL_ERRORS, ProtocolError } from './errors.js';
 // VRP receipt envelope v1 and the MCP Composition Profile: the receipt and transport assertion
 // shapes, argument key casing, the arguments digest and binding an assertion to an observed call.
 export type { McpTransportAssertionInput, ObservedToolCall } from './mcp-profile.js';
@@ -94,7 +94,6 @@ export type {
 export {
   MAX_GUESTS,
   MAX_STAY_NIGHTS,
-  OFFER_REQUEST_CODES,
   OFFER_REQUEST_ERRORS,
   OfferRequestArgsSchema,
   OfferRequestSchema,

@@ -15,28 +15,12 @@
 import { isRecord } from '@vrpkit/core';
 import * as z from 'zod';
 import { dayNumber } from './dates.js';
-import { PROTOCOL_ERRORS, type ProtocolErrorCode } from './errors.js';
+import { OFFER_REQUEST_CODES, registryView } from './errors.js';
 
-/** The offer request's codes, in the order `parseOfferRequest` refuses (first one wins). */
-export const OFFER_REQUEST_CODES = [
-  'invalid_arguments',
-  'missing_parameter',
-  'unknown_parameter',
-  'duplicate_parameter',
-  'invalid_date',
-  'invalid_range',
-  'invalid_guests',
-  'invalid_language',
-  'date_in_past',
-  'beyond_horizon',
-  'query_too_long',
-] as const satisfies readonly ProtocolErrorCode[];
 export type OfferRequestErrorCode = (typeof OFFER_REQUEST_CODES)[number];
 
 /** Stable codes for malformed offer requests (HTTP 400 `{error:{code,message}}`, an MCP `isError` result, a failed A2A task): the registry's offer-request group, code → meaning. */
-export const OFFER_REQUEST_ERRORS: Readonly<Record<OfferRequestErrorCode, string>> = Object.fromEntries(
-  OFFER_REQUEST_CODES.map((code) => [code, PROTOCOL_ERRORS[code].message]),
-) as Record<OfferRequestErrorCode, string>;
+export const OFFER_REQUEST_ERRORS: Readonly<Record<OfferRequestErrorCode, string>> = registryView(OFFER_REQUEST_CODES, (e) => e.message);
 
 /** A stay is at most this many nights; longer requests are malformed, not signed negatives. */
 export const MAX_STAY_NIGHTS = 365;
