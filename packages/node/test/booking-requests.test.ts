@@ -12,12 +12,14 @@ import {
   createJwsSigner,
   decodeJwsPayload,
   importEd25519PublicKey,
+  jwsPayloadJson,
   parseCompactJws,
   sha256Hex,
   verifyEd25519Signature,
 } from '@vrpkit/core';
 import {
   addCalendarBlock,
+  createBookingDesk,
   createOfferService,
   initNode,
   NodeStore,
@@ -224,6 +226,41 @@ const pgUrl = testPgUrl('booking-requests', 'the booking-request contract on Pos
 describe.skipIf(!pgUrl)('booking requests on PostgreSQL', () => {
   const schema = `booking_${randomBytes(6).toString('hex')}`;
   holdContract('booking-pg', () => `${pgUrl}${pgUrl?.includes('?') ? '&' : '?'}schema=${schema}`);
+});
+
+describe('the live re-quote signs only what the answer carries', () => {
+  it('a hold signs its receipt alone; a taken stay signs the current offer alone (no receipt)', async () => {
+    const tmp = tempDir('booking-signatures');
+    const clock = testClock(START);
+    const dataDir = join(tmp.dir, 'node');
+    await initNode({ domain: 'booking-signatures.example', dataDir, clock });
+    const store = await NodeStore.open(storeTargetFor(dataDir));
+    try {
+      let signatures = 0;
+      const service = await createOfferService({ store, keys: join(dataDir, 'keys'), clock, onSignature: () => signatures++ });
+      const desk = createBookingDesk({ service, store, clock });
+      const o = await serviceOffer(service, { ...stay(30, 3), guests: 2 }, { fresh: true });
+      if (!o.ok) throw new Error(o.error.code);
+      const offerJws = o.envelope.signature.jws;
+      signatures = 0;
+      const held = await desk.request({ offer_jws: offerJws, guest, idempotency_key: newKey() }, '192.0.2.1');
+      expect(held.status).toBe(201);
+      expect(signatures).toBe(1);
+      signatures = 0;
+      const taken = await desk.request({ offer_jws: offerJws, guest, idempotency_key: newKey() }, '192.0.2.2');
+      expect(taken).toMatchObject({ ok: false, status: 409, error: { code: 'BOOKING_OFFER_CHANGED' } });
+      expect(signatures).toBe(1);
+      const current = parseCompactJws(!taken.ok ? taken.error.current_offer_jws : undefined);
+      if (!current.ok) throw new Error('the refusal carries the current offer');
+      expect(jwsPayloadJson(current.jws)).toMatchObject({
+        request: { check_in: stay(30, 3).check_in, guests: 2 },
+        availability: { available: false },
+      });
+    } finally {
+      await store.close();
+      tmp.cleanup();
+    }
+  });
 });
 
 describe('bad booking requests are refused with stable codes and write nothing', () => {
