@@ -51,7 +51,7 @@ const RESULT_HEAD = Buffer.from(`{"result":{"_meta":{${JSON.stringify(RECEIPT_ME
  * after its result schema (`_meta`, `content`, `structuredContent`; a refusal `content`,
  * `isError`), with the envelope written as its signed bytes rather than re-serialised from the
  * object, then `jsonrpc` and `id` in the SDK's order. The offer is the endpoint's, answered
- * without a store wait when the store state is known (`servedOfferNow`). `args` is parsed JSON.
+ * without a store wait when the store state is known (`OfferService.offer`). `args` is parsed JSON.
  */
 export async function offerToolAnswer(service: OfferService, args: Record<string, unknown>, id: string | number): Promise<AnswerParts> {
   const outcome: OfferOutcome = await offerFor(service, args);
