@@ -71,14 +71,14 @@ export function parseConnectTo(connectTo: HardenedFetchOptions['connectTo']): Ma
   if (Array.isArray(connectTo)) {
     for (const entry of connectTo) {
       const m = CURL_CONNECT_TO.exec(entry);
-      if (!m) throw new AgentUsageError('invalid_connect_to', `connect-to entry is not HOST:PORT:ADDR:PORT: ${entry}`);
+      if (!m) throw new AgentUsageError('invalid_connect_to', { form: 'HOST:PORT:ADDR:PORT', entry });
       add(m[1] as string, m[2] as string, m[3] as string, m[4] as string);
     }
   } else if (connectTo) {
     for (const [from, to] of Object.entries(connectTo)) {
       const f = HOST_PORT.exec(from);
       const t = HOST_PORT.exec(to);
-      if (!f || !t) throw new AgentUsageError('invalid_connect_to', `connect-to entry is not 'host:port' → 'addr:port': ${from}`);
+      if (!f || !t) throw new AgentUsageError('invalid_connect_to', { form: "'host:port' → 'addr:port'", entry: from });
       add(f[1] as string, f[2] as string, t[1] as string, t[2] as string);
     }
   }
@@ -91,20 +91,17 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 /** Map whatever undici threw to a stable NetworkError code. */
 function networkError(e: unknown, totalTimedOut: boolean, url: URL): NetworkError {
   if (e instanceof NetworkError) return e;
-  const details = { host: url.hostname };
-  if (totalTimedOut)
-    return new NetworkError('timeout', `no complete response from ${url.hostname} within the time budget`, details, { cause: e });
+  const host = url.hostname;
+  if (totalTimedOut) return new NetworkError('timeout', { host }, { cause: e });
   const cause = (e as { cause?: { code?: string; message?: string } })?.cause ?? (e as { code?: string; message?: string });
   const code = cause?.code ?? '';
   const message = cause?.message ?? String(e);
-  if (code === 'UND_ERR_CONNECT_TIMEOUT')
-    return new NetworkError('connect_timeout', `connect to ${url.hostname} timed out`, details, { cause: e });
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-    return new NetworkError('dns_failure', `cannot resolve ${url.hostname}`, details, { cause: e });
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new NetworkError('connect_timeout', { host }, { cause: e });
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new NetworkError('dns_failure', { host }, { cause: e });
   if (/CERT|SSL|TLS|HOSTNAME|SELF_SIGNED|ALTNAME|VERIFY|ISSUER|SIGNATURE/.test(code)) {
-    return new NetworkError('tls_failure', `TLS with ${url.hostname} failed: ${message}`, details, { cause: e });
+    return new NetworkError('tls_failure', { host, reason: message }, { cause: e });
   }
-  return new NetworkError('network_error', `request to ${url.hostname} failed: ${message}`, details, { cause: e });
+  return new NetworkError('network_error', { host, reason: message }, { cause: e });
 }
 
 /** Read a body to the end, failing as soon as it exceeds `maxBytes` (an endless body is an error, not a hang). */
@@ -112,11 +109,11 @@ async function readCapped(res: { headers: Headers; body: ReadableStream<Uint8Arr
   const declared = Number(res.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel().catch(() => {});
-    throw new NetworkError('response_too_large', `response from ${host} declares ${declared} bytes (cap ${maxBytes})`, { host });
+    throw new NetworkError('response_too_large', { host, problem: `declares ${declared} bytes (cap ${maxBytes})` });
   }
   if (!res.body) return new Uint8Array(0);
   const bytes = await readStreamCapped(res.body, maxBytes);
-  if (!bytes) throw new NetworkError('response_too_large', `response from ${host} exceeds ${maxBytes} bytes`, { host });
+  if (!bytes) throw new NetworkError('response_too_large', { host, problem: `exceeds ${maxBytes} bytes` });
   return bytes;
 }
 
@@ -154,7 +151,7 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
 
   const checkScheme = (url: URL) => {
     if (url.protocol === 'https:' || (url.protocol === 'http:' && options.insecureAllowHttp === true)) return;
-    throw new NetworkError('insecure_scheme', `refusing ${url.protocol} URL (https only)`, { host: url.hostname });
+    throw new NetworkError('insecure_scheme', { scheme: url.protocol }, { details: { host: url.hostname } });
   };
 
   const hardenedFetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
@@ -179,16 +176,13 @@ export function createHardenedFetch(options: HardenedFetchOptions = {}): Hardene
         const location = res.headers.get('location');
         if (REDIRECT_STATUSES.has(res.status) && location) {
           await res.body?.cancel().catch(() => {});
-          if (hop >= maxRedirects)
-            throw new NetworkError('too_many_redirects', `more than ${maxRedirects} redirects from ${origin.hostname}`);
+          if (hop >= maxRedirects) throw new NetworkError('too_many_redirects', { max: maxRedirects, host: origin.hostname });
           const next = new URL(location, url);
           checkScheme(next);
           // No redirect may leave the requested host's domain, nor change the port: another domain would
           // answer for this one (Node Tool Binding v0.1 §6: keys from the node's own domain).
           if (!isOnCanonicalDomain(next.hostname, origin.hostname) || next.port !== origin.port) {
-            throw new NetworkError('redirect_off_domain', `redirect from ${origin.hostname} to ${next.host} leaves the host domain`, {
-              host: origin.hostname,
-            });
+            throw new NetworkError('redirect_off_domain', { from: origin.hostname, to: next.host }, { details: { host: origin.hostname } });
           }
           url = next;
           continue;

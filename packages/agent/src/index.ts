@@ -33,8 +33,8 @@ export { isOnCanonicalDomain, normalizeHost } from './canonical-domain.js';
 export type { DiscoveryFailureCode, DiscoveryOutcome } from './discovery.js';
 export { DiscoveryCache, domainOf, fetchDiscovery } from './discovery.js';
 // The agent's network edge: https only, redirects kept on the requested domain, capped bodies.
-export type { AgentErrorCode, NetworkErrorCode } from './errors.js';
-export { AGENT_ERRORS, AgentError, AgentUsageError, NetworkError } from './errors.js';
+export type { AgentCode, NetworkErrorCode } from './errors.js';
+export { AGENT_CODES, AgentError, AgentUsageError, NetworkError } from './errors.js';
 export type { HardenedFetch, HardenedFetchOptions } from './hardened-fetch.js';
 export { createHardenedFetch, parseConnectTo } from './hardened-fetch.js';
 // Core VRP v0.1 §3, §3.1: the node's JWKS through a cache (≤ 300 s, refresh-on-miss).

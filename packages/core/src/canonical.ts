@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { CanonicalizationError } from './errors.js';
+import { CanonicalizationError } from './codes.js';
 
 /**
  * RFC 8785 (JCS) canonical JSON of `value`, via the `canonicalize` package.
@@ -11,8 +11,8 @@ export function canonicalJson(value: unknown): string {
   try {
     out = canonicalize(value);
   } catch (cause) {
-    throw new CanonicalizationError(`value is not representable as canonical JSON: ${(cause as Error).message}`);
+    throw new CanonicalizationError((cause as Error).message);
   }
-  if (out === undefined) throw new CanonicalizationError('value is not representable as canonical JSON');
+  if (out === undefined) throw new CanonicalizationError('the value has no JSON form (undefined, a function or a symbol)');
   return out;
 }

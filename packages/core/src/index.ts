@@ -11,14 +11,15 @@ export { canonicalJson } from './canonical.js';
 // Time (RFC 3339 instants) and network injection.
 export type { Clock, FetchLike } from './clock.js';
 export { fixedClock, systemClock, toUtcSecond } from './clock.js';
+// Errors: stable codes, never messages, are the contract.
+export type { CoreCode } from './codes.js';
+export { CanonicalizationError, CORE_CODES, CoreError } from './codes.js';
 // Digests: SHA-256 (FIPS 180-4) of bytes, and of RFC 8785 canonical JSON.
 export { canonicalSha256Base64url, canonicalSha256Hex, sha256, sha256Base64url, sha256Hex } from './digest.js';
 // A package's code table: each code's message template and, where one applies, its HTTP or exit status.
 export type { CodeArgs, CodeEntry, CodeTable, MessageParams, RaiseOptions } from './error-codes.js';
 export { CodedError, formatMessage } from './error-codes.js';
-// Errors: stable codes, never messages, are the contract.
-export type { CoreErrorCode, ErrorCodeEntry } from './errors.js';
-export { CanonicalizationError, CORE_ERRORS, CoreError, errorClassFor, isVrpError, VrpError } from './errors.js';
+export { isVrpError, VrpError } from './errors.js';
 // RFC 7515 §7.1 compact JWS, RFC 8037 Ed25519 (EdDSA) keys and signatures, RFC 7638 thumbprints.
 export type {
   CompactJwsLayout,

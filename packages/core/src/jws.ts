@@ -14,7 +14,7 @@
 import { createPrivateKey, createPublicKey, sign as cryptoSign, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { base64urlDecode, base64urlEncode } from './base64url.js';
-import { CoreError } from './errors.js';
+import { CoreError } from './codes.js';
 import { isRecord } from './record.js';
 
 /** A public Ed25519 key as published in a JWKS (Core §3). */
@@ -65,7 +65,7 @@ export function importEd25519PrivateKey(jwk: Ed25519PrivateJwk): KeyObject {
   try {
     key = createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d }, format: 'jwk' });
   } catch (cause) {
-    throw new CoreError('invalid_private_key', undefined, undefined, { cause });
+    throw new CoreError('invalid_private_key', undefined, { cause });
   }
   if (key.asymmetricKeyType !== 'ed25519') throw new CoreError('invalid_private_key');
   return key;

@@ -37,9 +37,8 @@ describe('@vrpkit/core public entry', () => {
         'toUtcSecond',
         // errors
         'CanonicalizationError',
-        'CORE_ERRORS',
+        'CORE_CODES',
         'CoreError',
-        'errorClassFor',
         'isVrpError',
         'VrpError',
         // code tables

@@ -1,10 +1,10 @@
 /**
- * Errors are data: every code core throws is a `CORE_ERRORS` code, with the registry's message
+ * Errors are data: every code core throws is a `CORE_CODES` code, with the registry's message
  * unless the throw site says more; `jwsPayloadJson` reads a payload as JSON or as nothing.
  */
 import {
   CanonicalizationError,
-  CORE_ERRORS,
+  CORE_CODES,
   CoreError,
   canonicalJson,
   createJwsSigner,
@@ -25,15 +25,18 @@ const codeOf = (fn: () => unknown) => {
   return 'no error';
 };
 
-describe('CORE_ERRORS', () => {
-  it('every throw site answers with a registry code, a VrpError with the registry message by default', () => {
+describe('CORE_CODES', () => {
+  it("every throw site answers with a table code, a VrpError with the table's message", () => {
     expect(codeOf(() => canonicalJson(Number.NaN))).toBe('not_canonicalizable');
     expect(codeOf(() => ed25519PrivateJwkFromSeed(new Uint8Array(3)))).toBe('invalid_seed');
     expect(codeOf(() => importEd25519PrivateKey({ kty: 'OKP', crv: 'Ed25519', x: 'AA', d: 'AA' }))).toBe('invalid_private_key');
     const e = new CoreError('invalid_seed');
     expect(e).toBeInstanceOf(VrpError);
-    expect(e.message).toBe(CORE_ERRORS.invalid_seed.message);
-    expect(new CanonicalizationError('x').code).toBe('not_canonicalizable');
+    expect(e.message).toBe(CORE_CODES.invalid_seed.message);
+    expect(new CanonicalizationError('a cycle')).toMatchObject({
+      code: 'not_canonicalizable',
+      message: 'value is not representable as canonical JSON: a cycle',
+    });
   });
 });
 

@@ -82,7 +82,13 @@ function challengeListener(tokens: Map<string, string>, domain: string, host: st
   });
   return new Promise((listening, fail) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      fail(new NodeError('listen_failed', `cannot listen for ACME HTTP-01 on ${host}:${port}: ${e.code ?? e.message}`, { host, port })),
+      fail(
+        new NodeError(
+          'listen_failed',
+          { address: `${host}:${port} for ACME HTTP-01`, reason: e.code ?? e.message },
+          { details: { host, port } },
+        ),
+      ),
     );
     server.listen(port, host, () => listening(server));
   });
@@ -188,8 +194,8 @@ class Renewals {
       status.renewal_failures++;
       status.last_error = e instanceof Error ? e.message : String(e);
       const validTo = new X509Certificate(this.current.certPem).validTo;
-      const message = `renewing the certificate for ${this.o.domain} failed (failure ${status.renewal_failures}: ${status.last_error}); still serving the one valid until ${validTo}`;
-      this.o.onError(new NodeError('acme_renewal_failed', message));
+      const failed = { domain: this.o.domain, failures: status.renewal_failures, reason: status.last_error, validTo };
+      this.o.onError(new NodeError('acme_renewal_failed', failed));
       // Retry well before expiry: a tenth of the time left, at least a second, at most an hour.
       const left = Date.parse(validTo) - Date.now();
       this.schedule(Date.now() + Math.min(Math.max(left / 10, 1_000), 3_600_000));
@@ -216,7 +222,7 @@ export async function startAcme(o: AcmeStartOptions): Promise<AcmeCertificates> 
   } catch (e) {
     await new Promise<void>((done) => listener.close(() => done()));
     if (e instanceof NodeError) throw e;
-    throw new NodeError('acme_failed', `cannot obtain a certificate for ${o.domain}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new NodeError('acme_failed', { domain: o.domain, reason: e instanceof Error ? e.message : String(e) });
   }
   const renewals = new Renewals(first, obtain, o);
   return {

@@ -7,7 +7,7 @@
  * handler sees it, so a client cannot claim it arrived over https or for another host.
  */
 import { BlockList, isIP } from 'node:net';
-import { NodeError } from './errors.js';
+import { NodeError, nodeMessage } from './errors.js';
 import { errorBody, JSON_TYPE } from './http/json.js';
 
 /** `X-Forwarded-*` headers, as de-facto standardised by reverse proxies (RFC 7239 §1 describes them). */
@@ -46,8 +46,7 @@ export function isPrivateListenAddress(host: string): boolean {
 
 /** Parse `--trusted-proxy` values (an address or `address/prefix`, IPv4 or IPv6) into one list. */
 export function trustedProxyList(cidrs: readonly string[]): BlockList {
-  if (cidrs.length === 0)
-    throw new NodeError('trusted_proxy_required', 'behind a proxy, name the proxy addresses with --trusted-proxy ADDRESS[/PREFIX]');
+  if (cidrs.length === 0) throw new NodeError('trusted_proxy_required');
   const list = new BlockList();
   for (const cidr of cidrs) {
     const [address = '', prefixText, extra] = cidr.split('/');
@@ -55,7 +54,7 @@ export function trustedProxyList(cidrs: readonly string[]): BlockList {
     const max = family === 'ipv4' ? 32 : 128;
     const prefix = prefixText === undefined ? max : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN;
     if (!family || extra !== undefined || !(prefix >= 0 && prefix <= max))
-      throw new NodeError('invalid_trusted_proxy', `--trusted-proxy ${cidr.slice(0, 80)} is not an IP address or CIDR block`);
+      throw new NodeError('invalid_trusted_proxy', { value: cidr.slice(0, 80) });
     list.addSubnet(address, prefix, family);
   }
   return list;
@@ -102,7 +101,7 @@ export function forwardedRequest(
     const host = req.headers.get('x-forwarded-host')?.split(',')[0]?.trim().toLowerCase().replace(/:443$/, '');
     const url = new URL(req.url);
     if (host !== undefined && host !== domain && !host.endsWith(`.${domain}`)) {
-      const body = errorBody('misdirected_request', `this node serves https://${domain}`);
+      const body = errorBody('misdirected_request', nodeMessage('misdirected_request', { domain }));
       return { response: new Response(body, { status: 421, headers: { 'content-type': JSON_TYPE } }) };
     }
     if (proto === 'http') {

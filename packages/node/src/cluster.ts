@@ -64,9 +64,9 @@ export interface ServedCluster extends Omit<ServedNode, 'service'> {
 
 /** Before anything is opened: this is the primary and `workers` is a worker count it can fork. */
 export function checkWorkers(workers: number): void {
-  if (!cluster.isPrimary) throw new NodeError('not_primary', 'serve workers are forked by the primary process');
+  if (!cluster.isPrimary) throw new NodeError('not_primary');
   if (!Number.isInteger(workers) || workers < 1 || workers > MAX_SERVE_WORKERS)
-    throw new NodeError('invalid_workers', `workers must be an integer from 1 to ${MAX_SERVE_WORKERS}`);
+    throw new NodeError('invalid_workers', { max: MAX_SERVE_WORKERS });
 }
 
 /** Workers forked by `forkServeWorkers`, listening on one shared port. */
@@ -115,13 +115,13 @@ export async function forkServeWorkers(
           w.on('message', (m: ListeningMessage) => {
             if (m?.event === 'vrpkit_worker_listening') resolveListen(m);
           });
-          w.once('exit', () => reject(new NodeError('worker_failed', 'a serve worker stopped before it listened (its error is above)')));
+          w.once('exit', () => reject(new NodeError('worker_failed', { problem: 'it stopped before it listened (its error is above)' })));
         });
       }),
     );
     const { address, port } = listening[0]!;
     await alongside(stops);
-    if (listening.some((l) => l.port !== port)) throw new NodeError('worker_failed', 'serve workers listen on different ports');
+    if (listening.some((l) => l.port !== port)) throw new NodeError('worker_failed', { problem: 'the workers listen on different ports' });
     // After start-up, a worker exiting on its own stops them all (see the module comment).
     let stoppedItself: () => void = () => {};
     const stopped = new Promise<void>((done) => {

@@ -31,7 +31,7 @@ export const nodePaths = (dataDir: string) => ({
 /** A `--data-dir` that names a file is reported as such (not as a missing node or a used directory). */
 export function assertDataDirNotFile(dataDir: string): void {
   if (statSync(dataDir, { throwIfNoEntry: false })?.isDirectory() === false) {
-    throw new NodeError('data_dir_not_directory', `${dataDir} is a file, not a directory: --data-dir names the node's data directory`);
+    throw new NodeError('data_dir_not_directory', { dir: dataDir });
   }
 }
 
@@ -41,10 +41,10 @@ export function readNodeConfig(dataDir: string): NodeConfigFile {
   try {
     text = readFileSync(nodePaths(dataDir).config, 'utf8');
   } catch {
-    throw new NodeError('node_not_initialized', `${dataDir} is not a node data directory (no node.json); run \`vrp node init\``);
+    throw new NodeError('node_not_initialized', { what: `${dataDir} is not a node data directory (no node.json)` });
   }
   const cfg = JSON.parse(text) as NodeConfigFile;
-  if (cfg.format !== NODE_CONFIG_FORMAT) throw new NodeError('unsupported_data_dir', `unsupported node.json format ${String(cfg.format)}`);
+  if (cfg.format !== NODE_CONFIG_FORMAT) throw new NodeError('unsupported_data_dir', { format: String(cfg.format) });
   return cfg;
 }
 
@@ -53,6 +53,6 @@ export function storeTargetFor(dataDir: string, databaseUrl?: string): StoreTarg
   const cfg = readNodeConfig(dataDir);
   if (cfg.store === 'sqlite') return { kind: 'sqlite', file: nodePaths(dataDir).sqlite };
   const url = databaseUrl ?? process.env[DATABASE_URL_ENV];
-  if (!url) throw new NodeError('database_url_required', `this node's store is PostgreSQL: pass --database-url or set ${DATABASE_URL_ENV}`);
+  if (!url) throw new NodeError('database_url_required', { env: DATABASE_URL_ENV });
   return postgresTarget(url);
 }

@@ -54,9 +54,10 @@ export function assertFeedUrl(url: string): URL {
   try {
     u = new URL(url);
   } catch {
-    throw new NodeError('invalid_feed_url', 'the feed URL is not a URL');
+    throw new NodeError('invalid_feed_url', { problem: 'is not a URL' });
   }
-  if (u.protocol !== 'https:') throw new NodeError('invalid_feed_url', 'calendar feeds are fetched over https only');
+  if (u.protocol !== 'https:')
+    throw new NodeError('invalid_feed_url', { problem: 'is not https (calendar feeds are fetched over https only)' });
   return u;
 }
 
@@ -73,38 +74,34 @@ export function fetchFeed(url: string, o: FeedFetchOptions = {}): Promise<string
       ...(o.agent ? { agent: o.agent } : {}),
     });
     const timer = setTimeout(
-      () => req.destroy(new NodeError('feed_timeout', `no complete answer within ${o.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`)),
+      () => req.destroy(new NodeError('feed_timeout', { ms: o.timeoutMs ?? DEFAULT_TIMEOUT_MS })),
       o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     );
     req.on('response', (res) => {
       if (res.statusCode !== 200) {
         res.resume();
-        req.destroy(new NodeError('feed_http_error', `the feed answered HTTP ${res.statusCode}`));
+        req.destroy(new NodeError('feed_http_error', { status: res.statusCode ?? 'nothing' }));
         return;
       }
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > maxBytes) req.destroy(new NodeError('feed_too_large', `the feed exceeds ${maxBytes} bytes`));
+        if (size > maxBytes) req.destroy(new NodeError('feed_too_large', { max: maxBytes }));
         else chunks.push(c);
       });
       res.on('end', () => {
         clearTimeout(timer);
         // A cut-off body is never parsed as if it were the whole feed.
-        if (size > maxBytes) reject(new NodeError('feed_too_large', `the feed exceeds ${maxBytes} bytes`));
-        else if (!res.complete) reject(new NodeError('feed_truncated', 'the feed ended before its full length arrived'));
+        if (size > maxBytes) reject(new NodeError('feed_too_large', { max: maxBytes }));
+        else if (!res.complete) reject(new NodeError('feed_truncated'));
         else resolve(Buffer.concat(chunks).toString('utf8'));
       });
       res.on('error', (e) => req.destroy(e));
     });
     req.on('error', (e) => {
       clearTimeout(timer);
-      reject(
-        e instanceof NodeError
-          ? e
-          : new NodeError('feed_unreachable', `cannot fetch the feed: ${(e as NodeJS.ErrnoException).code ?? e.message}`),
-      );
+      reject(e instanceof NodeError ? e : new NodeError('feed_unreachable', { reason: (e as NodeJS.ErrnoException).code ?? e.message }));
     });
     req.end();
   });
@@ -131,9 +128,9 @@ export function parseIcsBlocks(text: string, timeZone: string, until: string): I
   try {
     root = new ICAL.Component(ICAL.parse(text) as unknown[]);
   } catch (e) {
-    throw new NodeError('ical_parse_error', `not an iCal document: ${parseFailure(e)}`);
+    throw new NodeError('ical_parse_error', { problem: `document: ${parseFailure(e)}` });
   }
-  if (root.name !== 'vcalendar') throw new NodeError('ical_parse_error', 'not an iCal VCALENDAR');
+  if (root.name !== 'vcalendar') throw new NodeError('ical_parse_error', { problem: 'VCALENDAR' });
   const out: ImportedRange[] = [];
   const push = (start: InstanceType<typeof ICAL.Time>, end: InstanceType<typeof ICAL.Time> | null, note: string | null) => {
     const s = dateOf(start, timeZone);
@@ -145,7 +142,7 @@ export function parseIcsBlocks(text: string, timeZone: string, until: string): I
     if (String(v.getFirstPropertyValue('status') ?? '').toUpperCase() === 'CANCELLED') continue;
     if (String(v.getFirstPropertyValue('transp') ?? '').toUpperCase() === 'TRANSPARENT') continue;
     const ev = new ICAL.Event(v);
-    if (!ev.startDate) throw new NodeError('ical_parse_error', 'a VEVENT has no DTSTART');
+    if (!ev.startDate) throw new NodeError('ical_parse_error', { problem: 'event: a VEVENT has no DTSTART' });
     const note = ev.summary ? ev.summary.slice(0, 200) : null;
     if (ev.isRecurring()) {
       const it = ev.iterator();

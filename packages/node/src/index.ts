@@ -106,9 +106,9 @@ export { dnsNamePattern } from './dns-name.js';
 // Errors: data with stable codes.
 export {
   InvalidPropertyError,
-  NODE_ERRORS,
+  NODE_CODES,
+  type NodeCode,
   NodeError,
-  type NodeErrorCode,
   OfferRequestError,
 } from './errors.js';
 // Operations: health and readiness (`/healthz`, `/readyz`).

@@ -22,7 +22,7 @@ import type { NodeStore, SigningKeyRecord } from './store/store.js';
 const KID_SAFE = /^[a-z0-9.-]+-\d{4}-\d{2}-\d{2}-\d{2,}$/;
 
 function keyFile(keysDir: string, kid: string): string {
-  if (!KID_SAFE.test(kid)) throw new NodeError('invalid_kid', 'not a kid this node issues');
+  if (!KID_SAFE.test(kid)) throw new NodeError('invalid_kid');
   return join(keysDir, `${kid}.jwk`);
 }
 
@@ -129,9 +129,9 @@ export async function activateNewKey(
  */
 export async function revokeKeyIn(store: NodeStore, keysDir: string, domain: string, kid: string, retentionMs: number, now: number) {
   const key = (await store.keys()).find((k) => k.kid === kid);
-  if (!key) throw new NodeError('unknown_kid', `no key ${kid} in this node's key ring`);
+  if (!key) throw new NodeError('unknown_kid', { kid });
   const state = keyStateAt(key, now);
-  if (state === 'revoked') throw new NodeError('already_revoked', `${kid} is already revoked`);
+  if (state === 'revoked') throw new NodeError('already_revoked', { kid });
   const replacement = state !== 'retired' ? await activateNewKey(store, keysDir, domain, retentionMs, now) : null;
   await store.setKeyStatus(kid, 'revoked', now);
   rmSync(keyFile(keysDir, kid), { force: true });
@@ -157,7 +157,7 @@ export function keyFileSource(keysDir: string): PrivateKeySource {
     try {
       return JSON.parse(readFileSync(keyFile(keysDir, kid), 'utf8')) as Ed25519PrivateJwk;
     } catch (cause) {
-      throw new NodeError('private_key_missing', `the private key file for ${kid} is missing or unreadable`, undefined, { cause });
+      throw new NodeError('private_key_missing', { kid }, { cause });
     }
   };
 }
@@ -185,7 +185,7 @@ export class KeyRing {
     const c = this.chosen;
     if (this.active && c?.keys === keys && now >= c.from && now < c.until) return this.active;
     const rec = signingKeyAt(keys, now);
-    if (!rec) throw new NodeError('no_active_key', 'the key ring has no active signing key');
+    if (!rec) throw new NodeError('no_active_key');
     if (this.active?.kid !== rec.kid) {
       const signer = createJwsSigner(this.privateKey(rec.kid), rec.kid);
       const { onSign } = this;
@@ -212,7 +212,7 @@ export class KeyRing {
 
   /** The signer last seen active (sync, for the service contract). */
   current(): JwsSigner {
-    if (!this.active) throw new NodeError('no_active_key', 'the key ring has not been loaded');
+    if (!this.active) throw new NodeError('no_active_key');
     return this.active;
   }
 }

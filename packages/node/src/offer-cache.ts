@@ -126,9 +126,6 @@ export class OfferCache {
 /** The cache for `maxAgeSeconds` (`--offer-cache-max-age`), or none when it is 0. */
 export function createOfferCache(maxAgeSeconds: number, maxBytes?: number): OfferCache | null {
   if (!Number.isInteger(maxAgeSeconds) || maxAgeSeconds < 0 || maxAgeSeconds > MAX_OFFER_CACHE_MAX_AGE_SECONDS)
-    throw new NodeError(
-      'invalid_offer_cache_max_age',
-      `the offer cache max-age is an integer from 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS} seconds`,
-    );
+    throw new NodeError('invalid_offer_cache_max_age', { max: MAX_OFFER_CACHE_MAX_AGE_SECONDS });
   return maxAgeSeconds === 0 ? null : new OfferCache({ maxAgeSeconds, ...(maxBytes !== undefined ? { maxBytes } : {}) });
 }

@@ -79,7 +79,7 @@ export function issueMcpReceipt(input: IssueMcpReceiptInput): VrpReceipt {
   const offer = envelope.offer;
   const domain = service.canonicalDomain;
   if (offer.canonical_domain !== domain || !offer.request) {
-    throw new NodeError('receipt_unbuildable', 'the envelope is not an offer of this node with a request echo');
+    throw new NodeError('receipt_unbuildable', { problem: 'it is not an offer of this node with a request echo' });
   }
   const { check_in, check_out } = offer.request;
   const ref = offerRef(domain, check_in, check_out);
@@ -87,7 +87,8 @@ export function issueMcpReceipt(input: IssueMcpReceiptInput): VrpReceipt {
   // offer lifetime after rotation (Core VRP v0.1 §3.1), so a transport layer signed before the rotation
   // stays verifiable for its whole window (receipt-v1 D2).
   const lifetimeMs = Date.parse(offer.valid_until) - Date.parse(offer.generated_at);
-  if (!(lifetimeMs > 0)) throw new NodeError('receipt_unbuildable', 'the offer has no positive generated_at..valid_until lifetime');
+  if (!(lifetimeMs > 0))
+    throw new NodeError('receipt_unbuildable', { problem: 'the offer has no positive generated_at..valid_until lifetime' });
   const servedAt = toUtcSecond(service.now());
   const assertion = buildMcpTransportAssertion({
     tool: input.tool,

@@ -102,7 +102,7 @@ export const SERVER_LIMITS = {
 
 /** `max` as a connection cap (per client or in all), or a `invalid_connection_cap` error. */
 export function checkConnectionCap(max: number): number {
-  if (!Number.isInteger(max) || max < 1) throw new NodeError('invalid_connection_cap', 'a connection cap is a positive integer');
+  if (!Number.isInteger(max) || max < 1) throw new NodeError('invalid_connection_cap');
   return max;
 }
 
@@ -151,7 +151,7 @@ function readTlsFile(file: string, what: string): string {
     return readFileSync(file, 'utf8');
   } catch (cause) {
     const reason = (cause as NodeJS.ErrnoException).code ?? 'error';
-    throw new NodeError('tls_unreadable', `cannot read the TLS ${what} ${file}: ${reason}`, { file, reason });
+    throw new NodeError('tls_unreadable', { what, file, reason });
   }
 }
 
@@ -164,23 +164,19 @@ export async function loadServeTls(
   domain: string,
 ): Promise<{ certPem: string; keyPem: string; caFile?: string; caPem?: string } | null> {
   // Two processes renewing one certificate would race for the challenge and the files.
-  if (o.acme) throw new NodeError('acme_single_process', '--acme runs in one process: drop --workers');
+  if (o.acme) throw new NodeError('acme_single_process');
   if (o.behindProxy) {
-    if (o.tlsCert || o.tlsKey || o.dev)
-      throw new NodeError('tls_behind_proxy', 'behind a proxy the proxy holds the certificate: drop --tls-cert, --tls-key and --dev');
+    if (o.tlsCert || o.tlsKey || o.dev) throw new NodeError('tls_behind_proxy');
     return null;
   }
   if (o.tlsCert || o.tlsKey) {
-    if (!o.tlsCert || !o.tlsKey) throw new NodeError('tls_incomplete', '--tls-cert and --tls-key go together');
+    if (!o.tlsCert || !o.tlsKey) throw new NodeError('tls_incomplete');
     const pair = { certPem: readTlsFile(o.tlsCert, 'certificate'), keyPem: readTlsFile(o.tlsKey, 'key') };
     checkServingCertificate(pair, domain, { cert: o.tlsCert, key: o.tlsKey });
     return pair;
   }
   if (o.dev) return ensureDevTls(nodePaths(o.dataDir).tls, domain);
-  throw new NodeError(
-    'tls_required',
-    'a node serves https only: pass --tls-cert and --tls-key, --dev for a local dev CA, or --behind-proxy behind a TLS-terminating proxy',
-  );
+  throw new NodeError('tls_required');
 }
 
 /** Plain http for a reverse proxy (see behind-proxy.ts): never on a public address. */
@@ -191,11 +187,7 @@ function serveBehindProxy(
   port: number,
   domain: string,
 ) {
-  if (!isPrivateListenAddress(host))
-    throw new NodeError(
-      'proxy_listen_public',
-      `behind a proxy the node speaks plain http, so it listens on a loopback or private address only, not ${host}`,
-    );
+  if (!isPrivateListenAddress(host)) throw new NodeError('proxy_listen_public', { host });
   const trusted = trustedProxyList(trustedProxies);
   return serve({
     fetch: (req, env) => {
@@ -252,8 +244,7 @@ async function startServeAcme(
   onError: (e: unknown) => void,
 ): Promise<AcmeCertificates | undefined> {
   if (!o.acme) return undefined;
-  if (o.tlsCert || o.tlsKey || o.dev || o.behindProxy)
-    throw new NodeError('acme_conflict', '--acme obtains the certificate itself: drop --tls-cert, --tls-key, --dev and --behind-proxy');
+  if (o.tlsCert || o.tlsKey || o.dev || o.behindProxy) throw new NodeError('acme_conflict');
   return (await import('./acme.js')).startAcme({ ...o.acme, tlsDir: nodePaths(o.dataDir).tls, domain, host, onError });
 }
 
@@ -318,7 +309,7 @@ async function listenNode(
   await new Promise<void>((resolveListen, reject) => {
     server.once('listening', resolveListen);
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new NodeError('listen_failed', `cannot listen on ${host}:${port}: ${e.code ?? e.message}`, { host, port })),
+      reject(new NodeError('listen_failed', { address: `${host}:${port}`, reason: e.code ?? e.message }, { details: { host, port } })),
     );
   });
   return server;

@@ -56,8 +56,7 @@ function reportFailedSync(r: FeedSyncResult): void {
 
 /** Sync the store's feeds in the background until `stop()`; the first pass starts at once. */
 export function startCalendarSync(store: NodeStore, o: CalendarSyncOptions): CalendarSync {
-  if (!Number.isFinite(o.intervalMs) || o.intervalMs <= 0)
-    throw new NodeError('invalid_sync_interval', 'the sync interval is a positive duration');
+  if (!Number.isFinite(o.intervalMs) || o.intervalMs <= 0) throw new NodeError('invalid_sync_interval');
   const clock = o.clock ?? systemClock;
   const onResult = o.onResult ?? reportFailedSync;
   /** Per feed name: failures in a row and when (real time) it is due. */

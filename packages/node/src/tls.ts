@@ -182,25 +182,18 @@ export function checkServingCertificate(pair: PemKeyPair, domain: string, files:
   try {
     cert = new X509Certificate(pair.certPem);
   } catch {
-    throw new NodeError('tls_invalid', `${files.cert} is not a PEM certificate`, { file: files.cert });
+    throw new NodeError('tls_invalid', { file: files.cert, what: 'certificate' });
   }
   let key: ReturnType<typeof createPrivateKey>;
   try {
     key = createPrivateKey(pair.keyPem);
   } catch {
-    throw new NodeError('tls_invalid', `${files.key} is not a PEM private key`, { file: files.key });
+    throw new NodeError('tls_invalid', { file: files.key, what: 'private key' });
   }
   if (!cert.checkPrivateKey(key)) {
-    throw new NodeError('tls_key_mismatch', `the private key in ${files.key} does not belong to the certificate in ${files.cert}`, {
-      cert: files.cert,
-      key: files.key,
-    });
+    throw new NodeError('tls_key_mismatch', { cert: files.cert, key: files.key });
   }
   if (cert.checkHost(domain) === undefined) {
-    throw new NodeError(
-      'tls_wrong_domain',
-      `the certificate in ${files.cert} does not cover ${domain} (it names ${cert.subjectAltName ?? cert.subject.replace(/\n/g, ', ')})`,
-      { file: files.cert, domain },
-    );
+    throw new NodeError('tls_wrong_domain', { file: files.cert, domain, names: cert.subjectAltName ?? cert.subject.replace(/\n/g, ', ') });
   }
 }

@@ -86,10 +86,7 @@ export function isRefusedFeedAddress(address: string): boolean {
 }
 
 function addressRefused(host: string): NodeError {
-  return new NodeError(
-    'feed_address_refused',
-    `the feed host ${host.slice(0, 253)} is (or resolves to) a loopback, private, link-local or reserved address; the sync worker fetches public addresses only`,
-  );
+  return new NodeError('feed_address_refused', { host: host.slice(0, 253) });
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -1,10 +1,10 @@
 /**
- * The protocol's one code registry: every code this package returns or throws, with its message
+ * The protocol's one code table (core's `CodeTable`): every code this package returns or throws, with its message
  * and, where one applies, the HTTP status a node answers it with. Codes are the contract (scripts
  * and agents match on them); messages are the default text and may change. The offer request's
  * and the booking endpoint's tables (`OFFER_REQUEST_ERRORS`, `BOOKING_ERRORS`) are views of it.
  */
-import { type ErrorCodeEntry, errorClassFor } from '@vrpkit/core';
+import { type CodeArgs, CodedError, type CodeTable } from '@vrpkit/core';
 
 /** Registry entries of one status from their messages. */
 function withStatus<S extends number, const M extends Record<string, string>>(
@@ -48,30 +48,34 @@ const BOOKING = {
   BOOKING_RATE_LIMITED: { status: 429, message: 'too many booking requests from this address' },
   /** The client address created its most holds for the last 24 hours (`--booking-holds-per-day`). */
   BOOKING_TOO_MANY_HOLDS: { status: 429, message: 'this address has made the most booking requests allowed in 24 hours' },
-} as const satisfies Record<string, ErrorCodeEntry>;
+} as const satisfies CodeTable;
 
-export const PROTOCOL_ERRORS = {
+export const PROTOCOL_CODES = {
   ...OFFER_REQUEST,
   ...BOOKING,
   // MCP Composition Profile, argument key casing.
   invalid_tool_arguments: { message: 'tool-call arguments must be a JSON object' },
-  conflicting_argument_alias: { message: 'the arguments carry an alias and its snake_case key with different values' },
-} as const satisfies Record<string, ErrorCodeEntry>;
+  conflicting_argument_alias: { message: 'arguments carry both {key} and {target} with different values', details: ['key', 'target'] },
+} as const satisfies CodeTable;
 
 /** The offer request's codes, in the order `parseOfferRequest` refuses (first one wins). */
 export const OFFER_REQUEST_CODES = Object.keys(OFFER_REQUEST) as (keyof typeof OFFER_REQUEST)[];
 /** The booking-request endpoint's codes. */
 export const BOOKING_CODES = Object.keys(BOOKING) as (keyof typeof BOOKING)[];
 
-export type ProtocolErrorCode = keyof typeof PROTOCOL_ERRORS;
+export type ProtocolCode = keyof typeof PROTOCOL_CODES;
 
-/** An error this package throws for a value it cannot read: `code` is always a registry code. */
-export class ProtocolError extends errorClassFor(PROTOCOL_ERRORS) {}
+/** An error this package throws for a value it cannot read: `code` is always a `PROTOCOL_CODES` code. */
+export class ProtocolError extends CodedError<typeof PROTOCOL_CODES> {
+  constructor(...args: CodeArgs<typeof PROTOCOL_CODES>) {
+    super(PROTOCOL_CODES, args);
+  }
+}
 
 /** One group of the registry as a table of `pick(entry)` by code (the offer request's messages, the booking endpoint's statuses). */
-export function registryView<C extends ProtocolErrorCode, V>(
+export function registryView<C extends ProtocolCode, V>(
   codes: readonly C[],
-  pick: (entry: (typeof PROTOCOL_ERRORS)[C]) => V,
+  pick: (entry: (typeof PROTOCOL_CODES)[C]) => V,
 ): Readonly<Record<C, V>> {
-  return Object.fromEntries(codes.map((code) => [code, pick(PROTOCOL_ERRORS[code])])) as Record<C, V>;
+  return Object.fromEntries(codes.map((code) => [code, pick(PROTOCOL_CODES[code])])) as Record<C, V>;
 }

@@ -60,8 +60,8 @@ export { DATE_TIME_PATTERN, dateTimeMs, dayNumber } from './dates.js';
 export type { DiscoveryDocumentCheck, DiscoveryDocumentCode } from './discovery.js';
 export { checkDiscoveryDocument } from './discovery.js';
 // The one code registry: every code this package returns or throws, with its HTTP status where one applies.
-export type { ProtocolErrorCode } from './errors.js';
-export { OFFER_REQUEST_CODES, PROTOCOL_ERRORS, ProtocolError } from './errors.js';
+export type { ProtocolCode } from './errors.js';
+export { OFFER_REQUEST_CODES, PROTOCOL_CODES, ProtocolError } from './errors.js';
 // VRP receipt envelope v1 and the MCP Composition Profile: the receipt and transport assertion
 // shapes, argument key casing, the arguments digest and binding an assertion to an observed call.
 export type { McpTransportAssertionInput, ObservedToolCall } from './mcp-profile.js';

@@ -43,10 +43,7 @@ export function normalizeToolArguments(args: unknown): Record<string, unknown> {
     const target = OFFER_ARGUMENT_ALIASES.get(key) ?? key;
     if (target !== key && Object.hasOwn(args, target)) {
       if (!sameJsonValue(args[target], value)) {
-        throw new ToolArgumentsError('conflicting_argument_alias', `arguments carry both ${key} and ${target} with different values`, {
-          key,
-          target,
-        });
+        throw new ToolArgumentsError('conflicting_argument_alias', { key, target });
       }
       continue; // the snake_case key already carries this value
     }
@@ -151,7 +148,7 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 export function offerRef(canonicalDomain: string, checkIn: IsoDate, checkOut: IsoDate): string {
   const a = ISO_DATE.exec(checkIn);
   const b = ISO_DATE.exec(checkOut);
-  if (!a || !b) throw new ProtocolError('invalid_date', 'check_in and check_out must be YYYY-MM-DD');
+  if (!a || !b) throw new ProtocolError('invalid_date');
   const end = a[1] !== b[1] ? checkOut : a[2] !== b[2] ? `${b[2]}-${b[3]}` : b[3];
   return `offer:${canonicalDomain}:${checkIn}/${end}`;
 }

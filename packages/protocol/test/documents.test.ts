@@ -13,7 +13,7 @@ import {
   dateTimeMs,
   NODE_PATHS,
   OFFER_REQUEST_ERRORS,
-  PROTOCOL_ERRORS,
+  PROTOCOL_CODES,
   parseOfferRequest,
   readOfferPayload,
   SURFACES,
@@ -151,10 +151,10 @@ describe('names and codes in one place', () => {
 
   it('the offer-request and booking tables are views of the registry', () => {
     for (const [code, message] of Object.entries(OFFER_REQUEST_ERRORS)) {
-      expect(PROTOCOL_ERRORS[code as keyof typeof PROTOCOL_ERRORS]).toEqual({ status: 400, message });
+      expect(PROTOCOL_CODES[code as keyof typeof PROTOCOL_CODES]).toEqual({ status: 400, message });
     }
     for (const [code, status] of Object.entries(BOOKING_ERRORS)) {
-      expect(PROTOCOL_ERRORS[code as keyof typeof PROTOCOL_ERRORS]).toMatchObject({ status });
+      expect(PROTOCOL_CODES[code as keyof typeof PROTOCOL_CODES]).toMatchObject({ status });
     }
   });
 });

@@ -82,7 +82,7 @@ export interface VerifyDeps {
  */
 export function checkOfferRequest(args: OfferRequestInput): OfferRequestArgs {
   const parsed = parseOfferRequest(args);
-  if (!parsed.ok) throw new AgentUsageError(parsed.error.code, parsed.error.message);
+  if (!parsed.ok) throw new AgentUsageError(parsed.error.code, { reason: parsed.error.message });
   const { check_in, check_out, guests } = parsed.request;
   return { check_in, check_out, guests };
 }

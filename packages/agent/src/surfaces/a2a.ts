@@ -138,7 +138,7 @@ async function viaLegacy(cardUrl: URL, args: OfferArgs, ctx: SurfaceContext): Pr
   try {
     // No A2A-Version header: a 0.3 reader gets the 0.3 card.
     const res = await ctx.fetch(cardUrl.href, { headers: { accept: 'application/json' } });
-    if (!res.ok) return unreachable(new AgentError('a2a_unreachable', `agent card answered HTTP ${res.status}`));
+    if (!res.ok) return unreachable(new AgentError('a2a_unreachable', { status: res.status }));
     card = asRecord(await res.json()) ?? {};
   } catch (e) {
     return unreachable(e);

@@ -1,5 +1,5 @@
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
-import { type AgentErrorCode, AgentUsageError } from '../errors.js';
+import { type AgentCode, AgentUsageError } from '../errors.js';
 import type { ListedTool, SurfaceError, SurfaceFetch } from './types.js';
 
 /**
@@ -20,22 +20,23 @@ export function surfaceUrl(target: string, defaultPath: string): URL {
   try {
     url = new URL(target);
   } catch {
-    throw new AgentUsageError('invalid_target', `not an absolute URL: ${target}`);
+    throw new AgentUsageError('invalid_target', { what: 'an absolute URL', target });
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AgentUsageError('invalid_target', `not an http(s) URL: ${target}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new AgentUsageError('invalid_target', { what: 'an http(s) URL', target });
   if (url.pathname === '/' && !url.search) url.pathname = defaultPath;
   return url;
 }
 
 /** A thrown value as a report error with a stable code (the thrower's own code when it has one). */
-export function errorOf(e: unknown, fallbackCode: AgentErrorCode): SurfaceError {
+export function errorOf(e: unknown, fallbackCode: AgentCode): SurfaceError {
   const code = (e as { code?: unknown })?.code;
   const message = e instanceof Error ? e.message : String(e);
   return { code: typeof code === 'string' && /^[a-z][a-z0-9_]*$/.test(code) ? code : fallbackCode, message: message.slice(0, 500) };
 }
 
 /** A surface that could not be read at all: nothing listed, nothing called, the failure as a coded error. */
-export function unreachableSurface(url: URL, e: unknown, fallbackCode: AgentErrorCode): SurfaceFetch {
+export function unreachableSurface(url: URL, e: unknown, fallbackCode: AgentCode): SurfaceFetch {
   return {
     surface_url: url.href,
     served_from: [url.hostname],

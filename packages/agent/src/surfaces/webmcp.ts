@@ -100,11 +100,11 @@ function verifiedLeafSpki(host: string, port: number, dial: { host: string; port
     const socket = connect({ host: dial.host, port: dial.port, servername: host, ca, rejectUnauthorized: true, timeout: 5_000 }, () => {
       const cert = socket.getPeerX509Certificate();
       socket.end();
-      if (!cert) reject(new AgentError('page_unreachable', `no certificate from ${host}:${port}`));
+      if (!cert) reject(new AgentError('page_unreachable', { reason: `no certificate from ${host}:${port}` }));
       else resolve(spkiSha256(cert));
     });
     socket.once('error', reject);
-    socket.once('timeout', () => socket.destroy(new AgentError('page_unreachable', `TLS to ${host}:${port} timed out`)));
+    socket.once('timeout', () => socket.destroy(new AgentError('page_unreachable', { reason: `TLS to ${host}:${port} timed out` })));
   });
 }
 
@@ -144,13 +144,13 @@ async function launchBrowser(pageUrl: URL, ctx: SurfaceContext): Promise<Browser
   // other surfaces of the same run down with it.
   const executablePath = chromiumExecutable(ctx.options.browser);
   const missing = chromiumUnavailable(executablePath);
-  if (missing) return unreachableSurface(pageUrl, new AgentError('browser_unavailable', missing), 'browser_unavailable');
+  if (missing) return unreachableSurface(pageUrl, new AgentError('browser_unavailable', { reason: missing }), 'browser_unavailable');
   try {
     return await chromium.launch({ executablePath, args: [...CHROMIUM_BASE_ARGS, ...networkArgs] });
   } catch (e) {
     const why = (e instanceof Error ? e.message : String(e)).split('\n')[0];
     const message = `Chromium at ${executablePath} did not start (${why}); ${CHROMIUM_ENV} names the browser`;
-    return unreachableSurface(pageUrl, new AgentError('browser_unavailable', message), 'browser_unavailable');
+    return unreachableSurface(pageUrl, new AgentError('browser_unavailable', { reason: message }), 'browser_unavailable');
   }
 }
 
@@ -218,7 +218,8 @@ async function readPage(browser: Browser, pageUrl: URL, args: OfferArgs, ctx: Su
   } catch (e) {
     return unreachable(e);
   }
-  if (!response?.ok()) return unreachable(new AgentError('page_unreachable', `the page answered HTTP ${response?.status() ?? 'nothing'}`));
+  if (!response?.ok())
+    return unreachable(new AgentError('page_unreachable', { reason: `the page answered HTTP ${response?.status() ?? 'nothing'}` }));
   const toolWaitMs = ctx.options.browser?.toolWaitMs ?? DEFAULT_TOOL_WAIT_MS;
   await Promise.race([registeredOnce.then(() => page.waitForTimeout(REGISTRATION_SETTLE_MS)), page.waitForTimeout(toolWaitMs)]);
   const { frameTree } = (await cdp.send('Page.getFrameTree')) as unknown as { frameTree: FrameTree };

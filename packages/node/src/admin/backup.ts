@@ -80,8 +80,7 @@ export interface BackupNodeResult {
 }
 
 function assertPassphrase(passphrase: string): void {
-  if (passphrase.length === 0)
-    throw new NodeError('passphrase_required', `a backup passphrase is required (--passphrase-file FILE or ${BACKUP_PASSPHRASE_ENV})`);
+  if (passphrase.length === 0) throw new NodeError('passphrase_required', { env: BACKUP_PASSPHRASE_ENV });
 }
 
 function deriveKey(passphrase: string, kdf: BackupHeader['kdf']): Buffer {
@@ -140,7 +139,7 @@ async function collectArchiveFiles(dataDir: string, store: 'sqlite' | 'postgres'
         ];
       }
     }
-    throw new NodeError('backup_inconsistent', 'the signing keys changed during every snapshot attempt; run the backup again');
+    throw new NodeError('backup_inconsistent');
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -191,9 +190,9 @@ function openBackup(file: string, passphrase: string): Archive {
   try {
     bytes = readFileSync(file);
   } catch (cause) {
-    throw new NodeError('backup_unreadable', `cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, { file });
+    throw new NodeError('backup_unreadable', { file, reason: (cause as NodeJS.ErrnoException).code ?? 'error' });
   }
-  const invalid = () => new NodeError('backup_invalid', `${file} is not a vrpkit node backup`, { file });
+  const invalid = () => new NodeError('backup_invalid', { file });
   if (bytes.length < MAGIC.length + 4 || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw invalid();
   const headerEnd = MAGIC.length + 4 + bytes.readUInt32BE(MAGIC.length);
   if (headerEnd + TAG_BYTES > bytes.length) throw invalid();
@@ -221,7 +220,7 @@ function openBackup(file: string, passphrase: string): Archive {
   try {
     plain = Buffer.concat([decipher.update(bytes.subarray(headerEnd, bytes.length - TAG_BYTES)), decipher.final()]);
   } catch {
-    throw new NodeError('backup_unauthenticated', `${file}: wrong passphrase, or the file was altered; nothing was restored`, { file });
+    throw new NodeError('backup_unauthenticated', { file });
   }
   const archive = JSON.parse(plain.toString('utf8')) as Archive;
   if (archive.format !== FORMAT || !Array.isArray(archive.files) || archive.files.some((f) => !ARCHIVE_PATH.test(f.path))) throw invalid();
@@ -250,8 +249,7 @@ export function restoreNode(o: RestoreNodeOptions): RestoreNodeResult {
   assertPassphrase(o.passphrase);
   const dataDir = resolve(o.dataDir);
   assertDataDirNotFile(o.dataDir);
-  if (existsSync(dataDir) && readdirSync(dataDir).length > 0)
-    throw new NodeError('data_dir_not_empty', `${o.dataDir} already exists and is not an empty directory`);
+  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) throw new NodeError('data_dir_not_empty', { dir: o.dataDir });
   const archive = openBackup(o.in, o.passphrase);
   const tmp = join(dirname(dataDir), `.${basename(dataDir)}.restore-${randomBytes(6).toString('hex')}`);
   mkdirSync(tmp, { recursive: true, mode: 0o700 });

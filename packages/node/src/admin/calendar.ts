@@ -11,7 +11,7 @@ const FEED_NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,62}$/i;
 
 /** A feed name: 1–63 letters, digits, `.`, `_`, `-` (a node's feeds and a platform tenant's alike). */
 export function assertFeedName(name: string): void {
-  if (!FEED_NAME_RE.test(name)) throw new NodeError('invalid_feed_name', 'a feed name is 1–63 letters, digits, . _ -');
+  if (!FEED_NAME_RE.test(name)) throw new NodeError('invalid_feed_name');
 }
 
 /**
@@ -27,7 +27,7 @@ function feedFilePath(file: string): string {
   } catch {
     // isFile stays false: missing or unreadable is the same refusal
   }
-  if (!isFile) throw new NodeError('feed_file_not_found', `no calendar file at ${path}`, { file: path });
+  if (!isFile) throw new NodeError('feed_file_not_found', { file: path });
   return path;
 }
 
@@ -36,7 +36,7 @@ export async function addCalendarFeed(
   o: NodeStoreOptions & { name: string; url?: string; file?: string },
 ): Promise<{ name: string; url: string | null; file: string | null }> {
   assertFeedName(o.name);
-  if (!!o.url === !!o.file) throw new NodeError('invalid_feed_source', 'give exactly one of --url or --file');
+  if (!!o.url === !!o.file) throw new NodeError('invalid_feed_source');
   if (o.url) assertFeedUrl(o.url);
   const feed = { name: o.name, url: o.url ?? null, file: o.file ? feedFilePath(o.file) : null };
   await withNodeStore(o, (store) => store.addFeed(feed, (o.clock ?? systemClock).now()));
@@ -50,9 +50,8 @@ export function syncCalendar(o: NodeStoreOptions & FeedFetchOptions): Promise<Fe
 
 /** `vrp node calendar block`: a host block or a booking taken elsewhere, nights `[from, to)`. */
 export async function addCalendarBlock(o: NodeStoreOptions & { from: string; to: string; kind?: 'block' | 'booking'; note?: string }) {
-  if (dayNumber(o.from) === null || dayNumber(o.to) === null)
-    throw new NodeError('invalid_date', '--from and --to must be real dates YYYY-MM-DD');
-  if (o.to <= o.from) throw new NodeError('invalid_range', '--to is the first free night and must be after --from');
+  if (dayNumber(o.from) === null || dayNumber(o.to) === null) throw new NodeError('invalid_date', { what: '--from and --to' });
+  if (o.to <= o.from) throw new NodeError('invalid_range', { what: '--to (the first free night)', rule: 'after --from' });
   return withNodeStore(o, async (store) => {
     const p = await store.property();
     return store.addBlock(
@@ -66,14 +65,14 @@ export async function addCalendarBlock(o: NodeStoreOptions & { from: string; to:
 /** `vrp node calendar unblock ID` (host blocks and bookings; imported ranges belong to their feed). */
 export function removeCalendarBlock(o: NodeStoreOptions & { id: string }): Promise<void> {
   return withNodeStore(o, async (store) => {
-    if (!(await store.removeBlock(o.id))) throw new NodeError('unknown_block', `no host block or booking with id ${o.id}`);
+    if (!(await store.removeBlock(o.id))) throw new NodeError('unknown_block', { id: o.id });
   });
 }
 
 /** `vrp node calendar remove-feed NAME`: the feed and every range it imported. */
 export function removeCalendarFeed(o: NodeStoreOptions & { name: string }): Promise<void> {
   return withNodeStore(o, async (store) => {
-    if (!(await store.removeFeed(o.name))) throw new NodeError('unknown_feed', `no calendar feed named ${o.name}`);
+    if (!(await store.removeFeed(o.name))) throw new NodeError('unknown_feed', { name: o.name });
   });
 }
 

@@ -22,17 +22,11 @@ const DOMAIN_RE = dnsNamePattern('{4,253}');
 
 export function assertCanonicalDomain(domain: string): void {
   if (!DOMAIN_RE.test(domain)) {
-    throw new NodeError(
-      'invalid_domain',
-      `"${domain.slice(0, 80)}" is not a canonical domain (lowercase DNS name such as villa.example, no scheme or port)`,
-    );
+    throw new NodeError('invalid_domain', { domain: domain.slice(0, 80) });
   }
   // RFC 3696 §2: a top-level domain is never all-numeric, so 127.0.0.1 is an address, not a name.
   if (/\.\d+$/.test(domain)) {
-    throw new NodeError(
-      'domain_is_ip_address',
-      `"${domain}" is an IP address; a node's canonical domain is a DNS name (such as villa.example) that its TLS certificate names`,
-    );
+    throw new NodeError('domain_is_ip_address', { domain });
   }
 }
 
@@ -69,7 +63,7 @@ export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
   const dataDir = resolve(o.dataDir);
   assertDataDirNotFile(o.dataDir);
   if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
-    throw new NodeError('data_dir_not_empty', `${o.dataDir} already exists and is not an empty directory`);
+    throw new NodeError('data_dir_not_empty', { dir: o.dataDir });
   }
   // Validate everything before writing anything.
   const property: PropertyDescription = o.propertyFile ? readPropertyFile(o.propertyFile) : sampleProperty(now);
@@ -85,7 +79,7 @@ export async function initNode(o: InitNodeOptions): Promise<InitNodeResult> {
     const target: StoreTarget = pgTarget ?? { kind: 'sqlite', file: nodePaths(tmp).sqlite };
     store = await NodeStore.open(target);
     if (pgTarget && (await store.db.selectFrom('node_info').select('id').executeTakeFirst())) {
-      throw new NodeError('store_not_empty', `PostgreSQL schema ${pgTarget.schema} already holds a node`);
+      throw new NodeError('store_not_empty', { schema: pgTarget.schema });
     }
     await store.putProperty(property, now);
     const { kid } = await activateNewKey(store, nodePaths(tmp).keys, o.domain, property.offer_lifetime_minutes * 60_000, now);

@@ -53,7 +53,7 @@ export const MAX_PUBLISH_AHEAD_SECONDS = 86_400;
 export async function rotateKey(o: NodeStoreOptions & { publishAheadSeconds?: number }) {
   const ahead = o.publishAheadSeconds ?? 0;
   if (!Number.isInteger(ahead) || ahead < 0 || ahead > MAX_PUBLISH_AHEAD_SECONDS)
-    throw new NodeError('invalid_publish_ahead', `publish-ahead is a whole number of seconds from 0 to ${MAX_PUBLISH_AHEAD_SECONDS}`);
+    throw new NodeError('invalid_publish_ahead', { max: MAX_PUBLISH_AHEAD_SECONDS });
   return withNodeStore(o, async (store) => {
     const { domain, keysDir, retentionMs, now } = await keyRingContext(store, o);
     return activateNewKey(store, keysDir, domain, retentionMs, now, ahead * 1000);

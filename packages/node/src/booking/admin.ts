@@ -16,7 +16,7 @@ const STATUSES: readonly BookingStatus[] = BookingStatusSchema.options;
 export function listBookings(o: NodeStoreOptions & { status?: string }): Promise<BookingRequestRecord[]> {
   const status = o.status;
   if (status !== undefined && !STATUSES.includes(status as BookingStatus))
-    throw new NodeError('invalid_booking_status', `--status is one of ${STATUSES.join(', ')}`);
+    throw new NodeError('invalid_booking_status', { statuses: STATUSES.join(', ') });
   return withNodeStore(o, async (store) => {
     await store.expireHolds((o.clock ?? systemClock).now());
     return store.bookingRequests(status as BookingStatus | undefined);
@@ -28,7 +28,7 @@ export function showBooking(o: NodeStoreOptions & { id: string }): Promise<Booki
   return withNodeStore(o, async (store) => {
     await store.expireHolds((o.clock ?? systemClock).now());
     const b = await store.bookingRequest(o.id);
-    if (!b) throw new NodeError('booking_not_found', `no booking request ${o.id}`, { id: o.id });
+    if (!b) throw new NodeError('booking_not_found', { id: o.id });
     return b;
   });
 }
@@ -39,13 +39,9 @@ export function decideBooking(o: NodeStoreOptions & { id: string; decision: 'con
     const now = (o.clock ?? systemClock).now();
     await store.expireHolds(now);
     const d = await store.decideHold(o.id, o.decision, now);
-    if (!d) throw new NodeError('booking_not_found', `no booking request ${o.id}`, { id: o.id });
+    if (!d) throw new NodeError('booking_not_found', { id: o.id });
     // Confirming a confirmed booking is refused like declining a decided one: the decision was already taken.
-    if (!d.decided)
-      throw new NodeError('booking_not_pending', `booking request ${o.id} is ${d.booking.status}, not pending`, {
-        id: o.id,
-        status: d.booking.status,
-      });
+    if (!d.decided) throw new NodeError('booking_not_pending', { id: o.id, status: d.booking.status });
     return d.booking;
   });
 }

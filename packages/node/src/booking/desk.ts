@@ -97,8 +97,7 @@ function shapeMessage(issues: readonly { path: readonly PropertyKey[]; message: 
 /** The desk's limits from its options, each checked (`invalid_hold_hours`, `invalid_booking_rate_limit`, `invalid_booking_holds_per_day`). */
 function limitsOf(o: BookingDeskOptions<unknown>): { holdHours: number; limiter: RateLimiter; holdCap: HoldCap | null } {
   const holdHours = o.holdHours ?? DEFAULT_HOLD_HOURS;
-  if (!(holdHours > 0 && holdHours <= MAX_HOLD_HOURS))
-    throw new NodeError('invalid_hold_hours', `the hold time is more than 0 and at most ${MAX_HOLD_HOURS} hours`);
+  if (!(holdHours > 0 && holdHours <= MAX_HOLD_HOURS)) throw new NodeError('invalid_hold_hours', { max: MAX_HOLD_HOURS });
   const perMinute = o.rateLimitPerMinute ?? DEFAULT_BOOKING_RATE_LIMIT;
   if (!Number.isInteger(perMinute) || perMinute < 1) throw new NodeError('invalid_booking_rate_limit');
   const holdsPerDay = o.holdsPerDay ?? DEFAULT_BOOKING_HOLDS_PER_DAY;

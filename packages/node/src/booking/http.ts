@@ -10,7 +10,7 @@ import type { Context, Hono } from 'hono';
 import type { ForwardedClientBindings } from '../behind-proxy.js';
 import { readBodyCapped } from '../http/body.js';
 import { HTML_SECURITY_HEADERS } from '../http/html.js';
-import { errorBody, JSON_TYPE } from '../http/json.js';
+import { errorBody, errorResponse, JSON_TYPE } from '../http/json.js';
 import type { OfferService } from '../service/index.js';
 import { type BookingAnswer, type BookingDesk, refuse } from './desk.js';
 import { renderBookingResult, renderBookPage } from './page.js';
@@ -76,8 +76,8 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
     }
     return jsonAnswer(await desk.request(input, client));
   });
-  app.all(BOOKING_REQUESTS_PATH, (c) =>
-    c.body(errorBody('method_not_allowed', `use POST on ${BOOKING_REQUESTS_PATH}`), 405, { 'content-type': JSON_TYPE, allow: 'POST' }),
+  app.all(BOOKING_REQUESTS_PATH, () =>
+    errorResponse('method_not_allowed', { methods: 'POST', path: BOOKING_REQUESTS_PATH }, { allow: 'POST' }),
   );
 
   // The page's form: the same desk; the fields are the JSON body's, the guest's flattened.
@@ -106,10 +106,5 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
     return html(await desk.request(input, client));
   });
   // `/book` is read (GET) and posted to (the form): every other method is 405 naming both (RFC 9110 §15.5.6).
-  app.all(BOOK_PATH, (c) =>
-    c.body(errorBody('method_not_allowed', `use GET or POST on ${BOOK_PATH}`), 405, {
-      'content-type': JSON_TYPE,
-      allow: 'GET, HEAD, POST',
-    }),
-  );
+  app.all(BOOK_PATH, () => errorResponse('method_not_allowed', { methods: 'GET or POST', path: BOOK_PATH }, { allow: 'GET, HEAD, POST' }));
 }

@@ -45,9 +45,9 @@ export function assertWebhookUrl(url: string): URL {
   try {
     u = new URL(url);
   } catch {
-    throw new NodeError('invalid_booking_webhook', 'the booking webhook is not a URL');
+    throw new NodeError('invalid_booking_webhook', { problem: 'is not a URL' });
   }
-  if (u.protocol !== 'https:') throw new NodeError('invalid_booking_webhook', 'the booking webhook must be an https URL');
+  if (u.protocol !== 'https:') throw new NodeError('invalid_booking_webhook', { problem: 'must be an https URL' });
   return u;
 }
 
@@ -65,13 +65,11 @@ function post(hook: BookingWebhook, body: string): Promise<void> {
       timeout: WEBHOOK_TIMEOUT_MS,
       ...(hook.ca ? { ca: [...rootCertificates, ...hook.ca] } : {}),
     });
-    req.on('timeout', () => req.destroy(new NodeError('webhook_timeout', 'the booking webhook did not answer in time')));
+    req.on('timeout', () => req.destroy(new NodeError('webhook_timeout')));
     req.on('response', (res) => {
       res.resume();
       const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
-      res.on('end', () =>
-        ok ? resolve() : reject(new NodeError('webhook_http_error', `the booking webhook answered HTTP ${res.statusCode}`)),
-      );
+      res.on('end', () => (ok ? resolve() : reject(new NodeError('webhook_http_error', { status: res.statusCode ?? 'nothing' }))));
     });
     req.on('error', reject);
     req.end(body);

@@ -110,13 +110,13 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   // a GET matches exactly one handler and Hono calls it directly, outside its middleware chain.
   app.notFound((c) => {
     const path = c.req.path;
-    if (READ_ONLY_PATHS.has(path)) return errorResponse('method_not_allowed', `use GET on ${path}`, { allow: 'GET, HEAD' });
-    return errorResponse('not_found', 'no such resource');
+    if (READ_ONLY_PATHS.has(path)) return errorResponse('method_not_allowed', { methods: 'GET', path }, { allow: 'GET, HEAD' });
+    return errorResponse('not_found');
   });
   // Internal failures never echo details to the client (they may name store or key files); user input never lands here.
   app.onError((e) => {
     options.onError?.(e);
-    return errorResponse('internal_error', 'the node could not complete the request');
+    return errorResponse('internal_error');
   });
 
   // The Host check and the log wrap the router instead of being middleware in it: with no

@@ -1,5 +1,6 @@
 import { isRecord, readStreamCapped } from '@vrpkit/core';
 import type { Context } from 'hono';
+import { nodeMessage } from '../errors.js';
 
 /**
  * Deepest nesting of objects and arrays a JSON request body may have. A tool call is a
@@ -84,7 +85,7 @@ export function jsonTooDeepResponse(request: unknown, status: number): Response 
     id,
     {
       code: -32602,
-      message: `Invalid params: the request nests deeper than ${MAX_JSON_DEPTH} levels`,
+      message: nodeMessage('json_too_deep', { max: MAX_JSON_DEPTH }),
       data: { code: 'json_too_deep', max_depth: MAX_JSON_DEPTH },
     },
     status,

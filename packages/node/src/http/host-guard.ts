@@ -1,4 +1,5 @@
 import { DNS_LABEL } from '../dns-name.js';
+import { nodeMessage } from '../errors.js';
 import { errorBody, JSON_TYPE } from './json.js';
 
 /**
@@ -9,7 +10,7 @@ import { errorBody, JSON_TYPE } from './json.js';
  * re-pointed at 127.0.0.1 sends its own Host).
  */
 export function canonicalHostOnly(domain: string): (req: Request) => Response | undefined {
-  const body = errorBody('misdirected_request', `this node serves https://${domain}`);
+  const body = errorBody('misdirected_request', nodeMessage('misdirected_request', { domain }));
   return (req) => {
     const host = requestHostName(req.headers.get('host'));
     if (host === domain || host?.endsWith(`.${domain}`)) return undefined;

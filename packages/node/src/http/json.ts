@@ -3,9 +3,9 @@
  * (the code's status from the registries), and the offer answer shared by the offer endpoint and
  * the WebMCP tool call: the signed envelope's exact bytes (Core VRP v0.1 §4–§5) or the refusal.
  */
-import type { ErrorCodeEntry } from '@vrpkit/core';
+import type { CodeEntry } from '@vrpkit/core';
 import type { OfferRequestRefusal } from '@vrpkit/protocol';
-import { NODE_ERRORS, type NodeErrorCode } from '../errors.js';
+import { NODE_CODES, type NodeCode, nodeMessage } from '../errors.js';
 import type { OfferOutcome } from '../service/index.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -15,10 +15,18 @@ export function errorBody(code: string, message: string): string {
   return JSON.stringify({ error: { code, message } });
 }
 
-/** A node error as its HTTP answer: the registry's status, `{"error":{"code","message"}}`, and any extra headers. */
-export function errorResponse(code: NodeErrorCode, message: string, headers: Record<string, string> = {}): Response {
-  const entry: ErrorCodeEntry = NODE_ERRORS[code];
-  return new Response(errorBody(code, message), { status: entry.status ?? 400, headers: { 'content-type': JSON_TYPE, ...headers } });
+/**
+ * A node code as its HTTP answer: the table's status, `{"error":{"code","message"}}` with the
+ * table's message for `params`, and any extra headers.
+ */
+export function errorResponse(
+  code: NodeCode,
+  params?: Readonly<Record<string, string | number>>,
+  headers: Record<string, string> = {},
+): Response {
+  const entry: CodeEntry = NODE_CODES[code];
+  const body = errorBody(code, nodeMessage(code, params));
+  return new Response(body, { status: entry.status ?? 400, headers: { 'content-type': JSON_TYPE, ...headers } });
 }
 
 /**

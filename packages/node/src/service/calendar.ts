@@ -74,9 +74,9 @@ export function alternativesFor(j: StayJudgement, s: OfferState): HostAlternativ
 
 /** Day-by-day availability and nightly rate from `from` for `days` days, at `t` (fail closed: on an unsafe calendar no night is open). */
 export function calendarDays(s: OfferState, from: string, days: number, t: number): CalendarDay[] {
-  if (dayNumber(from) === null) throw new OfferRequestError('invalid_date', 'from must be a real calendar date YYYY-MM-DD');
+  if (dayNumber(from) === null) throw new OfferRequestError('invalid_date', { what: 'from' });
   if (!Number.isInteger(days) || days < 1 || days > MAX_CALENDAR_DAYS)
-    throw new OfferRequestError('invalid_range', `days must be an integer from 1 to ${MAX_CALENDAR_DAYS}`);
+    throw new OfferRequestError('invalid_range', { what: 'days', rule: `an integer from 1 to ${MAX_CALENDAR_DAYS}` });
   const { p, feeds, blocks } = s;
   const dates = nightsOf(from, addDays(from, days));
   const blocked = blockedNights(blocks, dates);

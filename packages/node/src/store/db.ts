@@ -21,12 +21,12 @@ export function postgresTarget(url: string): PostgresTarget {
   try {
     u = new URL(url);
   } catch {
-    throw new NodeError('invalid_database_url', 'the database URL is not a URL');
+    throw new NodeError('invalid_database_url', { problem: 'the database URL is not a URL' });
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')
-    throw new NodeError('invalid_database_url', 'the database URL must be postgres://…');
+    throw new NodeError('invalid_database_url', { problem: 'the database URL must be postgres://…' });
   const schema = u.searchParams.get('schema') ?? 'public';
-  if (!PG_SCHEMA_RE.test(schema)) throw new NodeError('invalid_database_url', 'schema must be a lowercase SQL identifier');
+  if (!PG_SCHEMA_RE.test(schema)) throw new NodeError('invalid_database_url', { problem: 'schema must be a lowercase SQL identifier' });
   u.searchParams.delete('schema');
   return { kind: 'postgres', url: u.toString(), schema };
 }
@@ -65,13 +65,14 @@ export async function openNodeDatabase(target: StoreTarget): Promise<Kysely<Node
     sqlite.pragma('busy_timeout = 5000');
     db = new Kysely<NodeDatabase>({ dialect: new SqliteDialect({ database: cachingSqlite(sqlite) }) });
   } else {
-    if (!PG_SCHEMA_RE.test(target.schema)) throw new NodeError('invalid_database_url', 'schema must be a lowercase SQL identifier');
+    if (!PG_SCHEMA_RE.test(target.schema))
+      throw new NodeError('invalid_database_url', { problem: 'schema must be a lowercase SQL identifier' });
     const bootstrap = new pg.Client({ connectionString: target.url });
     try {
       await bootstrap.connect();
       await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema}"`);
     } catch (cause) {
-      throw new NodeError('database_unreachable', `cannot reach PostgreSQL: ${(cause as Error).message}`, undefined, { cause });
+      throw new NodeError('database_unreachable', { reason: (cause as Error).message }, { cause });
     } finally {
       await bootstrap.end().catch(() => {});
     }
@@ -87,7 +88,7 @@ export async function openNodeDatabase(target: StoreTarget): Promise<Kysely<Node
   if (error) {
     await db.destroy();
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new NodeError('migration_failed', `store migration ${failed} failed: ${(error as Error).message}`, undefined, { cause: error });
+    throw new NodeError('migration_failed', { name: String(failed), reason: (error as Error).message }, { cause: error });
   }
   return db;
 }

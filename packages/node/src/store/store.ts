@@ -171,7 +171,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox {
       .select(['canonical_domain', 'node_id', 'created_at'])
       .where('id', '=', 1)
       .executeTakeFirst();
-    if (!row) throw new NodeError('node_not_initialized', 'the store holds no node; run `vrp node init` first');
+    if (!row) throw new NodeError('node_not_initialized', { what: 'the store holds no node' });
     return row;
   }
 
@@ -240,12 +240,12 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox {
       db.selectFrom('rate_plan').selectAll().orderBy('seq').execute(),
       db.selectFrom('stay_fee').selectAll().orderBy('seq').execute(),
     ]);
-    if (!row) throw new NodeError('node_not_initialized', 'the store holds no property; run `vrp node init` first');
+    if (!row) throw new NodeError('node_not_initialized', { what: 'the store holds no property' });
     const { weekend_nights, ...facts } = JSON.parse(row.document) as Omit<PropertyDescription, 'rates' | 'fees'> & {
       weekend_nights: PropertyDescription['rates']['weekend_nights'];
     };
     const base = plans.find((r) => r.seq === 0);
-    if (!base) throw new NodeError('store_corrupt', 'the rate plan has no base rate');
+    if (!base) throw new NodeError('store_corrupt', { problem: 'the rate plan has no base rate' });
     return {
       ...facts,
       rates: {
@@ -465,7 +465,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox {
   async addFeed(feed: { name: string; url: string | null; file: string | null }, now: number): Promise<void> {
     await this.write(async (tx) => {
       const exists = await tx.selectFrom('calendar_feed').select('name').where('name', '=', feed.name).executeTakeFirst();
-      if (exists) throw new NodeError('feed_exists', `a calendar feed named ${feed.name} already exists`);
+      if (exists) throw new NodeError('feed_exists', { name: feed.name });
       await tx
         .insertInto('calendar_feed')
         .values({ ...feed, created_at: iso(now), event_count: 0 })

@@ -25,15 +25,14 @@ export function mountWebMcp(app: Hono, serviceOf: ServiceOf): void {
   app.post(WEBMCP_TOOL_CALL_PATH, async (c) => {
     const noStore = { 'cache-control': 'no-store' };
     const mediaType = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
-    if (mediaType !== 'application/json')
-      return errorResponse('unsupported_media_type', 'send the tool input as application/json', noStore);
+    if (mediaType !== 'application/json') return errorResponse('unsupported_media_type', { what: 'tool input' }, noStore);
     const read = await readBodyCapped(c, WEBMCP_MAX_BODY_BYTES);
-    if (!read.ok) return errorResponse('body_too_large', `the tool input is limited to ${WEBMCP_MAX_BODY_BYTES} bytes`, noStore);
+    if (!read.ok) return errorResponse('body_too_large', { what: 'tool input', max: WEBMCP_MAX_BODY_BYTES }, noStore);
     let input: unknown;
     try {
       input = JSON.parse(read.text);
     } catch {
-      return errorResponse('invalid_arguments', 'the tool input is not JSON', noStore);
+      return offerResponse({ ok: false, error: { code: 'invalid_arguments', message: 'the tool input is not JSON' } });
     }
     // Anything but one JSON object is the parser's invalid_arguments, as on MCP and A2A.
     return offerResponse(await offerFor(serviceOf(c), input));
