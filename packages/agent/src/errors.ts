@@ -5,7 +5,7 @@
  * beside the rules that decide them (`OfferReasonCode` is vrp-verify's, `ReceiptErrorCode` the
  * receipt envelope's, `DiscoveryDocumentCode` protocol's).
  */
-import { type CodeArgs, CodedError, type CodeTable } from '@vrpkit/core';
+import { type CodeArgs, type CodeTable, codedErrorClass } from '@vrpkit/core';
 import { OFFER_REQUEST_CODES, type OfferRequestErrorCode } from '@vrpkit/protocol';
 
 /** Network reads of the hardened fetch. Each is an unknown for the facts that depended on the read (Core VRP v0.1 §9). */
@@ -51,14 +51,9 @@ export const AGENT_CODES = {
   no_envelope: { message: 'the surface answered without an offer envelope' },
 } as const satisfies CodeTable;
 
-export type AgentCode = keyof typeof AGENT_CODES;
-
 /** An error of this package: `code` is always an `AGENT_CODES` code, its message the table's template filled in. */
-export class AgentError extends CodedError<typeof AGENT_CODES> {
-  constructor(...args: CodeArgs<typeof AGENT_CODES>) {
-    super(AGENT_CODES, args);
-  }
-}
+export class AgentError extends codedErrorClass(AGENT_CODES) {}
+export type AgentCode = AgentError['code'];
 
 /**
  * Why a network read failed. Every one of these is an unknown for the facts that depended on

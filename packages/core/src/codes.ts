@@ -2,7 +2,7 @@
  * Core's own code table (error-codes.ts): what the primitives throw for input they cannot take.
  * Verification never throws for a bad artifact; these are programmer and input errors.
  */
-import { type CodeArgs, CodedError, type CodeTable } from './error-codes.js';
+import { type CodeTable, codedErrorClass } from './error-codes.js';
 
 export const CORE_CODES = {
   /** RFC 8785: the value has no canonical JSON form (undefined, NaN, Infinity, a BigInt, a cycle …). */
@@ -15,11 +15,7 @@ export const CORE_CODES = {
 export type CoreCode = keyof typeof CORE_CODES;
 
 /** An error of this package: `code` is always a `CORE_CODES` code. */
-export class CoreError extends CodedError<typeof CORE_CODES> {
-  constructor(...args: CodeArgs<typeof CORE_CODES>) {
-    super(CORE_CODES, args);
-  }
-}
+export class CoreError extends codedErrorClass(CORE_CODES) {}
 
 /** The value cannot be expressed as RFC 8785 canonical JSON (undefined, NaN, Infinity, a function, a cycle …). */
 export class CanonicalizationError extends CoreError {

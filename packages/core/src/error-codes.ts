@@ -66,3 +66,15 @@ export class CodedError<T extends CodeTable> extends VrpError {
     );
   }
 }
+
+/**
+ * The error class of one code table, for a package whose class adds nothing of its own:
+ * `class XError extends codedErrorClass(X_CODES) {}` (its constructor takes `CodeArgs` of the table).
+ */
+export function codedErrorClass<T extends CodeTable>(table: T) {
+  return class extends CodedError<T> {
+    constructor(...args: CodeArgs<T>) {
+      super(table, args);
+    }
+  };
+}

@@ -18,7 +18,7 @@ export { CanonicalizationError, CORE_CODES, CoreError } from './codes.js';
 export { canonicalSha256Base64url, canonicalSha256Hex, sha256, sha256Base64url, sha256Hex } from './digest.js';
 // A package's code table: each code's message template and, where one applies, its HTTP or exit status.
 export type { CodeArgs, CodeEntry, CodeTable, MessageParams, RaiseOptions } from './error-codes.js';
-export { CodedError, formatMessage } from './error-codes.js';
+export { CodedError, codedErrorClass, formatMessage } from './error-codes.js';
 export { isVrpError, VrpError } from './errors.js';
 // RFC 7515 §7.1 compact JWS, RFC 8037 Ed25519 (EdDSA) keys and signatures, RFC 7638 thumbprints.
 export type {

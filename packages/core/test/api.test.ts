@@ -39,6 +39,7 @@ describe('@vrpkit/core public entry', () => {
         'CanonicalizationError',
         'CORE_CODES',
         'CoreError',
+        'codedErrorClass',
         'isVrpError',
         'VrpError',
         // code tables

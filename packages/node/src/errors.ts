@@ -4,7 +4,7 @@
  * (scripts, the CLI's `error[code]` lines and HTTP clients match on them); messages are reworded
  * here, and only here. The offer request's codes are protocol's (`PROTOCOL_CODES`).
  */
-import { type CodeArgs, CodedError, type CodeTable, formatMessage } from '@vrpkit/core';
+import { type CodeTable, codedErrorClass, formatMessage } from '@vrpkit/core';
 
 export const NODE_CODES = {
   // HTTP answers of the node's app (`{"error":{"code","message"}}`).
@@ -115,11 +115,7 @@ export const NODE_CODES = {
 export type NodeCode = keyof typeof NODE_CODES;
 
 /** Errors the node raises for bad input or bad state: `code` is always a `NODE_CODES` code. */
-export class NodeError extends CodedError<typeof NODE_CODES> {
-  constructor(...args: CodeArgs<typeof NODE_CODES>) {
-    super(NODE_CODES, args);
-  }
-}
+export class NodeError extends codedErrorClass(NODE_CODES) {}
 
 /** An offer request the node cannot answer as asked (Core VRP v0.1 §4): HTTP 400 `{error:{code,message}}`. */
 export class OfferRequestError extends NodeError {}

@@ -168,6 +168,7 @@ export {
   capConnectionsPerClient,
   checkConnectionCap,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+  listenWithLimits,
   SERVER_LIMITS,
   type ServedNode,
   type ServeNodeOptions,

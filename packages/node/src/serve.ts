@@ -128,6 +128,25 @@ export function capConnectionsPerClient(server: Server, max: number): void {
   });
 }
 
+/**
+ * The server's time limits (`SERVER_LIMITS`, the keep-alive `keepAliveMs` when given) and the
+ * per-client connection cap on `server`, then its `listening` event awaited; a listen error
+ * rejects with `failed(e)`. A node and the platform's listener are limited alike.
+ */
+export async function listenWithLimits(
+  server: Server,
+  o: { maxPerClient: number; keepAliveMs?: number; failed: (e: NodeJS.ErrnoException) => Error },
+): Promise<void> {
+  server.headersTimeout = SERVER_LIMITS.headersTimeout;
+  server.requestTimeout = SERVER_LIMITS.requestTimeout;
+  server.keepAliveTimeout = o.keepAliveMs ?? SERVER_LIMITS.keepAliveTimeout;
+  capConnectionsPerClient(server, o.maxPerClient);
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('listening', resolveListen);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(o.failed(e)));
+  });
+}
+
 function reportInternalError(e: unknown): void {
   const code = isVrpError(e) ? e.code : 'internal_error';
   process.stderr.write(`error[${code}]: ${e instanceof Error ? e.message : String(e)}\n`);
@@ -302,15 +321,9 @@ async function listenNode(
         })
       : serveBehindProxy(fetch, o.behindProxy?.trustedProxies ?? [], host, port, at.domain)
   ) as Server;
-  server.headersTimeout = SERVER_LIMITS.headersTimeout;
-  server.requestTimeout = SERVER_LIMITS.requestTimeout;
-  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeout;
-  capConnectionsPerClient(server, at.maxPerClient);
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('listening', resolveListen);
-    server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new NodeError('listen_failed', { address: `${host}:${port}`, reason: e.code ?? e.message }, { details: { host, port } })),
-    );
+  await listenWithLimits(server, {
+    maxPerClient: at.maxPerClient,
+    failed: (e) => new NodeError('listen_failed', { address: `${host}:${port}`, reason: e.code ?? e.message }, { details: { host, port } }),
   });
   return server;
 }

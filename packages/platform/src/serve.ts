@@ -16,11 +16,11 @@ import type { SecureContext, TLSSocket } from 'node:tls';
 import { type HttpBindings, serve } from '@hono/node-server';
 import { type Clock, isVrpError } from '@vrpkit/core';
 import {
-  capConnectionsPerClient,
   checkConnectionCap,
   createNodeApp,
   createOfferCache,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
+  listenWithLimits,
   type OfferCache,
   type RequestLogEntry,
   requestHostName,
@@ -212,18 +212,13 @@ async function listen(
       maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
     },
   }) as Server;
-  server.headersTimeout = SERVER_LIMITS.headersTimeout;
-  server.requestTimeout = SERVER_LIMITS.requestTimeout;
+  server.maxConnections = limits.maxConnections;
   // The headers timeout stays short: on Node 20 it bounds a request's head, not an idle
   // keep-alive connection (an idle connection outlives it; packages/platform/test/keep-alive.test.ts).
-  server.keepAliveTimeout = limits.keepAliveMs;
-  server.maxConnections = limits.maxConnections;
-  capConnectionsPerClient(server, limits.maxPerClient);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(new PlatformError('listen_failed', { address: at.host, reason: e.code ?? e.message })),
-    );
+  await listenWithLimits(server, {
+    maxPerClient: limits.maxPerClient,
+    keepAliveMs: limits.keepAliveMs,
+    failed: (e) => new PlatformError('listen_failed', { address: at.host, reason: e.code ?? e.message }),
   });
   return server;
 }

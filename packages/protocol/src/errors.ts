@@ -4,7 +4,7 @@
  * and agents match on them); messages are the default text and may change. The offer request's
  * and the booking endpoint's tables (`OFFER_REQUEST_ERRORS`, `BOOKING_ERRORS`) are views of it.
  */
-import { type CodeArgs, CodedError, type CodeTable } from '@vrpkit/core';
+import { type CodeTable, codedErrorClass } from '@vrpkit/core';
 
 /** Registry entries of one status from their messages. */
 function withStatus<S extends number, const M extends Record<string, string>>(
@@ -66,11 +66,7 @@ export const BOOKING_CODES = Object.keys(BOOKING) as (keyof typeof BOOKING)[];
 export type ProtocolCode = keyof typeof PROTOCOL_CODES;
 
 /** An error this package throws for a value it cannot read: `code` is always a `PROTOCOL_CODES` code. */
-export class ProtocolError extends CodedError<typeof PROTOCOL_CODES> {
-  constructor(...args: CodeArgs<typeof PROTOCOL_CODES>) {
-    super(PROTOCOL_CODES, args);
-  }
-}
+export class ProtocolError extends codedErrorClass(PROTOCOL_CODES) {}
 
 /** One group of the registry as a table of `pick(entry)` by code (the offer request's messages, the booking endpoint's statuses). */
 export function registryView<C extends ProtocolCode, V>(
