@@ -147,7 +147,7 @@ describe('vrp gate (CLI) on a real store', () => {
     expect((await vrp('gate', 'journal', '--db', db, '--database-url', 'postgres://x')).code).toBe(64);
     expect((await vrp('gate', 'bump-epoch', 'everything', '--db', db)).code).toBe(64);
     const missing = await vrp('gate', 'journal', '--db', join(dir, 'nope.db'));
-    expect(missing).toMatchObject({ code: 1, stderr: `error[no_store]: no authority store at ${join(dir, 'nope.db')}\n` });
+    expect(missing).toMatchObject({ code: 1, stderr: `error[no_store]: no gate store at ${join(dir, 'nope.db')}\n` });
   });
 
   it('policy check validates, classifies, and reports every problem', async () => {
