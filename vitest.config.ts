@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const pkgs = ['core', 'protocol', 'node', 'platform', 'agent', 'conformance', 'gate', 'cli'];
+const pkgs = ['core', 'sql', 'protocol', 'node', 'platform', 'agent', 'conformance', 'gate', 'cli'];
 
 // Tests run against the packages' TypeScript sources (no build step needed): each
 // `@vrpkit/x` import resolves to packages/x/src/index.ts. Child processes that tests

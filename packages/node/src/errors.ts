@@ -32,10 +32,7 @@ export const NODE_CODES = {
   node_not_initialized: { message: '{what}; run `vrp node init` first' },
   store_not_empty: { message: 'PostgreSQL schema {schema} already holds a node' },
   store_corrupt: { message: 'the store holds what no node writes: {problem}' },
-  invalid_database_url: { message: 'invalid database URL: {problem}' },
   database_url_required: { message: "this node's store is PostgreSQL: pass --database-url or set {env}" },
-  database_unreachable: { message: 'cannot reach PostgreSQL: {reason}' },
-  migration_failed: { message: 'store migration {name} failed: {reason}' },
   // Calendar feeds and blocks.
   invalid_feed_name: { message: 'a feed name is 1–63 letters, digits, . _ -' },
   invalid_feed_source: { message: 'give exactly one of --url or --file' },

@@ -129,6 +129,7 @@ export {
 // Node Tool Binding v0.1 §2–§5: the surfaces (mounted by `createNodeApp` from their registry); their paths are protocol's.
 export { MAX_JSON_DEPTH } from './http/body.js';
 export { requestHostName } from './http/host-guard.js';
+export { STORE_RETRY_AFTER_SECONDS, storeUnavailableResponse } from './http/json.js';
 // iCal import (one feed's sync), shared with the platform's sync workers.
 export {
   assertFeedUrl,
@@ -196,6 +197,8 @@ export {
   type SigningKeyRecord,
   type StoreSnapshot,
 } from './store/store.js';
+// The tables a platform holds per tenant, defined once (the platform's migrations add `domain`).
+export { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './store/tables.js';
 export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
 export {

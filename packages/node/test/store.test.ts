@@ -1,42 +1,29 @@
 /**
  * The node store: the same Kysely migrations and queries on a real SQLite file and on a real
  * PostgreSQL (when VRPKIT_TEST_PG_URL is set; each run uses its own schema
- * `vrp_node_test_<random>`, dropped afterwards). A whole node also runs on PostgreSQL end to end.
+ * `vrp_node_test_<random>`, testkit's `pgTestSchemas`, dropped afterwards). A whole node also runs on PostgreSQL end to end.
  */
 import { randomBytes } from 'node:crypto';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { fixedClock } from '@vrpkit/core';
 import { initNode, NodeStore, type ServedNode, type StoreTarget, sampleProperty, serveNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { nodeClient, tempDir } from '@vrpkit/testkit/node';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import pg from 'pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jwksAt } from '../src/keys.js';
 
-const PG_URL = testPgUrl('node store', 'the PostgreSQL cases (the SQLite cases run)');
+const pgs = pgTestSchemas('node store', 'the PostgreSQL cases (the SQLite cases run)');
 
 const tmp = tempDir('store');
-const pgSchemas: string[] = [];
-afterAll(async () => {
-  if (PG_URL && pgSchemas.length > 0) {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    for (const s of pgSchemas) await c.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-    await c.end();
-  }
-  tmp.cleanup();
-});
-
-function pgSchema(): string {
-  const s = `vrp_node_test_${randomBytes(5).toString('hex')}`;
-  pgSchemas.push(s);
-  return s;
-}
+afterAll(() => tmp.cleanup());
 
 const targets: { name: string; skip: boolean; target: () => StoreTarget }[] = [
   { name: 'SQLite', skip: false, target: () => ({ kind: 'sqlite', file: join(tmp.dir, `${randomBytes(4).toString('hex')}.sqlite`) }) },
-  { name: 'PostgreSQL', skip: !PG_URL, target: () => ({ kind: 'postgres', url: PG_URL!, schema: pgSchema() }) },
+  { name: 'PostgreSQL', skip: !pgs, target: () => ({ kind: 'postgres', url: pgs!.url, schema: pgs!.schema('vrp_node_test') }) },
 ];
 
 const T0 = Date.parse('2027-02-01T09:00:00Z');
@@ -144,15 +131,14 @@ describe.each(targets)('store on $name', ({ skip, target }) => {
   );
 });
 
-describe.skipIf(!PG_URL)('a whole node on PostgreSQL', () => {
+describe.skipIf(!pgs)('a whole node on PostgreSQL', () => {
   let node: ServedNode | undefined;
   afterAll(async () => {
     await node?.close();
   });
 
   it('init, serve and sign offers with the store in a PostgreSQL schema', async () => {
-    const schema = pgSchema();
-    const url = `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}schema=${schema}`;
+    const url = pgs!.schemaUrl('vrp_node_test');
     const dataDir = join(tmp.dir, 'pg-node');
     const r = await initNode({ domain: 'pg-node.example', dataDir, databaseUrl: url, clock: fixedClock(T0) });
     expect(r.store).toBe('postgres');
@@ -167,5 +153,35 @@ describe.skipIf(!PG_URL)('a whole node on PostgreSQL', () => {
     const envelope = JSON.parse(res.text) as OfferEnvelope;
     expect(envelope.offer.availability.available).toBe(true);
     expect(envelope.signature.kid).toBe('pg-node.example-2027-02-01-01');
+  });
+});
+
+/** Every table and index of an SQLite store with the SQL that created it. */
+function sqliteSchema(file: string): unknown[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare("select type, name, sql from sqlite_master where name not like 'sqlite_%' order by name").all();
+  } finally {
+    db.close();
+  }
+}
+
+describe('a store made before the SQL kit (issue 31 item 2)', () => {
+  // fixtures/store-43aece5.db: made by the migrations of commit 43aece5, with a row in each table the platform shares.
+  it('opens, keeps its data, and has exactly the schema the shared table definitions create', async () => {
+    const file = join(tmp.dir, 'earlier.sqlite');
+    copyFileSync(fileURLToPath(new URL('./fixtures/store-43aece5.db', import.meta.url)), file);
+    const store = await NodeStore.open({ kind: 'sqlite', file });
+    try {
+      expect(await store.nodeInfo()).toMatchObject({ canonical_domain: 'villa.example' });
+      expect((await store.listBlocks()).map((b) => [b.id, b.start_date, b.note])).toEqual([['blk_1', '2027-01-10', 'main']]);
+      expect((await store.feeds()).map((f) => [f.name, f.url, f.event_count])).toEqual([['airbnb', 'https://cal.example/a.ics', 3]]);
+      expect((await store.keys()).map((k) => [k.kid, k.status])).toEqual([['k1', 'active']]);
+    } finally {
+      await store.close();
+    }
+    const fresh = join(tmp.dir, 'fresh.sqlite');
+    await (await NodeStore.open({ kind: 'sqlite', file: fresh })).close();
+    expect(sqliteSchema(fresh)).toEqual(sqliteSchema(file));
   });
 });

@@ -6,11 +6,8 @@ import { type CodeArgs, CodedError, type CodeTable } from '@vrpkit/core';
  * on them); messages may be reworded here, and only here.
  */
 export const PLATFORM_CODES = {
-  // The database and the platform record.
+  // The database and the platform record (the database URL, reaching and migrating it: `SQL_CODES` of @vrpkit/sql).
   database_url_required: { message: 'pass --database-url or set {env}' },
-  invalid_database_url: { message: 'the database URL is postgres://…[?schema=name] or sqlite:PATH: {problem}' },
-  database_unreachable: { message: 'cannot reach the database {target}: {reason}' },
-  migration_failed: { message: 'platform migration {name} failed: {reason}' },
   platform_not_initialized: { message: 'the database holds no platform; run `vrp platform init` first' },
   // Master key custody.
   invalid_master_key: { message: 'the master key is 32 random bytes written as 64 hex digits or base64' },

@@ -3,6 +3,7 @@
  * database (PostgreSQL for several machines, SQLite for one).
  */
 
+export { redactedTarget } from '@vrpkit/sql';
 export {
   type CertificateSource,
   type CertificateStore,
@@ -44,7 +45,7 @@ export {
   type ServePlatformOptions,
   servePlatform,
 } from './serve.js';
-export { PLATFORM_DATABASE_URL_ENV, type PlatformTarget, platformTarget, redactedTarget } from './store/db.js';
+export { PLATFORM_DATABASE_URL_ENV, type PlatformTarget, platformTarget } from './store/db.js';
 export type { TenantStatus } from './store/schema.js';
 export {
   DEFAULT_SYNC_CONCURRENCY,

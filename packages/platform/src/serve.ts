@@ -25,7 +25,9 @@ import {
   type RequestLogEntry,
   requestHostName,
   SERVER_LIMITS,
+  storeUnavailableResponse,
 } from '@vrpkit/node';
+import { isConnectionLoss } from '@vrpkit/sql';
 import { type CertificateSource, type CertificateStore, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';
 import { errorBody, PLATFORM_CODES, PlatformError } from './errors.js';
 import type { MasterKey } from './master-key.js';
@@ -168,7 +170,8 @@ function platformFetch(r: Router): (req: Request, env: HttpBindings) => Response
       routed = await r.tenants.route(host);
     } catch (e) {
       r.onError(e);
-      return jsonAnswer('internal_error');
+      // The tenant's head could not be read: its store is away (issue 36 defect 1), or a bug.
+      return isConnectionLoss(e) ? storeUnavailableResponse() : jsonAnswer('internal_error');
     }
     return routed ? dispatch(routed, req, env, servername) : r.misdirected('unknown_host');
   };

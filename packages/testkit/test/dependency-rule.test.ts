@@ -3,7 +3,8 @@
  * import statements of its `src/**` and `test/**` TypeScript files.
  *
  *   core ← protocol ← {node, agent} ← conformance ← cli;  node ← platform ← cli;
- *   core ← gate ← {agent, cli, examples}  (gate never imports a VRP package);
+ *   core ← sql ← {node, gate}  (the SQL kit: store URLs, pools, migrations, shared tables);
+ *   core ← gate ← {agent, cli, examples}  (gate never imports a VRP package; sql is plumbing, not VRP);
  *   {agent, node} ← examples  (the booking example verifies offers and starts a local node to book at)
  *
  * No cycles; no relative import out of a package (another package is reached through its public
@@ -20,11 +21,12 @@ import { describe, expect, it } from 'vitest';
 /** Each package and the packages it may import directly; what those may import, it may too. */
 const EDGES: Readonly<Record<string, readonly string[]>> = {
   core: [],
+  sql: ['core'],
   protocol: ['core'],
-  node: ['protocol'],
+  node: ['protocol', 'sql'],
   agent: ['protocol', 'gate'],
   conformance: ['node', 'agent'],
-  gate: ['core'],
+  gate: ['core', 'sql'],
   platform: ['node'],
   cli: ['conformance', 'platform', 'gate'],
   examples: ['agent', 'node'],

@@ -5,6 +5,7 @@
  */
 import { sha256Hex } from '@vrpkit/core';
 import { BOOK_PATH, DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { isConnectionLoss } from '@vrpkit/sql';
 import { type Context, Hono } from 'hono';
 import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
@@ -13,7 +14,7 @@ import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
 import { mountSurfaces } from '../surfaces/registry.js';
 import { canonicalHostOnly } from './host-guard.js';
-import { errorResponse } from './json.js';
+import { errorResponse, storeUnavailableResponse } from './json.js';
 import { rawQuery } from './query.js';
 
 /** One structured log line per request. The query string is a digest: raw tool arguments never reach a log. */
@@ -114,9 +115,10 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
     return errorResponse('not_found');
   });
   // Internal failures never echo details to the client (they may name store or key files); user input never lands here.
+  // A lost store connection is 503, not a bug: the request failed closed and a retry may succeed.
   app.onError((e) => {
     options.onError?.(e);
-    return errorResponse('internal_error');
+    return isConnectionLoss(e) ? storeUnavailableResponse() : errorResponse('internal_error');
   });
 
   // The Host check and the log wrap the router instead of being middleware in it: with no

@@ -5,6 +5,7 @@
  */
 import type { CodeEntry } from '@vrpkit/core';
 import type { OfferRequestRefusal } from '@vrpkit/protocol';
+import { SQL_CODES } from '@vrpkit/sql';
 import { NODE_CODES, type NodeCode, nodeMessage } from '../errors.js';
 import type { OfferOutcome } from '../service/index.js';
 
@@ -27,6 +28,22 @@ export function errorResponse(
   const entry: CodeEntry = NODE_CODES[code];
   const body = errorBody(code, nodeMessage(code, params));
   return new Response(body, { status: entry.status ?? 400, headers: { 'content-type': JSON_TYPE, ...headers } });
+}
+
+/** Seconds a client is told to wait (`Retry-After`) while the store is unavailable. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * 503 `store_unavailable` with `Retry-After`: the store's connection is lost (PostgreSQL restarting
+ * or failing over, issue 36 defect 1). The request fails closed (nothing signed, nothing written)
+ * and a retry may succeed: the process reconnects by itself.
+ */
+export function storeUnavailableResponse(): Response {
+  const { status, message } = SQL_CODES.store_unavailable;
+  return new Response(errorBody('store_unavailable', message), {
+    status,
+    headers: { 'content-type': JSON_TYPE, 'retry-after': String(STORE_RETRY_AFTER_SECONDS) },
+  });
 }
 
 /**

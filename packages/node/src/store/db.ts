@@ -1,95 +1,27 @@
 import { resolve } from 'node:path';
+import { openDatabase, type PostgresTarget, parsePostgresTarget, type SqliteTarget } from '@vrpkit/sql';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, type SqliteDatabase, SqliteDialect } from 'kysely';
-import pg from 'pg';
-import { NodeError } from '../errors.js';
-import { nodeMigrationProvider } from './migrations.js';
+import type { Kysely } from 'kysely';
+import { nodeMigrations } from './migrations.js';
 import type { NodeDatabase } from './schema.js';
 
 /** Where a node's store lives: an SQLite file (embedded default) or a PostgreSQL schema (scale-out). */
-export type PostgresTarget = { kind: 'postgres'; url: string; schema: string };
-export type StoreTarget = { kind: 'sqlite'; file: string } | PostgresTarget;
+export type StoreTarget = SqliteTarget | PostgresTarget;
 
-const PG_SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+/** `application_name` of the node's PostgreSQL connections (`pg_stat_activity` shows whose they are). */
+export const NODE_APPLICATION_NAME = 'vrpkit-node';
 
 /**
  * Parse a `postgres://…` URL. An optional `schema` query parameter picks the PostgreSQL schema
  * the node's tables live in (default `public`), so several nodes can share one database.
  */
 export function postgresTarget(url: string): PostgresTarget {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new NodeError('invalid_database_url', { problem: 'the database URL is not a URL' });
-  }
-  if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')
-    throw new NodeError('invalid_database_url', { problem: 'the database URL must be postgres://…' });
-  const schema = u.searchParams.get('schema') ?? 'public';
-  if (!PG_SCHEMA_RE.test(schema)) throw new NodeError('invalid_database_url', { problem: 'schema must be a lowercase SQL identifier' });
-  u.searchParams.delete('schema');
-  return { kind: 'postgres', url: u.toString(), schema };
-}
-
-/** Prepared statements kept per SQL text (Kysely's SQLite driver prepares on every execution). */
-const STATEMENT_CACHE_SIZE = 256;
-
-/**
- * better-sqlite3 behind Kysely's `SqliteDatabase` interface with a bounded statement cache:
- * the offer path runs the same few statements on every request, and preparing them costs as
- * much as running them. Statements are reusable and parameters bind per call, so caching is
- * invisible to the query layer.
- */
-function cachingSqlite(db: Database.Database): SqliteDatabase {
-  const cache = new Map<string, Database.Statement>();
-  return {
-    close: () => db.close(),
-    prepare(sqlText: string) {
-      let stmt = cache.get(sqlText);
-      if (!stmt) {
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
-        stmt = db.prepare(sqlText);
-        cache.set(sqlText, stmt);
-      }
-      return stmt;
-    },
-  };
+  return parsePostgresTarget(url, 'public');
 }
 
 /** Open the store and bring it to the latest migration. */
 export async function openNodeDatabase(target: StoreTarget): Promise<Kysely<NodeDatabase>> {
-  let db: Kysely<NodeDatabase>;
-  if (target.kind === 'sqlite') {
-    const sqlite = new Database(target.file);
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('busy_timeout = 5000');
-    db = new Kysely<NodeDatabase>({ dialect: new SqliteDialect({ database: cachingSqlite(sqlite) }) });
-  } else {
-    if (!PG_SCHEMA_RE.test(target.schema))
-      throw new NodeError('invalid_database_url', { problem: 'schema must be a lowercase SQL identifier' });
-    const bootstrap = new pg.Client({ connectionString: target.url });
-    try {
-      await bootstrap.connect();
-      await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS "${target.schema}"`);
-    } catch (cause) {
-      throw new NodeError('database_unreachable', { reason: (cause as Error).message }, { cause });
-    } finally {
-      await bootstrap.end().catch(() => {});
-    }
-    const pool = new pg.Pool({ connectionString: target.url, options: `-c search_path="${target.schema}"`, max: 10 });
-    db = new Kysely<NodeDatabase>({ dialect: new PostgresDialect({ pool }) });
-  }
-  const migrator = new Migrator({
-    db,
-    provider: nodeMigrationProvider,
-    ...(target.kind === 'postgres' ? { migrationTableSchema: target.schema } : {}),
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    await db.destroy();
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new NodeError('migration_failed', { name: String(failed), reason: (error as Error).message }, { cause: error });
-  }
+  const { db } = await openDatabase<NodeDatabase>(target, { migrations: nodeMigrations, applicationName: NODE_APPLICATION_NAME });
   return db;
 }
 

@@ -1,11 +1,13 @@
-import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { createTable } from '@vrpkit/sql';
+import { type Kysely, type Migration, sql } from 'kysely';
+import { BLOCKED_RANGE_COLUMNS, NODE_CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './tables.js';
 
 /**
  * Versioned migrations, in code (no file-system provider, so they ship inside the package
  * and run the same from src/ and dist/). Only the portable schema builder is used: the same
  * migrations run on SQLite and PostgreSQL. Never edit a released migration; add the next one.
  */
-const migrations: Record<string, Migration> = {
+export const nodeMigrations: Readonly<Record<string, Migration>> = {
   '0001_initial': {
     async up(db: Kysely<unknown>) {
       await db.schema
@@ -42,44 +44,15 @@ const migrations: Record<string, Migration> = {
         .addColumn('amount', 'integer', (c) => c.notNull())
         .addPrimaryKeyConstraint('stay_fee_pk', ['property_id', 'seq'])
         .execute();
-      await db.schema
-        .createTable('blocked_range')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('property_id', 'text', (c) => c.notNull())
-        .addColumn('start_date', 'text', (c) => c.notNull())
-        .addColumn('end_date', 'text', (c) => c.notNull())
-        .addColumn('kind', 'text', (c) => c.notNull())
-        .addColumn('feed_name', 'text')
-        .addColumn('note', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
+      await createTable(db, 'blocked_range', BLOCKED_RANGE_COLUMNS);
       await db.schema
         .createIndex('blocked_range_by_dates')
         .on('blocked_range')
         .columns(['property_id', 'start_date', 'end_date'])
         .execute();
       await db.schema.createIndex('blocked_range_by_feed').on('blocked_range').column('feed_name').execute();
-      await db.schema
-        .createTable('calendar_feed')
-        .addColumn('name', 'text', (c) => c.primaryKey())
-        .addColumn('url', 'text')
-        .addColumn('file', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('last_attempt_at', 'text')
-        .addColumn('last_success_at', 'text')
-        .addColumn('last_error', 'text')
-        .addColumn('event_count', 'integer', (c) => c.notNull().defaultTo(0))
-        .execute();
-      await db.schema
-        .createTable('signing_key')
-        .addColumn('kid', 'text', (c) => c.primaryKey())
-        .addColumn('public_jwk', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('retired_at', 'text')
-        .addColumn('retain_until', 'text')
-        .addColumn('revoked_at', 'text')
-        .execute();
+      await createTable(db, 'calendar_feed', NODE_CALENDAR_FEED_COLUMNS);
+      await createTable(db, 'signing_key', SIGNING_KEY_COLUMNS);
     },
     async down(db: Kysely<unknown>) {
       for (const t of ['signing_key', 'calendar_feed', 'blocked_range', 'stay_fee', 'rate_plan', 'property', 'node_info']) {
@@ -162,8 +135,4 @@ const migrations: Record<string, Migration> = {
       await db.schema.dropTable('booking_request').execute();
     },
   },
-};
-
-export const nodeMigrationProvider: MigrationProvider = {
-  getMigrations: async () => migrations,
 };

@@ -1,4 +1,22 @@
-import { type Kysely, type Migration, type MigrationProvider, sql } from 'kysely';
+import { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from '@vrpkit/node';
+import { type Columns, createTable, perTenant, withColumnsAfter } from '@vrpkit/sql';
+import { type Kysely, type Migration, sql } from 'kysely';
+
+/**
+ * A tenant's keys are the node's with the private half sealed under the master key beside the
+ * public one, and an activation time from the start (the node's came with its 0003).
+ */
+const TENANT_KEY_COLUMNS = withColumnsAfter(
+  withColumnsAfter(SIGNING_KEY_COLUMNS, 'public_jwk', { sealed_private: { type: 'text' } }),
+  'created_at',
+  { activates_at: { type: 'text', notNull: true } },
+);
+
+/** One of the node's tables (`@vrpkit/node`'s definitions), a tenant's rows among many: with a `domain` column. */
+function createTenantTable(db: Kysely<unknown>, table: string, columns: Columns, key: 'store-wide' | 'per-tenant') {
+  const scoped = perTenant(columns, { tenantKey: 'platform_tenant.domain', key });
+  return createTable(db, table, scoped.columns, scoped.options);
+}
 
 /** The columns `table` has now (in the current schema on PostgreSQL), so a migration adds only what is missing. */
 async function columnsOf(db: Kysely<unknown>, table: string): Promise<Set<string>> {
@@ -14,7 +32,7 @@ async function columnsOf(db: Kysely<unknown>, table: string): Promise<Set<string
  * Versioned migrations in code (as the node and gate stores): the portable schema builder only,
  * so the same migrations run on SQLite and PostgreSQL. Never edit a released migration; add the next.
  */
-const migrations: Record<string, Migration> = {
+export const platformMigrations: Readonly<Record<string, Migration>> = {
   '0001_tenants': {
     async up(db: Kysely<unknown>) {
       await db.schema
@@ -34,44 +52,10 @@ const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('updated_at', 'text', (c) => c.notNull())
         .execute();
-      await db.schema
-        .createTable('platform_tenant_key')
-        .addColumn('kid', 'text', (c) => c.primaryKey())
-        .addColumn('domain', 'text', (c) => c.notNull().references('platform_tenant.domain').onDelete('cascade'))
-        .addColumn('public_jwk', 'text', (c) => c.notNull())
-        .addColumn('sealed_private', 'text')
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('activates_at', 'text', (c) => c.notNull())
-        .addColumn('retired_at', 'text')
-        .addColumn('retain_until', 'text')
-        .addColumn('revoked_at', 'text')
-        .execute();
+      await createTenantTable(db, 'platform_tenant_key', TENANT_KEY_COLUMNS, 'store-wide');
       await db.schema.createIndex('platform_tenant_key_by_domain').on('platform_tenant_key').column('domain').execute();
-      await db.schema
-        .createTable('platform_tenant_feed')
-        .addColumn('domain', 'text', (c) => c.notNull().references('platform_tenant.domain').onDelete('cascade'))
-        .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('url', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('last_attempt_at', 'text')
-        .addColumn('last_success_at', 'text')
-        .addColumn('last_error', 'text')
-        .addColumn('event_count', 'integer', (c) => c.notNull().defaultTo(0))
-        .addPrimaryKeyConstraint('platform_tenant_feed_pk', ['domain', 'name'])
-        .execute();
-      await db.schema
-        .createTable('platform_tenant_block')
-        .addColumn('id', 'text', (c) => c.primaryKey())
-        .addColumn('domain', 'text', (c) => c.notNull().references('platform_tenant.domain').onDelete('cascade'))
-        .addColumn('property_id', 'text', (c) => c.notNull())
-        .addColumn('start_date', 'text', (c) => c.notNull())
-        .addColumn('end_date', 'text', (c) => c.notNull())
-        .addColumn('kind', 'text', (c) => c.notNull())
-        .addColumn('feed_name', 'text')
-        .addColumn('note', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .execute();
+      await createTenantTable(db, 'platform_tenant_feed', CALENDAR_FEED_COLUMNS, 'per-tenant');
+      await createTenantTable(db, 'platform_tenant_block', BLOCKED_RANGE_COLUMNS, 'store-wide');
       await db.schema.createIndex('platform_tenant_block_by_domain').on('platform_tenant_block').column('domain').execute();
     },
     async down(db: Kysely<unknown>) {
@@ -123,5 +107,3 @@ const migrations: Record<string, Migration> = {
     },
   },
 };
-
-export const platformMigrationProvider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,0 +1,37 @@
+import Database from 'better-sqlite3';
+import type { SqliteDatabase } from 'kysely';
+import { LRUCache } from 'lru-cache';
+
+/** Statements kept prepared per connection: the serving paths' few query shapes, with room for the `IN (…)` lengths. */
+export const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * better-sqlite3 behind Kysely's `SqliteDatabase` with its prepared statements reused by SQL text
+ * (least recently used dropped first). Kysely prepares every query afresh; on the offer and
+ * tenant-head paths preparing cost as much as running. Reuse is invisible to the query layer:
+ * parameters bind per call, and better-sqlite3 runs a statement to completion synchronously
+ * (`all`/`run`; no store iterates one), so no two uses of one statement overlap.
+ */
+export function withStatementCache(sqlite: Database.Database): SqliteDatabase {
+  const prepared = new LRUCache<string, Database.Statement>({ max: STATEMENT_CACHE_SIZE });
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let stmt = prepared.get(sql);
+      if (!stmt) {
+        stmt = sqlite.prepare(sql);
+        prepared.set(sql, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
+/** Open an SQLite file for a store: WAL (readers never wait for the writer), a 5 s busy wait, foreign keys if asked. */
+export function openSqliteFile(file: string, o: { foreignKeys?: boolean } = {}): Database.Database {
+  const sqlite = new Database(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  if (o.foreignKeys) sqlite.pragma('foreign_keys = ON');
+  return sqlite;
+}
