@@ -45,7 +45,7 @@ import {
 } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
 import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -222,10 +222,10 @@ function holdContract(label: string, databaseUrl: () => string | undefined) {
 
 describe('booking requests on SQLite', () => holdContract('booking-sqlite', () => undefined));
 
-const pgUrl = testPgUrl('booking-requests', 'the booking-request contract on PostgreSQL');
-describe.skipIf(!pgUrl)('booking requests on PostgreSQL', () => {
-  const schema = `booking_${randomBytes(6).toString('hex')}`;
-  holdContract('booking-pg', () => `${pgUrl}${pgUrl?.includes('?') ? '&' : '?'}schema=${schema}`);
+const pgs = pgTestSchemas('booking-requests', 'the booking-request contract on PostgreSQL');
+describe.skipIf(!pgs)('booking requests on PostgreSQL', () => {
+  const url = pgs?.schemaUrl('booking') ?? '';
+  holdContract('booking-pg', () => url);
 });
 
 describe('the live re-quote signs only what the answer carries', () => {

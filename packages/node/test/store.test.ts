@@ -12,7 +12,7 @@ import { initNode, NodeStore, type ServedNode, type StoreTarget, sampleProperty,
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { nodeClient, tempDir } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import Database from 'better-sqlite3';
+import { sqliteSchema } from '@vrpkit/testkit/sql';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jwksAt } from '../src/keys.js';
 
@@ -155,16 +155,6 @@ describe.skipIf(!pgs)('a whole node on PostgreSQL', () => {
     expect(envelope.signature.kid).toBe('pg-node.example-2027-02-01-01');
   });
 });
-
-/** Every table and index of an SQLite store with the SQL that created it. */
-function sqliteSchema(file: string): unknown[] {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare("select type, name, sql from sqlite_master where name not like 'sqlite_%' order by name").all();
-  } finally {
-    db.close();
-  }
-}
 
 describe('a store made before the SQL kit (issue 31 item 2)', () => {
   // fixtures/store-43aece5.db: made by the migrations of commit 43aece5, with a row in each table the platform shares.

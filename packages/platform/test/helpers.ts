@@ -1,6 +1,6 @@
 /**
  * Setup the platform tests share: a temporary folder removed after the file's tests, database
- * URLs (a SQLite file, or a fresh schema of the test PostgreSQL), a fresh master key, a platform
+ * URLs (a SQLite file; PostgreSQL schemas come from testkit's `pgTestSchemas`), a fresh master key, a platform
  * store opened and initialised under it, an https GET to one tenant of a served platform
  * (SNI and Host set to the tenant, the platform's CA trusted).
  */
@@ -22,13 +22,6 @@ export function tempDir(prefix: string): string {
 export const newMasterKey = (): MasterKey => parseMasterKey(generateMasterKeyText());
 
 export const sqliteUrl = (dir: string, name: string): string => `sqlite:${join(dir, `${name}.sqlite`)}`;
-
-/** The test PostgreSQL with a schema of its own (`prefix_` and a random suffix), so runs never see each other's tables. */
-export function pgSchemaUrl(pgUrl: string, prefix: string): string {
-  const u = new URL(pgUrl);
-  u.searchParams.set('schema', `${prefix}_${Math.random().toString(36).slice(2, 10)}`);
-  return u.toString();
-}
 
 /** A platform store at `url`, initialised under `master` (`vrp platform init`). */
 export async function openInitialised(

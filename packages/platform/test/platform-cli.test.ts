@@ -2,15 +2,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { propertyDocument, sampleProperty } from '@vrpkit/node';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pgSchemaUrl, sqliteUrl, tempDir } from './helpers.js';
+import { sqliteUrl, tempDir } from './helpers.js';
 
-const pgUrl = testPgUrl('platform cli', 'the PostgreSQL run of the tenants import');
+const pgs = pgTestSchemas('platform cli', 'the PostgreSQL run of the tenants import');
 const tmp = tempDir('platform-cli');
 
 const targets: [string, string][] = [['sqlite', sqliteUrl(tmp, 'platform')]];
-if (pgUrl) targets.push(['postgres', pgSchemaUrl(pgUrl, 'platcli')]);
+if (pgs) targets.push(['postgres', pgs.schemaUrl('platcli')]);
 
 const TENANTS = 1000;
 const importDir = join(tmp, 'properties');

@@ -11,11 +11,11 @@ import { sampleProperty } from '@vrpkit/node';
 import { generateMasterKeyText, PlatformStore, parseMasterKey, type ServedPlatform, servePlatform } from '@vrpkit/platform';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { runVrp } from '@vrpkit/testkit/cli';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
+import { tempDir, tenantGet } from './helpers.js';
 
-const pgUrl = testPgUrl('platform rotation', 'key rotation under load from two processes');
+const pgs = pgTestSchemas('platform rotation', 'key rotation under load from two processes');
 const TENANTS = 100;
 const domains = Array.from({ length: TENANTS }, (_, i) => `rot-${i}.example`);
 const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
@@ -23,10 +23,10 @@ const query = `${OFFER_ENDPOINT_PATH}?check_in=${day(30)}&check_out=${day(32)}&g
 
 const get = (port: number, ca: string, domain: string, path: string) => tenantGet(port, ca, domain, path, { keepAlive: true });
 
-describe.skipIf(!pgUrl)('key rotation under load', () => {
+describe.skipIf(!pgs)('key rotation under load', () => {
   const tmp = tempDir('platform-rot');
   const keyFile = join(tmp, 'master.key');
-  const url = pgSchemaUrl(pgUrl ?? 'postgres://unused', 'platrot');
+  const url = pgs?.schemaUrl('platrot') ?? '';
   const stores: PlatformStore[] = [];
   const servers: ServedPlatform[] = [];
 

@@ -16,11 +16,11 @@ import { generateMasterKeyText, PlatformStore, parseMasterKey } from '@vrpkit/pl
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { blockingFeed } from '@vrpkit/testkit/node';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgSchemaUrl, tempDir, tenantGet } from './helpers.js';
+import { tempDir, tenantGet } from './helpers.js';
 
-const pgUrl = testPgUrl('platform scale-out', 'two platform serve processes on one PostgreSQL');
+const pgs = pgTestSchemas('platform scale-out', 'two platform serve processes on one PostgreSQL');
 const TENANTS = 50;
 const domains = Array.from({ length: TENANTS }, (_, i) => `villa-${i}.example`);
 const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
@@ -40,9 +40,9 @@ function peerCertificate(port: number, ca: string, servername: string): Promise<
   });
 }
 
-describe.skipIf(!pgUrl)('platform mode on PostgreSQL, two serving processes', () => {
+describe.skipIf(!pgs)('platform mode on PostgreSQL, two serving processes', () => {
   const tmp = tempDir('platform-scale');
-  const url = pgSchemaUrl(pgUrl ?? 'postgres://unused', 'platscale');
+  const url = pgs?.schemaUrl('platscale') ?? '';
   const keyFile = join(tmp, 'master.key');
   const devDir = join(tmp, 'dev-ca');
   const servers: CliRun[] = [];

@@ -33,12 +33,12 @@ import {
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { type CliRun, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { blockingFeed, testClock } from '@vrpkit/testkit/node';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir, tenantGet } from './helpers.js';
+import { newMasterKey, openInitialised, sqliteUrl, tempDir, tenantGet } from './helpers.js';
 
-const pgUrl = testPgUrl('platform sync-worker', 'the PostgreSQL run: 1,000 feeds, two worker processes, one SIGKILLed mid-lease');
+const pgs = pgTestSchemas('platform sync-worker', 'the PostgreSQL run: 1,000 feeds, two worker processes, one SIGKILLed mid-lease');
 const NOW = Date.now();
 const day = (n: number) => new Date(NOW + n * 86_400_000).toISOString().slice(0, 10);
 const compact = (d: string) => d.replaceAll('-', '');
@@ -606,8 +606,8 @@ describe('sync worker processes on SQLite', () => {
   }, 60_000);
 });
 
-describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes, one killed mid-lease', () => {
-  const dbUrl = pgSchemaUrl(pgUrl ?? 'postgres://unused', 'platsync');
+describe.skipIf(!pgs)('sync workers on PostgreSQL: 1,000 feeds, two processes, one killed mid-lease', () => {
+  const dbUrl = pgs?.schemaUrl('platsync') ?? '';
   const PER_HOST = 8;
   let store: PlatformStore;
   let held: string[] = [];
@@ -627,10 +627,7 @@ describe.skipIf(!pgUrl)('sync workers on PostgreSQL: 1,000 feeds, two processes,
     for (const r of runs) r.child.kill('SIGKILL');
     await Promise.all(runs.map((r) => r.exited));
     okHost.release();
-    if (store) {
-      await store.db.schema.dropSchema(new URL(dbUrl).searchParams.get('schema')!).ifExists().cascade().execute();
-      await store.close();
-    }
+    await store?.close();
   });
 
   it('each feed once per cycle, the per-host limit holds, the failing host backs off, and a SIGKILLed worker loses nothing', async () => {

@@ -1,19 +1,19 @@
 import { verifyOffer } from '@vrpkit/agent';
 import { createNodeApp, offerFor, sampleProperty } from '@vrpkit/node';
 import { generateMasterKeyText, openTenantNode, type PlatformStore, parseMasterKey } from '@vrpkit/platform';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newMasterKey, openInitialised, pgSchemaUrl, sqliteUrl, tempDir } from './helpers.js';
+import { newMasterKey, openInitialised, sqliteUrl, tempDir } from './helpers.js';
 
 const NOW = Date.parse('2026-06-01T10:00:00Z');
 const clock = { now: () => NOW };
 const master = newMasterKey();
-const pgUrl = testPgUrl('platform tenants', 'the PostgreSQL runs of the tenant store');
+const pgs = pgTestSchemas('platform tenants', 'the PostgreSQL runs of the tenant store');
 
 const tmp = tempDir('platform');
 let files = 0;
 const targets: [string, () => string][] = [['sqlite', () => sqliteUrl(tmp, `p${files++}`)]];
-if (pgUrl) targets.push(['postgres', () => pgSchemaUrl(pgUrl, 'plat')]);
+if (pgs) targets.push(['postgres', () => pgs.schemaUrl('plat')]);
 
 const stay = { check_in: '2026-07-10', check_out: '2026-07-13', guests: 2 };
 
