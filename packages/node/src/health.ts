@@ -7,6 +7,7 @@
  * can hold a private calendar token or a file layout.
  */
 import type { Clock } from '@vrpkit/core';
+import { isConnectionLoss } from '@vrpkit/sql';
 import { calendarFreshness } from './availability.js';
 import { NodeError } from './errors.js';
 import { KeyRing, keyFileSource } from './keys.js';
@@ -39,7 +40,11 @@ export interface ReadinessReport {
 /** The readiness probe of a node served from `store`, signing with the keys in `keysDir`, on `clock`. */
 export function readinessProbe(store: NodeStore, keysDir: string, clock: Clock): () => Promise<ReadinessReport> {
   const keyRing = new KeyRing(keyFileSource(keysDir), clock);
-  const failed = (e: unknown): ReadinessCheck => ({ ok: false, code: e instanceof NodeError ? e.code : 'internal_error' });
+  // A lost store connection (PostgreSQL restarting, issue 36 defect 1) is named as such: a balancer's operator sees why.
+  const failed = (e: unknown): ReadinessCheck => ({
+    ok: false,
+    code: isConnectionLoss(e) ? 'store_unavailable' : e instanceof NodeError ? e.code : 'internal_error',
+  });
   return async () => {
     let snap: Awaited<ReturnType<NodeStore['snapshot']>>;
     try {
