@@ -9,7 +9,7 @@ import type { NodeDatabase } from './schema.js';
 export type StoreTarget = SqliteTarget | PostgresTarget;
 
 /** `application_name` of the node's PostgreSQL connections (`pg_stat_activity` shows whose they are). */
-export const NODE_APPLICATION_NAME = 'vrpkit-node';
+const NODE_APPLICATION_NAME = 'vrpkit-node';
 
 /**
  * Parse a `postgres://…` URL. An optional `schema` query parameter picks the PostgreSQL schema

@@ -7,7 +7,7 @@ import type { PlatformDatabase } from './schema.js';
 export const PLATFORM_DATABASE_URL_ENV = 'VRP_PLATFORM_DATABASE_URL';
 
 /** `application_name` of the platform's PostgreSQL connections (`pg_stat_activity` shows whose they are). */
-export const PLATFORM_APPLICATION_NAME = 'vrpkit-platform';
+const PLATFORM_APPLICATION_NAME = 'vrpkit-platform';
 
 /** `postgres://…[?schema=name]` (the system of record for several machines) or `sqlite:PATH` (one machine, tests). */
 export type PlatformTarget = SqlTarget;
