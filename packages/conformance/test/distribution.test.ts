@@ -22,7 +22,7 @@ const run = promisify(execFile);
 const ENABLED = process.env.VRPKIT_TEST_PACK === '1';
 if (!ENABLED) console.warn('[distribution] skipped: set VRPKIT_TEST_PACK=1 to pack, install and run the packages outside the repository');
 
-const PACKAGES = ['core', 'protocol', 'agent', 'node', 'gate', 'conformance', 'platform', 'cli'];
+const PACKAGES = ['core', 'sql', 'protocol', 'agent', 'node', 'gate', 'conformance', 'platform', 'cli'];
 const VECTOR = join(repoRoot, 'examples/conformance/offer/01-valid-fresh.json');
 let root: string;
 let project: string;
