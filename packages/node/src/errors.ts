@@ -32,6 +32,7 @@ export const NODE_CODES = {
   node_not_initialized: { message: '{what}; run `vrp node init` first' },
   store_not_empty: { message: 'PostgreSQL schema {schema} already holds a node' },
   store_corrupt: { message: 'the store holds what no node writes: {problem}' },
+  // The database URL's form, reaching and migrating the store, and losing it: `SQL_CODES` of @vrpkit/sql.
   database_url_required: { message: "this node's store is PostgreSQL: pass --database-url or set {env}" },
   // Calendar feeds and blocks.
   invalid_feed_name: { message: 'a feed name is 1–63 letters, digits, . _ -' },

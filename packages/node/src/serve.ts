@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
 import { isVrpError, systemClock } from '@vrpkit/core';
+import { isConnectionLoss } from '@vrpkit/sql';
 import type { Hono } from 'hono';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
@@ -148,7 +149,8 @@ export async function listenWithLimits(
 }
 
 function reportInternalError(e: unknown): void {
-  const code = isVrpError(e) ? e.code : 'internal_error';
+  // A lost store connection is logged under the code the client was answered with (issue 36 defect 1).
+  const code = isConnectionLoss(e) ? 'store_unavailable' : isVrpError(e) ? e.code : 'internal_error';
   process.stderr.write(`error[${code}]: ${e instanceof Error ? e.message : String(e)}\n`);
 }
 

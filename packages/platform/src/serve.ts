@@ -136,7 +136,8 @@ function connectionLimits(o: ServePlatformOptions) {
 
 /** The default error sink: `error[code]: message` on stderr. */
 function logError(e: unknown): void {
-  process.stderr.write(`error[${isVrpError(e) ? e.code : 'internal_error'}]: ${e instanceof Error ? e.message : String(e)}\n`);
+  const code = isConnectionLoss(e) ? 'store_unavailable' : isVrpError(e) ? e.code : 'internal_error';
+  process.stderr.write(`error[${code}]: ${e instanceof Error ? e.message : String(e)}\n`);
 }
 
 const inTenant = (name: string, domain: string) => name === domain || name.endsWith(`.${domain}`);
