@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_MAX_BATCH_ITEMS } from '@vrpkit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   agentOverStdio,
@@ -179,6 +180,25 @@ describe('vrp gate proxy --max-message-bytes', SPAWN, () => {
         id: null,
         error: { code: -32600, message: 'Invalid Request: an empty batch' },
       });
+      // Issue 36 defect 12 (regression): MCP 2025-06-18 has no JSON-RPC batches; before it, at most MCP_MAX_BATCH_ITEMS.
+      const pings = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })));
+      for (const [version, n] of [
+        ['2025-06-18', 2],
+        ['2025-03-26', MCP_MAX_BATCH_ITEMS + 1],
+      ] as const) {
+        const batch = await fetch(proxy.url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${proxy.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': version,
+          },
+          body: pings(n),
+        });
+        expect(batch.status, version).toBe(400);
+        expect(await batch.json(), version).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+      }
       const notRpc = await post('{"jsonrpc":"2.0","id":3}');
       expect(notRpc.status).toBe(400);
       expect(await notRpc.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });

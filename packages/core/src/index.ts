@@ -43,6 +43,8 @@ export {
   publicJwkOf,
   verifyEd25519Signature,
 } from './jws.js';
+// MCP: JSON-RPC batches refused from revision 2025-06-18 on, capped before it.
+export { MCP_MAX_BATCH_ITEMS, mcpBatchRefusal } from './mcp-batch.js';
 // RFC 8259 §4: reading untrusted JSON objects member by member.
 export { asRecord, isRecord } from './record.js';
 

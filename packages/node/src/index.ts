@@ -196,6 +196,7 @@ export {
   type SigningKeyRecord,
   type StoreSnapshot,
 } from './store/store.js';
+export { readMcpBody } from './surfaces/mcp/index.js';
 export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
 export {

@@ -3,6 +3,7 @@ import { createServer, type Server as HttpServer, type IncomingMessage, ServerRe
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { mcpBatchRefusal } from '@vrpkit/core';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
@@ -66,10 +67,10 @@ export async function listenForAgents(
       } catch {
         return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
       }
-      // JSON-RPC 2.0 §6: an empty batch is one Invalid Request error (the transport would answer 202 and nothing).
-      if (Array.isArray(parsedBody) && parsedBody.length === 0) {
-        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch');
-      }
+      // An empty batch (the transport would answer 202 and nothing), a batch under MCP 2025-06-18
+      // or later, or one over the cap: one Invalid Request error (issue 36 defect 12).
+      const batch = mcpBatchRefusal(parsedBody, req.headers['mcp-protocol-version'] as string | undefined);
+      if (batch) return rpcError(res, 400, ErrorCode.InvalidRequest, batch);
     }
     const sid = req.headers['mcp-session-id'];
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
