@@ -21,6 +21,7 @@ import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { readinessProbe } from './health.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
+import { clientKey } from './http/client-key.js';
 import { createOfferService, type NodePublisher, type OfferService } from './service/index.js';
 import { NodeStore } from './store/store.js';
 import { type CalendarSync, startCalendarSync } from './sync-loop.js';
@@ -107,13 +108,13 @@ export function checkConnectionCap(max: number): number {
 }
 
 /**
- * Close a connection at accept when its client address already holds `max` open ones. Runs
+ * Close a connection at accept when its client (`clientKey`: an IPv6 client by its /64) already holds `max` open ones. Runs
  * before the TLS listener, so a refused connection costs no handshake and reaches no handler.
  */
 export function capConnectionsPerClient(server: Server, max: number): void {
   const open = new Map<string, number>();
   server.prependListener('connection', (socket: Socket) => {
-    const client = socket.remoteAddress ?? '';
+    const client = clientKey(socket.remoteAddress ?? '');
     const held = open.get(client) ?? 0;
     if (held >= max) {
       socket.destroy();

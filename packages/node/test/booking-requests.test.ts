@@ -516,6 +516,17 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
     const other = await post(b, JSON.stringify({ offer_jws: await offerFor(20), guest, idempotency_key: newKey() }));
     expect(other.status).toBe(201);
   });
+
+  it('IPv6 clients count by their /64: a second address of the same /64 is past the hold cap (issue 36 defect 6, regression)', async () => {
+    const created = await post('2001:db8:36:6::1', JSON.stringify({ offer_jws: await offerFor(40), guest, idempotency_key: newKey() }));
+    expect(created.status).toBe(201);
+    for (const sameSubnet of ['2001:db8:36:6::2', '2001:db8:36:6:ffff:ffff:ffff:fffe']) {
+      const capped = await post(sameSubnet, JSON.stringify({ offer_jws: await offerFor(50), guest, idempotency_key: newKey() }));
+      expect(capped.status, sameSubnet).toBe(429);
+    }
+    const otherSubnet = await post('2001:db8:36:7::1', JSON.stringify({ offer_jws: await offerFor(50), guest, idempotency_key: newKey() }));
+    expect(otherSubnet.status).toBe(201);
+  });
 });
 
 describe('holds expire and the /book form', () => {
