@@ -16,6 +16,8 @@ export const NODE_CODES = {
   /** RFC 9110 §15.5.20; Core VRP v0.1 §2: a node speaks only for its canonical domain. */
   misdirected_request: { status: 421, message: 'this node serves https://{domain}' },
   not_found: { status: 404, message: 'no such resource' },
+  /** Issue 36 defect 13: the store cannot take a write (a full disk, a read-only or failing file system); answered with Retry-After. */
+  store_unavailable: { status: 503, message: 'the node cannot store anything now: {cause}; try again later' },
   unsupported_media_type: { status: 415, message: 'send the {what} as application/json' },
   // The page calendar's and `vrp node calendar`'s own dates (Core VRP v0.1 §4 codes, the node's wording).
   invalid_date: { status: 400, message: '{what} must be a real calendar date YYYY-MM-DD' },

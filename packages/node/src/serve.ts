@@ -24,6 +24,7 @@ import { createNodeApp, type RequestLogEntry } from './http/app.js';
 import { clientKey } from './http/client-key.js';
 import { createOfferService, type NodePublisher, type OfferService } from './service/index.js';
 import { NodeStore } from './store/store.js';
+import { storeHealth } from './store-health.js';
 import { type CalendarSync, startCalendarSync } from './sync-loop.js';
 import { checkServingCertificate, ensureDevTls } from './tls.js';
 
@@ -286,10 +287,12 @@ function serveApp(
     ...(upkeep ? { onChange: upkeep.wake } : {}),
     ...(o.bookingLog ? { log: o.bookingLog } : {}),
   });
+  const writes = storeHealth(store, o.clock ?? systemClock, onError);
   return createNodeApp(service, {
     bookings,
     onError,
-    readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
+    storeHealth: writes,
+    readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock, writes),
     // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
     canonicalHostOnly: !o.behindProxy,
     ...(o.log ? { log: o.log } : {}),

@@ -11,6 +11,7 @@ import type { BookingDesk } from '../booking/desk.js';
 import { mountBookingRequests, mountBookPage } from '../booking/http.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
+import { STORE_RETRY_AFTER_SECONDS, type StoreHealth } from '../store-health.js';
 import { mountSurfaces } from '../surfaces/registry.js';
 import { canonicalHostOnly } from './host-guard.js';
 import { errorResponse } from './json.js';
@@ -40,6 +41,11 @@ export interface NodeAppOptions {
   onError?: (error: unknown) => void;
   /** The readiness probe `/readyz` answers with (`readinessProbe`); without one the app has no `/readyz`. */
   readiness?: () => Promise<ReadinessReport>;
+  /**
+   * The store's write health: a request that fails because the store cannot write is answered 503
+   * `store_unavailable` with `Retry-After` (its cause reported once per outage, not per request).
+   */
+  storeHealth?: StoreHealth;
   /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
   bookings?: BookingDesk;
   /**
@@ -115,6 +121,12 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   });
   // Internal failures never echo details to the client (they may name store or key files); user input never lands here.
   app.onError((e) => {
+    if (options.storeHealth?.failed(e))
+      return errorResponse(
+        'store_unavailable',
+        { cause: 'its storage refuses writes' },
+        { 'retry-after': String(STORE_RETRY_AFTER_SECONDS), 'cache-control': 'no-store' },
+      );
     options.onError?.(e);
     return errorResponse('internal_error');
   });

@@ -34,6 +34,9 @@ export function postgresTarget(url: string): PostgresTarget {
 /** Prepared statements kept per SQL text (Kysely's SQLite driver prepares on every execution). */
 const STATEMENT_CACHE_SIZE = 256;
 
+/** The rollback of a transaction SQLite already rolled back: nothing to do. */
+const ROLLED_BACK = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) } as unknown as Database.Statement;
+
 /**
  * better-sqlite3 behind Kysely's `SqliteDatabase` interface with a bounded statement cache:
  * the offer path runs the same few statements on every request, and preparing them costs as
@@ -45,6 +48,10 @@ function cachingSqlite(db: Database.Database): SqliteDatabase {
   return {
     close: () => db.close(),
     prepare(sqlText: string) {
+      // SQLite rolls a transaction back by itself on SQLITE_FULL or SQLITE_IOERR; Kysely's own
+      // rollback would then fail ("no transaction is active") and replace the error that says why
+      // (issue 36 defect 13: a full disk must be told from a bug).
+      if (sqlText === 'rollback' && !db.inTransaction) return ROLLED_BACK;
       let stmt = cache.get(sqlText);
       if (!stmt) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
