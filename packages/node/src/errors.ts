@@ -96,6 +96,7 @@ export const NODE_CODES = {
   },
   listen_failed: { message: 'cannot listen on {address}: {reason}' },
   invalid_connection_cap: { message: 'a connection cap is a positive integer' },
+  invalid_shutdown_grace: { message: '--shutdown-grace is seconds from 0 to 3600' },
   invalid_workers: { message: 'workers must be an integer from 1 to {max}' },
   not_primary: { message: 'serve workers are forked by the primary process' },
   worker_failed: { message: 'a serve worker failed: {problem}' },

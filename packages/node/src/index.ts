@@ -173,6 +173,7 @@ export {
   type ServedNode,
   type ServeNodeOptions,
   serveNode,
+  shutdownGraceMs,
 } from './serve.js';
 // Core VRP v0.1 §2 discovery, §4 request, §5–§7 offers: one offer service behind every surface.
 export {

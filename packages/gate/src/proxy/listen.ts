@@ -3,7 +3,7 @@ import { createServer, type Server as HttpServer, type IncomingMessage, ServerRe
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { mcpBatchRefusal } from '@vrpkit/core';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
@@ -41,6 +41,7 @@ export async function listenForAgents(
   proxy: GateProxy,
   at: { host: string; port: number },
   maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
+  shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000,
 ): Promise<AgentListener> {
   const token = randomBytes(32).toString('base64url');
   const expected = Buffer.from(token);
@@ -98,6 +99,8 @@ export async function listenForAgents(
       res.end(JSON.stringify({ error: 'internal_error' }));
     });
   });
+  // A stop waits for the calls in flight (POSTs), not for a session's GET notification stream, which never ends by itself.
+  const drain = drainable(http, (req) => req.method !== 'GET');
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(at.port, at.host, resolve);
@@ -107,10 +110,12 @@ export async function listenForAgents(
   return {
     url: `http://${host}:${port}/mcp`,
     token,
+    // Issue 36 defect 2: stop accepting, end the notification streams, answer the calls in flight
+    // (within the grace), then close the sessions.
     close: async () => {
+      for (const t of sessions.values()) t.closeStandaloneSSEStream();
+      await drain.drain(shutdownGraceMs);
       for (const t of sessions.values()) await t.close().catch(() => {});
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
 }
