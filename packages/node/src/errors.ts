@@ -16,6 +16,13 @@ export const NODE_CODES = {
   /** RFC 9110 §15.5.20; Core VRP v0.1 §2: a node speaks only for its canonical domain. */
   misdirected_request: { status: 421, message: 'this node serves https://{domain}' },
   not_found: { status: 404, message: 'no such resource' },
+  /** Issue 36 defect 5: a state-changing form posted from another site (`Sec-Fetch-Site`, `Origin`). */
+  cross_site_request: { status: 403, message: 'this form is only accepted from its own page on this site' },
+  /** Issue 36 defect 5: a form post without the token of a form this node rendered, or after it expired. */
+  invalid_form_token: {
+    status: 403,
+    message: 'the form is not one this node rendered, or it has expired: reload the page and send it again',
+  },
   /** Issue 36 defect 13: the store cannot take a write (a full disk, a read-only or failing file system); answered with Retry-After. */
   store_unavailable: { status: 503, message: 'the node cannot store anything now: {cause}; try again later' },
   unsupported_media_type: { status: 415, message: 'send the {what} as application/json' },

@@ -22,6 +22,7 @@ import { NodeError } from './errors.js';
 import { readinessProbe } from './health.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
 import { clientKey } from './http/client-key.js';
+import { loadFormSecret } from './http/forms.js';
 import { createOfferService, type NodePublisher, type OfferService } from './service/index.js';
 import { NodeStore } from './store/store.js';
 import { storeHealth } from './store-health.js';
@@ -307,6 +308,7 @@ function serveApp(
     bookings,
     onError,
     storeHealth: writes,
+    formSecret: loadFormSecret(nodePaths(o.dataDir).keys),
     readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock, writes),
     // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
     canonicalHostOnly: !o.behindProxy,
