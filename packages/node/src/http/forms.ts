@@ -100,7 +100,7 @@ export function loadFormSecret(keysDir: string): Uint8Array {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
-  const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  const temp = `${file}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`; // `.tmp-`: never taken into a backup
   writeFileSync(temp, randomBytes(32), { mode: 0o600 });
   try {
     linkSync(temp, file);
