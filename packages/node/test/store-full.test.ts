@@ -8,8 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createBookingDesk, createNodeApp, createOfferService, initNode, NodeStore, type OfferEnvelope } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { createBookingDesk, createNodeApp, createOfferService, initNode, NodeStore } from '@vrpkit/node';
+import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { dayAfter, tempDir, testClock } from '@vrpkit/testkit/node';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

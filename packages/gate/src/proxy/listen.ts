@@ -61,17 +61,9 @@ export async function listenForAgents(
     }
     let parsedBody: unknown;
     if (req.method === 'POST') {
-      const body = await readCapped(req, maxMessageBytes);
-      if (body === undefined) return rpcError(res, 413, ErrorCode.InvalidRequest, `message exceeds ${maxMessageBytes} bytes`);
-      try {
-        parsedBody = JSON.parse(body.toString('utf8'));
-      } catch {
-        return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
-      }
-      // An empty batch (the transport would answer 202 and nothing), a batch under MCP 2025-06-18
-      // or later, or one over the cap: one Invalid Request error (issue 36 defect 12).
-      const batch = mcpBatchRefusal(parsedBody, req.headers['mcp-protocol-version'] as string | undefined);
-      if (batch) return rpcError(res, 400, ErrorCode.InvalidRequest, batch);
+      const read = await readMessage(req, res, maxMessageBytes);
+      if (!read) return;
+      parsedBody = read.message;
     }
     const sid = req.headers['mcp-session-id'];
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
@@ -118,6 +110,26 @@ export async function listenForAgents(
       for (const t of sessions.values()) await t.close().catch(() => {});
     },
   };
+}
+
+/**
+ * A POST's JSON-RPC message, read capped at `maxMessageBytes` and parsed; or undefined once the
+ * refusal is answered: over the cap (413), not JSON (-32700), or an empty batch (the transport
+ * would answer 202 and nothing), a batch under MCP 2025-06-18 or later, or one over the cap
+ * (-32600; issue 36 defect 12).
+ */
+async function readMessage(req: IncomingMessage, res: ServerResponse, maxMessageBytes: number): Promise<{ message: unknown } | undefined> {
+  const body = await readCapped(req, maxMessageBytes);
+  if (body === undefined) return void rpcError(res, 413, ErrorCode.InvalidRequest, `message exceeds ${maxMessageBytes} bytes`);
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    return void rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+  }
+  const batch = mcpBatchRefusal(message, req.headers['mcp-protocol-version'] as string | undefined);
+  if (batch) return void rpcError(res, 400, ErrorCode.InvalidRequest, batch);
+  return { message };
 }
 
 /** How long an SSE answer's headers may wait for its first event (`holdHeaders`). */
