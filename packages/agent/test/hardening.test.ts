@@ -141,6 +141,17 @@ describe('receipt checks trust unsigned fields', () => {
     expect(v.verified).toBe(false);
   });
 
+  it('an offer layer and a transport layer of two calls (guests 3 vs 2, same stay) are invalid: arguments_mismatch (issue 36 defect 9, regression)', async () => {
+    const threeGuests = mintReceiptEnvelope(undefined, DOMAIN, { ...SENT.arguments, guests: 3 });
+    const twoGuests = { ...SENT, arguments: { ...SENT.arguments, guests: 2 } };
+    const v = await verify(mintReceipt({ envelope: threeGuests, call: twoGuests }).receipt);
+    expect(v).toMatchObject({ status: 'invalid', verified: false });
+    expect(v.errors).toEqual(['arguments_mismatch']);
+    // The same call in camelCase is the same call: the profile hashes the arguments with aliases normalised.
+    const camel = { ...SENT, arguments: { checkIn: SENT.arguments.check_in, checkOut: SENT.arguments.check_out, guests: 3 } };
+    expect(await verify(mintReceipt({ envelope: threeGuests, call: camel }).receipt)).toMatchObject({ status: 'verified', errors: [] });
+  });
+
   it('a removed offer or transport layer leaves the receipt unverifiable (layer_missing)', async () => {
     const noOffer = await verify(withAttestations((all) => all.filter((a) => a.layer !== 'offer')));
     expect(noOffer).toMatchObject({ status: 'unverifiable', verified: false, offer: { code: 'layer_missing' } });

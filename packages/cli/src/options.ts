@@ -20,6 +20,21 @@ export function positiveInt(v: string): number {
   return Number(v);
 }
 
+/**
+ * `--shutdown-grace <seconds>` (issue 36 defect 2): on SIGTERM the server stops accepting and the
+ * requests in flight have this long to finish before their connections are closed.
+ */
+export function shutdownGraceOption(): Option {
+  // No default here: the server's own (`DEFAULT_SHUTDOWN_GRACE_SECONDS`, 10 s) applies, and this file imports no vrpkit package.
+  return new Option(
+    '--shutdown-grace <seconds>',
+    'on SIGTERM/SIGINT, how long the requests in flight may take to finish (0 to 3600; default 10)',
+  ).argParser((v: string) => {
+    if (!/^\d{1,4}$/.test(v) || Number(v) > 3600) throw new InvalidArgumentError('whole seconds from 0 to 3600');
+    return Number(v);
+  });
+}
+
 /** A `--port` value: 0 (ephemeral) to 65535. */
 export function port(v: string): number {
   const n = Number(v);

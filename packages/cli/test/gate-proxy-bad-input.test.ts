@@ -6,9 +6,11 @@
  * (bounded). Every effect is counted at the downstream (support/fake-mcp-server.mjs).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_MAX_BATCH_ITEMS } from '@vrpkit/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   agentOverStdio,
@@ -179,6 +181,25 @@ describe('vrp gate proxy --max-message-bytes', SPAWN, () => {
         id: null,
         error: { code: -32600, message: 'Invalid Request: an empty batch' },
       });
+      // Issue 36 defect 12 (regression): MCP 2025-06-18 has no JSON-RPC batches; before it, at most MCP_MAX_BATCH_ITEMS.
+      const pings = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })));
+      for (const [version, n] of [
+        ['2025-06-18', 2],
+        ['2025-03-26', MCP_MAX_BATCH_ITEMS + 1],
+      ] as const) {
+        const batch = await fetch(proxy.url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${proxy.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': version,
+          },
+          body: pings(n),
+        });
+        expect(batch.status, version).toBe(400);
+        expect(await batch.json(), version).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+      }
       const notRpc = await post('{"jsonrpc":"2.0","id":3}');
       expect(notRpc.status).toBe(400);
       expect(await notRpc.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
@@ -195,4 +216,45 @@ describe('vrp gate proxy --max-message-bytes', SPAWN, () => {
       await proxy.stop();
     }
   });
+});
+
+describe('vrp gate proxy --listen: SIGTERM drains (issue 36 defect 2, regression)', () => {
+  it('answers a request in flight on a kept-alive connection before it exits, and accepts nothing new', async () => {
+    const s = setup();
+    const proxy = await proxyOverHttp(s.args, s.env);
+    const { hostname, port, pathname } = new URL(proxy.url);
+    const socket = netConnect(Number(port), hostname);
+    await new Promise<void>((ok) => socket.once('connect', ok));
+    let received = '';
+    socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+    const closed = new Promise<void>((done) => socket.once('close', () => done()));
+    const exited = new Promise<number | null>((done) => proxy.proc.once('exit', (code) => done(code)));
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'drain', version: '1' } },
+    });
+    socket.write(
+      `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\nauthorization: Bearer ${proxy.token}\r\n` +
+        `content-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await new Promise((r) => setTimeout(r, 300)); // the proxy has read the head
+    proxy.proc.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const refused = await new Promise<string>((done) => {
+      const probe = netConnect(Number(port), hostname);
+      probe.once('connect', () => {
+        probe.destroy();
+        done('connected');
+      });
+      probe.once('error', (e: NodeJS.ErrnoException) => done(e.code ?? 'error'));
+    });
+    expect(refused).toBe('ECONNREFUSED');
+    socket.write(body.slice(10));
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received).toContain('"serverInfo"');
+    await exited;
+  }, 60_000);
 });

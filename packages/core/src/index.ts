@@ -16,6 +16,8 @@ export type { CoreCode } from './codes.js';
 export { CanonicalizationError, CORE_CODES, CoreError } from './codes.js';
 // Digests: SHA-256 (FIPS 180-4) of bytes, and of RFC 8785 canonical JSON.
 export { canonicalSha256Base64url, canonicalSha256Hex, sha256, sha256Base64url, sha256Hex } from './digest.js';
+// Stopping a listener: drain the requests in flight (issue 36 defect 2).
+export { DEFAULT_SHUTDOWN_GRACE_SECONDS, type Drain, type DrainableServer, drainable } from './drain.js';
 // A package's code table: each code's message template and, where one applies, its HTTP or exit status.
 export type { CodeArgs, CodeEntry, CodeTable, MessageParams, RaiseOptions } from './error-codes.js';
 export { CodedError, codedErrorClass, formatMessage } from './error-codes.js';
@@ -43,6 +45,8 @@ export {
   publicJwkOf,
   verifyEd25519Signature,
 } from './jws.js';
+// MCP: JSON-RPC batches refused from revision 2025-06-18 on, capped before it.
+export { MCP_MAX_BATCH_ITEMS, mcpBatchRefusal } from './mcp-batch.js';
 // RFC 8259 §4: reading untrusted JSON objects member by member.
 export { asRecord, isRecord } from './record.js';
 

@@ -16,6 +16,15 @@ export const NODE_CODES = {
   /** RFC 9110 §15.5.20; Core VRP v0.1 §2: a node speaks only for its canonical domain. */
   misdirected_request: { status: 421, message: 'this node serves https://{domain}' },
   not_found: { status: 404, message: 'no such resource' },
+  /** Issue 36 defect 5: a state-changing form posted from another site (`Sec-Fetch-Site`, `Origin`). */
+  cross_site_request: { status: 403, message: 'this form is only accepted from its own page on this site' },
+  /** Issue 36 defect 5: a form post without the token of a form this node rendered, or after it expired. */
+  invalid_form_token: {
+    status: 403,
+    message: 'the form is not one this node rendered, or it has expired: reload the page and send it again',
+  },
+  /** Issue 36 defect 13: the store cannot take a write (a full disk, a read-only or failing file system); answered with Retry-After. */
+  store_unavailable: { status: 503, message: 'the node cannot store anything now: {cause}; try again later' },
   unsupported_media_type: { status: 415, message: 'send the {what} as application/json' },
   // The page calendar's and `vrp node calendar`'s own dates (Core VRP v0.1 §4 codes, the node's wording).
   invalid_date: { status: 400, message: '{what} must be a real calendar date YYYY-MM-DD' },
@@ -92,6 +101,7 @@ export const NODE_CODES = {
   },
   listen_failed: { message: 'cannot listen on {address}: {reason}' },
   invalid_connection_cap: { message: 'a connection cap is a positive integer' },
+  invalid_shutdown_grace: { message: '--shutdown-grace is seconds from 0 to 3600' },
   invalid_workers: { message: 'workers must be an integer from 1 to {max}' },
   not_primary: { message: 'serve workers are forked by the primary process' },
   worker_failed: { message: 'a serve worker failed: {problem}' },

@@ -2,7 +2,8 @@
  * Health of a serving node, for a supervisor or load balancer: `/healthz` says the process
  * answers; `/readyz` says it can sign a quoteable offer now — the store answers, a signing key
  * is active and its private key loads, and every calendar feed is fresh (Core VRP v0.1 §7
- * `calendar_freshness`: a failed or stale feed makes every offer non-quoteable). The report
+ * `calendar_freshness`: a failed or stale feed makes every offer non-quoteable) — and, given its
+ * write health, that the store can take writes (store-health.ts). The report
  * names checks, feed names and sync times only: no paths, URLs, key ids or error texts, which
  * can hold a private calendar token or a file layout.
  */
@@ -12,6 +13,7 @@ import { calendarFreshness } from './availability.js';
 import { NodeError } from './errors.js';
 import { KeyRing, keyFileSource } from './keys.js';
 import type { NodeStore } from './store/store.js';
+import type { StoreHealth } from './store-health.js';
 
 export const HEALTHZ_PATH = '/healthz';
 export const READYZ_PATH = '/readyz';
@@ -37,8 +39,11 @@ export interface ReadinessReport {
   };
 }
 
-/** The readiness probe of a node served from `store`, signing with the keys in `keysDir`, on `clock`. */
-export function readinessProbe(store: NodeStore, keysDir: string, clock: Clock): () => Promise<ReadinessReport> {
+/**
+ * The readiness probe of a node served from `store`, signing with the keys in `keysDir`, on
+ * `clock`; with `writes`, the store check also fails (`store_unavailable`) while the store cannot write.
+ */
+export function readinessProbe(store: NodeStore, keysDir: string, clock: Clock, writes?: StoreHealth): () => Promise<ReadinessReport> {
   const keyRing = new KeyRing(keyFileSource(keysDir), clock);
   // A lost store connection (PostgreSQL restarting, issue 36 defect 1) is named as such: a balancer's operator sees why.
   const failed = (e: unknown): ReadinessCheck => ({
@@ -72,6 +77,7 @@ export function readinessProbe(store: NodeStore, keysDir: string, clock: Clock):
       last_success_at: f.last_success_at,
     }));
     const calendar = { ok: freshness.safe, ...(freshness.reason ? { code: freshness.reason } : {}), feeds };
-    return { ready: signingKey.ok && calendar.ok, checks: { store: { ok: true }, signing_key: signingKey, calendar } };
+    const written = writes ? await writes.check().catch(failed) : { ok: true };
+    return { ready: written.ok && signingKey.ok && calendar.ok, checks: { store: written, signing_key: signingKey, calendar } };
   };
 }

@@ -174,6 +174,7 @@ export {
   type ServedNode,
   type ServeNodeOptions,
   serveNode,
+  shutdownGraceMs,
 } from './serve.js';
 // Core VRP v0.1 §2 discovery, §4 request, §5–§7 offers: one offer service behind every surface.
 export {
@@ -199,6 +200,7 @@ export {
 } from './store/store.js';
 // The tables a platform holds per tenant, defined once (the platform's migrations add `domain`).
 export { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './store/tables.js';
+export { readMcpBody } from './surfaces/mcp/index.js';
 export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
 export {

@@ -10,7 +10,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
-import { isVrpError, systemClock } from '@vrpkit/core';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS, type Drain, drainable, isVrpError, systemClock } from '@vrpkit/core';
 import { isConnectionLoss } from '@vrpkit/sql';
 import type { Hono } from 'hono';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
@@ -22,8 +22,11 @@ import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { readinessProbe } from './health.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
+import { clientKey } from './http/client-key.js';
+import { loadFormSecret } from './http/forms.js';
 import { createOfferService, type NodePublisher, type OfferService } from './service/index.js';
 import { NodeStore } from './store/store.js';
+import { storeHealth } from './store-health.js';
 import { type CalendarSync, startCalendarSync } from './sync-loop.js';
 import { checkServingCertificate, ensureDevTls } from './tls.js';
 
@@ -74,6 +77,11 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   bookingWebhook?: BookingWebhook;
   /** How often expired holds are swept (ms, default a minute); reads expire them as they come too. */
   bookingSweepIntervalMs?: number;
+  /**
+   * `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish before their
+   * connections are closed (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`); nothing new is accepted meanwhile.
+   */
+  shutdownGraceSeconds?: number;
 }
 
 /**
@@ -108,13 +116,13 @@ export function checkConnectionCap(max: number): number {
 }
 
 /**
- * Close a connection at accept when its client address already holds `max` open ones. Runs
+ * Close a connection at accept when its client (`clientKey`: an IPv6 client by its /64) already holds `max` open ones. Runs
  * before the TLS listener, so a refused connection costs no handshake and reaches no handler.
  */
 export function capConnectionsPerClient(server: Server, max: number): void {
   const open = new Map<string, number>();
   server.prependListener('connection', (socket: Socket) => {
-    const client = socket.remoteAddress ?? '';
+    const client = clientKey(socket.remoteAddress ?? '');
     const held = open.get(client) ?? 0;
     if (held >= max) {
       socket.destroy();
@@ -132,20 +140,30 @@ export function capConnectionsPerClient(server: Server, max: number): void {
 /**
  * The server's time limits (`SERVER_LIMITS`, the keep-alive `keepAliveMs` when given) and the
  * per-client connection cap on `server`, then its `listening` event awaited; a listen error
- * rejects with `failed(e)`. A node and the platform's listener are limited alike.
+ * rejects with `failed(e)`. Resolves with the server's drain (`drainable`): stopping lets the
+ * requests in flight finish instead of resetting them. A node and the platform's listener are
+ * limited and stopped alike.
  */
 export async function listenWithLimits(
   server: Server,
   o: { maxPerClient: number; keepAliveMs?: number; failed: (e: NodeJS.ErrnoException) => Error },
-): Promise<void> {
+): Promise<Drain> {
   server.headersTimeout = SERVER_LIMITS.headersTimeout;
   server.requestTimeout = SERVER_LIMITS.requestTimeout;
   server.keepAliveTimeout = o.keepAliveMs ?? SERVER_LIMITS.keepAliveTimeout;
   capConnectionsPerClient(server, o.maxPerClient);
+  const drain = drainable(server);
   await new Promise<void>((resolveListen, reject) => {
     server.once('listening', resolveListen);
     server.once('error', (e: NodeJS.ErrnoException) => reject(o.failed(e)));
   });
+  return drain;
+}
+
+/** `--shutdown-grace` in ms: seconds given (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`), checked to be 0 to an hour. */
+export function shutdownGraceMs(seconds: number = DEFAULT_SHUTDOWN_GRACE_SECONDS): number {
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 3600) throw new NodeError('invalid_shutdown_grace');
+  return Math.round(seconds * 1000);
 }
 
 function reportInternalError(e: unknown): void {
@@ -287,10 +305,13 @@ function serveApp(
     ...(upkeep ? { onChange: upkeep.wake } : {}),
     ...(o.bookingLog ? { log: o.bookingLog } : {}),
   });
+  const writes = storeHealth(store, o.clock ?? systemClock, onError);
   return createNodeApp(service, {
     bookings,
     onError,
-    readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock),
+    storeHealth: writes,
+    formSecret: loadFormSecret(nodePaths(o.dataDir).keys),
+    readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock, writes),
     // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
     canonicalHostOnly: !o.behindProxy,
     ...(o.log ? { log: o.log } : {}),
@@ -305,7 +326,7 @@ async function listenNode(
   tls: ServeTls,
   o: ServeNodeOptions,
   at: { host: string; port: number; domain: string; maxPerClient: number },
-): Promise<Server> {
+): Promise<{ server: Server; drain: Drain }> {
   const { host, port } = at;
   const server = (
     tls
@@ -323,21 +344,22 @@ async function listenNode(
         })
       : serveBehindProxy(fetch, o.behindProxy?.trustedProxies ?? [], host, port, at.domain)
   ) as Server;
-  await listenWithLimits(server, {
+  const drain = await listenWithLimits(server, {
     maxPerClient: at.maxPerClient,
     failed: (e) => new NodeError('listen_failed', { address: `${host}:${port}`, reason: e.code ?? e.message }, { details: { host, port } }),
   });
-  return server;
+  return { server, drain };
 }
 
-/** Close in order: the listener and its connections, then the background work, then the store. */
-function closer(server: Server, parts: { sync?: CalendarSync; upkeep?: BookingUpkeep; acme?: AcmeCertificates; store: NodeStore }) {
+/** Close in order: the listener, drained (its requests in flight answered within `graceMs`), then the background work, then the store. */
+function closer(
+  listener: { drain: Drain; graceMs: number },
+  parts: { sync?: CalendarSync; upkeep?: BookingUpkeep; acme?: AcmeCertificates; store: NodeStore },
+) {
   let closed: Promise<void> | undefined;
   return () => {
-    closed ??= new Promise<void>((done) => {
-      server.close(() => done());
-      server.closeAllConnections();
-    })
+    closed ??= listener.drain
+      .drain(listener.graceMs)
       .then(() => parts.sync?.stop())
       .then(() => parts.upkeep?.stop())
       .then(() => parts.acme?.close())
@@ -348,6 +370,7 @@ function closer(server: Server, parts: { sync?: CalendarSync; upkeep?: BookingUp
 
 export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   const maxPerClient = checkConnectionCap(o.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
+  const graceMs = shutdownGraceMs(o.shutdownGraceSeconds);
   const store = await NodeStore.open(storeTargetFor(o.dataDir, o.databaseUrl));
   let acme: AcmeCertificates | undefined;
   let upkeep: BookingUpkeep | undefined;
@@ -366,7 +389,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     // Expiry sweeps and webhook delivery run once per node: in `--workers N` mode the primary runs them.
     upkeep = cluster.isWorker ? undefined : startNodeBookingUpkeep(store, domain, o, onError);
     const app = serveApp(o, service, store, upkeep, onError);
-    const server = await listenNode(app.fetch, tls, o, { host, port: o.port ?? 0, domain, maxPerClient });
+    const { server, drain } = await listenNode(app.fetch, tls, o, { host, port: o.port ?? 0, domain, maxPerClient });
     // A renewed certificate is served from the next handshake on; open connections keep theirs.
     acme?.onRenewed((pair) => server.setSecureContext({ key: pair.keyPem, cert: pair.certPem }));
     const addr = server.address() as AddressInfo;
@@ -382,7 +405,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       service,
       ...(acme ? { acmeStatus: acme.status } : {}),
-      close: closer(server, { ...(sync ? { sync } : {}), ...(upkeep ? { upkeep } : {}), ...(acme ? { acme } : {}), store }),
+      close: closer({ drain, graceMs }, { ...(sync ? { sync } : {}), ...(upkeep ? { upkeep } : {}), ...(acme ? { acme } : {}), store }),
     };
   } catch (e) {
     await upkeep?.stop().catch(() => {});

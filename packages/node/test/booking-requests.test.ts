@@ -47,6 +47,7 @@ import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
 import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FORM_TOKEN_TTL_MS } from '../src/http/forms.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -83,6 +84,21 @@ async function book(h: Harness, body: unknown, headers: Record<string, string> =
     headers,
   });
   return { status: res.status, headers: res.headers, json: JSON.parse(res.text) as BookingReply };
+}
+
+/** The hidden fields of the form `/book` renders for stay `s` (the signed offer, this view's key and its form token). */
+async function renderedForm(h: Harness, s: { check_in: string; check_out: string }): Promise<URLSearchParams> {
+  const page = await h.client.get(`/book?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`);
+  const hidden = [...page.text.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map(([, k, v]) => [k!, v!]);
+  expect(hidden.map(([k]) => k)).toEqual(['offer_jws', 'idempotency_key', 'form_token']);
+  return new URLSearchParams(hidden);
+}
+
+/** POST the `/book` form as a browser on `origin` would (Fetch Metadata and Origin), or as a script sending neither. */
+function postForm(h: Harness, form: URLSearchParams, browser?: { origin: string; site: string }) {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (browser) Object.assign(headers, { origin: browser.origin, 'sec-fetch-site': browser.site });
+  return h.client.request('POST', '/book', { body: form.toString(), headers });
 }
 
 /** What a refusal must leave untouched: the booking rows, the blocked ranges and the store revision. */
@@ -430,16 +446,10 @@ describe('holds per client address per day', () => {
       expect({ status: capped.status, code: capped.json.error.code }).toEqual({ status: 429, code: 'BOOKING_TOO_MANY_HOLDS' });
       expect(Number(capped.headers.get('retry-after'))).toBe(24 * 3600);
       // The /book form is the same desk: the same cap, the same code.
-      const form = new URLSearchParams({
-        offer_jws: (await offer(h, stay(30, 2))).signature.jws,
-        idempotency_key: newKey(),
-        guest_name: guest.name,
-        guest_email: guest.email,
-      });
-      const page = await h.client.request('POST', '/book', {
-        body: form.toString(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      });
+      const form = await renderedForm(h, stay(30, 2));
+      form.set('guest_name', guest.name);
+      form.set('guest_email', guest.email);
+      const page = await postForm(h, form);
       expect(page.status).toBe(429);
       expect(page.text).toContain('data-code="BOOKING_TOO_MANY_HOLDS"');
       expect(Number(page.headers.get('retry-after'))).toBe(24 * 3600);
@@ -516,6 +526,17 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
     const other = await post(b, JSON.stringify({ offer_jws: await offerFor(20), guest, idempotency_key: newKey() }));
     expect(other.status).toBe(201);
   });
+
+  it('IPv6 clients count by their /64: a second address of the same /64 is past the hold cap (issue 36 defect 6, regression)', async () => {
+    const created = await post('2001:db8:36:6::1', JSON.stringify({ offer_jws: await offerFor(40), guest, idempotency_key: newKey() }));
+    expect(created.status).toBe(201);
+    for (const sameSubnet of ['2001:db8:36:6::2', '2001:db8:36:6:ffff:ffff:ffff:fffe']) {
+      const capped = await post(sameSubnet, JSON.stringify({ offer_jws: await offerFor(50), guest, idempotency_key: newKey() }));
+      expect(capped.status, sameSubnet).toBe(429);
+    }
+    const otherSubnet = await post('2001:db8:36:7::1', JSON.stringify({ offer_jws: await offerFor(50), guest, idempotency_key: newKey() }));
+    expect(otherSubnet.status).toBe(201);
+  });
 });
 
 describe('holds expire and the /book form', () => {
@@ -581,18 +602,10 @@ describe('holds expire and the /book form', () => {
     const o = await offer(h, s);
     const link = new URL(o.offer.booking.direct_booking_url);
     const page = await h.client.get(link.pathname + link.search);
-    const jws = /name="offer_jws" value="([^"]+)"/.exec(page.text)?.[1];
-    const key = /name="idempotency_key" value="([^"]+)"/.exec(page.text)?.[1];
-    expect(jws && key).toBeTruthy();
-    const form = new URLSearchParams({
-      offer_jws: jws!,
-      idempotency_key: key!,
-      guest_name: guest.name,
-      guest_email: guest.email,
-      guest_phone: '',
-    });
-    const post = () =>
-      h.client.request('POST', '/book', { body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(page.status).toBe(200);
+    const form = await renderedForm(h, s);
+    for (const [k, v] of Object.entries({ guest_name: guest.name, guest_email: guest.email, guest_phone: '' })) form.set(k, v);
+    const post = () => postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' });
     const res = await post();
     expect(res.status).toBe(201);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -602,12 +615,47 @@ describe('holds expire and the /book form', () => {
     const again = await post();
     expect(again.status).toBe(200);
     expect(again.text).toContain(`data-booking-id="${id}"`);
-    const bad = await h.client.request('POST', '/book', {
-      body: new URLSearchParams({ offer_jws: jws!, idempotency_key: `${key}x`, guest_name: guest.name }).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
+    const incomplete = new URLSearchParams(form);
+    incomplete.delete('guest_email');
+    const bad = await postForm(h, incomplete);
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('data-code="BOOKING_BAD_REQUEST"');
+  });
+
+  it('refuses cross-site form posts and posts without the token of a rendered form, writing nothing (issue 36 defect 5, regression)', async () => {
+    const s = stay(150, 3);
+    const form = await renderedForm(h, s);
+    for (const [k, v] of Object.entries({ guest_name: guest.name, guest_email: guest.email })) form.set(k, v);
+    const before = await written(h);
+    const refusedWith = async (res: { status: number; text: string }, code: string) => {
+      expect({ status: res.status, code: /data-code="([^"]+)"/.exec(res.text)?.[1] }).toEqual({ status: 403, code });
+    };
+    // The attack: another site's page posts the form (its own, or one rendered for it) in the visitor's browser.
+    await refusedWith(await postForm(h, form, { origin: 'https://evil.example', site: 'cross-site' }), 'cross_site_request');
+    await refusedWith(await postForm(h, form, { origin: 'https://evil.example', site: 'same-site' }), 'cross_site_request');
+    await refusedWith(await postForm(h, form, { origin: 'null', site: 'cross-site' }), 'cross_site_request');
+    // Without a form this node rendered: no token, a token of another view, a forged one, an expired one.
+    const noToken = new URLSearchParams(form);
+    noToken.delete('form_token');
+    await refusedWith(await postForm(h, noToken), 'invalid_form_token');
+    const otherView = new URLSearchParams(form);
+    otherView.set('idempotency_key', newKey());
+    await refusedWith(await postForm(h, otherView), 'invalid_form_token');
+    const forged = new URLSearchParams(form);
+    forged.set('form_token', `${form.get('form_token')!.split('.').slice(0, 2).join('.')}.${'A'.repeat(43)}`);
+    await refusedWith(await postForm(h, forged), 'invalid_form_token');
+    expect(await written(h)).toEqual(before);
+    h.clock.advance(FORM_TOKEN_TTL_MS + 1000);
+    try {
+      await refusedWith(
+        await postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' }),
+        'invalid_form_token',
+      );
+    } finally {
+      h.clock.advance(-(FORM_TOKEN_TTL_MS + 1000));
+    }
+    // The node's own page, as the browser reports it, is accepted.
+    expect((await postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' })).status).toBe(201);
   });
 });
 

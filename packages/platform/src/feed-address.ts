@@ -14,6 +14,7 @@ import { Agent, type RequestOptions } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { NodeError } from '@vrpkit/node';
+import ipaddr from 'ipaddr.js';
 
 /** Networks a feed is never fetched from: loopback, private, link-local, shared, reserved, documentation and multicast ranges. */
 const REFUSED_NETWORKS: [string, number, 'ipv4' | 'ipv6'][] = [
@@ -44,35 +45,32 @@ const REFUSED_NETWORKS: [string, number, 'ipv4' | 'ipv6'][] = [
 const refused = new BlockList();
 for (const [net, prefix, family] of REFUSED_NETWORKS) refused.addSubnet(net, prefix, family);
 
-/** The 8 groups of an IPv6 address (a valid one: `isIP(a) === 6`), an embedded dotted quad included. */
-function ipv6Groups(address: string): number[] {
-  let text = address.split('%')[0]!.toLowerCase();
-  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (quad) {
-    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const parse = (s: string | undefined) => (s ? s.split(':').map((g) => Number.parseInt(g, 16)) : []);
-  const h = parse(head);
-  const t = parse(tail);
-  return tail === undefined ? h : [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
-}
-
-const dotted = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-
 /**
- * The IPv4 address an IPv6 address carries to an IPv4 host, if it is one of the forms that do:
- * IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d, RFC 6052)
- * and 6to4 (2002:AABB:CCDD::, RFC 3056). Such an address reaches the embedded one, so it is judged as that.
+ * The IPv4 address an IPv6 address carries to an IPv4 host, if it is one of the forms that do
+ * (issue 36 defect 8: each is judged as the IPv4 address it reaches):
+ * IPv4-mapped (::ffff:a.b.c.d, RFC 4291 §2.5.5.2), IPv4-translated (::ffff:0:a.b.c.d, RFC 7915
+ * via RFC 6145's prefix), IPv4-compatible (::a.b.c.d, RFC 4291 §2.5.5.1, deprecated; not :: or ::1),
+ * NAT64's well-known prefix (64:ff9b::a.b.c.d, RFC 6052), 6to4 (2002:AABB:CCDD::, RFC 3056) and
+ * Teredo (2001::/32, RFC 4380: the client's address, stored inverted in the last 32 bits).
+ * Parsed by ipaddr.js, never by hand.
  */
-function embeddedIpv4(address: string): string | undefined {
-  const g = ipv6Groups(address);
-  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
-  if (zeros(0, 5) && (g[5] === 0xffff || (g[5] === 0 && (g[6] !== 0 || g[7]! > 1)))) return dotted(g[6]!, g[7]!);
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return dotted(g[6]!, g[7]!);
-  if (g[0] === 0x2002) return dotted(g[1]!, g[2]!);
-  return undefined;
+function embeddedIpv4(v6: ipaddr.IPv6): string | undefined {
+  const g = v6.parts;
+  const dotted = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  switch (v6.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return dotted(g[6]!, g[7]!);
+    case 'rfc6052':
+      // Only the /96 well-known prefix puts the address in the last 32 bits; the local-use /48 (RFC 8215) is refused as a network.
+      return g[2] === 0 ? dotted(g[6]!, g[7]!) : undefined;
+    case '6to4':
+      return dotted(g[1]!, g[2]!);
+    case 'teredo':
+      return dotted(g[6]! ^ 0xffff, g[7]! ^ 0xffff);
+    default:
+      return g.slice(0, 6).every((x) => x === 0) && (g[6] !== 0 || g[7]! > 1) ? dotted(g[6]!, g[7]!) : undefined;
+  }
 }
 
 /** True when a feed must not be fetched from `address` (an IPv4 or IPv6 literal); anything that is not an IP address is refused too. */
@@ -80,9 +78,10 @@ export function isRefusedFeedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return refused.check(address, 'ipv4');
   if (family !== 6) return true;
-  const v4 = embeddedIpv4(address);
+  const v6 = ipaddr.IPv6.parse(address.split('%')[0]!);
+  const v4 = embeddedIpv4(v6);
   if (v4 !== undefined) return refused.check(v4, 'ipv4');
-  return refused.check(address.split('%')[0]!, 'ipv6');
+  return refused.check(v6.toNormalizedString(), 'ipv6');
 }
 
 function addressRefused(host: string): NodeError {

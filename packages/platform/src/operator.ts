@@ -17,7 +17,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isRecord } from '@vrpkit/core';
-import { HEALTHZ_PATH, offerFor } from '@vrpkit/node';
+import { HEALTHZ_PATH, offerFor, readMcpBody } from '@vrpkit/node';
 import { JWKS_PATH, MCP_ENDPOINT_PATH, offerToolInputSchema } from '@vrpkit/protocol';
 import { Hono } from 'hono';
 import type { TenantNode } from './tenant-node.js';
@@ -26,6 +26,7 @@ import type { TenantNode } from './tenant-node.js';
 export const OPERATOR_TOOL_NAME = 'vrp_get_verified_stay_offer';
 
 const SERVER_INFO = { name: 'vrpkit-platform', version: '0.1.0' } as const;
+const OPERATOR_MAX_BODY_BYTES = 64 * 1024;
 
 function operatorTool(operatorDomain: string): Tool {
   const schema = offerToolInputSchema() as { properties: Record<string, unknown>; required: string[] } & Record<string, unknown>;
@@ -73,10 +74,16 @@ export function createOperatorApp(operatorDomain: string, tenantFor: (domain: st
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      maxRequestBodySize: 64 * 1024,
+      maxRequestBodySize: OPERATOR_MAX_BODY_BYTES,
     });
     await server.connect(transport);
-    return transport.handleRequest(c.req.raw);
+    // Anything but JSON takes the SDK's own path (415); a JSON body is read (capped, depth-bounded,
+    // a batch checked against the MCP revision) before the SDK sees it.
+    if (c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() !== 'application/json')
+      return transport.handleRequest(c.req.raw);
+    const read = await readMcpBody(c, OPERATOR_MAX_BODY_BYTES);
+    if (!read.ok) return read.response;
+    return transport.handleRequest(c.req.raw, { parsedBody: read.value });
   });
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such resource' } }, 404));
   return app;

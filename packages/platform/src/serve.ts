@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { SecureContext, TLSSocket } from 'node:tls';
 import { type HttpBindings, serve } from '@hono/node-server';
-import { type Clock, isVrpError } from '@vrpkit/core';
+import { type Clock, type Drain, isVrpError } from '@vrpkit/core';
 import {
   checkConnectionCap,
   createNodeApp,
@@ -26,6 +26,7 @@ import {
   requestHostName,
   SERVER_LIMITS,
   storeUnavailableResponse,
+  shutdownGraceMs,
 } from '@vrpkit/node';
 import { isConnectionLoss } from '@vrpkit/sql';
 import { type CertificateSource, type CertificateStore, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';
@@ -93,6 +94,8 @@ export interface ServePlatformOptions {
   onError?: (e: unknown) => void;
   /** Serve `/metrics`, `/healthz` and `/readyz` on this loopback or private address (plain http). */
   adminListen?: { host: string; port: number };
+  /** `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`). */
+  shutdownGraceSeconds?: number;
 }
 
 export interface ServedPlatform {
@@ -196,7 +199,7 @@ async function listen(
   at: { host: string; port: number },
   limits: ReturnType<typeof connectionLimits>,
   onError: (e: unknown) => void,
-): Promise<Server> {
+): Promise<{ server: Server; drain: Drain }> {
   const server = serve({
     fetch: fetch as (req: Request, env: unknown) => Response | Promise<Response>,
     port: at.port,
@@ -219,12 +222,12 @@ async function listen(
   server.maxConnections = limits.maxConnections;
   // The headers timeout stays short: on Node 20 it bounds a request's head, not an idle
   // keep-alive connection (an idle connection outlives it; packages/platform/test/keep-alive.test.ts).
-  await listenWithLimits(server, {
+  const drain = await listenWithLimits(server, {
     maxPerClient: limits.maxPerClient,
     keepAliveMs: limits.keepAliveMs,
     failed: (e) => new PlatformError('listen_failed', { address: at.host, reason: e.code ?? e.message }),
   });
-  return server;
+  return { server, drain };
 }
 
 export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlatform> {
@@ -232,6 +235,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const { master_key_id, operator_domain: operatorDomain } = await checkServingKeys(store, o.masterKeys);
   const tenantCacheSize = o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE;
   const limits = connectionLimits(o);
+  const graceMs = shutdownGraceMs(o.shutdownGraceSeconds);
   const certs = await openCertificateStore(
     o.tls,
     async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
@@ -269,7 +273,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     return jsonAnswer('misdirected_request', { 'cache-control': 'no-store' });
   };
   const fetch = platformFetch({ tenants, app, operator: operatorApp, misdirected, onError });
-  const server = await listen(fetch, certs, { host: o.host ?? '127.0.0.1', port: o.port ?? 0 }, limits, onError);
+  const { server, drain } = await listen(fetch, certs, { host: o.host ?? '127.0.0.1', port: o.port ?? 0 }, limits, onError);
   const admin = o.adminListen
     ? await startAdminListener(o.adminListen, metrics.registry, async () => (await store.info()).master_key_id === master_key_id).catch(
         async (e) => {
@@ -278,13 +282,21 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
         },
       )
     : undefined;
-  return servedPlatform(server, { certs, tenants, offerCache, metrics, admin });
+  return servedPlatform(server, { certs, tenants, offerCache, metrics, ...(admin ? { admin } : {}), stop: () => drain.drain(graceMs) });
 }
 
 /** What `servePlatform` hands back: the address, the gauges tests and operators read, and `close`. */
 function servedPlatform(
   server: Server,
-  p: { certs: CertificateStore; tenants: TenantRouter; offerCache: OfferCache | null; metrics: PlatformMetrics; admin?: AdminListener },
+  p: {
+    certs: CertificateStore;
+    tenants: TenantRouter;
+    offerCache: OfferCache | null;
+    metrics: PlatformMetrics;
+    admin?: AdminListener;
+    /** Drain the listener: nothing new accepted, the requests in flight answered within the grace. */
+    stop: () => Promise<void>;
+  },
 ): ServedPlatform {
   const addr = server.address() as AddressInfo;
   const { certs, admin } = p;
@@ -301,10 +313,7 @@ function servedPlatform(
     metrics: p.metrics,
     ...(admin ? { admin: { address: admin.address, port: admin.port } } : {}),
     close() {
-      closed ??= new Promise<void>((done) => {
-        server.close(() => done());
-        server.closeAllConnections();
-      }).then(() => admin?.close());
+      closed ??= p.stop().then(() => admin?.close());
       return closed;
     },
   };

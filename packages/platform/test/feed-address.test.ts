@@ -31,6 +31,12 @@ describe('isRefusedFeedAddress', () => {
     ['::7f00:1', 'IPv4-compatible loopback'],
     ['64:ff9b::a9fe:a9fe', 'NAT64 of the metadata address'],
     ['2002:c0a8:101::1', '6to4 of 192.168.1.1'],
+    // Issue 36 defect 8 (regression): IPv4-translated (RFC 7915) and Teredo carry an IPv4 address too.
+    ['::ffff:0:7f00:1', 'IPv4-translated loopback'],
+    ['::ffff:0:a9fe:a9fe', 'IPv4-translated metadata'],
+    ['::ffff:0:10.0.0.1', 'IPv4-translated RFC 1918, dotted'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo of 127.0.0.1'],
+    ['64:ff9b:1::a9fe:a9fe', 'local-use NAT64'],
     ['localhost', 'not an address'],
   ])('refuses %s (%s)', (address) => {
     expect(isRefusedFeedAddress(address)).toBe(true);
@@ -43,6 +49,8 @@ describe('isRefusedFeedAddress', () => {
     ['2606:4700:4700::1111', 'public IPv6'],
     ['::ffff:8.8.8.8', 'IPv4-mapped public'],
     ['64:ff9b::808:808', 'NAT64 of a public address (an IPv6-only host reaching an IPv4 feed)'],
+    ['::ffff:0:808:808', 'IPv4-translated public'],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'Teredo of 8.8.8.8'],
   ])('allows %s (%s)', (address) => {
     expect(isRefusedFeedAddress(address)).toBe(false);
   });

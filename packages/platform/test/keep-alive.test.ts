@@ -151,6 +151,36 @@ describe('platform serve: keep-alive and connection caps', () => {
     expect(existsSync(join(tmp, 'absent.sqlite'))).toBe(false);
   });
 
+  it('close drains: the requests in flight are answered, idle connections closed, nothing new accepted (issue 36 defect 2, regression)', async () => {
+    const { served, port, ca } = await start({ shutdownGraceSeconds: 10 });
+    const sockets = await Promise.all([0, 1, 2, 3].map(() => open(port, ca, TENANTS[0]!)));
+    for (const s of sockets) if (s instanceof Error) throw s;
+    const [idle, ...busy] = sockets as TLSSocket[];
+    expect(await requestOn(idle!, TENANTS[0]!, `${OFFER_ENDPOINT_PATH}?${stayQuery}`)).toBe(200);
+    const idleClosed = closed(idle!);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const answers = busy.map((s) => {
+      let text = '';
+      s.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      return new Promise<string>((resolve) => s.once('close', () => resolve(text)));
+    });
+    for (const s of busy)
+      s.write(
+        `POST /mcp HTTP/1.1\r\nHost: ${TENANTS[0]}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
+          `content-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+      );
+    await new Promise((r) => setTimeout(r, 200)); // the heads are read: three requests in flight
+    const stopped = served.close();
+    await idleClosed;
+    expect(await open(port, ca, TENANTS[0]!)).toBeInstanceOf(Error);
+    for (const s of busy) s.write(body.slice(10));
+    for (const text of await Promise.all(answers)) {
+      expect(text).toMatch(/^HTTP\/1\.1 200 /);
+      expect(text.toLowerCase()).toContain('connection: close');
+    }
+    await stopped;
+  });
+
   it('reports the TLS contexts held and the shared offer cache bytes', async () => {
     const { served, port, ca } = await start({ offerCacheMaxAgeSeconds: 60 });
     expect(served.tlsContexts()).toBe(0);

@@ -188,6 +188,45 @@ describe('platform serve (dev TLS)', () => {
     }
   });
 
+  it('refuses MCP batches from revision 2025-06-18 on, on a tenant and on the operator surface (issue 36 defect 12, regression)', async () => {
+    const { port } = served;
+    const fetch = createHardenedFetch({
+      connectTo: ['platform.example', 'villa-one.example'].map((h) => `${h}:443:127.0.0.1:${port}`),
+      ca,
+    });
+    const stay = Object.fromEntries(new URLSearchParams(stayQuery));
+    const args = { check_in: stay.check_in, check_out: stay.check_out, guests: 2 };
+    const batch = (name: string, extra: Record<string, unknown>) =>
+      JSON.stringify(
+        Array.from({ length: 100 }, (_, i) => ({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name, arguments: { ...extra, ...args } },
+        })),
+      );
+    try {
+      for (const [host, body] of [
+        ['villa-one.example', batch('get_verified_stay_offer', {})],
+        ['platform.example', batch(OPERATOR_TOOL_NAME, { domain: 'villa-one.example' })],
+      ] as const) {
+        const res = await fetch(`https://${host}${MCP_ENDPOINT_PATH}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-06-18',
+          },
+          body,
+        });
+        expect(res.status, host).toBe(400);
+        expect(await res.json(), host).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+      }
+    } finally {
+      await fetch.close();
+    }
+  });
+
   it('serves Prometheus metrics per surface, misdirected requests, tenant counts and key ages; /healthz and /readyz', async () => {
     const admin = `http://127.0.0.1:${served.admin!.port}`;
     const text = await (await fetch(`${admin}/metrics`)).text();

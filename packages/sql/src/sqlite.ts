@@ -12,11 +12,18 @@ export const STATEMENT_CACHE_SIZE = 256;
  * parameters bind per call, and better-sqlite3 runs a statement to completion synchronously
  * (`all`/`run`; no store iterates one), so no two uses of one statement overlap.
  */
+/** The rollback of a transaction SQLite already rolled back: nothing to do. */
+const ROLLED_BACK = { reader: false, run: () => ({ changes: 0, lastInsertRowid: 0 }) } as unknown as Database.Statement;
+
 export function withStatementCache(sqlite: Database.Database): SqliteDatabase {
   const prepared = new LRUCache<string, Database.Statement>({ max: STATEMENT_CACHE_SIZE });
   return {
     close: () => sqlite.close(),
     prepare(sql) {
+      // SQLite rolls a transaction back by itself on SQLITE_FULL or SQLITE_IOERR; Kysely's own
+      // rollback would then fail ("no transaction is active") and replace the error that says why
+      // (issue 36 defect 13: a full disk must be told from a bug).
+      if (sql === 'rollback' && !sqlite.inTransaction) return ROLLED_BACK;
       let stmt = prepared.get(sql);
       if (!stmt) {
         stmt = sqlite.prepare(sql);

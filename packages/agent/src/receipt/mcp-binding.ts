@@ -20,6 +20,7 @@ import {
 } from '@vrpkit/protocol';
 import { isOnCanonicalDomain } from '../canonical-domain.js';
 import {
+  ECHOED_ARGUMENTS,
   type McpReceiptCode,
   type McpReceiptVerification,
   type ResolveSignerJwks,
@@ -114,9 +115,6 @@ function hashArgumentsOrNull(args: unknown): string | null {
     return null;
   }
 }
-
-/** The members a node echoes from the call's arguments into the signed `request` (Core VRP v0.1 §4, §5). */
-const ECHOED_ARGUMENTS = ['check_in', 'check_out', 'guests', 'language'] as const;
 
 /**
  * Whether the signed offer's `request` is the call's arguments: every argument the call carried

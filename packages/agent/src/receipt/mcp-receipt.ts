@@ -16,12 +16,15 @@
  *   docs/receipts.md), both bounds inclusive as in VRP receipt envelope v1;
  * - labels: `issuer.node`, the assertion's `issuer`, `subject`, both `ref`s and the assertion's
  *   `offer_ref` must all be what the signed offer implies, and the signed `served_at` must fall
- *   within the signed offer's life.
+ *   within the signed offer's life;
+ * - one call: the assertion's `arguments_sha256` must be the digest of the arguments the signed
+ *   offer's `request` echoes, so an offer layer and a transport layer of two calls do not pass.
  * Never throws for a bad artifact.
  */
 import { isRecord, jwsPayloadJson, parseCompactJws } from '@vrpkit/core';
 import {
   dateTimeMs,
+  hashArguments,
   MCP_TRANSPORT_LAYER,
   type McpTransportAssertion,
   OFFER_LAYER,
@@ -53,7 +56,8 @@ export type McpReceiptCode =
   | 'issuer_mismatch' // issuer.node or the assertion's issuer is not the domain that signed the offer
   | 'subject_mismatch' // subject is not the signed offer's property and stay
   | 'offer_ref_mismatch' // a ref or the assertion's offer_ref is not the signed offer's
-  | 'served_at_mismatch'; // the signed served_at is not within the signed offer's generated_at..valid_until
+  | 'served_at_mismatch' // the signed served_at is not within the signed offer's generated_at..valid_until
+  | 'arguments_mismatch'; // the assertion's arguments_sha256 is not the digest of the request the offer layer signs (two calls' layers)
 
 export interface McpReceiptLayer {
   status: AttestationStatus;
@@ -144,14 +148,33 @@ function windowStatus(now: number, from: number, until: number, index: number, k
   return layer('verified', null, index, kid);
 }
 
-/** The offer a vrpkit node signs in the offer layer: a VRP offer with its domain, window and request. */
-function readSignedOffer(payload: Json, signer: string): { window: { from: number; until: number }; ref: string; stay: string } | null {
+/** The members a node echoes from the call's arguments into the signed `request` (Core VRP v0.1 §4, §5). */
+export const ECHOED_ARGUMENTS = ['check_in', 'check_out', 'guests', 'language'] as const;
+
+/**
+ * The digest of the call a signed `request` answers: its echoed members (`ECHOED_ARGUMENTS`, the
+ * derived `nights` and weekdays left out) hashed as the profile hashes a call's arguments.
+ */
+function requestArgumentsDigest(request: Json): string {
+  return hashArguments(Object.fromEntries(ECHOED_ARGUMENTS.filter((k) => Object.hasOwn(request, k)).map((k) => [k, request[k]])));
+}
+
+/** The offer a vrpkit node signs in the offer layer: a VRP offer with its domain, window and request (and that request's call digest). */
+function readSignedOffer(
+  payload: Json,
+  signer: string,
+): { window: { from: number; until: number }; ref: string; stay: string; argumentsSha256: string } | null {
   const request = isRecord(payload.request) ? payload.request : {};
   const window = offerWindow(payload);
   if (payload.kind !== 'verified_stay_offer' || payload.canonical_domain !== signer || !window) return null;
   if (typeof request.check_in !== 'string' || typeof request.check_out !== 'string') return null;
   try {
-    return { window, ref: offerRef(signer, request.check_in, request.check_out), stay: `${request.check_in}/${request.check_out}` };
+    return {
+      window,
+      ref: offerRef(signer, request.check_in, request.check_out),
+      stay: `${request.check_in}/${request.check_out}`,
+      argumentsSha256: requestArgumentsDigest(request),
+    };
   } catch {
     return null;
   }
@@ -225,6 +248,9 @@ async function checkTransportLayer(found: Located, signedOffer: SignedOffer | nu
   const inWindow = windowStatus(ctx.options.now, servedAt, servedAt + lifetime, transport.index!, transport.kid);
   // The transport window and `ref` are unsigned: only the signed served_at ties this call to this offer.
   if (servedAt < signedOffer.window.from || servedAt > signedOffer.window.until) errors.push('served_at_mismatch');
+  // Both layers must describe one call: the assertion hashes the arguments the node was sent, and
+  // the signed request echoes them (issue 36 defect 9: an offer for 3 guests beside a call for 2).
+  if (assertion.arguments_sha256 !== signedOffer.argumentsSha256) errors.push('arguments_mismatch');
   return { transport: worse(transport, inWindow), assertion };
 }
 

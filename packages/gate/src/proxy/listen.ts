@@ -3,6 +3,7 @@ import { createServer, type Server as HttpServer, type IncomingMessage, ServerRe
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
@@ -40,6 +41,7 @@ export async function listenForAgents(
   proxy: GateProxy,
   at: { host: string; port: number },
   maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
+  shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000,
 ): Promise<AgentListener> {
   const token = randomBytes(32).toString('base64url');
   const expected = Buffer.from(token);
@@ -59,17 +61,9 @@ export async function listenForAgents(
     }
     let parsedBody: unknown;
     if (req.method === 'POST') {
-      const body = await readCapped(req, maxMessageBytes);
-      if (body === undefined) return rpcError(res, 413, ErrorCode.InvalidRequest, `message exceeds ${maxMessageBytes} bytes`);
-      try {
-        parsedBody = JSON.parse(body.toString('utf8'));
-      } catch {
-        return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
-      }
-      // JSON-RPC 2.0 §6: an empty batch is one Invalid Request error (the transport would answer 202 and nothing).
-      if (Array.isArray(parsedBody) && parsedBody.length === 0) {
-        return rpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: an empty batch');
-      }
+      const read = await readMessage(req, res, maxMessageBytes);
+      if (!read) return;
+      parsedBody = read.message;
     }
     const sid = req.headers['mcp-session-id'];
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
@@ -97,6 +91,8 @@ export async function listenForAgents(
       res.end(JSON.stringify({ error: 'internal_error' }));
     });
   });
+  // A stop waits for the calls in flight (POSTs), not for a session's GET notification stream, which never ends by itself.
+  const drain = drainable(http, (req) => req.method !== 'GET');
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(at.port, at.host, resolve);
@@ -106,12 +102,34 @@ export async function listenForAgents(
   return {
     url: `http://${host}:${port}/mcp`,
     token,
+    // Issue 36 defect 2: stop accepting, end the notification streams, answer the calls in flight
+    // (within the grace), then close the sessions.
     close: async () => {
+      for (const t of sessions.values()) t.closeStandaloneSSEStream();
+      await drain.drain(shutdownGraceMs);
       for (const t of sessions.values()) await t.close().catch(() => {});
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A POST's JSON-RPC message, read capped at `maxMessageBytes` and parsed; or undefined once the
+ * refusal is answered: over the cap (413), not JSON (-32700), or an empty batch (the transport
+ * would answer 202 and nothing), a batch under MCP 2025-06-18 or later, or one over the cap
+ * (-32600; issue 36 defect 12).
+ */
+async function readMessage(req: IncomingMessage, res: ServerResponse, maxMessageBytes: number): Promise<{ message: unknown } | undefined> {
+  const body = await readCapped(req, maxMessageBytes);
+  if (body === undefined) return void rpcError(res, 413, ErrorCode.InvalidRequest, `message exceeds ${maxMessageBytes} bytes`);
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    return void rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+  }
+  const batch = mcpBatchRefusal(message, req.headers['mcp-protocol-version'] as string | undefined);
+  if (batch) return void rpcError(res, 400, ErrorCode.InvalidRequest, batch);
+  return { message };
 }
 
 /** How long an SSE answer's headers may wait for its first event (`holdHeaders`). */

@@ -8,17 +8,27 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { BOOK_PATH, BOOKING_REQUESTS_PATH, MAX_BOOKING_REQUEST_BYTES } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
 import type { ForwardedClientBindings } from '../behind-proxy.js';
+import { NODE_CODES, nodeMessage } from '../errors.js';
 import { readBodyCapped } from '../http/body.js';
+import type { FormGuard } from '../http/forms.js';
 import { HTML_SECURITY_HEADERS } from '../http/html.js';
 import { errorBody, errorResponse, JSON_TYPE } from '../http/json.js';
 import type { OfferService } from '../service/index.js';
 import { type BookingAnswer, type BookingDesk, refuse } from './desk.js';
-import { renderBookingResult, renderBookPage } from './page.js';
+import { renderBookingResult, renderBookPage, renderRefusedRequest } from './page.js';
 
-/** Core VRP v0.1 §5.1: the booking landing page `direct_booking_url` points at, which re-quotes live and fails closed (an HTML page: the pages' CSP). */
-export function mountBookPage(app: Hono, serviceOf: (c: Context) => OfferService): void {
+/** The origin a node's forms are served from and posted back to (Core VRP v0.1 §2: its canonical domain). */
+const formOrigin = (canonicalDomain: string) => `https://${canonicalDomain}`;
+
+/**
+ * Core VRP v0.1 §5.1: the booking landing page `direct_booking_url` points at, which re-quotes
+ * live and fails closed (an HTML page: the pages' CSP); its form carries a token of `form`.
+ */
+export function mountBookPage(app: Hono, serviceOf: (c: Context) => OfferService, form: FormGuard): void {
   app.get(BOOK_PATH, async (c) => {
-    const r = await renderBookPage(serviceOf(c), c.req.url);
+    const service = serviceOf(c);
+    const tokenFor = (values: Readonly<Record<string, string>>) => form.token(formOrigin(service.canonicalDomain), values, service.now());
+    const r = await renderBookPage(service, c.req.url, tokenFor);
     return c.html(r.html, r.status, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
   });
 }
@@ -50,15 +60,16 @@ function jsonAnswer(a: BookingAnswer): Response {
   return new Response(body, { status: a.status, headers });
 }
 
+const tooLarge = () => refuse('BOOKING_BODY_TOO_LARGE', `a booking request is limited to ${MAX_BOOKING_REQUEST_BYTES} bytes`);
+
 /** Read the body under the byte cap, or the 413 answer. */
 async function cappedBody(c: Context): Promise<{ ok: true; text: string } | { ok: false; answer: BookingAnswer }> {
   const read = await readBodyCapped(c, MAX_BOOKING_REQUEST_BYTES);
-  if (read.ok) return read;
-  return { ok: false, answer: refuse('BOOKING_BODY_TOO_LARGE', `a booking request is limited to ${MAX_BOOKING_REQUEST_BYTES} bytes`) };
+  return read.ok ? read : { ok: false, answer: tooLarge() };
 }
 
-/** Mount `POST /api/booking-requests` and `POST /book` on the node's app. */
-export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
+/** Mount `POST /api/booking-requests` and `POST /book` on the node's app; the form posts pass `form`'s guard first. */
+export function mountBookingRequests(app: Hono, desk: BookingDesk, form: FormGuard, now: (c: Context) => number): void {
   app.post(BOOKING_REQUESTS_PATH, async (c) => {
     if (mediaType(c) !== 'application/json')
       return jsonAnswer(refuse('BOOKING_UNSUPPORTED_MEDIA_TYPE', 'send the booking request as application/json'));
@@ -88,15 +99,22 @@ export function mountBookingRequests(app: Hono, desk: BookingDesk): void {
         'cache-control': 'no-store',
         ...(!a.ok && a.error.retry_after_seconds !== undefined ? { 'retry-after': String(a.error.retry_after_seconds) } : {}),
       });
-    if (mediaType(c) !== 'application/x-www-form-urlencoded')
-      return html(refuse('BOOKING_UNSUPPORTED_MEDIA_TYPE', 'the booking form is sent as application/x-www-form-urlencoded'));
-    const read = await cappedBody(c);
-    if (!read.ok) return html(read.answer);
+    // Issue 36 defect 5: from the node's own page only, with the token of the form it rendered.
+    const posted = await form.read(c, formOrigin(desk.canonicalDomain), now(c));
+    if (!posted.ok) {
+      const { refusal } = posted;
+      if (refusal === 'unsupported_media_type')
+        return html(refuse('BOOKING_UNSUPPORTED_MEDIA_TYPE', 'the booking form is sent as application/x-www-form-urlencoded'));
+      if (refusal === 'body_too_large') return html(tooLarge());
+      return c.html(renderRefusedRequest(desk.canonicalDomain, refusal, nodeMessage(refusal)), NODE_CODES[refusal].status, {
+        ...HTML_SECURITY_HEADERS,
+        'cache-control': 'no-store',
+      });
+    }
     const client = clientAddress(c);
     const limited = desk.admit(client);
     if (limited) return html(limited);
-    const form = new URLSearchParams(read.text);
-    const field = (name: string) => (form.getAll(name).length === 1 ? form.get(name) : undefined);
+    const field = (name: string) => (posted.form.getAll(name).length === 1 ? posted.form.get(name) : undefined);
     const phone = field('guest_phone');
     const input = {
       offer_jws: field('offer_jws'),

@@ -5,10 +5,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { BOOK_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { FORM_TOKEN_FIELD, type FormSpec } from '../http/forms.js';
 import { escapeHtml as esc, scriptJson } from '../http/html.js';
 import { offerQuery } from '../http/query.js';
 import { type OfferOutcome, type OfferService, offerFor } from '../service/index.js';
 import type { BookingAnswer } from './desk.js';
+
+/** The `/book` form: where it posts and the hidden fields its token binds (http/forms.ts). */
+export const BOOK_FORM: FormSpec = { action: BOOK_PATH, bound: ['offer_jws', 'idempotency_key'] };
+
+/** The token of a `/book` form rendered now with these bound values. */
+export type FormTokenFor = (values: Readonly<Record<string, string>>) => string;
 
 /** Core VRP v0.1 §5.1: the booking link's own parameter next to the §4 request; read and ignored (the page always re-quotes). */
 const OFFER_REFERENCE_PARAMETER = 'offer';
@@ -30,13 +37,16 @@ td.n,th.n{text-align:right}.total td{font-weight:700}.note{color:#555;font-size:
 /**
  * The request form: it posts the signed offer shown on this page (never a price the page could
  * alter: the node re-checks the JWS and re-quotes) with the guest's details, under a key made for
- * this page view, so a double submit is one booking request.
+ * this page view, so a double submit is one booking request, and with the form token binding
+ * both (http/forms.ts: the post must come from this page).
  */
-function bookingForm(offerJws: string): string {
+function bookingForm(offerJws: string, tokenFor: FormTokenFor): string {
   const key = `page-${randomBytes(16).toString('base64url')}`;
+  const token = tokenFor({ offer_jws: offerJws, idempotency_key: key });
   return `<h3>Request this stay</h3>
 <form method="post" action="${BOOK_PATH}" id="booking-form">
 <input type="hidden" name="offer_jws" value="${esc(offerJws)}"><input type="hidden" name="idempotency_key" value="${esc(key)}">
+<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${esc(token)}">
 <p><label>Name <input name="guest_name" required maxlength="200" autocomplete="name"></label></p>
 <p><label>Email <input name="guest_email" type="email" required maxlength="254" autocomplete="email"></label></p>
 <p><label>Phone (optional) <input name="guest_phone" type="tel" maxlength="32" autocomplete="tel"></label></p>
@@ -45,15 +55,20 @@ function bookingForm(offerJws: string): string {
 </form>`;
 }
 
+const resultHeading = (canonicalDomain: string) => `<p class="note">Booking request on ${esc(canonicalDomain)}.</p>`;
+
+/** The page after a refused post: no booking request was made, and why (`code`, `message`). */
+export function renderRefusedRequest(canonicalDomain: string, code: string, message: string): string {
+  return page(
+    'Booking request not made',
+    `${resultHeading(canonicalDomain)}<h1>No booking request was made</h1><p class="unavailable" id="booking-status" data-code="${esc(code)}">${esc(message)} (${esc(code)}).</p>`,
+  );
+}
+
 /** The page after the form was posted: the hold that was made, or why none was. */
 export function renderBookingResult(canonicalDomain: string, a: BookingAnswer): string {
-  const heading = `<p class="note">Booking request on ${esc(canonicalDomain)}.</p>`;
-  if (!a.ok) {
-    return page(
-      'Booking request not made',
-      `${heading}<h1>No booking request was made</h1><p class="unavailable" id="booking-status" data-code="${esc(a.error.code)}">${esc(a.error.message)} (${esc(a.error.code)}).</p>`,
-    );
-  }
+  if (!a.ok) return renderRefusedRequest(canonicalDomain, a.error.code, a.error.message);
+  const heading = resultHeading(canonicalDomain);
   const b = a.body.booking_request;
   return page(
     'Booking request received',
@@ -82,8 +97,11 @@ async function requote(service: OfferService, url: string): Promise<OfferOutcome
   return offerFor(service, query, { fresh: true });
 }
 
-/** Render `/book` for the request URL it received (`checkIn`, `checkOut`, `guests` or their snake_case names; `offer` is read and ignored). */
-export async function renderBookPage(service: OfferService, url: string): Promise<BookPage> {
+/**
+ * Render `/book` for the request URL it received (`checkIn`, `checkOut`, `guests` or their
+ * snake_case names; `offer` is read and ignored), its form carrying a token from `tokenFor`.
+ */
+export async function renderBookPage(service: OfferService, url: string, tokenFor: FormTokenFor): Promise<BookPage> {
   const p = service.property();
   const outcome = await requote(service, url);
   const heading = `<h1>${esc(p.name)}</h1><p class="note">Booking page on ${esc(service.canonicalDomain)}. It always re-quotes live: an earlier quote or offer reference is never honoured.</p>`;
@@ -139,7 +157,7 @@ export async function renderBookPage(service: OfferService, url: string): Promis
 <p>Check-in from ${esc(offer.rules?.check_in_time ?? '')}, check-out by ${esc(offer.rules?.check_out_time ?? '')}.</p>
 <h3>Refund schedule</h3>${refunds}
 <p class="note">You book directly with the host; payment goes to the host. This node does not take payment online.</p>
-${bookingForm(outcome.envelope.signature.jws)}${embedded}`,
+${bookingForm(outcome.envelope.signature.jws, tokenFor)}${embedded}`,
     ),
   };
 }

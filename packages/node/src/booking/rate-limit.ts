@@ -1,5 +1,7 @@
+import { clientKey } from '../http/client-key.js';
+
 /**
- * Booking requests per remote address: a fixed one-minute window per address, in memory (per
+ * Booking requests per client (`clientKey`: an IPv6 client by its /64): a fixed one-minute window per client, in memory (per
  * process; a cluster of N workers admits up to N times the limit, which still bounds one
  * address). Bounded in size: the table is cleared when a window ends, so an address flood costs
  * one window's worth of entries at most.
@@ -21,13 +23,14 @@ export function createRateLimiter(perMinute: number): RateLimiter {
   const counts = new Map<string, number>();
   return {
     take(address, now) {
+      const client = clientKey(address);
       if (now >= windowStart + WINDOW_MS || now < windowStart) {
         windowStart = now;
         counts.clear();
       }
-      const n = (counts.get(address) ?? 0) + 1;
-      if (counts.size >= MAX_TRACKED_ADDRESSES && !counts.has(address)) counts.delete(counts.keys().next().value as string);
-      counts.set(address, n);
+      const n = (counts.get(client) ?? 0) + 1;
+      if (counts.size >= MAX_TRACKED_ADDRESSES && !counts.has(client)) counts.delete(counts.keys().next().value as string);
+      counts.set(client, n);
       if (n <= perMinute) return { ok: true };
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000)) };
     },
@@ -48,7 +51,7 @@ export interface HoldCap {
 }
 
 /**
- * Holds created per client address in a rolling 24 hours, in memory (per process: a restart or
+ * Holds created per client (`clientKey`: an IPv6 client by its /64) in a rolling 24 hours, in memory (per process: a restart or
  * each of N workers starts afresh). A hold blocks the dates for `--hold-hours` without any proof
  * of who asked, so this bounds what one address can block; many addresses need confirming the
  * guest's email first, which this node does not do yet. Bounded in size like the rate limiter.
@@ -57,19 +60,20 @@ export function createHoldCap(perDay: number): HoldCap {
   const created = new Map<string, number[]>();
   return {
     reserve(address, now) {
-      const recent = (created.get(address) ?? []).filter((t) => t > now - DAY_MS && t <= now);
+      const client = clientKey(address);
+      const recent = (created.get(client) ?? []).filter((t) => t > now - DAY_MS && t <= now);
       if (recent.length >= perDay) {
-        created.set(address, recent);
+        created.set(client, recent);
         return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(((recent[0] as number) + DAY_MS - now) / 1000)) };
       }
       recent.push(now);
-      created.delete(address);
+      created.delete(client);
       if (created.size >= MAX_TRACKED_ADDRESSES) created.delete(created.keys().next().value as string);
-      created.set(address, recent);
+      created.set(client, recent);
       return {
         ok: true,
         release() {
-          const list = created.get(address);
+          const list = created.get(client);
           const i = list?.lastIndexOf(now) ?? -1;
           if (list && i >= 0) list.splice(i, 1);
         },

@@ -3,16 +3,27 @@
  * routes (booking/http.ts) and every surface of the registry (surfaces/registry.ts: the offer
  * endpoint, MCP, A2A, WebMCP), so every surface shares the one offer service.
  */
+import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '@vrpkit/core';
-import { BOOK_PATH, DISCOVERY_PATH, JWKS_MAX_CACHE_SECONDS, JWKS_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import {
+  BOOK_PATH,
+  DISCOVERY_PATH,
+  JWKS_MAX_CACHE_SECONDS,
+  JWKS_PATH,
+  MAX_BOOKING_REQUEST_BYTES,
+  OFFER_ENDPOINT_PATH,
+} from '@vrpkit/protocol';
 import { isConnectionLoss } from '@vrpkit/sql';
 import { type Context, Hono } from 'hono';
 import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
 import { mountBookingRequests, mountBookPage } from '../booking/http.js';
+import { BOOK_FORM } from '../booking/page.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
+import { STORE_OUTAGE_RETRY_AFTER_SECONDS, type StoreHealth } from '../store-health.js';
 import { mountSurfaces } from '../surfaces/registry.js';
+import { formGuard } from './forms.js';
 import { canonicalHostOnly } from './host-guard.js';
 import { errorResponse, storeUnavailableResponse } from './json.js';
 import { rawQuery } from './query.js';
@@ -41,6 +52,16 @@ export interface NodeAppOptions {
   onError?: (error: unknown) => void;
   /** The readiness probe `/readyz` answers with (`readinessProbe`); without one the app has no `/readyz`. */
   readiness?: () => Promise<ReadinessReport>;
+  /**
+   * The store's write health: a request that fails because the store cannot write is answered 503
+   * `store_unavailable` with `Retry-After` (its cause reported once per outage, not per request).
+   */
+  storeHealth?: StoreHealth;
+  /**
+   * The secret the per-form tokens of the node's forms are made with (http/forms.ts); every process
+   * serving one node must share it (a node's comes from its keys directory). Default: random per app.
+   */
+  formSecret?: Uint8Array;
   /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
   bookings?: BookingDesk;
   /**
@@ -91,8 +112,9 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   app.get(JWKS_PATH, async (c) => c.json(await serviceOf(c).jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
   // Core §5.1: the booking landing page; its own 405 first: /book also takes the booking form's POST.
-  mountBookPage(app, serviceOf);
-  if (options.bookings) mountBookingRequests(app, options.bookings);
+  const bookForm = formGuard(BOOK_FORM, options.formSecret ?? randomBytes(32), MAX_BOOKING_REQUEST_BYTES);
+  mountBookPage(app, serviceOf, bookForm);
+  if (options.bookings) mountBookingRequests(app, options.bookings, bookForm, (c) => serviceOf(c).now());
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
   app.get(HEALTHZ_PATH, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
@@ -117,6 +139,7 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   // Internal failures never echo details to the client (they may name store or key files); user input never lands here.
   // A lost store connection is 503, not a bug: the request failed closed and a retry may succeed.
   app.onError((e) => {
+    if (options.storeHealth?.failed(e)) return storeUnavailableResponse('its storage refuses writes', STORE_OUTAGE_RETRY_AFTER_SECONDS);
     options.onError?.(e);
     return isConnectionLoss(e) ? storeUnavailableResponse() : errorResponse('internal_error');
   });

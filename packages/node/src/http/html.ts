@@ -2,13 +2,15 @@
 
 /**
  * The headers of every HTML page the node serves (the property page and `/book`): scripts only
- * from the node's own origin, no framing, no sniffing, no referrer leaking the stay's query.
+ * from the node's own origin, no framing, no sniffing, no referrer leaking the stay's query to another site.
  */
 export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not `no-referrer`: under it a browser posts a page's own form with `Origin: null`, which the
+  // cross-site check (forms.ts) must refuse; `same-origin` still sends nothing to another site.
+  'referrer-policy': 'same-origin',
 };
 
 /** `value` as HTML text: every character that could open markup or close an attribute is a character reference. */

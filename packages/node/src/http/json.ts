@@ -5,7 +5,6 @@
  */
 import type { CodeEntry } from '@vrpkit/core';
 import type { OfferRequestRefusal } from '@vrpkit/protocol';
-import { SQL_CODES } from '@vrpkit/sql';
 import { NODE_CODES, type NodeCode, nodeMessage } from '../errors.js';
 import type { OfferOutcome } from '../service/index.js';
 
@@ -30,20 +29,20 @@ export function errorResponse(
   return new Response(body, { status: entry.status ?? 400, headers: { 'content-type': JSON_TYPE, ...headers } });
 }
 
-/** Seconds a client is told to wait (`Retry-After`) while the store is unavailable. */
+/** Seconds a client is told to wait (`Retry-After`) while the store's connection is lost. */
 export const STORE_RETRY_AFTER_SECONDS = 2;
 
 /**
- * 503 `store_unavailable` with `Retry-After`: the store's connection is lost (PostgreSQL restarting
- * or failing over, issue 36 defect 1). The request fails closed (nothing signed, nothing written)
- * and a retry may succeed: the process reconnects by itself.
+ * 503 `store_unavailable` with `Retry-After`: the store cannot take the request now — its
+ * connection is lost (PostgreSQL restarting or failing over, issue 36 defect 1) or its storage
+ * refuses writes (a full disk, defect 13). The request fails closed (nothing signed, nothing
+ * written) and a retry may succeed: the process reconnects by itself.
  */
-export function storeUnavailableResponse(): Response {
-  const { status, message } = SQL_CODES.store_unavailable;
-  return new Response(errorBody('store_unavailable', message), {
-    status,
-    headers: { 'content-type': JSON_TYPE, 'retry-after': String(STORE_RETRY_AFTER_SECONDS) },
-  });
+export function storeUnavailableResponse(
+  cause = 'its database connection was lost',
+  retryAfterSeconds: number = STORE_RETRY_AFTER_SECONDS,
+): Response {
+  return errorResponse('store_unavailable', { cause }, { 'retry-after': String(retryAfterSeconds), 'cache-control': 'no-store' });
 }
 
 /**

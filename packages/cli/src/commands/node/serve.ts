@@ -23,7 +23,7 @@ import {
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
-import { port, positiveInt } from '../../options.js';
+import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { type NodeOptions, nodeOptions, storeOptions, workerCount } from './options.js';
 import { bookingLogger, reachHints, requestLogger } from './output.js';
 
@@ -49,6 +49,7 @@ interface ServeOptions extends NodeOptions {
   bookingHoldsPerDay: number;
   bookingWebhook?: string;
   bookingWebhookCa?: string;
+  shutdownGrace?: number;
 }
 
 /** A count where 0 means "no cap". */
@@ -133,7 +134,8 @@ function capacityOptions(c: Command): Command {
       `reuse a signed offer for up to this many seconds while nothing that could change it has changed (0 = sign every offer); 0 to ${MAX_OFFER_CACHE_MAX_AGE_SECONDS}`,
       offerCacheMaxAge,
       DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
-    );
+    )
+    .addOption(shutdownGraceOption());
 }
 
 /** The booking-request desk: how long a hold lasts, how many a client may make, who is told. */
@@ -177,6 +179,7 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     holdHours: o.holdHours,
     bookingRateLimit: o.bookingRateLimit,
     bookingHoldsPerDay: o.bookingHoldsPerDay,
+    ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
     ...(o.bookingWebhook
       ? { bookingWebhook: { url: o.bookingWebhook, ...(o.bookingWebhookCa ? { ca: [readFileSync(o.bookingWebhookCa, 'utf8')] } : {}) } }
       : {}),

@@ -21,7 +21,7 @@ import {
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal, terminalSafe } from '../../io.js';
-import { port, positiveInt } from '../../options.js';
+import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { workerCount } from '../node/options.js';
 import { adminListen, duration, type PlatformOptions, platformOptions, withStore } from './options.js';
 
@@ -34,6 +34,7 @@ interface ServeOptions extends PlatformOptions {
   tenantCache: number;
   tlsContextCache: number;
   keepAlive: number;
+  shutdownGrace?: number;
   maxConnectionsPerClient: number;
   maxConnections: number;
   adminListen?: { host: string; port: number };
@@ -91,7 +92,8 @@ function serveCommandOptions(c: Command): Command {
       'serve /metrics (Prometheus), /healthz and /readyz over plain http on this loopback or private address',
       adminListen,
     )
-    .option('--workers <n>', 'processes serving on the one port (node:cluster; one per core signs on every core)', workerCount, 1);
+    .option('--workers <n>', 'processes serving on the one port (node:cluster; one per core signs on every core)', workerCount, 1)
+    .addOption(shutdownGraceOption());
 }
 
 /** The serve options the command line names, on an open store. */
@@ -107,6 +109,7 @@ function serveOptions(o: ServeOptions, store: PlatformStore, masterKeys: MasterK
     keepAliveMs: o.keepAlive,
     maxConnectionsPerClient: o.maxConnectionsPerClient,
     maxConnections: o.maxConnections,
+    ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
     log: platformLogger(!!o.json),
   };
 }

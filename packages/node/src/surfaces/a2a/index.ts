@@ -28,6 +28,31 @@ import { OfferExecutor, RequestScopedTaskStore } from './executor.js';
 
 export const A2A_MAX_BODY_BYTES = 64 * 1024;
 const JSON_RPC_PARSE_ERROR = -32700;
+const JSON_RPC_INVALID_REQUEST = -32600;
+const JSON_RPC_INVALID_PARAMS = -32602;
+/** The A2A 1.0 methods that carry a message to the agent. */
+const MESSAGE_METHODS = new Set(['SendMessage', 'SendStreamingMessage']);
+
+/**
+ * Why a parsed body is refused before the SDK sees it, as JSON-RPC errors (issue 36 defect 14):
+ * not a JSON-RPC 2.0 Request object (JSON-RPC 2.0 §4: `jsonrpc` exactly "2.0", `method` a
+ * string, `id` a string, number or null) is -32600 Invalid Request — the SDK answers it -32602;
+ * an A2A 1.0 message without parts is -32602 Invalid params (A2A 1.0, the Message object: `parts`
+ * holds at least one Part, and a server must reject a message without) — the SDK would run it
+ * into a failed task.
+ */
+function refusedRequest(body: Record<string, unknown>, legacy: boolean): { code: number; message: string } | undefined {
+  const { id, method } = body;
+  const idOk = id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
+  if (body.jsonrpc !== '2.0' || typeof method !== 'string' || method === '' || !idOk)
+    return { code: JSON_RPC_INVALID_REQUEST, message: 'Invalid Request: not a JSON-RPC 2.0 request object' };
+  if (legacy || !MESSAGE_METHODS.has(method)) return undefined;
+  const message = isRecord(body.params) ? body.params.message : undefined;
+  const parts = isRecord(message) ? message.parts : undefined;
+  if (!Array.isArray(parts) || parts.length === 0)
+    return { code: JSON_RPC_INVALID_PARAMS, message: 'Invalid params: a message must contain at least one part' };
+  return undefined;
+}
 
 function isLegacyRequest(version: string | undefined): boolean {
   // The SDK's rule: an absent header means 0.3.
@@ -72,6 +97,8 @@ export function mountA2a(app: Hono, serviceOf: ServiceOf): void {
     }
     const body = read.value;
     if (!isRecord(body)) return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
+    const refused = refusedRequest(body, useLegacy);
+    if (refused) return jsonRpcErrorResponse(body.id, refused);
     const { card, v1, legacy } = agentOf(serviceOf(c));
     try {
       const context: ServerCallContext = defaultServerCallContextBuilder({

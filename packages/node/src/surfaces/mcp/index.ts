@@ -13,9 +13,9 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { isRecord } from '@vrpkit/core';
+import { isRecord, mcpBatchRefusal } from '@vrpkit/core';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from '../../http/body.js';
 import type { OfferService } from '../../service/index.js';
 import { perService } from '../per-service.js';
@@ -59,6 +59,29 @@ function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaVal
   return server;
 }
 
+/**
+ * An MCP POST's JSON body, read before the SDK sees it: capped at `maxBytes` (413), parsed
+ * (-32700), depth-bounded (`json_too_deep`) and, for a batch, checked against the request's MCP
+ * revision (`mcpBatchRefusal`: -32600, HTTP 400), each refusal as the JSON-RPC answer to send.
+ * The node's surface and the platform's operator surface read their bodies through it.
+ */
+export async function readMcpBody(c: Context, maxBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  const read = await readJsonBody(c, maxBytes);
+  if (!read.ok) {
+    const refused = (error: { code: number; message: string }, status: number) => ({
+      ok: false as const,
+      response: jsonRpcErrorResponse(null, error, status),
+    });
+    if (read.refusal === 'body_too_large')
+      return refused({ code: -32000, message: `Payload Too Large: Request body must not exceed ${maxBytes} bytes` }, 413);
+    if (read.refusal === 'json_too_deep') return { ok: false, response: jsonTooDeepResponse(read.value, 400) };
+    return refused({ code: -32700, message: 'Parse error: Invalid JSON' }, 400);
+  }
+  const batch = mcpBatchRefusal(read.value, c.req.header('mcp-protocol-version'));
+  if (batch) return { ok: false, response: jsonRpcErrorResponse(null, { code: -32600, message: batch }, 400) };
+  return read;
+}
+
 /** One validator per process, not per mount: an Ajv instance is tens of KB, and platform mode mounts one app per tenant. */
 let sharedValidator: AjvJsonSchemaValidator | undefined;
 
@@ -90,17 +113,8 @@ export function mountMcp(app: Hono, serviceOf: ServiceOf): void {
       await buildServer(service, tool, validator, toolCallArguments(undefined)).connect(transport);
       return transport.handleRequest(c.req.raw);
     }
-    const read = await readJsonBody(c, MCP_MAX_BODY_BYTES);
-    if (!read.ok) {
-      if (read.refusal === 'body_too_large')
-        return jsonRpcErrorResponse(
-          null,
-          { code: -32000, message: `Payload Too Large: Request body must not exceed ${MCP_MAX_BODY_BYTES} bytes` },
-          413,
-        );
-      if (read.refusal === 'json_too_deep') return jsonTooDeepResponse(read.value, 400);
-      return jsonRpcErrorResponse(null, { code: -32700, message: 'Parse error: Invalid JSON' }, 400);
-    }
+    const read = await readMcpBody(c, MCP_MAX_BODY_BYTES);
+    if (!read.ok) return read.response;
     const parsedBody = read.value;
     const direct = directOfferCall(c, parsedBody);
     if (direct) {
