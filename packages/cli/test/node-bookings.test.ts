@@ -91,7 +91,7 @@ describe('vrp node bookings', () => {
     expect(bad.stderr).toContain('error[invalid_booking_status]');
   });
 
-  it('the node refuses a guest name with a line separator, RLM or ALM (issue 36 defect 11: core\'s one character class)', async () => {
+  it("the node refuses a guest name with a line separator, RLM or ALM (issue 36 defect 11: core's one character class)", async () => {
     for (const name of ['Eve\u2028Fake line', 'Eve\u200fevil', 'Eve\u061cevil', 'Eve\u200bInvisible']) {
       const res = await client.request('POST', BOOKING_REQUESTS_PATH, {
         body: JSON.stringify({
