@@ -13,7 +13,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Clock, systemClock, visibleEscapes } from '@vrpkit/core';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
@@ -61,30 +61,43 @@ const AUDIT_PAGE_ROWS = 500;
 /** The pages a person opens (GET), where the token redirect may lead. */
 const PAGE_ROUTES = ['/', '/audit'] as const;
 
+/** No script, no framing, no sniffing, no caching, no referrer: on every answer. */
+const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('Referrer-Policy', 'no-referrer');
+  c.header('Cache-Control', 'no-store');
+  c.header('X-Frame-Options', 'DENY');
+};
+
+/**
+ * Issue 36 defect 4: markup is escaped by hono/html, but a control, bidi or invisible character
+ * in a tool's arguments or definition (or any text from outside) would still reach the person
+ * raw, and what they approve could read differently from what runs. Every page goes out with
+ * each such character as a visible `\u{…}` escape, as the CLI prints it; the page's own newlines stay.
+ */
+const visibleText: MiddlewareHandler = async (c, next) => {
+  await next();
+  if (!c.res.headers.get('content-type')?.startsWith('text/html')) return;
+  const shown = visibleEscapes(await c.res.text(), '\n');
+  c.res = new Response(shown, { status: c.res.status, headers: c.res.headers });
+};
+
+/** A POST from anywhere but the page's own origin (forms.ts) is refused before it is read. */
+const sameOriginPosts: MiddlewareHandler = async (c, next) => {
+  if (c.req.method !== 'POST') return next();
+  const why = crossSiteReason({ origin: c.req.header('origin'), fetchSite: c.req.header('sec-fetch-site') }, new URL(c.req.url).origin);
+  if (why) return c.html(messagePage('Refused', `Only this page's own forms can decide: ${why}.`), 403);
+  await next();
+};
+
 export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   const clock = o.clock ?? systemClock;
   const sessions = new Map<string, Session>();
   const app = new Hono();
 
-  app.use('*', async (c, next) => {
-    await next();
-    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Frame-Options', 'DENY');
-  });
-
-  // Issue 36 defect 4: markup is escaped by hono/html, but a control, bidi or invisible character
-  // in a tool's arguments or definition (or any text from outside) would still reach the person
-  // raw, and what they approve could read differently from what runs. Every page goes out with
-  // each such character as a visible `\u{…}` escape, as the CLI prints it; the page's own newlines stay.
-  app.use('*', async (c, next) => {
-    await next();
-    if (!c.res.headers.get('content-type')?.startsWith('text/html')) return;
-    const shown = visibleEscapes(await c.res.text(), '\n');
-    c.res = new Response(shown, { status: c.res.status, headers: c.res.headers });
-  });
+  app.use('*', securityHeaders, visibleText);
 
   // The token opens a session, then leaves the address bar (and the history) at once.
   app.use('*', async (c, next) => {
@@ -108,12 +121,7 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   });
 
   // State-changing forms: from the page's own origin only, each with its own token (forms.ts).
-  app.use('*', async (c, next) => {
-    if (c.req.method !== 'POST') return next();
-    const why = crossSiteReason({ origin: c.req.header('origin'), fetchSite: c.req.header('sec-fetch-site') }, new URL(c.req.url).origin);
-    if (why) return c.html(messagePage('Refused', `Only this page's own forms can decide: ${why}.`), 403);
-    await next();
-  });
+  app.use('*', sameOriginPosts);
 
   // No icon: answered so that a browser's automatic request leaves no error behind.
   app.get('/favicon.ico', (c) => c.body(null, 204));
