@@ -61,12 +61,16 @@ const AUDIT_PAGE_ROWS = 500;
 /** The pages a person opens (GET), where the token redirect may lead. */
 const PAGE_ROUTES = ['/', '/audit'] as const;
 
-/** No script, no framing, no sniffing, no caching, no referrer: on every answer. */
+/**
+ * No script, no framing, no sniffing, no caching, no referrer off the page: on every answer.
+ * `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with the
+ * page's own form posts, and the same-origin check (forms.ts) needs the real origin.
+ */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   c.header('X-Content-Type-Options', 'nosniff');
-  c.header('Referrer-Policy', 'no-referrer');
+  c.header('Referrer-Policy', 'same-origin');
   c.header('Cache-Control', 'no-store');
   c.header('X-Frame-Options', 'DENY');
 };
