@@ -41,15 +41,17 @@ export async function run(json: boolean | undefined, fn: () => unknown, failure 
   }
 }
 
-/** Serve until SIGINT/SIGTERM, then close cleanly; resolves with the signal that stopped it. */
+/**
+ * Serve until SIGINT, SIGTERM or SIGHUP (the terminal that started it closed), then close
+ * cleanly; resolves with the signal that stopped it.
+ */
 export async function serveUntilSignal(served: { close(): Promise<void> }): Promise<NodeJS.Signals> {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   return new Promise<NodeJS.Signals>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      for (const s of signals) process.off(s, stop);
       void served.close().then(() => resolve(signal));
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const s of signals) process.on(s, stop);
   });
 }
