@@ -59,6 +59,14 @@ describe('against a real node over https', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  it('without a clock (e.g. JavaScript passing the older `now` option) judges freshness by the system clock, not a TypeError (issue 36)', async () => {
+    const deps = { fetch, jwksCache: new JwksCache({ fetch }), now: () => Date.now() } as unknown as Parameters<
+      typeof fetchVerifiedStayOffer
+    >[2];
+    const r = await fetchVerifiedStayOffer(`https://${DOMAIN}`, STAY, deps);
+    expect(r).toMatchObject({ status: 'verified', code: null, safe_to_quote: true, failures: [] });
+  });
+
   it('discovery → JWKS → offer → safe to quote, in the official result shape', async () => {
     const r = await fetchVerifiedStayOffer(`https://${DOMAIN}`, STAY, { fetch, clock, jwksCache: new JwksCache({ fetch, clock }) });
     expect(r).toMatchObject({ status: 'verified', code: null, safe_to_quote: true, failures: [] });

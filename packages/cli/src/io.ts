@@ -1,5 +1,4 @@
-import { isVrpError } from '@vrpkit/core';
-import { UNSAFE_TEXT_CHARACTERS } from '@vrpkit/protocol';
+import { isVrpError, visibleEscapes } from '@vrpkit/core';
 import { type CLI_CODES, exitStatusOf } from './errors.js';
 
 export { EXIT_USAGE } from './errors.js';
@@ -25,7 +24,7 @@ export function reportError(e: unknown, json: boolean, exitCode = 1): number {
   if (json) printJson({ error: err });
   // A message can quote input (a file name, a feed name, a property field): each of its lines
   // (a property file's problems are one per line) is shown terminal-safe.
-  else process.stderr.write(`error[${err.code}]: ${err.message.split('\n').map(terminalSafe).join('\n')}\n`);
+  else process.stderr.write(`error[${err.code}]: ${visibleEscapes(err.message, '\n')}\n`);
   return exitCode;
 }
 
@@ -42,27 +41,17 @@ export async function run(json: boolean | undefined, fn: () => unknown, failure 
   }
 }
 
-/** Serve until SIGINT/SIGTERM, then close cleanly; resolves with the signal that stopped it. */
+/**
+ * Serve until SIGINT, SIGTERM or SIGHUP (the terminal that started it closed), then close
+ * cleanly; resolves with the signal that stopped it.
+ */
 export async function serveUntilSignal(served: { close(): Promise<void> }): Promise<NodeJS.Signals> {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
   return new Promise<NodeJS.Signals>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      for (const s of signals) process.off(s, stop);
       void served.close().then(() => resolve(signal));
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    for (const s of signals) process.on(s, stop);
   });
-}
-
-/**
- * Text for a terminal that came from elsewhere (a downstream MCP server's tool names and
- * descriptions, a guest's booking details): C0/C1 controls, DEL and the bidi overrides and
- * isolates (U+202A–U+202E, U+2066–U+2069) are shown as visible `\u{XXXX}` escapes, so a
- * server cannot move the cursor, erase a line, retitle the window or reorder what a person
- * reviews. `--json` output needs none of this: JSON already escapes controls.
- */
-export function terminalSafe(text: string): string {
-  // The same character class the node refuses in guest fields (protocol: one rule, one place).
-  return text.replace(UNSAFE_TEXT_CHARACTERS, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`);
 }

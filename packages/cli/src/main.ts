@@ -29,16 +29,22 @@ const COMMAND_GROUPS: Record<string, { summary: string; load: () => Promise<Regi
   demo: { summary: 'run a sample node in dev mode', load: async () => (await import('./commands/demo/index.js')).registerDemoCommand },
 };
 
+/** What a usage error prints after its one line, instead of the whole help (issue 36: a typo buried under the help). */
+export const USAGE_HINT = '(add --help to the command for its usage)';
+
 /**
  * Build the `vrp` program with the named command groups registered in full (default: all of
- * them); the others appear in `vrp --help` with their summary only.
+ * them); the others appear in `vrp --help` with their summary only. With `json`, a usage error
+ * prints nothing on stderr: `main` answers it as one JSON document on stdout, as every other error.
  */
-export async function buildProgram(groups: readonly string[] = Object.keys(COMMAND_GROUPS)): Promise<Command> {
+export async function buildProgram(groups: readonly string[] = Object.keys(COMMAND_GROUPS), o: { json?: boolean } = {}): Promise<Command> {
   const program = new Command('vrp')
     .description('vrpkit: publish, verify and gate verifiable agent tool calls for direct vacation-rental booking')
     .version('0.1.0')
-    .showHelpAfterError()
+    .showHelpAfterError(USAGE_HINT)
     .exitOverride();
+  // Set before the groups register: their commands inherit it.
+  if (o.json) program.configureOutput({ outputError: () => {}, writeErr: () => {} });
   for (const [name, group] of Object.entries(COMMAND_GROUPS)) {
     if (groups.includes(name)) (await group.load())(program);
     else program.command(name).description(group.summary);
@@ -56,7 +62,10 @@ function namedGroup(argv: readonly string[]): string | undefined {
 /** Run the CLI; resolves to the process exit code (64 for usage errors, as sysexits EX_USAGE). */
 export async function main(argv: string[]): Promise<number> {
   const group = namedGroup(argv);
-  const program = await buildProgram(group ? [group] : []);
+  // A `--json` after `--` belongs to a downstream command line, not to vrp.
+  const own = argv.indexOf('--');
+  const json = (own < 0 ? argv : argv.slice(0, own)).includes('--json');
+  const program = await buildProgram(group ? [group] : [], { json });
   try {
     await program.parseAsync(argv);
     return process.exitCode === undefined ? 0 : Number(process.exitCode);
@@ -65,12 +74,9 @@ export async function main(argv: string[]): Promise<number> {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
       // `vrp help …` asked for help (exit 0); a bare `vrp` or `vrp node` named no command (usage error).
       if (e.code === 'commander.help') return e.exitCode === 0 ? 0 : EXIT_USAGE;
-      // Commander printed the error (and the help) on stderr; a script that asked for --json gets
-      // it on stdout too, as every other error ({"error":{code,message}}). A `--json` after `--`
-      // belongs to a downstream command line, not to vrp.
-      const own = argv.indexOf('--');
-      if ((own < 0 ? argv : argv.slice(0, own)).includes('--json'))
-        printJson({ error: { code: 'usage' satisfies CliCode, message: e.message.replace(/^error: /, '') } });
+      // Commander printed the error and the hint on stderr; a script that asked for --json gets
+      // it on stdout instead, as every other error ({"error":{code,message}}).
+      if (json) printJson({ error: { code: 'usage' satisfies CliCode, message: e.message.replace(/^error: /, '') } });
       return EXIT_USAGE;
     }
     throw e;

@@ -8,11 +8,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
+import { canonicalSha256Base64url, sha256Base64url, visibleEscapes } from '@vrpkit/core';
 import { openSqliteStore, ProxyStore } from '@vrpkit/gate';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { terminalSafe } from '../src/io.js';
+
 import { agentOverStdio, errorOf, fakeServer, removeTmpDirs, SPAWN, tmp, vrpOk } from './support/gate-proxy.js';
 
 afterAll(removeTmpDirs);
@@ -22,11 +22,11 @@ const HOSTILE_NAME = 'send\x1b[2K\rread_file\nFAKE LINE';
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for raw control characters
 const RAW_CONTROL_OR_BIDI = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-describe('terminalSafe', () => {
+describe('visibleEscapes', () => {
   it('shows C0/C1 controls, DEL and bidi overrides/isolates as visible escapes and leaves other text alone', () => {
-    expect(terminalSafe(HOSTILE_NAME)).toBe('send\\u{001B}[2K\\u{000D}read_file\\u{000A}FAKE LINE');
-    expect(terminalSafe('a\x7f\x85\u202a\u202e\u2066\u2069b')).toBe('a\\u{007F}\\u{0085}\\u{202A}\\u{202E}\\u{2066}\\u{2069}b');
-    expect(terminalSafe('Réservé — 東京 ✓ note_write')).toBe('Réservé — 東京 ✓ note_write');
+    expect(visibleEscapes(HOSTILE_NAME)).toBe('send\\u{001B}[2K\\u{000D}read_file\\u{000A}FAKE LINE');
+    expect(visibleEscapes('a\x7f\x85\u202a\u202e\u2066\u2069b')).toBe('a\\u{007F}\\u{0085}\\u{202A}\\u{202E}\\u{2066}\\u{2069}b');
+    expect(visibleEscapes('Réservé — 東京 ✓ note_write')).toBe('Réservé — 東京 ✓ note_write');
   });
 });
 

@@ -91,6 +91,20 @@ describe('vrp node bookings', () => {
     expect(bad.stderr).toContain('error[invalid_booking_status]');
   });
 
+  it("the node refuses a guest name with a line separator, RLM or ALM (issue 36 defect 11: core's one character class)", async () => {
+    for (const name of ['Eve\u2028Fake line', 'Eve\u200fevil', 'Eve\u061cevil', 'Eve\u200bInvisible']) {
+      const res = await client.request('POST', BOOKING_REQUESTS_PATH, {
+        body: JSON.stringify({
+          offer_jws: (await offer(stay(80, 2))).signature.jws,
+          guest: { name, email: guest.email },
+          idempotency_key: `cli-${randomBytes(8).toString('hex')}`,
+        }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect([JSON.stringify(name), res.status]).toEqual([JSON.stringify(name), 400]);
+    }
+  });
+
   it('show and list print control and bidi-override characters from the store as \\u{…} escapes, never raw', async () => {
     // The node refuses these in guest fields; a store written another way still cannot drive the host's terminal.
     const s = stay(60, 2);
@@ -107,7 +121,7 @@ describe('vrp node bookings', () => {
           guests: 2,
           currency: 'EUR',
           total: 100,
-          guest_name: 'Eve\x1b[2J\u202eevil',
+          guest_name: 'Eve\x1b[2J\u202eevil\u2028\u200f\u061cend',
           guest_email: 'eve\u0007@example.org',
           guest_phone: null,
           hold_expires_at: new Date(clock.now() + 3_600_000).toISOString(),
@@ -116,8 +130,8 @@ describe('vrp node bookings', () => {
     );
     const shown = await vrp('show', id);
     expect(shown.code).toBe(0);
-    expect(shown.stdout).toContain('Eve\\u{001B}[2J\\u{202E}evil <eve\\u{0007}@example.org>');
-    const raw = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+    expect(shown.stdout).toContain('Eve\\u{001B}[2J\\u{202E}evil\\u{2028}\\u{200F}\\u{061C}end <eve\\u{0007}@example.org>');
+    const raw = /[\p{Cc}\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
     expect(shown.stdout.replaceAll('\n', '')).not.toMatch(raw);
     const list = await vrp('list');
     expect(list.stdout).toContain(id);

@@ -241,7 +241,7 @@ describe('vrp node serve', () => {
     );
     expect(curl).not.toBeNull();
     expect(out).toMatch(
-      /npm run vrp -- verify https:\/\/villa-demo\.example --check-in \S+ --check-out \S+ --guests 2 --connect-to villa-demo\.example:443:127\.0\.0\.1:\d+ --cacert \S+/,
+      /npm run -s vrp -- verify https:\/\/villa-demo\.example --check-in \S+ --check-out \S+ --guests 2 --connect-to villa-demo\.example:443:127\.0\.0\.1:\d+ --cacert \S+/,
     );
     const client = nodeClient('villa-demo.example', Number(curl![1]), readFileSync(resolve(ROOT, curl![2]!), 'utf8'));
     const url = new URL(curl![3]!);
@@ -265,6 +265,39 @@ describe('vrp node serve', () => {
     again.kill('SIGINT');
     expect(await againExited).toBe(0);
   }, 120_000);
+
+  it('--dev without --port listens where it did last time and prints verify and conformance commands that work as printed (issue 36)', async () => {
+    const dataDir = join(tmp.dir, 'serve-dev-port');
+    expect((await runVrp(['node', 'init', '--domain', 'dev-port.example', '--data-dir', dataDir, '--sample'])).code).toBe(0);
+    /** Start `serve --dev`, read its banner up to the Ctrl-C line, return the banner and the exit. */
+    const start = async () => {
+      const child = vrp(['node', 'serve', '--data-dir', dataDir, '--dev']);
+      const exited = new Promise<number | null>((done) => child.on('close', done));
+      let banner = '';
+      for await (const line of createInterface({ input: child.stdout! })) {
+        banner += `${line}\n`;
+        if (line.startsWith('Ctrl-C')) break;
+      }
+      return { child, exited, banner };
+    };
+    const first = await start();
+    const port = /on 127\.0\.0\.1:(\d+)/.exec(first.banner)![1];
+    const commands = [...first.banner.matchAll(/^ {2}npm run -s vrp -- (.+)$/gm)].map((m) => m[1]!.split(' '));
+    expect(commands.map((c) => c[0])).toEqual(['verify', 'conformance']);
+    for (const c of commands) expect(c.join(' ')).toContain(`--connect-to dev-port.example:443:127.0.0.1:${port} --cacert `);
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+
+    const second = await start();
+    expect(second.banner).toContain(`on 127.0.0.1:${port}`);
+    // The commands the first run printed work against the second, as pasted (from the folder they were printed in).
+    const verified = await runVrp(commands[0]!);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    const checked = await runVrp(commands[1]!);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  }, 180_000);
 
   it('without --dev and without a certificate it refuses with tls_required', async () => {
     const dataDir = join(tmp.dir, 'serve-no-tls');

@@ -159,4 +159,37 @@ await node.close();
     const { stdout } = await sh('node', ['node.mjs'], project);
     expect(JSON.parse(stdout)).toEqual({ canonical_domain: 'lib.example' });
   }, 120_000);
+
+  it("the checkout's built bin from any folder, as docs/gateway.md's desktop client configuration runs it (issue 36)", async () => {
+    // The documented entry, with this checkout for /path/to/vrpkit, this test's folders for the
+    // store and the projects, and the server from node_modules instead of `npx -y` (no registry).
+    const doc = readFileSync(join(repoRoot, 'docs/gateway.md'), 'utf8');
+    const config = JSON.parse(/## Desktop client configuration[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)![1]!);
+    const entry = config.mcpServers.filesystem as { command: string; args: string[] };
+    expect(entry.command).toBe('node');
+    const server = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+    const args = entry.args
+      .map((a) => a.replace('/path/to/vrpkit/', repoRoot).replace('/home/me/.config/vrp/gate.db', join(root, 'desktop-gate.db')))
+      .map((a) => (a === '/home/me/projects' ? project : a));
+    const at = args.indexOf('npx');
+    args.splice(at, 3, process.execPath, server);
+    expect(args[0]).toBe(join(repoRoot, 'packages/cli/dist/bin.js'));
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    // The client's own folder (outside the checkout), and a PATH without the checkout's tsx.
+    const transport = new StdioClientTransport({ command: process.execPath, args, cwd: root, stderr: 'pipe' });
+    let logs = '';
+    transport.stderr?.on('data', (d) => {
+      logs += d;
+    });
+    const client = new Client({ name: 'desktop-client', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      // Nothing is pinned yet: no tool is listed, and the log says why.
+      expect((await client.listTools()).tools).toEqual([]);
+      await expect.poll(() => logs, { timeout: 10_000 }).toContain('"event":"tools_held_until_pinned"');
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 });

@@ -49,6 +49,7 @@ export {
 export { MCP_MAX_BATCH_ITEMS, mcpBatchRefusal } from './mcp-batch.js';
 // RFC 8259 §4: reading untrusted JSON objects member by member.
 export { asRecord, isRecord } from './record.js';
-
 // Streams: byte-capped reading of a body.
 export { readStreamCapped } from './stream.js';
+// Text from outside shown to a person: one character class, refused or shown as visible escapes.
+export { isDisplaySafeText, UNSAFE_TEXT_CHARACTERS, visibleEscapes } from './text.js';

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import {
   type AuthorityStore,
+  appendAudit,
   type EscalationRow,
   type EvidenceRow,
   openPostgresStore,
@@ -16,7 +17,7 @@ import {
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { decisionTablesAuditTrail } from '../src/ui/audit.js';
+import { auditChainTrail } from '../src/ui/audit.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
 const PG_URL = testPgUrl('gate pending arguments', 'the PostgreSQL half of the pending-arguments tests');
@@ -111,29 +112,42 @@ for (const backend of backends) {
       expect(await args.get('waiting')).toBeDefined();
     });
 
-    it('the audit trail: gate and person decisions newest first, filtered by decision, by act id substring (literally) and by time', async () => {
+    it('the audit trail: the audit chain entries newest first (a replay deny and a pin included), filtered by kind, code, actor, act id substring (literally) and time', async () => {
       store = await backend.open();
-      for (const id of ['a_1', 'ab1', 'c'])
-        await store.recordDecision({ evidence: evidence(id, T0), escalation: escalation(id, T0, T0 + 60 * MIN) });
-      await store.decideEscalation('a_1', 'binding-a_1', 'APPROVED', 'alice', T0 + 2 * MIN);
-      await store.decideEscalation('c', 'binding-c', 'REJECTED', 'bob', T0 + 3 * MIN);
-      const trail = decisionTablesAuditTrail(store);
+      await appendAudit(
+        store,
+        [
+          { kind: 'escalate', act_id: 'a_1', tool: 'write_file', digest: 'args-a_1', code: 'EF_APPROVAL_REQUIRED' },
+          { kind: 'escalate', act_id: 'ab1', tool: 'write_file', digest: 'args-ab1', code: 'EF_APPROVAL_REQUIRED' },
+          { kind: 'pin', tool: 'read_file', server: 'srv', digest: 'def', actor: 'alice' },
+        ],
+        T0,
+      );
+      await appendAudit(store, [{ kind: 'approve', act_id: 'a_1', digest: 'binding-a_1', actor: 'alice' }], T0 + 2 * MIN);
+      await appendAudit(store, [{ kind: 'deny', act_id: 'a_1', tool: 'write_file', digest: 'args-a_1', code: 'EF_005' }], T0 + 3 * MIN);
+      await appendAudit(store, [{ kind: 'reject', act_id: 'ab1', digest: 'binding-ab1', actor: 'bob' }], T0 + 4 * MIN);
+      const trail = auditChainTrail(store);
 
       const all = await trail.list({ limit: 50 });
-      expect(all.slice(0, 2).map((e) => [e.decision, e.candidate_act_id, e.actor])).toEqual([
-        ['REJECTED', 'c', 'bob'],
-        ['APPROVED', 'a_1', 'alice'],
+      expect(all.chain).toBe(6);
+      expect(all.entries.map((e) => [e.seq, e.kind, e.act_id, e.code, e.actor])).toEqual([
+        [6, 'reject', 'ab1', null, 'bob'],
+        [5, 'deny', 'a_1', 'EF_005', null],
+        [4, 'approve', 'a_1', null, 'alice'],
+        [3, 'pin', null, null, 'alice'],
+        [2, 'escalate', 'ab1', 'EF_APPROVAL_REQUIRED', null],
+        [1, 'escalate', 'a_1', 'EF_APPROVAL_REQUIRED', null],
       ]);
-      expect(
-        all
-          .filter((e) => e.decision === 'ESCALATED')
-          .map((e) => e.candidate_act_id)
-          .sort(),
-      ).toEqual(['a_1', 'ab1', 'c']);
-      expect((await trail.list({ limit: 50, decision: 'APPROVED' })).map((e) => e.candidate_act_id)).toEqual(['a_1']);
+      expect(all.entries[5]).toMatchObject({ at: T0, tool: 'write_file', digest: 'args-a_1', hash: expect.any(String) });
+      const seqs = async (f: Omit<Parameters<typeof trail.list>[0], 'limit'>) =>
+        (await trail.list({ limit: 50, ...f })).entries.map((e) => e.seq);
+      expect(await seqs({ code: 'EF_005' })).toEqual([5]);
+      expect(await seqs({ kind: 'escalate' })).toEqual([2, 1]);
+      expect(await seqs({ actor: 'alice' })).toEqual([4, 3]);
       // `_` in the filter is a character, not a wildcard: `ab1` does not match `a_`.
-      expect((await trail.list({ limit: 50, act: 'a_' })).map((e) => e.candidate_act_id)).toEqual(['a_1', 'a_1']);
-      expect((await trail.list({ limit: 50, since: T0 + 1 })).map((e) => e.decision)).toEqual(['REJECTED', 'APPROVED']);
+      expect(await seqs({ act: 'a_' })).toEqual([5, 4, 1]);
+      expect(await seqs({ since: T0 + 3 * MIN })).toEqual([6, 5]);
+      expect((await trail.list({ limit: 2 })).entries.map((e) => e.seq)).toEqual([6, 5]);
     });
   });
 }

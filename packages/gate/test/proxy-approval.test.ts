@@ -135,6 +135,32 @@ function errorOf(r: CallToolResult): { code: string; invoked: boolean } {
   return (JSON.parse(first.text) as { error: { code: string; invoked: boolean } }).error;
 }
 
+/** A session on the approvals page: its cookie. */
+async function session(ui: ApprovalsUi): Promise<string> {
+  const login = await fetch(`${ui.url}?token=${ui.token}`, { redirect: 'manual' });
+  return (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+}
+
+/** The token of one act's approve or reject form on the page. */
+function formTokenOf(body: string, actId: string, decision: 'approve' | 'reject'): string {
+  const form = new RegExp(
+    `name="csrf" value="([^"]+)"><input type="hidden" name="act" value="${actId}"><input type="hidden" name="digest" value="[^"]+"><button class="${decision}"`,
+  );
+  return form.exec(body)![1]!;
+}
+
+/** Reject a pending act through the page's own reject form. */
+async function reject(ui: ApprovalsUi, cookie: string, row: { candidate_act_id: string; binding_digest: string }) {
+  const body = await (await fetch(ui.url, { headers: { cookie } })).text();
+  const token = formTokenOf(body, row.candidate_act_id, 'reject');
+  const r = await fetch(`${ui.url}decide`, {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ csrf: token, act: row.candidate_act_id, digest: row.binding_digest, decision: 'reject' }),
+  });
+  expect(r.status).toBe(200);
+}
+
 const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
 describe('an escalated call that nobody decides', T, () => {
@@ -259,7 +285,8 @@ describe('an escalated call decided while it waits', T, () => {
         redirect: 'manual',
       });
     expect((await form({ csrf: 'forged' })).status).toBe(403);
-    expect((await form({ digest: 'another-digest' })).status).toBe(409);
+    // The token was made for this act, this digest and this decision: another digest is refused before anything is decided.
+    expect((await form({ digest: 'another-digest' })).status).toBe(403);
     expect((await s.person.getEscalation(row.candidate_act_id))?.status).toBe('PENDING');
 
     const approved = await form({});
@@ -279,6 +306,83 @@ describe('an escalated call decided while it waits', T, () => {
     ).text();
     expect(audit).toContain(row.candidate_act_id);
     expect(audit).toContain('alice');
+  });
+
+  it('shows hostile arguments and tool definitions with visible \\u{…} escapes, never raw bidi, control or invisible characters (issue 36 defect 4)', async () => {
+    const hostile = 'pay \u202eevil\u202c \u2066x\u2069 \x1b[2J \u200f\u061c\u2028\u200b \x85 end';
+    const call = write(s, 'bidi.txt', hostile);
+    const row = await pendingEscalation(s.person);
+    await new ProxyStore(s.person).recordSeen(
+      [
+        {
+          server_id: 'hostile-server',
+          tool_name: 'send_note',
+          digest: 'hostile-definition-digest',
+          definition: JSON.stringify({ name: 'send_note', description: 'Reads a note.\u202e etirw dna \u2067ok\u2069\x9b' }),
+          server_info: 'srv\u202einfo',
+        },
+      ],
+      Date.now(),
+    );
+    const cookie = await session(ui);
+    const body = await (await fetch(ui.url, { headers: { cookie } })).text();
+    expect(body).toContain('pay \\u{202E}evil\\u{202C} \\u{2066}x\\u{2069} \\u001b[2J \\u{200F}\\u{061C}\\u{2028}\\u{200B} \\u{0085} end');
+    expect(body).toContain('Reads a note.\\u{202E} etirw dna \\u{2067}ok\\u{2069}\\u{009B}');
+    expect(body).toContain('srv\\u{202E}info');
+    expect(body.replaceAll('\n', '')).not.toMatch(/[\p{Cc}\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u);
+    expect(body).toContain(row.binding_digest);
+    await reject(ui, cookie, row);
+    expect(errorOf((await call.result).r)).toMatchObject({ code: 'EF_NOT_AUTHORIZED', invoked: false });
+  });
+
+  it("the page's forms refuse cross-site posts: another Origin or Sec-Fetch-Site, or a token made for another form, decide nothing (issue 36, defect 5's rule)", async () => {
+    const call = write(s, 'cross-site.txt', 'cross-site content');
+    const row = await pendingEscalation(s.person);
+    const cookie = await session(ui);
+    const body = await (await fetch(ui.url, { headers: { cookie } })).text();
+    const tokenOf = (decision: 'approve' | 'reject') => formTokenOf(body, row.candidate_act_id, decision);
+    const post = (decision: string, token: string, headers: Record<string, string>) =>
+      fetch(`${ui.url}decide`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ csrf: token, act: row.candidate_act_id, digest: row.binding_digest, decision }),
+      });
+    const approveToken = tokenOf('approve');
+    const pageOrigin = new URL(ui.url).origin;
+    for (const headers of [
+      { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { origin: 'null' },
+    ]) {
+      const r = await post('approve', approveToken, headers);
+      expect([headers, r.status]).toEqual([headers, 403]);
+      expect(await r.text()).toContain('Only this page&#39;s own forms can decide');
+    }
+    // The reject form's token cannot approve; the approve form's token cannot reject.
+    expect((await post('approve', tokenOf('reject'), {})).status).toBe(403);
+    expect((await post('reject', approveToken, {})).status).toBe(403);
+    expect((await s.person.getEscalation(row.candidate_act_id))?.status).toBe('PENDING');
+    // The page's own form, as a browser sends it.
+    const own = await post('reject', tokenOf('reject'), { origin: pageOrigin, 'sec-fetch-site': 'same-origin' });
+    expect(own.status).toBe(200);
+    expect((await s.person.getEscalation(row.candidate_act_id))?.status).toBe('REJECTED');
+    expect(errorOf((await call.result).r)).toMatchObject({ code: 'EF_NOT_AUTHORIZED', invoked: false });
+  });
+
+  it('the audit view shows the whole chain as `vrp gate audit export` does (the EF_005 replay deny included), filterable by kind, code and actor', async () => {
+    const cookie = await session(ui);
+    const head = await s.person.auditHead();
+    const all = await (await fetch(`${ui.url}audit`, { headers: { cookie } })).text();
+    expect(all).toContain(`${head.seq} entries of ${head.seq} in the chain.`);
+    expect(all.match(/<tr data-seq="/g)?.length).toBe(head.seq);
+    const replay = await (await fetch(`${ui.url}audit?code=EF_005`, { headers: { cookie } })).text();
+    expect(replay).toMatch(/<td>deny<\/td><td>EF_005<\/td>/);
+    expect(replay.match(/<tr data-seq="/g)?.length).toBe(1);
+    const bob = await (await fetch(`${ui.url}audit?kind=approve&actor=bob`, { headers: { cookie } })).text();
+    expect(bob.match(/<tr data-seq="/g)?.length).toBe(1);
+    expect(bob).toMatch(/<td>approve<\/td><td><\/td><td>bob<\/td>/);
   });
 
   it("the token redirect leads only to the page's own routes, never to a path the request names, and never fails on an odd path", async () => {
@@ -306,7 +410,7 @@ describe('an escalated call decided while it waits', T, () => {
     const body = await (await fetch(ui.url, { headers: { cookie } })).text();
     expect(body).toContain('data-tool="move_file"');
     expect(body).not.toContain('data-tool="write_file"'); // pinned to its current definition
-    const csrf = /name="csrf" value="([^"]+)"/.exec(body)![1]!;
+    const csrf = /data-tool="move_file"[\s\S]*?name="csrf" value="([^"]+)"/.exec(body)![1]!;
     const seen = (await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file'))!;
     expect(body).toContain(seen.seen_digest);
     const pin = (over: Record<string, string>) =>
@@ -316,7 +420,8 @@ describe('an escalated call decided while it waits', T, () => {
         body: new URLSearchParams({ csrf, server: s.proxy.serverId, tool: 'move_file', digest: seen.seen_digest, ...over }),
       });
     expect((await pin({ csrf: 'forged' })).status).toBe(403);
-    expect((await pin({ digest: 'a-definition-nobody-reviewed' })).status).toBe(409);
+    expect((await pin({ digest: 'a-definition-nobody-reviewed' })).status).toBe(403); // the token binds the digest shown
+    expect((await pin({ tool: 'write_file' })).status).toBe(403); // and the tool
     expect((await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file'))?.pinned_digest).toBeNull();
     expect((await pin({})).status).toBe(200);
     expect(await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file')).toMatchObject({

@@ -31,10 +31,10 @@ const MAX_AMOUNT = 100_000_000;
  * else (a platform imports its hosts' files) and these characters hide or reorder what a person
  * reads in a terminal or on a page. The description alone may hold line breaks and tabs.
  */
-const displayText = z.string().refine(isDisplaySafeText, 'control and bidirectional-override characters are not accepted');
+const displayText = z.string().refine((s) => isDisplaySafeText(s), 'control and bidirectional-override characters are not accepted');
 const displayParagraphs = z
   .string()
-  .refine((s) => isDisplaySafeText(s.replace(/[\n\t]/g, '')), 'control and bidirectional-override characters are not accepted');
+  .refine((s) => isDisplaySafeText(s, '\n\t'), 'control and bidirectional-override characters are not accepted');
 /** A property file larger than this is refused before it is read (a real one is a few kilobytes). */
 export const MAX_PROPERTY_FILE_BYTES = 1024 * 1024;
 

@@ -29,6 +29,8 @@ let attempts = 0;
 const waiters: (() => void)[] = [];
 /** Every request and booking log line the node wrote. */
 const logLines: string[] = [];
+/** The errors the node reported (a failing receiver's): captured here, so a passing run prints no error lines. */
+const reported: unknown[] = [];
 
 /** Resolve once the receiver has accepted `n` events. */
 function receivedCount(n: number): Promise<void> {
@@ -60,6 +62,7 @@ beforeAll(async () => {
     bookingSweepIntervalMs: 200,
     log: (e) => logLines.push(JSON.stringify(e)),
     bookingLog: (e) => logLines.push(JSON.stringify(e)),
+    onError: (e) => reported.push(e),
   }));
 });
 afterAll(async () => {
@@ -118,6 +121,8 @@ describe('booking webhook', () => {
     await receivedCount(n + 1);
     expect(attempts - before).toBe(3);
     expect(events()[n]).toMatchObject({ booking_id: id, status: 'pending' });
+    // Each failed attempt was reported to the node's error handler (here the test, not stderr).
+    expect(reported.splice(0).map((e) => (e as { code?: string }).code)).toEqual(['webhook_http_error', 'webhook_http_error']);
   });
 
   it('the periodic sweep expires a hold nobody reads, and announces it', async () => {

@@ -4,6 +4,7 @@
  * details; the node re-quotes live and either holds the dates (a `pending` booking request) or
  * answers with the current signed offer. The node side and the agent side share these shapes.
  */
+import { isDisplaySafeText } from '@vrpkit/core';
 import * as z from 'zod';
 import { BOOKING_CODES, registryView } from './errors.js';
 import { IsoDateSchema, IsoDateTimeSchema } from './types.js';
@@ -27,25 +28,22 @@ export const BOOKING_ERRORS: Readonly<Record<BookingErrorCode, number>> = regist
 export const BookingStatusSchema = z.enum(['pending', 'confirmed', 'declined', 'expired']);
 export type BookingStatus = z.infer<typeof BookingStatusSchema>;
 
-/**
- * Characters a guest field may not hold: C0 and C1 controls and DEL (`\p{Cc}`), and the bidi embeddings,
- * overrides (U+202A–U+202E) and isolates (U+2066–U+2069). The host reads these fields in a
- * terminal (`vrp node bookings`) and on pages, where such characters move the cursor, clear the
- * screen or reorder what is shown. Global: `replace` with it escapes every one.
- */
-export const UNSAFE_TEXT_CHARACTERS = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/gu;
-
-/** True when `text` holds none of `UNSAFE_TEXT_CHARACTERS`. */
-export function isDisplaySafeText(text: string): boolean {
-  return text.search(UNSAFE_TEXT_CHARACTERS) === -1;
-}
-
+// A guest's fields are text from outside that the host reads in a terminal (`vrp node bookings`)
+// and on pages: core's character class (controls, bidi controls, separators, default-ignorables) is refused.
 const displaySafe = { message: 'control and bidirectional-override characters are not accepted' };
 
 /** The guest's contact details: kept in the node's store only, never logged, never sent to a webhook. */
 export const BookingGuestSchema = z.strictObject({
-  name: z.string().trim().min(1).max(200).refine(isDisplaySafeText, displaySafe),
-  email: z.email().max(254).refine(isDisplaySafeText, displaySafe),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .refine((s) => isDisplaySafeText(s), displaySafe),
+  email: z
+    .email()
+    .max(254)
+    .refine((s) => isDisplaySafeText(s), displaySafe),
   phone: z
     .string()
     // The pattern admits no unsafe character.

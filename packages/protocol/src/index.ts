@@ -4,6 +4,8 @@
  * Everything not listed here is internal.
  */
 
+// The guest fields' character rule is core's one class for text from outside (core/text.ts).
+export { isDisplaySafeText, UNSAFE_TEXT_CHARACTERS } from '@vrpkit/core';
 // The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1 `direct_booking_url`): the
 // request, the signed receipt's payload and the endpoint's error codes.
 export type {
@@ -26,9 +28,7 @@ export {
   BookingRequestViewSchema,
   BookingResponseSchema,
   BookingStatusSchema,
-  isDisplaySafeText,
   MAX_BOOKING_REQUEST_BYTES,
-  UNSAFE_TEXT_CHARACTERS,
 } from './booking.js';
 // Constants: Core VRP v0.1 §2–§5 and §7 (paths, kinds, the canonical phrase, the JWKS cache
 // bound), Node Tool Binding v0.1 §3 (the bound tool name), VRP receipt envelope v1 and the MCP

@@ -5,7 +5,7 @@
  * network, HTTP, JSON or shape failure leaves every dependent fact unknown and the offer not
  * safe to quote. `result` is the official verification-result object (`result.ts`) or null.
  */
-import { asRecord, type Clock, type FetchLike } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike, systemClock } from '@vrpkit/core';
 import {
   CANONICAL_PHRASE,
   type DiscoveryDocument,
@@ -68,8 +68,12 @@ export interface StayOfferVerification {
 
 export interface VerifyDeps {
   fetch: FetchLike;
-  /** The verifier's clock; freshness is judged at `clock.now()`. */
-  clock: Clock;
+  /**
+   * The verifier's clock; freshness is judged at `clock.now()`. Default: the system clock, as the
+   * gate's and the JWKS cache's (issue 36: a caller without one, e.g. JavaScript passing the older
+   * `now` option, failed every call with a TypeError as its code).
+   */
+  clock?: Clock;
   jwksCache: JwksCache;
   /** Discovery documents under the JWKS's cache policy; without one, every verification reads discovery afresh. */
   discoveryCache?: DiscoveryCache;
@@ -219,7 +223,11 @@ export async function verifyWithNodeJwks(
   const read = readOffer({ envelope }, envelopeText);
   const jwks = await deps.jwksCache.get(jwksUrl, readOfferKid(read));
   if (!jwks.ok) return { ok: false, jwks_url: jwksUrl, code: jwks.code, message: jwks.message };
-  return { ok: true, jwks_url: jwksUrl, verification: verifyReadOffer(read, jwks.jwks, deps.clock.now(), deps.jwksCache.signatureMemo) };
+  return {
+    ok: true,
+    jwks_url: jwksUrl,
+    verification: verifyReadOffer(read, jwks.jwks, (deps.clock ?? systemClock).now(), deps.jwksCache.signatureMemo),
+  };
 }
 
 /**

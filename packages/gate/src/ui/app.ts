@@ -5,13 +5,15 @@
  * approved search cannot become a send"). Every decision goes through `decideEscalation`.
  *
  * Protection: a random token printed once at start opens a session (`?token=` sets an HttpOnly
- * SameSite=Strict cookie, then redirects the token out of the address bar); every POST carries
- * the session's CSRF token; everything shown is escaped by hono/html; the CSP allows no script
- * at all and only the page's own stylesheet.
+ * SameSite=Strict cookie, then redirects the token out of the address bar); every POST must come
+ * from the page's own origin and carry the token of exactly that form (forms.ts); everything
+ * shown is escaped by hono/html, and every character of core's class for text from outside
+ * (controls, bidi controls, separators, default-ignorables) is shown as a visible `\u{…}` escape;
+ * the CSP allows no script at all and only the page's own stylesheet.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { type Clock, systemClock } from '@vrpkit/core';
-import { type Context, Hono } from 'hono';
+import { type Clock, systemClock, visibleEscapes } from '@vrpkit/core';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
@@ -21,6 +23,7 @@ import type { PendingArgumentsStore } from '../store/pending-arguments.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore, EscalationRow } from '../store/types.js';
 import type { AuditTrailSource } from './audit.js';
+import { crossSiteReason, type FormSubject, formToken, isFormToken } from './forms.js';
 import { auditPage, decisionPage, messagePage, type PendingView, pendingPage, STYLESHEET } from './pages.js';
 
 export const SESSION_COOKIE = 'vrp_gate_ui';
@@ -46,27 +49,59 @@ export interface ApprovalsAppOptions {
 }
 
 interface Session {
-  csrf: string;
+  /** The secret each of this session's form tokens is made with (forms.ts). */
+  formSecret: string;
 }
 
 const MAX_SESSIONS = 64;
 
+/** Audit entries shown at most on one page (the newest that match the filter). */
+const AUDIT_PAGE_ROWS = 500;
+
 /** The pages a person opens (GET), where the token redirect may lead. */
 const PAGE_ROUTES = ['/', '/audit'] as const;
+
+/**
+ * No script, no framing, no sniffing, no caching, no referrer off the page: on every answer.
+ * `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` with the
+ * page's own form posts, and the same-origin check (forms.ts) needs the real origin.
+ */
+const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('Referrer-Policy', 'same-origin');
+  c.header('Cache-Control', 'no-store');
+  c.header('X-Frame-Options', 'DENY');
+};
+
+/**
+ * Issue 36 defect 4: markup is escaped by hono/html, but a control, bidi or invisible character
+ * in a tool's arguments or definition (or any text from outside) would still reach the person
+ * raw, and what they approve could read differently from what runs. Every page goes out with
+ * each such character as a visible `\u{…}` escape, as the CLI prints it; the page's own newlines stay.
+ */
+const visibleText: MiddlewareHandler = async (c, next) => {
+  await next();
+  if (!c.res.headers.get('content-type')?.startsWith('text/html')) return;
+  const shown = visibleEscapes(await c.res.text(), '\n');
+  c.res = new Response(shown, { status: c.res.status, headers: c.res.headers });
+};
+
+/** A POST from anywhere but the page's own origin (forms.ts) is refused before it is read. */
+const sameOriginPosts: MiddlewareHandler = async (c, next) => {
+  if (c.req.method !== 'POST') return next();
+  const why = crossSiteReason({ origin: c.req.header('origin'), fetchSite: c.req.header('sec-fetch-site') }, new URL(c.req.url).origin);
+  if (why) return c.html(messagePage('Refused', `Only this page's own forms can decide: ${why}.`), 403);
+  await next();
+};
 
 export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   const clock = o.clock ?? systemClock;
   const sessions = new Map<string, Session>();
   const app = new Hono();
 
-  app.use('*', async (c, next) => {
-    await next();
-    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Frame-Options', 'DENY');
-  });
+  app.use('*', securityHeaders, visibleText);
 
   // The token opens a session, then leaves the address bar (and the history) at once.
   app.use('*', async (c, next) => {
@@ -75,7 +110,7 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
       if (!sameSecret(given, o.token)) return c.html(messagePage('Refused', 'The token is not valid.'), 401);
       const id = randomBytes(32).toString('base64url');
       if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
-      sessions.set(id, { csrf: randomBytes(32).toString('base64url') });
+      sessions.set(id, { formSecret: randomBytes(32).toString('base64url') });
       setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
       // Back to the page asked for only if it is one of this page's own routes: the Location is
       // always one of those fixed strings, never the request's path (`/%09/host` is an
@@ -89,6 +124,9 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     await next();
   });
 
+  // State-changing forms: from the page's own origin only, each with its own token (forms.ts).
+  app.use('*', sameOriginPosts);
+
   // No icon: answered so that a browser's automatic request leaves no error behind.
   app.get('/favicon.ico', (c) => c.body(null, 204));
   app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
@@ -101,26 +139,31 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     const views = await Promise.all(pending.map((r) => pendingView(o, r)));
     // Tools the proxies saw whose current definition no person pinned (never, or not since it changed).
     const unpinned = (await o.pins.listPins()).filter((p) => p.pinned_digest !== p.seen_digest);
-    return c.html(pendingPage(views, decided, unpinned, sessionOf(c).csrf, now));
+    const secret = sessionOf(c).formSecret;
+    return c.html(pendingPage(views, decided, unpinned, (subject) => formToken(secret, subject), now));
   });
 
   app.get('/audit', async (c) => {
     const q = c.req.query();
     const since = q.since ? Date.parse(q.since) : Number.NaN;
+    const shown = { kind: q.kind ?? '', code: q.code ?? '', actor: q.actor ?? '', act: q.act ?? '', since: q.since ?? '' };
     const filter = {
-      limit: 200,
-      ...(q.decision ? { decision: q.decision } : {}),
-      ...(q.act ? { act: q.act } : {}),
+      limit: AUDIT_PAGE_ROWS,
+      ...(shown.kind ? { kind: shown.kind } : {}),
+      ...(shown.code ? { code: shown.code } : {}),
+      ...(shown.actor ? { actor: shown.actor } : {}),
+      ...(shown.act ? { act: shown.act } : {}),
       ...(Number.isNaN(since) ? {} : { since }),
     };
-    return c.html(auditPage(await o.audit.list(filter), { decision: q.decision ?? '', act: q.act ?? '', since: q.since ?? '' }));
+    return c.html(auditPage(await o.audit.list(filter), shown, AUDIT_PAGE_ROWS));
   });
 
   app.post('/decide', async (c) => {
     const form = await c.req.parseBody();
     const field = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
-    if (!sameSecret(field('csrf'), sessionOf(c).csrf)) return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
     const decision = field('decision');
+    if (!formTokenValid(c, ['/decide', field('act'), field('digest'), decision], field('csrf')))
+      return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
     if (decision !== 'approve' && decision !== 'reject') return c.html(messagePage('Refused', 'Choose approve or reject.'), 400);
     const actId = field('act');
     const digest = field('digest');
@@ -149,8 +192,9 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   app.post('/pin', async (c) => {
     const form = await c.req.parseBody();
     const field = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
-    if (!sameSecret(field('csrf'), sessionOf(c).csrf)) return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
     const [server, tool, digest] = [field('server'), field('tool'), field('digest')];
+    if (!formTokenValid(c, ['/pin', server, tool, digest], field('csrf')))
+      return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
     if (!server || !tool || !digest) return c.html(messagePage('Refused', 'The form names no server, tool or digest.'), 400);
     const r = await o.pins.pin(server, tool, { by: o.approver, now: clock.now(), digest });
     o.onDecision?.({ pin: tool, server_id: server, digest, outcome: r.pinned ? 'pinned' : r.reason });
@@ -177,6 +221,11 @@ async function recentDecisions(store: AuthorityStore, limit: number): Promise<Es
 
 function sessionOf(c: Context): Session {
   return c.get('session' as never) as Session;
+}
+
+/** True when the posted token is the one this session made for exactly this form. */
+function formTokenValid(c: Context, subject: FormSubject, given: string): boolean {
+  return isFormToken(sessionOf(c).formSecret, subject, given);
 }
 
 function sameSecret(given: string, expected: string): boolean {

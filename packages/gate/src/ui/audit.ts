@@ -3,22 +3,35 @@
  * depend on where decisions are recorded.
  */
 import { sql } from 'kysely';
+import type { AuditEntry, AuditKind } from '../audit/chain.js';
 import { KyselyAuthorityStore } from '../store/kysely-store.js';
 import type { AuthorityStore } from '../store/types.js';
 
-export interface AuditTrailEntry {
-  at: number;
-  /** What was decided: ISSUED, ESCALATED, DENIED (the gate), APPROVED, REJECTED (a person). */
-  decision: string;
-  candidate_act_id: string;
-  code: string | null;
-  /** Digests only: the trail never holds raw arguments. */
-  digest: string | null;
-  actor: string | null;
-}
+/** One entry as `vrp gate audit export` prints it: ids, codes and digests, never arguments. */
+export type AuditTrailEntry = AuditEntry;
+
+/** Every kind of entry the chain records (store/audit-schema.ts), in the order the filter offers them. */
+export const AUDIT_KINDS: readonly AuditKind[] = [
+  'allow',
+  'deny',
+  'escalate',
+  'approve',
+  'reject',
+  'issued',
+  'consumed',
+  'invoked',
+  'result',
+  'pin',
+  'unpin',
+];
 
 export interface AuditTrailFilter {
-  decision?: string;
+  /** The entry's kind: what was decided (`deny`, `approve`, …). */
+  kind?: string;
+  /** The EF code (exact). */
+  code?: string;
+  /** Who decided (exact): the approver, the pinning person, the enforcer instance. */
+  actor?: string;
   /** Substring of the candidate act id. */
   act?: string;
   since?: number;
@@ -27,65 +40,36 @@ export interface AuditTrailFilter {
 
 /** Where the page reads the audit trail from. */
 export interface AuditTrailSource {
-  list(filter: AuditTrailFilter): Promise<AuditTrailEntry[]>;
+  /** The matching entries, newest first, and how many entries the whole chain holds. */
+  list(filter: AuditTrailFilter): Promise<{ entries: AuditTrailEntry[]; chain: number }>;
 }
 
 /**
- * The audit trail from the gate's decision tables: the evidence of every authorize decision
- * and the people's decisions on escalations, newest first. This is the seam where a
- * hash-chained audit log, when the store has one, replaces these tables as the source.
+ * The audit trail from the store's hash-chained audit log: the entries `vrp gate audit export`
+ * streams, every kind (allow, deny with its EF code, escalate, approve, reject, issued,
+ * consumed, invoked, result, pin, unpin), newest first. Issue 36: the page once read the
+ * evidence and escalation tables instead, which hold one row per act, so a replay denied with
+ * EF_005 and the pins never showed (4 rows where the chain held 15).
  */
-export function decisionTablesAuditTrail(store: AuthorityStore): AuditTrailSource {
+export function auditChainTrail(store: AuthorityStore): AuditTrailSource {
   if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the audit trail needs a Kysely authority store');
   const db = store.kysely;
   return {
     async list(f) {
-      let ev = db
-        .selectFrom('gate_evidence')
-        .select(['recorded_at', 'decision', 'candidate_act_id', 'code', 'arguments_digest', 'approver'])
-        .orderBy('recorded_at', 'desc')
-        .limit(f.limit);
-      let esc = db
-        .selectFrom('gate_escalation')
-        .select(['decided_at', 'status', 'candidate_act_id', 'binding_digest', 'approver'])
-        .where('status', '!=', 'PENDING')
-        .orderBy('decided_at', 'desc')
-        .limit(f.limit);
-      if (f.since !== undefined) {
-        ev = ev.where('recorded_at', '>=', f.since);
-        esc = esc.where('decided_at', '>=', f.since);
-      }
+      let q = db.selectFrom('gate_audit').selectAll().orderBy('seq', 'desc').limit(f.limit);
+      if (f.kind) q = q.where('kind', '=', f.kind as AuditKind);
+      if (f.code) q = q.where('code', '=', f.code);
+      if (f.actor) q = q.where('actor', '=', f.actor);
+      if (f.since !== undefined) q = q.where('at', '>=', f.since);
       if (f.act) {
         // The substring matches literally: `%`, `_` and `\` in the filter box are escaped.
         const pattern = `%${f.act.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-        ev = ev.where(sql<boolean>`candidate_act_id like ${pattern} escape '\\'`);
-        esc = esc.where(sql<boolean>`candidate_act_id like ${pattern} escape '\\'`);
+        q = q.where(sql<boolean>`act_id like ${pattern} escape '\\'`);
       }
-      const gate = f.decision === undefined || ['ISSUED', 'ESCALATED', 'DENIED'].includes(f.decision);
-      const person = f.decision === undefined || ['APPROVED', 'REJECTED'].includes(f.decision);
-      if (f.decision !== undefined) {
-        ev = ev.where('decision', '=', f.decision as 'ISSUED');
-        esc = esc.where('status', '=', f.decision as 'APPROVED');
-      }
-      const entries: AuditTrailEntry[] = [
-        ...(gate ? await ev.execute() : []).map((r) => ({
-          at: Number(r.recorded_at),
-          decision: r.decision,
-          candidate_act_id: r.candidate_act_id,
-          code: r.code,
-          digest: r.arguments_digest,
-          actor: r.approver ?? 'gate',
-        })),
-        ...(person ? await esc.execute() : []).map((r) => ({
-          at: Number(r.decided_at),
-          decision: r.status,
-          candidate_act_id: r.candidate_act_id,
-          code: null,
-          digest: r.binding_digest,
-          actor: r.approver,
-        })),
-      ];
-      return entries.sort((a, b) => b.at - a.at).slice(0, f.limit);
+      const rows = await q.execute();
+      // bigint columns come back as strings from PostgreSQL: numbers, as the export prints them.
+      const entries = rows.map((r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }));
+      return { entries, chain: (await store.auditHead()).seq };
     },
   };
 }

@@ -10,10 +10,10 @@ import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/
 import { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore } from '../store/types.js';
 import { createApprovalsApp } from './app.js';
-import { type AuditTrailSource, decisionTablesAuditTrail } from './audit.js';
+import { type AuditTrailSource, auditChainTrail } from './audit.js';
 
 export { type ApprovalsAppOptions, CONTENT_SECURITY_POLICY, createApprovalsApp, SESSION_COOKIE } from './app.js';
-export { type AuditTrailEntry, type AuditTrailFilter, type AuditTrailSource, decisionTablesAuditTrail } from './audit.js';
+export { AUDIT_KINDS, type AuditTrailEntry, type AuditTrailFilter, type AuditTrailSource, auditChainTrail } from './audit.js';
 
 export interface ApprovalsUiOptions {
   store: AuthorityStore;
@@ -21,7 +21,7 @@ export interface ApprovalsUiOptions {
   listen: { host: string; port: number };
   approver: string;
   retainArgumentsMs?: number;
-  /** Default: the gate's decision tables (`decisionTablesAuditTrail`). */
+  /** Default: the store's hash-chained audit log (`auditChainTrail`). */
   audit?: AuditTrailSource;
   clock?: Clock;
   onDecision?: (fields: Record<string, unknown>) => void;
@@ -47,7 +47,7 @@ export async function startApprovalsUi(o: ApprovalsUiOptions): Promise<Approvals
     store: o.store,
     pins: new ProxyStore(o.store),
     pendingArguments,
-    audit: o.audit ?? decisionTablesAuditTrail(o.store),
+    audit: o.audit ?? auditChainTrail(o.store),
     token,
     approver: o.approver,
     retainArgumentsMs: retain,

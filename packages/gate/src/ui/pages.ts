@@ -1,12 +1,17 @@
 /**
  * The approvals page's HTML. Every value is interpolated through hono/html's `html`, which
- * escapes it: tool arguments, definitions and ids render as text, never as markup.
+ * escapes it: tool arguments, definitions and ids render as text, never as markup (and app.ts
+ * shows every control, bidi or invisible character in the page as a visible escape).
  */
 import { html } from 'hono/html';
 import type { AgentCandidateAct } from '../act.js';
 import type { ToolPinTable } from '../store/proxy-schema.js';
 import type { EscalationRow } from '../store/types.js';
-import type { AuditTrailEntry } from './audit.js';
+import { AUDIT_KINDS, type AuditTrailEntry } from './audit.js';
+import type { FormSubject } from './forms.js';
+
+/** The token of one form (forms.ts), made for the session that views the page. */
+export type FormTokens = (subject: FormSubject) => string;
 
 export interface PendingView {
   row: EscalationRow;
@@ -57,7 +62,13 @@ export function decisionPage(row: EscalationRow, decided: boolean) {
   );
 }
 
-function pendingAct(v: PendingView, csrf: string) {
+/** The approve or reject form of one act: its token binds the act, the binding digest and the decision. */
+function decideForm(row: EscalationRow, decision: 'approve' | 'reject', tokens: FormTokens) {
+  const token = tokens(['/decide', row.candidate_act_id, row.binding_digest, decision]);
+  return html`<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}"><button class="${decision}" name="decision" value="${decision}">${decision === 'approve' ? 'Approve' : 'Reject'}</button></form>`;
+}
+
+function pendingAct(v: PendingView, tokens: FormTokens) {
   const { act, row } = v;
   const provenance = act.instruction_provenance
     ? JSON.stringify(act.instruction_provenance)
@@ -74,10 +85,7 @@ function pendingAct(v: PendingView, csrf: string) {
       ? html`<details><summary>Pinned definition (digest <code>${v.pin.pinned_digest}</code>)</summary><pre>${v.pin.definition}</pre></details>`
       : html`<p class="warn">The tool's definition changed since it was pinned (pinned ${v.pin.pinned_digest ?? 'never'}, seen ${v.pin.seen_digest}).</p>`;
   // The approve button is offered only when the person can see exactly what would run.
-  const approve =
-    v.args.state === 'ok'
-      ? html`<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}"><button class="approve" name="decision" value="approve">Approve</button></form>`
-      : '';
+  const approve = v.args.state === 'ok' ? decideForm(row, 'approve', tokens) : '';
   return html`<section class="act" data-act="${row.candidate_act_id}">
 <h3>${act.tool.tool_id}</h3>
 <dl>
@@ -94,11 +102,12 @@ function pendingAct(v: PendingView, csrf: string) {
 <h4>Arguments</h4>
 ${args}
 ${pin}
-<p>${approve}<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}"><button class="reject" name="decision" value="reject">Reject</button></form></p>
+<p>${approve}${decideForm(row, 'reject', tokens)}</p>
 </section>`;
 }
 
-function unpinnedTool(t: ToolPinTable, csrf: string) {
+function unpinnedTool(t: ToolPinTable, tokens: FormTokens) {
+  const token = tokens(['/pin', t.server_id, t.tool_name, t.seen_digest]);
   return html`<section class="act" data-tool="${t.tool_name}">
 <h3>${t.tool_name}</h3>
 <dl>
@@ -108,16 +117,16 @@ function unpinnedTool(t: ToolPinTable, csrf: string) {
 <dt>Definition digest</dt><dd class="definition-digest">${t.seen_digest}</dd>
 </dl>
 <pre class="definition">${JSON.stringify(JSON.parse(t.seen_definition), null, 2)}</pre>
-<form class="decide" method="post" action="/pin"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="server" value="${t.server_id}"><input type="hidden" name="tool" value="${t.tool_name}"><input type="hidden" name="digest" value="${t.seen_digest}"><button class="approve">Pin this definition</button></form>
+<form class="decide" method="post" action="/pin"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="server" value="${t.server_id}"><input type="hidden" name="tool" value="${t.tool_name}"><input type="hidden" name="digest" value="${t.seen_digest}"><button class="approve">Pin this definition</button></form>
 </section>`;
 }
 
-export function pendingPage(pending: PendingView[], decided: EscalationRow[], unpinned: ToolPinTable[], csrf: string, now: number) {
+export function pendingPage(pending: PendingView[], decided: EscalationRow[], unpinned: ToolPinTable[], tokens: FormTokens, now: number) {
   return layout(
     'Approvals',
     html`<h1>Acts waiting for a person</h1>
 <p>Approving binds the binding digest shown: the act runs once, with exactly these arguments. As of ${iso(now)}.</p>
-${pending.length ? pending.map((v) => pendingAct(v, csrf)) : html`<p id="none-pending">No act is waiting.</p>`}
+${pending.length ? pending.map((v) => pendingAct(v, tokens)) : html`<p id="none-pending">No act is waiting.</p>`}
 <h2>Decided acts</h2>
 <table><thead><tr><th>Decided</th><th>Decision</th><th>By</th><th>Tool</th><th>Candidate act</th><th>Binding digest</th></tr></thead><tbody>
 ${decided.map((r) => {
@@ -127,24 +136,44 @@ ${decided.map((r) => {
 </tbody></table>
 <h2>Tools not pinned to their current definition</h2>
 <p>A tool is listed to the agent and callable only with a definition a person pinned. Read the whole definition: its description is text the model follows.</p>
-${unpinned.length ? unpinned.map((t) => unpinnedTool(t, csrf)) : html`<p>Every tool seen is pinned to its current definition.</p>`}`,
+${unpinned.length ? unpinned.map((t) => unpinnedTool(t, tokens)) : html`<p>Every tool seen is pinned to its current definition.</p>`}`,
   );
 }
 
-const DECISIONS = ['', 'ISSUED', 'ESCALATED', 'DENIED', 'APPROVED', 'REJECTED'];
+export interface AuditFilterShown {
+  kind: string;
+  code: string;
+  actor: string;
+  act: string;
+  since: string;
+}
 
-export function auditPage(entries: AuditTrailEntry[], f: { decision: string; act: string; since: string }) {
+/** The audit chain as `vrp gate audit export` prints it (ids, codes, digests), newest first, filterable. */
+export function auditPage(trail: { entries: AuditTrailEntry[]; chain: number }, f: AuditFilterShown, maxRows: number) {
+  const { entries, chain } = trail;
+  const filtered = Object.values(f).some((v) => v !== '');
+  const count =
+    entries.length === maxRows
+      ? `The newest ${maxRows} matching entries of ${chain} in the chain.`
+      : `${entries.length} ${filtered ? 'matching entries' : 'entries'} of ${chain} in the chain.`;
   return layout(
     'Audit trail',
     html`<h1>Audit trail</h1>
+<p>The hash-chained audit log, as <code>vrp gate audit export</code> prints it (ids, codes and digests, never arguments); <code>vrp gate audit verify</code> checks the chain.</p>
 <form method="get" action="/audit">
-<label>Decision <select name="decision">${DECISIONS.map((d) => html`<option value="${d}"${d === f.decision ? ' selected' : ''}>${d || 'any'}</option>`)}</select></label>
+<label>Kind <select name="kind">${['', ...AUDIT_KINDS].map((k) => html`<option value="${k}"${k === f.kind ? ' selected' : ''}>${k || 'any'}</option>`)}</select></label>
+<label>Code <input name="code" value="${f.code}" placeholder="EF_005"></label>
+<label>Actor <input name="actor" value="${f.actor}"></label>
 <label>Act id contains <input name="act" value="${f.act}"></label>
 <label>Since (ISO date) <input name="since" value="${f.since}"></label>
 <button>Filter</button>
 </form>
-<table><thead><tr><th>When</th><th>Decision</th><th>Code</th><th>By</th><th>Candidate act</th><th>Digest</th></tr></thead><tbody>
-${entries.map((e) => html`<tr><td>${iso(e.at)}</td><td>${e.decision}</td><td>${e.code ?? ''}</td><td>${e.actor ?? ''}</td><td class="mono">${e.candidate_act_id}</td><td class="mono">${e.digest ?? ''}</td></tr>`)}
+<p id="audit-count">${count}</p>
+<table><thead><tr><th>Seq</th><th>When</th><th>Kind</th><th>Code</th><th>Actor</th><th>Tool</th><th>Server</th><th>Candidate act</th><th>Digest</th></tr></thead><tbody>
+${entries.map(
+  (e) =>
+    html`<tr data-seq="${e.seq}"><td>${e.seq}</td><td>${iso(e.at)}</td><td>${e.kind}</td><td>${e.code ?? ''}</td><td>${e.actor ?? ''}</td><td>${e.tool ?? ''}</td><td class="mono">${e.server ?? ''}</td><td class="mono">${e.act_id ?? ''}</td><td class="mono">${e.digest ?? ''}</td></tr>`,
+)}
 </tbody></table>`,
   );
 }

@@ -1,6 +1,7 @@
+import { visibleEscapes } from '@vrpkit/core';
 import { type JournalState, journalEntryView } from '@vrpkit/gate';
 import { type Command, Option } from 'commander';
-import { printJson, terminalSafe } from '../../io.js';
+import { printJson } from '../../io.js';
 import { rowLimit, type StoreChoiceOptions, storeChoiceOptions, withChosenStore } from './options.js';
 
 /** `vrp gate journal`: the dispatch journal, newest first; digests only, never arguments. */
@@ -27,7 +28,7 @@ export function registerJournal(gate: Command): void {
       if (!rows.length) return void process.stdout.write('journal is empty\n');
       for (const r of rows)
         process.stdout.write(
-          `${r.consumed_at}  ${r.state.padEnd(21)}  ${r.candidate_act_id}  ${terminalSafe(r.tool_id)}  ${r.authority_id}${r.error_code ? `  error=${r.error_code}` : ''}\n`,
+          `${r.consumed_at}  ${r.state.padEnd(21)}  ${r.candidate_act_id}  ${visibleEscapes(r.tool_id)}  ${r.authority_id}${r.error_code ? `  error=${r.error_code}` : ''}\n`,
         );
     }),
   );

@@ -1,6 +1,7 @@
 import type { Clock } from '@vrpkit/core';
+import { visibleEscapes } from '@vrpkit/core';
 import type { Command } from 'commander';
-import { printJson, terminalSafe } from '../../io.js';
+import { printJson } from '../../io.js';
 import { type StoreChoiceOptions, storeChoiceOptions, withChosenStore } from './options.js';
 import { iso } from './time.js';
 
@@ -29,7 +30,7 @@ export function registerPending(gate: Command, clock: Clock): void {
         if (!out.length) return void process.stdout.write('no pending escalations\n');
         for (const e of out)
           process.stdout.write(
-            `${e.candidate_act_id}  ${terminalSafe(`${e.tool_id}`)}  ${e.consequence_class}  dest=${terminalSafe(`${e.destination_id ?? '-'}`)}  provenance=${terminalSafe(`${e.provenance}`)}  args=${e.arguments_digest}  digest=${e.binding_digest}  expires ${e.expires_at}\n`,
+            `${e.candidate_act_id}  ${visibleEscapes(`${e.tool_id}`)}  ${e.consequence_class}  dest=${visibleEscapes(`${e.destination_id ?? '-'}`)}  provenance=${visibleEscapes(`${e.provenance}`)}  args=${e.arguments_digest}  digest=${e.binding_digest}  expires ${e.expires_at}\n`,
           );
       }),
   );

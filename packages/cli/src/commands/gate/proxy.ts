@@ -3,6 +3,7 @@
  * connects over stdio (or `--listen`); every tool call is enforced before it reaches the server.
  */
 import { loadPolicy, type ProxyMode } from '@vrpkit/gate';
+import type { ProxyLog } from '@vrpkit/gate/proxy';
 import { type Command, Option } from 'commander';
 import { usage } from '../../errors.js';
 import { run } from '../../io.js';
@@ -141,14 +142,40 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
   };
 }
 
+/**
+ * The proxy's log (JSON lines on stderr), plus one line the first time a tool is held back
+ * because no person pinned its definition: a client that lists zero tools says nothing about
+ * why (issue 36: the README's proxy line with the shipped example policy), so the log names
+ * pinning and the commands that pin. A PostgreSQL URL is not repeated (it can hold a password).
+ */
+function withPinningHint(log: ProxyLog, o: Pick<ProxyOptions, 'store' | 'ui'>): ProxyLog {
+  const store = /^postgres(ql)?:\/\//.test(o.store) ? 'URL' : o.store;
+  let hinted = false;
+  return (event, fields = {}, level) => {
+    log(event, fields, level);
+    if (event !== 'tool_not_pinned' || fields.listed !== false || hinted) return;
+    hinted = true;
+    log(
+      'tools_held_until_pinned',
+      {
+        message:
+          'the agent is listed only the tools whose current definition a person pinned, and none of these is pinned yet: ' +
+          `review them with \`vrp gate tools list --store ${store}\`, then pin with \`vrp gate tools pin TOOL… --store ${store}\`` +
+          `${o.ui ? ' or on the approvals page' : ' (or with --ui, on the approvals page)'}; the client lists them after it lists tools again`,
+      },
+      'warn',
+    );
+  };
+}
+
 /** The proxy runs until the agent's stdio closes (or SIGINT/SIGTERM); errors before it serves exit 1 (64 for usage). */
 async function runProxy(command: string[], o: ProxyOptions): Promise<void> {
-  const { startProxy } = await import('@vrpkit/gate/proxy');
+  const { jsonLinesLog, startProxy } = await import('@vrpkit/gate/proxy');
   const options = await proxyOptions(command, o);
   const store = await openStore(o, true);
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   try {
-    proxy = await startProxy({ ...options, store });
+    proxy = await startProxy({ ...options, store, log: withPinningHint(jsonLinesLog(), o) });
   } catch (e) {
     await store.close().catch(() => {});
     throw e;

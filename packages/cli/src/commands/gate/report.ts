@@ -1,7 +1,8 @@
 import type { Clock } from '@vrpkit/core';
+import { visibleEscapes } from '@vrpkit/core';
 import type { ProxyStore } from '@vrpkit/gate';
 import type { Command } from 'commander';
-import { printJson, terminalSafe } from '../../io.js';
+import { printJson } from '../../io.js';
 import { type GateStoreOptions, parseSince, storeOption } from './options.js';
 import { withPins } from './tools/pins.js';
 
@@ -37,7 +38,7 @@ async function pilotReport(t: ProxyStore, since: number) {
 function reportTable(out: Awaited<ReturnType<typeof pilotReport>>): string {
   const table = [
     ['CLASS', 'TOOL', 'CODE', 'WOULD HAVE DENIED (observe)', 'DENIED (enforce)'],
-    ...out.rows.map((r) => [r.consequence_class, terminalSafe(r.tool), r.code, String(r.would_have_denied), String(r.denied)]),
+    ...out.rows.map((r) => [r.consequence_class, visibleEscapes(r.tool), r.code, String(r.would_have_denied), String(r.denied)]),
     ['total', '', '', String(out.totals.would_have_denied), String(out.totals.denied)],
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));

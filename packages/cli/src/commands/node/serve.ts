@@ -15,6 +15,7 @@ import {
   MAX_OFFER_CACHE_MAX_AGE_SECONDS,
   MAX_SERVE_WORKERS,
   runServeWorker,
+  type ServedCluster,
   type ServedNode,
   type ServeNodeOptions,
   serveNode,
@@ -25,10 +26,11 @@ import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { type NodeOptions, nodeOptions, storeOptions, workerCount } from './options.js';
-import { bookingLogger, reachHints, requestLogger } from './output.js';
+import { bookingLogger, onRememberedPort, quoteableStay, reachHints, requestLogger, vrpCommands } from './output.js';
 
 interface ServeOptions extends NodeOptions {
-  port: number;
+  /** Absent: 0 (any free port), or with --dev the port of the last run. */
+  port?: number;
   host: string;
   tlsCert?: string;
   tlsKey?: string;
@@ -81,7 +83,7 @@ function offerCacheMaxAge(v: string): number {
 /** Where the node listens and how its certificate is had: files, the dev CA, ACME, or a TLS-terminating proxy in front. */
 function listenOptions(c: Command): Command {
   return c
-    .option('--port <port>', 'port to listen on (0 = ephemeral)', port, 0)
+    .option('--port <port>', 'port to listen on (0 = ephemeral; default 0, with --dev the port of the last run)', port)
     .option(
       '--host <addr>',
       'address to listen on: 127.0.0.1 is this machine only; a public address (or 0.0.0.0) to be reached directly, a private one behind a proxy',
@@ -171,7 +173,7 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
   if (o.acme && !o.acmeEmail) throw new CliError('acme_email_required');
   return {
     ...storeOptions(o),
-    port: o.port,
+    port: o.port ?? 0,
     host: o.host,
     maxConnectionsPerClient: o.maxConnectionsPerClient,
     offerCacheMaxAgeSeconds: o.offerCacheMaxAge,
@@ -200,8 +202,8 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
   };
 }
 
-/** The banner: a `listening` event with --json, else the origin and how to reach it. */
-function announce(served: ServedNode | Awaited<ReturnType<typeof serveNodeCluster>>, o: ServeOptions): void {
+/** The banner: a `listening` event with --json, else the origin and how to reach it (with --dev, ready-to-paste `vrp` commands). */
+async function announce(served: ServedNode | ServedCluster, o: ServeOptions): Promise<void> {
   if (o.json) {
     printEvent({
       event: 'listening',
@@ -219,10 +221,13 @@ function announce(served: ServedNode | Awaited<ReturnType<typeof serveNodeCluste
     );
   } else {
     const hints = reachHints(served);
+    // A dev node on this machine: the commands that verify its offers and check it, as `npm start` prints them.
+    const commands = o.dev && 'service' in served ? vrpCommands(served, await quoteableStay(served)) : undefined;
     process.stdout.write(
       `serving ${served.origin} on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\n` +
         `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
         `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
+        (commands ? `verify an offer:\n  ${commands.verify}\ncheck it (conformance):\n  ${commands.conformance}\n` : '') +
         'Ctrl-C stops the node.\n',
     );
   }
@@ -233,10 +238,15 @@ async function serve(o: ServeOptions): Promise<void> {
   const logged = { ...options, log: requestLogger(!!o.json), bookingLog: bookingLogger(!!o.json) };
   // A forked worker (same argv) serves and reports to the primary, which prints the banner once.
   if (isServeWorker()) return runServeWorker(() => serveNode(logged));
-  const served = o.workers > 1 ? await serveNodeCluster(options, o.workers) : await serveNode(logged);
-  announce(served, o);
-  // A cluster also ends when one of its workers dies (it has already stopped the others).
-  const signal = await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
+  const listen = (port: number): Promise<ServedNode | ServedCluster> =>
+    o.workers > 1 ? serveNodeCluster({ ...options, port }, o.workers) : serveNode({ ...logged, port });
+  // A dev node keeps its port across restarts (unless --port says otherwise), so the commands it printed keep working.
+  const served = o.dev && !o.behindProxy ? await onRememberedPort(o.dataDir, o.port, listen) : await listen(options.port ?? 0);
+  // Listen for Ctrl-C before the banner says it stops the node. A cluster also ends when one of
+  // its workers dies (it has already stopped the others).
+  const stopped = 'stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served);
+  await announce(served, o);
+  const signal = await stopped;
   if (o.json) printEvent({ event: 'stopped', origin: served.origin, reason: signal ?? 'worker_exited' });
   else process.stderr.write(`stopped ${served.origin}${signal ? ` (${signal})` : ''}\n`);
 }

@@ -1,6 +1,9 @@
 /** The options every `vrp platform` verb shares (which database and master key, `--json`) and the durations several parse. */
+
+import { isVrpError } from '@vrpkit/core';
 import { MASTER_KEY_ENV, PLATFORM_DATABASE_URL_ENV, PlatformStore, parseAdminListen } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError } from 'commander';
+import { InputRefused } from '../../errors.js';
 import { jsonOption } from '../../options.js';
 
 /** What every `vrp platform` verb is given. */
@@ -18,9 +21,14 @@ export function platformOptions(c: Command, o: { masterKey?: boolean } = {}): Co
   return c.addOption(jsonOption());
 }
 
+/** The platform's refusals of the database URL itself: the command line's fault, so exit 64 as every usage error (issue 36). */
+const DATABASE_URL_REFUSALS: readonly string[] = ['database_url_required', 'invalid_database_url'];
+
 /** Open the platform database for one command and close it afterwards, whatever happened. */
 export async function withStore<T>(o: PlatformOptions, fn: (store: PlatformStore) => Promise<T>): Promise<T> {
-  const store = await PlatformStore.open(o.databaseUrl);
+  const store = await PlatformStore.open(o.databaseUrl).catch((e: unknown) => {
+    throw isVrpError(e) && DATABASE_URL_REFUSALS.includes(e.code) ? new InputRefused(e) : e;
+  });
   try {
     return await fn(store);
   } finally {

@@ -2,6 +2,7 @@
  * `vrp platform serve`: every enabled tenant over https, the certificate by SNI and the tenant by
  * Host, in one process or as `--workers` processes on one port, until SIGINT/SIGTERM.
  */
+import { visibleEscapes } from '@vrpkit/core';
 import { isServeWorker } from '@vrpkit/node';
 import {
   DEFAULT_PLATFORM_KEEP_ALIVE_MS,
@@ -20,7 +21,7 @@ import {
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CliError } from '../../errors.js';
-import { printEvent, run, serveUntilSignal, terminalSafe } from '../../io.js';
+import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { workerCount } from '../node/options.js';
 import { adminListen, duration, type PlatformOptions, platformOptions, withStore } from './options.js';
@@ -54,7 +55,7 @@ function platformLogger(json: boolean): (e: PlatformLogEntry) => void {
   return (e) =>
     process.stderr.write(
       e.event === 'request'
-        ? `${e.tenant} ${e.method} ${terminalSafe(e.path)}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
+        ? `${e.tenant} ${e.method} ${visibleEscapes(e.path)}${e.query_sha256 ? `?#${e.query_sha256}` : ''} ${e.status} ${e.latency_ms}ms\n`
         : `misdirected (${e.reason}) 421\n`,
     );
 }

@@ -2,7 +2,9 @@
  * `vrp platform sync-worker`: import the tenants' iCal feeds, leased from the database so any
  * number of workers on any number of machines never fetch one twice at once.
  */
+
 import { readFileSync } from 'node:fs';
+import { visibleEscapes } from '@vrpkit/core';
 import { DEFAULT_SYNC_INTERVAL_MS } from '@vrpkit/node';
 import {
   DEFAULT_SYNC_CONCURRENCY,
@@ -17,7 +19,7 @@ import {
   syncLagSeconds,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { printEvent, reportError, run, terminalSafe } from '../../io.js';
+import { printEvent, reportError, run } from '../../io.js';
 import { positiveInt } from '../../options.js';
 import { adminListen, duration, type PlatformOptions, platformOptions, withStore } from './options.js';
 
@@ -44,7 +46,7 @@ function syncLogger(json: boolean): (e: SyncLogEntry) => void {
   if (json) return (e) => printEvent({ ...e });
   return (e) => {
     if (e.outcome === 'failed')
-      process.stderr.write(`error[${e.error?.code}]: ${e.tenant} feed ${e.feed}: ${terminalSafe(e.error?.message ?? '')}\n`);
+      process.stderr.write(`error[${e.error?.code}]: ${e.tenant} feed ${e.feed}: ${visibleEscapes(e.error?.message ?? '')}\n`);
   };
 }
 

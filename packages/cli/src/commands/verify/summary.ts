@@ -1,8 +1,8 @@
 /** How `vrp verify` shows an online verification: the human summary, or `--json` that survives a hostile payload. */
 import { FACT_NAMES, type StayOfferVerification } from '@vrpkit/agent';
-import { base64urlDecode, sha256Hex } from '@vrpkit/core';
+import { base64urlDecode, sha256Hex, visibleEscapes } from '@vrpkit/core';
 import type { OfferRequestArgs } from '@vrpkit/protocol';
-import { printJson, terminalSafe } from '../../io.js';
+import { printJson } from '../../io.js';
 
 /** Minor units rendered with the currency's usual decimals (signed value kept verbatim beside it). */
 function money(amount: number, currency: string, minorUnit: boolean): string {
@@ -18,11 +18,11 @@ function money(amount: number, currency: string, minorUnit: boolean): string {
 
 /** Why an offer is not safe to quote: the status and code, the failed conditions, a verified negative. */
 function notSafeLines(r: StayOfferVerification): string[] {
-  const lines = [`NOT SAFE TO QUOTE — status ${r.status}${r.code ? ` (${r.code})` : ''}: ${terminalSafe(r.reason)}`];
+  const lines = [`NOT SAFE TO QUOTE — status ${r.status}${r.code ? ` (${r.code})` : ''}: ${visibleEscapes(r.reason)}`];
   if (r.failures.length > 0) lines.push(`  failed conditions: ${r.failures.join(', ')}`);
   if (r.safe_to_cite_verified_unavailable) {
     const why = r.offer?.availability.reason;
-    lines.push(`  the host-signed offer says available: false${why ? ` (reason: ${terminalSafe(why)})` : ''} — a verified negative`);
+    lines.push(`  the host-signed offer says available: false${why ? ` (reason: ${visibleEscapes(why)})` : ''} — a verified negative`);
   }
   return lines;
 }
@@ -33,9 +33,9 @@ export function renderSummary(r: StayOfferVerification, args: OfferRequestArgs):
   lines.push(`${r.domain}: ${args.check_in} → ${args.check_out}, ${args.guests} guest${args.guests === 1 ? '' : 's'}`);
   if (r.safe_to_quote && r.quote) {
     lines.push('SAFE TO QUOTE as the official direct offer');
-    lines.push(`  say:         "${terminalSafe(r.quote.phrase)}"`);
+    lines.push(`  say:         "${visibleEscapes(r.quote.phrase)}"`);
     lines.push(`  total:       ${money(r.quote.total, r.quote.currency, r.quote.minor_unit)} — signed, exact`);
-    lines.push(`  book at:     ${terminalSafe(r.quote.direct_booking_url)}`);
+    lines.push(`  book at:     ${visibleEscapes(r.quote.direct_booking_url)}`);
     lines.push(`  valid until: ${r.offer?.valid_until}`);
     if (r.quote.refund_schedule === null) lines.push('  refund terms: not stated in the signed offer (unknown)');
     else if (r.quote.refund_schedule.length === 0) lines.push('  refund terms: [] — no refund at any time');
@@ -48,7 +48,7 @@ export function renderSummary(r: StayOfferVerification, args: OfferRequestArgs):
   lines.push('facts (Core §9):');
   for (const name of FACT_NAMES) {
     const f = r.facts[name];
-    lines.push(`  ${name.padEnd(29)} ${terminalSafe(f.value).padEnd(9)} ${f.class ? `${f.class}, from ${f.read_from}` : '-'}`);
+    lines.push(`  ${name.padEnd(29)} ${visibleEscapes(f.value).padEnd(9)} ${f.class ? `${f.class}, from ${f.read_from}` : '-'}`);
   }
   return `${lines.join('\n')}\n`;
 }

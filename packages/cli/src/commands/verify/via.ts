@@ -18,11 +18,11 @@ import {
   type Surface,
   type SurfaceReport,
 } from '@vrpkit/agent';
-import { type Clock, fixedClock, systemClock } from '@vrpkit/core';
+import { type Clock, fixedClock, systemClock, visibleEscapes } from '@vrpkit/core';
 import type { ToolSurface } from '@vrpkit/protocol';
 import { InvalidArgumentError } from 'commander';
 import { CliError } from '../../errors.js';
-import { printJson, terminalSafe } from '../../io.js';
+import { printJson } from '../../io.js';
 
 export type ViaChoice = Surface | 'all';
 
@@ -89,7 +89,7 @@ export function renderSurfaceTable(reports: SurfaceReport[]): string {
     r.surface,
     yesNo(r.reached),
     // Tool names are the surface's own text: escaped for the terminal.
-    terminalSafe(
+    visibleEscapes(
       r.tool_name ?? (r.surface === 'http' ? '(endpoint)' : r.tools.length > 0 ? `none of: ${r.tools.map((t) => t.name).join(', ')}` : '-'),
     ),
     yesNo(r.origin_bound),

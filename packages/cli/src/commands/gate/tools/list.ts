@@ -1,5 +1,6 @@
+import { visibleEscapes } from '@vrpkit/core';
 import type { Command } from 'commander';
-import { printJson, terminalSafe } from '../../../io.js';
+import { printJson } from '../../../io.js';
 import { type GateStoreOptions, storeOption } from '../options.js';
 import { withPins } from './pins.js';
 
@@ -29,7 +30,7 @@ export function registerList(tools: Command): void {
         // Names and descriptions are the downstream server's text: escaped, never raw, on a terminal.
         const description = typeof r.definition.description === 'string' ? r.definition.description.split('\n')[0]!.slice(0, 100) : '';
         process.stdout.write(
-          `${r.state.padEnd(8)}  ${terminalSafe(r.tool)}  digest=${r.seen_digest}  server=${terminalSafe(r.server_id)}\n          ${terminalSafe(description)}\n`,
+          `${r.state.padEnd(8)}  ${visibleEscapes(r.tool)}  digest=${r.seen_digest}  server=${visibleEscapes(r.server_id)}\n          ${visibleEscapes(description)}\n`,
         );
       }
     }),

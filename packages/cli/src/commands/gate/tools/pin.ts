@@ -1,7 +1,8 @@
 import type { Clock } from '@vrpkit/core';
+import { visibleEscapes } from '@vrpkit/core';
 import type { Command } from 'commander';
 import { CliError, usage } from '../../../errors.js';
-import { printJson, terminalSafe } from '../../../io.js';
+import { printJson } from '../../../io.js';
 import { type GateStoreOptions, storeOption } from '../options.js';
 import { singleServer, withPins } from './pins.js';
 
@@ -31,14 +32,14 @@ export function registerPin(tools: Command, clock: Clock): void {
       for (const name of targets) {
         const r = await t.pin(server, name, { by: o.by, now: clock.now(), ...(o.digest !== undefined ? { digest: o.digest } : {}) });
         if (!r.pinned && r.reason === 'unknown_tool')
-          throw new CliError('unknown_tool', { what: `tool ${terminalSafe(name)} for server ${terminalSafe(server)}` });
+          throw new CliError('unknown_tool', { what: `tool ${visibleEscapes(name)} for server ${visibleEscapes(server)}` });
         if (!r.pinned)
-          throw new CliError('digest_mismatch', { tool: terminalSafe(name), seen: `${r.row?.seen_digest}`, reviewed: `${o.digest}` });
+          throw new CliError('digest_mismatch', { tool: visibleEscapes(name), seen: `${r.row?.seen_digest}`, reviewed: `${o.digest}` });
         out.push({ server_id: server, tool: name, pinned_digest: r.row.pinned_digest, pinned_by: r.row.pinned_by });
       }
       if (o.json) return printJson(out);
       for (const p of out)
-        process.stdout.write(`pinned ${terminalSafe(p.tool)} (digest ${p.pinned_digest}) for ${terminalSafe(p.server_id)}\n`);
+        process.stdout.write(`pinned ${visibleEscapes(p.tool)} (digest ${p.pinned_digest}) for ${visibleEscapes(p.server_id)}\n`);
       if (!out.length) process.stdout.write('nothing to pin\n');
     }),
   );

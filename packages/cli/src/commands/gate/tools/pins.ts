@@ -1,7 +1,8 @@
 /** The proxy's tool pins on the gate store, for the `tools` verbs and `report`. */
+import { visibleEscapes } from '@vrpkit/core';
 import { ProxyStore } from '@vrpkit/gate';
 import { CliError, usage } from '../../../errors.js';
-import { run, terminalSafe } from '../../../io.js';
+import { run } from '../../../io.js';
 import { closing, type GateStoreOptions, openStore } from '../options.js';
 
 /** Open the store's proxy tables, run, close; errors are reported as every command reports them. */
@@ -15,5 +16,5 @@ export function singleServer(rows: readonly { server_id: string }[], named: stri
   const servers = [...new Set(rows.map((r) => r.server_id))];
   if (servers.length === 1) return servers[0]!;
   if (!servers.length) throw new CliError('unknown_tool', { what: 'tools' });
-  throw usage(`tools of several servers are known; name one with --server (${terminalSafe(servers.join(', '))})`);
+  throw usage(`tools of several servers are known; name one with --server (${visibleEscapes(servers.join(', '))})`);
 }

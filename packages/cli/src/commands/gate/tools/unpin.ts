@@ -1,5 +1,6 @@
+import { visibleEscapes } from '@vrpkit/core';
 import type { Command } from 'commander';
-import { printJson, terminalSafe } from '../../../io.js';
+import { printJson } from '../../../io.js';
 import { type GateStoreOptions, storeOption } from '../options.js';
 import { singleServer, withPins } from './pins.js';
 
@@ -17,7 +18,7 @@ export function registerUnpin(tools: Command): void {
       const out = [];
       for (const name of names) out.push({ server_id: server, tool: name, unpinned: await t.unpin(server, name) });
       if (o.json) return printJson(out);
-      for (const u of out) process.stdout.write(`${u.unpinned ? 'unpinned' : 'was not pinned:'} ${terminalSafe(u.tool)}\n`);
+      for (const u of out) process.stdout.write(`${u.unpinned ? 'unpinned' : 'was not pinned:'} ${visibleEscapes(u.tool)}\n`);
     }),
   );
 }

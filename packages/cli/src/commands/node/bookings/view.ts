@@ -1,12 +1,12 @@
 /** How a booking request is shown: one line in a list, the host's full view, the `--json` document. */
+import { visibleEscapes } from '@vrpkit/core';
 import type { BookingRequestRecord } from '@vrpkit/node';
-import { terminalSafe } from '../../../io.js';
 
 /** One line per booking: the id, the stay, the total and the status (no guest details in a list). */
 export function bookingLine(b: BookingRequestRecord): string {
   const until = b.status === 'pending' ? `  holds until ${b.hold_expires_at}` : '';
   const line = `${b.booking_id}  ${b.check_in} → ${b.check_out}  ${b.guests} guests  ${b.total} ${b.currency} (minor units)  ${b.status}${until}`;
-  return `${terminalSafe(line)}\n`;
+  return `${visibleEscapes(line)}\n`;
 }
 
 /** The host's full view of one booking, guest contact included. */
@@ -15,12 +15,13 @@ export function bookingDetails(b: BookingRequestRecord): string {
     `booking request ${b.booking_id}: ${b.status}`,
     `stay            ${b.check_in} → ${b.check_out}, ${b.guests} guests`,
     `total           ${b.total} ${b.currency} (minor units)`,
-    `guest           ${terminalSafe(b.guest_name)} <${terminalSafe(b.guest_email)}>${b.guest_phone ? `, ${terminalSafe(b.guest_phone)}` : ''}`,
+    `guest           ${b.guest_name} <${b.guest_email}>${b.guest_phone ? `, ${b.guest_phone}` : ''}`,
     `requested       ${b.created_at}`,
     `hold expires    ${b.hold_expires_at}`,
     `offer sha-256   ${b.offer_jws_sha256}`,
   ];
-  return `${lines.map(terminalSafe).join('\n')}\n`;
+  // Every line is text a guest wrote in part: shown with visible escapes (core's character class).
+  return `${visibleEscapes(lines.join('\n'), '\n')}\n`;
 }
 
 /** A booking as `--json` prints it (the idempotency and request digests are internal bookkeeping). */

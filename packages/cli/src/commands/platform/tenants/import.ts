@@ -1,6 +1,7 @@
+import { visibleEscapes } from '@vrpkit/core';
 import { importTenants, loadMasterKey } from '@vrpkit/platform';
 import type { Command } from 'commander';
-import { printJson, run, terminalSafe } from '../../../io.js';
+import { printJson, run } from '../../../io.js';
 import { type PlatformOptions, platformOptions, withStore } from '../options.js';
 
 /** `vrp platform tenants import DIR`: a tenant per property file; idempotent; exit 2 when a file failed. */
@@ -18,7 +19,7 @@ export function registerImport(tenants: Command): void {
       if (o.json) printJson(r);
       else {
         // File names and property fields are the importer's input: shown terminal-safe.
-        for (const f of r.failed) process.stderr.write(`${terminalSafe(`${f.file}: ${f.field}: ${f.reason}`)}\n`);
+        for (const f of r.failed) process.stderr.write(`${visibleEscapes(`${f.file}: ${f.field}: ${f.reason}`)}\n`);
         process.stdout.write(
           `${r.imported} imported, ${r.already_present} already present, ${r.failed.length} failed (of ${r.files} files)\n`,
         );

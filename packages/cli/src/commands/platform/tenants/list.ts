@@ -1,7 +1,8 @@
+import { visibleEscapes } from '@vrpkit/core';
 import type { TenantStatus } from '@vrpkit/platform';
 import type { Command } from 'commander';
 import { CliError } from '../../../errors.js';
-import { printJson, run, terminalSafe } from '../../../io.js';
+import { printJson, run } from '../../../io.js';
 import { type PlatformOptions, platformOptions, withStore } from '../options.js';
 
 /** `vrp platform tenants list`: every tenant, or those of one status. */
@@ -13,7 +14,7 @@ export function registerList(tenants: Command): void {
       if (o.status !== undefined && o.status !== 'active' && o.status !== 'disabled') throw new CliError('invalid_status');
       const list = await withStore(o, (s) => s.listTenants(o.status ? { status: o.status as TenantStatus } : {}));
       if (o.json) printJson(list);
-      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${terminalSafe(t.property_id)}\n`);
+      else for (const t of list) process.stdout.write(`${t.domain}\t${t.status}\t${visibleEscapes(t.property_id)}\n`);
     }),
   );
 }

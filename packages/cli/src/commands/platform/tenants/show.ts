@@ -1,11 +1,12 @@
+import { visibleEscapes } from '@vrpkit/core';
 import type { TenantDetail } from '@vrpkit/platform';
 import type { Command } from 'commander';
-import { printJson, run, terminalSafe } from '../../../io.js';
+import { printJson, run } from '../../../io.js';
 import { type PlatformOptions, platformOptions, withStore } from '../options.js';
 
 /** A tenant as text. The property's name is the tenant's text (controls and bidi overrides included): shown terminal-safe. */
 function tenantText(t: TenantDetail): string {
-  const lines = [`${t.domain} ${t.status} property ${terminalSafe(t.property_id)} (${terminalSafe(t.name)}) revision ${t.revision}\n`];
+  const lines = [`${t.domain} ${t.status} property ${visibleEscapes(t.property_id)} (${visibleEscapes(t.name)}) revision ${t.revision}\n`];
   for (const k of t.keys) lines.push(`  key ${k.kid} ${k.status} created ${k.created_at}\n`);
   for (const f of t.feeds)
     lines.push(
