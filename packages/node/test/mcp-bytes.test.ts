@@ -130,9 +130,10 @@ describe('MCP tools/call bytes', () => {
     }
   });
 
-  it('a batch, a version the SDK does not support and a missing Accept are still the SDK’s answers', async () => {
+  it('a batch (where MCP 2025-03-26 allows one), a version the SDK does not support and a missing Accept are still the SDK’s answers', async () => {
     const args = { check_in: day(30), check_out: day(33), guests: 2 };
-    const batch = await post(fetchCached, [call(1, args), call(2, args)]);
+    // From MCP 2025-06-18 on a batch is refused before the SDK (jsonrpc-refusals.test.ts).
+    const batch = await post(fetchCached, [call(1, args), call(2, args)], { ...MCP_HEADERS, 'mcp-protocol-version': '2025-03-26' });
     expect(batch.status).toBe(200);
     expect((JSON.parse(batch.text) as unknown[]).length).toBe(2);
     const badVersion = await post(fetchCached, call(3, args), { ...MCP_HEADERS, 'mcp-protocol-version': '1999-01-01' });
