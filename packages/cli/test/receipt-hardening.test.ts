@@ -176,3 +176,24 @@ describe('vrp receipt match --arguments accepts duplicate JSON keys', () => {
     expect(plain.code).toBe(0);
   });
 });
+
+describe('vrp receipt verify accepts a receipt whose layers come from two calls (issue 36 defect 9, regression)', () => {
+  it('the offer layer of a 3-guest call beside the transport layer of this 2-guest call (same stay) is invalid: arguments_mismatch (exit 1)', async () => {
+    const fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${node.port}`], ca: node.caPem! });
+    const client = new Client({ name: 'vrpkit-receipt-two-calls', version: '0.1.0' });
+    let other: Receipt;
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`https://${DOMAIN}/mcp`), { fetch }));
+      const result = await client.callTool({ name: BOUND_TOOL_NAME, arguments: { ...ARGS, guests: 3 } });
+      other = result._meta?.[RECEIPT_META_KEY] as Receipt;
+    } finally {
+      await client.close();
+      await fetch.close();
+    }
+    const offerOf3 = other.attestations.find((a) => a.layer === 'offer')!;
+    const spliced = edited((all) => all.map((a) => (a.layer === 'offer' ? offerOf3 : a)));
+    const { code, verdict } = await verifyOffline(spliced);
+    expect(verdict).toMatchObject({ status: 'invalid', verified: false, errors: ['arguments_mismatch'] });
+    expect(code).toBe(1);
+  });
+});

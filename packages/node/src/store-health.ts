@@ -52,11 +52,12 @@ export function storeHealth(store: Pick<NodeStore, 'revision'>, clock: Clock, re
       const cause = storeUnavailableCause(e);
       if (cause === undefined) return false;
       const known = outage?.cause === cause;
-      outage = { cause, at: clock.now(), revision: outage?.revision };
-      // The revision the failure was seen at: a later one means a write committed since.
+      const seen: NonNullable<typeof outage> = { cause, at: clock.now(), revision: undefined };
+      outage = seen;
+      // The revision at this failure: a later one means a write committed since.
       store.revision().then(
         (r) => {
-          if (outage && outage.revision === undefined) outage.revision = r;
+          seen.revision = r;
         },
         () => {},
       );

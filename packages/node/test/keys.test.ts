@@ -58,8 +58,10 @@ const mode = (p: string) => statSync(p).mode & 0o777;
 describe('key custody', () => {
   it('keeps the first private key in a 0600 file under a 0700 directory, never in the JWKS', async () => {
     expect(mode(keysDir)).toBe(0o700);
-    expect(readdirSync(keysDir)).toEqual([`${K1}.jwk`]);
+    // Beside the key, the secret the node's form tokens are made with (http/forms.ts), as private.
+    expect(readdirSync(keysDir).sort()).toEqual([`${K1}.jwk`, 'form-token.secret'].sort());
     expect(mode(join(keysDir, `${K1}.jwk`))).toBe(0o600);
+    expect(mode(join(keysDir, 'form-token.secret'))).toBe(0o600);
     const privateJwk = JSON.parse(readFileSync(join(keysDir, `${K1}.jwk`), 'utf8')) as { d: string };
     expect((await client.get(JWKS_PATH)).text).not.toContain(privateJwk.d);
     expect(await jwksKids()).toEqual([K1]);

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
@@ -13,10 +13,11 @@ import {
   servePlatform,
 } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { runVrpInProcess } from '@vrpkit/testkit/cli';
+import { listeningEvent, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const master = parseMasterKey(generateMasterKeyText());
+const masterText = generateMasterKeyText();
+const master = parseMasterKey(masterText);
 const NOW = Date.now();
 const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-platform-keep-alive-'));
 const TENANTS = ['villa-one.example', 'villa-two.example'];
@@ -151,8 +152,12 @@ describe('platform serve: keep-alive and connection caps', () => {
     expect(existsSync(join(tmp, 'absent.sqlite'))).toBe(false);
   });
 
-  it('close drains: the requests in flight are answered, idle connections closed, nothing new accepted (issue 36 defect 2, regression)', async () => {
-    const { served, port, ca } = await start({ shutdownGraceSeconds: 10 });
+  /**
+   * Stop a platform on `port` with `stop` while one kept-alive connection is idle and three carry a
+   * request whose body is still arriving: the idle one closes, new connections are refused, the
+   * three are answered (each closing its connection).
+   */
+  async function drainedWhileInFlight(port: number, ca: string, stop: () => Promise<unknown>) {
     const sockets = await Promise.all([0, 1, 2, 3].map(() => open(port, ca, TENANTS[0]!)));
     for (const s of sockets) if (s instanceof Error) throw s;
     const [idle, ...busy] = sockets as TLSSocket[];
@@ -169,8 +174,8 @@ describe('platform serve: keep-alive and connection caps', () => {
         `POST /mcp HTTP/1.1\r\nHost: ${TENANTS[0]}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
           `content-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
       );
-    await new Promise((r) => setTimeout(r, 200)); // the heads are read: three requests in flight
-    const stopped = served.close();
+    await new Promise((r) => setTimeout(r, 300)); // the heads are read: three requests in flight
+    const stopped = stop();
     await idleClosed;
     expect(await open(port, ca, TENANTS[0]!)).toBeInstanceOf(Error);
     for (const s of busy) s.write(body.slice(10));
@@ -178,8 +183,23 @@ describe('platform serve: keep-alive and connection caps', () => {
       expect(text).toMatch(/^HTTP\/1\.1 200 /);
       expect(text.toLowerCase()).toContain('connection: close');
     }
-    await stopped;
+    return stopped;
+  }
+
+  it('close drains: the requests in flight are answered, idle connections closed, nothing new accepted (issue 36 defect 2, regression)', async () => {
+    const { served, port, ca } = await start({ shutdownGraceSeconds: 10 });
+    await drainedWhileInFlight(port, ca, () => served.close());
   });
+
+  it('SIGTERM to `vrp platform serve` drains the same way, then exits 0 (issue 36 defect 2, regression)', async () => {
+    const keyFile = join(tmp, 'master.key');
+    writeFileSync(keyFile, masterText, { mode: 0o600 });
+    const args = ['--database-url', `sqlite:${join(tmp, 'p.sqlite')}`, '--master-key-file', keyFile, '--dev', join(tmp, 'dev-tls')];
+    const run = vrpCli(['platform', 'serve', ...args, '--shutdown-grace', '10', '--json']);
+    const { port, ca } = await listeningEvent(run);
+    await drainedWhileInFlight(port, readFileSync(ca, 'utf8'), async () => run.child.kill('SIGTERM'));
+    expect(await run.exited).toBe(0);
+  }, 60_000);
 
   it('reports the TLS contexts held and the shared offer cache bytes', async () => {
     const { served, port, ca } = await start({ offerCacheMaxAgeSeconds: 60 });

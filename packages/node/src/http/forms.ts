@@ -50,7 +50,7 @@ export function isCrossSite(c: Context, origin: string): boolean {
 
 /** The guard of form `spec`, its tokens made with `secret`, its bodies capped at `maxBytes`. */
 export function formGuard(spec: FormSpec, secret: Uint8Array, maxBytes: number): FormGuard {
-  // Values joined by NUL, which no form value holds (a form decodes %00 but the bound values are the node's own).
+  // Joined by NUL: the number of parts is fixed, so a posted value holding a NUL adds one and can never equal another split.
   const mac = (origin: string, expires: string, nonce: string, values: readonly string[]) =>
     createHmac('sha256', secret)
       .update([TOKEN_VERSION, spec.action, origin, expires, nonce, ...values].join('\0'))
