@@ -47,6 +47,10 @@ describe('@vrpkit/core public entry', () => {
         'formatMessage',
         // streams
         'readStreamCapped',
+        // text from outside shown to a person (issue 36: one character class)
+        'isDisplaySafeText',
+        'UNSAFE_TEXT_CHARACTERS',
+        'visibleEscapes',
       ].sort(),
     );
   });

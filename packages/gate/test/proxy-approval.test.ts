@@ -349,13 +349,14 @@ describe('an escalated call decided while it waits', T, () => {
       });
     const approveToken = tokenOf('approve');
     const pageOrigin = new URL(ui.url).origin;
-    for (const headers of [
+    const crossSite: Record<string, string>[] = [
       { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
       { origin: 'https://evil.example' },
       { 'sec-fetch-site': 'cross-site' },
       { 'sec-fetch-site': 'same-site' },
       { origin: 'null' },
-    ]) {
+    ];
+    for (const headers of crossSite) {
       const r = await post('approve', approveToken, headers);
       expect([headers, r.status]).toEqual([headers, 403]);
       expect(await r.text()).toContain('Only this page&#39;s own forms can decide');

@@ -12,9 +12,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** What the form binds, in order: its action, then the values it submits as hidden fields. */
 export type FormSubject = readonly [action: '/decide' | '/pin', ...values: string[]];
 
-/** The token of one form under a session's secret (base64url HMAC-SHA256; values joined by NUL, which no form value holds). */
+/** The token of one form under a session's secret: base64url HMAC-SHA256 of the subject as a JSON array (one encoding per subject). */
 export function formToken(secret: string, subject: FormSubject): string {
-  return createHmac('sha256', secret).update(subject.join('\0')).digest('base64url');
+  return createHmac('sha256', secret).update(JSON.stringify(subject)).digest('base64url');
 }
 
 /** True when `given` is the token of exactly `subject` under `secret` (compared in constant time). */
