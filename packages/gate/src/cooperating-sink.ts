@@ -11,9 +11,9 @@ import { dirname } from 'node:path';
 import { type Clock, type Ed25519PublicJwk, systemClock } from '@vrpkit/core';
 import Database from 'better-sqlite3';
 import { digestArguments } from './act.js';
-import { httpRequestArgs } from './adapters/fetch.js';
 import { type AgentFinalityAuthority, AUTHORITY_HEADER, AUTHORITY_META_KEY, verifyAuthority } from './authority.js';
 import { type EfCode, GateError, hostErrorObject } from './errors.js';
+import { httpRequestArgs } from './vendors/fetch/handle.js';
 
 /** The server side's own single-use record of the authorities it accepted. */
 export interface ReplayGuard {

@@ -16,7 +16,7 @@ import { type EnforceDecision, GateError } from './errors.js';
 import { decideEscalation } from './escalation.js';
 import { denied } from './evidence.js';
 import { type AuthorizeOutcome, asGateError, type GateContext, type GateEvent } from './gate-context.js';
-import type { ClassifyInput } from './mappers/context.js';
+import type { ClassifyInput } from './host/act-context.js';
 import type { Policy } from './policy.js';
 import type { AuthorityStore } from './store/types.js';
 

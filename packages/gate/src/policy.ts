@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type AgentCandidateAct, CONSEQUENCE_CLASSES, type ConsequenceClass, PROVENANCE_SOURCES, type ProvenanceSource } from './act.js';
 import type { EfCode } from './errors.js';
-import type { ClassifyInput } from './mappers/context.js';
+import type { ClassifyInput } from './host/act-context.js';
 
 /** Classes for which fail-closed is "the only conforming behavior" (tool-binding -03): never in a hot envelope. */
 export const FAIL_CLOSED_CLASSES: readonly ConsequenceClass[] = ['FINANCIAL', 'PHYSICAL', 'NETWORK_CONTROL'];

@@ -32,18 +32,18 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Clock, canonicalJson, canonicalSha256Base64url, sha256Base64url, systemClock } from '@vrpkit/core';
 import { type AgentCandidateAct, type PolicyState, snapshotLiveArguments } from '../act.js';
-import { type DispatchGate, denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../adapters/context.js';
-import { mcpDenyResult } from '../adapters/mcp.js';
 import { denyDecision } from '../enforce.js';
 import { type EnforceDecision, hostErrorObject } from '../errors.js';
 import { escalationNotice, sendEscalationNotice, waitForEscalationDecision } from '../escalation.js';
 import type { Gate } from '../gate.js';
-import { mapMcpToolsCall } from '../mappers/mcp.js';
+import { type DispatchGate, denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../host/dispatch-mapped.js';
 import type { Policy } from '../policy.js';
 import type { PendingArgumentsStore } from '../store/pending-arguments.js';
 import type { ProxyMode } from '../store/proxy-schema.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore } from '../store/types.js';
+import { mcpDenyResult } from '../vendors/mcp/handle.js';
+import { mapMcpToolsCall } from '../vendors/mcp/map.js';
 import type { ProxyLog } from './log.js';
 import { isMcpToolName, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 

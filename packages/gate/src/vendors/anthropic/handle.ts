@@ -1,6 +1,4 @@
-import { type EnforceDecision, hostErrorObject } from '../errors.js';
-import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from '../mappers/anthropic.js';
-import { type ComputerUseLiveArgs, computerUseLiveArgs, type LiveBrowserState } from '../mappers/computer.js';
+import { type EnforceDecision, hostErrorObject } from '../../errors.js';
 import {
   dispatchMapped,
   forCall,
@@ -10,8 +8,10 @@ import {
   type ToolCallOutcome,
   type ToolTable,
   toolFor,
-} from './context.js';
-import { replyFor } from './results.js';
+} from '../../host/dispatch-mapped.js';
+import { replyFor } from '../../host/replies.js';
+import { type ComputerUseLiveArgs, computerUseLiveArgs, type LiveBrowserState } from '../computer-use/map.js';
+import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from './map.js';
 
 /** A `tool_result` block to send back (structural; the SDK's `ToolResultBlockParam` accepts it). */
 export interface ToolResultBlock {

@@ -10,8 +10,8 @@ import type { ActDestination, ActType, ToolProtocol } from '../act.js';
 import { digestArguments } from '../act.js';
 import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
-import { type ActIdSource, buildAct, candidateActId, ownEntry } from '../mappers/context.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
+import { type ActIdSource, buildAct, candidateActId, ownEntry } from './act-context.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './dispatch-mapped.js';
 
 /** What the gate needs to know about one host-side call before it may run. */
 export interface HostCall<A> {
@@ -104,4 +104,35 @@ export function resultOrThrow<T>(r: HostCallResult<T>): T {
   if (r.toolError !== undefined) throw r.toolError;
   if (r.outcome.decision.allow || r.result !== undefined) return r.result as T;
   throw new GateDenied(r.outcome.decision, r.outcome.candidate_act_id);
+}
+
+/** Await a tool output; a streaming tool (async iterable) counts by its final value, as the framework does. */
+async function finalOutput(out: unknown): Promise<unknown> {
+  const value = await out;
+  if (value !== null && typeof value === 'object' && Symbol.asyncIterator in value) {
+    let last: unknown;
+    for await (const v of value as AsyncIterable<unknown>) last = v;
+    return last;
+  }
+  return value;
+}
+
+/**
+ * A framework's own tool execution (AI SDK `execute`, Agents SDK `invoke`) as a host-side call: a
+ * TOOL_CALL act under the framework's tool call id; `execute` runs only on allow, with the frozen
+ * arguments that were digested.
+ */
+export function runFrameworkTool(
+  ctx: MapContext,
+  source: ActIdSource,
+  name: string,
+  callId: string,
+  input: unknown,
+  execute: (input: never) => unknown,
+): Promise<HostCallResult<unknown>> {
+  return dispatchHostCall(
+    ctx,
+    { source, id: callId, name, args: input, act_type: 'TOOL_CALL', tool_protocol: 'LOCAL_FUNCTION' },
+    async (live) => finalOutput(execute(live as never)),
+  );
 }

@@ -2,17 +2,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { AUTHORITY_META_KEY } from '../authority.js';
-import type { DispatchGrant } from '../dispatch.js';
-import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
+import { AUTHORITY_META_KEY } from '../../authority.js';
+import type { DispatchGrant } from '../../dispatch.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../../errors.js';
+import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from '../../host/dispatch-mapped.js';
 import {
   type McpMessageNotificationLike,
   type McpServerIdentity,
   mapMcpNotification,
   mapMcpToolsCall,
   notificationToolCall,
-} from '../mappers/mcp.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './context.js';
+} from './map.js';
 
 type CallTool = Client['callTool'];
 type CallToolResult = Awaited<ReturnType<CallTool>>;
@@ -68,7 +68,7 @@ export async function dispatchMcpToolsCall<T>(
 
 /**
  * A `notifications/message` that asks the host to call a tool, through the gate: mapped like a
- * `tools/call` from that server with `tool_output` provenance (mappers/mcp.ts `mapMcpNotification`),
+ * `tools/call` from that server with `tool_output` provenance (`map.ts` `mapMcpNotification`),
  * and `invoke` runs only on allow, with the digested arguments. A notification that asks for no
  * tool call is refused with EF_MALFORMED_ACT and nothing runs.
  */

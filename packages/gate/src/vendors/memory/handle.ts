@@ -5,9 +5,9 @@
  * provenance"). The provenance of the turn the fact came from is required, so a fact extracted from
  * retrieved content meets the provenance rules like any other consequential act.
  */
-import type { InstructionProvenance } from '../act.js';
-import type { MapContext } from './context.js';
-import { dispatchHostCall, resultOrThrow } from './gated-call.js';
+import type { InstructionProvenance } from '../../act.js';
+import type { MapContext } from '../../host/dispatch-mapped.js';
+import { dispatchHostCall, resultOrThrow } from '../../host/host-call.js';
 
 /** A memory store: anything with `write(key, value)` (an agent's long-term memory, a vector store's upsert …). */
 export interface MemoryStoreLike<V, R> {

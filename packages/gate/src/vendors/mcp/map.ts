@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { asRecord } from '@vrpkit/core';
-import type { AgentCandidateAct } from '../act.js';
-import { digestArguments } from '../act.js';
-import { GateError } from '../errors.js';
-import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
+import type { AgentCandidateAct } from '../../act.js';
+import { digestArguments } from '../../act.js';
+import { GateError } from '../../errors.js';
+import { type ActContext, bindTool, buildAct, candidateActId } from '../../host/act-context.js';
 
 /** `tools/call` params (structural; the SDK's `CallToolRequest['params']` fits). */
 export interface McpToolsCallParams {

@@ -1,8 +1,8 @@
-import type { AgentCandidateAct } from '../act.js';
-import { digestArguments } from '../act.js';
-import { GateError } from '../errors.js';
-import { type LiveBrowserState, mapComputerUseAction } from './computer.js';
-import { type ActContext, bindTool, buildAct, candidateActId, ownEntry } from './context.js';
+import type { AgentCandidateAct } from '../../act.js';
+import { digestArguments } from '../../act.js';
+import { GateError } from '../../errors.js';
+import { type ActContext, bindTool, buildAct, candidateActId, ownEntry } from '../../host/act-context.js';
+import { type LiveBrowserState, mapComputerUseAction } from '../computer-use/map.js';
 
 /** The fields of an Anthropic `ToolUseBlock` the mapping reads (structural; the SDK type fits). */
 export interface ToolUseBlockLike {

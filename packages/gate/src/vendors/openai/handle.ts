@@ -1,9 +1,17 @@
-import type { AgentCandidateAct } from '../act.js';
-import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
-import { parseIJson } from '../ijson.js';
-import { mapResponsesFunctionCall, mapToolCall, type ResponsesFunctionCallLike, type ToolCallLike } from '../mappers/openai.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome, type ToolTable, toolFor } from './context.js';
-import { replyFor } from './results.js';
+import type { AgentCandidateAct } from '../../act.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../../errors.js';
+import {
+  dispatchMapped,
+  forCall,
+  type MapContext,
+  resolveActContext,
+  type ToolCallOutcome,
+  type ToolTable,
+  toolFor,
+} from '../../host/dispatch-mapped.js';
+import { replyFor } from '../../host/replies.js';
+import { parseIJson } from '../../ijson.js';
+import { mapResponsesFunctionCall, mapToolCall, type ResponsesFunctionCallLike, type ToolCallLike } from './map.js';
 
 /** A Chat Completions `tool` message (structural; `ChatCompletionToolMessageParam` accepts it). */
 export interface ToolMessage {

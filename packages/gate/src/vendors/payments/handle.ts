@@ -5,9 +5,9 @@
  * and digested together with the exact request the PSP receives, so a changed amount, currency,
  * payee or any other request field is another act; no request leaves before enforce allows it.
  */
-import { GateError } from '../errors.js';
-import type { MapContext } from './context.js';
-import { dispatchHostCall, resultOrThrow } from './gated-call.js';
+import { GateError } from '../../errors.js';
+import type { MapContext } from '../../host/dispatch-mapped.js';
+import { dispatchHostCall, resultOrThrow } from '../../host/host-call.js';
 
 /** The load-bearing fields of a payment (draft-das-payment-execution-finality: amount, currency, beneficiary, rail). */
 export interface PaymentInstruction {

@@ -10,8 +10,8 @@ import type {
 } from '../act.js';
 import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
-import type { LiveBrowserState } from '../mappers/computer.js';
-import { type ActContext, type ClassifyInput, ownEntry, type ToolBinding } from '../mappers/context.js';
+import type { LiveBrowserState } from '../vendors/computer-use/map.js';
+import { type ActContext, type ClassifyInput, ownEntry, type ToolBinding } from './act-context.js';
 
 /** What the adapters need from the Gate (the ENFORCE half of packages/gate; `Gate` satisfies it). */
 export interface DispatchGate {

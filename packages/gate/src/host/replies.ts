@@ -1,5 +1,5 @@
 import type { EnforceDecision } from '../errors.js';
-import type { ToolCallOutcome } from './context.js';
+import type { ToolCallOutcome } from './dispatch-mapped.js';
 
 /** The model-visible text of a tool's return value: strings as they are, anything else as JSON. */
 function resultText(result: unknown): string {

@@ -1,4 +1,4 @@
-import type { ToolCallLike } from '../mappers/openai.js';
+import type { ToolCallLike } from './map.js';
 
 /** A Chat Completions stream chunk (structural; the SDK's `ChatCompletionChunk` fits). */
 export interface ChatCompletionChunkLike {

@@ -1,7 +1,7 @@
-import type { AgentCandidateAct } from '../act.js';
-import { digestArguments } from '../act.js';
-import { GateError } from '../errors.js';
-import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
+import type { AgentCandidateAct } from '../../act.js';
+import { digestArguments } from '../../act.js';
+import { GateError } from '../../errors.js';
+import { type ActContext, bindTool, buildAct, candidateActId } from '../../host/act-context.js';
 
 /** An OpenAI Chat Completions `tool_calls[]` entry (structural; `ChatCompletionMessageFunctionToolCall` fits). */
 export interface ToolCallLike {

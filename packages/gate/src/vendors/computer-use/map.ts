@@ -1,8 +1,8 @@
 import { asRecord } from '@vrpkit/core';
-import type { AgentCandidateAct } from '../act.js';
-import { digestArguments } from '../act.js';
-import { GateError } from '../errors.js';
-import { type ActContext, bindTool, buildAct, candidateActId } from './context.js';
+import type { AgentCandidateAct } from '../../act.js';
+import { digestArguments } from '../../act.js';
+import { GateError } from '../../errors.js';
+import { type ActContext, bindTool, buildAct, candidateActId } from '../../host/act-context.js';
 
 /**
  * Computer use (Tool-Use Binding draft, computer use): each consequential action is its own act, the sink is

@@ -7,9 +7,9 @@
  * that were digested.
  */
 import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
-import { AUTHORITY_HEADER } from '../authority.js';
-import type { MapContext } from './context.js';
-import { dispatchHostCall, resultOrThrow } from './gated-call.js';
+import { AUTHORITY_HEADER } from '../../authority.js';
+import type { MapContext } from '../../host/dispatch-mapped.js';
+import { dispatchHostCall, resultOrThrow } from '../../host/host-call.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

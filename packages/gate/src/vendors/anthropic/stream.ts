@@ -1,6 +1,6 @@
-import { GateError, isEfCode } from '../errors.js';
-import { parseIJson } from '../ijson.js';
-import type { ToolUseBlockLike } from '../mappers/anthropic.js';
+import { GateError, isEfCode } from '../../errors.js';
+import { parseIJson } from '../../ijson.js';
+import type { ToolUseBlockLike } from './map.js';
 
 /** The Messages API stream events the accumulator reads (structural; the SDK's `RawMessageStreamEvent` fits). */
 export type AnthropicStreamEventLike =

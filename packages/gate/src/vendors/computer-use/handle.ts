@@ -1,4 +1,12 @@
-import { type EnforceDecision, hostErrorObject } from '../errors.js';
+import { type EnforceDecision, hostErrorObject } from '../../errors.js';
+import {
+  dispatchMapped,
+  forCall,
+  type MapContext,
+  readLiveState,
+  resolveActContext,
+  type ToolCallOutcome,
+} from '../../host/dispatch-mapped.js';
 import {
   type ComputerCallItemLike,
   type ComputerUseLiveArgs,
@@ -6,8 +14,7 @@ import {
   type LiveBrowserState,
   mapComputerCall,
   OPENAI_COMPUTER_TOOL,
-} from '../mappers/computer.js';
-import { dispatchMapped, forCall, type MapContext, readLiveState, resolveActContext, type ToolCallOutcome } from './context.js';
+} from './map.js';
 
 /** The computer-use controller: the sink that turns an allowed action into browser/OS events. */
 export interface ComputerController {
