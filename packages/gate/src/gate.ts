@@ -6,7 +6,7 @@
  * `dispatch.ts` (enforce → journal → invoke exactly once → journal).
  */
 import { type Clock, type Ed25519PrivateJwk, publicJwkOf, systemClock } from '@vrpkit/core';
-import type { AgentCandidateAct, ConsequenceClass, PolicyState } from './act.js';
+import type { AgentCandidateAct, ConsequenceClass, LiveArguments, PolicyState } from './act.js';
 import { AUDIT_CHECKPOINT_EVERY } from './audit/chain.js';
 import { authoritySigner } from './authority.js';
 import { authorize, issueApproved } from './authorize.js';
@@ -158,8 +158,14 @@ export class Gate {
    * once → journal the result. invoke is never called on a deny, and it receives the frozen
    * copy of `liveArgs` that was digested: run the tool with that argument, never with
    * `liveArgs` itself. If invoke throws, the failure is journaled and the error is rethrown.
+   * `liveArgs` may be the `LiveArguments` snapshot the act was mapped from: its digest is used as
+   * is (one digest per call). An escalated outcome carries `resume()`.
    */
-  dispatch<A, T>(act: AgentCandidateAct, liveArgs: A, invoke: (args: A, grant: DispatchGrant) => Promise<T>): Promise<DispatchOutcome<T>> {
+  dispatch<A, T>(
+    act: AgentCandidateAct,
+    liveArgs: A | LiveArguments<A>,
+    invoke: (args: A, grant: DispatchGrant) => Promise<T>,
+  ): Promise<DispatchOutcome<T>> {
     return dispatch(this.ctx, act, liveArgs, invoke);
   }
 

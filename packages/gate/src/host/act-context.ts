@@ -9,6 +9,7 @@ import type {
   ConsequenceClass,
   InitiatingPrincipal,
   InstructionProvenance,
+  LiveArguments,
   PolicyState,
   SinkType,
   ToolProtocol,
@@ -140,4 +141,13 @@ export function bindTool(name: string, protocol: ToolProtocol, ctx: ActContext):
   const tool: ActTool = { tool_id: name, function_id: binding.function_id ?? name, tool_protocol: binding.tool_protocol ?? protocol };
   if (binding.tool_endpoint) tool.tool_endpoint = binding.tool_endpoint;
   return { tool, binding };
+}
+
+/**
+ * A vendor's map step (its `map.ts`): the act, and the snapshot of the live arguments whose digest
+ * the act carries. dispatch takes the snapshot as it is: the arguments are digested once per call.
+ */
+export interface MappedCall<A> {
+  act: AgentCandidateAct;
+  live: LiveArguments<A>;
 }

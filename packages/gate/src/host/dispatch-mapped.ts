@@ -6,24 +6,36 @@ import type {
   ConsequenceClass,
   InitiatingPrincipal,
   InstructionProvenance,
+  LiveArguments,
   PolicyState,
 } from '../act.js';
 import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, isEfCode } from '../errors.js';
 import type { LiveBrowserState } from '../vendors/computer-use/map.js';
-import { type ActContext, type ClassifyInput, ownEntry, type ToolBinding } from './act-context.js';
+import { type ActContext, type ClassifyInput, type MappedCall, ownEntry, type ToolBinding } from './act-context.js';
 
 /** What the adapters need from the Gate (the ENFORCE half of packages/gate; `Gate` satisfies it). */
 export interface DispatchGate {
   readonly sinkId: string;
   policyState(): Promise<PolicyState>;
   classify(tool: ClassifyInput): ConsequenceClass;
-  /** invoke receives the frozen copy of `liveArgs` that enforce digested (Gate.dispatch). */
+  /**
+   * invoke receives the frozen copy of `liveArgs` that enforce digested (Gate.dispatch); a
+   * `LiveArguments` snapshot is not digested again. An escalated outcome may carry `resume()`.
+   */
   dispatch<A, T>(
     act: AgentCandidateAct,
-    liveArgs: A,
+    liveArgs: A | LiveArguments<A>,
     invoke: (args: A, grant: DispatchGrant) => Promise<T>,
-  ): Promise<{ decision: EnforceDecision; invoked: boolean; result?: T }>;
+  ): Promise<GateRun<T>>;
+}
+
+/** What a dispatch answers (Gate.dispatch's `DispatchOutcome`, as the adapters use it). */
+export interface GateRun<T> {
+  decision: EnforceDecision;
+  invoked: boolean;
+  result?: T;
+  resume?: () => Promise<GateRun<T>>;
 }
 
 /** The host loop's context for one model message. */
@@ -123,15 +135,27 @@ export function denyFrom(e: unknown): EnforceDecision {
   return { allow: false, code: 'EF_FAIL_CLOSED', message: 'the gate could not decide' };
 }
 
-/** The one gated path from a mapped act to the host's function (Tool-Use Binding draft, informative pseudo-code: enforce, then invoke, else error). */
+/** One block's result through the gate; `resume` when it waits for a person (EF_APPROVAL_REQUIRED). */
+export interface MappedOutcome {
+  outcome: ToolCallOutcome;
+  result?: unknown;
+  toolError?: unknown;
+  resume?: () => Promise<MappedOutcome>;
+}
+
+/**
+ * The one gated path from a mapped act to the host's function (Tool-Use Binding draft, informative
+ * pseudo-code: enforce, then invoke, else error): map once, then the gate's dispatch (validate,
+ * authorize, enforce, invoke) with the snapshot the act was mapped from.
+ */
 export async function dispatchMapped<A>(
   ctx: MapContext,
   block: { id: string; name: string },
-  map: () => { act: AgentCandidateAct; liveArgs: A },
+  map: () => MappedCall<A>,
   invoke: (liveArgs: A, grant: DispatchGrant) => Promise<unknown>,
   hasTool: boolean,
-): Promise<{ outcome: ToolCallOutcome; result?: unknown; toolError?: unknown }> {
-  let mapped: { act: AgentCandidateAct; liveArgs: A };
+): Promise<MappedOutcome> {
+  let mapped: MappedCall<A>;
   try {
     mapped = map();
   } catch (e) {
@@ -141,27 +165,49 @@ export async function dispatchMapped<A>(
     id: block.id,
     name: block.name,
     candidate_act_id: mapped.act.candidate_act_id,
-    arguments_digest: mapped.act.arguments_digest.value,
+    arguments_digest: mapped.live.digest.value,
   };
   // A name the host has no function for can never be authorized to run.
   if (!hasTool) return { outcome: { ...base, decision: { allow: false, code: 'EF_NOT_AUTHORIZED' }, invoked: false } };
-  let toolError: unknown;
-  let failed = false;
+  // The tool runs with the frozen copy dispatch digested, never with the caller's object. Its own
+  // error is noted here (also when it runs on a resumption), so it is reported as the tool's.
+  const toolRun: ToolRun = { failed: false, error: undefined };
+  const tool = async (args: A, grant: DispatchGrant) => {
+    try {
+      return await invoke(args, grant);
+    } catch (e) {
+      toolRun.failed = true;
+      toolRun.error = e;
+      throw e;
+    }
+  };
+  return reported(base, () => ctx.gate.dispatch(mapped.act, mapped.live, tool), toolRun);
+}
+
+interface ToolRun {
+  failed: boolean;
+  error: unknown;
+}
+
+/**
+ * Run one dispatch (or its resumption) and report it: the tool's own error after an allow is
+ * reported as such (it was invoked), never as a deny.
+ */
+async function reported(
+  base: Omit<ToolCallOutcome, 'decision' | 'invoked'>,
+  run: () => Promise<GateRun<unknown>>,
+  toolRun: ToolRun,
+): Promise<MappedOutcome> {
   try {
-    // The tool runs with the frozen copy dispatch digested, never with the caller's object.
-    const r = await ctx.gate.dispatch(mapped.act, mapped.liveArgs, async (args, grant) => {
-      try {
-        return await invoke(args, grant);
-      } catch (e) {
-        failed = true;
-        toolError = e;
-        throw e;
-      }
-    });
-    return { outcome: { ...base, decision: r.decision, invoked: r.invoked }, result: r.result };
+    const r = await run();
+    const resume = r.resume;
+    return {
+      outcome: { ...base, decision: r.decision, invoked: r.invoked },
+      result: r.result,
+      ...(resume ? { resume: () => reported(base, resume, toolRun) } : {}),
+    };
   } catch (e) {
-    // The tool itself failed after an allow: it was invoked; report its error, not a deny.
-    if (failed) return { outcome: { ...base, decision: { allow: true }, invoked: true }, toolError };
+    if (toolRun.failed) return { outcome: { ...base, decision: { allow: true }, invoked: true }, toolError: toolRun.error };
     return { outcome: { ...base, decision: denyFrom(e), invoked: false } };
   }
 }

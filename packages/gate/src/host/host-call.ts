@@ -7,7 +7,7 @@
  * built by the same `buildAct` the vendor mappers use and dispatched by the same `dispatchMapped`.
  */
 import type { ActDestination, ActType, ToolProtocol } from '../act.js';
-import { digestArguments } from '../act.js';
+import { snapshotLiveArguments } from '../act.js';
 import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { type ActIdSource, buildAct, candidateActId, ownEntry } from './act-context.js';
@@ -54,7 +54,8 @@ export async function dispatchHostCall<A, T>(
     ctx,
     block,
     () => {
-      const c = forCall(actCtx, ctx, call.name, call.args);
+      const live = snapshotLiveArguments(call.args);
+      const c = forCall(actCtx, ctx, call.name, live.args);
       const endpoint = binding.tool_endpoint ?? call.tool_endpoint;
       const destination = binding.destination ?? call.destination;
       const act = buildAct(
@@ -67,13 +68,13 @@ export async function dispatchHostCall<A, T>(
             tool_protocol: binding.tool_protocol ?? call.tool_protocol,
             ...(endpoint ? { tool_endpoint: endpoint } : {}),
           },
-          arguments_digest: digestArguments(call.args),
+          arguments_digest: live.digest,
           sink_type: 'TOOL_DISPATCH',
           ...(destination ? { destination } : {}),
         },
         c,
       );
-      return { act, liveArgs: call.args };
+      return { act, live };
     },
     invoke,
     true,

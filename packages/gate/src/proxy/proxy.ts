@@ -36,6 +36,7 @@ import { denyDecision } from '../enforce.js';
 import { type EnforceDecision, hostErrorObject } from '../errors.js';
 import { escalationNotice, sendEscalationNotice, waitForEscalationDecision } from '../escalation.js';
 import type { Gate } from '../gate.js';
+import type { ActContext, MappedCall } from '../host/act-context.js';
 import { type DispatchGate, denyFrom, dispatchMapped, type MapContext, resolveActContext } from '../host/dispatch-mapped.js';
 import type { Policy } from '../policy.js';
 import type { PendingArgumentsStore } from '../store/pending-arguments.js';
@@ -43,7 +44,7 @@ import type { ProxyMode } from '../store/proxy-schema.js';
 import type { ProxyStore } from '../store/proxy-tables.js';
 import type { AuthorityStore } from '../store/types.js';
 import { mcpDenyResult } from '../vendors/mcp/handle.js';
-import { mapMcpToolsCall } from '../vendors/mcp/map.js';
+import { mcpToolsCallCall } from '../vendors/mcp/map.js';
 import type { ProxyLog } from './log.js';
 import { isMcpToolName, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 
@@ -118,6 +119,11 @@ type RequestExtra = {
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
   sendNotification: (n: ServerNotification) => Promise<void>;
 };
+
+/** A mapped call: the act, the snapshot its digest covers, and the request the downstream receives (with that snapshot). */
+interface ProxyCall extends MappedCall<Record<string, unknown>> {
+  sent: CallToolRequest['params'];
+}
 
 interface ToolView {
   definition: PinnedToolDefinition;
@@ -283,7 +289,7 @@ export class GateProxy {
     // Two independent reads: on PostgreSQL they go out on two pooled connections at once.
     const [pinned, actCtx] = await Promise.all([this.isPinned(name, tool.digest), resolveActContext(ctx)]);
     if ('allow' in actCtx) return this.deny(actCtx, { name, started });
-    let mapped: { act: AgentCandidateAct; liveArgs: Record<string, unknown>; sent: CallToolRequest['params'] };
+    let mapped: ProxyCall;
     try {
       mapped = this.map(params, actCtx);
     } catch (e) {
@@ -307,27 +313,23 @@ export class GateProxy {
     }
 
     if (!pinned) return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), at);
-    let run = await this.dispatch(ctx, mapped, params, extra);
+    const run = await this.dispatch(ctx, mapped, extra);
+    let r = run.r;
     let note: string | undefined;
-    if (!run.r.outcome.decision.allow && run.r.outcome.decision.code === 'EF_APPROVAL_REQUIRED') {
-      await this.retainArguments(act, mapped.liveArgs);
+    if (r.resume) {
+      await this.retainArguments(act, mapped.live.args);
       // Tool-Use Binding draft, escalation: the act waits for a person (bounded), then runs with
       // the approved authority or is refused; the decision may come from another process.
       const decided = this.o.approvalTimeoutMs > 0 ? await this.awaitApproval(act, extra) : undefined;
       if (decided) {
-        // Decided: dispatch the identical call again. Approved, the gate issues the authority the
-        // approval binds and it runs once; rejected, the gate refuses it (EF_NOT_AUTHORIZED).
-        const again = await resolveActContext(ctx);
-        if ('allow' in again) return this.deny(again, at);
-        try {
-          run = await this.dispatch(ctx, this.map(params, again), params, extra);
-        } catch (e) {
-          return this.deny(denyFrom(e), at);
-        }
+        // Decided: the pending act resumes (authorize, enforce, invoke), never mapped or dispatched
+        // again. Approved, the authority the approval issued is consumed and it runs once;
+        // rejected, the gate refuses it (EF_NOT_AUTHORIZED).
+        r = await r.resume();
         if (decided.status === 'REJECTED') note = `A person refused candidate act ${act.candidate_act_id}; it was not run.`;
       }
     }
-    const { r, result } = run;
+    const result = run.result();
     if (r.toolError !== undefined) {
       this.logCall(at, { allow: true, invoked: true, error: true });
       return downstreamFailure(r.toolError);
@@ -340,28 +342,26 @@ export class GateProxy {
     return this.deny(r.outcome.decision, at, note);
   }
 
-  /** The gate's dispatch (policy, enforce, journal) of a mapped call, and the downstream call it allows. */
-  private async dispatch(
-    ctx: MapContext,
-    mapped: { act: AgentCandidateAct; liveArgs: Record<string, unknown>; sent: CallToolRequest['params'] },
-    params: CallToolRequest['params'],
-    extra: RequestExtra,
-  ) {
+  /**
+   * The gate's dispatch (policy, enforce, journal) of a mapped call, and the downstream call it
+   * allows; `result()` is the downstream's answer once it was called (by this run or its resumption).
+   */
+  private async dispatch(ctx: MapContext, mapped: ProxyCall, extra: RequestExtra) {
     let result: CallToolResult | undefined;
     const r = await dispatchMapped(
       ctx,
-      { id: mapped.act.candidate_act_id, name: params.name },
+      { id: mapped.act.candidate_act_id, name: mapped.sent.name },
       () => mapped,
-      async (args) => {
+      async () => {
         // The downstream gets the frozen copy dispatch digested (Tool-Use Binding draft, enforce() contract).
-        result = await this.send(params.arguments === undefined ? mapped.sent : { ...mapped.sent, arguments: args }, extra);
+        result = await this.send(mapped.sent, extra);
         if (this.o.fault === 'after-downstream-call') sigkillSelf();
         // The journal keeps a digest of the result, not the result: the store holds no tool output.
         return { result_digest: digestOrNull(result) };
       },
       true,
     );
-    return { r, result };
+    return { r, result: () => result };
   }
 
   /**
@@ -521,17 +521,16 @@ export class GateProxy {
    * (Tool-Use Binding draft, retries: "never a second invoke"). Informational calls have no
    * effect to repeat, so each is an act of its own (reading a file twice is two reads).
    */
-  private map(params: CallToolRequest['params'], actCtx: Parameters<typeof mapMcpToolsCall>[2]) {
+  private map(params: CallToolRequest['params'], actCtx: ActContext): ProxyCall {
     const live = snapshotLiveArguments(params.arguments ?? {});
-    const liveArgs = live.args;
-    const sent: CallToolRequest['params'] = params.arguments === undefined ? { ...params } : { ...params, arguments: liveArgs };
+    const sent: CallToolRequest['params'] = params.arguments === undefined ? { ...params } : { ...params, arguments: live.args };
     const server = { serverUrl: this.o.serverId };
     const cls = actCtx.classify({ tool_id: params.name, function_id: params.name, tool_protocol: 'MCP', tool_endpoint: this.o.serverId });
     const ref =
       cls === 'INFORMATIONAL'
         ? randomUUID()
         : canonicalSha256Base64url({ server: this.o.serverId, tool: params.name, arguments_digest: live.digest.value });
-    return { act: mapMcpToolsCall(sent, server, actCtx, ref), liveArgs, sent };
+    return { ...mcpToolsCallCall({ name: params.name, arguments: live }, server, actCtx, ref), sent };
   }
 
   private send(params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {

@@ -10,8 +10,8 @@ import {
   toolFor,
 } from '../../host/dispatch-mapped.js';
 import { replyFor } from '../../host/replies.js';
-import { type ComputerUseLiveArgs, computerUseLiveArgs, type LiveBrowserState } from '../computer-use/map.js';
-import { isComputerUseTool, mapToolUse, type ToolUseBlockLike } from './map.js';
+import type { ComputerUseLiveArgs, LiveBrowserState } from '../computer-use/map.js';
+import { isComputerUseTool, type ToolUseBlockLike, toolUseCall } from './map.js';
 
 /** A `tool_result` block to send back (structural; the SDK's `ToolResultBlockParam` accepts it). */
 export interface ToolResultBlock {
@@ -66,13 +66,11 @@ export async function handleAnthropicMessage(
         block,
         () => {
           if (liveError) throw liveError;
-          const input = block.input;
-          const act = mapToolUse(block, forCall(actCtx, ctx, block.name, input), live);
-          return { act, liveArgs: live ? computerUseLiveArgs(input, live) : input };
+          return toolUseCall(block, forCall(actCtx, ctx, block.name, block.input), live);
         },
         // The function receives the frozen copy dispatch digested: for a computer-use action the
         // model's input inside the digested live state, else the input itself.
-        async (args) => fn?.(live ? (args as ComputerUseLiveArgs).input : args),
+        async (args: unknown) => fn?.(live ? (args as ComputerUseLiveArgs).input : args),
         fn !== undefined,
       );
     }

@@ -1,8 +1,7 @@
-import type { AgentCandidateAct } from '../../act.js';
-import { digestArguments } from '../../act.js';
+import { type AgentCandidateAct, snapshotLiveArguments } from '../../act.js';
 import { GateError } from '../../errors.js';
-import { type ActContext, bindTool, buildAct, candidateActId, ownEntry } from '../../host/act-context.js';
-import { type LiveBrowserState, mapComputerUseAction } from '../computer-use/map.js';
+import { type ActContext, bindTool, buildAct, candidateActId, type MappedCall, ownEntry } from '../../host/act-context.js';
+import { computerUseActionCall, type LiveBrowserState } from '../computer-use/map.js';
 
 /** The fields of an Anthropic `ToolUseBlock` the mapping reads (structural; the SDK type fits). */
 export interface ToolUseBlockLike {
@@ -27,23 +26,33 @@ export function isComputerUseTool(name: string, ctx: ActContext): boolean {
  * the live browser state (without it the action is refused).
  */
 export function mapToolUse(block: ToolUseBlockLike, ctx: ActContext, live?: LiveBrowserState): AgentCandidateAct {
+  return toolUseCall(block, ctx, live).act;
+}
+
+/**
+ * The map step of `mapToolUse`: the act and the snapshot its digest covers — the input, or for a
+ * computer-use action the input inside the live browser state.
+ */
+export function toolUseCall(block: ToolUseBlockLike, ctx: ActContext, live?: LiveBrowserState): MappedCall<unknown> {
   if (block.type !== 'tool_use' || typeof block.id !== 'string' || typeof block.name !== 'string' || !block.id || !block.name) {
     throw new GateError('EF_MALFORMED_ACT', 'not a tool_use block with an id and a name');
   }
   if (isComputerUseTool(block.name, ctx)) {
     if (!live) throw new GateError('EF_LIVE_STATE_UNREADABLE', 'a computer-use action needs the live browser state');
-    return mapComputerUseAction(block, live, ctx);
+    return computerUseActionCall(block, live, ctx);
   }
   const { tool, binding } = bindTool(block.name, 'ANTHROPIC_TOOL_USE', ctx);
-  return buildAct(
+  const args = snapshotLiveArguments(block.input);
+  const act = buildAct(
     {
       candidate_act_id: candidateActId('anthropic', ctx.session_id, block.id),
       act_type: binding.act_type ?? 'TOOL_CALL',
       tool,
-      arguments_digest: digestArguments(block.input),
+      arguments_digest: args.digest,
       sink_type: 'TOOL_DISPATCH',
       ...(binding.destination ? { destination: binding.destination } : {}),
     },
     ctx,
   );
+  return { act, live: args };
 }

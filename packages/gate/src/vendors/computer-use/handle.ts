@@ -10,9 +10,8 @@ import {
 import {
   type ComputerCallItemLike,
   type ComputerUseLiveArgs,
-  computerCallLiveArgs,
+  computerCallCall,
   type LiveBrowserState,
-  mapComputerCall,
   OPENAI_COMPUTER_TOOL,
 } from './map.js';
 
@@ -70,8 +69,7 @@ export async function handleResponsesComputerCall(
       block,
       () => {
         if (liveError || !live) throw liveError;
-        const liveArgs = computerCallLiveArgs(item, live);
-        return { act: mapComputerCall(item, live, forCall(actCtx, ctx, block.name, liveArgs.input)), liveArgs };
+        return computerCallCall(item, live, forCall(actCtx, ctx, block.name, item.action));
       },
       async (args: ComputerUseLiveArgs) => controller.perform(args.input),
       true,

@@ -1,8 +1,7 @@
 import { asRecord } from '@vrpkit/core';
-import type { AgentCandidateAct } from '../../act.js';
-import { digestArguments } from '../../act.js';
+import { type AgentCandidateAct, snapshotLiveArguments } from '../../act.js';
 import { GateError } from '../../errors.js';
-import { type ActContext, bindTool, buildAct, candidateActId } from '../../host/act-context.js';
+import { type ActContext, bindTool, buildAct, candidateActId, type MappedCall } from '../../host/act-context.js';
 
 /**
  * Computer use (Tool-Use Binding draft, computer use): each consequential action is its own act, the sink is
@@ -87,6 +86,11 @@ function liveArgsFor(action: string, input: unknown, live: LiveBrowserState): Co
  * authority issued on one origin fails destination match on another.
  */
 export function mapComputerUseAction(block: ComputerUseBlock, live: LiveBrowserState, ctx: ActContext): AgentCandidateAct {
+  return computerUseActionCall(block, live, ctx).act;
+}
+
+/** The map step of `mapComputerUseAction`: the act and the snapshot of its live arguments. */
+export function computerUseActionCall(block: ComputerUseBlock, live: LiveBrowserState, ctx: ActContext): MappedCall<ComputerUseLiveArgs> {
   return mapComputerAction('computer', block.id, block.name, computerUseLiveArgs(block.input, live), ctx);
 }
 
@@ -94,23 +98,26 @@ function mapComputerAction(
   source: 'computer' | 'computer-call',
   callId: string,
   toolName: string,
-  args: ComputerUseLiveArgs,
+  liveArgs: ComputerUseLiveArgs,
   ctx: ActContext,
-): AgentCandidateAct {
+): MappedCall<ComputerUseLiveArgs> {
+  const live = snapshotLiveArguments(liveArgs);
+  const args = live.args;
   const { tool } = bindTool(toolName, 'BROWSER', ctx);
   tool.function_id = args.action;
   tool.tool_endpoint = args.origin;
-  return buildAct(
+  const act = buildAct(
     {
       candidate_act_id: candidateActId(source, ctx.session_id, callId),
       act_type: 'COMPUTER_USE',
       tool,
-      arguments_digest: digestArguments(args),
+      arguments_digest: live.digest,
       sink_type: 'BROWSER_CONTROLLER',
       destination: { destination_id: args.origin, destination_url: args.form?.action_url ?? args.url },
     },
     ctx,
   );
+  return { act, live };
 }
 
 /** An OpenAI Responses `computer_call` output item (structural; `ResponseComputerToolCall` fits). */
@@ -143,6 +150,11 @@ export function computerCallLiveArgs(item: ComputerCallItemLike, live: LiveBrows
  * provenance is `unknown`, so a consequential action goes to a person under the provenance rules.
  */
 export function mapComputerCall(item: ComputerCallItemLike, live: LiveBrowserState, ctx: ActContext): AgentCandidateAct {
+  return computerCallCall(item, live, ctx).act;
+}
+
+/** The map step of `mapComputerCall`: the act and the snapshot of its live arguments. */
+export function computerCallCall(item: ComputerCallItemLike, live: LiveBrowserState, ctx: ActContext): MappedCall<ComputerUseLiveArgs> {
   if (item?.type !== 'computer_call' || typeof item.call_id !== 'string' || !item.call_id)
     throw new GateError('EF_MALFORMED_ACT', 'not a computer_call item with a call_id');
   if (item.status !== undefined && item.status !== 'completed')

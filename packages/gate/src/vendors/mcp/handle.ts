@@ -2,15 +2,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type LiveArguments, snapshotLiveArguments } from '../../act.js';
 import { AUTHORITY_META_KEY } from '../../authority.js';
 import type { DispatchGrant } from '../../dispatch.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../../errors.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from '../../host/dispatch-mapped.js';
+import { denyFrom, dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from '../../host/dispatch-mapped.js';
 import {
   type McpMessageNotificationLike,
   type McpServerIdentity,
-  mapMcpNotification,
-  mapMcpToolsCall,
+  mcpNotificationCall,
+  mcpToolsCallCall,
   notificationToolCall,
 } from './map.js';
 
@@ -48,18 +49,20 @@ export async function dispatchMcpToolsCall<T>(
   params: { name: string; arguments?: Record<string, unknown> },
   send: (args: Record<string, unknown>, grant: DispatchGrant) => Promise<T>,
 ): Promise<{ outcome: ToolCallOutcome; result?: T; toolError?: unknown }> {
-  // Read once, before any await: the caller may change its params object meanwhile.
+  // Snapshot once, before any await: the caller may change its params object meanwhile (issue 36 defect 15).
   const block = { id: actRef ?? '', name: params.name };
-  const liveArgs = params.arguments ?? {};
+  let live: LiveArguments<Record<string, unknown>>;
+  try {
+    live = snapshotLiveArguments(params.arguments ?? {});
+  } catch (e) {
+    return { outcome: { ...block, decision: denyFrom(e), invoked: false } };
+  }
   const actCtx = await resolveActContext(context);
   if ('allow' in actCtx) return { outcome: { ...block, decision: actCtx, invoked: false } };
   const r = await dispatchMapped(
     context,
     block,
-    () => ({
-      act: mapMcpToolsCall({ name: block.name, arguments: liveArgs }, server, forCall(actCtx, context, block.name, liveArgs), actRef),
-      liveArgs,
-    }),
+    () => mcpToolsCallCall({ name: block.name, arguments: live }, server, forCall(actCtx, context, block.name, live.args), actRef),
     send,
     true,
   );
@@ -83,11 +86,10 @@ export async function dispatchMcpNotification<T>(
   const actRef = `notification:${randomUUID()}`;
   const actCtx = await resolveActContext(context);
   if ('allow' in actCtx) return { outcome: { id: actRef, name, decision: actCtx, invoked: false } };
-  const liveArgs = call?.arguments ?? {};
   const r = await dispatchMapped(
     context,
     { id: actRef, name },
-    () => ({ act: mapMcpNotification(notification, server, actCtx, actRef), liveArgs }),
+    () => mcpNotificationCall(notification, server, actCtx, actRef),
     (args) => invoke({ name, arguments: args }),
     call !== null,
   );

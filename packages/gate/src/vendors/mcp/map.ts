@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { asRecord } from '@vrpkit/core';
-import type { AgentCandidateAct } from '../../act.js';
-import { digestArguments } from '../../act.js';
+import { type AgentCandidateAct, type LiveArguments, snapshotLiveArguments } from '../../act.js';
 import { GateError } from '../../errors.js';
-import { type ActContext, bindTool, buildAct, candidateActId } from '../../host/act-context.js';
+import { type ActContext, bindTool, buildAct, candidateActId, type MappedCall } from '../../host/act-context.js';
 
 /** `tools/call` params (structural; the SDK's `CallToolRequest['params']` fits). */
 export interface McpToolsCallParams {
@@ -30,21 +29,36 @@ export function mapMcpToolsCall(
   ctx: ActContext,
   actRef?: string,
 ): AgentCandidateAct {
+  return mcpToolsCallCall(params, server, ctx, actRef).act;
+}
+
+/**
+ * The map step of `mapMcpToolsCall`: the act and the snapshot of the arguments it digests.
+ * `params.arguments` may be that snapshot already (the proxy takes it first): used as is.
+ */
+export function mcpToolsCallCall(
+  params: { name: string; arguments?: Record<string, unknown> | LiveArguments<Record<string, unknown>> },
+  server: McpServerIdentity,
+  ctx: ActContext,
+  actRef?: string,
+): MappedCall<Record<string, unknown>> {
   if (typeof params?.name !== 'string' || !params.name) throw new GateError('EF_MALFORMED_ACT', 'tools/call without a tool name');
   if (!server.serverUrl) throw new GateError('EF_MALFORMED_ACT', 'tools/call without a server identity');
   const { tool, binding } = bindTool(params.name, 'MCP', ctx);
   tool.tool_endpoint = server.serverUrl;
-  return buildAct(
+  const live = snapshotLiveArguments(params.arguments ?? {});
+  const act = buildAct(
     {
       candidate_act_id: candidateActId('mcp', ctx.session_id, actRef ?? randomUUID()),
       act_type: binding.act_type ?? 'TOOL_CALL',
       tool,
-      arguments_digest: digestArguments(mcpArguments(params)),
+      arguments_digest: live.digest,
       sink_type: 'TOOL_DISPATCH',
       destination: { destination_id: server.serverUrl },
     },
     ctx,
   );
+  return { act, live };
 }
 
 /** The live arguments of a tools/call: absent arguments are the empty object. */
@@ -87,9 +101,19 @@ export function mapMcpNotification(
   ctx: ActContext,
   actRef?: string,
 ): AgentCandidateAct {
+  return mcpNotificationCall(n, server, ctx, actRef).act;
+}
+
+/** The map step of `mapMcpNotification`: the act and the snapshot of the arguments it digests. */
+export function mcpNotificationCall(
+  n: McpMessageNotificationLike,
+  server: McpServerIdentity,
+  ctx: ActContext,
+  actRef?: string,
+): MappedCall<Record<string, unknown>> {
   const call = notificationToolCall(n);
   if (!call) throw new GateError('EF_MALFORMED_ACT', 'the notification asks for no tool call');
-  return mapMcpToolsCall(
+  return mcpToolsCallCall(
     call,
     server,
     { ...ctx, instruction_provenance: { source_type: 'tool_output', source_ref: server.serverUrl } },

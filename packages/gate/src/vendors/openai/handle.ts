@@ -1,4 +1,4 @@
-import type { AgentCandidateAct } from '../../act.js';
+import { type AgentCandidateAct, type LiveArguments, snapshotLiveArguments } from '../../act.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../../errors.js';
 import {
   dispatchMapped,
@@ -43,7 +43,8 @@ interface Call {
   id: string;
   name: string;
   arguments: string;
-  toAct(args: unknown, actCtx: ResolvedContext): AgentCandidateAct;
+  /** `args`: the snapshot of the parsed arguments (the act takes its digest). */
+  toAct(args: LiveArguments<unknown>, actCtx: ResolvedContext): AgentCandidateAct;
 }
 
 type CallResult = { call: Call; r: Awaited<ReturnType<typeof dispatchMapped>> };
@@ -64,8 +65,8 @@ async function handleCalls(calls: readonly Call[], tools: ToolTable, ctx: MapCon
       call,
       () => {
         // "Mapping MUST parse arguments as JSON, then canonicalize the object, then hash."
-        const args = parseIJson(call.arguments);
-        return { act: call.toAct(args, forCall(actCtx, ctx, call.name, args)), liveArgs: args };
+        const live = snapshotLiveArguments(parseIJson(call.arguments));
+        return { act: call.toAct(live, forCall(actCtx, ctx, call.name, live.args)), live };
       },
       async (args) => fn?.(args),
       fn !== undefined,

@@ -1,5 +1,4 @@
-import type { AgentCandidateAct } from '../../act.js';
-import { digestArguments } from '../../act.js';
+import { type AgentCandidateAct, type LiveArguments, snapshotLiveArguments } from '../../act.js';
 import { GateError } from '../../errors.js';
 import { type ActContext, bindTool, buildAct, candidateActId } from '../../host/act-context.js';
 
@@ -21,7 +20,13 @@ export interface ResponsesFunctionCallLike {
   status?: 'in_progress' | 'completed' | 'incomplete';
 }
 
-function mapFunctionCall(vendor: 'openai' | 'responses', callId: string, name: string, args: unknown, ctx: ActContext): AgentCandidateAct {
+function mapFunctionCall(
+  vendor: 'openai' | 'responses',
+  callId: string,
+  name: string,
+  args: LiveArguments<unknown>,
+  ctx: ActContext,
+): AgentCandidateAct {
   if (typeof callId !== 'string' || typeof name !== 'string' || !callId || !name) {
     throw new GateError('EF_MALFORMED_ACT', 'tool call without an id and a function name');
   }
@@ -32,7 +37,7 @@ function mapFunctionCall(vendor: 'openai' | 'responses', callId: string, name: s
       candidate_act_id: candidateActId(vendor, ctx.session_id, callId),
       act_type: binding.act_type ?? 'TOOL_CALL',
       tool,
-      arguments_digest: digestArguments(args),
+      arguments_digest: args.digest,
       sink_type: 'TOOL_DISPATCH',
       ...(binding.destination ? { destination: binding.destination } : {}),
     },
@@ -43,11 +48,12 @@ function mapFunctionCall(vendor: 'openai' | 'responses', callId: string, name: s
 /**
  * OpenAI Chat `tool_calls[]` entry → act: id → candidate_act_id; type=function → TOOL_CALL;
  * function.name → tool_id; the arguments PARSED with `parseIJson` ("parse arguments as JSON, then
- * canonicalize the object, then hash") → arguments_digest.
+ * canonicalize the object, then hash") → arguments_digest. `args` may be the `LiveArguments` snapshot
+ * of them (the handler's map step): its digest is used as is.
  */
 export function mapToolCall(call: ToolCallLike, args: unknown, ctx: ActContext): AgentCandidateAct {
   if (call.type !== 'function') throw new GateError('EF_MALFORMED_ACT', 'only function tool calls are mapped');
-  return mapFunctionCall('openai', call.id, call.function?.name, args, ctx);
+  return mapFunctionCall('openai', call.id, call.function?.name, snapshotLiveArguments(args), ctx);
 }
 
 /** OpenAI Responses `function_call` item → act, by the same map (Tool-Use Binding draft, OpenAI mapping: "Responses API function_call items use the same map"). */
@@ -56,5 +62,5 @@ export function mapResponsesFunctionCall(item: ResponsesFunctionCallLike, args: 
   // A streamed item that is not finished is not a block yet (Tool-Use Binding draft, streaming).
   if (item.status !== undefined && item.status !== 'completed')
     throw new GateError('EF_MALFORMED_ACT', 'function_call item is not completed');
-  return mapFunctionCall('responses', item.call_id, item.name, args, ctx);
+  return mapFunctionCall('responses', item.call_id, item.name, snapshotLiveArguments(args), ctx);
 }
