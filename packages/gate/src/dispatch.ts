@@ -19,7 +19,7 @@ import { asRecord } from '@vrpkit/core';
 import { type AgentCandidateAct, type LiveArguments, snapshotLiveArguments, validateAct } from './act.js';
 import { authorizeValidated } from './authorize.js';
 import { auditedDeny, consumedDecision, consumeRequest, denyDecision, enforceValidated } from './enforce.js';
-import type { EfCode, EnforceDecision } from './errors.js';
+import { type EfCode, type EnforceDecision, GateError } from './errors.js';
 import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
@@ -201,7 +201,8 @@ function settle(ctx: GateContext, write: () => Promise<void>): Promise<void> {
 
 async function authorityJws(ctx: GateContext, id: string): Promise<string> {
   const row = await ctx.store.getAuthority(id);
-  if (!row) throw new Error('the consumed authority is not in the store');
+  // The row was consumed by this very dispatch: a store that lost it is not a store to trust.
+  if (!row) throw new GateError('EF_STORE_UNAVAILABLE', 'the consumed authority is not in the store');
   return row.jws;
 }
 

@@ -91,50 +91,20 @@ export interface RunningProxy {
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const log = opts.log ?? jsonLinesLog();
   const mode = opts.mode ?? 'enforce';
-  const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const serverId = serverIdentity(opts.downstream, opts.name);
   const fault = faultFromEnv();
   if (fault) log('fault_injection', { message: `TESTING ONLY: this proxy SIGKILLs itself at ${fault}`, point: fault }, 'warn');
-  const { privateJwk, publicJwk } = await generateEd25519Jwk();
-  const gate = new Gate({
-    store: opts.store,
-    policy: opts.policy,
-    sinkId: `gate-proxy:${opts.name}`,
-    signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
-    // The tool result goes back to the agent before its outcome commit (EFFECT_RESULT_UNKNOWN if the proxy dies in between).
-    deferOutcome: true,
-    // The consume (journal row INVOKED) commits before the downstream call: the first crash window (Tool-Use Binding draft, retries).
-    ...(fault === 'after-consume'
-      ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
-      : {}),
-  });
-  const tables = new ProxyStore(opts.store);
+  const gate = await proxyGate(opts, fault);
   const pendingArguments = new PendingArgumentsStore(opts.store);
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
-  // A stable code for the operator (not internal_error). The cause's message names no argument
-  // or header: spawn errors name the command alone, connection errors the address alone.
-  const downstream = await connectDownstream(opts.downstream).catch((e: unknown) => {
-    throw new VrpError(
-      'downstream_unavailable',
-      `the downstream MCP server could not be started or reached: ${e instanceof Error ? e.message : String(e)}`,
-      undefined,
-      { cause: e },
-    );
-  });
+  const downstream = await connectOrRefuse(opts.downstream);
   const info = downstream.getServerVersion();
   log('downstream_connected', { server_id: serverId, server_info: info ? { name: info.name, version: info.version } : null });
-  if (opts.pinOnFirstUse)
-    log(
-      'pin_on_first_use',
-      { message: 'DEVELOPMENT ONLY: every tool seen for the first time is pinned without review; tool poisoning is not caught' },
-      'warn',
-    );
-  if (mode === 'observe')
-    log('observe_mode', { message: 'OBSERVE MODE: every call is forwarded; denies are recorded, not enforced' }, 'warn');
+  warnOfDevelopmentModes(log, mode, !!opts.pinOnFirstUse);
   const proxy = new GateProxy({
     gate,
     policy: opts.policy,
-    tables,
+    tables: new ProxyStore(opts.store),
     downstream,
     serverId,
     name: opts.name,
@@ -161,51 +131,106 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const done = new Promise<void>((r) => {
     resolveDone = r;
   });
-  let listener: AgentListener | undefined;
-  let ui: ApprovalsUi | undefined;
+  const served: Served = {};
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(purgeTimer);
-      await ui?.close();
-      await listener?.close();
+      await served.ui?.close();
+      await served.listener?.close();
       await proxy.close();
       await gate.close().catch(() => {});
       log('stopped', { server_id: serverId });
       resolveDone();
     })());
-
   try {
-    if (opts.ui) {
-      // Loaded here only: the page needs hono at run time, a proxy without --ui does not.
-      const { startApprovalsUi } = await import('../ui/index.js');
-      ui = await startApprovalsUi({
-        store: opts.store,
-        listen: opts.ui.listen,
-        approver: opts.ui.approver,
-        retainArgumentsMs: retain,
-        onDecision: (fields) => log('approvals_page_decision', fields),
-      });
-      proxy.approvalsUrl ??= ui.url;
-      // The token is printed this once, like a notebook server's.
-      log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
-    }
-    if (opts.listen) {
-      listener = await listenForAgents(proxy, opts.listen, maxMessageBytes);
-      // The token is printed this once; the agent's configuration holds it from here on.
-      log('listening', { url: listener.url, token: listener.token, mode });
-    } else {
-      const transport = new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes);
-      transport.onclose = () => void stop();
-      await proxy.createAgentServer().connect(transport);
-      log('serving_stdio', { mode });
-    }
+    await serve(opts, proxy, log, retain, served, stop);
   } catch (e) {
     // Not serving (e.g. the port is taken): stop the downstream child it started; the caller closes the store.
     clearInterval(purgeTimer);
-    await ui?.close();
+    await served.ui?.close();
     await proxy.close();
     throw e;
   }
-  return { serverId, ...(listener ? { listener } : {}), ...(ui ? { ui } : {}), done, stop };
+  return { serverId, ...(served.listener ? { listener: served.listener } : {}), ...(served.ui ? { ui: served.ui } : {}), done, stop };
+}
+
+/** The proxy's own gate: its sink, a key made for this process, outcomes written after the answer. */
+async function proxyGate(opts: ProxyOptions, fault: ProxyFaultPoint | undefined): Promise<Gate> {
+  const { privateJwk, publicJwk } = await generateEd25519Jwk();
+  return new Gate({
+    store: opts.store,
+    policy: opts.policy,
+    sinkId: `gate-proxy:${opts.name}`,
+    signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
+    // The tool result goes back to the agent before its outcome commit (EFFECT_RESULT_UNKNOWN if the proxy dies in between).
+    deferOutcome: true,
+    // The consume (journal row INVOKED) commits before the downstream call: the first crash window (Tool-Use Binding draft, retries).
+    ...(fault === 'after-consume'
+      ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
+      : {}),
+  });
+}
+
+/**
+ * The downstream, or a stable code for the operator (not internal_error). The cause's message
+ * names no argument or header: spawn errors name the command alone, connection errors the address alone.
+ */
+function connectOrRefuse(spec: DownstreamSpec): ReturnType<typeof connectDownstream> {
+  return connectDownstream(spec).catch((e: unknown) => {
+    throw new VrpError(
+      'downstream_unavailable',
+      `the downstream MCP server could not be started or reached: ${e instanceof Error ? e.message : String(e)}`,
+      undefined,
+      { cause: e },
+    );
+  });
+}
+
+function warnOfDevelopmentModes(log: ProxyLog, mode: ProxyMode, pinOnFirstUse: boolean): void {
+  if (pinOnFirstUse)
+    log(
+      'pin_on_first_use',
+      { message: 'DEVELOPMENT ONLY: every tool seen for the first time is pinned without review; tool poisoning is not caught' },
+      'warn',
+    );
+  if (mode === 'observe')
+    log('observe_mode', { message: 'OBSERVE MODE: every call is forwarded; denies are recorded, not enforced' }, 'warn');
+}
+
+/** What `serve` started, so stopping (or a failed start) closes exactly that. */
+interface Served {
+  listener?: AgentListener;
+  ui?: ApprovalsUi;
+}
+
+/** The approvals page (`--ui`), then the agent side: Streamable HTTP on `listen`, else stdio. */
+async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain: number, served: Served, stop: () => Promise<void>) {
+  if (opts.ui) {
+    // Loaded here only: the page needs hono at run time, a proxy without --ui does not.
+    const { startApprovalsUi } = await import('../ui/index.js');
+    const ui = await startApprovalsUi({
+      store: opts.store,
+      listen: opts.ui.listen,
+      approver: opts.ui.approver,
+      retainArgumentsMs: retain,
+      onDecision: (fields) => log('approvals_page_decision', fields),
+    });
+    served.ui = ui;
+    proxy.approvalsUrl ??= ui.url;
+    // The token is printed this once, like a notebook server's.
+    log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
+  }
+  const mode = opts.mode ?? 'enforce';
+  const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  if (opts.listen) {
+    served.listener = await listenForAgents(proxy, opts.listen, maxMessageBytes);
+    // The token is printed this once; the agent's configuration holds it from here on.
+    log('listening', { url: served.listener.url, token: served.listener.token, mode });
+  } else {
+    const transport = new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes);
+    transport.onclose = () => void stop();
+    await proxy.createAgentServer().connect(transport);
+    log('serving_stdio', { mode });
+  }
 }

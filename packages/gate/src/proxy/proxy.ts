@@ -614,6 +614,7 @@ export class GateProxy {
 /** Fault injection (`VRP_GATE_PROXY_FAULT`): die as a power cut would, with no cleanup and no reply. */
 export function sigkillSelf(): never {
   process.kill(process.pid, 'SIGKILL');
+  // Genuinely impossible: SIGKILL cannot be caught, so this line never runs; `never` needs a throw.
   throw new Error('unreachable: SIGKILL was sent');
 }
 
