@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Base64url } from '@vrpkit/core';
 import { z } from 'zod';
-import { assertIJson } from './ijson.js';
+import { assertIJson, copyIJson } from './ijson.js';
 
 /**
  * The Agent Candidate Act (Agent Candidate Act profile, candidate act schema, as the Tool-Use Binding draft reproduces it): the non-effective
@@ -207,7 +207,7 @@ export function digestArguments(args: unknown): ArgumentsDigest {
 }
 
 /**
- * The live arguments as enforced: the deep, frozen copy rebuilt from the digested canonical JSON
+ * The live arguments as enforced: the deep, frozen plain copy whose canonical JSON was digested
  * (what invoke receives) and that digest (Tool-Use Binding draft, enforce() contract, MUSTs 1 and 2:
  * the tool runs with the arguments whose digest was checked, so a caller mutating its own object
  * after the consume changes nothing). The digest travels with the arguments as data: the adapter
@@ -232,9 +232,10 @@ export class LiveArguments<A> {
 
   /** @internal use `snapshotLiveArguments`. */
   static take<A>(args: A): LiveArguments<A> {
-    assertIJson(args);
-    const canonical = canonicalJson(args);
-    return new LiveArguments(deepFreeze(JSON.parse(canonical)) as A, digestOfCanonical(canonical));
+    // One read of the caller's value (a getter answers once), checked as I-JSON; the digest and
+    // the frozen arguments are both of that copy.
+    const copy = copyIJson(args);
+    return new LiveArguments(deepFreeze(copy) as A, digestOfCanonical(canonicalJson(copy)));
   }
 }
 

@@ -215,37 +215,58 @@ function escapeAt(text: string, pos: number): [string, number] {
  * with safe integers, booleans and null — nothing else (no undefined, BigInt, Date, cycles).
  */
 export function assertIJson(value: unknown): void {
+  copyIJson(value);
+}
+
+/**
+ * A plain copy of an I-JSON value, checked as `assertIJson` checks it, reading every member of the
+ * original exactly once: a getter answers once, so what was checked is what was copied (issue 36
+ * defect 15). Throws GateError('EF_MALFORMED_ARGUMENTS') like `assertIJson`.
+ */
+export function copyIJson(value: unknown): unknown {
   const onPath = new Set<object>();
-  const walk = (v: unknown, depth: number): void => {
+  const walk = (v: unknown, depth: number): unknown => {
     if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
     switch (typeof v) {
       case 'string':
         if (hasLoneSurrogate(v)) throw malformed('lone surrogate in string');
-        return;
+        return v;
       case 'number':
         checkNumber(v);
-        return;
+        return v;
       case 'boolean':
-        return;
+        return v;
       case 'object': {
-        if (v === null) return;
+        if (v === null) return v;
         if (onPath.has(v)) throw malformed('cyclic value');
         const proto = Object.getPrototypeOf(v);
         const isArray = Array.isArray(v);
         if (!isArray && proto !== Object.prototype && proto !== null) throw malformed('not a plain JSON object');
         onPath.add(v);
-        if (isArray) for (const item of v) walk(item, depth + 1);
-        else
-          for (const [k, item] of Object.entries(v)) {
-            if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
-            walk(item, depth + 1);
-          }
+        const out = isArray ? copyElements(v, (item) => walk(item, depth + 1)) : copyMembers(v, (item) => walk(item, depth + 1));
         onPath.delete(v);
-        return;
+        return out;
       }
       default:
         throw malformed(`${typeof v} is not a JSON value`);
     }
   };
-  walk(value, 0);
+  return walk(value, 0);
+}
+
+/** Every index, holes included (a hole reads as undefined, which is no JSON value). */
+function copyElements(v: readonly unknown[], walk: (item: unknown) => unknown): unknown[] {
+  const out = new Array<unknown>(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = walk(v[i]);
+  return out;
+}
+
+function copyMembers(v: object, walk: (item: unknown) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, item] of Object.entries(v)) {
+    if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
+    // defineProperty so a "__proto__" member stays data, as parseIJson keeps it.
+    Object.defineProperty(out, k, { value: walk(item), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }

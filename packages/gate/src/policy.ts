@@ -391,7 +391,10 @@ function amountOver(
   const amount = decimalOf(argumentAt(args, a.amount));
   if (amount === null) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} is not a non-negative decimal amount` };
   const currency = a.currency === undefined ? '*' : argumentAt(args, a.currency);
-  if (typeof currency !== 'string') return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.currency} is not a currency code` };
+  // ISO 4217 alphabetic codes are three ASCII letters; anything else ("EUR ", full-width "ＥＵＲ",
+  // "eur\0") is refused, never matched to the '*' cap (issue 36 defect 18).
+  if (typeof currency !== 'string' || (currency !== '*' && !ISO_4217_ALPHA.test(currency)))
+    return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.currency} is not a currency code` };
   const code = currency.toUpperCase();
   const max = Object.hasOwn(a.max, code) ? a.max[code] : a.max['*'];
   if (max === undefined) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: currency ${code} is not allowed` };
@@ -400,6 +403,9 @@ function amountOver(
     return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} in ${code} is above ${max}` };
   return null;
 }
+
+/** An ISO 4217 alphabetic currency code, in either case. */
+const ISO_4217_ALPHA = /^[A-Za-z]{3}$/;
 
 /** A non-negative amount as [integer digits, fraction digits], or null: a JSON number or a decimal string, never exponent notation. */
 function decimalOf(v: unknown): [string, string] | null {

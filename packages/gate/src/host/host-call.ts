@@ -7,11 +7,11 @@
  * built by the same `buildAct` the vendor mappers use and dispatched by the same `dispatchMapped`.
  */
 import type { ActDestination, ActType, ToolProtocol } from '../act.js';
-import { snapshotLiveArguments } from '../act.js';
+import { type LiveArguments, snapshotLiveArguments } from '../act.js';
 import type { DispatchGrant } from '../dispatch.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import { type ActIdSource, buildAct, candidateActId, ownEntry } from './act-context.js';
-import { dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './dispatch-mapped.js';
+import { denyFrom, dispatchMapped, forCall, type MapContext, resolveActContext, type ToolCallOutcome } from './dispatch-mapped.js';
 
 /** What the gate needs to know about one host-side call before it may run. */
 export interface HostCall<A> {
@@ -46,15 +46,23 @@ export async function dispatchHostCall<A, T>(
   call: HostCall<A>,
   invoke: (args: A, grant: DispatchGrant) => Promise<T>,
 ): Promise<HostCallResult<T>> {
-  const actCtx = await resolveActContext(ctx);
   const block = { id: call.id, name: call.name };
+  // Snapshot once, before any await: the caller owns `call.args` and may change it (or a getter in
+  // it may answer differently) while the gate decides; the policy, the digest and invoke all see
+  // this one copy (issue 36 defect 15).
+  let live: LiveArguments<A>;
+  try {
+    live = snapshotLiveArguments(call.args);
+  } catch (e) {
+    return { outcome: { ...block, decision: denyFrom(e), invoked: false } };
+  }
+  const actCtx = await resolveActContext(ctx);
   if ('allow' in actCtx) return { outcome: { ...block, decision: actCtx, invoked: false } };
   const binding = ownEntry(ctx.tools, call.name) ?? {};
   const r = await dispatchMapped(
     ctx,
     block,
     () => {
-      const live = snapshotLiveArguments(call.args);
       const c = forCall(actCtx, ctx, call.name, live.args);
       const endpoint = binding.tool_endpoint ?? call.tool_endpoint;
       const destination = binding.destination ?? call.destination;

@@ -13,6 +13,40 @@ import { dispatchHostCall, resultOrThrow } from '../../host/host-call.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/**
+ * Headers that make a server act as another method (issue 36 defect 19): a GET carrying
+ * `X-HTTP-Method-Override: DELETE` is a DELETE to a server that honours it, so it is gated as one.
+ */
+const METHOD_OVERRIDE_HEADERS = ['x-http-method-override', 'x-http-method', 'x-method-override'] as const;
+
+/** The method a server honouring the override headers acts as: the first override present, else the request's own. */
+export function effectiveMethod(request: Request): string {
+  for (const h of METHOD_OVERRIDE_HEADERS) {
+    const v = request.headers.get(h)?.trim();
+    if (v) return v.toUpperCase();
+  }
+  return request.method;
+}
+
+/**
+ * Whether a header says where a request came from or for which host it was meant — what proxies
+ * add and servers route and allow-list on. A gated request never carries them (issue 36 defect 16:
+ * stripped, not bound): only an intermediary after the gate may add them, so a cooperating server
+ * leaves them out of the digest as well (`BOUND_HEADERS_EXCLUDED`).
+ */
+function isForwardingHeader(name: string): boolean {
+  return name === 'forwarded' || name === 'x-real-ip' || name.startsWith('x-forwarded-');
+}
+
+function withoutForwardingHeaders(request: Request, bytes: Uint8Array | undefined): Request {
+  const names = [...request.headers.keys()].filter(isForwardingHeader);
+  if (!names.length) return request;
+  const headers = new Headers(request.headers);
+  for (const name of names) headers.delete(name);
+  // A request built without its body (`requestOf`) keeps it that way; one with a body stream moves it.
+  return new Request(request, { headers, ...(request.body && bytes === undefined ? { duplex: 'half' } : {}) } as RequestInit);
+}
+
 /** The live arguments of an HTTP act: what the digest covers. Header values enter only as one digest (they may hold credentials). */
 export interface HttpRequestArgs {
   method: string;
@@ -83,22 +117,23 @@ export interface GatedFetchOptions {
  */
 export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
   const send = opts.fetch ?? fetch;
-  const consequential = opts.isConsequential ?? ((r: Request) => !SAFE_METHODS.has(r.method));
+  const consequential = opts.isConsequential ?? ((r: Request) => !SAFE_METHODS.has(effectiveMethod(r)));
   return async (input, init) => {
     // A caller's own `isConsequential` sees the request with its body, as built by fetch.
     const bytes = input instanceof Request || opts.isConsequential ? undefined : bytesOf(init?.body);
     const request = requestOf(input, init, bytes);
     // A request that is no act goes out as the caller built it (with its body).
     if (!consequential(request)) return send(bytes !== undefined && request.body === null ? new Request(input, init) : request);
-    const { args, body } = await httpRequestArgs(request, bytes);
+    const gated = withoutForwardingHeaders(request, bytes);
+    const { args, body } = await httpRequestArgs(gated, bytes);
     const url = new URL(args.url);
     const r = await dispatchHostCall(
       opts.context,
       {
         source: 'http',
-        id: request.headers.get('idempotency-key') ?? crypto.randomUUID(),
+        id: gated.headers.get('idempotency-key') ?? crypto.randomUUID(),
         name: opts.toolId ?? 'http_request',
-        function_id: request.method,
+        function_id: effectiveMethod(gated),
         args,
         act_type: 'API_REQUEST',
         tool_protocol: 'HTTP_API',
@@ -110,7 +145,7 @@ export function gatedFetch(opts: GatedFetchOptions): typeof fetch {
         recordResponse(
           await send(live.url, {
             method: live.method,
-            headers: opts.attachAuthority ? withAuthority(request.headers, await grant.authorityJws()) : request.headers,
+            headers: opts.attachAuthority ? withAuthority(gated.headers, await grant.authorityJws()) : gated.headers,
             ...(body ? { body } : {}),
             redirect: 'manual',
             // Only a signal the caller gave: the fresh signal of a Request of our own never aborts.

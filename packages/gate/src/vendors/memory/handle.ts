@@ -29,11 +29,16 @@ export interface MemoryWrite<V> {
  * Write one entry to a memory store through the gate: a MEMORY_WRITE act over `{ key, value }`
  * (tool `memory_write`, PERSISTENT_STATE_CHANGE under the default classes). The store is written
  * only after enforce allowed it, with the frozen value that was digested; a deny rejects with a
- * `GateError` carrying the EF code and the store is untouched.
+ * `GateError` carrying the EF code and the store is untouched. `write.provenance` is the act's
+ * provenance even when the context has a `provenanceOf`.
  */
 export async function gateMemoryWrite<V, R>(context: MapContext, store: MemoryStoreLike<V, R>, write: MemoryWrite<V>): Promise<R> {
+  // The write's declared provenance is the one the act carries: the context's per-call
+  // `provenanceOf` does not replace it (issue 36 defect 17: a host's guess of `user` must not
+  // launder a fact the caller declared as retrieved).
+  const { provenanceOf: _, ...rest } = context;
   const r = await dispatchHostCall(
-    { ...context, instruction_provenance: write.provenance },
+    { ...rest, instruction_provenance: write.provenance },
     {
       source: 'memory',
       id: write.id ?? crypto.randomUUID(),

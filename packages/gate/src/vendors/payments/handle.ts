@@ -5,6 +5,7 @@
  * and digested together with the exact request the PSP receives, so a changed amount, currency,
  * payee or any other request field is another act; no request leaves before enforce allows it.
  */
+import { snapshotLiveArguments } from '../../act.js';
 import { GateError } from '../../errors.js';
 import type { MapContext } from '../../host/dispatch-mapped.js';
 import { dispatchHostCall, resultOrThrow } from '../../host/host-call.js';
@@ -27,6 +28,8 @@ export interface PaymentInstruction {
 export interface PaymentLiveArgs<P> {
   payment: PaymentInstruction;
   request: P;
+  /** The connected account the request is made on (`Stripe-Account`), when given. */
+  account?: string;
 }
 
 /** Normalize a payment instruction; malformed ones are refused before any act exists (EF_MALFORMED_ARGUMENTS). */
@@ -58,7 +61,7 @@ export interface PaymentIntentCreateLike {
 
 /** `paymentIntents` of a PSP client (structural: Stripe's `stripe.paymentIntents` fits). */
 export interface PaymentIntentsLike<P extends PaymentIntentCreateLike, R> {
-  create(params: P, options?: { idempotencyKey?: string }): Promise<R>;
+  create(params: P, options?: { idempotencyKey?: string; stripeAccount?: string }): Promise<R>;
 }
 
 export interface GatePaymentOptions {
@@ -69,28 +72,41 @@ export interface GatePaymentOptions {
   toolId?: string;
 }
 
+/** The options of a gated `create`: the idempotency key, and the connected account the request is made on (Stripe's `stripeAccount`). */
+export interface GatedPaymentCallOptions {
+  idempotencyKey: string;
+  stripeAccount?: string;
+}
+
 /**
  * Gate a PSP client's `paymentIntents.create` (Stripe's shape first): each call becomes a
- * PAYMENT_REQUEST act whose digest covers the instruction (amount, currency, payee = the transfer
- * destination, else `on_behalf_of`, else `self`; idempotency key) and the whole request. The PSP is
- * called only after enforce allowed it, with the frozen request that was digested and the same
- * idempotency key; a deny rejects with a `GateError` carrying the EF code, and nothing is sent.
- * The idempotency key is required: it is the act's id, so a retry returns the recorded payment.
+ * PAYMENT_REQUEST act whose digest covers the instruction (amount, currency, payee, idempotency
+ * key) and the whole request. The params are copied once, when `create` is called, before anything
+ * is awaited: the limits are checked on that copy and the PSP receives exactly it, whatever the
+ * caller's object (or a getter in it) does meanwhile (issue 36 defect 15). The payee is the one
+ * account every routing field names — `transfer_data.destination`, `on_behalf_of` and the
+ * `stripeAccount` option — else `self`; routing fields naming different accounts are refused
+ * (EF_MALFORMED_ARGUMENTS), so a payee allow-list covers every field that can route funds (defect 21).
+ * The PSP is called only after enforce allowed it, with the same idempotency key; a deny rejects
+ * with a `GateError` carrying the EF code, and nothing is sent. The idempotency key is required:
+ * it is the act's id, so a retry returns the recorded payment.
  */
 export function gatePaymentIntents<P extends PaymentIntentCreateLike, R>(
   paymentIntents: PaymentIntentsLike<P, R>,
   opts: GatePaymentOptions,
-): { create(params: P, options: { idempotencyKey: string }): Promise<R> } {
+): { create(params: P, options: GatedPaymentCallOptions): Promise<R> } {
   return {
     async create(params, options) {
+      const request = snapshotLiveArguments(params).args;
+      const account = options?.stripeAccount;
       const payment = paymentInstruction({
-        amount: params.amount,
-        currency: params.currency,
-        payee: params.transfer_data?.destination ?? params.on_behalf_of ?? 'self',
+        amount: request.amount,
+        currency: request.currency,
+        payee: payeeOf([request.transfer_data?.destination, request.on_behalf_of, account]),
         idempotency_key: options?.idempotencyKey,
-        ...(params.payment_method_types?.length === 1 ? { rail: params.payment_method_types[0] } : {}),
+        ...(request.payment_method_types?.length === 1 ? { rail: request.payment_method_types[0] } : {}),
       });
-      const args: PaymentLiveArgs<P> = { payment, request: params };
+      const args: PaymentLiveArgs<P> = { payment, request, ...(account !== undefined ? { account } : {}) };
       const r = await dispatchHostCall(
         opts.context,
         {
@@ -103,9 +119,24 @@ export function gatePaymentIntents<P extends PaymentIntentCreateLike, R>(
           tool_endpoint: `https://${opts.psp}`,
           destination: { destination_id: opts.psp },
         },
-        (live) => paymentIntents.create(live.request, { idempotencyKey: live.payment.idempotency_key }),
+        (live) =>
+          paymentIntents.create(live.request, {
+            idempotencyKey: live.payment.idempotency_key,
+            ...(live.account !== undefined ? { stripeAccount: live.account } : {}),
+          }),
       );
       return resultOrThrow(r);
     },
   };
+}
+
+/** The one account the routing fields name (absent ones aside), `self` when none does; refused when they name several. */
+function payeeOf(routing: ReadonlyArray<unknown>): string {
+  const named = new Set(routing.filter((v) => v !== undefined && v !== null));
+  if (named.size > 1)
+    throw new GateError('EF_MALFORMED_ARGUMENTS', 'a payment routes funds to one payee: its routing fields name different accounts');
+  const [payee] = named;
+  if (payee === undefined) return 'self';
+  if (typeof payee !== 'string') throw new GateError('EF_MALFORMED_ARGUMENTS', 'a payment names its payee');
+  return payee;
 }
