@@ -48,7 +48,10 @@ function digestsOf(value: unknown): number {
     mock: { calls: unknown[][] };
   }>;
   const text = JSON.stringify(value);
-  return fns.reduce((n, f) => n + f.mock.calls.filter((c) => c[0] === value || (Object.isFrozen(c[0]) && JSON.stringify(c[0]) === text)).length, 0);
+  return fns.reduce(
+    (n, f) => n + f.mock.calls.filter((c) => c[0] === value || (Object.isFrozen(c[0]) && JSON.stringify(c[0]) === text)).length,
+    0,
+  );
 }
 
 describe('one dispatch does each step once', () => {

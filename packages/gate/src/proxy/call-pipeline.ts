@@ -36,6 +36,26 @@ interface ProxyCall extends MappedCall<Record<string, unknown>> {
   sent: CallToolRequest['params'];
 }
 
+/**
+ * The `_meta` of an agent's `tools/call` that reaches the downstream (issue 36 defect 10): the
+ * progress token (the SDK sets its own for the downstream request anyway) and the keys of the
+ * protocol's reserved prefixes (MCP specification, `_meta`: a prefix whose second label is
+ * `modelcontextprotocol` or `mcp`, e.g. `io.modelcontextprotocol/`). Any other key is agent-chosen
+ * data a person never reviewed and the digest does not cover: it is dropped, never forwarded.
+ */
+export function forwardedMeta(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!meta) return undefined;
+  const kept = Object.entries(meta).filter(([key]) => key === 'progressToken' || isProtocolMetaKey(key));
+  return kept.length ? Object.fromEntries(kept) : undefined;
+}
+
+function isProtocolMetaKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return false;
+  const labels = key.slice(0, slash).split('.');
+  return labels.length >= 2 && (labels[1] === 'modelcontextprotocol' || labels[1] === 'mcp');
+}
+
 export class CallPipeline {
   /** Who an act is for: the proxy's user (fixed for the process). */
   private readonly principal: MapContext['principal'] = { principal_id: process.env.USER ?? 'local', principal_type: 'user' };
@@ -61,7 +81,16 @@ export class CallPipeline {
       return denyResult(denyDecision('EF_TOOL_NOT_PINNED'));
     }
     if (!(await this.link.available())) return downstreamUnavailable();
-    const tool = (await this.view.current()).get(name);
+    // The tool's current definition (re-listed on a bounded interval: issue 36 defect 7); while it
+    // cannot be known, the call is refused — it is not known to be the pinned one.
+    let view: Awaited<ReturnType<PinnedView['current']>>;
+    try {
+      view = await this.view.current();
+    } catch (e) {
+      c.log('tools_relist_failed', { server_id: c.serverId, message: e instanceof Error ? e.message : String(e) }, 'warn');
+      return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), { name, started });
+    }
+    const tool = view.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const ctx: MapContext = {
       gate: this.mapGate,
@@ -152,7 +181,14 @@ export class CallPipeline {
   private map(params: CallToolRequest['params'], actCtx: ActContext): ProxyCall {
     const c = this.c;
     const live = snapshotLiveArguments(params.arguments ?? {});
-    const sent: CallToolRequest['params'] = params.arguments === undefined ? { ...params } : { ...params, arguments: live.args };
+    // Exactly the name, the digested arguments and the protocol's own _meta keys: nothing the agent
+    // chose rides along outside the digest (issue 36 defect 10).
+    const meta = forwardedMeta(params._meta);
+    const sent: CallToolRequest['params'] = {
+      name: params.name,
+      ...(params.arguments !== undefined ? { arguments: live.args } : {}),
+      ...(meta ? { _meta: meta } : {}),
+    };
     const server = { serverUrl: c.serverId };
     const cls = actCtx.classify({ tool_id: params.name, function_id: params.name, tool_protocol: 'MCP', tool_endpoint: c.serverId });
     const ref =

@@ -19,6 +19,7 @@ import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
 export { type AgentListener, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
+export { DEFAULT_TOOLS_RELIST_MS } from './pinned-view.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 export {
   GateProxy,
@@ -56,6 +57,8 @@ export interface ProxyOptions {
   maxMessageBytes?: number;
   /** Bound on each downstream request (tools/call and pass-through), in ms; default 60 s. */
   callTimeoutMs?: number;
+  /** How stale the view of the downstream's tools may be when a call is checked against its pin, in ms; default 1 s, 0: re-list every call. */
+  toolsRelistMs?: number;
 }
 
 /** The environment variable that arms a fault-injection point (crash tests; see `ProxyFaultPoint`). */
@@ -118,6 +121,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     // A downstream that exits is started (or reconnected) again on the next request.
     reconnect: () => connectDownstream(opts.downstream),
     ...(opts.callTimeoutMs !== undefined ? { callTimeoutMs: opts.callTimeoutMs } : {}),
+    ...(opts.toolsRelistMs !== undefined ? { toolsRelistMs: opts.toolsRelistMs } : {}),
     ...(fault ? { fault } : {}),
   });
   proxy.approvalsUrl = opts.approvalsUrl;

@@ -42,6 +42,8 @@ export interface GateProxyOptions {
   callTimeoutMs?: number;
   /** Fault injection for the crash tests: SIGKILL this process right after the downstream call returns. */
   fault?: ProxyFaultPoint;
+  /** A call re-lists the downstream's tools once the view is older than this (default `DEFAULT_TOOLS_RELIST_MS`; 0: every call). */
+  toolsRelistMs?: number;
 }
 
 /** The options with the clock resolved, and what the running proxy adds: its stop signal and the approvals page's address. */

@@ -16,6 +16,14 @@ export interface ToolView {
   digest: string;
 }
 
+/**
+ * How old the proxy's view of the downstream's tools may be when a call uses it (issue 36 defect 7):
+ * a downstream can change a definition without `notifications/tools/list_changed`, so a call
+ * re-lists once the view is older than this, and one whose tool's current definition is not the
+ * pinned one is refused. Bounds how long a silently changed definition can still be called.
+ */
+export const DEFAULT_TOOLS_RELIST_MS = 1000;
+
 export interface PinnedViewOptions {
   tables: ProxyStore;
   serverId: string;
@@ -24,10 +32,18 @@ export interface PinnedViewOptions {
   pinOnFirstUse: boolean;
   log: ProxyLog;
   clock: { now(): number };
+  /** Re-list before a call once the view is older than this (default `DEFAULT_TOOLS_RELIST_MS`; 0: before every call). */
+  toolsRelistMs?: number;
 }
 
 export class PinnedView {
   private view: Map<string, ToolView> | undefined;
+  /** When the view was listed (monotonic ms). */
+  private listedAt = 0;
+  /** A listing in flight, shared by the calls that need it. */
+  private listing: Promise<Map<string, ToolView>> | undefined;
+  /** The definitions last recorded as seen (tool name → digest): an unchanged listing writes nothing. */
+  private recorded: Map<string, string> | undefined;
   /** This server's pins (tool name → pinned digest) as last read, and the pin version read before them. */
   private pins: { version: number; digests: Map<string, string | null> } | undefined;
 
@@ -39,11 +55,22 @@ export class PinnedView {
   /** The downstream said its list changed, or a new process replaced it: the next use lists again. */
   invalidate(): void {
     this.view = undefined;
+    // A new process: record what it shows even when it matches what the old one showed.
+    this.recorded = undefined;
   }
 
-  /** The view as last listed (listing it when there is none). */
+  /**
+   * The view a call is checked against: as last listed while younger than the re-list interval,
+   * else listed again now (concurrent calls share one listing). Throws when the downstream cannot
+   * list: the current definitions are unknown, so the caller refuses the call.
+   */
   async current(): Promise<Map<string, ToolView>> {
-    return this.view ?? (await this.refresh());
+    const maxAge = this.o.toolsRelistMs ?? DEFAULT_TOOLS_RELIST_MS;
+    if (this.view && performance.now() - this.listedAt < maxAge) return this.view;
+    this.listing ??= this.refresh().finally(() => {
+      this.listing = undefined;
+    });
+    return this.listing;
   }
 
   /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
@@ -69,10 +96,16 @@ export class PinnedView {
 
   /** Fetch every page of the downstream's tools, digest each definition, record what was seen. */
   async refresh(): Promise<Map<string, ToolView>> {
+    const listedAt = performance.now();
     const view = new Map<string, ToolView>();
     for (const t of await this.link.listAllTools()) {
       if (isMcpToolName(t.name)) view.set(t.name, pinnedDefinition(t));
       else this.o.log('tool_name_refused', { server_id: this.o.serverId, name_digest: sha256Base64url(t.name) }, 'warn');
+    }
+    if (!this.changedSinceRecorded(view)) {
+      this.view = view;
+      this.listedAt = listedAt;
+      return view;
     }
     const info = this.link.client.getServerVersion();
     await this.o.tables.recordSeen(
@@ -86,8 +119,18 @@ export class PinnedView {
       this.o.clock.now(),
     );
     if (this.o.pinOnFirstUse) await this.pinFirstSeen(view);
+    this.recorded = new Map([...view].map(([name, t]) => [name, t.digest]));
     this.view = view;
+    this.listedAt = listedAt;
     return view;
+  }
+
+  /** Whether the listing shows a tool or a definition the store has not been told about by this proxy. */
+  private changedSinceRecorded(view: Map<string, ToolView>): boolean {
+    const recorded = this.recorded;
+    if (!recorded || recorded.size !== view.size) return true;
+    for (const [name, t] of view) if (recorded.get(name) !== t.digest) return true;
+    return false;
   }
 
   /**
