@@ -37,8 +37,9 @@ export {
   validateAct,
 } from './act.js';
 
-// The argument digest (Tool-Use Binding draft, OpenAI mapping: parse as I-JSON, then RFC 8785 + SHA-256).
-export { digestArguments } from './act.js';
+// The argument digest (Tool-Use Binding draft, OpenAI mapping: parse as I-JSON, then RFC 8785 + SHA-256);
+// a `LiveArguments` snapshot carries its digest, so a call is digested once.
+export { digestArguments, snapshotLiveArguments } from './act.js';
 export { assertIJson, MAX_IJSON_DEPTH, parseIJson } from './ijson.js';
 
 // Authority (Execution Handle draft: the handle object; Tool-Use Binding draft, MCP servers).
@@ -86,11 +87,11 @@ export type { EfCode, HostErrorObject } from './errors.js';
 export { EF_CODES, GATE_PROFILE, GateError, hostErrorObject, isEfCode } from './errors.js';
 
 // Mappers, one per vendor (Tool-Use Binding draft, mapping): pure, they never authorize anything.
-export type { ActContext, ActParts, ClassifyInput, ToolBinding } from './host/act-context.js';
+export type { ActContext, ActParts, ClassifyInput, MappedCall, ToolBinding } from './host/act-context.js';
 export { bindTool, buildAct, candidateActId, DEFAULT_ACT_TTL_MS } from './host/act-context.js';
 export type { ActIdSource } from './host/act-context.js';
 export type { ToolUseBlockLike } from './vendors/anthropic/map.js';
-export { mapToolUse } from './vendors/anthropic/map.js';
+export { mapToolUse, toolUseCall } from './vendors/anthropic/map.js';
 export type {
   ComputerCallItemLike,
   ComputerUseBlock,
