@@ -17,7 +17,7 @@ import type { EfCode, EnforceDecision } from './errors.js';
 import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
-import type { ConsumeOutcome } from './store/types.js';
+import type { ConsumeOutcome } from './store/ports.js';
 
 /**
  * What invoke is handed with the arguments: the authority it runs under, for a cooperating sink
@@ -82,13 +82,13 @@ export async function dispatch<A, T>(
       if (first.status !== 'issued') return denied((first.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
       hot = first.consumed;
     } else {
-      const prior = await ctx.store.getJournal(a.candidate_act_id);
+      const prior = await ctx.store.journal.get(a.candidate_act_id);
       if (prior) {
         const r = retryOutcome(prior, live.digest.value);
         await auditedDeny(ctx, a, r.decision.code as EfCode, live.digest.value);
         return { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) };
       }
-      const authority = await ctx.store.getAuthority(a.candidate_act_id);
+      const authority = await ctx.store.ledger.getAuthority(a.candidate_act_id);
       // Value limits are known before anyone is asked: an act above them is denied, not escalated.
       const over = ctx.policy.checkArguments(a, live.args);
       if (over) {
@@ -137,7 +137,7 @@ function settle(ctx: GateContext, write: () => Promise<void>): Promise<void> {
 }
 
 async function authorityJws(ctx: GateContext, id: string): Promise<string> {
-  const row = await ctx.store.getAuthority(id);
+  const row = await ctx.store.ledger.getAuthority(id);
   if (!row) throw new Error('the consumed authority is not in the store');
   return row.jws;
 }
@@ -155,7 +155,7 @@ async function finish(
   // A failure to record the outcome leaves the row INVOKED: after a restart it becomes
   // EFFECT_RESULT_UNKNOWN, which is the truth from the store's point of view.
   try {
-    if (await ctx.store.recordOutcome(id, ctx.instanceId, outcome, ctx.clock.now()))
+    if (await ctx.store.journal.recordOutcome(id, ctx.instanceId, outcome, ctx.clock.now()))
       ctx.emit({ type: 'journal', candidate_act_id: id, state: outcome.state, authority_id: authorityId });
   } catch {}
 }

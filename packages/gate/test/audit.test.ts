@@ -8,13 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import {
   type AuditEntry,
-  type AuthorityStore,
   exportAudit,
   Gate,
+  type GateStore,
   loadPolicy,
   openPostgresStore,
   openSqliteStore,
-  ProxyStore,
   verifyAuditChain,
 } from '@vrpkit/gate';
 import { testPgUrl } from '@vrpkit/testkit/pg';
@@ -33,7 +32,7 @@ interface Backend {
   name: 'sqlite' | 'postgres';
   skip: boolean;
   /** A fresh database; `open` opens a store on it, `exec` runs raw SQL on it (the tamperer's access). */
-  fresh(): Promise<{ open(): Promise<AuthorityStore>; exec(sql: string): Promise<void>; config: unknown }>;
+  fresh(): Promise<{ open(): Promise<GateStore>; exec(sql: string): Promise<void>; config: unknown }>;
 }
 
 const schemas: string[] = [];
@@ -113,7 +112,7 @@ afterAll(async () => {
  * replayed one (deny EF_005), live arguments that differ (deny EF_SCOPE_MISMATCH), an
  * escalated send that a person approves, a pin and an unpin. Checkpoints every 4 entries and on close.
  */
-async function writeChain(store: AuthorityStore): Promise<void> {
+async function writeChain(store: GateStore): Promise<void> {
   const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, auditCheckpointEvery: 4 });
   const policy_state = await gate.policyState();
   const args = { q: SECRET };
@@ -128,7 +127,7 @@ async function writeChain(store: AuthorityStore): Promise<void> {
   const send = makeAct({ id: 'send-1', tool: 'mail_send', consequence_class: 'COMMUNICATION', args, policy_state });
   expect((await gate.authorize(send)).status).toBe('escalated');
   expect((await gate.approve('send-1', 'alice')).status).toBe('issued');
-  const pins = new ProxyStore(store);
+  const pins = store.proxy;
   await pins.recordSeen([{ server_id: 'srv', tool_name: 'note_write', digest: 'def-1', definition: '{}', server_info: null }], Date.now());
   expect((await pins.pin('srv', 'note_write', { by: 'bob', now: Date.now() })).pinned).toBe(true);
   expect(await pins.unpin('srv', 'note_write', { by: 'bob' })).toBe(true);
@@ -151,9 +150,9 @@ async function writeChain(store: AuthorityStore): Promise<void> {
   await gate.close();
 }
 
-async function entries(store: AuthorityStore): Promise<AuditEntry[]> {
+async function entries(store: GateStore): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
-  for await (const e of exportAudit(store, { pageSize: 5 })) out.push(e);
+  for await (const e of exportAudit(store.audit, { pageSize: 5 })) out.push(e);
   return out;
 }
 
@@ -185,13 +184,17 @@ for (const b of backends) {
         expect(log.find((e) => e.kind === 'approve')).toMatchObject({ act_id: 'send-1', tool: 'mail_send', actor: 'alice' });
         expect(log.find((e) => e.kind === 'pin')).toMatchObject({ server: 'srv', tool: 'note_write', digest: 'def-1', actor: 'bob' });
         expect(JSON.stringify(log)).not.toContain(SECRET);
-        const v = await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
+        const v = await verifyAuditChain(store.audit, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
         expect(v).toMatchObject({ ok: true, entries: log.length, head: { seq: log.length } });
         // One per 4 entries (an append that crosses a boundary signs its last entry: a dispatch's allow, issued, consumed, invoked at 6–9 signs 9), and the head on close.
-        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 9, 13, 16, 20, 21]);
+        expect((await store.audit.checkpoints()).map((c) => c.seq)).toEqual([4, 9, 13, 16, 20, 21]);
         // A key that is not trusted fails closed.
         const other = { ...PUBLIC_JWK, x: 'A'.repeat(43) };
-        expect(await verifyAuditChain(store, { trustedKeys: [other] })).toMatchObject({ ok: false, seq: 4, problem: 'bad_checkpoint' });
+        expect(await verifyAuditChain(store.audit, { trustedKeys: [other] })).toMatchObject({
+          ok: false,
+          seq: 4,
+          problem: 'bad_checkpoint',
+        });
       } finally {
         await store.close();
       }
@@ -223,7 +226,7 @@ for (const b of backends) {
         await db.exec(t.sql);
         const store = await db.open();
         try {
-          expect(await verifyAuditChain(store, { pageSize: 4 })).toMatchObject({ ok: false, ...t.expected });
+          expect(await verifyAuditChain(store.audit, { pageSize: 4 })).toMatchObject({ ok: false, ...t.expected });
         } finally {
           await store.close();
         }
@@ -252,7 +255,7 @@ for (const b of backends) {
       await db.exec(updates.join('; '));
       const again = await db.open();
       try {
-        expect(await verifyAuditChain(again)).toMatchObject({ ok: false, seq: 9, problem: 'edited' });
+        expect(await verifyAuditChain(again.audit)).toMatchObject({ ok: false, seq: 9, problem: 'edited' });
       } finally {
         await again.close();
       }
@@ -282,7 +285,7 @@ for (const b of backends) {
         expect(new Set(log.map((e) => e.actor).filter((a) => a?.startsWith('writer-')))).toEqual(
           new Set(['writer-0', 'writer-1', 'writer-2', 'writer-3']),
         );
-        expect(await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 4 * count * 5 });
+        expect(await verifyAuditChain(store.audit, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 4 * count * 5 });
       } finally {
         await store.close();
       }

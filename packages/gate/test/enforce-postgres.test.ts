@@ -4,7 +4,7 @@
  * consumed, the epoch read's own bound, an epoch bump from another connection, and restart recovery.
  */
 import { randomBytes } from 'node:crypto';
-import { type AuthorityStore, Gate, type GateOptions, loadPolicy, openPostgresStore } from '@vrpkit/gate';
+import { Gate, type GateOptions, type GateStore, loadPolicy, openPostgresStore } from '@vrpkit/gate';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ const PG_URL = testPgUrl('gate enforce-postgres', 'the Gate-on-PostgreSQL tests'
 
 describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
   let schema: string;
-  let store: AuthorityStore;
+  let store: GateStore;
   const open = () => openPostgresStore(PG_URL!, { schema, poolSize: 2 });
   const newGate = (over: Partial<GateOptions> = {}) =>
     new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, ...over });
@@ -50,7 +50,7 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
     });
     expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_005' });
     expect(calls).toBe(1);
-    expect(await store.getJournal('pg-1')).toMatchObject({ state: 'EFFECTUATED', result_json: '{"n":1}' });
+    expect(await store.journal.get('pg-1')).toMatchObject({ state: 'EFFECTUATED', result_json: '{"n":1}' });
   });
 
   it('a retry after an epoch bump still gets the recorded result, never a second invoke', async () => {
@@ -82,7 +82,7 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
       await blocker.query('ROLLBACK');
       await blocker.end();
     }
-    expect((await store.getAuthority('pg-2'))?.state).toBe('ISSUED');
+    expect((await store.ledger.getAuthority('pg-2'))?.state).toBe('ISSUED');
     expect((await gate.enforce(a, { q: 'lisbon' })).allow).toBe(true);
   });
 

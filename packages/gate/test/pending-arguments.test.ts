@@ -5,14 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import {
-  type AuthorityStore,
-  type EscalationRow,
-  type EvidenceRow,
-  openPostgresStore,
-  openSqliteStore,
-  PendingArgumentsStore,
-} from '@vrpkit/gate';
+import { type EscalationRow, type EvidenceRow, type GateStore, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -68,7 +61,7 @@ function escalation(actId: string, at: number, expiresAt: number): EscalationRow
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`pending arguments and the audit trail on ${backend.name}`, () => {
-    let store: AuthorityStore | undefined;
+    let store: GateStore | undefined;
     afterEach(async () => {
       if (store?.dialect === 'postgres') {
         const schema = store.location.split('#')[1]!;
@@ -83,18 +76,18 @@ for (const backend of backends) {
 
     it('keeps arguments while pending, then until decided or expired plus retention; arguments of no escalation are purged', async () => {
       store = await backend.open();
-      const args = new PendingArgumentsStore(store);
+      const args = store.pendingArguments;
       // waiting: pending for an hour; decided_x: approved at T0+10m; expired: pending, expired at T0+5m.
       for (const [id, expires] of [
         ['waiting', T0 + 60 * MIN],
         ['decided_x', T0 + 60 * MIN],
         ['expired', T0 + 5 * MIN],
       ] as const) {
-        await store.recordDecision({ evidence: evidence(id, T0), escalation: escalation(id, T0, expires) });
+        await store.ledger.recordDecision({ evidence: evidence(id, T0), escalation: escalation(id, T0, expires) });
         await args.record({ candidate_act_id: id, arguments_json: `{"id":"${id}"}`, arguments_digest: `args-${id}`, recorded_at: T0 });
       }
       await args.record({ candidate_act_id: 'orphan', arguments_json: '{}', arguments_digest: 'x', recorded_at: T0 });
-      expect(await store.decideEscalation('decided_x', 'binding-decided_x', 'APPROVED', 'alice', T0 + 10 * MIN)).toBeDefined();
+      expect(await store.escalations.decide('decided_x', 'binding-decided_x', 'APPROVED', 'alice', T0 + 10 * MIN)).toBeDefined();
       // The first copy stays: a second record for the same act changes nothing.
       await args.record({ candidate_act_id: 'waiting', arguments_json: '{"other":1}', arguments_digest: 'y', recorded_at: T0 + 1 });
       expect((await args.get('waiting'))?.arguments_json).toBe('{"id":"waiting"}');
@@ -114,10 +107,10 @@ for (const backend of backends) {
     it('the audit trail: gate and person decisions newest first, filtered by decision, by act id substring (literally) and by time', async () => {
       store = await backend.open();
       for (const id of ['a_1', 'ab1', 'c'])
-        await store.recordDecision({ evidence: evidence(id, T0), escalation: escalation(id, T0, T0 + 60 * MIN) });
-      await store.decideEscalation('a_1', 'binding-a_1', 'APPROVED', 'alice', T0 + 2 * MIN);
-      await store.decideEscalation('c', 'binding-c', 'REJECTED', 'bob', T0 + 3 * MIN);
-      const trail = decisionTablesAuditTrail(store);
+        await store.ledger.recordDecision({ evidence: evidence(id, T0), escalation: escalation(id, T0, T0 + 60 * MIN) });
+      await store.escalations.decide('a_1', 'binding-a_1', 'APPROVED', 'alice', T0 + 2 * MIN);
+      await store.escalations.decide('c', 'binding-c', 'REJECTED', 'bob', T0 + 3 * MIN);
+      const trail = decisionTablesAuditTrail(store.ledger);
 
       const all = await trail.list({ limit: 50 });
       expect(all.slice(0, 2).map((e) => [e.decision, e.candidate_act_id, e.actor])).toEqual([

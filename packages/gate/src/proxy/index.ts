@@ -5,15 +5,14 @@
 import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
-import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
-import { ProxyStore } from '../store/proxy-tables.js';
-import type { AuthorityStore } from '../store/types.js';
+import type { GateStore } from '../store/gate-store.js';
 import type { ApprovalsUi } from '../ui/index.js';
+import { DEFAULT_ARGUMENTS_RETENTION_MS } from '../ui/pending-arguments.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
+import type { ProxyMode } from './schema.js';
 import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
@@ -33,7 +32,7 @@ export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 export interface ProxyOptions {
   policy: Policy;
   /** The authority store; the proxy's tables live in it too. Closed when the proxy stops. */
-  store: AuthorityStore;
+  store: GateStore;
   /** The proxy's name: its acts' session id and its sink id `gate-proxy:NAME`. Concurrent proxies on one store need distinct names. */
   name: string;
   downstream: DownstreamSpec;
@@ -108,8 +107,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
       : {}),
   });
-  const tables = new ProxyStore(opts.store);
-  const pendingArguments = new PendingArgumentsStore(opts.store);
+  const { proxy: tables, pendingArguments } = opts.store;
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
   // A stable code for the operator (not internal_error). The cause's message names no argument
   // or header: spawn errors name the command alone, connection errors the address alone.
@@ -141,7 +139,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     mode,
     pinOnFirstUse: !!opts.pinOnFirstUse,
     log,
-    store: opts.store,
+    escalations: opts.store.escalations,
     pendingArguments,
     approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),

@@ -40,12 +40,12 @@ import { escalationNotice, sendEscalationNotice, waitForEscalationDecision } fro
 import type { Gate } from '../gate.js';
 import { mapMcpToolsCall } from '../mappers/mcp.js';
 import type { Policy } from '../policy.js';
-import type { PendingArgumentsStore } from '../store/pending-arguments.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
-import type { ProxyStore } from '../store/proxy-tables.js';
-import type { AuthorityStore } from '../store/types.js';
+import type { Escalations } from '../store/ports.js';
+import type { PendingArguments } from '../ui/pending-arguments.js';
 import type { ProxyLog } from './log.js';
 import { isMcpToolName, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
+import type { ProxyMode } from './schema.js';
+import type { ProxyTables } from './tables.js';
 
 /** Requests passed to the downstream unchanged: discovery and reads, none of which is a tool effect. */
 const PASS_THROUGH = new Set([
@@ -63,7 +63,7 @@ const PASS_THROUGH = new Set([
 export interface GateProxyOptions {
   gate: Gate;
   policy: Policy;
-  tables: ProxyStore;
+  tables: ProxyTables;
   downstream: Client;
   /** The downstream's identity (see `serverIdentity`). */
   serverId: string;
@@ -73,10 +73,10 @@ export interface GateProxyOptions {
   /** Development only: pin every tool the first time it is seen. */
   pinOnFirstUse: boolean;
   log: ProxyLog;
-  /** The authority store the gate decides in (escalations are read from it while a call waits). */
-  store: AuthorityStore;
+  /** The escalations of the store the gate decides in (read while a call waits). */
+  escalations: Escalations;
   /** Where escalated acts' arguments are kept for the approvals page. */
-  pendingArguments: PendingArgumentsStore;
+  pendingArguments: PendingArguments;
   /** How long an escalated call waits for a person (0: refuse at once with the pending code). */
   approvalTimeoutMs: number;
   /** POST a notice (no arguments) here when an act waits (`--notify-url`). */
@@ -397,7 +397,7 @@ export class GateProxy {
       );
     }
     const token = extra._meta?.progressToken;
-    const decided = await waitForEscalationDecision(this.o.store, act.candidate_act_id, {
+    const decided = await waitForEscalationDecision(this.o.escalations, act.candidate_act_id, {
       timeoutMs: waitMs,
       signal: AbortSignal.any([extra.signal, this.stopped.signal]),
       clock: this.clock,

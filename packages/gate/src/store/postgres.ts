@@ -1,5 +1,5 @@
 /**
- * The multi-process, multi-host authority store: PostgreSQL through `pg` and the same
+ * The multi-process, multi-host gate store: PostgreSQL through `pg` and the same
  * Kysely queries as SQLite.
  *
  * Linearizable consume at READ COMMITTED (docs/gate.md "Store guarantees"):
@@ -16,11 +16,11 @@
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { type DialectOps, type GateDatabase, runAsync, StoreEngine } from './engine.js';
 import { StoreConfigError, StoreTimeoutError } from './errors.js';
-import { type DialectOps, KyselyAuthorityStore, migrated, runAsync } from './kysely-store.js';
+import { type GateStore, gateStore } from './gate-store.js';
+import { adoptLegacyMigrations, migrateGateStore } from './migrations.js';
 import { consumeInOneStatement, issueAndConsumeInOneStatement, recordOutcomeInOneStatement } from './postgres-consume.js';
-import type { GateDatabase } from './schema.js';
-import type { AuthorityStore } from './types.js';
 
 export interface PostgresStoreOptions {
   /** Schema holding the gate tables (created if missing). Default `vrpkit_gate`. */
@@ -34,7 +34,7 @@ export interface PostgresStoreOptions {
 
 const INT8_OID = 20;
 
-export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<AuthorityStore> {
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<GateStore> {
   const schema = opts.schema ?? 'vrpkit_gate';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreConfigError(`schema name must match [a-z_][a-z0-9_]*: ${schema}`);
   const defaultTimeout = opts.timeoutMs ?? 5000;
@@ -96,18 +96,29 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   };
 
   const clock = opts.clock ?? systemClock;
-  const store = new KyselyAuthorityStore(
-    db,
-    ops,
-    redactUrl(url, schema),
-    async (trx) => {
-      // Concurrent openers (N processes at once) take turns on an advisory lock scoped to this schema.
-      await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
-      await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
-    },
-    clock,
-  );
-  return migrated(store, clock.now());
+  const engine = new StoreEngine(db, ops, redactUrl(url, schema), clock);
+  try {
+    await migrate(db, schema, clock.now());
+  } catch (e) {
+    await engine.close();
+    throw e;
+  }
+  return gateStore(engine);
+}
+
+/**
+ * Create the schema and adopt a store the gate's own runner migrated, in one transaction under an
+ * advisory lock scoped to the schema (N processes opening at once take turns), then migrate with
+ * `Migrator` (its own transaction and lock).
+ */
+async function migrate(db: Kysely<GateDatabase>, schema: string, now: number): Promise<void> {
+  const ctx = { now, dialect: 'postgres' as const };
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
+    await adoptLegacyMigrations(trx as unknown as Kysely<unknown>, ctx);
+  });
+  await migrateGateStore(db as Kysely<unknown>, ctx, schema);
 }
 
 function isTimeout(e: unknown): boolean {
