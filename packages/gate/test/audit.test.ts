@@ -1,78 +1,26 @@
 /**
- * The audit log on a real SQLite file and a real PostgreSQL schema: the decisions a Gate and
+ * The audit log port's contract suite, on a real SQLite file and a real PostgreSQL schema: the decisions a Gate and
  * the proxy's pins make form one hash chain with signed checkpoints; `verifyAuditChain` passes
  * an intact chain and names the first bad entry of an edited, deleted, reordered or truncated
  * one; concurrent writer processes on one SQLite file or one PostgreSQL keep one chain.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import {
-  type AuditEntry,
-  exportAudit,
-  Gate,
-  type GateStore,
-  loadPolicy,
-  openPostgresStore,
-  openSqliteStore,
-  verifyAuditChain,
-} from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import Database from 'better-sqlite3';
-import pg from 'pg';
+import { type AuditEntry, exportAudit, Gate, type GateStore, loadPolicy, verifyAuditChain } from '@vrpkit/gate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 import { spawnProc } from './procs/spawn.js';
+import { type StoreBackend, type StoreDatabase, storeBackends } from './store-backends.js';
 
-const PG_URL = testPgUrl('gate audit log', 'the PostgreSQL half of the audit log tests and its concurrent writers');
 const dir = tmpDir('audit');
+const backends = storeBackends('the audit log port', dir, 'gate_audit');
+/** Every database a test made, dropped after the file. */
+const made: StoreDatabase[] = [];
+const fresh = async (b: StoreBackend) => {
+  const db = await b.fresh();
+  made.push(db);
+  return db;
+};
 /** A raw argument value that must never reach the log (only its digest may). */
 const SECRET = 'guest-name-Maria-Alves';
-
-interface Backend {
-  name: 'sqlite' | 'postgres';
-  skip: boolean;
-  /** A fresh database; `open` opens a store on it, `exec` runs raw SQL on it (the tamperer's access). */
-  fresh(): Promise<{ open(): Promise<GateStore>; exec(sql: string): Promise<void>; config: unknown }>;
-}
-
-const schemas: string[] = [];
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    skip: false,
-    async fresh() {
-      const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
-      return {
-        open: () => openSqliteStore(file),
-        exec: async (sql) => {
-          const db = new Database(file);
-          db.exec(sql);
-          db.close();
-        },
-        config: { sqlite: file },
-      };
-    },
-  },
-  {
-    name: 'postgres',
-    skip: !PG_URL,
-    async fresh() {
-      const schema = `gate_audit_${randomBytes(5).toString('hex')}`;
-      schemas.push(schema);
-      return {
-        open: () => openPostgresStore(PG_URL!, { schema, poolSize: 2 }),
-        exec: async (sql) => {
-          const c = new pg.Client({ connectionString: PG_URL });
-          await c.connect();
-          await c.query(`SET search_path = ${schema}`);
-          await c.query(sql);
-          await c.end();
-        },
-        config: { postgres: PG_URL, schema },
-      };
-    },
-  },
-];
 
 describe('audit entry hash', () => {
   it('is SHA-256 over the JCS form of the entry without its hash, null members omitted', async () => {
@@ -100,11 +48,7 @@ describe('audit entry hash', () => {
 
 afterAll(async () => {
   removeTmpDirs();
-  if (!PG_URL || schemas.length === 0) return;
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
-  await c.end();
+  for (const db of made) await db.drop();
 });
 
 /**
@@ -159,7 +103,7 @@ async function entries(store: GateStore): Promise<AuditEntry[]> {
 for (const b of backends) {
   describe.skipIf(b.skip)(`audit log on ${b.name}`, () => {
     it('records every decision in one chain that verifies, with signed checkpoints and digests only', async () => {
-      const db = await b.fresh();
+      const db = await fresh(b);
       await writeChain(await db.open());
       const store = await db.open();
       try {
@@ -221,7 +165,7 @@ for (const b of backends) {
     ];
     for (const t of tampering) {
       it(`names the first bad entry of ${t.name}`, async () => {
-        const db = await b.fresh();
+        const db = await fresh(b);
         await writeChain(await db.open());
         await db.exec(t.sql);
         const store = await db.open();
@@ -234,7 +178,7 @@ for (const b of backends) {
     }
 
     it('catches an entry rewritten with every later hash and the head recomputed, at the next signed checkpoint', async () => {
-      const db = await b.fresh();
+      const db = await fresh(b);
       await writeChain(await db.open());
       const store = await db.open();
       const log = await entries(store);
@@ -266,7 +210,7 @@ for (const b of backends) {
 for (const b of backends) {
   describe.skipIf(b.skip)(`audit log with concurrent writers on one ${b.name} store`, () => {
     it('keeps one valid chain when 4 processes decide at once', async () => {
-      const db = await b.fresh();
+      const db = await fresh(b);
       await (await db.open()).close(); // migrate once, so the writers race on decisions, not on the schema
       const count = b.name === 'postgres' ? 12 : 6;
       const writers = [0, 1, 2, 3].map((i) => spawnProc('audit-writer', { store: db.config, instance: `writer-${i}`, count }));

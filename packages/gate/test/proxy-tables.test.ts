@@ -1,18 +1,14 @@
 /**
- * The gateway's tables (tool pins, proxy observations) on SQLite (a real file) and PostgreSQL
- * (`VRPKIT_TEST_PG_URL`, a fresh schema per test): added by store migration 2 to every store,
- * existing or new, and queried through the store's own connection.
+ * The proxy tables port's contract suite (tool pins, proxy observations: proxy/tables.ts) on
+ * SQLite (a real file) and PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per test): added by
+ * migration 0002 to every store, existing or new, and queried through the store's own connection.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { type GateStore, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
+import { type GateStore, openSqliteStore } from '@vrpkit/gate';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
-
-const PG_URL = process.env.VRPKIT_TEST_PG_URL;
-if (!PG_URL) console.warn('[gate proxy tables] VRPKIT_TEST_PG_URL is unset: the PostgreSQL half is SKIPPED');
+import { type StoreDatabase, storeBackends } from './store-backends.js';
 
 const dir = tmpDir('proxy-tables');
 afterAll(removeTmpDirs);
@@ -27,32 +23,22 @@ const seen = (tool_name: string, digest: string) => ({
   server_info: JSON.stringify({ name: 'notes', version: '1' }),
 });
 
-const backends = [
-  { name: 'sqlite', skip: false, open: () => openSqliteStore(join(dir, `${randomBytes(6).toString('hex')}.db`)) },
-  {
-    name: 'postgres',
-    skip: !PG_URL,
-    open: () => openPostgresStore(PG_URL!, { schema: `gate_proxy_${randomBytes(5).toString('hex')}`, poolSize: 2 }),
-  },
-] as const;
+const backends = storeBackends('the proxy tables port', dir, 'gate_proxy');
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`proxy tables on ${backend.name}`, () => {
+    let db: StoreDatabase | undefined;
     let store: GateStore | undefined;
     afterEach(async () => {
-      if (store?.dialect === 'postgres') {
-        const schema = store.location.split('#')[1]!;
-        await store.close();
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await c.end();
-      } else await store?.close();
+      await store?.close();
+      await db?.drop();
       store = undefined;
+      db = undefined;
     });
 
     it('records definitions as seen without pinning them; a pin binds the reviewed digest; a changed definition is no longer the pinned one', async () => {
-      store = await backend.open();
+      db = await backend.fresh();
+      store = await db.open();
       const t = store.proxy;
       await t.recordSeen([seen('note_write', 'd1'), seen('crash', 'c1')], T0);
       expect((await t.listPins(SERVER)).map((p) => [p.tool_name, p.pinned_digest])).toEqual([
@@ -92,7 +78,8 @@ for (const backend of backends) {
     });
 
     it('counts observations by mode, class, tool and code since a time', async () => {
-      store = await backend.open();
+      db = await backend.fresh();
+      store = await db.open();
       const t = store.proxy;
       const o = {
         server_id: SERVER,
