@@ -23,7 +23,7 @@ import { type EfCode, type EnforceDecision, GateError } from './errors.js';
 import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
-import type { ConsumeOutcome } from './store/types.js';
+import type { ConsumeOutcome } from './store/ports.js';
 
 /**
  * What invoke is handed with the arguments: the authority it runs under, for a cooperating sink
@@ -137,13 +137,13 @@ async function authorizeStep<T>(
   const decided = !resumed && req !== undefined && Date.parse(a.expires_at) > now ? ctx.policy.evaluate(a) : undefined;
   const first = decided?.decision === 'issue' ? await authorizeValidated(ctx, a, now, null, req, decided) : undefined;
   if (first && !first.exists) return first.status === 'issued' ? { hot: first.consumed } : { outcome: refused(first.code) };
-  const prior = await ctx.store.getJournal(a.candidate_act_id);
+  const prior = await ctx.store.journal.get(a.candidate_act_id);
   if (prior) {
     const r = retryOutcome(prior, live.digest.value);
     await auditedDeny(ctx, a, r.decision.code as EfCode, live.digest.value);
     return { outcome: { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) } };
   }
-  const authority = await ctx.store.getAuthority(a.candidate_act_id);
+  const authority = await ctx.store.ledger.getAuthority(a.candidate_act_id);
   // Value limits are known before anyone is asked: an act above them is denied, not escalated.
   const over = ctx.policy.checkArguments(a, live.args);
   if (over) {
@@ -200,7 +200,7 @@ function settle(ctx: GateContext, write: () => Promise<void>): Promise<void> {
 }
 
 async function authorityJws(ctx: GateContext, id: string): Promise<string> {
-  const row = await ctx.store.getAuthority(id);
+  const row = await ctx.store.ledger.getAuthority(id);
   // The row was consumed by this very dispatch: a store that lost it is not a store to trust.
   if (!row) throw new GateError('EF_STORE_UNAVAILABLE', 'the consumed authority is not in the store');
   return row.jws;
@@ -219,7 +219,7 @@ async function finish(
   // A failure to record the outcome leaves the row INVOKED: after a restart it becomes
   // EFFECT_RESULT_UNKNOWN, which is the truth from the store's point of view.
   try {
-    if (await ctx.store.recordOutcome(id, ctx.instanceId, outcome, ctx.clock.now()))
+    if (await ctx.store.journal.recordOutcome(id, ctx.instanceId, outcome, ctx.clock.now()))
       ctx.emit({ type: 'journal', candidate_act_id: id, state: outcome.state, authority_id: authorityId });
   } catch {}
 }

@@ -153,22 +153,30 @@ export { ToolUseStreamAccumulator } from './vendors/anthropic/stream.js';
 export type { ChatCompletionChunkLike } from './vendors/openai/stream.js';
 export { ToolCallStreamAccumulator } from './vendors/openai/stream.js';
 
-// Stores (Execution Handle draft, atomic consumption; Finality-bound revocation draft, epochs).
+// The gate store (Execution Handle draft, atomic consumption; Finality-bound revocation draft, epochs):
+// one object with each feature's port as a field, opened by `openGateStore(target)`.
 export type {
   AuthorityRow,
-  AuthorityStore,
   ConsumeOutcome,
   ConsumeRequest,
   DecisionRecord,
   DecisionResult,
+  DecisionTrailEntry,
+  DecisionTrailFilter,
+  Epochs,
   EscalationRow,
+  Escalations,
   EvidenceRow,
+  Journal,
   JournalRow,
+  Ledger,
   OutcomeRecord,
   StoreCallOptions,
-} from './store/types.js';
-export type { AuthorityState, EscalationStatus, EvidenceDecision } from './store/schema.js';
+} from './store/ports.js';
+export type { AuthorityState, EscalationStatus, EvidenceDecision } from './store/ledger-schema.js';
 export { EscalationBindingConflict, StoreConfigError, StoreTimeoutError } from './store/errors.js';
+export type { GateStore } from './store/gate-store.js';
+export { type GateStoreOptions, type GateStoreTarget, openGateStore, parseGateStoreTarget } from './store/open.js';
 export type { SqliteStoreOptions } from './store/sqlite.js';
 export { openSqliteStore } from './store/sqlite.js';
 export type { PostgresStoreOptions } from './store/postgres.js';
@@ -178,13 +186,12 @@ export { openPostgresStore } from './store/postgres.js';
 export type { AuditCheckpoint, AuditEntry, AuditEvent, AuditKind, AuditSigner } from './audit/chain.js';
 export { AUDIT_CHECKPOINT_EVERY, auditEntryHash } from './audit/chain.js';
 export type { AuditProblem, AuditVerifyResult, ExportAuditOptions, VerifyAuditOptions } from './audit/log.js';
-export { appendAudit, exportAudit, verifyAuditChain } from './audit/log.js';
-export type { AuditHead, AuditReadOptions } from './store/types.js';
+export { exportAudit, verifyAuditChain } from './audit/log.js';
+export type { AuditHead, AuditLog, AuditReadOptions } from './audit/port.js';
 
 // The proxy's tables in the same store (tool pins and observations); the proxy itself is `@vrpkit/gate/proxy`.
-export type { ProxyMode } from './store/proxy-schema.js';
-export type { ObservationCount, PinOutcome, SeenTool } from './store/proxy-tables.js';
-export { ProxyStore } from './store/proxy-tables.js';
+export type { ProxyMode } from './proxy/schema.js';
+export type { ObservationCount, PinOutcome, ProxyTables, SeenTool } from './proxy/tables.js';
 // The arguments of escalated acts, for the approvals page (`@vrpkit/gate/ui`), purged after a retention period.
-export type { PendingArgumentsTable } from './store/pending-arguments-schema.js';
-export { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from './store/pending-arguments.js';
+export type { PendingArgumentsTable } from './ui/pending-arguments-schema.js';
+export { DEFAULT_ARGUMENTS_RETENTION_MS, type PendingArguments } from './ui/pending-arguments.js';

@@ -7,9 +7,9 @@
 import { join } from 'node:path';
 import * as core from '@vrpkit/core';
 import {
-  type AuthorityStore,
   agentCandidateActSchema,
   Gate,
+  type GateStore,
   handleAnthropicMessage,
   handleOpenAIMessage,
   loadPolicy,
@@ -29,7 +29,7 @@ vi.mock('@vrpkit/core', async (importOriginal) => {
   };
 });
 
-let store: AuthorityStore;
+let store: GateStore;
 let gate: Gate;
 
 beforeEach(async () => {
@@ -59,8 +59,8 @@ describe('one dispatch does each step once', () => {
     const act = makeAct({ id: 'once-1', policy_state: await gate.policyState(), args: { q: 'lisbon', page: 2 } });
     const liveArgs = { q: 'lisbon', page: 2 };
     const validations = vi.spyOn(agentCandidateActSchema, 'safeParse');
-    const authorityReads = vi.spyOn(store, 'getAuthority');
-    const journalReads = vi.spyOn(store, 'getJournal');
+    const authorityReads = vi.spyOn(store.ledger, 'getAuthority');
+    const journalReads = vi.spyOn(store.journal, 'get');
     const r = await gate.dispatch(act, liveArgs, async (args) => args.page);
     expect(r).toMatchObject({ invoked: true, result: 2, decision: { allow: true } });
     expect(validations.mock.calls.filter((c) => c[0] === act)).toHaveLength(1);
@@ -73,7 +73,7 @@ describe('one dispatch does each step once', () => {
     const again = await gate.dispatch(act, { q: 'lisbon', page: 2 }, invoke);
     expect(again).toMatchObject({ invoked: false, replayed: true, result: 2, decision: { allow: false, code: 'EF_005' } });
     expect(invoke).not.toHaveBeenCalled();
-    expect((await store.listJournal()).filter((j) => j.candidate_act_id === act.candidate_act_id)).toHaveLength(1);
+    expect((await store.journal.list()).filter((j) => j.candidate_act_id === act.candidate_act_id)).toHaveLength(1);
   });
 
   it('a retry after an epoch bump still gets the recorded result (the act has authority: not stale, never a second invoke)', async () => {

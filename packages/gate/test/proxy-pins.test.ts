@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { type AuthorityStore, loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
+import { type GateStore, loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type RunningProxy, startProxy } from '../src/proxy/index.js';
@@ -80,7 +80,7 @@ afterAll(removeTmpDirs);
 async function setUp(toolsRelistMs?: number) {
   const downstream = await startNotesServer();
   closers.push(downstream.close);
-  const store: AuthorityStore = await openSqliteStore(join(tmpDir('proxy-pins'), 'gate.db'));
+  const store: GateStore = await openSqliteStore(join(tmpDir('proxy-pins'), 'gate.db'));
   closers.push(() => store.close());
   const proxy: RunningProxy = await startProxy({
     policy: loadPolicy(POLICY),

@@ -42,7 +42,7 @@ export async function awaitApproval(c: ProxyContext, act: AgentCandidateAct, ext
     );
   }
   const token = extra._meta?.progressToken;
-  const decided = await waitForEscalationDecision(c.store, act.candidate_act_id, {
+  const decided = await waitForEscalationDecision(c.escalations, act.candidate_act_id, {
     timeoutMs: waitMs,
     signal: AbortSignal.any([extra.signal, c.stopped]),
     clock: c.clock,

@@ -1,7 +1,7 @@
 /** What the proxy records of each `tools/call`: one log line, and the observation metric. Ids, codes and digests only. */
 import type { AgentCandidateAct } from '../act.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
 import type { ProxyContext } from './options.js';
+import type { ProxyMode } from './schema.js';
 
 /** The call being answered: its tool name, when it started, and its act once mapped. */
 export interface CallAt {

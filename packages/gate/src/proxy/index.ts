@@ -5,15 +5,14 @@
 import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
-import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
-import { ProxyStore } from '../store/proxy-tables.js';
-import type { AuthorityStore } from '../store/types.js';
+import type { GateStore } from '../store/gate-store.js';
 import type { ApprovalsUi } from '../ui/index.js';
+import { DEFAULT_ARGUMENTS_RETENTION_MS } from '../ui/pending-arguments.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
+import type { ProxyMode } from './schema.js';
 import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
@@ -34,7 +33,7 @@ export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 export interface ProxyOptions {
   policy: Policy;
   /** The authority store; the proxy's tables live in it too. Closed when the proxy stops. */
-  store: AuthorityStore;
+  store: GateStore;
   /** The proxy's name: its acts' session id and its sink id `gate-proxy:NAME`. Concurrent proxies on one store need distinct names. */
   name: string;
   downstream: DownstreamSpec;
@@ -98,7 +97,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const fault = faultFromEnv();
   if (fault) log('fault_injection', { message: `TESTING ONLY: this proxy SIGKILLs itself at ${fault}`, point: fault }, 'warn');
   const gate = await proxyGate(opts, fault);
-  const pendingArguments = new PendingArgumentsStore(opts.store);
+  const { proxy: tables, pendingArguments } = opts.store;
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
   const downstream = await connectOrRefuse(opts.downstream);
   const info = downstream.getServerVersion();
@@ -107,14 +106,14 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const proxy = new GateProxy({
     gate,
     policy: opts.policy,
-    tables: new ProxyStore(opts.store),
+    tables,
     downstream,
     serverId,
     name: opts.name,
     mode,
     pinOnFirstUse: !!opts.pinOnFirstUse,
     log,
-    store: opts.store,
+    escalations: opts.store.escalations,
     pendingArguments,
     approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),

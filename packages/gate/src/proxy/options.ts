@@ -3,17 +3,17 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Clock } from '@vrpkit/core';
 import type { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
-import type { PendingArgumentsStore } from '../store/pending-arguments.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
-import type { ProxyStore } from '../store/proxy-tables.js';
-import type { AuthorityStore } from '../store/types.js';
+import type { Escalations } from '../store/ports.js';
+import type { PendingArguments } from '../ui/pending-arguments.js';
 import type { ProxyFaultPoint } from './fault.js';
 import type { ProxyLog } from './log.js';
+import type { ProxyMode } from './schema.js';
+import type { ProxyTables } from './tables.js';
 
 export interface GateProxyOptions {
   gate: Gate;
   policy: Policy;
-  tables: ProxyStore;
+  tables: ProxyTables;
   downstream: Client;
   /** The downstream's identity (see `serverIdentity`). */
   serverId: string;
@@ -23,10 +23,10 @@ export interface GateProxyOptions {
   /** Development only: pin every tool the first time it is seen. */
   pinOnFirstUse: boolean;
   log: ProxyLog;
-  /** The authority store the gate decides in (escalations are read from it while a call waits). */
-  store: AuthorityStore;
+  /** The escalations of the store the gate decides in (read while a call waits). */
+  escalations: Escalations;
   /** Where escalated acts' arguments are kept for the approvals page. */
-  pendingArguments: PendingArgumentsStore;
+  pendingArguments: PendingArguments;
   /** How long an escalated call waits for a person (0: refuse at once with the pending code). */
   approvalTimeoutMs: number;
   /** POST a notice (no arguments) here when an act waits (`--notify-url`). */

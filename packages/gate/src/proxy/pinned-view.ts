@@ -5,11 +5,11 @@
  * (docs/gateway.md, "Tool pinning").
  */
 import { sha256Base64url } from '@vrpkit/core';
-import type { ProxyMode } from '../store/proxy-schema.js';
-import type { ProxyStore } from '../store/proxy-tables.js';
 import type { DownstreamLink } from './downstream-link.js';
 import type { ProxyLog } from './log.js';
 import { isMcpToolName, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
+import type { ProxyMode } from './schema.js';
+import type { ProxyTables } from './tables.js';
 
 export interface ToolView {
   definition: PinnedToolDefinition;
@@ -25,7 +25,7 @@ export interface ToolView {
 export const DEFAULT_TOOLS_RELIST_MS = 1000;
 
 export interface PinnedViewOptions {
-  tables: ProxyStore;
+  tables: ProxyTables;
   serverId: string;
   mode: ProxyMode;
   /** Development only: pin every tool the first time it is seen. */

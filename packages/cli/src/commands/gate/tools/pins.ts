@@ -1,12 +1,12 @@
 /** The proxy's tool pins on the gate store, for the `tools` verbs and `report`. */
-import { ProxyStore } from '@vrpkit/gate';
+import type { ProxyTables } from '@vrpkit/gate';
 import { CliError, usage } from '../../../errors.js';
 import { run, terminalSafe } from '../../../io.js';
 import { closing, type GateStoreOptions, openStore } from '../options.js';
 
 /** Open the store's proxy tables, run, close; errors are reported as every command reports them. */
-export function withPins(o: GateStoreOptions, fn: (pins: ProxyStore) => Promise<void>): Promise<void> {
-  return run(o.json, () => closing(openStore(o, false), (store) => fn(new ProxyStore(store))));
+export function withPins(o: GateStoreOptions, fn: (pins: ProxyTables) => Promise<void>): Promise<void> {
+  return run(o.json, () => closing(openStore(o, false), (store) => fn(store.proxy)));
 }
 
 /** The server to operate on: the one named, or the only one known. */

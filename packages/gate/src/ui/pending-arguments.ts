@@ -1,26 +1,34 @@
 /**
- * Queries over the arguments of escalated acts (store/pending-arguments-schema.ts), kept for the
- * person deciding and purged once decided (or expired) plus a retention period.
+ * The port over the arguments of escalated acts (ui/pending-arguments-schema.ts) and its
+ * implementation on the store engine: kept for the person deciding (the proxy records them, the
+ * approvals page shows them) and purged once decided (or expired) plus a retention period.
  */
 import type { Kysely } from 'kysely';
-import { KyselyAuthorityStore } from './kysely-store.js';
+import type { GateDatabase, StoreEngine } from '../store/engine.js';
 import type { PendingArgumentsDatabase, PendingArgumentsTable } from './pending-arguments-schema.js';
-import type { GateDatabase } from './schema.js';
-import type { AuthorityStore } from './types.js';
 
 /** The default retention after a decision (`--retain-arguments`): 7 days. */
 export const DEFAULT_ARGUMENTS_RETENTION_MS = 7 * 86_400_000;
 
+export interface PendingArguments {
+  /** Keep the arguments of an escalated act (the first copy stays: its digest is the act's, and the act id binds it). */
+  record(row: PendingArgumentsTable): Promise<void>;
+  get(candidateActId: string): Promise<PendingArgumentsTable | undefined>;
+  /**
+   * Delete the arguments of acts decided, or expired while pending, more than `retentionMs`
+   * ago, and of acts with no escalation at all. Returns how many were purged.
+   */
+  purge(now: number, retentionMs: number): Promise<number>;
+}
+
 /** The pending-arguments queries over the store's own connection. */
-export class PendingArgumentsStore {
+export class SqlPendingArguments implements PendingArguments {
   private readonly db: Kysely<GateDatabase & PendingArgumentsDatabase>;
 
-  constructor(store: AuthorityStore) {
-    if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the pending arguments need a Kysely authority store');
-    this.db = store.kysely.withTables<PendingArgumentsDatabase>();
+  constructor(engine: StoreEngine) {
+    this.db = engine.db.withTables<PendingArgumentsDatabase>();
   }
 
-  /** Keep the arguments of an escalated act (the first copy stays: its digest is the act's, and the act id binds it). */
   async record(row: PendingArgumentsTable): Promise<void> {
     await this.db
       .insertInto('gate_pending_arguments')
@@ -33,10 +41,6 @@ export class PendingArgumentsStore {
     return await this.db.selectFrom('gate_pending_arguments').selectAll().where('candidate_act_id', '=', candidateActId).executeTakeFirst();
   }
 
-  /**
-   * Delete the arguments of acts decided, or expired while pending, more than `retentionMs`
-   * ago, and of acts with no escalation at all. Returns how many were purged.
-   */
   async purge(now: number, retentionMs: number): Promise<number> {
     const cutoff = now - retentionMs;
     const r = await this.db

@@ -1,12 +1,11 @@
 /**
- * The audit log's tables and the migration that adds them to the authority store (both
- * dialects, one migration mechanism). Entries hold ids, codes and digests only, never raw
- * tool arguments (Tool-Use Binding draft, security considerations: "Logs SHOULD store
- * digests, not raw arguments").
+ * The audit log's tables and the migrations that add them to the gate store (both dialects,
+ * listed in store/migrations.ts). Entries hold ids, codes and digests only, never raw tool
+ * arguments (Tool-Use Binding draft, security considerations: "Logs SHOULD store digests, not
+ * raw arguments").
  */
-import { sql } from 'kysely';
-import { createConsumeFunction } from './postgres-consume.js';
-import type { Migration } from './schema.js';
+import { type Kysely, sql } from 'kysely';
+import type { GateMigration } from '../store/migration.js';
 
 /** What a decision was. `deny` carries its EF code; `result` carries the failure code when the tool failed. */
 export type AuditKind =
@@ -71,11 +70,16 @@ export type AuditDatabase = {
 /** `prev_hash` of the first entry: 32 zero bytes, base64url. */
 export const AUDIT_GENESIS = 'A'.repeat(43);
 
-/** Migration 3 of the gate store: added, never edited (store/schema.ts MIGRATIONS is append only). */
-export const AUDIT_LOG_MIGRATION: Migration = {
-  version: 3,
-  name: 'hash-chained audit log, its head and signed checkpoints',
-  async up(db, _now, dialect) {
+/**
+ * The hash-chained audit log, its head and signed checkpoints. On PostgreSQL this migration also
+ * created the one-round-trip consume functions when it was released; `0005` (store/postgres-consume.ts)
+ * creates their current version on every store, so they are left to it here.
+ */
+export const AUDIT_LOG_MIGRATION: GateMigration = {
+  name: '0003_audit_log',
+  legacyVersion: 3,
+  async up(untyped) {
+    const db = untyped as Kysely<AuditDatabase>;
     await db.schema
       .createTable('gate_audit')
       .addColumn('seq', 'bigint', (c) => c.primaryKey())
@@ -107,22 +111,21 @@ export const AUDIT_LOG_MIGRATION: Migration = {
       .addColumn('public_jwk', 'text', (c) => c.notNull())
       .addColumn('jws', 'text', (c) => c.notNull())
       .execute();
-    // PostgreSQL consumes in one round trip through a function (store/postgres-consume.ts).
-    if (dialect === 'postgres') await createConsumeFunction(db);
   },
 };
 
 /**
- * Migration 9 of the gate store, SQLite only: `gate_audit` keyed by its rowid. Migration 3 declared
+ * SQLite only: `gate_audit` keyed by its rowid. Migration 0003 declared
  * `seq` as `bigint PRIMARY KEY`, which SQLite keeps as a second B-tree beside the table (only
  * `INTEGER PRIMARY KEY` is the rowid itself), so every append wrote one index page more than the
  * entry needs, in the durable commit of every act. The table is rebuilt once, rows and order kept.
  */
-export const AUDIT_ROWID_MIGRATION: Migration = {
-  version: 9,
-  name: 'SQLite: audit entries keyed by their rowid',
-  async up(db, _now, dialect) {
+export const AUDIT_ROWID_MIGRATION: GateMigration = {
+  name: '0009_sqlite_audit_rowid',
+  legacyVersion: 9,
+  async up(untyped, { dialect }) {
     if (dialect !== 'sqlite') return;
+    const db = untyped as Kysely<AuditDatabase>;
     await sql`create table gate_audit_by_rowid (
       seq integer primary key, at bigint not null, kind text not null, act_id text, tool text, server text,
       digest text, code text, actor text, prev_hash text not null, hash text not null)`.execute(db);

@@ -1,5 +1,6 @@
 /**
- * The gateway's queries over its tables (store/proxy-schema.ts): the tool pins a person
+ * The gateway's port over its tables (proxy/schema.ts) and its implementation on the store
+ * engine: the tool pins a person
  * decided and the denies the proxy returned or — in observe mode — would have returned.
  *
  * Tool pinning defends against tool poisoning and definition changes after review ("rug
@@ -8,12 +9,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { isMcpToolName } from '../proxy/pins.js';
-import { type Db, KyselyAuthorityStore } from './kysely-store.js';
-import { prepared } from './prepared.js';
-import type { ProxyDatabase, ProxyMode, ProxyObservationTable, ToolPinTable } from './proxy-schema.js';
-import type { GateDatabase } from './schema.js';
-import type { AuthorityStore } from './types.js';
+import type { Db, GateDatabase, StoreEngine } from '../store/engine.js';
+import { prepared } from '../store/prepared.js';
+import { isMcpToolName } from './pins.js';
+import type { ProxyDatabase, ProxyMode, ProxyObservationTable, ToolPinTable } from './schema.js';
 
 /** One tool as a definition was seen: what `recordSeen` writes. */
 export interface SeenTool {
@@ -38,19 +37,39 @@ export type PinOutcome =
   | { pinned: true; row: ToolPinTable }
   | { pinned: false; reason: 'unknown_tool' | 'digest_mismatch'; row?: ToolPinTable };
 
+/** What the proxy, the approvals page and the CLI need of the gateway's tables. */
+export interface ProxyTables {
+  /**
+   * The server identity's pin version: it changes with every pin and unpin of its tools (from
+   * any process on the store), so pins read at one version are current while it stays the same.
+   */
+  pinVersion(serverId: string): Promise<number>;
+  /** Record the definitions a `tools/list` returned (the pin is untouched: a changed definition stays unpinned). */
+  recordSeen(tools: readonly SeenTool[], now: number): Promise<void>;
+  getPin(serverId: string, toolName: string): Promise<ToolPinTable | undefined>;
+  listPins(serverId?: string): Promise<ToolPinTable[]>;
+  /**
+   * Pin the definition last seen. With `digest`, only if that is still the definition seen (the
+   * person pins what they reviewed, never a definition that changed meanwhile).
+   */
+  pin(serverId: string, toolName: string, opts: { by: string; now: number; digest?: string }): Promise<PinOutcome>;
+  /** Remove a pin: the tool is hidden and refused until pinned again. False when the tool was not pinned. */
+  unpin(serverId: string, toolName: string, opts?: { by?: string; now?: number }): Promise<boolean>;
+  recordObservation(o: Omit<ProxyObservationTable, 'observation_id'>): Promise<void>;
+  /** The pilot metric (Tool-Use Binding draft, pilot: "denies that would have been sends"), grouped. */
+  countObservations(since: number): Promise<ObservationCount[]>;
+}
+
 /** The gateway's queries over the store's own connection (so SQLite keeps one handle per process). */
-export class ProxyStore {
+export class SqlProxyTables implements ProxyTables {
   private readonly db: Kysely<GateDatabase & ProxyDatabase>;
-  private readonly store: KyselyAuthorityStore;
   /** The pin read, compiled once (store/prepared.ts). */
   private readonly pinQuery;
   /** The pin version read of every `tools/call`, compiled once. */
   private readonly pinVersionQuery;
 
-  constructor(store: AuthorityStore) {
-    if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the proxy tables need a Kysely authority store');
-    this.store = store;
-    const db = store.kysely.withTables<ProxyDatabase>();
+  constructor(private readonly store: StoreEngine) {
+    const db = store.db.withTables<ProxyDatabase>();
     this.db = db;
     this.pinQuery = prepared(['server', 'tool'], (m) =>
       db.selectFrom('gate_tool_pin').selectAll().where('server_id', '=', m.server).where('tool_name', '=', m.tool),

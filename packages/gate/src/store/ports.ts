@@ -1,8 +1,17 @@
+/**
+ * The ledger's ports: the epochs, the decisions and their single-use authority, the escalations a
+ * person decides and the dispatch journal. Each is small and says what its callers need; one
+ * store object (`GateStore`, store/gate-store.ts) carries them beside the feature ports (audit
+ * log, proxy tables, pending arguments), and every implementation passes the contract suite of
+ * each port (test/store.test.ts).
+ */
 import type { PolicyState } from '../act.js';
-import type { AuditEvent, AuditSigner } from '../audit/chain.js';
+import type { AuditEvent } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
-import type { AuditCheckpointTable, AuditTable } from './audit-schema.js';
-import type { AuthorityTable, EscalationStatus, EscalationTable, EvidenceTable, JournalState, JournalTable } from './schema.js';
+import type { StoreCallOptions } from './dialect.js';
+import type { AuthorityTable, EscalationStatus, EscalationTable, EvidenceTable, JournalState, JournalTable } from './ledger-schema.js';
+
+export type { StoreCallOptions };
 
 export type AuthorityRow = AuthorityTable;
 export type EvidenceRow = EvidenceTable;
@@ -45,11 +54,6 @@ export type ConsumeOutcome =
   /** `invalidated`: the authority this refusal consumed (an origin change), when it did. */
   | { ok: false; code: EfCode; reason: string; invalidated?: string };
 
-export interface StoreCallOptions {
-  /** Bound on waiting for the store (locks, statement time). Exceeding it throws `StoreTimeoutError` and changes nothing. */
-  timeoutMs?: number;
-}
-
 /** What one authorize() decision writes, in one transaction, evidence first (evidence before authority). */
 export interface DecisionRecord {
   evidence: EvidenceRow;
@@ -87,36 +91,38 @@ export type DecisionResult =
 
 export type OutcomeRecord = { state: 'EFFECTUATED'; result_json: string | null } | { state: 'FAILED'; error_code: string };
 
-/**
- * A durable authority store: the system of record for single-use consumption.
- * Every implementation passes the one contract suite in `test/store.test.ts`.
- */
-/** The audit chain's head: the last entry's seq and hash (seq 0 and the genesis hash when empty). */
-export interface AuditHead {
-  seq: number;
-  hash: string;
+/** The epochs (Finality-bound revocation draft): what every authority is issued under and checked against. */
+export interface Epochs {
+  /** The current epochs. */
+  current(opts?: StoreCallOptions): Promise<PolicyState>;
+  /** Record the digest of the policy now in force; a different digest than the stored one bumps `policy_epoch`. */
+  syncPolicyDigest(digest: string, now: number): Promise<PolicyState>;
+  /** Bump one epoch: every outstanding authority issued under the old value becomes stale. */
+  bump(epoch: keyof PolicyState, now: number): Promise<PolicyState>;
 }
 
-export interface AuditReadOptions {
-  /** Entries with a greater seq. Default 0. */
-  afterSeq?: number;
-  /** Entries at or after this time (epoch ms). */
+/** One line of the decision trail (evidence of the gate's decisions, and the people's decisions on escalations). */
+export interface DecisionTrailEntry {
+  at: number;
+  /** What was decided: ISSUED, ESCALATED, DENIED (the gate), APPROVED, REJECTED (a person). */
+  decision: string;
+  candidate_act_id: string;
+  code: string | null;
+  /** Digests only: the trail never holds raw arguments. */
+  digest: string | null;
+  actor: string | null;
+}
+
+export interface DecisionTrailFilter {
+  decision?: string;
+  /** Substring of the candidate act id. */
+  act?: string;
   since?: number;
   limit: number;
 }
 
-export interface AuthorityStore {
-  readonly dialect: 'sqlite' | 'postgres';
-  /** Where the store lives, for messages (a file path, or a URL without credentials). */
-  readonly location: string;
-
-  /** The current epochs. */
-  policyState(opts?: StoreCallOptions): Promise<PolicyState>;
-  /** Record the digest of the policy now in force; a different digest than the stored one bumps `policy_epoch`. */
-  syncPolicyDigest(digest: string, now: number): Promise<PolicyState>;
-  /** Bump one epoch: every outstanding authority issued under the old value becomes stale (Finality-bound revocation draft). */
-  bumpEpoch(epoch: keyof PolicyState, now: number): Promise<PolicyState>;
-
+/** The system of record for single-use authority (Execution Handle draft, atomic consumption). */
+export interface Ledger {
   /**
    * Write an authorize() decision: the evidence row, then (if any) the authority or the escalation, atomically.
    * An escalation row is immutable in what it binds: re-escalating its act id with another
@@ -127,8 +133,7 @@ export interface AuthorityStore {
   getAuthorityById(authorityId: string): Promise<AuthorityRow | undefined>;
   getEvidence(evidenceId: string): Promise<EvidenceRow | undefined>;
   /** Revoke one unconsumed authority; false when it does not exist or is no longer ISSUED. */
-  revokeAuthority(authorityId: string, now: number): Promise<boolean>;
-
+  revoke(authorityId: string, now: number): Promise<boolean>;
   /**
    * The Tool-Use Binding draft's enforce() MUSTs 3 and 4 in ONE atomic step: read the epochs and the authority,
    * refuse when it is missing, consumed, revoked, expired, bound to another sink,
@@ -142,43 +147,37 @@ export interface AuthorityStore {
    * by the same consume step as any other before it is consumed.
    */
   issueAndConsume(record: IssueAndConsumeRecord, req: ConsumeRequest, opts?: StoreCallOptions): Promise<IssueAndConsumeResult>;
+  /** The decisions recorded (evidence and decided escalations), newest first: the approvals page's trail. */
+  decisionTrail(filter: DecisionTrailFilter): Promise<DecisionTrailEntry[]>;
+}
 
-  getEscalation(candidateActId: string): Promise<EscalationRow | undefined>;
-  listEscalations(status?: EscalationStatus): Promise<EscalationRow[]>;
+/** Escalated acts a person decides ([I-D.das-agentic] EF-070). */
+export interface Escalations {
+  get(candidateActId: string): Promise<EscalationRow | undefined>;
+  list(status?: EscalationStatus): Promise<EscalationRow[]>;
+  /** The latest decided escalations, newest first. */
+  recentlyDecided(limit: number): Promise<EscalationRow[]>;
   /**
    * Decide a PENDING escalation bound to `bindingDigest` (the binding the person reviewed);
    * returns the updated row, or undefined when none with that binding was pending.
    */
-  decideEscalation(
+  decide(
     candidateActId: string,
     bindingDigest: string,
     status: 'APPROVED' | 'REJECTED',
     approver: string,
     now: number,
   ): Promise<EscalationRow | undefined>;
+}
 
-  getJournal(candidateActId: string): Promise<JournalRow | undefined>;
-  listJournal(opts?: { limit?: number; state?: JournalState }): Promise<JournalRow[]>;
+/** The dispatch journal (Tool-Use Binding draft, T-G and retries). */
+export interface Journal {
+  get(candidateActId: string): Promise<JournalRow | undefined>;
+  list(opts?: { limit?: number; state?: JournalState }): Promise<JournalRow[]>;
   /** CONSUMED → INVOKED, durably, before invoke; only the owner that consumed may do it. */
   markInvoked(candidateActId: string, owner: string, now: number): Promise<boolean>;
   /** INVOKED → EFFECTUATED | FAILED (the result is kept for a retry of the same act). */
   recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean>;
   /** After a restart of `owner`: every CONSUMED/INVOKED row of it becomes EFFECT_RESULT_UNKNOWN. Returns the count. */
   recoverUnfinished(owner: string, now: number): Promise<number>;
-
-  /**
-   * The audit log: every decision the store writes (issue, deny, escalate, approve, reject,
-   * consume, invoke, result) appends its entry in the decision's own transaction; `appendAudit`
-   * appends others (a deny decided before the store, a pin) in a transaction of their own.
-   */
-  appendAudit(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead>;
-  auditHead(): Promise<AuditHead>;
-  readAudit(opts: AuditReadOptions): Promise<AuditTable[]>;
-  listAuditCheckpoints(): Promise<AuditCheckpointTable[]>;
-  /** Sign checkpoints with this key from now on (every `every` entries, and the head on close). */
-  useAuditSigner(signer: AuditSigner): void;
-  /** Sign the current head unless it is signed already. No-op without a signer. */
-  checkpointAudit(now: number): Promise<void>;
-
-  close(): Promise<void>;
 }

@@ -5,7 +5,7 @@
  * bounded in time; logs, evidence and escalations keep digests only (Tool-Use Binding
  * draft, security considerations: "Logs SHOULD store digests, not raw arguments").
  */
-import type { Migration } from './schema.js';
+import type { GateMigration } from '../store/migration.js';
 
 export interface PendingArgumentsTable {
   candidate_act_id: string;
@@ -18,10 +18,10 @@ export interface PendingArgumentsTable {
 // A type alias (not an interface) so Kysely's `withTables` accepts it.
 export type PendingArgumentsDatabase = { gate_pending_arguments: PendingArgumentsTable };
 
-/** Migration 4 of the gate store: added, never edited (store/schema.ts MIGRATIONS is append only). */
-export const PENDING_ARGUMENTS_MIGRATION: Migration = {
-  version: 4,
-  name: 'arguments of escalated acts, kept for the person deciding until decided plus retention',
+/** The arguments of escalated acts, kept for the person deciding until decided plus retention. */
+export const PENDING_ARGUMENTS_MIGRATION: GateMigration = {
+  name: '0004_pending_arguments',
+  legacyVersion: 4,
   async up(db) {
     await db.schema
       .createTable('gate_pending_arguments')

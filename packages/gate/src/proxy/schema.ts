@@ -1,10 +1,11 @@
 /**
- * The gateway's tables (tool pins, proxy observations) and the migration that adds them to
- * the authority store, so SQLite and PostgreSQL get them through the store's one versioned
- * migration mechanism. Nothing here holds tool arguments: definitions are the server's, and
+ * The gateway's tables (tool pins, proxy observations) and the migrations that add them to the
+ * gate store (listed in store/migrations.ts), so SQLite and PostgreSQL get them through the
+ * store's one migration mechanism. Nothing here holds tool arguments: definitions are the server's, and
  * observations carry digests only.
  */
-import type { Migration } from './schema.js';
+import type { Kysely } from 'kysely';
+import type { GateMigration } from '../store/migration.js';
 
 export interface ToolPinTable {
   /** The downstream server's identity as the proxy binds it (stdio command digest or HTTP URL). */
@@ -54,11 +55,12 @@ export type ProxyDatabase = {
   gate_tool_pin_version: ToolPinVersionTable;
 };
 
-/** Migration 2 of the gate store: added, never edited (store/schema.ts MIGRATIONS is append only). */
-export const PROXY_TABLES_MIGRATION: Migration = {
-  version: 2,
-  name: 'gateway tool pins and proxy observations',
-  async up(db) {
+/** Gateway tool pins and proxy observations. */
+export const PROXY_TABLES_MIGRATION: GateMigration = {
+  name: '0002_proxy_tables',
+  legacyVersion: 2,
+  async up(untyped) {
+    const db = untyped as Kysely<ProxyDatabase>;
     await db.schema
       .createTable('gate_tool_pin')
       .addColumn('server_id', 'text', (c) => c.notNull())
@@ -89,10 +91,10 @@ export const PROXY_TABLES_MIGRATION: Migration = {
   },
 };
 
-/** Migration 6 of the gate store: the pin version a proxy checks on every call (store/schema.ts MIGRATIONS is append only). */
-export const PIN_VERSION_MIGRATION: Migration = {
-  version: 6,
-  name: 'gateway pin version per server identity',
+/** The pin version per server identity a proxy checks on every call. */
+export const PIN_VERSION_MIGRATION: GateMigration = {
+  name: '0006_pin_version',
+  legacyVersion: 6,
   async up(db) {
     await db.schema
       .createTable('gate_tool_pin_version')

@@ -1,0 +1,34 @@
+/**
+ * The audit log's port: what the gate, the proxy, the CLI and the verifier need of the chain,
+ * whichever database holds it. The store appends the entries of every decision it writes in that
+ * decision's own transaction; `append` is for decisions made elsewhere.
+ */
+import type { StoreCallOptions } from '../store/dialect.js';
+import type { AuditEvent, AuditSigner } from './chain.js';
+import type { AuditCheckpointTable, AuditTable } from './schema.js';
+
+/** The audit chain's head: the last entry's seq and hash (seq 0 and the genesis hash when empty). */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+}
+
+export interface AuditReadOptions {
+  /** Entries with a greater seq. Default 0. */
+  afterSeq?: number;
+  /** Entries at or after this time (epoch ms). */
+  since?: number;
+  limit: number;
+}
+
+export interface AuditLog {
+  /** Append decisions made outside the store's own transactions (a deny decided before the store, …), in one transaction. */
+  append(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead>;
+  head(): Promise<AuditHead>;
+  read(opts: AuditReadOptions): Promise<AuditTable[]>;
+  checkpoints(): Promise<AuditCheckpointTable[]>;
+  /** Sign checkpoints with this key from now on (every `every` entries, and the head on close). */
+  useSigner(signer: AuditSigner): void;
+  /** Sign the current head unless it is signed already. No-op without a signer. */
+  checkpoint(now: number): Promise<void>;
+}

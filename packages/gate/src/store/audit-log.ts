@@ -1,0 +1,40 @@
+/** The audit log port on the store engine: the chain's appends, reads and signed checkpoints (audit/chain.ts). */
+import type { AuditEvent, AuditSigner } from '../audit/chain.js';
+import type { AuditHead, AuditLog, AuditReadOptions } from '../audit/port.js';
+import type { AuditCheckpointTable, AuditTable } from '../audit/schema.js';
+import type { StoreCallOptions } from './dialect.js';
+import { appendEntries, type StoreEngine } from './engine.js';
+
+export class SqlAuditLog implements AuditLog {
+  constructor(private readonly engine: StoreEngine) {}
+
+  append(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead> {
+    const { ops, q, auditSigner } = this.engine;
+    return ops.run(() => appendEntries(q, events, now, auditSigner), opts?.timeoutMs);
+  }
+
+  async head(): Promise<AuditHead> {
+    return await this.engine.db.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).executeTakeFirstOrThrow();
+  }
+
+  async read(opts: AuditReadOptions): Promise<AuditTable[]> {
+    let q = this.engine.db
+      .selectFrom('gate_audit')
+      .selectAll()
+      .where('seq', '>', opts.afterSeq ?? 0);
+    if (opts.since !== undefined) q = q.where('at', '>=', opts.since);
+    return q.orderBy('seq').limit(opts.limit).execute();
+  }
+
+  async checkpoints(): Promise<AuditCheckpointTable[]> {
+    return this.engine.db.selectFrom('gate_audit_checkpoint').selectAll().orderBy('seq').execute();
+  }
+
+  useSigner(signer: AuditSigner): void {
+    this.engine.useAuditSigner(signer);
+  }
+
+  checkpoint(now: number): Promise<void> {
+    return this.engine.checkpointAudit(now);
+  }
+}
