@@ -24,9 +24,9 @@ import { ed25519PrivateJwkFromSeed } from '@vrpkit/core';
 import {
   type ActContext,
   type AgentCandidateAct,
-  type AuthorityStore,
   digestArguments,
   Gate,
+  type GateStore,
   loadPolicy,
   mapToolUse,
   openPostgresStore,
@@ -189,7 +189,7 @@ async function postgresFloor(url: string, schema: string): Promise<Floor> {
   };
 }
 
-async function scenario(name: string, store: AuthorityStore, floor: Floor) {
+async function scenario(name: string, store: GateStore, floor: Floor) {
   const gate = new Gate({ store, policy, sinkId: 'bench-sink', signingKey, instanceId: `bench-${name}` });
   const ctx = await actContext(gate, `bench-${name}`);
   const ungated: number[] = [];
@@ -265,7 +265,7 @@ async function scenario(name: string, store: AuthorityStore, floor: Floor) {
  * enforce with `enforcers` concurrent callers over one store (PostgreSQL: one pool): acts are
  * authorized first (not timed), then each caller enforces the next act from a shared queue.
  */
-async function concurrentEnforce(store: AuthorityStore, enforcers: number) {
+async function concurrentEnforce(store: GateStore, enforcers: number) {
   const gate = new Gate({ store, policy, sinkId: 'bench-sink', signingKey, instanceId: `bench-concurrent-${enforcers}` });
   const acts = await authorizedActs(gate, `bench-concurrent-${enforcers}`, CONCURRENT_ACTS);
   const samples: number[] = [];
@@ -295,7 +295,7 @@ const COST_WARMUP = 300;
  * acts authorized beforehand (sequential enforces, nothing else running in the process).
  * Allocation is the heap growth over the batch plus what each GC in it freed (v8 GCProfiler).
  */
-async function enforceCost(name: string, store: AuthorityStore) {
+async function enforceCost(name: string, store: GateStore) {
   const gate = new Gate({ store, policy, sinkId: 'bench-sink', signingKey, instanceId: `bench-cost-${name}` });
   const acts = await authorizedActs(gate, `bench-cost-${name}`, COST_WARMUP + COST_ACTS);
   const enforceAll = async (batch: AgentCandidateAct[]) => {

@@ -109,7 +109,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
       async approveHeld(id: string) {
         const store = await openSqliteStore(opened.storeFile);
         try {
-          const row = await store.getEscalation(id);
+          const row = await store.escalations.get(id);
           const act = JSON.parse(row!.act_json) as AgentCandidateAct;
           expect((await opened.gate.approve(id, DEMO_GUEST.email, actBindingDigest(act, SINK_ID))).status).toBe('issued');
         } finally {

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalSha256Base64url, sha256Base64url, visibleEscapes } from '@vrpkit/core';
-import { openSqliteStore, ProxyStore } from '@vrpkit/gate';
+import { openSqliteStore } from '@vrpkit/gate';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -95,7 +95,7 @@ describe('vrp gate proxy in front of a server with hostile tool names and descri
     const serverId = seen[0]!.server_id;
     const s = await openSqliteStore(store);
     try {
-      const t = new ProxyStore(s);
+      const t = s.proxy;
       const definition = { name: HOSTILE_NAME, description: 'desc\x1b]0;title\x07' };
       const now = Date.now();
       await t.recordSeen(

@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Base64url } from '@vrpkit/core';
 import { z } from 'zod';
-import { assertIJson } from './ijson.js';
+import { assertIJson, copyIJson } from './ijson.js';
 
 /**
  * The Agent Candidate Act (Agent Candidate Act profile, candidate act schema, as the Tool-Use Binding draft reproduces it): the non-effective
@@ -196,49 +196,55 @@ export function validateAct(act: unknown): { ok: true; act: AgentCandidateAct } 
 
 /**
  * The act's `arguments_digest` (Tool-Use Binding draft, OpenAI mapping: "parse arguments as JSON, then
- * canonicalize the object, then hash"): SHA-256 over RFC 8785 canonical JSON, base64url.
+ * canonicalize the object, then hash"): SHA-256 over RFC 8785 canonical JSON, base64url. A
+ * `LiveArguments` snapshot carries its digest already and is not digested again.
  * Non-I-JSON values throw GateError('EF_MALFORMED_ARGUMENTS').
  */
 export function digestArguments(args: unknown): ArgumentsDigest {
-  const known = snapshotDigest(args);
-  if (known) return known;
+  if (LiveArguments.is(args)) return args.digest;
   assertIJson(args);
   return digestOfCanonical(canonicalJson(args));
 }
 
-/** The live arguments as enforced: their digest, and the frozen copy that digest covers. */
-export interface LiveArguments<A> {
-  digest: ArgumentsDigest;
-  /** A deep copy rebuilt from the digested canonical JSON, deeply frozen: what invoke receives. */
-  args: A;
+/**
+ * The live arguments as enforced: the deep, frozen plain copy whose canonical JSON was digested
+ * (what invoke receives) and that digest (Tool-Use Binding draft, enforce() contract, MUSTs 1 and 2:
+ * the tool runs with the arguments whose digest was checked, so a caller mutating its own object
+ * after the consume changes nothing). The digest travels with the arguments as data: the adapter
+ * snapshots once, the mapper puts the snapshot's digest in the act, dispatch checks against it —
+ * one JCS + SHA-256 pass per call. Only `snapshotLiveArguments` makes one (a private brand, so an
+ * object that merely looks like one is digested as arguments, never trusted).
+ */
+export class LiveArguments<A> {
+  readonly #snapshot = true;
+  private constructor(
+    /** Deeply frozen: exactly what `digest` covers. */
+    readonly args: A,
+    readonly digest: ArgumentsDigest,
+  ) {
+    Object.freeze(this);
+  }
+
+  /** Whether `value` is a snapshot this module made (never a look-alike). */
+  static is(value: unknown): value is LiveArguments<unknown> {
+    return typeof value === 'object' && value !== null && #snapshot in value;
+  }
+
+  /** @internal use `snapshotLiveArguments`. */
+  static take<A>(args: A): LiveArguments<A> {
+    // One read of the caller's value (a getter answers once), checked as I-JSON; the digest and
+    // the frozen arguments are both of that copy.
+    const copy = copyIJson(args);
+    return new LiveArguments(deepFreeze(copy) as A, digestOfCanonical(canonicalJson(copy)));
+  }
 }
 
 /**
- * Digest the live arguments once and keep exactly what was digested (Tool-Use Binding draft,
- * enforce() contract, MUSTs 1 and 2): the tool must run with the arguments whose digest was
- * checked, so a caller mutating its own object after the consume changes nothing.
- * Non-I-JSON values throw GateError('EF_MALFORMED_ARGUMENTS').
+ * Digest the live arguments once and keep exactly what was digested; a snapshot is returned as it
+ * is. Non-I-JSON values throw GateError('EF_MALFORMED_ARGUMENTS').
  */
-export function snapshotLiveArguments<A>(args: A): LiveArguments<A> {
-  const known = snapshotDigest(args);
-  if (known) return { digest: known, args };
-  assertIJson(args);
-  const canonical = canonicalJson(args);
-  const digest = digestOfCanonical(canonical);
-  const copy = deepFreeze(JSON.parse(canonical)) as A;
-  if (typeof copy === 'object' && copy !== null) snapshots.set(copy, digest);
-  return { digest, args: copy };
-}
-
-/**
- * The digest of every snapshot this module made, by its root. A snapshot is deeply frozen, so it
- * still holds exactly what was digested: the proxy's snapshot, its act's digest and dispatch's
- * live digest are one JCS + SHA-256 pass over the arguments, not three.
- */
-const snapshots = new WeakMap<object, ArgumentsDigest>();
-
-function snapshotDigest(args: unknown): ArgumentsDigest | undefined {
-  return typeof args === 'object' && args !== null ? snapshots.get(args) : undefined;
+export function snapshotLiveArguments<A>(args: A | LiveArguments<A>): LiveArguments<A> {
+  return LiveArguments.is(args) ? (args as LiveArguments<A>) : LiveArguments.take(args as A);
 }
 
 function digestOfCanonical(canonical: string): ArgumentsDigest {

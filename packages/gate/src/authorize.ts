@@ -15,7 +15,7 @@ import { actAudit, denied, evidenceRow, recordBindingConflict, recordDenial, rec
 import { type AuthorizeOutcome, asGateError, type GateContext } from './gate-context.js';
 import type { PolicyDecision } from './policy.js';
 import { randomId } from './random-id.js';
-import type { AuthorityRow, ConsumeOutcome, ConsumeRequest } from './store/types.js';
+import type { AuthorityRow, ConsumeOutcome, ConsumeRequest } from './store/ports.js';
 
 /**
  * An authorize() outcome inside dispatch: `consumed` when the issuance and the consume committed
@@ -54,7 +54,7 @@ export async function authorizeValidated(
 ): Promise<DispatchAuthorizeOutcome> {
   if (a.finality_sink.sink_id !== ctx.sinkId) return denied('EF_040');
   if (Date.parse(a.expires_at) <= now) return denied('EF_002');
-  const existing = known === undefined ? await ctx.store.getAuthority(a.candidate_act_id) : known;
+  const existing = known === undefined ? await ctx.store.ledger.getAuthority(a.candidate_act_id) : known;
   if (existing) return existingOutcome(ctx, existing, a, now);
   const d = decided ?? ctx.policy.evaluate(a);
   if (d.decision === 'issue') return issue(ctx, a, now, d.ttlMs, d.reason, null, consume);
@@ -135,11 +135,11 @@ async function issue(
   let consumed: ConsumeOutcome | undefined;
   try {
     if (consume) {
-      const written = await ctx.store.issueAndConsume({ expectEpochs: epochs, evidence, authority: row, audit }, consume, opts);
+      const written = await ctx.store.ledger.issueAndConsume({ expectEpochs: epochs, evidence, authority: row, audit }, consume, opts);
       if (!written.recorded) return recordStale(ctx, act, written.current, now);
       consumed = written.outcome;
     } else {
-      const written = await ctx.store.recordDecision({ expectEpochs: epochs, evidence, authority: row, audit }, opts);
+      const written = await ctx.store.ledger.recordDecision({ expectEpochs: epochs, evidence, authority: row, audit }, opts);
       if (!written.recorded) {
         return 'conflict' in written ? recordBindingConflict(ctx, act, now) : recordStale(ctx, act, written.current, now);
       }
@@ -147,7 +147,7 @@ async function issue(
   } catch (e) {
     // Another process issued for the same act first (one authority per act id): report that one.
     // dispatch's issue-and-consume (which read nothing before) takes its general path for it instead.
-    const raced = await ctx.store.getAuthority(act.candidate_act_id);
+    const raced = await ctx.store.ledger.getAuthority(act.candidate_act_id);
     if (raced) return consume ? { ...existingOutcome(ctx, raced, act, now), exists: true } : existingOutcome(ctx, raced, act, now);
     throw e;
   }

@@ -11,34 +11,40 @@ import { dirname } from 'node:path';
 import { type Clock, type Ed25519PublicJwk, systemClock } from '@vrpkit/core';
 import Database from 'better-sqlite3';
 import { digestArguments } from './act.js';
-import { httpRequestArgs } from './adapters/fetch.js';
 import { type AgentFinalityAuthority, AUTHORITY_HEADER, AUTHORITY_META_KEY, verifyAuthority } from './authority.js';
 import { type EfCode, GateError, hostErrorObject } from './errors.js';
+import { effectiveMethod, httpRequestArgs } from './vendors/fetch/handle.js';
 
 /** The server side's own single-use record of the authorities it accepted. */
 export interface ReplayGuard {
-  /** Record the authority as spent: true the first time, false ever after. */
-  consume(authorityId: string, expiresAt: number): boolean | Promise<boolean>;
+  /**
+   * Record the authority as spent: true the first time, false ever after. `now` is the verifier's
+   * clock reading the authority's expiry was checked against: a guard may forget an authority only
+   * once it expired by that clock (issue 36 defect 20: one clock, never the guard's own).
+   */
+  consume(authorityId: string, expiresAt: number, now: number): boolean | Promise<boolean>;
   close?(): void;
 }
 
 /**
  * A durable replay guard in a SQLite file: one conditional insert per call (the primary key is the
  * authority id), in WAL mode with synchronous FULL, so an accepted authority stays spent across a
- * crash. Expired rows are purged as new ones arrive (an expired authority fails verification anyway).
+ * crash. Rows are purged as new ones arrive, only those expired by the verifier's clock (`now`), which
+ * refuses them as expired anyway.
  */
-export function openSqliteReplayGuard(file: string, clock: Clock = systemClock): ReplayGuard {
+export function openSqliteReplayGuard(file: string): ReplayGuard {
   mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec('CREATE TABLE IF NOT EXISTS spent_authority (authority_id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID');
   const insert = db.prepare('INSERT OR IGNORE INTO spent_authority (authority_id, expires_at) VALUES (?, ?)');
-  const purge = db.prepare('DELETE FROM spent_authority WHERE expires_at < ?');
+  // verifyAuthority refuses `expires_at <= now`: exactly these rows may go.
+  const purge = db.prepare('DELETE FROM spent_authority WHERE expires_at <= ?');
   let n = 0;
   return {
-    consume(authorityId, expiresAt) {
-      if (++n % 1000 === 0) purge.run(clock.now());
+    consume(authorityId, expiresAt, now) {
+      if (++n % 1000 === 0) purge.run(now);
       return insert.run(authorityId, expiresAt).changes === 1;
     },
     close: () => db.close(),
@@ -82,7 +88,7 @@ export async function verifyForwardedAuthority(
   }
   if (live !== a.arguments_digest.value) return fail('EF_SCOPE_MISMATCH', 'arguments differ from the authorized digest');
   try {
-    if (!(await opts.replay.consume(a.authority_id, Date.parse(a.expires_at)))) return fail('EF_005', 'authority already spent here');
+    if (!(await opts.replay.consume(a.authority_id, Date.parse(a.expires_at), now))) return fail('EF_005', 'authority already spent here');
   } catch {
     return fail('EF_STORE_UNAVAILABLE', 'the replay guard is unavailable');
   }
@@ -113,7 +119,8 @@ export function requireAuthority<A extends Record<string, unknown>, E extends { 
 /**
  * For an HTTP server behind the fetch wrapper: check the `Agent-Finality-Authority` header of a
  * request against its method, URL and body (the request body is read; pass a clone if the handler
- * needs it). `toolId` is the gate's tool id for these requests (default `http_request`).
+ * needs it). Forwarding headers (`Forwarded`, `X-Forwarded-*`, `X-Real-IP`) are not part of the
+ * check: the gate strips them from what it sends, so any that arrive were added after it. `toolId` is the gate's tool id for these requests (default `http_request`).
  */
 export async function verifyForwardedRequest(
   request: Request,
@@ -122,7 +129,8 @@ export async function verifyForwardedRequest(
   const { args } = await httpRequestArgs(request);
   return verifyForwardedAuthority(
     request.headers.get(AUTHORITY_HEADER),
-    { tool: opts.toolId ?? 'http_request', function: request.method, arguments: args },
+    // The gate's act names the method the server acts as (a method override included).
+    { tool: opts.toolId ?? 'http_request', function: effectiveMethod(request), arguments: args },
     opts,
   );
 }

@@ -1,23 +1,29 @@
 /**
- * dispatch: authorize (if the act has no authority yet) → enforce, whose consume journals the act
- * INVOKED → invoke exactly once → journal the result (consume strictly before invoke, durably:
- * Tool-Use Binding draft, "verified and durably consumed at the sink"). An act the policy issues
- * authority for from a hot envelope takes ONE durable commit before invoke: evidence, authority,
- * consume, journal row and audit entries together (store `issueAndConsume`). The act is validated once and
- * the live arguments are digested once; invoke receives the frozen copy that digest covers.
- * A retry of an act whose authority was consumed gets the recorded result or a deny, never a
- * second invoke (Tool-Use Binding draft, Retries: "a new act or a fetch of the original
- * tool_result, never a second invoke").
+ * One gated call, each step once and in this order (Tool-Use Binding draft, enforce() contract;
+ * issue 31 item 5):
+ *
+ *   1. map       — the caller's (a vendor's `map.ts`): the act, and the `LiveArguments` snapshot
+ *                  whose digest it carries
+ *   2. validate  — the act against the candidate act schema (`validateAct`)
+ *   3. digest    — the live arguments, once: a snapshot is taken as it is (it carries its digest)
+ *   4. authorize — a hot envelope issues (and consumes, in the same commit); an approval found,
+ *                  used; an escalation returns with `resume()`; a retry of a finished act gets its
+ *                  recorded result or a deny, never a second invoke (Retries)
+ *   5. enforce   — MUSTs 1–5; the consume journals the act INVOKED in its own transaction
+ *   6. invoke    — exactly once, with the frozen snapshot, then the outcome is journaled
+ *
+ * A person's approval does not re-run the pipeline: the escalated outcome's `resume()` continues
+ * the same validated act with the same snapshot at step 4.
  */
 import { asRecord } from '@vrpkit/core';
-import { type LiveArguments, snapshotLiveArguments, validateAct } from './act.js';
+import { type AgentCandidateAct, type LiveArguments, snapshotLiveArguments, validateAct } from './act.js';
 import { authorizeValidated } from './authorize.js';
 import { auditedDeny, consumedDecision, consumeRequest, denyDecision, enforceValidated } from './enforce.js';
-import type { EfCode, EnforceDecision } from './errors.js';
+import { type EfCode, type EnforceDecision, GateError } from './errors.js';
 import { recordDenial } from './evidence.js';
 import { asGateError, type GateContext } from './gate-context.js';
 import { retryOutcome } from './journal.js';
-import type { ConsumeOutcome } from './store/types.js';
+import type { ConsumeOutcome } from './store/ports.js';
 
 /**
  * What invoke is handed with the arguments: the authority it runs under, for a cooperating sink
@@ -43,7 +49,15 @@ export interface DispatchOutcome<T> {
    * on return unless the gate defers outcomes (`GateOptions.deferOutcome`).
    */
   settled?: Promise<void>;
+  /**
+   * Escalated (EF_APPROVAL_REQUIRED): continue this very act once a person decided — authorize
+   * (the approval's authority, or the refusal), enforce, invoke — with the act and arguments
+   * already validated and digested. Called while still pending, it answers the same escalation.
+   */
+  resume?: () => Promise<DispatchOutcome<T>>;
 }
+
+type Invoke<A, T> = (args: A, grant: DispatchGrant) => Promise<T>;
 
 /**
  * The tool is invoked with `args`, a deep, frozen copy of `liveArgs` taken when they were
@@ -53,67 +67,111 @@ export interface DispatchOutcome<T> {
 export async function dispatch<A, T>(
   ctx: GateContext,
   act: unknown,
-  liveArgs: A,
-  invoke: (args: A, grant: DispatchGrant) => Promise<T>,
+  liveArgs: A | LiveArguments<A>,
+  invoke: Invoke<A, T>,
 ): Promise<DispatchOutcome<T>> {
+  // 2. validate
   const v = validateAct(act);
   if (!v.ok) return denied(v.code);
-  const a = v.act;
+  // 3. digest
   let live: LiveArguments<A>;
-  /** The consume done with the issuance (the hot path), if it was. */
-  let hot: ConsumeOutcome | undefined;
   try {
     live = snapshotLiveArguments(liveArgs);
-    await ctx.ready();
-    const now = ctx.clock.now();
-    // enforce's checks before the store pass (MUST 2, the sink, the value limits), so an issued
-    // authority can be consumed in the issuance's transaction (the store checks the authority row
-    // as in any consume). An act failing them takes the general path, which records the same decisions.
-    const pre = consumeRequest(ctx, a, live.digest.value, live.args, true);
-    const req = typeof pre === 'string' ? undefined : { ...pre, now };
-    // The common act — new, unexpired, in a hot envelope — reads nothing before its one
-    // transaction: an act that has authority already (a retry, an approval, a concurrent issuer)
-    // fails that transaction's one-authority-per-act insert, nothing is written, and it takes the
-    // general path (an expired retry too, so it still gets its recorded result).
-    const decided = req !== undefined && Date.parse(a.expires_at) > now ? ctx.policy.evaluate(a) : undefined;
-    // The policy's decision is handed on: issuance does not evaluate the act a second time.
-    const first = decided?.decision === 'issue' ? await authorizeValidated(ctx, a, now, null, req, decided) : undefined;
-    if (first && !first.exists) {
-      if (first.status !== 'issued') return denied((first.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
-      hot = first.consumed;
-    } else {
-      const prior = await ctx.store.getJournal(a.candidate_act_id);
-      if (prior) {
-        const r = retryOutcome(prior, live.digest.value);
-        await auditedDeny(ctx, a, r.decision.code as EfCode, live.digest.value);
-        return { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) };
-      }
-      const authority = await ctx.store.getAuthority(a.candidate_act_id);
-      // Value limits are known before anyone is asked: an act above them is denied, not escalated.
-      const over = ctx.policy.checkArguments(a, live.args);
-      if (over) {
-        await recordDenial(ctx, a, a.policy_state, now, over.code, over.reason);
-        return denied(over.code);
-      }
-      if (!authority) {
-        const outcome = await authorizeValidated(ctx, a, now, null, req, decided);
-        if (outcome.status !== 'issued') return denied((outcome.code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
-        hot = outcome.consumed;
-      }
-    }
   } catch (e) {
     return denied(asGateError(e).code);
   }
-  // The consume journals the act INVOKED in its own transaction, so the mark is durable before
-  // invoke and no restart can declare the act's result unknown between the consume and the invoke.
-  const decision = hot ? consumedDecision(ctx, a, hot) : await enforceValidated(ctx, a, live.digest.value, live.args, true);
+  return authorizeEnforceInvoke(ctx, v.act, live, invoke, false);
+}
+
+/** Steps 4–6 for a validated act and its digested arguments; `resumed`: after an escalation. */
+async function authorizeEnforceInvoke<A, T>(
+  ctx: GateContext,
+  a: AgentCandidateAct,
+  live: LiveArguments<A>,
+  invoke: Invoke<A, T>,
+  resumed: boolean,
+): Promise<DispatchOutcome<T>> {
+  // 4. authorize / escalate
+  let granted: Granted<T>;
+  try {
+    granted = await authorizeStep<T>(ctx, a, live, resumed);
+  } catch (e) {
+    return denied(asGateError(e).code);
+  }
+  if ('outcome' in granted) {
+    const { outcome } = granted;
+    if (outcome.decision.code !== 'EF_APPROVAL_REQUIRED') return outcome;
+    return { ...outcome, resume: () => authorizeEnforceInvoke(ctx, a, live, invoke, true) };
+  }
+  // 5. enforce — already done when the hot envelope's issuance consumed in the same commit.
+  const decision = granted.hot ? consumedDecision(ctx, a, granted.hot) : await enforceValidated(ctx, a, live.digest.value, live.args, true);
   if (!decision.allow) return { decision, invoked: false };
+  // 6. invoke
+  return invokeStep(ctx, a, live.args, decision.authority_id!, decision, invoke);
+}
+
+/** Step 4's result: go on to enforce (with the consume already done on the hot path), or stop with this outcome. */
+type Granted<T> = { hot?: ConsumeOutcome } | { outcome: DispatchOutcome<T> };
+
+/**
+ * Step 4. The common act — new, unexpired, in a hot envelope — reads nothing before its one
+ * transaction, which issues and consumes together: an act that has authority already (a retry, an
+ * approval, a concurrent issuer) fails that transaction's one-authority-per-act insert, nothing is
+ * written, and it takes the general path (an expired retry too, so it still gets its recorded
+ * result). A resumed act takes the general path directly. Throws on store errors.
+ */
+async function authorizeStep<T>(
+  ctx: GateContext,
+  a: AgentCandidateAct,
+  live: LiveArguments<unknown>,
+  resumed: boolean,
+): Promise<Granted<T>> {
+  await ctx.ready();
+  const now = ctx.clock.now();
+  // enforce's checks before the store pass (MUST 2, the sink, the value limits), so an issued
+  // authority can be consumed in the issuance's transaction (the store checks the authority row
+  // as in any consume). An act failing them takes the general path, which records the same decisions.
+  const pre = consumeRequest(ctx, a, live.digest.value, live.args, true);
+  const req = typeof pre === 'string' ? undefined : { ...pre, now };
+  // The policy's decision is handed on: issuance does not evaluate the act a second time.
+  const decided = !resumed && req !== undefined && Date.parse(a.expires_at) > now ? ctx.policy.evaluate(a) : undefined;
+  const first = decided?.decision === 'issue' ? await authorizeValidated(ctx, a, now, null, req, decided) : undefined;
+  if (first && !first.exists) return first.status === 'issued' ? { hot: first.consumed } : { outcome: refused(first.code) };
+  const prior = await ctx.store.journal.get(a.candidate_act_id);
+  if (prior) {
+    const r = retryOutcome(prior, live.digest.value);
+    await auditedDeny(ctx, a, r.decision.code as EfCode, live.digest.value);
+    return { outcome: { decision: r.decision, invoked: false, ...(r.replayed ? { result: r.result as T, replayed: true } : {}) } };
+  }
+  const authority = await ctx.store.ledger.getAuthority(a.candidate_act_id);
+  // Value limits are known before anyone is asked: an act above them is denied, not escalated.
+  const over = ctx.policy.checkArguments(a, live.args);
+  if (over) {
+    await recordDenial(ctx, a, a.policy_state, now, over.code, over.reason);
+    return { outcome: denied(over.code) };
+  }
+  if (authority) return {};
+  const outcome = await authorizeValidated(ctx, a, now, null, req, decided);
+  return outcome.status === 'issued' ? { hot: outcome.consumed } : { outcome: refused(outcome.code) };
+}
+
+/**
+ * Step 6. The consume journaled the act INVOKED in its own transaction, so the mark is durable
+ * before invoke and no restart can declare the act's result unknown between the consume and the invoke.
+ */
+async function invokeStep<A, T>(
+  ctx: GateContext,
+  a: AgentCandidateAct,
+  args: A,
+  authorityId: string,
+  decision: EnforceDecision,
+  invoke: Invoke<A, T>,
+): Promise<DispatchOutcome<T>> {
   const id = a.candidate_act_id;
-  const authorityId = decision.authority_id!;
   ctx.emit({ type: 'journal', candidate_act_id: id, state: 'INVOKED', authority_id: authorityId });
   let result: T;
   try {
-    result = await invoke(live.args, { authority_id: authorityId, authorityJws: () => authorityJws(ctx, id) });
+    result = await invoke(args, { authority_id: authorityId, authorityJws: () => authorityJws(ctx, id) });
   } catch (e) {
     const failed = settle(ctx, () => finish(ctx, id, authorityId, { state: 'FAILED', error_code: errorCode(e) }));
     if (!ctx.deferOutcome) await failed;
@@ -122,6 +180,11 @@ export async function dispatch<A, T>(
   const settled = settle(ctx, () => finish(ctx, id, authorityId, { state: 'EFFECTUATED', result_json: toJson(result) }));
   if (!ctx.deferOutcome) await settled;
   return { decision, invoked: true, result, settled };
+}
+
+/** An authorize() that did not issue: its code (escalated: EF_APPROVAL_REQUIRED), or fail closed. */
+function refused<T>(code: string | undefined): DispatchOutcome<T> {
+  return denied((code as EfCode | undefined) ?? 'EF_FAIL_CLOSED');
 }
 
 /**
@@ -137,8 +200,9 @@ function settle(ctx: GateContext, write: () => Promise<void>): Promise<void> {
 }
 
 async function authorityJws(ctx: GateContext, id: string): Promise<string> {
-  const row = await ctx.store.getAuthority(id);
-  if (!row) throw new Error('the consumed authority is not in the store');
+  const row = await ctx.store.ledger.getAuthority(id);
+  // The row was consumed by this very dispatch: a store that lost it is not a store to trust.
+  if (!row) throw new GateError('EF_STORE_UNAVAILABLE', 'the consumed authority is not in the store');
   return row.jws;
 }
 
@@ -155,7 +219,7 @@ async function finish(
   // A failure to record the outcome leaves the row INVOKED: after a restart it becomes
   // EFFECT_RESULT_UNKNOWN, which is the truth from the store's point of view.
   try {
-    if (await ctx.store.recordOutcome(id, ctx.instanceId, outcome, ctx.clock.now()))
+    if (await ctx.store.journal.recordOutcome(id, ctx.instanceId, outcome, ctx.clock.now()))
       ctx.emit({ type: 'journal', candidate_act_id: id, state: outcome.state, authority_id: authorityId });
   } catch {}
 }

@@ -5,7 +5,7 @@
  *   3. refuse if authority missing, expired, consumed, or sink-mismatched
  *   4. consume single-use authority before returning allow=true
  *   5. never return allow=true on timeout or uncertain epoch
- * MUSTs 3–5 run in one transaction of the store (store/kysely-store.ts `consume`).
+ * MUSTs 3–5 run in one transaction of the store (store/ledger.ts `consume`).
  */
 import { asRecord } from '@vrpkit/core';
 import { type AgentCandidateAct, digestArguments, validateAct } from './act.js';
@@ -13,7 +13,7 @@ import type { AuditEvent } from './audit/chain.js';
 import { EF_CODES, type EfCode, type EnforceDecision } from './errors.js';
 import { actAudit } from './evidence.js';
 import { asGateError, type GateContext, type GateEvent } from './gate-context.js';
-import type { ConsumeOutcome, ConsumeRequest } from './store/types.js';
+import type { ConsumeOutcome, ConsumeRequest } from './store/ports.js';
 
 /**
  * A deny with the registry's fixed message. `retryable` is set only for the registry's
@@ -106,7 +106,7 @@ async function decide(ctx: GateContext, a: AgentCandidateAct, live: string, live
     await ctx.ready();
     req.now = ctx.clock.now();
     if (Date.parse(a.expires_at) <= req.now) return auditedDeny(ctx, a, 'EF_002', live);
-    return consumed(ctx, a.candidate_act_id, await ctx.store.consume(req, { timeoutMs: ctx.timeoutMs }));
+    return consumed(ctx, a.candidate_act_id, await ctx.store.ledger.consume(req, { timeoutMs: ctx.timeoutMs }));
   } catch (e) {
     return denyDecision(asGateError(e).code);
   }
@@ -142,7 +142,7 @@ export async function auditedDeny(ctx: GateContext, act: unknown, code: EfCode, 
     if (liveDigest) event.digest = liveDigest;
   } else event = { kind: 'deny', act_id: typeof id === 'string' && id.length <= 256 ? id : null, code, actor: ctx.instanceId };
   try {
-    await ctx.store.appendAudit([event], ctx.clock.now(), { timeoutMs: ctx.timeoutMs });
+    await ctx.store.audit.append([event], ctx.clock.now(), { timeoutMs: ctx.timeoutMs });
   } catch {}
   return denyDecision(code);
 }

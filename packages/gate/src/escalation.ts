@@ -13,7 +13,7 @@ import type { AgentCandidateAct } from './act.js';
 import { EF_CODES, type EfCode } from './errors.js';
 import { actAudit, evidenceRow, recordBindingConflict, recordStale } from './evidence.js';
 import type { AuthorizeOutcome, GateContext } from './gate-context.js';
-import type { AuthorityRow, AuthorityStore, EscalationRow } from './store/types.js';
+import type { AuthorityRow, EscalationRow, Escalations } from './store/ports.js';
 
 /** The load-bearing fields an authority and an approval are bound to (authority row columns). */
 const BINDING_FIELDS = [
@@ -71,17 +71,17 @@ export type EscalationDecision =
   | { ok: false; code: 'EF_002' | 'EF_SCOPE_MISMATCH'; escalation?: EscalationRow };
 
 /** Decide a pending escalation, bound to exactly the digest the person reviewed. Store errors propagate. */
-export async function decideEscalation(store: AuthorityStore, req: EscalationDecisionRequest): Promise<EscalationDecision> {
+export async function decideEscalation(escalations: Escalations, req: EscalationDecisionRequest): Promise<EscalationDecision> {
   let digest = req.reviewedDigest;
   if (digest === undefined) {
-    const row = await store.getEscalation(req.candidateActId);
+    const row = await escalations.get(req.candidateActId);
     if (!row) return { ok: false, code: 'EF_002' };
     digest = row.binding_digest;
   }
   // The store decides only a PENDING, unexpired row bound to exactly `digest`.
-  const decided = await store.decideEscalation(req.candidateActId, digest, req.status, req.approver, req.now);
+  const decided = await escalations.decide(req.candidateActId, digest, req.status, req.approver, req.now);
   if (decided) return { ok: true, escalation: decided, decided: true };
-  const current = await store.getEscalation(req.candidateActId);
+  const current = await escalations.get(req.candidateActId);
   if (!current) return { ok: false, code: 'EF_002' };
   // The person reviewed another binding than the one recorded: nothing was decided.
   if (current.binding_digest !== digest) return { ok: false, code: 'EF_SCOPE_MISMATCH', escalation: current };
@@ -112,7 +112,7 @@ export type EscalationStep = { outcome: AuthorizeOutcome } | { approvedBy: strin
 /** Escalate an act policy sends to a person: record the evidence and the pending escalation, then ask the callback if there is one. */
 export async function escalate(ctx: GateContext, act: AgentCandidateAct, now: number, reason: string): Promise<EscalationStep> {
   const binding = actBindingDigest(act, ctx.sinkId);
-  const prior = await ctx.store.getEscalation(act.candidate_act_id);
+  const prior = await ctx.store.escalations.get(act.candidate_act_id);
   // An escalation is immutable in what it binds: the same act id with other arguments (or
   // tool, destination, …) is refused, and the recorded escalation stays as it was.
   if (prior && prior.binding_digest !== binding) return { outcome: await recordBindingConflict(ctx, act, now) };
@@ -120,7 +120,7 @@ export async function escalate(ctx: GateContext, act: AgentCandidateAct, now: nu
   if (prior?.status === 'REJECTED')
     return { outcome: { status: 'denied', code: 'EF_NOT_AUTHORIZED', message: EF_CODES.EF_NOT_AUTHORIZED.message } };
   const evidence = evidenceRow(ctx, act, act.policy_state, now, 'ESCALATED', 'EF_APPROVAL_REQUIRED', reason, null);
-  const written = await ctx.store.recordDecision(
+  const written = await ctx.store.ledger.recordDecision(
     {
       expectEpochs: act.policy_state,
       evidence,
@@ -157,7 +157,7 @@ export async function escalate(ctx: GateContext, act: AgentCandidateAct, now: nu
     approved = false; // an approver that fails has not approved
   }
   // The callback reviewed exactly `act`: the decision binds to its binding digest.
-  const decision = await decideEscalation(ctx.store, {
+  const decision = await decideEscalation(ctx.store.escalations, {
     candidateActId: act.candidate_act_id,
     status: approved ? 'APPROVED' : 'REJECTED',
     approver: 'approve-callback',
@@ -188,7 +188,7 @@ export interface EscalationWait {
  * The decision itself is only ever made through `decideEscalation`.
  */
 export async function waitForEscalationDecision(
-  store: AuthorityStore,
+  escalations: Pick<Escalations, 'get'>,
   candidateActId: string,
   w: EscalationWait,
 ): Promise<EscalationRow | undefined> {
@@ -197,7 +197,7 @@ export async function waitForEscalationDecision(
   const pollMs = Math.min(w.pollMs ?? ESCALATION_POLL_MS, 500);
   let lastTick = started;
   for (;;) {
-    const row = await store.getEscalation(candidateActId);
+    const row = await escalations.get(candidateActId);
     const now = clock.now();
     if (row?.status !== 'PENDING') return row;
     if (row.expires_at <= now || now - started >= w.timeoutMs || w.signal?.aborted) return undefined;

@@ -10,8 +10,8 @@ import type { AuditEvent, AuditKind } from './audit/chain.js';
 import { EF_CODES, type EfCode } from './errors.js';
 import type { AuthorizeOutcome, GateContext } from './gate-context.js';
 import { randomId } from './random-id.js';
-import type { EvidenceDecision } from './store/schema.js';
-import type { EvidenceRow } from './store/types.js';
+import type { EvidenceDecision } from './store/ledger-schema.js';
+import type { EvidenceRow } from './store/ports.js';
 
 /** A refused authorize() with the registry's fixed message. */
 export function denied(code: EfCode): AuthorizeOutcome {
@@ -65,7 +65,7 @@ export async function recordDenial(
   code: EfCode,
   reason: string,
 ): Promise<AuthorizeOutcome> {
-  await ctx.store.recordDecision(
+  await ctx.store.ledger.recordDecision(
     { evidence: evidenceRow(ctx, act, epochs, now, 'DENIED', code, reason, null), audit: [actAudit(act, 'deny', code)] },
     { timeoutMs: ctx.timeoutMs },
   );

@@ -8,8 +8,8 @@ import type { AgentCandidateAct } from './act.js';
 import { GateError } from './errors.js';
 import type { Policy } from './policy.js';
 import { EscalationBindingConflict, StoreTimeoutError } from './store/errors.js';
-import type { JournalState } from './store/schema.js';
-import type { AuthorityStore } from './store/types.js';
+import type { GateStore } from './store/gate-store.js';
+import type { JournalState } from './store/ledger-schema.js';
 
 /** The status of an authorize() decision. */
 export interface AuthorizeOutcome {
@@ -26,7 +26,7 @@ export type GateEvent =
   | { type: 'journal'; candidate_act_id: string; state: JournalState; authority_id: string };
 
 export interface GateContext {
-  readonly store: AuthorityStore;
+  readonly store: GateStore;
   readonly policy: Policy;
   readonly signer: JwsSigner;
   /** This enforcer's own sink id. */

@@ -6,7 +6,7 @@
  * `dispatch.ts` (enforce → journal → invoke exactly once → journal).
  */
 import { type Clock, type Ed25519PrivateJwk, publicJwkOf, systemClock } from '@vrpkit/core';
-import type { AgentCandidateAct, ConsequenceClass, PolicyState } from './act.js';
+import type { AgentCandidateAct, ConsequenceClass, LiveArguments, PolicyState } from './act.js';
 import { AUDIT_CHECKPOINT_EVERY } from './audit/chain.js';
 import { authoritySigner } from './authority.js';
 import { authorize, issueApproved } from './authorize.js';
@@ -16,14 +16,14 @@ import { type EnforceDecision, GateError } from './errors.js';
 import { decideEscalation } from './escalation.js';
 import { denied } from './evidence.js';
 import { type AuthorizeOutcome, asGateError, type GateContext, type GateEvent } from './gate-context.js';
-import type { ClassifyInput } from './mappers/context.js';
+import type { ClassifyInput } from './host/act-context.js';
 import type { Policy } from './policy.js';
-import type { AuthorityStore } from './store/types.js';
+import type { GateStore } from './store/gate-store.js';
 
 export type { AuthorizeOutcome, DispatchOutcome, GateEvent };
 
 export interface GateOptions {
-  store: AuthorityStore;
+  store: GateStore;
   policy: Policy;
   /** This enforcer's own sink id: authority bound to another sink is refused. */
   sinkId: string;
@@ -66,7 +66,7 @@ export class Gate {
     this.instanceId = opts.instanceId ?? opts.sinkId;
     const onEvent = opts.onEvent;
     const signer = authoritySigner(opts.signingKey);
-    opts.store.useAuditSigner({
+    opts.store.audit.useSigner({
       signer,
       publicJwk: publicJwkOf(opts.signingKey.privateJwk, opts.signingKey.kid),
       every: opts.auditCheckpointEvery ?? AUDIT_CHECKPOINT_EVERY,
@@ -99,9 +99,9 @@ export class Gate {
     const { store, policy, instanceId, clock } = this.ctx;
     this.starting ??= (async () => {
       const t = clock.now();
-      await store.syncPolicyDigest(policy.digest, t);
+      await store.epochs.syncPolicyDigest(policy.digest, t);
       // A consumed act with no result after a restart is EFFECT_RESULT_UNKNOWN (EF-090), never re-invoked.
-      await store.recoverUnfinished(instanceId, t);
+      await store.journal.recoverUnfinished(instanceId, t);
     })();
     // A failed start-up (store unreachable) denies this call and is retried by the next one.
     this.starting.catch(() => {
@@ -114,7 +114,7 @@ export class Gate {
   async policyState(): Promise<PolicyState> {
     await this.init();
     try {
-      return await this.ctx.store.policyState({ timeoutMs: this.ctx.timeoutMs });
+      return await this.ctx.store.epochs.current({ timeoutMs: this.ctx.timeoutMs });
     } catch (e) {
       throw asGateError(e);
     }
@@ -158,19 +158,25 @@ export class Gate {
    * once → journal the result. invoke is never called on a deny, and it receives the frozen
    * copy of `liveArgs` that was digested: run the tool with that argument, never with
    * `liveArgs` itself. If invoke throws, the failure is journaled and the error is rethrown.
+   * `liveArgs` may be the `LiveArguments` snapshot the act was mapped from: its digest is used as
+   * is (one digest per call). An escalated outcome carries `resume()`.
    */
-  dispatch<A, T>(act: AgentCandidateAct, liveArgs: A, invoke: (args: A, grant: DispatchGrant) => Promise<T>): Promise<DispatchOutcome<T>> {
+  dispatch<A, T>(
+    act: AgentCandidateAct,
+    liveArgs: A | LiveArguments<A>,
+    invoke: (args: A, grant: DispatchGrant) => Promise<T>,
+  ): Promise<DispatchOutcome<T>> {
     return dispatch(this.ctx, act, liveArgs, invoke);
   }
 
   /** Revoke one outstanding authority (EF_REVOKED at enforce). */
   revoke(authorityId: string): Promise<boolean> {
-    return this.ctx.store.revokeAuthority(authorityId, this.ctx.clock.now());
+    return this.ctx.store.ledger.revoke(authorityId, this.ctx.clock.now());
   }
 
   /** Bump an epoch: every authority issued before it is refused at enforce. */
   bumpEpoch(epoch: keyof PolicyState): Promise<PolicyState> {
-    return this.ctx.store.bumpEpoch(epoch, this.ctx.clock.now());
+    return this.ctx.store.epochs.bump(epoch, this.ctx.clock.now());
   }
 
   async close(): Promise<void> {
@@ -186,7 +192,7 @@ export class Gate {
   ): Promise<AuthorizeOutcome> {
     try {
       await this.init();
-      const decision = await decideEscalation(this.ctx.store, {
+      const decision = await decideEscalation(this.ctx.store.escalations, {
         candidateActId,
         status,
         approver,

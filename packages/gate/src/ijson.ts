@@ -63,17 +63,111 @@ const SIMPLE_ESCAPES = new Map([
  */
 export function parseIJson(text: string): unknown {
   if (typeof text !== 'string') throw malformed('not a JSON text');
-  let pos = 0;
+  const p = new IJsonParser(text);
+  const value = p.value(0);
+  p.skipWs();
+  if (p.pos !== text.length) throw malformed('trailing text after the JSON value', p.pos);
+  return value;
+}
 
-  const skipWs = (): void => {
-    WS.lastIndex = pos;
-    WS.exec(text);
-    pos = WS.lastIndex;
-  };
+/** One pass over a JSON text (RFC 8259 grammar), refusing what I-JSON refuses as it reads. */
+class IJsonParser {
+  pos = 0;
+  constructor(private readonly text: string) {}
 
-  const parseString = (): string => {
-    const start = pos;
-    pos++; // opening quote
+  skipWs(): void {
+    WS.lastIndex = this.pos;
+    WS.exec(this.text);
+    this.pos = WS.lastIndex;
+  }
+
+  /** A value: object, array, string, literal or number. */
+  value(depth: number): unknown {
+    if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep', this.pos);
+    this.skipWs();
+    const c = this.text[this.pos];
+    if (c === '{') return this.object(depth);
+    if (c === '[') return this.array(depth);
+    if (c === '"') return this.string();
+    return this.scalar();
+  }
+
+  /** `{ "name": value, … }`: names unique (RFC 7493 §2.3), `__proto__` kept as data. */
+  private object(depth: number): Record<string, unknown> {
+    const { text } = this;
+    this.pos++;
+    const obj: Record<string, unknown> = {};
+    this.skipWs();
+    if (text[this.pos] === '}') {
+      this.pos++;
+      return obj;
+    }
+    for (;;) {
+      this.skipWs();
+      if (text[this.pos] !== '"') throw malformed('expected a member name', this.pos);
+      const keyAt = this.pos;
+      const key = this.string();
+      if (Object.hasOwn(obj, key)) throw malformed('duplicate member name', keyAt);
+      this.skipWs();
+      if (text[this.pos] !== ':') throw malformed("expected ':'", this.pos);
+      this.pos++;
+      const v = this.value(depth + 1);
+      // defineProperty so a "__proto__" member is data, not a prototype change.
+      Object.defineProperty(obj, key, { value: v, enumerable: true, writable: true, configurable: true });
+      if (this.endOfList('}')) return obj;
+    }
+  }
+
+  /** `[ value, … ]`. */
+  private array(depth: number): unknown[] {
+    this.pos++;
+    const arr: unknown[] = [];
+    this.skipWs();
+    if (this.text[this.pos] === ']') {
+      this.pos++;
+      return arr;
+    }
+    for (;;) {
+      arr.push(this.value(depth + 1));
+      if (this.endOfList(']')) return arr;
+    }
+  }
+
+  /** After a member or element: `,` goes on (false), `close` ends the list (true), anything else is malformed. */
+  private endOfList(close: '}' | ']'): boolean {
+    this.skipWs();
+    const c = this.text[this.pos];
+    if (c === ',' || c === close) {
+      this.pos++;
+      return c === close;
+    }
+    throw malformed(`expected ',' or '${close}'`, this.pos);
+  }
+
+  /** `true`, `false`, `null` or a number (RFC 7493 §2.2: finite, integers exact). */
+  private scalar(): unknown {
+    const { text } = this;
+    for (const [word, v] of LITERALS) {
+      if (text.startsWith(word, this.pos)) {
+        this.pos += word.length;
+        return v;
+      }
+    }
+    NUMBER.lastIndex = this.pos;
+    const m = NUMBER.exec(text);
+    if (!m) throw malformed(this.pos >= text.length ? 'unexpected end of text' : 'unexpected token', this.pos);
+    const at = this.pos;
+    this.pos = NUMBER.lastIndex;
+    const n = Number(m[0]);
+    checkNumber(n, at);
+    return n;
+  }
+
+  /** A string at `pos` (its opening quote): escapes decoded, no control characters, no lone surrogates. */
+  string(): string {
+    const { text } = this;
+    const start = this.pos;
+    let pos = start + 1; // opening quote
     let out = '';
     let chunk = pos;
     for (;;) {
@@ -86,115 +180,33 @@ export function parseIJson(text: string): unknown {
         continue;
       }
       out += text.slice(chunk, pos);
-      const e = text[pos + 1];
-      const simple = e === undefined ? undefined : SIMPLE_ESCAPES.get(e);
-      if (simple !== undefined) {
-        out += simple;
-        pos += 2;
-      } else if (e === 'u') {
-        const hex = text.slice(pos + 2, pos + 6);
-        if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw malformed('bad \\u escape', pos);
-        out += String.fromCharCode(Number.parseInt(hex, 16));
-        pos += 6;
-      } else {
-        throw malformed('bad escape', pos);
-      }
+      const [decoded, length] = escapeAt(text, pos);
+      out += decoded;
+      pos += length;
       chunk = pos;
     }
     out += text.slice(chunk, pos);
-    pos++; // closing quote
+    this.pos = pos + 1; // closing quote
     if (hasLoneSurrogate(out)) throw malformed('lone surrogate in string', start);
     return out;
-  };
+  }
+}
 
-  const parseValue = (depth: number): unknown => {
-    if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep', pos);
-    skipWs();
-    const c = text[pos];
-    if (c === '{') {
-      pos++;
-      const obj: Record<string, unknown> = {};
-      skipWs();
-      if (text[pos] === '}') {
-        pos++;
-        return obj;
-      }
-      for (;;) {
-        skipWs();
-        if (text[pos] !== '"') throw malformed('expected a member name', pos);
-        const keyAt = pos;
-        const key = parseString();
-        // RFC 7493 §2.3: member names MUST be unique.
-        if (Object.hasOwn(obj, key)) throw malformed('duplicate member name', keyAt);
-        skipWs();
-        if (text[pos] !== ':') throw malformed("expected ':'", pos);
-        pos++;
-        const v = parseValue(depth + 1);
-        // defineProperty so a "__proto__" member is data, not a prototype change.
-        Object.defineProperty(obj, key, { value: v, enumerable: true, writable: true, configurable: true });
-        skipWs();
-        if (text[pos] === ',') {
-          pos++;
-          continue;
-        }
-        if (text[pos] === '}') {
-          pos++;
-          return obj;
-        }
-        throw malformed("expected ',' or '}'", pos);
-      }
-    }
-    if (c === '[') {
-      pos++;
-      const arr: unknown[] = [];
-      skipWs();
-      if (text[pos] === ']') {
-        pos++;
-        return arr;
-      }
-      for (;;) {
-        arr.push(parseValue(depth + 1));
-        skipWs();
-        if (text[pos] === ',') {
-          pos++;
-          continue;
-        }
-        if (text[pos] === ']') {
-          pos++;
-          return arr;
-        }
-        throw malformed("expected ',' or ']'", pos);
-      }
-    }
-    if (c === '"') return parseString();
-    if (text.startsWith('true', pos)) {
-      pos += 4;
-      return true;
-    }
-    if (text.startsWith('false', pos)) {
-      pos += 5;
-      return false;
-    }
-    if (text.startsWith('null', pos)) {
-      pos += 4;
-      return null;
-    }
-    NUMBER.lastIndex = pos;
-    const m = NUMBER.exec(text);
-    if (m) {
-      const at = pos;
-      pos = NUMBER.lastIndex;
-      const n = Number(m[0]);
-      checkNumber(n, at);
-      return n;
-    }
-    throw malformed(pos >= text.length ? 'unexpected end of text' : 'unexpected token', pos);
-  };
+const LITERALS: ReadonlyArray<readonly [string, unknown]> = [
+  ['true', true],
+  ['false', false],
+  ['null', null],
+];
 
-  const value = parseValue(0);
-  skipWs();
-  if (pos !== text.length) throw malformed('trailing text after the JSON value', pos);
-  return value;
+/** The escape at `pos` (a backslash): its decoded text and its length in the source. */
+function escapeAt(text: string, pos: number): [string, number] {
+  const e = text[pos + 1];
+  const simple = e === undefined ? undefined : SIMPLE_ESCAPES.get(e);
+  if (simple !== undefined) return [simple, 2];
+  if (e !== 'u') throw malformed('bad escape', pos);
+  const hex = text.slice(pos + 2, pos + 6);
+  if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw malformed('bad \\u escape', pos);
+  return [String.fromCharCode(Number.parseInt(hex, 16)), 6];
 }
 
 /**
@@ -203,37 +215,58 @@ export function parseIJson(text: string): unknown {
  * with safe integers, booleans and null — nothing else (no undefined, BigInt, Date, cycles).
  */
 export function assertIJson(value: unknown): void {
+  copyIJson(value);
+}
+
+/**
+ * A plain copy of an I-JSON value, checked as `assertIJson` checks it, reading every member of the
+ * original exactly once: a getter answers once, so what was checked is what was copied (issue 36
+ * defect 15). Throws GateError('EF_MALFORMED_ARGUMENTS') like `assertIJson`.
+ */
+export function copyIJson(value: unknown): unknown {
   const onPath = new Set<object>();
-  const walk = (v: unknown, depth: number): void => {
+  const walk = (v: unknown, depth: number): unknown => {
     if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
     switch (typeof v) {
       case 'string':
         if (hasLoneSurrogate(v)) throw malformed('lone surrogate in string');
-        return;
+        return v;
       case 'number':
         checkNumber(v);
-        return;
+        return v;
       case 'boolean':
-        return;
+        return v;
       case 'object': {
-        if (v === null) return;
+        if (v === null) return v;
         if (onPath.has(v)) throw malformed('cyclic value');
         const proto = Object.getPrototypeOf(v);
         const isArray = Array.isArray(v);
         if (!isArray && proto !== Object.prototype && proto !== null) throw malformed('not a plain JSON object');
         onPath.add(v);
-        if (isArray) for (const item of v) walk(item, depth + 1);
-        else
-          for (const [k, item] of Object.entries(v)) {
-            if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
-            walk(item, depth + 1);
-          }
+        const out = isArray ? copyElements(v, (item) => walk(item, depth + 1)) : copyMembers(v, (item) => walk(item, depth + 1));
         onPath.delete(v);
-        return;
+        return out;
       }
       default:
         throw malformed(`${typeof v} is not a JSON value`);
     }
   };
-  walk(value, 0);
+  return walk(value, 0);
+}
+
+/** Every index, holes included (a hole reads as undefined, which is no JSON value). */
+function copyElements(v: readonly unknown[], walk: (item: unknown) => unknown): unknown[] {
+  const out = new Array<unknown>(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = walk(v[i]);
+  return out;
+}
+
+function copyMembers(v: object, walk: (item: unknown) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, item] of Object.entries(v)) {
+    if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
+    // defineProperty so a "__proto__" member stays data, as parseIJson keeps it.
+    Object.defineProperty(out, k, { value: walk(item), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }

@@ -37,8 +37,9 @@ export {
   validateAct,
 } from './act.js';
 
-// The argument digest (Tool-Use Binding draft, OpenAI mapping: parse as I-JSON, then RFC 8785 + SHA-256).
-export { digestArguments } from './act.js';
+// The argument digest (Tool-Use Binding draft, OpenAI mapping: parse as I-JSON, then RFC 8785 + SHA-256);
+// a `LiveArguments` snapshot carries its digest, so a call is digested once.
+export { digestArguments, snapshotLiveArguments } from './act.js';
 export { assertIJson, MAX_IJSON_DEPTH, parseIJson } from './ijson.js';
 
 // Authority (Execution Handle draft: the handle object; Tool-Use Binding draft, MCP servers).
@@ -86,90 +87,94 @@ export type { EfCode, HostErrorObject } from './errors.js';
 export { EF_CODES, GATE_PROFILE, GateError, hostErrorObject, isEfCode } from './errors.js';
 
 // Mappers, one per vendor (Tool-Use Binding draft, mapping): pure, they never authorize anything.
-export type { ActContext, ActParts, ClassifyInput, ToolBinding } from './mappers/context.js';
-export { bindTool, buildAct, candidateActId, DEFAULT_ACT_TTL_MS } from './mappers/context.js';
-export type { ActIdSource } from './mappers/context.js';
-export type { ToolUseBlockLike } from './mappers/anthropic.js';
-export { mapToolUse } from './mappers/anthropic.js';
-export type { ComputerCallItemLike, ComputerUseBlock, ComputerUseLiveArgs, LiveBrowserState, LiveForm } from './mappers/computer.js';
+export type { ActContext, ActParts, ClassifyInput, MappedCall, ToolBinding } from './host/act-context.js';
+export { bindTool, buildAct, candidateActId, DEFAULT_ACT_TTL_MS } from './host/act-context.js';
+export type { ActIdSource } from './host/act-context.js';
+export type { ToolUseBlockLike } from './vendors/anthropic/map.js';
+export { mapToolUse, toolUseCall } from './vendors/anthropic/map.js';
+export type {
+  ComputerCallItemLike,
+  ComputerUseBlock,
+  ComputerUseLiveArgs,
+  LiveBrowserState,
+  LiveForm,
+} from './vendors/computer-use/map.js';
 export {
   computerCallLiveArgs,
   computerUseLiveArgs,
   mapComputerCall,
   mapComputerUseAction,
   OPENAI_COMPUTER_TOOL,
-} from './mappers/computer.js';
-export type { ResponsesFunctionCallLike, ToolCallLike } from './mappers/openai.js';
-export { mapResponsesFunctionCall, mapToolCall } from './mappers/openai.js';
-export type { McpMessageNotificationLike, McpServerIdentity, McpToolsCallParams } from './mappers/mcp.js';
-export { mapMcpNotification, mapMcpToolsCall, mcpArguments, notificationToolCall } from './mappers/mcp.js';
+} from './vendors/computer-use/map.js';
+export type { ResponsesFunctionCallLike, ToolCallLike } from './vendors/openai/map.js';
+export { mapResponsesFunctionCall, mapToolCall } from './vendors/openai/map.js';
+export type { McpMessageNotificationLike, McpServerIdentity, McpToolsCallParams } from './vendors/mcp/map.js';
+export { mapMcpNotification, mapMcpToolsCall, mcpArguments, notificationToolCall } from './vendors/mcp/map.js';
 
 // Host-loop adapters (Tool-Use Binding draft, informative pseudo-code: enforce, then invoke, else error),
 // with each vendor's deny shape next to its adapter.
-export type { DispatchGate, MapContext, ToolCallOutcome, ToolFunction, ToolTable } from './adapters/context.js';
-export { dispatchMapped, resolveActContext } from './adapters/context.js';
-export type { AnthropicHandleOptions, ToolResultBlock } from './adapters/anthropic.js';
-export { anthropicDenyResult, handleAnthropicMessage } from './adapters/anthropic.js';
-export type { FunctionCallOutputItem, ToolMessage } from './adapters/openai.js';
-export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, responsesDenyOutput } from './adapters/openai.js';
-export type { ComputerCallOutputItem, ComputerController, DenyMessageItem } from './adapters/computer-call.js';
-export { handleResponsesComputerCall } from './adapters/computer-call.js';
-export type { GatedMcpClient } from './adapters/mcp.js';
-export { dispatchMcpNotification, dispatchMcpToolsCall, gateMcpClient, mcpDenyResult } from './adapters/mcp.js';
+export type { DispatchGate, MapContext, ToolCallOutcome, ToolFunction, ToolTable } from './host/dispatch-mapped.js';
+export { dispatchMapped, resolveActContext } from './host/dispatch-mapped.js';
+export type { AnthropicHandleOptions, ToolResultBlock } from './vendors/anthropic/handle.js';
+export { anthropicDenyResult, handleAnthropicMessage } from './vendors/anthropic/handle.js';
+export type { FunctionCallOutputItem, ToolMessage } from './vendors/openai/handle.js';
+export { handleOpenAIMessage, handleResponsesOutput, openAIDenyMessage, responsesDenyOutput } from './vendors/openai/handle.js';
+export type { ComputerCallOutputItem, ComputerController, DenyMessageItem } from './vendors/computer-use/handle.js';
+export { handleResponsesComputerCall } from './vendors/computer-use/handle.js';
+export type { GatedMcpClient } from './vendors/mcp/handle.js';
+export { dispatchMcpNotification, dispatchMcpToolsCall, gateMcpClient, mcpDenyResult } from './vendors/mcp/handle.js';
 
 // Host-side calls that are not a vendor's tool block (Tool-Use Binding draft: hook before the tool call, or wrap
 // the HTTP client; memory writes are MEMORY_WRITE; a PaymentCandidateAct is enforced before the PSP SDK).
-export type { HostCall, HostCallResult } from './adapters/gated-call.js';
-export { dispatchHostCall, GateDenied, resultOrThrow } from './adapters/gated-call.js';
-export type { GatedFetchOptions, HttpRequestArgs } from './adapters/fetch.js';
-export { BOUND_HEADERS_EXCLUDED, gatedFetch, httpRequestArgs } from './adapters/fetch.js';
+export type { HostCall, HostCallResult } from './host/host-call.js';
+export { dispatchHostCall, GateDenied, resultOrThrow } from './host/host-call.js';
+export type { GatedFetchOptions, HttpRequestArgs } from './vendors/fetch/handle.js';
+export { BOUND_HEADERS_EXCLUDED, gatedFetch, httpRequestArgs } from './vendors/fetch/handle.js';
 export type {
   GatePaymentOptions,
   PaymentInstruction,
   PaymentIntentCreateLike,
   PaymentIntentsLike,
   PaymentLiveArgs,
-} from './adapters/payment.js';
-export { gatePaymentIntents, paymentInstruction } from './adapters/payment.js';
-export type {
-  AgentsFunctionToolLike,
-  AgentsMcpServerLike,
-  AiSdkToolLike,
-  ClaudePreToolUseInput,
-  ClaudePreToolUseOutput,
-} from './adapters/frameworks.js';
-export {
-  claudeAgentHooks,
-  claudePreToolUseHook,
-  gateAgentsFunctionTool,
-  gateAgentsMcpServer,
-  gateAiSdkTools,
-} from './adapters/frameworks.js';
-export type { MemoryStoreLike, MemoryWrite } from './adapters/memory.js';
-export { gateMemoryWrite } from './adapters/memory.js';
+} from './vendors/payments/handle.js';
+export { gatePaymentIntents, paymentInstruction } from './vendors/payments/handle.js';
+export type { AiSdkToolLike } from './vendors/ai-sdk/handle.js';
+export { gateAiSdkTools } from './vendors/ai-sdk/handle.js';
+export type { AgentsFunctionToolLike, AgentsMcpServerLike } from './vendors/openai-agents/handle.js';
+export { gateAgentsFunctionTool, gateAgentsMcpServer } from './vendors/openai-agents/handle.js';
+export type { ClaudePreToolUseInput, ClaudePreToolUseOutput } from './vendors/claude-agent/handle.js';
+export { claudeAgentHooks, claudePreToolUseHook } from './vendors/claude-agent/handle.js';
+export type { MemoryStoreLike, MemoryWrite } from './vendors/memory/handle.js';
+export { gateMemoryWrite } from './vendors/memory/handle.js';
 
 // Streaming (Tool-Use Binding draft, streaming: a partial block is not a block).
-export type { AnthropicStreamEventLike, FinalizedToolUse } from './streaming/anthropic.js';
-export { ToolUseStreamAccumulator } from './streaming/anthropic.js';
-export type { ChatCompletionChunkLike } from './streaming/openai.js';
-export { ToolCallStreamAccumulator } from './streaming/openai.js';
+export type { AnthropicStreamEventLike, FinalizedToolUse } from './vendors/anthropic/stream.js';
+export { ToolUseStreamAccumulator } from './vendors/anthropic/stream.js';
+export type { ChatCompletionChunkLike } from './vendors/openai/stream.js';
+export { ToolCallStreamAccumulator } from './vendors/openai/stream.js';
 
-// Stores (Execution Handle draft, atomic consumption; Finality-bound revocation draft, epochs).
+// The gate store (Execution Handle draft, atomic consumption; Finality-bound revocation draft, epochs):
+// one object with each feature's port as a field, opened by `openGateStore(target)`.
 export type {
   AuthorityRow,
-  AuthorityStore,
   ConsumeOutcome,
   ConsumeRequest,
   DecisionRecord,
   DecisionResult,
+  Epochs,
   EscalationRow,
+  Escalations,
   EvidenceRow,
+  Journal,
   JournalRow,
+  Ledger,
   OutcomeRecord,
   StoreCallOptions,
-} from './store/types.js';
-export type { AuthorityState, EscalationStatus, EvidenceDecision } from './store/schema.js';
+} from './store/ports.js';
+export type { AuthorityState, EscalationStatus, EvidenceDecision } from './store/ledger-schema.js';
 export { EscalationBindingConflict, StoreConfigError, StoreTimeoutError } from './store/errors.js';
+export type { GateStore } from './store/gate-store.js';
+export { type GateStoreOptions, type GateStoreTarget, openGateStore, parseGateStoreTarget } from './store/open.js';
 export type { SqliteStoreOptions } from './store/sqlite.js';
 export { openSqliteStore } from './store/sqlite.js';
 export type { PostgresStoreOptions } from './store/postgres.js';
@@ -179,13 +184,12 @@ export { openPostgresStore } from './store/postgres.js';
 export type { AuditCheckpoint, AuditEntry, AuditEvent, AuditKind, AuditSigner } from './audit/chain.js';
 export { AUDIT_CHECKPOINT_EVERY, auditEntryHash } from './audit/chain.js';
 export type { AuditProblem, AuditVerifyResult, ExportAuditOptions, VerifyAuditOptions } from './audit/log.js';
-export { appendAudit, exportAudit, verifyAuditChain } from './audit/log.js';
-export type { AuditHead, AuditReadOptions } from './store/types.js';
+export { exportAudit, verifyAuditChain } from './audit/log.js';
+export type { AuditHead, AuditLog, AuditReadOptions } from './audit/port.js';
 
 // The proxy's tables in the same store (tool pins and observations); the proxy itself is `@vrpkit/gate/proxy`.
-export type { ProxyMode } from './store/proxy-schema.js';
-export type { ObservationCount, PinOutcome, SeenTool } from './store/proxy-tables.js';
-export { ProxyStore } from './store/proxy-tables.js';
+export type { ProxyMode } from './proxy/schema.js';
+export type { ObservationCount, PinOutcome, ProxyTables, SeenTool } from './proxy/tables.js';
 // The arguments of escalated acts, for the approvals page (`@vrpkit/gate/ui`), purged after a retention period.
-export type { PendingArgumentsTable } from './store/pending-arguments-schema.js';
-export { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from './store/pending-arguments.js';
+export type { PendingArgumentsTable } from './ui/pending-arguments-schema.js';
+export { DEFAULT_ARGUMENTS_RETENTION_MS, type PendingArguments } from './ui/pending-arguments.js';

@@ -6,8 +6,8 @@
  */
 import { denyDecision } from './enforce.js';
 import type { EnforceDecision } from './errors.js';
-import type { JournalState } from './store/schema.js';
-import type { JournalRow } from './store/types.js';
+import type { JournalState } from './store/ledger-schema.js';
+import type { JournalRow } from './store/ports.js';
 
 export type { JournalState };
 

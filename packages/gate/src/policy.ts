@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { type AgentCandidateAct, CONSEQUENCE_CLASSES, type ConsequenceClass, PROVENANCE_SOURCES, type ProvenanceSource } from './act.js';
 import type { EfCode } from './errors.js';
-import type { ClassifyInput } from './mappers/context.js';
+import type { ClassifyInput } from './host/act-context.js';
 
 /** Classes for which fail-closed is "the only conforming behavior" (tool-binding -03): never in a hot envelope. */
 export const FAIL_CLOSED_CLASSES: readonly ConsequenceClass[] = ['FINANCIAL', 'PHYSICAL', 'NETWORK_CONTROL'];
@@ -277,20 +277,29 @@ function readPolicyFile(file: string): unknown {
 }
 
 function compilePolicy(doc: NormalizedPolicy): Policy {
+  const classify = compileClassifier(doc);
+  return {
+    policyId: doc.policy_id,
+    digest: canonicalSha256Base64url(doc),
+    document: doc,
+    approvalTtlMs: doc.authority_ttl_seconds * 1000,
+    classify,
+    evaluate: compileEvaluator(doc, classify),
+    checkArguments: compileLimits(doc),
+  };
+}
+
+type ArgumentsCheck = Policy['checkArguments'];
+
+/** The tool rules (the document's, then the informative defaults): the first match assigns the class. */
+function compileClassifier(doc: NormalizedPolicy): Policy['classify'] {
   const rules = [...doc.tools, ...(doc.informative_defaults ? DEFAULT_TOOL_RULES : [])].map((r) => ({
     class: r.consequence_class,
     tool: globRegex(r.tool),
     fn: r.function ? globRegex(r.function) : null,
     endpoint: r.endpoint ? globRegex(r.endpoint) : null,
   }));
-  const envelopes = doc.hot_envelopes.map((e) => ({
-    ...e,
-    toolRes: e.tools?.map(globRegex),
-    destRes: e.destinations?.map(globRegex),
-    ttlMs: (e.authority_ttl_seconds ?? doc.authority_ttl_seconds) * 1000,
-  }));
-
-  function classify(tool: ClassifyInput): ConsequenceClass {
+  return (tool) => {
     const id = tool.tool_id.toLowerCase();
     const fn = (tool.function_id ?? tool.tool_id).toLowerCase();
     const endpoint = tool.tool_endpoint?.toLowerCase();
@@ -301,14 +310,22 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
       return r.class;
     }
     return doc.default_consequence_class;
-  }
+  };
+}
 
-  function evaluate(act: AgentCandidateAct): PolicyDecision {
-    const assigned = classify(act.tool);
+/** The decision for an act: its class must be the policy's; then deny classes, provenance rules, hot envelopes, `otherwise`. */
+function compileEvaluator(doc: NormalizedPolicy, classify: Policy['classify']): Policy['evaluate'] {
+  const envelopes = doc.hot_envelopes.map((e) => ({
+    ...e,
+    toolRes: e.tools?.map(globRegex),
+    destRes: e.destinations?.map(globRegex),
+    ttlMs: (e.authority_ttl_seconds ?? doc.authority_ttl_seconds) * 1000,
+  }));
+  return (act) => {
+    const cls = classify(act.tool);
     // "Misclassifying payout as INFORMATIONAL is a profile failure": the act must carry the policy's class.
-    if (act.consequence_class !== assigned)
-      return { decision: 'deny', code: 'EF_SCOPE_MISMATCH', reason: `act claims ${act.consequence_class}, policy assigns ${assigned}` };
-    const cls = assigned;
+    if (act.consequence_class !== cls)
+      return { decision: 'deny', code: 'EF_SCOPE_MISMATCH', reason: `act claims ${act.consequence_class}, policy assigns ${cls}` };
     if (doc.deny_classes.includes(cls)) return { decision: 'deny', code: 'EF_NOT_AUTHORIZED', reason: `${cls} is in deny_classes` };
     const source: ProvenanceSource = act.instruction_provenance?.source_type ?? 'unknown';
     for (const rule of doc.provenance_rules) {
@@ -330,8 +347,11 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
     return doc.otherwise === 'escalate'
       ? { decision: 'escalate', code: 'EF_APPROVAL_REQUIRED', reason: `${cls} outside every hot envelope` }
       : { decision: 'deny', code: 'EF_NOT_AUTHORIZED', reason: `${cls} outside every hot envelope` };
-  }
+  };
+}
 
+/** The value limits (Tool-Use Binding draft, T-B): amount caps per currency, argument and destination allow-lists. */
+function compileLimits(doc: NormalizedPolicy): ArgumentsCheck {
   const limits = doc.limits.map((l) => ({
     ...l,
     toolRe: globRegex(l.tool),
@@ -339,24 +359,15 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
     destRes: l.destinations?.map(globRegex),
     allow: l.arguments?.map((a) => ({ path: a.argument, res: a.values.map(globRegex) })),
   }));
-
-  function checkArguments(act: AgentCandidateAct, args: unknown): { code: EfCode; reason: string } | null {
+  return (act, args) => {
     const toolId = act.tool.tool_id.toLowerCase();
     const fn = act.tool.function_id.toLowerCase();
     for (const l of limits) {
       if (!l.toolRe.test(toolId) || (l.fnRe && !l.fnRe.test(fn))) continue;
       const where = `limit for ${l.tool}`;
       for (const a of l.amounts ?? []) {
-        const amount = decimalOf(argumentAt(args, a.amount));
-        if (amount === null) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} is not a non-negative decimal amount` };
-        const currency = a.currency === undefined ? '*' : argumentAt(args, a.currency);
-        if (typeof currency !== 'string') return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.currency} is not a currency code` };
-        const code = currency.toUpperCase();
-        const max = Object.hasOwn(a.max, code) ? a.max[code] : a.max['*'];
-        if (max === undefined) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: currency ${code} is not allowed` };
-        const cap = decimalOf(max);
-        if (cap === null || compareDecimals(amount, cap) > 0)
-          return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} in ${code} is above ${max}` };
+        const over = amountOver(where, a, args);
+        if (over) return over;
       }
       for (const a of l.allow ?? []) {
         const value = argumentAt(args, a.path);
@@ -368,18 +379,33 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
         return { code: 'EF_DESTINATION_MISMATCH', reason: `${where}: destination is not allowed` };
     }
     return null;
-  }
-
-  return {
-    policyId: doc.policy_id,
-    digest: canonicalSha256Base64url(doc),
-    document: doc,
-    approvalTtlMs: doc.authority_ttl_seconds * 1000,
-    classify,
-    evaluate,
-    checkArguments,
   };
 }
+
+/** One amount cap against the live arguments: null when it holds, else the deny (missing or malformed values fail closed). */
+function amountOver(
+  where: string,
+  a: { amount: string; currency?: string | undefined; max: Record<string, string | number> },
+  args: unknown,
+): ReturnType<ArgumentsCheck> {
+  const amount = decimalOf(argumentAt(args, a.amount));
+  if (amount === null) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} is not a non-negative decimal amount` };
+  const currency = a.currency === undefined ? '*' : argumentAt(args, a.currency);
+  // ISO 4217 alphabetic codes are three ASCII letters; anything else ("EUR ", full-width "ＥＵＲ",
+  // "eur\0") is refused, never matched to the '*' cap (issue 36 defect 18).
+  if (typeof currency !== 'string' || (currency !== '*' && !ISO_4217_ALPHA.test(currency)))
+    return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.currency} is not a currency code` };
+  const code = currency.toUpperCase();
+  const max = Object.hasOwn(a.max, code) ? a.max[code] : a.max['*'];
+  if (max === undefined) return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: currency ${code} is not allowed` };
+  const cap = decimalOf(max);
+  if (cap === null || compareDecimals(amount, cap) > 0)
+    return { code: 'EF_ENVELOPE_EXCEEDED', reason: `${where}: ${a.amount} in ${code} is above ${max}` };
+  return null;
+}
+
+/** An ISO 4217 alphabetic currency code, in either case. */
+const ISO_4217_ALPHA = /^[A-Za-z]{3}$/;
 
 /** A non-negative amount as [integer digits, fraction digits], or null: a JSON number or a decimal string, never exponent notation. */
 function decimalOf(v: unknown): [string, string] | null {

@@ -1,79 +1,26 @@
 /**
- * The audit log on a real SQLite file and a real PostgreSQL schema: the decisions a Gate and
+ * The audit log port's contract suite, on a real SQLite file and a real PostgreSQL schema: the decisions a Gate and
  * the proxy's pins make form one hash chain with signed checkpoints; `verifyAuditChain` passes
  * an intact chain and names the first bad entry of an edited, deleted, reordered or truncated
  * one; concurrent writer processes on one SQLite file or one PostgreSQL keep one chain.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import {
-  type AuditEntry,
-  type AuthorityStore,
-  exportAudit,
-  Gate,
-  loadPolicy,
-  openPostgresStore,
-  openSqliteStore,
-  ProxyStore,
-  verifyAuditChain,
-} from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import Database from 'better-sqlite3';
-import pg from 'pg';
+import { type AuditEntry, exportAudit, Gate, type GateStore, loadPolicy, verifyAuditChain } from '@vrpkit/gate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 import { spawnProc } from './procs/spawn.js';
+import { type StoreBackend, type StoreDatabase, storeBackends } from './store-backends.js';
 
-const PG_URL = testPgUrl('gate audit log', 'the PostgreSQL half of the audit log tests and its concurrent writers');
 const dir = tmpDir('audit');
+const backends = storeBackends('the audit log port', dir, 'gate_audit');
+/** Every database a test made, dropped after the file. */
+const made: StoreDatabase[] = [];
+const fresh = async (b: StoreBackend) => {
+  const db = await b.fresh();
+  made.push(db);
+  return db;
+};
 /** A raw argument value that must never reach the log (only its digest may). */
 const SECRET = 'guest-name-Maria-Alves';
-
-interface Backend {
-  name: 'sqlite' | 'postgres';
-  skip: boolean;
-  /** A fresh database; `open` opens a store on it, `exec` runs raw SQL on it (the tamperer's access). */
-  fresh(): Promise<{ open(): Promise<AuthorityStore>; exec(sql: string): Promise<void>; config: unknown }>;
-}
-
-const schemas: string[] = [];
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    skip: false,
-    async fresh() {
-      const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
-      return {
-        open: () => openSqliteStore(file),
-        exec: async (sql) => {
-          const db = new Database(file);
-          db.exec(sql);
-          db.close();
-        },
-        config: { sqlite: file },
-      };
-    },
-  },
-  {
-    name: 'postgres',
-    skip: !PG_URL,
-    async fresh() {
-      const schema = `gate_audit_${randomBytes(5).toString('hex')}`;
-      schemas.push(schema);
-      return {
-        open: () => openPostgresStore(PG_URL!, { schema, poolSize: 2 }),
-        exec: async (sql) => {
-          const c = new pg.Client({ connectionString: PG_URL });
-          await c.connect();
-          await c.query(`SET search_path = ${schema}`);
-          await c.query(sql);
-          await c.end();
-        },
-        config: { postgres: PG_URL, schema },
-      };
-    },
-  },
-];
 
 describe('audit entry hash', () => {
   it('is SHA-256 over the JCS form of the entry without its hash, null members omitted', async () => {
@@ -101,11 +48,7 @@ describe('audit entry hash', () => {
 
 afterAll(async () => {
   removeTmpDirs();
-  if (!PG_URL || schemas.length === 0) return;
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
-  await c.end();
+  for (const db of made) await db.drop();
 });
 
 /**
@@ -113,7 +56,7 @@ afterAll(async () => {
  * replayed one (deny EF_005), live arguments that differ (deny EF_SCOPE_MISMATCH), an
  * escalated send that a person approves, a pin and an unpin. Checkpoints every 4 entries and on close.
  */
-async function writeChain(store: AuthorityStore): Promise<void> {
+async function writeChain(store: GateStore): Promise<void> {
   const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, auditCheckpointEvery: 4 });
   const policy_state = await gate.policyState();
   const args = { q: SECRET };
@@ -128,7 +71,7 @@ async function writeChain(store: AuthorityStore): Promise<void> {
   const send = makeAct({ id: 'send-1', tool: 'mail_send', consequence_class: 'COMMUNICATION', args, policy_state });
   expect((await gate.authorize(send)).status).toBe('escalated');
   expect((await gate.approve('send-1', 'alice')).status).toBe('issued');
-  const pins = new ProxyStore(store);
+  const pins = store.proxy;
   await pins.recordSeen([{ server_id: 'srv', tool_name: 'note_write', digest: 'def-1', definition: '{}', server_info: null }], Date.now());
   expect((await pins.pin('srv', 'note_write', { by: 'bob', now: Date.now() })).pinned).toBe(true);
   expect(await pins.unpin('srv', 'note_write', { by: 'bob' })).toBe(true);
@@ -151,16 +94,16 @@ async function writeChain(store: AuthorityStore): Promise<void> {
   await gate.close();
 }
 
-async function entries(store: AuthorityStore): Promise<AuditEntry[]> {
+async function entries(store: GateStore): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
-  for await (const e of exportAudit(store, { pageSize: 5 })) out.push(e);
+  for await (const e of exportAudit(store.audit, { pageSize: 5 })) out.push(e);
   return out;
 }
 
 for (const b of backends) {
   describe.skipIf(b.skip)(`audit log on ${b.name}`, () => {
     it('records every decision in one chain that verifies, with signed checkpoints and digests only', async () => {
-      const db = await b.fresh();
+      const db = await fresh(b);
       await writeChain(await db.open());
       const store = await db.open();
       try {
@@ -185,13 +128,17 @@ for (const b of backends) {
         expect(log.find((e) => e.kind === 'approve')).toMatchObject({ act_id: 'send-1', tool: 'mail_send', actor: 'alice' });
         expect(log.find((e) => e.kind === 'pin')).toMatchObject({ server: 'srv', tool: 'note_write', digest: 'def-1', actor: 'bob' });
         expect(JSON.stringify(log)).not.toContain(SECRET);
-        const v = await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
+        const v = await verifyAuditChain(store.audit, { trustedKeys: [PUBLIC_JWK], pageSize: 3 });
         expect(v).toMatchObject({ ok: true, entries: log.length, head: { seq: log.length } });
         // One per 4 entries (an append that crosses a boundary signs its last entry: a dispatch's allow, issued, consumed, invoked at 6–9 signs 9), and the head on close.
-        expect((await store.listAuditCheckpoints()).map((c) => c.seq)).toEqual([4, 9, 13, 16, 20, 21]);
+        expect((await store.audit.checkpoints()).map((c) => c.seq)).toEqual([4, 9, 13, 16, 20, 21]);
         // A key that is not trusted fails closed.
         const other = { ...PUBLIC_JWK, x: 'A'.repeat(43) };
-        expect(await verifyAuditChain(store, { trustedKeys: [other] })).toMatchObject({ ok: false, seq: 4, problem: 'bad_checkpoint' });
+        expect(await verifyAuditChain(store.audit, { trustedKeys: [other] })).toMatchObject({
+          ok: false,
+          seq: 4,
+          problem: 'bad_checkpoint',
+        });
       } finally {
         await store.close();
       }
@@ -218,12 +165,12 @@ for (const b of backends) {
     ];
     for (const t of tampering) {
       it(`names the first bad entry of ${t.name}`, async () => {
-        const db = await b.fresh();
+        const db = await fresh(b);
         await writeChain(await db.open());
         await db.exec(t.sql);
         const store = await db.open();
         try {
-          expect(await verifyAuditChain(store, { pageSize: 4 })).toMatchObject({ ok: false, ...t.expected });
+          expect(await verifyAuditChain(store.audit, { pageSize: 4 })).toMatchObject({ ok: false, ...t.expected });
         } finally {
           await store.close();
         }
@@ -231,7 +178,7 @@ for (const b of backends) {
     }
 
     it('catches an entry rewritten with every later hash and the head recomputed, at the next signed checkpoint', async () => {
-      const db = await b.fresh();
+      const db = await fresh(b);
       await writeChain(await db.open());
       const store = await db.open();
       const log = await entries(store);
@@ -252,7 +199,7 @@ for (const b of backends) {
       await db.exec(updates.join('; '));
       const again = await db.open();
       try {
-        expect(await verifyAuditChain(again)).toMatchObject({ ok: false, seq: 9, problem: 'edited' });
+        expect(await verifyAuditChain(again.audit)).toMatchObject({ ok: false, seq: 9, problem: 'edited' });
       } finally {
         await again.close();
       }
@@ -263,7 +210,7 @@ for (const b of backends) {
 for (const b of backends) {
   describe.skipIf(b.skip)(`audit log with concurrent writers on one ${b.name} store`, () => {
     it('keeps one valid chain when 4 processes decide at once', async () => {
-      const db = await b.fresh();
+      const db = await fresh(b);
       await (await db.open()).close(); // migrate once, so the writers race on decisions, not on the schema
       const count = b.name === 'postgres' ? 12 : 6;
       const writers = [0, 1, 2, 3].map((i) => spawnProc('audit-writer', { store: db.config, instance: `writer-${i}`, count }));
@@ -282,7 +229,7 @@ for (const b of backends) {
         expect(new Set(log.map((e) => e.actor).filter((a) => a?.startsWith('writer-')))).toEqual(
           new Set(['writer-0', 'writer-1', 'writer-2', 'writer-3']),
         );
-        expect(await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 4 * count * 5 });
+        expect(await verifyAuditChain(store.audit, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 4 * count * 5 });
       } finally {
         await store.close();
       }

@@ -23,7 +23,7 @@ beforeAll(async () => {
     now: NOW,
   });
   await gate.authorize(act);
-  jws = (await store.getAuthority('auth-1'))!.jws;
+  jws = (await store.ledger.getAuthority('auth-1'))!.jws;
   await store.close();
 });
 

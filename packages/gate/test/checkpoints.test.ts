@@ -75,7 +75,7 @@ describe('SQLite store: WAL checkpoints in a worker thread', () => {
   it('closing the store twice ends the worker once and resolves both times', async () => {
     const file = join(tmpDir('checkpoints-close'), 'gate.db');
     const store = await openSqliteStore(file);
-    await store.appendAudit([{ kind: 'pin', actor: 'test' }], Date.now());
+    await store.audit.append([{ kind: 'pin', actor: 'test' }], Date.now());
     await store.close();
     await expect(Promise.race([store.close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('hung'), 3_000))])).resolves.toBe(
       'closed',

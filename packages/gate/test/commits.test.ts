@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AuthorityStore, Gate, loadPolicy, openSqliteStore, verifyAuditChain } from '@vrpkit/gate';
+import { Gate, type GateStore, loadPolicy, openSqliteStore, verifyAuditChain } from '@vrpkit/gate';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 
@@ -28,7 +28,7 @@ function walCommits(db: string): number {
 }
 
 let file: string;
-let store: AuthorityStore;
+let store: GateStore;
 
 // Each test closes its gate, which closes the store. Checkpoints stay inline: a background one
 // lets the next commit start a new WAL generation between two counts.
@@ -54,21 +54,21 @@ describe('durable commits per allowed act (SQLite)', () => {
     const r = await gate.dispatch(act, args, async () => {
       atInvoke = {
         commits: walCommits(file) - before,
-        journal: (await store.getJournal('hot-1'))?.state,
-        authority: (await store.getAuthority('hot-1'))?.state,
+        journal: (await store.journal.get('hot-1'))?.state,
+        authority: (await store.ledger.getAuthority('hot-1'))?.state,
       };
       return 'done';
     });
     expect(r).toMatchObject({ invoked: true, result: 'done', decision: { allow: true } });
     expect(atInvoke).toEqual({ commits: 1, journal: 'INVOKED', authority: 'CONSUMED' });
     expect(walCommits(file) - before).toBe(2);
-    expect((await store.getJournal('hot-1'))?.state).toBe('EFFECTUATED');
+    expect((await store.journal.get('hot-1'))?.state).toBe('EFFECTUATED');
     // The one commit holds the whole decision: evidence, authority, and its chained audit entries.
-    const authority = await store.getAuthority('hot-1');
-    expect((await store.getEvidence(authority!.evidence_id))?.decision).toBe('ISSUED');
-    const kinds = (await store.readAudit({ limit: 100 })).map((e) => e.kind);
+    const authority = await store.ledger.getAuthority('hot-1');
+    expect((await store.ledger.getEvidence(authority!.evidence_id))?.decision).toBe('ISSUED');
+    const kinds = (await store.audit.read({ limit: 100 })).map((e) => e.kind);
     expect(kinds).toEqual(['allow', 'issued', 'consumed', 'invoked', 'result']);
-    expect(await verifyAuditChain(store, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 5 });
+    expect(await verifyAuditChain(store.audit, { trustedKeys: [PUBLIC_JWK] })).toMatchObject({ ok: true, entries: 5 });
     await gate.close();
   });
 
@@ -101,8 +101,8 @@ describe('durable commits per allowed act (SQLite)', () => {
     });
     expect(r.decision).toMatchObject({ allow: false, code: 'EF_EPOCH_STALE' });
     expect(invoked).toBe(false);
-    expect(await store.getAuthority('stale-1')).toBeUndefined();
-    expect(await store.getJournal('stale-1')).toBeUndefined();
+    expect(await store.ledger.getAuthority('stale-1')).toBeUndefined();
+    expect(await store.journal.get('stale-1')).toBeUndefined();
     await gate.close();
   });
 
@@ -113,16 +113,16 @@ describe('durable commits per allowed act (SQLite)', () => {
     const r = await gate.dispatch(makeAct({ id: 'late-1', args, policy_state }), args, async () => 'ok');
     expect(r).toMatchObject({ invoked: true, result: 'ok' });
     expect(walCommits(file) - before).toBe(1);
-    expect((await store.getJournal('late-1'))?.state).toBe('INVOKED');
+    expect((await store.journal.get('late-1'))?.state).toBe('INVOKED');
     await r.settled;
     expect(walCommits(file) - before).toBe(2);
-    expect((await store.getJournal('late-1'))?.state).toBe('EFFECTUATED');
+    expect((await store.journal.get('late-1'))?.state).toBe('EFFECTUATED');
     const again = await gate.dispatch(makeAct({ id: 'late-2', args, policy_state }), args, async () => 'ok');
     expect(again.invoked).toBe(true);
     await gate.close();
     const reopened = await openSqliteStore(file);
     try {
-      expect((await reopened.getJournal('late-2'))?.state).toBe('EFFECTUATED');
+      expect((await reopened.journal.get('late-2'))?.state).toBe('EFFECTUATED');
     } finally {
       await reopened.close();
     }

@@ -5,9 +5,9 @@
  */
 import { join } from 'node:path';
 import {
-  type AuthorityStore,
   candidateActId,
   computerUseLiveArgs,
+  type GateStore,
   handleAnthropicMessage,
   type LiveBrowserState,
   mapComputerUseAction,
@@ -23,7 +23,7 @@ const form = (origin: string) => ({ action_url: `${new URL(origin).origin}/pay`,
 const stateOn = (url: string): LiveBrowserState => ({ url, form: form(url) });
 
 let t: TestGate;
-let store: AuthorityStore;
+let store: GateStore;
 beforeEach(async () => {
   t = await openTestGate();
   // A second handle on the gate's own file, to read what it recorded.
@@ -54,8 +54,8 @@ describe('a denied origin change leaves the authority usable', () => {
     const moved = await handleAnthropicMessage(msg, tools, ctx, opts);
     expect(moved.outcomes[0]).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_DESTINATION_MISMATCH' } });
     // The deny spent the authority and the journal says why.
-    expect(await store.getAuthority(id)).toMatchObject({ authority_id: approved.authority_id, state: 'CONSUMED' });
-    expect(await store.getJournal(id)).toMatchObject({
+    expect(await store.ledger.getAuthority(id)).toMatchObject({ authority_id: approved.authority_id, state: 'CONSUMED' });
+    expect(await store.journal.get(id)).toMatchObject({
       authority_id: approved.authority_id,
       state: 'REFUSED',
       error_code: 'EF_DESTINATION_MISMATCH',
@@ -79,7 +79,7 @@ describe('a denied origin change leaves the authority usable', () => {
 
     const moved = await t.gate.enforce(act, computerUseLiveArgs(block.input, stateOn(MOVED)));
     expect(moved).toMatchObject({ allow: false, code: 'EF_DESTINATION_MISMATCH' });
-    expect(await store.getJournal(act.candidate_act_id)).toMatchObject({ state: 'REFUSED', error_code: 'EF_DESTINATION_MISMATCH' });
+    expect(await store.journal.get(act.candidate_act_id)).toMatchObject({ state: 'REFUSED', error_code: 'EF_DESTINATION_MISMATCH' });
     expect(await t.gate.enforce(act, computerUseLiveArgs(block.input, stateOn(AUTHORIZED)))).toMatchObject({
       allow: false,
       code: 'EF_005',

@@ -184,3 +184,41 @@ describe('HTTP: gatedFetch forwards the authority in a header, verifyForwardedRe
     expect(effects).toHaveLength(1);
   });
 });
+
+describe('issue 36 defect 20: the replay guard purges only what the verifier refuses as expired (one clock)', () => {
+  it('an authority still valid by the sink’s clock stays spent, whatever the guard host’s own clock says', async () => {
+    // The gate and the sink run an hour behind the guard's host clock (the system clock).
+    const behind = { now: () => Date.now() - 3_600_000 };
+    t = await openTestGate({ policy: POLICY, clock: behind });
+    const guard = openSqliteReplayGuard(join(t.dir, 'clock-replay.sqlite'));
+    closers.push(() => guard.close?.());
+    const gate = t;
+    const sink = (url: string): CooperatingSinkOptions => ({
+      keys: [gate.publicJwk],
+      gateSinkId: gate.gate.sinkId,
+      destination: url,
+      replay: guard,
+      clock: behind,
+    });
+    const server = await startCooperatingMcpServer(sink);
+    const captured: Array<Record<string, unknown>> = [];
+    const raw = await connect(server.url);
+    const spy = raw.callTool.bind(raw);
+    raw.callTool = ((params: { _meta?: Record<string, unknown> }, ...rest: never[]) => {
+      captured.push(params._meta ?? {});
+      return spy(params as never, ...rest);
+    }) as typeof raw.callTool;
+    const gated = gateMcpClient(raw, { serverUrl: server.url, context: hostContext(t.gate, { clock: behind }), attachAuthority: true });
+    expect((await gated.callTool({ name: 'repo_deploy', arguments: { env: 'prod', ref: 'main' } })).isError).toBeFalsy();
+    // Enough other authorities spent to make the guard purge (it purges every 1000 inserts).
+    for (let i = 0; i < 1000; i++) await guard.consume(`filler-${i}`, behind.now() + 3_600_000, behind.now());
+    const direct = await connect(server.url);
+    const again = await direct.callTool({
+      name: 'repo_deploy',
+      arguments: { env: 'prod', ref: 'main' },
+      _meta: { [AUTHORITY_META_KEY]: captured[0]![AUTHORITY_META_KEY] },
+    });
+    expect(JSON.parse((again.content as Array<{ text: string }>)[0]!.text).error.code).toBe('EF_005');
+    expect(server.deploys).toEqual(['main->prod']);
+  });
+});

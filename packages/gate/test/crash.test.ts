@@ -34,7 +34,7 @@ async function whereKilled(db: string, acts: string[]): Promise<string> {
     const mark = { CONSUMED: 'C', INVOKED: 'I', EFFECTUATED: 'E', FAILED: 'F', EFFECT_RESULT_UNKNOWN: 'U', REFUSED: 'R' } as const;
     const marks = await Promise.all(
       acts.map(async (id) => {
-        const j = await store.getJournal(id);
+        const j = await store.journal.get(id);
         return j ? mark[j.state] : '-';
       }),
     );
@@ -90,7 +90,7 @@ async function crashLoop(mode: Mode) {
     try {
       for (const id of acts) {
         const n = counts.get(id) ?? 0;
-        const j = await store.getJournal(id);
+        const j = await store.journal.get(id);
         // At most once per act, always.
         expect(n, `side effects of ${id}`).toBeLessThanOrEqual(1);
         // Whatever ran is in the journal; whatever is effectuated ran exactly once.
@@ -102,11 +102,11 @@ async function crashLoop(mode: Mode) {
       if (crash?.point === 'after-outcome') {
         // The outcome's commit does not wait for the disk, yet a killed process loses nothing:
         // the result is recorded and the retry gets it back (replayed), never a second invoke.
-        expect((await store.getJournal(target))?.state).toBe('EFFECTUATED');
+        expect((await store.journal.get(target))?.state).toBe('EFFECTUATED');
         expect(counts.get(target)).toBe(1);
         expect(outcomes[target]).toBe('replayed');
       } else if (crash) {
-        const j = await store.getJournal(target);
+        const j = await store.journal.get(target);
         expect(j?.state).toBe('EFFECT_RESULT_UNKNOWN');
         // Between consume and invoke: the tool never ran. After invoke: it ran once and is not re-run.
         expect(counts.get(target) ?? 0).toBe(mode === 'after-consume' ? 0 : 1);

@@ -4,17 +4,18 @@
  * consumed, the epoch read's own bound, an epoch bump from another connection, and restart recovery.
  */
 import { randomBytes } from 'node:crypto';
-import { type AuthorityStore, Gate, type GateOptions, loadPolicy, openPostgresStore } from '@vrpkit/gate';
+import { Gate, type GateOptions, type GateStore, loadPolicy, openPostgresStore } from '@vrpkit/gate';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeAct, SIGNING_KEY, SINK, TEST_POLICY } from './procs/common.js';
+import { spawnProc } from './procs/spawn.js';
 
 const PG_URL = testPgUrl('gate enforce-postgres', 'the Gate-on-PostgreSQL tests');
 
 describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
   let schema: string;
-  let store: AuthorityStore;
+  let store: GateStore;
   const open = () => openPostgresStore(PG_URL!, { schema, poolSize: 2 });
   const newGate = (over: Partial<GateOptions> = {}) =>
     new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, ...over });
@@ -50,7 +51,7 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
     });
     expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_005' });
     expect(calls).toBe(1);
-    expect(await store.getJournal('pg-1')).toMatchObject({ state: 'EFFECTUATED', result_json: '{"n":1}' });
+    expect(await store.journal.get('pg-1')).toMatchObject({ state: 'EFFECTUATED', result_json: '{"n":1}' });
   });
 
   it('a retry after an epoch bump still gets the recorded result, never a second invoke', async () => {
@@ -82,7 +83,7 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
       await blocker.query('ROLLBACK');
       await blocker.end();
     }
-    expect((await store.getAuthority('pg-2'))?.state).toBe('ISSUED');
+    expect((await store.ledger.getAuthority('pg-2'))?.state).toBe('ISSUED');
     expect((await gate.enforce(a, { q: 'lisbon' })).allow).toBe(true);
   });
 
@@ -128,4 +129,68 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
     });
     expect(calls).toBe(0);
   });
+});
+
+/**
+ * Issue 36 defect 1: a PostgreSQL restart ended every gate process (`Unhandled 'error' event …
+ * terminating connection due to administrator command` from an idle pooled connection). Here the
+ * server ends exactly the child's connections (`pg_terminate_backend` by its `application_name`)
+ * while its role may not log in, which is a database that is away; then lets it log in again.
+ */
+describe.skipIf(!PG_URL)('the Gate on PostgreSQL survives losing its connections', () => {
+  const tag = randomBytes(5).toString('hex');
+  const role = `gate_outage_${tag}`;
+  const schema = `gate_outage_${tag}`;
+  const applicationName = `vrpkit-gate-outage-${tag}`;
+  async function sql(text: string): Promise<void> {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    try {
+      await c.query(text);
+    } finally {
+      await c.end();
+    }
+  }
+  afterEach(async () => {
+    await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await sql(`DROP ROLE IF EXISTS ${role}`);
+  });
+
+  it('fails closed while the database is away (nothing invoked), does not exit, and serves again once it is back', async () => {
+    await sql(`CREATE ROLE ${role} LOGIN`);
+    await sql(`CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
+    const url = new URL(PG_URL!);
+    url.username = role;
+    url.password = '';
+    const child = spawnProc('pg-outage', { url: url.toString(), schema, applicationName });
+    const call = async (id: string) => {
+      child.proc.stdin!.write(`CALL ${id}\n`);
+      const line = await child.waitFor(`RESULT ${id} `);
+      return JSON.parse(line.slice(`RESULT ${id} `.length)) as { allow: boolean; code: string | null; invoked: number };
+    };
+    try {
+      await child.waitFor('READY');
+      expect(await call('before')).toEqual({ allow: true, code: null, invoked: 1 });
+
+      // The database goes away: no new login, and every connection of the child ended by the server.
+      await sql(`ALTER ROLE ${role} NOLOGIN`);
+      await sql(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = '${applicationName}'`,
+      );
+      // The ended connections' errors arrive at the idle pooled clients: on main the process exits here.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(child.proc.exitCode).toBeNull();
+      const away = await call('away');
+      expect(away).toMatchObject({ allow: false, invoked: 1 });
+      expect(['EF_STORE_UNAVAILABLE', 'EF-060']).toContain(away.code);
+
+      // Back: the next call connects afresh and runs.
+      await sql(`ALTER ROLE ${role} LOGIN`);
+      expect(await call('after')).toEqual({ allow: true, code: null, invoked: 2 });
+      child.proc.stdin!.write('QUIT\n');
+      expect(await child.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      child.proc.kill();
+    }
+  }, 60_000);
 });

@@ -6,10 +6,10 @@
 import { join } from 'node:path';
 import {
   type AgentCandidateAct,
-  type AuthorityStore,
   Gate,
   type GateEvent,
   type GateOptions,
+  type GateStore,
   hostErrorObject,
   loadPolicy,
   openSqliteStore,
@@ -21,7 +21,7 @@ import { type ActSpec, makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TE
 
 const policy = loadPolicy(TEST_POLICY);
 let file: string;
-let store: AuthorityStore;
+let store: GateStore;
 let t: number;
 let gate: Gate;
 let n = 0;
@@ -51,7 +51,7 @@ describe('enforce: the five MUSTs', () => {
     expect(issued.status).toBe('issued');
     const d = await gate.enforce(a, { q: 'lisbon' });
     expect(d).toEqual({ allow: true, authority_id: issued.authority_id });
-    expect(await store.getAuthority(a.candidate_act_id)).toMatchObject({ state: 'CONSUMED' });
+    expect(await store.ledger.getAuthority(a.candidate_act_id)).toMatchObject({ state: 'CONSUMED' });
   });
 
   it('T-C: replaying the same authority on a second invoke is denied (EF_005)', async () => {
@@ -77,7 +77,7 @@ describe('enforce: the five MUSTs', () => {
     const issued = await gate.authorize(a);
     t += 61_000; // the reads envelope issues for 60 s
     expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_002' });
-    expect((await store.getAuthorityById(issued.authority_id!))?.state).toBe('ISSUED');
+    expect((await store.ledger.getAuthorityById(issued.authority_id!))?.state).toBe('ISSUED');
   });
 
   it('denies after a policy epoch bump (EF_EPOCH_STALE) and after a revocation epoch bump (EF_REVOKED)', async () => {
@@ -160,7 +160,7 @@ describe('enforce: the five MUSTs', () => {
       allow: false,
       code: 'EF_MALFORMED_ACT',
     });
-    expect((await store.getAuthority(a.candidate_act_id))?.state).toBe('ISSUED');
+    expect((await store.ledger.getAuthority(a.candidate_act_id))?.state).toBe('ISSUED');
   });
 
   it('MUST 5: a consume that cannot get the store in time denies with EF-060 (retryable) and consumes nothing', async () => {
@@ -178,7 +178,7 @@ describe('enforce: the five MUSTs', () => {
     }
     expect(d).toMatchObject({ allow: false, code: 'EF-060', retryable: true });
     expect(hostErrorObject(d).error).toMatchObject({ code: 'EF-060', retryable: true, invoked: false });
-    expect((await store.getAuthority(a.candidate_act_id))?.state).toBe('ISSUED');
+    expect((await store.ledger.getAuthority(a.candidate_act_id))?.state).toBe('ISSUED');
     // the bounded retry of validation then succeeds
     expect((await g.enforce(a, { q: 'lisbon' })).allow).toBe(true);
   });
@@ -203,7 +203,7 @@ describe('enforce: the five MUSTs', () => {
       blocker.exec('ROLLBACK');
       blocker.close();
     }
-    expect(await store.getAuthority(a.candidate_act_id)).toBeUndefined();
+    expect(await store.ledger.getAuthority(a.candidate_act_id)).toBeUndefined();
   });
 
   it('a closed store fails closed (EF_STORE_UNAVAILABLE), never allow', async () => {
@@ -219,8 +219,8 @@ describe('authorize: policy, evidence, signed authority', () => {
   it('records the validation evidence before the authority exists and signs the authority for cooperating sinks', async () => {
     const a = await act();
     const issued = await gate.authorize(a);
-    const row = (await store.getAuthority(a.candidate_act_id))!;
-    const ev = await store.getEvidence(row.evidence_id);
+    const row = (await store.ledger.getAuthority(a.candidate_act_id))!;
+    const ev = await store.ledger.getEvidence(row.evidence_id);
     expect(ev).toMatchObject({ decision: 'ISSUED', candidate_act_id: a.candidate_act_id, arguments_digest: a.arguments_digest.value });
     expect(ev!.recorded_at).toBeLessThanOrEqual(row.issued_at);
     const v = verifyAuthority(row.jws, { keys: [PUBLIC_JWK], sinkId: SINK, now: t, act: a, liveArgs: { q: 'lisbon' } });
@@ -245,7 +245,7 @@ describe('authorize: policy, evidence, signed authority', () => {
     });
     expect(r).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_INSTRUCTION_PROVENANCE_FAILURE' } });
     expect(invoked).toBe(false);
-    expect(await store.getAuthority(a.candidate_act_id)).toBeUndefined();
+    expect(await store.ledger.getAuthority(a.candidate_act_id)).toBeUndefined();
   });
 
   it('refuses an act whose consequence class is not the policy assignment, and an act built under other epochs', async () => {
@@ -262,10 +262,10 @@ describe('authorize: policy, evidence, signed authority', () => {
     const invoke = async () => ({ payout: ++calls });
     const first = await gate.dispatch(a, { amount: '150.00' }, invoke);
     expect(first).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_APPROVAL_REQUIRED' } });
-    expect((await store.listEscalations('PENDING')).map((e) => e.candidate_act_id)).toEqual([a.candidate_act_id]);
+    expect((await store.escalations.list('PENDING')).map((e) => e.candidate_act_id)).toEqual([a.candidate_act_id]);
     const approved = await gate.approve(a.candidate_act_id, 'alice');
     expect(approved.status).toBe('issued');
-    const row = await store.getAuthority(a.candidate_act_id);
+    const row = await store.ledger.getAuthority(a.candidate_act_id);
     expect(verifyAuthority(row!.jws, { keys: [PUBLIC_JWK], sinkId: SINK, now: t })).toMatchObject({
       ok: true,
       authority: { approver: 'alice' },
@@ -279,8 +279,8 @@ describe('authorize: policy, evidence, signed authority', () => {
     expect((await gate.dispatch(a, { amount: '9.00' }, async () => 'paid')).decision.code).toBe('EF_APPROVAL_REQUIRED');
     const cli = await openSqliteStore(file);
     // The operator decides the binding `vrp gate pending` showed them.
-    const [reviewed] = await cli.listEscalations('PENDING');
-    await cli.decideEscalation(a.candidate_act_id, reviewed!.binding_digest, 'APPROVED', 'ops@example', t);
+    const [reviewed] = await cli.escalations.list('PENDING');
+    await cli.escalations.decide(a.candidate_act_id, reviewed!.binding_digest, 'APPROVED', 'ops@example', t);
     await cli.close();
     expect(await gate.dispatch(a, { amount: '9.00' }, async () => 'paid')).toMatchObject({ invoked: true, result: 'paid' });
   });
@@ -296,7 +296,7 @@ describe('authorize: policy, evidence, signed authority', () => {
       return 'sent';
     };
     expect((await gate.dispatch(shown, shownArgs, tool(shownArgs))).decision.code).toBe('EF_APPROVAL_REQUIRED');
-    const [reviewed] = await store.listEscalations('PENDING');
+    const [reviewed] = await store.escalations.list('PENDING');
     expect(reviewed).toMatchObject({ candidate_act_id: 'act-swap', status: 'PENDING' });
     // The swap is refused, and the escalation the person is reviewing stays exactly as it was.
     expect(await gate.authorize(swapped)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
@@ -304,7 +304,7 @@ describe('authorize: policy, evidence, signed authority', () => {
       invoked: false,
       decision: { allow: false, code: 'EF_SCOPE_MISMATCH' },
     });
-    expect(await store.getEscalation('act-swap')).toEqual(reviewed);
+    expect(await store.escalations.get('act-swap')).toEqual(reviewed);
     // The person approves what they reviewed; authority is issued for exactly that.
     expect((await gate.approve('act-swap', 'alice', reviewed!.binding_digest)).status).toBe('issued');
     expect(await gate.dispatch(swapped, swappedArgs, tool(swappedArgs))).toMatchObject({
@@ -321,7 +321,7 @@ describe('authorize: policy, evidence, signed authority', () => {
     expect((await gate.authorize(shown)).status).toBe('escalated');
     expect(await gate.authorize(swapped)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
     expect((await gate.approve('act-swap2', 'alice')).status).toBe('issued');
-    expect(await store.getAuthority('act-swap2')).toMatchObject({ arguments_digest: shown.arguments_digest.value });
+    expect(await store.ledger.getAuthority('act-swap2')).toMatchObject({ arguments_digest: shown.arguments_digest.value });
     let calls = 0;
     expect(await gate.dispatch(swapped, { amount: '999.00' }, async () => ++calls)).toMatchObject({ invoked: false });
     expect(calls).toBe(0);
@@ -332,14 +332,14 @@ describe('authorize: policy, evidence, signed authority', () => {
     const b = await act({ tool: 'payout_create', consequence_class: 'FINANCIAL', args: { amount: '5000.00' } });
     expect((await gate.authorize(a)).status).toBe('escalated');
     expect((await gate.authorize(b)).status).toBe('escalated');
-    const rowA = await store.getEscalation(a.candidate_act_id);
-    const stale = (await store.getEscalation(b.candidate_act_id))!.binding_digest;
+    const rowA = await store.escalations.get(a.candidate_act_id);
+    const stale = (await store.escalations.get(b.candidate_act_id))!.binding_digest;
     expect(stale).not.toBe(rowA!.binding_digest);
     expect(await gate.approve(a.candidate_act_id, 'alice', stale)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
     expect(await gate.reject(a.candidate_act_id, 'alice', stale)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
-    expect(await store.decideEscalation(a.candidate_act_id, stale, 'APPROVED', 'alice', t)).toBeUndefined();
-    expect(await store.getEscalation(a.candidate_act_id)).toEqual(rowA);
-    expect(await store.getAuthority(a.candidate_act_id)).toBeUndefined();
+    expect(await store.escalations.decide(a.candidate_act_id, stale, 'APPROVED', 'alice', t)).toBeUndefined();
+    expect(await store.escalations.get(a.candidate_act_id)).toEqual(rowA);
+    expect(await store.ledger.getAuthority(a.candidate_act_id)).toBeUndefined();
     expect((await gate.approve(a.candidate_act_id, 'alice', rowA!.binding_digest)).status).toBe('issued');
     expect(await gate.approve('no-such-act', 'alice')).toMatchObject({ status: 'denied', code: 'EF_002' });
   });
@@ -365,7 +365,7 @@ describe('authorize: policy, evidence, signed authority', () => {
     const a = await act({ tool: 'payout_create', consequence_class: 'FINANCIAL' });
     const { instruction_provenance: _, ...noProvenance } = a;
     expect(await gate.authorize(noProvenance as AgentCandidateAct)).toMatchObject({ status: 'escalated', code: 'EF_APPROVAL_REQUIRED' });
-    expect(await store.getAuthority(a.candidate_act_id)).toBeUndefined();
+    expect(await store.ledger.getAuthority(a.candidate_act_id)).toBeUndefined();
   });
 });
 
@@ -378,7 +378,7 @@ describe('dispatch: journal and the retry rule', () => {
     const retry = await gate.dispatch(a, { q: 'lisbon' }, invoke);
     expect(retry).toMatchObject({ invoked: false, replayed: true, result: { hits: 1 }, decision: { allow: false, code: 'EF_005' } });
     expect(calls).toBe(1);
-    expect(await store.getJournal(a.candidate_act_id)).toMatchObject({ state: 'EFFECTUATED', result_json: '{"hits":1}' });
+    expect(await store.journal.get(a.candidate_act_id)).toMatchObject({ state: 'EFFECTUATED', result_json: '{"hits":1}' });
   });
 
   it('a tool that throws is journaled FAILED, the error is rethrown, and a retry does not invoke again', async () => {
@@ -389,7 +389,7 @@ describe('dispatch: journal and the retry rule', () => {
       throw Object.assign(new Error('backend down'), { code: 'ECONNRESET' });
     };
     await expect(gate.dispatch(a, { q: 'lisbon' }, boom)).rejects.toThrow('backend down');
-    expect(await store.getJournal(a.candidate_act_id)).toMatchObject({ state: 'FAILED', error_code: 'ECONNRESET' });
+    expect(await store.journal.get(a.candidate_act_id)).toMatchObject({ state: 'FAILED', error_code: 'ECONNRESET' });
     expect(await gate.dispatch(a, { q: 'lisbon' }, boom)).toMatchObject({ invoked: false, decision: { code: 'EF_005' } });
     expect(calls).toBe(1);
   });
@@ -405,7 +405,7 @@ describe('dispatch: journal and the retry rule', () => {
     const r = await restarted.dispatch(a, { q: 'lisbon' }, async () => ++calls);
     expect(r).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_EFFECT_RESULT_UNKNOWN' } });
     expect(calls).toBe(0);
-    expect(await store.getJournal(a.candidate_act_id)).toMatchObject({ state: 'EFFECT_RESULT_UNKNOWN' });
+    expect(await store.journal.get(a.candidate_act_id)).toMatchObject({ state: 'EFFECT_RESULT_UNKNOWN' });
   });
 
   it('parallel dispatches of one act invoke once; siblings are separate acts', async () => {
@@ -440,7 +440,7 @@ describe('dispatch: journal and the retry rule', () => {
       'authorize:denied',
     ]);
     expect(JSON.stringify(events)).not.toContain(secret);
-    const journal = JSON.stringify(await store.listJournal());
+    const journal = JSON.stringify(await store.journal.list());
     expect(journal).not.toContain(secret);
   });
 });

@@ -147,6 +147,58 @@ describe('payments: a PaymentCandidateAct is enforced before the PSP SDK (Stripe
     await expect(gated.create(params(), undefined as never)).rejects.toMatchObject({ code: 'EF_MALFORMED_ARGUMENTS' });
     expect(psp.requests.length).toBe(before);
   });
+
+  describe('issue 36 defect 15: the limits are checked on one snapshot, and exactly that snapshot is sent', () => {
+    it.each([
+      ['the amount', (p: Stripe.PaymentIntentCreateParams) => Object.assign(p, { amount: 9_000_000 })],
+      ['the transfer destination', (p: Stripe.PaymentIntentCreateParams) => Object.assign(p.transfer_data!, { destination: 'acct_evil' })],
+    ])('%s changed by the caller while the call is pending is not what is checked or sent', async (what, mutate) => {
+      t = await openTestGate({ policy: POLICY, approve: approver([]) });
+      const before = psp.requests.length;
+      const gated = gatePaymentIntents(stripe.paymentIntents, { context: hostContext(t.gate), psp: 'api.stripe.com' });
+      const p = params({ amount: 100 });
+      const pending = gated.create(p, { idempotencyKey: `toctou-${what.replace(/ /g, '-')}` });
+      mutate(p);
+      await pending;
+      expect(psp.requests.length).toBe(before + 1);
+      const sent = new URLSearchParams(psp.requests.at(-1)!.body);
+      expect([sent.get('amount'), sent.get('transfer_data[destination]')]).toEqual(['100', 'acct_host_1']);
+    });
+
+    it('a getter on amount is read once: the amount checked is the amount sent', async () => {
+      t = await openTestGate({ policy: POLICY, approve: approver([]) });
+      const gated = gatePaymentIntents(stripe.paymentIntents, { context: hostContext(t.gate), psp: 'api.stripe.com' });
+      let reads = 0;
+      const p = params();
+      Object.defineProperty(p, 'amount', { enumerable: true, get: () => (reads++ === 0 ? 100 : 9_000_000) });
+      const err = await gated.create(p, { idempotencyKey: 'toctou-getter' }).catch((e: unknown) => e);
+      if (err === undefined || !(err instanceof GateError)) {
+        expect(new URLSearchParams(psp.requests.at(-1)!.body).get('amount')).toBe('100');
+      }
+      expect(reads).toBe(1);
+    });
+  });
+
+  it('issue 36 defect 21: every field that routes funds is in the payee check (on_behalf_of beside transfer_data.destination)', async () => {
+    const asked: AgentCandidateAct[] = [];
+    t = await openTestGate({ policy: POLICY, approve: approver(asked) });
+    const before = psp.requests.length;
+    const gated = gatePaymentIntents(stripe.paymentIntents, { context: hostContext(t.gate), psp: 'api.stripe.com' });
+    await expect(gated.create(params({ on_behalf_of: 'acct_evil' }), { idempotencyKey: 'routing-obo-1' })).rejects.toBeInstanceOf(
+      GateError,
+    );
+    await expect(
+      gated.create(params(), { idempotencyKey: 'routing-account-1', stripeAccount: 'acct_evil' } as { idempotencyKey: string }),
+    ).rejects.toBeInstanceOf(GateError);
+    expect(asked).toEqual([]);
+    expect(psp.requests.length).toBe(before);
+    // All routing fields naming the allowed payee: one payee, allowed, sent with the account header.
+    await gated.create(params({ on_behalf_of: 'acct_host_1' }), { idempotencyKey: 'routing-ok-1', stripeAccount: 'acct_host_1' } as {
+      idempotencyKey: string;
+    });
+    expect(psp.requests.length).toBe(before + 1);
+    expect(psp.requests.at(-1)!.headers['stripe-account']).toBe('acct_host_1');
+  });
 });
 
 describe('gatedFetch: the HTTP client as the sink for frameworks without a hook', () => {
@@ -229,6 +281,55 @@ describe('gatedFetch binds the request headers: an approval covers exactly the r
   });
 });
 
+describe('issue 36 defects 16 and 19: gatedFetch strips forwarding headers and honours method overrides', () => {
+  let api: Recorder;
+  beforeAll(async () => {
+    api = await startRecorder(() => ({ status: 200, body: '{"ok":true}' }));
+  });
+  afterAll(() => api.close());
+  const FORWARDING = {
+    'x-forwarded-for': '10.0.0.1',
+    'x-forwarded-host': 'admin.internal',
+    'x-forwarded-proto': 'https',
+    forwarded: 'for=203.0.113.7;host=admin.internal',
+    'x-real-ip': '10.0.0.2',
+  };
+
+  it('defect 16: an approved POST reaches the server without X-Forwarded-*, Forwarded or X-Real-IP', async () => {
+    t = await openTestGate({
+      policy: {
+        ...TEST_POLICY,
+        policy_id: 'fetch-forwarding',
+        tools: [{ tool: 'http_request', consequence_class: 'PERSISTENT_STATE_CHANGE' }],
+        hot_envelopes: [{ name: 'api', consequence_classes: ['PERSISTENT_STATE_CHANGE'], tools: ['http_request'] }],
+      },
+    });
+    const f = gatedFetch({ context: hostContext(t.gate) });
+    const res = await f(`${api.url}orders`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', ...FORWARDING } });
+    expect(res.status).toBe(200);
+    const seen = api.requests.at(-1)!.headers;
+    expect(Object.keys(FORWARDING).filter((h) => seen[h] !== undefined)).toEqual([]);
+  });
+
+  it.each([['x-http-method-override'], ['x-http-method'], ['x-method-override']])(
+    'defect 19: a GET with %s: DELETE is the act it asks for (refused here, never sent)',
+    async (header) => {
+      t = await openTestGate({
+        policy: {
+          ...TEST_POLICY,
+          policy_id: 'fetch-override',
+          tools: [{ tool: 'http_request', consequence_class: 'PERSISTENT_STATE_CHANGE' }],
+        },
+        approve: approver([], false),
+      });
+      const before = api.requests.length;
+      const f = gatedFetch({ context: hostContext(t.gate) });
+      await expect(f(`${api.url}accounts/7`, { headers: { [header]: 'DELETE' } })).rejects.toMatchObject({ code: 'EF_NOT_AUTHORIZED' });
+      expect(api.requests.length).toBe(before);
+    },
+  );
+});
+
 describe('gateMemoryWrite: memory writes that are not tool calls are MEMORY_WRITE acts', () => {
   const POLICY: PolicyDocument = {
     ...TEST_POLICY,
@@ -262,4 +363,33 @@ describe('gateMemoryWrite: memory writes that are not tool calls are MEMORY_WRIT
     ]);
     expect([...memory]).toEqual([['diet', 'vegetarian']]);
   });
+});
+
+it("issue 36 defect 17: gateMemoryWrite's declared provenance wins over the context's provenanceOf", async () => {
+  const asked: AgentCandidateAct[] = [];
+  t = await openTestGate({
+    policy: {
+      ...TEST_POLICY,
+      policy_id: 'memory-provenance',
+      hot_envelopes: [
+        { name: 'user-facts', consequence_classes: ['PERSISTENT_STATE_CHANGE'], tools: ['memory_write'], provenance: ['user'] },
+      ],
+    },
+    approve: approver(asked, false),
+  });
+  const memory = new Map<string, unknown>();
+  const ctx = hostContext(t.gate, { provenanceOf: () => ({ source_type: 'user' }) });
+  const write = gateMemoryWrite(
+    ctx,
+    { write: (k: string, v: unknown) => memory.set(k, v).size },
+    {
+      memory: 'memory://guest-profile',
+      key: 'payout_account',
+      value: 'acct_attacker',
+      provenance: { source_type: 'retrieval', source_ref: 'https://evil.example/listing' },
+    },
+  );
+  await expect(write).rejects.toMatchObject({ code: 'EF_NOT_AUTHORIZED' });
+  expect(asked.map((a) => a.instruction_provenance?.source_type)).toEqual(['retrieval']);
+  expect([...memory]).toEqual([]);
 });

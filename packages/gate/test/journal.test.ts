@@ -4,15 +4,7 @@
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  type AgentCandidateAct,
-  type AuthorityStore,
-  Gate,
-  type JournalRow,
-  loadPolicy,
-  openSqliteStore,
-  retryOutcome,
-} from '@vrpkit/gate';
+import { type AgentCandidateAct, Gate, type GateStore, type JournalRow, loadPolicy, openSqliteStore, retryOutcome } from '@vrpkit/gate';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
@@ -58,7 +50,7 @@ const vrp = (...args: string[]) => runVrpInProcess(args);
 describe('vrp gate (CLI) on a real store', () => {
   const dir = tmpDir('cli');
   const db = join(dir, 'gate.db');
-  let store: AuthorityStore;
+  let store: GateStore;
   let gate: Gate;
   let payout: AgentCandidateAct;
   const secret = 'beneficiary-IBAN-DE00123';
@@ -97,7 +89,7 @@ describe('vrp gate (CLI) on a real store', () => {
     expect(r.stderr).toMatch(
       /^error\[EF_SCOPE_MISMATCH\]: act payout-1 is bound to digest [A-Za-z0-9_-]{43}, not the reviewed A{43}; nothing was decided\n$/,
     );
-    expect(await store.getEscalation('payout-1')).toMatchObject({ status: 'PENDING', approver: null });
+    expect(await store.escalations.get('payout-1')).toMatchObject({ status: 'PENDING', approver: null });
     // The Gate's own approve refuses the same way, with the same code.
     expect(await gate.approve('payout-1', 'mallory', other)).toMatchObject({ status: 'denied', code: 'EF_SCOPE_MISMATCH' });
   });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { type AuthorityStore, Gate, gateMcpClient, loadPolicy, openSqliteStore } from '@vrpkit/gate';
+import { Gate, type GateStore, gateMcpClient, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { removeTmpDirs, SIGNING_KEY, tmpDir } from './procs/common.js';
 import { hostContext } from './scenarios-gate.js';
@@ -65,7 +65,7 @@ async function exerciseAll(client: Client, onEach?: (method: string) => void): P
 }
 
 let server: CountingMcpServer;
-let store: AuthorityStore;
+let store: GateStore;
 let gate: Gate;
 const clients: Client[] = [];
 
@@ -116,7 +116,7 @@ describe('the gated MCP client can be bypassed', () => {
     expect(server.toolsCallRequests).toBe(0);
     expect(server.deploys).toBe(0);
     // Nothing ran, so nothing was consumed or journaled; the gated calls were denied by policy.
-    expect(await store.listJournal()).toEqual([]);
+    expect(await store.journal.list()).toEqual([]);
     expect(gated.gateOutcomes.length).toBeGreaterThan(0);
     expect(gated.gateOutcomes.filter((o) => o.invoked)).toEqual([]);
     // The tools/call params shape is denied by policy; the request-object shape is no tools/call act at all.

@@ -1,26 +1,15 @@
 /**
- * The arguments kept for the approvals page and the audit trail it reads, on a real SQLite
- * file and on PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per test): arguments live until
- * their act is decided (or expires) plus the retention period, and no longer.
+ * The pending arguments port's contract suite (ui/pending-arguments.ts) and the audit trail
+ * the approvals page reads (the audit chain's search), on a real SQLite file and on PostgreSQL
+ * (`VRPKIT_TEST_PG_URL`, a fresh schema per test): arguments live until their act is decided (or
+ * expires) plus the retention period, and no longer.
  */
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import {
-  type AuthorityStore,
-  appendAudit,
-  type EscalationRow,
-  type EvidenceRow,
-  openPostgresStore,
-  openSqliteStore,
-  PendingArgumentsStore,
-} from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import pg from 'pg';
+import type { EscalationRow, EvidenceRow, GateStore } from '@vrpkit/gate';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { auditChainTrail } from '../src/ui/audit.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
+import { type StoreDatabase, storeBackends } from './store-backends.js';
 
-const PG_URL = testPgUrl('gate pending arguments', 'the PostgreSQL half of the pending-arguments tests');
 const dir = tmpDir('pending-arguments');
 afterAll(removeTmpDirs);
 
@@ -28,14 +17,7 @@ const T0 = 1_800_000_000_000;
 const MIN = 60_000;
 const EPOCHS = { policy_epoch: 1, authority_epoch: 1, revocation_epoch: 1 };
 
-const backends = [
-  { name: 'sqlite', skip: false, open: () => openSqliteStore(join(dir, `${randomBytes(6).toString('hex')}.db`)) },
-  {
-    name: 'postgres',
-    skip: !PG_URL,
-    open: () => openPostgresStore(PG_URL!, { schema: `gate_args_${randomBytes(5).toString('hex')}`, poolSize: 2 }),
-  },
-] as const;
+const backends = storeBackends('the pending arguments port', dir, 'gate_args');
 
 function evidence(actId: string, at: number): EvidenceRow {
   return {
@@ -69,33 +51,30 @@ function escalation(actId: string, at: number, expiresAt: number): EscalationRow
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`pending arguments and the audit trail on ${backend.name}`, () => {
-    let store: AuthorityStore | undefined;
+    let db: StoreDatabase | undefined;
+    let store: GateStore | undefined;
     afterEach(async () => {
-      if (store?.dialect === 'postgres') {
-        const schema = store.location.split('#')[1]!;
-        await store.close();
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await c.end();
-      } else await store?.close();
+      await store?.close();
+      await db?.drop();
       store = undefined;
+      db = undefined;
     });
 
     it('keeps arguments while pending, then until decided or expired plus retention; arguments of no escalation are purged', async () => {
-      store = await backend.open();
-      const args = new PendingArgumentsStore(store);
+      db = await backend.fresh();
+      store = await db.open();
+      const args = store.pendingArguments;
       // waiting: pending for an hour; decided_x: approved at T0+10m; expired: pending, expired at T0+5m.
       for (const [id, expires] of [
         ['waiting', T0 + 60 * MIN],
         ['decided_x', T0 + 60 * MIN],
         ['expired', T0 + 5 * MIN],
       ] as const) {
-        await store.recordDecision({ evidence: evidence(id, T0), escalation: escalation(id, T0, expires) });
+        await store.ledger.recordDecision({ evidence: evidence(id, T0), escalation: escalation(id, T0, expires) });
         await args.record({ candidate_act_id: id, arguments_json: `{"id":"${id}"}`, arguments_digest: `args-${id}`, recorded_at: T0 });
       }
       await args.record({ candidate_act_id: 'orphan', arguments_json: '{}', arguments_digest: 'x', recorded_at: T0 });
-      expect(await store.decideEscalation('decided_x', 'binding-decided_x', 'APPROVED', 'alice', T0 + 10 * MIN)).toBeDefined();
+      expect(await store.escalations.decide('decided_x', 'binding-decided_x', 'APPROVED', 'alice', T0 + 10 * MIN)).toBeDefined();
       // The first copy stays: a second record for the same act changes nothing.
       await args.record({ candidate_act_id: 'waiting', arguments_json: '{"other":1}', arguments_digest: 'y', recorded_at: T0 + 1 });
       expect((await args.get('waiting'))?.arguments_json).toBe('{"id":"waiting"}');
@@ -113,20 +92,19 @@ for (const backend of backends) {
     });
 
     it('the audit trail: the audit chain entries newest first (a replay deny and a pin included), filtered by kind, code, actor, act id substring (literally) and time', async () => {
-      store = await backend.open();
-      await appendAudit(
-        store,
-        [
+      db = await backend.fresh();
+      store = await db.open();
+      await store.audit.append([
           { kind: 'escalate', act_id: 'a_1', tool: 'write_file', digest: 'args-a_1', code: 'EF_APPROVAL_REQUIRED' },
           { kind: 'escalate', act_id: 'ab1', tool: 'write_file', digest: 'args-ab1', code: 'EF_APPROVAL_REQUIRED' },
           { kind: 'pin', tool: 'read_file', server: 'srv', digest: 'def', actor: 'alice' },
         ],
         T0,
       );
-      await appendAudit(store, [{ kind: 'approve', act_id: 'a_1', digest: 'binding-a_1', actor: 'alice' }], T0 + 2 * MIN);
-      await appendAudit(store, [{ kind: 'deny', act_id: 'a_1', tool: 'write_file', digest: 'args-a_1', code: 'EF_005' }], T0 + 3 * MIN);
-      await appendAudit(store, [{ kind: 'reject', act_id: 'ab1', digest: 'binding-ab1', actor: 'bob' }], T0 + 4 * MIN);
-      const trail = auditChainTrail(store);
+      await store.audit.append([{ kind: 'approve', act_id: 'a_1', digest: 'binding-a_1', actor: 'alice' }], T0 + 2 * MIN);
+      await store.audit.append([{ kind: 'deny', act_id: 'a_1', tool: 'write_file', digest: 'args-a_1', code: 'EF_005' }], T0 + 3 * MIN);
+      await store.audit.append([{ kind: 'reject', act_id: 'ab1', digest: 'binding-ab1', actor: 'bob' }], T0 + 4 * MIN);
+      const trail = auditChainTrail(store.audit);
 
       const all = await trail.list({ limit: 50 });
       expect(all.chain).toBe(6);

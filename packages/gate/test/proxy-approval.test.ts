@@ -11,16 +11,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import {
-  type AuthorityStore,
-  decideEscalation,
-  loadPolicy,
-  openPostgresStore,
-  openSqliteStore,
-  PendingArgumentsStore,
-  type PolicyDocument,
-  ProxyStore,
-} from '@vrpkit/gate';
+import { decideEscalation, type GateStore, loadPolicy, openPostgresStore, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
@@ -50,9 +41,9 @@ interface Setup {
   root: string;
   proxy: RunningProxy;
   /** The proxy's own store connection. */
-  store: AuthorityStore;
+  store: GateStore;
   /** Another connection to the same file: where the person decides. */
-  person: AuthorityStore;
+  person: GateStore;
   client: Client;
   close(): Promise<void>;
 }
@@ -62,7 +53,7 @@ async function setup(
   name: string,
   approvalTimeoutMs: number,
   extra: Partial<ProxyOptions> = {},
-  openStore?: () => Promise<AuthorityStore>,
+  openStore?: () => Promise<GateStore>,
 ): Promise<Setup> {
   const dir = tmpDir(`proxy-approval-${name}`);
   const root = join(dir, 'root');
@@ -88,8 +79,7 @@ async function setup(
   );
   await client.listTools();
   const person = await open();
-  for (const tool of ['write_file', 'read_text_file'])
-    await new ProxyStore(person).pin(proxy.serverId, tool, { by: 'test', now: Date.now() });
+  for (const tool of ['write_file', 'read_text_file']) await person.proxy.pin(proxy.serverId, tool, { by: 'test', now: Date.now() });
   return {
     root,
     proxy,
@@ -119,9 +109,9 @@ function write(s: Setup, path: string, content: string) {
 }
 
 /** The escalation the proxy recorded for the waiting call (read through the person's connection). */
-async function pendingEscalation(store: AuthorityStore) {
+async function pendingEscalation(store: GateStore) {
   for (let i = 0; i < 400; i++) {
-    const [row] = await store.listEscalations('PENDING');
+    const [row] = await store.escalations.list('PENDING');
     if (row) return row;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -187,8 +177,8 @@ describe('an escalated call that nobody decides', T, () => {
     expect(logged.find((l) => l.event === 'notify_failed')?.fields).toMatchObject({ reason: expect.any(String) });
     expect(JSON.stringify(logged)).not.toContain('UNSEEN-CONTENT-91x');
 
-    const [row] = await s.person.listEscalations('PENDING');
-    const kept = await new PendingArgumentsStore(s.person).get(row!.candidate_act_id);
+    const [row] = await s.person.escalations.list('PENDING');
+    const kept = await s.person.pendingArguments.get(row!.candidate_act_id);
     expect(JSON.parse(kept!.arguments_json)).toEqual({ path: join(s.root, 'late.txt'), content: 'UNSEEN-CONTENT-91x' });
     expect(kept!.arguments_digest).toBe(JSON.parse(row!.act_json).arguments_digest.value);
   });
@@ -209,7 +199,7 @@ describe('an escalated call decided while it waits', T, () => {
   it('approved from another connection: the waiting call runs once with the approved authority; the identical call again is a replay (EF_005)', async () => {
     const call = write(s, 'approved.txt', 'approved content');
     const row = await pendingEscalation(s.person);
-    const d = await decideEscalation(s.person, {
+    const d = await decideEscalation(s.person.escalations, {
       candidateActId: row.candidate_act_id,
       status: 'APPROVED',
       approver: 'bob',
@@ -221,7 +211,7 @@ describe('an escalated call decided while it waits', T, () => {
     expect(r.isError).toBeFalsy();
     expect(readFileSync(join(s.root, 'approved.txt'), 'utf8')).toBe('approved content');
     // The proxy journals the outcome after it answered (deferOutcome).
-    await expect.poll(async () => (await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
+    await expect.poll(async () => (await s.person.journal.get(row.candidate_act_id))?.state).toBe('EFFECTUATED');
 
     const replay = await write(s, 'approved.txt', 'approved content').result;
     expect(errorOf(replay.r)).toMatchObject({ code: 'EF_005', invoked: false });
@@ -230,7 +220,7 @@ describe('an escalated call decided while it waits', T, () => {
   it('rejected: the waiting call is refused (EF_NOT_AUTHORIZED) and says a person refused it; nothing is written', async () => {
     const call = write(s, 'rejected.txt', 'rejected content');
     const row = await pendingEscalation(s.person);
-    await decideEscalation(s.person, {
+    await decideEscalation(s.person.escalations, {
       candidateActId: row.candidate_act_id,
       status: 'REJECTED',
       approver: 'bob',
@@ -287,12 +277,12 @@ describe('an escalated call decided while it waits', T, () => {
     expect((await form({ csrf: 'forged' })).status).toBe(403);
     // The token was made for this act, this digest and this decision: another digest is refused before anything is decided.
     expect((await form({ digest: 'another-digest' })).status).toBe(403);
-    expect((await s.person.getEscalation(row.candidate_act_id))?.status).toBe('PENDING');
+    expect((await s.person.escalations.get(row.candidate_act_id))?.status).toBe('PENDING');
 
     const approved = await form({});
     expect(approved.status).toBe(200);
     expect(await approved.text()).toContain(`Approved candidate act ${row.candidate_act_id}`);
-    expect((await s.person.getEscalation(row.candidate_act_id))?.approver).toBe('alice');
+    expect((await s.person.escalations.get(row.candidate_act_id))?.approver).toBe('alice');
     const { r } = await call.result;
     expect(r.isError).toBeFalsy();
     expect(readFileSync(join(s.root, 'page.txt'), 'utf8')).toBe(hostile);
@@ -312,7 +302,7 @@ describe('an escalated call decided while it waits', T, () => {
     const hostile = 'pay \u202eevil\u202c \u2066x\u2069 \x1b[2J \u200f\u061c\u2028\u200b \x85 end';
     const call = write(s, 'bidi.txt', hostile);
     const row = await pendingEscalation(s.person);
-    await new ProxyStore(s.person).recordSeen(
+    await s.person.proxy.recordSeen(
       [
         {
           server_id: 'hostile-server',
@@ -364,17 +354,17 @@ describe('an escalated call decided while it waits', T, () => {
     // The reject form's token cannot approve; the approve form's token cannot reject.
     expect((await post('approve', tokenOf('reject'), {})).status).toBe(403);
     expect((await post('reject', approveToken, {})).status).toBe(403);
-    expect((await s.person.getEscalation(row.candidate_act_id))?.status).toBe('PENDING');
+    expect((await s.person.escalations.get(row.candidate_act_id))?.status).toBe('PENDING');
     // The page's own form, as a browser sends it.
     const own = await post('reject', tokenOf('reject'), { origin: pageOrigin, 'sec-fetch-site': 'same-origin' });
     expect(own.status).toBe(200);
-    expect((await s.person.getEscalation(row.candidate_act_id))?.status).toBe('REJECTED');
+    expect((await s.person.escalations.get(row.candidate_act_id))?.status).toBe('REJECTED');
     expect(errorOf((await call.result).r)).toMatchObject({ code: 'EF_NOT_AUTHORIZED', invoked: false });
   });
 
   it('the audit view shows the whole chain as `vrp gate audit export` does (the EF_005 replay deny included), filterable by kind, code and actor', async () => {
     const cookie = await session(ui);
-    const head = await s.person.auditHead();
+    const head = await s.person.audit.head();
     const all = await (await fetch(`${ui.url}audit`, { headers: { cookie } })).text();
     expect(all).toContain(`${head.seq} entries of ${head.seq} in the chain.`);
     expect(all.match(/<tr data-seq="/g)?.length).toBe(head.seq);
@@ -412,7 +402,7 @@ describe('an escalated call decided while it waits', T, () => {
     expect(body).toContain('data-tool="move_file"');
     expect(body).not.toContain('data-tool="write_file"'); // pinned to its current definition
     const csrf = /data-tool="move_file"[\s\S]*?name="csrf" value="([^"]+)"/.exec(body)![1]!;
-    const seen = (await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file'))!;
+    const seen = (await s.person.proxy.getPin(s.proxy.serverId, 'move_file'))!;
     expect(body).toContain(seen.seen_digest);
     const pin = (over: Record<string, string>) =>
       fetch(`${ui.url}pin`, {
@@ -423,9 +413,9 @@ describe('an escalated call decided while it waits', T, () => {
     expect((await pin({ csrf: 'forged' })).status).toBe(403);
     expect((await pin({ digest: 'a-definition-nobody-reviewed' })).status).toBe(403); // the token binds the digest shown
     expect((await pin({ tool: 'write_file' })).status).toBe(403); // and the tool
-    expect((await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file'))?.pinned_digest).toBeNull();
+    expect((await s.person.proxy.getPin(s.proxy.serverId, 'move_file'))?.pinned_digest).toBeNull();
     expect((await pin({})).status).toBe(200);
-    expect(await new ProxyStore(s.person).getPin(s.proxy.serverId, 'move_file')).toMatchObject({
+    expect(await s.person.proxy.getPin(s.proxy.serverId, 'move_file')).toMatchObject({
       pinned_digest: seen.seen_digest,
       pinned_by: 'alice',
     });
@@ -433,8 +423,8 @@ describe('an escalated call decided while it waits', T, () => {
   });
 
   it('purges the arguments of a decided act once the retention period has passed, and only then', async () => {
-    const args = new PendingArgumentsStore(s.person);
-    const decided = (await s.person.listEscalations()).filter((r) => r.status !== 'PENDING');
+    const args = s.person.pendingArguments;
+    const decided = (await s.person.escalations.list()).filter((r) => r.status !== 'PENDING');
     expect(decided.length).toBeGreaterThanOrEqual(3);
     const first = Math.min(...decided.map((r) => r.decided_at!));
     const last = Math.max(...decided.map((r) => r.decided_at!));
@@ -466,7 +456,7 @@ describe.skipIf(!PG_URL)('an escalated call waiting on a PostgreSQL store', T, (
     const call = write(s, 'pg.txt', 'via postgres');
     const row = await pendingEscalation(s.person);
     expect(
-      await decideEscalation(s.person, {
+      await decideEscalation(s.person.escalations, {
         candidateActId: row.candidate_act_id,
         status: 'APPROVED',
         approver: 'carol',
@@ -478,6 +468,6 @@ describe.skipIf(!PG_URL)('an escalated call waiting on a PostgreSQL store', T, (
     expect(r.isError).toBeFalsy();
     expect(readFileSync(join(s.root, 'pg.txt'), 'utf8')).toBe('via postgres');
     // The proxy journals the outcome after it answered (deferOutcome).
-    await expect.poll(async () => (await s.person.getJournal(row.candidate_act_id))?.state).toBe('EFFECTUATED');
+    await expect.poll(async () => (await s.person.journal.get(row.candidate_act_id))?.state).toBe('EFFECTUATED');
   });
 });

@@ -1,18 +1,14 @@
 /**
- * The gateway's tables (tool pins, proxy observations) on SQLite (a real file) and PostgreSQL
- * (`VRPKIT_TEST_PG_URL`, a fresh schema per test): added by store migration 2 to every store,
- * existing or new, and queried through the store's own connection.
+ * The proxy tables port's contract suite (tool pins, proxy observations: proxy/tables.ts) on
+ * SQLite (a real file) and PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per test): added by
+ * migration 0002 to every store, existing or new, and queried through the store's own connection.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { type AuthorityStore, openPostgresStore, openSqliteStore, ProxyStore } from '@vrpkit/gate';
+import { type GateStore, openSqliteStore } from '@vrpkit/gate';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
-
-const PG_URL = process.env.VRPKIT_TEST_PG_URL;
-if (!PG_URL) console.warn('[gate proxy tables] VRPKIT_TEST_PG_URL is unset: the PostgreSQL half is SKIPPED');
+import { type StoreDatabase, storeBackends } from './store-backends.js';
 
 const dir = tmpDir('proxy-tables');
 afterAll(removeTmpDirs);
@@ -27,33 +23,23 @@ const seen = (tool_name: string, digest: string) => ({
   server_info: JSON.stringify({ name: 'notes', version: '1' }),
 });
 
-const backends = [
-  { name: 'sqlite', skip: false, open: () => openSqliteStore(join(dir, `${randomBytes(6).toString('hex')}.db`)) },
-  {
-    name: 'postgres',
-    skip: !PG_URL,
-    open: () => openPostgresStore(PG_URL!, { schema: `gate_proxy_${randomBytes(5).toString('hex')}`, poolSize: 2 }),
-  },
-] as const;
+const backends = storeBackends('the proxy tables port', dir, 'gate_proxy');
 
 for (const backend of backends) {
   describe.skipIf(backend.skip)(`proxy tables on ${backend.name}`, () => {
-    let store: AuthorityStore | undefined;
+    let db: StoreDatabase | undefined;
+    let store: GateStore | undefined;
     afterEach(async () => {
-      if (store?.dialect === 'postgres') {
-        const schema = store.location.split('#')[1]!;
-        await store.close();
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await c.end();
-      } else await store?.close();
+      await store?.close();
+      await db?.drop();
       store = undefined;
+      db = undefined;
     });
 
     it('records definitions as seen without pinning them; a pin binds the reviewed digest; a changed definition is no longer the pinned one', async () => {
-      store = await backend.open();
-      const t = new ProxyStore(store);
+      db = await backend.fresh();
+      store = await db.open();
+      const t = store.proxy;
       await t.recordSeen([seen('note_write', 'd1'), seen('crash', 'c1')], T0);
       expect((await t.listPins(SERVER)).map((p) => [p.tool_name, p.pinned_digest])).toEqual([
         ['crash', null],
@@ -92,8 +78,9 @@ for (const backend of backends) {
     });
 
     it('counts observations by mode, class, tool and code since a time', async () => {
-      store = await backend.open();
-      const t = new ProxyStore(store);
+      db = await backend.fresh();
+      store = await db.open();
+      const t = store.proxy;
       const o = {
         server_id: SERVER,
         tool_name: 'note_write',
@@ -114,31 +101,35 @@ for (const backend of backends) {
 }
 
 describe('proxy tables migration', () => {
-  it('adds the tables to a store created before them (migration 2 on top of 1), once', async () => {
+  it('adds the tables to a store made before them (only the ledger migrated), once', async () => {
     const file = join(dir, 'old.db');
     await (await openSqliteStore(file)).close();
-    // Make the file look like one written before migration 2 existed.
+    // Make the file look like one written when the ledger's migration was the only one.
     const raw = new Database(file);
-    raw.exec('DROP TABLE gate_tool_pin; DROP TABLE gate_proxy_observation; DELETE FROM gate_schema_migrations WHERE version = 2');
+    raw.exec(`DROP TABLE gate_tool_pin; DROP TABLE gate_proxy_observation; DROP TABLE gate_tool_pin_version;
+      DROP TABLE gate_audit; DROP TABLE gate_audit_head; DROP TABLE gate_audit_checkpoint; DROP TABLE gate_pending_arguments;
+      CREATE INDEX gate_evidence_act ON gate_evidence (candidate_act_id); DELETE FROM gate_migration WHERE name > '0001_ledger'`);
     raw.close();
     const store = await openSqliteStore(file);
-    await new ProxyStore(store).recordSeen([seen('note_write', 'd1')], T0);
+    await store.proxy.recordSeen([seen('note_write', 'd1')], T0);
     await store.close();
     const again = await openSqliteStore(file);
-    expect((await new ProxyStore(again).listPins()).map((p) => p.tool_name)).toEqual(['note_write']);
+    expect((await again.proxy.listPins()).map((p) => p.tool_name)).toEqual(['note_write']);
     await again.close();
     const check = new Database(file, { readonly: true });
-    expect(check.prepare('SELECT version, name FROM gate_schema_migrations ORDER BY version').all()).toEqual([
-      { version: 1, name: 'authority, evidence, escalation, journal, policy state' },
-      { version: 2, name: 'gateway tool pins and proxy observations' },
-      { version: 3, name: 'hash-chained audit log, its head and signed checkpoints' },
-      { version: 4, name: 'arguments of escalated acts, kept for the person deciding until decided plus retention' },
-      { version: 5, name: 'PostgreSQL: issue and consume in one statement, consume journaling INVOKED' },
-      { version: 6, name: 'gateway pin version per server identity' },
-      { version: 7, name: 'PostgreSQL: the outcome of an invoked act in one statement' },
-      { version: 8, name: 'no index on evidence by act' },
-      { version: 9, name: 'SQLite: audit entries keyed by their rowid' },
-    ]);
+    expect(check.prepare('SELECT name FROM gate_migration ORDER BY name').all()).toEqual(
+      [
+        '0001_ledger',
+        '0002_proxy_tables',
+        '0003_audit_log',
+        '0004_pending_arguments',
+        '0005_pg_one_round_trip_dispatch',
+        '0006_pin_version',
+        '0007_pg_one_statement_outcome',
+        '0008_no_evidence_act_index',
+        '0009_sqlite_audit_rowid',
+      ].map((name) => ({ name })),
+    );
     check.close();
   });
 });

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { type AuthorityStore, Gate, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
+import { Gate, type GateStore, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
 import { testPgUrl } from '@vrpkit/testkit/pg';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ const RACERS = 6;
 const ROUNDS = 2;
 const PG_URL = testPgUrl('gate race', 'the PostgreSQL cross-process race');
 
-async function race(store: AuthorityStore, storeConfig: unknown): Promise<void> {
+async function race(store: GateStore, storeConfig: unknown): Promise<void> {
   const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, instanceId: 'race-issuer' });
   for (let round = 0; round < ROUNDS; round++) {
     const args = { q: `race-${round}` };
@@ -31,7 +31,7 @@ async function race(store: AuthorityStore, storeConfig: unknown): Promise<void> 
       const allowed = decisions.filter((d) => d.allow);
       expect(allowed, JSON.stringify(decisions)).toHaveLength(1);
       expect(decisions.filter((d) => !d.allow).map((d) => d.code)).toEqual(Array(RACERS - 1).fill('EF_005'));
-      const journal = await store.getJournal(act.candidate_act_id);
+      const journal = await store.journal.get(act.candidate_act_id);
       expect(journal?.state).toBe('CONSUMED');
       expect(journal?.authority_id).toBe(allowed[0].authority_id);
     } finally {

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Ed25519PublicJwk, generateEd25519Jwk } from '@vrpkit/core';
+import { type Clock, type Ed25519PublicJwk, generateEd25519Jwk } from '@vrpkit/core';
 import { type AgentCandidateAct, Gate, loadPolicy, type MapContext, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 
 export const TEST_POLICY: PolicyDocument = {
@@ -32,7 +32,7 @@ export interface TestGate {
 }
 
 export async function openTestGate(
-  opts: { sinkId?: string; approve?: (act: AgentCandidateAct) => Promise<boolean>; policy?: PolicyDocument } = {},
+  opts: { sinkId?: string; approve?: (act: AgentCandidateAct) => Promise<boolean>; policy?: PolicyDocument; clock?: Clock } = {},
 ): Promise<TestGate> {
   const dir = mkdtempSync(join(tmpdir(), 'gate-acts-'));
   const store = await openSqliteStore(join(dir, 'authority.sqlite'));
@@ -43,6 +43,7 @@ export async function openTestGate(
     sinkId: opts.sinkId ?? 'host-dispatch-1',
     signingKey: { privateJwk, kid: 'acts-test-key' },
     ...(opts.approve ? { approve: opts.approve } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   return {
     gate,

@@ -129,3 +129,25 @@ describe('T-B as the draft states it: payout denied when above the envelope, run
     ).toThrow(PolicyError);
   });
 });
+
+describe('issue 36 defect 18: a currency that is not three ASCII letters is refused, never capped by the wildcard', () => {
+  const WILDCARD: PolicyDocument = {
+    ...LIMITED,
+    policy_id: 'value-limits-wildcard',
+    limits: [{ tool: 'payout_create', amounts: [{ amount: 'amount', currency: 'currency', max: { EUR: 100, '*': 1_000_000 } }] }],
+  };
+  it.each([['EUR '], ['\uff25\uff35\uff32'], ['eur\u0000'], ['EURO'], ['']])(
+    'refuses currency %j (EUR is capped at 100)',
+    async (currency) => {
+      t = await openTestGate({ policy: WILDCARD, approve: async () => true });
+      const { tools, calls } = countingTools();
+      const { outcomes } = await handleOpenAIMessage(
+        { tool_calls: [payoutCall('call_c', { amount: '5000.00', currency, beneficiary: 'vendor-441' })] },
+        tools,
+        hostContext(t.gate),
+      );
+      expect(outcomes[0]).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_ENVELOPE_EXCEEDED' } });
+      expect(calls).toEqual([]);
+    },
+  );
+});

@@ -24,9 +24,10 @@ import {
   hostErrorObject,
   type MapContext,
   mapResponsesFunctionCall,
-  mapToolUse,
   resolveActContext,
+  snapshotLiveArguments,
   type ToolCallOutcome,
+  toolUseCall,
 } from '@vrpkit/gate';
 import type { BookingGuest } from '@vrpkit/protocol';
 import { JwksCache } from '../jwks-cache.js';
@@ -147,11 +148,11 @@ export class BookingHost {
       ctx,
       block,
       () => {
-        const act =
-          vendor === 'anthropic'
-            ? mapToolUse({ type: 'tool_use', id: block.id, name: block.name, input: block.input }, actCtx)
-            : mapResponsesFunctionCall({ type: 'function_call', call_id: block.id, name: block.name, arguments: '' }, block.input, actCtx);
-        return { act, liveArgs: block.input };
+        // The map step: the act and the snapshot its digest covers (the gate digests a call once).
+        if (vendor === 'anthropic') return toolUseCall({ type: 'tool_use', id: block.id, name: block.name, input: block.input }, actCtx);
+        const live = snapshotLiveArguments(block.input);
+        const item = { type: 'function_call' as const, call_id: block.id, name: block.name, arguments: '' };
+        return { act: mapResponsesFunctionCall(item, live, actCtx), live };
       },
       (args) => this.#getOffer(args),
       block.name === OFFER_TOOL,

@@ -14,7 +14,7 @@ import {
   sha256Base64url,
   verifyEd25519Signature,
 } from '@vrpkit/core';
-import type { AuditCheckpointTable, AuditKind, AuditTable } from '../store/audit-schema.js';
+import type { AuditCheckpointTable, AuditKind, AuditTable } from './schema.js';
 
 export type AuditEntry = AuditTable;
 export type AuditCheckpoint = AuditCheckpointTable;

@@ -1,23 +1,12 @@
 /**
- * The audit log's public verbs: append a decision, verify the chain (naming the first bad
- * entry and why), export entries as a stream. The store appends every decision it writes in
- * the decision's own transaction (store/kysely-store.ts); `appendAudit` is for decisions made
- * elsewhere.
+ * The audit log's public verbs over its port (audit/port.ts): verify the chain (naming the
+ * first bad entry and why), export entries as a stream. The store appends every decision it
+ * writes in the decision's own transaction; `AuditLog.append` is for decisions made elsewhere.
  */
 import type { Ed25519PublicJwk } from '@vrpkit/core';
-import { AUDIT_GENESIS } from '../store/audit-schema.js';
-import type { AuditHead, AuthorityStore, StoreCallOptions } from '../store/types.js';
-import { type AuditCheckpoint, type AuditEntry, type AuditEvent, auditEntryHash, checkCheckpoint } from './chain.js';
-
-/** Append decisions to the store's audit chain in one transaction; returns the new head. */
-export function appendAudit(
-  store: AuthorityStore,
-  events: readonly AuditEvent[],
-  now: number,
-  opts?: StoreCallOptions,
-): Promise<AuditHead> {
-  return store.appendAudit(events, now, opts);
-}
+import { type AuditCheckpoint, type AuditEntry, auditEntryHash, checkCheckpoint } from './chain.js';
+import type { AuditHead, AuditLog } from './port.js';
+import { AUDIT_GENESIS } from './schema.js';
 
 /**
  * Why an entry is bad:
@@ -45,10 +34,10 @@ export interface VerifyAuditOptions {
 const REORDER_WINDOW = 64;
 
 /** Walk the chain from seq 1 and report the first bad entry (fails closed: any doubt is a failure). */
-export async function verifyAuditChain(store: AuthorityStore, opts: VerifyAuditOptions = {}): Promise<AuditVerifyResult> {
+export async function verifyAuditChain(log: AuditLog, opts: VerifyAuditOptions = {}): Promise<AuditVerifyResult> {
   const pageSize = opts.pageSize ?? 1000;
-  const head = await store.auditHead();
-  const checkpoints = new Map<number, AuditCheckpoint>((await store.listAuditCheckpoints()).map((c) => [Number(c.seq), c]));
+  const head = await log.head();
+  const checkpoints = new Map<number, AuditCheckpoint>((await log.checkpoints()).map((c) => [Number(c.seq), c]));
   let expected = 1;
   let prev = AUDIT_GENESIS;
   let checked = 0;
@@ -60,7 +49,7 @@ export async function verifyAuditChain(store: AuthorityStore, opts: VerifyAuditO
     entries_checked: checked,
   });
   for (;;) {
-    const page = await store.readAudit({ afterSeq: expected - 1, limit: pageSize });
+    const page = await log.read({ afterSeq: expected - 1, limit: pageSize });
     if (page.length === 0) break;
     for (const e of page) {
       if (e.seq !== expected) return fail(expected, 'deleted', `entry ${expected} is missing (the chain continues at ${e.seq})`);
@@ -119,11 +108,11 @@ export interface ExportAuditOptions {
 }
 
 /** Stream entries in chain order, one page in memory at a time. */
-export async function* exportAudit(store: AuthorityStore, opts: ExportAuditOptions = {}): AsyncGenerator<AuditEntry> {
+export async function* exportAudit(log: AuditLog, opts: ExportAuditOptions = {}): AsyncGenerator<AuditEntry> {
   const pageSize = opts.pageSize ?? 1000;
   let after = 0;
   for (;;) {
-    const page = await store.readAudit({ afterSeq: after, limit: pageSize, ...(opts.since !== undefined ? { since: opts.since } : {}) });
+    const page = await log.read({ afterSeq: after, limit: pageSize, ...(opts.since !== undefined ? { since: opts.since } : {}) });
     if (page.length === 0) return;
     yield* page;
     after = page[page.length - 1]!.seq;

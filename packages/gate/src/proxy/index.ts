@@ -5,20 +5,20 @@
 import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
-import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
-import type { ProxyMode } from '../store/proxy-schema.js';
-import { ProxyStore } from '../store/proxy-tables.js';
-import type { AuthorityStore } from '../store/types.js';
+import type { GateStore } from '../store/gate-store.js';
 import type { ApprovalsUi } from '../ui/index.js';
+import { DEFAULT_ARGUMENTS_RETENTION_MS } from '../ui/pending-arguments.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
+import type { ProxyMode } from './schema.js';
 import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
 export { type AgentListener, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
+export { DEFAULT_TOOLS_RELIST_MS } from './pinned-view.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 export {
   GateProxy,
@@ -33,7 +33,7 @@ export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 export interface ProxyOptions {
   policy: Policy;
   /** The authority store; the proxy's tables live in it too. Closed when the proxy stops. */
-  store: AuthorityStore;
+  store: GateStore;
   /** The proxy's name: its acts' session id and its sink id `gate-proxy:NAME`. Concurrent proxies on one store need distinct names. */
   name: string;
   downstream: DownstreamSpec;
@@ -56,6 +56,8 @@ export interface ProxyOptions {
   maxMessageBytes?: number;
   /** Bound on each downstream request (tools/call and pass-through), in ms; default 60 s. */
   callTimeoutMs?: number;
+  /** How stale the view of the downstream's tools may be when a call is checked against its pin, in ms; default 1 s, 0: re-list every call. */
+  toolsRelistMs?: number;
 }
 
 /** The environment variable that arms a fault-injection point (crash tests; see `ProxyFaultPoint`). */
@@ -91,46 +93,16 @@ export interface RunningProxy {
 export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const log = opts.log ?? jsonLinesLog();
   const mode = opts.mode ?? 'enforce';
-  const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const serverId = serverIdentity(opts.downstream, opts.name);
   const fault = faultFromEnv();
   if (fault) log('fault_injection', { message: `TESTING ONLY: this proxy SIGKILLs itself at ${fault}`, point: fault }, 'warn');
-  const { privateJwk, publicJwk } = await generateEd25519Jwk();
-  const gate = new Gate({
-    store: opts.store,
-    policy: opts.policy,
-    sinkId: `gate-proxy:${opts.name}`,
-    signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
-    // The tool result goes back to the agent before its outcome commit (EFFECT_RESULT_UNKNOWN if the proxy dies in between).
-    deferOutcome: true,
-    // The consume (journal row INVOKED) commits before the downstream call: the first crash window (Tool-Use Binding draft, retries).
-    ...(fault === 'after-consume'
-      ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
-      : {}),
-  });
-  const tables = new ProxyStore(opts.store);
-  const pendingArguments = new PendingArgumentsStore(opts.store);
+  const gate = await proxyGate(opts, fault);
+  const { proxy: tables, pendingArguments } = opts.store;
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
-  // A stable code for the operator (not internal_error). The cause's message names no argument
-  // or header: spawn errors name the command alone, connection errors the address alone.
-  const downstream = await connectDownstream(opts.downstream).catch((e: unknown) => {
-    throw new VrpError(
-      'downstream_unavailable',
-      `the downstream MCP server could not be started or reached: ${e instanceof Error ? e.message : String(e)}`,
-      undefined,
-      { cause: e },
-    );
-  });
+  const downstream = await connectOrRefuse(opts.downstream);
   const info = downstream.getServerVersion();
   log('downstream_connected', { server_id: serverId, server_info: info ? { name: info.name, version: info.version } : null });
-  if (opts.pinOnFirstUse)
-    log(
-      'pin_on_first_use',
-      { message: 'DEVELOPMENT ONLY: every tool seen for the first time is pinned without review; tool poisoning is not caught' },
-      'warn',
-    );
-  if (mode === 'observe')
-    log('observe_mode', { message: 'OBSERVE MODE: every call is forwarded; denies are recorded, not enforced' }, 'warn');
+  warnOfDevelopmentModes(log, mode, !!opts.pinOnFirstUse);
   const proxy = new GateProxy({
     gate,
     policy: opts.policy,
@@ -141,13 +113,14 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     mode,
     pinOnFirstUse: !!opts.pinOnFirstUse,
     log,
-    store: opts.store,
+    escalations: opts.store.escalations,
     pendingArguments,
     approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),
     // A downstream that exits is started (or reconnected) again on the next request.
     reconnect: () => connectDownstream(opts.downstream),
     ...(opts.callTimeoutMs !== undefined ? { callTimeoutMs: opts.callTimeoutMs } : {}),
+    ...(opts.toolsRelistMs !== undefined ? { toolsRelistMs: opts.toolsRelistMs } : {}),
     ...(fault ? { fault } : {}),
   });
   proxy.approvalsUrl = opts.approvalsUrl;
@@ -161,51 +134,106 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const done = new Promise<void>((r) => {
     resolveDone = r;
   });
-  let listener: AgentListener | undefined;
-  let ui: ApprovalsUi | undefined;
+  const served: Served = {};
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(purgeTimer);
-      await ui?.close();
-      await listener?.close();
+      await served.ui?.close();
+      await served.listener?.close();
       await proxy.close();
       await gate.close().catch(() => {});
       log('stopped', { server_id: serverId });
       resolveDone();
     })());
-
   try {
-    if (opts.ui) {
-      // Loaded here only: the page needs hono at run time, a proxy without --ui does not.
-      const { startApprovalsUi } = await import('../ui/index.js');
-      ui = await startApprovalsUi({
-        store: opts.store,
-        listen: opts.ui.listen,
-        approver: opts.ui.approver,
-        retainArgumentsMs: retain,
-        onDecision: (fields) => log('approvals_page_decision', fields),
-      });
-      proxy.approvalsUrl ??= ui.url;
-      // The token is printed this once, like a notebook server's.
-      log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
-    }
-    if (opts.listen) {
-      listener = await listenForAgents(proxy, opts.listen, maxMessageBytes);
-      // The token is printed this once; the agent's configuration holds it from here on.
-      log('listening', { url: listener.url, token: listener.token, mode });
-    } else {
-      const transport = new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes);
-      transport.onclose = () => void stop();
-      await proxy.createAgentServer().connect(transport);
-      log('serving_stdio', { mode });
-    }
+    await serve(opts, proxy, log, retain, served, stop);
   } catch (e) {
     // Not serving (e.g. the port is taken): stop the downstream child it started; the caller closes the store.
     clearInterval(purgeTimer);
-    await ui?.close();
+    await served.ui?.close();
     await proxy.close();
     throw e;
   }
-  return { serverId, ...(listener ? { listener } : {}), ...(ui ? { ui } : {}), done, stop };
+  return { serverId, ...(served.listener ? { listener: served.listener } : {}), ...(served.ui ? { ui: served.ui } : {}), done, stop };
+}
+
+/** The proxy's own gate: its sink, a key made for this process, outcomes written after the answer. */
+async function proxyGate(opts: ProxyOptions, fault: ProxyFaultPoint | undefined): Promise<Gate> {
+  const { privateJwk, publicJwk } = await generateEd25519Jwk();
+  return new Gate({
+    store: opts.store,
+    policy: opts.policy,
+    sinkId: `gate-proxy:${opts.name}`,
+    signingKey: { privateJwk, kid: await jwkThumbprint(publicJwk) },
+    // The tool result goes back to the agent before its outcome commit (EFFECT_RESULT_UNKNOWN if the proxy dies in between).
+    deferOutcome: true,
+    // The consume (journal row INVOKED) commits before the downstream call: the first crash window (Tool-Use Binding draft, retries).
+    ...(fault === 'after-consume'
+      ? { onEvent: (e: { type: string; state?: string }) => (e.type === 'journal' && e.state === 'CONSUMED' ? sigkillSelf() : undefined) }
+      : {}),
+  });
+}
+
+/**
+ * The downstream, or a stable code for the operator (not internal_error). The cause's message
+ * names no argument or header: spawn errors name the command alone, connection errors the address alone.
+ */
+function connectOrRefuse(spec: DownstreamSpec): ReturnType<typeof connectDownstream> {
+  return connectDownstream(spec).catch((e: unknown) => {
+    throw new VrpError(
+      'downstream_unavailable',
+      `the downstream MCP server could not be started or reached: ${e instanceof Error ? e.message : String(e)}`,
+      undefined,
+      { cause: e },
+    );
+  });
+}
+
+function warnOfDevelopmentModes(log: ProxyLog, mode: ProxyMode, pinOnFirstUse: boolean): void {
+  if (pinOnFirstUse)
+    log(
+      'pin_on_first_use',
+      { message: 'DEVELOPMENT ONLY: every tool seen for the first time is pinned without review; tool poisoning is not caught' },
+      'warn',
+    );
+  if (mode === 'observe')
+    log('observe_mode', { message: 'OBSERVE MODE: every call is forwarded; denies are recorded, not enforced' }, 'warn');
+}
+
+/** What `serve` started, so stopping (or a failed start) closes exactly that. */
+interface Served {
+  listener?: AgentListener;
+  ui?: ApprovalsUi;
+}
+
+/** The approvals page (`--ui`), then the agent side: Streamable HTTP on `listen`, else stdio. */
+async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain: number, served: Served, stop: () => Promise<void>) {
+  if (opts.ui) {
+    // Loaded here only: the page needs hono at run time, a proxy without --ui does not.
+    const { startApprovalsUi } = await import('../ui/index.js');
+    const ui = await startApprovalsUi({
+      store: opts.store,
+      listen: opts.ui.listen,
+      approver: opts.ui.approver,
+      retainArgumentsMs: retain,
+      onDecision: (fields) => log('approvals_page_decision', fields),
+    });
+    served.ui = ui;
+    proxy.approvalsUrl ??= ui.url;
+    // The token is printed this once, like a notebook server's.
+    log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
+  }
+  const mode = opts.mode ?? 'enforce';
+  const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  if (opts.listen) {
+    served.listener = await listenForAgents(proxy, opts.listen, maxMessageBytes);
+    // The token is printed this once; the agent's configuration holds it from here on.
+    log('listening', { url: served.listener.url, token: served.listener.token, mode });
+  } else {
+    const transport = new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes);
+    transport.onclose = () => void stop();
+    await proxy.createAgentServer().connect(transport);
+    log('serving_stdio', { mode });
+  }
 }

@@ -13,8 +13,8 @@ export class StoreTimeoutError extends VrpError {
 
 /** The store is misconfigured or unreachable for another reason (bad schema name, closed pool …). */
 export class StoreConfigError extends VrpError {
-  constructor(message: string) {
-    super('store_config', message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('store_config', message, undefined, options);
   }
 }
 

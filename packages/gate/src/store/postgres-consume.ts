@@ -1,19 +1,20 @@
 /**
- * enforce's consume on PostgreSQL in ONE round trip: a plpgsql function (created by migrations 3 and 5)
+ * enforce's consume on PostgreSQL in ONE round trip: a plpgsql function (created by migration 0005)
  * that reads the epochs (FOR SHARE), checks the authority, consumes it by the conditional
  * UPDATE, writes the journal row and appends the audit entry, all in the statement's own
- * transaction. The checks are store/kysely-store.ts `checkAuthority` in the same order
+ * transaction. The checks are store/ledger.ts `checkAuthority` in the same order
  * (Execution Handle draft, sink verification; Tool-Use Binding draft, enforce() contract
- * MUSTs 3–5); the store contract suite (test/store.test.ts) runs both paths against the same
+ * MUSTs 3–5); the ledger's contract suite (test/store.test.ts) runs both paths against the same
  * expectations. The audit entry's hash is the chain rule of audit/chain.ts: SHA-256 over the
  * JCS form of the entry (keys sorted, absent members omitted); `to_json(text)` escapes strings
  * exactly as JCS does, and integers print the same.
  */
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { AuditHead } from '../audit/port.js';
 import type { EfCode } from '../errors.js';
-import type { Db } from './kysely-store.js';
-import type { Migration } from './schema.js';
-import type { AuditHead, ConsumeOutcome, ConsumeRequest, IssueAndConsumeRecord, IssueAndConsumeResult, OutcomeRecord } from './types.js';
+import type { Db } from './engine.js';
+import type { GateMigration } from './migration.js';
+import type { ConsumeOutcome, ConsumeRequest, IssueAndConsumeRecord, IssueAndConsumeResult, OutcomeRecord } from './ports.js';
 
 const CHECK_FUNCTION = `
 create or replace function gate_authority_refusal(
@@ -72,7 +73,7 @@ begin
 end
 $fn$`;
 
-/** `p_invoke`: journal the act INVOKED with its `invoked` entry (dispatch; store/types.ts ConsumeRequest.invoke). */
+/** `p_invoke`: journal the act INVOKED with its `invoked` entry (dispatch; store/ports.ts ConsumeRequest.invoke). */
 const CONSUME_FUNCTION = `
 create or replace function gate_consume(
   p_act_id text, p_args_digest text, p_tool_id text, p_function_id text, p_tool_endpoint text, p_destination_id text,
@@ -134,7 +135,7 @@ end
 $fn$`;
 
 /**
- * dispatch's hot path in one statement (store/types.ts `issueAndConsume`): under the epochs the
+ * dispatch's hot path in one statement (store/ports.ts `Ledger.issueAndConsume`): under the epochs the
  * authority carries (read FOR SHARE; else nothing is written and the current ones are returned),
  * the evidence, then the authority, then the decision's audit entries, then gate_consume.
  */
@@ -175,25 +176,28 @@ begin
 end
 $fn$`;
 
-/** Create the functions (PostgreSQL only): the current ones, by migration 3 on a new store and by migration 5 on an older one. */
-export async function createConsumeFunction(db: Db): Promise<void> {
+/** Create the functions (PostgreSQL only), their current version. */
+async function createConsumeFunctions(db: Kysely<unknown>): Promise<void> {
   await sql.raw(CHECK_FUNCTION).execute(db);
   await sql.raw(AUDIT_APPEND_FUNCTION).execute(db);
   await sql.raw(CONSUME_FUNCTION).execute(db);
   await sql.raw(ISSUE_CONSUME_FUNCTION).execute(db);
 }
 
-/** Migration 5 of the gate store: dispatch's one-round-trip functions on PostgreSQL (store/schema.ts MIGRATIONS is append only). */
-export const ONE_ROUND_TRIP_DISPATCH_MIGRATION: Migration = {
-  version: 5,
-  name: 'PostgreSQL: issue and consume in one statement, consume journaling INVOKED',
-  async up(db, _now, dialect) {
+/**
+ * PostgreSQL: dispatch's one-round-trip functions (issue and consume in one statement, consume
+ * journaling INVOKED). On a store made before it, it replaces the functions migration 0003 created then.
+ */
+export const ONE_ROUND_TRIP_DISPATCH_MIGRATION: GateMigration = {
+  name: '0005_pg_one_round_trip_dispatch',
+  legacyVersion: 5,
+  async up(db, { dialect }) {
     if (dialect !== 'postgres') return;
-    // gate_consume gained p_invoke: the signature of migration 3's version is another function.
+    // gate_consume gained p_invoke: the signature of migration 0003's version is another function.
     await sql`drop function if exists gate_consume(text, text, text, text, text, text, text, bigint, bigint, bigint, text, text, bigint, boolean, text)`.execute(
       db,
     );
-    await createConsumeFunction(db);
+    await createConsumeFunctions(db);
   },
 };
 
@@ -285,7 +289,7 @@ export async function issueAndConsumeInOneStatement(
 }
 
 /**
- * The outcome of an invoked act in one statement (store/kysely-store.ts `recordOutcome`): the
+ * The outcome of an invoked act in one statement (store/journal.ts `recordOutcome`): the
  * journal row INVOKED → EFFECTUATED/FAILED and its `result` audit entry, committed without
  * waiting for the WAL flush (`synchronous_commit = off` for this transaction only: the outcome is
  * the one write that need not wait for the disk).
@@ -332,11 +336,11 @@ export async function recordOutcomeInOneStatement(
   return r.recorded ? { recorded: true, head: { seq: Number(r.audit_seq), hash: r.audit_hash! } } : { recorded: false };
 }
 
-/** Migration 7 of the gate store: the outcome in one statement on PostgreSQL (store/schema.ts MIGRATIONS is append only). */
-export const ONE_STATEMENT_OUTCOME_MIGRATION: Migration = {
-  version: 7,
-  name: 'PostgreSQL: the outcome of an invoked act in one statement',
-  async up(db, _now, dialect) {
+/** PostgreSQL: the outcome of an invoked act in one statement. */
+export const ONE_STATEMENT_OUTCOME_MIGRATION: GateMigration = {
+  name: '0007_pg_one_statement_outcome',
+  legacyVersion: 7,
+  async up(db, { dialect }) {
     if (dialect !== 'postgres') return;
     await sql.raw(RECORD_OUTCOME_FUNCTION).execute(db);
   },

@@ -1,5 +1,5 @@
 /**
- * The multi-process, multi-host authority store: PostgreSQL through `pg` and the same
+ * The multi-process, multi-host gate store: PostgreSQL through `pg` and the same
  * Kysely queries as SQLite.
  *
  * Linearizable consume at READ COMMITTED (docs/gate.md "Store guarantees"):
@@ -16,11 +16,11 @@
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { type DialectOps, type GateDatabase, runAsync, StoreEngine } from './engine.js';
 import { StoreConfigError, StoreTimeoutError } from './errors.js';
-import { type DialectOps, KyselyAuthorityStore, migrated, runAsync } from './kysely-store.js';
+import { type GateStore, gateStore } from './gate-store.js';
+import { adoptLegacyMigrations, migrateGateStore } from './migrations.js';
 import { consumeInOneStatement, issueAndConsumeInOneStatement, recordOutcomeInOneStatement } from './postgres-consume.js';
-import type { GateDatabase } from './schema.js';
-import type { AuthorityStore } from './types.js';
 
 export interface PostgresStoreOptions {
   /** Schema holding the gate tables (created if missing). Default `vrpkit_gate`. */
@@ -29,12 +29,14 @@ export interface PostgresStoreOptions {
   timeoutMs?: number;
   /** Pool size. Default 10. */
   poolSize?: number;
+  /** The `application_name` of the store's connections (what `pg_stat_activity` shows). Default `vrpkit-gate`. */
+  applicationName?: string;
   clock?: Clock;
 }
 
 const INT8_OID = 20;
 
-export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<AuthorityStore> {
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<GateStore> {
   const schema = opts.schema ?? 'vrpkit_gate';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreConfigError(`schema name must match [a-z_][a-z0-9_]*: ${schema}`);
   const defaultTimeout = opts.timeoutMs ?? 5000;
@@ -42,6 +44,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     connectionString: url,
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: defaultTimeout,
+    application_name: opts.applicationName ?? 'vrpkit-gate',
     options: `-c search_path=${schema}`,
     // Epochs and millisecond times are int8; they stay far below 2^53, so parse them as numbers.
     types: {
@@ -49,6 +52,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
         oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
+  survivesConnectionLoss(pool);
   const db = new Kysely<GateDatabase>({ dialect: new PostgresDialect({ pool }) });
 
   /** A one-statement write bounded by its lock timeout. */
@@ -96,18 +100,46 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   };
 
   const clock = opts.clock ?? systemClock;
-  const store = new KyselyAuthorityStore(
-    db,
-    ops,
-    redactUrl(url, schema),
-    async (trx) => {
-      // Concurrent openers (N processes at once) take turns on an advisory lock scoped to this schema.
-      await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
-      await sql`create schema if not exists ${sql.id(schema)}`.execute(trx);
-    },
-    clock,
-  );
-  return migrated(store, clock.now());
+  const engine = new StoreEngine(db, ops, redactUrl(url, schema), clock);
+  try {
+    await migrate(db, schema, clock.now());
+  } catch (e) {
+    await engine.close();
+    throw e;
+  }
+  return gateStore(engine);
+}
+
+/**
+ * Create the schema and adopt a store the gate's own runner migrated, in one transaction under an
+ * advisory lock scoped to the schema (N processes opening at once take turns), then migrate with
+ * `Migrator` (its own transaction and lock).
+ */
+async function migrate(db: Kysely<GateDatabase>, schema: string, now: number): Promise<void> {
+  const ctx = { now, dialect: 'postgres' as const };
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`vrpkit-gate:${schema}`}))`.execute(trx);
+    // Created only when missing: a role that owns a schema made for it needs no CREATE on the database.
+    const existing = await sql`select 1 from pg_namespace where nspname = ${schema}`.execute(trx);
+    if (existing.rows.length === 0) await sql`create schema ${sql.id(schema)}`.execute(trx);
+    await adoptLegacyMigrations(trx as unknown as Kysely<unknown>, ctx);
+  });
+  await migrateGateStore(db as Kysely<unknown>, ctx, schema);
+}
+
+/**
+ * A connection the server ends (a restart, a failover, `pg_terminate_backend`) emits `error` on
+ * its client, and the pool re-emits it for an idle one: with no listener that is an unhandled
+ * 'error' event and the process exits (issue 36 defect 1: `vrp gate proxy --store postgres://…`
+ * exited 1 on a PostgreSQL restart). The pool has already discarded an idle client by then; a
+ * client lost while checked out fails its next query, and the pool discards it on release. So the
+ * listeners only keep the process alive: a call meeting a lost or refused connection fails closed
+ * (`EF_STORE_UNAVAILABLE`, nothing invoked), and the next call connects afresh once the server
+ * is back.
+ */
+function survivesConnectionLoss(pool: pg.Pool): void {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
 }
 
 function isTimeout(e: unknown): boolean {

@@ -1,5 +1,5 @@
 /**
- * The embedded authority store: one SQLite file through better-sqlite3 12.
+ * The embedded gate store: one SQLite file through better-sqlite3 12.
  *
  * Durability: WAL with `synchronous = FULL`, so a COMMIT returns only after the WAL is
  * fsync'd — a consume that enforce reported survives a crash or power loss before invoke
@@ -12,12 +12,12 @@
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
+import { type Db, type DialectOps, type GateDatabase, type Program, StoreEngine } from './engine.js';
 import { StoreTimeoutError } from './errors.js';
-import { type Db, type DialectOps, KyselyAuthorityStore, migrated, type Program } from './kysely-store.js';
+import { type GateStore, gateStore } from './gate-store.js';
+import { adoptLegacyMigrations, migrateGateStore } from './migrations.js';
 import { BoundQuery } from './prepared.js';
-import type { GateDatabase } from './schema.js';
-import { startCheckpointer } from './sqlite-checkpointer.js';
-import type { AuthorityStore } from './types.js';
+import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 
 export interface SqliteStoreOptions {
   /** Default bound on waiting for the write lock (ms); a call's own `timeoutMs` overrides it. Default 5000. */
@@ -30,54 +30,106 @@ export interface SqliteStoreOptions {
   checkpoints?: 'background' | 'inline';
 }
 
-export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<AuthorityStore> {
-  const defaultTimeout = opts.busyTimeoutMs ?? 5000;
+export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<GateStore> {
   const raw = new Database(file);
-  let busyTimeout = defaultTimeout;
-  raw.pragma(`busy_timeout = ${busyTimeout}`);
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+  raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
   // Checkpoints run in a worker thread, not inside a consume's COMMIT (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' || file === '' || opts.checkpoints === 'inline' ? null : startCheckpointer(raw, file);
-  // Kysely's SQLite driver prepares every statement anew; prepared statements are cached per
-  // SQL text instead (the set of query shapes is small and fixed).
-  const statements = new Map<string, Database.Statement>();
-  const database = {
-    close: () => raw.close(),
-    prepare(text: string) {
-      let stmt = statements.get(text);
-      if (!stmt) {
-        stmt = raw.prepare(text);
-        statements.set(text, stmt);
-      }
-      return stmt;
-    },
-  };
-  const db = new Kysely<GateDatabase>({ dialect: new SqliteDialect({ database }) });
+  const ops = new SqliteTransactions(raw, checkpointer, busyTimeoutMs);
+  const clock = opts.clock ?? systemClock;
+  const engine = new StoreEngine(ops.db, ops, file, clock);
+  try {
+    await migrate(raw, ops.db, clock.now());
+  } catch (e) {
+    await engine.close();
+    throw e;
+  }
+  return gateStore(engine);
+}
 
-  function setBusyTimeout(timeoutMs: number | undefined): number {
-    const wanted = Math.max(0, Math.floor(timeoutMs ?? defaultTimeout));
-    if (wanted !== busyTimeout) {
+/**
+ * Adopt and migrate under the write lock (`BEGIN IMMEDIATE`), as one transaction: concurrent
+ * openers of one file wait, then find it migrated. `Migrator` runs no transaction of its own on
+ * SQLite (no transactional DDL in Kysely's view), so its statements run inside this one.
+ */
+async function migrate(raw: Database.Database, db: Kysely<GateDatabase>, now: number): Promise<void> {
+  const ctx = { now, dialect: 'sqlite' as const };
+  raw.exec('begin immediate');
+  try {
+    await adoptLegacyMigrations(db as Kysely<unknown>, ctx);
+    await migrateGateStore(db as Kysely<unknown>, ctx);
+    raw.exec('commit');
+  } catch (e) {
+    if (raw.inTransaction) raw.exec('rollback');
+    throw e;
+  }
+}
+
+/** No statement result rows: what a step that is not a read receives. */
+const NO_ROWS: readonly unknown[] = Object.freeze([]);
+
+/** The SQLite side of the engine: one better-sqlite3 connection, its write transactions and its statement cache. */
+class SqliteTransactions implements DialectOps {
+  readonly name = 'sqlite';
+  readonly db: Kysely<GateDatabase>;
+  /**
+   * Kysely's SQLite driver prepares every statement anew; prepared statements are cached per
+   * SQL text instead (the set of query shapes is small and fixed).
+   */
+  private readonly statements = new Map<string, Database.Statement>();
+  private busyTimeout: number;
+  /**
+   * Async writers holding or waiting for the connection (Kysely's driver hands it out under a
+   * mutex): an async write transaction spans awaits, so while one is open or queued a step
+   * program waits its turn behind it; otherwise it runs at once.
+   */
+  private asyncWriters = 0;
+  /** A step program, synchronously, in one better-sqlite3 BEGIN IMMEDIATE transaction (rolled back on any throw). */
+  private readonly runImmediate: Database.Transaction<(program: Program<unknown>) => unknown>;
+
+  constructor(
+    private readonly raw: Database.Database,
+    private readonly checkpointer: Checkpointer | null,
+    private readonly defaultTimeout: number,
+  ) {
+    this.busyTimeout = defaultTimeout;
+    const database = { close: () => raw.close(), prepare: (text: string) => this.prepare(text) };
+    this.db = new Kysely<GateDatabase>({ dialect: new SqliteDialect({ database }) });
+    this.runImmediate = raw.transaction((program: Program<unknown>) => this.step(program));
+  }
+
+  private prepare(text: string): Database.Statement {
+    let stmt = this.statements.get(text);
+    if (!stmt) {
+      stmt = this.raw.prepare(text);
+      this.statements.set(text, stmt);
+    }
+    return stmt;
+  }
+
+  private setBusyTimeout(timeoutMs: number | undefined): number {
+    const wanted = Math.max(0, Math.floor(timeoutMs ?? this.defaultTimeout));
+    if (wanted !== this.busyTimeout) {
       // Calls alternate between the gate's bound and the default; the PRAGMA statement is prepared once per value.
-      database.prepare(`PRAGMA busy_timeout = ${wanted}`).get();
-      busyTimeout = wanted;
+      this.prepare(`PRAGMA busy_timeout = ${wanted}`).get();
+      this.busyTimeout = wanted;
     }
     return wanted;
   }
 
-  /** No statement result rows: what a step that is not a read receives. */
-  const NO_ROWS: readonly unknown[] = Object.freeze([]);
-
-  /** A step program, synchronously, in one better-sqlite3 BEGIN IMMEDIATE transaction (rolled back on any throw). */
-  const runImmediate = raw.transaction(<T>(program: Program<T>): T => {
+  /** Drive a step program on the connection, synchronously. */
+  private step(program: Program<unknown>): unknown {
     let step = program.next(NO_ROWS);
     while (!step.done) {
       // A prepared query's call binds its parameters to the statement of its SQL text as they are.
       const q = step.value;
       const c = q instanceof BoundQuery ? q.compiled : q.compile();
       const parameters = q instanceof BoundQuery ? q.parameters : c.parameters;
-      const stmt = database.prepare(c.sql);
+      const stmt = this.prepare(c.sql);
       if (stmt.reader) {
         step = program.next(stmt.all(parameters));
       } else {
@@ -86,91 +138,86 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
       }
     }
     return step.value;
-  });
+  }
 
   /** `run`'s transaction, on the connection as it is now: its busy timeout, its durability. */
-  function runNow<T>(program: Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process'): T {
-    const wanted = setBusyTimeout(timeoutMs);
+  private runNow<T>(program: Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process'): T {
+    const wanted = this.setBusyTimeout(timeoutMs);
     // WAL with `synchronous = NORMAL`: the commit is in the WAL (the OS has it) but not fsync'd;
     // the next FULL commit syncs it with its own. Back to FULL at once, whatever happens.
-    if (durability === 'process') database.prepare('PRAGMA synchronous = NORMAL').run();
+    if (durability === 'process') this.prepare('PRAGMA synchronous = NORMAL').run();
     try {
-      const result = runImmediate.immediate(program) as T;
-      checkpointer?.committed();
+      const result = this.runImmediate.immediate(program) as T;
+      this.checkpointer?.committed();
       return result;
     } catch (e) {
       if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
       throw e;
     } finally {
-      if (durability === 'process') database.prepare('PRAGMA synchronous = FULL').run();
+      if (durability === 'process') this.prepare('PRAGMA synchronous = FULL').run();
     }
   }
 
-  /**
-   * Async writers holding or waiting for the connection (Kysely's driver hands it out under a
-   * mutex): an async write transaction spans awaits, so while one is open or queued a step
-   * program waits its turn behind it; otherwise it runs at once.
-   */
-  let asyncWriters = 0;
-  function queued<T>(fn: (conn: Kysely<GateDatabase>) => Promise<T>): Promise<T> {
-    asyncWriters++;
-    return db
+  private queued<T>(fn: (conn: Kysely<GateDatabase>) => Promise<T>): Promise<T> {
+    this.asyncWriters++;
+    return this.db
       .connection()
       .execute(fn)
       .finally(() => {
-        asyncWriters--;
+        this.asyncWriters--;
       });
   }
 
-  const ops: DialectOps = {
-    name: 'sqlite',
-    write: (fn, timeoutMs) =>
-      // In-process callers queue on the connection; other processes queue on the file lock below.
-      queued(async (conn) => {
-        const wanted = setBusyTimeout(timeoutMs);
-        try {
-          await sql`begin immediate`.execute(conn);
-        } catch (e) {
-          if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
-          throw e;
-        }
-        try {
-          const result = await fn(conn);
-          await sql`commit`.execute(conn);
-          checkpointer?.committed();
-          return result;
-        } catch (e) {
-          if (raw.inTransaction) await sql`rollback`.execute(conn);
-          if (isBusy(e)) throw new StoreTimeoutError('SQLite busy inside a write transaction', { cause: e });
-          throw e;
-        }
-      }),
-    run: <T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process' = 'disk') => {
-      // better-sqlite3 is synchronous: with no async writer on the connection, the whole
-      // transaction runs now, in this call, and no other statement of this process can come
-      // between its BEGIN IMMEDIATE and its COMMIT. The program only compiles its queries with `db`.
-      if (asyncWriters === 0) {
-        try {
-          return Promise.resolve(runNow(program(db), timeoutMs, durability));
-        } catch (e) {
-          return Promise.reject(e);
-        }
+  // In-process callers queue on the connection; other processes queue on the file lock.
+  write<T>(fn: (db: Db) => Promise<T>, timeoutMs: number | undefined): Promise<T> {
+    return this.queued(async (conn) => {
+      const wanted = this.setBusyTimeout(timeoutMs);
+      try {
+        await sql`begin immediate`.execute(conn);
+      } catch (e) {
+        if (isBusy(e)) throw new StoreTimeoutError(`SQLite write lock not acquired within ${wanted} ms`, { cause: e });
+        throw e;
       }
-      return queued(async (conn) => runNow(program(conn), timeoutMs, durability));
-    },
-    // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.
-    epochsQuery: (conn) =>
-      conn.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1),
-    auditHeadQuery: (conn) => conn.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1),
-    // The checkpoint worker ends first; Kysely's destroy() then closes the better-sqlite3 handle, which checkpoints what is left.
-    close: async () => {
-      await checkpointer?.stop();
-    },
-  };
+      try {
+        const result = await fn(conn);
+        await sql`commit`.execute(conn);
+        this.checkpointer?.committed();
+        return result;
+      } catch (e) {
+        if (this.raw.inTransaction) await sql`rollback`.execute(conn);
+        if (isBusy(e)) throw new StoreTimeoutError('SQLite busy inside a write transaction', { cause: e });
+        throw e;
+      }
+    });
+  }
 
-  const clock = opts.clock ?? systemClock;
-  const store = new KyselyAuthorityStore(db, ops, file, undefined, clock);
-  return migrated(store, clock.now());
+  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process' = 'disk'): Promise<T> {
+    // better-sqlite3 is synchronous: with no async writer on the connection, the whole
+    // transaction runs now, in this call, and no other statement of this process can come
+    // between its BEGIN IMMEDIATE and its COMMIT. The program only compiles its queries with `db`.
+    if (this.asyncWriters === 0) {
+      try {
+        return Promise.resolve(this.runNow(program(this.db), timeoutMs, durability));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return this.queued(async (conn) => this.runNow(program(conn), timeoutMs, durability));
+  }
+
+  // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.
+  epochsQuery(conn: Db) {
+    return conn.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1);
+  }
+
+  auditHeadQuery(conn: Db) {
+    return conn.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1);
+  }
+
+  // The checkpoint worker ends first; Kysely's destroy() then closes the better-sqlite3 handle, which checkpoints what is left.
+  async close(): Promise<void> {
+    await this.checkpointer?.stop();
+  }
 }
 
 function isBusy(e: unknown): boolean {

@@ -18,13 +18,12 @@ import { getCookie, setCookie } from 'hono/cookie';
 import type { AgentCandidateAct } from '../act.js';
 import { digestArguments } from '../act.js';
 import { decideEscalation } from '../escalation.js';
-import { KyselyAuthorityStore } from '../store/kysely-store.js';
-import type { PendingArgumentsStore } from '../store/pending-arguments.js';
-import type { ProxyStore } from '../store/proxy-tables.js';
-import type { AuthorityStore, EscalationRow } from '../store/types.js';
+import type { ProxyTables } from '../proxy/tables.js';
+import type { EscalationRow, Escalations } from '../store/ports.js';
 import type { AuditTrailSource } from './audit.js';
 import { crossSiteReason, type FormSubject, formToken, isFormToken } from './forms.js';
 import { auditPage, decisionPage, messagePage, type PendingView, pendingPage, STYLESHEET } from './pages.js';
+import type { PendingArguments } from './pending-arguments.js';
 
 export const SESSION_COOKIE = 'vrp_gate_ui';
 
@@ -33,9 +32,9 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export interface ApprovalsAppOptions {
-  store: AuthorityStore;
-  pins: ProxyStore;
-  pendingArguments: PendingArgumentsStore;
+  escalations: Escalations;
+  pins: ProxyTables;
+  pendingArguments: PendingArguments;
   audit: AuditTrailSource;
   /** The random token printed at start. */
   token: string;
@@ -134,8 +133,8 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   app.get('/', async (c) => {
     const now = clock.now();
     await o.pendingArguments.purge(now, o.retainArgumentsMs);
-    const pending = (await o.store.listEscalations('PENDING')).filter((r) => r.expires_at > now);
-    const decided = await recentDecisions(o.store, 50);
+    const pending = (await o.escalations.list('PENDING')).filter((r) => r.expires_at > now);
+    const decided = await o.escalations.recentlyDecided(50);
     const views = await Promise.all(pending.map((r) => pendingView(o, r)));
     // Tools the proxies saw whose current definition no person pinned (never, or not since it changed).
     const unpinned = (await o.pins.listPins()).filter((p) => p.pinned_digest !== p.seen_digest);
@@ -169,7 +168,7 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     const digest = field('digest');
     if (!actId || !digest) return c.html(messagePage('Refused', 'The form names no act or digest.'), 400);
     // The decision binds exactly the digest the person was shown; another binding decides nothing.
-    const d = await decideEscalation(o.store, {
+    const d = await decideEscalation(o.escalations, {
       candidateActId: actId,
       status: decision === 'approve' ? 'APPROVED' : 'REJECTED',
       approver: o.approver,
@@ -205,18 +204,6 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   });
 
   return app;
-}
-
-/** The latest decided escalations, newest first (the page shows these, not the whole history). */
-async function recentDecisions(store: AuthorityStore, limit: number): Promise<EscalationRow[]> {
-  if (!(store instanceof KyselyAuthorityStore)) throw new TypeError('the approvals page needs a Kysely authority store');
-  return await store.kysely
-    .selectFrom('gate_escalation')
-    .selectAll()
-    .where('status', '!=', 'PENDING')
-    .orderBy('decided_at', 'desc')
-    .limit(limit)
-    .execute();
 }
 
 function sessionOf(c: Context): Session {

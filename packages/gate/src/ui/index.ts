@@ -6,17 +6,16 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { type Clock, systemClock } from '@vrpkit/core';
-import { DEFAULT_ARGUMENTS_RETENTION_MS, PendingArgumentsStore } from '../store/pending-arguments.js';
-import { ProxyStore } from '../store/proxy-tables.js';
-import type { AuthorityStore } from '../store/types.js';
+import type { GateStore } from '../store/gate-store.js';
 import { createApprovalsApp } from './app.js';
 import { type AuditTrailSource, auditChainTrail } from './audit.js';
+import { DEFAULT_ARGUMENTS_RETENTION_MS } from './pending-arguments.js';
 
 export { type ApprovalsAppOptions, CONTENT_SECURITY_POLICY, createApprovalsApp, SESSION_COOKIE } from './app.js';
 export { AUDIT_KINDS, type AuditTrailEntry, type AuditTrailFilter, type AuditTrailSource, auditChainTrail } from './audit.js';
 
 export interface ApprovalsUiOptions {
-  store: AuthorityStore;
+  store: GateStore;
   /** A loopback address (the page is plain HTTP); port 0 picks a free port. */
   listen: { host: string; port: number };
   approver: string;
@@ -42,12 +41,12 @@ export async function startApprovalsUi(o: ApprovalsUiOptions): Promise<Approvals
   const token = randomBytes(32).toString('base64url');
   const clock = o.clock ?? systemClock;
   const retain = o.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
-  const pendingArguments = new PendingArgumentsStore(o.store);
+  const { pendingArguments } = o.store;
   const app = createApprovalsApp({
-    store: o.store,
-    pins: new ProxyStore(o.store),
+    escalations: o.store.escalations,
+    pins: o.store.proxy,
     pendingArguments,
-    audit: o.audit ?? auditChainTrail(o.store),
+    audit: o.audit ?? auditChainTrail(o.store.audit),
     token,
     approver: o.approver,
     retainArgumentsMs: retain,

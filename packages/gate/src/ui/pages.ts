@@ -5,8 +5,8 @@
  */
 import { html } from 'hono/html';
 import type { AgentCandidateAct } from '../act.js';
-import type { ToolPinTable } from '../store/proxy-schema.js';
-import type { EscalationRow } from '../store/types.js';
+import type { ToolPinTable } from '../proxy/schema.js';
+import type { EscalationRow } from '../store/ports.js';
 import { AUDIT_KINDS, type AuditTrailEntry } from './audit.js';
 import type { FormSubject } from './forms.js';
 

@@ -6,7 +6,7 @@
  * argv[2]: JSON { store: { sqlite: string } | { postgres: string, schema: string }, instance, count }
  */
 import { createInterface } from 'node:readline';
-import { type AuthorityStore, Gate, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
+import { Gate, type GateStore, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
 import { makeAct, SIGNING_KEY, SINK, TEST_POLICY } from './common.js';
 
 interface Config {
@@ -16,7 +16,7 @@ interface Config {
 }
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as Config;
-const store: AuthorityStore =
+const store: GateStore =
   'sqlite' in cfg.store
     ? await openSqliteStore(cfg.store.sqlite)
     : await openPostgresStore(cfg.store.postgres, { schema: cfg.store.schema, poolSize: 2 });

@@ -25,7 +25,7 @@ export function registerApprove(gate: Command, clock: Clock): void {
     withChosenStore(o, async (store) => {
       // The gate's one approval binding: the decision binds to the digest the person reviewed
       // (without --digest, to the row's immutable binding); another binding is EF_SCOPE_MISMATCH.
-      const d = await decideEscalation(store, {
+      const d = await decideEscalation(store.escalations, {
         candidateActId: actId,
         status: o.reject ? 'REJECTED' : 'APPROVED',
         approver: o.approver,

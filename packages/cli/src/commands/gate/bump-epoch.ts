@@ -13,7 +13,7 @@ export function registerBumpEpoch(gate: Command, clock: Clock): void {
       .addArgument(new Argument('<epoch>', 'which epoch').choices(['policy', 'authority', 'revocation'])),
   ).action((epoch: 'policy' | 'authority' | 'revocation', o: StoreChoiceOptions) =>
     withChosenStore(o, async (store) => {
-      const state = await store.bumpEpoch(`${epoch}_epoch` as keyof PolicyState, clock.now());
+      const state = await store.epochs.bump(`${epoch}_epoch` as keyof PolicyState, clock.now());
       if (o.json) printJson(state);
       else
         process.stdout.write(

@@ -23,7 +23,7 @@ export function registerJournal(gate: Command): void {
       .option('--limit <n>', 'at most this many rows', rowLimit, 100),
   ).action((o: StoreChoiceOptions & { state?: JournalState; limit: number }) =>
     withChosenStore(o, async (store) => {
-      const rows = (await store.listJournal({ limit: o.limit, ...(o.state ? { state: o.state } : {}) })).map(journalEntryView);
+      const rows = (await store.journal.list({ limit: o.limit, ...(o.state ? { state: o.state } : {}) })).map(journalEntryView);
       if (o.json) return printJson(rows);
       if (!rows.length) return void process.stdout.write('journal is empty\n');
       for (const r of rows)

@@ -3,7 +3,7 @@
  * one of `--db`, `--database-url`, `--store`) and `--json`, and the values several gate verbs parse.
  */
 import { existsSync } from 'node:fs';
-import { type AuthorityStore, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
+import { type GateStore, openGateStore, parseGateStoreTarget } from '@vrpkit/gate';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CliError, usage } from '../../errors.js';
 import { run } from '../../io.js';
@@ -29,14 +29,14 @@ export function storeOption(c: Command, withJson = true): Command {
 }
 
 /** Open the gate store `--store` names; an operation on an existing store never creates an empty one by a typo. */
-export function openStore(o: Pick<GateStoreOptions, 'store' | 'schema'>, create: boolean): Promise<AuthorityStore> {
-  if (/^postgres(ql)?:\/\//.test(o.store)) return openPostgresStore(o.store, { schema: o.schema });
-  if (!create && !existsSync(o.store)) throw new CliError('no_store', { path: o.store });
-  return openSqliteStore(o.store);
+export function openStore(o: Pick<GateStoreOptions, 'store' | 'schema'>, create: boolean): Promise<GateStore> {
+  const target = parseGateStoreTarget(o.store);
+  if (!create && target.kind === 'sqlite' && !existsSync(target.file)) throw new CliError('no_store', { path: target.file });
+  return openGateStore(o.store, { schema: o.schema });
 }
 
 /** Run `fn` on the store once it is open, and close it whatever happened. */
-export async function closing(opened: Promise<AuthorityStore>, fn: (store: AuthorityStore) => Promise<void>): Promise<void> {
+export async function closing(opened: Promise<GateStore>, fn: (store: GateStore) => Promise<void>): Promise<void> {
   const store = await opened;
   try {
     await fn(store);
@@ -65,21 +65,15 @@ export function storeChoiceOptions(c: Command): Command {
 }
 
 /** Open the store named by exactly one of --db / --database-url / --store, run, close; usage errors exit 64. */
-export function withChosenStore(o: StoreChoiceOptions, fn: (store: AuthorityStore) => Promise<void>): Promise<void> {
+export function withChosenStore(o: StoreChoiceOptions, fn: (store: GateStore) => Promise<void>): Promise<void> {
   return run(o.json, async () => {
     if ([o.db, o.databaseUrl, o.store].filter((v) => v !== undefined).length !== 1)
       throw usage('give exactly one of --db FILE, --database-url URL or --store FILE|URL');
     // Operating on a store means an existing one: never create an empty database by a typo.
     if (o.db && !existsSync(o.db)) throw new CliError('no_store', { path: o.db });
     const schema = o.schema!;
-    await closing(
-      o.store !== undefined
-        ? openStore({ store: o.store, schema }, false)
-        : o.db
-          ? openSqliteStore(o.db)
-          : openPostgresStore(o.databaseUrl!, { schema }),
-      fn,
-    );
+    const target = o.store ?? (o.db !== undefined ? `sqlite:${o.db}` : o.databaseUrl!);
+    await closing(o.store !== undefined ? openStore({ store: o.store, schema }, false) : openGateStore(target, { schema }), fn);
   });
 }
 

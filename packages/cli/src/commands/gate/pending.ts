@@ -11,7 +11,7 @@ export function registerPending(gate: Command, clock: Clock): void {
     (o: StoreChoiceOptions) =>
       withChosenStore(o, async (store) => {
         const now = clock.now();
-        const rows = (await store.listEscalations('PENDING')).filter((r) => r.expires_at > now);
+        const rows = (await store.escalations.list('PENDING')).filter((r) => r.expires_at > now);
         const out = rows.map((r) => {
           const act = JSON.parse(r.act_json);
           return {

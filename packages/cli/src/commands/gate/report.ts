@@ -1,6 +1,6 @@
 import type { Clock } from '@vrpkit/core';
 import { visibleEscapes } from '@vrpkit/core';
-import type { ProxyStore } from '@vrpkit/gate';
+import type { ProxyTables } from '@vrpkit/gate';
 import type { Command } from 'commander';
 import { printJson } from '../../io.js';
 import { type GateStoreOptions, parseSince, storeOption } from './options.js';
@@ -9,7 +9,7 @@ import { withPins } from './tools/pins.js';
 type ReportRow = { consequence_class: string; tool: string; code: string; would_have_denied: number; denied: number };
 
 /** The denies since `since`, by consequence class, tool and code: observe mode's would-have-denied beside enforce mode's denied. */
-async function pilotReport(t: ProxyStore, since: number) {
+async function pilotReport(t: ProxyTables, since: number) {
   const rows = new Map<string, ReportRow>();
   for (const c of await t.countObservations(since)) {
     const key = `${c.consequence_class}\u0000${c.tool_name}\u0000${c.code}`;

@@ -13,7 +13,7 @@ export function registerRevoke(gate: Command, clock: Clock): void {
       .argument('<authority-id>'),
   ).action((authorityId: string, o: StoreChoiceOptions) =>
     withChosenStore(o, async (store) => {
-      if (!(await store.revokeAuthority(authorityId, clock.now()))) throw new CliError('not_revocable', { authority: authorityId });
+      if (!(await store.ledger.revoke(authorityId, clock.now()))) throw new CliError('not_revocable', { authority: authorityId });
       if (o.json) printJson({ authority_id: authorityId, state: 'REVOKED' });
       else process.stdout.write(`revoked ${authorityId}\n`);
     }),

@@ -19,7 +19,7 @@ export function registerExport(audit: Command, clock: Clock): void {
       const since = o.since === undefined ? undefined : parseSince(o.since, clock.now());
       let n = 0;
       await closing(openStore(o, false), async (store) => {
-        for await (const e of exportAudit(store, since === undefined ? {} : { since })) {
+        for await (const e of exportAudit(store.audit, since === undefined ? {} : { since })) {
           n += 1;
           // Respect back-pressure: a slow reader (a pipe) holds the next page, not the whole log.
           if (!process.stdout.write(`${JSON.stringify(e)}\n`)) await new Promise((r) => process.stdout.once('drain', r));

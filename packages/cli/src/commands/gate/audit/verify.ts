@@ -32,7 +32,7 @@ export function registerVerify(audit: Command): void {
     run(o.json, async () => {
       const trustedKeys = o.jwks === undefined ? undefined : readJwks(o.jwks);
       await closing(openStore(o, false), async (store) => {
-        const r = await verifyAuditChain(store, trustedKeys ? { trustedKeys } : {});
+        const r = await verifyAuditChain(store.audit, trustedKeys ? { trustedKeys } : {});
         if (o.json) printJson(r);
         if (r.ok) {
           if (!o.json)

@@ -1,13 +1,13 @@
 /** The proxy's tool pins on the gate store, for the `tools` verbs and `report`. */
 import { visibleEscapes } from '@vrpkit/core';
-import { ProxyStore } from '@vrpkit/gate';
+import type { ProxyTables } from '@vrpkit/gate';
 import { CliError, usage } from '../../../errors.js';
 import { run } from '../../../io.js';
 import { closing, type GateStoreOptions, openStore } from '../options.js';
 
 /** Open the store's proxy tables, run, close; errors are reported as every command reports them. */
-export function withPins(o: GateStoreOptions, fn: (pins: ProxyStore) => Promise<void>): Promise<void> {
-  return run(o.json, () => closing(openStore(o, false), (store) => fn(new ProxyStore(store))));
+export function withPins(o: GateStoreOptions, fn: (pins: ProxyTables) => Promise<void>): Promise<void> {
+  return run(o.json, () => closing(openStore(o, false), (store) => fn(store.proxy)));
 }
 
 /** The server to operate on: the one named, or the only one known. */

@@ -1,0 +1,215 @@
+/**
+ * One `tools/call` through the proxy, in order: name check → the downstream is there → the tool's
+ * current definition → pin check and epochs → map (a private snapshot of the arguments, once) →
+ * the gate's dispatch (validate, authorize/escalate, enforce, invoke: the downstream call with
+ * exactly the snapshot) → on an escalation, the wait for a person and the pending act's
+ * `resume()`. A deny never reaches the downstream.
+ */
+import { randomUUID } from 'node:crypto';
+import { type CallToolRequest, type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
+import { snapshotLiveArguments } from '../act.js';
+import { denyDecision } from '../enforce.js';
+import { type EnforceDecision, hostErrorObject } from '../errors.js';
+import type { ActContext, MappedCall } from '../host/act-context.js';
+import {
+  type DispatchGate,
+  denyFrom,
+  dispatchMapped,
+  type MapContext,
+  type MappedOutcome,
+  resolveActContext,
+} from '../host/dispatch-mapped.js';
+import { mcpToolsCallCall } from '../vendors/mcp/map.js';
+import { awaitApproval, retainArguments } from './approval-wait.js';
+import { type CallAt, logCall, recordObservation } from './call-log.js';
+import type { DownstreamLink, RequestExtra } from './downstream-link.js';
+import { sigkillSelf } from './fault.js';
+import { forwardObserved } from './observe.js';
+import type { ProxyContext } from './options.js';
+import type { PinnedView } from './pinned-view.js';
+import { isMcpToolName } from './pins.js';
+import { denyResult, digestOrNull, downstreamFailure, downstreamUnavailable } from './results.js';
+
+/** A mapped call: the act, the snapshot its digest covers, and the request the downstream receives (with that snapshot). */
+interface ProxyCall extends MappedCall<Record<string, unknown>> {
+  sent: CallToolRequest['params'];
+}
+
+/**
+ * The `_meta` of an agent's `tools/call` that reaches the downstream (issue 36 defect 10): the
+ * progress token (the SDK sets its own for the downstream request anyway) and the keys of the
+ * protocol's reserved prefixes (MCP specification, `_meta`: a prefix whose second label is
+ * `modelcontextprotocol` or `mcp`, e.g. `io.modelcontextprotocol/`). Any other key is agent-chosen
+ * data a person never reviewed and the digest does not cover: it is dropped, never forwarded.
+ */
+export function forwardedMeta(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!meta) return undefined;
+  const kept = Object.entries(meta).filter(([key]) => key === 'progressToken' || isProtocolMetaKey(key));
+  return kept.length ? Object.fromEntries(kept) : undefined;
+}
+
+function isProtocolMetaKey(key: string): boolean {
+  const slash = key.indexOf('/');
+  if (slash < 0) return false;
+  const labels = key.slice(0, slash).split('.');
+  return labels.length >= 2 && (labels[1] === 'modelcontextprotocol' || labels[1] === 'mcp');
+}
+
+export class CallPipeline {
+  /** Who an act is for: the proxy's user (fixed for the process). */
+  private readonly principal: MapContext['principal'] = { principal_id: process.env.USER ?? 'local', principal_type: 'user' };
+
+  constructor(
+    private readonly c: ProxyContext,
+    private readonly link: DownstreamLink,
+    private readonly view: PinnedView,
+    /** The gate as the mappers see it (observe mode: with cached epochs). */
+    private readonly mapGate: DispatchGate,
+  ) {}
+
+  /** One `tools/call`: pin check, candidate act, the gate's dispatch, the downstream call (or a deny). */
+  async callTool(params: CallToolRequest['params'], extra: RequestExtra, agentName: string | undefined): Promise<CallToolResult> {
+    const c = this.c;
+    const started = c.clock.now();
+    const name = params.name;
+    if (params.task !== undefined) throw new McpError(ErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
+    // A name outside the MCP pattern is never pinned, whatever the downstream offers: refused
+    // before anything else, logged by digest only (the name is the server's untrusted text).
+    if (!isMcpToolName(name)) {
+      c.log('tool_name_refused', { server_id: c.serverId, name_digest: sha256Base64url(name), call: true }, 'warn');
+      return denyResult(denyDecision('EF_TOOL_NOT_PINNED'));
+    }
+    if (!(await this.link.available())) return downstreamUnavailable();
+    // The tool's current definition (re-listed on a bounded interval: issue 36 defect 7); while it
+    // cannot be known, the call is refused — it is not known to be the pinned one.
+    let view: Awaited<ReturnType<PinnedView['current']>>;
+    try {
+      view = await this.view.current();
+    } catch (e) {
+      c.log('tools_relist_failed', { server_id: c.serverId, message: e instanceof Error ? e.message : String(e) }, 'warn');
+      return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), { name, started });
+    }
+    const tool = view.get(name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const ctx: MapContext = {
+      gate: this.mapGate,
+      session_id: c.name,
+      principal: this.principal,
+      agent: { agent_id: agentName ?? 'mcp-client' },
+      purpose: { purpose_id: 'mcp-tools-call' },
+    };
+    // Two independent reads: on PostgreSQL they go out on two pooled connections at once.
+    const [pinned, actCtx] = await Promise.all([this.view.isPinned(name, tool.digest), resolveActContext(ctx)]);
+    if ('allow' in actCtx) return this.deny(actCtx, { name, started });
+    let mapped: ProxyCall;
+    try {
+      mapped = this.map(params, actCtx);
+    } catch (e) {
+      return this.deny(denyFrom(e), { name, started });
+    }
+    const at = { name, started, act: mapped.act };
+    if (c.mode === 'observe') return forwardObserved(c, this.link, mapped, pinned, at, extra);
+    if (!pinned) return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), at);
+    return this.enforced(ctx, mapped, at, extra);
+  }
+
+  /**
+   * Enforce mode: the gate's dispatch; an escalated act waits for a person (bounded), then resumes
+   * — runs with the approved authority or is refused; the decision may come from another process
+   * (Tool-Use Binding draft, escalation).
+   */
+  private async enforced(ctx: MapContext, mapped: ProxyCall, at: CallAt & { act: ProxyCall['act'] }, extra: RequestExtra) {
+    const run = await this.dispatch(ctx, mapped, extra);
+    let r: MappedOutcome = run.r;
+    let note: string | undefined;
+    if (r.resume) {
+      await retainArguments(this.c, mapped.act, mapped.live.args);
+      const decided = this.c.approvalTimeoutMs > 0 ? await awaitApproval(this.c, mapped.act, extra) : undefined;
+      if (decided) {
+        // Decided: the pending act resumes (authorize, enforce, invoke), never mapped or dispatched
+        // again. Approved, the authority the approval issued is consumed and it runs once;
+        // rejected, the gate refuses it (EF_NOT_AUTHORIZED).
+        r = await r.resume();
+        if (decided.status === 'REJECTED') note = `A person refused candidate act ${mapped.act.candidate_act_id}; it was not run.`;
+      }
+    }
+    const result = run.result();
+    if (r.toolError !== undefined) {
+      logCall(this.c, at, { allow: true, invoked: true, error: true });
+      return downstreamFailure(r.toolError);
+    }
+    if (r.outcome.decision.allow && result) {
+      logCall(this.c, at, { allow: true, invoked: true, authority_id: r.outcome.decision.authority_id });
+      return result;
+    }
+    // A deny — also for a replay of a finished act (the retry rule: never a second invoke).
+    return this.deny(r.outcome.decision, at, note);
+  }
+
+  /**
+   * The gate's dispatch (policy, enforce, journal) of a mapped call, and the downstream call it
+   * allows; `result()` is the downstream's answer once it was called (by this run or its resumption).
+   */
+  private async dispatch(ctx: MapContext, mapped: ProxyCall, extra: RequestExtra) {
+    let result: CallToolResult | undefined;
+    const r = await dispatchMapped(
+      ctx,
+      { id: mapped.act.candidate_act_id, name: mapped.sent.name },
+      () => mapped,
+      async () => {
+        // The downstream gets the frozen copy dispatch digested (Tool-Use Binding draft, enforce() contract).
+        result = await this.link.callTool(mapped.sent, extra);
+        if (this.c.fault === 'after-downstream-call') sigkillSelf();
+        return { result_digest: digestOrNull(result) };
+      },
+      true,
+    );
+    return { r, result: () => result };
+  }
+
+  /**
+   * The act for a call, over a private snapshot of its arguments; the downstream receives
+   * exactly that snapshot (the digest's arguments), whatever the caller's object does meanwhile.
+   *
+   * The act id: an MCP client names no act, so a call is identified by what it does — server
+   * identity, tool and arguments digest — and a retry of the identical call is the same act:
+   * an approval given for it applies to the retry, and after it ran the retry is a replay
+   * (Tool-Use Binding draft, retries: "never a second invoke"). Informational calls have no
+   * effect to repeat, so each is an act of its own (reading a file twice is two reads).
+   */
+  private map(params: CallToolRequest['params'], actCtx: ActContext): ProxyCall {
+    const c = this.c;
+    const live = snapshotLiveArguments(params.arguments ?? {});
+    // Exactly the name, the digested arguments and the protocol's own _meta keys: nothing the agent
+    // chose rides along outside the digest (issue 36 defect 10).
+    const meta = forwardedMeta(params._meta);
+    const sent: CallToolRequest['params'] = {
+      name: params.name,
+      ...(params.arguments !== undefined ? { arguments: live.args } : {}),
+      ...(meta ? { _meta: meta } : {}),
+    };
+    const server = { serverUrl: c.serverId };
+    const cls = actCtx.classify({ tool_id: params.name, function_id: params.name, tool_protocol: 'MCP', tool_endpoint: c.serverId });
+    const ref =
+      cls === 'INFORMATIONAL'
+        ? randomUUID()
+        : canonicalSha256Base64url({ server: c.serverId, tool: params.name, arguments_digest: live.digest.value });
+    return { ...mcpToolsCallCall({ name: params.name, arguments: live }, server, actCtx, ref), sent };
+  }
+
+  /** A deny as the model sees it (`denyResult`), with the pending act named when it waits for a person; observed and logged. */
+  private async deny(decision: EnforceDecision, at: CallAt, note?: string): Promise<CallToolResult> {
+    const result = denyResult(decision);
+    const code = hostErrorObject(decision).error.code;
+    if (code === 'EF_APPROVAL_REQUIRED' && at.act)
+      result.content.push({
+        type: 'text',
+        text: `Approval pending for candidate act ${at.act.candidate_act_id}. Once a person approves it, the identical call runs once.`,
+      });
+    if (note) result.content.push({ type: 'text', text: note });
+    await recordObservation(this.c, 'enforce', code, at);
+    logCall(this.c, at, { allow: false, invoked: false, code });
+    return result;
+  }
+}

@@ -1,0 +1,56 @@
+/** What a `GateProxy` is built from, and what its parts (call pipeline, observe mode, approval wait) share. */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Clock } from '@vrpkit/core';
+import type { Gate } from '../gate.js';
+import type { Policy } from '../policy.js';
+import type { Escalations } from '../store/ports.js';
+import type { PendingArguments } from '../ui/pending-arguments.js';
+import type { ProxyFaultPoint } from './fault.js';
+import type { ProxyLog } from './log.js';
+import type { ProxyMode } from './schema.js';
+import type { ProxyTables } from './tables.js';
+
+export interface GateProxyOptions {
+  gate: Gate;
+  policy: Policy;
+  tables: ProxyTables;
+  downstream: Client;
+  /** The downstream's identity (see `serverIdentity`). */
+  serverId: string;
+  /** The proxy's name: the session id of its acts and part of its sink id. */
+  name: string;
+  mode: ProxyMode;
+  /** Development only: pin every tool the first time it is seen. */
+  pinOnFirstUse: boolean;
+  log: ProxyLog;
+  /** The escalations of the store the gate decides in (read while a call waits). */
+  escalations: Escalations;
+  /** Where escalated acts' arguments are kept for the approvals page. */
+  pendingArguments: PendingArguments;
+  /** How long an escalated call waits for a person (0: refuse at once with the pending code). */
+  approvalTimeoutMs: number;
+  /** POST a notice (no arguments) here when an act waits (`--notify-url`). */
+  notifyUrl?: string;
+  clock?: Clock;
+  /**
+   * Start the downstream again after it exited (a stdio child that crashed): called on the next
+   * request, at most `MAX_RESPAWNS` times per `RESPAWN_WINDOW_MS`. Without it, every call after
+   * the downstream closed is answered `downstream_unavailable`.
+   */
+  reconnect?: () => Promise<Client>;
+  /** Per-request bound on a downstream call (tools/call and pass-through); default the SDK's 60 s. */
+  callTimeoutMs?: number;
+  /** Fault injection for the crash tests: SIGKILL this process right after the downstream call returns. */
+  fault?: ProxyFaultPoint;
+  /** A call re-lists the downstream's tools once the view is older than this (default `DEFAULT_TOOLS_RELIST_MS`; 0: every call). */
+  toolsRelistMs?: number;
+}
+
+/** The options with the clock resolved, and what the running proxy adds: its stop signal and the approvals page's address. */
+export interface ProxyContext extends GateProxyOptions {
+  clock: Clock;
+  /** Aborted when the proxy stops: calls waiting for a person stop waiting. */
+  stopped: AbortSignal;
+  /** The approvals page, linked from the `--notify-url` notice (never with its token). */
+  approvalsUrl(): string | undefined;
+}

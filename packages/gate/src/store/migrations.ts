@@ -1,0 +1,94 @@
+/**
+ * The gate store's one migration registry: every feature's migrations, in the order they run,
+ * applied by Kysely's `Migrator` (as the node's and the platform's stores are). The features own
+ * their tables and migrations (store/ledger-schema.ts, audit/schema.ts, proxy/schema.ts,
+ * ui/pending-arguments-schema.ts, store/postgres-consume.ts); this file imports them, never the
+ * reverse. Append only: a released migration is never edited, the next one is added.
+ *
+ * Adoption: a store the gate's own runner migrated (before `Migrator`) records its versions in
+ * `gate_schema_migrations`. On open those versions are recorded in `Migrator`'s table under the
+ * names they have here and the old table is dropped, in the caller's exclusive section, so
+ * nothing runs twice and the data stays as it is.
+ */
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
+import { AUDIT_LOG_MIGRATION, AUDIT_ROWID_MIGRATION } from '../audit/schema.js';
+import { PIN_VERSION_MIGRATION, PROXY_TABLES_MIGRATION } from '../proxy/schema.js';
+import { PENDING_ARGUMENTS_MIGRATION } from '../ui/pending-arguments-schema.js';
+import { StoreConfigError } from './errors.js';
+import { LEDGER_MIGRATION, NO_EVIDENCE_ACT_INDEX_MIGRATION } from './ledger-schema.js';
+import type { GateMigration, MigrationContext } from './migration.js';
+import { ONE_ROUND_TRIP_DISPATCH_MIGRATION, ONE_STATEMENT_OUTCOME_MIGRATION } from './postgres-consume.js';
+
+export const GATE_MIGRATIONS: readonly GateMigration[] = [
+  LEDGER_MIGRATION,
+  PROXY_TABLES_MIGRATION,
+  AUDIT_LOG_MIGRATION,
+  PENDING_ARGUMENTS_MIGRATION,
+  ONE_ROUND_TRIP_DISPATCH_MIGRATION,
+  PIN_VERSION_MIGRATION,
+  ONE_STATEMENT_OUTCOME_MIGRATION,
+  NO_EVIDENCE_ACT_INDEX_MIGRATION,
+  AUDIT_ROWID_MIGRATION,
+];
+
+/** `Migrator`'s tables in the gate store (named like the gate's other tables). */
+export const MIGRATION_TABLE = 'gate_migration';
+const MIGRATION_LOCK_TABLE = 'gate_migration_lock';
+/** The table the gate's own runner kept its applied versions in. */
+const LEGACY_TABLE = 'gate_schema_migrations';
+
+/**
+ * Record the versions the gate's own runner applied as `Migrator` runs, and drop its table. Run
+ * inside the dialect's exclusive section (SQLite: the write lock; PostgreSQL: the store's advisory
+ * lock), before `migrateGateStore`. A no-op on a new store and on an adopted one.
+ */
+export async function adoptLegacyMigrations(db: Kysely<unknown>, ctx: MigrationContext): Promise<number> {
+  const exists =
+    ctx.dialect === 'sqlite'
+      ? await sql<{ n: string }>`select name as n from sqlite_master where type = 'table' and name = ${LEGACY_TABLE}`.execute(db)
+      : await sql<{ n: string }>`select to_regclass(${LEGACY_TABLE})::text as n`.execute(db);
+  if (!exists.rows[0]?.n) return 0;
+  const { rows } = await sql<{ version: number; applied_at: number }>`select version, applied_at from ${sql.table(LEGACY_TABLE)}`.execute(
+    db,
+  );
+  // The same layout `Migrator` gives the table it creates, so it takes this one as its own.
+  await db.schema
+    .createTable(MIGRATION_TABLE)
+    .ifNotExists()
+    .addColumn('name', 'varchar(255)', (c) => c.notNull().primaryKey())
+    .addColumn('timestamp', 'varchar(255)', (c) => c.notNull())
+    .execute();
+  for (const r of rows) {
+    const m = GATE_MIGRATIONS.find((g) => g.legacyVersion === Number(r.version));
+    // A version this code does not know: the store was migrated by a newer gate. Refuse rather than guess.
+    if (!m)
+      throw new StoreConfigError(`the store has migration version ${r.version}, which this gate does not know (a newer gate made it)`);
+    const timestamp = new Date(Number(r.applied_at)).toISOString();
+    await sql`insert into ${sql.table(MIGRATION_TABLE)} (name, timestamp) values (${m.name}, ${timestamp}) on conflict (name) do nothing`.execute(
+      db,
+    );
+  }
+  await db.schema.dropTable(LEGACY_TABLE).execute();
+  return rows.length;
+}
+
+/** Bring the store to the latest migration with Kysely's `Migrator`; `schema`: PostgreSQL's schema of the gate tables. */
+export async function migrateGateStore(db: Kysely<unknown>, ctx: MigrationContext, schema?: string): Promise<void> {
+  const migrations: Record<string, Migration> = Object.fromEntries(
+    GATE_MIGRATIONS.map((m) => [m.name, { up: (d: Kysely<unknown>) => m.up(d, ctx) }]),
+  );
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: MIGRATION_TABLE,
+    migrationLockTableName: MIGRATION_LOCK_TABLE,
+    ...(schema !== undefined ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new StoreConfigError(`gate store migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+}
