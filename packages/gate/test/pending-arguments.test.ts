@@ -94,7 +94,8 @@ for (const backend of backends) {
     it('the audit trail: the audit chain entries newest first (a replay deny and a pin included), filtered by kind, code, actor, act id substring (literally) and time', async () => {
       db = await backend.fresh();
       store = await db.open();
-      await store.audit.append([
+      await store.audit.append(
+        [
           { kind: 'escalate', act_id: 'a_1', tool: 'write_file', digest: 'args-a_1', code: 'EF_APPROVAL_REQUIRED' },
           { kind: 'escalate', act_id: 'ab1', tool: 'write_file', digest: 'args-ab1', code: 'EF_APPROVAL_REQUIRED' },
           { kind: 'pin', tool: 'read_file', server: 'srv', digest: 'def', actor: 'alice' },

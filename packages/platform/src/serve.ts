@@ -25,8 +25,8 @@ import {
   type RequestLogEntry,
   requestHostName,
   SERVER_LIMITS,
-  storeUnavailableResponse,
   shutdownGraceMs,
+  storeUnavailableResponse,
 } from '@vrpkit/node';
 import { isConnectionLoss } from '@vrpkit/sql';
 import { type CertificateSource, type CertificateStore, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';

@@ -4,7 +4,6 @@
  * consumption) and revocation. PostgreSQL consumes in one statement where it can
  * (store/postgres-consume.ts); SQLite runs the step programs below in one `BEGIN IMMEDIATE`.
  */
-import { sql } from 'kysely';
 import type { PolicyState } from '../act.js';
 import type { AuditEvent } from '../audit/chain.js';
 import type { EfCode } from '../errors.js';
