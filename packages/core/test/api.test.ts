@@ -51,6 +51,12 @@ describe('@vrpkit/core public entry', () => {
         'isDisplaySafeText',
         'UNSAFE_TEXT_CHARACTERS',
         'visibleEscapes',
+        // servers: stop draining the requests in flight (issue 36 defect 2)
+        'DEFAULT_SHUTDOWN_GRACE_SECONDS',
+        'drainable',
+        // MCP listeners: JSON-RPC batches by protocol revision (issue 36 defect 12)
+        'MCP_MAX_BATCH_ITEMS',
+        'mcpBatchRefusal',
       ].sort(),
     );
   });
