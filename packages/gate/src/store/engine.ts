@@ -379,6 +379,8 @@ export class StoreEngine {
       await db
         .insertInto('gate_audit_checkpoint')
         .values(signCheckpoint(cp.signer, head.seq, head.hash, now))
+        // Another writer's one-statement write may have signed this head meanwhile (signAfter).
+        .onConflict((oc) => oc.column('seq').doNothing())
         .execute();
       cp.known = head.seq;
     }, undefined);
