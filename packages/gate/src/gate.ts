@@ -102,6 +102,8 @@ export class Gate {
       await store.epochs.syncPolicyDigest(policy.digest, t);
       // A consumed act with no result after a restart is EFFECT_RESULT_UNKNOWN (EF-090), never re-invoked.
       await store.journal.recoverUnfinished(instanceId, t);
+      // A boundary a writer without the gate key reached is signed now (one checkpoint per window, issue 36 defect 3).
+      await store.audit.checkpoint(t, { ifOwed: true });
     })();
     // A failed start-up (store unreachable) denies this call and is retried by the next one.
     this.starting.catch(() => {

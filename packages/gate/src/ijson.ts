@@ -215,7 +215,7 @@ function escapeAt(text: string, pos: number): [string, number] {
  * with safe integers, booleans and null — nothing else (no undefined, BigInt, Date, cycles).
  */
 export function assertIJson(value: unknown): void {
-  copyIJson(value);
+  walkIJson(value, false);
 }
 
 /**
@@ -224,6 +224,11 @@ export function assertIJson(value: unknown): void {
  * defect 15). Throws GateError('EF_MALFORMED_ARGUMENTS') like `assertIJson`.
  */
 export function copyIJson(value: unknown): unknown {
+  return walkIJson(value, true);
+}
+
+/** The one I-JSON check; with `copy`, it also builds the plain copy (else it returns the value as given). */
+function walkIJson(value: unknown, copy: boolean): unknown {
   const onPath = new Set<object>();
   const walk = (v: unknown, depth: number): unknown => {
     if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
@@ -243,7 +248,8 @@ export function copyIJson(value: unknown): unknown {
         const isArray = Array.isArray(v);
         if (!isArray && proto !== Object.prototype && proto !== null) throw malformed('not a plain JSON object');
         onPath.add(v);
-        const out = isArray ? copyElements(v, (item) => walk(item, depth + 1)) : copyMembers(v, (item) => walk(item, depth + 1));
+        const item = (x: unknown) => walk(x, depth + 1);
+        const out = isArray ? copyElements(v, item, copy) : copyMembers(v, item, copy);
         onPath.delete(v);
         return out;
       }
@@ -254,19 +260,23 @@ export function copyIJson(value: unknown): unknown {
   return walk(value, 0);
 }
 
-/** Every index, holes included (a hole reads as undefined, which is no JSON value). */
-function copyElements(v: readonly unknown[], walk: (item: unknown) => unknown): unknown[] {
-  const out = new Array<unknown>(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = walk(v[i]);
-  return out;
+/** Every index, holes included (a hole reads as undefined, which is no JSON value); copied when `copy`. */
+function copyElements(v: readonly unknown[], walk: (item: unknown) => unknown, copy: boolean): unknown[] {
+  const out = copy ? new Array<unknown>(v.length) : v;
+  for (let i = 0; i < v.length; i++) {
+    const item = walk(v[i]);
+    if (copy) (out as unknown[])[i] = item;
+  }
+  return out as unknown[];
 }
 
-function copyMembers(v: object, walk: (item: unknown) => unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function copyMembers(v: object, walk: (item: unknown) => unknown, copy: boolean): object {
+  const out: Record<string, unknown> | undefined = copy ? {} : undefined;
   for (const [k, item] of Object.entries(v)) {
     if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
+    const checked = walk(item);
     // defineProperty so a "__proto__" member stays data, as parseIJson keeps it.
-    Object.defineProperty(out, k, { value: walk(item), enumerable: true, writable: true, configurable: true });
+    if (out) Object.defineProperty(out, k, { value: checked, enumerable: true, writable: true, configurable: true });
   }
-  return out;
+  return out ?? v;
 }

@@ -185,6 +185,7 @@ export type { AuditCheckpoint, AuditEntry, AuditEvent, AuditKind, AuditSigner } 
 export { AUDIT_CHECKPOINT_EVERY, auditEntryHash } from './audit/chain.js';
 export type { AuditProblem, AuditVerifyResult, ExportAuditOptions, VerifyAuditOptions } from './audit/log.js';
 export { exportAudit, verifyAuditChain } from './audit/log.js';
+export { AnchorError, type AnchorOutcome, anchorCheckpoints, parseAnchors, readAnchors } from './audit/anchor.js';
 export type { AuditHead, AuditLog, AuditReadOptions } from './audit/port.js';
 
 // The proxy's tables in the same store (tool pins and observations); the proxy itself is `@vrpkit/gate/proxy`.

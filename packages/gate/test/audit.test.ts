@@ -4,7 +4,18 @@
  * an intact chain and names the first bad entry of an edited, deleted, reordered or truncated
  * one; concurrent writer processes on one SQLite file or one PostgreSQL keep one chain.
  */
-import { type AuditEntry, exportAudit, Gate, type GateStore, loadPolicy, verifyAuditChain } from '@vrpkit/gate';
+import { join } from 'node:path';
+import {
+  type AuditEntry,
+  anchorCheckpoints,
+  auditEntryHash,
+  exportAudit,
+  Gate,
+  type GateStore,
+  loadPolicy,
+  readAnchors,
+  verifyAuditChain,
+} from '@vrpkit/gate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 import { spawnProc } from './procs/spawn.js';
@@ -24,7 +35,6 @@ const SECRET = 'guest-name-Maria-Alves';
 
 describe('audit entry hash', () => {
   it('is SHA-256 over the JCS form of the entry without its hash, null members omitted', async () => {
-    const { auditEntryHash } = await import('@vrpkit/gate');
     const { canonicalSha256Base64url } = await import('@vrpkit/core');
     const full = {
       seq: 12,
@@ -92,6 +102,29 @@ async function writeChain(store: GateStore): Promise<void> {
     candidate_act_id: 'mcp-2',
   });
   await gate.close();
+}
+
+/**
+ * The SQL of a forger with write access to the store: entry `from` rewritten (another code), every
+ * later entry relinked and rehashed, the head moved to the new last hash. Checkpoints are left as
+ * they are (they cannot be re-signed without the gate key).
+ */
+async function rewriteFrom(db: StoreDatabase, from: number): Promise<string> {
+  const store = await db.open();
+  const log = await entries(store);
+  await store.close();
+  let prev = log[from - 2]?.hash ?? 'A'.repeat(43);
+  const updates: string[] = [];
+  for (const e of log.slice(from - 1)) {
+    const body = { ...e, code: e.seq === from ? 'EF_FORGED' : e.code, prev_hash: prev };
+    const { hash: _old, ...rest } = body;
+    prev = auditEntryHash(rest);
+    updates.push(
+      `UPDATE gate_audit SET code = ${body.code === null ? 'NULL' : `'${body.code}'`}, prev_hash = '${body.prev_hash}', hash = '${prev}' WHERE seq = ${e.seq}`,
+    );
+  }
+  updates.push(`UPDATE gate_audit_head SET hash = '${prev}'`);
+  return updates.join('; ');
 }
 
 async function entries(store: GateStore): Promise<AuditEntry[]> {
@@ -180,26 +213,118 @@ for (const b of backends) {
     it('catches an entry rewritten with every later hash and the head recomputed, at the next signed checkpoint', async () => {
       const db = await fresh(b);
       await writeChain(await db.open());
-      const store = await db.open();
-      const log = await entries(store);
-      await store.close();
       // The forger recomputes the chain from entry 5 on, but cannot re-sign the checkpoints.
-      const { auditEntryHash } = await import('@vrpkit/gate');
-      let prev = log[3]!.hash;
-      const updates: string[] = [];
-      for (const e of log.slice(4)) {
-        const body = { ...e, code: e.seq === 5 ? 'EF_FORGED' : e.code, prev_hash: prev };
-        const { hash: _old, ...rest } = body;
-        prev = auditEntryHash(rest);
-        updates.push(
-          `UPDATE gate_audit SET code = ${body.code === null ? 'NULL' : `'${body.code}'`}, prev_hash = '${body.prev_hash}', hash = '${prev}' WHERE seq = ${e.seq}`,
-        );
-      }
-      updates.push(`UPDATE gate_audit_head SET hash = '${prev}'`);
-      await db.exec(updates.join('; '));
+      await db.exec(await rewriteFrom(db, 5));
       const again = await db.open();
       try {
         expect(await verifyAuditChain(again.audit)).toMatchObject({ ok: false, seq: 9, problem: 'edited' });
+      } finally {
+        await again.close();
+      }
+    });
+
+    // Issue 36 defect 3: rewriting entry 4, recomputing every later hash and the head, then
+    // deleting every checkpoint row passed verify ("checkpoints: 0"), also with the trusted key.
+    it('a rewrite with every checkpoint row deleted fails at the first window of checkpointEvery entries left unsigned', async () => {
+      const db = await fresh(b);
+      await writeChain(await db.open());
+      await db.exec(`${await rewriteFrom(db, 4)}; DELETE FROM gate_audit_checkpoint`);
+      const store = await db.open();
+      try {
+        expect(await verifyAuditChain(store.audit, { trustedKeys: [PUBLIC_JWK], checkpointEvery: 4 })).toMatchObject({
+          ok: false,
+          seq: 4,
+          problem: 'missing_checkpoint',
+        });
+        // Anchoring refuses such a chain: nothing is frozen in as the truth.
+        const sink = join(dir, `refused-${b.name}.anchors`);
+        expect(await anchorCheckpoints(store.audit, sink, { checkpointEvery: 4 })).toMatchObject({
+          ok: false,
+          problem: 'missing_checkpoint',
+        });
+        expect(readAnchors(sink)).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a window a writer without the gate key reached is signed by the next gate that starts', async () => {
+      const db = await fresh(b);
+      const store = await db.open();
+      // `vrp gate approve` and `vrp gate tools pin` append without the key: no checkpoint at 4 … 5.
+      await store.audit.append(
+        [1, 2, 3, 4, 5].map((i) => ({ kind: 'pin' as const, tool: `t${i}`, actor: 'cli' })),
+        Date.now(),
+      );
+      expect(await verifyAuditChain(store.audit, { checkpointEvery: 4 })).toMatchObject({
+        ok: false,
+        seq: 4,
+        problem: 'missing_checkpoint',
+      });
+      const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, auditCheckpointEvery: 4 });
+      await gate.policyState();
+      expect(await verifyAuditChain(store.audit, { checkpointEvery: 4, trustedKeys: [PUBLIC_JWK] })).toMatchObject({
+        ok: true,
+        entries: 5,
+      });
+      await gate.close();
+    });
+
+    it('anchors each signed checkpoint once; truncating the newest entries with their checkpoints fails only against the anchors', async () => {
+      const db = await fresh(b);
+      await writeChain(await db.open());
+      const sink = join(dir, `anchors-${b.name}-${Date.now()}.jsonl`);
+      let store = await db.open();
+      const signed = (await store.audit.checkpoints()).map((c) => Number(c.seq));
+      expect(await anchorCheckpoints(store.audit, sink, { checkpointEvery: 4 })).toEqual({
+        ok: true,
+        appended: signed.length,
+        last_anchored_seq: signed[signed.length - 1],
+      });
+      // A second run appends nothing new; the file holds each checkpoint once, in chain order.
+      expect(await anchorCheckpoints(store.audit, sink, { checkpointEvery: 4 })).toMatchObject({ ok: true, appended: 0 });
+      expect(readAnchors(sink).map((a) => a.seq)).toEqual(signed);
+      await store.close();
+
+      // Whoever holds the store cuts the chain back to its second checkpoint, checkpoints and head included.
+      const keep = signed[1]!;
+      await db.exec(
+        `DELETE FROM gate_audit WHERE seq > ${keep}; DELETE FROM gate_audit_checkpoint WHERE seq > ${keep};
+         UPDATE gate_audit_head SET seq = ${keep}, hash = (SELECT hash FROM gate_audit WHERE seq = ${keep})`,
+      );
+      store = await db.open();
+      try {
+        // The store alone cannot tell: what is left is a valid, signed chain.
+        expect(await verifyAuditChain(store.audit, { checkpointEvery: 4, trustedKeys: [PUBLIC_JWK] })).toMatchObject({
+          ok: true,
+          entries: keep,
+        });
+        expect(
+          await verifyAuditChain(store.audit, { checkpointEvery: 4, trustedKeys: [PUBLIC_JWK], anchors: readAnchors(sink) }),
+        ).toMatchObject({ ok: false, seq: keep + 1, problem: 'truncated' });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('an anchored entry rewritten with the chain, the head and the store checkpoints redone fails against the anchors', async () => {
+      const db = await fresh(b);
+      await writeChain(await db.open());
+      const sink = join(dir, `anchors-rewrite-${b.name}-${Date.now()}.jsonl`);
+      const store = await db.open();
+      expect(await anchorCheckpoints(store.audit, sink, { checkpointEvery: 4 })).toMatchObject({ ok: true });
+      await store.close();
+      const first = readAnchors(sink)[0]!.seq;
+      // No checkpoint required by count (checkpointEvery 0): only the anchor stands in the way.
+      await db.exec(`${await rewriteFrom(db, first)}; DELETE FROM gate_audit_checkpoint`);
+      const again = await db.open();
+      try {
+        expect(await verifyAuditChain(again.audit, { checkpointEvery: 0 })).toMatchObject({ ok: true });
+        expect(await verifyAuditChain(again.audit, { checkpointEvery: 0, anchors: readAnchors(sink) })).toMatchObject({
+          ok: false,
+          seq: first,
+          problem: 'edited',
+        });
       } finally {
         await again.close();
       }

@@ -3,17 +3,14 @@
  * each with its own connection, on SQLite and on PostgreSQL; exactly one is allowed.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { Gate, type GateStore, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import pg from 'pg';
+import { Gate, type GateStore, loadPolicy } from '@vrpkit/gate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 import { spawnProc } from './procs/spawn.js';
+import { storeBackends } from './store-backends.js';
 
 const RACERS = 6;
 const ROUNDS = 2;
-const PG_URL = testPgUrl('gate race', 'the PostgreSQL cross-process race');
 
 async function race(store: GateStore, storeConfig: unknown): Promise<void> {
   const gate = new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, instanceId: 'race-issuer' });
@@ -41,34 +38,25 @@ async function race(store: GateStore, storeConfig: unknown): Promise<void> {
   }
 }
 
-describe('cross-process race: exactly one allow', () => {
-  it(`SQLite: ${RACERS} processes enforce one authority at once (${ROUNDS} rounds)`, async () => {
-    const file = join(tmpDir('race'), 'gate.db');
-    const store = await openSqliteStore(file);
-    try {
-      await race(store, { sqlite: file });
-    } finally {
-      await store.close();
-    }
-  }, 180_000);
+const backends = storeBackends('the cross-process race', tmpDir('race'), 'gate_race');
 
-  it.skipIf(!PG_URL)(
-    `PostgreSQL: ${RACERS} processes enforce one authority at once (${ROUNDS} rounds)`,
-    async () => {
-      const schema = `gate_race_${randomBytes(5).toString('hex')}`;
-      const store = await openPostgresStore(PG_URL!, { schema });
-      try {
-        await race(store, { postgres: PG_URL, schema });
-      } finally {
-        await store.close();
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await c.end();
-      }
-    },
-    180_000,
-  );
+describe('cross-process race: exactly one allow', () => {
+  for (const b of backends) {
+    it.skipIf(b.skip)(
+      `${b.name}: ${RACERS} processes enforce one authority at once (${ROUNDS} rounds)`,
+      async () => {
+        const db = await b.fresh();
+        const store = await db.open({ poolSize: 10 });
+        try {
+          await race(store, db.config);
+        } finally {
+          await store.close();
+          await db.drop();
+        }
+      },
+      180_000,
+    );
+  }
 });
 
 afterAll(removeTmpDirs);

@@ -13,13 +13,17 @@ import {
   EscalationBindingConflict,
   type EvidenceRow,
   type GateStore,
+  openGateStore,
   openSqliteStore,
+  parseGateStoreTarget,
+  StoreConfigError,
   StoreTimeoutError,
   verifyAuditChain,
 } from '@vrpkit/gate';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { removeTmpDirs, SINK, tmpDir } from './procs/common.js';
+import { spawnProc } from './procs/spawn.js';
 import { type StoreDatabase, storeBackends } from './store-backends.js';
 
 const dir = tmpDir('store');
@@ -109,12 +113,25 @@ for (const b of backends) {
     });
 
     describe('epochs', () => {
-      it('migrates once; a second open sees version 1 and the initial epochs', async () => {
+      it('migrates once; a second open sees the initial epochs', async () => {
         const again = await open();
         expect(again.dialect).toBe(b.name);
         expect(await again.epochs.current()).toEqual(EPOCHS);
         await again.close();
       });
+
+      it('processes opening a fresh store at once each open it (they take turns migrating), by target through openGateStore', async () => {
+        const other = await b.fresh();
+        const target =
+          'sqlite' in other.config ? `sqlite:${other.config.sqlite}` : `${other.config.postgres}?schema=${other.config.schema}`;
+        try {
+          const openers = Array.from({ length: 4 }, () => spawnProc('open-store', target));
+          expect(await Promise.all(openers.map((o) => o.waitFor('OPEN')))).toEqual(openers.map(() => 'OPEN 1'));
+          expect(await Promise.all(openers.map((o) => o.exited))).toEqual(openers.map(() => ({ code: 0, signal: null })));
+        } finally {
+          await other.drop();
+        }
+      }, 60_000);
 
       it('records the first policy digest without a bump, bumps on a different one, and bumps single epochs', async () => {
         expect(await store.epochs.syncPolicyDigest('d1', T0)).toEqual(EPOCHS);
@@ -483,6 +500,24 @@ for (const b of backends) {
     });
   });
 }
+
+describe('gate store targets', () => {
+  it('names a SQLite file (sqlite:FILE or a path) or a PostgreSQL schema (postgres://…?schema=NAME)', () => {
+    expect(parseGateStoreTarget('sqlite:/var/gate.db')).toEqual({ kind: 'sqlite', file: '/var/gate.db' });
+    expect(parseGateStoreTarget('gate.db')).toEqual({ kind: 'sqlite', file: 'gate.db' });
+    expect(parseGateStoreTarget('postgres://u@db.example:5432/gate?schema=proxy_a&sslmode=require')).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u@db.example:5432/gate?sslmode=require',
+      schema: 'proxy_a',
+    });
+    expect(parseGateStoreTarget('postgresql://db.example/gate')).toMatchObject({ kind: 'postgres', schema: undefined });
+    expect(() => parseGateStoreTarget('sqlite:')).toThrow(StoreConfigError);
+  });
+
+  it('refuses a schema name that is not a lowercase SQL identifier before connecting', async () => {
+    await expect(openGateStore('postgres://127.0.0.1:1/x?schema=Bad-Name')).rejects.toThrow(StoreConfigError);
+  });
+});
 
 describe('ledger migrations on SQLite: no index on evidence by act', () => {
   it('drops the index from a store made before it went, keeps its evidence, and records the migration once', async () => {

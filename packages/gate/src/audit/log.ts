@@ -4,23 +4,25 @@
  * writes in the decision's own transaction; `AuditLog.append` is for decisions made elsewhere.
  */
 import type { Ed25519PublicJwk } from '@vrpkit/core';
-import { type AuditCheckpoint, type AuditEntry, auditEntryHash, checkCheckpoint } from './chain.js';
+import { AUDIT_CHECKPOINT_EVERY, type AuditCheckpoint, type AuditEntry, auditEntryHash, checkCheckpoint } from './chain.js';
 import type { AuditHead, AuditLog } from './port.js';
 import { AUDIT_GENESIS } from './schema.js';
 
 /**
  * Why an entry is bad:
  * - `edited`: its content no longer hashes to its hash, or it was rewritten with a fresh hash
- *   (the next entry, the head or a signed checkpoint no longer matches it);
+ *   (the next entry, the head, a signed checkpoint or an anchored one no longer matches it);
  * - `deleted`: its seq is missing from the middle of the chain;
  * - `reordered`: it hashes correctly only under another seq (moved);
- * - `truncated`: the chain ends before the head row or a signed checkpoint says it does;
- * - `bad_checkpoint`: the checkpoint at this seq is not signed by the gate key (or by a trusted one).
+ * - `truncated`: the chain ends before the head row, a signed checkpoint or an anchored one says it does;
+ * - `bad_checkpoint`: the checkpoint (or anchored checkpoint) at this seq is not signed by the gate key (or by a trusted one);
+ * - `missing_checkpoint`: a window of `checkpointEvery` entries the chain reached holds no signed
+ *   checkpoint (rows deleted to hide a rewrite: issue 36 defect 3).
  */
-export type AuditProblem = 'edited' | 'deleted' | 'reordered' | 'truncated' | 'bad_checkpoint';
+export type AuditProblem = 'edited' | 'deleted' | 'reordered' | 'truncated' | 'bad_checkpoint' | 'missing_checkpoint';
 
 export type AuditVerifyResult =
-  | { ok: true; entries: number; head: AuditHead; checkpoints: number; last_checkpoint_seq: number | null }
+  | { ok: true; entries: number; head: AuditHead; checkpoints: number; last_checkpoint_seq: number | null; anchored: number }
   | { ok: false; seq: number; problem: AuditProblem; reason: string; entries_checked: number };
 
 export interface VerifyAuditOptions {
@@ -28,29 +30,87 @@ export interface VerifyAuditOptions {
   trustedKeys?: readonly Ed25519PublicJwk[];
   /** Entries read per query. Default 1000. */
   pageSize?: number;
+  /**
+   * The interval the gates writing this chain sign at (`GateOptions.auditCheckpointEvery`): every
+   * window [k·n, (k+1)·n) the chain reached must hold a signed checkpoint (the writers' rule,
+   * store/engine.ts `appendEntries`). Default `AUDIT_CHECKPOINT_EVERY`; 0 requires none.
+   */
+  checkpointEvery?: number;
+  /**
+   * Signed checkpoints anchored outside the store (`vrp gate audit anchor`, audit/anchor.ts): each
+   * must verify and be in the chain as signed, so truncating the newest entries with their
+   * checkpoints, or rewriting an anchored entry, fails.
+   */
+  anchors?: readonly AuditCheckpoint[];
 }
+
+type Failure = Extract<AuditVerifyResult, { ok: false }>;
 
 /** How far from its position an entry is looked for when its hash fails (classifies a move as `reordered`). */
 const REORDER_WINDOW = 64;
 
 /** Walk the chain from seq 1 and report the first bad entry (fails closed: any doubt is a failure). */
 export async function verifyAuditChain(log: AuditLog, opts: VerifyAuditOptions = {}): Promise<AuditVerifyResult> {
-  const pageSize = opts.pageSize ?? 1000;
   const head = await log.head();
-  const checkpoints = new Map<number, AuditCheckpoint>((await log.checkpoints()).map((c) => [Number(c.seq), c]));
-  let expected = 1;
-  let prev = AUDIT_GENESIS;
-  let checked = 0;
-  const fail = (seq: number, problem: AuditProblem, reason: string): AuditVerifyResult => ({
+  const stored = await log.checkpoints();
+  // The store's checkpoints and the anchored ones: every one is checked against the chain alike.
+  const signed = new Map<number, AuditCheckpoint[]>();
+  for (const cp of [...stored, ...(opts.anchors ?? [])]) signed.set(Number(cp.seq), [...(signed.get(Number(cp.seq)) ?? []), cp]);
+  const walked = await walk(log, signed, opts);
+  if ('problem' in walked) return walked;
+  const { last, prev } = walked;
+  const fail = (seq: number, problem: AuditProblem, reason: string): Failure => ({
     ok: false,
     seq,
     problem,
     reason,
-    entries_checked: checked,
+    entries_checked: last,
+  });
+  if (head.seq > last) return fail(last + 1, 'truncated', `the chain ends at ${last} but its head is at ${head.seq}`);
+  const beyond = [...signed.keys()].filter((s) => s > last).sort((a, b) => a - b)[0];
+  if (beyond !== undefined) {
+    const where = (opts.anchors ?? []).some((a) => Number(a.seq) === beyond) ? 'an anchored checkpoint' : 'a checkpoint';
+    return fail(last + 1, 'truncated', `the chain ends at ${last} but ${where} signed entry ${beyond}`);
+  }
+  if (head.seq < last) return fail(head.seq + 1, 'edited', `entry ${head.seq + 1} was not appended through the head (head at ${head.seq})`);
+  if (head.hash !== prev) return fail(last, 'edited', `entry ${last} differs from the head`);
+  const missing = missingWindow(last, [...signed.keys()], opts.checkpointEvery ?? AUDIT_CHECKPOINT_EVERY);
+  if (missing !== undefined)
+    return fail(
+      missing.from,
+      'missing_checkpoint',
+      `no signed checkpoint between entries ${missing.from} and ${missing.to}: a chain of ${last} entries has one every ${missing.every}`,
+    );
+  const seqs = stored.map((c) => Number(c.seq));
+  return {
+    ok: true,
+    entries: last,
+    head,
+    checkpoints: seqs.length,
+    last_checkpoint_seq: seqs.length ? Math.max(...seqs) : null,
+    anchored: opts.anchors?.length ?? 0,
+  };
+}
+
+/** Every entry in order: its seq, its hash, its link, and the signed checkpoints at it. */
+async function walk(
+  log: AuditLog,
+  signed: ReadonlyMap<number, readonly AuditCheckpoint[]>,
+  opts: VerifyAuditOptions,
+): Promise<Failure | { last: number; prev: string }> {
+  const pageSize = opts.pageSize ?? 1000;
+  let expected = 1;
+  let prev = AUDIT_GENESIS;
+  const fail = (seq: number, problem: AuditProblem, reason: string): Failure => ({
+    ok: false,
+    seq,
+    problem,
+    reason,
+    entries_checked: expected - 1,
   });
   for (;;) {
     const page = await log.read({ afterSeq: expected - 1, limit: pageSize });
-    if (page.length === 0) break;
+    if (page.length === 0) return { last: expected - 1, prev };
     for (const e of page) {
       if (e.seq !== expected) return fail(expected, 'deleted', `entry ${expected} is missing (the chain continues at ${e.seq})`);
       const { hash, ...body } = e;
@@ -65,31 +125,31 @@ export async function verifyAuditChain(log: AuditLog, opts: VerifyAuditOptions =
         const bad = Math.max(1, e.seq - 1);
         return fail(bad, 'edited', `entry ${bad} was rewritten: entry ${e.seq} links to another hash`);
       }
-      const cp = checkpoints.get(e.seq);
-      if (cp) {
+      for (const cp of signed.get(e.seq) ?? []) {
         const why = checkCheckpoint(cp, opts.trustedKeys);
         if (why) return fail(e.seq, 'bad_checkpoint', `checkpoint at ${e.seq}: ${why}`);
         if (cp.hash !== e.hash) return fail(e.seq, 'edited', `entry ${e.seq} differs from the signed checkpoint at ${e.seq}`);
       }
       prev = e.hash;
       expected += 1;
-      checked += 1;
     }
   }
-  const last = expected - 1;
-  if (head.seq > last) return fail(last + 1, 'truncated', `the chain ends at ${last} but its head is at ${head.seq}`);
-  const beyond = [...checkpoints.keys()].filter((s) => s > last).sort((a, b) => a - b)[0];
-  if (beyond !== undefined) return fail(last + 1, 'truncated', `the chain ends at ${last} but a checkpoint signed entry ${beyond}`);
-  if (head.seq < last) return fail(head.seq + 1, 'edited', `entry ${head.seq + 1} was not appended through the head (head at ${head.seq})`);
-  if (head.hash !== prev) return fail(last, 'edited', `entry ${last} differs from the head`);
-  const signed = [...checkpoints.keys()];
-  return {
-    ok: true,
-    entries: last,
-    head,
-    checkpoints: signed.length,
-    last_checkpoint_seq: signed.length ? Math.max(...signed) : null,
-  };
+}
+
+/**
+ * The first window [k·every, (k+1)·every) of a chain of `entries` entries with no signed
+ * checkpoint in it, for every boundary k·every the chain reached (`every` 0: none required).
+ */
+function missingWindow(entries: number, signed: readonly number[], every: number): { from: number; to: number; every: number } | undefined {
+  if (every <= 0) return undefined;
+  const sorted = [...signed].sort((x, y) => x - y);
+  let i = 0;
+  for (let from = every; from <= entries; from += every) {
+    const to = Math.min(from + every - 1, entries);
+    while (i < sorted.length && sorted[i]! < from) i++;
+    if (i === sorted.length || sorted[i]! > to) return { from, to, every };
+  }
+  return undefined;
 }
 
 /** The seq under which a moved entry hashes correctly, near where it sits now. */

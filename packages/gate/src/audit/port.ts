@@ -45,6 +45,10 @@ export interface AuditLog {
   checkpoints(): Promise<AuditCheckpointTable[]>;
   /** Sign checkpoints with this key from now on (every `every` entries, and the head on close). */
   useSigner(signer: AuditSigner): void;
-  /** Sign the current head unless it is signed already. No-op without a signer. */
-  checkpoint(now: number): Promise<void>;
+  /**
+   * Sign the current head unless it is signed already. No-op without a signer. `ifOwed`: only when
+   * the head's window of `every` entries has no checkpoint yet (a writer without the gate key
+   * reached its boundary), which a gate does on start.
+   */
+  checkpoint(now: number, opts?: { ifOwed?: boolean }): Promise<void>;
 }

@@ -99,8 +99,10 @@ export class CallPipeline {
       agent: { agent_id: agentName ?? 'mcp-client' },
       purpose: { purpose_id: 'mcp-tools-call' },
     };
-    // Two independent reads: on PostgreSQL they go out on two pooled connections at once.
-    const [pinned, actCtx] = await Promise.all([this.view.isPinned(name, tool.digest), resolveActContext(ctx)]);
+    // Two independent reads: on PostgreSQL they go out on two pooled connections at once. A pin
+    // read the store cannot answer fails the call closed, as the store's own code (issue 36 defect 1).
+    const [pinned, actCtx] = await Promise.all([this.view.isPinned(name, tool.digest).catch(() => undefined), resolveActContext(ctx)]);
+    if (pinned === undefined) return this.deny(denyDecision('EF_STORE_UNAVAILABLE'), { name, started });
     if ('allow' in actCtx) return this.deny(actCtx, { name, started });
     let mapped: ProxyCall;
     try {

@@ -79,16 +79,11 @@ export class SqlProxyTables implements ProxyTables {
     );
   }
 
-  /**
-   * The server identity's pin version: it changes with every pin and unpin of its tools (from
-   * any process on the store), so pins read at one version are current while it stays the same.
-   */
   async pinVersion(serverId: string): Promise<number> {
     const { rows } = await this.db.executeQuery(this.pinVersionQuery({ server: serverId }).compile());
     return rows[0] === undefined ? 0 : Number(rows[0].version);
   }
 
-  /** Record the definitions a `tools/list` returned (the pin is untouched: a changed definition stays unpinned). */
   async recordSeen(tools: readonly SeenTool[], now: number): Promise<void> {
     for (const t of tools) {
       await this.db
@@ -125,10 +120,6 @@ export class SqlProxyTables implements ProxyTables {
     return q.orderBy('server_id').orderBy('tool_name').execute();
   }
 
-  /**
-   * Pin the definition last seen. With `digest`, only if that is still the definition seen (the
-   * person pins what they reviewed, never a definition that changed meanwhile).
-   */
   async pin(serverId: string, toolName: string, opts: { by: string; now: number; digest?: string }): Promise<PinOutcome> {
     // A name outside the MCP pattern is never a tool the proxy serves (a row recorded before
     // the proxy refused such names included): nothing to pin.
@@ -158,7 +149,6 @@ export class SqlProxyTables implements ProxyTables {
     return existing ? { pinned: false, reason: 'digest_mismatch', row: existing } : { pinned: false, reason: 'unknown_tool' };
   }
 
-  /** Remove a pin: the tool is hidden and refused until pinned again. False when the tool was not pinned. */
   async unpin(serverId: string, toolName: string, opts: { by?: string; now?: number } = {}): Promise<boolean> {
     const now = opts.now ?? Date.now();
     return this.store.write(async (trx) => {
@@ -202,7 +192,6 @@ export class SqlProxyTables implements ProxyTables {
     });
   }
 
-  /** The pilot metric (Tool-Use Binding draft, pilot: "denies that would have been sends"), grouped. */
   async countObservations(since: number): Promise<ObservationCount[]> {
     const rows = await this.db
       .selectFrom('gate_proxy_observation')

@@ -10,8 +10,8 @@ export class SqlAuditLog implements AuditLog {
   constructor(private readonly engine: StoreEngine) {}
 
   append(events: readonly AuditEvent[], now: number, opts?: StoreCallOptions): Promise<AuditHead> {
-    const { ops, q, auditSigner } = this.engine;
-    return ops.run(() => appendEntries(q, events, now, auditSigner), opts?.timeoutMs);
+    const { ops, q, checkpoints } = this.engine;
+    return ops.run(() => appendEntries(q, events, now, checkpoints), opts?.timeoutMs);
   }
 
   async head(): Promise<AuditHead> {
@@ -51,7 +51,7 @@ export class SqlAuditLog implements AuditLog {
     this.engine.useAuditSigner(signer);
   }
 
-  checkpoint(now: number): Promise<void> {
-    return this.engine.checkpointAudit(now);
+  checkpoint(now: number, opts?: { ifOwed?: boolean }): Promise<void> {
+    return this.engine.checkpointAudit(now, opts);
   }
 }

@@ -132,6 +132,7 @@ function hotQueries(db: Kysely<GateDatabase>, ops: DialectOps) {
     auditEntries: auditInserts(db),
     moveHead: prepared(['seq', 'hash'], (m) => db.updateTable('gate_audit_head').set({ seq: m.seq, hash: m.hash }).where('id', '=', 1)),
     checkpoint: prepared(CHECKPOINT_COLUMNS, (m) => db.insertInto('gate_audit_checkpoint').values(m)),
+    lastCheckpoint: prepared([], () => db.selectFrom('gate_audit_checkpoint').select((eb) => eb.fn.max('seq').as('seq'))),
   };
 }
 
@@ -244,15 +245,31 @@ export async function runAsync<T>(program: Program<T>, db: Db): Promise<T> {
 }
 
 /**
+ * A writer's checkpoint signing: the gate key, and the last checkpoint this writer knows of
+ * (read once, then moved by its own signatures; another writer's later checkpoint only makes it
+ * sign once more than needed, never less).
+ */
+export interface Checkpointing {
+  signer: AuditSigner;
+  known?: number;
+}
+
+/**
  * Append entries to the audit chain inside the caller's transaction: lock and read the head,
  * chain, insert, move the head, and sign it when a checkpoint falls due. Concurrent writers
  * queue on the head (SQLite: the write lock; PostgreSQL: FOR UPDATE), so there is one chain.
+ *
+ * Due (audit/chain.ts `checkpointDue`): the new head is in a later window of `every` entries than
+ * the last checkpoint known — so the append that reaches a boundary signs, and when a writer
+ * without the gate key reached it (`vrp gate approve`, the approvals page in its own process),
+ * the next signing append in that window does. Verify counts on one checkpoint per window
+ * (issue 36 defect 3).
  */
 export function* appendEntries(
   q: HotQueries,
   events: readonly AuditEvent[],
   now: number,
-  signer: AuditSigner | undefined,
+  cp: Checkpointing | undefined,
 ): Program<AuditHead> {
   const head = yield* first(q.auditHead({}));
   if (!head) throw new Error('gate_audit_head row is missing');
@@ -262,7 +279,13 @@ export function* appendEntries(
   yield q.auditEntries(entries);
   const last = entries[entries.length - 1]!;
   yield q.moveHead(last);
-  if (signer && checkpointDue(head.seq, last.seq, signer.every)) yield q.checkpoint(signCheckpoint(signer, last.seq, last.hash, now));
+  if (cp) {
+    cp.known ??= Number((yield* first(q.lastCheckpoint({})))?.seq ?? 0);
+    if (checkpointDue(cp.known, last.seq, cp.signer.every)) {
+      yield q.checkpoint(signCheckpoint(cp.signer, last.seq, last.hash, now));
+      cp.known = last.seq;
+    }
+  }
   return { seq: last.seq, hash: last.hash };
 }
 
@@ -272,7 +295,7 @@ export function* appendEntries(
  * and its audit entries commit in one transaction whichever port writes them.
  */
 export class StoreEngine {
-  private signer: AuditSigner | undefined;
+  private checkpointing: Checkpointing | undefined;
   readonly q: HotQueries;
   /** Checkpoints being signed after a one-statement write; close() waits for them. */
   private readonly signing = new Set<Promise<void>>();
@@ -292,12 +315,13 @@ export class StoreEngine {
     return this.ops.name;
   }
 
-  get auditSigner(): AuditSigner | undefined {
-    return this.signer;
+  /** How this store's appends sign checkpoints; undefined until a gate key is given (`useAuditSigner`). */
+  get checkpoints(): Checkpointing | undefined {
+    return this.checkpointing;
   }
 
   useAuditSigner(signer: AuditSigner): void {
-    this.signer = signer;
+    this.checkpointing = { signer };
   }
 
   /** A write transaction (serialized with every other write on the epochs and the authority; DialectOps.write). */
@@ -307,44 +331,58 @@ export class StoreEngine {
 
   /** Append audit entries within a caller's write transaction (a decision and its entries commit together). */
   appendAuditIn(db: Db, events: readonly AuditEvent[], now: number): Promise<AuditHead> {
-    return runAsync(appendEntries(this.q, events, now, this.signer), db);
+    return runAsync(appendEntries(this.q, events, now, this.checkpointing), db);
   }
 
   /**
-   * After a one-statement write that appended `appended` entries up to `head`: sign the head when a
-   * checkpoint fell due, off the write's round trip (close() waits for it, and signs any head left unsigned).
+   * After a one-statement write (PostgreSQL) that moved the head to `head`: sign it when a
+   * checkpoint fell due (`appendEntries`' rule), off the write's round trip (close() waits for it,
+   * and signs any head left unsigned).
    */
-  signAfter(head: AuditHead, appended: number, now: number): void {
-    const s = this.signer;
-    if (!s || !checkpointDue(head.seq - appended, head.seq, s.every)) return;
-    const p = this.signHead(head, now).catch(() => {});
+  signAfter(head: AuditHead, now: number): void {
+    const cp = this.checkpointing;
+    // Known not due: nothing to do, and nothing to wait for (the common case of every consume).
+    if (!cp || (cp.known !== undefined && !checkpointDue(cp.known, head.seq, cp.signer.every))) return;
+    const p = (async () => {
+      cp.known ??= await this.lastCheckpoint(this.db);
+      if (!checkpointDue(cp.known, head.seq, cp.signer.every)) return;
+      cp.known = Math.max(cp.known, head.seq);
+      await this.db
+        .insertInto('gate_audit_checkpoint')
+        .values(signCheckpoint(cp.signer, head.seq, head.hash, now))
+        .onConflict((oc) => oc.column('seq').doNothing())
+        .execute();
+    })().catch(() => {});
     this.signing.add(p);
     void p.finally(() => this.signing.delete(p));
   }
 
-  private async signHead(head: AuditHead, now: number): Promise<void> {
-    const s = this.signer;
-    if (!s) return;
-    await this.db
-      .insertInto('gate_audit_checkpoint')
-      .values(signCheckpoint(s, head.seq, head.hash, now))
-      .onConflict((oc) => oc.column('seq').doNothing())
-      .execute();
+  private async lastCheckpoint(db: Db): Promise<number> {
+    const { rows } = await db.executeQuery(this.q.lastCheckpoint({}).compile());
+    return Number(rows[0]?.seq ?? 0);
   }
 
-  /** Sign the current head unless it is already signed (on shutdown). */
-  async checkpointAudit(now: number): Promise<void> {
-    const s = this.signer;
-    if (!s) return;
+  /**
+   * Sign the current head unless it is signed already (on shutdown); with `ifOwed`, only when no
+   * checkpoint is in the head's window (a writer without the gate key reached a boundary: a gate
+   * starting signs it, so verify finds one checkpoint per window).
+   */
+  async checkpointAudit(now: number, opts: { ifOwed?: boolean } = {}): Promise<void> {
+    const cp = this.checkpointing;
+    if (!cp) return;
     await this.ops.write(async (db) => {
       const head = await runAsync(first(this.q.auditHead({})), db);
       if (!head || head.seq === 0) return;
-      const signed = await db.selectFrom('gate_audit_checkpoint').select('seq').where('seq', '=', head.seq).executeTakeFirst();
-      if (!signed)
-        await db
-          .insertInto('gate_audit_checkpoint')
-          .values(signCheckpoint(s, head.seq, head.hash, now))
-          .execute();
+      const last = await this.lastCheckpoint(db);
+      cp.known = Math.max(cp.known ?? 0, last);
+      if (last === head.seq || (opts.ifOwed && !checkpointDue(last, head.seq, cp.signer.every))) return;
+      await db
+        .insertInto('gate_audit_checkpoint')
+        .values(signCheckpoint(cp.signer, head.seq, head.hash, now))
+        // Another writer's one-statement write may have signed this head meanwhile (signAfter).
+        .onConflict((oc) => oc.column('seq').doNothing())
+        .execute();
+      cp.known = head.seq;
     }, undefined);
   }
 

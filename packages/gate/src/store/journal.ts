@@ -47,7 +47,7 @@ export class SqlJournal implements Journal {
   async recordOutcome(candidateActId: string, owner: string, outcome: OutcomeRecord, now: number): Promise<boolean> {
     if (this.engine.ops.recordOutcomeOnce) {
       const { recorded, head } = await this.engine.ops.recordOutcomeOnce(candidateActId, owner, outcome, now);
-      if (head) this.engine.signAfter(head, 1, now);
+      if (head) this.engine.signAfter(head, now);
       return recorded;
     }
     const set =
@@ -120,14 +120,14 @@ export class SqlJournal implements Journal {
     now: number,
     durability: 'disk' | 'process' = 'disk',
   ): Promise<boolean> {
-    const { ops, q, auditSigner } = this.engine;
+    const { ops, q, checkpoints } = this.engine;
     const update = this.transitionQuery(from, Object.keys(set) as (keyof typeof set)[]);
     return ops.run(
       function* () {
         const r = yield* first(update({ ...set, _act: candidateActId, _owner: owner } as TransitionValues));
         if (!r) return false;
         const entry = { ...event, act_id: candidateActId, tool: r.tool_id, digest: r.arguments_digest, actor: owner };
-        yield* appendEntries(q, [entry], now, auditSigner);
+        yield* appendEntries(q, [entry], now, checkpoints);
         return true;
       },
       undefined,

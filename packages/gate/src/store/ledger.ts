@@ -38,7 +38,7 @@ export class SqlLedger implements Ledger {
   constructor(private readonly engine: StoreEngine) {}
 
   async recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult> {
-    const { ops, q, auditSigner } = this.engine;
+    const { ops, q, checkpoints } = this.engine;
     return ops.run(function* (db): Program<DecisionResult> {
       if (record.expectEpochs) {
         const current = yield* currentEpochs(q);
@@ -81,19 +81,18 @@ export class SqlLedger implements Ledger {
         // Another binding won the race: throw, so the evidence written above rolls back with it.
         if (!written) throw new EscalationBindingConflict(esc.candidate_act_id);
       }
-      if (record.audit) yield* appendEntries(q, record.audit, record.evidence.recorded_at, auditSigner);
+      if (record.audit) yield* appendEntries(q, record.audit, record.evidence.recorded_at, checkpoints);
       return { recorded: true };
     }, opts?.timeoutMs);
   }
 
   async issueAndConsume(record: IssueAndConsumeRecord, req: ConsumeRequest, opts?: StoreCallOptions): Promise<IssueAndConsumeResult> {
-    const { ops, q, auditSigner } = this.engine;
+    const { ops, q, checkpoints } = this.engine;
     if (ops.issueAndConsumeOnce) {
       const { result, head } = await ops.issueAndConsumeOnce(record, req, opts?.timeoutMs);
       // Stale epochs are checked before the insert that would meet an existing authority: tell that case apart (rare, so read after).
       if (!result.recorded && (await this.getAuthority(req.candidate_act_id))) throw new ActHasAuthority(req.candidate_act_id);
-      if (head && result.recorded)
-        this.engine.signAfter(head, (record.audit?.length ?? 0) + consumeEvents(req, result.outcome).length, req.now);
+      if (head && result.recorded) this.engine.signAfter(head, req.now);
       return result;
     }
     return ops.run(function* (db): Program<IssueAndConsumeResult> {
@@ -109,7 +108,7 @@ export class SqlLedger implements Ledger {
       // The epochs were just read under the same write lock: the consume checks against them.
       const outcome = yield* consumeSteps(q, db, req, current);
       // One append for the decision's and the consume's entries: one head read, one head move.
-      yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, auditSigner);
+      yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, checkpoints);
       return { recorded: true, outcome };
     }, opts?.timeoutMs);
   }
@@ -140,16 +139,16 @@ export class SqlLedger implements Ledger {
   }
 
   consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
-    const { ops, q, auditSigner } = this.engine;
+    const { ops, q, checkpoints } = this.engine;
     if (ops.consumeOnce)
       return ops.consumeOnce(req, opts?.timeoutMs).then(({ outcome, head }) => {
-        this.engine.signAfter(head, consumeEvents(req, outcome).length, req.now);
+        this.engine.signAfter(head, req.now);
         return outcome;
       });
     return ops.run(function* (db): Program<ConsumeOutcome> {
       const outcome = yield* consumeSteps(q, db, req);
       // The decision and its audit entries commit together: a consume is never without its entry.
-      yield* appendEntries(q, consumeEvents(req, outcome), req.now, auditSigner);
+      yield* appendEntries(q, consumeEvents(req, outcome), req.now, checkpoints);
       return outcome;
     }, opts?.timeoutMs);
   }

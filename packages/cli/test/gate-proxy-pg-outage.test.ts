@@ -1,0 +1,101 @@
+/**
+ * Issue 36 defect 1, the gate proxy: `vrp gate proxy --store postgres://…` exited 1 when
+ * PostgreSQL restarted (`Unhandled 'error' event … terminating connection due to administrator
+ * command` from an idle pooled connection). Here the server ends exactly the proxy's connections
+ * (`pg_terminate_backend` by the `application_name` its store URL sets) while its role may not log
+ * in — a database that is away — then lets it log in again: the proxy stays up, refuses the call
+ * made meanwhile without reaching the downstream, and serves the next one by itself.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { testPgUrl } from '@vrpkit/testkit/pg';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { agentOverStdio, errorOf, fakeServer, removeTmpDirs, tmp, vrpOk } from './support/gate-proxy.js';
+
+const PG_URL = testPgUrl('vrp gate proxy on PostgreSQL', 'the proxy surviving the loss of its PostgreSQL connections');
+const tag = randomBytes(5).toString('hex');
+const role = `gate_proxy_outage_${tag}`;
+const schema = `gate_proxy_outage_${tag}`;
+const applicationName = `vrp-gate-proxy-outage-${tag}`;
+
+async function sql(text: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
+
+afterAll(async () => {
+  removeTmpDirs();
+  if (!PG_URL) return;
+  await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await sql(`DROP ROLE IF EXISTS ${role}`);
+});
+
+describe.skipIf(!PG_URL)('vrp gate proxy --store postgres://… when PostgreSQL goes away and comes back', () => {
+  it('stays up, refuses calls meanwhile (nothing reaches the downstream), then serves again by itself', { timeout: 120_000 }, async () => {
+    await sql(`CREATE ROLE ${role} LOGIN`);
+    await sql(`CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
+    const url = new URL(PG_URL!);
+    url.username = role;
+    url.password = '';
+    url.searchParams.set('schema', schema);
+    url.searchParams.set('application_name', applicationName);
+    const store = url.toString();
+    const dir = tmp();
+    const effects = join(dir, 'effects.log');
+    const policy = join(dir, 'policy.json');
+    writeFileSync(effects, '');
+    writeFileSync(join(dir, 'd.txt'), 'Write a note.');
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        version: 1,
+        policy_id: 'notes',
+        informative_defaults: false,
+        tools: [{ tool: 'note_write', consequence_class: 'PERSISTENT_STATE_CHANGE' }],
+        hot_envelopes: [{ name: 'notes', consequence_classes: ['PERSISTENT_STATE_CHANGE'], tools: ['note_write'] }],
+        provenance_rules: [],
+      }),
+    );
+    const env = { FAKE_EFFECTS_FILE: effects, FAKE_DESCRIPTION_FILE: join(dir, 'd.txt') };
+    const agent = await agentOverStdio(['--policy', policy, '--store', store, '--name', 'notes', '--', process.execPath, fakeServer], env);
+    const write = (text: string) => agent.client.callTool({ name: 'note_write', arguments: { text } }) as Promise<CallToolResult>;
+    const effectsOf = (text: string) =>
+      readFileSync(effects, 'utf8')
+        .split('\n')
+        .filter((l) => l === `wrote ${text}`).length;
+    try {
+      await agent.client.listTools();
+      await vrpOk(['gate', 'tools', 'pin', '--all', '--store', store]);
+      expect((await write('before')).isError).toBeFalsy();
+      expect(effectsOf('before')).toBe(1);
+
+      await sql(`ALTER ROLE ${role} NOLOGIN`);
+      await sql(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = '${applicationName}'`,
+      );
+      // The ended connections' errors reach the proxy's idle pooled clients: on main it exits here.
+      await new Promise((r) => setTimeout(r, 300));
+      const away = await write('away');
+      expect(away.isError).toBe(true);
+      expect(errorOf(away)).toMatchObject({ invoked: false });
+      expect(['EF_STORE_UNAVAILABLE', 'EF-060']).toContain(errorOf(away).code);
+      expect(effectsOf('away')).toBe(0);
+
+      await sql(`ALTER ROLE ${role} LOGIN`);
+      expect((await write('after')).isError).toBeFalsy();
+      expect(effectsOf('after')).toBe(1);
+      expect(agent.logs()).not.toMatch(/Unhandled 'error' event/);
+    } finally {
+      await agent.client.close().catch(() => {});
+      await sql(`ALTER ROLE ${role} LOGIN`).catch(() => {});
+    }
+  });
+});
