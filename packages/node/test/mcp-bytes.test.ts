@@ -50,6 +50,26 @@ const MCP_HEADERS = {
   accept: 'application/json, text/event-stream',
   'mcp-protocol-version': '2025-06-18',
 };
+/** MCP 2026-07-28: the standard request headers name what the body names, and `_meta` carries the per-request envelope. */
+const MODERN_HEADERS = { ...MCP_HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': BOUND_TOOL_NAME };
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'mcp-bytes-test', version: '1.0.0' },
+};
+/**
+ * Per revision: the headers, the `_meta` of a plain call (the direct path answers it) and of the
+ * same call kept on the SDK's own path (one more `_meta` key, which does not change the result).
+ */
+const REVISIONS = [
+  { revision: '2025-06-18', headers: MCP_HEADERS, plainMeta: {}, sdkMeta: { _meta: {} } },
+  {
+    revision: '2026-07-28',
+    headers: MODERN_HEADERS,
+    plainMeta: { _meta: ENVELOPE },
+    sdkMeta: { _meta: { ...ENVELOPE, 'vrpkit.test/sdk-path': true } },
+  },
+] as const;
 
 /** POST one JSON-RPC body to /mcp; the raw answer. */
 async function post(f: HardenedFetch, body: unknown, headers: Record<string, string> = MCP_HEADERS) {
@@ -64,7 +84,7 @@ const call = (id: number | string, args: unknown, extra: Record<string, unknown>
   params: { name: BOUND_TOOL_NAME, arguments: args, ...extra },
 });
 
-describe('MCP tools/call bytes', () => {
+describe.each(REVISIONS)('MCP tools/call bytes on $revision', ({ revision, headers, plainMeta, sdkMeta }) => {
   const stays = [
     { check_in: day(30), check_out: day(33), guests: 2 },
     { check_in: day(40), check_out: day(47), guests: 1, language: 'sv' },
@@ -79,9 +99,9 @@ describe('MCP tools/call bytes', () => {
     async (i, args, mode) => {
       const f = mode === 'cache on' ? fetchCached : fetchFresh;
       const id = i % 2 ? `call-"${i}"` : i;
-      // `_meta` on the call keeps it on the SDK's own path; it does not change the result.
-      const sdk = await post(f, call(id, args, { _meta: {} }));
-      const direct = await post(f, call(id, args));
+      // `sdkMeta` on the call keeps it on the SDK's own path; it does not change the result.
+      const sdk = await post(f, call(id, args, sdkMeta), headers);
+      const direct = await post(f, call(id, args, plainMeta), headers);
       expect(direct.status).toBe(200);
       expect(direct.type).toBe(sdk.type);
       if (mode === 'cache on') {
@@ -99,10 +119,11 @@ describe('MCP tools/call bytes', () => {
     const args = { check_in: day(30), check_out: day(33), guests: 2 };
     const endpoint = await fetchCached(`${ORIGIN}${OFFER_ENDPOINT_PATH}?check_in=${args.check_in}&check_out=${args.check_out}&guests=2`);
     const endpointBody = await endpoint.text();
-    const { text } = await post(fetchCached, call(1, args));
+    const { text } = await post(fetchCached, call(1, args, plainMeta), headers);
     const parsed = JSON.parse(text) as { result: { content: { text: string }[]; _meta: Record<string, unknown> } };
     expect(parsed.result.content[0]?.text).toBe(endpointBody);
-    expect(text).toContain(`"structuredContent":${endpointBody}}`);
+    // The result ends after the envelope (2025) or after the 2026 encoder's `resultType`.
+    expect(text).toContain(`"structuredContent":${endpointBody}${revision === '2026-07-28' ? ',"resultType":"complete"}' : '}'}`);
     expect(parsed.result._meta[RECEIPT_META_KEY]).toBeDefined();
   });
 
@@ -112,33 +133,51 @@ describe('MCP tools/call bytes', () => {
     const servedAt = (text: string) =>
       (JSON.parse(text) as { result: { _meta: Record<string, { attestations: { valid_from: string }[] }> } }).result._meta[RECEIPT_META_KEY]
         ?.attestations[1]?.valid_from;
-    const first = await post(fetchCached, call(1, args));
-    const again = await post(fetchCached, call(2, args));
+    const first = await post(fetchCached, call(1, args, plainMeta), headers);
+    const again = await post(fetchCached, call(2, args, plainMeta), headers);
     // The same arguments sent in another member order: the same canonical arguments, so the same assertion.
-    const reordered = await post(fetchCached, call(3, { guests: 2, check_out: args.check_out, check_in: args.check_in }));
+    const reordered = await post(
+      fetchCached,
+      call(3, { guests: 2, check_out: args.check_out, check_in: args.check_in }, plainMeta),
+      headers,
+    );
     expect(again.text).toBe(first.text.replace('"id":1}', '"id":2}'));
     expect(receiptOf(reordered.text)).toBe(receiptOf(first.text));
     try {
       now = NOW + 1000;
-      const next = await post(fetchCached, call(4, args));
+      const next = await post(fetchCached, call(4, args, plainMeta), headers);
       expect(servedAt(next.text)).toBe(toUtcSecond(NOW + 1000));
       expect(receiptOf(next.text)).not.toBe(receiptOf(first.text));
-      const sdk = await post(fetchCached, call(4, args, { _meta: {} }));
+      const sdk = await post(fetchCached, call(4, args, sdkMeta), headers);
       expect(next.text).toBe(sdk.text);
     } finally {
       now = NOW;
     }
   });
 
-  it('a batch (where MCP 2025-03-26 allows one), a version the SDK does not support and a missing Accept are still the SDK’s answers', async () => {
-    const args = { check_in: day(30), check_out: day(33), guests: 2 };
-    // From MCP 2025-06-18 on a batch is refused before the SDK (jsonrpc-refusals.test.ts).
-    const batch = await post(fetchCached, [call(1, args), call(2, args)], { ...MCP_HEADERS, 'mcp-protocol-version': '2025-03-26' });
-    expect(batch.status).toBe(200);
-    expect((JSON.parse(batch.text) as unknown[]).length).toBe(2);
-    const badVersion = await post(fetchCached, call(3, args), { ...MCP_HEADERS, 'mcp-protocol-version': '1999-01-01' });
-    expect(badVersion.status).toBe(400);
-    const noAccept = await post(fetchCached, call(4, args), { ...MCP_HEADERS, accept: 'application/json' });
-    expect(noAccept.status).toBe(406);
-  });
+  it.runIf(revision === '2026-07-28')(
+    'the receipt sits beside the SDK’s serverInfo in `_meta`, and `resultType` closes the result',
+    async () => {
+      const args = { check_in: day(30), check_out: day(33), guests: 2 };
+      const { text } = await post(fetchCached, call(1, args, plainMeta), headers);
+      const { result } = JSON.parse(text) as { result: { _meta: Record<string, unknown>; resultType: string } };
+      expect(Object.keys(result._meta)).toEqual([RECEIPT_META_KEY, 'io.modelcontextprotocol/serverInfo']);
+      expect(result.resultType).toBe('complete');
+    },
+  );
+
+  it.runIf(revision === '2025-06-18')(
+    'a batch (where MCP 2025-03-26 allows one), a version the SDK does not support and a missing Accept are still the SDK’s answers',
+    async () => {
+      const args = { check_in: day(30), check_out: day(33), guests: 2 };
+      // From MCP 2025-06-18 on a batch is refused before the SDK (jsonrpc-refusals.test.ts).
+      const batch = await post(fetchCached, [call(1, args), call(2, args)], { ...MCP_HEADERS, 'mcp-protocol-version': '2025-03-26' });
+      expect(batch.status).toBe(200);
+      expect((JSON.parse(batch.text) as unknown[]).length).toBe(2);
+      const badVersion = await post(fetchCached, call(3, args), { ...MCP_HEADERS, 'mcp-protocol-version': '1999-01-01' });
+      expect(badVersion.status).toBe(400);
+      const noAccept = await post(fetchCached, call(4, args), { ...MCP_HEADERS, accept: 'application/json' });
+      expect(noAccept.status).toBe(406);
+    },
+  );
 });

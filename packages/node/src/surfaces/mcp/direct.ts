@@ -1,14 +1,24 @@
 /**
  * The direct answer to the common MCP call: a lone `tools/call get_verified_stay_offer` the SDK
- * would hand straight to the offer tool's handler (checked with the SDK's own schemas and rules)
- * is answered from the signed offer's exact bytes, byte for byte what the SDK writes for
- * `callOfferTool`'s result (members in the order its result schema emits them; a test holds the two
- * equal), instead of validating our own ~19 KB result and serialising the envelope twice.
+ * would hand straight to the offer tool's handler (checked with the SDK's own schemas and rules,
+ * on 2025-11-25 and older revisions and on 2026-07-28) is answered from the signed offer's exact
+ * bytes, byte for byte what the SDK writes for `callOfferTool`'s result on that revision (members
+ * in the order its result schema and wire codec emit them; a test holds the two equal per
+ * revision), instead of validating our own ~19 KB result and serialising the envelope twice.
  */
 import { ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
-import { CallToolRequestSchema, isJSONRPCRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
+  isJSONRPCRequest,
+  isSpecType,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/server';
 import { isRecord, type JwsSigner, toUtcSecond } from '@vrpkit/core';
 import { MCP_TRANSPORT_LAYER, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Context } from 'hono';
@@ -16,18 +26,18 @@ import { issueMcpReceipt } from '../../receipt.js';
 import { type OfferOutcome, type OfferService, offerFor } from '../../service/index.js';
 import { inSigningTurn } from '../../signing-turn.js';
 import { OFFER_TOOL_NAME } from '../tool.js';
-import { refusalResult } from './result.js';
+import { MCP_SERVER_INFO, refusalResult } from './result.js';
 
 /**
- * Per signed offer, its answers' bytes: what follows the receipt
- * (`},"content":[{"type":"text","text":…}],"structuredContent":…}`, the envelope's exact bytes as a
- * JSON string literal, then as they are), built once, and the last answer up to its JSON-RPC tail
- * with what its receipt was issued for. The signed-offer cache hands every call for a stay the
- * same envelope object.
+ * Per signed offer, its answers' bytes: the content members
+ * (`,"content":[{"type":"text","text":…}],"structuredContent":…`, the envelope's exact bytes as a
+ * JSON string literal, then as they are), built once, and per revision the last answer up to its
+ * JSON-RPC tail with what its receipt was issued for. The signed-offer cache hands every call for
+ * a stay the same envelope object.
  */
 interface OfferAnswerBytes {
-  afterReceipt: Buffer<ArrayBuffer>;
-  last: IssuedAnswer | null;
+  content: Buffer<ArrayBuffer>;
+  last: Partial<Record<McpEra, IssuedAnswer>>;
 }
 /**
  * A receipt is a function of the envelope, the arguments, the `served_at` second and the signing
@@ -45,33 +55,52 @@ const answerBytes = new WeakMap<OfferEnvelope, OfferAnswerBytes>();
 /** An answer as two pieces: the bytes before the JSON-RPC tail (shared between calls) and the tail with the call's id. */
 export type AnswerParts = [Buffer<ArrayBuffer>, Buffer<ArrayBuffer>];
 const RESULT_HEAD = Buffer.from(`{"result":{"_meta":{${JSON.stringify(RECEIPT_META_KEY)}:`);
+/**
+ * What the SDK's 2026-07-28 encoder adds to a result (its wire codec's `encodeResult`):
+ * `resultType` last, and its serverInfo in `_meta` after the keys the handler wrote (the receipt).
+ */
+const MODERN_RESULT_TYPE = { resultType: 'complete' } as const;
+const MODERN_SERVER_INFO = { [SERVER_INFO_META_KEY]: MCP_SERVER_INFO };
+/** Per revision, the bytes closing `_meta` after the receipt, and closing the result after the content. */
+const RESULT_JOINTS: Record<McpEra, { metaEnd: Buffer<ArrayBuffer>; resultEnd: Buffer<ArrayBuffer> }> = {
+  legacy: { metaEnd: Buffer.from('}'), resultEnd: Buffer.from('}') },
+  modern: {
+    metaEnd: Buffer.from(`,${JSON.stringify(MODERN_SERVER_INFO).slice(1)}`),
+    resultEnd: Buffer.from(`,${JSON.stringify(MODERN_RESULT_TYPE).slice(1)}`),
+  },
+};
 
 /**
- * The JSON-RPC answer to a direct offer call: `callOfferTool`'s result as the SDK serialises it
- * after its result schema (`_meta`, `content`, `structuredContent`; a refusal `content`,
- * `isError`), with the envelope written as its signed bytes rather than re-serialised from the
- * object, then `jsonrpc` and `id` in the SDK's order. The offer is the endpoint's, answered
- * without a store wait when the store state is known (`OfferService.offer`). `args` is parsed JSON.
+ * The JSON-RPC answer to a direct offer call on revision `era`: `callOfferTool`'s result as the
+ * SDK serialises it after its result schema (`_meta`, `content`, `structuredContent`; a refusal
+ * `content`, `isError`) and, on 2026-07-28, its encoder's additions, with the envelope written
+ * as its signed bytes rather than re-serialised from the object, then `jsonrpc` and `id` in the
+ * SDK's order. The offer is the endpoint's, answered without a store wait when the store state
+ * is known (`OfferService.offer`). `args` is parsed JSON.
  */
-export async function offerToolAnswer(service: OfferService, args: Record<string, unknown>, id: string | number): Promise<AnswerParts> {
+export async function offerToolAnswer(
+  service: OfferService,
+  args: Record<string, unknown>,
+  id: string | number,
+  era: McpEra,
+): Promise<AnswerParts> {
   const outcome: OfferOutcome = await offerFor(service, args);
   const tail = Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
   if (!outcome.ok) {
     const { content, isError } = refusalResult(outcome.error);
-    return [Buffer.from(`{"result":${JSON.stringify({ content, isError })}`), tail];
+    const result = era === 'legacy' ? { content, isError } : { content, isError, ...MODERN_RESULT_TYPE, _meta: MODERN_SERVER_INFO };
+    return [Buffer.from(`{"result":${JSON.stringify(result)}`), tail];
   }
   const { envelope } = outcome;
   let bytes = answerBytes.get(envelope);
   if (bytes === undefined) {
-    const afterReceipt = Buffer.from(
-      `},"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}],"structuredContent":${outcome.json}}`,
-    );
-    bytes = { afterReceipt, last: null };
+    const content = Buffer.from(`,"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}],"structuredContent":${outcome.json}`);
+    bytes = { content, last: {} };
     answerBytes.set(envelope, bytes);
   }
   // Parsed JSON holds no undefined, function or toJSON member: equal text is equal arguments.
   const argsText = JSON.stringify(args);
-  const { last } = bytes;
+  const last = bytes.last[era];
   if (last?.argsText === argsText && last.signer === service.activeSigner() && last.servedAt === toUtcSecond(service.now())) {
     return [last.untilTail, tail];
   }
@@ -79,9 +108,10 @@ export async function offerToolAnswer(service: OfferService, args: Record<string
     signer: service.activeSigner(),
     receipt: issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope }),
   }));
-  const untilTail = Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(receipt)), bytes.afterReceipt]);
+  const { metaEnd, resultEnd } = RESULT_JOINTS[era];
+  const untilTail = Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(receipt)), metaEnd, bytes.content, resultEnd]);
   const servedAt = receipt.attestations.find((a) => a.layer === MCP_TRANSPORT_LAYER)?.valid_from;
-  if (typeof servedAt === 'string') bytes.last = { argsText, servedAt, signer, untilTail };
+  if (typeof servedAt === 'string') bytes.last[era] = { argsText, servedAt, signer, untilTail };
   return [untilTail, tail];
 }
 
@@ -102,45 +132,84 @@ export function sendAnswer(c: Context, [head, tail]: AnswerParts): Response {
   return RESPONSE_ALREADY_SENT;
 }
 
+/** MCP's stateless revision (specification/2026-07-28): the SDK's `modern` era. */
+export const MCP_MODERN_REVISION = '2026-07-28';
+/** The MCP revision a direct call was made on: the SDK's era split (`legacy` is 2025-11-25 and older). */
+export type McpEra = 'legacy' | 'modern';
+/** A call answered directly: its id, its arguments as sent, and the revision to answer it on. */
+export interface DirectOfferCall {
+  id: string | number;
+  args: Record<string, unknown>;
+  era: McpEra;
+}
+/** MCP 2026-07-28 (basic/index, "_meta"): the per-request envelope keys a client sends on every request. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
+
 /**
  * The id and the arguments (as sent) of a body the SDK would hand straight to the offer tool's
  * handler and answer with nothing but its result; null for anything else, which the SDK then
- * answers itself. The checks are the SDK's: its Accept and protocol-version rules (the transport
- * is stateless, so there is no session to check), one JSON-RPC request (not a batch, not
- * `initialize`), and its `tools/call` schema; a call asking for a task or carrying `_meta`
- * (progress, related task) stays on the SDK's path.
+ * answers itself. The checks are the SDK's, per revision:
+ * - 2025-era: its Accept and protocol-version rules (the transport is stateless, so there is no
+ *   session to check), one JSON-RPC request (not a batch, not `initialize`), and its `tools/call`
+ *   schema; a call asking for a task or carrying `_meta` (progress, related task) stays on the
+ *   SDK's path.
+ * - 2026-07-28: the plain call whose `_meta` is the per-request envelope and nothing else
+ *   (protocol version, client capabilities, client info), sent with the `MCP-Protocol-Version`,
+ *   `Mcp-Method` and `Mcp-Name` headers naming exactly what the body names (transports, "Standard
+ *   request headers"), and classified `modern` by the SDK's own `classifyInboundRequest` (which
+ *   validates the envelope); anything else (a progress token, a mismatch the spec answers with
+ *   -32020, another header set) is the SDK's.
  */
-export function directOfferCall(c: Context, body: unknown): { id: string | number; args: Record<string, unknown> } | null {
+export function directOfferCall(c: Context, body: unknown): DirectOfferCall | null {
   const accept = c.req.header('accept');
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
   const version = c.req.header('mcp-protocol-version');
+  if (version === MCP_MODERN_REVISION) return modernOfferCall(c, body);
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
-  const plain = plainOfferCall(body);
-  if (plain) return plain;
+  const plain = plainOfferCall(body, 2);
+  if (plain) return { ...plain, era: 'legacy' };
   if (!isJSONRPCRequest(body) || body.method !== 'tools/call') return null;
-  const call = CallToolRequestSchema.safeParse(body);
-  if (!call.success) return null;
-  const { params } = call.data;
+  if (!isSpecType.CallToolRequest(body)) return null;
+  const { params } = body;
   if (params.name !== OFFER_TOOL_NAME || params.task !== undefined || params._meta !== undefined) return null;
   // The arguments as sent, not the schema's copy (see `toolCallArguments`).
   const sent = (body.params as Record<string, unknown>).arguments as Record<string, unknown> | undefined;
-  return { id: body.id, args: sent ?? {} };
+  return { id: body.id, args: sent ?? {}, era: 'legacy' };
+}
+
+function modernOfferCall(c: Context, body: unknown): DirectOfferCall | null {
+  if (c.req.header('mcp-method') !== 'tools/call' || c.req.header('mcp-name') !== OFFER_TOOL_NAME) return null;
+  const plain = plainOfferCall(body, 3);
+  if (!plain) return null;
+  const meta = ((body as { params: Record<string, unknown> }).params as { _meta?: unknown })._meta;
+  if (!isRecord(meta) || !Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key))) return null;
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: MCP_MODERN_REVISION,
+    mcpMethodHeader: 'tools/call',
+    mcpNameHeader: OFFER_TOOL_NAME,
+    body,
+  });
+  if (route.kind !== 'modern' || route.classification.revision !== MCP_MODERN_REVISION) return null;
+  return { ...plain, era: 'modern' };
 }
 
 /**
  * The common call in its plainest form, recognised without the SDK's schemas (a zod parse of
  * the whole body cost about as much as the rest of a cached answer):
  * `{jsonrpc:"2.0", id, method:"tools/call", params:{name, arguments}}` with exactly those
- * members, a string or safe-integer id and an object of arguments. Every such body passes
- * `JSONRPCRequestSchema` (strict) and `CallToolRequestSchema` without `task` or `_meta`; anything
+ * members (`paramCount` 2; 3 on 2026-07-28, where `_meta` carries the envelope and is checked by
+ * the caller), a string or safe-integer id and an object of arguments. Every such body passes
+ * the SDK's strict JSON-RPC request schema and its `tools/call` schema without `task`; anything
  * else (another member, a missing one, another id type) is left to them.
  */
-function plainOfferCall(body: unknown): { id: string | number; args: Record<string, unknown> } | null {
+function plainOfferCall(body: unknown, paramCount: 2 | 3): { id: string | number; args: Record<string, unknown> } | null {
   if (!isRecord(body)) return null;
   const { jsonrpc, id, method, params } = body;
   if (jsonrpc !== '2.0' || method !== 'tools/call' || !isRecord(params) || Object.keys(body).length !== 4) return null;
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return null;
   const { name, arguments: args } = params;
-  if (name !== OFFER_TOOL_NAME || !isRecord(args) || Object.keys(params).length !== 2) return null;
+  if (name !== OFFER_TOOL_NAME || !isRecord(args) || Object.keys(params).length !== paramCount) return null;
+  if (paramCount === 3 && !Object.hasOwn(params, '_meta')) return null;
   return { id: id as string | number, args };
 }

@@ -1,18 +1,31 @@
 /**
  * The `mcp` surface (Node Tool Binding v0.1 §3–§5): Streamable HTTP at `/mcp`, stateless, with the
- * official SDK. A stateless transport cannot be reused across requests, so every POST gets a
- * fresh low-level `Server` and transport; the tool list is built once per offer service.
+ * official SDK v2 serving both MCP revisions on one endpoint (issue 32 item 2):
+ * - 2026-07-28 (per-request `_meta` envelope, `server/discover`, `resultType`, the
+ *   `Mcp-Method`/`Mcp-Name`/`MCP-Protocol-Version` headers checked against the body) through the
+ *   SDK's `createMcpHandler`, one per offer service;
+ * - 2025-11-25 and the older revisions the SDK supports, statelessly as before: a fresh low-level
+ *   `Server` and JSON-response transport per POST. `isLegacyRequest` (the SDK's own routing
+ *   step) splits the two, so the node and the SDK can never disagree on a request's revision.
  *
  * The low-level `Server` (not `McpServer.registerTool`) is used so `tools/list` shows exactly
  * the §4 JSON Schema — three required snake_case keys, camelCase aliases optional — and the
- * arguments reach the protocol's parser untouched. One message skips the SDK's response path:
- * the lone offer call (direct.ts). Every other message, and any call that fails, is the SDK's.
+ * arguments reach the protocol's parser untouched. One message skips the SDK's response path on
+ * either revision: the lone offer call (direct.ts). Every other message, and any call that fails,
+ * is the SDK's.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import {
+  type CacheHint,
+  createMcpHandler,
+  isLegacyRequest,
+  type McpHttpHandler,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type Tool,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { isRecord, mcpBatchRefusal } from '@vrpkit/core';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
@@ -22,9 +35,18 @@ import { perService } from '../per-service.js';
 import { OFFER_TOOL_NAME } from '../tool.js';
 import type { ServiceOf } from '../types.js';
 import { directOfferCall, offerToolAnswer, sendAnswer } from './direct.js';
-import { callOfferTool, MCP_MAX_BODY_BYTES, offerTool } from './result.js';
+import { callOfferTool, MCP_MAX_BODY_BYTES, MCP_SERVER_INFO, offerTool } from './result.js';
 
-const SERVER_INFO = { name: 'vrpkit-node', version: '0.1.0' } as const;
+/**
+ * `ttlMs`/`cacheScope` on a 2026-07-28 `tools/list` and `server/discover` (SEP-2549
+ * `CacheableResult`; specification/2026-07-28 server/tools). Both are functions of the node
+ * alone — the same one tool, schema and description, the same revisions and capabilities for
+ * every client, no per-principal filtering — so a shared cache may keep them (`public`). The tool's
+ * description names the node's domain and JWKS path, which change only with the node's
+ * configuration (a restart or a tenant reload); five minutes bounds how long a client keeps a stale
+ * description after such a change, while sparing a `tools/list` before every call.
+ */
+export const NODE_LIST_CACHE_HINT: CacheHint = { ttlMs: 5 * 60 * 1000, cacheScope: 'public' };
 
 /**
  * The `arguments` of every `tools/call` in a parsed body, by JSON-RPC id, exactly as the client
@@ -44,16 +66,31 @@ function toolCallArguments(body: unknown): Map<unknown, unknown> {
   return sent;
 }
 
-function buildServer(service: OfferService, tool: Tool, validator: jsonSchemaValidator, sentArguments: Map<unknown, unknown>): Server {
+/** One validator per process, not per mount: an Ajv instance is tens of KB, and platform mode mounts one app per tenant. */
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
+/**
+ * The node's `Server` for one request of either revision: the SDK picks the wire (2025 results
+ * as they are; 2026 ones with `resultType`, the cache hint on `tools/list` and its serverInfo in
+ * `_meta`), the handlers are era-blind.
+ */
+function buildServer(service: OfferService, tool: Tool, sentArguments: Map<unknown, unknown>): Server {
   // The validator (an Ajv instance, only used for elicitation) is shared: building one per request was half the SDK's cost.
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [tool] }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  sharedValidator ??= new AjvJsonSchemaValidator();
+  const server = new Server(MCP_SERVER_INFO, {
+    capabilities: { tools: {} },
+    jsonSchemaValidator: sharedValidator,
+    cacheHints: { 'tools/list': NODE_LIST_CACHE_HINT, 'server/discover': NODE_LIST_CACHE_HINT },
+  });
+  server.setRequestHandler('tools/list', () => ({ tools: [tool] }));
+  server.setRequestHandler('tools/call', (request, ctx) => {
     if (request.params.name !== OFFER_TOOL_NAME) {
-      throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
+      // The SDK's ProtocolError carries the bare message; the client adds its one "MCP error -32602:" prefix.
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
     }
     // The SDK validated that `arguments` is an object; the offer service reads it as the client sent it.
-    const args = sentArguments.has(extra.requestId) ? sentArguments.get(extra.requestId) : request.params.arguments;
+    const id = ctx.mcpReq.id;
+    const args = sentArguments.has(id) ? sentArguments.get(id) : request.params.arguments;
     return callOfferTool(service, (args ?? {}) as Record<string, unknown>);
   });
   return server;
@@ -82,49 +119,67 @@ export async function readMcpBody(c: Context, maxBytes: number): Promise<{ ok: t
   return read;
 }
 
-/** One validator per process, not per mount: an Ajv instance is tens of KB, and platform mode mounts one app per tenant. */
-let sharedValidator: AjvJsonSchemaValidator | undefined;
+/**
+ * The arguments as sent of the 2026-07-28 request being served, by the request object the SDK
+ * hands the server factory (`McpRequestContext.requestInfo` is the `Request` given to `fetch`).
+ */
+const modernArguments = new WeakMap<Request, Map<unknown, unknown>>();
+
+/** Per offer service, the SDK's 2026-07-28 handler: its factory builds the node's `Server` per request. */
+function modernHandler(service: OfferService, tool: Tool): McpHttpHandler {
+  return createMcpHandler(
+    ({ requestInfo }) => buildServer(service, tool, (requestInfo && modernArguments.get(requestInfo)) ?? new Map()),
+    // 2025-era traffic never reaches it (routed below with the SDK's own predicate); `auto`
+    // answers one JSON body, since the handlers emit nothing before their result.
+    { legacy: 'reject', maxRequestBodySize: MCP_MAX_BODY_BYTES },
+  );
+}
+
+/** A 2025-era request, served statelessly as before: a fresh `Server` and JSON-response transport per POST. */
+async function serveLegacy(service: OfferService, tool: Tool, request: Request, parsedBody?: unknown): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+    maxRequestBodySize: MCP_MAX_BODY_BYTES, // its own path (a body that is not JSON) is capped too
+  });
+  // No server.close() afterwards: in stateless JSON-response mode the transport has released
+  // its request mappings once handleRequest resolves and the server holds no timers, so both
+  // are garbage with the request. Closing built an error and aborted controllers for
+  // nothing — measured at ~20% of MCP throughput; the heap stays flat without it.
+  await buildServer(service, tool, toolCallArguments(parsedBody)).connect(transport);
+  return parsedBody === undefined ? transport.handleRequest(request) : transport.handleRequest(request, { parsedBody });
+}
 
 export function mountMcp(app: Hono, serviceOf: ServiceOf): void {
   const toolOf = perService(offerTool);
-  sharedValidator ??= new AjvJsonSchemaValidator();
-  const validator = sharedValidator;
+  const modernOf = perService((service: OfferService) => modernHandler(service, toolOf(service)));
   app.all(MCP_ENDPOINT_PATH, async (c) => {
     // Stateless server: no GET notification stream and no DELETE session to end.
     if (c.req.method !== 'POST')
       return jsonRpcErrorResponse(null, { code: -32000, message: 'Method not allowed: use POST.' }, 405, { allow: 'POST' });
     const service = serviceOf(c);
     const tool = toolOf(service);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: MCP_MAX_BODY_BYTES, // its own path (a body that is not JSON) is capped too
-    });
-    // No server.close() afterwards: in stateless JSON-response mode the transport has released
-    // its request mappings once handleRequest resolves and the server holds no timers, so both
-    // are garbage with the request. Closing built an McpError and aborted controllers for
-    // nothing — measured at ~20% of MCP throughput; the heap stays flat without it.
     // Anything but JSON takes the SDK's own path (415). A JSON body is read here, capped, parsed
     // and depth-bounded before the SDK sees it (handed over as `parsedBody`); on @hono/node-server
     // a body of declared length is read straight from the socket, while the SDK's own reader goes
     // through a Node→web stream conversion that cost a third of MCP throughput.
     const json = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-    if (!json) {
-      await buildServer(service, tool, validator, toolCallArguments(undefined)).connect(transport);
-      return transport.handleRequest(c.req.raw);
-    }
+    if (!json) return serveLegacy(service, tool, c.req.raw);
     const read = await readMcpBody(c, MCP_MAX_BODY_BYTES);
     if (!read.ok) return read.response;
     const parsedBody = read.value;
     const direct = directOfferCall(c, parsedBody);
     if (direct) {
       try {
-        return sendAnswer(c, await offerToolAnswer(service, direct.args, direct.id));
+        return sendAnswer(c, await offerToolAnswer(service, direct.args, direct.id, direct.era));
       } catch {
         // A failure is answered by the SDK, in its own JSON-RPC error shape.
       }
     }
-    await buildServer(service, tool, validator, toolCallArguments(parsedBody)).connect(transport);
-    return transport.handleRequest(c.req.raw, { parsedBody });
+    if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: MCP_MAX_BODY_BYTES })) {
+      return serveLegacy(service, tool, c.req.raw, parsedBody);
+    }
+    modernArguments.set(c.req.raw, toolCallArguments(parsedBody));
+    return modernOf(service).fetch(c.req.raw, { parsedBody });
   });
 }

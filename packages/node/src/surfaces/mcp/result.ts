@@ -3,12 +3,15 @@
  * path answers it: the tool as `tools/list` shows it, the signed envelope unmodified as text and
  * `structuredContent`, and the call's receipt (MCP composition profile) in `_meta`.
  */
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import { issueMcpReceipt } from '../../receipt.js';
 import { type OfferService, offerFor } from '../../service/index.js';
 import { inSigningTurn } from '../../signing-turn.js';
 import { OFFER_TOOL_INPUT_SCHEMA, OFFER_TOOL_NAME, OFFER_TOOL_TITLE, offerToolDescription } from '../tool.js';
+
+/** The node's MCP server identity: `initialize`'s serverInfo (2025) and `_meta`'s serverInfo on every 2026-07-28 result. */
+export const MCP_SERVER_INFO = { name: 'vrpkit-node', version: '0.1.0' } as const;
 
 /** A tools/call body is three short arguments; anything near this is not a tool call. */
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
