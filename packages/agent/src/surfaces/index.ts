@@ -79,6 +79,7 @@ export async function getOfferVia(
       tool_name: fetched.tool_name,
       envelope: fetched.envelope,
       ...(fetched.raw_result !== undefined ? { raw_result: fetched.raw_result } : {}),
+      ...(fetched.mcp_protocol_version !== undefined ? { mcp_protocol_version: fetched.mcp_protocol_version } : {}),
     };
     if (fetched.envelope === null || fetched.envelope === undefined) {
       return {

@@ -1,12 +1,14 @@
 /**
- * MCP surface client: the official SDK `Client` over Streamable HTTP, every request through
- * the agent's hardened fetch. Reads `tools/list`, calls the bound name only when it is listed
- * exactly (Node Tool Binding v0.1 §3), and takes the envelope from the result (§5).
+ * MCP surface client: the official SDK v2 `Client` over Streamable HTTP, every request through
+ * the agent's hardened fetch. It negotiates the revision (`versionNegotiation: 'auto'`): a
+ * `server/discover` probe selects MCP 2026-07-28 with a node that offers it, and a node that
+ * does not (an error answer to the probe) gets the 2025 `initialize` handshake instead (issue 32
+ * item 1). Reads `tools/list`, calls the bound name only when it is listed exactly (Node Tool
+ * Binding v0.1 §3), and takes the envelope from the result (§5); the receipt is read from the
+ * result's `_meta` on either revision (docs/receipts.md).
  */
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { canonicalJson } from '@vrpkit/core';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { boundToolName, errorOf, surfaceUrl, unreachableSurface } from './shared.js';
@@ -56,13 +58,14 @@ export function envelopeOfToolResult(
 
 export async function fetchViaMcp(target: string, args: OfferArgs, ctx: SurfaceContext): Promise<SurfaceFetch> {
   const url = surfaceUrl(target, MCP_ENDPOINT_PATH);
-  const base = { surface_url: url.href, served_from: [url.hostname] };
-  const client = new Client(CLIENT_INFO);
+  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: 'auto' } });
   try {
     await client.connect(new StreamableHTTPClientTransport(url, { fetch: ctx.fetch }));
   } catch (e) {
     return unreachableSurface(url, e, 'mcp_unreachable');
   }
+  const negotiated = client.getNegotiatedProtocolVersion();
+  const base = { surface_url: url.href, served_from: [url.hostname], ...(negotiated ? { mcp_protocol_version: negotiated } : {}) };
   try {
     const listed = await client.listTools();
     const tools = listed.tools.map((t) => ({ name: t.name, input_schema: t.inputSchema }));

@@ -65,6 +65,8 @@ export interface SurfaceReport {
   envelope: unknown;
   /** MCP only: the raw `CallToolResult` (its `_meta` may carry a transport receipt). */
   raw_result?: unknown;
+  /** MCP only: the protocol revision the call was made on (2026-07-28 with a node that offers it, else the 2025 one negotiated). */
+  mcp_protocol_version?: string;
   /** MCP only: the receipt verified layer by layer and bound to the call sent (MCP composition profile). */
   receipt?: McpReceiptCheck;
 }
@@ -111,6 +113,7 @@ export interface SurfaceFetch {
   envelope: unknown;
   error: SurfaceError | null;
   raw_result?: unknown;
+  mcp_protocol_version?: string;
 }
 
 export interface SurfaceContext {
