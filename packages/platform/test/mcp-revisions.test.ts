@@ -1,0 +1,178 @@
+/**
+ * Both MCP revisions on `/mcp`, a node and a platform tenant alike (issue 32, acceptance): the
+ * official SDK v2 client pinned to 2026-07-28 and the official SDK v1 client on 2025-11-25 each
+ * list and call `get_verified_stay_offer`, and the agent verifies the offer and the receipt of
+ * each call. The agent's own client negotiates: 2026-07-28 with a node that offers it, 2025-11-25
+ * with an old node (a relay on the SDK v1 server, the way every node answered before). Real
+ * servers over https (dev CAs), real clients through the agent's hardened fetch.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  checkMcpCallReceipt,
+  createHardenedFetch,
+  createReceiptJwksResolver,
+  createSignerJwksResolver,
+  getOfferVia,
+  type HardenedFetch,
+  JwksCache,
+} from '@vrpkit/agent';
+import { initNode, type ServedNode, sampleProperty, serveNode } from '@vrpkit/node';
+import { generateMasterKeyText, PlatformStore, parseMasterKey, type ServedPlatform, servePlatform } from '@vrpkit/platform';
+import { BOUND_TOOL_NAME, MCP_ENDPOINT_PATH, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { mcpApp, serveSurface, type TestSurface, tool } from '@vrpkit/testkit/surfaces';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const NODE = 'rev-node.example';
+const TENANT = 'rev-tenant.example';
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+const ARGS = { check_in: day(30), check_out: day(33), guests: 2 };
+
+const dir = mkdtempSync(join(tmpdir(), 'vrpkit-mcp-revisions-'));
+let node: ServedNode;
+let store: PlatformStore;
+let platform: ServedPlatform;
+let oldNode: TestSurface;
+/** Per target domain, a fetch that reaches it (the node and the platform each have their own dev CA). */
+const fetches: Record<string, HardenedFetch> = {};
+
+beforeAll(async () => {
+  await initNode({ domain: NODE, dataDir: join(dir, 'node') });
+  node = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0 });
+  const master = parseMasterKey(generateMasterKeyText());
+  store = await PlatformStore.open(`sqlite:${join(dir, 'p.sqlite')}`);
+  await store.init(master, 'platform.example');
+  await store.addTenants(master, [{ domain: TENANT, property: sampleProperty(Date.now()) }]);
+  platform = await servePlatform({ store, masterKeys: [master], tls: { kind: 'dev', dir: join(dir, 'dev-tls') } });
+  // The old node: a 2025-only MCP server (SDK v1) on the node's own domain, answering with what the node answered a 2025 client.
+  const ca = { certPem: node.caPem as string, keyPem: readFileSync(join(dir, 'node', 'tls', 'ca-key.pem'), 'utf8') };
+  oldNode = await serveSurface(
+    `old.${NODE}`,
+    ca,
+    mcpApp([tool(BOUND_TOOL_NAME)], (_name, args) => callV1(NODE, args)),
+  );
+  fetches[NODE] = createHardenedFetch({ connectTo: [`${NODE}:443:127.0.0.1:${node.port}`, oldNode.connectTo], ca: node.caPem as string });
+  fetches[TENANT] = createHardenedFetch({ connectTo: [`${TENANT}:443:127.0.0.1:${platform.port}`], ca: platform.caPem as string });
+});
+
+afterAll(async () => {
+  for (const f of Object.values(fetches)) await f.close();
+  await oldNode?.close();
+  await platform?.close();
+  await store?.close();
+  await node?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const endpoint = (domain: string) => new URL(`https://${domain}${MCP_ENDPOINT_PATH}`);
+
+/** The SDK v1 client (2025-11-25, its latest): tools listed and the call's result. */
+async function callV1(domain: string, args: Record<string, unknown>) {
+  const client = new ClientV1({ name: 'rev-v1', version: '1.0.0' });
+  await client.connect(new TransportV1(endpoint(domain), { fetch: fetches[domain] }));
+  try {
+    return (await client.callTool({ name: BOUND_TOOL_NAME, arguments: args })) as CallToolResult;
+  } finally {
+    await client.close();
+  }
+}
+
+function checkReceipt(domain: string, result: CallToolResult) {
+  const fetch = fetches[domain] as HardenedFetch;
+  const cache = new JwksCache({ fetch });
+  return checkMcpCallReceipt({
+    callResult: result,
+    sentCall: { tool: BOUND_TOOL_NAME, arguments: ARGS },
+    envelope: result.structuredContent,
+    surfaceHost: domain,
+    resolveJwks: createReceiptJwksResolver({ issuerDomain: domain, cache }),
+    resolveSignerJwks: createSignerJwksResolver({ fetch, cache }),
+    now: Date.now(),
+  });
+}
+
+describe.each([
+  ['a node', NODE],
+  ['a platform tenant', TENANT],
+])('MCP on %s', (_label, domain) => {
+  it('an SDK v2 client pinned to 2026-07-28 lists and calls the tool; the receipt sits beside serverInfo and verifies', async () => {
+    const client = new ClientV2({ name: 'rev-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new TransportV2(endpoint(domain), { fetch: fetches[domain] }));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual([BOUND_TOOL_NAME]);
+      const result = (await client.callTool({ name: BOUND_TOOL_NAME, arguments: ARGS })) as unknown as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect(result._meta?.[RECEIPT_META_KEY]).toBeDefined();
+      const check = await checkReceipt(domain, result);
+      expect(check).toMatchObject({ receipt_present: true, verified: true });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('an SDK v1 client on 2025-11-25 lists and calls the tool; the receipt verifies', async () => {
+    const client = new ClientV1({ name: 'rev-v1', version: '1.0.0' });
+    const transport = new TransportV1(endpoint(domain), { fetch: fetches[domain] });
+    await client.connect(transport);
+    try {
+      expect(transport.protocolVersion).toBe('2025-11-25');
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual([BOUND_TOOL_NAME]);
+      const result = (await client.callTool({ name: BOUND_TOOL_NAME, arguments: ARGS })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const check = await checkReceipt(domain, result);
+      expect(check).toMatchObject({ receipt_present: true, verified: true });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the agent speaks 2026-07-28 to it and verifies the offer and the receipt', async () => {
+    const report = await getOfferVia('mcp', `https://${domain}`, ARGS, { fetch: fetches[domain] });
+    expect(report).toMatchObject({
+      mcp_protocol_version: '2026-07-28',
+      classification: 'node_tool',
+      safe_to_quote: true,
+      verification: { status: 'verified' },
+      receipt: { receipt_present: true, verified: true },
+    });
+  });
+});
+
+it('the agent falls back to 2025-11-25 with an old node and still verifies the offer and the receipt', async () => {
+  const report = await getOfferVia('mcp', `https://old.${NODE}`, ARGS, { fetch: fetches[NODE] });
+  expect(report).toMatchObject({
+    mcp_protocol_version: '2025-11-25',
+    classification: 'node_tool',
+    safe_to_quote: true,
+    verification: { status: 'verified' },
+    receipt: { receipt_present: true, verified: true },
+  });
+});
+
+it('an unknown tool is refused with one error prefix on either revision (issue 32 item 7)', async () => {
+  const v2 = new ClientV2({ name: 'rev-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await v2.connect(new TransportV2(endpoint(NODE), { fetch: fetches[NODE] }));
+  const v1 = new ClientV1({ name: 'rev-v1', version: '1.0.0' });
+  await v1.connect(new TransportV1(endpoint(NODE), { fetch: fetches[NODE] }));
+  try {
+    for (const call of [() => v2.callTool({ name: 'nope', arguments: {} }), () => v1.callTool({ name: 'nope', arguments: {} })]) {
+      const message = await call().then(
+        () => 'no error',
+        (e: Error) => e.message,
+      );
+      expect(message).toContain('unknown tool: nope');
+      expect(message.match(/MCP error -32602/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    }
+  } finally {
+    await v2.close();
+    await v1.close();
+  }
+});
