@@ -18,59 +18,68 @@ import { HAS_CHROMIUM, NODE_REFUSED, type RequestSurfaces, startRequestSurfaces 
  * `today` rows depend on the node's date, which the agent and the CLI leave to the node.
  */
 const TABLE: [string, string, string][] = [
-  ['the three parameters, guests as digits', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2"}', 'ok'],
   ['the three parameters, guests as a JSON number', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2}', 'ok'],
-  ['leap day 2028-02-29', '{"check_in":"2028-02-29","check_out":"2028-03-02","guests":"2"}', 'ok'],
-  ['2027-02-29 (no leap year)', '{"check_in":"2027-02-29","check_out":"2027-03-02","guests":"2"}', 'invalid_date'],
-  ['2026-02-30', '{"check_in":"2026-02-30","check_out":"2027-07-04","guests":"2"}', 'invalid_date'],
-  ['check_out 2027-06-31', '{"check_in":"2027-06-28","check_out":"2027-06-31","guests":"2"}', 'invalid_date'],
-  ['month 13', '{"check_in":"2027-13-01","check_out":"2027-07-04","guests":"2"}', 'invalid_date'],
-  ['leading whitespace in a date', '{"check_in":" 2027-07-01","check_out":"2027-07-04","guests":"2"}', 'invalid_date'],
-  ['trailing whitespace in a date', '{"check_in":"2027-07-01","check_out":"2027-07-04 ","guests":"2"}', 'invalid_date'],
-  ['full-width digits', '{"check_in":"２０２７-07-01","check_out":"2027-07-04","guests":"2"}', 'invalid_date'],
+  ['leap day 2028-02-29', '{"check_in":"2028-02-29","check_out":"2028-03-02","guests":2}', 'ok'],
+  ['2027-02-29 (no leap year)', '{"check_in":"2027-02-29","check_out":"2027-03-02","guests":2}', 'invalid_date'],
+  ['2026-02-30', '{"check_in":"2026-02-30","check_out":"2027-07-04","guests":2}', 'invalid_date'],
+  ['check_out 2027-06-31', '{"check_in":"2027-06-28","check_out":"2027-06-31","guests":2}', 'invalid_date'],
+  ['month 13', '{"check_in":"2027-13-01","check_out":"2027-07-04","guests":2}', 'invalid_date'],
+  ['leading whitespace in a date', '{"check_in":" 2027-07-01","check_out":"2027-07-04","guests":2}', 'invalid_date'],
+  ['trailing whitespace in a date', '{"check_in":"2027-07-01","check_out":"2027-07-04 ","guests":2}', 'invalid_date'],
+  ['full-width digits', '{"check_in":"２０２７-07-01","check_out":"2027-07-04","guests":2}', 'invalid_date'],
   ['a date as a number', '{"check_in":20270701,"check_out":"2027-07-04","guests":2}', 'invalid_date'],
   ['a date as an array', '{"check_in":["2027-07-01"],"check_out":"2027-07-04","guests":2}', 'invalid_date'],
-  ['guests with whitespace', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":" 2"}', 'invalid_guests'],
-  ['guests "1.0" (a query string)', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"1.0"}', 'invalid_guests'],
   ['guests 1.0 (a JSON number, the integer 1)', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":1.0}', 'ok'],
-  ['guests "1e0"', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"1e0"}', 'invalid_guests'],
   ['guests 1e0 (a JSON number, the integer 1)', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":1e0}', 'ok'],
-  ['guests "-0"', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"-0"}', 'invalid_guests'],
   ['guests -0', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":-0}', 'invalid_guests'],
-  ['guests "02"', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"02"}', 'invalid_guests'],
-  ['guests 1000', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"1000"}', 'ok'],
-  ['guests 1001', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"1001"}', 'invalid_guests'],
-  ['guests huge digits', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"99999999999999999999"}', 'invalid_guests'],
+  ['guests 1000', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":1000}', 'ok'],
+  ['guests 1001', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":1001}', 'invalid_guests'],
   ['guests 1e308', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":1e308}', 'invalid_guests'],
   ['guests 2^53+1', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":9007199254740993}', 'invalid_guests'],
   ['guests 2.5', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2.5}', 'invalid_guests'],
   ['guests true', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":true}', 'invalid_guests'],
   ['guests null', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":null}', 'missing_parameter'],
-  ['an empty check_in', '{"check_in":"","check_out":"2027-07-04","guests":"2"}', 'missing_parameter'],
+  ['an empty check_in', '{"check_in":"","check_out":"2027-07-04","guests":2}', 'missing_parameter'],
   ['guests missing', '{"check_in":"2027-07-01","check_out":"2027-07-04"}', 'missing_parameter'],
-  ['an unknown key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","property_id":"x"}', 'unknown_parameter'],
-  ['a __proto__ key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","__proto__":"x"}', 'unknown_parameter'],
+  ['an unknown key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"property_id":"x"}', 'unknown_parameter'],
+  ['a __proto__ key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"__proto__":"x"}', 'unknown_parameter'],
   ['a __proto__ object', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"__proto__":{"guests":3}}', 'unknown_parameter'],
-  ['a constructor key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","constructor":"x"}', 'unknown_parameter'],
-  ['an empty key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","":"x"}', 'unknown_parameter'],
+  ['a constructor key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"constructor":"x"}', 'unknown_parameter'],
+  ['an empty key', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"":"x"}', 'unknown_parameter'],
   [
     'check_in and checkIn at once (same value)',
-    '{"check_in":"2027-07-01","checkIn":"2027-07-01","check_out":"2027-07-04","guests":"2"}',
+    '{"check_in":"2027-07-01","checkIn":"2027-07-01","check_out":"2027-07-04","guests":2}',
     'duplicate_parameter',
   ],
   [
     'checkOut and check_out at once',
-    '{"check_in":"2027-07-01","checkOut":"2027-07-04","check_out":"2027-07-05","guests":"2"}',
+    '{"check_in":"2027-07-01","checkOut":"2027-07-04","check_out":"2027-07-05","guests":2}',
     'duplicate_parameter',
   ],
-  ['camelCase aliases only', '{"checkIn":"2027-07-01","checkOut":"2027-07-04","guests":"2"}', 'ok'],
-  ['check_out equal to check_in', '{"check_in":"2027-07-01","check_out":"2027-07-01","guests":"2"}', 'invalid_range'],
-  ['check_out before check_in', '{"check_in":"2027-07-04","check_out":"2027-07-01","guests":"2"}', 'invalid_range'],
-  ['366 nights', '{"check_in":"2027-07-01","check_out":"2028-07-01","guests":"2"}', 'invalid_range'],
-  ['a language tag', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","language":"sv-SE"}', 'ok'],
-  ['a bad language tag', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2","language":"<script>"}', 'invalid_language'],
-  ['check_in yesterday', '{"check_in":"2027-05-31","check_out":"2027-06-03","guests":"2"}', 'today:date_in_past'],
-  ['check_in past the horizon', '{"check_in":"2028-06-02","check_out":"2028-06-05","guests":"2"}', 'today:beyond_horizon'],
+  ['camelCase aliases only', '{"checkIn":"2027-07-01","checkOut":"2027-07-04","guests":2}', 'ok'],
+  ['check_out equal to check_in', '{"check_in":"2027-07-01","check_out":"2027-07-01","guests":2}', 'invalid_range'],
+  ['check_out before check_in', '{"check_in":"2027-07-04","check_out":"2027-07-01","guests":2}', 'invalid_range'],
+  ['366 nights', '{"check_in":"2027-07-01","check_out":"2028-07-01","guests":2}', 'invalid_range'],
+  ['a language tag', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"language":"sv-SE"}', 'ok'],
+  ['a bad language tag', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":2,"language":"<script>"}', 'invalid_language'],
+  ['check_in yesterday', '{"check_in":"2027-05-31","check_out":"2027-06-03","guests":2}', 'today:date_in_past'],
+  ['check_in past the horizon', '{"check_in":"2028-06-02","check_out":"2028-06-05","guests":2}', 'today:beyond_horizon'],
+];
+
+/**
+ * `guests` as text (issue 32 item 7): `[label, arguments as JSON text, the answer as an HTTP query]`.
+ * A query carries every value as text, so its reader takes decimal digits; a tool call's arguments
+ * are JSON and the advertised schema says integer, so every JSON entry point refuses a string
+ * `guests` with `invalid_guests` (the Python MCP SDK sent `"2"` and the node signed it).
+ */
+const STRING_GUESTS: [string, string, string][] = [
+  ['the three parameters, guests as digits', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"2"}', 'ok'],
+  ['guests with whitespace', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":" 2"}', 'invalid_guests'],
+  ['guests "1.0" (a query string)', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"1.0"}', 'invalid_guests'],
+  ['guests "1e0"', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"1e0"}', 'invalid_guests'],
+  ['guests "-0"', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"-0"}', 'invalid_guests'],
+  ['guests "02"', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"02"}', 'invalid_guests'],
+  ['guests huge digits', '{"check_in":"2027-07-01","check_out":"2027-07-04","guests":"99999999999999999999"}', 'invalid_guests'],
 ];
 
 /** Queries only HTTP can carry (a key repeated), for the offer endpoint and `/book`. */
@@ -91,21 +100,25 @@ const agentAnswer = (expected: string) => (expected.startsWith('today:') ? 'ok' 
 /** So does the CLI: it accepts the options and the node it asks refuses them. */
 const cliAnswer = (expected: string) => (expected.startsWith('today:') ? NODE_REFUSED : expected);
 
+/** The arguments as an HTTP query when every value has a text form there (a string, or a number written as its digits). */
 function queryOf(json: string): string | null {
   const args = JSON.parse(json) as Record<string, unknown>;
   const entries = Object.entries(args);
-  return entries.every(([, v]) => typeof v === 'string') ? new URLSearchParams(entries as [string, string][]).toString() : null;
+  if (!entries.every(([, v]) => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v) && !Object.is(v, -0))))
+    return null;
+  return new URLSearchParams(entries.map(([k, v]) => [k, String(v)])).toString();
 }
 
 function cliOptionsOf(json: string): { checkIn?: string; checkOut?: string; guests?: string } | null {
   const args = JSON.parse(json) as Record<string, unknown>;
   const keys = Object.keys(args);
   if (!keys.every((k) => ['check_in', 'check_out', 'guests'].includes(k))) return null;
-  if (!Object.values(args).every((v) => typeof v === 'string')) return null;
+  if (!Object.values(args).every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v)))) return null;
+  // Options are typed text, read as a query is.
   return {
-    ...(args.check_in === undefined ? {} : { checkIn: args.check_in as string }),
-    ...(args.check_out === undefined ? {} : { checkOut: args.check_out as string }),
-    ...(args.guests === undefined ? {} : { guests: args.guests as string }),
+    ...(args.check_in === undefined ? {} : { checkIn: String(args.check_in) }),
+    ...(args.check_out === undefined ? {} : { checkOut: String(args.check_out) }),
+    ...(args.guests === undefined ? {} : { guests: String(args.guests) }),
   };
 }
 
@@ -162,6 +175,35 @@ describe('one offer request table, every entry point', () => {
         want.cli = cliAnswer(expected);
       }
       expect(answers).toEqual(want);
+    },
+    60_000,
+  );
+
+  it.each(STRING_GUESTS)(
+    'guests as text: %s',
+    async (_label, json, queryExpected) => {
+      const query = queryOf(json) as string;
+      const asJson = parseOfferRequest(JSON.parse(json));
+      const asQuery = parseOfferRequest(new URLSearchParams(query));
+      expect({
+        protocol_json: asJson.ok ? 'ok' : asJson.error.code,
+        mcp: await s.mcp(json),
+        a2a: await s.a2a(json),
+        webmcp: await s.webmcpPost(json),
+        agent: s.agent(json),
+        protocol_query: asQuery.ok ? 'ok' : asQuery.error.code,
+        http: await s.http(query),
+        book: await s.book(query),
+      }).toEqual({
+        protocol_json: 'invalid_guests',
+        mcp: 'invalid_guests',
+        a2a: 'invalid_guests',
+        webmcp: 'invalid_guests',
+        agent: 'invalid_guests',
+        protocol_query: queryExpected,
+        http: queryExpected,
+        book: queryExpected,
+      });
     },
     60_000,
   );

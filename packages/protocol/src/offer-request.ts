@@ -115,15 +115,28 @@ function entriesOf(input: unknown): Iterable<[string, unknown]> | null {
   return Object.entries(input);
 }
 
-/** `guests` as a JSON number, or as the decimal digits an HTTP query carries (both forms on every surface). */
-function guestsOf(v: unknown): number | null {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && GUESTS_DIGITS_RE.test(v) ? Number(v) : Number.NaN;
+/**
+ * `guests` as the form its carrier has: the decimal digits an HTTP query carries (every query
+ * value is text), or a JSON number in a tool call's JSON arguments. Over MCP, A2A and WebMCP the
+ * arguments are JSON and the advertised schema says `integer`, so `"2"` there is refused like any
+ * other non-integer (issue 32 item 7: the Python MCP SDK sent `guests: "2"` and the node signed
+ * it); string-to-number belongs to the HTTP query reader only.
+ */
+function guestsOf(v: unknown, fromQuery: boolean): number | null {
+  const n = fromQuery
+    ? typeof v === 'string' && GUESTS_DIGITS_RE.test(v)
+      ? Number(v)
+      : Number.NaN
+    : typeof v === 'number'
+      ? v
+      : Number.NaN;
   return Number.isInteger(n) && n >= 1 && n <= MAX_GUESTS ? n : null;
 }
 
 /**
  * `parseOfferRequest(input, { today, horizonDays })`: read a Core VRP v0.1 §4 offer request from an HTTP
- * query (`URLSearchParams`) or a tool call's JSON arguments. Refusals, first one wins, in this
+ * query (`URLSearchParams`, where `guests` is decimal digits) or a tool call's JSON arguments
+ * (where it is a JSON number, as the advertised schema says). Refusals, first one wins, in this
  * order: `invalid_arguments` (not an object), `unknown_parameter`, `duplicate_parameter` (a key
  * twice, or `check_in` and `checkIn` together), `missing_parameter` (absent, null or empty),
  * `invalid_date`, `invalid_guests`, `invalid_range`, `invalid_language`, then — with a context —
@@ -159,8 +172,15 @@ export function parseOfferRequest(input: unknown, context: OfferRequestContext =
   if (first === null) return refuse('invalid_date', 'check_in must be a real calendar date YYYY-MM-DD');
   const last = typeof check_out === 'string' ? dayNumber(check_out) : null;
   if (last === null) return refuse('invalid_date', 'check_out must be a real calendar date YYYY-MM-DD');
-  const guests = guestsOf(seen.guests);
-  if (guests === null) return refuse('invalid_guests', `guests must be an integer from 1 to ${MAX_GUESTS}`);
+  const fromQuery = input instanceof URLSearchParams;
+  const guests = guestsOf(seen.guests, fromQuery);
+  if (guests === null)
+    return refuse(
+      'invalid_guests',
+      fromQuery || typeof seen.guests !== 'string'
+        ? `guests must be an integer from 1 to ${MAX_GUESTS}`
+        : `guests must be a JSON number, an integer from 1 to ${MAX_GUESTS}, not a string`,
+    );
   const nights = last - first;
   if (nights < 1) return refuse('invalid_range', 'check_out must be after check_in');
   if (nights > MAX_STAY_NIGHTS) return refuse('invalid_range', `a stay is at most ${MAX_STAY_NIGHTS} nights`);

@@ -19,7 +19,7 @@ const OK = { check_in: '2027-07-01', check_out: '2027-07-04', guests: 2 };
 
 describe('parseOfferRequest', () => {
   it('returns the request in snake_case with the nights counted', () => {
-    expect(parseOfferRequest({ checkIn: '2028-02-28', checkOut: '2028-03-01', guests: '3', language: 'sv-SE' })).toEqual({
+    expect(parseOfferRequest({ checkIn: '2028-02-28', checkOut: '2028-03-01', guests: 3, language: 'sv-SE' })).toEqual({
       ok: true,
       request: { check_in: '2028-02-28', check_out: '2028-03-01', guests: 3, nights: 2, language: 'sv-SE' },
     });
@@ -31,6 +31,16 @@ describe('parseOfferRequest', () => {
       ok: false,
       error: { code: 'duplicate_parameter' },
     });
+  });
+
+  it('reads guests as digits from an HTTP query only: in JSON arguments it is a number, as the schema says (issue 32 item 7)', () => {
+    const query = new URLSearchParams('check_in=2027-07-01&check_out=2027-07-04&guests=2');
+    expect(parseOfferRequest(query)).toMatchObject({ ok: true, request: { guests: 2 } });
+    for (const guests of ['2', '02', ' 2', '2.0']) {
+      expect(parseOfferRequest({ ...OK, guests })).toMatchObject({ ok: false, error: { code: 'invalid_guests' } });
+    }
+    expect(parseOfferRequest({ ...OK, guests: '2' })).toMatchObject({ error: { message: expect.stringContaining('not a string') } });
+    expect(parseOfferRequest({ ...OK, guests: 2 })).toMatchObject({ ok: true, request: { guests: 2 } });
   });
 
   it('judges today and the booking horizon only when given them', () => {

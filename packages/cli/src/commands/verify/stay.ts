@@ -26,5 +26,13 @@ export interface StayOptions {
  * refuses, with the same code (`2026-02-30` is `invalid_date`). Throws `AgentUsageError` (exit 64).
  */
 export function stayRequest(o: StayOptions): OfferRequestArgs {
-  return checkOfferRequest({ check_in: o.checkIn, check_out: o.checkOut, guests: o.guests });
+  const query = new URLSearchParams();
+  for (const [key, value] of [
+    ['check_in', o.checkIn],
+    ['check_out', o.checkOut],
+    ['guests', o.guests],
+  ] as const) {
+    if (value !== undefined) query.set(key, value);
+  }
+  return checkOfferRequest(query);
 }
