@@ -11,7 +11,8 @@
  * either way; with the cache on, the offer inside is the cached one.
  * Each row sends what a client puts on the wire for one offer:
  *   plain  GET  /api/verified-stay-offer?check_in&check_out&guests
- *   mcp    POST /mcp          tools/call get_verified_stay_offer (stateless Streamable HTTP, JSON response)
+ *   mcp    POST /mcp          tools/call get_verified_stay_offer (stateless Streamable HTTP, JSON response),
+ *                             one row per MCP revision: 2025-11-25, and 2026-07-28 with its `_meta` envelope and headers
  *   a2a    POST /a2a/jsonrpc  SendMessage (A2A 1.0) with one data part
  * Every answer is checked (status 200 and a signed envelope in it); a failed answer aborts the run.
  *
@@ -23,8 +24,8 @@
  * large as Node Tool Binding §5 and the MCP composition profile make it (the envelope as JSON text
  * and as structuredContent, the receipt with the offer's JWS). The receipt is signed per call,
  * except that a call repeating one already answered in the same second (same arguments, same
- * offer, same key) gets the same bytes signing would give (docs/receipts.md): the `mcp` row asks
- * one stay over and over, as the plain row does; `mcp, cache off` signs both per call.
+ * offer, same key) gets the same bytes signing would give (docs/receipts.md): the `mcp` rows ask
+ * one stay over and over, as the plain row does; `mcp …, cache off` signs both per call.
  *
  * Run: npx tsx --conditions=vrpkit-source bench/surfaces.ts [--seconds 6] [--concurrency 8]
  */
@@ -73,17 +74,41 @@ const plain = () => ({
   path: `${OFFER_ENDPOINT_PATH}?${query}`,
   headers: { host: DOMAIN, accept: 'application/json' },
 });
-const mcp = () => ({
-  method: 'POST' as const,
-  path: MCP_ENDPOINT_PATH,
-  headers: {
-    host: DOMAIN,
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2025-06-18',
-  },
-  body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: BOUND_TOOL_NAME, arguments: ARGS } }),
-});
+const MCP_HEADERS = { host: DOMAIN, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+/**
+ * The `tools/call` a client sends on each MCP revision the node serves: on 2025-11-25 the plain
+ * call after `initialize` (stateless, so one POST); on 2026-07-28 the same call with the
+ * per-request `_meta` envelope and the standard request headers naming what the body names, as
+ * the official v2 client sends it.
+ */
+const MCP_CALLS = {
+  '2025-11-25': () => ({
+    method: 'POST' as const,
+    path: MCP_ENDPOINT_PATH,
+    headers: { ...MCP_HEADERS, 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: BOUND_TOOL_NAME, arguments: ARGS } }),
+  }),
+  '2026-07-28': () => ({
+    method: 'POST' as const,
+    path: MCP_ENDPOINT_PATH,
+    headers: { ...MCP_HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': BOUND_TOOL_NAME },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: ++id,
+      method: 'tools/call',
+      params: {
+        name: BOUND_TOOL_NAME,
+        arguments: ARGS,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'bench-surfaces', version: '0.1.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  }),
+};
+const mcp = MCP_CALLS['2025-11-25'];
 const a2a = () => ({
   method: 'POST' as const,
   path: '/a2a/jsonrpc',
@@ -105,10 +130,12 @@ let serverPid: number;
 /** Rows: each surface on the node with the signed-offer cache, then plain and MCP on the one without. */
 const calls: Record<string, Call> = {
   plain: { pool: () => cachedPool, request: plain },
-  mcp: { pool: () => cachedPool, request: mcp },
+  'mcp 2025-11-25': { pool: () => cachedPool, request: MCP_CALLS['2025-11-25'] },
+  'mcp 2026-07-28': { pool: () => cachedPool, request: MCP_CALLS['2026-07-28'] },
   a2a: { pool: () => cachedPool, request: a2a },
   'plain, cache off': { pool: () => freshPool, request: plain },
-  'mcp, cache off': { pool: () => freshPool, request: mcp },
+  'mcp 2025-11-25, cache off': { pool: () => freshPool, request: MCP_CALLS['2025-11-25'] },
+  'mcp 2026-07-28, cache off': { pool: () => freshPool, request: MCP_CALLS['2026-07-28'] },
   'floor: the MCP answer’s bytes': { pool: () => floorPool, request: floor('/floor') },
   'floor: the MCP answer’s bytes + 1 signature': { pool: () => floorPool, request: floor('/floor-signed') },
   'floor: the MCP answer’s bytes, Hono stack': { pool: () => stackPool, request: floor('/floor') },
@@ -213,7 +240,7 @@ async function main() {
       `bench/surfaces — ${CONCURRENCY} concurrent, ${SECONDS}s per row in ${ROUNDS} interleaved slices, https loopback, ${cpus().length} CPUs (shared)`,
     );
     console.table(rows);
-    for (const name of ['mcp', 'mcp, cache off']) {
+    for (const name of ['mcp 2025-11-25', 'mcp 2026-07-28', 'mcp 2025-11-25, cache off', 'mcp 2026-07-28, cache off']) {
       const row = rows.find((r) => r.surface === name) as Row;
       const verdict = row.ratio_to_plain >= 0.5 ? 'meets' : 'MISSES';
       console.log(`${name}: tools/call at ${row.ratio_to_plain}× the plain endpoint (${baselineOf(name)}): ${verdict} the 0.5× target.`);

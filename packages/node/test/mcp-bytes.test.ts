@@ -166,6 +166,26 @@ describe.each(REVISIONS)('MCP tools/call bytes on $revision', ({ revision, heade
     },
   );
 
+  it.runIf(revision === '2026-07-28')(
+    'a call the 2026-07-28 rules refuse is the SDK’s refusal, never an offer: headers not matching the body, no version header, a malformed envelope',
+    async () => {
+      const args = { check_in: day(30), check_out: day(33), guests: 2 };
+      const { 'mcp-protocol-version': _v, ...noVersion } = MODERN_HEADERS;
+      const cases = [
+        post(fetchCached, call(1, args, plainMeta), { ...MODERN_HEADERS, 'mcp-name': 'another_tool' }),
+        post(fetchCached, call(2, args, plainMeta), { ...MODERN_HEADERS, 'mcp-method': 'tools/list' }),
+        post(fetchCached, call(3, args, plainMeta), noVersion),
+        post(fetchCached, call(4, args, { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': 'all' } }), headers),
+        post(fetchCached, call(5, args, { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } }), headers),
+      ];
+      for (const answer of await Promise.all(cases)) {
+        expect(answer.text).not.toContain('signed_verified_stay_offer');
+        expect(answer.status).toBeGreaterThanOrEqual(400);
+        expect(JSON.parse(answer.text)).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+      }
+    },
+  );
+
   it.runIf(revision === '2025-06-18')(
     'a batch (where MCP 2025-03-26 allows one), a version the SDK does not support and a missing Accept are still the SDK’s answers',
     async () => {
