@@ -61,6 +61,11 @@ function classify(fetched: SurfaceFetch, surface: Surface, bound: boolean | null
   return bound === false ? 'operator_tool' : 'node_tool';
 }
 
+/** The MCP-only members of a fetch (the raw result, the revision used), carried into the report when present. */
+function mcpOnly({ raw_result, mcp_protocol_version }: SurfaceFetch): Pick<SurfaceReport, 'raw_result' | 'mcp_protocol_version'> {
+  return { ...(raw_result !== undefined ? { raw_result } : {}), ...(mcp_protocol_version !== undefined ? { mcp_protocol_version } : {}) };
+}
+
 export async function getOfferVia(
   surface: Surface,
   target: string,
@@ -78,8 +83,7 @@ export async function getOfferVia(
       tools: fetched.tools,
       tool_name: fetched.tool_name,
       envelope: fetched.envelope,
-      ...(fetched.raw_result !== undefined ? { raw_result: fetched.raw_result } : {}),
-      ...(fetched.mcp_protocol_version !== undefined ? { mcp_protocol_version: fetched.mcp_protocol_version } : {}),
+      ...mcpOnly(fetched),
     };
     if (fetched.envelope === null || fetched.envelope === undefined) {
       return {
