@@ -186,6 +186,15 @@ describe.each(REVISIONS)('MCP tools/call bytes on $revision', ({ revision, heade
     },
   );
 
+  it('an own "__proto__" member in the arguments is refused on the SDK’s path too (the handler reads the arguments as sent)', async () => {
+    const args = JSON.parse(`{"check_in":"${day(30)}","check_out":"${day(33)}","guests":2,"__proto__":{"guests":3}}`) as unknown;
+    for (const meta of [plainMeta, sdkMeta]) {
+      const { text } = await post(fetchCached, call(1, args, meta), headers);
+      expect(text).toContain('error[unknown_parameter]');
+      expect(text).not.toContain('signed_verified_stay_offer');
+    }
+  });
+
   it.runIf(revision === '2025-06-18')(
     'a batch (where MCP 2025-03-26 allows one), a version the SDK does not support and a missing Accept are still the SDK’s answers',
     async () => {
