@@ -74,7 +74,9 @@ describe('offer endpoint bad inputs → 400 {error:{code,message}}', () => {
 
 describe('tool-surface arguments (JSON values) get the same codes', () => {
   const cases: [string, Record<string, unknown>, string][] = [
-    ['guests as a string number is accepted like the query form', { check_in: '2027-03-01', check_out: '2027-03-05', guests: '2' }, 'ok'],
+    // JSON arguments follow the advertised schema (integer); digits as text are the HTTP query's form only (issue 32 item 7).
+    ['guests as a string number is refused', { check_in: '2027-03-01', check_out: '2027-03-05', guests: '2' }, 'invalid_guests'],
+    ['guests as a JSON number', { check_in: '2027-03-01', check_out: '2027-03-05', guests: 2 }, 'ok'],
     ['guests as a float', { check_in: '2027-03-01', check_out: '2027-03-05', guests: 2.5 }, 'invalid_guests'],
     ['guests as a boolean', { check_in: '2027-03-01', check_out: '2027-03-05', guests: true }, 'invalid_guests'],
     ['date as a number', { check_in: 20270301, check_out: '2027-03-05', guests: 2 }, 'invalid_date'],
