@@ -10,41 +10,21 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import pg from 'pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentOverStdio, errorOf, fakeServer, removeTmpDirs, tmp, vrpOk } from './support/gate-proxy.js';
 
-const PG_URL = testPgUrl('vrp gate proxy on PostgreSQL', 'the proxy surviving the loss of its PostgreSQL connections');
-const tag = randomBytes(5).toString('hex');
-const role = `gate_proxy_outage_${tag}`;
-const schema = `gate_proxy_outage_${tag}`;
-const applicationName = `vrp-gate-proxy-outage-${tag}`;
+const pgs = pgTestSchemas('vrp gate proxy on PostgreSQL', 'the proxy surviving the loss of its PostgreSQL connections');
+const applicationName = `vrp-gate-proxy-outage-${randomBytes(5).toString('hex')}`;
 
-async function sql(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
+afterAll(removeTmpDirs);
 
-afterAll(async () => {
-  removeTmpDirs();
-  if (!PG_URL) return;
-  await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await sql(`DROP ROLE IF EXISTS ${role}`);
-});
-
-describe.skipIf(!PG_URL)('vrp gate proxy --store postgres://… when PostgreSQL goes away and comes back', () => {
+describe.skipIf(!pgs)('vrp gate proxy --store postgres://… when PostgreSQL goes away and comes back', () => {
   it('stays up, refuses calls meanwhile (nothing reaches the downstream), then serves again by itself', { timeout: 120_000 }, async () => {
-    await sql(`CREATE ROLE ${role} LOGIN`);
-    await sql(`CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
-    const url = new URL(PG_URL!);
-    url.username = role;
-    url.password = '';
+    const owned = await pgs!.ownedSchema('gate_proxy_outage');
+    const { role, schema } = owned;
+    const sql = (text: string) => pgs!.query(text);
+    const url = new URL(owned.url);
     url.searchParams.set('schema', schema);
     url.searchParams.set('application_name', applicationName);
     const store = url.toString();
