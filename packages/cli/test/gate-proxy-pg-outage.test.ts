@@ -4,12 +4,13 @@
  * command` from an idle pooled connection). Here the server ends exactly the proxy's connections
  * (`pg_terminate_backend` by the `application_name` its store URL sets) while its role may not log
  * in — a database that is away — then lets it log in again: the proxy stays up, refuses the call
- * made meanwhile without reaching the downstream, and serves the next one by itself.
+ * made meanwhile without reaching the downstream, answers `tools/list` meanwhile with the gate's own
+ * coded refusal (not the database's message, which names the role), and serves the next call by itself.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentOverStdio, errorOf, fakeServer, removeTmpDirs, tmp, vrpOk } from './support/gate-proxy.js';
@@ -68,8 +69,24 @@ describe.skipIf(!pgs)('vrp gate proxy --store postgres://… when PostgreSQL goe
       expect(errorOf(away)).toMatchObject({ invoked: false });
       expect(['EF_STORE_UNAVAILABLE', 'EF-060']).toContain(errorOf(away).code);
       expect(effectsOf('away')).toBe(0);
+      // tools/list meanwhile: the gate's own coded refusal, never the database's message (it names the role).
+      const listed = await agent.client.listTools().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(listed).toBeInstanceOf(McpError);
+      expect(listed).toMatchObject({ code: ErrorCode.InternalError, data: { code: 'EF_STORE_UNAVAILABLE', invoked: false } });
+      expect(JSON.stringify({ message: (listed as McpError).message, data: (listed as McpError).data })).not.toContain(role);
+      // A call whose re-list (past the proxy's bounded interval) finds a changed definition the store cannot record: the store's code too.
+      writeFileSync(join(dir, 'd.txt'), 'Write a note, changed.');
+      await new Promise((r) => setTimeout(r, 1100));
+      const changed = await write('changed');
+      expect(errorOf(changed)).toMatchObject({ code: 'EF_STORE_UNAVAILABLE', invoked: false });
+      expect(effectsOf('changed')).toBe(0);
+      writeFileSync(join(dir, 'd.txt'), 'Write a note.');
 
       await sql(`ALTER ROLE ${role} LOGIN`);
+      expect((await agent.client.listTools()).tools.map((t) => t.name)).toContain('note_write');
       expect((await write('after')).isError).toBeFalsy();
       expect(effectsOf('after')).toBe(1);
       expect(agent.logs()).not.toMatch(/Unhandled 'error' event/);
