@@ -14,13 +14,12 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type GateStore, openPostgresStore, openSqliteStore, verifyAuditChain } from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PUBLIC_JWK, removeTmpDirs, SINK, tmpDir } from './procs/common.js';
 
-const PG_URL = testPgUrl('gate store adoption', 'adopting a PostgreSQL store made by the gate’s own runner');
+const pgs = pgTestSchemas('gate store adoption', 'adopting a PostgreSQL store made by the gate’s own runner');
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 const dir = tmpDir('store-adoption');
 const E = { policy_epoch: 1, authority_epoch: 1, revocation_epoch: 1 };
@@ -63,28 +62,20 @@ async function legacySqlite(): Promise<Legacy> {
   };
 }
 
+/** The pg_dump restored into a schema testkit named (the dump creates it). */
 async function legacyPostgres(): Promise<Legacy> {
-  const schema = `gate_adopt_${randomBytes(5).toString('hex')}`;
-  const run = async <T>(text: string): Promise<T[]> => {
-    const c = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
-    await c.connect();
-    try {
-      return (await c.query(text)).rows as T[];
-    } finally {
-      await c.end();
-    }
-  };
-  await run(readFileSync(join(FIXTURES, 'legacy-store.pg.sql'), 'utf8').replaceAll('__SCHEMA__', schema));
+  const schema = pgs!.schema('gate_adopt');
+  await pgs!.query(readFileSync(join(FIXTURES, 'legacy-store.pg.sql'), 'utf8').replaceAll('__SCHEMA__', schema));
   return {
-    open: () => openPostgresStore(PG_URL!, { schema, poolSize: 2 }),
-    query: run,
-    drop: () => run(`drop schema if exists ${schema} cascade`).then(() => {}),
+    open: () => openPostgresStore(pgs!.url, { schema, poolSize: 2 }),
+    query: (text) => pgs!.query(text, schema),
+    drop: () => pgs!.drop(schema),
   };
 }
 
 const backends = [
   { name: 'sqlite', skip: false, make: legacySqlite },
-  { name: 'postgres', skip: !PG_URL, make: legacyPostgres },
+  { name: 'postgres', skip: !pgs, make: legacyPostgres },
 ];
 
 /** What the runner wrote, read through the ports. */
