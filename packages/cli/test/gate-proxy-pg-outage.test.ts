@@ -4,47 +4,28 @@
  * command` from an idle pooled connection). Here the server ends exactly the proxy's connections
  * (`pg_terminate_backend` by the `application_name` its store URL sets) while its role may not log
  * in — a database that is away — then lets it log in again: the proxy stays up, refuses the call
- * made meanwhile without reaching the downstream, and serves the next one by itself.
+ * made meanwhile without reaching the downstream, answers `tools/list` meanwhile with the gate's own
+ * coded refusal (not the database's message, which names the role), and serves the next call by itself.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import pg from 'pg';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { agentOverStdio, errorOf, fakeServer, removeTmpDirs, tmp, vrpOk } from './support/gate-proxy.js';
 
-const PG_URL = testPgUrl('vrp gate proxy on PostgreSQL', 'the proxy surviving the loss of its PostgreSQL connections');
-const tag = randomBytes(5).toString('hex');
-const role = `gate_proxy_outage_${tag}`;
-const schema = `gate_proxy_outage_${tag}`;
-const applicationName = `vrp-gate-proxy-outage-${tag}`;
+const pgs = pgTestSchemas('vrp gate proxy on PostgreSQL', 'the proxy surviving the loss of its PostgreSQL connections');
+const applicationName = `vrp-gate-proxy-outage-${randomBytes(5).toString('hex')}`;
 
-async function sql(text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
+afterAll(removeTmpDirs);
 
-afterAll(async () => {
-  removeTmpDirs();
-  if (!PG_URL) return;
-  await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await sql(`DROP ROLE IF EXISTS ${role}`);
-});
-
-describe.skipIf(!PG_URL)('vrp gate proxy --store postgres://… when PostgreSQL goes away and comes back', () => {
+describe.skipIf(!pgs)('vrp gate proxy --store postgres://… when PostgreSQL goes away and comes back', () => {
   it('stays up, refuses calls meanwhile (nothing reaches the downstream), then serves again by itself', { timeout: 120_000 }, async () => {
-    await sql(`CREATE ROLE ${role} LOGIN`);
-    await sql(`CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
-    const url = new URL(PG_URL!);
-    url.username = role;
-    url.password = '';
+    const owned = await pgs!.ownedSchema('gate_proxy_outage');
+    const { role, schema } = owned;
+    const sql = (text: string) => pgs!.query(text);
+    const url = new URL(owned.url);
     url.searchParams.set('schema', schema);
     url.searchParams.set('application_name', applicationName);
     const store = url.toString();
@@ -88,8 +69,24 @@ describe.skipIf(!PG_URL)('vrp gate proxy --store postgres://… when PostgreSQL 
       expect(errorOf(away)).toMatchObject({ invoked: false });
       expect(['EF_STORE_UNAVAILABLE', 'EF-060']).toContain(errorOf(away).code);
       expect(effectsOf('away')).toBe(0);
+      // tools/list meanwhile: the gate's own coded refusal, never the database's message (it names the role).
+      const listed = await agent.client.listTools().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(listed).toBeInstanceOf(McpError);
+      expect(listed).toMatchObject({ code: ErrorCode.InternalError, data: { code: 'EF_STORE_UNAVAILABLE', invoked: false } });
+      expect(JSON.stringify({ message: (listed as McpError).message, data: (listed as McpError).data })).not.toContain(role);
+      // A call whose re-list (past the proxy's bounded interval) finds a changed definition the store cannot record: the store's code too.
+      writeFileSync(join(dir, 'd.txt'), 'Write a note, changed.');
+      await new Promise((r) => setTimeout(r, 1100));
+      const changed = await write('changed');
+      expect(errorOf(changed)).toMatchObject({ code: 'EF_STORE_UNAVAILABLE', invoked: false });
+      expect(effectsOf('changed')).toBe(0);
+      writeFileSync(join(dir, 'd.txt'), 'Write a note.');
 
       await sql(`ALTER ROLE ${role} LOGIN`);
+      expect((await agent.client.listTools()).tools.map((t) => t.name)).toContain('note_write');
       expect((await write('after')).isError).toBeFalsy();
       expect(effectsOf('after')).toBe(1);
       expect(agent.logs()).not.toMatch(/Unhandled 'error' event/);

@@ -1,41 +1,32 @@
 /**
- * The Gate end to end on PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per test): the hot
+ * The Gate end to end on PostgreSQL (`VRPKIT_TEST_PG_URL`, a fresh schema per test from testkit's
+ * `pgTestSchemas`, dropped after the file): the hot
  * path and T-C replay through dispatch, a lock wait past the timeout → EF-060 with nothing
  * consumed, the epoch read's own bound, an epoch bump from another connection, and restart recovery.
  */
 import { randomBytes } from 'node:crypto';
 import { Gate, type GateOptions, type GateStore, loadPolicy, openPostgresStore } from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import pg from 'pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeAct, SIGNING_KEY, SINK, TEST_POLICY } from './procs/common.js';
 import { spawnProc } from './procs/spawn.js';
 
-const PG_URL = testPgUrl('gate enforce-postgres', 'the Gate-on-PostgreSQL tests');
+const pgs = pgTestSchemas('gate enforce-postgres', 'the Gate-on-PostgreSQL tests');
 
-describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
+describe.skipIf(!pgs)('the Gate on PostgreSQL', () => {
   let schema: string;
   let store: GateStore;
-  const open = () => openPostgresStore(PG_URL!, { schema, poolSize: 2 });
+  const open = () => openPostgresStore(pgs!.url, { schema, poolSize: 2 });
   const newGate = (over: Partial<GateOptions> = {}) =>
     new Gate({ store, policy: loadPolicy(TEST_POLICY), sinkId: SINK, signingKey: SIGNING_KEY, ...over });
-  async function sql(text: string): Promise<void> {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    try {
-      await c.query(text);
-    } finally {
-      await c.end();
-    }
-  }
 
   beforeEach(async () => {
-    schema = `gate_enforce_${randomBytes(5).toString('hex')}`;
+    schema = pgs!.schema('gate_enforce');
     store = await open();
   });
   afterEach(async () => {
     await store.close();
-    await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await pgs!.drop(schema);
   });
 
   it('dispatches a hot-envelope act once; T-C: the replay is denied and returns the recorded result', async () => {
@@ -73,10 +64,9 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
     const gate = newGate({ policyTimeoutMs: 200 });
     const a = makeAct({ id: 'pg-2', policy_state: await gate.policyState() });
     expect((await gate.authorize(a)).status).toBe('issued');
-    const blocker = new pg.Client({ connectionString: PG_URL });
-    await blocker.connect();
+    const blocker = await pgs!.client(schema);
     await blocker.query('BEGIN');
-    await blocker.query(`SELECT * FROM ${schema}.gate_policy_state WHERE id = 1 FOR UPDATE`);
+    await blocker.query('SELECT * FROM gate_policy_state WHERE id = 1 FOR UPDATE');
     try {
       expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF-060', retryable: true });
     } finally {
@@ -90,11 +80,10 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
   it('the epoch read is bounded too: held up past policyTimeoutMs it fails with EF-060', async () => {
     const gate = newGate({ policyTimeoutMs: 200 });
     await gate.policyState();
-    const blocker = new pg.Client({ connectionString: PG_URL });
-    await blocker.connect();
+    const blocker = await pgs!.client(schema);
     await blocker.query('BEGIN');
     // The one lock a plain SELECT waits for.
-    await blocker.query(`LOCK TABLE ${schema}.gate_policy_state IN ACCESS EXCLUSIVE MODE`);
+    await blocker.query('LOCK TABLE gate_policy_state IN ACCESS EXCLUSIVE MODE');
     try {
       const started = performance.now();
       await expect(gate.policyState()).rejects.toMatchObject({ code: 'EF-060' });
@@ -110,7 +99,7 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
     const gate = newGate();
     const a = makeAct({ id: 'pg-3', policy_state: await gate.policyState() });
     await gate.authorize(a);
-    await sql(`UPDATE ${schema}.gate_policy_state SET revocation_epoch = revocation_epoch + 1 WHERE id = 1`);
+    await pgs!.query('UPDATE gate_policy_state SET revocation_epoch = revocation_epoch + 1 WHERE id = 1', schema);
     expect(await gate.enforce(a, { q: 'lisbon' })).toMatchObject({ allow: false, code: 'EF_REVOKED' });
   });
 
@@ -137,32 +126,13 @@ describe.skipIf(!PG_URL)('the Gate on PostgreSQL', () => {
  * server ends exactly the child's connections (`pg_terminate_backend` by its `application_name`)
  * while its role may not log in, which is a database that is away; then lets it log in again.
  */
-describe.skipIf(!PG_URL)('the Gate on PostgreSQL survives losing its connections', () => {
-  const tag = randomBytes(5).toString('hex');
-  const role = `gate_outage_${tag}`;
-  const schema = `gate_outage_${tag}`;
-  const applicationName = `vrpkit-gate-outage-${tag}`;
-  async function sql(text: string): Promise<void> {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    try {
-      await c.query(text);
-    } finally {
-      await c.end();
-    }
-  }
-  afterEach(async () => {
-    await sql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await sql(`DROP ROLE IF EXISTS ${role}`);
-  });
+describe.skipIf(!pgs)('the Gate on PostgreSQL survives losing its connections', () => {
+  const applicationName = `vrpkit-gate-outage-${randomBytes(5).toString('hex')}`;
 
   it('fails closed while the database is away (nothing invoked), does not exit, and serves again once it is back', async () => {
-    await sql(`CREATE ROLE ${role} LOGIN`);
-    await sql(`CREATE SCHEMA ${schema} AUTHORIZATION ${role}`);
-    const url = new URL(PG_URL!);
-    url.username = role;
-    url.password = '';
-    const child = spawnProc('pg-outage', { url: url.toString(), schema, applicationName });
+    const { role, schema, url } = await pgs!.ownedSchema('gate_outage');
+    const sql = (text: string) => pgs!.query(text);
+    const child = spawnProc('pg-outage', { url, schema, applicationName });
     const call = async (id: string) => {
       child.proc.stdin!.write(`CALL ${id}\n`);
       const line = await child.waitFor(`RESULT ${id} `);

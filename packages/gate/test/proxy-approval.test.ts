@@ -5,7 +5,6 @@
  * SQLite file (and a PostgreSQL schema with `VRPKIT_TEST_PG_URL`), and the person decides through another connection to that file — the approvals
  * page (`startApprovalsUi`, real HTTP) or `decideEscalation` — as another process would.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -13,8 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { decideEscalation, type GateStore, loadPolicy, openPostgresStore, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { repoRoot } from '@vrpkit/testkit/cli';
-import { testPgUrl } from '@vrpkit/testkit/pg';
-import pg from 'pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ProxyOptions, type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { type ApprovalsUi, CONTENT_SECURITY_POLICY, SESSION_COOKIE, startApprovalsUi } from '../src/ui/index.js';
@@ -22,6 +20,7 @@ import { removeTmpDirs, tmpDir } from './procs/common.js';
 
 const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const T = { timeout: 120_000 };
+const pgs = pgTestSchemas('gate proxy approval', 'the wait for a decision made on PostgreSQL');
 
 const POLICY: PolicyDocument = {
   version: 1,
@@ -436,20 +435,14 @@ describe('an escalated call decided while it waits', T, () => {
   });
 });
 
-const PG_URL = testPgUrl('gate proxy approval', 'the wait for a decision made on PostgreSQL');
-
-describe.skipIf(!PG_URL)('an escalated call waiting on a PostgreSQL store', T, () => {
-  const schema = `gate_wait_${randomBytes(5).toString('hex')}`;
+describe.skipIf(!pgs)('an escalated call waiting on a PostgreSQL store', T, () => {
   let s: Setup;
   beforeAll(async () => {
-    s = await setup('pg', 100_000, {}, () => openPostgresStore(PG_URL!, { schema, poolSize: 2 }));
+    const schema = pgs!.schema('gate_wait');
+    s = await setup('pg', 100_000, {}, () => openPostgresStore(pgs!.url, { schema, poolSize: 2 }));
   }, T.timeout);
   afterAll(async () => {
     await s?.close();
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
   });
 
   it('sees the approval made through another pool and runs the call once', async () => {

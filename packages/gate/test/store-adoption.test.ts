@@ -14,17 +14,14 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type GateStore, openPostgresStore, openSqliteStore, verifyAuditChain } from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PUBLIC_JWK, removeTmpDirs, SINK, tmpDir } from './procs/common.js';
 
-const PG_URL = testPgUrl('gate store adoption', 'adopting a PostgreSQL store made by the gate’s own runner');
+const pgs = pgTestSchemas('gate store adoption', 'adopting a PostgreSQL store made by the gate’s own runner');
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 const dir = tmpDir('store-adoption');
-/** The `applied_at` the runner recorded for every migration of the fixtures (their clock). */
-const LEGACY_APPLIED = new Date(1_800_000_010_000).toISOString();
 const E = { policy_epoch: 1, authority_epoch: 1, revocation_epoch: 1 };
 const NAMES = [
   '0001_ledger',
@@ -65,28 +62,20 @@ async function legacySqlite(): Promise<Legacy> {
   };
 }
 
+/** The pg_dump restored into a schema testkit named (the dump creates it). */
 async function legacyPostgres(): Promise<Legacy> {
-  const schema = `gate_adopt_${randomBytes(5).toString('hex')}`;
-  const run = async <T>(text: string): Promise<T[]> => {
-    const c = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
-    await c.connect();
-    try {
-      return (await c.query(text)).rows as T[];
-    } finally {
-      await c.end();
-    }
-  };
-  await run(readFileSync(join(FIXTURES, 'legacy-store.pg.sql'), 'utf8').replaceAll('__SCHEMA__', schema));
+  const schema = pgs!.schema('gate_adopt');
+  await pgs!.query(readFileSync(join(FIXTURES, 'legacy-store.pg.sql'), 'utf8').replaceAll('__SCHEMA__', schema));
   return {
-    open: () => openPostgresStore(PG_URL!, { schema, poolSize: 2 }),
-    query: run,
-    drop: () => run(`drop schema if exists ${schema} cascade`).then(() => {}),
+    open: () => openPostgresStore(pgs!.url, { schema, poolSize: 2 }),
+    query: (text) => pgs!.query(text, schema),
+    drop: () => pgs!.drop(schema),
   };
 }
 
 const backends = [
   { name: 'sqlite', skip: false, make: legacySqlite },
-  { name: 'postgres', skip: !PG_URL, make: legacyPostgres },
+  { name: 'postgres', skip: !pgs, make: legacyPostgres },
 ];
 
 /** What the runner wrote, read through the ports. */
@@ -114,11 +103,14 @@ for (const b of backends) {
         const store = await legacy.open();
         await expectLegacyData(store);
         await store.close();
-        // Adopted, not run: every name carries the runner's time, and its table is gone.
+        // Adopted, not run, and the runner's table is gone.
         const recorded = await legacy.query<{ name: string; timestamp: string }>(
           'select name, timestamp from gate_migration order by name',
         );
-        expect(recorded).toEqual(NAMES.map((name) => ({ name, timestamp: LEGACY_APPLIED })));
+        // One time for every adopted name (the runner's clock was ahead: dated no later than the adoption).
+        expect(recorded.map((r) => r.name)).toEqual(NAMES);
+        expect(new Set(recorded.map((r) => r.timestamp)).size).toBe(1);
+        expect(Date.parse(recorded[0]!.timestamp)).toBeLessThanOrEqual(Date.now());
         await expect(legacy.query('select * from gate_schema_migrations')).rejects.toThrow(/gate_schema_migrations/);
 
         // The adopted store works (PostgreSQL: through the runner's functions), and a reopen changes nothing.
@@ -199,7 +191,15 @@ for (const b of backends) {
           'select name, timestamp from gate_migration order by name',
         );
         expect(recorded.map((r) => r.name)).toEqual(NAMES);
-        expect(recorded.filter((r) => r.timestamp === LEGACY_APPLIED).map((r) => r.name)).toEqual(NAMES.slice(0, 7));
+        // 1–7 adopted at one time, 8 and 9 run afterwards: Migrator's order (time, then name) is the registry's.
+        const adopted = recorded[0]!.timestamp;
+        expect(recorded.slice(0, 7).every((r) => r.timestamp === adopted)).toBe(true);
+        expect(recorded.slice(7).every((r) => r.timestamp >= adopted)).toBe(true);
+        // A later open finds nothing to run and the order intact.
+        const again = await legacy.open();
+        await expectLegacyData(again);
+        await again.close();
+        expect(await legacy.query('select name, timestamp from gate_migration order by name')).toEqual(recorded);
         const index =
           b.name === 'sqlite'
             ? await legacy.query("select name from sqlite_master where type = 'index' and name = 'gate_evidence_act'")

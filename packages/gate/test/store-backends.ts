@@ -1,14 +1,14 @@
 /**
  * The two databases every port's contract suite runs on: a real SQLite file in a tmp dir, and a
- * fresh schema of the PostgreSQL server `VRPKIT_TEST_PG_URL` names (that half skips, saying so,
- * without it). Each suite takes a fresh database per test, opens stores on it, and drops it after.
+ * fresh schema of the PostgreSQL server `VRPKIT_TEST_PG_URL` names (testkit's `pgTestSchemas`; that
+ * half skips, saying so, without it). Each suite takes a fresh database per test, opens stores on
+ * it, and drops it after (testkit drops any schema left after the file).
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type GateStore, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
-import { testPgUrl } from '@vrpkit/testkit/pg';
+import { type PgTestSchemas, pgTestSchemas } from '@vrpkit/testkit/pg';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 
 export interface StoreOpenOptions {
   /** Bound on lock waits and statements (SQLite: its busy timeout). */
@@ -38,10 +38,10 @@ export interface StoreBackend {
 
 /** SQLite in `dir`, PostgreSQL in schemas named `${prefix}_…`; `label` names the file in the skip note. */
 export function storeBackends(label: string, dir: string, prefix: string): StoreBackend[] {
-  const url = testPgUrl(label, `the PostgreSQL half of ${label}`);
+  const pgs = pgTestSchemas(label, `the PostgreSQL half of ${label}`);
   return [
     { name: 'sqlite', skip: false, fresh: async () => sqliteDatabase(join(dir, `${randomBytes(6).toString('hex')}.db`)) },
-    { name: 'postgres', skip: !url, fresh: async () => postgresDatabase(url!, `${prefix}_${randomBytes(5).toString('hex')}`) },
+    { name: 'postgres', skip: !pgs, fresh: async () => postgresDatabase(pgs!, pgs!.schema(prefix)) },
   ];
 }
 
@@ -69,29 +69,17 @@ function sqliteDatabase(file: string): StoreDatabase {
   };
 }
 
-function postgresDatabase(url: string, schema: string): StoreDatabase {
-  const client = async () => {
-    const c = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
-    await c.connect();
-    return c;
-  };
+function postgresDatabase(pgs: PgTestSchemas, schema: string): StoreDatabase {
   return {
     open: (opts = {}) =>
-      openPostgresStore(url, {
+      openPostgresStore(pgs.url, {
         schema,
         poolSize: opts.poolSize ?? 2,
         ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
       }),
-    async exec(sql) {
-      const c = await client();
-      try {
-        await c.query(sql);
-      } finally {
-        await c.end();
-      }
-    },
+    exec: (sql) => pgs.query(sql, schema).then(() => {}),
     async holdLock() {
-      const c = await client();
+      const c = await pgs.client(schema);
       await c.query('BEGIN');
       await c.query('SELECT * FROM gate_policy_state WHERE id = 1 FOR UPDATE');
       return async () => {
@@ -99,14 +87,7 @@ function postgresDatabase(url: string, schema: string): StoreDatabase {
         await c.end();
       };
     },
-    config: { postgres: url, schema },
-    async drop() {
-      const c = await client();
-      try {
-        await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await c.end();
-      }
-    },
+    config: { postgres: pgs.url, schema },
+    drop: () => pgs.drop(schema),
   };
 }

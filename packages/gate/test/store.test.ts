@@ -16,7 +16,6 @@ import {
   openGateStore,
   openSqliteStore,
   parseGateStoreTarget,
-  StoreConfigError,
   StoreTimeoutError,
   verifyAuditChain,
 } from '@vrpkit/gate';
@@ -510,12 +509,12 @@ describe('gate store targets', () => {
       url: 'postgres://u@db.example:5432/gate?sslmode=require',
       schema: 'proxy_a',
     });
-    expect(parseGateStoreTarget('postgresql://db.example/gate')).toMatchObject({ kind: 'postgres', schema: undefined });
-    expect(() => parseGateStoreTarget('sqlite:')).toThrow(StoreConfigError);
+    expect(parseGateStoreTarget('postgresql://db.example/gate')).toMatchObject({ kind: 'postgres', schema: 'vrpkit_gate' });
+    expect(() => parseGateStoreTarget('sqlite:')).toThrow(expect.objectContaining({ code: 'invalid_database_url' }));
   });
 
   it('refuses a schema name that is not a lowercase SQL identifier before connecting', async () => {
-    await expect(openGateStore('postgres://127.0.0.1:1/x?schema=Bad-Name')).rejects.toThrow(StoreConfigError);
+    await expect(openGateStore('postgres://127.0.0.1:1/x?schema=Bad-Name')).rejects.toMatchObject({ code: 'invalid_schema_name' });
   });
 });
 

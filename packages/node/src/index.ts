@@ -190,7 +190,7 @@ export {
   type SnapshotSource,
 } from './service/index.js';
 export type { StoreTarget } from './store/db.js';
-export type { BlockKind, KeyStatus } from './store/schema.js';
+export type { BlockedRangeTable, BlockKind, KeyStatus, SigningKeyTable } from './store/schema.js';
 export {
   type BlockedRange,
   type CalendarFeed,

@@ -7,7 +7,7 @@
 export { SQL_CODES, type SqlCode, SqlError } from './errors.js';
 export { migrateToLatest, type OpenDatabaseOptions, type OpenedDatabase, openDatabase } from './open.js';
 export { type ConnectionLossListener, ensureSchema, isConnectionLoss, openPgClient, openPgPool, type PgPoolOptions } from './postgres.js';
-export { openSqliteFile, STATEMENT_CACHE_SIZE, withStatementCache } from './sqlite.js';
+export { openSqliteFile, STATEMENT_CACHE_SIZE, statementCache, withStatementCache } from './sqlite.js';
 export { type ColumnSpec, type Columns, createTable, perTenant, type TableOptions, withColumnsAfter } from './tables.js';
 export {
   assertSchemaName,

@@ -25,7 +25,18 @@ export interface PgPoolOptions {
    */
   applicationName: string;
   onConnectionLoss?: ConnectionLossListener;
+  /** How long a query waits for a connection before it fails (ms). Default: pg's (no limit). */
+  connectionTimeoutMillis?: number;
+  /** Parse int8 (bigint) columns as numbers: epochs and millisecond times stay far below 2^53. */
+  int8AsNumber?: boolean;
 }
+
+const INT8_OID = 20;
+/** pg's type parsers, with int8 parsed as a number. */
+const INT8_AS_NUMBER = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
 
 /** The connection settings of a target: its URL, its schema first on the search path, the application name. */
 function clientConfig(t: PostgresTarget, applicationName: string): pg.ClientConfig {
@@ -39,7 +50,12 @@ function clientConfig(t: PostgresTarget, applicationName: string): pg.ClientConf
 /** A pool whose idle and checked-out clients never take the process down with them (see the file comment). */
 export function openPgPool(t: PostgresTarget, o: PgPoolOptions): pg.Pool {
   const onLoss = o.onConnectionLoss ?? logConnectionLoss;
-  const pool = new pg.Pool({ ...clientConfig(t, o.applicationName), max: o.max ?? 10 });
+  const pool = new pg.Pool({
+    ...clientConfig(t, o.applicationName),
+    max: o.max ?? 10,
+    ...(o.connectionTimeoutMillis !== undefined ? { connectionTimeoutMillis: o.connectionTimeoutMillis } : {}),
+    ...(o.int8AsNumber ? { types: INT8_AS_NUMBER } : {}),
+  });
   // An idle client's error reaches the pool (which has already dropped the client).
   pool.on('error', onLoss);
   // A checked-out client between queries (inside a transaction) emits on itself; the query in

@@ -10,7 +10,7 @@ import { type CallToolRequest, type CallToolResult, ErrorCode, McpError } from '
 import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
 import { snapshotLiveArguments } from '../act.js';
 import { denyDecision } from '../enforce.js';
-import { type EnforceDecision, hostErrorObject } from '../errors.js';
+import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
 import type { ActContext, MappedCall } from '../host/act-context.js';
 import {
   type DispatchGate,
@@ -87,6 +87,8 @@ export class CallPipeline {
     try {
       view = await this.view.current();
     } catch (e) {
+      // The store could not record the listing: refused as the store's code, like a failed pin read below.
+      if (e instanceof GateError) return this.deny(denyDecision(e.code), { name, started });
       c.log('tools_relist_failed', { server_id: c.serverId, message: e instanceof Error ? e.message : String(e) }, 'warn');
       return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), { name, started });
     }

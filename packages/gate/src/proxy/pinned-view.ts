@@ -5,9 +5,12 @@
  * (docs/gateway.md, "Tool pinning").
  */
 import { sha256Base64url } from '@vrpkit/core';
+import { GateError } from '../errors.js';
+import { asGateError } from '../gate-context.js';
 import type { DownstreamLink } from './downstream-link.js';
 import type { ProxyLog } from './log.js';
 import { isMcpToolName, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
+import { gateRefusal } from './results.js';
 import type { ProxyMode } from './schema.js';
 import type { ProxyTables } from './tables.js';
 
@@ -73,8 +76,19 @@ export class PinnedView {
     return this.listing;
   }
 
-  /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
+  /**
+   * The downstream's tools whose current definition is pinned (observe mode: all of them). While
+   * the store cannot answer, the listing is refused with the gate's own code (`gateRefusal`).
+   */
   async listTools(): Promise<PinnedToolDefinition[]> {
+    try {
+      return await this.pinnedTools();
+    } catch (e) {
+      throw e instanceof GateError ? gateRefusal(e.code) : e;
+    }
+  }
+
+  private async pinnedTools(): Promise<PinnedToolDefinition[]> {
     const view = await this.refresh();
     const pins = await this.readPins();
     const listed: PinnedToolDefinition[] = [];
@@ -108,17 +122,19 @@ export class PinnedView {
       return view;
     }
     const info = this.link.client.getServerVersion();
-    await this.o.tables.recordSeen(
-      [...view].map(([tool_name, t]) => ({
-        server_id: this.o.serverId,
-        tool_name,
-        digest: t.digest,
-        definition: JSON.stringify(t.definition),
-        server_info: info ? JSON.stringify({ name: info.name, version: info.version }) : null,
-      })),
-      this.o.clock.now(),
+    await this.stored(() =>
+      this.o.tables.recordSeen(
+        [...view].map(([tool_name, t]) => ({
+          server_id: this.o.serverId,
+          tool_name,
+          digest: t.digest,
+          definition: JSON.stringify(t.definition),
+          server_info: info ? JSON.stringify({ name: info.name, version: info.version }) : null,
+        })),
+        this.o.clock.now(),
+      ),
     );
-    if (this.o.pinOnFirstUse) await this.pinFirstSeen(view);
+    if (this.o.pinOnFirstUse) await this.stored(() => this.pinFirstSeen(view));
     this.recorded = new Map([...view].map(([name, t]) => [name, t.digest]));
     this.view = view;
     this.listedAt = listedAt;
@@ -139,7 +155,7 @@ export class PinnedView {
    * used only while the version read for this call is the one they were read at.
    */
   async isPinned(name: string, digest: string): Promise<boolean> {
-    const version = await this.o.tables.pinVersion(this.o.serverId);
+    const version = await this.stored(() => this.o.tables.pinVersion(this.o.serverId));
     const digests = this.pins?.version === version ? this.pins.digests : await this.readPins(version);
     return digests.get(name) === digest;
   }
@@ -156,12 +172,34 @@ export class PinnedView {
   }
 
   /** This server's pins as the store holds them now (tool name → pinned digest, null when seen but not pinned). */
-  private async readPins(versionRead?: number): Promise<Map<string, string | null>> {
-    // The version first: a pin changed between the two reads leaves the pins newer than their
-    // version, so the next call reads them again (never the other way round).
-    const version = versionRead ?? (await this.o.tables.pinVersion(this.o.serverId));
-    const digests = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
-    this.pins = { version, digests };
-    return digests;
+  private readPins(versionRead?: number): Promise<Map<string, string | null>> {
+    return this.stored(async () => {
+      // The version first: a pin changed between the two reads leaves the pins newer than their
+      // version, so the next call reads them again (never the other way round).
+      const version = versionRead ?? (await this.o.tables.pinVersion(this.o.serverId));
+      const digests = new Map((await this.o.tables.listPins(this.o.serverId)).map((p) => [p.tool_name, p.pinned_digest]));
+      this.pins = { version, digests };
+      return digests;
+    });
+  }
+
+  /**
+   * A read or write of the store for the view. One the store cannot answer (PostgreSQL away, a
+   * lock held past its bound) fails as the gate's code for it (`asGateError`); the store's own
+   * message goes to the operator's log only, never to the agent (it names the database role).
+   */
+  private async stored<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (e) {
+      if (e instanceof GateError) throw e; // already refused (and logged) by a nested read
+      const refused = asGateError(e);
+      this.o.log(
+        'store_unavailable',
+        { server_id: this.o.serverId, code: refused.code, message: e instanceof Error ? e.message : String(e) },
+        'warn',
+      );
+      throw refused;
+    }
   }
 }

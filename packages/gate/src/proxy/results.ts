@@ -3,7 +3,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalSha256Base64url } from '@vrpkit/core';
-import type { EnforceDecision } from '../errors.js';
+import { denyDecision } from '../enforce.js';
+import { type EfCode, type EnforceDecision, hostErrorObject } from '../errors.js';
 import { mcpDenyResult } from '../vendors/mcp/handle.js';
 
 /**
@@ -14,6 +15,17 @@ import { mcpDenyResult } from '../vendors/mcp/handle.js';
 export function denyResult(decision: EnforceDecision) {
   const { structuredContent: _, ...result } = mcpDenyResult(decision);
   return result;
+}
+
+/**
+ * A request other than `tools/call` the gate refuses (`tools/list` while the store cannot answer):
+ * a JSON-RPC internal error carrying the code's own message and, as its data, the host error
+ * object's `error` (the refusal a `tools/call` gets) — never the store's message, which names the
+ * database role or schema (issue 36 defect 1).
+ */
+export function gateRefusal(code: EfCode): McpError {
+  const { error } = hostErrorObject(denyDecision(code));
+  return new McpError(ErrorCode.InternalError, error.message, error);
 }
 
 /** The journal keeps a digest of the result, not the result: the store holds no tool output. */

@@ -58,13 +58,16 @@ export async function adoptLegacyMigrations(db: Kysely<unknown>, ctx: MigrationC
     .addColumn('name', 'varchar(255)', (c) => c.notNull().primaryKey())
     .addColumn('timestamp', 'varchar(255)', (c) => c.notNull())
     .execute();
+  // `Migrator` orders what ran by its timestamp, then by name, and refuses an order that is not the
+  // registry's: so one time for every adopted row, no later than now (the runner's times come from
+  // whichever clock each opener had; the migrations run after adoption are dated now).
+  const adopted = new Date(Math.min(Date.now(), ...rows.map((r) => Number(r.applied_at)))).toISOString();
   for (const r of rows) {
     const m = GATE_MIGRATIONS.find((g) => g.legacyVersion === Number(r.version));
     // A version this code does not know: the store was migrated by a newer gate. Refuse rather than guess.
     if (!m)
       throw new StoreConfigError(`the store has migration version ${r.version}, which this gate does not know (a newer gate made it)`);
-    const timestamp = new Date(Number(r.applied_at)).toISOString();
-    await sql`insert into ${sql.table(MIGRATION_TABLE)} (name, timestamp) values (${m.name}, ${timestamp}) on conflict (name) do nothing`.execute(
+    await sql`insert into ${sql.table(MIGRATION_TABLE)} (name, timestamp) values (${m.name}, ${adopted}) on conflict (name) do nothing`.execute(
       db,
     );
   }

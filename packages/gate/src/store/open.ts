@@ -3,12 +3,13 @@
  * (`sqlite:FILE` or a path) or a PostgreSQL schema (`postgres://…?schema=NAME`).
  */
 import type { Clock } from '@vrpkit/core';
-import { StoreConfigError } from './errors.js';
+import { parsePostgresTarget, parseTarget, type SqlTarget } from '@vrpkit/sql';
 import type { GateStore } from './gate-store.js';
-import { openPostgresStore, type PostgresStoreOptions } from './postgres.js';
+import { DEFAULT_GATE_SCHEMA, openPostgresStore, type PostgresStoreOptions } from './postgres.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite.js';
 
-export type GateStoreTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema: string | undefined };
+/** Where a gate store lives: the SQL kit's target (a SQLite file, or a PostgreSQL URL and schema). */
+export type GateStoreTarget = SqlTarget;
 
 export interface GateStoreOptions extends Omit<SqliteStoreOptions, 'clock'>, Omit<PostgresStoreOptions, 'clock' | 'schema'> {
   clock?: Clock;
@@ -16,27 +17,17 @@ export interface GateStoreOptions extends Omit<SqliteStoreOptions, 'clock'>, Omi
   schema?: string;
 }
 
-/** `postgres://…` / `postgresql://…` (an optional `schema` query parameter), `sqlite:FILE`, or a file path. */
-export function parseGateStoreTarget(target: string): GateStoreTarget {
-  if (/^postgres(ql)?:\/\//.test(target)) {
-    let u: URL;
-    try {
-      u = new URL(target);
-    } catch {
-      throw new StoreConfigError('the gate store URL is not a URL');
-    }
-    const schema = u.searchParams.get('schema') ?? undefined;
-    u.searchParams.delete('schema');
-    return { kind: 'postgres', url: u.toString(), schema };
-  }
-  const file = target.startsWith('sqlite:') ? target.slice('sqlite:'.length) : target;
-  if (file === '') throw new StoreConfigError('the gate store names no file');
-  return { kind: 'sqlite', file };
+/**
+ * `postgres://…` / `postgresql://…` (an optional `schema` query parameter, else `defaultSchema`),
+ * `sqlite:FILE`, or a file path — read by the SQL kit, as the node's and platform's targets are.
+ */
+export function parseGateStoreTarget(target: string, defaultSchema: string = DEFAULT_GATE_SCHEMA): SqlTarget {
+  if (/^postgres(ql)?:\/\//.test(target)) return parsePostgresTarget(target, defaultSchema);
+  return parseTarget(target.startsWith('sqlite:') ? target : `sqlite:${target}`, defaultSchema);
 }
 
-export function openGateStore(target: string, opts: GateStoreOptions = {}): Promise<GateStore> {
-  const t = parseGateStoreTarget(target);
+export async function openGateStore(target: string, opts: GateStoreOptions = {}): Promise<GateStore> {
+  const t = parseGateStoreTarget(target, opts.schema);
   if (t.kind === 'sqlite') return openSqliteStore(t.file, opts);
-  const schema = t.schema ?? opts.schema;
-  return openPostgresStore(t.url, { ...opts, ...(schema !== undefined ? { schema } : {}) });
+  return openPostgresStore(t.url, { ...opts, schema: t.schema });
 }

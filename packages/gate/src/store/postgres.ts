@@ -14,10 +14,10 @@
  * `synchronous_commit = on` (a COMMIT returns after the WAL flush).
  */
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
+import { assertSchemaName, openPgPool, redactedTarget } from '@vrpkit/sql';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import { type DialectOps, type GateDatabase, runAsync, StoreEngine } from './engine.js';
-import { StoreConfigError, StoreTimeoutError } from './errors.js';
+import { StoreTimeoutError } from './errors.js';
 import { type GateStore, gateStore } from './gate-store.js';
 import { adoptLegacyMigrations, migrateGateStore } from './migrations.js';
 import { consumeInOneStatement, issueAndConsumeInOneStatement, recordOutcomeInOneStatement } from './postgres-consume.js';
@@ -34,25 +34,24 @@ export interface PostgresStoreOptions {
   clock?: Clock;
 }
 
-const INT8_OID = 20;
+/** The schema of the gate tables when neither the URL nor the caller names one. */
+export const DEFAULT_GATE_SCHEMA = 'vrpkit_gate';
 
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<GateStore> {
-  const schema = opts.schema ?? 'vrpkit_gate';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new StoreConfigError(`schema name must match [a-z_][a-z0-9_]*: ${schema}`);
+  // The kit's pool (issue 31 item 2): the schema-name check, search_path, application_name and
+  // the error listeners that keep a PostgreSQL restart from ending the process (issue 36 defect 1:
+  // a call meeting a lost connection fails closed with EF_STORE_UNAVAILABLE, the next one
+  // connects afresh once the server is back).
+  const target = { kind: 'postgres' as const, url, schema: assertSchemaName(opts.schema ?? DEFAULT_GATE_SCHEMA) };
+  const { schema } = target;
   const defaultTimeout = opts.timeoutMs ?? 5000;
-  const pool = new pg.Pool({
-    connectionString: url,
+  const pool = openPgPool(target, {
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: defaultTimeout,
-    application_name: opts.applicationName ?? 'vrpkit-gate',
-    options: `-c search_path=${schema}`,
-    // Epochs and millisecond times are int8; they stay far below 2^53, so parse them as numbers.
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-    },
+    applicationName: opts.applicationName ?? 'vrpkit-gate',
+    int8AsNumber: true,
+    onConnectionLoss: () => {},
   });
-  survivesConnectionLoss(pool);
   const db = new Kysely<GateDatabase>({ dialect: new PostgresDialect({ pool }) });
 
   /** A one-statement write bounded by its lock timeout. */
@@ -100,7 +99,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   };
 
   const clock = opts.clock ?? systemClock;
-  const engine = new StoreEngine(db, ops, redactUrl(url, schema), clock);
+  const engine = new StoreEngine(db, ops, redactedTarget(target), clock);
   try {
     await migrate(db, schema, clock.now());
   } catch (e) {
@@ -127,34 +126,9 @@ async function migrate(db: Kysely<GateDatabase>, schema: string, now: number): P
   await migrateGateStore(db as Kysely<unknown>, ctx, schema);
 }
 
-/**
- * A connection the server ends (a restart, a failover, `pg_terminate_backend`) emits `error` on
- * its client, and the pool re-emits it for an idle one: with no listener that is an unhandled
- * 'error' event and the process exits (issue 36 defect 1: `vrp gate proxy --store postgres://…`
- * exited 1 on a PostgreSQL restart). The pool has already discarded an idle client by then; a
- * client lost while checked out fails its next query, and the pool discards it on release. So the
- * listeners only keep the process alive: a call meeting a lost or refused connection fails closed
- * (`EF_STORE_UNAVAILABLE`, nothing invoked), and the next call connects afresh once the server
- * is back.
- */
-function survivesConnectionLoss(pool: pg.Pool): void {
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
-}
-
 function isTimeout(e: unknown): boolean {
   const code = asRecord(e)?.code;
   // 57014 query_canceled (statement_timeout), 55P03 lock_not_available (lock_timeout).
   if (code === '57014' || code === '55P03') return true;
   return e instanceof Error && /timeout exceeded when trying to connect/i.test(e.message);
-}
-
-function redactUrl(url: string, schema: string): string {
-  try {
-    const u = new URL(url);
-    u.password = '';
-    return `${u.toString()}#${schema}`;
-  } catch {
-    return `postgres#${schema}`;
-  }
 }

@@ -10,6 +10,7 @@
  * the conditional UPDATE are one step no other process can interleave with.
  */
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
+import { statementCache } from '@vrpkit/sql';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { type Db, type DialectOps, type GateDatabase, type Program, StoreEngine } from './engine.js';
@@ -76,11 +77,8 @@ const NO_ROWS: readonly unknown[] = Object.freeze([]);
 class SqliteTransactions implements DialectOps {
   readonly name = 'sqlite';
   readonly db: Kysely<GateDatabase>;
-  /**
-   * Kysely's SQLite driver prepares every statement anew; prepared statements are cached per
-   * SQL text instead (the set of query shapes is small and fixed).
-   */
-  private readonly statements = new Map<string, Database.Statement>();
+  /** Kysely's SQLite driver prepares every statement anew: the SQL kit's cache reuses them by SQL text. */
+  private readonly prepare: (text: string) => Database.Statement;
   private busyTimeout: number;
   /**
    * Async writers holding or waiting for the connection (Kysely's driver hands it out under a
@@ -97,18 +95,10 @@ class SqliteTransactions implements DialectOps {
     private readonly defaultTimeout: number,
   ) {
     this.busyTimeout = defaultTimeout;
+    this.prepare = statementCache(raw);
     const database = { close: () => raw.close(), prepare: (text: string) => this.prepare(text) };
     this.db = new Kysely<GateDatabase>({ dialect: new SqliteDialect({ database }) });
     this.runImmediate = raw.transaction((program: Program<unknown>) => this.step(program));
-  }
-
-  private prepare(text: string): Database.Statement {
-    let stmt = this.statements.get(text);
-    if (!stmt) {
-      stmt = this.raw.prepare(text);
-      this.statements.set(text, stmt);
-    }
-    return stmt;
   }
 
   private setBusyTimeout(timeoutMs: number | undefined): number {

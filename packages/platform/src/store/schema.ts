@@ -3,7 +3,7 @@
  * text instants (RFC 3339 with milliseconds), integers, no booleans. Every tenant is one row in
  * `platform_tenant` plus its keys, feeds and blocks, keyed by its canonical domain.
  */
-import type { BlockKind, KeyStatus } from '@vrpkit/node';
+import type { BlockedRangeTable, SigningKeyTable } from '@vrpkit/node';
 
 export interface PlatformInfoTable {
   /** Always 1. */
@@ -30,19 +30,12 @@ export interface TenantTable {
   updated_at: string;
 }
 
-export interface TenantKeyTable {
-  kid: string;
+/** A tenant's signing key: the node's key row (one definition, node/store/tables.ts) with its domain and sealed private half. */
+export type TenantKeyTable = SigningKeyTable & {
   domain: string;
-  public_jwk: string;
   /** The private JWK sealed with the master key (master-key.ts); null once the key stopped signing. */
   sealed_private: string | null;
-  status: KeyStatus;
-  created_at: string;
-  activates_at: string;
-  retired_at: string | null;
-  retain_until: string | null;
-  revoked_at: string | null;
-}
+};
 
 export interface TenantFeedTable {
   domain: string;
@@ -70,17 +63,8 @@ export interface TenantFeedTable {
   published_success_at: string | null;
 }
 
-export interface TenantBlockTable {
-  id: string;
-  domain: string;
-  property_id: string;
-  start_date: string;
-  end_date: string;
-  kind: BlockKind;
-  feed_name: string | null;
-  note: string | null;
-  created_at: string;
-}
+/** A tenant's blocked range: the node's row with its domain. */
+export type TenantBlockTable = BlockedRangeTable & { domain: string };
 
 export interface PlatformDatabase {
   platform_info: PlatformInfoTable;
