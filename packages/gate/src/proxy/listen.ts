@@ -91,8 +91,8 @@ export async function listenForAgents(
       res.end(JSON.stringify({ error: 'internal_error' }));
     });
   });
-  // A stop waits for the calls in flight (POSTs), not for a session's GET notification stream, which never ends by itself.
-  const drain = drainable(http, (req) => req.method !== 'GET');
+  // A stop waits for the calls in flight; a session's GET notification stream never ends by itself, so close() ends it first.
+  const drain = drainable(http);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(at.port, at.host, resolve);
