@@ -86,14 +86,17 @@ const decisionOf = (input: unknown) => {
 };
 
 describe('offer request fuzz: same inputs, same decision and code on every surface', () => {
-  it('string arguments: HTTP query, /book, MCP arguments, A2A data part, WebMCP input', async () => {
+  // Text arguments: the HTTP query surfaces read them as a query (digits may be a number there), the
+  // JSON surfaces as JSON, where a number written as a string is refused (issue 32: `guests: "2"`
+  // is invalid_guests over MCP, A2A and WebMCP). Each group answers as its one reader does.
+  it('string arguments: HTTP query and /book as the query reader; MCP arguments, A2A data part, WebMCP input as the JSON reader', async () => {
     await fc.assert(
       fc.asyncProperty(stringArgs, async (args) => {
         const json = JSON.stringify(args);
         const query = new URLSearchParams(Object.entries(args)).toString();
-        const expected = decisionOf(args);
+        const asQuery = decisionOf(new URLSearchParams(query));
+        const asJson = decisionOf(args);
         const answers: Record<string, string> = {
-          query_parser: decisionOf(new URLSearchParams(query)),
           http: await s.http(query),
           book: await s.book(query),
           mcp: await s.mcp(json),
@@ -101,7 +104,8 @@ describe('offer request fuzz: same inputs, same decision and code on every surfa
           webmcp: await s.webmcpPost(json),
           ...(s.webmcpBrowser ? { webmcp_chromium: await s.webmcpBrowser(json) } : {}),
         };
-        expect(answers).toEqual(Object.fromEntries(Object.keys(answers).map((k) => [k, expected])));
+        const expected = Object.fromEntries(Object.keys(answers).map((k) => [k, k === 'http' || k === 'book' ? asQuery : asJson]));
+        expect(answers).toEqual(expected);
       }),
       { numRuns: 120 },
     );
