@@ -83,6 +83,12 @@ export function replayFetch(exchanges: readonly RecordedExchange[]): FetchLike {
     const url = urlOf(input);
     const body = typeof init?.body === 'string' ? init.body : null;
     const at = exchanges.flatMap((e, i) => (e.request.method === method && e.request.url === url ? [i] : []));
+    // A JSON-RPC method the recorded node was never asked (a 2026-07-28 client's `server/discover`
+    // probe to a node recorded on 2025-11-25) gets what that node answered any method it lacks:
+    // -32601. Answering it with another method's recording would feed the client a wrong answer.
+    const rpcMethod = jsonRpcMethod(body);
+    if (rpcMethod !== undefined && at.length > 0 && !at.some((j) => jsonRpcMethod(exchanges[j]?.request.body ?? null) === rpcMethod))
+      return Response.json({ jsonrpc: '2.0', id: jsonRpcId(body), error: { code: -32601, message: `Method not found: ${rpcMethod}` } });
     const same = at.filter((j) => exchanges[j]?.request.body === body);
     // A body that differs only by a fresh message id (A2A) is answered in recorded order.
     const i = same.find((j) => !used.has(j)) ?? at.find((j) => !used.has(j)) ?? same.at(-1) ?? at.at(-1);
@@ -91,6 +97,26 @@ export function replayFetch(exchanges: readonly RecordedExchange[]): FetchLike {
     const { status, headers, body: text } = (exchanges[i] as RecordedExchange).response;
     return new Response(status === 204 || status === 304 ? null : text, { status, headers });
   };
+}
+
+/** The `method` of a JSON-RPC request body; undefined for anything else (no body, not JSON, a batch). */
+function jsonRpcMethod(body: string | null): string | undefined {
+  const message = parseJson(body);
+  return isRecord(message) && typeof message.method === 'string' ? message.method : undefined;
+}
+
+function jsonRpcId(body: string | null): unknown {
+  const message = parseJson(body);
+  return isRecord(message) ? (message.id ?? null) : null;
+}
+
+function parseJson(text: string | null): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The verdicts of a report keyed as a vector's `expected` block. */
