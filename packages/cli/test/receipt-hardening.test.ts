@@ -193,7 +193,9 @@ describe('vrp receipt verify accepts a receipt whose layers come from two calls 
     const offerOf3 = other.attestations.find((a) => a.layer === 'offer')!;
     const spliced = edited((all) => all.map((a) => (a.layer === 'offer' ? offerOf3 : a)));
     const { code, verdict } = await verifyOffline(spliced);
-    expect(verdict).toMatchObject({ status: 'invalid', verified: false, errors: ['arguments_mismatch'] });
+    // The two calls may fall in different seconds (served_at_mismatch too): what matters is the arguments binding.
+    expect(verdict).toMatchObject({ status: 'invalid', verified: false });
+    expect(verdict.errors).toContain('arguments_mismatch');
     expect(code).toBe(1);
   });
 });

@@ -108,6 +108,13 @@ function findCycle(graph: Map<string, Set<string>>): string[] | null {
   return null;
 }
 
+/** The module a DefinitelyTyped package types: `@types/pg` → `pg`, `@types/scope__name` → `@scope/name`; anything else, itself. */
+function typedModule(dep: string): string {
+  if (!dep.startsWith('@types/')) return dep;
+  const name = dep.slice('@types/'.length);
+  return name.includes('__') ? `@${name.replace('__', '/')}` : name;
+}
+
 /** Every breach of the dependency rule in `packages`, one sentence each (empty when it holds). */
 function dependencyRuleViolations(packages: PackageFacts[]): string[] {
   const out: string[] = [];
@@ -170,7 +177,8 @@ function dependencyRuleViolations(packages: PackageFacts[]): string[] {
     );
     for (const dep of Object.keys(p.manifest.dependencies ?? {})) {
       if (dep === `${SCOPE}${TESTKIT}`) out.push(`${p.name}: lists @vrpkit/testkit in dependencies (devDependencies only)`);
-      else if (!srcImports.has(dep) && !peersOfImported.has(dep))
+      // `@types/x` is a runtime dependency where src imports x and the package's published declarations show its types.
+      else if (!srcImports.has(dep) && !peersOfImported.has(dep) && !srcImports.has(typedModule(dep)))
         out.push(`${p.name}: dependency ${dep} is not imported by src (a dependency only the tests use is a devDependency)`);
     }
   }
