@@ -1,6 +1,7 @@
 /** What `vrp node serve` (and `vrp demo`) print while a node serves: how to reach it, and one line per request or booking. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { chromiumExecutable, chromiumUnavailable } from '@vrpkit/agent';
 import { isVrpError } from '@vrpkit/core';
 import { addDays, type BookingLogEntry, localDate, offerFor, type RequestLogEntry, type ServedNode } from '@vrpkit/node';
 import { printEvent } from '../../io.js';
@@ -51,9 +52,12 @@ export function vrpCommands(
 ): { verify: string; conformance: string } {
   const { connectTo } = reachHints(s);
   const ca = s.caFile ? ` --cacert ${relative(process.cwd(), s.caFile) || s.caFile}` : '';
+  // The WebMCP surface is judged in Chromium: on a machine without it the check would say
+  // "unknown" and not conform, so the printed command checks the surfaces this machine can judge.
+  const surfaces = chromiumUnavailable(chromiumExecutable()) === null ? '' : ' --surfaces mcp,a2a';
   return {
     verify: `npm run -s vrp -- verify ${s.origin} --check-in ${stay.check_in} --check-out ${stay.check_out} --guests 2 --connect-to ${connectTo}${ca}`,
-    conformance: `npm run -s vrp -- conformance ${s.origin} --connect-to ${connectTo}${ca}`,
+    conformance: `npm run -s vrp -- conformance ${s.origin} --connect-to ${connectTo}${ca}${surfaces}`,
   };
 }
 
