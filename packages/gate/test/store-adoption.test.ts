@@ -2,7 +2,7 @@
  * Adoption (issue 31 item 1: migrations through Kysely's `Migrator`): a store the gate's own
  * runner migrated opens under the registry with its data intact, and nothing is migrated twice.
  *
- * The stores are real ones made by that runner: `fixtures/legacy-store.sqlite` and
+ * The stores are real ones made by that runner: `fixtures/legacy-store.sql` and
  * `fixtures/legacy-store.pg.sql` (a `pg_dump --inserts` of its PostgreSQL schema, the schema name
  * replaced by `__SCHEMA__`) were written by main at 43aece5 (`openSqliteStore`/`openPostgresStore`,
  * migrations 1–9 in `gate_schema_migrations`): one act issued, consumed, invoked and
@@ -11,10 +11,11 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type GateStore, openPostgresStore, openSqliteStore, verifyAuditChain } from '@vrpkit/gate';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
+import { sqliteFromDump } from '@vrpkit/testkit/sql';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PUBLIC_JWK, removeTmpDirs, SINK, tmpDir } from './procs/common.js';
@@ -44,7 +45,7 @@ interface Legacy {
 
 async function legacySqlite(): Promise<Legacy> {
   const file = join(dir, `${randomBytes(6).toString('hex')}.sqlite`);
-  copyFileSync(join(FIXTURES, 'legacy-store.sqlite'), file);
+  sqliteFromDump(join(FIXTURES, 'legacy-store.sql'), file);
   return {
     open: () => openSqliteStore(file),
     async query<T>(text: string) {

@@ -4,7 +4,6 @@
  * `vrp_node_test_<random>`, testkit's `pgTestSchemas`, dropped afterwards). A whole node also runs on PostgreSQL end to end.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixedClock } from '@vrpkit/core';
@@ -12,7 +11,7 @@ import { initNode, NodeStore, type ServedNode, type StoreTarget, sampleProperty,
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { nodeClient, tempDir } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { sqliteSchema } from '@vrpkit/testkit/sql';
+import { sqliteFromDump, sqliteSchema } from '@vrpkit/testkit/sql';
 import { afterAll, describe, expect, it } from 'vitest';
 import { jwksAt } from '../src/keys.js';
 
@@ -157,10 +156,10 @@ describe.skipIf(!pgs)('a whole node on PostgreSQL', () => {
 });
 
 describe('a store made before the SQL kit (issue 31 item 2)', () => {
-  // fixtures/store-43aece5.db: made by the migrations of commit 43aece5, with a row in each table the platform shares.
+  // fixtures/store-43aece5.sql: made by the migrations of commit 43aece5, with a row in each table the platform shares.
   it('opens, keeps its data, and has exactly the schema the shared table definitions create', async () => {
     const file = join(tmp.dir, 'earlier.sqlite');
-    copyFileSync(fileURLToPath(new URL('./fixtures/store-43aece5.db', import.meta.url)), file);
+    sqliteFromDump(fileURLToPath(new URL('./fixtures/store-43aece5.sql', import.meta.url)), file);
     const store = await NodeStore.open({ kind: 'sqlite', file });
     try {
       expect(await store.nodeInfo()).toMatchObject({ canonical_domain: 'villa.example' });

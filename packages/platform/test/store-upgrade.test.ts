@@ -4,21 +4,20 @@
  * tables now come from the node's table definitions with a `domain` column, and must create
  * what the released migrations created.
  */
-import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PlatformStore } from '@vrpkit/platform';
-import { sqliteSchema } from '@vrpkit/testkit/sql';
+import { sqliteFromDump, sqliteSchema } from '@vrpkit/testkit/sql';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from './helpers.js';
 
 const tmp = tempDir('platform-upgrade');
 
 describe('a platform database made by 43aece5', () => {
-  // fixtures/store-43aece5.db: made by the migrations of commit 43aece5, one tenant with a key, a feed and a block.
+  // fixtures/store-43aece5.sql: made by the migrations of commit 43aece5, one tenant with a key, a feed and a block.
   it('opens, keeps its data, and has exactly the schema a fresh database has', async () => {
     const file = join(tmp, 'earlier.sqlite');
-    copyFileSync(fileURLToPath(new URL('./fixtures/store-43aece5.db', import.meta.url)), file);
+    sqliteFromDump(fileURLToPath(new URL('./fixtures/store-43aece5.sql', import.meta.url)), file);
     const store = await PlatformStore.open(`sqlite:${file}`);
     try {
       expect(await store.db.selectFrom('platform_tenant').select(['domain', 'revision']).execute()).toEqual([

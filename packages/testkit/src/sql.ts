@@ -3,6 +3,7 @@
  * schema a fresh store gets (issue 31 item 2: tables defined once must create what the released
  * migrations created).
  */
+import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 /** Every table and index of an SQLite file with the SQL that created it, by name. */
@@ -14,6 +15,19 @@ export function sqliteSchema(file: string): { type: string; name: string; sql: s
         "select type, name, sql from sqlite_master where name not like 'sqlite_%' order by name",
       )
       .all();
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * An SQLite file made from a fixture's text dump (`sqlite3 FILE .dump`): the upgrade fixtures are
+ * stores written by earlier code, kept in git as SQL text rather than as database files.
+ */
+export function sqliteFromDump(dumpFile: string, file: string): void {
+  const db = new Database(file);
+  try {
+    db.exec(readFileSync(dumpFile, 'utf8'));
   } finally {
     db.close();
   }
