@@ -71,6 +71,19 @@ export {
   policyDocumentSchema,
 } from './policy.js';
 
+// Approvals inside the client (MCP 2026-07-28 client/elicitation, URL mode; basic/patterns/mrtr):
+// single-use approval links to one act, and the sealed requestState of an escalated call.
+export type { ApprovalLinkRow, ApprovalLinkState, ApprovalLinks, IssuedApprovalLink, LinkScope } from './approvals/links.js';
+export {
+  approvalLinkUrl,
+  DEFAULT_APPROVAL_LINK_TTL_MS,
+  isApprovalLinkToken,
+  issueApprovalLink,
+  readApprovalLink,
+} from './approvals/links.js';
+export type { ApprovalRequestState, ExpectedRequestState, OpenedRequestState, RequestStateSealer } from './approvals/request-state.js';
+export { DEFAULT_REQUEST_STATE_TTL_MS, requestStateKey, requestStateSealer } from './approvals/request-state.js';
+
 // Escalation: a person's approval binds to the digest the person reviewed.
 export type { EscalationDecision, EscalationDecisionRequest, EscalationNotice, EscalationWait } from './escalation.js';
 export {

@@ -11,21 +11,22 @@
  * (controls, bidi controls, separators, default-ignorables) is shown as a visible `\u{…}` escape;
  * the CSP allows no script at all and only the page's own stylesheet.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { type Clock, systemClock, visibleEscapes } from '@vrpkit/core';
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
-import type { AgentCandidateAct } from '../act.js';
-import { digestArguments } from '../act.js';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { getCookie } from 'hono/cookie';
+import type { ApprovalLinks } from '../approvals/links.js';
 import { decideEscalation } from '../escalation.js';
 import type { ProxyTables } from '../proxy/tables.js';
-import type { EscalationRow, Escalations } from '../store/ports.js';
+import type { Escalations } from '../store/ports.js';
+import { actLinkRoute, signInRoute, spendLink } from './act-link.js';
 import type { AuditTrailSource } from './audit.js';
-import { crossSiteReason, type FormSubject, formToken, isFormToken } from './forms.js';
-import { auditPage, decisionPage, messagePage, type PendingView, pendingPage, STYLESHEET } from './pages.js';
+import { crossSiteReason, formToken } from './forms.js';
+import { auditPage, decisionPage, messagePage, pendingPage, STYLESHEET, signInPage } from './pages.js';
 import type { PendingArguments } from './pending-arguments.js';
+import { pendingView } from './pending-view.js';
+import { formTokenValid, landingPath, linkOfPath, SESSION_COOKIE, type Session, sameSecret, sessionOf, startSession } from './session.js';
 
-export const SESSION_COOKIE = 'vrp_gate_ui';
+export { SESSION_COOKIE };
 
 /** No script, no frames, no foreign origin: the page is HTML and its own stylesheet only. */
 export const CONTENT_SECURITY_POLICY =
@@ -35,6 +36,8 @@ export interface ApprovalsAppOptions {
   escalations: Escalations;
   pins: ProxyTables;
   pendingArguments: PendingArguments;
+  /** The single-use approval links a URL-mode elicitation sends a person with (approvals/links.ts). */
+  links: ApprovalLinks;
   audit: AuditTrailSource;
   /** The random token printed at start. */
   token: string;
@@ -47,18 +50,8 @@ export interface ApprovalsAppOptions {
   onDecision?: (fields: Record<string, unknown>) => void;
 }
 
-interface Session {
-  /** The secret each of this session's form tokens is made with (forms.ts). */
-  formSecret: string;
-}
-
-const MAX_SESSIONS = 64;
-
 /** Audit entries shown at most on one page (the newest that match the filter). */
 const AUDIT_PAGE_ROWS = 500;
-
-/** The pages a person opens (GET), where the token redirect may lead. */
-const PAGE_ROUTES = ['/', '/audit'] as const;
 
 /**
  * No script, no framing, no sniffing, no caching, no referrer off the page: on every answer.
@@ -101,26 +94,26 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   const app = new Hono();
 
   app.use('*', securityHeaders, visibleText);
+  // An approval link's sign-in form: before the session check, which it exists to pass.
+  app.post('/signin', signInRoute(o.token, sessions));
 
   // The token opens a session, then leaves the address bar (and the history) at once.
   app.use('*', async (c, next) => {
     const given = c.req.query('token');
     if (given !== undefined) {
       if (!sameSecret(given, o.token)) return c.html(messagePage('Refused', 'The token is not valid.'), 401);
-      const id = randomBytes(32).toString('base64url');
-      if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
-      sessions.set(id, { formSecret: randomBytes(32).toString('base64url') });
-      setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      // Back to the page asked for only if it is one of this page's own routes: the Location is
-      // always one of those fixed strings, never the request's path (`/%09/host` is an
-      // off-origin `//host` to a browser, and a CR/LF in a header is an error).
-      return c.redirect(PAGE_ROUTES.find((r) => r === c.req.path) ?? '/', 303);
+      startSession(c, sessions);
+      return c.redirect(landingPath(c.req.path), 303);
     }
     const session = sessions.get(getCookie(c, SESSION_COOKIE) ?? '');
-    if (!session)
-      return c.html(messagePage('Refused', 'Open this page with the URL and token printed when the approvals page started.'), 401);
-    c.set('session' as never, session as never);
-    await next();
+    if (session) {
+      c.set('session' as never, session as never);
+      return next();
+    }
+    // An approval link opened without a session: the approver signs in, the link itself signs no one in.
+    const link = linkOfPath(c.req.path);
+    if (link !== undefined && c.req.method === 'GET') return c.html(signInPage(link), 401);
+    return c.html(messagePage('Refused', 'Open this page with the URL and token printed when the approvals page started.'), 401);
   });
 
   // State-changing forms: from the page's own origin only, each with its own token (forms.ts).
@@ -157,16 +150,25 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     return c.html(auditPage(await o.audit.list(filter), shown, AUDIT_PAGE_ROWS));
   });
 
+  // An approval link: the approvals page at exactly its act (act-link.ts).
+  app.get('/act/:link', actLinkRoute(o, clock));
+
   app.post('/decide', async (c) => {
     const form = await c.req.parseBody();
     const field = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
     const decision = field('decision');
-    if (!formTokenValid(c, ['/decide', field('act'), field('digest'), decision], field('csrf')))
+    const link = field('link');
+    if (!formTokenValid(c, ['/decide', field('act'), field('digest'), decision, ...(link ? [link] : [])], field('csrf')))
       return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
     if (decision !== 'approve' && decision !== 'reject') return c.html(messagePage('Refused', 'Choose approve or reject.'), 400);
     const actId = field('act');
     const digest = field('digest');
     if (!actId || !digest) return c.html(messagePage('Refused', 'The form names no act or digest.'), 400);
+    // Through a link: the link is spent first, for exactly this act and binding, or nothing is decided.
+    if (link) {
+      const refused = await spendLink(o.links, link, { candidate_act_id: actId, binding_digest: digest }, o.approver, clock.now());
+      if (refused) return c.html(messagePage(refused.title, refused.message), refused.status);
+    }
     // The decision binds exactly the digest the person was shown; another binding decides nothing.
     const d = await decideEscalation(o.escalations, {
       candidateActId: actId,
@@ -179,6 +181,7 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
       candidate_act_id: actId,
       binding_digest: digest,
       decision,
+      ...(link ? { via: 'approval_link' } : {}),
       outcome: d.ok ? (d.decided ? d.escalation.status : `unchanged_${d.escalation.status}`) : d.code,
     });
     if (!d.ok && d.code === 'EF_002') return c.html(messagePage('Not found', 'No escalated act has this id.'), 404);
@@ -204,52 +207,4 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   });
 
   return app;
-}
-
-function sessionOf(c: Context): Session {
-  return c.get('session' as never) as Session;
-}
-
-/** True when the posted token is the one this session made for exactly this form. */
-function formTokenValid(c: Context, subject: FormSubject, given: string): boolean {
-  return isFormToken(sessionOf(c).formSecret, subject, given);
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** One pending act as the page shows it: the act, its retained arguments (checked against the act's digest), its tool's pin. */
-async function pendingView(o: ApprovalsAppOptions, row: EscalationRow): Promise<PendingView> {
-  const act = JSON.parse(row.act_json) as AgentCandidateAct;
-  const retained = await o.pendingArguments.get(row.candidate_act_id);
-  let args: PendingView['args'] = { state: 'absent' };
-  if (retained) {
-    try {
-      const parsed: unknown = JSON.parse(retained.arguments_json);
-      // Shown only if they are exactly the arguments the act's digest covers (fail closed).
-      args =
-        digestArguments(parsed).value === act.arguments_digest.value
-          ? { state: 'ok', pretty: JSON.stringify(parsed, null, 2) }
-          : { state: 'mismatch' };
-    } catch {
-      args = { state: 'mismatch' };
-    }
-  }
-  const server = act.tool.tool_endpoint;
-  const pin = server ? await o.pins.getPin(server, act.tool.tool_id) : undefined;
-  return {
-    row,
-    act,
-    args,
-    pin: pin
-      ? {
-          pinned_digest: pin.pinned_digest,
-          seen_digest: pin.seen_digest,
-          definition: pin.pinned_digest === pin.seen_digest ? JSON.stringify(JSON.parse(pin.seen_definition), null, 2) : null,
-        }
-      : null,
-  };
 }

@@ -46,6 +46,7 @@ export async function startApprovalsUi(o: ApprovalsUiOptions): Promise<Approvals
     escalations: o.store.escalations,
     pins: o.store.proxy,
     pendingArguments,
+    links: o.store.approvalLinks,
     audit: o.audit ?? auditChainTrail(o.store.audit),
     token,
     approver: o.approver,
@@ -57,7 +58,11 @@ export async function startApprovalsUi(o: ApprovalsUiOptions): Promise<Approvals
     const s = serve({ fetch: app.fetch, port: o.listen.port, hostname: o.listen.host }, () => resolve(s));
     s.once('error', reject);
   });
-  const purge = () => void pendingArguments.purge(clock.now(), retain).catch(() => {});
+  const purge = () => {
+    void pendingArguments.purge(clock.now(), retain).catch(() => {});
+    // Spent and expired links decide nothing: kept for the retention period only, like the arguments.
+    void o.store.approvalLinks.purge(clock.now(), retain).catch(() => {});
+  };
   purge();
   const timer = setInterval(purge, PURGE_INTERVAL_MS);
   timer.unref();

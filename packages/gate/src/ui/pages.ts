@@ -38,13 +38,20 @@ button.approve { background: #1f7a3a; color: #fff; border-color: #1f7a3a; }
 button.reject { background: #fff; color: #a00; border-color: #a00; }
 table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #e5e5ea; font-size: 13px; }
 td.mono { font-family: ui-monospace, monospace; word-break: break-all; }
+form.signin input { font: inherit; padding: .35rem; }
+@media (max-width: 600px) {
+  body { padding: .75rem; }
+  dl { grid-template-columns: 1fr; } dt { margin-top: .3rem; }
+  form.decide { display: block; margin: .5rem 0; } form.decide button { width: 100%; padding: .6rem; }
+  form.signin input { width: 100%; box-sizing: border-box; margin: .3rem 0; }
+}
 `;
 
 const iso = (t: number | null) => (t === null ? '' : new Date(t).toISOString());
 
 function layout(title: string, body: unknown) {
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${title} · vrp gate</title><link rel="stylesheet" href="/style.css"></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · vrp gate</title><link rel="stylesheet" href="/style.css"></head>
 <body><nav><a href="/">Pending and decided acts</a><a href="/audit">Audit trail</a></nav>${body}</body></html>`;
 }
 
@@ -62,13 +69,17 @@ export function decisionPage(row: EscalationRow, decided: boolean) {
   );
 }
 
-/** The approve or reject form of one act: its token binds the act, the binding digest and the decision. */
-function decideForm(row: EscalationRow, decision: 'approve' | 'reject', tokens: FormTokens) {
-  const token = tokens(['/decide', row.candidate_act_id, row.binding_digest, decision]);
-  return html`<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}"><button class="${decision}" name="decision" value="${decision}">${decision === 'approve' ? 'Approve' : 'Reject'}</button></form>`;
+/**
+ * The approve or reject form of one act: its token binds the act, the binding digest and the
+ * decision — and, on an approval link's page, the link, which the decision spends.
+ */
+function decideForm(row: EscalationRow, decision: 'approve' | 'reject', tokens: FormTokens, link?: string) {
+  const token = tokens(['/decide', row.candidate_act_id, row.binding_digest, decision, ...(link ? [link] : [])]);
+  const linkField = link ? html`<input type="hidden" name="link" value="${link}">` : '';
+  return html`<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}">${linkField}<button class="${decision}" name="decision" value="${decision}">${decision === 'approve' ? 'Approve' : 'Reject'}</button></form>`;
 }
 
-function pendingAct(v: PendingView, tokens: FormTokens) {
+function pendingAct(v: PendingView, tokens: FormTokens, link?: string) {
   const { act, row } = v;
   const provenance = act.instruction_provenance
     ? JSON.stringify(act.instruction_provenance)
@@ -85,7 +96,7 @@ function pendingAct(v: PendingView, tokens: FormTokens) {
       ? html`<details><summary>Pinned definition (digest <code>${v.pin.pinned_digest}</code>)</summary><pre>${v.pin.definition}</pre></details>`
       : html`<p class="warn">The tool's definition changed since it was pinned (pinned ${v.pin.pinned_digest ?? 'never'}, seen ${v.pin.seen_digest}).</p>`;
   // The approve button is offered only when the person can see exactly what would run.
-  const approve = v.args.state === 'ok' ? decideForm(row, 'approve', tokens) : '';
+  const approve = v.args.state === 'ok' ? decideForm(row, 'approve', tokens, link) : '';
   return html`<section class="act" data-act="${row.candidate_act_id}">
 <h3>${act.tool.tool_id}</h3>
 <dl>
@@ -102,7 +113,7 @@ function pendingAct(v: PendingView, tokens: FormTokens) {
 <h4>Arguments</h4>
 ${args}
 ${pin}
-<p>${approve}${decideForm(row, 'reject', tokens)}</p>
+<p>${approve}${decideForm(row, 'reject', tokens, link)}</p>
 </section>`;
 }
 
@@ -137,6 +148,31 @@ ${decided.map((r) => {
 <h2>Tools not pinned to their current definition</h2>
 <p>A tool is listed to the agent and callable only with a definition a person pinned. Read the whole definition: its description is text the model follows.</p>
 ${unpinned.length ? unpinned.map((t) => unpinnedTool(t, tokens)) : html`<p>Every tool seen is pinned to its current definition.</p>`}`,
+  );
+}
+
+/** An approval link's page: exactly its act, decided through the link (which the decision spends). */
+export function actPage(v: PendingView, tokens: FormTokens, link: string, linkExpiresAt: number) {
+  return layout(
+    'Approve this act',
+    html`<h1>An agent's call waits for a person</h1>
+<p>This link decides this act only, once, until ${iso(linkExpiresAt)}. Approving binds the binding digest shown: the act runs once, with exactly these arguments.</p>
+${pendingAct(v, tokens, link)}`,
+  );
+}
+
+/**
+ * The sign-in an approval link shows without a session: the link carries no credential, the
+ * approver's token opens the session. The cookie is SameSite=Strict, so a link followed from
+ * another site arrives without it: "Continue" is a same-site navigation that carries it.
+ */
+export function signInPage(link: string) {
+  return layout(
+    'Sign in',
+    html`<h1>Sign in to decide this act</h1>
+<p>An approval link opens the page at one act; deciding needs the approver's session. Enter the token printed when the approvals page started.</p>
+<form class="signin" method="post" action="/signin"><input type="hidden" name="link" value="${link}"><label>Token <input type="password" name="token" autocomplete="off" required></label> <button class="approve">Sign in</button></form>
+<p>Signed in already in this browser? <a id="continue" href="/act/${link}">Continue to the act</a>.</p>`,
   );
 }
 
