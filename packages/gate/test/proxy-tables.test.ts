@@ -107,7 +107,7 @@ describe('proxy tables migration', () => {
     // Make the file look like one written when the ledger's migration was the only one.
     const raw = new Database(file);
     raw.exec(`DROP TABLE gate_tool_pin; DROP TABLE gate_proxy_observation; DROP TABLE gate_tool_pin_version;
-      DROP TABLE gate_audit; DROP TABLE gate_audit_head; DROP TABLE gate_audit_checkpoint; DROP TABLE gate_pending_arguments;
+      DROP TABLE gate_audit; DROP TABLE gate_audit_head; DROP TABLE gate_audit_checkpoint; DROP TABLE gate_pending_arguments; DROP TABLE gate_approval_link;
       CREATE INDEX gate_evidence_act ON gate_evidence (candidate_act_id); DELETE FROM gate_migration WHERE name > '0001_ledger'`);
     raw.close();
     const store = await openSqliteStore(file);
@@ -128,6 +128,7 @@ describe('proxy tables migration', () => {
         '0007_pg_one_statement_outcome',
         '0008_no_evidence_act_index',
         '0009_sqlite_audit_rowid',
+        '0010_approval_links',
       ].map((name) => ({ name })),
     );
     check.close();
