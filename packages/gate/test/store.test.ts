@@ -526,7 +526,7 @@ describe('ledger migrations on SQLite: no index on evidence by act', () => {
     await store.close();
     // The store as a gate before migration 0008 left it: the index present, 0008 not applied.
     const raw = new Database(file);
-    raw.exec(`CREATE INDEX gate_evidence_act ON gate_evidence (candidate_act_id);
+    raw.exec(`CREATE INDEX gate_evidence_act ON gate_evidence (candidate_act_id); DROP TABLE gate_approval_link;
       DELETE FROM gate_migration WHERE name >= '0008'`);
     raw.close();
     store = await openSqliteStore(file);
@@ -555,12 +555,12 @@ describe('audit log migrations on SQLite: entries keyed by their rowid', () => {
       T0,
     );
     await store.close();
-    // The table as migration 0003 made it (`seq bigint primary key`: a second B-tree), 0009 not applied.
+    // The table as migration 0003 made it (`seq bigint primary key`: a second B-tree), 0009 (and what came after) not applied.
     const raw = new Database(file);
     raw.exec(`CREATE TABLE old_audit (seq bigint PRIMARY KEY, at bigint NOT NULL, kind text NOT NULL, act_id text, tool text,
       server text, digest text, code text, actor text, prev_hash text NOT NULL, hash text NOT NULL);
       INSERT INTO old_audit SELECT * FROM gate_audit; DROP TABLE gate_audit; ALTER TABLE old_audit RENAME TO gate_audit;
-      CREATE INDEX gate_audit_at ON gate_audit (at); DELETE FROM gate_migration WHERE name = '0009_sqlite_audit_rowid'`);
+      CREATE INDEX gate_audit_at ON gate_audit (at); DROP TABLE gate_approval_link; DELETE FROM gate_migration WHERE name >= '0009'`);
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'gate_audit' AND type = 'index' ORDER BY name").all()).toEqual([
       { name: 'gate_audit_at' },
       { name: 'sqlite_autoindex_gate_audit_1' },
