@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer, type Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import {
@@ -102,11 +102,13 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
     return modern.fetch(request, { parsedBody: read.message });
   };
 
-  const http: HttpServer = createServer(
-    getRequestListener(handle, {
-      errorHandler: () => Response.json({ error: 'internal_error' }, { status: 500 }),
-    }),
-  );
+  const listener = getRequestListener(handle, {
+    errorHandler: () => Response.json({ error: 'internal_error' }, { status: 500 }),
+  });
+  const http: HttpServer = createServer((req, res) => {
+    if (req.method === 'POST') holdHeaders(res);
+    return listener(req, res);
+  });
   // A stop waits for the calls in flight; a session's GET notification stream never ends by itself, so close() ends it first.
   const drain = drainable(http);
   await new Promise<void>((resolve, reject) => {
@@ -175,6 +177,32 @@ class LegacySessions {
   async close(): Promise<void> {
     for (const t of [...this.sessions.values()]) await t.close().catch(() => {});
   }
+}
+
+/** How long an SSE answer's headers may wait for its first event (`holdHeaders`). */
+const HEADERS_HOLD_MS = 50;
+
+/**
+ * Hold the headers of a POST's SSE answer until its first event is written (Node sends headers
+ * and that event in one write), or `HEADERS_HOLD_MS` at most. The SDK transport answers a
+ * request with a stream, and `@hono/node-server`, which writes it, flushes the headers at once
+ * when the answer is not ready within its turn: a quick tool call then cost the agent's
+ * connection two writes and two wake-ups instead of one (bench/gateway, HTTP side). Nothing
+ * waits on these headers: the agent reads the answer and any progress from the events, and the
+ * first event releases them; the bound keeps a long call (an approval wait with no progress to
+ * report) from leaving the agent's HTTP client without a response past its headers timeout.
+ */
+function holdHeaders(res: ServerResponse): void {
+  let timer: NodeJS.Timeout | undefined;
+  res.flushHeaders = () => {
+    // Not `headersSent`: it turns true at `writeHead`, which stores the headers without sending
+    // them, and the caller always writes the head before asking for the flush. Flushing headers
+    // that an event already carried sends nothing more.
+    timer ??= setTimeout(() => {
+      if (!res.writableEnded && !res.destroyed) ServerResponse.prototype.flushHeaders.call(res);
+    }, HEADERS_HOLD_MS);
+  };
+  res.once('close', () => clearTimeout(timer));
 }
 
 /**
