@@ -28,11 +28,10 @@ export async function retainArguments(c: ProxyContext, act: AgentCandidateAct, a
 }
 
 /**
- * Wait (at most `approvalTimeoutMs`) for a person's decision on an escalated act, sending MCP
- * progress notifications when the agent asked for them, and the `--notify-url` notice once.
+ * Wait (at most `waitMs`, by default `approvalTimeoutMs`) for a person's decision on an escalated
+ * act, sending MCP progress notifications when the agent asked for them, and the `--notify-url` notice.
  */
-export async function awaitApproval(c: ProxyContext, act: AgentCandidateAct, extra: RequestExtra) {
-  const waitMs = c.approvalTimeoutMs;
+export async function awaitApproval(c: ProxyContext, act: AgentCandidateAct, extra: RequestExtra, waitMs = c.approvalTimeoutMs) {
   c.log('approval_waiting', { candidate_act_id: act.candidate_act_id, timeout_ms: waitMs });
   if (c.notifyUrl) {
     const notice = escalationNotice(act, c.gate.sinkId, c.clock.now(), c.approvalsUrl() ?? null);

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type CallToolRequest, type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
 import { snapshotLiveArguments } from '../act.js';
 import { denyDecision } from '../enforce.js';
@@ -21,7 +22,9 @@ import {
   resolveActContext,
 } from '../host/dispatch-mapped.js';
 import { mcpToolsCallCall } from '../vendors/mcp/map.js';
-import { awaitApproval, retainArguments } from './approval-wait.js';
+import type { AgentApproval } from './approval-channel.js';
+import { personStep, retriedState } from './approval-in-client.js';
+import { retainArguments } from './approval-wait.js';
 import { type CallAt, logCall, recordObservation } from './call-log.js';
 import type { DownstreamLink, RequestExtra } from './downstream-link.js';
 import { sigkillSelf } from './fault.js';
@@ -69,11 +72,17 @@ export class CallPipeline {
   ) {}
 
   /** One `tools/call`: pin check, candidate act, the gate's dispatch, the downstream call (or a deny). */
-  async callTool(params: CallToolRequest['params'], extra: RequestExtra, agentName: string | undefined): Promise<CallToolResult> {
+  async callTool(
+    params: CallToolRequest['params'],
+    extra: RequestExtra,
+    agentName: string | undefined,
+    approval?: AgentApproval,
+  ): Promise<CallToolResult | InputRequiredResult> {
     const c = this.c;
     const started = c.clock.now();
     const name = params.name;
-    if (params.task !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
+    if (params.task !== undefined)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
     // A name outside the MCP pattern is never pinned, whatever the downstream offers: refused
     // before anything else, logged by digest only (the name is the server's untrusted text).
     if (!isMcpToolName(name)) {
@@ -115,7 +124,7 @@ export class CallPipeline {
     const at = { name, started, act: mapped.act };
     if (c.mode === 'observe') return forwardObserved(c, this.link, mapped, pinned, at, extra);
     if (!pinned) return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), at);
-    return this.enforced(ctx, mapped, at, extra);
+    return this.enforced(ctx, mapped, at, extra, approval);
   }
 
   /**
@@ -123,13 +132,29 @@ export class CallPipeline {
    * — runs with the approved authority or is refused; the decision may come from another process
    * (Tool-Use Binding draft, escalation).
    */
-  private async enforced(ctx: MapContext, mapped: ProxyCall, at: CallAt & { act: ProxyCall['act'] }, extra: RequestExtra) {
+  private async enforced(
+    ctx: MapContext,
+    mapped: ProxyCall,
+    at: CallAt & { act: ProxyCall['act'] },
+    extra: RequestExtra,
+    approval: AgentApproval | undefined,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    // A retried round's sealed state is checked before anything runs: a failing one grants nothing.
+    const retried = await retriedState(this.c, mapped.act, approval);
+    if (!retried.ok)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `requestState refused (${retried.reason}): call the tool again without it`);
     const run = await this.dispatch(ctx, mapped, extra);
     let r: MappedOutcome = run.r;
     let note: string | undefined;
     if (r.resume) {
       await retainArguments(this.c, mapped.act, mapped.live.args);
-      const decided = this.c.approvalTimeoutMs > 0 ? await awaitApproval(this.c, mapped.act, extra) : undefined;
+      const step = await personStep(this.c, mapped.act, extra, approval, retried.state);
+      if ('inputRequired' in step) {
+        // The client is sent to the page; nothing ran. Its retry comes back as the same act.
+        logCall(this.c, at, { allow: false, invoked: false, code: 'EF_APPROVAL_REQUIRED' });
+        return step.inputRequired;
+      }
+      const decided = step.decided;
       if (decided) {
         // Decided: the pending act resumes (authorize, enforce, invoke), never mapped or dispatched
         // again. Approved, the authority the approval issued is consumed and it runs once;

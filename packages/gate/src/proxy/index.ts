@@ -3,7 +3,8 @@
  * A separate entry because it needs the MCP SDK at run time, which `@vrpkit/gate` itself does not.
  */
 import type { StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
+import { generateEd25519Jwk, jwkThumbprint, systemClock, VrpError } from '@vrpkit/core';
+import { requestStateKey, requestStateSealer } from '../approvals/request-state.js';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { GateStore } from '../store/gate-store.js';
@@ -22,10 +23,10 @@ export { jsonLinesLog, type ProxyLog } from './log.js';
 export { DEFAULT_TOOLS_RELIST_MS } from './pinned-view.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 export {
+  type AgentEra,
   GateProxy,
   type GateProxyOptions,
   MAX_RESPAWNS,
-  type AgentEra,
   OBSERVE_EPOCHS_CACHE_MS,
   PROXY_LIST_CACHE_HINT,
   type ProxyFaultPoint,
@@ -53,8 +54,15 @@ export interface ProxyOptions {
   ui?: { listen: { host: string; port: number }; approver: string };
   /** Arguments of escalated acts are purged this long after the decision (default 7 days). */
   retainArgumentsMs?: number;
-  /** The approvals page the notice links to (default: the `ui` page's own address). */
+  /** The approvals page the notice and the approval links point to (default: the `ui` page's own address). */
   approvalsUrl?: string;
+  /** How long an approval link sent by URL-mode elicitation stays usable (default 10 min). */
+  approvalLinkTtlMs?: number;
+  /**
+   * The secret a 2026-07-28 escalated call's `requestState` is sealed with (HKDF-derived key):
+   * proxies sharing it accept each other's states. Default: a key made for this process.
+   */
+  requestStateSecret?: string;
   /** Cap on one agent message in bytes (a stdio line, an HTTP request body); default 4 MiB. */
   maxMessageBytes?: number;
   /** Bound on each downstream request (tools/call and pass-through), in ms; default 60 s. */
@@ -122,6 +130,9 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     log,
     escalations: opts.store.escalations,
     pendingArguments,
+    approvalLinks: opts.store.approvalLinks,
+    requestStates: requestStateSealer(requestStateKey(opts.requestStateSecret), { clock: systemClock }),
+    ...(opts.approvalLinkTtlMs !== undefined ? { approvalLinkTtlMs: opts.approvalLinkTtlMs } : {}),
     approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),
     // A downstream that exits is started (or reconnected) again on the next request.

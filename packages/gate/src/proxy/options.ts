@@ -1,6 +1,8 @@
 /** What a `GateProxy` is built from, and what its parts (call pipeline, observe mode, approval wait) share. */
 import type { Client } from '@modelcontextprotocol/client';
 import type { Clock } from '@vrpkit/core';
+import type { ApprovalLinks } from '../approvals/links.js';
+import type { RequestStateSealer } from '../approvals/request-state.js';
 import type { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { Escalations } from '../store/ports.js';
@@ -27,6 +29,12 @@ export interface GateProxyOptions {
   escalations: Escalations;
   /** Where escalated acts' arguments are kept for the approvals page. */
   pendingArguments: PendingArguments;
+  /** The single-use links a URL-mode elicitation sends the person with (approvals/links.ts). */
+  approvalLinks: ApprovalLinks;
+  /** Seals and opens the `requestState` of a 2026-07-28 escalated call (approvals/request-state.ts). */
+  requestStates: RequestStateSealer;
+  /** How long an approval link stays usable (default `DEFAULT_APPROVAL_LINK_TTL_MS`). */
+  approvalLinkTtlMs?: number;
   /** How long an escalated call waits for a person (0: refuse at once with the pending code). */
   approvalTimeoutMs: number;
   /** POST a notice (no arguments) here when an act waits (`--notify-url`). */

@@ -20,6 +20,7 @@ import {
   type CallToolRequest,
   type CallToolResult,
   CLIENT_INFO_META_KEY,
+  type InputRequiredResult,
   type ListToolsResult,
   type Notification,
   ProtocolError,
@@ -31,10 +32,11 @@ import {
   type ServerNotification,
 } from '@modelcontextprotocol/server';
 import { systemClock } from '@vrpkit/core';
+import { type AgentApproval, agentApproval } from './approval-channel.js';
 import { CallPipeline } from './call-pipeline.js';
 import { DownstreamLink, type RequestExtra } from './downstream-link.js';
-import { observeModeGate } from './observe.js';
 import type { ProxyLog } from './log.js';
+import { observeModeGate } from './observe.js';
 import type { GateProxyOptions, ProxyContext } from './options.js';
 import { PinnedView } from './pinned-view.js';
 import { relayedError } from './results.js';
@@ -136,7 +138,11 @@ export class GateProxy {
   /** The downstream's list changed: list it now (recording what it shows) rather than at the next call. */
   private async relistNow(): Promise<void> {
     this.view.invalidate();
-    await this.view.current().catch((e: unknown) => this.log('tools_relist_failed', { server_id: this.serverId, message: e instanceof Error ? e.message : String(e) }));
+    await this.view
+      .current()
+      .catch((e: unknown) =>
+        this.log('tools_relist_failed', { server_id: this.serverId, message: e instanceof Error ? e.message : String(e) }),
+      );
   }
 
   /** Receive the downstream's change notifications (for agents that are not `Server` connections); returns the unsubscribe. */
@@ -164,7 +170,9 @@ export class GateProxy {
       { capabilities, cacheHints: { 'tools/list': PROXY_LIST_CACHE_HINT } },
     );
     server.setRequestHandler('tools/list', async (): Promise<ListToolsResult> => ({ tools: await this.listTools() }));
-    server.setRequestHandler('tools/call', (req, ctx) => this.callTool(req.params, requestExtra(ctx), agentName(server, ctx)));
+    server.setRequestHandler('tools/call', (req, ctx) =>
+      this.callTool(req.params, requestExtra(ctx), agentName(server, ctx), agentApproval(server, ctx, era)),
+    );
     server.fallbackRequestHandler = (req, ctx) => this.forward(req, requestExtra(ctx as ServerContext));
     // Agent notifications (roots changes …) have no downstream meaning: the proxy's client declared no capabilities.
     server.fallbackNotificationHandler = async () => {};
@@ -180,9 +188,14 @@ export class GateProxy {
     return (await this.view.listTools()) as ListToolsResult['tools'];
   }
 
-  /** One `tools/call` (call-pipeline.ts). */
-  callTool(params: CallToolRequest['params'], extra: RequestExtra, agentName: string | undefined): Promise<CallToolResult> {
-    return this.calls.callTool(params, extra, agentName);
+  /** One `tools/call` (call-pipeline.ts); `approval`: how an escalation can reach the agent's person (approval-channel.ts). */
+  callTool(
+    params: CallToolRequest['params'],
+    extra: RequestExtra,
+    agentName: string | undefined,
+    approval?: AgentApproval,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    return this.calls.callTool(params, extra, agentName, approval);
   }
 
   /** A pass-through request, with the agent's progress token and cancellation carried over. */
