@@ -14,11 +14,14 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type GateStore, loadPolicy, openSqliteStore } from '@vrpkit/gate';
+import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
+/** With Chromium the person approves in the browser; without it (skip note printed) over plain HTTP. */
+const BROWSER = hasChromium('approvals inside the client');
 const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const T = { timeout: 120_000 };
 const dir = tmpDir('approval-in-client');
@@ -54,12 +57,29 @@ async function onThePage(url: string, action: Exclude<PageAction, 'nothing'>): P
   return (await fetch(`${ui.url}decide`, { method: 'POST', headers: { cookie }, body: new URLSearchParams(fields) })).status;
 }
 
+/** The person approves in Chromium: opens the elicited URL, signs in with the page token, presses Approve. */
+async function approveInChromium(url: string): Promise<number> {
+  const browser = await launchChromium();
+  try {
+    const tab = await browser.newPage();
+    await tab.goto(url);
+    await tab.locator('input[name="token"]').fill(proxy.ui!.token);
+    await tab.locator('form.signin button').click();
+    await tab.waitForURL(url);
+    await tab.locator('button.approve').click();
+    return (await tab.locator('#decision').textContent())?.startsWith('Approved') ? 200 : 500;
+  } finally {
+    await browser.close();
+  }
+}
+
 /** The URLs elicited so far, and what the person does with the next one. */
 const elicited: Elicited[] = [];
 let nextAction: PageAction = 'nothing';
 async function elicit(params: Elicited): Promise<{ action: 'accept' }> {
   elicited.push(params);
-  if (nextAction !== 'nothing') expect(await onThePage(params.url, nextAction)).toBe(200);
+  if (nextAction === 'approve' && BROWSER) expect(await approveInChromium(params.url)).toBe(200);
+  else if (nextAction !== 'nothing') expect(await onThePage(params.url, nextAction)).toBe(200);
   return { action: 'accept' };
 }
 

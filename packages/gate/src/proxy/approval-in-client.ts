@@ -93,7 +93,8 @@ export async function personStep(
     case 'elicit': {
       let action: 'accept' | 'decline' | 'cancel' = 'cancel';
       try {
-        action = (await agent!.elicit!(a.params, Math.max(c.approvalTimeoutMs, 1000))).action;
+        // The person consents in the client, then decides on the page: bounded by the link's life, after which the URL is useless.
+        action = (await agent!.elicit!(a.params, Math.max(a.link.expires_at - c.clock.now(), 1000))).action;
       } catch {
         // A client that failed to answer has not agreed to open the page.
       }
