@@ -73,7 +73,8 @@ export class CallPipeline {
     const c = this.c;
     const started = c.clock.now();
     const name = params.name;
-    if (params.task !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
+    if (params.task !== undefined)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
     // A name outside the MCP pattern is never pinned, whatever the downstream offers: refused
     // before anything else, logged by digest only (the name is the server's untrusted text).
     if (!isMcpToolName(name)) {

@@ -22,10 +22,10 @@ export { jsonLinesLog, type ProxyLog } from './log.js';
 export { DEFAULT_TOOLS_RELIST_MS } from './pinned-view.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 export {
+  type AgentEra,
   GateProxy,
   type GateProxyOptions,
   MAX_RESPAWNS,
-  type AgentEra,
   OBSERVE_EPOCHS_CACHE_MS,
   PROXY_LIST_CACHE_HINT,
   type ProxyFaultPoint,

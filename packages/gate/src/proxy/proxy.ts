@@ -33,8 +33,8 @@ import {
 import { systemClock } from '@vrpkit/core';
 import { CallPipeline } from './call-pipeline.js';
 import { DownstreamLink, type RequestExtra } from './downstream-link.js';
-import { observeModeGate } from './observe.js';
 import type { ProxyLog } from './log.js';
+import { observeModeGate } from './observe.js';
 import type { GateProxyOptions, ProxyContext } from './options.js';
 import { PinnedView } from './pinned-view.js';
 import { relayedError } from './results.js';
@@ -136,7 +136,11 @@ export class GateProxy {
   /** The downstream's list changed: list it now (recording what it shows) rather than at the next call. */
   private async relistNow(): Promise<void> {
     this.view.invalidate();
-    await this.view.current().catch((e: unknown) => this.log('tools_relist_failed', { server_id: this.serverId, message: e instanceof Error ? e.message : String(e) }));
+    await this.view
+      .current()
+      .catch((e: unknown) =>
+        this.log('tools_relist_failed', { server_id: this.serverId, message: e instanceof Error ? e.message : String(e) }),
+      );
   }
 
   /** Receive the downstream's change notifications (for agents that are not `Server` connections); returns the unsubscribe. */
