@@ -93,44 +93,47 @@ async function connect(url: string, revision: Revision = '2026-07-28'): Promise<
 }
 
 describe('MCP: the server checks the forwarded authority itself and spends it once', () => {
-  it.each(REVISIONS)('%s: a gated call runs once; bypassing the gate, replaying its authority or changing the arguments is refused at the server', async (revision) => {
-    t = await openTestGate({ policy: POLICY });
-    const guard = openSqliteReplayGuard(join(t.dir, 'server-replay.sqlite'));
-    closers.push(() => guard.close?.());
-    const gate = t;
-    const server = await startCooperatingMcpServer((url) => ({
-      keys: [gate.publicJwk],
-      gateSinkId: gate.gate.sinkId,
-      destination: url,
-      replay: guard,
-    }));
+  it.each(REVISIONS)(
+    '%s: a gated call runs once; bypassing the gate, replaying its authority or changing the arguments is refused at the server',
+    async (revision) => {
+      t = await openTestGate({ policy: POLICY });
+      const guard = openSqliteReplayGuard(join(t.dir, 'server-replay.sqlite'));
+      closers.push(() => guard.close?.());
+      const gate = t;
+      const server = await startCooperatingMcpServer((url) => ({
+        keys: [gate.publicJwk],
+        gateSinkId: gate.gate.sinkId,
+        destination: url,
+        replay: guard,
+      }));
 
-    // Through the gate: allowed, authority attached, verified and spent at the server.
-    const captured: Array<Record<string, unknown>> = [];
-    const raw = await connect(server.url, revision);
-    const spy = raw.callTool.bind(raw);
-    raw.callTool = ((params: { _meta?: Record<string, unknown> }, ...rest: never[]) => {
-      captured.push(params._meta ?? {});
-      return spy(params as never, ...rest);
-    }) as typeof raw.callTool;
-    const gated = gateMcpClient(raw, { serverUrl: server.url, context: hostContext(t.gate), attachAuthority: true });
-    const ok = await gated.callTool({ name: 'repo_deploy', arguments: { env: 'prod', ref: 'main' } });
-    expect(ok.isError).toBeFalsy();
-    expect(server.deploys).toEqual(['main->prod']);
-    const jws = captured[0]![AUTHORITY_META_KEY] as string;
-    expect(jws.split('.')).toHaveLength(3);
+      // Through the gate: allowed, authority attached, verified and spent at the server.
+      const captured: Array<Record<string, unknown>> = [];
+      const raw = await connect(server.url, revision);
+      const spy = raw.callTool.bind(raw);
+      raw.callTool = ((params: { _meta?: Record<string, unknown> }, ...rest: never[]) => {
+        captured.push(params._meta ?? {});
+        return spy(params as never, ...rest);
+      }) as typeof raw.callTool;
+      const gated = gateMcpClient(raw, { serverUrl: server.url, context: hostContext(t.gate), attachAuthority: true });
+      const ok = await gated.callTool({ name: 'repo_deploy', arguments: { env: 'prod', ref: 'main' } });
+      expect(ok.isError).toBeFalsy();
+      expect(server.deploys).toEqual(['main->prod']);
+      const jws = captured[0]![AUTHORITY_META_KEY] as string;
+      expect(jws.split('.')).toHaveLength(3);
 
-    // Another client, not behind the gate: no authority, a replayed one, or one for other arguments.
-    const direct = await connect(server.url, revision);
-    const call = (args: Record<string, unknown>, meta?: Record<string, unknown>) =>
-      direct.callTool({ name: 'repo_deploy', arguments: args, ...(meta ? { _meta: meta } : {}) });
-    const codeOf = (r: Awaited<ReturnType<typeof call>>) => JSON.parse((r.content as Array<{ text: string }>)[0]!.text).error.code;
-    expect(codeOf(await call({ env: 'prod', ref: 'main' }))).toBe('EF_002');
-    expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_005');
-    expect(codeOf(await call({ env: 'prod', ref: 'evil' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_SCOPE_MISMATCH');
-    expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: `${jws.slice(0, -4)}AAAA` }))).toBe('EF_002');
-    expect(server.deploys).toEqual(['main->prod']);
-  });
+      // Another client, not behind the gate: no authority, a replayed one, or one for other arguments.
+      const direct = await connect(server.url, revision);
+      const call = (args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+        direct.callTool({ name: 'repo_deploy', arguments: args, ...(meta ? { _meta: meta } : {}) });
+      const codeOf = (r: Awaited<ReturnType<typeof call>>) => JSON.parse((r.content as Array<{ text: string }>)[0]!.text).error.code;
+      expect(codeOf(await call({ env: 'prod', ref: 'main' }))).toBe('EF_002');
+      expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_005');
+      expect(codeOf(await call({ env: 'prod', ref: 'evil' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_SCOPE_MISMATCH');
+      expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: `${jws.slice(0, -4)}AAAA` }))).toBe('EF_002');
+      expect(server.deploys).toEqual(['main->prod']);
+    },
+  );
 
   it('an authority issued for another server is refused (EF_DESTINATION_MISMATCH)', async () => {
     t = await openTestGate({ policy: POLICY });

@@ -15,8 +15,8 @@ import {
   type RequestOptions,
   type ServerNotification,
 } from '@modelcontextprotocol/client';
-import { z } from 'zod';
 import type { Clock } from '@vrpkit/core';
+import { z } from 'zod';
 import type { ProxyLog } from './log.js';
 
 /** A pass-through result: any JSON object, handed to the agent as the downstream wrote it. */

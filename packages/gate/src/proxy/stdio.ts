@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { type JSONRPCMessage, parseJSONRPCMessage, ProtocolErrorCode, type Transport } from '@modelcontextprotocol/server';
+import { type JSONRPCMessage, ProtocolErrorCode, parseJSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { asRecord } from '@vrpkit/core';
 import type { GateProxy } from './proxy.js';

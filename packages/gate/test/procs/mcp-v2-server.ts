@@ -16,7 +16,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { type CacheHint, createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
 export type FixtureEra = 'modern' | 'dual' | 'legacy';
@@ -25,6 +25,12 @@ export type FixtureEra = 'modern' | 'dual' | 'legacy';
 export interface FixtureState {
   grown: boolean;
   calls: number;
+}
+
+function addExtra(server: McpServer): void {
+  server.registerTool('read_extra', { description: 'A tool added later', inputSchema: z.object({}) }, async () => ({
+    content: [{ type: 'text', text: 'extra' }],
+  }));
 }
 
 /** One `McpServer` with the fixture's tools; `read_grow` grows the list and `onGrow` announces it. */
@@ -38,27 +44,40 @@ function fixtureServer(state: FixtureState, cacheHint: CacheHint | undefined, on
     return { content: [{ type: 'text', text: `echo: ${text}` }] };
   });
   server.registerTool('read_grow', { description: 'Add read_extra to the tool list', inputSchema: z.object({}) }, async () => {
+    if (!state.grown) addExtra(server);
     state.grown = true;
     onGrow(server);
     return { content: [{ type: 'text', text: 'grown' }] };
   });
-  if (state.grown)
-    server.registerTool('read_extra', { description: 'A tool added later', inputSchema: z.object({}) }, async () => ({
-      content: [{ type: 'text', text: 'extra' }],
-    }));
+  // An instance serving a whole connection (stdio) grows itself; one per HTTP request is made grown.
+  if (state.grown) addExtra(server);
   return server;
 }
 
 /** The fixture over Streamable HTTP on 127.0.0.1 (`modern` or `dual`); `grow()` changes its list as `read_grow` does. */
 export async function startV2HttpServer(era: 'modern' | 'dual', cacheHint?: CacheHint) {
   const state: FixtureState = { grown: false, calls: 0 };
+  /** The JSON-RPC method of every POST, in order. */
+  const methods: string[] = [];
   const handler = createMcpHandler(() => fixtureServer(state, cacheHint, () => handler.notify.toolsChanged()), {
     legacy: era === 'modern' ? 'reject' : 'stateless',
   });
-  const http = createServer(getRequestListener((request) => handler.fetch(request)));
+  const http = createServer(
+    getRequestListener(async (request) => {
+      if (request.method === 'POST') {
+        const body = (await request
+          .clone()
+          .json()
+          .catch(() => undefined)) as { method?: unknown } | undefined;
+        if (typeof body?.method === 'string') methods.push(body.method);
+      }
+      return handler.fetch(request);
+    }),
+  );
   await new Promise<void>((ok) => http.listen(0, '127.0.0.1', ok));
   return {
     state,
+    methods,
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     grow() {
       state.grown = true;
