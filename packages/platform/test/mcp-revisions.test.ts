@@ -213,7 +213,7 @@ describe.each([
   ['an SDK v1 client on 2025-11-25', '2025-11-25'],
 ] as const)('the operator endpoint with %s', (_label, revision) => {
   type AnyClient = {
-    listTools(): Promise<{ tools: { name: string }[] }>;
+    listTools(): Promise<{ tools: { name: string }[]; ttlMs?: number; cacheScope?: string }>;
     callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
     close(): Promise<void>;
   };
@@ -239,9 +239,11 @@ describe.each([
 
   it('lists only the operator tool and relays the tenant’s envelope, which verifies against the tenant’s JWKS', async () => {
     expect(negotiated()).toBe(revision);
-    const { tools } = await client.listTools();
+    const list = await client.listTools();
     // §7: the operator never lists the bound name.
-    expect(tools.map((t) => t.name)).toEqual([OPERATOR_TOOL_NAME]);
+    expect(list.tools.map((t) => t.name)).toEqual([OPERATOR_TOOL_NAME]);
+    // The same one tool for every client: a shared cache may keep the 2026-07-28 list for five minutes.
+    if (revision === '2026-07-28') expect(list).toMatchObject({ ttlMs: 300_000, cacheScope: 'public' });
     const result = (await client.callTool({ name: OPERATOR_TOOL_NAME, arguments: { domain: TENANT, ...ARGS } })) as CallToolResult;
     expect(result.isError).toBeFalsy();
     const text = (result.content[0] as { text: string }).text;
