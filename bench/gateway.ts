@@ -12,13 +12,18 @@
  * on the SQLite store (a real file) and on PostgreSQL (VRPKIT_TEST_PG_URL; skipped when unset).
  * Target: added p50 ≤ 1.5 ms and added p99 ≤ 4 ms on SQLite.
  *
+ * Each side runs for both MCP revisions of the agent (issue 32): an SDK v1 client on 2025-11-25,
+ * and an SDK v2 client pinned to 2026-07-28 (per request, no session) for the proxied calls. The
+ * downstream speaks 2025-11-25 only, so the direct baseline is the 2025 client in both rows: a
+ * 2026 row's added time is the proxy plus serving the other revision.
+ *
  * Each side also runs once in `--mode observe` on SQLite (every call forwarded, no gate writes):
  * what the MCP hop itself costs, apart from the gate's durable path. The HTTP side has a floor
  * row too, `relay`: a bare node:http relay in its own process (this file with `--relay URL`)
  * that forwards every request and streams every answer with undici, no MCP code at all, which
  * no HTTP proxy's hop can undercut; the gate's durable path comes on top of it.
  *
- * Run: npm run bench -- gateway [--calls N] [--side stdio|http] [--store sqlite|postgres]
+ * Run: npm run bench -- gateway [--calls N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28]
  * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process into DIR
  * (`node --cpu-prof`, sampled every VRP_BENCH_CPU_PROF_INTERVAL µs, default 1000; open it in Chrome DevTools or read its `.cpuprofile` JSON).
  */
@@ -29,6 +34,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -102,6 +109,8 @@ if (process.argv.includes('--relay')) {
 }
 
 const SIDES = choiceFlag('side', ['stdio', 'http'] as const);
+const REVISIONS = choiceFlag('revision', ['2025-11-25', '2026-07-28'] as const);
+type Revision = (typeof REVISIONS)[number];
 const STORES = choiceFlag('store', ['sqlite', 'postgres'] as const);
 
 const dir = mkdtempSync(join(tmpdir(), 'vrp-bench-gateway-'));
@@ -120,8 +129,15 @@ writeFileSync(
   }),
 );
 
+/** What the bench calls on either SDK's client. */
+interface BenchClient {
+  listTools(): Promise<unknown>;
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<{ isError?: boolean; content: unknown }>;
+  close(): Promise<void>;
+}
+
 const children: ChildProcess[] = [];
-const clients: Client[] = [];
+const clients: BenchClient[] = [];
 
 async function freePort(): Promise<number> {
   const s = createServer();
@@ -152,11 +168,19 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
   });
 }
 
-async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<Client> {
+async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<BenchClient> {
   const client = new Client({ name: 'bench-agent', version: '1.0.0' });
   await client.connect(transport, { timeout: 120_000 });
-  clients.push(client);
-  return client;
+  clients.push(client as BenchClient);
+  return client as BenchClient;
+}
+
+/** An SDK v2 client pinned to 2026-07-28 (the proxied side of a 2026 row). */
+async function connectModern(transport: ModernStdioTransport | ModernHttpTransport): Promise<BenchClient> {
+  const client = new ModernClient({ name: 'bench-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(transport, { timeout: 120_000 });
+  clients.push(client as BenchClient);
+  return client as BenchClient;
 }
 
 function storeArgs(store: 'sqlite' | 'postgres', schema: string): string[] {
@@ -169,7 +193,8 @@ async function pair(
   store: 'sqlite' | 'postgres',
   schema: string,
   mode: Mode,
-): Promise<{ direct: Client; proxied: Client; proxyPid: number }> {
+  revision: Revision,
+): Promise<{ direct: BenchClient; proxied: BenchClient; proxyPid: number }> {
   const proxyArgs = [
     'gate',
     'proxy',
@@ -184,11 +209,17 @@ async function pair(
   ];
   if (side === 'stdio') {
     const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [everything, 'stdio'], stderr: 'ignore' }));
-    const transport = new StdioClientTransport({
+    const params = {
       command: vrp[0],
       args: [...vrp.slice(1), ...proxyArgs, '--', process.execPath, everything, 'stdio'],
-      stderr: 'ignore',
-    });
+      stderr: 'ignore' as const,
+    };
+    if (revision === '2026-07-28') {
+      // A subclass: the SDK would probe the exact base class on a second proxy process.
+      const transport = new (class extends ModernStdioTransport {})(params);
+      return { direct, proxied: await connectModern(transport), proxyPid: transport.pid! };
+    }
+    const transport = new StdioClientTransport(params);
     const proxied = await connect(transport);
     return { direct, proxied, proxyPid: transport.pid! };
   }
@@ -223,9 +254,11 @@ async function pair(
   children.push(proxy);
   const { url, token } = JSON.parse(await waitForLine(proxy, /"event":"listening"/)) as { url: string; token: string };
   const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream)));
-  const proxied = await connect(
-    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-  );
+  const requestInit = { headers: { authorization: `Bearer ${token}` } };
+  const proxied =
+    revision === '2026-07-28'
+      ? await connectModern(new ModernHttpTransport(new URL(url), { requestInit }))
+      : await connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
   return { direct, proxied, proxyPid: proxy.pid! };
 }
 
@@ -244,10 +277,16 @@ function stats(samples: number[]): Stats {
   return { n: s.length, p50: at(0.5), p99: at(0.99) };
 }
 
-async function scenario(side: 'stdio' | 'http', store: 'sqlite' | 'postgres', schema: string, mode: Mode = 'enforce') {
-  const { direct, proxied, proxyPid } = await pair(side, store, schema, mode);
+async function scenario(
+  side: 'stdio' | 'http',
+  store: 'sqlite' | 'postgres',
+  schema: string,
+  mode: Mode = 'enforce',
+  revision: Revision = '2025-11-25',
+) {
+  const { direct, proxied, proxyPid } = await pair(side, store, schema, mode, revision);
   await proxied.listTools(); // the first list pins (bench only: --pin-on-first-use)
-  const call = async (c: Client, i: number, tag: string) => {
+  const call = async (c: BenchClient, i: number, tag: string) => {
     const t = performance.now();
     const r = await c.callTool({ name: 'echo', arguments: { message: `${tag}-${i}` } });
     const ms = performance.now() - t;
@@ -277,11 +316,12 @@ async function scenario(side: 'stdio' | 'http', store: 'sqlite' | 'postgres', sc
   const proxy_cpu_ms_per_call = cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1000) / p.length;
   const ds = stats(d);
   const ps = stats(p);
-  process.stderr.write(`bench/gateway: ${side} ${store} ${mode} done (${ps.n} calls)\n`);
+  process.stderr.write(`bench/gateway: ${side} ${store} ${mode} ${revision} done (${ps.n} calls)\n`);
   return {
     side,
     store,
     mode,
+    revision,
     direct: ds,
     proxied: ps,
     added_p50_ms: ps.p50 - ds.p50,
@@ -331,8 +371,10 @@ try {
       }
       results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
       await closeAll();
-      results.push(await scenario(side, 'sqlite', `bench-${side}`));
-      await closeAll();
+      for (const revision of REVISIONS) {
+        results.push(await scenario(side, 'sqlite', `bench-${side}-${revision}`, 'enforce', revision));
+        await closeAll();
+      }
     }
     if (PG_URL && STORES.includes('postgres')) {
       const schema = `bench_gateway_${side}_${process.pid}`;
@@ -359,6 +401,7 @@ printTable([
     'side',
     'store',
     'mode',
+    'agent revision',
     'calls',
     'direct p50',
     'proxied p50',
@@ -373,6 +416,7 @@ printTable([
     r.side,
     r.mode === 'relay' ? '-' : r.store,
     r.mode,
+    r.revision,
     String(r.proxied.n),
     f(r.direct.p50),
     f(r.proxied.p50),

@@ -249,8 +249,8 @@ describe('vrp gate proxy stdio framing', SPAWN, () => {
         error: { code: -32600, message: `message exceeds ${4 * 1024 * 1024} bytes` },
       });
       proxy.send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":42}}');
-      // The SDK's request parsing answers a schema failure as -32603 with the failing field named.
-      expect(await proxy.next(4)).toMatchObject({ id: 5, error: { code: -32603, message: expect.stringMatching(/name/) } });
+      // SDK v2's request parsing answers a schema failure as -32602 (invalid params) with the failing field named (v1 said -32603).
+      expect(await proxy.next(4)).toMatchObject({ id: 5, error: { code: -32602, message: expect.stringMatching(/name/) } });
       proxy.send('{"jsonrpc":"2.0","id":6,"method":"ping"}');
       expect(await proxy.next(5)).toEqual({ jsonrpc: '2.0', id: 6, result: {} });
     } finally {
