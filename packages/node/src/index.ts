@@ -200,7 +200,7 @@ export {
 } from './store/store.js';
 // The tables a platform holds per tenant, defined once (the platform's migrations add `domain`).
 export { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './store/tables.js';
-export { readMcpBody } from './surfaces/mcp/index.js';
+export { NODE_LIST_CACHE_HINT, readMcpBody, toolCallArguments } from './surfaces/mcp/index.js';
 export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
 export {

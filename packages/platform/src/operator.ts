@@ -6,18 +6,9 @@
  * so an agent verifies it against the tenant's own JWKS and, by the origin binding (§6), treats
  * it as the platform's relay of the node's offer, never as the node's own voice.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { isRecord } from '@vrpkit/core';
-import { HEALTHZ_PATH, offerFor, readMcpBody } from '@vrpkit/node';
+import { HEALTHZ_PATH, NODE_LIST_CACHE_HINT, offerFor, readMcpBody, toolCallArguments } from '@vrpkit/node';
 import { JWKS_PATH, MCP_ENDPOINT_PATH, offerToolInputSchema } from '@vrpkit/protocol';
 import { Hono } from 'hono';
 import type { TenantNode } from './tenant-node.js';
@@ -49,41 +40,72 @@ function operatorTool(operatorDomain: string): Tool {
   };
 }
 
-/** `tenantFor(domain)`: the enabled tenant with that canonical domain, or undefined. */
-export function createOperatorApp(operatorDomain: string, tenantFor: (domain: string) => Promise<TenantNode | undefined>): Hono {
+type TenantFor = (domain: string) => Promise<TenantNode | undefined>;
+
+/**
+ * `tools/call vrp_get_verified_stay_offer`: the named tenant's signed envelope unmodified (§5), or
+ * an `isError` result with the tenant's (or `unknown_tenant`) code. `args` are the arguments as the
+ * client sent them (see `toolCallArguments`), so the offer parser sees an own `__proto__` member.
+ */
+async function relayOffer(tenantFor: TenantFor, sent: unknown): Promise<CallToolResult> {
+  const { domain, ...args } = isRecord(sent) ? sent : {};
+  const node = typeof domain === 'string' ? await tenantFor(domain.toLowerCase()) : undefined;
+  if (!node || node.domain !== domain)
+    return { isError: true, content: [{ type: 'text', text: 'error[unknown_tenant]: this platform serves no such domain' }] };
+  const outcome = await offerFor(node.publisher, args);
+  if (!outcome.ok) return { isError: true, content: [{ type: 'text', text: `error[${outcome.error.code}]: ${outcome.error.message}` }] };
+  // §5: the tenant's envelope exactly as signed, as text and as the same structured document.
+  return { content: [{ type: 'text', text: outcome.json }], structuredContent: outcome.envelope as unknown as Record<string, unknown> };
+}
+
+/**
+ * The operator's `Server` for one request of either MCP revision (the SDK picks the wire, the
+ * handlers are era-blind, as on the node's surface). The one tool list is the same for every
+ * client, so it carries the node's `public` cache hint on 2026-07-28.
+ */
+function operatorServer(tool: Tool, tenantFor: TenantFor, sentArguments: Map<unknown, unknown>): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {} },
+    cacheHints: { 'tools/list': NODE_LIST_CACHE_HINT, 'server/discover': NODE_LIST_CACHE_HINT },
+  });
+  server.setRequestHandler('tools/list', () => ({ tools: [tool] }));
+  server.setRequestHandler('tools/call', (request, ctx) => {
+    // The SDK's ProtocolError carries the bare message; the client adds its one "MCP error -32602:" prefix.
+    if (request.params.name !== OPERATOR_TOOL_NAME)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
+    const id = ctx.mcpReq.id;
+    return relayOffer(tenantFor, sentArguments.has(id) ? sentArguments.get(id) : request.params.arguments);
+  });
+  return server;
+}
+
+/**
+ * `tenantFor(domain)`: the enabled tenant with that canonical domain, or undefined. `/mcp` serves
+ * both MCP revisions through the SDK v2's `createMcpHandler` (issue 32 item 1): 2026-07-28 per
+ * request, 2025-era traffic by its stateless fallback, one factory for both.
+ */
+export function createOperatorApp(operatorDomain: string, tenantFor: TenantFor): Hono {
   const tool = operatorTool(operatorDomain);
+  // The arguments as sent, per request (the factory gets the `Request` given to `fetch` on either revision).
+  const sent = new WeakMap<Request, Map<unknown, unknown>>();
+  const mcp = createMcpHandler(({ requestInfo }) => operatorServer(tool, tenantFor, (requestInfo && sent.get(requestInfo)) ?? new Map()), {
+    legacy: 'stateless',
+    maxRequestBodySize: OPERATOR_MAX_BODY_BYTES,
+  });
   const app = new Hono();
   app.get(HEALTHZ_PATH, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
   app.all(MCP_ENDPOINT_PATH, async (c) => {
     if (c.req.method !== 'POST')
-      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: use POST.' } }, 405);
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [tool] }));
-    server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-      if (request.params.name !== OPERATOR_TOOL_NAME) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
-      const { domain, ...args } = isRecord(request.params.arguments) ? request.params.arguments : {};
-      const node = typeof domain === 'string' ? await tenantFor(domain.toLowerCase()) : undefined;
-      if (!node || node.domain !== domain)
-        return { isError: true, content: [{ type: 'text', text: 'error[unknown_tenant]: this platform serves no such domain' }] };
-      const outcome = await offerFor(node.publisher, args);
-      if (!outcome.ok)
-        return { isError: true, content: [{ type: 'text', text: `error[${outcome.error.code}]: ${outcome.error.message}` }] };
-      // §5: the tenant's envelope exactly as signed, as text and as the same structured document.
-      return { content: [{ type: 'text', text: outcome.json }], structuredContent: outcome.envelope as unknown as Record<string, unknown> };
-    });
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-      maxRequestBodySize: OPERATOR_MAX_BODY_BYTES,
-    });
-    await server.connect(transport);
+      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: use POST.' } }, 405, {
+        allow: 'POST',
+      });
     // Anything but JSON takes the SDK's own path (415); a JSON body is read (capped, depth-bounded,
     // a batch checked against the MCP revision) before the SDK sees it.
-    if (c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() !== 'application/json')
-      return transport.handleRequest(c.req.raw);
+    if (c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() !== 'application/json') return mcp.fetch(c.req.raw);
     const read = await readMcpBody(c, OPERATOR_MAX_BODY_BYTES);
     if (!read.ok) return read.response;
-    return transport.handleRequest(c.req.raw, { parsedBody: read.value });
+    sent.set(c.req.raw, toolCallArguments(read.value));
+    return mcp.fetch(c.req.raw, { parsedBody: read.value });
   });
   app.notFound((c) => c.json({ error: { code: 'not_found', message: 'no such resource' } }, 404));
   return app;

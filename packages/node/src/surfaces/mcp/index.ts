@@ -54,7 +54,7 @@ export const NODE_LIST_CACHE_HINT: CacheHint = { ttlMs: 5 * 60 * 1000, cacheScop
  * `"__proto__"` member (assigned onto a fresh object it sets the prototype), so the node would
  * sign over the rest; the request parser must see the arguments as sent to refuse it.
  */
-function toolCallArguments(body: unknown): Map<unknown, unknown> {
+export function toolCallArguments(body: unknown): Map<unknown, unknown> {
   const sent = new Map<unknown, unknown>();
   for (const message of Array.isArray(body) ? body : [body]) {
     if (!isRecord(message) || message.method !== 'tools/call') continue;
