@@ -15,6 +15,8 @@ export interface StoreOpenOptions {
   timeoutMs?: number;
   /** PostgreSQL pool size (default 2: a suite opens several stores on one server). */
   poolSize?: number;
+  /** Told the size of every group of consumes committed together. */
+  onGroupCommit?: (members: number) => void;
 }
 
 export interface StoreDatabase {
@@ -22,6 +24,8 @@ export interface StoreDatabase {
   open(opts?: StoreOpenOptions): Promise<GateStore>;
   /** Raw SQL on this database, outside the gate: an inspector's, or a tamperer's, access. */
   exec(sql: string): Promise<void>;
+  /** A raw read on this database, outside the gate: its rows. */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
   /** Hold the write path (the epochs row) from another connection until the returned release() is called. */
   holdLock(): Promise<() => Promise<void>>;
   /** What a child process opens this database with (test/procs). */
@@ -47,11 +51,23 @@ export function storeBackends(label: string, dir: string, prefix: string): Store
 
 function sqliteDatabase(file: string): StoreDatabase {
   return {
-    open: (opts = {}) => openSqliteStore(file, opts.timeoutMs === undefined ? {} : { busyTimeoutMs: opts.timeoutMs }),
+    open: (opts = {}) =>
+      openSqliteStore(file, {
+        ...(opts.timeoutMs === undefined ? {} : { busyTimeoutMs: opts.timeoutMs }),
+        ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
+      }),
     async exec(sql) {
       const db = new Database(file);
       try {
         db.exec(sql);
+      } finally {
+        db.close();
+      }
+    },
+    async rows(sql) {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.prepare(sql).all() as Record<string, unknown>[];
       } finally {
         db.close();
       }
@@ -76,8 +92,10 @@ function postgresDatabase(pgs: PgTestSchemas, schema: string): StoreDatabase {
         schema,
         poolSize: opts.poolSize ?? 2,
         ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+        ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
       }),
     exec: (sql) => pgs.query(sql, schema).then(() => {}),
+    rows: (sql) => pgs.query(sql, schema),
     async holdLock() {
       const c = await pgs.client(schema);
       await c.query('BEGIN');

@@ -275,6 +275,68 @@ for (const b of backends) {
         expect(await store.ledger.consume(request('slow'), { timeoutMs: 1000 })).toMatchObject({ ok: true });
       });
 
+      it('commits concurrent consumes as one group, each decided alone: a duplicate, a replay, a bad digest, a failing member', async () => {
+        const groups: number[] = [];
+        const grouped = await db.open({ timeoutMs: 2000, poolSize: 4, onGroupCommit: (n) => groups.push(n) });
+        try {
+          for (const id of ['g-ok1', 'g-ok2', 'g-dup', 'g-replay', 'g-bad', 'g-broken']) await issue(grouped, id);
+          expect(await grouped.ledger.consume(request('g-replay'))).toMatchObject({ ok: true });
+          // A tampered store: a journal row for an authority still ISSUED makes that member's journal insert fail.
+          await db.exec(`INSERT INTO gate_journal (candidate_act_id, authority_id, arguments_digest, tool_id, owner, state, consumed_at)
+            VALUES ('g-broken', 'afa-g-broken', 'args-digest', 'search', 'tamperer', 'CONSUMED', ${T0})`);
+          groups.length = 0;
+          const members = [
+            request('g-ok1'),
+            request('g-dup', { owner: 'first' }),
+            request('g-dup', { owner: 'second' }),
+            request('g-replay'),
+            request('g-bad', { arguments_digest: 'other-digest' }),
+            request('g-broken'),
+            request('g-ok2'),
+          ];
+          const results = await Promise.allSettled(members.map((m) => grouped.ledger.consume(m)));
+          expect(groups).toEqual([members.length]);
+          const decided = results.map((r) => (r.status === 'rejected' ? 'error' : r.value.ok ? 'ok' : r.value.code));
+          expect(decided).toEqual(['ok', 'ok', 'EF_005', 'EF_005', 'EF_SCOPE_MISMATCH', 'error', 'ok']);
+          // Each member's writes are its own: the failing one changed nothing, the refused ones consumed nothing.
+          expect((await grouped.ledger.getAuthority('g-broken'))?.state).toBe('ISSUED');
+          expect((await grouped.ledger.getAuthority('g-bad'))?.state).toBe('ISSUED');
+          expect((await grouped.journal.get('g-dup'))?.owner).toBe('first');
+          expect(await grouped.ledger.consume(request('g-bad'))).toMatchObject({ ok: true });
+          // One chain: the refusals' deny entries and the grants' consumed entries, in member order.
+          const kinds = (await grouped.audit.read({ limit: 100 }))
+            .filter((e) => e.act_id?.startsWith('g-'))
+            .map((e) => `${e.kind}:${e.act_id}`);
+          expect(kinds).toEqual([
+            'consumed:g-replay',
+            'consumed:g-ok1',
+            'consumed:g-dup',
+            'deny:g-dup',
+            'deny:g-replay',
+            'deny:g-bad',
+            'consumed:g-ok2',
+            'consumed:g-bad',
+          ]);
+          expect(await verifyAuditChain(grouped.audit)).toMatchObject({ ok: true });
+        } finally {
+          await grouped.close();
+        }
+      });
+
+      it('a group that cannot commit fails every member and consumes nothing (the write path held past its bound)', async () => {
+        for (const id of ['t1', 't2', 't3']) await issue(store, id);
+        const release = await db.holdLock();
+        let results: PromiseSettledResult<unknown>[];
+        try {
+          results = await Promise.allSettled(['t1', 't2', 't3'].map((id) => store.ledger.consume(request(id), { timeoutMs: 150 })));
+        } finally {
+          await release();
+        }
+        expect(results.map((r) => r.status === 'rejected' && r.reason instanceof StoreTimeoutError)).toEqual([true, true, true]);
+        for (const id of ['t1', 't2', 't3']) expect((await store.ledger.getAuthority(id))?.state).toBe('ISSUED');
+        expect(await store.journal.list()).toEqual([]);
+      });
+
       it('issues and consumes in one transaction: evidence, authority, journal INVOKED, and one chain of entries', async () => {
         const ev = evidence('h1');
         const a = authority('h1', ev.evidence_id);
@@ -560,7 +622,7 @@ describe('audit log migrations on SQLite: entries keyed by their rowid', () => {
     raw.exec(`CREATE TABLE old_audit (seq bigint PRIMARY KEY, at bigint NOT NULL, kind text NOT NULL, act_id text, tool text,
       server text, digest text, code text, actor text, prev_hash text NOT NULL, hash text NOT NULL);
       INSERT INTO old_audit SELECT * FROM gate_audit; DROP TABLE gate_audit; ALTER TABLE old_audit RENAME TO gate_audit;
-      CREATE INDEX gate_audit_at ON gate_audit (at); DELETE FROM gate_migration WHERE name = '0009_sqlite_audit_rowid'`);
+      CREATE INDEX gate_audit_at ON gate_audit (at); DELETE FROM gate_migration WHERE name >= '0009_sqlite_audit_rowid'`);
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'gate_audit' AND type = 'index' ORDER BY name").all()).toEqual([
       { name: 'gate_audit_at' },
       { name: 'sqlite_autoindex_gate_audit_1' },

@@ -22,6 +22,7 @@ import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signChe
 import type { AuditHead } from '../audit/port.js';
 import type { AuditCheckpointTable, AuditDatabase, AuditHeadTable, AuditTable } from '../audit/schema.js';
 import type { Dialect } from './dialect.js';
+import type { Settled } from './group-commit.js';
 import type { LedgerDatabase } from './ledger-schema.js';
 import type {
   AuthorityRow,
@@ -61,10 +62,20 @@ export interface DialectOps {
   /** The audit head read inside a write transaction, locked until commit (PostgreSQL: FOR UPDATE), so appends form one chain. */
   auditHeadQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_audit_head', Pick<AuditHeadTable, 'seq' | 'hash'>>;
   /**
-   * The consume (checks, conditional UPDATE, journal, audit entry) as one statement, where the
-   * dialect has one (PostgreSQL: one round trip); otherwise the step program runs.
+   * A group of consumes (store/group-commit.ts: checks, conditional UPDATE, journal, audit entry
+   * of each) as one statement, one transaction, where the dialect has one (PostgreSQL: one round
+   * trip); one result per member, in order. Otherwise the step programs run (`runGroup`).
    */
-  consumeOnce?(req: ConsumeRequest, timeoutMs: number | undefined): Promise<{ outcome: ConsumeOutcome; head: AuditHead }>;
+  consumeGroupOnce?(
+    reqs: readonly ConsumeRequest[],
+    timeoutMs: number | undefined,
+  ): Promise<readonly Settled<{ outcome: ConsumeOutcome; head: AuditHead }>[]>;
+  /**
+   * Step programs as a group in ONE write transaction and one durable commit, each in a
+   * savepoint of its own: a program that throws is rolled back alone and fails alone; a commit
+   * that fails fails them all (SQLite; store/group-commit.ts).
+   */
+  runGroup?<T>(programs: readonly ((db: Db) => Program<T>)[], timeoutMs: number | undefined): Promise<readonly Settled<T>[]>;
   /** `issueAndConsume` as one statement, where the dialect has one (PostgreSQL); `head` is absent when nothing was written. */
   issueAndConsumeOnce?(
     record: IssueAndConsumeRecord,
@@ -307,6 +318,8 @@ export class StoreEngine {
     readonly location: string,
     /** Dates the checkpoint signed on close. */
     readonly clock: Clock,
+    /** Told the size of every group of consumes committed together (store/group-commit.ts). */
+    readonly observeGroups?: (members: number) => void,
   ) {
     this.q = hotQueries(db, ops);
   }

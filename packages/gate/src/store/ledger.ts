@@ -6,6 +6,7 @@
  */
 import type { PolicyState } from '../act.js';
 import type { AuditEvent } from '../audit/chain.js';
+import type { AuditHead } from '../audit/port.js';
 import type { EfCode } from '../errors.js';
 import type { StoreCallOptions } from './dialect.js';
 import {
@@ -20,6 +21,7 @@ import {
 } from './engine.js';
 import { sameEpochs } from './epochs.js';
 import { ActHasAuthority, EscalationBindingConflict } from './errors.js';
+import { GroupCommit, type Settled } from './group-commit.js';
 import type {
   AuthorityRow,
   ConsumeOutcome,
@@ -35,7 +37,11 @@ import type {
 type ConsumeRefusal = Extract<ConsumeOutcome, { ok: false }>;
 
 export class SqlLedger implements Ledger {
-  constructor(private readonly engine: StoreEngine) {}
+  private readonly consumes: GroupCommit<ConsumeRequest, ConsumeOutcome>;
+
+  constructor(private readonly engine: StoreEngine) {
+    this.consumes = consumeGroups(engine);
+  }
 
   async recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult> {
     const { ops, q, checkpoints } = this.engine;
@@ -138,20 +144,49 @@ export class SqlLedger implements Ledger {
     });
   }
 
+  /** Concurrent consumes are committed in groups (store/group-commit.ts), each decided alone. */
   consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
-    const { ops, q, checkpoints } = this.engine;
-    if (ops.consumeOnce)
-      return ops.consumeOnce(req, opts?.timeoutMs).then(({ outcome, head }) => {
-        this.engine.signAfter(head, req.now);
-        return outcome;
-      });
-    return ops.run(function* (db): Program<ConsumeOutcome> {
-      const outcome = yield* consumeSteps(q, db, req);
-      // The decision and its audit entries commit together: a consume is never without its entry.
-      yield* appendEntries(q, consumeEvents(req, outcome), req.now, checkpoints);
-      return outcome;
-    }, opts?.timeoutMs);
+    return this.consumes.submit(req, opts?.timeoutMs);
   }
+}
+
+/** How a group of consumes goes to the engine's database: one statement (PostgreSQL), or one transaction of step programs (SQLite). */
+function consumeGroups(engine: StoreEngine): GroupCommit<ConsumeRequest, ConsumeOutcome> {
+  const { ops, q } = engine;
+  if (ops.consumeGroupOnce) {
+    const once = ops.consumeGroupOnce.bind(ops);
+    return new GroupCommit(async (reqs, timeoutMs) => {
+      const results = await once(reqs, timeoutMs);
+      // The group's last entry is the head it left: sign it if a checkpoint fell due within the group.
+      let last: ConsumeRequest | undefined;
+      let head: AuditHead | undefined;
+      const outcomes = results.map((r, i): Settled<ConsumeOutcome> => {
+        if (!r.ok) return r;
+        if (!head || r.value.head.seq > head.seq) [head, last] = [r.value.head, reqs[i]];
+        return { ok: true, value: r.value.outcome };
+      });
+      if (head && last) engine.signAfter(head, last.now);
+      return outcomes;
+    }, engine.observeGroups);
+  }
+  if (!ops.runGroup) throw new Error(`the ${ops.name} store runs no group of consumes`);
+  const run = ops.runGroup.bind(ops);
+  return new GroupCommit(
+    (reqs, timeoutMs) =>
+      run(
+        reqs.map(
+          (req) =>
+            function* (db: Db): Program<ConsumeOutcome> {
+              const outcome = yield* consumeSteps(q, db, req);
+              // The decision and its audit entries commit together: a consume is never without its entry.
+              yield* appendEntries(q, consumeEvents(req, outcome), req.now, engine.checkpoints);
+              return outcome;
+            },
+        ),
+        timeoutMs,
+      ),
+    engine.observeGroups,
+  );
 }
 
 /**
