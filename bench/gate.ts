@@ -443,7 +443,9 @@ const concurrency = ['sqlite', 'postgres'].flatMap((store) => {
   process.stdout.write(
     `${store}: 8 concurrent enforcers ${ratio(eight.throughput_per_s / one.throughput_per_s)}× the throughput of 1 (${Math.round(eight.throughput_per_s)} vs ${Math.round(one.throughput_per_s)}/s), p99 ${ms(eight.enforce.p99).trim()} ms vs ${ms(one.enforce.p99).trim()} ms, ${eight.members_per_group.toFixed(1)} consumes per commit${target}\n`,
   );
-  return [{ store, throughput_8_over_1: eight.throughput_per_s / one.throughput_per_s, p99_8_ms: eight.enforce.p99, p99_1_ms: one.enforce.p99 }];
+  return [
+    { store, throughput_8_over_1: eight.throughput_per_s / one.throughput_per_s, p99_8_ms: eight.enforce.p99, p99_1_ms: one.enforce.p99 },
+  ];
 });
 
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
