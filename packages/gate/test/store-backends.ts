@@ -24,8 +24,6 @@ export interface StoreDatabase {
   open(opts?: StoreOpenOptions): Promise<GateStore>;
   /** Raw SQL on this database, outside the gate: an inspector's, or a tamperer's, access. */
   exec(sql: string): Promise<void>;
-  /** A raw read on this database, outside the gate: its rows. */
-  rows(sql: string): Promise<Record<string, unknown>[]>;
   /** Hold the write path (the epochs row) from another connection until the returned release() is called. */
   holdLock(): Promise<() => Promise<void>>;
   /** What a child process opens this database with (test/procs). */
@@ -64,14 +62,6 @@ function sqliteDatabase(file: string): StoreDatabase {
         db.close();
       }
     },
-    async rows(sql) {
-      const db = new Database(file, { readonly: true });
-      try {
-        return db.prepare(sql).all() as Record<string, unknown>[];
-      } finally {
-        db.close();
-      }
-    },
     async holdLock() {
       const other = new Database(file);
       other.exec('BEGIN IMMEDIATE');
@@ -95,7 +85,6 @@ function postgresDatabase(pgs: PgTestSchemas, schema: string): StoreDatabase {
         ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
       }),
     exec: (sql) => pgs.query(sql, schema).then(() => {}),
-    rows: (sql) => pgs.query(sql, schema),
     async holdLock() {
       const c = await pgs.client(schema);
       await c.query('BEGIN');

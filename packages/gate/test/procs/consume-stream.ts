@@ -8,11 +8,11 @@
  * argv[2]: JSON { store: { sqlite: string } | { postgres: string, schema: string }, acts: file of [{ act, args }], enforcers, instance }
  */
 import { readFileSync, writeSync } from 'node:fs';
-import { type AgentCandidateAct, Gate, type GateStore, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
-import { SIGNING_KEY, SINK, TEST_POLICY } from './common.js';
+import type { AgentCandidateAct } from '@vrpkit/gate';
+import { type ChildStoreConfig, childGate } from './common.js';
 
 interface Config {
-  store: { sqlite: string } | { postgres: string; schema: string };
+  store: ChildStoreConfig;
   acts: string;
   enforcers: number;
   instance: string;
@@ -22,20 +22,7 @@ const cfg = JSON.parse(process.argv[2] ?? '{}') as Config;
 const acts = JSON.parse(readFileSync(cfg.acts, 'utf8')) as { act: AgentCandidateAct; args: unknown }[];
 // Synchronous writes: a line is out before the next step runs, so a kill loses no line already due.
 const say = (line: string) => void writeSync(1, `${line}\n`);
-const onGroupCommit = (n: number) => say(`GROUP ${n}`);
-const store: GateStore =
-  'sqlite' in cfg.store
-    ? await openSqliteStore(cfg.store.sqlite, { onGroupCommit })
-    : await openPostgresStore(cfg.store.postgres, { schema: cfg.store.schema, poolSize: cfg.enforcers, onGroupCommit });
-const gate = new Gate({
-  store,
-  policy: loadPolicy(TEST_POLICY),
-  sinkId: SINK,
-  signingKey: SIGNING_KEY,
-  instanceId: cfg.instance,
-  policyTimeoutMs: 10_000,
-});
-await gate.policyState(); // connect and run start-up before the stream
+const gate = await childGate(cfg.store, cfg.instance, { poolSize: cfg.enforcers, onGroupCommit: (n) => say(`GROUP ${n}`) });
 say('READY');
 let next = 0;
 await Promise.all(
