@@ -1,8 +1,9 @@
 /**
  * The ledger port on the store engine: decisions (evidence, authority, escalation), the single-use
  * consume (Tool-Use Binding draft, enforce() contract MUSTs 3–5; Execution Handle draft, atomic
- * consumption) and revocation. PostgreSQL consumes in one statement where it can
- * (store/postgres-consume.ts); SQLite runs the step programs below in one `BEGIN IMMEDIATE`.
+ * consumption) and revocation. Concurrent consumes are committed in groups, each decided alone
+ * (store/group-commit.ts): PostgreSQL runs a group in one statement (store/postgres-consume.ts);
+ * SQLite runs the step programs below in one `BEGIN IMMEDIATE`, a savepoint per member.
  */
 import type { PolicyState } from '../act.js';
 import type { AuditEvent } from '../audit/chain.js';
