@@ -337,6 +337,42 @@ for (const b of backends) {
         expect(await store.journal.list()).toEqual([]);
       });
 
+      // PostgreSQL's issue-and-consume is one statement of its own (gate_issue_consume), not grouped.
+      it.runIf(b.name === 'sqlite')(
+        "SQLite: dispatch's issue-and-consume joins the consumes' group; a member whose insert fails fails alone",
+        async () => {
+          const groups: number[] = [];
+          const grouped = await db.open({ timeoutMs: 2000, onGroupCommit: (n) => groups.push(n) });
+          try {
+            await issue(grouped, 'd-taken');
+            await issue(grouped, 'd-c');
+            const decision = (id: string, over: Partial<AuthorityRow> = {}) => {
+              const ev = evidence(id);
+              return { evidence: ev, authority: authority(id, ev.evidence_id, over), expectEpochs: EPOCHS };
+            };
+            // A second authority for an act that has one: its insert breaks the one-authority-per-act rule.
+            const taken = decision('d-taken', { authority_id: 'afa-d-taken-2' });
+            groups.length = 0;
+            const results = await Promise.allSettled([
+              grouped.ledger.issueAndConsume(decision('d-1'), request('d-1', { invoke: true })),
+              grouped.ledger.issueAndConsume(taken, request('d-taken', { invoke: true })),
+              grouped.ledger.consume(request('d-c')),
+            ]);
+            expect(groups).toEqual([3]);
+            expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+            expect(results[0]).toMatchObject({ value: { recorded: true, outcome: { ok: true, authority_id: 'afa-d-1' } } });
+            expect(results[2]).toMatchObject({ value: { ok: true, authority_id: 'afa-d-c' } });
+            expect(await grouped.journal.get('d-1')).toMatchObject({ state: 'INVOKED' });
+            // The failing member wrote nothing: not its evidence, and the act's own authority is untouched.
+            expect(await grouped.ledger.getEvidence(taken.evidence.evidence_id)).toBeUndefined();
+            expect(await grouped.ledger.getAuthority('d-taken')).toMatchObject({ authority_id: 'afa-d-taken', state: 'ISSUED' });
+            expect(await verifyAuditChain(grouped.audit)).toMatchObject({ ok: true });
+          } finally {
+            await grouped.close();
+          }
+        },
+      );
+
       it('issues and consumes in one transaction: evidence, authority, journal INVOKED, and one chain of entries', async () => {
         const ev = evidence('h1');
         const a = authority('h1', ev.evidence_id);

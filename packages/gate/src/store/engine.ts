@@ -55,8 +55,11 @@ export interface DialectOps {
    * relaxes only the commit's flush: the transaction survives a crash of this process but may be
    * lost on power loss or an OS crash (SQLite WAL `synchronous = NORMAL`, PostgreSQL
    * `synchronous_commit = off`), and only as a suffix — the next full commit flushes it too.
+   * `grouped`: the program may share its transaction and durable commit with other grouped
+   * programs that arrive together (store/group-commit.ts), in a savepoint of its own, so its throw
+   * rolls back and fails only itself (SQLite: the consumes; a dialect without groups runs it alone).
    */
-  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability?: 'disk' | 'process'): Promise<T>;
+  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability?: 'disk' | 'process', grouped?: boolean): Promise<T>;
   /** The epoch read inside a write transaction, ordered against bumps (PostgreSQL: FOR SHARE). */
   epochsQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_policy_state', PolicyState>;
   /** The audit head read inside a write transaction, locked until commit (PostgreSQL: FOR UPDATE), so appends form one chain. */
@@ -64,18 +67,12 @@ export interface DialectOps {
   /**
    * A group of consumes (store/group-commit.ts: checks, conditional UPDATE, journal, audit entry
    * of each) as one statement, one transaction, where the dialect has one (PostgreSQL: one round
-   * trip); one result per member, in order. Otherwise the step programs run (`runGroup`).
+   * trip); one result per member, in order. Otherwise the step programs run, `grouped`.
    */
   consumeGroupOnce?(
     reqs: readonly ConsumeRequest[],
     timeoutMs: number | undefined,
   ): Promise<readonly Settled<{ outcome: ConsumeOutcome; head: AuditHead }>[]>;
-  /**
-   * Step programs as a group in ONE write transaction and one durable commit, each in a
-   * savepoint of its own: a program that throws is rolled back alone and fails alone; a commit
-   * that fails fails them all (SQLite; store/group-commit.ts).
-   */
-  runGroup?<T>(programs: readonly ((db: Db) => Program<T>)[], timeoutMs: number | undefined): Promise<readonly Settled<T>[]>;
   /** `issueAndConsume` as one statement, where the dialect has one (PostgreSQL); `head` is absent when nothing was written. */
   issueAndConsumeOnce?(
     record: IssueAndConsumeRecord,
@@ -318,7 +315,7 @@ export class StoreEngine {
     readonly location: string,
     /** Dates the checkpoint signed on close. */
     readonly clock: Clock,
-    /** Told the size of every group of consumes committed together (store/group-commit.ts). */
+    /** Told the size of every group of consumes the ledger commits together (store/group-commit.ts; PostgreSQL). */
     readonly observeGroups?: (members: number) => void,
   ) {
     this.q = hotQueries(db, ops);

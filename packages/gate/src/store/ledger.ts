@@ -38,7 +38,8 @@ import type {
 type ConsumeRefusal = Extract<ConsumeOutcome, { ok: false }>;
 
 export class SqlLedger implements Ledger {
-  private readonly consumes: GroupCommit<ConsumeRequest, ConsumeOutcome>;
+  /** PostgreSQL: consumes grouped into one statement (SQLite groups the step programs themselves, `grouped`). */
+  private readonly consumes: GroupCommit<ConsumeRequest, ConsumeOutcome> | undefined;
 
   constructor(private readonly engine: StoreEngine) {
     this.consumes = consumeGroups(engine);
@@ -102,22 +103,28 @@ export class SqlLedger implements Ledger {
       if (head && result.recorded) this.engine.signAfter(head, req.now);
       return result;
     }
-    return ops.run(function* (db): Program<IssueAndConsumeResult> {
-      const current = yield* currentEpochs(q);
-      if (!sameEpochs(current, record.expectEpochs)) {
-        // An act that has authority already is not stale but taken: its caller reads that authority.
-        if (yield* first(q.authorityOfAct({ act: req.candidate_act_id }))) throw new ActHasAuthority(req.candidate_act_id);
-        return { recorded: false, current };
-      }
-      // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
-      yield q.evidence(record.evidence);
-      yield q.authority(record.authority);
-      // The epochs were just read under the same write lock: the consume checks against them.
-      const outcome = yield* consumeSteps(q, db, req, current);
-      // One append for the decision's and the consume's entries: one head read, one head move.
-      yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, checkpoints);
-      return { recorded: true, outcome };
-    }, opts?.timeoutMs);
+    return ops.run(
+      function* (db): Program<IssueAndConsumeResult> {
+        const current = yield* currentEpochs(q);
+        if (!sameEpochs(current, record.expectEpochs)) {
+          // An act that has authority already is not stale but taken: its caller reads that authority.
+          if (yield* first(q.authorityOfAct({ act: req.candidate_act_id }))) throw new ActHasAuthority(req.candidate_act_id);
+          return { recorded: false, current };
+        }
+        // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
+        yield q.evidence(record.evidence);
+        yield q.authority(record.authority);
+        // The epochs were just read under the same write lock: the consume checks against them.
+        const outcome = yield* consumeSteps(q, db, req, current);
+        // One append for the decision's and the consume's entries: one head read, one head move.
+        yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, checkpoints);
+        return { recorded: true, outcome };
+        // Grouped with the concurrent consumes and dispatches (store/group-commit.ts); its ActHasAuthority throw fails it alone.
+      },
+      opts?.timeoutMs,
+      'disk',
+      true,
+    );
   }
 
   async getAuthority(candidateActId: string): Promise<AuthorityRow | undefined> {
@@ -147,47 +154,40 @@ export class SqlLedger implements Ledger {
 
   /** Concurrent consumes are committed in groups (store/group-commit.ts), each decided alone. */
   consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
-    return this.consumes.submit(req, opts?.timeoutMs);
+    if (this.consumes) return this.consumes.submit(req, opts?.timeoutMs);
+    const { ops, q, checkpoints } = this.engine;
+    return ops.run(
+      function* (db): Program<ConsumeOutcome> {
+        const outcome = yield* consumeSteps(q, db, req);
+        // The decision and its audit entries commit together: a consume is never without its entry.
+        yield* appendEntries(q, consumeEvents(req, outcome), req.now, checkpoints);
+        return outcome;
+      },
+      opts?.timeoutMs,
+      'disk',
+      true,
+    );
   }
 }
 
-/** How a group of consumes goes to the engine's database: one statement (PostgreSQL), or one transaction of step programs (SQLite). */
-function consumeGroups(engine: StoreEngine): GroupCommit<ConsumeRequest, ConsumeOutcome> {
-  const { ops, q } = engine;
-  if (ops.consumeGroupOnce) {
-    const once = ops.consumeGroupOnce.bind(ops);
-    return new GroupCommit(async (reqs, timeoutMs) => {
-      const results = await once(reqs, timeoutMs);
-      // The group's last entry is the head it left: sign it if a checkpoint fell due within the group.
-      let last: ConsumeRequest | undefined;
-      let head: AuditHead | undefined;
-      const outcomes = results.map((r, i): Settled<ConsumeOutcome> => {
-        if (!r.ok) return r;
-        if (!head || r.value.head.seq > head.seq) [head, last] = [r.value.head, reqs[i]];
-        return { ok: true, value: r.value.outcome };
-      });
-      if (head && last) engine.signAfter(head, last.now);
-      return outcomes;
-    }, engine.observeGroups);
-  }
-  if (!ops.runGroup) throw new Error(`the ${ops.name} store runs no group of consumes`);
-  const run = ops.runGroup.bind(ops);
-  return new GroupCommit(
-    (reqs, timeoutMs) =>
-      run(
-        reqs.map(
-          (req) =>
-            function* (db: Db): Program<ConsumeOutcome> {
-              const outcome = yield* consumeSteps(q, db, req);
-              // The decision and its audit entries commit together: a consume is never without its entry.
-              yield* appendEntries(q, consumeEvents(req, outcome), req.now, engine.checkpoints);
-              return outcome;
-            },
-        ),
-        timeoutMs,
-      ),
-    engine.observeGroups,
-  );
+/** PostgreSQL's consumes as groups of one statement each (`gate_consume_group`); undefined where the dialect has none. */
+function consumeGroups(engine: StoreEngine): GroupCommit<ConsumeRequest, ConsumeOutcome> | undefined {
+  const { ops } = engine;
+  if (!ops.consumeGroupOnce) return undefined;
+  const once = ops.consumeGroupOnce.bind(ops);
+  return new GroupCommit(async (reqs, timeoutMs) => {
+    const results = await once(reqs, timeoutMs);
+    // The group's last entry is the head it left: sign it if a checkpoint fell due within the group.
+    let last: ConsumeRequest | undefined;
+    let head: AuditHead | undefined;
+    const outcomes = results.map((r, i): Settled<ConsumeOutcome> => {
+      if (!r.ok) return r;
+      if (!head || r.value.head.seq > head.seq) [head, last] = [r.value.head, reqs[i]];
+      return { ok: true, value: r.value.outcome };
+    });
+    if (head && last) engine.signAfter(head, last.now);
+    return outcomes;
+  }, engine.observeGroups);
 }
 
 /**

@@ -16,7 +16,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import { type Db, type DialectOps, type GateDatabase, type Program, StoreEngine } from './engine.js';
 import { StoreTimeoutError } from './errors.js';
 import { type GateStore, gateStore } from './gate-store.js';
-import type { Settled } from './group-commit.js';
+import { GroupCommit, type Settled } from './group-commit.js';
 import { adoptLegacyMigrations, migrateGateStore } from './migrations.js';
 import { BoundQuery } from './prepared.js';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
@@ -43,9 +43,9 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   raw.pragma('foreign_keys = ON');
   // Checkpoints run in a worker thread, not inside a consume's COMMIT (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' || file === '' || opts.checkpoints === 'inline' ? null : startCheckpointer(raw, file);
-  const ops = new SqliteTransactions(raw, checkpointer, busyTimeoutMs);
+  const ops = new SqliteTransactions(raw, checkpointer, busyTimeoutMs, opts.onGroupCommit);
   const clock = opts.clock ?? systemClock;
-  const engine = new StoreEngine(ops.db, ops, file, clock, opts.onGroupCommit);
+  const engine = new StoreEngine(ops.db, ops, file, clock);
   try {
     await migrate(raw, ops.db, clock.now());
   } catch (e) {
@@ -93,13 +93,17 @@ class SqliteTransactions implements DialectOps {
   private readonly runImmediate: Database.Transaction<(program: Program<unknown>) => unknown>;
   /** Step programs in one BEGIN IMMEDIATE transaction, each in a savepoint (`runGroup`). */
   private readonly runGroupImmediate: Database.Transaction<(programs: readonly Program<unknown>[]) => Settled<unknown>[]>;
+  /** The `grouped` programs waiting for, or in, the next group commit (store/group-commit.ts). */
+  private readonly groups: GroupCommit<(db: Db) => Program<unknown>, unknown>;
 
   constructor(
     private readonly raw: Database.Database,
     private readonly checkpointer: Checkpointer | null,
     private readonly defaultTimeout: number,
+    observeGroups: ((members: number) => void) | undefined,
   ) {
     this.busyTimeout = defaultTimeout;
+    this.groups = new GroupCommit((programs, timeoutMs) => this.runGroup(programs, timeoutMs), observeGroups);
     this.prepare = statementCache(raw);
     const database = { close: () => raw.close(), prepare: (text: string) => this.prepare(text) };
     this.db = new Kysely<GateDatabase>({ dialect: new SqliteDialect({ database }) });
@@ -200,15 +204,25 @@ class SqliteTransactions implements DialectOps {
     });
   }
 
-  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process' = 'disk'): Promise<T> {
+  run<T>(
+    program: (db: Db) => Program<T>,
+    timeoutMs: number | undefined,
+    durability: 'disk' | 'process' = 'disk',
+    grouped = false,
+  ): Promise<T> {
+    // The group settles each member with its own program's result: T, as submitted.
+    if (grouped && durability === 'disk') return this.groups.submit(program, timeoutMs) as Promise<T>;
     return this.onConnection((conn) => this.runNow(() => this.runImmediate.immediate(program(conn)) as T, timeoutMs, durability));
   }
 
-  runGroup<T>(programs: readonly ((db: Db) => Program<T>)[], timeoutMs: number | undefined): Promise<readonly Settled<T>[]> {
-    // A group of one needs no savepoint: its error is the group's.
+  /** A group of programs in one transaction, one durable commit; a group of one as `run` alone (no savepoint). */
+  private runGroup(
+    programs: readonly ((db: Db) => Program<unknown>)[],
+    timeoutMs: number | undefined,
+  ): Promise<readonly Settled<unknown>[]> {
     if (programs.length === 1) return this.run(programs[0]!, timeoutMs).then((value) => [{ ok: true, value }]);
-    return this.onConnection(
-      (conn) => this.runNow(() => this.runGroupImmediate.immediate(programs.map((p) => p(conn))), timeoutMs, 'disk') as Settled<T>[],
+    return this.onConnection((conn) =>
+      this.runNow(() => this.runGroupImmediate.immediate(programs.map((p) => p(conn))), timeoutMs, 'disk'),
     );
   }
 
