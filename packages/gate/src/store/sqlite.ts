@@ -8,6 +8,8 @@
  * Atomicity across processes: every write transaction is `BEGIN IMMEDIATE`, which takes
  * the database's single write lock up front, so reading the epochs and the authority and
  * the conditional UPDATE are one step no other process can interleave with.
+ * Group commit: the consumes (and dispatch's issue-and-consume) of this process that arrive
+ * together share one such transaction and one fsync, each in a savepoint (store/group-commit.ts).
  */
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import { statementCache } from '@vrpkit/sql';
