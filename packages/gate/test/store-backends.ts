@@ -15,6 +15,8 @@ export interface StoreOpenOptions {
   timeoutMs?: number;
   /** PostgreSQL pool size (default 2: a suite opens several stores on one server). */
   poolSize?: number;
+  /** Told the size of every group of consumes committed together. */
+  onGroupCommit?: (members: number) => void;
 }
 
 export interface StoreDatabase {
@@ -47,7 +49,11 @@ export function storeBackends(label: string, dir: string, prefix: string): Store
 
 function sqliteDatabase(file: string): StoreDatabase {
   return {
-    open: (opts = {}) => openSqliteStore(file, opts.timeoutMs === undefined ? {} : { busyTimeoutMs: opts.timeoutMs }),
+    open: (opts = {}) =>
+      openSqliteStore(file, {
+        ...(opts.timeoutMs === undefined ? {} : { busyTimeoutMs: opts.timeoutMs }),
+        ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
+      }),
     async exec(sql) {
       const db = new Database(file);
       try {
@@ -76,6 +82,7 @@ function postgresDatabase(pgs: PgTestSchemas, schema: string): StoreDatabase {
         schema,
         poolSize: opts.poolSize ?? 2,
         ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+        ...(opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {}),
       }),
     exec: (sql) => pgs.query(sql, schema).then(() => {}),
     async holdLock() {

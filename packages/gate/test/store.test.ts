@@ -275,6 +275,104 @@ for (const b of backends) {
         expect(await store.ledger.consume(request('slow'), { timeoutMs: 1000 })).toMatchObject({ ok: true });
       });
 
+      it('commits concurrent consumes as one group, each decided alone: a duplicate, a replay, a bad digest, a failing member', async () => {
+        const groups: number[] = [];
+        const grouped = await db.open({ timeoutMs: 2000, poolSize: 4, onGroupCommit: (n) => groups.push(n) });
+        try {
+          for (const id of ['g-ok1', 'g-ok2', 'g-dup', 'g-replay', 'g-bad', 'g-broken']) await issue(grouped, id);
+          expect(await grouped.ledger.consume(request('g-replay'))).toMatchObject({ ok: true });
+          // A tampered store: a journal row for an authority still ISSUED makes that member's journal insert fail.
+          await db.exec(`INSERT INTO gate_journal (candidate_act_id, authority_id, arguments_digest, tool_id, owner, state, consumed_at)
+            VALUES ('g-broken', 'afa-g-broken', 'args-digest', 'search', 'tamperer', 'CONSUMED', ${T0})`);
+          groups.length = 0;
+          const members = [
+            request('g-ok1'),
+            request('g-dup', { owner: 'first' }),
+            request('g-dup', { owner: 'second' }),
+            request('g-replay'),
+            request('g-bad', { arguments_digest: 'other-digest' }),
+            request('g-broken'),
+            request('g-ok2'),
+          ];
+          const results = await Promise.allSettled(members.map((m) => grouped.ledger.consume(m)));
+          expect(groups).toEqual([members.length]);
+          const decided = results.map((r) => (r.status === 'rejected' ? 'error' : r.value.ok ? 'ok' : r.value.code));
+          expect(decided).toEqual(['ok', 'ok', 'EF_005', 'EF_005', 'EF_SCOPE_MISMATCH', 'error', 'ok']);
+          // Each member's writes are its own: the failing one changed nothing, the refused ones consumed nothing.
+          expect((await grouped.ledger.getAuthority('g-broken'))?.state).toBe('ISSUED');
+          expect((await grouped.ledger.getAuthority('g-bad'))?.state).toBe('ISSUED');
+          expect((await grouped.journal.get('g-dup'))?.owner).toBe('first');
+          expect(await grouped.ledger.consume(request('g-bad'))).toMatchObject({ ok: true });
+          // One chain: the refusals' deny entries and the grants' consumed entries, in member order.
+          const kinds = (await grouped.audit.read({ limit: 100 }))
+            .filter((e) => e.act_id?.startsWith('g-'))
+            .map((e) => `${e.kind}:${e.act_id}`);
+          expect(kinds).toEqual([
+            'consumed:g-replay',
+            'consumed:g-ok1',
+            'consumed:g-dup',
+            'deny:g-dup',
+            'deny:g-replay',
+            'deny:g-bad',
+            'consumed:g-ok2',
+            'consumed:g-bad',
+          ]);
+          expect(await verifyAuditChain(grouped.audit)).toMatchObject({ ok: true });
+        } finally {
+          await grouped.close();
+        }
+      });
+
+      it('a group that cannot commit fails every member and consumes nothing (the write path held past its bound)', async () => {
+        for (const id of ['t1', 't2', 't3']) await issue(store, id);
+        const release = await db.holdLock();
+        let results: PromiseSettledResult<unknown>[];
+        try {
+          results = await Promise.allSettled(['t1', 't2', 't3'].map((id) => store.ledger.consume(request(id), { timeoutMs: 150 })));
+        } finally {
+          await release();
+        }
+        expect(results.map((r) => r.status === 'rejected' && r.reason instanceof StoreTimeoutError)).toEqual([true, true, true]);
+        for (const id of ['t1', 't2', 't3']) expect((await store.ledger.getAuthority(id))?.state).toBe('ISSUED');
+        expect(await store.journal.list()).toEqual([]);
+      });
+
+      // PostgreSQL's issue-and-consume is one statement of its own (gate_issue_consume), not grouped.
+      it.runIf(b.name === 'sqlite')(
+        "SQLite: dispatch's issue-and-consume joins the consumes' group; a member whose insert fails fails alone",
+        async () => {
+          const groups: number[] = [];
+          const grouped = await db.open({ timeoutMs: 2000, onGroupCommit: (n) => groups.push(n) });
+          try {
+            await issue(grouped, 'd-taken');
+            await issue(grouped, 'd-c');
+            const decision = (id: string, over: Partial<AuthorityRow> = {}) => {
+              const ev = evidence(id);
+              return { evidence: ev, authority: authority(id, ev.evidence_id, over), expectEpochs: EPOCHS };
+            };
+            // A second authority for an act that has one: its insert breaks the one-authority-per-act rule.
+            const taken = decision('d-taken', { authority_id: 'afa-d-taken-2' });
+            groups.length = 0;
+            const results = await Promise.allSettled([
+              grouped.ledger.issueAndConsume(decision('d-1'), request('d-1', { invoke: true })),
+              grouped.ledger.issueAndConsume(taken, request('d-taken', { invoke: true })),
+              grouped.ledger.consume(request('d-c')),
+            ]);
+            expect(groups).toEqual([3]);
+            expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+            expect(results[0]).toMatchObject({ value: { recorded: true, outcome: { ok: true, authority_id: 'afa-d-1' } } });
+            expect(results[2]).toMatchObject({ value: { ok: true, authority_id: 'afa-d-c' } });
+            expect(await grouped.journal.get('d-1')).toMatchObject({ state: 'INVOKED' });
+            // The failing member wrote nothing: not its evidence, and the act's own authority is untouched.
+            expect(await grouped.ledger.getEvidence(taken.evidence.evidence_id)).toBeUndefined();
+            expect(await grouped.ledger.getAuthority('d-taken')).toMatchObject({ authority_id: 'afa-d-taken', state: 'ISSUED' });
+            expect(await verifyAuditChain(grouped.audit)).toMatchObject({ ok: true });
+          } finally {
+            await grouped.close();
+          }
+        },
+      );
+
       it('issues and consumes in one transaction: evidence, authority, journal INVOKED, and one chain of entries', async () => {
         const ev = evidence('h1');
         const a = authority('h1', ev.evidence_id);

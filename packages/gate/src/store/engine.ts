@@ -22,6 +22,7 @@ import { type AuditEvent, type AuditSigner, chainEntries, checkpointDue, signChe
 import type { AuditHead } from '../audit/port.js';
 import type { AuditCheckpointTable, AuditDatabase, AuditHeadTable, AuditTable } from '../audit/schema.js';
 import type { Dialect } from './dialect.js';
+import type { Settled } from './group-commit.js';
 import type { LedgerDatabase } from './ledger-schema.js';
 import type {
   AuthorityRow,
@@ -54,17 +55,24 @@ export interface DialectOps {
    * relaxes only the commit's flush: the transaction survives a crash of this process but may be
    * lost on power loss or an OS crash (SQLite WAL `synchronous = NORMAL`, PostgreSQL
    * `synchronous_commit = off`), and only as a suffix — the next full commit flushes it too.
+   * `grouped`: the program may share its transaction and durable commit with other grouped
+   * programs that arrive together (store/group-commit.ts), in a savepoint of its own, so its throw
+   * rolls back and fails only itself (SQLite: the consumes; a dialect without groups runs it alone).
    */
-  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability?: 'disk' | 'process'): Promise<T>;
+  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability?: 'disk' | 'process', grouped?: boolean): Promise<T>;
   /** The epoch read inside a write transaction, ordered against bumps (PostgreSQL: FOR SHARE). */
   epochsQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_policy_state', PolicyState>;
   /** The audit head read inside a write transaction, locked until commit (PostgreSQL: FOR UPDATE), so appends form one chain. */
   auditHeadQuery(db: Db): SelectQueryBuilder<GateDatabase, 'gate_audit_head', Pick<AuditHeadTable, 'seq' | 'hash'>>;
   /**
-   * The consume (checks, conditional UPDATE, journal, audit entry) as one statement, where the
-   * dialect has one (PostgreSQL: one round trip); otherwise the step program runs.
+   * A group of consumes (store/group-commit.ts: checks, conditional UPDATE, journal, audit entry
+   * of each) as one statement, one transaction, where the dialect has one (PostgreSQL: one round
+   * trip); one result per member, in order. Otherwise the step programs run, `grouped`.
    */
-  consumeOnce?(req: ConsumeRequest, timeoutMs: number | undefined): Promise<{ outcome: ConsumeOutcome; head: AuditHead }>;
+  consumeGroupOnce?(
+    reqs: readonly ConsumeRequest[],
+    timeoutMs: number | undefined,
+  ): Promise<readonly Settled<{ outcome: ConsumeOutcome; head: AuditHead }>[]>;
   /** `issueAndConsume` as one statement, where the dialect has one (PostgreSQL); `head` is absent when nothing was written. */
   issueAndConsumeOnce?(
     record: IssueAndConsumeRecord,
@@ -307,6 +315,8 @@ export class StoreEngine {
     readonly location: string,
     /** Dates the checkpoint signed on close. */
     readonly clock: Clock,
+    /** Told the size of every group of consumes the ledger commits together (store/group-commit.ts; PostgreSQL). */
+    readonly observeGroups?: (members: number) => void,
   ) {
     this.q = hotQueries(db, ops);
   }

@@ -1,11 +1,13 @@
 /**
  * The ledger port on the store engine: decisions (evidence, authority, escalation), the single-use
  * consume (Tool-Use Binding draft, enforce() contract MUSTs 3–5; Execution Handle draft, atomic
- * consumption) and revocation. PostgreSQL consumes in one statement where it can
- * (store/postgres-consume.ts); SQLite runs the step programs below in one `BEGIN IMMEDIATE`.
+ * consumption) and revocation. Concurrent consumes are committed in groups, each decided alone
+ * (store/group-commit.ts): PostgreSQL runs a group in one statement (store/postgres-consume.ts);
+ * SQLite runs the step programs below in one `BEGIN IMMEDIATE`, a savepoint per member.
  */
 import type { PolicyState } from '../act.js';
 import type { AuditEvent } from '../audit/chain.js';
+import type { AuditHead } from '../audit/port.js';
 import type { EfCode } from '../errors.js';
 import type { StoreCallOptions } from './dialect.js';
 import {
@@ -20,6 +22,7 @@ import {
 } from './engine.js';
 import { sameEpochs } from './epochs.js';
 import { ActHasAuthority, EscalationBindingConflict } from './errors.js';
+import { GroupCommit, type Settled } from './group-commit.js';
 import type {
   AuthorityRow,
   ConsumeOutcome,
@@ -35,7 +38,12 @@ import type {
 type ConsumeRefusal = Extract<ConsumeOutcome, { ok: false }>;
 
 export class SqlLedger implements Ledger {
-  constructor(private readonly engine: StoreEngine) {}
+  /** PostgreSQL: consumes grouped into one statement (SQLite groups the step programs themselves, `grouped`). */
+  private readonly consumes: GroupCommit<ConsumeRequest, ConsumeOutcome> | undefined;
+
+  constructor(private readonly engine: StoreEngine) {
+    this.consumes = consumeGroups(engine);
+  }
 
   async recordDecision(record: DecisionRecord, opts?: StoreCallOptions): Promise<DecisionResult> {
     const { ops, q, checkpoints } = this.engine;
@@ -95,22 +103,28 @@ export class SqlLedger implements Ledger {
       if (head && result.recorded) this.engine.signAfter(head, req.now);
       return result;
     }
-    return ops.run(function* (db): Program<IssueAndConsumeResult> {
-      const current = yield* currentEpochs(q);
-      if (!sameEpochs(current, record.expectEpochs)) {
-        // An act that has authority already is not stale but taken: its caller reads that authority.
-        if (yield* first(q.authorityOfAct({ act: req.candidate_act_id }))) throw new ActHasAuthority(req.candidate_act_id);
-        return { recorded: false, current };
-      }
-      // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
-      yield q.evidence(record.evidence);
-      yield q.authority(record.authority);
-      // The epochs were just read under the same write lock: the consume checks against them.
-      const outcome = yield* consumeSteps(q, db, req, current);
-      // One append for the decision's and the consume's entries: one head read, one head move.
-      yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, checkpoints);
-      return { recorded: true, outcome };
-    }, opts?.timeoutMs);
+    return ops.run(
+      function* (db): Program<IssueAndConsumeResult> {
+        const current = yield* currentEpochs(q);
+        if (!sameEpochs(current, record.expectEpochs)) {
+          // An act that has authority already is not stale but taken: its caller reads that authority.
+          if (yield* first(q.authorityOfAct({ act: req.candidate_act_id }))) throw new ActHasAuthority(req.candidate_act_id);
+          return { recorded: false, current };
+        }
+        // Evidence before authority (foreign key), then the consume step reads the authority back and checks it like any other.
+        yield q.evidence(record.evidence);
+        yield q.authority(record.authority);
+        // The epochs were just read under the same write lock: the consume checks against them.
+        const outcome = yield* consumeSteps(q, db, req, current);
+        // One append for the decision's and the consume's entries: one head read, one head move.
+        yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, checkpoints);
+        return { recorded: true, outcome };
+        // Grouped with the concurrent consumes and dispatches (store/group-commit.ts); its ActHasAuthority throw fails it alone.
+      },
+      opts?.timeoutMs,
+      'disk',
+      true,
+    );
   }
 
   async getAuthority(candidateActId: string): Promise<AuthorityRow | undefined> {
@@ -138,20 +152,42 @@ export class SqlLedger implements Ledger {
     });
   }
 
+  /** Concurrent consumes are committed in groups (store/group-commit.ts), each decided alone. */
   consume(req: ConsumeRequest, opts?: StoreCallOptions): Promise<ConsumeOutcome> {
+    if (this.consumes) return this.consumes.submit(req, opts?.timeoutMs);
     const { ops, q, checkpoints } = this.engine;
-    if (ops.consumeOnce)
-      return ops.consumeOnce(req, opts?.timeoutMs).then(({ outcome, head }) => {
-        this.engine.signAfter(head, req.now);
+    return ops.run(
+      function* (db): Program<ConsumeOutcome> {
+        const outcome = yield* consumeSteps(q, db, req);
+        // The decision and its audit entries commit together: a consume is never without its entry.
+        yield* appendEntries(q, consumeEvents(req, outcome), req.now, checkpoints);
         return outcome;
-      });
-    return ops.run(function* (db): Program<ConsumeOutcome> {
-      const outcome = yield* consumeSteps(q, db, req);
-      // The decision and its audit entries commit together: a consume is never without its entry.
-      yield* appendEntries(q, consumeEvents(req, outcome), req.now, checkpoints);
-      return outcome;
-    }, opts?.timeoutMs);
+      },
+      opts?.timeoutMs,
+      'disk',
+      true,
+    );
   }
+}
+
+/** PostgreSQL's consumes as groups of one statement each (`gate_consume_group`); undefined where the dialect has none. */
+function consumeGroups(engine: StoreEngine): GroupCommit<ConsumeRequest, ConsumeOutcome> | undefined {
+  const { ops } = engine;
+  if (!ops.consumeGroupOnce) return undefined;
+  const once = ops.consumeGroupOnce.bind(ops);
+  return new GroupCommit(async (reqs, timeoutMs) => {
+    const results = await once(reqs, timeoutMs);
+    // The group's last entry is the head it left: sign it if a checkpoint fell due within the group.
+    let last: ConsumeRequest | undefined;
+    let head: AuditHead | undefined;
+    const outcomes = results.map((r, i): Settled<ConsumeOutcome> => {
+      if (!r.ok) return r;
+      if (!head || r.value.head.seq > head.seq) [head, last] = [r.value.head, reqs[i]];
+      return { ok: true, value: r.value.outcome };
+    });
+    if (head && last) engine.signAfter(head, last.now);
+    return outcomes;
+  }, engine.observeGroups);
 }
 
 /**

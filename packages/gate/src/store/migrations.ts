@@ -18,7 +18,7 @@ import { PENDING_ARGUMENTS_MIGRATION } from '../ui/pending-arguments-schema.js';
 import { StoreConfigError } from './errors.js';
 import { LEDGER_MIGRATION, NO_EVIDENCE_ACT_INDEX_MIGRATION } from './ledger-schema.js';
 import type { GateMigration, MigrationContext } from './migration.js';
-import { ONE_ROUND_TRIP_DISPATCH_MIGRATION, ONE_STATEMENT_OUTCOME_MIGRATION } from './postgres-consume.js';
+import { CONSUME_GROUP_MIGRATION, ONE_ROUND_TRIP_DISPATCH_MIGRATION, ONE_STATEMENT_OUTCOME_MIGRATION } from './postgres-consume.js';
 
 export const GATE_MIGRATIONS: readonly GateMigration[] = [
   LEDGER_MIGRATION,
@@ -31,6 +31,7 @@ export const GATE_MIGRATIONS: readonly GateMigration[] = [
   NO_EVIDENCE_ACT_INDEX_MIGRATION,
   AUDIT_ROWID_MIGRATION,
   APPROVAL_LINKS_MIGRATION,
+  CONSUME_GROUP_MIGRATION,
 ];
 
 /** `Migrator`'s tables in the gate store (named like the gate's other tables). */

@@ -13,6 +13,7 @@ import { type Kysely, sql } from 'kysely';
 import type { AuditHead } from '../audit/port.js';
 import type { EfCode } from '../errors.js';
 import type { Db } from './engine.js';
+import type { Settled } from './group-commit.js';
 import type { GateMigration } from './migration.js';
 import type { ConsumeOutcome, ConsumeRequest, IssueAndConsumeRecord, IssueAndConsumeResult, OutcomeRecord } from './ports.js';
 
@@ -211,27 +212,34 @@ interface ConsumeRow {
   audit_hash: string;
 }
 
+/**
+ * A consume's values named as `gate_consume_group`'s members are, in `gate_consume`'s parameter
+ * order (so its positional arguments are these values, in order).
+ */
+function consumeParams(req: ConsumeRequest) {
+  const p = req.act_policy_state;
+  return {
+    act: req.candidate_act_id,
+    digest: req.arguments_digest,
+    tool: req.tool_id,
+    fn: req.function_id,
+    endpoint: req.tool_endpoint,
+    destination: req.destination_id,
+    class: req.consequence_class,
+    pe: p.policy_epoch,
+    ae: p.authority_epoch,
+    re: p.revocation_epoch,
+    sink: req.sink_id,
+    owner: req.owner,
+    now: req.now,
+    invalidate: req.invalidate_on_origin_change === true,
+    invoke: req.invoke === true,
+  };
+}
+
 /** The consume's arguments of both functions, after their own. */
 function consumeArgs(req: ConsumeRequest, lockTimeoutMs: number) {
-  const p = req.act_policy_state;
-  return sql.join([
-    req.candidate_act_id,
-    req.arguments_digest,
-    req.tool_id,
-    req.function_id,
-    req.tool_endpoint,
-    req.destination_id,
-    req.consequence_class,
-    p.policy_epoch,
-    p.authority_epoch,
-    p.revocation_epoch,
-    req.sink_id,
-    req.owner,
-    req.now,
-    req.invalidate_on_origin_change === true,
-    req.invoke === true,
-    `${lockTimeoutMs}ms`,
-  ]);
+  return sql.join([...Object.values(consumeParams(req)), `${lockTimeoutMs}ms`]);
 }
 
 function consumeResult(r: ConsumeRow): { outcome: ConsumeOutcome; head: AuditHead } {
@@ -334,6 +342,82 @@ export async function recordOutcomeInOneStatement(
   const r = rows[0];
   if (!r) throw new Error('gate_record_outcome returned no row');
   return r.recorded ? { recorded: true, head: { seq: Number(r.audit_seq), hash: r.audit_hash! } } : { recorded: false };
+}
+
+/**
+ * A group of consumes in one statement, one transaction, one WAL flush (store/group-commit.ts):
+ * each member is `gate_consume` as alone, in order, so a later member sees what an earlier one
+ * wrote (a duplicate in the group is refused EF_005 like any replay), and each runs in a
+ * subtransaction of its own (the `exception` block): a member that raises is rolled back alone
+ * and reported as `failure`, the others commit. A lock or statement timeout is not one member's:
+ * it ends the whole statement, and nothing of the group is committed.
+ */
+const CONSUME_GROUP_FUNCTION = `
+create or replace function gate_consume_group(p_members jsonb, p_lock_timeout text)
+returns table (ok boolean, code text, reason text, authority_id text, invalidated text, audit_seq bigint, audit_hash text,
+  failure text)
+language plpgsql as $fn$
+declare
+  m jsonb;
+  r record;
+  failed text;
+begin
+  for m in select x.value from jsonb_array_elements(p_members) with ordinality x order by x.ordinality loop
+    failed := null;
+    begin
+      select * into r from gate_consume(m->>'act', m->>'digest', m->>'tool', m->>'fn', m->>'endpoint', m->>'destination',
+        m->>'class', (m->>'pe')::bigint, (m->>'ae')::bigint, (m->>'re')::bigint, m->>'sink', m->>'owner', (m->>'now')::bigint,
+        (m->>'invalidate')::boolean, (m->>'invoke')::boolean, p_lock_timeout) c;
+    exception
+      when lock_not_available or query_canceled then raise;
+      when others then failed := sqlstate || ' ' || sqlerrm;
+    end;
+    if failed is null then
+      return query select r.ok, r.code, r.reason, r.authority_id, r.invalidated, r.audit_seq, r.audit_hash, null::text;
+    else
+      return query select null::boolean, null::text, null::text, null::text, null::text, null::bigint, null::text, failed;
+    end if;
+  end loop;
+end
+$fn$`;
+
+/** PostgreSQL: a group of concurrent consumes in one statement (group commit, issue 37). */
+export const CONSUME_GROUP_MIGRATION: GateMigration = {
+  name: '0011_pg_consume_group',
+  async up(db, { dialect }) {
+    if (dialect !== 'postgres') return;
+    await sql.raw(CONSUME_GROUP_FUNCTION).execute(db);
+  },
+};
+
+type GroupRow = Omit<ConsumeRow, 'ok'> & { ok: boolean | null; failure: string | null };
+
+/**
+ * A group of consumes in one statement, one round trip, one commit; one result per member, in
+ * order. A member whose values cannot be sent as they are (a time that is not an integer: JSON
+ * would turn +∞ into null) fails alone before the statement, as its own statement would have.
+ */
+export async function consumeGroupInOneStatement(
+  db: Db,
+  reqs: readonly ConsumeRequest[],
+  lockTimeoutMs: number,
+): Promise<Settled<{ outcome: ConsumeOutcome; head: AuditHead }>[]> {
+  const sent: ConsumeRequest[] = [];
+  for (const r of reqs) if (Number.isSafeInteger(r.now)) sent.push(r);
+  const { rows } = sent.length
+    ? await sql<GroupRow>`select * from gate_consume_group(${JSON.stringify(sent.map(consumeParams))}::jsonb, ${`${lockTimeoutMs}ms`})`.execute(
+        db,
+      )
+    : { rows: [] };
+  if (rows.length !== sent.length) throw new Error(`gate_consume_group returned ${rows.length} rows for ${sent.length} members`);
+  let next = 0;
+  return reqs.map((r) => {
+    if (!Number.isSafeInteger(r.now)) return { ok: false, error: new RangeError(`consume: now must be an integer, got ${r.now}`) };
+    const row = rows[next++]!;
+    if (row.failure !== null || row.ok === null)
+      return { ok: false, error: new Error(`gate_consume failed for this member: ${row.failure}`) };
+    return { ok: true, value: consumeResult({ ...row, ok: row.ok }) };
+  });
 }
 
 /** PostgreSQL: the outcome of an invoked act in one statement. */

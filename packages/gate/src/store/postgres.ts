@@ -20,7 +20,12 @@ import { type DialectOps, type GateDatabase, runAsync, StoreEngine } from './eng
 import { StoreTimeoutError } from './errors.js';
 import { type GateStore, gateStore } from './gate-store.js';
 import { adoptLegacyMigrations, migrateGateStore } from './migrations.js';
-import { consumeInOneStatement, issueAndConsumeInOneStatement, recordOutcomeInOneStatement } from './postgres-consume.js';
+import {
+  consumeGroupInOneStatement,
+  consumeInOneStatement,
+  issueAndConsumeInOneStatement,
+  recordOutcomeInOneStatement,
+} from './postgres-consume.js';
 
 export interface PostgresStoreOptions {
   /** Schema holding the gate tables (created if missing). Default `vrpkit_gate`. */
@@ -31,6 +36,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** The `application_name` of the store's connections (what `pg_stat_activity` shows). Default `vrpkit-gate`. */
   applicationName?: string;
+  /** Told the size of every group of concurrent consumes committed together (metrics; store/group-commit.ts). */
+  onGroupCommit?: (members: number) => void;
   clock?: Clock;
 }
 
@@ -91,7 +98,15 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       trx.selectFrom('gate_policy_state').select(['policy_epoch', 'authority_epoch', 'revocation_epoch']).where('id', '=', 1).forShare(),
     // One chain across processes: every append locks the head row until its transaction commits.
     auditHeadQuery: (trx) => trx.selectFrom('gate_audit_head').select(['seq', 'hash']).where('id', '=', 1).forUpdate(),
-    consumeOnce: (req, timeoutMs) => oneStatement((ms) => consumeInOneStatement(db, req, ms), timeoutMs),
+    // A group of one is the one-member function itself (no subtransaction); its error is the group's.
+    consumeGroupOnce: (reqs, timeoutMs) =>
+      oneStatement(
+        async (ms) =>
+          reqs.length === 1
+            ? [{ ok: true as const, value: await consumeInOneStatement(db, reqs[0]!, ms) }]
+            : consumeGroupInOneStatement(db, reqs, ms),
+        timeoutMs,
+      ),
     issueAndConsumeOnce: (record, req, timeoutMs) => oneStatement((ms) => issueAndConsumeInOneStatement(db, record, req, ms), timeoutMs),
     recordOutcomeOnce: (id, owner, outcome, now) =>
       oneStatement((ms) => recordOutcomeInOneStatement(db, id, owner, outcome, now, ms), undefined),
@@ -99,7 +114,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   };
 
   const clock = opts.clock ?? systemClock;
-  const engine = new StoreEngine(db, ops, redactedTarget(target), clock);
+  const engine = new StoreEngine(db, ops, redactedTarget(target), clock, opts.onGroupCommit);
   try {
     await migrate(db, schema, clock.now());
   } catch (e) {

@@ -8,6 +8,8 @@
  * Atomicity across processes: every write transaction is `BEGIN IMMEDIATE`, which takes
  * the database's single write lock up front, so reading the epochs and the authority and
  * the conditional UPDATE are one step no other process can interleave with.
+ * Group commit: the consumes (and dispatch's issue-and-consume) of this process that arrive
+ * together share one such transaction and one fsync, each in a savepoint (store/group-commit.ts).
  */
 import { asRecord, type Clock, systemClock } from '@vrpkit/core';
 import { statementCache } from '@vrpkit/sql';
@@ -16,6 +18,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import { type Db, type DialectOps, type GateDatabase, type Program, StoreEngine } from './engine.js';
 import { StoreTimeoutError } from './errors.js';
 import { type GateStore, gateStore } from './gate-store.js';
+import { GroupCommit, type Settled } from './group-commit.js';
 import { adoptLegacyMigrations, migrateGateStore } from './migrations.js';
 import { BoundQuery } from './prepared.js';
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
@@ -29,6 +32,8 @@ export interface SqliteStoreOptions {
    * (sqlite-checkpointer.ts); `inline` inside the commit that finds the log full, SQLite's default.
    */
   checkpoints?: 'background' | 'inline';
+  /** Told the size of every group of concurrent consumes committed together (metrics; store/group-commit.ts). */
+  onGroupCommit?: (members: number) => void;
 }
 
 export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<GateStore> {
@@ -40,7 +45,7 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   raw.pragma('foreign_keys = ON');
   // Checkpoints run in a worker thread, not inside a consume's COMMIT (sqlite-checkpointer.ts).
   const checkpointer = file === ':memory:' || file === '' || opts.checkpoints === 'inline' ? null : startCheckpointer(raw, file);
-  const ops = new SqliteTransactions(raw, checkpointer, busyTimeoutMs);
+  const ops = new SqliteTransactions(raw, checkpointer, busyTimeoutMs, opts.onGroupCommit);
   const clock = opts.clock ?? systemClock;
   const engine = new StoreEngine(ops.db, ops, file, clock);
   try {
@@ -88,17 +93,37 @@ class SqliteTransactions implements DialectOps {
   private asyncWriters = 0;
   /** A step program, synchronously, in one better-sqlite3 BEGIN IMMEDIATE transaction (rolled back on any throw). */
   private readonly runImmediate: Database.Transaction<(program: Program<unknown>) => unknown>;
+  /** Step programs in one BEGIN IMMEDIATE transaction, each in a savepoint (`runGroup`). */
+  private readonly runGroupImmediate: Database.Transaction<(programs: readonly Program<unknown>[]) => Settled<unknown>[]>;
+  /** The `grouped` programs waiting for, or in, the next group commit (store/group-commit.ts). */
+  private readonly groups: GroupCommit<(db: Db) => Program<unknown>, unknown>;
 
   constructor(
     private readonly raw: Database.Database,
     private readonly checkpointer: Checkpointer | null,
     private readonly defaultTimeout: number,
+    observeGroups: ((members: number) => void) | undefined,
   ) {
     this.busyTimeout = defaultTimeout;
+    this.groups = new GroupCommit((programs, timeoutMs) => this.runGroup(programs, timeoutMs), observeGroups);
     this.prepare = statementCache(raw);
     const database = { close: () => raw.close(), prepare: (text: string) => this.prepare(text) };
     this.db = new Kysely<GateDatabase>({ dialect: new SqliteDialect({ database }) });
     this.runImmediate = raw.transaction((program: Program<unknown>) => this.step(program));
+    // better-sqlite3 runs a transaction function called inside another as a SAVEPOINT, rolled back alone when it throws.
+    const member = raw.transaction((program: Program<unknown>) => this.step(program));
+    this.runGroupImmediate = raw.transaction((programs: readonly Program<unknown>[]) =>
+      programs.map((program): Settled<unknown> => {
+        try {
+          return { ok: true, value: member(program) };
+        } catch (error) {
+          // An error SQLite answers by ending the whole transaction (a full disk, an I/O error) is the group's:
+          // the members before it are not committed either, so none of them may be told so.
+          if (!raw.inTransaction) throw error;
+          return { ok: false, error };
+        }
+      }),
+    );
   }
 
   private setBusyTimeout(timeoutMs: number | undefined): number {
@@ -130,14 +155,14 @@ class SqliteTransactions implements DialectOps {
     return step.value;
   }
 
-  /** `run`'s transaction, on the connection as it is now: its busy timeout, its durability. */
-  private runNow<T>(program: Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process'): T {
+  /** A transaction on the connection as it is now: its busy timeout, its durability. */
+  private runNow<T>(transaction: () => T, timeoutMs: number | undefined, durability: 'disk' | 'process'): T {
     const wanted = this.setBusyTimeout(timeoutMs);
     // WAL with `synchronous = NORMAL`: the commit is in the WAL (the OS has it) but not fsync'd;
     // the next FULL commit syncs it with its own. Back to FULL at once, whatever happens.
     if (durability === 'process') this.prepare('PRAGMA synchronous = NORMAL').run();
     try {
-      const result = this.runImmediate.immediate(program) as T;
+      const result = transaction();
       this.checkpointer?.committed();
       return result;
     } catch (e) {
@@ -181,18 +206,43 @@ class SqliteTransactions implements DialectOps {
     });
   }
 
-  run<T>(program: (db: Db) => Program<T>, timeoutMs: number | undefined, durability: 'disk' | 'process' = 'disk'): Promise<T> {
-    // better-sqlite3 is synchronous: with no async writer on the connection, the whole
-    // transaction runs now, in this call, and no other statement of this process can come
-    // between its BEGIN IMMEDIATE and its COMMIT. The program only compiles its queries with `db`.
+  run<T>(
+    program: (db: Db) => Program<T>,
+    timeoutMs: number | undefined,
+    durability: 'disk' | 'process' = 'disk',
+    grouped = false,
+  ): Promise<T> {
+    // The group settles each member with its own program's result: T, as submitted.
+    if (grouped && durability === 'disk') return this.groups.submit(program, timeoutMs) as Promise<T>;
+    return this.onConnection((conn) => this.runNow(() => this.runImmediate.immediate(program(conn)) as T, timeoutMs, durability));
+  }
+
+  /** A group of programs in one transaction, one durable commit; a group of one as `run` alone (no savepoint). */
+  private runGroup(
+    programs: readonly ((db: Db) => Program<unknown>)[],
+    timeoutMs: number | undefined,
+  ): Promise<readonly Settled<unknown>[]> {
+    if (programs.length === 1) return this.run(programs[0]!, timeoutMs).then((value) => [{ ok: true, value }]);
+    return this.onConnection((conn) =>
+      this.runNow(() => this.runGroupImmediate.immediate(programs.map((p) => p(conn))), timeoutMs, 'disk'),
+    );
+  }
+
+  /**
+   * better-sqlite3 is synchronous: with no async writer on the connection, `transaction` runs
+   * now, in this call, and no other statement of this process can come between its BEGIN
+   * IMMEDIATE and its COMMIT; otherwise it waits its turn behind them. The programs only compile
+   * their queries with the connection they are given.
+   */
+  private onConnection<T>(transaction: (conn: Db) => T): Promise<T> {
     if (this.asyncWriters === 0) {
       try {
-        return Promise.resolve(this.runNow(program(this.db), timeoutMs, durability));
+        return Promise.resolve(transaction(this.db));
       } catch (e) {
         return Promise.reject(e);
       }
     }
-    return this.queued(async (conn) => this.runNow(program(conn), timeoutMs, durability));
+    return this.queued(async (conn) => transaction(conn));
   }
 
   // BEGIN IMMEDIATE already holds the write lock, so a plain read is ordered against bumps.

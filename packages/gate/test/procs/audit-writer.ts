@@ -6,29 +6,16 @@
  * argv[2]: JSON { store: { sqlite: string } | { postgres: string, schema: string }, instance, count }
  */
 import { createInterface } from 'node:readline';
-import { Gate, type GateStore, loadPolicy, openPostgresStore, openSqliteStore } from '@vrpkit/gate';
-import { makeAct, SIGNING_KEY, SINK, TEST_POLICY } from './common.js';
+import { type ChildStoreConfig, childGate, makeAct } from './common.js';
 
 interface Config {
-  store: { sqlite: string } | { postgres: string; schema: string };
+  store: ChildStoreConfig;
   instance: string;
   count: number;
 }
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as Config;
-const store: GateStore =
-  'sqlite' in cfg.store
-    ? await openSqliteStore(cfg.store.sqlite)
-    : await openPostgresStore(cfg.store.postgres, { schema: cfg.store.schema, poolSize: 2 });
-const gate = new Gate({
-  store,
-  policy: loadPolicy(TEST_POLICY),
-  sinkId: SINK,
-  signingKey: SIGNING_KEY,
-  instanceId: cfg.instance,
-  policyTimeoutMs: 10_000,
-  auditCheckpointEvery: 7,
-});
+const gate = await childGate(cfg.store, cfg.instance, { poolSize: 2, gate: { auditCheckpointEvery: 7 } });
 const policy_state = await gate.policyState();
 process.stdout.write('READY\n');
 const rl = createInterface({ input: process.stdin });

@@ -10,6 +10,12 @@ import {
   type AgentCandidateAct,
   type ConsequenceClass,
   digestArguments,
+  Gate,
+  type GateOptions,
+  type GateStore,
+  loadPolicy,
+  openPostgresStore,
+  openSqliteStore,
   type PolicyDocument,
   type PolicyState,
   type ProvenanceSource,
@@ -72,6 +78,36 @@ export function makeAct(s: ActSpec): AgentCandidateAct {
   };
   if (s.destination) act.destination = { destination_id: s.destination };
   return act;
+}
+
+/** The store a child process opens (test/store-backends.ts `config`). */
+export type ChildStoreConfig = { sqlite: string } | { postgres: string; schema: string };
+
+/**
+ * A child process's own store connection and a Gate on it with the test policy and key, started
+ * up (connected, migrated) before it returns.
+ */
+export async function childGate(
+  config: ChildStoreConfig,
+  instance: string,
+  opts: { poolSize: number; onGroupCommit?: (members: number) => void; gate?: Partial<GateOptions> },
+): Promise<Gate> {
+  const grouped = opts.onGroupCommit ? { onGroupCommit: opts.onGroupCommit } : {};
+  const store: GateStore =
+    'sqlite' in config
+      ? await openSqliteStore(config.sqlite, grouped)
+      : await openPostgresStore(config.postgres, { schema: config.schema, poolSize: opts.poolSize, ...grouped });
+  const gate = new Gate({
+    store,
+    policy: loadPolicy(TEST_POLICY),
+    sinkId: SINK,
+    signingKey: SIGNING_KEY,
+    instanceId: instance,
+    policyTimeoutMs: 10_000,
+    ...opts.gate,
+  });
+  await gate.policyState();
+  return gate;
 }
 
 const created: string[] = [];

@@ -10,7 +10,10 @@ export interface Child {
   stderr(): string;
 }
 
-export function spawnProc(script: 'crash-dispatch' | 'race-enforce' | 'audit-writer' | 'pg-outage' | 'open-store', config: unknown): Child {
+export function spawnProc(
+  script: 'crash-dispatch' | 'race-enforce' | 'audit-writer' | 'pg-outage' | 'open-store' | 'consume-stream',
+  config: unknown,
+): Child {
   const file = fileURLToPath(new URL(`./${script}.ts`, import.meta.url));
   const proc = spawn(process.execPath, ['--import', 'tsx', '--conditions=vrpkit-source', file, JSON.stringify(config)], {
     stdio: ['pipe', 'pipe', 'pipe'],
