@@ -87,6 +87,9 @@ export function baselineFromKey(key: string, fallback: string): string {
   return m ? (m[1] as string).replaceAll('_', ' ') : fallback;
 }
 
+/** Members that hold a bench's rows: a row is named by its own label, not by them. */
+const ROW_LISTS = new Set(['rows', 'results']);
+
 /**
  * The figures of a result no section knows: every numeric member whose name says it is a ratio
  * (`ratio_to_plain`, `cost_ratio`, `vs_reference` under a ratio member), in rows or nested
@@ -110,9 +113,13 @@ export function genericFigures(result: unknown): Figure[] {
       const isRatio = /ratio|(^|_)vs_/.test(key) && !/samples/.test(key);
       const n = numberOf(v);
       if (n !== undefined && (isRatio || ratioContext)) {
-        const baseline = baselineFromKey(isRatio ? key : `${ratioContext}_${key}`, fallback);
+        const baseline = baselineFromKey(isRatio ? key : (ratioContext as string), fallback);
         figures.push({ name: `${path}${path ? ': ' : ''}${key}`, value: null, unit: '', baseline, baseline_value: null, ratio: round2(n) });
-      } else if (typeof v === 'object' && v !== null) visit(v, path ? `${path} ${key}` : key, isRatio ? key : null, depth + 1);
+      } else if (typeof v === 'object' && v !== null) {
+        // A list of rows is named by its rows, not by the member holding them.
+        const inner = Array.isArray(v) && ROW_LISTS.has(key) ? path : path ? `${path} ${key}` : key;
+        visit(v, inner, isRatio ? key : null, depth + 1);
+      }
     }
   };
   visit(result, '', null, 0);
