@@ -59,6 +59,8 @@ interface Row {
   seconds: number;
   rps: number;
   mean_ms: number;
+  /** The row the ratios are taken to: the plain endpoint with the same cache setting (the performance page reads it). */
+  baseline: string;
   /** Throughput as a share of the plain endpoint's with the same cache setting. */
   ratio_to_plain: number;
   /** Server CPU per round trip (µs, /proc), and as a multiple of the plain endpoint's. */
@@ -231,6 +233,7 @@ async function measureAll(): Promise<Row[]> {
       seconds: Math.round(t.elapsed / 10) / 100,
       rps: Math.round(rps),
       mean_ms: Math.round((t.busy / t.n) * 100) / 100,
+      baseline,
       ratio_to_plain: Math.round((rps / rpsOf(baseline)) * 100) / 100,
       server_cpu_us: Math.round(cpuOf(surface)),
       cpu_ratio_to_plain: Math.round((cpuOf(surface) / cpuOf(baseline)) * 100) / 100,

@@ -5,6 +5,7 @@
  */
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
+import type { Chart } from './figures.js';
 
 const SCHEMA = 'https://vega.github.io/schema/vega-lite/v5.json';
 /** Fixed fonts and sizes so an SVG changes only when its numbers do. */
@@ -84,4 +85,9 @@ export function lineChart(
         }
       : { $schema: SCHEMA, title, config: CONFIG, data: { values: points }, ...inner }
   ) as TopLevelSpec;
+}
+
+/** The chart `id` drawn from `data` by `spec`, or none when the result gave no data for it. */
+export function chartOf<T>(id: string, title: string, data: T[], spec: (data: T[]) => TopLevelSpec): Chart[] {
+  return data.length ? [{ id, title, spec: spec(data) }] : [];
 }

@@ -149,30 +149,18 @@ describe('npm run bench -- --report on a fixture result set', () => {
       'higher',
       '≥ 0.5×',
     ]);
-    expect(byName.get('mcp 2025-11-25, cache off: round trips/s')?.slice(2, 5)).toEqual([
-      'plain, cache off (same run)',
-      '500 req/s',
-      '0.50×',
-    ]);
-    expect(byName.get('sqlite: enforce p99')?.slice(2, 5)).toEqual([
-      'the raw durable compare-and-set, same store (same run)',
-      '1 ms',
-      '1.80×',
-    ]);
-    expect(byName.get('postgres: enforce with 8 concurrent enforcers, throughput')?.slice(2, 5)).toEqual([
-      '1 enforcer, same store (same run)',
-      '800 enforces/s',
-      '2.50×',
-    ]);
-    expect(byName.get('platform, 10,000 tenants (1,000 served): throughput')?.slice(2, 5)).toEqual([
-      'node (baseline) (same run)',
-      '400 req/s',
-      '0.80×',
-    ]);
+    // [figure, its baseline, the baseline's value, the ratio], one per section kind.
+    const expected = [
+      ['mcp 2025-11-25, cache off: round trips/s', 'plain, cache off (same run)', '500 req/s', '0.50×'],
+      ['sqlite: enforce p99', 'the raw durable compare-and-set, same store (same run)', '1 ms', '1.80×'],
+      ['postgres: enforce with 8 concurrent enforcers, throughput', '1 enforcer, same store (same run)', '800 enforces/s', '2.50×'],
+      ['platform, 10,000 tenants (1,000 served): throughput', 'node (baseline) (same run)', '400 req/s', '0.80×'],
+      // A bench without a section of its own still shows the ratios its result names, baseline named by the member.
+      ['online warm caches: ratio_vs_bare', 'bare', '—', '1.06×'],
+      ['offline median_round_ratio_vs_raw: verifyOffer', 'raw', '—', '0.89×'],
+    ];
+    for (const [name, ...cells] of expected) expect(byName.get(name as string)?.slice(2, 5), name).toEqual(cells);
     expect(byName.get('stdio sqlite enforce: proxied p99')?.[6]).toBe('added ≤ 4 ms (added: 3.00 ms)');
-    // A bench without a section of its own still shows the ratios its result names, baseline named by the member.
-    expect(byName.get('online warm caches: ratio_vs_bare')?.slice(2, 5)).toEqual(['bare', '—', '1.06×']);
-    expect(byName.get('offline median_round_ratio_vs_raw: verifyOffer')?.slice(2, 5)).toEqual(['raw', '—', '0.89×']);
   });
 
   it('names the machine and the command of each run, and shows a bench without results as not run', async () => {

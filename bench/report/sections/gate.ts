@@ -3,8 +3,8 @@
  * same store (target ≤ 2× at p99), the hot path against an ungated invoke, and enforce with N
  * concurrent enforcers against one enforcer on the same store (latency and throughput).
  */
-import { lineChart } from '../charts.js';
-import { type Chart, type Extracted, type Figure, numberOf, percentilesOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
+import { chartOf, lineChart } from '../charts.js';
+import { type Extracted, type Figure, numberOf, percentilesOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
 
 /** Per store: enforce p50/p99 to the raw durable CAS's, the hot path's p50 to an ungated invoke's. */
 function perStore(result: unknown): (Figure | null)[] {
@@ -89,18 +89,8 @@ function concurrency(result: unknown): { figures: (Figure | null)[]; points: { x
 /** The figures and the enforce-latency-vs-concurrency chart of a bench/gate result. */
 export function gate(result: unknown): Extracted {
   const { figures, points } = concurrency(result);
-  const charts: Chart[] = points.length
-    ? [
-        {
-          id: 'gate-concurrency',
-          title: 'Enforce latency vs concurrent enforcers',
-          spec: lineChart('Gate enforce latency vs concurrent enforcers (ms)', points, {
-            x: 'concurrent enforcers',
-            y: 'ms',
-            xType: 'ordinal',
-          }),
-        },
-      ]
-    : [];
+  const charts = chartOf('gate-concurrency', 'Enforce latency vs concurrent enforcers', points, (data) =>
+    lineChart('Gate enforce latency vs concurrent enforcers (ms)', data, { x: 'concurrent enforcers', y: 'ms', xType: 'ordinal' }),
+  );
   return { figures: present([...perStore(result), ...figures]), charts };
 }

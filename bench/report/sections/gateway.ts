@@ -2,8 +2,8 @@
  * bench/gateway and bench/gate-adapters on the performance page: a latency distribution against
  * the same call made directly, in the same run.
  */
-import { lineChart } from '../charts.js';
-import { type Chart, type Extracted, type Figure, labelOf, percentilesOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
+import { chartOf, lineChart } from '../charts.js';
+import { type Extracted, type Figure, labelOf, percentilesOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
 
 /**
  * A row of two latency distributions, the measured one and its baseline (`direct`): bench/gateway
@@ -47,20 +47,14 @@ export function gateway(result: unknown): Extracted {
     p50: 'added ≤ 1.5 ms',
     p99: 'added ≤ 4 ms',
   });
-  const charts: Chart[] = points.length
-    ? [
-        {
-          id: 'gateway-latency',
-          title: 'Gate proxy vs direct: latency by percentile',
-          spec: lineChart('Gate proxy vs direct call: round-trip latency by percentile (ms, log)', points, {
-            x: 'percentile',
-            y: 'ms',
-            xType: 'ordinal',
-            yLog: true,
-          }),
-        },
-      ]
-    : [];
+  const charts = chartOf('gateway-latency', 'Gate proxy vs direct: latency by percentile', points, (data) =>
+    lineChart('Gate proxy vs direct call: round-trip latency by percentile (ms, log)', data, {
+      x: 'percentile',
+      y: 'ms',
+      xType: 'ordinal',
+      yLog: true,
+    }),
+  );
   return { figures, charts };
 }
 

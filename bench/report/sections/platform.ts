@@ -4,8 +4,8 @@
  * `… (baseline)`: the single-domain node in the same run), and throughput against the tenant
  * count the row's name gives.
  */
-import { lineChart } from '../charts.js';
-import { type Chart, type Extracted, type Figure, numberOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
+import { chartOf, lineChart } from '../charts.js';
+import { type Extracted, type Figure, numberOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
 
 /** The tenant count a row names (`platform, 10,000 tenants …` → 10000), or undefined. */
 export function tenantsOf(name: string): number | undefined {
@@ -53,19 +53,13 @@ export function platform(result: unknown): Extracted {
         series: /postgres/i.test(r.row as string) ? 'PostgreSQL' : 'SQLite',
       });
   }
-  const charts: Chart[] = points.length
-    ? [
-        {
-          id: 'platform-tenants',
-          title: 'Platform throughput vs tenant count',
-          spec: lineChart('Platform throughput vs tenant count (ratio to the single-domain node, same run)', points, {
-            x: 'tenants (log)',
-            y: 'throughput ÷ node',
-            xLog: true,
-            rule: 1,
-          }),
-        },
-      ]
-    : [];
+  const charts = chartOf('platform-tenants', 'Platform throughput vs tenant count', points, (data) =>
+    lineChart('Platform throughput vs tenant count (ratio to the single-domain node, same run)', data, {
+      x: 'tenants (log)',
+      y: 'throughput ÷ node',
+      xLog: true,
+      rule: 1,
+    }),
+  );
   return { figures: present(figures), charts };
 }

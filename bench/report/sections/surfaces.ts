@@ -3,8 +3,8 @@
  * endpoint with the same cache setting (the row's `baseline`), and the server's CPU per round
  * trip likewise.
  */
-import { barChart } from '../charts.js';
-import { type Chart, type Extracted, type Figure, numberOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
+import { barChart, chartOf } from '../charts.js';
+import { type Extracted, type Figure, numberOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
 
 /** The figures and the requests-per-second chart of a bench/surfaces result. */
 export function surfaces(result: unknown): Extracted {
@@ -49,18 +49,8 @@ export function surfaces(result: unknown): Extracted {
     const group = base === r ? 'baseline (plain endpoint)' : String(r.surface).startsWith('floor') ? 'floor (no protocol code)' : 'surface';
     return { label: String(r.surface), value: r.rps as number, group, note: ratio === undefined ? '' : `${ratio.toFixed(2)}×` };
   });
-  const charts: Chart[] = rows.length
-    ? [
-        {
-          id: 'surfaces-rps',
-          title: 'Requests per second per surface',
-          spec: barChart(
-            'Requests per second per surface (ratio to the plain endpoint, same cache setting)',
-            bars,
-            'round trips per second',
-          ),
-        },
-      ]
-    : [];
+  const charts = chartOf('surfaces-rps', 'Requests per second per surface', bars, (data) =>
+    barChart('Requests per second per surface (ratio to the plain endpoint, same cache setting)', data, 'round trips per second'),
+  );
   return { figures: present(figures), charts };
 }
