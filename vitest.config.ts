@@ -19,7 +19,7 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'examples/test/**/*.test.ts'],
+    include: ['packages/*/test/**/*.test.ts', 'examples/test/**/*.test.ts', 'bench/test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -3,7 +3,9 @@
  * legacy binding. The SDK ships Express handlers only; this mirrors what its `jsonRpcHandler`
  * and `agentCardHandler` do (dist/server/express) on the node's Hono app, with the SDK's own
  * `JsonRpcTransportHandler` / `LegacyJsonRpcTransportHandler` doing the JSON-RPC work. The card is
- * card.ts, the agent behind it executor.ts.
+ * card.ts, the agent behind it executor.ts. One message skips the SDK's response path on either
+ * binding: the plain offer call whose reply is the signed envelope (direct.ts); every other
+ * message, and any call that is refused or fails, is the SDK's.
  */
 import { A2A_VERSION_HEADER, Extensions, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
 import { A2A_LEGACY_PROTOCOL_VERSION } from '@a2a-js/sdk/compat/v0_3';
@@ -21,9 +23,11 @@ import { A2A_JSONRPC_PATH, AGENT_CARD_PATH } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from '../../http/body.js';
 import type { OfferService } from '../../service/index.js';
+import { sendAnswer } from '../mcp/direct.js';
 import { perService } from '../per-service.js';
 import type { ServiceOf } from '../types.js';
 import { buildAgentCard, toLegacyAgentCard } from './card.js';
+import { directSendMessage, sendMessageAnswer } from './direct.js';
 import { OfferExecutor, RequestScopedTaskStore } from './executor.js';
 
 export const A2A_MAX_BODY_BYTES = 64 * 1024;
@@ -99,7 +103,19 @@ export function mountA2a(app: Hono, serviceOf: ServiceOf): void {
     if (!isRecord(body)) return jsonRpcErrorResponse(null, { code: JSON_RPC_PARSE_ERROR, message: 'Invalid JSON payload.' });
     const refused = refusedRequest(body, useLegacy);
     if (refused) return jsonRpcErrorResponse(body.id, refused);
-    const { card, v1, legacy } = agentOf(serviceOf(c));
+    const service = serviceOf(c);
+    // The plain offer call skips the SDK's response path (direct.ts), unless extensions are asked
+    // for (the SDK's context then filters them); a refused stay or a failure is the SDK's to answer.
+    const direct = c.req.header(HTTP_EXTENSION_HEADER) === undefined ? directSendMessage(body, useLegacy ? 'legacy' : 'v1') : null;
+    if (direct) {
+      try {
+        const answer = await sendMessageAnswer(service, direct);
+        if (answer) return sendAnswer(c, answer);
+      } catch {
+        // Answered below by the SDK, in its own JSON-RPC error shape.
+      }
+    }
+    const { card, v1, legacy } = agentOf(service);
     try {
       const context: ServerCallContext = defaultServerCallContextBuilder({
         extensions: Extensions.parseServiceParameter(c.req.header(HTTP_EXTENSION_HEADER)),

@@ -116,18 +116,21 @@ export async function offerToolAnswer(
 }
 
 /**
- * Send a direct answer. On @hono/node-server (`c.env.outgoing`) its two pieces are written to the
- * Node response as they are, corked into one write with the headers: the shared ~19 KB is not
- * copied into a new buffer per call. Elsewhere (`app.request`, another server) it is one Response.
+ * Send a direct answer (the MCP surface's and the A2A surface's, surfaces/a2a/direct.ts). On
+ * @hono/node-server (`c.env.outgoing`) its pieces are written to the Node response as they are,
+ * corked into one write with the headers: the shared bytes (~19 KB on MCP, the ~7 KB envelope on
+ * A2A) are not copied into a new buffer per call. Elsewhere (`app.request`, another server) it is
+ * one Response.
  */
-export function sendAnswer(c: Context, [head, tail]: AnswerParts): Response {
-  const headers = { 'content-type': 'application/json', 'content-length': String(head.byteLength + tail.byteLength) };
+export function sendAnswer(c: Context, pieces: readonly Uint8Array<ArrayBuffer>[]): Response {
+  const length = pieces.reduce((sum, piece) => sum + piece.byteLength, 0);
+  const headers = { 'content-type': 'application/json', 'content-length': String(length) };
   const out = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
-  if (!(out instanceof ServerResponse) || out.headersSent) return new Response(Buffer.concat([head, tail]), { status: 200, headers });
+  if (!(out instanceof ServerResponse) || out.headersSent) return new Response(Buffer.concat(pieces), { status: 200, headers });
   out.cork();
   out.writeHead(200, headers);
-  out.write(head);
-  out.end(tail);
+  for (let i = 0; i < pieces.length - 1; i++) out.write(pieces[i] as Uint8Array);
+  out.end(pieces.at(-1));
   out.uncork();
   return RESPONSE_ALREADY_SENT;
 }

@@ -1,0 +1,56 @@
+/**
+ * `npm run bench -- --report`: write the performance page (docs/performance.md) and its charts
+ * (docs/img/performance/*.svg) from the benches' results on record: archive what the benches
+ * left in bench/results/ (history.ts), build a section per bench (page.ts, sections/), render
+ * every chart to SVG (charts.ts) and replace the page and the chart folder's SVGs.
+ */
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { renderSvg } from './charts.js';
+import { archiveResults, loadHistory } from './history.js';
+import { type BuiltSection, buildSection, pageMarkdown } from './page.js';
+import { SECTIONS } from './sections/index.js';
+
+export interface ReportOptions {
+  /** bench/results: the benches' latest results and the archived runs. */
+  resultsDir: string;
+  /** docs/performance.md */
+  pageFile: string;
+  /** docs/img/performance */
+  imgDir: string;
+  /** Benches to show even when they have no result yet (the bench scripts), besides every bench with a result. */
+  benches: string[];
+  now?: Date;
+}
+
+export interface Report {
+  sections: BuiltSection[];
+  /** The SVG files written, by chart id. */
+  svgs: Map<string, string>;
+}
+
+/** The benches in page order: those with a section of their own first, in the sections' order, then the rest by name. */
+function pageOrder(names: Iterable<string>): string[] {
+  const known = Object.keys(SECTIONS);
+  const all = new Set(names);
+  return [...known.filter((n) => all.has(n)), ...[...all].filter((n) => !known.includes(n)).sort()];
+}
+
+export async function writeReport(options: ReportOptions): Promise<Report> {
+  archiveResults(options.resultsDir);
+  const history = loadHistory(options.resultsDir);
+  const sections = pageOrder([...options.benches, ...history.keys()]).map((bench) => buildSection(bench, history.get(bench) ?? []));
+  mkdirSync(options.imgDir, { recursive: true });
+  const svgs = new Map<string, string>();
+  for (const chart of sections.flatMap((s) => s.charts)) {
+    const file = join(options.imgDir, `${chart.id}.svg`);
+    writeFileSync(file, `${await renderSvg(chart.spec)}\n`);
+    svgs.set(chart.id, file);
+  }
+  // A chart of a bench no longer on record (or renamed) is not left behind.
+  for (const old of readdirSync(options.imgDir)) if (old.endsWith('.svg') && !svgs.has(old.slice(0, -4))) rmSync(join(options.imgDir, old));
+  const img = relative(dirname(options.pageFile), options.imgDir).split('\\').join('/');
+  mkdirSync(dirname(options.pageFile), { recursive: true });
+  writeFileSync(options.pageFile, `${pageMarkdown(sections, options.now ?? new Date(), img)}\n`);
+  return { sections, svgs };
+}
