@@ -9,11 +9,11 @@
  *
  * The rule every serving process keeps (docs/platform.md, "Tenant state in memory"): a state is
  * served without reading the store only while the listener is up and the state is confirmed
- * within the last `TENANT_STATE_LEASE_MS`; a signature is made only with a state confirmed within
+ * within the last half of `TENANT_STATE_LEASE_MS`; a signature is made only with a state confirmed within
  * the lease (by the listener or by a read of this request) whose signing key the state still
  * holds. So any write committed at C is honoured by every process from C + lease on, whatever
- * its listener does; a write seen in time (the common case) from its notification on, about a
- * millisecond. Disable, remove and key revocation wait `INVALIDATION_WINDOW_MS` after their
+ * its listener does; a write seen in time (the common case) from its notification on, a
+ * millisecond or two (bench/platform measures it). Disable, remove and key revocation wait `INVALIDATION_WINDOW_MS` after their
  * commit before they return (tenants.ts): once `keys revoke` returns, no process signs with the key.
  * While the listener is down, each request reads the tenant's head row (fail closed); after a
  * reconnect every state kept from before is read again at its next request (its mark is of an
@@ -24,8 +24,18 @@ import { LRUCache } from 'lru-cache';
 import { tenantChannel } from './store/channel.js';
 import type { PlatformTarget } from './store/db.js';
 
-/** How long a confirmation of a tenant's state holds (ms). */
-export const TENANT_STATE_LEASE_MS = 1000;
+/**
+ * How long a confirmation of a tenant's state holds for a signature (ms). Long enough that a
+ * request whose reads are slow (a loaded database: a round trip of a second or more) still signs
+ * with the state it read; it is also what a write that must be honoured everywhere waits.
+ */
+export const TENANT_STATE_LEASE_MS = 5000;
+
+/**
+ * A state is served from memory only while confirmed within this much (half the lease): the
+ * request then has the other half to sign before its state's confirmation runs out.
+ */
+const SERVE_FROM_MEMORY_MS = TENANT_STATE_LEASE_MS / 2;
 
 /**
  * What disable, remove and key revocation wait after their commit (ms): the lease plus a margin
@@ -72,7 +82,7 @@ export class TenantWatch {
     if (t.kind === 'postgres')
       watch.listener = await listenPg(t, {
         channel: tenantChannel(t.schema),
-        applicationName: 'vrpkit-platform-listen',
+        applicationName: `${tenantChannel(t.schema)}_listen`,
         onNotification: (domain) => watch.notify(domain),
         ...(onDown ? { onDown } : {}),
       });
@@ -95,9 +105,9 @@ export class TenantWatch {
     return m.epoch !== 0 && l?.up() && l.epoch() === m.epoch ? Math.max(m.at, l.confirmedAt()) : m.at;
   }
 
-  /** Whether `domain`'s state read under `m` may be served without reading the store: the listener is up and confirms it within the lease. */
+  /** Whether `domain`'s state read under `m` may be served without reading the store: the listener is up and confirms it within half the lease. */
   servesFromMemory(domain: string, m: StateMark): boolean {
-    return this.listener?.up() === true && this.confirmedAt(domain, m) + TENANT_STATE_LEASE_MS > performance.now();
+    return this.listener?.up() === true && this.confirmedAt(domain, m) + SERVE_FROM_MEMORY_MS > performance.now();
   }
 
   /** Whether a signature may be made now with `domain`'s state read under `m` (confirmed within the lease, by the listener or by that read). */
