@@ -45,6 +45,7 @@ import {
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
   initNode,
   issueServerCertificate,
+  type PemKeyPair,
   sampleProperty,
   serveNode,
 } from '@vrpkit/node';
@@ -73,6 +74,7 @@ const tenantName = (i: number) => `bench-${i}.${WILDCARD_PARENT}`;
  * the shared offer cache's bytes, so tenant growth and cache fill are told apart.
  */
 type ChildOptions = { offerCacheSeconds: number; tlsDir?: string; tlsContextCacheSize?: number; databaseUrl?: string };
+let errorsShown = 0;
 async function child(mode: string, dir: string, o: ChildOptions): Promise<void> {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
@@ -105,7 +107,10 @@ async function child(mode: string, dir: string, o: ChildOptions): Promise<void> 
     ...(o.tlsContextCacheSize ? { tlsContextCacheSize: o.tlsContextCacheSize } : {}),
     // The load generator is one client address holding a connection per tenant name.
     maxConnectionsPerClient: 4 * SPREAD,
-    onError: () => {},
+    // A failed request fails the bench; its first few causes go to stderr.
+    onError: (e) => {
+      if (errorsShown++ < 3) process.stderr.write(`platform child: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    },
   });
   stats = async () => ({
     tlsContexts: served.tlsContexts(),
@@ -242,6 +247,84 @@ async function touch(port: number, ca: string, from: number, to: number, wrap = 
     );
 }
 
+/** Concurrency of the first-visit rows: 16 new connections at a time. */
+const FIRST_VISIT_CONCURRENCY = 16;
+/** Cold tenants per first-visit round. */
+const FIRST_VISITS = 1000;
+
+/**
+ * `names` each asked one fresh offer on a new TLS connection (closed after), 16 at a time: the
+ * first-visit rows. On the platform each name is a tenant not yet served by the process (a cold
+ * tenant: its certificate, its rows, its key, its template, its first signature); on the node each
+ * is its one domain. Returns req/s, p50/p99 (ms) and the server's CPU per request (ms).
+ */
+async function firstVisits(s: Served, names: readonly string[]) {
+  const agent = new Agent({ keepAlive: false });
+  const latencies: number[] = [];
+  const cpu = cpuSeconds([s.pid]) ?? 0;
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: FIRST_VISIT_CONCURRENCY }, async () => {
+      while (next < names.length) {
+        const name = names[next++]!;
+        const t = performance.now();
+        const status = await get(agent, s.port, s.ca, name, offerPath());
+        if (status !== 200) throw new Error(`first visit to ${name}: status ${status}`);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: names.length / seconds,
+    p50: latencies[Math.floor(latencies.length / 2)]!,
+    p99: latencies[Math.floor(latencies.length * 0.99)]!,
+    cpuPerRequestMs: (((cpuSeconds([s.pid]) ?? 0) - cpu) * 1000) / names.length,
+  };
+}
+
+/**
+ * The first-visit rows, in `rounds` interleaved rounds: the single-domain node on SQLite answering
+ * 1,000 fresh offers each on a new connection, then each platform in `platforms` serving 1,000
+ * tenants it has not served yet (round k: tenants `from + k·1,000` on), alike. Ratios are per
+ * round (the machine's load moves between rounds); reported: the median ratio and the spread.
+ */
+async function firstVisitRows(node: Served, platforms: { row: string; served: Served; from: number }[], rounds: number) {
+  const nodeNames = Array.from({ length: FIRST_VISITS }, () => NODE_DOMAIN);
+  const runs = platforms.map(() => [] as Awaited<ReturnType<typeof firstVisits>>[]);
+  const nodeRuns: Awaited<ReturnType<typeof firstVisits>>[] = [];
+  for (let round = 0; round < rounds; round++) {
+    nodeRuns.push(await firstVisits(node, nodeNames));
+    for (const [i, p] of platforms.entries()) {
+      const from = p.from + round * FIRST_VISITS;
+      runs[i]!.push(
+        await firstVisits(
+          p.served,
+          Array.from({ length: FIRST_VISITS }, (_, j) => tenantName(from + j)),
+        ),
+      );
+    }
+  }
+  const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+  const r2 = (v: number) => Math.round(v * 100) / 100;
+  const row = (name: string, r: typeof nodeRuns) => {
+    const ratios = r.map((x, k) => x.rps / nodeRuns[k]!.rps);
+    return {
+      row: name,
+      rps: Math.round(median(r.map((x) => x.rps))),
+      p50_ms: r2(median(r.map((x) => x.p50))),
+      p99_ms: r2(median(r.map((x) => x.p99))),
+      rps_ratio_to_node: r2(median(ratios)),
+      ratio_spread: `${r2(Math.min(...ratios))}–${r2(Math.max(...ratios))}`,
+      server_cpu_ms_per_req: r2(median(r.map((x) => x.cpuPerRequestMs))),
+      cpu_ratio_to_node: r2(median(r.map((x, k) => x.cpuPerRequestMs / nodeRuns[k]!.cpuPerRequestMs))),
+    };
+  };
+  return [row('first visit: node on SQLite, new connection each (baseline)', nodeRuns), ...platforms.map((p, i) => row(p.row, runs[i]!))];
+}
+
 type Served = { port: number; ca: string; pid: number; stats: number; startupMs: number };
 
 /**
@@ -295,12 +378,9 @@ async function idleConnectionKb(s: Served, n: number): Promise<number> {
   return (held.rss - before.rss) / 1024 / n;
 }
 
-async function main() {
-  const seconds = numberFlag('seconds', 5);
-  const rounds = numberFlag('rounds', 5);
-  const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-bench-platform-'));
-  const children: ChildProcess[] = [];
-  const start = async (mode: string, dir: string, o: ChildOptions = { offerCacheSeconds: 0 }): Promise<Served> => {
+/** A child server starter: each started child is kept in `children` (killed at the end), with its startup time. */
+function starter(children: ChildProcess[]) {
+  return async (mode: string, dir: string, o: ChildOptions = { offerCacheSeconds: 0 }): Promise<Served> => {
     const t = performance.now();
     const { child: c, hello } = await startChild(import.meta.url, [mode, dir, JSON.stringify(o)]);
     children.push(c);
@@ -312,6 +392,74 @@ async function main() {
       startupMs: performance.now() - t,
     };
   };
+}
+
+/** The platform children of the first-visit rows on the PostgreSQL database `dir` describes: one wildcard certificate, and one certificate issued per name (`--dev`). */
+async function firstVisitPlatforms(start: ReturnType<typeof starter>, dir: string, tlsCa: PemKeyPair, from: number) {
+  const wildcardDir = join(dir, 'first-visit-tls');
+  mkdirSync(wildcardDir, { recursive: true });
+  const wildcard = await issueServerCertificate(tlsCa, [`*.${WILDCARD_PARENT}`]);
+  writeFileSync(join(wildcardDir, `_wildcard.${WILDCARD_PARENT}.pem`), wildcard.certPem);
+  writeFileSync(join(wildcardDir, `_wildcard.${WILDCARD_PARENT}.key`), wildcard.keyPem);
+  const databaseUrl = pgUrl(PG_SCHEMA);
+  const wild = { ...(await start('--serve-platform', dir, { offerCacheSeconds: 0, databaseUrl, tlsDir: wildcardDir })), ca: tlsCa.certPem };
+  const perName = await start('--serve-platform', dir, { offerCacheSeconds: 0, databaseUrl });
+  return [
+    { row: 'first visit: 1,000 cold tenants in PostgreSQL, one wildcard certificate', served: wild, from },
+    { row: 'first visit: 1,000 cold tenants in PostgreSQL, a certificate issued per name (--dev)', served: perName, from },
+  ];
+}
+
+/** `--only first-visit`: the first-visit rows alone (a PostgreSQL database of 1,000 tenants a round), printed and written to results/platform-first-visit.json. */
+async function firstVisitOnly(rounds: number): Promise<void> {
+  if (!PG_URL) {
+    console.log('first-visit rows: skipped (set VRPKIT_TEST_PG_URL)');
+    return;
+  }
+  const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-bench-first-visit-'));
+  const children: ChildProcess[] = [];
+  const start = starter(children);
+  try {
+    await initNode({ domain: NODE_DOMAIN, dataDir: join(tmp, 'node') });
+    await platformDb(join(tmp, 'pg'), FIRST_VISITS * rounds, pgUrl(PG_SCHEMA));
+    const node = await start('--serve-node', join(tmp, 'node'));
+    const platforms = await firstVisitPlatforms(start, join(tmp, 'pg'), await createDevCa(), 0);
+    const rows = await firstVisitRows(node, platforms, rounds);
+    console.log(
+      `bench/platform first visits — load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(
+          ' ',
+        )} — ${FIRST_VISIT_CONCURRENCY} concurrent new TLS connections, ${rounds} rounds of ${FIRST_VISITS}, fresh offers, ${cpus().length} CPUs (shared)`,
+    );
+    printTable([Object.keys(rows[0]!), ...rows.map((r) => Object.values(r).map(String))]);
+    mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+    writeFileSync(
+      new URL('./results/platform-first-visit.json', import.meta.url),
+      `${JSON.stringify({ bench: 'platform-first-visit', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: FIRST_VISIT_CONCURRENCY, rounds, baseline: 'single-domain node on SQLite, new connection each, same run', target: { throughput_ratio_min: 0.8 }, rows }, null, 2)}\n`,
+    );
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+    await dropSchemas();
+  }
+}
+
+/** Drop the bench's PostgreSQL schemas. */
+async function dropSchemas(): Promise<void> {
+  if (!PG_URL) return;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  for (const schema of [PG_SCHEMA, PG_NODE_SCHEMA]) await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await c.end();
+}
+
+async function main() {
+  const seconds = numberFlag('seconds', 5);
+  const rounds = numberFlag('rounds', 5);
+  const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-bench-platform-'));
+  const children: ChildProcess[] = [];
+  const start = starter(children);
   try {
     await initNode({ domain: NODE_DOMAIN, dataDir: join(tmp, 'node') });
     await platformDb(join(tmp, 'p10'), 10);
@@ -492,16 +640,13 @@ async function main() {
   } finally {
     for (const c of children) c.kill('SIGTERM');
     rmSync(tmp, { recursive: true, force: true });
-    if (PG_URL) {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      for (const schema of [PG_SCHEMA, PG_NODE_SCHEMA]) await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
-    }
+    await dropSchemas();
   }
 }
 
 const mode = process.argv[2];
 if (mode === '--serve-node' || mode === '--serve-platform')
   await child(mode, process.argv[3]!, JSON.parse(process.argv[4]!) as ChildOptions);
+else if (process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'first-visit')
+  await firstVisitOnly(numberFlag('rounds', 5));
 else await main();

@@ -169,11 +169,14 @@ export class KeyRing {
   private chosen: { keys: SigningKeyRecord[]; from: number; until: number } | undefined;
 
   /** `clock` is the node's clock: which key signs is decided by time (a key published ahead starts signing at its `activates_at`). */
-  /** `onSign` runs after every signature the ring's signers make (platform metrics count them). */
+  /**
+   * `onSign` runs before every signature the ring's signers make, with the signing kid: platform
+   * metrics count them, and a platform tenant refuses (throws) a signature its state no longer allows.
+   */
   constructor(
     private readonly privateKey: PrivateKeySource,
     private readonly clock: Clock,
-    private readonly onSign?: () => void,
+    private readonly onSign?: (kid: string) => void,
   ) {}
 
   /** The signer of the key signing now among `keys` (read from the store for each offer, so rotations by another process take effect at once). */
@@ -194,14 +197,12 @@ export class KeyRing {
             kid: signer.kid,
             layout: signer.layout,
             sign(payload, extraHeader) {
-              const jws = signer.sign(payload, extraHeader);
-              onSign();
-              return jws;
+              onSign(signer.kid);
+              return signer.sign(payload, extraHeader);
             },
             signInto(layout, payload, target, offset) {
-              const end = signer.signInto(layout, payload, target, offset);
-              onSign();
-              return end;
+              onSign(signer.kid);
+              return signer.signInto(layout, payload, target, offset);
             },
           }
         : signer;

@@ -31,6 +31,8 @@ export const PLATFORM_CODES = {
   invalid_admin_listen: { message: '--admin-listen is a loopback or private HOST:PORT, e.g. 127.0.0.1:9464' },
   invalid_sync_option: { message: '{option} is {rule}' },
   listen_failed: { message: 'cannot listen on {address}: {reason}' },
+  /** A signature refused: the tenant's state is not confirmed within the lease (tenant-watch.ts); the next request reads it again. */
+  tenant_state_stale: { status: 503, message: "{domain}'s state is not confirmed current; try again shortly" },
   // RFC 9110 §15.5.20: a Host (or SNI name) no enabled tenant serves gets no tenant data.
   misdirected_request: { status: 421, message: 'this server does not serve that host' },
   internal_error: { status: 500, message: 'the platform could not complete the request' },

@@ -35,7 +35,8 @@ import type { MasterKey } from './master-key.js';
 import { type AdminListener, PlatformMetrics, ScaleMetrics, startAdminListener } from './metrics.js';
 import { createOperatorApp } from './operator.js';
 import type { TenantNode } from './tenant-node.js';
-import { candidateDomains, createTenantRouter, type TenantRoute, type TenantRouter } from './tenant-router.js';
+import { createTenantRouter, type TenantRoute, type TenantRouter } from './tenant-router.js';
+import { TenantWatch } from './tenant-watch.js';
 import type { PlatformStore } from './tenants.js';
 
 /** What the shared app receives with a request: the server's bindings and the tenant the router chose. */
@@ -196,10 +197,11 @@ function platformFetch(r: Router): (req: Request, env: HttpBindings) => Response
 async function listen(
   fetch: (req: Request, env: HttpBindings) => Response | Promise<Response>,
   certs: CertificateStore,
-  at: { host: string; port: number },
-  limits: ReturnType<typeof connectionLimits>,
+  tenants: TenantRouter,
+  at: { host: string; port: number; limits: ReturnType<typeof connectionLimits> },
   onError: (e: unknown) => void,
 ): Promise<{ server: Server; drain: Drain }> {
+  const { limits } = at;
   const server = serve({
     fetch: fetch as (req: Request, env: unknown) => Response | Promise<Response>,
     port: at.port,
@@ -207,7 +209,10 @@ async function listen(
     createServer,
     serverOptions: {
       SNICallback: (name: string, cb: (err: Error | null, ctx?: SecureContext) => void) => {
-        certs.contextFor(name.toLowerCase()).then(
+        const servername = name.toLowerCase();
+        // The tenant's one query starts now, while the handshake completes: its first request finds it open or opening.
+        tenants.warm(servername);
+        certs.contextFor(servername).then(
           (ctx) => cb(null, ctx),
           (e: unknown) => {
             onError(e);
@@ -238,7 +243,8 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const graceMs = shutdownGraceMs(o.shutdownGraceSeconds);
   const certs = await openCertificateStore(
     o.tls,
-    async (name) => name === operatorDomain || (await store.activeTenantFor(candidateDomains(name))) !== undefined,
+    // The lookup that decides whether a name is served opens its tenant too: its first request finds it open.
+    async (name) => name === operatorDomain || (await tenants.route(name)) !== undefined,
     // With --dev the issued certificates are kept as long as their tenants may be: a rebuilt context then costs no issuing.
     { contexts: o.tlsContextCacheSize ?? DEFAULT_TLS_CONTEXT_CACHE_SIZE, issued: tenantCacheSize },
   );
@@ -246,14 +252,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const offerCache = createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
   const metrics = new PlatformMetrics(store, () => tenants.loaded());
   const scale = new ScaleMetrics(metrics.registry, offerCache, certs);
-  const lookups = { hit: metrics.cache.labels({ result: 'hit' }), miss: metrics.cache.labels({ result: 'miss' }) };
-  const tenants = createTenantRouter(store, o.masterKeys, {
-    size: tenantCacheSize,
-    offerCache,
-    onSignature: () => scale.signatures.inc(),
-    onLookup: (hit) => (hit ? lookups.hit : lookups.miss).inc(),
-    ...(o.clock ? { clock: o.clock } : {}),
-  });
+  const { tenants, watch } = await tenantRouting(o, tenantCacheSize, offerCache, metrics, scale);
   // The one app every tenant is served by; the router hands it the request's tenant in the env.
   // The router answers 421 for a Host no enabled tenant serves, so the app's own Host rule is not needed.
   const tenantOf = (env: unknown) => (env as TenantBindings).tenant;
@@ -273,16 +272,54 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
     return jsonAnswer('misdirected_request', { 'cache-control': 'no-store' });
   };
   const fetch = platformFetch({ tenants, app, operator: operatorApp, misdirected, onError });
-  const { server, drain } = await listen(fetch, certs, { host: o.host ?? '127.0.0.1', port: o.port ?? 0 }, limits, onError);
+  const { server, drain } = await listen(fetch, certs, tenants, { host: o.host ?? '127.0.0.1', port: o.port ?? 0, limits }, onError).catch(
+    async (e) => {
+      await watch.close();
+      throw e;
+    },
+  );
   const admin = o.adminListen
     ? await startAdminListener(o.adminListen, metrics.registry, async () => (await store.info()).master_key_id === master_key_id).catch(
         async (e) => {
           server.close();
+          await watch.close();
           throw e;
         },
       )
     : undefined;
-  return servedPlatform(server, { certs, tenants, offerCache, metrics, ...(admin ? { admin } : {}), stop: () => drain.drain(graceMs) });
+  return servedPlatform(server, {
+    certs,
+    tenants,
+    offerCache,
+    metrics,
+    ...(admin ? { admin } : {}),
+    stop: () => drain.drain(graceMs).finally(() => watch.close()),
+  });
+}
+
+/** The tenant router over the store's watch (tenant-watch.ts: LISTEN on PostgreSQL), counting lookups and signatures. */
+async function tenantRouting(
+  o: ServePlatformOptions,
+  size: number,
+  offerCache: OfferCache | null,
+  metrics: PlatformMetrics,
+  scale: ScaleMetrics,
+) {
+  const watch = await TenantWatch.open(o.store.target, (e) =>
+    process.stderr.write(
+      `error[store_unavailable]: the tenant listener lost PostgreSQL (${e.message}); reading tenants per request until it is back\n`,
+    ),
+  );
+  const lookups = { hit: metrics.cache.labels({ result: 'hit' }), miss: metrics.cache.labels({ result: 'miss' }) };
+  const tenants = createTenantRouter(o.store, o.masterKeys, {
+    size,
+    watch,
+    offerCache,
+    onSignature: () => scale.signatures.inc(),
+    onLookup: (hit) => (hit ? lookups.hit : lookups.miss).inc(),
+    ...(o.clock ? { clock: o.clock } : {}),
+  });
+  return { tenants, watch };
 }
 
 /** What `servePlatform` hands back: the address, the gauges tests and operators read, and `close`. */

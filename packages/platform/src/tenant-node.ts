@@ -10,6 +10,7 @@ import type { Clock } from '@vrpkit/core';
 import { createOfferService, type NodePublisher, type OfferCache, type SnapshotSource } from '@vrpkit/node';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey } from './master-key.js';
+import { type StateMark, TenantWatch } from './tenant-watch.js';
 import { type PlatformStore, type TenantHead, type TenantSnapshot, unknownTenant } from './tenants.js';
 
 export interface TenantNode {
@@ -19,25 +20,38 @@ export interface TenantNode {
 }
 
 /**
- * The tenant's rows as the node's `SnapshotSource`: one head read per request, the rest reloaded
- * only when the revision moved (a write by any process), as `NodeStore.snapshot` does.
+ * The tenant's rows as the node's `SnapshotSource`. On PostgreSQL with its listener up the state
+ * is served from memory while the watch confirms it (tenant-watch.ts: no read per request);
+ * otherwise each request reads the head row once, the rest reloaded only when the revision moved
+ * (a write by any process), as `NodeStore.snapshot` does.
  *
- * The router reads the head to decide whether the tenant is served at all (`read`), then
+ * The router reads the state to decide whether the tenant is served at all (`live`), then
  * dispatches the request within `during`: whatever the offer service asks for while that
- * dispatch runs synchronously (the offer endpoint, discovery, JWKS) is that same read, so the
+ * dispatch runs synchronously (the offer endpoint, discovery, JWKS) is that same state, so the
  * request reads the head once. JavaScript runs one dispatch at a time, so no other request can
- * see it; a surface that first awaits its body (MCP, A2A) reads the head again when it gets there.
+ * see it; a surface that first awaits its body (MCP, A2A) reads the state again when it gets there.
  */
 export class TenantSource implements SnapshotSource {
   private cached: TenantSnapshot | undefined;
+  /** When the read that produced or last confirmed `cached` started. */
+  private confirmed: StateMark | undefined;
   private current: TenantSnapshot | undefined;
   /** The tenant's `created_at` as first read. */
   private createdAt: string | undefined;
 
+  /** `first`: the state the router's one query read, and its mark. */
   constructor(
     private readonly store: PlatformStore,
     readonly domain: string,
-  ) {}
+    private readonly watch: TenantWatch,
+    first?: { snapshot: TenantSnapshot; mark: StateMark },
+  ) {
+    if (first) {
+      this.cached = first.snapshot;
+      this.confirmed = first.mark;
+      this.createdAt = first.snapshot.info.created_at;
+    }
+  }
 
   /** The state the dispatching request read, else a fresh read. */
   snapshot(): Promise<TenantSnapshot> {
@@ -49,14 +63,16 @@ export class TenantSource implements SnapshotSource {
     return this.current ?? null;
   }
 
-  /** The tenant as of now: its head row read for this call (never shared with a call that came earlier), the rest reused while its revision holds. */
+  /** The tenant as of now: from memory while the watch confirms it, else its head row read for this call, the rest reused while its revision holds. */
   async read(): Promise<TenantSnapshot> {
+    const kept = this.fromMemory();
+    if (kept) return kept;
+    const mark = this.watch.mark();
     const head = this.admit(await this.store.tenantHead(this.domain));
-    if (this.cached?.revision === head.revision) return this.cached;
+    if (this.cached?.revision === head.revision) return this.accept(this.cached, mark);
     const next = await this.store.tenantSnapshot(this.domain);
     if (next.info.created_at !== this.createdAt) throw unknownTenant(this.domain);
-    this.cached = next;
-    return next;
+    return this.accept(next, mark);
   }
 
   /** The tenant's state, or undefined when it no longer exists or is disabled (it is then gone from its next request on). */
@@ -68,21 +84,51 @@ export class TenantSource implements SnapshotSource {
   }
 
   /**
-   * `live` in the caller's own turn: the head read now (SQLite) and the state of that revision
-   * already loaded. `null` when that cannot be told without waiting (PostgreSQL, a revision not
-   * loaded yet): then `live`.
+   * `live` in the caller's own turn: the state kept in memory while the watch confirms it
+   * (PostgreSQL), else the head read now (SQLite) and the state of that revision already loaded.
+   * `null` when that cannot be told without waiting (a round trip, a revision not loaded yet): then `live`.
    */
   liveNow(): TenantSnapshot | undefined | null {
-    const head = this.store.tenantHeadNow(this.domain);
-    if (head === null) return null;
-    let admitted: TenantHead;
+    let kept: TenantSnapshot | undefined;
     try {
-      admitted = this.admit(head);
+      kept = this.fromMemory();
+      if (kept) return kept;
+      const mark = this.watch.mark();
+      const head = this.store.tenantHeadNow(this.domain);
+      if (head === null) return null;
+      const admitted = this.admit(head);
+      return this.cached?.revision === admitted.revision ? this.accept(this.cached, mark) : null;
     } catch (e) {
       if (isGone(e)) return undefined;
       throw e;
     }
-    return this.cached?.revision === admitted.revision ? this.cached : null;
+  }
+
+  /** The kept state while the watch confirms it (a disabled one refused as a head read would refuse it). */
+  private fromMemory(): TenantSnapshot | undefined {
+    const c = this.cached;
+    if (!c || !this.confirmed || !this.watch.servesFromMemory(this.domain, this.confirmed)) return undefined;
+    if (c.status !== 'active') throw new PlatformError('tenant_disabled', { domain: this.domain });
+    return c;
+  }
+
+  /** `snapshot` as read under `mark`, kept unless a read that started later was kept already. */
+  private accept(snapshot: TenantSnapshot, mark: StateMark): TenantSnapshot {
+    if (!this.confirmed || mark.at >= this.confirmed.at) {
+      this.cached = snapshot;
+      this.confirmed = mark;
+    }
+    return snapshot;
+  }
+
+  /**
+   * Refuse a signature by `kid` unless the state kept is confirmed within the lease and still holds
+   * `kid`'s private half (a retired or revoked key's is gone from it): no signature with a key
+   * revoked by a write this process has not honoured yet (tenant-watch.ts).
+   */
+  assertSignable(kid: string): void {
+    if (!this.confirmed || !this.watch.signable(this.domain, this.confirmed) || !this.cached?.sealed.has(kid))
+      throw new PlatformError('tenant_state_stale', { domain: this.domain });
   }
 
   /**
@@ -120,6 +166,16 @@ export class TenantSource implements SnapshotSource {
 /** A refusal that means the tenant is no longer served: removed (or another tenant now) or disabled. */
 const isGone = (e: unknown) => e instanceof PlatformError && (e.code === 'tenant_disabled' || e.code === 'unknown_tenant');
 
+export interface TenantNodeOptions {
+  /** What tells this process of the tenant's writes (tenant-watch.ts); absent, none: the head is read per request. */
+  watch?: TenantWatch;
+  /** The state already read (the router's one query for a first request) and its mark. */
+  first?: { snapshot: TenantSnapshot; mark: StateMark };
+  clock?: Clock;
+  offerCache?: OfferCache | null;
+  onSignature?: () => void;
+}
+
 /**
  * Open a tenant's node (`offerCache`: the platform's shared one; absent, the service makes its own). `masterKeys` are tried in order (the current key first; the previous one
  * while `vrp platform master-key rotate` runs), so serving never stops during a master-key rotation.
@@ -128,9 +184,9 @@ export async function openTenantNode(
   store: PlatformStore,
   domain: string,
   masterKeys: readonly MasterKey[],
-  o: { clock?: Clock; offerCache?: OfferCache | null; onSignature?: () => void } = {},
+  o: TenantNodeOptions = {},
 ): Promise<TenantNode> {
-  const source = new TenantSource(store, domain);
+  const source = new TenantSource(store, domain, o.watch ?? new TenantWatch(), o.first);
   const publisher = await createOfferService({
     store: source,
     keys: (kid) => {
@@ -147,7 +203,10 @@ export async function openTenantNode(
     },
     ...(o.offerCache !== undefined ? { offerCache: o.offerCache } : {}),
     ...(o.clock ? { clock: o.clock } : {}),
-    ...(o.onSignature ? { onSignature: o.onSignature } : {}),
+    onSignature: (kid) => {
+      source.assertSignable(kid);
+      o.onSignature?.();
+    },
   });
   return { domain, source, publisher };
 }

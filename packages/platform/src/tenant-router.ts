@@ -1,14 +1,18 @@
 /**
  * Which loaded tenant serves a request's host. Tenants load lazily into a bounded LRU cache, so
- * memory follows the tenants recently served, not those that exist; every route reads the
- * tenant's head row (`TenantSource.live`), so a disabled, removed or rotated tenant is seen by
- * every process at its next request.
+ * memory follows the tenants recently served, not those that exist. A tenant's first request
+ * costs one query (`activeTenantSnapshot`: which tenant serves the host and everything its offer
+ * service reads), started at the TLS handshake (`warm`, from the SNI callback) so it runs while
+ * the handshake completes. After that a route is served from memory while the watch confirms the
+ * tenant's state, and reads its head row otherwise (`TenantSource.live`), so a disabled, removed
+ * or rotated tenant is seen by every process within the invalidation window (tenant-watch.ts).
  */
 import type { Clock } from '@vrpkit/core';
 import type { OfferCache } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 import type { MasterKey } from './master-key.js';
 import { openTenantNode, type TenantNode } from './tenant-node.js';
+import type { TenantWatch } from './tenant-watch.js';
 import type { PlatformStore, TenantSnapshot } from './tenants.js';
 
 /** A routed request's tenant and the state it is served with. */
@@ -27,6 +31,8 @@ export interface TenantRouter {
    * with a tenant gone or added again, and reports a failed read).
    */
   routeNow(host: string): TenantRoute | undefined;
+  /** Start opening the tenant serving `host` (an SNI name at a handshake), so its first request finds it open or opening; its failure is the request's. */
+  warm(host: string): void;
   /** Tenants loaded in this process. */
   loaded(): number;
 }
@@ -34,6 +40,7 @@ export interface TenantRouter {
 export interface TenantRouterOptions {
   /** Most tenants held loaded. */
   size: number;
+  watch: TenantWatch;
   offerCache: OfferCache | null;
   onSignature: () => void;
   /** Each lookup: whether the tenant was loaded already. */
@@ -52,14 +59,20 @@ export function candidateDomains(host: string): string[] {
 export function createTenantRouter(store: PlatformStore, masterKeys: readonly MasterKey[], o: TenantRouterOptions): TenantRouter {
   /** Loaded tenants by domain: the node once open (`node`), the opening meanwhile (`opening`). */
   const tenants = new LRUCache<string, { opening: Promise<TenantNode>; node?: TenantNode }>({ max: o.size });
-  const nodeOptions = { offerCache: o.offerCache, onSignature: o.onSignature, ...(o.clock ? { clock: o.clock } : {}) };
+  /** Hosts being looked up (a handshake's and its first request's lookups share one query). */
+  const lookups = new Map<string, Promise<TenantNode | undefined>>();
+  const nodeOptions = { watch: o.watch, offerCache: o.offerCache, onSignature: o.onSignature, ...(o.clock ? { clock: o.clock } : {}) };
 
-  const load = (domain: string): Promise<TenantNode> => {
+  /** The tenant serving `host` from its one query, opened with what that query read. */
+  const open = async (host: string): Promise<TenantNode | undefined> => {
+    const mark = o.watch.mark();
+    const snapshot = await store.activeTenantSnapshot(candidateDomains(host));
+    if (!snapshot) return undefined;
+    const domain = snapshot.info.canonical_domain;
     const loaded = tenants.get(domain);
-    o.onLookup(loaded !== undefined);
     if (loaded) return loaded.opening;
     const entry: { opening: Promise<TenantNode>; node?: TenantNode } = {
-      opening: openTenantNode(store, domain, masterKeys, nodeOptions),
+      opening: openTenantNode(store, domain, masterKeys, { ...nodeOptions, first: { snapshot, mark } }),
     };
     tenants.set(domain, entry);
     entry.opening.then(
@@ -71,14 +84,28 @@ export function createTenantRouter(store: PlatformStore, masterKeys: readonly Ma
     return entry.opening;
   };
 
+  /** The one lookup of `host` under way, or a new one. */
+  const lookUp = (host: string): Promise<TenantNode | undefined> => {
+    let pending = lookups.get(host);
+    if (!pending) {
+      pending = open(host).finally(() => lookups.delete(host));
+      lookups.set(host, pending);
+    }
+    return pending;
+  };
+
+  const nodeFor = (host: string): Promise<TenantNode | undefined> => {
+    const loaded = tenants.get(host);
+    o.onLookup(loaded !== undefined);
+    return loaded ? loaded.opening : lookUp(host);
+  };
+
   const route = async (host: string, again = true): Promise<TenantRoute | undefined> => {
-    const domain = tenants.has(host) ? host : await store.activeTenantFor(candidateDomains(host));
-    if (!domain) return undefined;
-    const loading = load(domain);
-    const node = await loading;
+    const node = await nodeFor(host);
+    if (!node) return undefined;
     const state = await node.source.live();
     if (state) return { node, state };
-    if (tenants.get(domain)?.opening === loading) tenants.delete(domain);
+    if (tenants.get(node.domain)?.node === node) tenants.delete(node.domain);
     // Once more from the store: the tenant may have been removed and added again (another node).
     return again ? route(host, false) : undefined;
   };
@@ -96,5 +123,9 @@ export function createTenantRouter(store: PlatformStore, masterKeys: readonly Ma
     return { node, state };
   };
 
-  return { route: (host) => route(host), routeNow, loaded: () => tenants.size };
+  const warm = (host: string) => {
+    if (!tenants.has(host)) lookUp(host).catch(() => {});
+  };
+
+  return { route: (host) => route(host), routeNow, warm, loaded: () => tenants.size };
 }

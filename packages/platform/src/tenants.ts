@@ -19,10 +19,13 @@ import {
 } from '@vrpkit/node';
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 import { CompiledQuery, type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
+import { jsonArrayFrom as pgJsonArrayFrom } from 'kysely/helpers/postgres';
+import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey, sealPrivateKey } from './master-key.js';
 import { openPlatformDatabase, type PlatformTarget, platformTarget } from './store/db.js';
 import type { PlatformDatabase, TenantStatus } from './store/schema.js';
+import { INVALIDATION_WINDOW_MS } from './tenant-watch.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -91,6 +94,8 @@ const toHead = (row: HeadRow | undefined): TenantHead | undefined =>
 export class PlatformStore {
   private headQuery: CompiledQuery<HeadRow> | undefined;
   private headStatement: Statement<[string], HeadRow> | undefined;
+  /** `snapshotRow`'s compiled statements by shape (candidate count, enabled only). */
+  private readonly snapshotStatements = new Map<string, CompiledQuery<SnapshotRow>>();
 
   private constructor(
     readonly db: Kysely<PlatformDatabase>,
@@ -148,17 +153,21 @@ export class PlatformStore {
   /**
    * Add tenants, each with its first signing key, in one transaction (all or nothing). With
    * `skipExisting` a tenant whose domain is already present is left as it is (idempotent import);
-   * otherwise it is `tenant_exists`. Returns the domains added.
+   * otherwise it is `tenant_exists`. Returns the domains added. Each property is validated here,
+   * on its way in (as the node's store takes only a validated property), so serving reads it
+   * back without validating it again: a cold tenant's load then costs no schema validation.
    */
   async addTenants(master: MasterKey, tenants: readonly NewTenant[], o: { skipExisting?: boolean } = {}): Promise<string[]> {
     const now = this.clock.now();
-    for (const t of tenants) {
+    const valid = tenants.map((t) => {
       assertCanonicalDomain(t.domain);
-      assertUrlOnDomain(t.property, t.domain, t.domain);
-    }
+      const property = validatePropertyDescription(t.property, t.domain);
+      assertUrlOnDomain(property, t.domain, t.domain);
+      return { domain: t.domain, property };
+    });
     // Keys are generated before the transaction: no key material waits on a lock.
     const prepared = await Promise.all(
-      tenants.map(async (t) => {
+      valid.map(async (t) => {
         const kid = `${t.domain}-${iso(now).slice(0, 10)}-01`;
         const { privateJwk } = await generateEd25519Jwk();
         return {
@@ -258,7 +267,10 @@ export class PlatformStore {
     };
   }
 
-  /** Disable or re-enable a tenant: a disabled tenant is served by no process from its next request on. */
+  /**
+   * Disable or re-enable a tenant. Returns once every serving process honours it: a disabled
+   * tenant is then served by none (on PostgreSQL after the invalidation window, `honoured`).
+   */
   async setTenantStatus(domain: string, status: TenantStatus): Promise<void> {
     const r = await this.db
       .updateTable('platform_tenant')
@@ -266,9 +278,10 @@ export class PlatformStore {
       .where('domain', '=', domain)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) throw unknownTenant(domain);
+    if (status === 'disabled') await this.honoured();
   }
 
-  /** Remove a tenant and everything it owns (keys, feeds, blocks). */
+  /** Remove a tenant and everything it owns (keys, feeds, blocks); returns once no serving process serves it (`honoured`). */
   async removeTenant(domain: string): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       for (const t of ['platform_tenant_block', 'platform_tenant_feed', 'platform_tenant_key'] as const)
@@ -276,6 +289,18 @@ export class PlatformStore {
       const r = await tx.deleteFrom('platform_tenant').where('domain', '=', domain).executeTakeFirst();
       if (Number(r.numDeletedRows) === 0) throw unknownTenant(domain);
     });
+    await this.honoured();
+  }
+
+  /**
+   * Wait, after a commit, until every serving process honours it. On PostgreSQL serving processes
+   * keep tenant state in memory for at most the lease past its last confirmation (tenant-watch.ts),
+   * so the invalidation window after the commit is the bound: waiting it out needs no list of
+   * serving processes and no acknowledgement from each. SQLite serving processes read each
+   * request's tenant head in the request's own turn: nothing to wait for.
+   */
+  private honoured(): Promise<void> {
+    return this.target.kind === 'postgres' ? new Promise((r) => setTimeout(r, INVALIDATION_WINDOW_MS)) : Promise.resolve();
   }
 
   // ── the serving path ──────────────────────────────────────────────────────────────────
@@ -313,18 +338,6 @@ export class PlatformStore {
     return this.headQuery;
   }
 
-  /** The enabled tenant among `domains` with the longest (most specific) domain: which tenant serves a Host. */
-  async activeTenantFor(domains: readonly string[]): Promise<string | undefined> {
-    if (domains.length === 0) return undefined;
-    const rows = await this.db
-      .selectFrom('platform_tenant')
-      .select('domain')
-      .where('domain', 'in', domains)
-      .where('status', '=', 'active')
-      .execute();
-    return rows.map((r) => r.domain).sort((a, b) => b.length - a.length)[0];
-  }
-
   /** Ages of the signing keys of enabled tenants (oldest, newest) in seconds, or undefined without tenants. */
   async signingKeyAges(): Promise<{ oldestSeconds: number; newestSeconds: number } | undefined> {
     const row = await this.db
@@ -339,41 +352,69 @@ export class PlatformStore {
     return { oldestSeconds: (now - Date.parse(row.oldest)) / 1000, newestSeconds: (now - Date.parse(row.newest)) / 1000 };
   }
 
-  /** Everything a tenant's offer service reads, as of its current revision. */
+  /** Everything a tenant's offer service reads, as of its current revision (one statement). */
   async tenantSnapshot(domain: string): Promise<TenantSnapshot> {
-    const [row, keys, feeds, blocks] = await Promise.all([
-      this.db.selectFrom('platform_tenant').selectAll().where('domain', '=', domain).executeTakeFirst(),
-      this.db.selectFrom('platform_tenant_key').selectAll().where('domain', '=', domain).orderBy('created_at').orderBy('kid').execute(),
-      // The feed as the node's freshness rule reads it; the sync columns (due time, lease) are the workers'.
-      this.db
-        .selectFrom('platform_tenant_feed')
-        .select(['name', 'url', 'created_at', 'last_attempt_at', 'last_success_at', 'last_error', 'event_count'])
-        .where('domain', '=', domain)
-        .orderBy('name')
-        .execute(),
-      this.db.selectFrom('platform_tenant_block').selectAll().where('domain', '=', domain).orderBy('start_date').execute(),
-    ]);
+    const row = await this.snapshotRow([domain], false);
     if (!row) throw unknownTenant(domain);
-    const stored = validatePropertyDescription(JSON.parse(row.property), domain);
-    // Core VRP v0.1 §2: discovery states who holds the signing key; on a platform it is the platform.
-    const property: PropertyDescription = { ...stored, operator: { ...stored.operator, key_custody: 'platform' } };
-    const sealed = new Map<string, string>();
-    const records: SigningKeyRecord[] = keys.map(({ domain: _d, sealed_private, ...k }) => {
-      if (sealed_private) sealed.set(k.kid, sealed_private);
-      return k;
-    });
-    return {
-      revision: Number(row.revision),
-      status: row.status,
-      info: { canonical_domain: row.domain, node_id: row.node_id, created_at: row.created_at },
-      property,
-      feeds: feeds.map((f) => ({ ...f, file: null, event_count: Number(f.event_count) })),
-      blocks: blocks.map(({ domain: _d, ...b }) => b),
-      // Platform tenants take no booking requests (yet): no hold ever expires.
-      nextHoldExpiry: null,
-      keys: records,
-      sealed,
-    };
+    return snapshotOf(row);
+  }
+
+  /**
+   * The enabled tenant among `domains` with the longest (most specific) domain, with everything
+   * its offer service reads: what a tenant's first request needs, in one statement (one round trip).
+   */
+  async activeTenantSnapshot(domains: readonly string[]): Promise<TenantSnapshot | undefined> {
+    if (domains.length === 0) return undefined;
+    const row = await this.snapshotRow(domains, true);
+    return row ? snapshotOf(row) : undefined;
+  }
+
+  /**
+   * The snapshot statement for `domains` (only an enabled tenant, the most specific, with
+   * `activeOnly`), compiled once per shape: building and compiling it cost more CPU than the
+   * round trip on a cold tenant's first request. The domains are its first parameters.
+   */
+  private async snapshotRow(domains: readonly string[], activeOnly: boolean): Promise<SnapshotRow | undefined> {
+    const shape = `${domains.length}:${activeOnly}`;
+    let compiled = this.snapshotStatements.get(shape);
+    if (!compiled) {
+      let q = this.snapshotQuery().where(
+        't.domain',
+        'in',
+        domains.map(() => ''),
+      );
+      if (activeOnly) q = q.where('t.status', '=', 'active').orderBy(sql`length(t.domain)`, 'desc').limit(1);
+      compiled = q.compile() as CompiledQuery<SnapshotRow>;
+      this.snapshotStatements.set(shape, compiled);
+    }
+    const parameters = [...domains, ...compiled.parameters.slice(domains.length)];
+    const { rows } = await this.db.executeQuery(CompiledQuery.raw(compiled.sql, parameters) as typeof compiled);
+    return rows[0];
+  }
+
+  /** A tenant's row with its keys, feeds and blocks as JSON arrays (Kysely's helper of the store's dialect). */
+  private snapshotQuery() {
+    const json = this.target.kind === 'postgres' ? pgJsonArrayFrom : sqliteJsonArrayFrom;
+    return this.db
+      .selectFrom('platform_tenant as t')
+      .selectAll('t')
+      .select((eb) => [
+        json(
+          eb
+            .selectFrom('platform_tenant_key as k')
+            .select(KEY_FIELDS)
+            .whereRef('k.domain', '=', 't.domain')
+            .orderBy('k.created_at')
+            .orderBy('k.kid'),
+        ).as('keys'),
+        // The feed as the node's freshness rule reads it; the sync columns (due time, lease) are the workers'.
+        json(eb.selectFrom('platform_tenant_feed as f').select(FEED_FIELDS).whereRef('f.domain', '=', 't.domain').orderBy('f.name')).as(
+          'feeds',
+        ),
+        json(
+          eb.selectFrom('platform_tenant_block as b').select(BLOCK_FIELDS).whereRef('b.domain', '=', 't.domain').orderBy('b.start_date'),
+        ).as('blocks'),
+      ]);
   }
 
   // ── calendar feeds ────────────────────────────────────────────────────────────────────
@@ -558,9 +599,12 @@ export class PlatformStore {
     return { rotated };
   }
 
-  /** Revoke a key at once (compromise); revoking the signing key first activates a fresh one, so the tenant keeps signing. */
+  /**
+   * Revoke a key at once (compromise); revoking the signing key first activates a fresh one, so the
+   * tenant keeps signing. Returns once no serving process signs with the key (`honoured`).
+   */
   async revokeTenantKey(master: MasterKey, domain: string, kid: string): Promise<{ kid: string; new_active_kid: string | null }> {
-    return this.db.transaction().execute(async (tx) => {
+    const revoked = await this.db.transaction().execute(async (tx) => {
       const key = await tx
         .selectFrom('platform_tenant_key')
         .selectAll()
@@ -578,6 +622,8 @@ export class PlatformStore {
       await bump(tx, domain, this.clock.now());
       return { kid, new_active_kid: replacement?.kid ?? null };
     });
+    await this.honoured();
+    return revoked;
   }
 
   /**
@@ -633,6 +679,54 @@ export function bump(tx: Kysely<PlatformDatabase>, domain: string, now: number) 
     .set({ revision: sql<number>`revision + 1`, updated_at: iso(now) })
     .where('domain', '=', domain)
     .execute();
+}
+
+/** The columns of a tenant's rows its offer service reads (named: SQLite's JSON helper takes no `selectAll`). */
+const KEY_FIELDS = [
+  'k.kid',
+  'k.public_jwk',
+  'k.status',
+  'k.created_at',
+  'k.activates_at',
+  'k.retired_at',
+  'k.retain_until',
+  'k.revoked_at',
+  'k.sealed_private',
+] as const;
+const FEED_FIELDS = ['f.name', 'f.url', 'f.created_at', 'f.last_attempt_at', 'f.last_success_at', 'f.last_error', 'f.event_count'] as const;
+const BLOCK_FIELDS = ['b.id', 'b.property_id', 'b.start_date', 'b.end_date', 'b.kind', 'b.feed_name', 'b.note', 'b.created_at'] as const;
+
+type SnapshotRow = PlatformDatabase['platform_tenant'] & {
+  keys: (SigningKeyRecord & { sealed_private: string | null })[] | string;
+  feeds: (Omit<StoreSnapshot['feeds'][number], 'file' | 'event_count'> & { event_count: number | string })[] | string;
+  blocks: StoreSnapshot['blocks'] | string;
+};
+
+/** A JSON array column: parsed by `pg`, text from SQLite. */
+const arrayOf = <T>(v: T[] | string): T[] => (typeof v === 'string' ? (JSON.parse(v) as T[]) : v);
+
+/** A tenant's snapshot from its row and its rows as JSON arrays (the property as `addTenants` validated it). */
+function snapshotOf(row: SnapshotRow): TenantSnapshot {
+  const stored = JSON.parse(row.property) as PropertyDescription;
+  // Core VRP v0.1 §2: discovery states who holds the signing key; on a platform it is the platform.
+  const property: PropertyDescription = { ...stored, operator: { ...stored.operator, key_custody: 'platform' } };
+  const sealed = new Map<string, string>();
+  const keys: SigningKeyRecord[] = arrayOf(row.keys).map(({ sealed_private, ...k }) => {
+    if (sealed_private) sealed.set(k.kid, sealed_private);
+    return k;
+  });
+  return {
+    revision: Number(row.revision),
+    status: row.status,
+    info: { canonical_domain: row.domain, node_id: row.node_id, created_at: row.created_at },
+    property,
+    feeds: arrayOf(row.feeds).map((f) => ({ ...f, file: null, event_count: Number(f.event_count) })),
+    blocks: arrayOf(row.blocks),
+    // Platform tenants take no booking requests (yet): no hold ever expires.
+    nextHoldExpiry: null,
+    keys,
+    sealed,
+  };
 }
 
 function summaryOf(row: PlatformDatabase['platform_tenant']): TenantSummary {

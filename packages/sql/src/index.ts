@@ -5,6 +5,7 @@
  * defined once, and the code table of all of it.
  */
 export { SQL_CODES, type SqlCode, SqlError } from './errors.js';
+export { listenPg, type PgListener, type PgListenerOptions } from './listen.js';
 export { migrateToLatest, type OpenDatabaseOptions, type OpenedDatabase, openDatabase } from './open.js';
 export { type ConnectionLossListener, ensureSchema, isConnectionLoss, openPgClient, openPgPool, type PgPoolOptions } from './postgres.js';
 export { openSqliteFile, STATEMENT_CACHE_SIZE, statementCache, withStatementCache } from './sqlite.js';

@@ -44,8 +44,8 @@ export interface OfferServiceOptions {
    * keys carry the domain), or null for none; replaces the cache the two options above would make.
    */
   offerCache?: OfferCache | null;
-  /** Called after every Ed25519 signature this service makes (offers, MCP receipts): platform metrics count them. */
-  onSignature?: () => void;
+  /** Called before every Ed25519 signature this service makes (offers, MCP receipts), with its kid: platform metrics count them; a throw refuses the signature. */
+  onSignature?: (kid: string) => void;
 }
 
 /**

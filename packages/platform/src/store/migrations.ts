@@ -1,6 +1,7 @@
 import { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from '@vrpkit/node';
 import { type Columns, createTable, perTenant, withColumnsAfter } from '@vrpkit/sql';
-import { type Kysely, type Migration, sql } from 'kysely';
+import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
+import { TENANT_CHANNEL_PREFIX } from './channel.js';
 
 /**
  * A tenant's keys are the node's with the private half sealed under the master key beside the
@@ -104,6 +105,38 @@ export const platformMigrations: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       for (const c of ['published_success_at', 'blocks_digest']) await db.schema.alterTable('platform_tenant_feed').dropColumn(c).execute();
+    },
+  },
+  /**
+   * PostgreSQL: every change to a tenant's row — and every write to a tenant bumps its revision
+   * there, in the same transaction (tenants.ts `bump`) — notifies the schema's channel with the
+   * tenant's domain at commit (LISTEN/NOTIFY), so serving processes keeping tenant state in memory
+   * learn of a disable, a key rotation or revocation, a calendar or property change without
+   * polling (tenant-watch.ts). A trigger, not a call beside each write: no write path can forget it.
+   * SQLite serving processes read the head per request and need none.
+   */
+  '0004_tenant_notify': {
+    async up(db: Kysely<unknown>) {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      await sql
+        .raw(
+          `CREATE OR REPLACE FUNCTION platform_tenant_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('${TENANT_CHANNEL_PREFIX}' || left(md5(TG_TABLE_SCHEMA), 16), COALESCE(NEW.domain, OLD.domain));
+  RETURN NULL;
+END $$`,
+        )
+        .execute(db);
+      await sql
+        .raw(
+          'CREATE TRIGGER platform_tenant_notify AFTER UPDATE OR DELETE ON platform_tenant FOR EACH ROW EXECUTE FUNCTION platform_tenant_notify()',
+        )
+        .execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      await sql.raw('DROP TRIGGER IF EXISTS platform_tenant_notify ON platform_tenant').execute(db);
+      await sql.raw('DROP FUNCTION IF EXISTS platform_tenant_notify()').execute(db);
     },
   },
 };
