@@ -1,0 +1,117 @@
+/**
+ * A real OAuth 2.1 / OpenID Connect authorization server for tests: `oidc-provider` (an
+ * OpenID-certified implementation) on a loopback port, with its own freshly generated signing key,
+ * resource indicators (RFC 8707) issuing JWT access tokens (RFC 9068) for the resources a test
+ * names, client credentials, introspection (RFC 7662), and authorization code + PKCE. No token in a
+ * test is built by hand: every one is issued by this server.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair } from 'jose';
+import Provider, { type ClientMetadata } from 'oidc-provider';
+
+export interface TestClient {
+  client_id: string;
+  client_secret: string;
+  /** Groups written into this client's access tokens (`groups` claim), for per-group policy tests. */
+  groups?: string[];
+}
+
+export interface TestAuthorizationServer {
+  issuer: string;
+  provider: Provider;
+  /** An access token for `resource` by the client credentials grant. */
+  clientCredentialsToken(client: TestClient, resource: string, scope?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface TestAuthorizationServerOptions {
+  clients: TestClient[];
+  /** Scopes a resource may be granted (every resource the same). */
+  scopes?: string[];
+  /** Access token lifetime in seconds. */
+  accessTokenTtl?: number;
+  /** `opaque` for introspection tests: oidc-provider introspects opaque tokens only. Default `jwt`. */
+  accessTokenFormat?: 'jwt' | 'opaque';
+  /** Extra client registrations (e.g. a public client with redirect URIs for the authorization code flow). */
+  extraClients?: ClientMetadata[];
+}
+
+export const DEFAULT_TEST_SCOPES = ['tools:read', 'tools:call', 'tools:admin'];
+
+export async function startAuthorizationServer(options: TestAuthorizationServerOptions): Promise<TestAuthorizationServer> {
+  const scopes = options.scopes ?? DEFAULT_TEST_SCOPES;
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: 'test-es256-1', alg: 'ES256', use: 'sig' };
+  const server: Server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const groupsOf = new Map(options.clients.map((c) => [c.client_id, c.groups ?? []]));
+
+  const provider = new Provider(issuer, {
+    jwks: { keys: [jwk] },
+    clients: [
+      ...options.clients.map(
+        (c): ClientMetadata => ({
+          client_id: c.client_id,
+          client_secret: c.client_secret,
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_basic',
+          id_token_signed_response_alg: 'ES256',
+        }),
+      ),
+      ...(options.extraClients ?? []),
+    ],
+    ttl: { ClientCredentials: options.accessTokenTtl ?? 300 },
+    scopes: ['openid', 'offline_access', ...scopes],
+    features: {
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      devInteractions: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined as unknown as string,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resourceIndicator) => ({
+          scope: scopes.join(' '),
+          audience: resourceIndicator,
+          accessTokenTTL: options.accessTokenTtl ?? 300,
+          accessTokenFormat: options.accessTokenFormat ?? 'jwt',
+          jwt: { sign: { alg: 'ES256' } },
+        }),
+      },
+    },
+    extraTokenClaims: (_ctx, token) => {
+      const groups = groupsOf.get(token.clientId ?? '');
+      return groups?.length ? { groups } : undefined;
+    },
+  });
+  server.on('request', provider.callback());
+
+  return {
+    issuer,
+    provider,
+    async clientCredentialsToken(client, resource, scope = scopes.join(' ')) {
+      const response = await fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
+      });
+      const body = (await response.json()) as { access_token?: string; error?: string; error_description?: string };
+      if (!body.access_token) throw new Error(`token request refused: ${body.error} ${body.error_description ?? ''}`);
+      return body.access_token;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
