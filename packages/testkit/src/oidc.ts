@@ -115,3 +115,42 @@ export async function startAuthorizationServer(options: TestAuthorizationServerO
       }),
   };
 }
+
+/**
+ * Drive oidc-provider's development sign-in and consent pages as a person would, without a browser:
+ * follow the authorization URL's redirects, sign in as `login`, consent, and return the final
+ * redirect to the client's `redirect_uri` (with `code` and `state`, or an `error`). Cookies are kept
+ * as a browser keeps them for one origin.
+ */
+export async function signInAndConsent(authorizationUrl: URL | string, login: string, redirectUriPrefix: string): Promise<URL> {
+  const cookies = new Map<string, string>();
+  const remember = (response: Response) => {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';', 1);
+      const eq = pair.indexOf('=');
+      if (eq > 0) cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+  };
+  const send = async (url: URL, init: RequestInit = {}) => {
+    const cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const response = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
+    remember(response);
+    return response;
+  };
+  let url = new URL(authorizationUrl);
+  for (let step = 0; step < 20; step++) {
+    if (url.href.startsWith(redirectUriPrefix)) return url;
+    let response = await send(url);
+    const interaction = /\/interaction\/([^/?#]+)$/.exec(url.pathname);
+    if (interaction && response.status === 200) {
+      const prompt = /name="prompt" value="(\w+)"/.exec(await response.text())?.[1] ?? 'login';
+      const body = new URLSearchParams(prompt === 'login' ? { prompt, login, password: 'any' } : { prompt });
+      response = await send(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    }
+    const location = response.headers.get('location');
+    if (!location)
+      throw new Error(`sign-in stopped at ${url.pathname} with HTTP ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    url = new URL(location, url);
+  }
+  throw new Error('sign-in did not reach the redirect URI in 20 steps');
+}
