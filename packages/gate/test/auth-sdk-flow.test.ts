@@ -5,16 +5,10 @@
  * tool on an endpoint guarded by the gateway's resource server (`authenticateRequest`), which hands
  * the token's subject to the tool.
  */
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import { Client, type OAuthClientProvider, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { signInAndConsent, startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticateRequest, protectedResourceMetadataResponse } from '../src/auth/http.js';
-import { type Principal, ResourceServer } from '../src/auth/resource-server.js';
+import { type ProtectedMcp, startProtectedMcp } from './procs/protected-mcp.js';
 
 const REDIRECT = 'http://127.0.0.1:1/callback';
 const desktop = {
@@ -27,33 +21,8 @@ const desktop = {
 };
 
 let as: TestAuthorizationServer;
-let server: Server;
+let downstream: ProtectedMcp;
 let mcpUrl: string;
-
-/** A protected MCP endpoint: metadata, then the resource server, then the SDK's handler with the principal. */
-async function startProtectedEndpoint(issuer: string): Promise<void> {
-  server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  mcpUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-  const rs = new ResourceServer({ resource: mcpUrl, issuer, validation: { kind: 'jwt' }, scopesSupported: ['tools:call'] });
-  const mcp = createMcpHandler(({ authInfo }) => {
-    const principal = authInfo?.extra?.principal as Principal | undefined;
-    const s = new McpServer({ name: 'protected', version: '1.0.0' });
-    s.registerTool('whoami', { description: 'the caller' }, () => ({ content: [{ type: 'text', text: principal?.subject ?? '?' }] }));
-    return s;
-  });
-  server.on(
-    'request',
-    getRequestListener(async (request) => {
-      const metadata = protectedResourceMetadataResponse(rs, request);
-      if (metadata) return metadata;
-      const auth = await authenticateRequest(rs, request);
-      if (!auth.ok) return auth.response;
-      return mcp.fetch(request, { authInfo: auth.authInfo });
-    }),
-  );
-}
 
 /** The desktop client's side: pre-registered, tokens and verifier kept in memory. */
 function desktopProvider() {
@@ -79,11 +48,11 @@ function desktopProvider() {
 
 beforeAll(async () => {
   as = await startAuthorizationServer({ clients: [], extraClients: [desktop] });
-  await startProtectedEndpoint(as.issuer);
+  downstream = await startProtectedMcp(as.issuer);
+  mcpUrl = downstream.url;
 });
 afterAll(async () => {
-  server?.closeAllConnections();
-  server?.close();
+  await downstream?.close();
   await as?.close();
 });
 
