@@ -128,6 +128,7 @@ describe('proxy tables migration', () => {
         '0007_pg_one_statement_outcome',
         '0008_no_evidence_act_index',
         '0009_sqlite_audit_rowid',
+        '0012_downstream_credentials',
       ].map((name) => ({ name })),
     );
     check.close();

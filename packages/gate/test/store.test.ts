@@ -560,7 +560,7 @@ describe('audit log migrations on SQLite: entries keyed by their rowid', () => {
     raw.exec(`CREATE TABLE old_audit (seq bigint PRIMARY KEY, at bigint NOT NULL, kind text NOT NULL, act_id text, tool text,
       server text, digest text, code text, actor text, prev_hash text NOT NULL, hash text NOT NULL);
       INSERT INTO old_audit SELECT * FROM gate_audit; DROP TABLE gate_audit; ALTER TABLE old_audit RENAME TO gate_audit;
-      CREATE INDEX gate_audit_at ON gate_audit (at); DELETE FROM gate_migration WHERE name = '0009_sqlite_audit_rowid'`);
+      CREATE INDEX gate_audit_at ON gate_audit (at); DELETE FROM gate_migration WHERE name >= '0009'`);
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'gate_audit' AND type = 'index' ORDER BY name").all()).toEqual([
       { name: 'gate_audit_at' },
       { name: 'sqlite_autoindex_gate_audit_1' },

@@ -37,9 +37,12 @@ export type DownstreamCredentialsDatabase = {
 
 export const DOWNSTREAM_CREDENTIALS_MIGRATION: GateMigration = {
   name: '0012_downstream_credentials',
+  // `ifNotExists`: tests rewind a store to an older migration by deleting later rows of the
+  // migration table; a table of its own that has no data to rebuild is simply kept.
   async up(db) {
     await db.schema
       .createTable('gate_downstream_credential')
+      .ifNotExists()
       .addColumn('server_id', 'text', (c) => c.notNull())
       .addColumn('subject', 'text', (c) => c.notNull())
       .addColumn('kind', 'text', (c) => c.notNull())
@@ -49,6 +52,7 @@ export const DOWNSTREAM_CREDENTIALS_MIGRATION: GateMigration = {
       .execute();
     await db.schema
       .createTable('gate_downstream_authorization')
+      .ifNotExists()
       .addColumn('state_digest', 'text', (c) => c.primaryKey())
       .addColumn('server_id', 'text', (c) => c.notNull())
       .addColumn('subject', 'text', (c) => c.notNull())
