@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { openGateStore } from '@vrpkit/gate';
 import { signInAndConsent, startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationCallbackError, completeAuthorization, DownstreamOAuthProvider } from '../src/auth/downstream-oauth.js';
+import { TOKEN_EXCHANGE_GRANT } from '../src/auth/token-exchange.js';
 import { CredentialVault } from '../src/auth/vault.js';
 import type { GateStore } from '../src/store/gate-store.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
@@ -144,5 +146,74 @@ describe('downstream OAuth, per user', () => {
     downstream.reject.add(revoked);
     expect(await callWhoami('bob')).toBe('bob');
     expect(downstream.seen.at(-1)).not.toBe(revoked);
+  });
+});
+
+describe('downstream OAuth by token exchange (RFC 8693)', () => {
+  const GATEWAY = 'http://127.0.0.1:2/mcp';
+  const alice = { client_id: 'alice-agent', client_secret: 'alice-secret-0123456789abcdef0123' };
+  const exchanger = { client_id: 'gateway-x', client_secret: 'gateway-x-secret-0123456789abcdef' };
+  let xas: TestAuthorizationServer;
+  let xdown: ProtectedMcp;
+
+  beforeAll(async () => {
+    xas = await startAuthorizationServer({
+      clients: [alice],
+      tokenExchange: { from: GATEWAY },
+      extraClients: [
+        {
+          ...exchanger,
+          grant_types: [TOKEN_EXCHANGE_GRANT],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_basic',
+          id_token_signed_response_alg: 'ES256',
+        },
+      ],
+    });
+    xdown = await startProtectedMcp(xas.issuer);
+  });
+  afterAll(async () => {
+    await xdown?.close();
+    await xas?.close();
+  });
+
+  const exchangingProvider = (subjectToken: string) =>
+    new DownstreamOAuthProvider({
+      serverUrl: xdown.url,
+      subject: 'alice-agent',
+      credentials: store.downstreamCredentials,
+      vault,
+      redirectUrl: CALLBACK,
+      client: exchanger,
+      subjectToken,
+      onAuthorizationRequired: () => {
+        throw new Error('token exchange needs no sign-in');
+      },
+    });
+
+  async function whoamiAt(provider: DownstreamOAuthProvider): Promise<string> {
+    const client = new Client({ name: 'gateway', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(xdown.url), { authProvider: provider }));
+    try {
+      return ((await client.callTool({ name: 'whoami', arguments: {} })).content as { text: string }[])[0]?.text ?? '';
+    } finally {
+      await client.close();
+    }
+  }
+
+  it('the user’s token at the gateway becomes their token at the downstream, with no sign-in', async () => {
+    const incoming = await xas.clientCredentialsToken(alice, GATEWAY);
+    expect(await whoamiAt(exchangingProvider(incoming))).toBe('alice-agent');
+    const used = xdown.seen.at(-1) as string;
+    expect(used).not.toBe(incoming);
+    // The same user at the downstream, the gateway named as the actor (RFC 8693 §4.1), the downstream the audience.
+    expect(decodeJwt(used)).toMatchObject({ sub: 'alice-agent', act: { sub: 'gateway-x' }, aud: xdown.url });
+  });
+
+  it('a token the user holds for something else is not exchanged', async () => {
+    await store.downstreamCredentials.forget(xdown.url, 'alice-agent');
+    const other = await xas.clientCredentialsToken(alice, 'http://127.0.0.1:3/elsewhere');
+    await expect(whoamiAt(exchangingProvider(other))).rejects.toMatchObject({ code: 'token_exchange_refused' });
   });
 });

@@ -8,7 +8,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import Provider, { type ClientMetadata } from 'oidc-provider';
 
 export interface TestClient {
@@ -32,6 +32,12 @@ export interface TestAuthorizationServerOptions {
   scopes?: string[];
   /** Access token lifetime in seconds. */
   accessTokenTtl?: number;
+  /**
+   * Accept RFC 8693 token exchange: a client presents a user's access token that this server issued
+   * for `from` (the gateway) and gets one for another resource, for the same user, with the client
+   * as the actor (`act`). Off unless given.
+   */
+  tokenExchange?: { from: string };
   /** `opaque` for introspection tests: oidc-provider introspects opaque tokens only. Default `jwt`. */
   accessTokenFormat?: 'jwt' | 'opaque';
   /** Extra client registrations (e.g. a public client with redirect URIs for the authorization code flow). */
@@ -86,10 +92,13 @@ export async function startAuthorizationServer(options: TestAuthorizationServerO
       },
     },
     extraTokenClaims: (_ctx, token) => {
+      // An exchanged token names the client that asked as the actor (RFC 8693 §4.1).
+      if ('gty' in token && token.gty === 'token_exchange') return { act: { sub: token.clientId } };
       const groups = groupsOf.get(token.clientId ?? '');
       return groups?.length ? { groups } : undefined;
     },
   });
+  if (options.tokenExchange) registerTokenExchange(provider, issuer, jwk, options.tokenExchange.from, options.accessTokenTtl ?? 300);
   server.on('request', provider.callback());
 
   return {
@@ -114,6 +123,64 @@ export async function startAuthorizationServer(options: TestAuthorizationServerO
         server.close(() => resolve());
       }),
   };
+}
+
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/**
+ * RFC 8693 on oidc-provider (it ships no handler for this grant): the subject token must be an
+ * access token this server signed for `from`; the new token names the same subject, the requested
+ * resource as its audience, and the calling client as the actor (§4.1 `act`).
+ */
+function registerTokenExchange(provider: Provider, issuer: string, jwk: Record<string, unknown>, from: string, ttl: number): void {
+  const { d: _private, ...publicJwk } = jwk;
+  const keys = createLocalJWKSet({ keys: [publicJwk] });
+  const refuse = (ctx: { status: number; body: unknown }, error: string, description: string) => {
+    ctx.status = 400;
+    ctx.body = { error, error_description: description };
+  };
+  provider.registerGrantType(
+    TOKEN_EXCHANGE_GRANT,
+    async (ctx) => {
+      const params = ctx.oidc.params as Record<string, string | undefined>;
+      if (params.subject_token_type !== ACCESS_TOKEN_TYPE)
+        return refuse(ctx, 'invalid_request', 'subject_token_type must be an access token');
+      let sub: string;
+      try {
+        const { payload } = await jwtVerify(params.subject_token ?? '', keys, { issuer, audience: from, typ: 'at+jwt' });
+        sub = payload.sub as string;
+      } catch (e) {
+        return refuse(ctx, 'invalid_grant', `subject_token: ${(e as Error).message}`);
+      }
+      const resource = params.resource;
+      if (!resource) return refuse(ctx, 'invalid_target', 'resource is required');
+      const client = ctx.oidc.client as NonNullable<typeof ctx.oidc.client>;
+      const token = new provider.AccessToken({
+        accountId: sub,
+        client,
+        grantId: 'token-exchange',
+        gty: 'token_exchange',
+        scope: params.scope,
+      });
+      token.resourceServer = {
+        identifier: () => resource,
+        audience: resource,
+        scope: params.scope ?? '',
+        accessTokenTTL: ttl,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'ES256' } },
+      } as unknown as typeof token.resourceServer;
+      ctx.body = {
+        access_token: await token.save(),
+        issued_token_type: ACCESS_TOKEN_TYPE,
+        token_type: 'Bearer',
+        expires_in: ttl,
+        ...(params.scope ? { scope: params.scope } : {}),
+      };
+    },
+    ['subject_token', 'subject_token_type', 'resource', 'scope', 'requested_token_type', 'audience'],
+  );
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { CredentialKind } from './credentials-schema.js';
 import type { DownstreamCredentials } from './downstream-credentials.js';
+import { exchangeToken } from './token-exchange.js';
 import type { CredentialVault } from './vault.js';
 
 /** How long a user has to finish an authorization the gateway started. */
@@ -46,6 +47,12 @@ export interface DownstreamOAuthOptions {
   /** The URL of this gateway's client ID metadata document, where the authorization server accepts CIMD. */
   clientMetadataUrl?: string;
   clientName?: string;
+  /**
+   * The access token the user brought to the gateway's listener: when the downstream's authorization
+   * server offers RFC 8693 token exchange, it is exchanged for the user's token there (needs `client`)
+   * instead of asking the user to authorize the downstream.
+   */
+  subjectToken?: string;
   /** Show the user the URL that authorizes this downstream (never logged: it carries the PKCE challenge and state). */
   onAuthorizationRequired(url: URL): void | Promise<void>;
   now?: () => number;
@@ -114,7 +121,11 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
 
   async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
     const held = await this.#read<HeldTokens>('tokens');
-    if (!held) return undefined;
+    // An exchanged token comes without a refresh token: near its end it is exchanged again.
+    if (!held || (!held.tokens.refresh_token && this.#expiresSoon(held))) {
+      const exchanged = await this.#exchanged();
+      if (exchanged || !held) return exchanged;
+    }
     // The transport's per-request read (no ctx): refresh first when the token is about to expire.
     if (!ctx && !this.#refreshing && held.tokens.refresh_token && this.#expiresSoon(held)) {
       this.#refreshing = true;
@@ -162,6 +173,15 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
     if (scope === 'all') await credentials.forget(serverUrl, subject);
     else if (scope === 'client' || scope === 'tokens') await credentials.forget(serverUrl, subject, scope);
     else await credentials.forget(serverUrl, subject, 'authorization');
+  }
+
+  /** Tokens by RFC 8693 from the user's incoming token, when there is one and the downstream's server offers the exchange. */
+  async #exchanged(): Promise<StoredOAuthTokens | undefined> {
+    const { subjectToken, client, serverUrl } = this.#o;
+    if (!subjectToken || !client) return undefined;
+    const tokens = await exchangeToken({ serverUrl, subjectToken, client });
+    if (tokens) await this.saveTokens(tokens);
+    return tokens;
   }
 
   #expiresSoon(held: HeldTokens): boolean {
