@@ -96,23 +96,37 @@ export async function verifyForwardedAuthority(
 }
 
 /**
- * Wrap an MCP tool callback of a server built on the official SDK (`McpServer.registerTool`): the
- * callback runs only when the request's `_meta` carries an authority that verifies for this tool,
- * this server and exactly these arguments; otherwise the caller gets an MCP tool error carrying the
- * host error object and nothing happens.
+ * What an SDK tool callback receives beside its arguments: SDK v2's context (`ctx.mcpReq._meta`,
+ * on either revision) or SDK v1's `extra` (`extra._meta`).
  */
-export function requireAuthority<A extends Record<string, unknown>, E extends { _meta?: Record<string, unknown> }, R>(
+type ToolCallbackContext = { mcpReq?: { _meta?: Record<string, unknown> }; _meta?: Record<string, unknown> };
+
+/**
+ * The request's `_meta` where the SDK puts it: v2 moved it from `extra._meta` to
+ * `ctx.mcpReq._meta` (the v1-to-v2 codemod compiles and then finds no authority at run time).
+ */
+function requestMeta(ctx: ToolCallbackContext | undefined): Record<string, unknown> | undefined {
+  return ctx?.mcpReq ? ctx.mcpReq._meta : ctx?._meta;
+}
+
+/**
+ * Wrap an MCP tool callback of a server built on the official SDK (v2 `McpServer.registerTool`, or
+ * v1's): the callback runs only when the request's `_meta` carries an authority that verifies for
+ * this tool, this server and exactly these arguments; otherwise the caller gets an MCP tool error
+ * carrying the host error object and nothing happens.
+ */
+export function requireAuthority<A extends Record<string, unknown>, E extends ToolCallbackContext, R>(
   toolName: string,
   opts: CooperatingSinkOptions,
-  callback: (args: A, extra: E) => R | Promise<R>,
+  callback: (args: A, ctx: E) => R | Promise<R>,
 ) {
-  return async (args: A, extra: E) => {
-    const v = await verifyForwardedAuthority(extra._meta?.[AUTHORITY_META_KEY], { tool: toolName, arguments: args ?? {} }, opts);
+  return async (args: A, ctx: E) => {
+    const v = await verifyForwardedAuthority(requestMeta(ctx)?.[AUTHORITY_META_KEY], { tool: toolName, arguments: args ?? {} }, opts);
     if (!v.ok) {
       const body = hostErrorObject({ allow: false, code: v.code });
       return { isError: true, content: [{ type: 'text' as const, text: JSON.stringify(body) }] };
     }
-    return callback(args, extra);
+    return callback(args, ctx);
   };
 }
 

@@ -8,10 +8,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { getRequestListener } from '@hono/node-server';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import {
   AUTHORITY_META_KEY,
   type CooperatingSinkOptions,
@@ -47,78 +48,92 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** A deploy server on the official SDK whose repo_deploy requires the gate's authority. */
+/**
+ * A deploy server on the official SDK v2 whose repo_deploy requires the gate's authority, serving
+ * both revisions (`createMcpHandler`: 2026-07-28 per request, 2025-11-25 statelessly): the callback
+ * gets `ctx.mcpReq._meta` on both, where v1 handed it `extra._meta`.
+ */
 async function startCooperatingMcpServer(sink: (url: string) => CooperatingSinkOptions) {
   const deploys: string[] = [];
   let url = '';
-  const http = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
+  const handler = createMcpHandler(() => {
     const mcp = new McpServer({ name: 'deploy', version: '1.0.0' });
     mcp.registerTool(
       'repo_deploy',
-      { description: 'Deploy a ref', inputSchema: { env: z.string(), ref: z.string() } },
+      { description: 'Deploy a ref', inputSchema: z.object({ env: z.string(), ref: z.string() }) },
       requireAuthority('repo_deploy', sink(url), async ({ env, ref }) => {
         deploys.push(`${ref}->${env}`);
         return { content: [{ type: 'text' as const, text: 'deployed' }] };
       }),
     );
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => void transport.close());
-    await mcp.connect(transport);
-    const text = Buffer.concat(chunks).toString('utf8');
-    await transport.handleRequest(req, res, text ? JSON.parse(text) : undefined);
+    return mcp;
   });
-  url = `${await listen(http)}/mcp`;
+  closers.push(() => handler.close());
+  url = `${await listen(createServer(getRequestListener((request) => handler.fetch(request))))}/mcp`;
   return { url, deploys };
 }
 
-async function connect(url: string): Promise<Client> {
-  const client = new Client({ name: 'host', version: '1.0.0' });
+/** The MCP revisions a client speaks to the cooperating server: SDK v2 pinned to 2026-07-28, SDK v1 on 2025-11-25. */
+const REVISIONS = ['2026-07-28', '2025-11-25'] as const;
+type Revision = (typeof REVISIONS)[number];
+
+async function connect(url: string, revision: Revision = '2026-07-28'): Promise<Client> {
+  if (revision === '2025-11-25') {
+    const v1 = new V1Client({ name: 'host', version: '1.0.0' });
+    await v1.connect(new V1Transport(new URL(url)));
+    closers.push(() => v1.close());
+    // The gated client wraps the v1 Client the same way: its callTool(params, schema?, options?) sends one tools/call.
+    return v1 as unknown as Client;
+  }
+  const client = new Client({ name: 'host', version: '1.0.0' }, { versionNegotiation: { mode: { pin: revision } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  expect(client.getNegotiatedProtocolVersion()).toBe(revision);
   closers.push(() => client.close());
   return client;
 }
 
 describe('MCP: the server checks the forwarded authority itself and spends it once', () => {
-  it('a gated call runs once; bypassing the gate, replaying its authority or changing the arguments is refused at the server', async () => {
-    t = await openTestGate({ policy: POLICY });
-    const guard = openSqliteReplayGuard(join(t.dir, 'server-replay.sqlite'));
-    closers.push(() => guard.close?.());
-    const gate = t;
-    const server = await startCooperatingMcpServer((url) => ({
-      keys: [gate.publicJwk],
-      gateSinkId: gate.gate.sinkId,
-      destination: url,
-      replay: guard,
-    }));
+  it.each(REVISIONS)(
+    '%s: a gated call runs once; bypassing the gate, replaying its authority or changing the arguments is refused at the server',
+    async (revision) => {
+      t = await openTestGate({ policy: POLICY });
+      const guard = openSqliteReplayGuard(join(t.dir, 'server-replay.sqlite'));
+      closers.push(() => guard.close?.());
+      const gate = t;
+      const server = await startCooperatingMcpServer((url) => ({
+        keys: [gate.publicJwk],
+        gateSinkId: gate.gate.sinkId,
+        destination: url,
+        replay: guard,
+      }));
 
-    // Through the gate: allowed, authority attached, verified and spent at the server.
-    const captured: Array<Record<string, unknown>> = [];
-    const raw = await connect(server.url);
-    const spy = raw.callTool.bind(raw);
-    raw.callTool = ((params: { _meta?: Record<string, unknown> }, ...rest: never[]) => {
-      captured.push(params._meta ?? {});
-      return spy(params as never, ...rest);
-    }) as typeof raw.callTool;
-    const gated = gateMcpClient(raw, { serverUrl: server.url, context: hostContext(t.gate), attachAuthority: true });
-    const ok = await gated.callTool({ name: 'repo_deploy', arguments: { env: 'prod', ref: 'main' } });
-    expect(ok.isError).toBeFalsy();
-    expect(server.deploys).toEqual(['main->prod']);
-    const jws = captured[0]![AUTHORITY_META_KEY] as string;
-    expect(jws.split('.')).toHaveLength(3);
+      // Through the gate: allowed, authority attached, verified and spent at the server.
+      const captured: Array<Record<string, unknown>> = [];
+      const raw = await connect(server.url, revision);
+      const spy = raw.callTool.bind(raw);
+      raw.callTool = ((params: { _meta?: Record<string, unknown> }, ...rest: never[]) => {
+        captured.push(params._meta ?? {});
+        return spy(params as never, ...rest);
+      }) as typeof raw.callTool;
+      const gated = gateMcpClient(raw, { serverUrl: server.url, context: hostContext(t.gate), attachAuthority: true });
+      const ok = await gated.callTool({ name: 'repo_deploy', arguments: { env: 'prod', ref: 'main' } });
+      expect(ok.isError).toBeFalsy();
+      expect(server.deploys).toEqual(['main->prod']);
+      const jws = captured[0]![AUTHORITY_META_KEY] as string;
+      expect(jws.split('.')).toHaveLength(3);
 
-    // Another client, not behind the gate: no authority, a replayed one, or one for other arguments.
-    const direct = await connect(server.url);
-    const call = (args: Record<string, unknown>, meta?: Record<string, unknown>) =>
-      direct.callTool({ name: 'repo_deploy', arguments: args, ...(meta ? { _meta: meta } : {}) });
-    const codeOf = (r: Awaited<ReturnType<typeof call>>) => JSON.parse((r.content as Array<{ text: string }>)[0]!.text).error.code;
-    expect(codeOf(await call({ env: 'prod', ref: 'main' }))).toBe('EF_002');
-    expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_005');
-    expect(codeOf(await call({ env: 'prod', ref: 'evil' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_SCOPE_MISMATCH');
-    expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: `${jws.slice(0, -4)}AAAA` }))).toBe('EF_002');
-    expect(server.deploys).toEqual(['main->prod']);
-  });
+      // Another client, not behind the gate: no authority, a replayed one, or one for other arguments.
+      const direct = await connect(server.url, revision);
+      const call = (args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+        direct.callTool({ name: 'repo_deploy', arguments: args, ...(meta ? { _meta: meta } : {}) });
+      const codeOf = (r: Awaited<ReturnType<typeof call>>) => JSON.parse((r.content as Array<{ text: string }>)[0]!.text).error.code;
+      expect(codeOf(await call({ env: 'prod', ref: 'main' }))).toBe('EF_002');
+      expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_005');
+      expect(codeOf(await call({ env: 'prod', ref: 'evil' }, { [AUTHORITY_META_KEY]: jws }))).toBe('EF_SCOPE_MISMATCH');
+      expect(codeOf(await call({ env: 'prod', ref: 'main' }, { [AUTHORITY_META_KEY]: `${jws.slice(0, -4)}AAAA` }))).toBe('EF_002');
+      expect(server.deploys).toEqual(['main->prod']);
+    },
+  );
 
   it('an authority issued for another server is refused (EF_DESTINATION_MISMATCH)', async () => {
     t = await openTestGate({ policy: POLICY });

@@ -1,12 +1,13 @@
 /**
- * The gated MCP client against the official SDK `Client` and a real MCP server over Streamable
- * HTTP on 127.0.0.1, counting every `tools/call` at the server. Every public method of the
- * `Client` (and of its task API) is found by walking its prototype chain, so a method a later
- * SDK adds is exercised too.
+ * The gated MCP client against the official SDK `Client` — v2 (the gate's type) and v1 (which a
+ * host may still hand it) — and a real MCP server over Streamable HTTP on 127.0.0.1, counting every
+ * `tools/call` at the server. Every public method of the `Client` (and of v1's task API) is found
+ * by walking its prototype chain, so a method a later SDK adds is exercised too.
  */
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Gate, type GateStore, gateMcpClient, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -52,7 +53,8 @@ async function exercise(target: object, name: string, args: unknown[]): Promise<
 async function exerciseAll(client: Client, onEach?: (method: string) => void): Promise<void> {
   const surfaces: Array<[string, object]> = [['', client]];
   try {
-    surfaces.push(['experimental.tasks.', (client as Client).experimental.tasks]);
+    const tasks = (client as unknown as V1Client).experimental?.tasks;
+    if (tasks) surfaces.push(['experimental.tasks.', tasks]);
   } catch {
     // The gated client refuses `experimental` itself; the raw client's task API is still exercised below.
   }
@@ -64,17 +66,24 @@ async function exerciseAll(client: Client, onEach?: (method: string) => void): P
       }
 }
 
+/** Each SDK's client, and the methods that send a tools/call when nothing guards them (the control). */
+const SDKS = {
+  v2: {
+    client: (name: string) => new Client({ name, version: '1.0.0' }),
+    transport: (url: string) => new StreamableHTTPClientTransport(new URL(url)),
+    reaching: ['callTool', 'request'],
+  },
+  v1: {
+    client: (name: string) => new V1Client({ name, version: '1.0.0' }) as unknown as Client,
+    transport: (url: string) => new V1Transport(new URL(url)) as unknown as StreamableHTTPClientTransport,
+    reaching: ['callTool', 'request', 'requestStream', 'experimental.tasks.callToolStream'],
+  },
+} as const;
+
 let server: CountingMcpServer;
 let store: GateStore;
 let gate: Gate;
 const clients: Client[] = [];
-
-async function connected(): Promise<Client> {
-  const client = new Client({ name: 'bypass-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
-  clients.push(client);
-  return client;
-}
 
 beforeEach(async () => {
   server = await startCountingMcpServer('git.example');
@@ -88,8 +97,16 @@ afterEach(async () => {
 });
 afterAll(removeTmpDirs);
 
-describe('the gated MCP client can be bypassed', () => {
-  it('ungated, the enumeration reaches the server through callTool, request, requestStream and the task API', async () => {
+describe.each(['v2', 'v1'] as const)('the gated MCP client can be bypassed (SDK %s Client)', (sdk) => {
+  const { client: newClient, transport, reaching } = SDKS[sdk];
+  async function connected(): Promise<Client> {
+    const client = newClient('bypass-test');
+    await client.connect(transport(server.url));
+    clients.push(client);
+    return client;
+  }
+
+  it('ungated, the enumeration reaches the server through every method that can send tools/call', async () => {
     // The control: without the gate these methods do send tools/call, so the test below can fail.
     const client = await connected();
     const reached: string[] = [];
@@ -98,7 +115,7 @@ describe('the gated MCP client can be bypassed', () => {
       if (server.toolsCallRequests > seen) reached.push(method);
       seen = server.toolsCallRequests;
     });
-    expect(reached).toEqual(expect.arrayContaining(['callTool', 'request', 'requestStream', 'experimental.tasks.callToolStream']));
+    expect(reached).toEqual(expect.arrayContaining([...reaching]));
   });
 
   it('under a deny-all policy no public method of the SDK Client sends tools/call: not the gated client, not the wrapped raw client', async () => {
@@ -107,9 +124,9 @@ describe('the gated MCP client can be bypassed', () => {
     await exerciseAll(gated);
     await exerciseAll(raw);
     // A client connected after wrapping is guarded too (the transport of a later connect).
-    const late = new Client({ name: 'bypass-test-late', version: '1.0.0' });
+    const late = newClient('bypass-test-late');
     const lateGated = gateMcpClient(late, { serverUrl: server.url, context: hostContext(gate) });
-    await late.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    await late.connect(transport(server.url));
     clients.push(late);
     await exerciseAll(lateGated);
     await exerciseAll(late);

@@ -157,7 +157,8 @@ describe('the agent side over HTTP', () => {
       // tools/list waits for the downstream child's answer, so the transport's stream has no event yet when it answers.
       const first = await firstRead(proxy.listener!.url, session, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
       expect(first).toMatch(/^HTTP\/1\.1 200 /);
-      expect(first).toContain('content-type: text/event-stream');
+      // Header names are case-insensitive (RFC 9110 §5.1).
+      expect(first.toLowerCase()).toContain('content-type: text/event-stream');
       expect(first).toContain('event: message');
       expect(first).toContain('"id":2');
     } finally {

@@ -6,7 +6,7 @@
  * `resume()`. A deny never reaches the downstream.
  */
 import { randomUUID } from 'node:crypto';
-import { type CallToolRequest, type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolRequest, type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
 import { snapshotLiveArguments } from '../act.js';
 import { denyDecision } from '../enforce.js';
@@ -73,7 +73,8 @@ export class CallPipeline {
     const c = this.c;
     const started = c.clock.now();
     const name = params.name;
-    if (params.task !== undefined) throw new McpError(ErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
+    if (params.task !== undefined)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'task-based tools/call is not available through the gate');
     // A name outside the MCP pattern is never pinned, whatever the downstream offers: refused
     // before anything else, logged by digest only (the name is the server's untrusted text).
     if (!isMcpToolName(name)) {
@@ -93,7 +94,7 @@ export class CallPipeline {
       return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), { name, started });
     }
     const tool = view.get(name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const ctx: MapContext = {
       gate: this.mapGate,
       session_id: c.name,

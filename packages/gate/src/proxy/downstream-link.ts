@@ -4,27 +4,33 @@
  * agent, and a respawn when it exited (a stdio child that crashed), bounded so a server that
  * crashes at start-up is not restarted in a loop.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   type CallToolRequest,
   type CallToolResult,
-  CallToolResultSchema,
-  ErrorCode,
-  McpError,
+  type Client,
   type Notification,
+  ProtocolError,
+  ProtocolErrorCode,
   type Request,
-  ResultSchema,
+  type RequestOptions,
   type ServerNotification,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import type { Clock } from '@vrpkit/core';
+import { z } from 'zod';
 import type { ProxyLog } from './log.js';
+
+/** A pass-through result: any JSON object, handed to the agent as the downstream wrote it. */
+const PassThroughResult = z.looseObject({});
 
 /** A crash loop is not retried forever: at most this many respawns in the window. */
 export const MAX_RESPAWNS = 5;
 export const RESPAWN_WINDOW_MS = 60_000;
 
-/** What the proxy's request handlers receive with an agent's request (the SDK's `RequestHandlerExtra`, the parts used). */
+/**
+ * What the proxy's request handlers take from an agent's request (the SDK v2 `ctx.mcpReq`, the
+ * parts used): its cancellation, its `_meta` as the SDK hands it on either revision (the reserved
+ * 2026-07-28 envelope keys lifted out), and the channel for notifications related to it.
+ */
 export type RequestExtra = {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
@@ -72,6 +78,21 @@ export class DownstreamLink {
       if (!this.stopping) this.o.log('downstream_closed', { server_id: this.o.serverId }, 'error');
     };
     client.fallbackNotificationHandler = (n: Notification) => this.o.onNotification(n);
+    this.listenForListChanges(client);
+  }
+
+  /**
+   * On 2026-07-28 a server sends change notifications only on a `subscriptions/listen` stream
+   * (2025-11-25 sends them unasked): the proxy opens one for tool-list changes when the downstream
+   * advertises them, so a changed list is re-read and its pins re-compared at once (issue 32 item 6).
+   * They arrive through the same notification handler as on 2025-11-25.
+   */
+  private listenForListChanges(client: Client): void {
+    if (client.getProtocolEra() !== 'modern' || !client.getServerCapabilities()?.tools?.listChanged) return;
+    client.listen({ toolsListChanged: true }).catch((e: unknown) => {
+      if (client === this.current && !this.stopping)
+        this.o.log('downstream_listen_failed', { server_id: this.o.serverId, message: e instanceof Error ? e.message : String(e) }, 'warn');
+    });
   }
 
   /** Whether a downstream is there to send to, respawning one that exited. Concurrent callers share one respawn. */
@@ -111,32 +132,27 @@ export class DownstreamLink {
     }
   }
 
-  /** Every page of the downstream's `tools/list`. Throws when no downstream is running. */
-  async listAllTools(): Promise<Array<{ name: string } & Record<string, unknown>>> {
-    if (!(await this.available())) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
-    const tools: Array<{ name: string } & Record<string, unknown>> = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.current.listTools(cursor === undefined ? undefined : { cursor });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor !== undefined);
-    return tools;
+  /**
+   * Every page of the downstream's `tools/list`, always from the wire (the proxy keeps its own
+   * view, pinned-view.ts), with the `ttlMs` the downstream gave it on 2026-07-28 (SEP-2549
+   * `CacheableResult`: the listing is fresh that long). Throws when no downstream is running.
+   */
+  async listAllTools(): Promise<{ tools: Array<{ name: string } & Record<string, unknown>>; ttlMs?: number }> {
+    if (!(await this.available())) throw new ProtocolError(ProtocolErrorCode.InternalError, 'the downstream MCP server is not running');
+    const listed = await this.current.listTools(undefined, { cacheMode: 'bypass', ...this.timeout() });
+    const ttlMs = (listed as { ttlMs?: unknown }).ttlMs;
+    return { tools: listed.tools, ...(typeof ttlMs === 'number' && Number.isFinite(ttlMs) ? { ttlMs } : {}) };
   }
 
   /** A `tools/call` to the downstream, exactly these params. */
   callTool(params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {
-    return this.current.request(
-      { method: 'tools/call', params },
-      CallToolResultSchema,
-      this.requestOptions(extra),
-    ) as Promise<CallToolResult>;
+    return this.current.request({ method: 'tools/call', params }, this.requestOptions(extra)) as Promise<CallToolResult>;
   }
 
   /** A pass-through request, with the agent's progress token and cancellation carried over. */
   async forward(request: Request, extra: RequestExtra) {
-    if (!(await this.available())) throw new McpError(ErrorCode.InternalError, 'the downstream MCP server is not running');
-    return this.current.request({ method: request.method, params: request.params }, ResultSchema, this.requestOptions(extra));
+    if (!(await this.available())) throw new ProtocolError(ProtocolErrorCode.InternalError, 'the downstream MCP server is not running');
+    return this.current.request({ method: request.method, params: request.params }, PassThroughResult, this.requestOptions(extra));
   }
 
   async close(): Promise<void> {
@@ -150,10 +166,14 @@ export class DownstreamLink {
    */
   private requestOptions(extra: RequestExtra): RequestOptions {
     const token = extra._meta?.progressToken;
-    const opts: RequestOptions = { signal: extra.signal, resetTimeoutOnProgress: true };
-    if (this.o.callTimeoutMs !== undefined) opts.timeout = this.o.callTimeoutMs;
+    const opts: RequestOptions = { signal: extra.signal, resetTimeoutOnProgress: true, ...this.timeout() };
     if (token !== undefined)
       opts.onprogress = (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: token } });
     return opts;
+  }
+
+  /** The per-request bound, when one is configured (else the SDK's default). */
+  private timeout(): { timeout?: number } {
+    return this.o.callTimeoutMs !== undefined ? { timeout: this.o.callTimeoutMs } : {};
   }
 }

@@ -1,9 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Readable } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { canonicalSha256Base64url } from '@vrpkit/core';
 import { Agent, type Dispatcher, request } from 'undici';
 
@@ -36,26 +34,54 @@ export function serverIdentity(spec: DownstreamSpec, name: string): string {
 }
 
 /**
- * Connect the proxy's client to the downstream server (official SDK `Client`). The client
- * declares no capabilities: the downstream cannot ask the agent for roots, sampling or
- * elicitation through the proxy (roots would let the agent side widen, e.g., the filesystem
- * server's allowed directories). A stdio child inherits the proxy's environment, which is
- * where its credentials live; its own stderr passes through unchanged.
+ * The era verdict last negotiated with each downstream, by what identifies it on the wire (the
+ * command line for stdio, the URL for HTTP; never the credentials). A respawned or reconnected
+ * downstream skips the probe and speaks the revision it spoke before (the SDK's `connect({ prior })`:
+ * a modern verdict adopts the remembered `server/discover` result with no round trip).
+ */
+const negotiated = new Map<string, PriorDiscovery>();
+type PriorDiscovery = NonNullable<Parameters<Client['connect']>[1]>['prior'];
+
+function negotiationKey(spec: DownstreamSpec): string {
+  return spec.kind === 'stdio' ? canonicalSha256Base64url({ command: spec.command, args: spec.args }) : spec.url;
+}
+
+/**
+ * Connect the proxy's client to the downstream server (official SDK v2 `Client`). The revision is
+ * negotiated once per server identity (MCP 2026-07-28, lifecycle: a client probes with
+ * `server/discover` and falls back to `initialize` when the server does not speak it) and
+ * remembered for reconnects. The client declares no capabilities: the downstream cannot ask the
+ * agent for roots, sampling or elicitation through the proxy (roots would let the agent side widen,
+ * e.g., the filesystem server's allowed directories). A stdio child inherits the proxy's
+ * environment, which is where its credentials live; its own stderr passes through unchanged.
  */
 export async function connectDownstream(spec: DownstreamSpec): Promise<Client> {
-  const client = new Client({ name: 'vrp-gate-proxy', version: '0.1.0' }, { capabilities: {} });
+  const key = negotiationKey(spec);
+  const prior = negotiated.get(key);
+  const client = new Client({ name: 'vrp-gate-proxy', version: '0.1.0' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
   const transport =
     spec.kind === 'stdio'
-      ? new StdioClientTransport({
+      ? new InPlaceStdioTransport({
           command: spec.command,
           args: [...spec.args],
           env: Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
           stderr: 'inherit',
         })
       : httpTransport(spec.url, spec.headers);
-  await client.connect(transport);
+  await client.connect(transport, prior ? { prior } : {});
+  const discover = client.getDiscoverResult();
+  negotiated.set(key, client.getProtocolEra() === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
   return client;
 }
+
+/**
+ * The SDK's stdio transport, subclassed so the `server/discover` probe runs on the child itself:
+ * the SDK probes the exact base class on a second, short-lived child spawned from the same command
+ * line, and a downstream is never started twice to be probed (its start may have effects: a lock,
+ * a migration, a licence seat). A 2025-only child answers the probe with an error (or not at all,
+ * then the probe's timeout) and the `initialize` handshake follows on the same pipe.
+ */
+class InPlaceStdioTransport extends StdioClientTransport {}
 
 /** The downstream's Streamable HTTP transport, on keep-alive connections of its own that close with it. */
 function httpTransport(url: string, headers: Readonly<Record<string, string>>): StreamableHTTPClientTransport {

@@ -2,6 +2,7 @@
  * `@vrpkit/gate/proxy`: the gate as a sidecar in front of any MCP server (`vrp gate proxy`).
  * A separate entry because it needs the MCP SDK at run time, which `@vrpkit/gate` itself does not.
  */
+import type { StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
@@ -13,22 +14,24 @@ import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
 import type { ProxyMode } from './schema.js';
-import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
+import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES, serveAgentStdio } from './stdio.js';
 
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
-export { type AgentListener, parseListen } from './listen.js';
+export { type AgentListener, type ListenOptions, listenForAgents, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
 export { DEFAULT_TOOLS_RELIST_MS } from './pinned-view.js';
 export { PINNED_TOOL_FIELDS, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 export {
+  type AgentEra,
   GateProxy,
   type GateProxyOptions,
   MAX_RESPAWNS,
   OBSERVE_EPOCHS_CACHE_MS,
+  PROXY_LIST_CACHE_HINT,
   type ProxyFaultPoint,
   RESPAWN_WINDOW_MS,
 } from './proxy.js';
-export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
+export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES, serveAgentStdio } from './stdio.js';
 
 export interface ProxyOptions {
   policy: Policy;
@@ -39,8 +42,8 @@ export interface ProxyOptions {
   downstream: DownstreamSpec;
   mode?: ProxyMode;
   pinOnFirstUse?: boolean;
-  /** Serve the agent over Streamable HTTP here instead of stdio. */
-  listen?: { host: string; port: number };
+  /** Serve the agent over Streamable HTTP here instead of stdio; `allowedHosts`: host names accepted in `Host`/`Origin` besides loopback. */
+  listen?: { host: string; port: number; allowedHosts?: readonly string[] };
   log?: ProxyLog;
   /** How long an escalated call waits for a person before the pending deny (default 120 s; 0: no wait). */
   approvalTimeoutMs?: number;
@@ -101,7 +104,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
   const downstream = await connectOrRefuse(opts.downstream);
   const info = downstream.getServerVersion();
-  log('downstream_connected', { server_id: serverId, server_info: info ? { name: info.name, version: info.version } : null });
+  log('downstream_connected', {
+    server_id: serverId,
+    server_info: info ? { name: info.name, version: info.version } : null,
+    protocol_version: downstream.getNegotiatedProtocolVersion() ?? null,
+  });
   warnOfDevelopmentModes(log, mode, !!opts.pinOnFirstUse);
   const proxy = new GateProxy({
     gate,
@@ -141,6 +148,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       clearInterval(purgeTimer);
       await served.ui?.close();
       await served.listener?.close();
+      await served.stdio?.close();
       await proxy.close();
       await gate.close().catch(() => {});
       log('stopped', { server_id: serverId });
@@ -204,6 +212,7 @@ function warnOfDevelopmentModes(log: ProxyLog, mode: ProxyMode, pinOnFirstUse: b
 /** What `serve` started, so stopping (or a failed start) closes exactly that. */
 interface Served {
   listener?: AgentListener;
+  stdio?: StdioServerHandle;
   ui?: ApprovalsUi;
 }
 
@@ -227,13 +236,12 @@ async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain
   const mode = opts.mode ?? 'enforce';
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (opts.listen) {
-    served.listener = await listenForAgents(proxy, opts.listen, maxMessageBytes);
+    const { allowedHosts, ...at } = opts.listen;
+    served.listener = await listenForAgents(proxy, at, { maxMessageBytes, ...(allowedHosts ? { allowedHosts } : {}) });
     // The token is printed this once; the agent's configuration holds it from here on.
     log('listening', { url: served.listener.url, token: served.listener.token, mode });
   } else {
-    const transport = new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes);
-    transport.onclose = () => void stop();
-    await proxy.createAgentServer().connect(transport);
+    served.stdio = serveAgentStdio(proxy, new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes), stop);
     log('serving_stdio', { mode });
   }
 }

@@ -1,8 +1,19 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server as HttpServer, type IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { getRequestListener } from '@hono/node-server';
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  isLegacyRequest,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  type McpHttpHandler,
+  type Notification,
+  originValidationResponse,
+  ProtocolErrorCode,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
@@ -18,6 +29,18 @@ export interface AgentListener {
   close(): Promise<void>;
 }
 
+export interface ListenOptions {
+  /** Cap on one request body in bytes (default 4 MiB, as stdio's line cap). */
+  maxMessageBytes?: number;
+  /** How long a stop waits for the calls in flight. */
+  shutdownGraceMs?: number;
+  /**
+   * Host names (`Host` header, without port) and origin host names (`Origin`) accepted besides the
+   * loopback ones: a name the operator put in front of the listener (e.g. a local reverse proxy).
+   */
+  allowedHosts?: readonly string[];
+}
+
 /** Parse `HOST:PORT` (IPv6 in brackets); only loopback hosts. Throws RangeError with a clear message. */
 export function parseListen(value: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
@@ -30,66 +53,61 @@ export function parseListen(value: string): { host: string; port: number } {
 }
 
 /**
- * Serve the agent side over Streamable HTTP (SDK `StreamableHTTPServerTransport`, one session
- * and one agent `Server` per `initialize`) at `/mcp`. Every request must carry
- * `Authorization: Bearer <token>` with the random token made here (compared in constant time);
- * otherwise 401 and nothing reaches the MCP layer. A POST body is read here, capped at
- * `maxMessageBytes` (413 with a JSON-RPC `-32600` error, the same cap and wording as stdio) and
- * parsed (`-32700` when it is not JSON), before the transport sees it.
+ * Serve the agent side over Streamable HTTP at `/mcp`, both MCP revisions on the one endpoint:
+ * - 2026-07-28 per request (the SDK v2 `createMcpHandler`, strict: `server/discover`, the
+ *   `Mcp-Method`/`Mcp-Name`/`MCP-Protocol-Version` headers checked against the body, `resultType`,
+ *   the proxy's cache hint on `tools/list`, `subscriptions/listen` for list changes), a fresh agent
+ *   `Server` per request;
+ * - 2025-11-25 and older as before: one session and one agent `Server` per `initialize`
+ *   (SDK v2 `WebStandardStreamableHTTPServerTransport`), its GET stream carrying notifications.
+ * `isLegacyRequest` (the SDK's own routing step) splits the two, so the proxy and the SDK can never
+ * disagree on a request's revision.
+ *
+ * In front of both, in order: `Host` and `Origin` are checked against the loopback names and
+ * `allowedHosts` (MCP transports, security warning: servers MUST validate `Origin` and SHOULD
+ * bind to localhost, against DNS rebinding), whatever the token — a page on another site that
+ * learned the token still gets 403; then `Authorization: Bearer <token>` with the random token
+ * made here (compared in constant time; else 401); then the path. A POST body is read here,
+ * capped at `maxMessageBytes` (413 with a JSON-RPC `-32600` error, the same cap and wording as
+ * stdio) and parsed (`-32700` when it is not JSON), before the SDK sees it.
  */
-export async function listenForAgents(
-  proxy: GateProxy,
-  at: { host: string; port: number },
-  maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
-  shutdownGraceMs = DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000,
-): Promise<AgentListener> {
+export async function listenForAgents(proxy: GateProxy, at: { host: string; port: number }, o: ListenOptions = {}): Promise<AgentListener> {
+  const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const token = randomBytes(32).toString('base64url');
   const expected = Buffer.from(token);
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const hosts = [...localhostAllowedHostnames(), ...(o.allowedHosts ?? [])];
+  const origins = [...localhostAllowedOrigins(), ...(o.allowedHosts ?? [])];
+  const sessions = new LegacySessions(proxy);
+  const modern = modernHandler(proxy, maxMessageBytes);
+  const unsubscribe = proxy.onChange((n) => publishChange(modern, n));
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+  const handle = async (request: Request): Promise<Response> => {
+    const refused = hostHeaderValidationResponse(request, hosts) ?? originValidationResponse(request, origins);
+    if (refused) return refused;
     // RFC 6750 §2.1 credentials; the scheme name is case-insensitive (RFC 9110 §11.1).
-    const credentials = /^bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
+    const credentials = /^bearer +(\S+) *$/i.exec(request.headers.get('authorization') ?? '');
     const given = Buffer.from(credentials?.[1] ?? '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
-      return void res.end(JSON.stringify({ error: 'unauthorized', message: 'a valid bearer token is required' }));
-    }
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') {
-      res.writeHead(404, { 'content-type': 'application/json' });
-      return void res.end(JSON.stringify({ error: 'not_found', message: 'the MCP endpoint is /mcp' }));
-    }
-    let parsedBody: unknown;
-    if (req.method === 'POST') {
-      const read = await readMessage(req, res, maxMessageBytes);
-      if (!read) return;
-      parsedBody = read.message;
-    }
-    const sid = req.headers['mcp-session-id'];
-    let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (!transport) {
-      // A new session (the transport itself refuses anything but an initialize request, or an unknown session id).
-      const t = new StreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
-        onsessioninitialized: (id) => void sessions.set(id, t),
-      });
-      t.onclose = () => {
-        if (t.sessionId) sessions.delete(t.sessionId);
-      };
-      await proxy.createAgentServer().connect(t);
-      transport = t;
-    }
-    if (req.method === 'POST') holdHeaders(res);
-    await transport.handleRequest(req, res, parsedBody);
-    // A request that did not start a session leaves nothing behind.
-    if (!transport.sessionId) await transport.close();
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return Response.json(
+        { error: 'unauthorized', message: 'a valid bearer token is required' },
+        { status: 401, headers: { 'www-authenticate': 'Bearer' } },
+      );
+    if (new URL(request.url).pathname !== '/mcp')
+      return Response.json({ error: 'not_found', message: 'the MCP endpoint is /mcp' }, { status: 404 });
+    if (request.method !== 'POST') return sessions.handle(request);
+    const read = await readMessage(request, maxMessageBytes);
+    if (read instanceof Response) return read;
+    if (await isLegacyRequest(request, read.message, { maxRequestBodySize: maxMessageBytes }))
+      return sessions.handle(request, read.message);
+    return modern.fetch(request, { parsedBody: read.message });
   };
 
+  const listener = getRequestListener(handle, {
+    errorHandler: () => Response.json({ error: 'internal_error' }, { status: 500 }),
+  });
   const http: HttpServer = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: 'internal_error' }));
-    });
+    if (req.method === 'POST') holdHeaders(res);
+    return listener(req, res);
   });
   // A stop waits for the calls in flight; a session's GET notification stream never ends by itself, so close() ends it first.
   const drain = drainable(http);
@@ -105,31 +123,60 @@ export async function listenForAgents(
     // Issue 36 defect 2: stop accepting, end the notification streams, answer the calls in flight
     // (within the grace), then close the sessions.
     close: async () => {
-      for (const t of sessions.values()) t.closeStandaloneSSEStream();
-      await drain.drain(shutdownGraceMs);
-      for (const t of sessions.values()) await t.close().catch(() => {});
+      unsubscribe();
+      sessions.endStreams();
+      await modern.close().catch(() => {});
+      await drain.drain(o.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_SECONDS * 1000);
+      await sessions.close();
     },
   };
 }
 
-/**
- * A POST's JSON-RPC message, read capped at `maxMessageBytes` and parsed; or undefined once the
- * refusal is answered: over the cap (413), not JSON (-32700), or an empty batch (the transport
- * would answer 202 and nothing), a batch under MCP 2025-06-18 or later, or one over the cap
- * (-32600; issue 36 defect 12).
- */
-async function readMessage(req: IncomingMessage, res: ServerResponse, maxMessageBytes: number): Promise<{ message: unknown } | undefined> {
-  const body = await readCapped(req, maxMessageBytes);
-  if (body === undefined) return void rpcError(res, 413, ErrorCode.InvalidRequest, `message exceeds ${maxMessageBytes} bytes`);
-  let message: unknown;
-  try {
-    message = JSON.parse(body.toString('utf8'));
-  } catch {
-    return void rpcError(res, 400, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+/** The 2026-07-28 leg: strict (2025 traffic never reaches it), a fresh agent `Server` per request. */
+function modernHandler(proxy: GateProxy, maxMessageBytes: number): McpHttpHandler {
+  return createMcpHandler(() => proxy.createAgentServer('modern', false), { legacy: 'reject', maxRequestBodySize: maxMessageBytes });
+}
+
+/** A downstream change notification onto the 2026-07-28 agents' `subscriptions/listen` streams. */
+function publishChange(modern: McpHttpHandler, n: Notification): void {
+  if (n.method === 'notifications/tools/list_changed') modern.notify.toolsChanged();
+  else if (n.method === 'notifications/prompts/list_changed') modern.notify.promptsChanged();
+  else if (n.method === 'notifications/resources/list_changed') modern.notify.resourcesChanged();
+  else if (n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') modern.notify.resourceUpdated(n.params.uri);
+}
+
+/** The 2025-11-25 leg: one SDK transport and agent `Server` per session, made by `initialize`. */
+class LegacySessions {
+  private readonly sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+
+  constructor(private readonly proxy: GateProxy) {}
+
+  async handle(request: Request, parsedBody?: unknown): Promise<Response> {
+    const sid = request.headers.get('mcp-session-id');
+    const known = sid === null ? undefined : this.sessions.get(sid);
+    if (known) return known.handleRequest(request, { parsedBody });
+    // A new session (the transport itself refuses anything but an initialize request, or an unknown session id).
+    const t: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => void this.sessions.set(id, t),
+    });
+    t.onclose = () => {
+      if (t.sessionId) this.sessions.delete(t.sessionId);
+    };
+    await this.proxy.createAgentServer('legacy').connect(t);
+    const response = await t.handleRequest(request, { parsedBody });
+    // A request that did not start a session leaves nothing behind.
+    if (!t.sessionId) await t.close();
+    return response;
   }
-  const batch = mcpBatchRefusal(message, req.headers['mcp-protocol-version'] as string | undefined);
-  if (batch) return void rpcError(res, 400, ErrorCode.InvalidRequest, batch);
-  return { message };
+
+  endStreams(): void {
+    for (const t of this.sessions.values()) t.closeStandaloneSSEStream();
+  }
+
+  async close(): Promise<void> {
+    for (const t of [...this.sessions.values()]) await t.close().catch(() => {});
+  }
 }
 
 /** How long an SSE answer's headers may wait for its first event (`holdHeaders`). */
@@ -159,32 +206,48 @@ function holdHeaders(res: ServerResponse): void {
 }
 
 /**
- * The request body, or undefined as soon as it exceeds `max` bytes; the rest is read and dropped
- * (not buffered) so the answer can still be written, and the connection is closed after it.
+ * A POST's JSON-RPC message, read capped at `maxMessageBytes` and parsed; or the refusal to
+ * answer: over the cap (413), not JSON (-32700), or an empty batch, a batch under MCP 2025-06-18
+ * or later, or one over the cap (-32600; issue 36 defect 12).
  */
-function readCapped(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
-  if (Number(req.headers['content-length']) > max) {
-    req.resume();
-    return Promise.resolve(undefined);
+async function readMessage(request: Request, maxMessageBytes: number): Promise<{ message: unknown } | Response> {
+  const body = await readCapped(request, maxMessageBytes);
+  if (body === undefined) return rpcError(413, ProtocolErrorCode.InvalidRequest, `message exceeds ${maxMessageBytes} bytes`);
+  let message: unknown;
+  try {
+    message = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return rpcError(400, ProtocolErrorCode.ParseError, 'Parse error: the message is not JSON');
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= max) return void chunks.push(chunk);
-      req.off('data', onData);
-      req.resume();
-      resolve(undefined);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks)));
-    req.once('error', reject);
-  });
+  const batch = mcpBatchRefusal(message, request.headers.get('mcp-protocol-version') ?? undefined);
+  if (batch) return rpcError(400, ProtocolErrorCode.InvalidRequest, batch);
+  return { message };
+}
+
+/** The request body, or undefined as soon as it exceeds `max` bytes (the rest is not buffered). */
+async function readCapped(request: Request, max: number): Promise<Uint8Array | undefined> {
+  if (Number(request.headers.get('content-length')) > max || !request.body) {
+    if (request.body) await request.body.cancel().catch(() => {});
+    return request.body ? undefined : new Uint8Array();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.length;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(r.value);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** A JSON-RPC error answered before the MCP layer (JSON-RPC 2.0 §5: id null, it was not read). */
-function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...(status === 413 ? { connection: 'close' } : {}) });
-  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+function rpcError(status: number, code: number, message: string): Response {
+  return Response.json(
+    { jsonrpc: '2.0', id: null, error: { code, message } },
+    { status, ...(status === 413 ? { headers: { connection: 'close' } } : {}) },
+  );
 }

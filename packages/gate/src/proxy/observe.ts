@@ -2,7 +2,7 @@
  * Observe mode (docs/gateway.md, "Observe mode"): every call is forwarded; what enforce would have
  * refused is recorded (the pilot metric), never enforced.
  */
-import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/client';
 import type { AgentCandidateAct, PolicyState } from '../act.js';
 import type { Gate } from '../gate.js';
 import type { DispatchGate } from '../host/dispatch-mapped.js';

@@ -1,5 +1,5 @@
 /** What a `GateProxy` is built from, and what its parts (call pipeline, observe mode, approval wait) share. */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Clock } from '@vrpkit/core';
 import type { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';

@@ -41,14 +41,17 @@ export interface PinnedViewOptions {
 
 export class PinnedView {
   private view: Map<string, ToolView> | undefined;
-  /** When the view was listed (monotonic ms). */
-  private listedAt = 0;
+  /** Until when the view may be used without listing again (monotonic ms). */
+  private freshUntil = 0;
   /** A listing in flight, shared by the calls that need it. */
   private listing: Promise<Map<string, ToolView>> | undefined;
   /** The definitions last recorded as seen (tool name → digest): an unchanged listing writes nothing. */
   private recorded: Map<string, string> | undefined;
   /** This server's pins (tool name → pinned digest) as last read, and the pin version read before them. */
   private pins: { version: number; digests: Map<string, string | null> } | undefined;
+
+  /** Whether the zero-pinned-tools line was logged since a tool was last listed. */
+  private hintedNonePinned = false;
 
   constructor(
     private readonly link: DownstreamLink,
@@ -68,8 +71,7 @@ export class PinnedView {
    * list: the current definitions are unknown, so the caller refuses the call.
    */
   async current(): Promise<Map<string, ToolView>> {
-    const maxAge = this.o.toolsRelistMs ?? DEFAULT_TOOLS_RELIST_MS;
-    if (this.view && performance.now() - this.listedAt < maxAge) return this.view;
+    if (this.view && performance.now() < this.freshUntil) return this.view;
     this.listing ??= this.refresh().finally(() => {
       this.listing = undefined;
     });
@@ -105,20 +107,48 @@ export class PinnedView {
           listed: this.o.mode === 'observe',
         });
     }
+    this.hintWhenNonePinned(view.size, listed.length);
     return listed;
+  }
+
+  /**
+   * One line (not one per listing) when the agent is listed none of the downstream's tools because
+   * none is pinned (issue 32 item 7): a client that lists zero tools says nothing about why, so the
+   * log names the review and the command that pins. Said again only after some tool was listed.
+   */
+  private hintWhenNonePinned(seen: number, listed: number): void {
+    if (listed > 0 || seen === 0) {
+      this.hintedNonePinned = false;
+      return;
+    }
+    if (this.hintedNonePinned) return;
+    this.hintedNonePinned = true;
+    this.o.log(
+      'tools_held_until_pinned',
+      {
+        server_id: this.o.serverId,
+        tools_seen: seen,
+        message: `none of the ${seen} tools this server shows is pinned, so the agent is listed none: review them with \`vrp gate tools list\`, then pin with \`vrp gate tools pin TOOL…\``,
+      },
+      'warn',
+    );
   }
 
   /** Fetch every page of the downstream's tools, digest each definition, record what was seen. */
   async refresh(): Promise<Map<string, ToolView>> {
     const listedAt = performance.now();
     const view = new Map<string, ToolView>();
-    for (const t of await this.link.listAllTools()) {
+    const listed = await this.link.listAllTools();
+    // A downstream's own `ttlMs` (2026-07-28) can only shorten the re-list interval: past it the
+    // listing is stale by the server's word; within it a silent change is still bounded by ours.
+    const freshUntil = listedAt + Math.min(this.o.toolsRelistMs ?? DEFAULT_TOOLS_RELIST_MS, listed.ttlMs ?? Number.POSITIVE_INFINITY);
+    for (const t of listed.tools) {
       if (isMcpToolName(t.name)) view.set(t.name, pinnedDefinition(t));
       else this.o.log('tool_name_refused', { server_id: this.o.serverId, name_digest: sha256Base64url(t.name) }, 'warn');
     }
     if (!this.changedSinceRecorded(view)) {
       this.view = view;
-      this.listedAt = listedAt;
+      this.freshUntil = freshUntil;
       return view;
     }
     const info = this.link.client.getServerVersion();
@@ -137,7 +167,7 @@ export class PinnedView {
     if (this.o.pinOnFirstUse) await this.stored(() => this.pinFirstSeen(view));
     this.recorded = new Map([...view].map(([name, t]) => [name, t.digest]));
     this.view = view;
-    this.listedAt = listedAt;
+    this.freshUntil = freshUntil;
     return view;
   }
 

@@ -15,31 +15,61 @@
  * Resources, prompts, completion, logging and progress pass through unchanged; any other method is
  * refused (fail closed: a method the proxy does not know might cause an effect).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  type CacheHint,
   type CallToolRequest,
-  CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
+  CLIENT_INFO_META_KEY,
   type ListToolsResult,
-  McpError,
   type Notification,
+  ProtocolError,
+  ProtocolErrorCode,
   type Request,
+  Server,
   type ServerCapabilities,
+  type ServerContext,
   type ServerNotification,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import { systemClock } from '@vrpkit/core';
 import { CallPipeline } from './call-pipeline.js';
 import { DownstreamLink, type RequestExtra } from './downstream-link.js';
+import type { ProxyLog } from './log.js';
 import { observeModeGate } from './observe.js';
 import type { GateProxyOptions, ProxyContext } from './options.js';
 import { PinnedView } from './pinned-view.js';
+import { relayedError } from './results.js';
 
 export { MAX_RESPAWNS, RESPAWN_WINDOW_MS } from './downstream-link.js';
 export { type ProxyFaultPoint, sigkillSelf } from './fault.js';
 export { OBSERVE_EPOCHS_CACHE_MS } from './observe.js';
 export type { GateProxyOptions } from './options.js';
+
+/**
+ * `ttlMs`/`cacheScope` on the proxy's 2026-07-28 `tools/list` (SEP-2549 `CacheableResult`;
+ * specification/2026-07-28 server/tools), chosen on purpose: the list is the downstream's tools
+ * minus every one whose current definition no person pinned, so it changes the moment a person pins
+ * or unpins (from any process) or the downstream changes a definition — immediately stale (`0`), a
+ * client lists again rather than call from a list the gate may no longer honour. It is this
+ * gateway's view, built with the credentials it holds for the downstream: `private`, never
+ * served by a shared cache to another user.
+ */
+export const PROXY_LIST_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' };
+
+/** The era an agent connection speaks (SDK v2 vocabulary): 2026-07-28 is `modern`, 2025-11-25 and older `legacy`. */
+export type AgentEra = 'legacy' | 'modern';
+
+/** Notifications a 2026-07-28 agent receives (on its `subscriptions/listen`); the rest have no 2026 channel outside a request. */
+const CHANGE_NOTIFICATIONS = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/resources/updated',
+]);
+
+/** The parts of an agent's request the proxy uses, read where SDK v2 puts them on both revisions (`ctx.mcpReq`). */
+function requestExtra(ctx: ServerContext): RequestExtra {
+  return { signal: ctx.mcpReq.signal, _meta: ctx.mcpReq._meta, sendNotification: (n) => ctx.mcpReq.notify(n) };
+}
 
 /** Requests passed to the downstream unchanged: discovery and reads, none of which is a tool effect. */
 const PASS_THROUGH = new Set([
@@ -60,14 +90,21 @@ export class GateProxy {
   private readonly calls: CallPipeline;
   /** Aborted when the proxy stops: calls waiting for a person stop waiting. */
   private readonly stopped = new AbortController();
-  private readonly agents = new Set<Server>();
+  /** Agent connections that receive the downstream's notifications unasked, with their era. */
+  private readonly agents = new Map<Server, AgentEra>();
+  /** Further receivers of change notifications (the HTTP listener's 2026-07-28 `subscriptions/listen` streams). */
+  private readonly changeListeners = new Set<(n: Notification) => void>();
   /** The proxy's name (its agent-facing server name). */
   private readonly name: string;
+  private readonly log: ProxyLog;
+  private readonly serverId: string;
   /** The approvals page, linked from the `--notify-url` notice (never with its token). */
   approvalsUrl: string | undefined;
 
   constructor(o: GateProxyOptions) {
     this.name = o.name;
+    this.log = o.log;
+    this.serverId = o.serverId;
     const c: ProxyContext = { ...o, clock: o.clock ?? systemClock, stopped: this.stopped.signal, approvalsUrl: () => this.approvalsUrl };
     this.link = new DownstreamLink(o.downstream, {
       serverId: o.serverId,
@@ -83,14 +120,41 @@ export class GateProxy {
     this.calls = new CallPipeline(c, this.link, this.view, o.mode === 'observe' ? observeModeGate(o.gate) : o.gate);
   }
 
-  /** Downstream notifications (list changes, resource updates, log messages) go to every agent unchanged. */
+  /**
+   * Downstream notifications go to every agent unchanged: list changes, resource updates and log
+   * messages to a 2025-11-25 connection; to a 2026-07-28 one only the change notifications, which
+   * reach it on its `subscriptions/listen` streams. A tool-list change re-reads the list and
+   * re-compares the pins at once (issue 32 item 6), before the agents hear of it.
+   */
   private async relay(n: Notification): Promise<void> {
-    if (n.method === 'notifications/tools/list_changed') this.view.invalidate();
-    for (const agent of this.agents) await agent.notification(n as ServerNotification).catch(() => {});
+    if (n.method === 'notifications/tools/list_changed') await this.relistNow();
+    for (const [agent, era] of this.agents)
+      if (era === 'legacy' || CHANGE_NOTIFICATIONS.has(n.method)) await agent.notification(n as ServerNotification).catch(() => {});
+    if (CHANGE_NOTIFICATIONS.has(n.method)) for (const listener of this.changeListeners) listener(n);
   }
 
-  /** An SDK `Server` for one agent connection (stdio has one; Streamable HTTP has one per session). */
-  createAgentServer(): Server {
+  /** The downstream's list changed: list it now (recording what it shows) rather than at the next call. */
+  private async relistNow(): Promise<void> {
+    this.view.invalidate();
+    await this.view
+      .current()
+      .catch((e: unknown) =>
+        this.log('tools_relist_failed', { server_id: this.serverId, message: e instanceof Error ? e.message : String(e) }),
+      );
+  }
+
+  /** Receive the downstream's change notifications (for agents that are not `Server` connections); returns the unsubscribe. */
+  onChange(listener: (n: Notification) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  /**
+   * An SDK `Server` for one agent connection of either era: stdio has one per connection, Streamable
+   * HTTP one per 2025-11-25 session and one per 2026-07-28 request. Only a connection (`track`)
+   * receives notifications unasked; a 2026 request's instance lives for that request.
+   */
+  createAgentServer(era: AgentEra = 'legacy', track = true): Server {
     const d = this.link.client.getServerCapabilities() ?? {};
     // Mirror the downstream, minus `tasks` (task-based calls would bypass the gated tools/call) and `experimental`.
     const capabilities: ServerCapabilities = { tools: d.tools?.listChanged ? { listChanged: true } : {} };
@@ -99,16 +163,19 @@ export class GateProxy {
     if (d.completions) capabilities.completions = d.completions;
     if (d.logging) capabilities.logging = d.logging;
     // The downstream's `instructions` are model-visible text no pin covers, so they are not forwarded.
-    const server = new Server({ name: `vrp-gate-proxy/${this.name}`, version: '0.1.0' }, { capabilities });
-    server.setRequestHandler(ListToolsRequestSchema, async (): Promise<ListToolsResult> => ({ tools: await this.listTools() }));
-    server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      this.callTool(req.params, extra as RequestExtra, server.getClientVersion()?.name),
+    const server = new Server(
+      { name: `vrp-gate-proxy/${this.name}`, version: '0.1.0' },
+      { capabilities, cacheHints: { 'tools/list': PROXY_LIST_CACHE_HINT } },
     );
-    server.fallbackRequestHandler = (req, extra) => this.forward(req, extra as RequestExtra);
+    server.setRequestHandler('tools/list', async (): Promise<ListToolsResult> => ({ tools: await this.listTools() }));
+    server.setRequestHandler('tools/call', (req, ctx) => this.callTool(req.params, requestExtra(ctx), agentName(server, ctx)));
+    server.fallbackRequestHandler = (req, ctx) => this.forward(req, requestExtra(ctx as ServerContext));
     // Agent notifications (roots changes …) have no downstream meaning: the proxy's client declared no capabilities.
     server.fallbackNotificationHandler = async () => {};
-    this.agents.add(server);
-    server.onclose = () => this.agents.delete(server);
+    if (track) {
+      this.agents.set(server, era);
+      server.onclose = () => this.agents.delete(server);
+    }
     return server;
   }
 
@@ -124,13 +191,29 @@ export class GateProxy {
 
   /** A pass-through request, with the agent's progress token and cancellation carried over. */
   async forward(request: Request, extra: RequestExtra) {
-    if (!PASS_THROUGH.has(request.method)) throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
-    return this.link.forward(request, extra);
+    if (!PASS_THROUGH.has(request.method)) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `Method not found: ${request.method}`);
+    try {
+      return await this.link.forward(request, extra);
+    } catch (e) {
+      throw relayedError(e);
+    }
+  }
+
+  /** The downstream's negotiated revision (for the log). */
+  get downstreamRevision(): string | undefined {
+    return this.link.client.getNegotiatedProtocolVersion();
   }
 
   async close(): Promise<void> {
     this.stopped.abort();
-    for (const agent of [...this.agents]) await agent.close().catch(() => {});
+    for (const agent of [...this.agents.keys()]) await agent.close().catch(() => {});
     await this.link.close();
   }
+}
+
+/** The agent's self-declared name for the act: from `initialize` (2025-11-25) or the request's envelope (2026-07-28). */
+function agentName(server: Server, ctx: ServerContext): string | undefined {
+  const envelope: Record<string, unknown> = ctx.mcpReq.envelope ?? {};
+  const declared = envelope[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+  return server.getClientVersion()?.name ?? (typeof declared?.name === 'string' ? declared.name : undefined);
 }

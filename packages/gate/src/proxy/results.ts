@@ -1,7 +1,6 @@
 /** What the agent receives for a `tools/call` the proxy did not answer with the downstream's own result. */
 
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { canonicalSha256Base64url } from '@vrpkit/core';
 import { denyDecision } from '../enforce.js';
 import { type EfCode, type EnforceDecision, hostErrorObject } from '../errors.js';
@@ -23,9 +22,23 @@ export function denyResult(decision: EnforceDecision) {
  * object's `error` (the refusal a `tools/call` gets) — never the store's message, which names the
  * database role or schema (issue 36 defect 1).
  */
-export function gateRefusal(code: EfCode): McpError {
+export function gateRefusal(code: EfCode): ProtocolError {
   const { error } = hostErrorObject(denyDecision(code));
-  return new McpError(ErrorCode.InternalError, error.message, error);
+  return new ProtocolError(ProtocolErrorCode.InternalError, error.message, error);
+}
+
+/** Leading "MCP error -32602: " labels, as SDK v1 servers put them into the wire message. */
+const MCP_ERROR_LABEL = /^(?:MCP error -?\d+: )+/;
+
+/**
+ * A downstream's JSON-RPC error passed on to the agent with its code and data, its message without
+ * the "MCP error N:" label an SDK v1 server wrote into it: the agent's SDK adds its own one
+ * (issue 32 item 7: "MCP error -32602: MCP error -32602: …" through the proxy). Anything else
+ * (a timeout, a closed connection) passes unchanged.
+ */
+export function relayedError(e: unknown): unknown {
+  if (!(e instanceof ProtocolError) || !MCP_ERROR_LABEL.test(e.message)) return e;
+  return new ProtocolError(e.code, e.message.replace(MCP_ERROR_LABEL, ''), e.data);
 }
 
 /** The journal keeps a digest of the result, not the result: the store holds no tool output. */
@@ -52,12 +65,13 @@ export function downstreamUnavailable(): CallToolResult {
  * (`notifications/cancelled`), but whether the server acted before it is unknown.
  */
 export function downstreamFailure(e: unknown): CallToolResult {
-  if (e instanceof McpError && e.code === ErrorCode.RequestTimeout)
+  if (e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout)
     return toolError(
       'downstream_timeout',
       'The downstream MCP server did not answer in time; the call was cancelled and its effect is unknown.',
       true,
     );
-  const message = e instanceof Error ? e.message : 'the downstream MCP server failed';
+  const relayed = relayedError(e);
+  const message = relayed instanceof Error ? relayed.message : 'the downstream MCP server failed';
   return toolError('downstream_error', `The downstream MCP server failed during the call: ${message}`, true);
 }

@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, ProtocolErrorCode, parseJSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { asRecord } from '@vrpkit/core';
+import type { GateProxy } from './proxy.js';
 
 /** Default cap on one agent message (bytes of one line). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -17,6 +18,8 @@ export class AgentStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Called once when the transport closed (the agent's stdin ended, or `close()`), after `onclose`; not taken over by the SDK. */
+  onended?: () => void;
   private chunks: Buffer[] = [];
   private size = 0;
   /** True while skipping the rest of an oversized line. */
@@ -71,7 +74,7 @@ export class AgentStdioTransport implements Transport {
   };
 
   private tooLarge(): void {
-    this.reply(null, ErrorCode.InvalidRequest, `message exceeds ${this.maxMessageBytes} bytes`);
+    this.reply(null, ProtocolErrorCode.InvalidRequest, `message exceeds ${this.maxMessageBytes} bytes`);
   }
 
   private readonly onEnd = () => void this.close();
@@ -82,20 +85,22 @@ export class AgentStdioTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch {
-      this.reply(null, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+      this.reply(null, ProtocolErrorCode.ParseError, 'Parse error: the message is not JSON');
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (!parsed.success) {
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(value);
+    } catch {
       const id = asRecord(value)?.id;
       this.reply(
         typeof id === 'string' || typeof id === 'number' ? id : null,
-        ErrorCode.InvalidRequest,
+        ProtocolErrorCode.InvalidRequest,
         'Invalid Request: not a JSON-RPC 2.0 message',
       );
       return;
     }
-    this.onmessage?.(parsed.data);
+    this.onmessage?.(message);
   }
 
   private reply(id: string | number | null, code: number, message: string): void {
@@ -123,5 +128,18 @@ export class AgentStdioTransport implements Transport {
     // A paused stdin no longer keeps the process alive.
     this.input.pause();
     this.onclose?.();
+    this.onended?.();
   }
+}
+
+/**
+ * Serve one agent over stdio, either revision (SDK v2 `serveStdio`): the connection's opening
+ * message picks the era — `server/discover` or an enveloped request: 2026-07-28, `initialize`:
+ * 2025-11-25 — and one agent `Server` is pinned to it for the connection's life; on 2026-07-28 the
+ * SDK serves `subscriptions/listen` and routes the change notifications the proxy relays onto it.
+ * `onClosed` runs when the agent's stdin ends.
+ */
+export function serveAgentStdio(proxy: GateProxy, transport: AgentStdioTransport, onClosed: () => void): StdioServerHandle {
+  transport.onended = onClosed;
+  return serveStdio(({ era }) => proxy.createAgentServer(era), { transport });
 }

@@ -143,27 +143,24 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
 }
 
 /**
- * The proxy's log (JSON lines on stderr), plus one line the first time a tool is held back
- * because no person pinned its definition: a client that lists zero tools says nothing about
- * why (issue 36: the README's proxy line with the shipped example policy), so the log names
- * pinning and the commands that pin. A PostgreSQL URL is not repeated (it can hold a password).
+ * The proxy's log (JSON lines on stderr); its one line for an agent listed zero tools because none
+ * is pinned (`tools_held_until_pinned`, issue 32 item 7) names this store in the commands that pin. A
+ * PostgreSQL URL is not repeated (it can hold a password).
  */
 function withPinningHint(log: ProxyLog, o: Pick<ProxyOptions, 'store' | 'ui'>): ProxyLog {
   const store = /^postgres(ql)?:\/\//.test(o.store) ? 'URL' : o.store;
-  let hinted = false;
   return (event, fields = {}, level) => {
-    log(event, fields, level);
-    if (event !== 'tool_not_pinned' || fields.listed !== false || hinted) return;
-    hinted = true;
+    if (event !== 'tools_held_until_pinned') return log(event, fields, level);
     log(
-      'tools_held_until_pinned',
+      event,
       {
+        ...fields,
         message:
           'the agent is listed only the tools whose current definition a person pinned, and none of these is pinned yet: ' +
           `review them with \`vrp gate tools list --store ${store}\`, then pin with \`vrp gate tools pin TOOL… --store ${store}\`` +
           `${o.ui ? ' or on the approvals page' : ' (or with --ui, on the approvals page)'}; the client lists them after it lists tools again`,
       },
-      'warn',
+      level,
     );
   };
 }

@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Client, Transport } from '@modelcontextprotocol/client';
 import { type LiveArguments, snapshotLiveArguments } from '../../act.js';
 import { AUTHORITY_META_KEY } from '../../authority.js';
 import type { DispatchGrant } from '../../dispatch.js';
@@ -18,7 +17,7 @@ import {
 type CallTool = Client['callTool'];
 type CallToolResult = Awaited<ReturnType<CallTool>>;
 
-/** A gated MCP `Client`: usable wherever a `Client` is, with every `tools/call` passing the gate. */
+/** A gated MCP `Client` (SDK v2, either revision): usable wherever a `Client` is, with every `tools/call` passing the gate. */
 export type GatedMcpClient = Client & {
   /**
    * `callTool` for the model block (tool_use id, call id) this call executes: the id becomes part
@@ -124,18 +123,14 @@ export function gateMcpClient(
   const server = { serverUrl: opts.serverUrl };
   guardClient(client);
 
-  async function gatedCall(actRef: string | undefined, ...[params, resultSchema, options]: Parameters<CallTool>): Promise<CallToolResult> {
+  async function gatedCall(actRef: string | undefined, ...[params, options]: Parameters<CallTool>): Promise<CallToolResult> {
     const { arguments: raw, ...rest } = params;
     const name = params.name;
     const r = await dispatchMcpToolsCall(opts.context, server, actRef, params, async (args, grant) => {
       const meta = opts.attachAuthority ? { _meta: { ...rest._meta, [AUTHORITY_META_KEY]: await grant.authorityJws() } } : {};
       // The grant lets exactly one tools/call of this dispatch through the guarded transport.
       return toolsCallGrant.run({ transport: client.transport, sent: false }, () =>
-        client.callTool(
-          raw === undefined ? { ...rest, ...meta, name } : { ...rest, ...meta, name, arguments: args },
-          resultSchema,
-          options,
-        ),
+        client.callTool(raw === undefined ? { ...rest, ...meta, name } : { ...rest, ...meta, name, arguments: args }, options),
       );
     });
     outcomes.push(r.outcome);
