@@ -19,6 +19,8 @@ import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
 import type { ProxyMode } from './schema.js';
 import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES, serveAgentStdio } from './stdio.js';
 
+export { loadPolicySet, type PolicySet } from '../auth/policy-set.js';
+export { type Principal, ResourceServer, type ResourceServerConfig } from '../auth/resource-server.js';
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
 export { type AgentListener, type ListenOptions, listenForAgents, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
