@@ -43,7 +43,11 @@ export function evidenceRow(
   };
 }
 
-/** The audit entry of a decision on an act: ids, tool, server identity and the arguments digest, never the arguments. */
+/**
+ * The audit entry of a decision on an act: ids, tool, server identity and the arguments digest,
+ * never the arguments. Its `actor` is who caused it: the person who approved, the enforcer that
+ * refused, else the act's initiating principal — so a team gateway's log names each user (issue 33).
+ */
 export function actAudit(act: AgentCandidateAct, kind: AuditKind, code: string | null = null, actor: string | null = null): AuditEvent {
   return {
     kind,
@@ -52,7 +56,7 @@ export function actAudit(act: AgentCandidateAct, kind: AuditKind, code: string |
     server: act.tool.tool_endpoint ?? null,
     digest: act.arguments_digest.value,
     code,
-    actor,
+    actor: actor ?? act.initiating_principal.principal_id,
   };
 }
 

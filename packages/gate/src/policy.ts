@@ -131,6 +131,13 @@ export const policyDocumentSchema = z
     policy_id: z.string().min(1),
     /** Explicit classifications, checked first, in order. */
     tools: z.array(toolRuleSchema).default([]),
+    /**
+     * The tools this policy lets its principals see and call (tool id globs); absent: every tool.
+     * A gateway filters `tools/list` by it and denies a call outside it again at enforce, so a
+     * client that calls a tool it was never shown gets nothing (issue 33: per-tool authorization
+     * checked at call time, not only at listing).
+     */
+    allowed_tools: z.array(glob).min(1).optional(),
     /** Fall back to the informative defaults (`DEFAULT_TOOL_RULES`) after `tools`. */
     informative_defaults: z.boolean().default(true),
     /** Class of a tool nothing matched. */
@@ -241,6 +248,8 @@ export interface Policy {
   readonly approvalTtlMs: number;
   /** The consequence class of a tool, assigned before the model names it. */
   classify(tool: ClassifyInput): ConsequenceClass;
+  /** Whether `allowed_tools` admits this tool id (listed and callable). */
+  allowsTool(toolId: string): boolean;
   /** Decide a candidate act: issue (hot envelope), escalate to a person, or deny. */
   evaluate(act: AgentCandidateAct): PolicyDecision;
   /**
@@ -278,13 +287,16 @@ function readPolicyFile(file: string): unknown {
 
 function compilePolicy(doc: NormalizedPolicy): Policy {
   const classify = compileClassifier(doc);
+  const allowed = doc.allowed_tools?.map(globRegex);
+  const allowsTool = (toolId: string) => !allowed || allowed.some((re) => re.test(toolId.toLowerCase()));
   return {
     policyId: doc.policy_id,
     digest: canonicalSha256Base64url(doc),
     document: doc,
     approvalTtlMs: doc.authority_ttl_seconds * 1000,
     classify,
-    evaluate: compileEvaluator(doc, classify),
+    allowsTool,
+    evaluate: compileEvaluator(doc, classify, allowsTool),
     checkArguments: compileLimits(doc),
   };
 }
@@ -314,7 +326,7 @@ function compileClassifier(doc: NormalizedPolicy): Policy['classify'] {
 }
 
 /** The decision for an act: its class must be the policy's; then deny classes, provenance rules, hot envelopes, `otherwise`. */
-function compileEvaluator(doc: NormalizedPolicy, classify: Policy['classify']): Policy['evaluate'] {
+function compileEvaluator(doc: NormalizedPolicy, classify: Policy['classify'], allowsTool: Policy['allowsTool']): Policy['evaluate'] {
   const envelopes = doc.hot_envelopes.map((e) => ({
     ...e,
     toolRes: e.tools?.map(globRegex),
@@ -322,6 +334,8 @@ function compileEvaluator(doc: NormalizedPolicy, classify: Policy['classify']): 
     ttlMs: (e.authority_ttl_seconds ?? doc.authority_ttl_seconds) * 1000,
   }));
   return (act) => {
+    if (!allowsTool(act.tool.tool_id))
+      return { decision: 'deny', code: 'EF_NOT_AUTHORIZED', reason: `${act.tool.tool_id} is not in allowed_tools` };
     const cls = classify(act.tool);
     // "Misclassifying payout as INFORMATIONAL is a profile failure": the act must carry the policy's class.
     if (act.consequence_class !== cls)

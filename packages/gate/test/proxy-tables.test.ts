@@ -129,6 +129,8 @@ describe('proxy tables migration', () => {
         '0008_no_evidence_act_index',
         '0009_sqlite_audit_rowid',
         '0010_approval_links',
+        '0011_pg_consume_group',
+        '0012_downstream_credentials',
       ].map((name) => ({ name })),
     );
     check.close();

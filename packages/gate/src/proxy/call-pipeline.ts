@@ -12,6 +12,7 @@ import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
 import { snapshotLiveArguments } from '../act.js';
 import { denyDecision } from '../enforce.js';
 import { type EnforceDecision, GateError, hostErrorObject } from '../errors.js';
+import type { Gate } from '../gate.js';
 import type { ActContext, MappedCall } from '../host/act-context.js';
 import {
   type DispatchGate,
@@ -60,8 +61,10 @@ function isProtocolMetaKey(key: string): boolean {
 }
 
 export class CallPipeline {
-  /** Who an act is for: the proxy's user (fixed for the process). */
+  /** Who an act is for without a resource server in front: the proxy's user (fixed for the process). */
   private readonly principal: MapContext['principal'] = { principal_id: process.env.USER ?? 'local', principal_type: 'user' };
+  /** Team mode: each policy member's gate as the mappers see it, made once. */
+  private readonly memberGates = new WeakMap<Gate, DispatchGate>();
 
   constructor(
     private readonly c: ProxyContext,
@@ -69,7 +72,31 @@ export class CallPipeline {
     private readonly view: PinnedView,
     /** The gate as the mappers see it (observe mode: with cached epochs). */
     private readonly mapGate: DispatchGate,
+    /** How a member's gate is seen by the mappers (the same wrapping as `mapGate`). */
+    private readonly asMapped: (gate: Gate) => DispatchGate = (gate) => gate,
   ) {}
+
+  /**
+   * Whose act a call is, and which gate decides it: the authenticated principal and their policy
+   * member (issue 33 item 2), else the proxy's user and its one gate.
+   */
+  private actor(extra: RequestExtra, agentName: string | undefined): Pick<MapContext, 'gate' | 'principal' | 'agent'> {
+    const p = extra.principal;
+    if (!p || !this.c.principals) return { gate: this.mapGate, principal: this.principal, agent: { agent_id: agentName ?? 'mcp-client' } };
+    const gate = this.c.principals.gateFor(p);
+    let mapped = this.memberGates.get(gate);
+    if (!mapped) {
+      mapped = this.asMapped(gate);
+      this.memberGates.set(gate, mapped);
+    }
+    // A client credentials token has no user: its subject is the client, a service principal.
+    const principal_type = p.clientId !== undefined && p.subject === p.clientId ? 'service' : 'user';
+    return {
+      gate: mapped,
+      principal: { principal_id: p.subject, principal_type },
+      agent: { agent_id: p.clientId ?? agentName ?? 'mcp-client' },
+    };
+  }
 
   /** One `tools/call`: pin check, candidate act, the gate's dispatch, the downstream call (or a deny). */
   async callTool(
@@ -103,13 +130,7 @@ export class CallPipeline {
     }
     const tool = view.get(name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const ctx: MapContext = {
-      gate: this.mapGate,
-      session_id: c.name,
-      principal: this.principal,
-      agent: { agent_id: agentName ?? 'mcp-client' },
-      purpose: { purpose_id: 'mcp-tools-call' },
-    };
+    const ctx: MapContext = { ...this.actor(extra, agentName), session_id: c.name, purpose: { purpose_id: 'mcp-tools-call' } };
     // Two independent reads: on PostgreSQL they go out on two pooled connections at once. A pin
     // read the store cannot answer fails the call closed, as the store's own code (issue 36 defect 1).
     const [pinned, actCtx] = await Promise.all([this.view.isPinned(name, tool.digest).catch(() => undefined), resolveActContext(ctx)]);
@@ -117,7 +138,7 @@ export class CallPipeline {
     if ('allow' in actCtx) return this.deny(actCtx, { name, started });
     let mapped: ProxyCall;
     try {
-      mapped = this.map(params, actCtx);
+      mapped = this.map(params, actCtx, extra.principal?.subject);
     } catch (e) {
       return this.deny(denyFrom(e), { name, started });
     }
@@ -207,7 +228,7 @@ export class CallPipeline {
    * (Tool-Use Binding draft, retries: "never a second invoke"). Informational calls have no
    * effect to repeat, so each is an act of its own (reading a file twice is two reads).
    */
-  private map(params: CallToolRequest['params'], actCtx: ActContext): ProxyCall {
+  private map(params: CallToolRequest['params'], actCtx: ActContext, subject: string | undefined): ProxyCall {
     const c = this.c;
     const live = snapshotLiveArguments(params.arguments ?? {});
     // Exactly the name, the digested arguments and the protocol's own _meta keys: nothing the agent
@@ -223,7 +244,13 @@ export class CallPipeline {
     const ref =
       cls === 'INFORMATIONAL'
         ? randomUUID()
-        : canonicalSha256Base64url({ server: c.serverId, tool: params.name, arguments_digest: live.digest.value });
+        : // Two users' identical calls are two acts: one's approval is never the other's (team mode).
+          canonicalSha256Base64url({
+            server: c.serverId,
+            tool: params.name,
+            arguments_digest: live.digest.value,
+            ...(subject !== undefined ? { principal: subject } : {}),
+          });
     return { ...mcpToolsCallCall({ name: params.name, arguments: live }, server, actCtx, ref), sent };
   }
 

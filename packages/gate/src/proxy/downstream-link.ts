@@ -4,6 +4,7 @@
  * agent, and a respawn when it exited (a stdio child that crashed), bounded so a server that
  * crashes at start-up is not restarted in a loop.
  */
+
 import {
   type CallToolRequest,
   type CallToolResult,
@@ -17,6 +18,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Clock } from '@vrpkit/core';
 import { z } from 'zod';
+import type { Principal } from '../auth/resource-server.js';
 import type { ProxyLog } from './log.js';
 
 /** A pass-through result: any JSON object, handed to the agent as the downstream wrote it. */
@@ -33,6 +35,8 @@ export const RESPAWN_WINDOW_MS = 60_000;
  */
 export type RequestExtra = {
   signal: AbortSignal;
+  /** Who is calling, when the listener authenticated the request (team mode). */
+  principal?: Principal;
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
   sendNotification: (n: ServerNotification) => Promise<void>;
 };

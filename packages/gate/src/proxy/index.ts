@@ -5,6 +5,9 @@
 import type { StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { generateEd25519Jwk, jwkThumbprint, systemClock, VrpError } from '@vrpkit/core';
 import { requestStateKey, requestStateSealer } from '../approvals/request-state.js';
+import type { PolicySet } from '../auth/policy-set.js';
+import { proxyPrincipals } from '../auth/principals.js';
+import type { ResourceServer } from '../auth/resource-server.js';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { GateStore } from '../store/gate-store.js';
@@ -17,6 +20,8 @@ import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
 import type { ProxyMode } from './schema.js';
 import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES, serveAgentStdio } from './stdio.js';
 
+export { loadPolicySet, type PolicySet } from '../auth/policy-set.js';
+export { type Principal, ResourceServer, type ResourceServerConfig } from '../auth/resource-server.js';
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
 export { type AgentListener, type ListenOptions, listenForAgents, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
@@ -36,6 +41,11 @@ export { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES, serveAgentStdio } from 
 
 export interface ProxyOptions {
   policy: Policy;
+  /**
+   * Team mode (issue 33): the HTTP listener is an OAuth resource server; each request's principal
+   * owns its acts, and the policy set's member for them decides (the set replaces `policy`).
+   */
+  auth?: { resourceServer: ResourceServer; policySet?: PolicySet };
   /** The authority store; the proxy's tables live in it too. Closed when the proxy stops. */
   store: GateStore;
   /** The proxy's name: its acts' session id and its sink id `gate-proxy:NAME`. Concurrent proxies on one store need distinct names. */
@@ -107,7 +117,10 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const serverId = serverIdentity(opts.downstream, opts.name);
   const fault = faultFromEnv();
   if (fault) log('fault_injection', { message: `TESTING ONLY: this proxy SIGKILLs itself at ${fault}`, point: fault }, 'warn');
-  const gate = await proxyGate(opts, fault);
+  // With a policy set, the set is the policy in force: its default member is the proxy's own gate.
+  const policy = opts.auth?.policySet?.members[0]?.policy ?? opts.policy;
+  const gates = await memberGates({ ...opts, policy }, fault);
+  const gate = gates.get('default') as Gate;
   const { proxy: tables, pendingArguments } = opts.store;
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
   const downstream = await connectOrRefuse(opts.downstream);
@@ -120,7 +133,8 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   warnOfDevelopmentModes(log, mode, !!opts.pinOnFirstUse);
   const proxy = new GateProxy({
     gate,
-    policy: opts.policy,
+    policy,
+    ...(opts.auth ? { principals: proxyPrincipals(policy, opts.auth.policySet, gates) } : {}),
     tables,
     downstream,
     serverId,
@@ -161,7 +175,7 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       await served.listener?.close();
       await served.stdio?.close();
       await proxy.close();
-      await gate.close().catch(() => {});
+      for (const g of gates.values()) await g.close().catch(() => {});
       log('stopped', { server_id: serverId });
       resolveDone();
     })());
@@ -175,6 +189,14 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     throw e;
   }
   return { serverId, ...(served.listener ? { listener: served.listener } : {}), ...(served.ui ? { ui: served.ui } : {}), done, stop };
+}
+
+/** The gate of every policy member by name (`default`: the proxy's own policy, or the set's default member). */
+async function memberGates(opts: ProxyOptions, fault: ProxyFaultPoint | undefined): Promise<Map<string, Gate>> {
+  const gates = new Map([['default', await proxyGate(opts, fault)]]);
+  for (const member of opts.auth?.policySet?.members.slice(1) ?? [])
+    gates.set(member.name, await proxyGate({ ...opts, policy: member.policy }, fault));
+  return gates;
 }
 
 /** The proxy's own gate: its sink, a key made for this process, outcomes written after the answer. */
@@ -248,7 +270,11 @@ async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (opts.listen) {
     const { allowedHosts, ...at } = opts.listen;
-    served.listener = await listenForAgents(proxy, at, { maxMessageBytes, ...(allowedHosts ? { allowedHosts } : {}) });
+    served.listener = await listenForAgents(proxy, at, {
+      maxMessageBytes,
+      ...(allowedHosts ? { allowedHosts } : {}),
+      ...(opts.auth ? { resourceServer: opts.auth.resourceServer } : {}),
+    });
     // The token is printed this once; the agent's configuration holds it from here on.
     log('listening', { url: served.listener.url, token: served.listener.token, mode });
   } else {

@@ -3,6 +3,7 @@ import { createServer, type Server as HttpServer, ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import {
+  type AuthInfo,
   createMcpHandler,
   hostHeaderValidationResponse,
   isLegacyRequest,
@@ -15,6 +16,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
+import { authenticateRequest, protectedResourceMetadataResponse } from '../auth/http.js';
+import type { Principal, ResourceServer } from '../auth/resource-server.js';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
@@ -24,8 +27,8 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 export interface AgentListener {
   /** The Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp */
   url: string;
-  /** The bearer token every request must carry (printed once at start, never logged again). */
-  token: string;
+  /** The bearer token every request must carry (printed once at start, never logged again); absent in team mode. */
+  token?: string;
   close(): Promise<void>;
 }
 
@@ -39,6 +42,12 @@ export interface ListenOptions {
    * loopback ones: a name the operator put in front of the listener (e.g. a local reverse proxy).
    */
   allowedHosts?: readonly string[];
+  /**
+   * Team mode (issue 33): tokens are access tokens this resource server validates (its metadata
+   * served at the well-known path), not the printed token; each request's principal travels to the
+   * agent `Server` as the SDK's `AuthInfo`.
+   */
+  resourceServer?: ResourceServer;
 }
 
 /** Parse `HOST:PORT` (IPv6 in brackets); only loopback hosts. Throws RangeError with a clear message. */
@@ -84,6 +93,27 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
   const handle = async (request: Request): Promise<Response> => {
     const refused = hostHeaderValidationResponse(request, hosts) ?? originValidationResponse(request, origins);
     if (refused) return refused;
+    const authenticated = await authenticate(request);
+    if (authenticated instanceof Response) return authenticated;
+    const authInfo = authenticated;
+    if (new URL(request.url).pathname !== '/mcp')
+      return Response.json({ error: 'not_found', message: 'the MCP endpoint is /mcp' }, { status: 404 });
+    if (request.method !== 'POST') return sessions.handle(request, undefined, authInfo);
+    const read = await readMessage(request, maxMessageBytes);
+    if (read instanceof Response) return read;
+    if (await isLegacyRequest(request, read.message, { maxRequestBodySize: maxMessageBytes }))
+      return sessions.handle(request, read.message, authInfo);
+    return modern.fetch(request, { parsedBody: read.message, ...(authInfo ? { authInfo } : {}) });
+  };
+
+  /** The request's `AuthInfo` (team mode), undefined (the printed token matched), or the refusal; the metadata document is public. */
+  const authenticate = async (request: Request): Promise<AuthInfo | undefined | Response> => {
+    if (o.resourceServer) {
+      const metadata = protectedResourceMetadataResponse(o.resourceServer, request);
+      if (metadata) return metadata;
+      const auth = await authenticateRequest(o.resourceServer, request);
+      return auth.ok ? auth.authInfo : auth.response;
+    }
     // RFC 6750 §2.1 credentials; the scheme name is case-insensitive (RFC 9110 §11.1).
     const credentials = /^bearer +(\S+) *$/i.exec(request.headers.get('authorization') ?? '');
     const given = Buffer.from(credentials?.[1] ?? '');
@@ -92,14 +122,7 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
         { error: 'unauthorized', message: 'a valid bearer token is required' },
         { status: 401, headers: { 'www-authenticate': 'Bearer' } },
       );
-    if (new URL(request.url).pathname !== '/mcp')
-      return Response.json({ error: 'not_found', message: 'the MCP endpoint is /mcp' }, { status: 404 });
-    if (request.method !== 'POST') return sessions.handle(request);
-    const read = await readMessage(request, maxMessageBytes);
-    if (read instanceof Response) return read;
-    if (await isLegacyRequest(request, read.message, { maxRequestBodySize: maxMessageBytes }))
-      return sessions.handle(request, read.message);
-    return modern.fetch(request, { parsedBody: read.message });
+    return undefined;
   };
 
   const listener = getRequestListener(handle, {
@@ -119,7 +142,7 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
   const host = address.includes(':') ? `[${address}]` : address;
   return {
     url: `http://${host}:${port}/mcp`,
-    token,
+    ...(o.resourceServer ? {} : { token }),
     // Issue 36 defect 2: stop accepting, end the notification streams, answer the calls in flight
     // (within the grace), then close the sessions.
     close: async () => {
@@ -148,23 +171,34 @@ function publishChange(modern: McpHttpHandler, n: Notification): void {
 /** The 2025-11-25 leg: one SDK transport and agent `Server` per session, made by `initialize`. */
 class LegacySessions {
   private readonly sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  /** Team mode: the subject that opened each session; nobody else may use its id. */
+  private readonly owners = new Map<string, string>();
 
   constructor(private readonly proxy: GateProxy) {}
 
-  async handle(request: Request, parsedBody?: unknown): Promise<Response> {
+  async handle(request: Request, parsedBody?: unknown, authInfo?: AuthInfo): Promise<Response> {
     const sid = request.headers.get('mcp-session-id');
     const known = sid === null ? undefined : this.sessions.get(sid);
-    if (known) return known.handleRequest(request, { parsedBody });
+    const subject = (authInfo?.extra?.principal as Principal | undefined)?.subject;
+    // Another user's session id is answered as an unknown one (the transport's 404): a session is its opener's alone.
+    if (known && sid !== null && this.owners.get(sid) === subject) return known.handleRequest(request, { parsedBody, authInfo });
+    if (known) return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }, { status: 404 });
     // A new session (the transport itself refuses anything but an initialize request, or an unknown session id).
     const t: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => void this.sessions.set(id, t),
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, t);
+        if (subject !== undefined) this.owners.set(id, subject);
+      },
     });
     t.onclose = () => {
-      if (t.sessionId) this.sessions.delete(t.sessionId);
+      if (t.sessionId) {
+        this.sessions.delete(t.sessionId);
+        this.owners.delete(t.sessionId);
+      }
     };
     await this.proxy.createAgentServer('legacy').connect(t);
-    const response = await t.handleRequest(request, { parsedBody });
+    const response = await t.handleRequest(request, { parsedBody, authInfo });
     // A request that did not start a session leaves nothing behind.
     if (!t.sessionId) await t.close();
     return response;

@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { Clock } from '@vrpkit/core';
 import type { ApprovalLinks } from '../approvals/links.js';
 import type { RequestStateSealer } from '../approvals/request-state.js';
+import type { ProxyPrincipals } from '../auth/principals.js';
 import type { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { Escalations } from '../store/ports.js';
@@ -50,6 +51,11 @@ export interface GateProxyOptions {
   callTimeoutMs?: number;
   /** Fault injection for the crash tests: SIGKILL this process right after the downstream call returns. */
   fault?: ProxyFaultPoint;
+  /**
+   * Team mode (issue 33): the listener authenticates each request's principal; their acts are
+   * theirs, decided by their policy member's gate, and they are shown only the tools it allows.
+   */
+  principals?: ProxyPrincipals<Gate>;
   /** A call re-lists the downstream's tools once the view is older than this (default `DEFAULT_TOOLS_RELIST_MS`; 0: every call). */
   toolsRelistMs?: number;
 }

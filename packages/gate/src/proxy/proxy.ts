@@ -33,6 +33,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { systemClock } from '@vrpkit/core';
 import { type AgentApproval, agentApproval } from './approval-channel.js';
+import type { Principal } from '../auth/resource-server.js';
+import type { Gate } from '../gate.js';
 import { CallPipeline } from './call-pipeline.js';
 import { DownstreamLink, type RequestExtra } from './downstream-link.js';
 import type { ProxyLog } from './log.js';
@@ -70,7 +72,18 @@ const CHANGE_NOTIFICATIONS = new Set([
 
 /** The parts of an agent's request the proxy uses, read where SDK v2 puts them on both revisions (`ctx.mcpReq`). */
 function requestExtra(ctx: ServerContext): RequestExtra {
-  return { signal: ctx.mcpReq.signal, _meta: ctx.mcpReq._meta, sendNotification: (n) => ctx.mcpReq.notify(n) };
+  const principal = principalOf(ctx);
+  return {
+    signal: ctx.mcpReq.signal,
+    _meta: ctx.mcpReq._meta,
+    sendNotification: (n) => ctx.mcpReq.notify(n),
+    ...(principal ? { principal } : {}),
+  };
+}
+
+/** The principal the listener's resource server put in the request's `AuthInfo` (auth/http.ts), if any. */
+function principalOf(ctx: ServerContext): Principal | undefined {
+  return ctx.http?.authInfo?.extra?.principal as Principal | undefined;
 }
 
 /** Requests passed to the downstream unchanged: discovery and reads, none of which is a tool effect. */
@@ -100,6 +113,8 @@ export class GateProxy {
   private readonly name: string;
   private readonly log: ProxyLog;
   private readonly serverId: string;
+  /** Team mode: who is shown which tools (options.ts `principals`). */
+  private readonly principals: GateProxyOptions['principals'];
   /** The approvals page, linked from the `--notify-url` notice (never with its token). */
   approvalsUrl: string | undefined;
 
@@ -107,6 +122,7 @@ export class GateProxy {
     this.name = o.name;
     this.log = o.log;
     this.serverId = o.serverId;
+    this.principals = o.principals;
     const c: ProxyContext = { ...o, clock: o.clock ?? systemClock, stopped: this.stopped.signal, approvalsUrl: () => this.approvalsUrl };
     this.link = new DownstreamLink(o.downstream, {
       serverId: o.serverId,
@@ -119,7 +135,8 @@ export class GateProxy {
       onRespawned: () => this.view.invalidate(),
     });
     this.view = new PinnedView(this.link, c);
-    this.calls = new CallPipeline(c, this.link, this.view, o.mode === 'observe' ? observeModeGate(o.gate) : o.gate);
+    const asMapped = (gate: Gate) => (o.mode === 'observe' ? observeModeGate(gate) : gate);
+    this.calls = new CallPipeline(c, this.link, this.view, asMapped(o.gate), asMapped);
   }
 
   /**
@@ -169,7 +186,10 @@ export class GateProxy {
       { name: `vrp-gate-proxy/${this.name}`, version: '0.1.0' },
       { capabilities, cacheHints: { 'tools/list': PROXY_LIST_CACHE_HINT } },
     );
-    server.setRequestHandler('tools/list', async (): Promise<ListToolsResult> => ({ tools: await this.listTools() }));
+    server.setRequestHandler(
+      'tools/list',
+      async (_req, ctx): Promise<ListToolsResult> => ({ tools: await this.listTools(principalOf(ctx)) }),
+    );
     server.setRequestHandler('tools/call', (req, ctx) =>
       this.callTool(req.params, requestExtra(ctx), agentName(server, ctx), agentApproval(server, ctx, era)),
     );
@@ -184,8 +204,10 @@ export class GateProxy {
   }
 
   /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
-  async listTools(): Promise<ListToolsResult['tools']> {
-    return (await this.view.listTools()) as ListToolsResult['tools'];
+  async listTools(principal?: Principal): Promise<ListToolsResult['tools']> {
+    const tools = (await this.view.listTools()) as ListToolsResult['tools'];
+    const principals = this.principals;
+    return principal && principals ? tools.filter((t) => principals.allowsTool(principal, t.name)) : tools;
   }
 
   /** One `tools/call` (call-pipeline.ts); `approval`: how an escalation can reach the agent's person (approval-channel.ts). */

@@ -2,11 +2,13 @@
  * The gate store: one object carrying each feature's port as a field — the ledger's own
  * (epochs, ledger, escalations, journal: store/ports.ts) and the features' (the audit log:
  * audit/port.ts; the proxy's tables: proxy/tables.ts; the arguments of escalated acts:
- * ui/pending-arguments.ts; the approval links: approvals/links.ts). A caller takes the port it needs (`store.ledger.consume(…)`,
+ * ui/pending-arguments.ts; the approval links: approvals/links.ts; the credentials held for downstream servers:
+ * auth/downstream-credentials.ts). A caller takes the port it needs (`store.ledger.consume(…)`,
  * `store.audit.append(…)`); no caller needs to know which database is behind it.
  */
 import { type ApprovalLinks, SqlApprovalLinks } from '../approvals/links.js';
 import type { AuditLog } from '../audit/port.js';
+import { type DownstreamCredentials, SqlDownstreamCredentials } from '../auth/downstream-credentials.js';
 import { type ProxyTables, SqlProxyTables } from '../proxy/tables.js';
 import { type PendingArguments, SqlPendingArguments } from '../ui/pending-arguments.js';
 import { SqlAuditLog } from './audit-log.js';
@@ -32,6 +34,8 @@ export interface GateStore {
   readonly pendingArguments: PendingArguments;
   /** The single-use links a URL-mode elicitation opens the approvals page with. */
   readonly approvalLinks: ApprovalLinks;
+  /** The credentials the gateway holds for downstream servers (sealed before they reach it). */
+  readonly downstreamCredentials: DownstreamCredentials;
   /** Wait for checkpoints being signed, sign the head, release the connection. */
   close(): Promise<void>;
 }
@@ -49,6 +53,7 @@ export function gateStore(engine: StoreEngine): GateStore {
     proxy: new SqlProxyTables(engine),
     pendingArguments: new SqlPendingArguments(engine),
     approvalLinks: new SqlApprovalLinks(engine),
+    downstreamCredentials: new SqlDownstreamCredentials(engine),
     close: () => engine.close(),
   };
 }

@@ -19,7 +19,11 @@ import {
 } from './options.js';
 
 interface ProxyOptions extends GateStoreOptions, DownstreamOptions {
-  policy: string;
+  policy?: string;
+  policySet?: string;
+  authIssuer?: string;
+  authResource?: string;
+  authIntrospectionClient?: string;
   name?: string;
   mode: ProxyMode;
   listen?: string;
@@ -58,7 +62,11 @@ function positiveNumber(flag: string, v: string, integer: boolean): number {
 function downstreamOptions(c: Command): Command {
   return c
     .argument('[command...]', 'the downstream MCP server command and its arguments, after --')
-    .requiredOption('--policy <file>', 'gate policy (JSON or YAML; `vrp gate policy check` validates it)')
+    .option('--policy <file>', 'gate policy (JSON or YAML; `vrp gate policy check` validates it); or --policy-set')
+    .option(
+      '--policy-set <file>',
+      'team mode: a policy per user or group (default + members chosen by token subject, client or group; needs --auth-issuer)',
+    )
     .option('--name <name>', 'proxy name: session id of its acts and its sink id; concurrent proxies on one store need distinct names')
     .addOption(
       new Option(
@@ -83,6 +91,15 @@ function downstreamOptions(c: Command): Command {
 function agentOptions(c: Command): Command {
   return c
     .option('--listen <host:port>', 'serve the agent over Streamable HTTP on this loopback address (bearer token printed once on stderr)')
+    .option(
+      '--auth-issuer <url>',
+      'team mode: accept OAuth access tokens from this authorization server instead of the printed token (needs --listen)',
+    )
+    .option('--auth-resource <url>', "this gateway's public MCP URL, the tokens' audience (default: the --listen address's /mcp)")
+    .option(
+      '--auth-introspection-client <id>',
+      'validate tokens by RFC 7662 introspection as this client (secret from VRPKIT_INTROSPECTION_SECRET) instead of as JWTs',
+    )
     .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review')
     .option(
       '--approval-timeout <duration>',
@@ -124,9 +141,12 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
   const maxMessageBytes = positiveNumber('--max-message-bytes', o.maxMessageBytes, true);
   const callTimeoutMs = positiveNumber('--call-timeout', o.callTimeout, false) * 1000;
   const name = o.name ?? defaultName(downstream);
+  const auth = await authOptions(o, listen);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw usage(`--name must be 1–64 characters of A–Z a–z 0–9 . _ -, got ${name}`);
+  if (!o.policy === !o.policySet) throw usage('give one of --policy or --policy-set');
   return {
-    policy: loadPolicy(o.policy),
+    policy: loadPolicy(o.policy ?? { version: 1, policy_id: 'policy-set' }),
+    ...(auth ? { auth } : {}),
     name,
     downstream,
     mode: o.mode,
@@ -139,6 +159,37 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
     ...(notifyUrl ? { notifyUrl } : {}),
     ...(o.approvalsUrl ? { approvalsUrl: parseUsage(() => new URL(o.approvalsUrl!).toString()) } : {}),
     ...(ui ? { ui } : {}),
+  };
+}
+
+/**
+ * Team mode (issue 33): the listener as an OAuth resource server and, with `--policy-set`, a policy
+ * per principal. The introspection secret comes from the environment only (a flag shows in `ps`).
+ */
+async function authOptions(o: ProxyOptions, listen: { host: string; port: number } | undefined) {
+  if (!o.authIssuer) {
+    if (o.policySet || o.authResource || o.authIntrospectionClient)
+      throw usage('--policy-set, --auth-resource and --auth-introspection-client need --auth-issuer');
+    return undefined;
+  }
+  if (!listen) throw usage('--auth-issuer needs --listen (tokens arrive over HTTP)');
+  const { loadPolicySet, ResourceServer } = await import('@vrpkit/gate/proxy');
+  // Compared as the exact string the server's metadata names (RFC 8414 §3.3): checked as a URL, kept as given.
+  parseUsage(() => new URL(o.authIssuer!));
+  const issuer = o.authIssuer;
+  const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
+  const resource = o.authResource ? parseUsage(() => new URL(o.authResource!).toString()) : `http://${host}:${listen.port}/mcp`;
+  if (!o.authResource && listen.port === 0)
+    throw usage('--auth-issuer with --listen on port 0 needs --auth-resource (the audience must be known)');
+  let validation: { kind: 'jwt' } | { kind: 'introspection'; clientId: string; clientSecret: string } = { kind: 'jwt' };
+  if (o.authIntrospectionClient) {
+    const clientSecret = process.env.VRPKIT_INTROSPECTION_SECRET;
+    if (!clientSecret) throw usage('--auth-introspection-client needs the client secret in VRPKIT_INTROSPECTION_SECRET');
+    validation = { kind: 'introspection', clientId: o.authIntrospectionClient, clientSecret };
+  }
+  return {
+    resourceServer: new ResourceServer({ resource, issuer, validation }),
+    ...(o.policySet ? { policySet: loadPolicySet(o.policySet) } : {}),
   };
 }
 

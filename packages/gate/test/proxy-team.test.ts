@@ -1,0 +1,176 @@
+/**
+ * The gateway for a team (issue 33 items 1–2): `startProxy` with an OAuth resource server on its
+ * HTTP listener and a policy set, a real `oidc-provider` issuing every token, an SDK v2 downstream,
+ * and the official SDK clients as two users' agents. Two users get different tool lists and
+ * different decisions; the audit log names each, and its chain still verifies; a request without a
+ * valid token for this resource reaches nothing.
+ */
+
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type GateStore, loadPolicy, openSqliteStore, verifyAuditChain } from '@vrpkit/gate';
+import { startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPolicySet } from '../src/auth/policy-set.js';
+import { ResourceServer } from '../src/auth/resource-server.js';
+import { type RunningProxy, startProxy } from '../src/proxy/index.js';
+import { removeTmpDirs, tmpDir } from './procs/common.js';
+import { startV2HttpServer } from './procs/mcp-v2-server.js';
+
+const alice = { client_id: 'alice-agent', client_secret: 'alice-secret-0123456789abcdef0123', groups: ['staff'] };
+const bob = { client_id: 'bob-agent', client_secret: 'bob-secret-0123456789abcdef01234', groups: ['contractors'] };
+
+let as: TestAuthorizationServer;
+let store: GateStore;
+let proxy: RunningProxy;
+let downstream: Awaited<ReturnType<typeof startV2HttpServer>>;
+let resource: string;
+const dir = tmpDir('proxy-team');
+
+/** A free loopback port: the resource (and so every token's audience) is the listener's URL, known before it starts. */
+async function freePort(): Promise<number> {
+  const s = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+beforeAll(async () => {
+  as = await startAuthorizationServer({ clients: [alice, bob] });
+  downstream = await startV2HttpServer('dual');
+  const rules = [
+    'tools:',
+    '  - { tool: "read_*", consequence_class: INFORMATIONAL }',
+    'hot_envelopes:',
+    '  - { name: reads, consequence_classes: [INFORMATIONAL] }',
+  ];
+  writeFileSync(join(dir, 'staff.yaml'), ['version: 1', 'policy_id: staff', 'informative_defaults: false', ...rules].join('\n'));
+  writeFileSync(
+    join(dir, 'contractors.yaml'),
+    ['version: 1', 'policy_id: contractors', 'informative_defaults: false', 'allowed_tools: [read_echo]', ...rules].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'team.yaml'),
+    [
+      'version: 1',
+      'policy_set_id: team',
+      'default: staff.yaml',
+      'members:',
+      '  - { name: contractors, when: { group: contractors }, policy: contractors.yaml }',
+    ].join('\n'),
+  );
+  const port = await freePort();
+  resource = `http://127.0.0.1:${port}/mcp`;
+  store = await openSqliteStore(join(dir, 'gate.db'));
+  proxy = await startProxy({
+    policy: loadPolicy({ version: 1, policy_id: 'unused' }),
+    store,
+    name: 'team',
+    downstream: { kind: 'http', url: downstream.url },
+    listen: { host: '127.0.0.1', port },
+    pinOnFirstUse: true,
+    log: () => {},
+    auth: {
+      resourceServer: new ResourceServer({ resource, issuer: as.issuer, validation: { kind: 'jwt' } }),
+      policySet: loadPolicySet(join(dir, 'team.yaml')),
+    },
+  });
+});
+afterAll(async () => {
+  await proxy?.stop();
+  await store?.close();
+  await downstream?.close();
+  await as?.close();
+  removeTmpDirs();
+});
+
+async function agentOf(user: typeof alice): Promise<Client> {
+  const token = await as.clientCredentialsToken(user, resource);
+  const client = new Client({ name: user.client_id, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  return client;
+}
+
+describe('a team behind one gateway', () => {
+  it('two users get different tool lists and different decisions from their policies', async () => {
+    const [a, b] = [await agentOf(alice), await agentOf(bob)];
+    try {
+      expect((await a.listTools()).tools.map((t) => t.name).sort()).toEqual(['read_echo', 'read_grow']);
+      expect((await b.listTools()).tools.map((t) => t.name)).toEqual(['read_echo']);
+      expect((await b.callTool({ name: 'read_echo', arguments: { text: 'hi' } })).content).toEqual([{ type: 'text', text: 'echo: hi' }]);
+      // A tool bob was never shown is refused again at the call: nothing reaches the downstream.
+      const calls = downstream.state.calls;
+      const refused = await b.callTool({ name: 'read_grow', arguments: {} });
+      expect(refused.isError).toBe(true);
+      expect(JSON.stringify(refused.content)).toContain('EF_NOT_AUTHORIZED');
+      expect(downstream.state.grown).toBe(false);
+      expect(downstream.state.calls).toBe(calls);
+      expect((await a.callTool({ name: 'read_echo', arguments: { text: 'yo' } })).content).toEqual([{ type: 'text', text: 'echo: yo' }]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('the audit log names each user, and its chain verifies', async () => {
+    const log = await store.audit.read({ limit: 100 });
+    const actors = new Set(log.filter((e) => e.kind === 'allow' || e.kind === 'deny').map((e) => e.actor));
+    expect(actors).toEqual(new Set(['alice-agent', 'bob-agent']));
+    expect(log.find((e) => e.kind === 'deny' && e.tool === 'read_grow')?.actor).toBe('bob-agent');
+    expect((await verifyAuditChain(store.audit)).ok).toBe(true);
+  });
+
+  it('without a valid token for this resource, nothing is forwarded: 401 naming the metadata, which names the server', async () => {
+    const calls = downstream.state.calls;
+    const post = (authorization?: string) =>
+      fetch(resource, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization ? { authorization } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_echo', arguments: { text: 'x' } } }),
+      });
+    const missing = await post();
+    expect(missing.status).toBe(401);
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(missing.headers.get('www-authenticate') ?? '')?.[1] as string;
+    expect(await (await fetch(metadataUrl)).json()).toMatchObject({ resource, authorization_servers: [as.issuer] });
+    const foreign = await post(`Bearer ${await as.clientCredentialsToken(alice, 'http://127.0.0.1:9/other')}`);
+    expect(foreign.status).toBe(401);
+    expect(await foreign.json()).toMatchObject({ error: 'auth_token_audience' });
+    expect(downstream.state.calls).toBe(calls);
+  });
+
+  it('a 2025 session is its opener’s alone: another user presenting its id gets an unknown session', async () => {
+    const aliceToken = await as.clientCredentialsToken(alice, resource);
+    const transport = new V1Transport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${aliceToken}` } } });
+    const v1 = new V1Client({ name: 'alice-v1', version: '1.0.0' });
+    await v1.connect(transport);
+    try {
+      const bobToken = await as.clientCredentialsToken(bob, resource);
+      const hijack = await fetch(resource, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${bobToken}`,
+          'mcp-session-id': transport.sessionId as string,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      });
+      expect(hijack.status).toBe(404);
+      expect((await v1.listTools()).tools.map((t) => t.name).sort()).toEqual(['read_echo', 'read_grow']);
+    } finally {
+      await v1.close();
+    }
+  });
+});
