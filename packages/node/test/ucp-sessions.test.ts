@@ -25,7 +25,7 @@ import {
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { ucpSchemaErrors } from '@vrpkit/testkit/ucp';
+import { guestStep, mailedCode, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -80,31 +80,8 @@ async function written(h: Harness) {
   }));
 }
 
-/** The guest's page as a browser on the node's origin: its form token, then a POST of one step. */
-async function guestStep(h: Harness, id: string, step: 'send_code' | 'confirm', code = '') {
-  const page = await h.client.get(`/ucp/continue/${id}`);
-  const token = /name="form_token" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
-  const form = new URLSearchParams({ session_id: id, form_token: token, step, ...(code ? { code } : {}) });
-  const res = await h.client.request('POST', `/ucp/continue/${id}`, {
-    body: form.toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `https://${h.domain}`, 'sec-fetch-site': 'same-origin' },
-  });
-  return {
-    status: res.status,
-    text: res.text,
-    status_attr: /data-status="([a-z_]+)"/.exec(res.text)?.[1],
-    refusal: /data-refusal="([a-z_]+)"/.exec(res.text)?.[1],
-  };
-}
-
-/** Mail a code to the session's buyer and read it from the SMTP server. */
-async function mailedCode(h: Harness, id: string, email: string): Promise<string> {
-  const before = h.smtp.received.length;
-  const sent = await guestStep(h, id, 'send_code');
-  expect(sent.refusal).toBeUndefined();
-  const mail = await h.smtp.next(email, before);
-  return /code for [^:]+: (\d{6})/.exec(mail.raw)?.[1] ?? '';
-}
+const step = (h: Harness, id: string, which: 'send_code' | 'confirm', code = '') => guestStep(h.client, h.domain, id, which, code);
+const codeFor = (h: Harness, id: string, email: string) => mailedCode(h.client, h.domain, h.smtp, id, email);
 
 async function createFromOffer(h: Harness, o: OfferEnvelope, email: string) {
   return session(h, 'POST', SESSIONS, { line_items: stayLine, buyer: buyer(email), 'dev.vrpkit.lodging': { offer_jws: o.signature.jws } });
@@ -253,14 +230,14 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     const early = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
     expect(early.json.status).toBe('requires_escalation');
     expect(early.json.order).toBeUndefined();
-    const wrong = await guestStep(h, id, 'confirm', '000000');
+    const wrong = await step(h, id, 'confirm', '000000');
     expect(wrong.refusal).toBe('code_invalid');
-    const code = await mailedCode(h, id, email);
+    const code = await codeFor(h, id, email);
     expect(code).toMatch(/^\d{6}$/);
     const before = await written(h);
-    const ok = await guestStep(h, id, 'confirm', code);
+    const ok = await step(h, id, 'confirm', code);
     expect(ok.refusal).toBeUndefined();
-    expect(ok.status_attr).toBe('ready_for_complete');
+    expect(ok.sessionStatus).toBe('ready_for_complete');
     expect((await written(h)).blocks).toBe(before.blocks + 1);
     expect((await offer(h, s)).offer.availability.available).toBe(false);
     const done = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
@@ -287,7 +264,7 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     const email = 'cancel@example.org';
     const created = await createFromOffer(h, await offer(h, s), email);
     const id = created.json.id;
-    await guestStep(h, id, 'confirm', await mailedCode(h, id, email));
+    await step(h, id, 'confirm', await codeFor(h, id, email));
     expect((await offer(h, s)).offer.availability.available).toBe(false);
     const canceled = await session(h, 'POST', `${SESSIONS}/${id}/cancel`);
     expect(canceled.json.status).toBe('canceled');
@@ -302,12 +279,12 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
       Array.from({ length: 8 }, async (_, i) => {
         const email = `race${i}@example.org`;
         const created = await createFromOffer(h, await offer(h, stay(70 + (i % 3), 3)), email);
-        return { id: created.json.id, code: await mailedCode(h, created.json.id, email) };
+        return { id: created.json.id, code: await codeFor(h, created.json.id, email) };
       }),
     );
     const before = await written(h);
-    const results = await Promise.all(sessions.map((x) => guestStep(h, x.id, 'confirm', x.code)));
-    expect(results.filter((r) => r.status_attr === 'ready_for_complete')).toHaveLength(1);
+    const results = await Promise.all(sessions.map((x) => step(h, x.id, 'confirm', x.code)));
+    expect(results.filter((r) => r.sessionStatus === 'ready_for_complete')).toHaveLength(1);
     expect(results.filter((r) => r.refusal === 'booking_refused')).toHaveLength(7);
     expect((await written(h)).bookings).toBe(before.bookings + 1);
   });

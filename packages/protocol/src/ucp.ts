@@ -141,3 +141,16 @@ export const UCP_SESSION_CODES = {
   session_expired: 200,
 } as const;
 export type UcpSessionCode = keyof typeof UCP_SESSION_CODES;
+
+/** A UCP business profile as an agent reads it: the services and capabilities it acts on (UCP `profile.json`). */
+export const UcpProfileSchema = z.looseObject({
+  ucp: z.looseObject({
+    services: z.record(z.string(), z.array(z.looseObject({ transport: z.string(), endpoint: z.string().optional() }))),
+    capabilities: z.record(z.string(), z.array(z.unknown())).optional(),
+  }),
+});
+
+/** A UCP error response (`common/types/error_response.json`) as an agent reads it: the codes. */
+export const UcpErrorResponseSchema = z.looseObject({
+  messages: z.array(z.looseObject({ code: z.string(), content: z.string() })).min(1),
+});
