@@ -80,10 +80,10 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   /** How often expired holds are swept (ms, default a minute); reads expire them as they come too. */
   bookingSweepIntervalMs?: number;
   /**
-   * `--smtp-url`, `--mail-from`: the mail transport the UCP guest page sends its one-time codes by.
+   * `--smtp-url`, `--mail-from` (default `bookings@{domain}`), `--smtp-ca`: the mail transport the UCP guest page sends its one-time codes by.
    * Without it UCP sessions are still created and read, but no guest can confirm one.
    */
-  guestMail?: SmtpMailerOptions;
+  guestMail?: Partial<SmtpMailerOptions> & Pick<SmtpMailerOptions, 'url'>;
   /**
    * `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish before their
    * connections are closed (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`); nothing new is accepted meanwhile.
@@ -321,7 +321,7 @@ function serveApp(
       desk: bookings,
       clock: o.clock ?? systemClock,
       onError,
-      ...(o.guestMail ? { mailer: smtpMailer(o.guestMail) } : {}),
+      ...(o.guestMail ? { mailer: smtpMailer({ from: `bookings@${service.canonicalDomain}`, ...o.guestMail }) } : {}),
     }),
     onError,
     storeHealth: writes,

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifyBookingReceipt } from '@vrpkit/agent';
 import { createJwsSigner, sha256Hex } from '@vrpkit/core';
-import { type ServedNode, withNodeStore } from '@vrpkit/node';
+import { listUcpSessions, type ServedNode, withNodeStore } from '@vrpkit/node';
 import {
   JWKS_PATH,
   OFFER_ENDPOINT_PATH,
@@ -257,6 +257,14 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     const again = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
     expect(again.json.order).toEqual(done.json.order);
     expect(await written(h)).toEqual(after);
+    // The host's read port lists it by status, without the code digest.
+    const listed = await listUcpSessions({
+      dataDir: h.dataDir,
+      status: 'completed',
+      ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}),
+    });
+    expect(listed.map((x) => x.session_id)).toContain(id);
+    expect(listed.every((x) => !('code_sha256' in x))).toBe(true);
   });
 
   it('cancel releases the hold a confirmed session made', async () => {
