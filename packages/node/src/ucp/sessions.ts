@@ -194,10 +194,11 @@ export class UcpSessions {
     return this.o.store.ucpSession(id);
   }
 
-  /** A session as UCP Checkout, with the booking receipt signed now once it holds a booking. */
+  /** A session as UCP Checkout, with the booking receipt signed now once it is completed. */
   async view(s: UcpSessionRecord, extra: readonly UcpMessage[] = []): Promise<Record<string, unknown>> {
     const p = this.o.service.property();
-    const booking = s.booking_id ? await this.o.store.bookingRequest(s.booking_id) : undefined;
+    // The receipt is the completed session's (the agent verifies it at complete): no signature for any other answer or page.
+    const booking = s.status === 'completed' && s.booking_id ? await this.o.store.bookingRequest(s.booking_id) : undefined;
     const receiptJws = booking
       ? signBookingReceipt(booking, this.canonicalDomain, this.o.service.activeSigner(), this.clock.now())
       : undefined;
