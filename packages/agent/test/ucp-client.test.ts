@@ -12,12 +12,13 @@ import type { ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_PROFILE_PATH } from '@vrpkit/protocol';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { guestStep, mailedCode } from '@vrpkit/testkit/ucp';
+import { guestStep, mailedCode, ucpRequestErrors, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const DOMAIN = 'ucp-agent.example';
+const CHECKOUT_SCHEMA = 'shopping/payment_terms.json#/$defs/dev.ucp.shopping.checkout';
 const START = Date.parse('2027-02-01T09:00:00Z');
 let served: { node: ServedNode; client: NodeClient };
 let tmp: ReturnType<typeof tempDir>;
@@ -51,7 +52,17 @@ async function verifiedOffer(from: number, nights: number): Promise<string> {
 
 describe('UcpLodgingClient', () => {
   it('books a verified offer through a session the guest confirms on the host’s page, and verifies the receipt', async () => {
-    const found = await UcpLodgingClient.discover(DOMAIN, { fetch, clock });
+    // Every session request the client sends, and every session it is answered with, checked against UCP's schemas.
+    const checked: FetchLike = async (input, init) => {
+      const create = init?.method === 'POST' && String(input).endsWith('/checkout-sessions');
+      if (create) expect(ucpRequestErrors('create', CHECKOUT_SCHEMA, JSON.parse(String(init?.body)))).toEqual([]);
+      const res = await fetch(input, init);
+      if (!String(input).includes('/checkout-sessions')) return res;
+      const body = await res.text();
+      expect(ucpSchemaErrors(CHECKOUT_SCHEMA, JSON.parse(body))).toEqual([]);
+      return new Response(body, { status: res.status, headers: res.headers });
+    };
+    const found = await UcpLodgingClient.discover(DOMAIN, { fetch: checked, clock });
     if (!found.ok) throw new Error(found.message);
     const { client } = found;
     const jws = await verifiedOffer(20, 3);

@@ -25,7 +25,7 @@ import {
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { guestStep, mailedCode, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
+import { guestStep, mailedCode, type UcpRequestOp, ucpRequestErrors, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -57,8 +57,13 @@ async function call(h: Harness, method: string, path: string, body?: unknown, he
   return { status: res.status, json: JSON.parse(res.text) as UcpSessionView & Record<string, unknown> };
 }
 
-/** A session answer, checked against UCP's Checkout (with payment terms) schema. */
+/** The UCP operation a session request is (its body is checked against the Checkout schema as that request sees it). */
+const OPS: Record<string, UcpRequestOp> = { POST: 'create', PUT: 'update' };
+
+/** A session request and its answer, both checked against UCP's Checkout (with payment terms) schema. */
 async function session(h: Harness, method: string, path: string, body?: unknown) {
+  const op = OPS[method];
+  if (body !== undefined && op) expect(ucpRequestErrors(op, CHECKOUT_SCHEMA, body)).toEqual([]);
   const r = await call(h, method, path, body);
   expect(ucpSchemaErrors(CHECKOUT_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
   return r;
@@ -148,7 +153,8 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
       offer_jws_sha256: sha256Hex(o.signature.jws),
     });
     expect(r.json.messages!.map((m) => m.code)).toEqual(['guest_confirmation_required', 'dev.vrpkit.lodging.policy.cancellation']);
-    // The validator has teeth: a Checkout without its one `total` line is not one.
+    // The validators have teeth: a create without its line items is not one, nor a Checkout without its one `total` line.
+    expect(ucpRequestErrors('create', CHECKOUT_SCHEMA, { buyer: buyer('x@example.org') })).not.toEqual([]);
     expect(ucpSchemaErrors(CHECKOUT_SCHEMA, { ...r.json, totals: r.json.totals.filter((t) => t.type !== 'total') })).not.toEqual([]);
     // An unconfirmed session holds nothing: no booking, no blocked range, the revision unmoved, the stay still offered.
     expect(await written(h)).toEqual({ ...before, sessions: before.sessions + 1 });
@@ -170,7 +176,7 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(r.json.totals.find((t) => t.type === 'total')!.amount).toBe(o.offer.price.agent_total);
     expect(bound.offer_jws.split('.')).toHaveLength(3);
     // Update Checkout: the buyer arrives, the session now waits for the guest.
-    const u = await session(h, 'PUT', `${SESSIONS}/${r.json.id}`, { buyer: buyer('dates@example.org') });
+    const u = await session(h, 'PUT', `${SESSIONS}/${r.json.id}`, { line_items: stayLine, buyer: buyer('dates@example.org') });
     expect(u.json.status).toBe('requires_escalation');
     expect(u.json['dev.vrpkit.lodging'].offer_jws).toBe(bound.offer_jws);
   });

@@ -65,9 +65,13 @@ export const UcpCreateSessionSchema = z.object({
 });
 export type UcpCreateSession = z.infer<typeof UcpCreateSessionSchema>;
 
-/** Update Checkout request (REST `PUT /checkout-sessions/{id}`): the stay is fixed by its offer; only the buyer changes. */
+/**
+ * Update Checkout request (REST `PUT /checkout-sessions/{id}`): the full line items, as UCP requires
+ * them on update (`ucp_request.update: required`), still the one stay; only the buyer changes (the
+ * stay is fixed by its signed offer).
+ */
 export const UcpUpdateSessionSchema = z.object({
-  line_items: UcpCreateSessionSchema.shape.line_items.optional(),
+  line_items: UcpCreateSessionSchema.shape.line_items,
   buyer: UcpBuyerSchema.optional(),
 });
 export type UcpUpdateSession = z.infer<typeof UcpUpdateSessionSchema>;

@@ -21,26 +21,72 @@ function schemaFiles(dir: string): string[] {
   );
 }
 
-let loaded: Ajv2020 | undefined;
-function ucpAjv(): Ajv2020 {
-  if (loaded) return loaded;
+/** A UCP operation a request is made for (`ucp_request` annotations: create, update, complete). */
+export type UcpRequestOp = 'create' | 'update' | 'complete';
+
+/**
+ * A schema as a request of `op` sees it, applying UCP's `ucp_request` annotations the way the
+ * specification's resolver (`ucp-schema resolve --request --op OP`, a Rust tool this machine cannot
+ * fetch) does for the cases these schemas use: on every object's properties, `omit` removes the
+ * property, `required` requires it, `optional` makes it optional; a per-operation map names the
+ * value for each operation (an operation it does not name leaves the property as it is).
+ */
+function requestView(node: unknown, op: UcpRequestOp): unknown {
+  if (Array.isArray(node)) return node.map((n) => requestView(n, op));
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = requestView(v, op);
+  const props = out.properties as Record<string, Record<string, unknown>> | undefined;
+  if (!props || typeof props !== 'object') return out;
+  let required = Array.isArray(out.required) ? [...(out.required as string[])] : [];
+  for (const [name, prop] of Object.entries(props)) {
+    const a = prop?.ucp_request;
+    const rule = typeof a === 'string' ? a : a && typeof a === 'object' ? (a as Record<string, string>)[op] : undefined;
+    if (rule === 'omit') {
+      delete props[name];
+      required = required.filter((r) => r !== name);
+    } else if (rule === 'optional') required = required.filter((r) => r !== name);
+    else if (rule === 'required' && !required.includes(name)) required.push(name);
+  }
+  if (required.length > 0) out.required = required;
+  else delete out.required;
+  return out;
+}
+
+const loaded = new Map<string, Ajv2020>();
+/** One Ajv per view: the responses (the schemas as published) and the requests of each operation. */
+function ucpAjv(view: 'response' | UcpRequestOp = 'response'): Ajv2020 {
+  const cached = loaded.get(view);
+  if (cached) return cached;
   // `strict: false`: the schemas carry UCP's own annotation keywords (`ucp_request`, `name`, `requires`).
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   addFormats.default(ajv);
-  for (const file of schemaFiles(SCHEMA_ROOT)) ajv.addSchema(JSON.parse(readFileSync(file, 'utf8')) as object);
-  loaded = ajv;
+  for (const file of schemaFiles(SCHEMA_ROOT)) {
+    const schema = JSON.parse(readFileSync(file, 'utf8')) as object;
+    ajv.addSchema((view === 'response' ? schema : requestView(schema, view)) as object);
+  }
+  loaded.set(view, ajv);
   return ajv;
+}
+
+function errorsOf(ajv: Ajv2020, ref: string, doc: unknown): ErrorObject[] {
+  const validate = ajv.getSchema(new URL(ref, UCP_SCHEMA_BASE).href);
+  if (!validate) throw new Error(`no vendored UCP schema ${ref} under ${relative(process.cwd(), SCHEMA_ROOT)}`);
+  return validate(doc) ? [] : [...(validate.errors ?? [])];
 }
 
 /**
  * The errors of `doc` against the vendored schema at `ref`: a path under `schemas/` with an optional
- * fragment (`shopping/checkout.json`, `ucp.json#/$defs/business_schema`,
+ * fragment (`shopping/checkout.json`, `profile.json#/$defs/business_schema`,
  * `shopping/payment_terms.json#/$defs/dev.ucp.shopping.checkout`). Empty when valid.
  */
 export function ucpSchemaErrors(ref: string, doc: unknown): ErrorObject[] {
-  const validate = ucpAjv().getSchema(new URL(ref, UCP_SCHEMA_BASE).href);
-  if (!validate) throw new Error(`no vendored UCP schema ${ref} under ${relative(process.cwd(), SCHEMA_ROOT)}`);
-  return validate(doc) ? [] : [...(validate.errors ?? [])];
+  return errorsOf(ucpAjv(), ref, doc);
+}
+
+/** The errors of the request body `doc` of operation `op` against the schema at `ref` as that request sees it. */
+export function ucpRequestErrors(op: UcpRequestOp, ref: string, doc: unknown): ErrorObject[] {
+  return errorsOf(ucpAjv(op), ref, doc);
 }
 
 /** What a guest-page step answered: the HTTP status, the page, the session status and any refusal code it shows. */
