@@ -18,9 +18,12 @@
  * Offers are fetched before the clock starts (an agent has its offer before it books). A row is a
  * fixed number of requests, not a duration: each hold consumes calendar nights.
  *
+ * - UCP session create / whole flow (bench/sections/ucp-sessions.ts): booking sessions bound to a
+ *   signed offer, and the whole flow with the guest's mailed code (a local SMTP server), the hold and complete.
+ *
  * To add rows (e.g. a gated flow), push onto `rowsFor` below; each row returns a `Run`.
  *
- * Run: npx tsx --conditions=vrpkit-source bench/booking.ts [--requests 300] [--concurrency 16] [--flows 40]
+ * Run: npx tsx --conditions=vrpkit-source bench/booking.ts [--requests 300] [--concurrency 16] [--flows 40] [--sessions 40]
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,9 +44,11 @@ import {
 import { generateEd25519Jwk } from '@vrpkit/core';
 import { Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
+import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import pg from 'pg';
 import { Agent, buildConnector } from 'undici';
 import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
+import { ucpSessionRows } from './sections/ucp-sessions.js';
 
 const DOMAIN = 'bench-booking.example';
 const DAY = 86_400_000;
@@ -279,10 +284,25 @@ function gatedFlowRows(hello: Record<string, unknown>, flows: number): Row[] {
   ];
 }
 
+/** The UCP session rows (bench/sections/ucp-sessions.ts) on nights 640 on, which no other row touches. */
+function sessionRows(agent: Agent, pids: number[], smtp: TestSmtp, concurrency: number, n: number): Row[] {
+  return ucpSessionRows(
+    { agent, domain: DOMAIN, smtp, concurrency, offersFor: (paths) => offersFor(agent, paths), offerPath, cpu: () => cpuSeconds(pids) },
+    n,
+    640,
+  );
+}
+
 async function main() {
   const requests = numberFlag('requests', 300);
   const concurrency = numberFlag('concurrency', 16);
   const flows = numberFlag('flows', 40);
+  const sessions = numberFlag('sessions', 40);
+  if (sessions > 54) {
+    process.stderr.write('error[usage]: --sessions is at most 54 (each session row holds its own nights)\n');
+    process.exit(64);
+  }
+  const smtp = await startTestSmtp();
   if (flows > 170) {
     process.stderr.write('error[usage]: --flows is at most 170 (each flow holds its own night)\n');
     process.exit(64);
@@ -300,7 +320,7 @@ async function main() {
   const children: ChildProcess[] = [];
   try {
     for (const dialect of dialects) {
-      const { child, hello } = await startChild(import.meta.url, ['--serve', dialect]);
+      const { child, hello } = await startChild(import.meta.url, ['--serve', dialect, '--smtp', smtp.url]);
       children.push(child);
       const connector = buildConnector({ ca: hello.caPem as string });
       const agent = new Agent({
@@ -312,6 +332,7 @@ async function main() {
       const rows = [
         ...rowsFor(agent, hello.pids as number[], requests, concurrency),
         ...(dialect === 'sqlite' ? gatedFlowRows(hello, flows) : []),
+        ...sessionRows(agent, hello.pids as number[], smtp, concurrency, sessions),
       ];
       for (const row of rows) {
         const r = await row.run();
@@ -340,6 +361,7 @@ async function main() {
     }
   } finally {
     for (const c of children) c.kill('SIGTERM');
+    await smtp.close();
   }
   printTable(table);
   process.stdout.write(`\nconcurrency ${concurrency}; ${cpus().length} CPUs, Node ${process.version}\n`);
@@ -371,9 +393,11 @@ async function serveChild(): Promise<void> {
   }
   const dataDir = join(dir, 'node');
   await initNode({ domain: DOMAIN, dataDir, propertyFile, ...(databaseUrl ? { databaseUrl } : {}) });
+  const smtpUrl = process.argv[process.argv.indexOf('--smtp') + 1]!;
   const node = await serveNode({
     dataDir,
     dev: true,
+    guestMail: { url: smtpUrl },
     offerCacheMaxAgeSeconds: 0,
     bookingRateLimit: 1_000_000,
     bookingHoldsPerDay: 0,

@@ -218,3 +218,20 @@ export {
   issueServerCertificate,
   type PemKeyPair,
 } from './tls.js';
+export { listUcpSessions } from './ucp/admin.js';
+// UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
+// the sessions, the guest's confirmation, the mail transport, the profile and the ports.
+export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';
+export { type UcpBookingSessions, ucpBookingSessions } from './ucp/index.js';
+export { type SmtpMailerOptions, smtpMailer } from './ucp/mail.js';
+export type {
+  ConfirmationMail,
+  GuestMailer,
+  NewUcpSession,
+  UcpSessionChange,
+  UcpSessionReader,
+  UcpSessionRecord,
+  UcpSessionStore,
+} from './ucp/ports.js';
+export { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './ucp/profile.js';
+export { DEFAULT_SESSION_HOURS, type UcpAnswer, type UcpHolds, UcpSessions, type UcpSessionsOptions } from './ucp/sessions.js';

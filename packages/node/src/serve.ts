@@ -29,6 +29,8 @@ import { NodeStore } from './store/store.js';
 import { storeHealth } from './store-health.js';
 import { type CalendarSync, startCalendarSync } from './sync-loop.js';
 import { checkServingCertificate, ensureDevTls } from './tls.js';
+import { ucpBookingSessions } from './ucp/index.js';
+import { type SmtpMailerOptions, smtpMailer } from './ucp/mail.js';
 
 /** `clock` is the node's clock, injected in tests; TLS validity follows the real clock. */
 export interface ServeNodeOptions extends NodeStoreOptions {
@@ -77,6 +79,11 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   bookingWebhook?: BookingWebhook;
   /** How often expired holds are swept (ms, default a minute); reads expire them as they come too. */
   bookingSweepIntervalMs?: number;
+  /**
+   * `--smtp-url`, `--mail-from` (default `bookings@{domain}`), `--smtp-ca`: the mail transport the UCP guest page sends its one-time codes by.
+   * Without it UCP sessions are still created and read, but no guest can confirm one.
+   */
+  guestMail?: Partial<SmtpMailerOptions> & Pick<SmtpMailerOptions, 'url'>;
   /**
    * `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish before their
    * connections are closed (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`); nothing new is accepted meanwhile.
@@ -308,6 +315,14 @@ function serveApp(
   const writes = storeHealth(store, o.clock ?? systemClock, onError);
   return createNodeApp(service, {
     bookings,
+    ucp: ucpBookingSessions({
+      service,
+      store,
+      desk: bookings,
+      clock: o.clock ?? systemClock,
+      onError,
+      ...(o.guestMail ? { mailer: smtpMailer({ from: `bookings@${service.canonicalDomain}`, ...o.guestMail }) } : {}),
+    }),
     onError,
     storeHealth: writes,
     formSecret: loadFormSecret(nodePaths(o.dataDir).keys),

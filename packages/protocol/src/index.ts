@@ -144,3 +144,39 @@ export {
   VrpJwksSchema,
   VrpReceiptSchema,
 } from './types.js';
+// Booking sessions in the Universal Commerce Protocol (UCP Checkout with payment terms; the stay
+// and its signed offer under `dev.vrpkit.lodging`): paths, request shapes, the session view, codes.
+export type {
+  UcpBuyer,
+  UcpCreateSession,
+  UcpLodgingRequest,
+  UcpLodgingView,
+  UcpMessage,
+  UcpSessionCode,
+  UcpSessionStatus,
+  UcpSessionView,
+  UcpUpdateSession,
+} from './ucp.js';
+export {
+  MAX_UCP_REQUEST_BYTES,
+  UCP_CANCELLATION_POLICY_TYPE,
+  UCP_CHECKOUT_CAPABILITY,
+  UCP_CHECKOUT_SESSIONS,
+  UCP_CONTINUE_PATH,
+  UCP_LODGING_KEY,
+  UCP_PAYMENT_TERMS_CAPABILITY,
+  UCP_PROFILE_PATH,
+  UCP_REST_BASE_PATH,
+  UCP_SESSION_CODES,
+  UCP_SHOPPING_SERVICE,
+  UCP_STAY_ITEM_ID,
+  UCP_VERSION,
+  UcpCreateSessionSchema,
+  UcpErrorResponseSchema,
+  UcpLodgingRequestSchema,
+  UcpLodgingViewSchema,
+  UcpProfileSchema,
+  UcpSessionStatusSchema,
+  UcpSessionViewSchema,
+  UcpUpdateSessionSchema,
+} from './ucp.js';

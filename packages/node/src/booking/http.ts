@@ -18,7 +18,7 @@ import { type BookingAnswer, type BookingDesk, refuse } from './desk.js';
 import { renderBookingResult, renderBookPage, renderRefusedRequest } from './page.js';
 
 /** The origin a node's forms are served from and posted back to (Core VRP v0.1 §2: its canonical domain). */
-const formOrigin = (canonicalDomain: string) => `https://${canonicalDomain}`;
+export const formOrigin = (canonicalDomain: string) => `https://${canonicalDomain}`;
 
 /**
  * Core VRP v0.1 §5.1: the booking landing page `direct_booking_url` points at, which re-quotes
@@ -37,7 +37,7 @@ export function mountBookPage(app: Hono, serviceOf: (c: Context) => OfferService
  * The client's address, the key of the rate limit and the hold cap: behind a trusted proxy the
  * address it forwarded for (behind-proxy.ts), otherwise the connecting peer's.
  */
-function clientAddress(c: Context): string {
+export function clientAddress(c: Context): string {
   const forwarded = (c.env as ForwardedClientBindings | undefined)?.forwardedClient;
   if (forwarded) return forwarded;
   try {
@@ -47,7 +47,7 @@ function clientAddress(c: Context): string {
   }
 }
 
-function mediaType(c: Context): string | undefined {
+export function mediaType(c: Context): string | undefined {
   return c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
 }
 

@@ -20,11 +20,11 @@ export type FormTokenFor = (values: Readonly<Record<string, string>>) => string;
 /** Core VRP v0.1 §5.1: the booking link's own parameter next to the §4 request; read and ignored (the page always re-quotes). */
 const OFFER_REFERENCE_PARAMETER = 'offer';
 
-function money(amount: number, currency: string, digits: number): string {
+export function money(amount: number, currency: string, digits: number): string {
   return new Intl.NumberFormat('en', { style: 'currency', currency }).format(amount / 10 ** digits);
 }
 
-function page(title: string, body: string): string {
+export function page(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(title)}</title>

@@ -11,7 +11,9 @@ import {
   JWKS_MAX_CACHE_SECONDS,
   JWKS_PATH,
   MAX_BOOKING_REQUEST_BYTES,
+  MAX_UCP_REQUEST_BYTES,
   OFFER_ENDPOINT_PATH,
+  UCP_PROFILE_PATH,
 } from '@vrpkit/protocol';
 import { isConnectionLoss } from '@vrpkit/sql';
 import { type Context, Hono } from 'hono';
@@ -23,6 +25,9 @@ import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
 import { STORE_OUTAGE_RETRY_AFTER_SECONDS, type StoreHealth } from '../store-health.js';
 import { mountSurfaces } from '../surfaces/registry.js';
+import { mountUcpContinue, mountUcpRest } from '../ucp/http.js';
+import type { UcpBookingSessions } from '../ucp/index.js';
+import { CONTINUE_FORM } from '../ucp/page.js';
 import { formGuard } from './forms.js';
 import { canonicalHostOnly } from './host-guard.js';
 import { errorResponse, storeUnavailableResponse } from './json.js';
@@ -64,6 +69,8 @@ export interface NodeAppOptions {
   formSecret?: Uint8Array;
   /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
   bookings?: BookingDesk;
+  /** UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/checkout-sessions`, the guest's page); only with `bookings` and a single publisher. */
+  ucp?: UcpBookingSessions;
   /**
    * Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which
    * checks X-Forwarded-Host itself). Only for a single publisher: with a `PublisherFor`, the
@@ -73,7 +80,7 @@ export interface NodeAppOptions {
 }
 
 /** The resources that only take GET (and HEAD): any other method is 405 with `Allow`, not 404. */
-const READ_ONLY_PATHS = new Set([DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, BOOK_PATH, HEALTHZ_PATH, READYZ_PATH]);
+const READ_ONLY_PATHS = new Set([DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, BOOK_PATH, HEALTHZ_PATH, READYZ_PATH, UCP_PROFILE_PATH]);
 
 type Fetch = Hono['fetch'];
 
@@ -112,9 +119,18 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   app.get(JWKS_PATH, async (c) => c.json(await serviceOf(c).jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
   // Core §5.1: the booking landing page; its own 405 first: /book also takes the booking form's POST.
-  const bookForm = formGuard(BOOK_FORM, options.formSecret ?? randomBytes(32), MAX_BOOKING_REQUEST_BYTES);
+  const formSecret = options.formSecret ?? randomBytes(32);
+  const bookForm = formGuard(BOOK_FORM, formSecret, MAX_BOOKING_REQUEST_BYTES);
   mountBookPage(app, serviceOf, bookForm);
   if (options.bookings) mountBookingRequests(app, options.bookings, bookForm, (c) => serviceOf(c).now());
+
+  // UCP booking sessions: the profile, the Checkout REST binding and the guest's page (ucp/http.ts).
+  if (options.bookings && options.ucp && typeof publisher !== 'function') {
+    const form = formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES);
+    const routes = { publisher, desk: options.bookings, form, ...options.ucp };
+    mountUcpRest(app, routes);
+    mountUcpContinue(app, routes);
+  }
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
   app.get(HEALTHZ_PATH, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));

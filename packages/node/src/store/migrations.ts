@@ -135,4 +135,38 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('booking_request').execute();
     },
   },
+  /**
+   * UCP booking sessions: a session is a row here only; it blocks no night. The hold the guest's
+   * confirmation makes is a `booking_request` (0004) whose id the session keeps.
+   */
+  '0005_ucp_session': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('ucp_session')
+        .addColumn('session_id', 'text', (c) => c.primaryKey())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('offer_jws', 'text', (c) => c.notNull())
+        .addColumn('offer_jws_sha256', 'text', (c) => c.notNull())
+        .addColumn('property_id', 'text', (c) => c.notNull())
+        .addColumn('check_in', 'text', (c) => c.notNull())
+        .addColumn('check_out', 'text', (c) => c.notNull())
+        .addColumn('guests', 'integer', (c) => c.notNull())
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('total', 'integer', (c) => c.notNull())
+        .addColumn('buyer_email', 'text')
+        .addColumn('buyer_name', 'text')
+        .addColumn('code_sha256', 'text')
+        .addColumn('code_expires_at', 'text')
+        .addColumn('code_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('booking_id', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('ucp_session_by_status').on('ucp_session').columns(['status', 'created_at']).execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('ucp_session').execute();
+    },
+  },
 };

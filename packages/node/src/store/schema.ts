@@ -126,7 +126,39 @@ export interface BookingEventTable {
   attempts: Generated<number>;
 }
 
+/**
+ * A UCP booking session (Checkout with the stay under `dev.vrpkit.lodging`): bound to one signed
+ * offer, its totals that offer's; it holds no night until the guest confirms (then `booking_id`).
+ */
+export interface UcpSessionTable {
+  /** `ucs_…` */
+  session_id: string;
+  status: 'incomplete' | 'requires_escalation' | 'ready_for_complete' | 'completed' | 'canceled';
+  offer_jws: string;
+  offer_jws_sha256: string;
+  property_id: string;
+  check_in: string;
+  check_out: string;
+  guests: number;
+  currency: string;
+  /** The signed offer's `price.agent_total` in minor units: the session's `total`. */
+  total: number;
+  buyer_email: string | null;
+  buyer_name: string | null;
+  /** SHA-256 (hex) of the session id and the one-time code last mailed to the buyer; never the code itself. */
+  code_sha256: string | null;
+  code_expires_at: string | null;
+  code_attempts: number;
+  /** The hold made when the guest confirmed (`booking_request.booking_id`). */
+  booking_id: string | null;
+  created_at: string;
+  updated_at: string;
+  /** UCP Checkout `expires_at`: past it an open session is no longer completed. */
+  expires_at: string;
+}
+
 export interface NodeDatabase {
+  ucp_session: UcpSessionTable;
   booking_request: BookingRequestTable;
   booking_event: BookingEventTable;
   store_revision: StoreRevisionTable;

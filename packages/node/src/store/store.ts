@@ -3,6 +3,7 @@ import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kyse
 import type { BookingEvent, BookingOutbox, BookingRequestRecord, BookingStore, HoldOutcome, NewHold } from '../booking/ports.js';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
+import type { NewUcpSession, UcpSessionChange, UcpSessionReader, UcpSessionRecord, UcpSessionStore } from '../ucp/ports.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
 import type { BlockedRangeTable, BlockKind, BookingStatus, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
 
@@ -49,7 +50,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * offer path makes is a query here, so each offer is computed from the store's current
  * state (nothing that could go stale is cached).
  */
-export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox {
+export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, UcpSessionStore, UcpSessionReader {
   private cached: StoreSnapshot | undefined;
   private reloading: { revision: number; promise: Promise<StoreSnapshot> } | undefined;
 
@@ -413,6 +414,70 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox {
       await this.addBookingEvent(tx, id, status, now);
       return { decided: true, booking: { ...row, status, updated_at: iso(now) } };
     });
+  }
+
+  // UCP booking sessions (ucp/ports.ts). A session blocks no night, so its writes do not move the
+  // store revision (no signed-offer cache depends on them); each is one statement.
+
+  async insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord> {
+    const row: UcpSessionRecord = {
+      ...s,
+      code_sha256: null,
+      code_expires_at: null,
+      code_attempts: 0,
+      booking_id: null,
+      created_at: iso(now),
+      updated_at: iso(now),
+    };
+    await this.db.insertInto('ucp_session').values(row).execute();
+    return row;
+  }
+
+  ucpSession(id: string): Promise<UcpSessionRecord | undefined> {
+    return this.db.selectFrom('ucp_session').selectAll().where('session_id', '=', id).executeTakeFirst();
+  }
+
+  /** Compare-and-set on the status: of two racing transitions on one session exactly one matches. */
+  updateUcpSession(
+    id: string,
+    from: readonly UcpSessionRecord['status'][],
+    change: UcpSessionChange,
+    now: number,
+  ): Promise<UcpSessionRecord | undefined> {
+    return this.db
+      .updateTable('ucp_session')
+      .set({ ...change, updated_at: iso(now) })
+      .where('session_id', '=', id)
+      .where('status', 'in', from)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  ucpSessions(status?: UcpSessionRecord['status']): Promise<Omit<UcpSessionRecord, 'code_sha256'>[]> {
+    let q = this.db
+      .selectFrom('ucp_session')
+      .select([
+        'session_id',
+        'status',
+        'offer_jws',
+        'offer_jws_sha256',
+        'property_id',
+        'check_in',
+        'check_out',
+        'guests',
+        'currency',
+        'total',
+        'buyer_email',
+        'buyer_name',
+        'code_expires_at',
+        'code_attempts',
+        'booking_id',
+        'created_at',
+        'updated_at',
+        'expires_at',
+      ]);
+    if (status) q = q.where('status', '=', status);
+    return q.orderBy('created_at').orderBy('session_id').execute();
   }
 
   /** Expire every pending hold whose `hold_expires_at` has passed and free its dates; the ids expired (none: nothing written). */

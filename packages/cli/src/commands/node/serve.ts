@@ -51,6 +51,9 @@ interface ServeOptions extends NodeOptions {
   bookingHoldsPerDay: number;
   bookingWebhook?: string;
   bookingWebhookCa?: string;
+  smtpUrl?: string;
+  mailFrom?: string;
+  smtpCa?: string;
   shutdownGrace?: number;
 }
 
@@ -165,7 +168,25 @@ function bookingOptions(c: Command): Command {
       '--booking-webhook <url>',
       'https URL that receives a JSON event per booking change (ids, status, digests; never guest details)',
     )
-    .option('--booking-webhook-ca <file>', 'with --booking-webhook: extra trusted CA certificate (PEM) for its https');
+    .option('--booking-webhook-ca <file>', 'with --booking-webhook: extra trusted CA certificate (PEM) for its https')
+    .option(
+      '--smtp-url <url>',
+      'SMTP server the UCP guest page mails one-time codes through (smtp://… or smtps://…); without it no guest can confirm a session',
+    )
+    .option('--mail-from <address>', 'with --smtp-url: the sender of the guest mails (default bookings@{domain})')
+    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server');
+}
+
+/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest page's mail transport. */
+function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail'> {
+  if (!o.smtpUrl) return {};
+  return {
+    guestMail: {
+      url: o.smtpUrl,
+      ...(o.mailFrom ? { from: o.mailFrom } : {}),
+      ...(o.smtpCa ? { ca: readFileSync(o.smtpCa, 'utf8') } : {}),
+    },
+  };
 }
 
 /** The serve options the command line names (everything but the logs, which each serving process adds). */
@@ -182,6 +203,7 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     bookingRateLimit: o.bookingRateLimit,
     bookingHoldsPerDay: o.bookingHoldsPerDay,
     ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
+    ...guestMailOptions(o),
     ...(o.bookingWebhook
       ? { bookingWebhook: { url: o.bookingWebhook, ...(o.bookingWebhookCa ? { ca: [readFileSync(o.bookingWebhookCa, 'utf8')] } : {}) } }
       : {}),

@@ -1,6 +1,6 @@
 /** How a booking request is shown: one line in a list, the host's full view, the `--json` document. */
 import { visibleEscapes } from '@vrpkit/core';
-import type { BookingRequestRecord } from '@vrpkit/node';
+import type { BookingRequestRecord, listUcpSessions } from '@vrpkit/node';
 
 /** One line per booking: the id, the stay, the total and the status (no guest details in a list). */
 export function bookingLine(b: BookingRequestRecord): string {
@@ -30,4 +30,18 @@ export function bookingJson(
 ): Omit<BookingRequestRecord, 'request_sha256' | 'idempotency_key' | 'guests' | 'total'> & { guests: number; total: number } {
   const { request_sha256: _digest, idempotency_key: _key, ...rest } = b;
   return { ...rest, guests: Number(b.guests), total: Number(b.total) };
+}
+
+type SessionRow = Awaited<ReturnType<typeof listUcpSessions>>[number];
+
+/** One line per UCP session: id, stay, total, status and the hold it made (no buyer details in a list). */
+export function sessionLine(s: SessionRow): string {
+  const held = s.booking_id ? `  hold ${s.booking_id}` : '';
+  return `${visibleEscapes(`${s.session_id}  ${s.check_in} → ${s.check_out}  ${s.guests} guests  ${s.total} ${s.currency} (minor units)  ${s.status}${held}`)}\n`;
+}
+
+/** A session as `--json` prints it: without the offer JWS (its digest names it). */
+export function sessionJson(s: SessionRow): Omit<SessionRow, 'offer_jws' | 'guests' | 'total'> & { guests: number; total: number } {
+  const { offer_jws: _jws, ...rest } = s;
+  return { ...rest, guests: Number(s.guests), total: Number(s.total) };
 }

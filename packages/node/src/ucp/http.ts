@@ -1,0 +1,152 @@
+/**
+ * The UCP routes on the node's app: the business profile (`/.well-known/ucp`), the Checkout REST
+ * binding's five operations under `/ucp/v1` (UCP Checkout REST binding, Operations), the JSON
+ * Schema of vrpkit's lodging member, and the guest's page (`continue_url`). The JSON endpoints take
+ * `application/json` under a byte cap and count against the booking rate limit per client address;
+ * the page's forms pass the node's form guard (cross-site refusal, a token bound to the session).
+ */
+import {
+  MAX_UCP_REQUEST_BYTES,
+  UCP_CHECKOUT_SESSIONS,
+  UCP_CONTINUE_PATH,
+  UCP_PROFILE_PATH,
+  UCP_REST_BASE_PATH,
+  UcpLodgingRequestSchema,
+  UcpLodgingViewSchema,
+} from '@vrpkit/protocol';
+import type { Context, Hono } from 'hono';
+import * as z from 'zod';
+import type { BookingDesk } from '../booking/desk.js';
+import { clientAddress, formOrigin, mediaType } from '../booking/http.js';
+import { page } from '../booking/page.js';
+import { NODE_CODES, nodeMessage } from '../errors.js';
+import { readBodyCapped } from '../http/body.js';
+import type { FormGuard } from '../http/forms.js';
+import { escapeHtml as esc, HTML_SECURITY_HEADERS } from '../http/html.js';
+import { JSON_TYPE } from '../http/json.js';
+import type { NodePublisher } from '../service/types.js';
+import type { GuestConfirmation } from './confirm.js';
+import { type ContinueView, renderContinuePage } from './page.js';
+import { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './profile.js';
+import { refuseUcp, type UcpAnswer, type UcpSessions } from './sessions.js';
+
+export interface UcpRoutes {
+  publisher: NodePublisher;
+  sessions: UcpSessions;
+  /** The booking desk: its rate limit per address, and the hold a confirmation makes. */
+  desk: BookingDesk;
+  /** Without a mail transport the page cannot send codes, so no session can be confirmed. */
+  confirmation?: GuestConfirmation;
+  form: FormGuard;
+}
+
+const json = (a: UcpAnswer) =>
+  new Response(JSON.stringify(a.body), { status: a.status, headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store' } });
+
+/** A JSON request body under the cap, counted against the rate limit, parsed; or the refusal. */
+async function jsonBody(c: Context, desk: BookingDesk): Promise<{ ok: true; value: unknown } | { ok: false; answer: UcpAnswer }> {
+  if (mediaType(c) !== 'application/json')
+    return { ok: false, answer: refuseUcp('unsupported_media_type', 'send the request as application/json', 415) };
+  const read = await readBodyCapped(c, MAX_UCP_REQUEST_BYTES);
+  if (!read.ok)
+    return { ok: false, answer: refuseUcp('body_too_large', `a session request is limited to ${MAX_UCP_REQUEST_BYTES} bytes`, 413) };
+  const limited = desk.admit(clientAddress(c));
+  if (limited) return { ok: false, answer: refuseUcp('too_many_requests', 'too many requests from this address', 429) };
+  try {
+    return { ok: true, value: JSON.parse(read.text) };
+  } catch {
+    return { ok: false, answer: refuseUcp('invalid_request', 'the body is not JSON', 400) };
+  }
+}
+
+/** The profile, the lodging member's JSON Schema and the five Checkout operations. */
+export function mountUcpRest(app: Hono, r: UcpRoutes): void {
+  const p = r.publisher;
+  app.get(UCP_PROFILE_PATH, async (c) =>
+    c.json(ucpBusinessProfile({ origin: p.origin, offerEndpoint: p.offerEndpoint, property: p.property(), jwks: await p.jwks() }), 200, {
+      'cache-control': 'public, max-age=300',
+    }),
+  );
+  const lodgingSchema = { request: z.toJSONSchema(UcpLodgingRequestSchema), response: z.toJSONSchema(UcpLodgingViewSchema) };
+  app.get(UCP_LODGING_SCHEMA_PATH, (c) => c.json(lodgingSchema, 200, { 'cache-control': 'public, max-age=3600' }));
+
+  const base = `${UCP_REST_BASE_PATH}${UCP_CHECKOUT_SESSIONS}`;
+  const withBody = (op: (c: Context, body: unknown) => Promise<UcpAnswer>) => async (c: Context) => {
+    const body = await jsonBody(c, r.desk);
+    return json(body.ok ? await op(c, body.value) : body.answer);
+  };
+  const withoutBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) => {
+    const limited = r.desk.admit(clientAddress(c));
+    return json(limited ? refuseUcp('too_many_requests', 'too many requests from this address', 429) : await op(c.req.param('id') ?? ''));
+  };
+  app.post(
+    base,
+    withBody((_c, body) => r.sessions.create(body)),
+  );
+  app.get(`${base}/:id`, async (c) => json(await r.sessions.get(c.req.param('id'))));
+  app.put(
+    `${base}/:id`,
+    withBody((c, body) => r.sessions.update(c.req.param('id') ?? '', body)),
+  );
+  app.post(
+    `${base}/:id/complete`,
+    withoutBody((id) => r.sessions.complete(id)),
+  );
+  app.post(
+    `${base}/:id/cancel`,
+    withoutBody((id) => r.sessions.cancel(id)),
+  );
+}
+
+/** The guest's page: GET shows the session; POST sends a code or confirms with one. */
+export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
+  const p = r.publisher;
+  const origin = formOrigin(p.canonicalDomain);
+  const html = (c: Context, body: string, status = 200) =>
+    c.html(body, status as 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
+  const render = async (c: Context, id: string, notice?: string, refusal?: string) => {
+    const s = await r.sessions.session(id);
+    if (!s) return html(c, renderRefusal(p.canonicalDomain, 'not_found'), 404);
+    const view = (await r.sessions.view(s)) as unknown as ContinueView;
+    const token = r.form.token(origin, { session_id: id }, p.now());
+    const digits = p.property().currency_minor_digits;
+    return html(
+      c,
+      renderContinuePage(p.canonicalDomain, view, { token, digits, ...(notice ? { notice } : {}), ...(refusal ? { refusal } : {}) }),
+    );
+  };
+  app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(c, c.req.param('id')));
+  app.post(`${UCP_CONTINUE_PATH}/:id`, async (c) => {
+    const id = c.req.param('id');
+    const posted = await r.form.read(c, origin, p.now());
+    // The form guard reads the body itself (form-encoded, capped at MAX_UCP_REQUEST_BYTES).
+    if (!posted.ok) return html(c, renderRefusal(p.canonicalDomain, posted.refusal), NODE_CODES[posted.refusal].status ?? 400);
+    const field = (name: string) => (posted.form.getAll(name).length === 1 ? (posted.form.get(name) ?? '') : '');
+    // The token binds the session it was rendered for: a token of one session never acts on another.
+    if (field('session_id') !== id)
+      return html(c, renderRefusal(p.canonicalDomain, 'invalid_form_token'), NODE_CODES.invalid_form_token.status ?? 403);
+    const client = clientAddress(c);
+    const limited = r.desk.admit(client);
+    if (limited) return render(c, id, 'Too many attempts from your address: wait a minute.', 'too_many_requests');
+    if (!r.confirmation) return render(c, id, 'This host has not set up email confirmation yet.', 'mail_unavailable');
+    const step = field('step');
+    const out =
+      step === 'send_code'
+        ? await r.confirmation.sendCode(id)
+        : step === 'confirm'
+          ? await r.confirmation.confirm(id, field('code'), client)
+          : undefined;
+    if (!out) return render(c, id, 'Unknown step.', 'invalid_request');
+    if (out.ok) return render(c, id, step === 'send_code' ? 'We emailed you a code.' : 'Confirmed.');
+    return render(c, id, out.message, out.code);
+  });
+}
+
+/** A refused page request: the stable code and the node's wording (the form's own parameters filled in). */
+function renderRefusal(canonicalDomain: string, code: keyof typeof NODE_CODES): string {
+  const message = nodeMessage(code, { what: 'form', max: MAX_UCP_REQUEST_BYTES });
+  return page(
+    'Not possible',
+    `<p class="note">${esc(canonicalDomain)}</p><p id="session-status" data-refusal="${esc(code)}">${esc(message)} (${esc(code)}).</p>`,
+  );
+}

@@ -1,0 +1,91 @@
+/**
+ * The node's UCP business profile (`/.well-known/ucp`; UCP `profile.json#/$defs/business_schema`):
+ * the shopping service's REST binding on the node's origin, the Checkout capability with the
+ * payment-terms extension, vrpkit's lodging capability (its `config` the property, its one
+ * accommodation type and one rate plan, from the property file), no payment handler (the host is
+ * paid at the property), and the node's signing keys (`keys`, the JWKS that verifies its offers and
+ * booking receipts; UCP profile `keys[]`).
+ */
+import {
+  UCP_CHECKOUT_CAPABILITY,
+  UCP_LODGING_KEY,
+  UCP_PAYMENT_TERMS_CAPABILITY,
+  UCP_REST_BASE_PATH,
+  UCP_SHOPPING_SERVICE,
+  UCP_VERSION,
+  type VrpJwks,
+} from '@vrpkit/protocol';
+import type { PropertyView } from '../service/types.js';
+
+/** Where the node serves the JSON Schema of its `dev.vrpkit.lodging` member. */
+export const UCP_LODGING_SCHEMA_PATH = '/ucp/schemas/dev.vrpkit.lodging.json';
+
+const spec = (path: string) => `https://ucp.dev/${UCP_VERSION}/${path}`;
+
+/** The lodging capability's config: the one property, accommodation type and rate plan a vrpkit node sells. */
+function lodgingConfig(p: PropertyView, origin: string, offerEndpoint: string) {
+  return {
+    property: { id: p.property_id, name: p.name, url: p.url, city: p.city, country: p.country, time_zone: p.time_zone },
+    accommodation_types: [{ id: p.property_id, name: p.name, max_occupancy: p.max_guests }],
+    rate_plans: [
+      {
+        id: 'standard',
+        accommodation_type_id: p.property_id,
+        currency: p.currency,
+        nightly_from: Math.min(p.rates.nightly, ...p.rates.seasons.map((s) => s.nightly)),
+        min_nights: p.min_nights,
+        max_nights: p.max_nights,
+        check_in_time: p.check_in_time,
+        check_out_time: p.check_out_time,
+        fees: p.fees.map((f) => ({ code: f.code, label: f.label, amount: f.amount })),
+        refund_schedule: p.refund_schedule,
+        payment: 'at_property',
+      },
+    ],
+    // Core VRP: where an agent gets the signed offer a session is bound to.
+    verified_stay_offer_endpoint: offerEndpoint,
+    discovery: `${origin}/.well-known/vacation-rental.json`,
+  };
+}
+
+export function ucpBusinessProfile(o: { origin: string; offerEndpoint: string; property: PropertyView; jwks: VrpJwks }) {
+  return {
+    ucp: {
+      version: UCP_VERSION,
+      services: {
+        [UCP_SHOPPING_SERVICE]: [
+          {
+            version: UCP_VERSION,
+            spec: spec('specification/overview'),
+            transport: 'rest',
+            schema: spec('services/shopping/rest.openapi.json'),
+            endpoint: `${o.origin}${UCP_REST_BASE_PATH}`,
+          },
+        ],
+      },
+      capabilities: {
+        [UCP_CHECKOUT_CAPABILITY]: [
+          { version: UCP_VERSION, spec: spec('specification/shopping/checkout'), schema: spec('schemas/shopping/checkout.json') },
+        ],
+        [UCP_PAYMENT_TERMS_CAPABILITY]: [
+          {
+            version: UCP_VERSION,
+            spec: spec('specification/payment-terms'),
+            schema: spec('schemas/shopping/payment_terms.json'),
+            extends: UCP_CHECKOUT_CAPABILITY,
+          },
+        ],
+        [UCP_LODGING_KEY]: [
+          {
+            version: UCP_VERSION,
+            schema: `${o.origin}${UCP_LODGING_SCHEMA_PATH}`,
+            extends: UCP_CHECKOUT_CAPABILITY,
+            config: lodgingConfig(o.property, o.origin, o.offerEndpoint),
+          },
+        ],
+      },
+      payment_handlers: {},
+    },
+    keys: o.jwks.keys,
+  };
+}

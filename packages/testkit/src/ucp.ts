@@ -1,0 +1,137 @@
+/**
+ * The published UCP JSON Schemas (vendored unmodified in `fixtures/ucp/schemas`, Apache-2.0, see
+ * `fixtures/ucp/PROVENANCE.md`) loaded into one Ajv 2020-12 instance, so a test checks what a node
+ * sends or accepts against the specification's own files, never against a shape vrpkit wrote.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { TestSmtp } from './mail.js';
+import type { NodeClient } from './node.js';
+
+const SCHEMA_ROOT = fileURLToPath(new URL('../fixtures/ucp/schemas/', import.meta.url));
+/** Every vendored schema's `$id` starts here (`https://ucp.dev/schemas/shopping/checkout.json`). */
+export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
+
+function schemaFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? schemaFiles(join(dir, e.name)) : e.name.endsWith('.json') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** A UCP operation a request is made for (`ucp_request` annotations: create, update, complete). */
+export type UcpRequestOp = 'create' | 'update' | 'complete';
+
+/**
+ * A schema as a request of `op` sees it, applying UCP's `ucp_request` annotations the way the
+ * specification's resolver (`ucp-schema resolve --request --op OP`, a Rust tool this machine cannot
+ * fetch) does for the cases these schemas use: on every object's properties, `omit` removes the
+ * property, `required` requires it, `optional` makes it optional; a per-operation map names the
+ * value for each operation (an operation it does not name leaves the property as it is).
+ */
+function requestView(node: unknown, op: UcpRequestOp): unknown {
+  if (Array.isArray(node)) return node.map((n) => requestView(n, op));
+  if (node === null || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) out[k] = requestView(v, op);
+  const props = out.properties as Record<string, Record<string, unknown>> | undefined;
+  if (!props || typeof props !== 'object') return out;
+  let required = Array.isArray(out.required) ? [...(out.required as string[])] : [];
+  for (const [name, prop] of Object.entries(props)) {
+    const a = prop?.ucp_request;
+    const rule = typeof a === 'string' ? a : a && typeof a === 'object' ? (a as Record<string, string>)[op] : undefined;
+    if (rule === 'omit') {
+      delete props[name];
+      required = required.filter((r) => r !== name);
+    } else if (rule === 'optional') required = required.filter((r) => r !== name);
+    else if (rule === 'required' && !required.includes(name)) required.push(name);
+  }
+  if (required.length > 0) out.required = required;
+  else delete out.required;
+  return out;
+}
+
+const loaded = new Map<string, Ajv2020>();
+/** One Ajv per view: the responses (the schemas as published) and the requests of each operation. */
+function ucpAjv(view: 'response' | UcpRequestOp = 'response'): Ajv2020 {
+  const cached = loaded.get(view);
+  if (cached) return cached;
+  // `strict: false`: the schemas carry UCP's own annotation keywords (`ucp_request`, `name`, `requires`).
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats.default(ajv);
+  for (const file of schemaFiles(SCHEMA_ROOT)) {
+    const schema = JSON.parse(readFileSync(file, 'utf8')) as object;
+    ajv.addSchema((view === 'response' ? schema : requestView(schema, view)) as object);
+  }
+  loaded.set(view, ajv);
+  return ajv;
+}
+
+function errorsOf(ajv: Ajv2020, ref: string, doc: unknown): ErrorObject[] {
+  const validate = ajv.getSchema(new URL(ref, UCP_SCHEMA_BASE).href);
+  if (!validate) throw new Error(`no vendored UCP schema ${ref} under ${relative(process.cwd(), SCHEMA_ROOT)}`);
+  return validate(doc) ? [] : [...(validate.errors ?? [])];
+}
+
+/**
+ * The errors of `doc` against the vendored schema at `ref`: a path under `schemas/` with an optional
+ * fragment (`shopping/checkout.json`, `profile.json#/$defs/business_schema`,
+ * `shopping/payment_terms.json#/$defs/dev.ucp.shopping.checkout`). Empty when valid.
+ */
+export function ucpSchemaErrors(ref: string, doc: unknown): ErrorObject[] {
+  return errorsOf(ucpAjv(), ref, doc);
+}
+
+/** The errors of the request body `doc` of operation `op` against the schema at `ref` as that request sees it. */
+export function ucpRequestErrors(op: UcpRequestOp, ref: string, doc: unknown): ErrorObject[] {
+  return errorsOf(ucpAjv(op), ref, doc);
+}
+
+/** What a guest-page step answered: the HTTP status, the page, the session status and any refusal code it shows. */
+export interface GuestStepAnswer {
+  status: number;
+  text: string;
+  sessionStatus: string | undefined;
+  refusal: string | undefined;
+}
+
+/**
+ * One step on a session's guest page (`continue_url`) as a browser on the node's origin does it:
+ * GET the page for its form token, then POST the step with Fetch Metadata and Origin of that origin.
+ */
+export async function guestStep(
+  client: NodeClient,
+  domain: string,
+  id: string,
+  step: 'send_code' | 'confirm',
+  code = '',
+): Promise<GuestStepAnswer> {
+  const page = await client.get(`/ucp/continue/${id}`);
+  const token = /name="form_token" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
+  const form = new URLSearchParams({ session_id: id, form_token: token, step, ...(code ? { code } : {}) });
+  const res = await client.request('POST', `/ucp/continue/${id}`, {
+    body: form.toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `https://${domain}`, 'sec-fetch-site': 'same-origin' },
+  });
+  return {
+    status: res.status,
+    text: res.text,
+    sessionStatus: /data-status="([a-z_]+)"/.exec(res.text)?.[1],
+    refusal: /data-refusal="([a-z_]+)"/.exec(res.text)?.[1],
+  };
+}
+
+/** The one-time code in a mail the node sent (its subject: "Your confirmation code for DOMAIN: NNNNNN"). */
+export const mailedCodeOf = (raw: string): string | undefined => /code for [^:\r\n]+: (\d{6})/.exec(raw)?.[1];
+
+/** Ask the page to mail a code to the session's buyer `email` and read it from the test SMTP server. */
+export async function mailedCode(client: NodeClient, domain: string, smtp: TestSmtp, id: string, email: string): Promise<string> {
+  const before = smtp.received.length;
+  const sent = await guestStep(client, domain, id, 'send_code');
+  if (sent.refusal) throw new Error(`the page refused to send a code: ${sent.refusal}`);
+  const code = mailedCodeOf((await smtp.next(email, before)).raw);
+  if (!code) throw new Error('the mail holds no code');
+  return code;
+}
