@@ -200,7 +200,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     expect(v).toMatchObject({ status: 'verified', code: null });
   });
 
-  it('says a feed is stale once its last sync is older than the calendar may be', async () => {
+  it('says a feed is stale once its last sync is older than the calendar may be, and fresh after "sync now"', async () => {
     await page.goto(`${origin}/calendar?month=2027-03`);
     await expect(page.locator('td.status-fresh').textContent()).resolves.toBe('fresh');
     await expect(nightCell(25).textContent()).resolves.toContain('blocked by feed other-channel');
@@ -209,6 +209,20 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await expect(page.locator('td.status-stale').textContent()).resolves.toBe('stale');
     await page.goto(`${origin}/keys`);
     await expect(page.locator('main').textContent()).resolves.toContain('not ready');
+    // "Sync now" runs `vrp node calendar sync`: the feed is fresh again.
+    await page.goto(`${origin}/calendar?month=2027-03`);
+    await page.getByRole('button', { name: 'Sync now' }).click();
+    await page.waitForURL(`${origin}/calendar`);
+    await expect(page.locator('td.status-fresh').textContent()).resolves.toBe('fresh');
+  });
+
+  it('charts the offers asked per surface and the refusals by code, from counters holding no request data', async () => {
+    expect((await client.get(`${OFFER_ENDPOINT_PATH}?check_in=2027-03-01&guests=2`)).status).toBe(400);
+    await page.goto(`${origin}/activity`);
+    expect(await page.locator('figure svg[role=img]').count()).toBe(3);
+    const numbers = await page.locator('details table').allTextContents();
+    expect(numbers.join(' ')).toMatch(/2027-02-20\s*http\s*\d+/);
+    expect(numbers.join(' ')).toContain('missing_parameter');
   });
 
   it('has no serious or critical axe-core violation on any page, at 390 and 1280 px', async () => {

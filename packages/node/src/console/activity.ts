@@ -15,7 +15,7 @@ import type { Hono } from 'hono';
 
 /** Hours of activity kept (two weeks). */
 export const ACTIVITY_HOURS = 14 * 24;
-/** Distinct refusal codes kept per hour; more are counted under `other`. */
+/** Distinct refusal codes kept per hour, `other` included: past the first `MAX_REFUSAL_CODES - 1` a code counts as `other`. */
 export const MAX_REFUSAL_CODES = 32;
 const HOUR_MS = 3_600_000;
 
@@ -83,7 +83,7 @@ export class Activity {
   }
 
   private refused(b: ActivityHour, code: string): void {
-    const key = b.refusals.has(code) || b.refusals.size < MAX_REFUSAL_CODES ? code : 'other';
+    const key = b.refusals.has(code) || b.refusals.size < MAX_REFUSAL_CODES - 1 ? code : 'other';
     b.refusals.set(key, (b.refusals.get(key) ?? 0) + 1);
   }
 
