@@ -36,14 +36,21 @@ export interface ConsoleAppOptions extends ConsoleDeps {
   onError?: (e: unknown) => void;
 }
 
+/**
+ * On every answer: the CSP, no sniffing, no caching, no framing; `same-origin` referrers, not
+ * `no-referrer` (under it a browser posts the page's own forms with `Origin: null`).
+ */
+const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': CONSOLE_CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'cache-control': 'no-store',
+  'x-frame-options': 'DENY',
+};
+
 const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
-  c.header('Content-Security-Policy', CONSOLE_CONTENT_SECURITY_POLICY);
-  c.header('X-Content-Type-Options', 'nosniff');
-  // `same-origin`, not `no-referrer`: under `no-referrer` a browser posts the page's own forms with `Origin: null`.
-  c.header('Referrer-Policy', 'same-origin');
-  c.header('Cache-Control', 'no-store');
-  c.header('X-Frame-Options', 'DENY');
+  for (const [name, value] of Object.entries(CONSOLE_HEADERS)) c.header(name, value);
 };
 
 /** Every control, bidi or invisible character on a page as a visible escape (the gate's rule, issue 36 defect 4). */

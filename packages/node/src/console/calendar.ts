@@ -11,7 +11,7 @@ import type { FeedReadiness } from '../health.js';
 import type { FormSpec } from '../http/forms.js';
 import { escapeHtml as e } from '../http/html.js';
 import type { BlockedRange, CalendarFeed } from '../store/store.js';
-import { act, type ConsoleDeps, pageContext, readForm } from './context.js';
+import { type ConsoleDeps, mountChange, pageContext } from './context.js';
 import { formFields, type PageContext, page, scrollable, when } from './pages.js';
 
 export const BLOCK_FORM: FormSpec = { action: '/calendar/block', bound: [] };
@@ -121,28 +121,25 @@ export function mountCalendar(app: Hono, x: ConsoleDeps): void {
     return c.html(page(p, 'Calendar', body));
   });
 
-  app.post(BLOCK_FORM.action, async (c) => {
-    const form = await readForm(c, BLOCK_FORM);
-    if (!(form instanceof URLSearchParams)) return form;
+  mountChange(app, x, BLOCK_FORM, (form) => {
     const [from, to, note] = ['from', 'to', 'note'].map((k) => form.get(k) ?? '') as [string, string, string];
-    const done = await act(c, x, { action: 'calendar_block', target: `${from}/${to}`, back: '/calendar' }, () =>
-      x.actions.addBlock(from, to, note.slice(0, 200) || undefined),
-    );
-    return done.ok ? c.redirect(`/calendar?month=${from.slice(0, 7)}`, 303) : done.res;
+    return {
+      action: 'calendar_block',
+      target: `${from}/${to}`,
+      run: () => x.actions.addBlock(from, to, note.slice(0, 200) || undefined),
+      done: `/calendar?month=${encodeURIComponent(from.slice(0, 7))}`,
+      back: '/calendar',
+    };
   });
-
-  app.post(UNBLOCK_FORM.action, async (c) => {
-    const form = await readForm(c, UNBLOCK_FORM);
-    if (!(form instanceof URLSearchParams)) return form;
+  mountChange(app, x, UNBLOCK_FORM, (form) => {
     const id = form.get('block_id') ?? '';
-    const done = await act(c, x, { action: 'calendar_unblock', target: id, back: '/calendar' }, () => x.actions.removeBlock(id));
-    return done.ok ? c.redirect('/calendar', 303) : done.res;
+    return { action: 'calendar_unblock', target: id, run: () => x.actions.removeBlock(id), done: '/calendar', back: '/calendar' };
   });
-
-  app.post(SYNC_FORM.action, async (c) => {
-    const form = await readForm(c, SYNC_FORM);
-    if (!(form instanceof URLSearchParams)) return form;
-    const done = await act(c, x, { action: 'calendar_sync', target: null, back: '/calendar' }, () => x.actions.syncFeeds());
-    return done.ok ? c.redirect('/calendar', 303) : done.res;
-  });
+  mountChange(app, x, SYNC_FORM, () => ({
+    action: 'calendar_sync',
+    target: null,
+    run: () => x.actions.syncFeeds(),
+    done: '/calendar',
+    back: '/calendar',
+  }));
 }

@@ -13,26 +13,29 @@ const day = (t: number) => new Date(t - (t % DAY_MS)).toISOString().slice(0, 10)
 /** Rows of one chart: a category, a value, and where it goes on the x axis. */
 type Row = Record<string, string | number>;
 
-/** Render a Vega-Lite spec (`values` inline) to an SVG element with an accessible name. */
-async function svg(spec: TopLevelSpec, title: string): Promise<string> {
+/**
+ * One chart as an SVG element named by `title` (the table beside it carries the numbers): a
+ * Vega-Lite spec with `rows` inline, drawn 320 wide and scaled by the page's stylesheet (the SVG
+ * has a viewBox), so it fits a 390 px phone.
+ */
+async function chart(rows: Row[], title: string, mark: string | { type: string; point?: boolean }, encoding: object): Promise<string> {
+  const spec = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    width: 320,
+    height: 140,
+    data: { values: rows },
+    config: { font: 'sans-serif', view: { stroke: null } },
+    mark,
+    encoding,
+  } as TopLevelSpec;
   const view = new View(parse(compile(spec).spec), { renderer: 'none' });
   try {
     const out = await view.toSVG();
-    // The chart is an image named by its title; the table beside it carries the numbers.
     return out.replace('<svg ', `<svg role="img" aria-label="${title.replace(/[^A-Za-z0-9 ,()-]/g, '')}" `);
   } finally {
     view.finalize();
   }
 }
-
-const base = (values: Row[]) => ({
-  $schema: 'https://vega.github.io/schema/vega-lite/v5.json' as const,
-  // Drawn 320 wide and scaled by the page's stylesheet (the SVG has a viewBox): fits a 390 px phone.
-  width: 320,
-  height: 140,
-  data: { values },
-  config: { font: 'sans-serif', view: { stroke: null } },
-});
 
 /** Offers asked per surface per day (stacked bars). */
 export function offersPerSurfaceRows(hours: ActivityHour[]): Row[] {
@@ -68,45 +71,28 @@ export function refusalRows(hours: ActivityHour[]): Row[] {
   return [...codes].map(([code, refusals]) => ({ code, refusals }));
 }
 
-export function offersChart(rows: Row[]): Promise<string> {
-  return svg(
-    {
-      ...base(rows),
-      mark: 'bar',
-      encoding: {
-        x: { field: 'day', type: 'ordinal', title: 'day (UTC)' },
-        y: { field: 'requests', type: 'quantitative', title: 'offer requests' },
-        color: { field: 'surface', type: 'nominal', scale: { domain: [...SURFACES] } },
-      },
-    },
-    'Offer requests per surface per day',
-  );
-}
+const DAY_AXIS = { field: 'day', type: 'ordinal', title: 'day (UTC)' };
 
-export function cacheChart(rows: Row[]): Promise<string> {
-  return svg(
-    {
-      ...base(rows),
-      mark: { type: 'line', point: true },
-      encoding: {
-        x: { field: 'day', type: 'ordinal', title: 'day (UTC)' },
-        y: { field: 'ratio', type: 'quantitative', title: 'cache hit ratio', scale: { domain: [0, 1] } },
-      },
-    },
+export const offersChart = (rows: Row[]) =>
+  chart(rows, 'Offer requests per surface per day', 'bar', {
+    x: DAY_AXIS,
+    y: { field: 'requests', type: 'quantitative', title: 'offer requests' },
+    color: { field: 'surface', type: 'nominal', scale: { domain: [...SURFACES] } },
+  });
+
+export const cacheChart = (rows: Row[]) =>
+  chart(
+    rows,
     'Signed-offer cache hit ratio per day',
-  );
-}
-
-export function refusalsChart(rows: Row[]): Promise<string> {
-  return svg(
+    { type: 'line', point: true },
     {
-      ...base(rows),
-      mark: 'bar',
-      encoding: {
-        y: { field: 'code', type: 'nominal', title: 'code' },
-        x: { field: 'refusals', type: 'quantitative', title: 'refusals' },
-      },
+      x: DAY_AXIS,
+      y: { field: 'ratio', type: 'quantitative', title: 'cache hit ratio', scale: { domain: [0, 1] } },
     },
-    'Refusals by code',
   );
-}
+
+export const refusalsChart = (rows: Row[]) =>
+  chart(rows, 'Refusals by code', 'bar', {
+    y: { field: 'code', type: 'nominal', title: 'code' },
+    x: { field: 'refusals', type: 'quantitative', title: 'refusals' },
+  });

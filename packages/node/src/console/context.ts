@@ -4,7 +4,7 @@
  * answering a change the CLI's operation refused with that operation's own message.
  */
 import { isVrpError } from '@vrpkit/core';
-import type { Context } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { ReadinessReport } from '../health.js';
 import { type FormSpec, formGuard } from '../http/forms.js';
 import type { NodePublisher } from '../service/index.js';
@@ -57,23 +57,38 @@ export async function readForm(c: Context, spec: FormSpec): Promise<URLSearchPar
   return c.html(messagePage('Refused', `This form was refused (${read.refusal}): reload the page and try again.`, '/'), status);
 }
 
+/** One change a posted form asks for: what it is (for the log), how to run it, where to go after. */
+export interface Change {
+  action: string;
+  target: string | null;
+  run: () => Promise<unknown>;
+  /** Where the page goes once it is done (303). */
+  done: string;
+  /** The page to go back to from a refusal. */
+  back: string;
+}
+
 /**
- * Run one change and log it: `done` on success; a coded refusal of the CLI's operation is shown
- * with its message (409), anything else is rethrown for the app's error page.
+ * `POST spec.action`: the form read through its guard, the change it asks for run and logged
+ * (`done` or the refusing code). `plan` answers a path instead where the form asks for nothing
+ * (an unknown choice): the page goes there unchanged. A coded refusal of the CLI's operation is
+ * shown with its message (409); anything else goes to the app's error page.
  */
-export async function act<T>(
-  c: Context,
-  x: ConsoleDeps,
-  what: { action: string; target: string | null; back: string },
-  run: () => Promise<T>,
-): Promise<{ ok: true; value: T } | { ok: false; res: Response }> {
-  try {
-    const value = await run();
-    x.onAction?.({ event: 'console_action', action: what.action, target: what.target, outcome: 'done' });
-    return { ok: true, value };
-  } catch (e) {
-    if (!isVrpError(e)) throw e;
-    x.onAction?.({ event: 'console_action', action: what.action, target: what.target, outcome: e.code });
-    return { ok: false, res: c.html(messagePage('Not done', e.message, what.back), 409) };
-  }
+export function mountChange(app: Hono, x: ConsoleDeps, spec: FormSpec, plan: (form: URLSearchParams) => Change | string): void {
+  app.post(spec.action, async (c) => {
+    const form = await readForm(c, spec);
+    if (!(form instanceof URLSearchParams)) return form;
+    const change = plan(form);
+    if (typeof change === 'string') return c.redirect(change, 303);
+    const log = (outcome: string) => x.onAction?.({ event: 'console_action', action: change.action, target: change.target, outcome });
+    try {
+      await change.run();
+    } catch (e) {
+      if (!isVrpError(e)) throw e;
+      log(e.code);
+      return c.html(messagePage('Not done', e.message, change.back), 409);
+    }
+    log('done');
+    return c.redirect(change.done, 303);
+  });
 }

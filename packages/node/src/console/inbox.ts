@@ -9,7 +9,7 @@ import type { BookingRequestRecord } from '../booking/ports.js';
 import { signBookingReceipt } from '../booking/receipt.js';
 import type { FormSpec } from '../http/forms.js';
 import { escapeHtml as e } from '../http/html.js';
-import { act, type ConsoleDeps, pageContext, readForm } from './context.js';
+import { type ConsoleDeps, mountChange, pageContext } from './context.js';
 import { formFields, type PageContext, page, scrollable, when } from './pages.js';
 
 export const DECIDE_FORM: FormSpec = { action: '/inbox/decide', bound: ['booking_id', 'decision'] };
@@ -87,15 +87,11 @@ export function mountInbox(app: Hono, x: ConsoleDeps): void {
     return c.html(page(p, `Booking request ${b.booking_id}`, bookingDetail(p, b, amountOf()(b), receipt)));
   });
 
-  app.post(DECIDE_FORM.action, async (c) => {
-    const form = await readForm(c, DECIDE_FORM);
-    if (!(form instanceof URLSearchParams)) return form;
+  mountChange(app, x, DECIDE_FORM, (form) => {
     const id = form.get('booking_id') ?? '';
     const decision = form.get('decision');
-    if (decision !== 'confirmed' && decision !== 'declined') return c.redirect('/inbox', 303);
-    const done = await act(c, x, { action: `booking_${decision}`, target: id, back: `/inbox/${id}` }, () =>
-      x.actions.decideBooking(id, decision),
-    );
-    return done.ok ? c.redirect(`/inbox/${encodeURIComponent(id)}`, 303) : done.res;
+    if (decision !== 'confirmed' && decision !== 'declined') return '/inbox';
+    const page = `/inbox/${encodeURIComponent(id)}`;
+    return { action: `booking_${decision}`, target: id, run: () => x.actions.decideBooking(id, decision), done: page, back: page };
   });
 }

@@ -8,7 +8,7 @@ import type { KeyListing } from '../admin/keys.js';
 import type { ReadinessReport } from '../health.js';
 import type { FormSpec } from '../http/forms.js';
 import { escapeHtml as e } from '../http/html.js';
-import { act, type ConsoleDeps, pageContext, readForm } from './context.js';
+import { type ConsoleDeps, mountChange, pageContext } from './context.js';
 import { confirmPage, type PageContext, page, scrollable, when } from './pages.js';
 
 export const ROTATE_FORM: FormSpec = { action: '/keys/rotate', bound: [] };
@@ -77,18 +77,15 @@ export function mountKeys(app: Hono, x: ConsoleDeps): void {
     return c.html(confirmPage(pageContext(c, 'keys'), 'Revoke the key', what, REVOKE_FORM, { kid }, '/keys'));
   });
 
-  app.post(ROTATE_FORM.action, async (c) => {
-    const form = await readForm(c, ROTATE_FORM);
-    if (!(form instanceof URLSearchParams)) return form;
-    const done = await act(c, x, { action: 'key_rotate', target: null, back: '/keys' }, () => x.actions.rotateKey());
-    return done.ok ? c.redirect('/keys', 303) : done.res;
-  });
-
-  app.post(REVOKE_FORM.action, async (c) => {
-    const form = await readForm(c, REVOKE_FORM);
-    if (!(form instanceof URLSearchParams)) return form;
+  mountChange(app, x, ROTATE_FORM, () => ({
+    action: 'key_rotate',
+    target: null,
+    run: () => x.actions.rotateKey(),
+    done: '/keys',
+    back: '/keys',
+  }));
+  mountChange(app, x, REVOKE_FORM, (form) => {
     const kid = form.get('kid') ?? '';
-    const done = await act(c, x, { action: 'key_revoke', target: kid, back: '/keys' }, () => x.actions.revokeKey(kid));
-    return done.ok ? c.redirect('/keys', 303) : done.res;
+    return { action: 'key_revoke', target: kid, run: () => x.actions.revokeKey(kid), done: '/keys', back: '/keys' };
   });
 }

@@ -58,13 +58,21 @@ async function ceremonyBody(
 
 const rpId = (origin: string) => new URL(origin).hostname;
 
-/** `POST /enroll/options` and `/enroll/verify`: a passkey enrolled through a one-time link. */
-export function mountEnrollment(app: Hono, x: CeremonyContext): void {
-  app.post('/enroll/options', async (c) => {
+type CeremonyHandler = (c: Context, body: Record<string, unknown>, origin: string) => Promise<Response>;
+
+/** `POST path`: a ceremony step, its JSON body read and checked (ceremonyBody) before `handle` sees it. */
+function ceremonyStep(app: Hono, x: CeremonyContext, path: string, handle: CeremonyHandler): void {
+  app.post(path, async (c) => {
     const origin = x.originOf(c);
     const read = await ceremonyBody(c, origin);
-    if (!read.ok) return read.res;
-    const token = typeof read.body.token === 'string' ? read.body.token : '';
+    return read.ok ? handle(c, read.body, origin) : read.res;
+  });
+}
+
+/** `POST /enroll/options` and `/enroll/verify`: a passkey enrolled through a one-time link. */
+export function mountEnrollment(app: Hono, x: CeremonyContext): void {
+  ceremonyStep(app, x, '/enroll/options', async (c, body, origin) => {
+    const token = typeof body.token === 'string' ? body.token : '';
     if (!x.credentials.isEnrollment(token, x.now())) return c.json({ error: { code: 'console_enrollment_invalid' } }, 403);
     const options = await generateRegistrationOptions({
       rpName: `${x.rpName} host console`,
@@ -78,16 +86,13 @@ export function mountEnrollment(app: Hono, x: CeremonyContext): void {
     return c.json(options);
   });
 
-  app.post('/enroll/verify', async (c) => {
-    const origin = x.originOf(c);
-    const read = await ceremonyBody(c, origin);
-    if (!read.ok) return read.res;
+  ceremonyStep(app, x, '/enroll/verify', async (c, body, origin) => {
     const now = x.now();
     const ceremony = x.sessions.finish(c, now);
     if (!ceremony?.enrollment || !x.credentials.isEnrollment(ceremony.enrollment, now))
       return c.json({ error: { code: 'console_enrollment_invalid' } }, 403);
     const verified = await verifyRegistrationResponse({
-      response: read.body.response as RegistrationResponseJSON,
+      response: body.response as RegistrationResponseJSON,
       expectedChallenge: ceremony.challenge,
       expectedOrigin: origin,
       expectedRPID: rpId(origin),
@@ -111,10 +116,7 @@ export function mountEnrollment(app: Hono, x: CeremonyContext): void {
 
 /** `POST /signin/options` and `/signin/verify`: a session for an enrolled passkey. */
 export function mountSignIn(app: Hono, x: CeremonyContext): void {
-  app.post('/signin/options', async (c) => {
-    const origin = x.originOf(c);
-    const read = await ceremonyBody(c, origin);
-    if (!read.ok) return read.res;
+  ceremonyStep(app, x, '/signin/options', async (c, _body, origin) => {
     const options = await generateAuthenticationOptions({
       rpID: rpId(origin),
       allowCredentials: x.credentials.passkeys().map((p) => ({ id: p.id })),
@@ -124,13 +126,10 @@ export function mountSignIn(app: Hono, x: CeremonyContext): void {
     return c.json(options);
   });
 
-  app.post('/signin/verify', async (c) => {
-    const origin = x.originOf(c);
-    const read = await ceremonyBody(c, origin);
-    if (!read.ok) return read.res;
+  ceremonyStep(app, x, '/signin/verify', async (c, body, origin) => {
     const now = x.now();
     const ceremony = x.sessions.finish(c, now);
-    const response = read.body.response as AuthenticationResponseJSON | undefined;
+    const response = body.response as AuthenticationResponseJSON | undefined;
     const passkey = typeof response?.id === 'string' ? x.credentials.passkey(response.id) : undefined;
     if (!ceremony || ceremony.enrollment !== undefined || !passkey || !response)
       return c.json({ error: { code: 'console_signin_refused' } }, 403);
