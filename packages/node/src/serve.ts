@@ -417,6 +417,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
             readiness,
             activity,
             tls,
+            ...(acme ? { acmeStatus: acme.status } : {}),
             onError,
             ...(o.console.onAction ? { onAction: o.console.onAction } : {}),
             listen: listenWithLimits,

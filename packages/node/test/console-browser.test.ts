@@ -190,6 +190,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
   it('rotates the key behind a confirmation step; offers signed by the new key still verify', async () => {
     await page.goto(`${origin}/keys`);
     expect(await page.locator('table').first().locator('tbody tr').count()).toBe(1);
+    await expect(page.locator('main').textContent()).resolves.toMatch(/TLS certificate\s*Expires \d{4}-\d{2}-\d{2}/);
     await page.getByRole('link', { name: 'Rotate the signing key…' }).click();
     await expect(page.locator('h1').textContent()).resolves.toBe('Rotate the key');
     await page.getByRole('button', { name: 'Yes, rotate the key' }).click();

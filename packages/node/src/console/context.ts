@@ -5,6 +5,7 @@
  */
 import { isVrpError } from '@vrpkit/core';
 import type { Context, Hono } from 'hono';
+import type { AcmeStatus } from '../acme.js';
 import type { ReadinessReport } from '../health.js';
 import { type FormSpec, formGuard } from '../http/forms.js';
 import type { NodePublisher } from '../service/index.js';
@@ -21,8 +22,16 @@ export interface ConsoleActionEntry {
   outcome: 'done' | string;
 }
 
+/** The certificate the node serves with: its expiry and, with ACME, the renewals (acme.ts `AcmeStatus`). */
+export interface CertificateView {
+  not_after: string;
+  acme: AcmeStatus | null;
+}
+
 export interface ConsoleDeps {
   reads: ConsoleReads;
+  /** Null behind a proxy (the proxy holds the certificate). */
+  certificate: () => CertificateView | null;
   actions: ConsoleActions;
   readiness: () => Promise<ReadinessReport>;
   activity: Activity;

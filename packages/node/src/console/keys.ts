@@ -8,7 +8,7 @@ import type { KeyListing } from '../admin/keys.js';
 import type { ReadinessReport } from '../health.js';
 import type { FormSpec } from '../http/forms.js';
 import { escapeHtml as e } from '../http/html.js';
-import { type ConsoleDeps, mountChange, pageContext } from './context.js';
+import { type CertificateView, type ConsoleDeps, mountChange, pageContext } from './context.js';
 import { confirmPage, type PageContext, page, scrollable, when } from './pages.js';
 
 export const ROTATE_FORM: FormSpec = { action: '/keys/rotate', bound: [] };
@@ -51,11 +51,22 @@ ${row('store', r.checks.store.ok, r.checks.store.code)}${row('signing key', r.ch
 )}</tbody></table>`;
 }
 
+function certificateSection(cert: CertificateView | null, now: number): string {
+  if (!cert) return '<h2>TLS certificate</h2><p>Held by the reverse proxy in front of the node.</p>';
+  const left = Math.floor((Date.parse(cert.not_after) - now) / 86_400_000);
+  const renewal = cert.acme
+    ? `<p>Renewed by ACME at two thirds of its lifetime: ${cert.acme.renewals} renewal(s), ${cert.acme.renewal_failures} failure(s)${
+        cert.acme.last_error ? `; last error: <span class="mono">${e(cert.acme.last_error)}</span>` : ''
+      }.</p>`
+    : '<p>Not renewed by the node: replace the files before it expires.</p>';
+  return `<h2>TLS certificate</h2><p>Expires ${when(cert.not_after)} (<span class="${left < 14 ? 'status-failed' : 'status-fresh'}">in ${left} days</span>).</p>${renewal}`;
+}
+
 export function mountKeys(app: Hono, x: ConsoleDeps): void {
   app.get('/keys', async (c) => {
     const p = pageContext(c, 'keys');
     const [keys, ready] = await Promise.all([x.actions.listKeys(), x.readiness()]);
-    return c.html(page(p, 'Keys and health', keysTable(p, keys) + readinessTable(ready)));
+    return c.html(page(p, 'Keys and health', keysTable(p, keys) + readinessTable(ready) + certificateSection(x.certificate(), p.now)));
   });
 
   app.get(ROTATE_FORM.action, (c) =>

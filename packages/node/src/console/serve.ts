@@ -4,11 +4,13 @@
  * changes made by the CLI's operations (ports.ts `cliActions`), and the URL it was reached at
  * recorded for `vrp node console enroll`.
  */
+import { X509Certificate } from 'node:crypto';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Drain } from '@vrpkit/core';
+import type { AcmeStatus } from '../acme.js';
 import type { NodeStoreOptions } from '../admin/store.js';
 import { NodeError } from '../errors.js';
 import type { ReadinessReport } from '../health.js';
@@ -17,7 +19,7 @@ import type { NodePublisher } from '../service/index.js';
 import type { NodeStore } from '../store/store.js';
 import type { Activity } from './activity.js';
 import { createConsoleApp } from './app.js';
-import type { ConsoleActionEntry } from './context.js';
+import type { CertificateView, ConsoleActionEntry } from './context.js';
 import { type ConsoleListenOptions, consoleHosts, consoleOrigin, consoleScheme, recordConsoleOrigin } from './listen.js';
 import { ConsoleCredentials } from './passkeys.js';
 import { cliActions } from './ports.js';
@@ -30,6 +32,8 @@ export interface ConsoleParts {
   activity: Activity;
   /** The node's certificate, for a console on a public address. */
   tls: { certPem: string; keyPem: string } | null;
+  /** With ACME: the certificate's expiry and renewals now (the served pair changes as it renews). */
+  acmeStatus?: () => AcmeStatus;
   onError: (e: unknown) => void;
   onAction?: (entry: ConsoleActionEntry) => void;
   /** The node's listener limits (serve.ts `listenWithLimits`), passed in so the console is limited alike. */
@@ -44,6 +48,19 @@ export interface ServedConsole {
   drain: Drain;
 }
 
+/** The served certificate's expiry (ACME's status when it renews it), or null behind a proxy. */
+function certificateView(parts: Pick<ConsoleParts, 'tls' | 'acmeStatus'>): () => CertificateView | null {
+  const { acmeStatus, tls } = parts;
+  if (acmeStatus)
+    return () => {
+      const s = acmeStatus();
+      return { not_after: s.not_after, acme: s };
+    };
+  if (!tls) return () => null;
+  const notAfter = new Date(new X509Certificate(tls.certPem).validTo).toISOString();
+  return () => ({ not_after: notAfter, acme: null });
+}
+
 export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts): Promise<ServedConsole> {
   const host = o.host ?? '127.0.0.1';
   const scheme = consoleScheme(host, { ...(o.public ? { public: true } : {}), tls: parts.tls !== null });
@@ -55,6 +72,7 @@ export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts)
     scheme,
     hosts,
     reads: parts.store,
+    certificate: certificateView(parts),
     actions: cliActions(parts.node),
     readiness: parts.readiness,
     activity: parts.activity,
