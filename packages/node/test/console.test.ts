@@ -8,9 +8,9 @@
  */
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { listKeys, type ServedNode } from '@vrpkit/node';
+import { initNode, listKeys, type ServedNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { runVrpInProcess } from '@vrpkit/testkit/cli';
+import { type CliRun, type ListeningEvent, listeningEvent, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -164,6 +164,34 @@ describe('the console served beside a node, without a session', () => {
     const run = await runVrpInProcess(['node', 'serve', '--data-dir', dataDir, '--dev', '--console', '--workers', '2']);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('conflicting_options');
+  });
+});
+
+describe('vrp node serve --console, the real command', { timeout: 180_000 }, () => {
+  const tmp = tempDir('console-cli');
+  const dataDir = join(tmp.dir, 'node');
+  let run: CliRun | undefined;
+
+  beforeAll(() => initNode({ domain: 'console-cli.example', dataDir }));
+  afterAll(async () => {
+    run?.child.kill('SIGTERM');
+    await run?.exited;
+    tmp.cleanup();
+  });
+
+  it('refuses a public --console-host without --console-public, and starts nothing', async () => {
+    const refused = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--console', '--console-host', '203.0.113.7']);
+    expect(await refused.exited).not.toBe(0);
+    expect(refused.stderr()).toContain('console_listen_public');
+  });
+
+  it('announces the console beside the node, answering on localhost only', async () => {
+    run = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--console']);
+    const listening = (await listeningEvent(run)) as ListeningEvent & { console?: string };
+    expect(listening.console).toMatch(/^http:\/\/localhost:\d+$/);
+    const port = Number(new URL(listening.console ?? '').port);
+    expect((await consoleRequest(port, '/signin')).status).toBe(200);
+    expect((await consoleRequest(port, '/signin', { host: `console-cli.example:${port}` })).status).toBe(421);
   });
 });
 
