@@ -418,6 +418,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
             activity,
             tls,
             ...(acme ? { acmeStatus: acme.status } : {}),
+            ...(upkeep ? { onBookingDecided: upkeep.wake } : {}),
             onError,
             ...(o.console.onAction ? { onAction: o.console.onAction } : {}),
             listen: listenWithLimits,

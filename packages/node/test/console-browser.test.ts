@@ -15,11 +15,12 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Jwks, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
-import { addCalendarFeed, enrollConsole, type ServedNode, syncCalendar } from '@vrpkit/node';
+import { addCalendarFeed, type BookingWebhookEvent, enrollConsole, type ServedNode, syncCalendar } from '@vrpkit/node';
 import { BOOKING_REQUESTS_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { blockingFeed, closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -50,6 +51,9 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
   let page: Page;
   let origin: string;
   let bookingId: string;
+  let receiver: TestServer;
+  /** The booking events the node's webhook sent (the guest's notices go out from there). */
+  const notices: BookingWebhookEvent[] = [];
 
   const offer = async (check_in: string, check_out: string) => {
     const res = await client.get(`${OFFER_ENDPOINT_PATH}?check_in=${check_in}&check_out=${check_out}&guests=2`);
@@ -66,8 +70,18 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
 
   beforeAll(async () => {
     writeFileSync(feedFile, blockingFeed('2027-03-25', '2027-03-27'));
+    const ca = await createTestCa();
+    receiver = await startHttpsServer(await ca.certFor('localhost'), (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        notices.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as BookingWebhookEvent);
+        res.writeHead(204).end();
+      });
+    });
     ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock, {
       console: { port: 0 },
+      bookingWebhook: { url: `https://localhost:${receiver.port}/notices`, ca: [ca.ca.certPem] },
       beforeServe: async () => {
         await addCalendarFeed({ dataDir, name: 'other-channel', file: feedFile, clock });
         await syncCalendar({ dataDir, clock });
@@ -94,6 +108,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await closeTestNode({ node, client }, tmp);
+    await receiver?.close();
   });
 
   it('listens on localhost and, without a session, shows nothing but the sign-in page', async () => {
@@ -156,6 +171,8 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('confirmed');
     await page.goto(`${origin}/calendar?month=2027-03`);
     await expect(nightCell(2).textContent()).resolves.toContain('booked');
+    // The decision's event leaves for the webhook (which tells the guest): the console woke the upkeep.
+    await expect.poll(() => notices.find((n) => n.booking_id === bookingId && n.status === 'confirmed'), { timeout: 10_000 }).toBeDefined();
   });
 
   it('blocks a night by hand; the next offer for it is signed not_available', async () => {

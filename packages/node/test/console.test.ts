@@ -46,9 +46,10 @@ function consoleRequest(
 }
 
 describe('where the console may listen', () => {
-  it('takes a loopback or private address as plain http, refuses a public one without --console-public, and without TLS', () => {
+  it('takes loopback as http, a private address as https where the node has TLS, refuses a public one without --console-public, and without TLS', () => {
     expect(consoleScheme('127.0.0.1', { tls: true })).toBe('http');
     expect(consoleScheme('10.1.2.3', { tls: false })).toBe('http');
+    expect(consoleScheme('10.1.2.3', { tls: true })).toBe('https'); // a passkey needs a secure context
     expect(consoleScheme('fd00::5', { tls: false })).toBe('http');
     expect(() => consoleScheme('203.0.113.7', { tls: true })).toThrow(expect.objectContaining({ code: 'console_listen_public' }));
     expect(() => consoleScheme('0.0.0.0', { tls: true })).toThrow(expect.objectContaining({ code: 'console_listen_public' }));
@@ -180,7 +181,7 @@ describe('vrp node serve --console, the real command', { timeout: 180_000 }, () 
   });
 
   it('refuses a public --console-host without --console-public, and starts nothing', async () => {
-    const refused = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--console', '--console-host', '203.0.113.7']);
+    const refused = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--console', '--console-host', '203.0.113.7']);
     expect(await refused.exited).not.toBe(0);
     expect(refused.stderr()).toContain('console_listen_public');
   });

@@ -62,7 +62,10 @@ h2{font-size:1.15rem;margin:1em 0 .4em}
 table{border-collapse:collapse;width:100%}
 th,td{border:1px solid #c6c6c6;padding:4px 6px;text-align:left;vertical-align:top}
 .scroll{overflow-x:auto}
-.grid td{height:4.2em;width:14.28%;font-size:.8rem}
+.grid{table-layout:fixed}
+.grid th,.grid td{padding:2px 3px;overflow-wrap:anywhere;font-size:.75rem}
+.grid td{height:4.6em}
+.grid a{display:block}
 .grid .day{font-weight:700;display:block}
 .free{background:#fff}.booked{background:#d6e4f5}.held{background:#fdf0c2}.feed{background:#e7dcf3}.hand{background:#e3e3e3}
 form.inline{display:inline}

@@ -49,7 +49,13 @@ function grid(nights: [string, NightState][]): string {
   const lead = (new Date(`${nights[0]?.[0]}T00:00:00Z`).getUTCDay() + 6) % 7; // Monday first
   const cells = [...Array<string>(lead).fill('<td></td>')];
   for (const [night, n] of nights) {
-    const detail = n.state === 'feed' ? ` ${e(n.feed)}` : n.state === 'booked' || n.state === 'held' ? ` ${e(n.booking)}` : '';
+    // On a phone a column is ~50 px: the state in words, its feed's name, and a link to the request (the id is its accessible name).
+    const detail =
+      n.state === 'feed'
+        ? ` ${e(n.feed)}`
+        : n.state === 'booked' || n.state === 'held'
+          ? ` <a href="/inbox/${e(encodeURIComponent(n.booking))}" aria-label="request ${e(n.booking)}">request</a>`
+          : '';
     cells.push(`<td class="${n.state}"><span class="day">${Number(night.slice(8))}</span>${LABEL[n.state]}${detail}</td>`);
   }
   while (cells.length % 7) cells.push('<td></td>');

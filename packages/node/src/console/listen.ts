@@ -1,8 +1,8 @@
 /**
  * Where the host console listens (issue 35): an admin listener of its own, never the public
- * origin's. On a loopback or private address by default, as plain http (the operator reaches it
- * on this machine, through an SSH tunnel or a private network); on a public address only when
- * asked with `--console-public` and then only over TLS, with the node's own certificate.
+ * origin's. On a loopback or private address by default (the host reaches it on this machine,
+ * through an SSH tunnel or a private network); on a public address only when asked with
+ * `--console-public` and then only over TLS, with the node's own certificate.
  *
  * The Host check: the console answers only the names it was started for (the listening address,
  * `localhost` on a loopback address, the canonical domain on TLS, and `--console-name` names),
@@ -28,15 +28,21 @@ export interface ConsoleListenOptions {
   names?: string[];
 }
 
-/** The console's scheme on `host`: refused on a public address unless asked for and served with TLS. */
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+/**
+ * The console's scheme on `host`: plain http on loopback (`localhost` is a secure context, where
+ * passkeys work); on a private address https with the node's certificate when it has one (a
+ * passkey needs a secure context), else http (reach it through a tunnel to localhost); refused on
+ * a public address unless asked for, and there only with TLS.
+ */
 export function consoleScheme(host: string, o: { public?: boolean; tls: boolean }): 'http' | 'https' {
-  if (isPrivateListenAddress(host)) return o.tls && o.public ? 'https' : 'http';
+  if (isLoopback(host)) return 'http';
+  if (isPrivateListenAddress(host)) return o.tls ? 'https' : 'http';
   if (!o.public) throw new NodeError('console_listen_public', { host });
   if (!o.tls) throw new NodeError('console_public_needs_tls', { host });
   return 'https';
 }
-
-const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
 /** The Host header values the console answers: each allowed name with the listener's port. */
 export function consoleHosts(host: string, port: number, o: { names?: string[]; tlsDomain?: string }): Set<string> {

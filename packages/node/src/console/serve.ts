@@ -22,7 +22,7 @@ import { createConsoleApp } from './app.js';
 import type { CertificateView, ConsoleActionEntry } from './context.js';
 import { type ConsoleListenOptions, consoleHosts, consoleOrigin, consoleScheme, recordConsoleOrigin } from './listen.js';
 import { ConsoleCredentials } from './passkeys.js';
-import { cliActions } from './ports.js';
+import { type ConsoleActions, cliActions } from './ports.js';
 
 export interface ConsoleParts {
   node: NodeStoreOptions & { feeds?: FeedFetchOptions };
@@ -32,6 +32,8 @@ export interface ConsoleParts {
   activity: Activity;
   /** The node's certificate, for a console on a public address. */
   tls: { certPem: string; keyPem: string } | null;
+  /** Called after the console decided a booking: the booking upkeep's `wake`, so the guest's notice (the webhook event) leaves at once. */
+  onBookingDecided?: () => void;
   /** With ACME: the certificate's expiry and renewals now (the served pair changes as it renews). */
   acmeStatus?: () => AcmeStatus;
   onError: (e: unknown) => void;
@@ -46,6 +48,19 @@ export interface ServedConsole {
   address: string;
   port: number;
   drain: Drain;
+}
+
+/** `actions` whose booking decisions also call `wake` (the CLI's process has no upkeep to wake; the serving node has). */
+function withBookingWake(actions: ConsoleActions, wake: (() => void) | undefined): ConsoleActions {
+  if (!wake) return actions;
+  return {
+    ...actions,
+    decideBooking: async (id, decision) => {
+      const decided = await actions.decideBooking(id, decision);
+      wake();
+      return decided;
+    },
+  };
 }
 
 /** The served certificate's expiry (ACME's status when it renews it), or null behind a proxy. */
@@ -73,7 +88,7 @@ export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts)
     hosts,
     reads: parts.store,
     certificate: certificateView(parts),
-    actions: cliActions(parts.node),
+    actions: withBookingWake(cliActions(parts.node), parts.onBookingDecided),
     readiness: parts.readiness,
     activity: parts.activity,
     publisher: parts.publisher,
