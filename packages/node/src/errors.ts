@@ -99,6 +99,17 @@ export const NODE_CODES = {
   proxy_listen_public: {
     message: 'behind a proxy the node speaks plain http, so it listens on a loopback or private address only, not {host}',
   },
+  // The host console's listener (issue 35) and its enrollment links.
+  console_listen_public: {
+    message:
+      'the host console listens on a loopback or private address; {host} is public: add --console-public (and serve TLS) to expose it',
+  },
+  console_public_needs_tls: {
+    message: 'a host console on the public address {host} needs TLS: serve the node with its certificate (--tls-cert/--tls-key or --dev)',
+  },
+  console_enrollment_invalid: {
+    message: 'this enrollment link was used, has expired or is not one this node made: run `vrp node console enroll` again',
+  },
   listen_failed: { message: 'cannot listen on {address}: {reason}' },
   invalid_connection_cap: { message: 'a connection cap is a positive integer' },
   invalid_shutdown_grace: { message: '--shutdown-grace is seconds from 0 to 3600' },

@@ -93,6 +93,13 @@ export {
   type ServeWorkers,
   serveNodeCluster,
 } from './cluster.js';
+export type { ConsoleActionEntry } from './console/context.js';
+// The host console (issue 35): passkey sign-in, inbox, calendar, keys and health, activity.
+export {
+  type ConsoleEnrollment,
+  enrollConsole,
+} from './console/enroll.js';
+export type { ConsoleListenOptions } from './console/listen.js';
 // Node administration: the data directory, its store, the property and the calendar.
 export {
   DATABASE_URL_ENV,

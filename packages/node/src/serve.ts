@@ -18,12 +18,17 @@ import type { NodeStoreOptions } from './admin/store.js';
 import { type ForwardedClientBindings, forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { type BookingLogEntry, createBookingDesk } from './booking/desk.js';
 import { type BookingUpkeep, type BookingWebhook, startBookingUpkeep } from './booking/upkeep.js';
+import { Activity, countedFetch } from './console/activity.js';
+import type { ConsoleActionEntry } from './console/context.js';
+import type { ConsoleListenOptions } from './console/listen.js';
+import { type ServedConsole, startConsole } from './console/serve.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
-import { readinessProbe } from './health.js';
+import { type ReadinessReport, readinessProbe } from './health.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
 import { clientKey } from './http/client-key.js';
 import { loadFormSecret } from './http/forms.js';
+import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS } from './offer-cache.js';
 import { createOfferService, type NodePublisher, type OfferService } from './service/index.js';
 import { NodeStore } from './store/store.js';
 import { storeHealth } from './store-health.js';
@@ -89,6 +94,11 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    * connections are closed (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`); nothing new is accepted meanwhile.
    */
   shutdownGraceSeconds?: number;
+  /**
+   * `--console`: the host console on an admin listener of its own (console/listen.ts: loopback or
+   * private by default, a public address only with `public` and TLS). Off unless given; one process only.
+   */
+  console?: ConsoleListenOptions & { onAction?: (entry: ConsoleActionEntry) => void };
 }
 
 /**
@@ -189,6 +199,8 @@ export interface ServedNode {
   service: OfferService;
   /** With `acme`: the certificate's expiry and the renewal counters. */
   acmeStatus?: () => AcmeStatus;
+  /** With `console`: where the host console listens. */
+  console?: { origin: string; address: string; port: number };
   close(): Promise<void>;
 }
 
@@ -301,7 +313,7 @@ function serveApp(
   store: NodeStore,
   upkeep: BookingUpkeep | undefined,
   onError: (e: unknown) => void,
-) {
+): { app: Hono; readiness: () => Promise<ReadinessReport> } {
   const bookings = createBookingDesk({
     service,
     store,
@@ -313,7 +325,8 @@ function serveApp(
     ...(o.bookingLog ? { log: o.bookingLog } : {}),
   });
   const writes = storeHealth(store, o.clock ?? systemClock, onError);
-  return createNodeApp(service, {
+  const readiness = readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock, writes);
+  const app = createNodeApp(service, {
     bookings,
     ucp: ucpBookingSessions({
       service,
@@ -326,11 +339,12 @@ function serveApp(
     onError,
     storeHealth: writes,
     formSecret: loadFormSecret(nodePaths(o.dataDir).keys),
-    readiness: readinessProbe(store, nodePaths(o.dataDir).keys, o.clock ?? systemClock, writes),
+    readiness,
     // Behind a proxy the Host is the proxy's upstream name; the proxy's X-Forwarded-Host is checked instead (behind-proxy.ts).
     canonicalHostOnly: !o.behindProxy,
     ...(o.log ? { log: o.log } : {}),
   });
+  return { app, readiness };
 }
 
 type ServeTls = Awaited<ReturnType<typeof loadServeTls>>;
@@ -368,13 +382,12 @@ async function listenNode(
 
 /** Close in order: the listener, drained (its requests in flight answered within `graceMs`), then the background work, then the store. */
 function closer(
-  listener: { drain: Drain; graceMs: number },
+  listener: { drain: Drain; graceMs: number; console?: ServedConsole },
   parts: { sync?: CalendarSync; upkeep?: BookingUpkeep; acme?: AcmeCertificates; store: NodeStore },
 ) {
   let closed: Promise<void> | undefined;
   return () => {
-    closed ??= listener.drain
-      .drain(listener.graceMs)
+    closed ??= Promise.all([listener.drain.drain(listener.graceMs), listener.console?.drain.drain(listener.graceMs)])
       .then(() => parts.sync?.stop())
       .then(() => parts.upkeep?.stop())
       .then(() => parts.acme?.close())
@@ -390,10 +403,13 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
   let acme: AcmeCertificates | undefined;
   let upkeep: BookingUpkeep | undefined;
   try {
+    // With the console the cache is made here, so its hit and miss totals can be sampled (console/activity.ts).
+    const offerCache = o.console ? createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS) : undefined;
     const service = await createOfferService({
       store,
       keys: nodePaths(o.dataDir).keys,
       ...(o.clock ? { clock: o.clock } : {}),
+      ...(offerCache !== undefined ? { offerCache } : {}),
       ...(o.offerCacheMaxAgeSeconds !== undefined ? { offerCacheMaxAgeSeconds: o.offerCacheMaxAgeSeconds } : {}),
     });
     const onError = o.onError ?? reportInternalError;
@@ -403,8 +419,30 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const tls: ServeTls = acme ? acme.current : await loadServeTls(o, domain);
     // Expiry sweeps and webhook delivery run once per node: in `--workers N` mode the primary runs them.
     upkeep = cluster.isWorker ? undefined : startNodeBookingUpkeep(store, domain, o, onError);
-    const app = serveApp(o, service, store, upkeep, onError);
-    const { server, drain } = await listenNode(app.fetch, tls, o, { host, port: o.port ?? 0, domain, maxPerClient });
+    const { app, readiness } = serveApp(o, service, store, upkeep, onError);
+    const activity = o.console ? new Activity(() => service.now(), offerCache) : undefined;
+    const fetch = activity ? countedFetch(app.fetch, activity, () => service.now()) : app.fetch;
+    const { server, drain } = await listenNode(fetch, tls, o, { host, port: o.port ?? 0, domain, maxPerClient });
+    const admin =
+      o.console && activity
+        ? await startConsole(o.console, {
+            node: o,
+            store,
+            publisher: service,
+            readiness,
+            activity,
+            tls,
+            ...(acme ? { acmeStatus: acme.status } : {}),
+            ...(upkeep ? { onBookingDecided: upkeep.wake } : {}),
+            onError,
+            ...(o.console.onAction ? { onAction: o.console.onAction } : {}),
+            listen: listenWithLimits,
+            maxConnectionsPerClient: maxPerClient,
+          }).catch(async (e) => {
+            await drain.drain(0);
+            throw e;
+          })
+        : undefined;
     // A renewed certificate is served from the next handshake on; open connections keep theirs.
     acme?.onRenewed((pair) => server.setSecureContext({ key: pair.keyPem, cert: pair.certPem }));
     const addr = server.address() as AddressInfo;
@@ -420,7 +458,11 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       ...(tls?.caFile ? { caFile: tls.caFile, caPem: tls.caPem } : {}),
       service,
       ...(acme ? { acmeStatus: acme.status } : {}),
-      close: closer({ drain, graceMs }, { ...(sync ? { sync } : {}), ...(upkeep ? { upkeep } : {}), ...(acme ? { acme } : {}), store }),
+      ...(admin ? { console: { origin: admin.origin, address: admin.address, port: admin.port } } : {}),
+      close: closer(
+        { drain, graceMs, ...(admin ? { console: admin } : {}) },
+        { ...(sync ? { sync } : {}), ...(upkeep ? { upkeep } : {}), ...(acme ? { acme } : {}), store },
+      ),
     };
   } catch (e) {
     await upkeep?.stop().catch(() => {});

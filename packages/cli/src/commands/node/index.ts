@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerBackup } from './backup.js';
 import { registerBookingsCommands } from './bookings/index.js';
 import { registerCalendarCommands } from './calendar/index.js';
+import { registerConsoleCommands } from './console/index.js';
 import { registerInit } from './init.js';
 import { registerKeysCommands } from './keys/index.js';
 import { registerPropertyCommands } from './property/index.js';
@@ -19,4 +20,5 @@ export function registerNodeCommands(program: Command): void {
   registerKeysCommands(node);
   registerCalendarCommands(node);
   registerBookingsCommands(node);
+  registerConsoleCommands(node);
 }

@@ -55,6 +55,11 @@ interface ServeOptions extends NodeOptions {
   mailFrom?: string;
   smtpCa?: string;
   shutdownGrace?: number;
+  console?: boolean;
+  consoleHost: string;
+  consolePort: number;
+  consolePublic?: boolean;
+  consoleName?: string[];
 }
 
 /** A count where 0 means "no cap". */
@@ -189,6 +194,39 @@ function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail'> 
   };
 }
 
+/** The host console: off unless `--console`; an admin listener of its own, loopback by default. */
+function consoleOptions(c: Command): Command {
+  return c
+    .option('--console', 'serve the host console (inbox, calendar, keys and health, activity) on an admin listener of its own')
+    .option(
+      '--console-host <addr>',
+      'with --console: address of its listener; loopback or private (http), a public one only with --console-public (https)',
+      '127.0.0.1',
+    )
+    .option('--console-port <port>', 'with --console: port of its listener (0 = ephemeral)', port, 0)
+    .option('--console-public', 'with --console: allow a public --console-host (served over the node’s TLS certificate)')
+    .option(
+      '--console-name <name>',
+      'with --console: another host name the console is reached by (an SSH tunnel’s, a private DNS name); repeatable',
+      (v: string, prev: string[] = []) => [...prev, v],
+    );
+}
+
+/** `--console …` as serve options (one process only: the console keeps its sessions in memory). */
+function consoleServeOptions(o: ServeOptions): Pick<ServeNodeOptions, 'console'> {
+  if (!o.console) return {};
+  if (o.workers > 1) throw new CliError('conflicting_options', { one: '--console', other: '--workers N' });
+  return {
+    console: {
+      host: o.consoleHost,
+      port: o.consolePort,
+      ...(o.consolePublic ? { public: true } : {}),
+      ...(o.consoleName ? { names: o.consoleName } : {}),
+      onAction: (e) => (o.json ? printEvent({ ...e }) : process.stderr.write(`console ${e.action} ${e.target ?? '-'} ${e.outcome}\n`)),
+    },
+  };
+}
+
 /** The serve options the command line names (everything but the logs, which each serving process adds). */
 function serveOptions(o: ServeOptions): ServeNodeOptions {
   if (o.acme && !o.acmeEmail) throw new CliError('acme_email_required');
@@ -207,6 +245,7 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     ...(o.bookingWebhook
       ? { bookingWebhook: { url: o.bookingWebhook, ...(o.bookingWebhookCa ? { ca: [readFileSync(o.bookingWebhookCa, 'utf8')] } : {}) } }
       : {}),
+    ...consoleServeOptions(o),
     ...(o.dev ? { dev: true } : {}),
     ...(o.tlsCert ? { tlsCert: o.tlsCert } : {}),
     ...(o.tlsKey ? { tlsKey: o.tlsKey } : {}),
@@ -235,6 +274,7 @@ async function announce(served: ServedNode | ServedCluster, o: ServeOptions): Pr
       ca: served.caFile ?? null,
       ...(o.behindProxy ? { scheme: 'http' } : {}),
       ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
+      ...('console' in served && served.console ? { console: served.console.origin } : {}),
     });
   } else if (o.behindProxy) {
     process.stdout.write(
@@ -250,6 +290,9 @@ async function announce(served: ServedNode | ServedCluster, o: ServeOptions): Pr
         `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
         `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
         (commands ? `verify an offer:\n  ${commands.verify}\ncheck it (conformance):\n  ${commands.conformance}\n` : '') +
+        ('console' in served && served.console
+          ? `host console: ${served.console.origin} (enroll a passkey with: vrp node console enroll --data-dir ${o.dataDir})\n`
+          : '') +
         'Ctrl-C stops the node.\n',
     );
   }
@@ -278,7 +321,7 @@ export function registerServe(node: Command): void {
   const serveCommand = node
     .command('serve')
     .description('serve the node over https (public origin https://DOMAIN; the port is deployment detail)');
-  nodeOptions(bookingOptions(capacityOptions(listenOptions(serveCommand))), {
+  nodeOptions(consoleOptions(bookingOptions(capacityOptions(listenOptions(serveCommand)))), {
     json: 'stdout is JSON lines only: {"event":"listening",…} first, one per request, {"event":"stopped",…} last; each has a ts',
   }).action((o: ServeOptions) => run(o.json, () => serve(o)));
 }

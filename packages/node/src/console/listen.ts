@@ -1,0 +1,87 @@
+/**
+ * Where the host console listens (issue 35): an admin listener of its own, never the public
+ * origin's. On a loopback or private address by default (the host reaches it on this machine,
+ * through an SSH tunnel or a private network); on a public address only when asked with
+ * `--console-public` and then only over TLS, with the node's own certificate.
+ *
+ * The Host check: the console answers only the names it was started for (the listening address,
+ * `localhost` on a loopback address, the canonical domain on TLS, and `--console-name` names),
+ * each with the listener's port; any other Host is answered 421 before a handler runs, so a page
+ * whose name was re-pointed at this address (DNS rebinding) reaches nothing.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import { isPrivateListenAddress } from '../behind-proxy.js';
+import { NodeError } from '../errors.js';
+import { consoleDir } from './passkeys.js';
+
+/** What `vrp node serve --console …` asks for. */
+export interface ConsoleListenOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 = ephemeral (default). */
+  port?: number;
+  /** `--console-public`: allow a public address (TLS is required there). */
+  public?: boolean;
+  /** `--console-name`: further names the console may be reached by (a tunnel's or a private DNS name). */
+  names?: string[];
+}
+
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
+
+/**
+ * The console's scheme on `host`: plain http on loopback (`localhost` is a secure context, where
+ * passkeys work); on a private address https with the node's certificate when it has one (a
+ * passkey needs a secure context), else http (reach it through a tunnel to localhost); refused on
+ * a public address unless asked for, and there only with TLS.
+ */
+export function consoleScheme(host: string, o: { public?: boolean; tls: boolean }): 'http' | 'https' {
+  if (isLoopback(host)) return 'http';
+  if (isPrivateListenAddress(host)) return o.tls ? 'https' : 'http';
+  if (!o.public) throw new NodeError('console_listen_public', { host });
+  if (!o.tls) throw new NodeError('console_public_needs_tls', { host });
+  return 'https';
+}
+
+/** The Host header values the console answers: each allowed name with the listener's port. */
+export function consoleHosts(host: string, port: number, o: { names?: string[]; tlsDomain?: string }): Set<string> {
+  const names = [host, ...(isLoopback(host) ? ['localhost'] : []), ...(o.tlsDomain ? [o.tlsDomain] : []), ...(o.names ?? [])];
+  return new Set(names.map((n) => `${isIP(n) === 6 ? `[${n}]` : n.toLowerCase()}:${port}`));
+}
+
+/** 421 unless the request's Host is one of `hosts` (RFC 9110 §15.5.20). */
+export function hostCheck(hosts: Set<string>): (req: Request) => Response | undefined {
+  return (req) =>
+    hosts.has((req.headers.get('host') ?? '').toLowerCase())
+      ? undefined
+      : new Response('This console does not answer for that host name.\n', {
+          status: 421,
+          headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+        });
+}
+
+/**
+ * The origin a person opens: `localhost` on a loopback address (a passkey's relying party must be
+ * a DNS name, and http is a secure context only for localhost), else the first configured name.
+ */
+export function consoleOrigin(scheme: 'http' | 'https', host: string, port: number, o: { names?: string[]; tlsDomain?: string }): string {
+  const name = isLoopback(host) ? 'localhost' : (o.tlsDomain ?? o.names?.[0] ?? (isIP(host) === 6 ? `[${host}]` : host));
+  return `${scheme}://${name}:${port}`;
+}
+
+/** Written when the console listens, so `vrp node console enroll` (another process) can print a whole link. */
+export function recordConsoleOrigin(dataDir: string, origin: string): void {
+  mkdirSync(consoleDir(dataDir), { recursive: true, mode: 0o700 });
+  writeFileSync(join(consoleDir(dataDir), 'listening.json'), `${JSON.stringify({ origin })}\n`, { mode: 0o600 });
+}
+
+/** The origin the node's console last listened on, or null when it never did. */
+export function lastConsoleOrigin(dataDir: string): string | null {
+  try {
+    const { origin } = JSON.parse(readFileSync(join(consoleDir(dataDir), 'listening.json'), 'utf8')) as { origin?: unknown };
+    return typeof origin === 'string' ? origin : null;
+  } catch {
+    return null;
+  }
+}

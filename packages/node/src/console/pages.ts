@@ -1,0 +1,120 @@
+/**
+ * The console's page frame and its small shared pages (sign-in, enrollment, a message, a
+ * confirmation step), server-rendered HTML. Everything from outside is escaped (`escapeHtml`),
+ * and the app shows every control, bidi or invisible character as a visible `\u{…}` escape
+ * (app.ts), so guest text reads on the page exactly as it was sent and can open no markup.
+ */
+
+import { FORM_TOKEN_FIELD, type FormSpec, formGuard } from '../http/forms.js';
+import { escapeHtml as e } from '../http/html.js';
+import type { ConsoleSession } from './sessions.js';
+
+/** Largest form body the console takes (a note or a reason is short). */
+export const MAX_FORM_BYTES = 8 * 1024;
+
+/** What a signed-in page needs to render its forms. */
+export interface PageContext {
+  origin: string;
+  now: number;
+  session: ConsoleSession;
+  /** The section the page belongs to, marked in the navigation. */
+  section: Section;
+}
+
+export type Section = 'inbox' | 'calendar' | 'keys' | 'activity';
+const SECTIONS: readonly [Section, string][] = [
+  ['inbox', 'Inbox'],
+  ['calendar', 'Calendar'],
+  ['keys', 'Keys and health'],
+  ['activity', 'Activity'],
+];
+
+/** A form of `spec` for this session: its bound hidden fields and its token. */
+export function formFields(p: PageContext, spec: FormSpec, values: Readonly<Record<string, string>> = {}): string {
+  const token = formGuard(spec, p.session.formSecret, MAX_FORM_BYTES).token(p.origin, values, p.now);
+  const hidden = spec.bound.map((n) => `<input type="hidden" name="${e(n)}" value="${e(values[n] ?? '')}">`).join('');
+  return `${hidden}<input type="hidden" name="${FORM_TOKEN_FIELD}" value="${e(token)}">`;
+}
+
+export const SIGNOUT_FORM: FormSpec = { action: '/signout', bound: [] };
+
+function document(title: string, body: string, scripts = false): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(title)} · host console</title><link rel="stylesheet" href="/assets/console.css">${
+    scripts ? '<script src="/assets/webauthn.js" defer></script><script src="/assets/console.js" defer></script>' : ''
+  }</head><body>${body}</body></html>`;
+}
+
+/** A signed-in page: navigation, sign-out, and `main`. */
+export function page(p: PageContext, title: string, main: string): string {
+  const nav = SECTIONS.map(([s, label]) => `<li><a href="/${s}"${s === p.section ? ' aria-current="page"' : ''}>${label}</a></li>`).join(
+    '',
+  );
+  return document(
+    title,
+    `<a class="skip" href="#main">Skip to content</a><header><nav aria-label="Console"><ul>${nav}<li><form class="inline" method="post" action="/signout">${formFields(
+      p,
+      SIGNOUT_FORM,
+    )}<button class="secondary" type="submit">Sign out</button></form></li></ul></nav></header>
+<main id="main"><h1>${e(title)}</h1>${main}</main>`,
+  );
+}
+
+/** A page outside a session (sign-in, enrollment, refusals): no navigation. */
+export function bare(title: string, main: string, scripts = false): string {
+  return document(title, `<main id="main"><h1>${e(title)}</h1>${main}</main>`, scripts);
+}
+
+export function signInPage(domain: string, hasPasskeys: boolean): string {
+  return bare(
+    'Sign in',
+    `<p>The host console of <strong>${e(domain)}</strong>.</p>${
+      hasPasskeys
+        ? '<p><button id="signin" type="button">Sign in with your passkey</button></p>'
+        : '<p>No passkey is enrolled yet. Run <code>vrp node console enroll</code> on the node and open the link it prints.</p>'
+    }<p id="ceremony-status" role="status" aria-live="polite"></p>`,
+    hasPasskeys,
+  );
+}
+
+export function enrollPage(domain: string, token: string): string {
+  return bare(
+    'Enroll a passkey',
+    `<p>Create a passkey for the host console of <strong>${e(domain)}</strong>. This link works once.</p>
+<p><button id="enroll" type="button" data-token="${e(token)}">Create a passkey</button></p>
+<p id="ceremony-status" role="status" aria-live="polite"></p>`,
+    true,
+  );
+}
+
+export function messagePage(title: string, text: string, back?: string): string {
+  return bare(title, `<p>${e(text)}</p>${back ? `<p><a href="${e(back)}">Back</a></p>` : ''}`);
+}
+
+/** The confirmation step of a change that cannot be undone (a key rotated or revoked). */
+export function confirmPage(
+  p: PageContext,
+  title: string,
+  what: string,
+  spec: FormSpec,
+  values: Record<string, string>,
+  back: string,
+): string {
+  return page(
+    p,
+    title,
+    `<p>${e(what)}</p><form method="post" action="${e(spec.action)}">${formFields(p, spec, values)}
+<button type="submit">Yes, ${e(title.toLowerCase())}</button> <a href="${e(back)}">Cancel</a></form>`,
+  );
+}
+
+/** A table that may scroll sideways on a phone: a named region that takes focus, so a keyboard can scroll it too. */
+export function scrollable(label: string, table: string): string {
+  return `<div class="scroll" role="region" tabindex="0" aria-label="${e(label)}">${table}</div>`;
+}
+
+/** An instant as the host reads it (UTC, to the minute), or a dash. */
+export function when(iso: string | null | undefined): string {
+  return iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : '—';
+}

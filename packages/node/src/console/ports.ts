@@ -1,0 +1,48 @@
+/**
+ * What the console reads and what it changes, as two small ports. Reads come from the serving
+ * node's store (`NodeStore` fits `ConsoleReads` as it is; the booking sessions of UCP Lodging can
+ * fit it later). Every change is one of the CLI's own operations (`vrp node bookings confirm`,
+ * `calendar block|unblock|sync`, `keys rotate|revoke`): the same functions, the same checks and
+ * refusals, the same store writes (`cliActions`).
+ */
+import type { BookingStatus } from '@vrpkit/protocol';
+import { addCalendarBlock, removeCalendarBlock, syncCalendar } from '../admin/calendar.js';
+import { type KeyListing, listKeys, revokeKey, rotateKey } from '../admin/keys.js';
+import type { NodeStoreOptions } from '../admin/store.js';
+import { decideBooking } from '../booking/admin.js';
+import type { BookingRequestRecord } from '../booking/ports.js';
+import type { FeedFetchOptions, FeedSyncResult } from '../ical.js';
+import type { BlockedRange, CalendarFeed } from '../store/store.js';
+
+/** The console's read side: booking requests, blocked ranges, feeds. */
+export interface ConsoleReads {
+  bookingRequests(status?: BookingStatus): Promise<BookingRequestRecord[]>;
+  bookingRequest(id: string): Promise<BookingRequestRecord | undefined>;
+  listBlocks(): Promise<BlockedRange[]>;
+  feeds(): Promise<CalendarFeed[]>;
+}
+
+/** The console's changes: each exactly what its `vrp node …` command does. */
+export interface ConsoleActions {
+  decideBooking(id: string, decision: 'confirmed' | 'declined'): Promise<BookingRequestRecord>;
+  addBlock(from: string, to: string, note?: string): Promise<{ id: string }>;
+  removeBlock(id: string): Promise<void>;
+  syncFeeds(): Promise<FeedSyncResult[]>;
+  listKeys(): Promise<KeyListing[]>;
+  rotateKey(): Promise<unknown>;
+  revokeKey(kid: string): Promise<unknown>;
+}
+
+/** The CLI's operations on the node `o` names, as the console's actions. */
+export function cliActions(o: NodeStoreOptions & { feeds?: FeedFetchOptions }): ConsoleActions {
+  const { feeds, ...node } = o;
+  return {
+    decideBooking: (id, decision) => decideBooking({ ...node, id, decision }),
+    addBlock: (from, to, note) => addCalendarBlock({ ...node, from, to, ...(note ? { note } : {}) }),
+    removeBlock: (id) => removeCalendarBlock({ ...node, id }),
+    syncFeeds: () => syncCalendar({ ...node, ...feeds }),
+    listKeys: () => listKeys(node),
+    rotateKey: () => rotateKey(node),
+    revokeKey: (kid) => revokeKey({ ...node, kid }),
+  };
+}
