@@ -139,6 +139,15 @@ describe('downstream negotiation: 2026-07-28 first, 2025-11-25 after it, per ser
     expect(child.starts()).toBe(1);
   });
 
+  it('a stdio downstream that exits on the probe is a 2025 server, started again for initialize', { timeout: 120_000 }, async () => {
+    const child = stdioFixture('exits-on-probe');
+    const { proxy, logs } = await proxyFor(child.spec);
+    expect(revisionOf(logs)).toBe('2025-11-25');
+    expect(await echoThrough(await modernAgent(proxy))).toBe('echo: hi');
+    // Started twice only because the first one exited on the probe.
+    expect(child.starts()).toBe(2);
+  });
+
   it.each([
     ['modern', '2026-07-28'],
     ['dual', '2026-07-28'],
