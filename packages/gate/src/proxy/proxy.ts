@@ -199,7 +199,6 @@ export class GateProxy {
     }
   }
 
-
   async close(): Promise<void> {
     this.stopped.abort();
     for (const agent of [...this.agents.keys()]) await agent.close().catch(() => {});
