@@ -230,11 +230,6 @@ export class GateProxy {
     }
   }
 
-  /** The downstream's negotiated revision (for the log). */
-  get downstreamRevision(): string | undefined {
-    return this.link.client.getNegotiatedProtocolVersion();
-  }
-
   async close(): Promise<void> {
     this.stopped.abort();
     for (const agent of [...this.agents.keys()]) await agent.close().catch(() => {});
