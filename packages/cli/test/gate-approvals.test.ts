@@ -279,6 +279,14 @@ describe('approvals flags: bad input is a usage error and starts nothing', () =>
     ],
     [['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--ui', '--ui-listen', '0.0.0.0:8932', '--', 'x'], /loopback hosts only/],
     [['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--ui-listen', '127.0.0.1:1', '--', 'x'], /--ui-listen needs --ui/],
+    [
+      ['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--approval-link-ttl', '10 min', '--', 'x'],
+      /--approval-link-ttl must be a duration/,
+    ],
+    [
+      ['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--approval-link-ttl', '0', '--', 'x'],
+      /--approval-link-ttl must be more than 0/,
+    ],
     [['gate', 'ui', '--store', 's.db', '--listen', '0.0.0.0:8932'], /loopback hosts only/],
     [['gate', 'ui', '--store', 's.db', '--retain-arguments', '7 days'], /--retain-arguments must be a duration/],
   ])('vrp %j', async (args, message) => {

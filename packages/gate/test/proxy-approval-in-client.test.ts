@@ -153,7 +153,7 @@ beforeAll(async () => {
     listen: { host: '127.0.0.1', port: 0 },
     ui: { listen: { host: '127.0.0.1', port: 0 }, approver: 'alice' },
     approvalTimeoutMs: 1500,
-    log: (event, fields) => logs.push({ event, fields }),
+    log: (event, fields = {}) => logs.push({ event, fields }),
   });
   person = await openSqliteStore(dbFile);
   const lister = await v2Client();

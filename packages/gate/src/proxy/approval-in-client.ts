@@ -19,7 +19,7 @@ import type { ApprovalRequestState } from '../approvals/request-state.js';
 import { actBindingDigest } from '../escalation.js';
 import type { EscalationRow } from '../store/ports.js';
 import type { AgentApproval } from './approval-channel.js';
-import { awaitApproval } from './approval-wait.js';
+import { awaitApproval, notifyWaiting } from './approval-wait.js';
 import type { RequestExtra } from './downstream-link.js';
 import type { ProxyContext } from './options.js';
 
@@ -77,13 +77,14 @@ export async function personStep(
 ): Promise<PersonStep> {
   // A retry after the client's answer: the person may be deciding on the page right now.
   if (retried && c.approvalTimeoutMs > 0) {
-    const row = await awaitApproval(c, act, extra, Math.min(c.approvalTimeoutMs, RETRY_WAIT_MS));
+    const row = await awaitApproval(c, act, extra, Math.min(c.approvalTimeoutMs, RETRY_WAIT_MS), true);
     if (row) return { decided: row };
   }
   const call = escalatedCall(c, act);
   const a: ApprovalAnswer = agent ? await answerEscalatedCall(approvalDeps(c), call, agent.client, retried) : { answer: 'wait' };
   switch (a.answer) {
     case 'input_required':
+      if (!retried) notifyWaiting(c, act);
       c.log('approval_input_required', {
         candidate_act_id: act.candidate_act_id,
         round: (retried?.round ?? 0) + 1,
@@ -91,6 +92,7 @@ export async function personStep(
       });
       return { inputRequired: a.result };
     case 'elicit': {
+      notifyWaiting(c, act);
       let action: 'accept' | 'decline' | 'cancel' = 'cancel';
       try {
         // The person consents in the client, then decides on the page: bounded by the link's life, after which the URL is useless.
@@ -99,16 +101,23 @@ export async function personStep(
         // A client that failed to answer has not agreed to open the page.
       }
       c.log('approval_elicitation', { candidate_act_id: act.candidate_act_id, action });
-      return decidedBy(c, act, extra, await answerAfterElicitation(approvalDeps(c), call, action));
+      return decidedBy(c, act, extra, await answerAfterElicitation(approvalDeps(c), call, action), true);
     }
     default:
-      return decidedBy(c, act, extra, a);
+      return decidedBy(c, act, extra, a, !!retried);
   }
 }
 
 /** The store's answer as the pipeline takes it: the decided row to resume with, else wait (today's answer) or nothing. */
-async function decidedBy(c: ProxyContext, act: AgentCandidateAct, extra: RequestExtra, a: ApprovalAnswer): Promise<PersonStep> {
-  if (a.answer === 'wait') return { decided: c.approvalTimeoutMs > 0 ? await awaitApproval(c, act, extra) : undefined };
+async function decidedBy(
+  c: ProxyContext,
+  act: AgentCandidateAct,
+  extra: RequestExtra,
+  a: ApprovalAnswer,
+  notified: boolean,
+): Promise<PersonStep> {
+  if (a.answer === 'wait')
+    return { decided: c.approvalTimeoutMs > 0 ? await awaitApproval(c, act, extra, c.approvalTimeoutMs, notified) : undefined };
   if (a.answer === 'run' || (a.answer === 'refuse' && a.code === 'EF_NOT_AUTHORIZED'))
     return { decided: await c.escalations.get(act.candidate_act_id) };
   return { decided: undefined };

@@ -27,19 +27,30 @@ export async function retainArguments(c: ProxyContext, act: AgentCandidateAct, a
   }
 }
 
+/** The `--notify-url` notice that an act waits for a person: once per act, never awaited. */
+export function notifyWaiting(c: ProxyContext, act: AgentCandidateAct): void {
+  if (!c.notifyUrl) return;
+  const notice = escalationNotice(act, c.gate.sinkId, c.clock.now(), c.approvalsUrl() ?? null);
+  // Never awaited: a slow or failing receiver does not delay the wait or the decision.
+  void sendEscalationNotice(c.notifyUrl, notice, (reason) =>
+    c.log('notify_failed', { candidate_act_id: act.candidate_act_id, reason }, 'warn'),
+  );
+}
+
 /**
  * Wait (at most `waitMs`, by default `approvalTimeoutMs`) for a person's decision on an escalated
- * act, sending MCP progress notifications when the agent asked for them, and the `--notify-url` notice.
+ * act, sending MCP progress notifications when the agent asked for them, and the `--notify-url`
+ * notice unless it went out already (`notified`: a later round of the same call).
  */
-export async function awaitApproval(c: ProxyContext, act: AgentCandidateAct, extra: RequestExtra, waitMs = c.approvalTimeoutMs) {
+export async function awaitApproval(
+  c: ProxyContext,
+  act: AgentCandidateAct,
+  extra: RequestExtra,
+  waitMs = c.approvalTimeoutMs,
+  notified = false,
+) {
   c.log('approval_waiting', { candidate_act_id: act.candidate_act_id, timeout_ms: waitMs });
-  if (c.notifyUrl) {
-    const notice = escalationNotice(act, c.gate.sinkId, c.clock.now(), c.approvalsUrl() ?? null);
-    // Never awaited: a slow or failing receiver does not delay the wait or the decision.
-    void sendEscalationNotice(c.notifyUrl, notice, (reason) =>
-      c.log('notify_failed', { candidate_act_id: act.candidate_act_id, reason }, 'warn'),
-    );
-  }
+  if (!notified) notifyWaiting(c, act);
   const token = extra._meta?.progressToken;
   const decided = await waitForEscalationDecision(c.escalations, act.candidate_act_id, {
     timeoutMs: waitMs,

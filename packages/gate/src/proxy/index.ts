@@ -148,7 +148,11 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     escalations: opts.store.escalations,
     pendingArguments,
     approvalLinks: opts.store.approvalLinks,
-    requestStates: requestStateSealer(requestStateKey(opts.requestStateSecret), { clock: systemClock }),
+    // A state lives as long as the link it carries: a retry within the link's life is never refused as expired.
+    requestStates: requestStateSealer(requestStateKey(opts.requestStateSecret), {
+      clock: systemClock,
+      ...(opts.approvalLinkTtlMs !== undefined ? { ttlMs: opts.approvalLinkTtlMs } : {}),
+    }),
     ...(opts.approvalLinkTtlMs !== undefined ? { approvalLinkTtlMs: opts.approvalLinkTtlMs } : {}),
     approvalTimeoutMs: opts.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     ...(opts.notifyUrl ? { notifyUrl: opts.notifyUrl } : {}),

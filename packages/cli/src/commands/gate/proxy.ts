@@ -32,6 +32,7 @@ interface ProxyOptions extends GateStoreOptions, DownstreamOptions {
   approvalTimeout: string;
   notifyUrl?: string;
   approvalsUrl?: string;
+  approvalLinkTtl: string;
   ui?: boolean;
   uiListen: string;
   approver: string;
@@ -117,7 +118,12 @@ function agentOptions(c: Command): Command {
       '--notify-url <url>',
       'POST a JSON notice (act id, tool, server, class, digests, page link; never the arguments) when an act waits',
     )
-    .option('--approvals-url <url>', 'the approvals page the --notify-url notice links to (default: the --ui page)')
+    .option('--approvals-url <url>', 'the approvals page the --notify-url notice and the approval links point to (default: the --ui page)')
+    .option(
+      '--approval-link-ttl <duration>',
+      'how long the single-use link to one act, sent to a client that declared URL elicitation, stays usable: 10m, 600s',
+      '10m',
+    )
     .option('--ui', 'also serve the approvals page from this process (URL and token printed once on stderr)')
     .option('--ui-listen <host:port>', 'loopback address of the approvals page (with --ui)', '127.0.0.1:0')
     .addOption(approverOption('recorded as the approver of decisions made on the --ui page'))
@@ -146,6 +152,8 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
       : { ...parseUsage(() => parseListen(o.listen!)), ...(o.allowedHost.length ? { allowedHosts: o.allowedHost } : {}) };
   const approvalTimeoutMs = parseUsage(() => parseDuration(o.approvalTimeout, '--approval-timeout', 's'));
   const retainArgumentsMs = parseUsage(() => parseDuration(o.retainArguments, '--retain-arguments'));
+  const approvalLinkTtlMs = parseUsage(() => parseDuration(o.approvalLinkTtl, '--approval-link-ttl', 's'));
+  if (approvalLinkTtlMs <= 0) throw usage('--approval-link-ttl must be more than 0');
   const notifyUrl = o.notifyUrl === undefined ? undefined : parseUsage(() => parseNotifyUrl(o.notifyUrl!));
   if (!o.ui && o.uiListen !== '127.0.0.1:0') throw usage('--ui-listen needs --ui');
   const ui = o.ui ? { listen: parseUsage(() => parseListen(o.uiListen)), approver: o.approver } : undefined;
@@ -166,6 +174,7 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
     callTimeoutMs,
     ...(listen ? { listen } : {}),
     approvalTimeoutMs,
+    approvalLinkTtlMs,
     retainArgumentsMs,
     ...(notifyUrl ? { notifyUrl } : {}),
     ...(o.approvalsUrl ? { approvalsUrl: parseUsage(() => new URL(o.approvalsUrl!).toString()) } : {}),
