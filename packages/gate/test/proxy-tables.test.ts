@@ -128,6 +128,8 @@ describe('proxy tables migration', () => {
         '0007_pg_one_statement_outcome',
         '0008_no_evidence_act_index',
         '0009_sqlite_audit_rowid',
+        '0010_pg_consume_group',
+        '0011_pg_authority_fillfactor',
       ].map((name) => ({ name })),
     );
     check.close();

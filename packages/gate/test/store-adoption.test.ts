@@ -34,6 +34,8 @@ const NAMES = [
   '0007_pg_one_statement_outcome',
   '0008_no_evidence_act_index',
   '0009_sqlite_audit_rowid',
+  '0010_pg_consume_group',
+  '0011_pg_authority_fillfactor',
 ];
 
 interface Legacy {
@@ -110,7 +112,10 @@ for (const b of backends) {
         );
         // One time for every adopted name (the runner's clock was ahead: dated no later than the adoption).
         expect(recorded.map((r) => r.name)).toEqual(NAMES);
-        expect(new Set(recorded.map((r) => r.timestamp)).size).toBe(1);
+        // The runner knew versions 1–9: those are adopted at one time; the registry's later ones run after.
+        const adopted = NAMES.indexOf('0009_sqlite_audit_rowid') + 1;
+        expect(new Set(recorded.slice(0, adopted).map((r) => r.timestamp)).size).toBe(1);
+        expect(recorded.slice(adopted).every((r) => r.timestamp >= recorded[0]!.timestamp)).toBe(true);
         expect(Date.parse(recorded[0]!.timestamp)).toBeLessThanOrEqual(Date.now());
         await expect(legacy.query('select * from gate_schema_migrations')).rejects.toThrow(/gate_schema_migrations/);
 
