@@ -130,7 +130,8 @@ describe('proxy tables migration', () => {
         '0009_sqlite_audit_rowid',
         '0010_approval_links',
         '0011_pg_consume_group',
-        '0012_downstream_credentials',
+        '0012_pg_authority_fillfactor',
+        '0013_downstream_credentials',
       ].map((name) => ({ name })),
     );
     check.close();

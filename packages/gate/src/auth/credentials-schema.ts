@@ -36,7 +36,7 @@ export type DownstreamCredentialsDatabase = {
 };
 
 export const DOWNSTREAM_CREDENTIALS_MIGRATION: GateMigration = {
-  name: '0012_downstream_credentials',
+  name: '0013_downstream_credentials',
   // `ifNotExists`: tests rewind a store to an older migration by deleting later rows of the
   // migration table; a table of its own that has no data to rebuild is simply kept.
   async up(db) {

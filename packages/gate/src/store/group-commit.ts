@@ -4,8 +4,10 @@
  * transaction, one durable commit (one WAL fsync), on PostgreSQL one round trip — and each is
  * still decided alone (Tool-Use Binding draft, enforce() contract MUST 4: every consume is its
  * own conditional UPDATE, checked against the rows as the members before it left them; one
- * member's refusal or error never fails or grants another, store/sqlite.ts `runBatch`,
- * store/postgres-consume.ts `gate_consume_batch`).
+ * member's refusal or error never fails or grants another: store/sqlite.ts `runGroup`, a
+ * savepoint per member; store/postgres-consume.ts `gate_consume_group`, a subtransaction per
+ * member). On SQLite dispatch's issue-and-consume joins the same groups (any step program run
+ * `grouped`, store/engine.ts `DialectOps.run`).
  *
  * Crash semantics are a single consume's: a member's promise settles only after the commit of
  * its group returned, so nothing is acknowledged before it is durable, and a group whose commit

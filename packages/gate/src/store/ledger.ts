@@ -103,6 +103,7 @@ export class SqlLedger implements Ledger {
       if (head && result.recorded) this.engine.signAfter(head, req.now);
       return result;
     }
+    // Grouped with the concurrent consumes and dispatches (store/group-commit.ts); a throw (ActHasAuthority) fails it alone.
     return ops.run(
       function* (db): Program<IssueAndConsumeResult> {
         const current = yield* currentEpochs(q);
@@ -119,7 +120,6 @@ export class SqlLedger implements Ledger {
         // One append for the decision's and the consume's entries: one head read, one head move.
         yield* appendEntries(q, [...(record.audit ?? []), ...consumeEvents(req, outcome)], req.now, checkpoints);
         return { recorded: true, outcome };
-        // Grouped with the concurrent consumes and dispatches (store/group-commit.ts); its ActHasAuthority throw fails it alone.
       },
       opts?.timeoutMs,
       'disk',

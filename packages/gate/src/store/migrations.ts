@@ -17,7 +17,7 @@ import { DOWNSTREAM_CREDENTIALS_MIGRATION } from '../auth/credentials-schema.js'
 import { PIN_VERSION_MIGRATION, PROXY_TABLES_MIGRATION } from '../proxy/schema.js';
 import { PENDING_ARGUMENTS_MIGRATION } from '../ui/pending-arguments-schema.js';
 import { StoreConfigError } from './errors.js';
-import { LEDGER_MIGRATION, NO_EVIDENCE_ACT_INDEX_MIGRATION } from './ledger-schema.js';
+import { AUTHORITY_FILLFACTOR_MIGRATION, LEDGER_MIGRATION, NO_EVIDENCE_ACT_INDEX_MIGRATION } from './ledger-schema.js';
 import type { GateMigration, MigrationContext } from './migration.js';
 import { CONSUME_GROUP_MIGRATION, ONE_ROUND_TRIP_DISPATCH_MIGRATION, ONE_STATEMENT_OUTCOME_MIGRATION } from './postgres-consume.js';
 
@@ -33,6 +33,7 @@ export const GATE_MIGRATIONS: readonly GateMigration[] = [
   AUDIT_ROWID_MIGRATION,
   APPROVAL_LINKS_MIGRATION,
   CONSUME_GROUP_MIGRATION,
+  AUTHORITY_FILLFACTOR_MIGRATION,
   DOWNSTREAM_CREDENTIALS_MIGRATION,
 ];
 

@@ -9,7 +9,7 @@
  * JCS form of the entry (keys sorted, absent members omitted); `to_json(text)` escapes strings
  * exactly as JCS does, and integers print the same.
  */
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { AuditHead } from '../audit/port.js';
 import type { EfCode } from '../errors.js';
 import type { Db } from './engine.js';
@@ -237,10 +237,27 @@ function consumeParams(req: ConsumeRequest) {
   };
 }
 
-/** The consume's arguments of both functions, after their own. */
-function consumeArgs(req: ConsumeRequest, lockTimeoutMs: number) {
-  return sql.join([...Object.values(consumeParams(req)), `${lockTimeoutMs}ms`]);
+/** The consume's values as both functions take them, after their own: `consumeParams`, then the lock timeout. */
+function consumeValues(req: ConsumeRequest, lockTimeoutMs: number): unknown[] {
+  const values: unknown[] = Object.values(consumeParams(req));
+  values.push(`${lockTimeoutMs}ms`);
+  return values;
 }
+
+/** How many values `consumeValues` gives. */
+const CONSUME_VALUES = 16;
+
+/**
+ * The call of a function with `n` parameters, casts given for the first ones, as SQL text written
+ * once: each call only binds its values (no query is built or compiled per call on the hot path).
+ */
+function callOf(fn: string, n: number, casts: readonly string[] = []): string {
+  return `select * from ${fn}(${Array.from({ length: n }, (_, i) => `$${i + 1}${casts[i] ?? ''}`).join(', ')})`;
+}
+
+const CONSUME_CALL = callOf('gate_consume', CONSUME_VALUES);
+const ISSUE_CONSUME_CALL = callOf('gate_issue_consume', 3 + CONSUME_VALUES, ['::json', '::json', '::json']);
+const CONSUME_GROUP_CALL = callOf('gate_consume_group', 2, ['::jsonb']);
 
 function consumeResult(r: ConsumeRow): { outcome: ConsumeOutcome; head: AuditHead } {
   const head = { seq: Number(r.audit_seq), hash: r.audit_hash };
@@ -256,7 +273,7 @@ export async function consumeInOneStatement(
   req: ConsumeRequest,
   lockTimeoutMs: number,
 ): Promise<{ outcome: ConsumeOutcome; head: AuditHead }> {
-  const { rows } = await sql<ConsumeRow>`select * from gate_consume(${consumeArgs(req, lockTimeoutMs)})`.execute(db);
+  const { rows } = await db.executeQuery<ConsumeRow>(CompiledQuery.raw(CONSUME_CALL, consumeValues(req, lockTimeoutMs)));
   const r = rows[0];
   if (!r) throw new Error('gate_consume returned no row');
   return consumeResult(r);
@@ -276,9 +293,9 @@ export async function issueAndConsumeInOneStatement(
   req: ConsumeRequest,
   lockTimeoutMs: number,
 ): Promise<{ result: IssueAndConsumeResult; head?: AuditHead }> {
-  const { rows } = await sql<IssueConsumeRow>`select * from gate_issue_consume(${JSON.stringify(record.evidence)}::json,
-    ${JSON.stringify(record.authority)}::json, ${JSON.stringify(record.audit ?? [])}::json, ${consumeArgs(req, lockTimeoutMs)})`.execute(
-    db,
+  const values: unknown[] = [JSON.stringify(record.evidence), JSON.stringify(record.authority), JSON.stringify(record.audit ?? [])];
+  const { rows } = await db.executeQuery<IssueConsumeRow>(
+    CompiledQuery.raw(ISSUE_CONSUME_CALL, values.concat(consumeValues(req, lockTimeoutMs))),
   );
   const r = rows[0];
   if (!r) throw new Error('gate_issue_consume returned no row');
@@ -326,6 +343,8 @@ begin
 end
 $fn$`;
 
+const RECORD_OUTCOME_CALL = callOf('gate_record_outcome', 7);
+
 /** `recordOutcome` in one statement, one round trip; `head` is absent when no INVOKED row of `owner` was there. */
 export async function recordOutcomeInOneStatement(
   db: Db,
@@ -337,8 +356,10 @@ export async function recordOutcomeInOneStatement(
 ): Promise<{ recorded: boolean; head?: AuditHead }> {
   const result = outcome.state === 'EFFECTUATED' ? outcome.result_json : null;
   const error = outcome.state === 'FAILED' ? outcome.error_code : null;
-  const { rows } = await sql<{ recorded: boolean; audit_seq: number | null; audit_hash: string | null }>`select * from gate_record_outcome(
-    ${candidateActId}, ${owner}, ${outcome.state}, ${result}, ${error}, ${now}, ${`${lockTimeoutMs}ms`})`.execute(db);
+  const values = [candidateActId, owner, outcome.state, result, error, now, `${lockTimeoutMs}ms`];
+  const { rows } = await db.executeQuery<{ recorded: boolean; audit_seq: number | null; audit_hash: string | null }>(
+    CompiledQuery.raw(RECORD_OUTCOME_CALL, values),
+  );
   const r = rows[0];
   if (!r) throw new Error('gate_record_outcome returned no row');
   return r.recorded ? { recorded: true, head: { seq: Number(r.audit_seq), hash: r.audit_hash! } } : { recorded: false };
@@ -405,8 +426,8 @@ export async function consumeGroupInOneStatement(
   const sent: ConsumeRequest[] = [];
   for (const r of reqs) if (Number.isSafeInteger(r.now)) sent.push(r);
   const { rows } = sent.length
-    ? await sql<GroupRow>`select * from gate_consume_group(${JSON.stringify(sent.map(consumeParams))}::jsonb, ${`${lockTimeoutMs}ms`})`.execute(
-        db,
+    ? await db.executeQuery<GroupRow>(
+        CompiledQuery.raw(CONSUME_GROUP_CALL, [JSON.stringify(sent.map(consumeParams)), `${lockTimeoutMs}ms`]),
       )
     : { rows: [] };
   if (rows.length !== sent.length) throw new Error(`gate_consume_group returned ${rows.length} rows for ${sent.length} members`);
