@@ -27,8 +27,10 @@ const surfaces = (a2aRps: number) => ({
   bench: 'surfaces',
   rows: [
     { surface: 'plain', rps: 1000, server_cpu_us: 50, ratio_to_plain: 1 },
-    { surface: 'mcp 2025-11-25', rps: 600, server_cpu_us: 80 },
-    { surface: 'a2a', rps: a2aRps, server_cpu_us: 90 },
+    { surface: 'mcp 2025-11-25', rps: 600, server_cpu_us: 80, baseline: 'plain', target_ratio_min: 0.5 },
+    { surface: 'a2a', rps: a2aRps, server_cpu_us: 90, baseline: 'plain', target_ratio_min: 0.5 },
+    // A reference row: no target, so not on the trend.
+    { surface: 'a2a, SDK path', rps: 290, server_cpu_us: 200, baseline: 'plain' },
     { surface: 'plain, cache off', rps: 500, server_cpu_us: 150 },
     { surface: 'mcp 2025-11-25, cache off', rps: 250, server_cpu_us: 300 },
   ],
@@ -188,6 +190,7 @@ describe('npm run bench -- --report on a fixture result set', () => {
     const trend = sections[0]?.charts.find((c) => c.id === 'surfaces-trend');
     expect(JSON.stringify(trend?.spec)).toContain('"y":0.4'); // the latest run's a2a ratio, 400 / 1000
     expect(JSON.stringify(trend?.spec)).not.toContain('"y":0.1,'); // the oldest run fell out of the bound
+    expect(JSON.stringify(trend?.spec)).not.toContain('a2a, SDK path'); // a row without a target is not a headline
   });
 
   it('with no results at all, writes a page of benches not run and no chart', async () => {

@@ -212,6 +212,12 @@ describe.each(ERAS)('on the %s binding, the SDK answers everything else', (era) 
 });
 
 describe('the SDK-held answers the direct path must not change', () => {
+  it('a version the card does not list is the SDK’s refusal, never a direct answer', async () => {
+    const res = await post(fetchCached, BINDINGS.v1.call(6, ARGS), { ...BINDINGS.v1.headers, 'A2A-Version': '2.0' });
+    expect(res.text).not.toContain('signed_verified_stay_offer');
+    expect((JSON.parse(res.text) as { error?: { message: string } }).error?.message).toMatch(/version '2\.0' is not supported/);
+  });
+
   it.each([
     ['an unknown method is -32601', { jsonrpc: '2.0', id: 1, method: 'SendMessages', params: {} }, -32601],
     [
