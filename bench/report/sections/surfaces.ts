@@ -49,7 +49,7 @@ export function surfaces(result: unknown): Extracted {
     const group = base === r ? 'baseline (plain endpoint)' : String(r.surface).startsWith('floor') ? 'floor (no protocol code)' : 'surface';
     return { label: String(r.surface), value: r.rps as number, group, note: ratio === undefined ? '' : `${ratio.toFixed(2)}×` };
   });
-  const charts = chartOf('surfaces-rps', 'Requests per second per surface', bars, (data) =>
+  const charts = chartOf('rps', 'Requests per second per surface', bars, (data) =>
     barChart('Requests per second per surface (ratio to the plain endpoint, same cache setting)', data, 'round trips per second'),
   );
   return { figures: present(figures), charts };
