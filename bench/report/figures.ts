@@ -59,10 +59,14 @@ export function ratioFigure(
   return { ...f, value: f.value, baseline_value: f.baseline_value, ratio: round2(f.value / f.baseline_value) };
 }
 
+/** Members that are not a row's name: the row it is compared to, and ranges written as text (`0.68–0.71`). */
+const NOT_NAMES = /^(baseline|baseline_row|.*_spread)$/;
+
 /** A row's label: its string members joined (`stdio sqlite enforce`), as the bench named it. */
 export function labelOf(row: Record<string, unknown>): string {
-  return Object.values(row)
-    .filter((v): v is string => typeof v === 'string' && v !== '')
+  return Object.entries(row)
+    .filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '' && !NOT_NAMES.test(e[0]))
+    .map(([, v]) => v)
     .join(' ');
 }
 
@@ -97,8 +101,16 @@ const ROW_LISTS = new Set(['rows', 'results']);
  * own `baseline`. Values are not known here, only the ratios the bench took.
  */
 export function genericFigures(result: unknown): Figure[] {
-  const fallback = typeof recordOf(result)?.baseline === 'string' ? String(recordOf(result)?.baseline) : 'the bench’s in-run baseline';
+  const top = recordOf(result)?.baseline;
+  const fallback = typeof top === 'string' ? top : 'the bench’s in-run baseline';
   const figures: Figure[] = [];
+  // The baseline of a ratio member: the row's own `baseline` (`baseline_row`) member, else what the member's name says, else the result's.
+  const baselineOf = (r: Record<string, unknown>, key: string) => {
+    const own = r.baseline ?? r.baseline_row;
+    if (typeof own === 'string') return own;
+    const named = baselineFromKey(key, fallback);
+    return named === 'baseline' ? fallback : named;
+  };
   const visit = (value: unknown, path: string, ratioContext: string | null, depth: number) => {
     if (depth > 4) return;
     if (Array.isArray(value)) {
@@ -110,10 +122,12 @@ export function genericFigures(result: unknown): Figure[] {
     const r = recordOf(value);
     if (!r) return;
     for (const [key, v] of Object.entries(r)) {
+      // A target is what a figure is judged against, not a figure.
+      if (key.startsWith('target')) continue;
       const isRatio = /ratio|(^|_)vs_/.test(key) && !/samples/.test(key);
       const n = numberOf(v);
       if (n !== undefined && (isRatio || ratioContext)) {
-        const baseline = baselineFromKey(isRatio ? key : (ratioContext as string), fallback);
+        const baseline = baselineOf(r, isRatio ? key : (ratioContext as string));
         figures.push({ name: `${path}${path ? ': ' : ''}${key}`, value: null, unit: '', baseline, baseline_value: null, ratio: round2(n) });
       } else if (typeof v === 'object' && v !== null) {
         // A list of rows is named by its rows, not by the member holding them.

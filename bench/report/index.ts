@@ -18,7 +18,7 @@ export interface ReportOptions {
   pageFile: string;
   /** docs/img/performance */
   imgDir: string;
-  /** Benches to show even when they have no result yet (the bench scripts), besides every bench with a result. */
+  /** Benches to show even when they have no result yet (the bench scripts), besides every section's and every bench with a result. */
   benches: string[];
   now?: Date;
 }
@@ -39,7 +39,9 @@ function pageOrder(names: Iterable<string>): string[] {
 export async function writeReport(options: ReportOptions): Promise<Report> {
   archiveResults(options.resultsDir);
   const history = loadHistory(options.resultsDir);
-  const sections = pageOrder([...options.benches, ...history.keys()]).map((bench) => buildSection(bench, history.get(bench) ?? []));
+  const sections = pageOrder([...options.benches, ...Object.keys(SECTIONS), ...history.keys()]).map((bench) =>
+    buildSection(bench, history.get(bench) ?? []),
+  );
   mkdirSync(options.imgDir, { recursive: true });
   const svgs = new Map<string, string>();
   for (const chart of sections.flatMap((s) => s.charts)) {

@@ -22,10 +22,13 @@ export interface BuiltSection {
 /** Build the section of `bench` from its runs (oldest first); no runs: a section marked not run. */
 export function buildSection(bench: string, runs: RunRecord[]): BuiltSection {
   const kind = sectionOf(bench);
-  const command = `npm run bench -- ${kind.script ?? bench}`;
+  const command = `npm run bench -- ${kind.command ?? bench}`;
   const latest = runs.at(-1);
   if (!latest) return { bench, title: kind.title, command, runs, figures: [], charts: [] };
-  const { figures, charts } = kind.extract(latest.result);
+  const extracted = kind.extract(latest.result);
+  // Chart ids are the section's own (`rps`); the file is named by the bench too (`surfaces-rps.svg`).
+  const charts = extracted.charts.map((c) => ({ ...c, id: `${bench}-${c.id}` }));
+  const { figures } = extracted;
   const trend = runs.flatMap((run) =>
     kind
       .extract(run.result)
@@ -46,7 +49,12 @@ export function buildSection(bench: string, runs: RunRecord[]): BuiltSection {
 }
 
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
-const number = (v: number | null, unit: string) => (v === null ? '—' : `${Number.isInteger(v) ? v : v.toPrecision(3)} ${unit}`.trim());
+/** A value as the page prints it: whole from 100 up, else three significant digits (never an exponent). */
+const number = (v: number | null, unit: string) => {
+  if (v === null) return '—';
+  const text = Number.isInteger(v) || Math.abs(v) >= 100 ? String(Math.round(v)) : String(Number(v.toPrecision(3)));
+  return `${text} ${unit}`.trim();
+};
 
 /** The figures of a section as a table: every figure a ratio, its baseline named. */
 function figureTable(figures: Figure[]): string[] {

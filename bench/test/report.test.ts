@@ -27,8 +27,10 @@ const surfaces = (a2aRps: number) => ({
   bench: 'surfaces',
   rows: [
     { surface: 'plain', rps: 1000, server_cpu_us: 50, ratio_to_plain: 1 },
-    { surface: 'mcp 2025-11-25', rps: 600, server_cpu_us: 80 },
-    { surface: 'a2a', rps: a2aRps, server_cpu_us: 90 },
+    { surface: 'mcp 2025-11-25', rps: 600, server_cpu_us: 80, baseline: 'plain', target_ratio_min: 0.5 },
+    { surface: 'a2a', rps: a2aRps, server_cpu_us: 90, baseline: 'plain', target_ratio_min: 0.5 },
+    // A reference row: no target, so not on the trend.
+    { surface: 'a2a, SDK path', rps: 290, server_cpu_us: 200, baseline: 'plain' },
     { surface: 'plain, cache off', rps: 500, server_cpu_us: 150 },
     { surface: 'mcp 2025-11-25, cache off', rps: 250, server_cpu_us: 300 },
   ],
@@ -62,6 +64,13 @@ const FIXTURES: Record<string, unknown> = {
       { row: 'platform, 10 tenants', rps: 380, p99_ms: 22, server_cpu_ms_per_req: 1.1 },
       { row: 'platform, 10,000 tenants (1,000 served)', rps: 320, p99_ms: 30, server_cpu_ms_per_req: 1.3 },
       { row: 'platform, 10,000 tenants in PostgreSQL (1,000 served)', rps: 200, p99_ms: 50, server_cpu_ms_per_req: 2 },
+    ],
+  },
+  'platform-first-visit': {
+    baseline: 'single-domain node on SQLite, new connection each, same run',
+    rows: [
+      { row: 'first visit: node on SQLite, new connection each (baseline)', rps: 32, p99_ms: 1761, ratio_spread: '1–1' },
+      { row: 'first visit: 1,000 cold tenants in PostgreSQL, one wildcard certificate', rps: 24, p99_ms: 1534, ratio_spread: '0.68–0.71' },
     ],
   },
   verify: {
@@ -110,6 +119,8 @@ describe('npm run bench -- --report on a fixture result set', () => {
         'gateway-trend',
         'platform-tenants',
         'platform-trend',
+        'platform-first-visit-tenants',
+        'platform-first-visit-trend',
         'surfaces-rps',
         'surfaces-trend',
       ].sort(),
@@ -155,6 +166,12 @@ describe('npm run bench -- --report on a fixture result set', () => {
       ['sqlite: enforce p99', 'the raw durable compare-and-set, same store (same run)', '1 ms', '1.80×'],
       ['postgres: enforce with 8 concurrent enforcers, throughput', '1 enforcer, same store (same run)', '800 enforces/s', '2.50×'],
       ['platform, 10,000 tenants (1,000 served): throughput', 'node (baseline) (same run)', '400 req/s', '0.80×'],
+      [
+        'first visit: 1,000 cold tenants in PostgreSQL, one wildcard certificate: throughput',
+        'first visit: node on SQLite, new connection each (baseline) (same run)',
+        '32 req/s',
+        '0.75×',
+      ],
       // A bench without a section of its own still shows the ratios its result names, baseline named by the member.
       ['online warm caches: ratio_vs_bare', 'bare', '—', '1.06×'],
       ['offline median_round_ratio_vs_raw: verifyOffer', 'raw', '—', '0.89×'],
@@ -188,12 +205,17 @@ describe('npm run bench -- --report on a fixture result set', () => {
     const trend = sections[0]?.charts.find((c) => c.id === 'surfaces-trend');
     expect(JSON.stringify(trend?.spec)).toContain('"y":0.4'); // the latest run's a2a ratio, 400 / 1000
     expect(JSON.stringify(trend?.spec)).not.toContain('"y":0.1,'); // the oldest run fell out of the bound
+    expect(JSON.stringify(trend?.spec)).not.toContain('a2a, SDK path'); // a row without a target is not a headline
   });
 
   it('with no results at all, writes a page of benches not run and no chart', async () => {
     const { svgs, sections } = await writeReport({ resultsDir: results(), pageFile: page(), imgDir: img(), benches: ['surfaces', 'gate'] });
     expect(svgs.size).toBe(0);
-    expect(sections.map((s) => s.runs.length)).toEqual([0, 0]);
-    expect(readFileSync(page(), 'utf8').match(/\*\*Not run\*\*/g)).toHaveLength(2);
+    // The benches named and every bench with a section of its own, each marked not run.
+    expect(sections.map((s) => s.bench)).toEqual(
+      expect.arrayContaining(['surfaces', 'gate', 'gateway', 'platform', 'platform-first-visit']),
+    );
+    expect(sections.every((s) => s.runs.length === 0)).toBe(true);
+    expect(readFileSync(page(), 'utf8').match(/\*\*Not run\*\*/g)).toHaveLength(sections.length);
   });
 });

@@ -47,7 +47,7 @@ export function gateway(result: unknown): Extracted {
     p50: 'added ≤ 1.5 ms',
     p99: 'added ≤ 4 ms',
   });
-  const charts = chartOf('gateway-latency', 'Gate proxy vs direct: latency by percentile', points, (data) =>
+  const charts = chartOf('latency', 'Gate proxy vs direct: latency by percentile', points, (data) =>
     lineChart('Gate proxy vs direct call: round-trip latency by percentile (ms, log)', data, {
       x: 'percentile',
       y: 'ms',

@@ -11,8 +11,8 @@ import { surfaces } from './surfaces.js';
 
 export interface SectionKind {
   title: string;
-  /** The bench script that writes this result, when it is not the result's own name (`gate` writes `gate-adapters`). */
-  script?: string;
+  /** What follows `npm run bench -- ` to write this result, when it is not the result's own name (`gate` writes `gate-adapters`). */
+  command?: string;
   extract: (result: unknown) => Extracted;
 }
 
@@ -22,9 +22,10 @@ const generic = (result: unknown): Extracted => ({ figures: genericFigures(resul
 export const SECTIONS: Record<string, SectionKind> = {
   surfaces: { title: 'Tool surfaces: requests per second per surface', extract: surfaces },
   gateway: { title: 'Gate proxy: latency added to a tools/call', extract: gateway },
-  'gate-adapters': { title: 'Gate framework adapters: latency added to a tool call', script: 'gate', extract: gateAdapters },
+  'gate-adapters': { title: 'Gate framework adapters: latency added to a tool call', command: 'gate', extract: gateAdapters },
   gate: { title: 'Gate: enforce latency and concurrency', extract: gate },
   platform: { title: 'Platform: throughput vs tenant count', extract: platform },
+  'platform-first-visit': { title: 'Platform: a cold tenant’s first visit', command: 'platform --only first-visit', extract: platform },
   'node-offer': { title: 'Node offer endpoint', extract: generic },
   verify: { title: 'Offer verification', extract: generic },
   receipt: { title: 'MCP receipts', extract: generic },

@@ -7,9 +7,9 @@
 import { chartOf, lineChart } from '../charts.js';
 import { type Extracted, type Figure, numberOf, present, ratioFigure, recordOf, recordsOf } from '../figures.js';
 
-/** The tenant count a row names (`platform, 10,000 tenants …` → 10000), or undefined. */
+/** The tenant count a row names (`platform, 10,000 tenants …` → 10000, `1,000 cold tenants` → 1000), or undefined. */
 export function tenantsOf(name: string): number | undefined {
-  const m = /([\d,]+) tenants?/.exec(name);
+  const m = /([\d,]+) (?:[a-z]+ )?tenants?/.exec(name);
   return m ? Number((m[1] as string).replaceAll(',', '')) : undefined;
 }
 
@@ -53,7 +53,7 @@ export function platform(result: unknown): Extracted {
         series: /postgres/i.test(r.row as string) ? 'PostgreSQL' : 'SQLite',
       });
   }
-  const charts = chartOf('platform-tenants', 'Platform throughput vs tenant count', points, (data) =>
+  const charts = chartOf('tenants', 'Platform throughput vs tenant count', points, (data) =>
     lineChart('Platform throughput vs tenant count (ratio to the single-domain node, same run)', data, {
       x: 'tenants (log)',
       y: 'throughput ÷ node',

@@ -10,46 +10,40 @@
  * signed-offer cache.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AgentCard, Role, SendMessageRequest } from '@a2a-js/sdk';
 import { Client, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import { createHardenedFetch } from '@vrpkit/agent';
 import { fixedClock } from '@vrpkit/core';
-import { initNode, type ServedNode, serveNode } from '@vrpkit/node';
+import { type ServedNode, serveNode } from '@vrpkit/node';
 import { A2A_JSONRPC_PATH, AGENT_CARD_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
+import { closeTestNode, type NodeClient, nodeClient, serveTestNode, tempDir } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type A2aEra, directSendMessage } from '../src/surfaces/a2a/direct.js';
 
 const DOMAIN = 'a2a-direct-node.example';
-const ORIGIN = `https://${DOMAIN}`;
 const NOW = Date.now();
 const day = (offset: number) => new Date(NOW + offset * 86_400_000).toISOString().slice(0, 10);
 
-let dir: string;
-let cached: ServedNode;
-let fresh: ServedNode;
-let fetchCached: HardenedFetch;
-let fetchFresh: HardenedFetch;
+const tmp = tempDir('a2a-direct');
+/** The node with the signed-offer cache (testkit's harness), and a second server of the same store without it. */
+let cached: { node?: ServedNode; client?: NodeClient } = {};
+let fresh: { node?: ServedNode; client?: NodeClient } = {};
+let viaCached: NodeClient;
+let viaFresh: NodeClient;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'vrpkit-a2a-direct-'));
-  await initNode({ domain: DOMAIN, dataDir: join(dir, 'node') });
   const clock = fixedClock(NOW);
-  cached = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, clock });
-  fresh = await serveNode({ dataDir: join(dir, 'node'), dev: true, port: 0, clock, offerCacheMaxAgeSeconds: 0 });
-  const to = (n: ServedNode) => createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${n.port}`], ca: n.caPem as string });
-  fetchCached = to(cached);
-  fetchFresh = to(fresh);
+  cached = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), clock);
+  const node = await serveNode({ dataDir: join(tmp.dir, 'node'), dev: true, port: 0, clock, offerCacheMaxAgeSeconds: 0 });
+  fresh = { node, client: nodeClient(DOMAIN, node.port, node.caPem as string) };
+  viaCached = cached.client as NodeClient;
+  viaFresh = fresh.client as NodeClient;
 });
 
 afterAll(async () => {
-  await fetchCached?.close();
-  await fetchFresh?.close();
-  await cached?.close();
-  await fresh?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await closeTestNode(fresh, { cleanup: () => {} });
+  await closeTestNode(cached, tmp);
 });
 
 /** Per binding: the `A2A-Version` header (none is 0.3, the SDK's rule) and the plain call a client sends. */
@@ -74,13 +68,9 @@ const BINDINGS = {
   },
 } as const;
 
-async function post(f: HardenedFetch, body: unknown, headers: Record<string, string>) {
-  const res = await f(`${ORIGIN}${A2A_JSONRPC_PATH}`, {
-    method: 'POST',
-    headers,
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+async function post(client: NodeClient, body: unknown, headers: Record<string, string>) {
+  const res = await client.request('POST', A2A_JSONRPC_PATH, { headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: res.status, type: res.headers.get('content-type'), text: res.text };
 }
 
 /** The same call kept on the SDK's path: an empty `metadata` in its params, which the reply never carries. */
@@ -114,7 +104,7 @@ describe.each(ERAS)('A2A direct answer on the %s binding', (era) => {
     // The body takes the direct path; the SDK-held variant does not.
     expect(directSendMessage(body, era)).toEqual({ id, args: stay, contextId: undefined, era });
     expect(directSendMessage(onSdkPath(body), era)).toBeNull();
-    const f = mode === 'cache on' ? fetchCached : fetchFresh;
+    const f = mode === 'cache on' ? viaCached : viaFresh;
     const sdk = await post(f, onSdkPath(body), headers);
     const direct = await post(f, body, headers);
     expect(direct.status).toBe(200);
@@ -128,17 +118,17 @@ describe.each(ERAS)('A2A direct answer on the %s binding', (era) => {
   it('a message naming its context is answered in that context, as the SDK does', async () => {
     const body = call(5, STAYS[0], { contextId: 'ctx-"7"' });
     expect(directSendMessage(body, era)?.contextId).toBe('ctx-"7"');
-    const direct = await post(fetchCached, body, headers);
-    const sdk = await post(fetchCached, onSdkPath(body), headers);
+    const direct = await post(viaCached, body, headers);
+    const sdk = await post(viaCached, onSdkPath(body), headers);
     expect(mask(direct.text, false)).toBe(mask(sdk.text, false));
     expect(direct.text).toContain('"contextId":"ctx-\\"7\\""');
   });
 
   it('the envelope in the reply is the offer endpoint body, byte for byte (cache on)', async () => {
     const stay = STAYS[0] as { check_in: string; check_out: string; guests: number };
-    const endpoint = await fetchCached(`${ORIGIN}${OFFER_ENDPOINT_PATH}?check_in=${stay.check_in}&check_out=${stay.check_out}&guests=2`);
-    const { text } = await post(fetchCached, call(1, stay), headers);
-    expect(text).toContain(`"data":${await endpoint.text()}`);
+    const endpoint = await viaCached.get(`${OFFER_ENDPOINT_PATH}?check_in=${stay.check_in}&check_out=${stay.check_out}&guests=2`);
+    const { text } = await post(viaCached, call(1, stay), headers);
+    expect(text).toContain(`"data":${endpoint.text}`);
   });
 
   // A plain-shaped call whose stay is refused: the direct path declines after the offer service
@@ -151,8 +141,8 @@ describe.each(ERAS)('A2A direct answer on the %s binding', (era) => {
   ])('a refused stay (%s) is the SDK’s failed task', async (_label, stay) => {
     const body = call(3, stay);
     expect(directSendMessage(body, era)).not.toBeNull();
-    const direct = await post(fetchCached, body, headers);
-    const sdk = await post(fetchCached, onSdkPath(body), headers);
+    const direct = await post(viaCached, body, headers);
+    const sdk = await post(viaCached, onSdkPath(body), headers);
     expect(mask(direct.text, false)).toBe(mask(sdk.text, false));
     expect(direct.text).toMatch(era === 'v1' ? /"TASK_STATE_FAILED"/ : /"state":"failed"/);
     expect(direct.text).not.toContain('signed_verified_stay_offer');
@@ -199,19 +189,25 @@ describe.each(ERAS)('on the %s binding, the SDK answers everything else', (era) 
     expect(directSendMessage(sent, era)).toBeNull();
     // Whatever the SDK makes of it (an error, a failed task, an offer it accepts in this shape too),
     // it is the SDK's own JSON-RPC answer.
-    const res = await post(fetchCached, sent, BINDINGS[era].headers);
+    const res = await post(viaCached, sent, BINDINGS[era].headers);
     expect(res.text.startsWith('{"jsonrpc":"2.0"')).toBe(true);
   });
 
   it('the direct path is never taken when the client asks for extensions (the SDK filters them per request)', async () => {
     const body = BINDINGS[era].call(4, ARGS);
-    const res = await post(fetchCached, body, { ...BINDINGS[era].headers, 'A2A-Extensions': 'https://example.com/ext/v1' });
-    const sdk = await post(fetchCached, onSdkPath(body), BINDINGS[era].headers);
+    const res = await post(viaCached, body, { ...BINDINGS[era].headers, 'A2A-Extensions': 'https://example.com/ext/v1' });
+    const sdk = await post(viaCached, onSdkPath(body), BINDINGS[era].headers);
     expect(mask(res.text, false)).toBe(mask(sdk.text, false));
   });
 });
 
 describe('the SDK-held answers the direct path must not change', () => {
+  it('a version the card does not list is the SDK’s refusal, never a direct answer', async () => {
+    const res = await post(viaCached, BINDINGS.v1.call(6, ARGS), { ...BINDINGS.v1.headers, 'A2A-Version': '2.0' });
+    expect(res.text).not.toContain('signed_verified_stay_offer');
+    expect((JSON.parse(res.text) as { error?: { message: string } }).error?.message).toMatch(/version '2\.0' is not supported/);
+  });
+
   it.each([
     ['an unknown method is -32601', { jsonrpc: '2.0', id: 1, method: 'SendMessages', params: {} }, -32601],
     [
@@ -222,22 +218,21 @@ describe('the SDK-held answers the direct path must not change', () => {
     ['params that are no object are -32602', { jsonrpc: '2.0', id: 3, method: 'SendMessage', params: [] }, -32602],
     ['a message without messageId is -32602', BINDINGS.v1.call(4, ARGS, { messageId: '' }), -32602],
   ])('%s', async (_label, body, code) => {
-    const res = await post(fetchCached, body, BINDINGS.v1.headers);
+    const res = await post(viaCached, body, BINDINGS.v1.headers);
     expect((JSON.parse(res.text) as { error?: { code: number } }).error?.code).toBe(code);
   });
 });
 
 describe('the official A2A client', () => {
   it('sends the plain call the direct path takes, and reads its reply as the signed envelope', async () => {
-    const card: AgentCard = await new DefaultAgentCardResolver({ fetchImpl: fetchCached as typeof fetch }).resolve(
-      `${ORIGIN}${AGENT_CARD_PATH}`,
+    const node = cached.node as ServedNode;
+    const fetchImpl = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${node.port}`], ca: node.caPem as string });
+    const card: AgentCard = await new DefaultAgentCardResolver({ fetchImpl: fetchImpl as typeof fetch }).resolve(
+      `https://${DOMAIN}${AGENT_CARD_PATH}`,
       '',
     );
     const endpoint = card.supportedInterfaces.find((i) => i.protocolVersion === '1.0')!;
-    const client = new Client(
-      await new JsonRpcTransportFactory({ fetchImpl: fetchCached as typeof fetch }).create(endpoint.url, card),
-      card,
-    );
+    const client = new Client(await new JsonRpcTransportFactory({ fetchImpl: fetchImpl as typeof fetch }).create(endpoint.url, card), card);
     const request: SendMessageRequest = {
       tenant: '',
       message: {
@@ -261,5 +256,6 @@ describe('the official A2A client', () => {
     expect('messageId' in reply && reply.role).toBe(Role.ROLE_AGENT);
     const part = 'parts' in reply ? reply.parts[0] : undefined;
     expect(part?.content?.$case === 'data' && part.content.value.kind).toBe('signed_verified_stay_offer');
+    await fetchImpl.close();
   });
 });

@@ -7,7 +7,7 @@
  * binding: the plain offer call whose reply is the signed envelope (direct.ts); every other
  * message, and any call that is refused or fails, is the SDK's.
  */
-import { A2A_VERSION_HEADER, Extensions, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
+import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, Extensions, HTTP_EXTENSION_HEADER } from '@a2a-js/sdk';
 import { A2A_LEGACY_PROTOCOL_VERSION } from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import {
@@ -104,9 +104,11 @@ export function mountA2a(app: Hono, serviceOf: ServiceOf): void {
     const refused = refusedRequest(body, useLegacy);
     if (refused) return jsonRpcErrorResponse(body.id, refused);
     const service = serviceOf(c);
-    // The plain offer call skips the SDK's response path (direct.ts), unless extensions are asked
-    // for (the SDK's context then filters them); a refused stay or a failure is the SDK's to answer.
-    const direct = c.req.header(HTTP_EXTENSION_HEADER) === undefined ? directSendMessage(body, useLegacy ? 'legacy' : 'v1') : null;
+    // The plain offer call skips the SDK's response path (direct.ts) on a version the card lists
+    // (any other the SDK refuses), unless extensions are asked for (the SDK's context then filters
+    // them); a refused stay or a failure is the SDK's to answer.
+    const era = useLegacy ? 'legacy' : requestedVersion === A2A_PROTOCOL_VERSION ? 'v1' : null;
+    const direct = era && c.req.header(HTTP_EXTENSION_HEADER) === undefined ? directSendMessage(body, era) : null;
     if (direct) {
       try {
         const answer = await sendMessageAnswer(service, direct);
