@@ -246,6 +246,14 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(ok.sessionStatus).toBe('ready_for_complete');
     expect((await written(h)).blocks).toBe(before.blocks + 1);
     expect((await offer(h, s)).offer.availability.available).toBe(false);
+    // Inventory exhausted (the UCP example flow): a new session for the held stay, from its dates or its old offer, is refused.
+    const held = await written(h);
+    for (const lodging of [{ ...s, guests: 2 }, { offer_jws: o.signature.jws }]) {
+      const r = await call(h, 'POST', SESSIONS, { line_items: stayLine, 'dev.vrpkit.lodging': lodging });
+      expect(ucpSchemaErrors(ERROR_SCHEMA, r.json)).toEqual([]);
+      expect(r.json.messages!.map((m) => m.code)).toEqual(['item_unavailable']);
+    }
+    expect(await written(h)).toEqual(held);
     const done = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
     expect(done.json.status).toBe('completed');
     const lodging = done.json['dev.vrpkit.lodging'];

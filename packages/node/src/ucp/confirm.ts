@@ -44,6 +44,9 @@ export function guestConfirmation(o: GuestConfirmationOptions) {
     if (!s) return { ok: false, code: 'not_found', message: 'no such session' };
     if (s.status !== 'requires_escalation' || !s.buyer_email)
       return { ok: false, code: 'not_awaiting_guest', message: 'this stay request is not waiting for your confirmation' };
+    // UCP Checkout `expires_at`: past it the session is not confirmed any more.
+    if (Date.parse(s.expires_at) <= o.clock.now())
+      return { ok: false, code: 'not_awaiting_guest', message: 'this stay request has expired' };
     return s;
   };
   return {
