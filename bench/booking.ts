@@ -47,8 +47,8 @@ import { initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/n
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import pg from 'pg';
 import { Agent, buildConnector } from 'undici';
-import { cpuSeconds, numberFlag, printTable, startChild } from './lib.js';
-import { ucpSessionRows } from './sections/ucp-sessions.js';
+import { cpuSeconds, numberFlag, percentile, printTable, startChild } from './lib.js';
+import { type SessionRun, ucpSessionRows } from './sections/ucp-sessions.js';
 
 const DOMAIN = 'bench-booking.example';
 const DAY = 86_400_000;
@@ -56,22 +56,9 @@ const GROUP = 4;
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const guest = { name: 'Bench Guest', email: 'bench@example.org' };
 
-interface Run {
-  requests: number;
+interface Run extends SessionRun {
   /** The row this row's ratio is to (default: the store's first row). */
   baseline_row?: string;
-  /** Answers with a status the row did not expect. */
-  errors: number;
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  server_cpu_us_per_request: number | null;
-  holds_created?: number;
-  holds_expected?: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 interface Call {

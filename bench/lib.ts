@@ -114,3 +114,8 @@ export function printTable(rows: string[][]): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   for (const r of rows) process.stdout.write(`${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
 }
+
+/** The `p`th percentile of ascending `sorted` (NaN when empty). */
+export function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}

@@ -14,10 +14,12 @@
 import type { TestSmtp } from '@vrpkit/testkit/mail';
 import { mailedCodeOf } from '@vrpkit/testkit/ucp';
 import type { Agent } from 'undici';
+import { percentile } from '../lib.js';
 
-/** What a row reports (bench/booking's `Run`). */
+/** What a row of bench/booking reports. */
 export interface SessionRun {
   requests: number;
+  /** Answers with a status the row did not expect. */
   errors: number;
   rps: number;
   p50_ms: number;
@@ -81,10 +83,6 @@ async function wholeFlow(b: SessionBench, jws: string, i: number): Promise<boole
   await pageStep(b, created.id, 'confirm', code);
   const done = JSON.parse((await call(b, 'POST', `${SESSIONS}/${created.id}/complete`)).text) as { status?: string };
   return done.status === 'completed';
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 /** Run `work(i)` for i < n, `concurrency` at a time; the timing and how many succeeded. */

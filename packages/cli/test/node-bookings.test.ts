@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { type ServedNode, withNodeStore } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -136,5 +136,27 @@ describe('vrp node bookings', () => {
     const list = await vrp('list');
     expect(list.stdout).toContain(id);
     expect(list.stdout.replaceAll('\n', '')).not.toMatch(raw);
+  });
+
+  it('sessions lists the UCP sessions by status (an unconfirmed one holds no night), without the offer or the code digest', async () => {
+    const s = stay(200, 3);
+    const res = await client.request('POST', `${UCP_REST_BASE_PATH}/checkout-sessions`, {
+      body: JSON.stringify({
+        line_items: [{ item: { id: 'stay' }, quantity: 1 }],
+        buyer: { email: guest.email, first_name: 'Grace' },
+        'dev.vrpkit.lodging': { offer_jws: (await offer(s)).signature.jws },
+      }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status, res.text).toBe(201);
+    const id = JSON.parse(res.text).id as string;
+    const json = await vrp('sessions', '--status', 'requires_escalation', '--json');
+    expect(json.code).toBe(0);
+    const listed = JSON.parse(json.stdout).sessions as Record<string, unknown>[];
+    expect(listed.find((x) => x.session_id === id)).toMatchObject({ status: 'requires_escalation', booking_id: null, ...s });
+    expect(listed.every((x) => !('offer_jws' in x) && !('code_sha256' in x))).toBe(true);
+    expect((await vrp('sessions')).stdout).toContain(`${id}  ${s.check_in} → ${s.check_out}`);
+    expect((await vrp('sessions', '--status', 'completed')).stdout).toBe('no UCP sessions\n');
+    expect((await vrp('sessions', '--status', 'bogus')).code).toBe(1);
   });
 });

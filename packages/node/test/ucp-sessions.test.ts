@@ -246,6 +246,14 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(ok.sessionStatus).toBe('ready_for_complete');
     expect((await written(h)).blocks).toBe(before.blocks + 1);
     expect((await offer(h, s)).offer.availability.available).toBe(false);
+    // Inventory exhausted (the UCP example flow): a new session for the held stay, from its dates or its old offer, is refused.
+    const held = await written(h);
+    for (const lodging of [{ ...s, guests: 2 }, { offer_jws: o.signature.jws }]) {
+      const r = await call(h, 'POST', SESSIONS, { line_items: stayLine, 'dev.vrpkit.lodging': lodging });
+      expect(ucpSchemaErrors(ERROR_SCHEMA, r.json)).toEqual([]);
+      expect(r.json.messages!.map((m) => m.code)).toEqual(['item_unavailable']);
+    }
+    expect(await written(h)).toEqual(held);
     const done = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
     expect(done.json.status).toBe('completed');
     const lodging = done.json['dev.vrpkit.lodging'];
@@ -271,6 +279,34 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     });
     expect(listed.map((x) => x.session_id)).toContain(id);
     expect(listed.every((x) => !('code_sha256' in x))).toBe(true);
+  });
+
+  it('counts every code try (five wrong ones end the code), and a double confirmation keeps its one hold', async () => {
+    const email = 'tries@example.org';
+    const first = await createFromOffer(h, await offer(h, stay(90, 2)), email);
+    const code = await codeFor(h, first.json.id, email);
+    const wrong = code === '000000' ? '111111' : '000000';
+    // Tried at once, each try is counted before it is judged: never more than five are judged.
+    const tries = await Promise.all(Array.from({ length: 8 }, () => step(h, first.json.id, 'confirm', wrong)));
+    const judged = tries.filter((t) => t.refusal === 'code_invalid').length;
+    expect(judged).toBeGreaterThan(0);
+    expect(judged).toBeLessThanOrEqual(5);
+    for (let i = judged; i < 5; i++) expect((await step(h, first.json.id, 'confirm', wrong)).refusal).toBe('code_invalid');
+    const spent = await withNodeStore({ dataDir: h.dataDir, ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}) }, (st) =>
+      st.ucpSession(first.json.id),
+    );
+    expect(Number(spent?.code_attempts)).toBe(5);
+    expect((await step(h, first.json.id, 'confirm', code)).refusal).toBe('too_many_attempts');
+
+    const s = stay(95, 2);
+    const second = await createFromOffer(h, await offer(h, s), email);
+    const right = await codeFor(h, second.json.id, email);
+    const before = await written(h);
+    const both = await Promise.all([step(h, second.json.id, 'confirm', right), step(h, second.json.id, 'confirm', right)]);
+    // One is judged and holds; the other is told to try again or finds the same hold: never a released one.
+    expect(both.some((b) => b.sessionStatus === 'ready_for_complete' && b.refusal === undefined)).toBe(true);
+    expect((await written(h)).bookings).toBe(before.bookings + 1);
+    expect((await offer(h, s)).offer.availability.available).toBe(false);
   });
 
   it('cancel releases the hold a confirmed session made', async () => {

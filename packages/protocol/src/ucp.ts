@@ -135,6 +135,8 @@ export const UCP_SESSION_CODES = {
   offer_changed: 200,
   /** Bare stay dates the node does not quote (its offer refusal code is in the message). */
   stay_not_quotable: 200,
+  /** The stay is not available any more (UCP's well-known code for inventory exhausted): no session is made. */
+  item_unavailable: 200,
   /** The buyer's email or name is missing (UCP's own `missing` code, with the JSONPath). */
   missing: 200,
   /** The guest has not confirmed on the host's page yet: hand the buyer `continue_url`. */

@@ -92,13 +92,8 @@ export interface StoreRevisionTable {
 
 export type BookingStatus = 'pending' | 'confirmed' | 'declined' | 'expired';
 
-/** A booking request (the vrpkit booking-request extension); the only place guest details are kept. */
-export interface BookingRequestTable {
-  /** `br_…`; also the id of the hold's `booking` blocked range while the dates are held. */
-  booking_id: string;
-  idempotency_key: string;
-  /** SHA-256 (hex) of the request's RFC 8785 canonical JSON: the same key with another body is a conflict. */
-  request_sha256: string;
+/** The signed stay a booking request or a UCP session is bound to: the offer's digest and its signed terms. */
+export interface SignedStayColumns {
   offer_jws_sha256: string;
   property_id: string;
   check_in: string;
@@ -107,6 +102,15 @@ export interface BookingRequestTable {
   currency: string;
   /** The offer's `price.agent_total` in minor units. */
   total: number;
+}
+
+/** A booking request (the vrpkit booking-request extension); the only place guest details are kept. */
+export interface BookingRequestTable extends SignedStayColumns {
+  /** `br_…`; also the id of the hold's `booking` blocked range while the dates are held. */
+  booking_id: string;
+  idempotency_key: string;
+  /** SHA-256 (hex) of the request's RFC 8785 canonical JSON: the same key with another body is a conflict. */
+  request_sha256: string;
   status: BookingStatus;
   guest_name: string;
   guest_email: string;
@@ -130,19 +134,11 @@ export interface BookingEventTable {
  * A UCP booking session (Checkout with the stay under `dev.vrpkit.lodging`): bound to one signed
  * offer, its totals that offer's; it holds no night until the guest confirms (then `booking_id`).
  */
-export interface UcpSessionTable {
+export interface UcpSessionTable extends SignedStayColumns {
   /** `ucs_…` */
   session_id: string;
   status: 'incomplete' | 'requires_escalation' | 'ready_for_complete' | 'completed' | 'canceled';
   offer_jws: string;
-  offer_jws_sha256: string;
-  property_id: string;
-  check_in: string;
-  check_out: string;
-  guests: number;
-  currency: string;
-  /** The signed offer's `price.agent_total` in minor units: the session's `total`. */
-  total: number;
   buyer_email: string | null;
   buyer_name: string | null;
   /** SHA-256 (hex) of the session id and the one-time code last mailed to the buyer; never the code itself. */

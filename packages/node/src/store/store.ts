@@ -3,7 +3,7 @@ import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kyse
 import type { BookingEvent, BookingOutbox, BookingRequestRecord, BookingStore, HoldOutcome, NewHold } from '../booking/ports.js';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
-import type { NewUcpSession, UcpSessionChange, UcpSessionReader, UcpSessionRecord, UcpSessionStore } from '../ucp/ports.js';
+import type { NewUcpSession, UcpCodeGuard, UcpSessionChange, UcpSessionReader, UcpSessionRecord, UcpSessionStore } from '../ucp/ports.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
 import type { BlockedRangeTable, BlockKind, BookingStatus, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
 
@@ -443,14 +443,15 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
     from: readonly UcpSessionRecord['status'][],
     change: UcpSessionChange,
     now: number,
+    guard?: UcpCodeGuard,
   ): Promise<UcpSessionRecord | undefined> {
-    return this.db
+    let q = this.db
       .updateTable('ucp_session')
       .set({ ...change, updated_at: iso(now) })
       .where('session_id', '=', id)
-      .where('status', 'in', from)
-      .returningAll()
-      .executeTakeFirst();
+      .where('status', 'in', from);
+    if (guard?.code_sha256) q = q.where('code_sha256', '=', guard.code_sha256).where('code_attempts', '=', guard.code_attempts);
+    return q.returningAll().executeTakeFirst();
   }
 
   ucpSessions(status?: UcpSessionRecord['status']): Promise<Omit<UcpSessionRecord, 'code_sha256'>[]> {

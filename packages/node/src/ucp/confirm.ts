@@ -21,7 +21,15 @@ export type ConfirmOutcome =
   | { ok: true; session: UcpSessionRecord }
   | {
       ok: false;
-      code: 'not_found' | 'not_awaiting_guest' | 'mail_failed' | 'code_invalid' | 'code_expired' | 'too_many_attempts' | 'booking_refused';
+      code:
+        | 'not_found'
+        | 'not_awaiting_guest'
+        | 'mail_failed'
+        | 'code_invalid'
+        | 'code_busy'
+        | 'code_expired'
+        | 'too_many_attempts'
+        | 'booking_refused';
       message: string;
     };
 
@@ -44,6 +52,9 @@ export function guestConfirmation(o: GuestConfirmationOptions) {
     if (!s) return { ok: false, code: 'not_found', message: 'no such session' };
     if (s.status !== 'requires_escalation' || !s.buyer_email)
       return { ok: false, code: 'not_awaiting_guest', message: 'this stay request is not waiting for your confirmation' };
+    // UCP Checkout `expires_at`: past it the session is not confirmed any more.
+    if (Date.parse(s.expires_at) <= o.clock.now())
+      return { ok: false, code: 'not_awaiting_guest', message: 'this stay request has expired' };
     return s;
   };
   return {
@@ -82,11 +93,13 @@ export function guestConfirmation(o: GuestConfirmationOptions) {
         return { ok: false, code: 'too_many_attempts', message: 'too many wrong codes: ask for a new one' };
       if (Date.parse(s.code_expires_at) <= now)
         return { ok: false, code: 'code_expired', message: 'the code has expired: ask for a new one' };
+      // Count the try before judging it, as one compare-and-set on the code and the count read: of
+      // parallel tries against one count only one is judged, so no more than MAX_CODE_ATTEMPTS ever are.
+      const guard = { code_sha256: s.code_sha256, code_attempts: Number(s.code_attempts) };
+      const counted = await o.store.updateUcpSession(id, ['requires_escalation'], { code_attempts: guard.code_attempts + 1 }, now, guard);
+      if (!counted) return { ok: false, code: 'code_busy', message: 'another try is being checked: try again' };
       const right = /^\d{6}$/.test(code) && timingSafeEqual(Buffer.from(codeDigest(id, code)), Buffer.from(s.code_sha256));
-      if (!right) {
-        await o.store.updateUcpSession(id, ['requires_escalation'], { code_attempts: Number(s.code_attempts) + 1 }, now);
-        return { ok: false, code: 'code_invalid', message: 'that code is not right' };
-      }
+      if (!right) return { ok: false, code: 'code_invalid', message: 'that code is not right' };
       return hold(o, s, address, now);
     },
   };
@@ -105,7 +118,10 @@ async function hold(o: GuestConfirmationOptions, s: UcpSessionRecord, address: s
   const change = { status: 'ready_for_complete', booking_id: bookingId, code_sha256: null, code_expires_at: null } as const;
   const updated = await o.store.updateUcpSession(s.session_id, ['requires_escalation'], change, now);
   if (updated) return { ok: true, session: updated };
-  // Canceled while the hold was made: no night stays held for a session that ended.
+  // Lost a race. Another confirmation of this session made the same hold (the desk's idempotency
+  // key is the session's): it stands. Canceled meanwhile: no night stays held for a session that ended.
+  const current = await o.store.ucpSession(s.session_id);
+  if (current?.booking_id === bookingId) return { ok: true, session: current };
   await o.store.decideHold(bookingId, 'declined', now);
   return { ok: false, code: 'not_awaiting_guest', message: 'this stay request ended before your confirmation' };
 }

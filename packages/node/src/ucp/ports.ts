@@ -20,19 +20,24 @@ export type UcpSessionChange = Partial<
   Pick<UcpSessionRecord, 'status' | 'buyer_email' | 'buyer_name' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id'>
 >;
 
+/** The one-time code state a code check was made against: its digest and the tries already counted. */
+export type UcpCodeGuard = Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>;
+
 /** The sessions' store: each write is one conditional statement on the session's current status. */
 export interface UcpSessionStore {
   insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord>;
   ucpSession(id: string): Promise<UcpSessionRecord | undefined>;
   /**
-   * Apply `change` when the session is still in one of `from` (compare-and-set): the updated row, or
-   * undefined when it was not (unknown, or moved on meanwhile: nothing written).
+   * Apply `change` when the session is still in one of `from` and, with `guard`, still has the code
+   * and attempt count read before (compare-and-set): the updated row, or undefined when it was not
+   * (unknown, or moved on meanwhile: nothing written).
    */
   updateUcpSession(
     id: string,
     from: readonly UcpSessionStatus[],
     change: UcpSessionChange,
     now: number,
+    guard?: UcpCodeGuard,
   ): Promise<UcpSessionRecord | undefined>;
 }
 

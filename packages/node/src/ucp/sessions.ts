@@ -247,6 +247,8 @@ export class UcpSessions {
     const outcome = await this.o.service.offer(stay);
     if (!outcome.ok) return refuseOffer('stay_not_quotable', `the node does not quote this stay (${outcome.error.code})`);
     const jws = outcome.envelope.signature.jws;
+    // UCP's inventory-exhausted outcome: the stay is taken (a hold, a booking, another channel's calendar).
+    if (!outcome.envelope.offer.availability.available) return refuseOffer('item_unavailable', 'the stay is no longer available');
     const check = checkOwnOffer(jws, await this.o.service.jwks(), this.canonicalDomain, this.clock.now());
     if (!check.ok) return refuseOffer('offer_not_bookable', 'the stay is not available at an exact price an agent may quote');
     const offer = readOfferPayload(outcome.envelope.offer) ?? check.offer;
