@@ -432,16 +432,13 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
             readiness,
             activity,
             tls,
-            ...(acme ? { acmeStatus: acme.status } : {}),
-            ...(upkeep ? { onBookingDecided: upkeep.wake } : {}),
             onError,
-            ...(o.console.onAction ? { onAction: o.console.onAction } : {}),
             listen: listenWithLimits,
             maxConnectionsPerClient: maxPerClient,
-          }).catch(async (e) => {
-            await drain.drain(0);
-            throw e;
-          })
+            ...(acme ? { acmeStatus: acme.status } : {}),
+            ...(upkeep ? { onBookingDecided: upkeep.wake } : {}),
+            ...(o.console.onAction ? { onAction: o.console.onAction } : {}),
+          }).catch((e) => drain.drain(0).then(() => Promise.reject(e)))
         : undefined;
     // A renewed certificate is served from the next handshake on; open connections keep theirs.
     acme?.onRenewed((pair) => server.setSecureContext({ key: pair.keyPem, cert: pair.certPem }));

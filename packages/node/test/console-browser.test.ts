@@ -204,6 +204,15 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await expect(nightCell(10).textContent()).resolves.toContain('free');
   });
 
+  it('removes the block by hand; the night is free again and offered', async () => {
+    await page.goto(`${origin}/calendar?month=2027-03`);
+    await page.getByRole('button', { name: 'Remove block 2027-03-20' }).click();
+    await page.waitForURL(`${origin}/calendar`);
+    await page.goto(`${origin}/calendar?month=2027-03`);
+    await expect(nightCell(20).textContent()).resolves.toContain('free');
+    expect((await verified(await offer('2027-03-18', '2027-03-22'))).payload).toMatchObject({ availability: { available: true } });
+  });
+
   it('rotates the key behind a confirmation step; offers signed by the new key still verify', async () => {
     await page.goto(`${origin}/keys`);
     expect(await page.locator('table').first().locator('tbody tr').count()).toBe(1);

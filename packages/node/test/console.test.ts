@@ -7,6 +7,7 @@
  * (console-browser.test.ts).
  */
 import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { initNode, listKeys, type ServedNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
@@ -22,15 +23,23 @@ import type { BlockedRange } from '../src/store/store.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-/** A request to the console with any Host header (fetch cannot set one). */
+/** A request to the console with any Host header (fetch cannot set one); over https with `tls` (the SNI name and the CA). */
 function consoleRequest(
   port: number,
   path: string,
-  o: { method?: string; host?: string; headers?: Record<string, string>; body?: string } = {},
+  o: { method?: string; host?: string; headers?: Record<string, string>; body?: string; tls?: { servername: string; ca: string } } = {},
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: o.method ?? 'GET', headers: { host: o.host ?? `localhost:${port}`, ...o.headers } },
+    const send = o.tls ? httpsRequest : httpRequest;
+    const req = send(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: o.method ?? 'GET',
+        headers: { host: o.host ?? `localhost:${port}`, ...o.headers },
+        ...(o.tls ? { servername: o.tls.servername, ca: o.tls.ca } : {}),
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -59,13 +68,20 @@ describe('where the console may listen', () => {
     expect(consoleScheme('203.0.113.7', { public: true, tls: true })).toBe('https');
   });
 
-  it('answers the listening address, localhost on loopback, and the names it was given, each with its port', () => {
-    expect([...consoleHosts('127.0.0.1', 8443, { names: ['Console.Villa.example'] })]).toEqual([
+  it('answers the listening address, localhost on loopback, and the names it was given, with its port (and without, on the default port)', () => {
+    expect([...consoleHosts('http', '127.0.0.1', 8443, { names: ['Console.Villa.example'] })]).toEqual([
       '127.0.0.1:8443',
       'localhost:8443',
       'console.villa.example:8443',
     ]);
-    expect([...consoleHosts('::1', 9000, {})]).toEqual(['[::1]:9000', 'localhost:9000']);
+    expect([...consoleHosts('http', '::1', 9000, {})]).toEqual(['[::1]:9000', 'localhost:9000']);
+    // On the scheme's default port a browser sends the name alone.
+    expect([...consoleHosts('https', '10.0.0.5', 443, { tlsDomain: 'villa.example' })]).toEqual([
+      '10.0.0.5:443',
+      'villa.example:443',
+      '10.0.0.5',
+      'villa.example',
+    ]);
   });
 
   it('a node asked for a console on a public address without --console-public does not start', async () => {
@@ -77,6 +93,39 @@ describe('where the console may listen', () => {
       code: 'console_listen_public',
     });
     tmp.cleanup();
+  });
+});
+
+describe('a console on a public address with --console-public', () => {
+  const tmp = tempDir('console-tls');
+  const domain = 'console-tls.example';
+  let node: ServedNode;
+  let client: NodeClient;
+
+  // 0.0.0.0 counts as public: the console must be asked for with `public`, and is served with the node's certificate.
+  beforeAll(async () => {
+    ({ node, client } = await serveTestNode(domain, join(tmp.dir, 'node'), testClock(Date.now()), {
+      console: { host: '0.0.0.0', public: true },
+    }));
+  });
+  afterAll(() => closeTestNode({ node, client }, tmp));
+
+  it('speaks https with the node certificate, answers the canonical domain only, and sets Secure cookies', async () => {
+    const port = node.console?.port ?? 0;
+    expect(node.console?.origin).toBe(`https://${domain}:${port}`);
+    const tls = { servername: domain, ca: node.caPem ?? '' };
+    expect((await consoleRequest(port, '/signin', { host: `${domain}:${port}`, tls })).status).toBe(200);
+    expect((await consoleRequest(port, '/signin', { host: `127.0.0.1:${port}`, tls })).status).toBe(421);
+    const ceremony = await consoleRequest(port, '/signin/options', {
+      method: 'POST',
+      host: `${domain}:${port}`,
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      tls,
+    });
+    expect(ceremony.status).toBe(200);
+    expect(String(ceremony.headers['set-cookie'])).toMatch(/HttpOnly.*Secure.*SameSite=Strict|Secure.*HttpOnly.*SameSite=Strict/);
+    expect(JSON.parse(ceremony.text)).toMatchObject({ rpId: domain });
   });
 });
 

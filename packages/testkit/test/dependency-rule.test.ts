@@ -202,18 +202,27 @@ function tsFiles(dir: string): string[] {
   });
 }
 
+const RESOLVED_MODULE = /\brequire\.resolve\(\s*'([^']+)'\s*\)/g;
+
 /** The facts of every workspace package (`packages/*` and `examples`), as they are on disk. */
 function repositoryFacts(): PackageFacts[] {
   const dirs = [...readdirSync(join(ROOT, 'packages')).map((d) => join(ROOT, 'packages', d)), join(ROOT, 'examples')];
   return dirs.map((dir) => {
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
     const files = (['src', 'test'] as const).flatMap((kind) =>
-      tsFiles(join(dir, kind)).map((file) => ({
-        path: relative(dir, file),
-        kind,
-        // The compiler's own scan: static imports, re-exports, `import()` and `require()` alike.
-        imports: ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((i) => i.fileName),
-      })),
+      tsFiles(join(dir, kind)).map((file) => {
+        const text = readFileSync(file, 'utf8');
+        return {
+          path: relative(dir, file),
+          kind,
+          // The compiler's own scan: static imports, re-exports, `import()` and `require()` alike; and a
+          // package src resolves to read its files (the browser bundle the host console serves), `require.resolve('x')`.
+          imports: [
+            ...ts.preProcessFile(text, true, true).importedFiles.map((i) => i.fileName),
+            ...[...text.matchAll(RESOLVED_MODULE)].map((m) => m[1] as string),
+          ],
+        };
+      }),
     );
     return { name: manifest.name.startsWith(SCOPE) ? manifest.name.slice(SCOPE.length) : manifest.name, dir, manifest, files };
   });

@@ -44,10 +44,23 @@ export function consoleScheme(host: string, o: { public?: boolean; tls: boolean 
   return 'https';
 }
 
-/** The Host header values the console answers: each allowed name with the listener's port. */
-export function consoleHosts(host: string, port: number, o: { names?: string[]; tlsDomain?: string }): Set<string> {
-  const names = [host, ...(isLoopback(host) ? ['localhost'] : []), ...(o.tlsDomain ? [o.tlsDomain] : []), ...(o.names ?? [])];
-  return new Set(names.map((n) => `${isIP(n) === 6 ? `[${n}]` : n.toLowerCase()}:${port}`));
+/** The names the console answers besides its address: `--console-name`s, and the canonical domain when it serves TLS. */
+export interface ConsoleNames {
+  names?: string[];
+  tlsDomain?: string;
+}
+
+const DEFAULT_PORT = { http: 80, https: 443 } as const;
+
+/**
+ * The Host header values the console answers: each allowed name with the listener's port, and
+ * without it on the scheme's default port (where a browser leaves the port out).
+ */
+export function consoleHosts(scheme: 'http' | 'https', host: string, port: number, o: ConsoleNames): Set<string> {
+  const names = [host, ...(isLoopback(host) ? ['localhost'] : []), ...(o.tlsDomain ? [o.tlsDomain] : []), ...(o.names ?? [])].map((n) =>
+    isIP(n) === 6 ? `[${n}]` : n.toLowerCase(),
+  );
+  return new Set([...names.map((n) => `${n}:${port}`), ...(port === DEFAULT_PORT[scheme] ? names : [])]);
 }
 
 /** 421 unless the request's Host is one of `hosts` (RFC 9110 §15.5.20). */
@@ -63,11 +76,12 @@ export function hostCheck(hosts: Set<string>): (req: Request) => Response | unde
 
 /**
  * The origin a person opens: `localhost` on a loopback address (a passkey's relying party must be
- * a DNS name, and http is a secure context only for localhost), else the first configured name.
+ * a DNS name, and http is a secure context only for localhost), else the canonical domain on TLS,
+ * else the first `--console-name`, else the address.
  */
-export function consoleOrigin(scheme: 'http' | 'https', host: string, port: number, o: { names?: string[]; tlsDomain?: string }): string {
+export function consoleOrigin(scheme: 'http' | 'https', host: string, port: number, o: ConsoleNames): string {
   const name = isLoopback(host) ? 'localhost' : (o.tlsDomain ?? o.names?.[0] ?? (isIP(host) === 6 ? `[${host}]` : host));
-  return `${scheme}://${name}:${port}`;
+  return `${scheme}://${name}${port === DEFAULT_PORT[scheme] ? '' : `:${port}`}`;
 }
 
 /** Written when the console listens, so `vrp node console enroll` (another process) can print a whole link. */

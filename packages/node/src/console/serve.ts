@@ -110,8 +110,9 @@ export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts)
   });
   const { port, address } = server.address() as AddressInfo;
   // The Host names are known once the port is; a request before this finds none and is refused (fail closed).
-  for (const h of consoleHosts(host, port, { ...(o.names ? { names: o.names } : {}), ...(tlsDomain ? { tlsDomain } : {}) })) hosts.add(h);
-  const origin = consoleOrigin(scheme, host, port, { ...(o.names ? { names: o.names } : {}), ...(tlsDomain ? { tlsDomain } : {}) });
+  const names = { ...(o.names ? { names: o.names } : {}), ...(tlsDomain ? { tlsDomain } : {}) };
+  for (const h of consoleHosts(scheme, host, port, names)) hosts.add(h);
+  const origin = consoleOrigin(scheme, host, port, names);
   recordConsoleOrigin(parts.node.dataDir, origin);
   return { origin, address, port, drain };
 }
