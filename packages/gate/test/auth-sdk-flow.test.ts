@@ -6,12 +6,12 @@
  * the token's subject to the tool.
  */
 import { Client, type OAuthClientProvider, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { signInAndConsent, startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
+import { type ClientMetadata, signInAndConsent, startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ProtectedMcp, startProtectedMcp } from './procs/protected-mcp.js';
 
 const REDIRECT = 'http://127.0.0.1:1/callback';
-const desktop = {
+const desktop: ClientMetadata & { client_id: string } = {
   client_id: 'mcp-desktop',
   token_endpoint_auth_method: 'none',
   grant_types: ['authorization_code', 'refresh_token'],

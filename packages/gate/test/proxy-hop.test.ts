@@ -101,7 +101,7 @@ describe('pins between calls', () => {
 });
 
 /** A raw Streamable HTTP session on the proxy's agent side: `initialize` sent, the headers every later request carries. */
-async function rawSession(listener: { url: string; token: string }): Promise<Record<string, string>> {
+async function rawSession(listener: { url: string; token?: string }): Promise<Record<string, string>> {
   const headers = {
     authorization: `Bearer ${listener.token}`,
     'content-type': 'application/json',

@@ -71,7 +71,7 @@ beforeAll(async () => {
     policy: loadPolicy({ version: 1, policy_id: 'unused' }),
     store,
     name: 'team',
-    downstream: { kind: 'http', url: downstream.url },
+    downstream: { kind: 'http', url: downstream.url, headers: {} },
     listen: { host: '127.0.0.1', port },
     pinOnFirstUse: true,
     log: () => {},

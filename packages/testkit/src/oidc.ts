@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import Provider, { type ClientMetadata } from 'oidc-provider';
 
+export type { ClientMetadata };
+
 export interface TestClient {
   client_id: string;
   client_secret: string;
