@@ -53,14 +53,12 @@ describe.skipIf(!BROWSER)('UCP guest page in Chromium', () => {
         const tab = await browser.newPage({ viewport: { width: 390, height: 844 } });
         await tab.goto(continueUrl.href);
         // Exactly the session's totals, in its order, with its amounts.
-        const shown = await tab
-          .locator('#totals tr[data-type]')
-          .evaluateAll((rows) =>
-            rows.map((r) => ({
-              type: r.getAttribute('data-type'),
-              amount: Number(r.querySelector('[data-minor]')?.getAttribute('data-minor')),
-            })),
-          );
+        const shown = await tab.locator('#totals tr[data-type]').evaluateAll((rows) =>
+          rows.map((r) => ({
+            type: r.getAttribute('data-type'),
+            amount: Number(r.querySelector('[data-minor]')?.getAttribute('data-minor')),
+          })),
+        );
         expect(shown).toEqual(session.totals.map((t) => ({ type: t.type, amount: t.amount })));
         expect(await tab.locator('#payment-terms li').getAttribute('data-type')).toBe('at_property');
         expect(await tab.locator('#session-status').getAttribute('data-status')).toBe('requires_escalation');

@@ -32,9 +32,9 @@ import {
   type ServerNotification,
 } from '@modelcontextprotocol/server';
 import { systemClock } from '@vrpkit/core';
-import { type AgentApproval, agentApproval } from './approval-channel.js';
 import type { Principal } from '../auth/resource-server.js';
 import type { Gate } from '../gate.js';
+import { type AgentApproval, agentApproval } from './approval-channel.js';
 import { CallPipeline } from './call-pipeline.js';
 import { DownstreamLink, type RequestExtra } from './downstream-link.js';
 import type { ProxyLog } from './log.js';
