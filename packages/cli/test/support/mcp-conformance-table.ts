@@ -43,7 +43,6 @@ export const REASONS = {
     'a one-tool server: a node serves `get_verified_stay_offer` only (Node Tool Binding v0.1 §3), no prompts, resources, completions, logging or fixture tools',
   localhost:
     "the scenario needs a localhost URL; a node answers only for its canonical domain (any other Host is 421, Core VRP v0.1 §2), tested by the node's Host-guard tests",
-  plainHttpProbe: "the scenario's raw header probes speak plain http (node:http); a node is served over https only",
   tasks: 'Tasks is an extension, never scored for the revision; none of these servers declares it',
   everything2025: 'server-everything (SDK v1) speaks 2025-11-25 only: every 2026-07-28 request is refused "Server not initialized"',
   rebindingEverything: "server-everything answers a foreign Host/Origin with 200 (the reference server's own defect)",
@@ -218,7 +217,7 @@ export const EXPECTED: Record<Revision, Record<string, ConformanceRow>> = {
     'http-header-validation': {
       everything: { na: 'everything2025' },
       proxy: 'pass',
-      vrp: { na: 'plainHttpProbe', checks: ['wire-schema-valid'] },
+      vrp: 'pass',
     },
     'input-required-result-basic-elicitation': {
       everything: { na: 'everything2025' },
