@@ -5,8 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { candidateActId, gateMcpClient, handleAnthropicMessage, handleOpenAIMessage } from '@vrpkit/gate';
 import { hasChromium } from '@vrpkit/testkit/browser';
@@ -156,7 +155,6 @@ describe('T-D MCP_SERVER_SWAP: MCP call with swapped server URL', () => {
     await expect(swapped.request({ method: 'tools/call', params }, CallToolResultSchema)).rejects.toMatchObject({
       code: 'EF_NOT_AUTHORIZED',
     });
-    expect(() => swapped.experimental).toThrow(/bypass the gate/);
     expect(swapped).toBeInstanceOf(Client);
     expect(attacker.toolsCallRequests).toBe(0); // on deny NO tools/call is sent
     expect(attacker.deploys).toBe(0);
