@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { repoRoot } from '@vrpkit/testkit/cli';
+import { repoRoot, runVrpInProcess } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   agentOverStdio,
@@ -131,5 +131,24 @@ describe.each(DOWNSTREAMS)('vrp gate proxy in front of $name', (downstream) => {
       expect(result.isError).toBeFalsy();
       expect(textOf(result)).toContain(downstream.says);
     });
+  });
+});
+
+describe('--allowed-host (Host/Origin names accepted besides loopback)', () => {
+  it('needs --listen: a usage error that starts nothing', async () => {
+    const r = await runVrpInProcess([
+      'gate',
+      'proxy',
+      '--policy',
+      'p.yaml',
+      '--store',
+      's.db',
+      '--allowed-host',
+      'gate.internal',
+      '--',
+      'x',
+    ]);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(/--allowed-host needs --listen/);
   });
 });

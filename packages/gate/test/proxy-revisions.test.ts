@@ -139,6 +139,15 @@ describe('downstream negotiation: 2026-07-28 first, 2025-11-25 after it, per ser
     expect(child.starts()).toBe(1);
   });
 
+  it('a stdio downstream that exits on the probe is a 2025 server, started again for initialize', { timeout: 120_000 }, async () => {
+    const child = stdioFixture('exits-on-probe');
+    const { proxy, logs } = await proxyFor(child.spec);
+    expect(revisionOf(logs)).toBe('2025-11-25');
+    expect(await echoThrough(await modernAgent(proxy))).toBe('echo: hi');
+    // Started twice only because the first one exited on the probe.
+    expect(child.starts()).toBe(2);
+  });
+
   it.each([
     ['modern', '2026-07-28'],
     ['dual', '2026-07-28'],
@@ -169,6 +178,46 @@ describe('downstream negotiation: 2026-07-28 first, 2025-11-25 after it, per ser
     const agent = await modernAgent(proxy);
     const r = await agent.callTool({ name: 'echo', arguments: { message: 'hello' } });
     expect((r.content[0] as { text: string }).text).toBe('Echo: hello');
+    // The proxy's list depends on pins a person may change at any moment: immediately stale, this gateway's own.
+    expect(await agent.listTools()).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
+  });
+
+  it("the 2026-07-28 leg checks the Mcp-Method header against the body (the SDK's strict per-request serving)", {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startV2HttpServer('dual');
+    closers.push(() => server.close());
+    const { proxy } = await proxyFor({ kind: 'http', url: server.url, headers: {} });
+    const { url, token } = proxy.listener!;
+    const post = (method: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      });
+    const ok = await post('tools/list');
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ id: 1, result: { resultType: 'complete', ttlMs: 0, cacheScope: 'private' } });
+    const mismatched = await post('tools/call');
+    expect(mismatched.status).toBe(400);
+    expect(await mismatched.json()).toMatchObject({ error: { code: expect.any(Number) } });
   });
 });
 

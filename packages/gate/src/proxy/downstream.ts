@@ -1,6 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import type { Readable } from 'node:stream';
-import { Client, type FetchLike, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type FetchLike,
+  type PriorDiscovery,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { canonicalSha256Base64url } from '@vrpkit/core';
 import { Agent, type Dispatcher, request } from 'undici';
@@ -40,7 +47,6 @@ export function serverIdentity(spec: DownstreamSpec, name: string): string {
  * a modern verdict adopts the remembered `server/discover` result with no round trip).
  */
 const negotiated = new Map<string, PriorDiscovery>();
-type PriorDiscovery = NonNullable<Parameters<Client['connect']>[1]>['prior'];
 
 function negotiationKey(spec: DownstreamSpec): string {
   return spec.kind === 'stdio' ? canonicalSha256Base64url({ command: spec.command, args: spec.args }) : spec.url;
@@ -58,6 +64,18 @@ function negotiationKey(spec: DownstreamSpec): string {
 export async function connectDownstream(spec: DownstreamSpec): Promise<Client> {
   const key = negotiationKey(spec);
   const prior = negotiated.get(key);
+  try {
+    return await connectWith(spec, key, prior);
+  } catch (e) {
+    // A server built on an SDK that exits on any request before `initialize` closes the pipe on
+    // the probe: it is a 2025 server, started again (it is gone) for the `initialize` handshake.
+    if (prior || !(e instanceof SdkError) || e.code !== SdkErrorCode.EraNegotiationFailed || spec.kind !== 'stdio') throw e;
+    negotiated.set(key, { kind: 'legacy' });
+    return connectWith(spec, key, { kind: 'legacy' });
+  }
+}
+
+async function connectWith(spec: DownstreamSpec, key: string, prior: PriorDiscovery | undefined): Promise<Client> {
   const client = new Client({ name: 'vrp-gate-proxy', version: '0.1.0' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
   const transport =
     spec.kind === 'stdio'

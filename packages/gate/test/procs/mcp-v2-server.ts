@@ -5,7 +5,9 @@
  *
  * - `modern`: 2026-07-28 only (`createMcpHandler`/`serveStdio` with `legacy: 'reject'`);
  * - `dual`: both (`createMcpHandler` stateless 2025 leg, `serveStdio` pinning either era);
- * - `legacy`: 2025-11-25 only (stdio: a hand-built `Server` on the stdio transport).
+ * - `legacy`: 2025-11-25 only (stdio: a hand-built `Server` on the stdio transport);
+ * - `exits-on-probe`: `legacy`, but it exits on any first message other than `initialize`, as
+ *   servers on some SDKs do.
  *
  * In this process (`startV2HttpServer`) over Streamable HTTP, or as a child over stdio (run with
  * tsx: `mcp-v2-server.ts '{"era":"modern","spawnLog":FILE}'`), which appends a line to `spawnLog`
@@ -14,12 +16,13 @@
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { type CacheHint, createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
-export type FixtureEra = 'modern' | 'dual' | 'legacy';
+export type FixtureEra = 'modern' | 'dual' | 'legacy' | 'exits-on-probe';
 
 /** What the fixture shows and counts; `grown` adds `read_extra` to the list. */
 export interface FixtureState {
@@ -97,6 +100,18 @@ function main(config: { era: FixtureEra; spawnLog?: string; ttlMs?: number }): v
   const state: FixtureState = { grown: false, calls: 0 };
   const hint: CacheHint | undefined = config.ttlMs === undefined ? undefined : { ttlMs: config.ttlMs, cacheScope: 'private' };
   const announce = (server: McpServer) => void server.sendToolListChanged();
+  if (config.era === 'exits-on-probe') {
+    // The first line decides; the rest goes to the transport through a pipe of its own.
+    const input = new PassThrough();
+    let first = true;
+    process.stdin.on('data', (chunk: Buffer) => {
+      if (first && !chunk.toString('utf8').includes('"method":"initialize"')) process.exit(0);
+      first = false;
+      input.write(chunk);
+    });
+    void fixtureServer(state, hint, announce).connect(new StdioServerTransport(input, process.stdout));
+    return;
+  }
   if (config.era === 'legacy') {
     // A hand-built server on the stdio transport speaks 2025-11-25 only.
     void fixtureServer(state, hint, announce).connect(new StdioServerTransport());

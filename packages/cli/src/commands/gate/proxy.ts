@@ -23,6 +23,7 @@ interface ProxyOptions extends GateStoreOptions, DownstreamOptions {
   name?: string;
   mode: ProxyMode;
   listen?: string;
+  allowedHost: string[];
   pinOnFirstUse?: boolean;
   approvalTimeout: string;
   notifyUrl?: string;
@@ -83,6 +84,12 @@ function downstreamOptions(c: Command): Command {
 function agentOptions(c: Command): Command {
   return c
     .option('--listen <host:port>', 'serve the agent over Streamable HTTP on this loopback address (bearer token printed once on stderr)')
+    .option(
+      '--allowed-host <name>',
+      'with --listen: a Host/Origin name accepted besides the loopback ones (e.g. a local reverse proxy); repeatable',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review')
     .option(
       '--approval-timeout <duration>',
@@ -115,7 +122,11 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
   // Loaded here only: the proxy needs the MCP SDK at run time, the other `vrp` commands do not.
   const { parseListen } = await import('@vrpkit/gate/proxy');
   const downstream = downstreamSpec(command, o);
-  const listen = o.listen === undefined ? undefined : parseUsage(() => parseListen(o.listen!));
+  if (o.listen === undefined && o.allowedHost.length) throw usage('--allowed-host needs --listen');
+  const listen =
+    o.listen === undefined
+      ? undefined
+      : { ...parseUsage(() => parseListen(o.listen!)), ...(o.allowedHost.length ? { allowedHosts: o.allowedHost } : {}) };
   const approvalTimeoutMs = parseUsage(() => parseDuration(o.approvalTimeout, '--approval-timeout', 's'));
   const retainArgumentsMs = parseUsage(() => parseDuration(o.retainArguments, '--retain-arguments'));
   const notifyUrl = o.notifyUrl === undefined ? undefined : parseUsage(() => parseNotifyUrl(o.notifyUrl!));
