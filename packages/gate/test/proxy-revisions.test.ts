@@ -15,8 +15,15 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Client, type Notification, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type JSONRPCMessage,
+  type Notification,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -373,5 +380,70 @@ describe('interop (issue 32 item 7)', () => {
     );
     expect(unknownPrompt).toMatch(/^MCP error -?\d+: /);
     expect(unknownPrompt).not.toMatch(/MCP error -?\d+: MCP error/);
+  });
+});
+
+/** The agent's end of an in-process stdio pair: newline-delimited JSON-RPC, as the MCP stdio transport frames it. */
+class LineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private buffered = '';
+  constructor(
+    private readonly input: PassThrough,
+    private readonly output: PassThrough,
+  ) {}
+  async start(): Promise<void> {
+    this.input.on('data', (chunk: Buffer) => {
+      this.buffered += chunk.toString('utf8');
+      for (let i = this.buffered.indexOf('\n'); i >= 0; i = this.buffered.indexOf('\n')) {
+        const line = this.buffered.slice(0, i);
+        this.buffered = this.buffered.slice(i + 1);
+        if (line.trim()) this.onmessage?.(JSON.parse(line) as JSONRPCMessage);
+      }
+    });
+  }
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.output.write(`${JSON.stringify(message)}\n`);
+  }
+  async close(): Promise<void> {
+    this.output.end();
+    this.onclose?.();
+  }
+}
+
+describe("the stdio agent side on 2026-07-28 (serveStdio on the proxy's own stdio transport)", () => {
+  it('a pinned 2026 agent lists and calls, and hears a downstream list change on its subscription', { timeout: 60_000 }, async () => {
+    const server = await startV2HttpServer('modern');
+    closers.push(() => server.close());
+    const store = await openSqliteStore(join(tmpDir('proxy-revisions'), 'gate.db'));
+    closers.push(() => store.close());
+    const toProxy = new PassThrough();
+    const fromProxy = new PassThrough();
+    const logs: Started['logs'] = [];
+    const proxy = await startProxy({
+      policy: loadPolicy(POLICY),
+      store,
+      name: 'stdio-modern',
+      downstream: { kind: 'http', url: server.url, headers: {} },
+      stdio: { input: toProxy, output: fromProxy },
+      pinOnFirstUse: true,
+      toolsRelistMs: 600_000,
+      log: (event, fields = {}) => void logs.push({ event, ...fields }),
+    });
+    closers.push(() => proxy.stop());
+    const agent = new Client({ name: 'v2-stdio-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await agent.connect(new LineTransport(fromProxy, toProxy));
+    closers.push(() => agent.close());
+    expect(agent.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect((await agent.listTools()).tools.map((t) => t.name).sort()).toEqual(['read_echo', 'read_grow']);
+    expect(await echoThrough(agent)).toBe('echo: hi');
+    const heard: unknown[] = [];
+    agent.setNotificationHandler('notifications/tools/list_changed', (n) => void heard.push(n));
+    const subscription = await agent.listen({ toolsListChanged: true });
+    closers.push(() => subscription.close());
+    server.grow();
+    await expect.poll(() => heard.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect((await agent.listTools()).tools.map((t) => t.name)).toContain('read_extra');
   });
 });

@@ -2,6 +2,7 @@
  * `@vrpkit/gate/proxy`: the gate as a sidecar in front of any MCP server (`vrp gate proxy`).
  * A separate entry because it needs the MCP SDK at run time, which `@vrpkit/gate` itself does not.
  */
+import type { Readable, Writable } from 'node:stream';
 import type { StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { generateEd25519Jwk, jwkThumbprint, VrpError } from '@vrpkit/core';
 import { Gate } from '../gate.js';
@@ -42,6 +43,8 @@ export interface ProxyOptions {
   downstream: DownstreamSpec;
   mode?: ProxyMode;
   pinOnFirstUse?: boolean;
+  /** Without `listen`: the agent's stdio streams (default: this process's stdin and stdout). */
+  stdio?: { input: Readable; output: Writable };
   /** Serve the agent over Streamable HTTP here instead of stdio; `allowedHosts`: host names accepted in `Host`/`Origin` besides loopback. */
   listen?: { host: string; port: number; allowedHosts?: readonly string[] };
   log?: ProxyLog;
@@ -241,7 +244,8 @@ async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain
     // The token is printed this once; the agent's configuration holds it from here on.
     log('listening', { url: served.listener.url, token: served.listener.token, mode });
   } else {
-    served.stdio = serveAgentStdio(proxy, new AgentStdioTransport(process.stdin, process.stdout, maxMessageBytes), stop);
+    const { input, output } = opts.stdio ?? { input: process.stdin, output: process.stdout };
+    served.stdio = serveAgentStdio(proxy, new AgentStdioTransport(input, output, maxMessageBytes), stop);
     log('serving_stdio', { mode });
   }
 }

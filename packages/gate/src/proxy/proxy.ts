@@ -199,10 +199,6 @@ export class GateProxy {
     }
   }
 
-  /** The downstream's negotiated revision (for the log). */
-  get downstreamRevision(): string | undefined {
-    return this.link.client.getNegotiatedProtocolVersion();
-  }
 
   async close(): Promise<void> {
     this.stopped.abort();
