@@ -10,11 +10,10 @@
  * when either is absent.
  */
 import { execFile } from 'node:child_process';
-import { createHardenedFetch, type HardenedFetch, JwksCache, verifyEnvelopeFromNode } from '@vrpkit/agent';
+import { JwksCache, verifyEnvelopeFromNode } from '@vrpkit/agent';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListeningProxy } from './support/gate-proxy.js';
-import { clientPreload, modernNode, proxyInFrontOfNode, serveVrpTargets, type VrpTargets } from './support/interop.js';
+import { type ClientEndpoint, type ClientTargets, modernNode, reachByName, serveClientTargets } from './support/interop.js';
 
 const inspector = process.env.VRPKIT_MCP_INSPECTOR;
 const node = modernNode();
@@ -29,32 +28,20 @@ const ERAS = [
 ] as const;
 
 describe.skipIf(!inspector || !node)('the MCP Inspector CLI', () => {
-  let vrp: VrpTargets;
-  let proxy: ListeningProxy;
-  let fetch: HardenedFetch;
+  let targets: ClientTargets;
   beforeAll(async () => {
-    vrp = await serveVrpTargets();
-    proxy = await proxyInFrontOfNode(vrp);
-    fetch = createHardenedFetch({ connectTo: vrp.connectTo, ca: vrp.caPems });
+    targets = await serveClientTargets();
   }, 300_000);
   afterAll(async () => {
-    await fetch?.close();
-    await proxy?.stop();
-    await vrp?.close();
+    await targets?.close();
   });
 
   /** One Inspector CLI run (`--format json`): the `result` it prints. `--protocol-era modern` pins 2026-07-28 (no fallback). */
-  function inspect(url: string, era: string, args: string[], headers: string[] = []): Promise<Record<string, unknown>> {
-    const env = {
-      ...process.env,
-      // The Inspector reaches the node and the tenant by name with their dev CAs (support/conformance-client.mjs).
-      NODE_OPTIONS: `--import ${clientPreload}`,
-      VRPKIT_CONFORMANCE_RESOLVE: vrp.resolve.join(','),
-      VRPKIT_CONFORMANCE_CA: vrp.caFile,
-      NODE_EXTRA_CA_CERTS: vrp.caFile,
-    };
+  function inspect({ url, authorization }: ClientEndpoint, era: string, args: string[]): Promise<Record<string, unknown>> {
+    // The Inspector reaches the node and the tenant by name with their dev CAs.
+    const env = { ...process.env, ...reachByName(targets.vrp) };
     const argv = [inspector as string, '--cli', '--server-url', url, '--transport', 'http', '--protocol-era', era, '--format', 'json'];
-    for (const h of headers) argv.push('--header', h);
+    if (authorization) argv.push('--header', `Authorization: ${authorization}`);
     return new Promise((resolve, reject) => {
       execFile(node as string, [...argv, ...args], { env, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
         if (error) reject(new Error(`inspector ${args.join(' ')}: ${error.message}\n${stderr}`));
@@ -63,29 +50,19 @@ describe.skipIf(!inspector || !node)('the MCP Inspector CLI', () => {
     });
   }
 
-  /** Where each target is and the headers the Inspector sends it. */
-  function target(name: 'node' | 'tenant' | 'proxy'): { url: string; headers: string[] } {
-    if (name === 'proxy') return { url: proxy.url, headers: [`Authorization: Bearer ${proxy.token}`] };
-    return { url: vrp[name].url, headers: [] };
-  }
-
   describe.each(ERAS)('--protocol-era %s (%s)', (era) => {
     it.each(['node', 'tenant', 'proxy'] as const)(
       '%s: lists the tool, and the offer the call returns verifies',
       async (name) => {
-        const { url, headers } = target(name);
-        const list = (await inspect(url, era, ['--method', 'tools/list'], headers)) as { tools?: { name: string }[] };
+        const endpoint = targets.endpoint(name);
+        const list = (await inspect(endpoint, era, ['--method', 'tools/list'])) as { tools?: { name: string }[] };
         expect(list.tools?.map((t) => t.name)).toEqual([BOUND_TOOL_NAME]);
-        const call = (await inspect(
-          url,
-          era,
-          ['--method', 'tools/call', '--tool-name', BOUND_TOOL_NAME, '--tool-args-json', JSON.stringify(ARGS)],
-          headers,
-        )) as { isError?: boolean; structuredContent?: unknown };
+        const callArgs = ['--method', 'tools/call', '--tool-name', BOUND_TOOL_NAME, '--tool-args-json', JSON.stringify(ARGS)];
+        const call = (await inspect(endpoint, era, callArgs)) as { isError?: boolean; structuredContent?: unknown };
         expect(call.isError).toBeFalsy();
-        const domain = name === 'tenant' ? vrp.tenant.domain : vrp.node.domain;
+        const { fetch } = targets;
         const verdict = await verifyEnvelopeFromNode(call.structuredContent, ARGS, { fetch, jwksCache: new JwksCache({ fetch }) });
-        expect(verdict).toMatchObject({ canonical_domain: domain, verification: { status: 'verified' } });
+        expect(verdict).toMatchObject({ canonical_domain: endpoint.domain, verification: { status: 'verified' } });
       },
       120_000,
     );

@@ -11,18 +11,10 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import {
-  checkMcpCallReceipt,
-  createHardenedFetch,
-  createReceiptJwksResolver,
-  createSignerJwksResolver,
-  type HardenedFetch,
-  JwksCache,
-} from '@vrpkit/agent';
+import { checkMcpCallReceipt, createReceiptJwksResolver, createSignerJwksResolver, JwksCache } from '@vrpkit/agent';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListeningProxy } from './support/gate-proxy.js';
-import { proxyInFrontOfNode, serveVrpTargets, type VrpTargets } from './support/interop.js';
+import { type ClientEndpoint, type ClientTargets, serveClientTargets } from './support/interop.js';
 
 const PYTHON = process.env.VRPKIT_PYTHON_MCP;
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
@@ -38,47 +30,38 @@ interface PythonRun {
   guests_as_text: { isError?: boolean; content: { text?: string }[] };
 }
 
-/** What `mode='auto'` negotiates with each target: the proxy's agent side speaks 2025-11-25 only until SDK v2 (issue 32 item 3). */
-const AUTO_REVISION = { node: '2026-07-28', tenant: '2026-07-28', proxy: '2025-11-25' } as const;
-
 describe.skipIf(!PYTHON)('the Python MCP SDK client', () => {
-  let vrp: VrpTargets;
-  let proxy: ListeningProxy;
-  let fetch: HardenedFetch;
-
+  let targets: ClientTargets;
   beforeAll(async () => {
-    vrp = await serveVrpTargets();
-    proxy = await proxyInFrontOfNode(vrp);
-    fetch = createHardenedFetch({ connectTo: vrp.connectTo, ca: vrp.caPems });
+    targets = await serveClientTargets();
   }, 300_000);
-
   afterAll(async () => {
-    await fetch?.close();
-    await proxy?.stop();
-    await vrp?.close();
+    await targets?.close();
   });
 
   /** The Python client's run against one target in one mode. */
-  async function python(name: 'node' | 'tenant' | 'proxy', mode: string): Promise<PythonRun> {
-    const [url, authorization] = name === 'proxy' ? [proxy.url, `Bearer ${proxy.token}`] : [vrp[name].url, ''];
-    const argv = [SCRIPT, url, vrp.resolve.join(','), vrp.caFile, mode, JSON.stringify(ARGS), authorization];
+  async function python({ url, authorization }: ClientEndpoint, mode: string): Promise<PythonRun> {
+    const { vrp } = targets;
+    const argv = [SCRIPT, url, vrp.resolve.join(','), vrp.caFile, mode, JSON.stringify(ARGS), authorization ?? ''];
     const { stdout } = await promisify(execFile)(PYTHON as string, argv, { timeout: 60_000 });
     return JSON.parse(stdout.trim().split('\n').at(-1) as string) as PythonRun;
   }
 
   describe.each(['node', 'tenant', 'proxy'] as const)('against %s', (name) => {
     it.each([
-      ['auto', AUTO_REVISION[name]],
+      ['auto', '2026-07-28'],
       ['legacy', '2025-11-25'],
     ])(
       'mode %s speaks %s: lists and calls the tool, the offer and the receipt verify, guests "2" is invalid_guests',
       async (mode, revision) => {
-        const run = await python(name, mode);
+        const endpoint = targets.endpoint(name);
+        const run = await python(endpoint, mode);
         expect(run.protocol_version).toBe(revision);
         expect(run.tools).toEqual([BOUND_TOOL_NAME]);
         expect(run.result.isError).toBeFalsy();
         // The node signed the offer and the receipt; through the proxy both arrive as the node sent them.
-        const domain = name === 'tenant' ? vrp.tenant.domain : vrp.node.domain;
+        const { domain } = endpoint;
+        const { fetch } = targets;
         const cache = new JwksCache({ fetch });
         const check = await checkMcpCallReceipt({
           callResult: run.result,

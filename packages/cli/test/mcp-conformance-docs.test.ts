@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { expect, it } from 'vitest';
-import { renderConformanceTable } from './support/mcp-conformance-table.js';
+import { EXPECTED, REASONS, renderConformanceTable } from './support/mcp-conformance-table.js';
 
 const START = '<!-- mcp-conformance-table: generated from packages/cli/test/support/mcp-conformance-table.ts -->';
 const END = '<!-- /mcp-conformance-table -->';
@@ -24,4 +24,13 @@ it('docs/conformance.md holds the MCP conformance table rendered from the expect
   if (shown !== rendered && process.env.VRPKIT_UPDATE_DOCS === '1')
     writeFileSync(file, doc.slice(0, start + START.length) + rendered + doc.slice(end));
   else expect(shown, 'run with VRPKIT_UPDATE_DOCS=1 to rewrite it').toBe(rendered);
+});
+
+it('every reason the table lists is given by some cell (a stale reason would mislead a reader of the docs)', () => {
+  const given = new Set(
+    Object.values(EXPECTED).flatMap((rows) =>
+      Object.values(rows).flatMap((row) => Object.values(row).flatMap((e) => (e === 'pass' ? [] : ['na' in e ? e.na : e.fails]))),
+    ),
+  );
+  expect(Object.keys(REASONS).filter((r) => !given.has(r as keyof typeof REASONS))).toEqual([]);
 });

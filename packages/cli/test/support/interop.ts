@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { initNode, type ServedNode, sampleProperty, serveNode } from '@vrpkit/node';
 import { generateMasterKeyText, PlatformStore, parseMasterKey, type ServedPlatform, servePlatform } from '@vrpkit/platform';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
@@ -155,9 +156,50 @@ export function proxyInFrontOfNode(vrp: VrpTargets): Promise<ListeningProxy> {
       '  - { name: reads, consequence_classes: [INFORMATIONAL] }',
     ].join('\n'),
   );
-  return pinnedProxy(policy, ['--name', 'vrp-node', '--upstream', vrp.node.url], {
+  return pinnedProxy(policy, ['--name', 'vrp-node', '--upstream', vrp.node.url], reachByName(vrp));
+}
+
+/** The environment of a Node client process that reaches the node and the tenant by name with their dev CAs (clientPreload). */
+export function reachByName(vrp: VrpTargets): Record<string, string> {
+  return {
     NODE_OPTIONS: `--import ${clientPreload}`,
     VRPKIT_CONFORMANCE_RESOLVE: vrp.resolve.join(','),
+    VRPKIT_CONFORMANCE_CA: vrp.caFile,
     NODE_EXTRA_CA_CERTS: vrp.caFile,
-  });
+  };
+}
+
+/** Where a client finds one target: the URL, the Authorization header it sends, and the domain whose offer it gets. */
+export interface ClientEndpoint {
+  url: string;
+  authorization?: string;
+  domain: string;
+}
+
+/** What the real-client tests (Inspector, Python SDK) run against: a node, a tenant, the proxy in front of the node. */
+export interface ClientTargets {
+  vrp: VrpTargets;
+  /** vrpkit's hardened fetch reaching the node and the tenant (for the agent's verification). */
+  fetch: HardenedFetch;
+  endpoint(name: 'node' | 'tenant' | 'proxy'): ClientEndpoint;
+  close(): Promise<void>;
+}
+
+export async function serveClientTargets(): Promise<ClientTargets> {
+  const vrp = await serveVrpTargets();
+  const proxy = await proxyInFrontOfNode(vrp);
+  const fetch = createHardenedFetch({ connectTo: vrp.connectTo, ca: vrp.caPems });
+  return {
+    vrp,
+    fetch,
+    endpoint: (name) =>
+      name === 'proxy'
+        ? { url: proxy.url, authorization: `Bearer ${proxy.token}`, domain: vrp.node.domain }
+        : { url: vrp[name].url, domain: vrp[name].domain },
+    close: async () => {
+      await fetch.close();
+      await proxy.stop();
+      await vrp.close();
+    },
+  };
 }
