@@ -378,6 +378,44 @@ async function idleConnectionKb(s: Served, n: number): Promise<number> {
   return (held.rss - before.rss) / 1024 / n;
 }
 
+/**
+ * The invalidation window, measured: tenant `domain` disabled and enabled again `n` times straight
+ * in SQL (a commit, no wait), while each of `servers` (separate processes, each with its own
+ * LISTEN connection) is asked for its JWKS on a kept-alive connection until it answers 421 (then
+ * 200). Reported per server: the median and the largest time from just before the commit was sent
+ * to the first answer that honours it (an upper bound: it includes the write's and the probe's
+ * round trips).
+ */
+async function invalidationWindow(servers: Served[], domain: string, n: number) {
+  const c = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${PG_SCHEMA}` });
+  await c.connect();
+  const agents = servers.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const probe = (i: number) => get(agents[i]!, servers[i]!.port, servers[i]!.ca, domain, '/.well-known/jwks.json');
+  const waits = servers.map(() => [] as number[]);
+  try {
+    for (let i = 0; i < servers.length; i++) if ((await probe(i)) !== 200) throw new Error(`${domain} not served`);
+    for (let k = 0; k < 2 * n; k++) {
+      const [status, expect] = k % 2 === 0 ? ['disabled', 421] : ['active', 200];
+      const sent = performance.now();
+      await c.query('update platform_tenant set status = $1, revision = revision + 1 where domain = $2', [status, domain]);
+      await Promise.all(
+        servers.map(async (_, i) => {
+          while ((await probe(i)) !== expect) if (performance.now() - sent > 10_000) throw new Error('not honoured within 10 s');
+          waits[i]!.push(performance.now() - sent);
+        }),
+      );
+    }
+  } finally {
+    for (const a of agents) a.destroy();
+    await c.end();
+  }
+  const r1 = (v: number) => Math.round(v * 10) / 10;
+  return waits.map((w) => {
+    w.sort((a, b) => a - b);
+    return { median_ms: r1(w[Math.floor(w.length / 2)]!), max_ms: r1(w[w.length - 1]!), writes: w.length };
+  });
+}
+
 /** A child server starter: each started child is kept in `children` (killed at the end), with its startup time. */
 function starter(children: ChildProcess[]) {
   return async (mode: string, dir: string, o: ChildOptions = { offerCacheSeconds: 0 }): Promise<Served> => {
@@ -433,10 +471,17 @@ async function firstVisitOnly(rounds: number): Promise<void> {
         )} — ${FIRST_VISIT_CONCURRENCY} concurrent new TLS connections, ${rounds} rounds of ${FIRST_VISITS}, fresh offers, ${cpus().length} CPUs (shared)`,
     );
     printTable([Object.keys(rows[0]!), ...rows.map((r) => Object.values(r).map(String))]);
+    // Two serving processes, each with its own listener: a write's commit to the moment each honours it.
+    const window = await invalidationWindow(
+      platforms.map((p) => p.served),
+      tenantName(0),
+      20,
+    );
+    console.log('invalidation window (commit sent → first answer honouring it), per serving process:', window);
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/platform-first-visit.json', import.meta.url),
-      `${JSON.stringify({ bench: 'platform-first-visit', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: FIRST_VISIT_CONCURRENCY, rounds, baseline: 'single-domain node on SQLite, new connection each, same run', target: { throughput_ratio_min: 0.8 }, rows }, null, 2)}\n`,
+      `${JSON.stringify({ bench: 'platform-first-visit', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: FIRST_VISIT_CONCURRENCY, rounds, baseline: 'single-domain node on SQLite, new connection each, same run', target: { throughput_ratio_min: 0.8 }, rows, invalidation_window_ms: window }, null, 2)}\n`,
     );
   } finally {
     for (const c of children) c.kill('SIGTERM');
