@@ -10,6 +10,12 @@
  *   of them (each tenant its own TLS name, so its own connection);
  * - the same 10,000 tenants in PostgreSQL, with the single-domain node on the same PostgreSQL as its
  *   baseline (VRPKIT_TEST_PG_URL; skipped when unset).
+ * - first visits (with VRPKIT_TEST_PG_URL): the SQLite node answering 1,000 fresh offers, each on a
+ *   new TLS connection, 16 at a time, against platforms on PostgreSQL serving 1,000 tenants they
+ *   have not served yet alike (one with a wildcard certificate, one issuing a certificate per
+ *   name), in interleaved rounds; with `--only first-visit` these rows alone, plus the
+ *   invalidation window (a disable/enable committed in SQL until each of two serving processes
+ *   honours it).
  * Every request is a fresh stay (the signed-offer cache off on both sides), so each is read,
  * priced and signed. The client keeps its connections alive and, with more names than concurrent
  * clients, one connection per name (as an agent keeps one per origin). Reported: req/s and p99 as
@@ -583,6 +589,8 @@ async function main() {
       await loads[3]?.finish(),
       await loads[4]?.finish(),
     ];
+    // First visits (PostgreSQL): tenants from 1,000 on, none served yet by the processes measuring them.
+    const firstVisit = pgServed ? await firstVisitRows(node, await firstVisitPlatforms(start, join(tmp, 'pg'), tlsCa, SPREAD), rounds) : [];
     for (const [name, r] of [
       ['node (baseline)', rNode],
       ['platform, 10 tenants', r10],
@@ -665,6 +673,7 @@ async function main() {
         )} — ${CONCURRENCY} concurrent, ${seconds}s per row in ${rounds} interleaved slices, fresh offers, https loopback, SQLite, ${cpus().length} CPUs (shared)`,
     );
     printTable([Object.keys(rows[0]!), ...rows.map((r) => Object.values(r).map(String))]);
+    if (firstVisit.length > 0) printTable([Object.keys(firstVisit[0]!), ...firstVisit.map((r) => Object.values(r).map(String))]);
     console.log(memory);
     console.log(startup);
     const tput = rows[2]!.rps_ratio_to_node;
@@ -675,7 +684,7 @@ async function main() {
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/platform.json', import.meta.url),
-      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, rounds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
+      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, rounds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, first_visit: firstVisit, memory, startup }, null, 2)}\n`,
     );
     if (rPgNode && rPg) {
       const r = Math.round((rPg.rps / rPgNode.rps) * 100) / 100;
