@@ -10,6 +10,12 @@
  *   of them (each tenant its own TLS name, so its own connection);
  * - the same 10,000 tenants in PostgreSQL, with the single-domain node on the same PostgreSQL as its
  *   baseline (VRPKIT_TEST_PG_URL; skipped when unset).
+ * - first visits (with VRPKIT_TEST_PG_URL): the SQLite node answering 1,000 fresh offers, each on a
+ *   new TLS connection, 16 at a time, against platforms on PostgreSQL serving 1,000 tenants they
+ *   have not served yet alike (one with a wildcard certificate, one issuing a certificate per
+ *   name), in interleaved rounds; with `--only first-visit` these rows alone, plus the
+ *   invalidation window (a disable/enable committed in SQL until each of two serving processes
+ *   honours it).
  * Every request is a fresh stay (the signed-offer cache off on both sides), so each is read,
  * priced and signed. The client keeps its connections alive and, with more names than concurrent
  * clients, one connection per name (as an agent keeps one per origin). Reported: req/s and p99 as
@@ -378,6 +384,44 @@ async function idleConnectionKb(s: Served, n: number): Promise<number> {
   return (held.rss - before.rss) / 1024 / n;
 }
 
+/**
+ * The invalidation window, measured: tenant `domain` disabled and enabled again `n` times straight
+ * in SQL (a commit, no wait), while each of `servers` (separate processes, each with its own
+ * LISTEN connection) is asked for its JWKS on a kept-alive connection until it answers 421 (then
+ * 200). Reported per server: the median and the largest time from just before the commit was sent
+ * to the first answer that honours it (an upper bound: it includes the write's and the probe's
+ * round trips).
+ */
+async function invalidationWindow(servers: Served[], domain: string, n: number) {
+  const c = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${PG_SCHEMA}` });
+  await c.connect();
+  const agents = servers.map(() => new Agent({ keepAlive: true, maxSockets: 1 }));
+  const probe = (i: number) => get(agents[i]!, servers[i]!.port, servers[i]!.ca, domain, '/.well-known/jwks.json');
+  const waits = servers.map(() => [] as number[]);
+  try {
+    for (let i = 0; i < servers.length; i++) if ((await probe(i)) !== 200) throw new Error(`${domain} not served`);
+    for (let k = 0; k < 2 * n; k++) {
+      const [status, expect] = k % 2 === 0 ? ['disabled', 421] : ['active', 200];
+      const sent = performance.now();
+      await c.query('update platform_tenant set status = $1, revision = revision + 1 where domain = $2', [status, domain]);
+      await Promise.all(
+        servers.map(async (_, i) => {
+          while ((await probe(i)) !== expect) if (performance.now() - sent > 10_000) throw new Error('not honoured within 10 s');
+          waits[i]!.push(performance.now() - sent);
+        }),
+      );
+    }
+  } finally {
+    for (const a of agents) a.destroy();
+    await c.end();
+  }
+  const r1 = (v: number) => Math.round(v * 10) / 10;
+  return waits.map((w) => {
+    w.sort((a, b) => a - b);
+    return { median_ms: r1(w[Math.floor(w.length / 2)]!), max_ms: r1(w[w.length - 1]!), writes: w.length };
+  });
+}
+
 /** A child server starter: each started child is kept in `children` (killed at the end), with its startup time. */
 function starter(children: ChildProcess[]) {
   return async (mode: string, dir: string, o: ChildOptions = { offerCacheSeconds: 0 }): Promise<Served> => {
@@ -433,10 +477,17 @@ async function firstVisitOnly(rounds: number): Promise<void> {
         )} — ${FIRST_VISIT_CONCURRENCY} concurrent new TLS connections, ${rounds} rounds of ${FIRST_VISITS}, fresh offers, ${cpus().length} CPUs (shared)`,
     );
     printTable([Object.keys(rows[0]!), ...rows.map((r) => Object.values(r).map(String))]);
+    // Two serving processes, each with its own listener: a write's commit to the moment each honours it.
+    const window = await invalidationWindow(
+      platforms.map((p) => p.served),
+      tenantName(0),
+      20,
+    );
+    console.log('invalidation window (commit sent → first answer honouring it), per serving process:', window);
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/platform-first-visit.json', import.meta.url),
-      `${JSON.stringify({ bench: 'platform-first-visit', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: FIRST_VISIT_CONCURRENCY, rounds, baseline: 'single-domain node on SQLite, new connection each, same run', target: { throughput_ratio_min: 0.8 }, rows }, null, 2)}\n`,
+      `${JSON.stringify({ bench: 'platform-first-visit', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: FIRST_VISIT_CONCURRENCY, rounds, baseline: 'single-domain node on SQLite, new connection each, same run', target: { throughput_ratio_min: 0.8 }, rows, invalidation_window_ms: window }, null, 2)}\n`,
     );
   } finally {
     for (const c of children) c.kill('SIGTERM');
@@ -527,8 +578,11 @@ async function main() {
     const rows = [];
     const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
     // `seconds` per row in `rounds` slices, the order rotated each round (each row leads as often as the others).
-    const loads = [await openLoad(node, [NODE_DOMAIN]), await openLoad(p10, names(10)), await openLoad(p10k, names(SPREAD))];
-    if (pgServed && pgNode) loads.push(await openLoad(pgNode, [NODE_DOMAIN]), await openLoad(pgServed, names(SPREAD)));
+    // The PostgreSQL rows' connections are opened first: loading their 1,000 tenants can take longer than the 65 s
+    // keep-alive on a loaded machine, and the SQLite rows' connections, opened before, then idled out and handshook
+    // again in the measured phase (0.7 new connections per request in one run).
+    const pgLoads = pgServed && pgNode ? [await openLoad(pgNode, [NODE_DOMAIN]), await openLoad(pgServed, names(SPREAD))] : [];
+    const loads = [await openLoad(node, [NODE_DOMAIN]), await openLoad(p10, names(10)), await openLoad(p10k, names(SPREAD)), ...pgLoads];
     for (let round = 0; round < rounds; round++)
       for (let k = 0; k < loads.length; k++) await loads[(round + k) % loads.length]!.slice(seconds / rounds);
     const [rNode, r10, r10k, rPgNode, rPg] = [
@@ -538,6 +592,8 @@ async function main() {
       await loads[3]?.finish(),
       await loads[4]?.finish(),
     ];
+    // First visits (PostgreSQL): tenants from 1,000 on, none served yet by the processes measuring them.
+    const firstVisit = pgServed ? await firstVisitRows(node, await firstVisitPlatforms(start, join(tmp, 'pg'), tlsCa, SPREAD), rounds) : [];
     for (const [name, r] of [
       ['node (baseline)', rNode],
       ['platform, 10 tenants', r10],
@@ -620,6 +676,7 @@ async function main() {
         )} — ${CONCURRENCY} concurrent, ${seconds}s per row in ${rounds} interleaved slices, fresh offers, https loopback, SQLite, ${cpus().length} CPUs (shared)`,
     );
     printTable([Object.keys(rows[0]!), ...rows.map((r) => Object.values(r).map(String))]);
+    if (firstVisit.length > 0) printTable([Object.keys(firstVisit[0]!), ...firstVisit.map((r) => Object.values(r).map(String))]);
     console.log(memory);
     console.log(startup);
     const tput = rows[2]!.rps_ratio_to_node;
@@ -630,7 +687,7 @@ async function main() {
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/platform.json', import.meta.url),
-      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, rounds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, memory, startup }, null, 2)}\n`,
+      `${JSON.stringify({ bench: 'platform', run_at: new Date().toISOString(), load_average: loadavg(), node: process.version, cpus: cpus().length, concurrency: CONCURRENCY, seconds_per_row: seconds, rounds, baseline: 'single-domain node, same run', target: { throughput_ratio_min: 0.8, rss_growth_per_1000_max_mb: 40 }, rows, first_visit: firstVisit, memory, startup }, null, 2)}\n`,
     );
     if (rPgNode && rPg) {
       const r = Math.round((rPg.rps / rPgNode.rps) * 100) / 100;

@@ -60,6 +60,8 @@ export {
   startSyncWorker,
 } from './sync-worker.js';
 export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';
+// Tenant state in memory (docs/platform.md): how long a confirmation holds, and what disable, remove and revoke wait.
+export { INVALIDATION_WINDOW_MS, TENANT_STATE_LEASE_MS } from './tenant-watch.js';
 export {
   type NewTenant,
   PlatformStore,

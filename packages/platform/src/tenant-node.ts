@@ -8,6 +8,7 @@
  */
 import type { Clock } from '@vrpkit/core';
 import { createOfferService, type NodePublisher, type OfferCache, type SnapshotSource } from '@vrpkit/node';
+import { SqlError } from '@vrpkit/sql';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey } from './master-key.js';
 import { type StateMark, TenantWatch } from './tenant-watch.js';
@@ -128,7 +129,8 @@ export class TenantSource implements SnapshotSource {
    */
   assertSignable(kid: string): void {
     if (!this.confirmed || !this.watch.signable(this.domain, this.confirmed) || !this.cached?.sealed.has(kid))
-      throw new PlatformError('tenant_state_stale', { domain: this.domain });
+      // Answered as the store being away (503, Retry-After): the next request reads the tenant again.
+      throw new PlatformError('tenant_state_stale', { domain: this.domain }, { cause: new SqlError('store_unavailable') });
   }
 
   /**

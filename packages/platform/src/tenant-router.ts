@@ -1,8 +1,8 @@
 /**
  * Which loaded tenant serves a request's host. Tenants load lazily into a bounded LRU cache, so
  * memory follows the tenants recently served, not those that exist. A tenant's first request
- * costs one query (`activeTenantSnapshot`: which tenant serves the host and everything its offer
- * service reads), started at the TLS handshake (`warm`, from the SNI callback) so it runs while
+ * costs one query (tenant-lookups.ts: which tenant serves the host and everything its offer
+ * service reads, shared with the other hosts looked up in the same turn), started at the TLS handshake (`warm`, from the SNI callback) so it runs while
  * the handshake completes. After that a route is served from memory while the watch confirms the
  * tenant's state, and reads its head row otherwise (`TenantSource.live`), so a disabled, removed
  * or rotated tenant is seen by every process within the invalidation window (tenant-watch.ts).
@@ -11,6 +11,7 @@ import type { Clock } from '@vrpkit/core';
 import type { OfferCache } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 import type { MasterKey } from './master-key.js';
+import { createTenantLookups } from './tenant-lookups.js';
 import { openTenantNode, type TenantNode } from './tenant-node.js';
 import type { TenantWatch } from './tenant-watch.js';
 import type { PlatformStore, TenantSnapshot } from './tenants.js';
@@ -48,14 +49,6 @@ export interface TenantRouterOptions {
   clock?: Clock;
 }
 
-/** `host` and each parent with at least two labels: the tenant domains that could serve it. */
-export function candidateDomains(host: string): string[] {
-  const labels = host.split('.');
-  const out: string[] = [];
-  for (let i = 0; i + 2 <= labels.length; i++) out.push(labels.slice(i).join('.'));
-  return out;
-}
-
 export function createTenantRouter(store: PlatformStore, masterKeys: readonly MasterKey[], o: TenantRouterOptions): TenantRouter {
   /** Loaded tenants by domain: the node once open (`node`), the opening meanwhile (`opening`). */
   const tenants = new LRUCache<string, { opening: Promise<TenantNode>; node?: TenantNode }>({ max: o.size });
@@ -63,11 +56,13 @@ export function createTenantRouter(store: PlatformStore, masterKeys: readonly Ma
   const lookups = new Map<string, Promise<TenantNode | undefined>>();
   const nodeOptions = { watch: o.watch, offerCache: o.offerCache, onSignature: o.onSignature, ...(o.clock ? { clock: o.clock } : {}) };
 
-  /** The tenant serving `host` from its one query, opened with what that query read. */
+  const find = createTenantLookups(store, o.watch);
+
+  /** The tenant serving `host` from its one lookup, opened with what that lookup read. */
   const open = async (host: string): Promise<TenantNode | undefined> => {
-    const mark = o.watch.mark();
-    const snapshot = await store.activeTenantSnapshot(candidateDomains(host));
-    if (!snapshot) return undefined;
+    const found = await find(host);
+    if (!found) return undefined;
+    const { snapshot, mark } = found;
     const domain = snapshot.info.canonical_domain;
     const loaded = tenants.get(domain);
     if (loaded) return loaded.opening;

@@ -110,9 +110,14 @@ export class TenantWatch {
     return this.listener?.up() === true && this.confirmedAt(domain, m) + SERVE_FROM_MEMORY_MS > performance.now();
   }
 
-  /** Whether a signature may be made now with `domain`'s state read under `m` (confirmed within the lease, by the listener or by that read). */
+  /**
+   * Whether a signature may be made now with `domain`'s state read under `m`: confirmed within the
+   * lease, by the listener while the tenant was not notified since, else by that read itself. A
+   * revocation committed at C returns at C + `INVALIDATION_WINDOW_MS`; a signature after that
+   * needs a confirmation after C, which saw the revocation.
+   */
   signable(domain: string, m: StateMark): boolean {
-    return this.confirmedAt(domain, m) + TENANT_STATE_LEASE_MS > performance.now();
+    return Math.max(this.confirmedAt(domain, m), m.at) + TENANT_STATE_LEASE_MS > performance.now();
   }
 
   /** Whether the listener is up (PostgreSQL). */

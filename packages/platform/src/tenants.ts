@@ -94,7 +94,7 @@ const toHead = (row: HeadRow | undefined): TenantHead | undefined =>
 export class PlatformStore {
   private headQuery: CompiledQuery<HeadRow> | undefined;
   private headStatement: Statement<[string], HeadRow> | undefined;
-  /** `snapshotRow`'s compiled statements by shape (candidate count, enabled only). */
+  /** `snapshotRows`' compiled statements by shape (domain count, enabled only). */
   private readonly snapshotStatements = new Map<string, CompiledQuery<SnapshotRow>>();
 
   private constructor(
@@ -354,27 +354,26 @@ export class PlatformStore {
 
   /** Everything a tenant's offer service reads, as of its current revision (one statement). */
   async tenantSnapshot(domain: string): Promise<TenantSnapshot> {
-    const row = await this.snapshotRow([domain], false);
+    const [row] = await this.snapshotRows([domain], false);
     if (!row) throw unknownTenant(domain);
     return snapshotOf(row);
   }
 
   /**
-   * The enabled tenant among `domains` with the longest (most specific) domain, with everything
-   * its offer service reads: what a tenant's first request needs, in one statement (one round trip).
+   * The enabled tenants among `domains`, each with everything its offer service reads: what the
+   * first requests of the tenants serving some hosts need, in one statement (one round trip).
    */
-  async activeTenantSnapshot(domains: readonly string[]): Promise<TenantSnapshot | undefined> {
-    if (domains.length === 0) return undefined;
-    const row = await this.snapshotRow(domains, true);
-    return row ? snapshotOf(row) : undefined;
+  async activeTenantSnapshots(domains: readonly string[]): Promise<TenantSnapshot[]> {
+    if (domains.length === 0) return [];
+    return (await this.snapshotRows(domains, true)).map(snapshotOf);
   }
 
   /**
-   * The snapshot statement for `domains` (only an enabled tenant, the most specific, with
-   * `activeOnly`), compiled once per shape: building and compiling it cost more CPU than the
-   * round trip on a cold tenant's first request. The domains are its first parameters.
+   * The snapshot statement for `domains` (enabled tenants only with `activeOnly`), compiled once
+   * per shape: building and compiling it cost more CPU than the round trip on a cold tenant's
+   * first request. The domains are its first parameters.
    */
-  private async snapshotRow(domains: readonly string[], activeOnly: boolean): Promise<SnapshotRow | undefined> {
+  private async snapshotRows(domains: readonly string[], activeOnly: boolean): Promise<SnapshotRow[]> {
     const shape = `${domains.length}:${activeOnly}`;
     let compiled = this.snapshotStatements.get(shape);
     if (!compiled) {
@@ -383,13 +382,13 @@ export class PlatformStore {
         'in',
         domains.map(() => ''),
       );
-      if (activeOnly) q = q.where('t.status', '=', 'active').orderBy(sql`length(t.domain)`, 'desc').limit(1);
+      if (activeOnly) q = q.where('t.status', '=', 'active');
       compiled = q.compile() as CompiledQuery<SnapshotRow>;
       this.snapshotStatements.set(shape, compiled);
     }
     const parameters = [...domains, ...compiled.parameters.slice(domains.length)];
     const { rows } = await this.db.executeQuery(CompiledQuery.raw(compiled.sql, parameters) as typeof compiled);
-    return rows[0];
+    return rows;
   }
 
   /** A tenant's row with its keys, feeds and blocks as JSON arrays (Kysely's helper of the store's dialect). */

@@ -124,7 +124,8 @@ describe.skipIf(!pgs)('tenant state in memory, two serving processes on one Post
     const returned = performance.now();
     await wait(300);
     const answers = await l.stop();
-    expect(answers.every((a) => a.status === 200)).toBe(true);
+    // A request in flight when a process learnt of the revocation may be refused (503, fail closed); none after it returned.
+    expect(answers.filter((a) => a.status !== 200 && (a.status !== 503 || a.ended >= returned))).toEqual([]);
     // Every offer signed by the revoked key was answered before the revocation returned (so signed before it).
     const revoked = answers.filter((a) => a.kid === kid);
     expect(revoked.filter((a) => a.ended >= returned)).toEqual([]);

@@ -11,6 +11,7 @@ import {
   assertSchemaName,
   createTable,
   isConnectionLoss,
+  listenPg,
   openDatabase,
   openPgPool,
   openSqliteFile,
@@ -203,5 +204,47 @@ describe.skipIf(!pgs)('PostgreSQL', () => {
     );
     await Promise.all(opened.map((o) => o.db.destroy()));
     expect(runs).toBe(1);
+  });
+
+  it('a LISTEN connection: notifications in commit order, each committed before a confirmation handed over by then; a cut connection comes back under a new epoch', async () => {
+    const app = `vrpkit_sql_listen_${process.pid}`;
+    const channel = `vrpkit_sql_test_${process.pid}`;
+    const got: string[] = [];
+    let ups = 0;
+    const losses: Error[] = [];
+    const listener = await listenPg(target('sqllisten'), {
+      channel,
+      applicationName: app,
+      onNotification: (p) => got.push(p),
+      onUp: () => ups++,
+      onDown: (e) => losses.push(e),
+      confirmEveryMs: 20,
+    });
+    const admin = new pg.Client({ connectionString: pgs!.url });
+    await admin.connect();
+    const confirmedAfter = async (t: number) => {
+      while (listener.confirmedAt() <= t) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      expect([listener.up(), listener.epoch(), ups]).toEqual([true, 1, 1]);
+      for (const n of ['a', 'b', 'c']) await admin.query('select pg_notify($1, $2)', [channel, n]);
+      const committed = performance.now();
+      await confirmedAfter(committed);
+      // A confirmation that started after the commits: every one of them was handed over before it completed.
+      expect(got).toEqual(['a', 'b', 'c']);
+      const cut = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [app]);
+      expect(cut.rowCount).toBe(1);
+      const until = Date.now() + 5000;
+      while (listener.epoch() < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect([listener.epoch(), ups, losses.length]).toEqual([2, 2, 1]);
+      await admin.query('select pg_notify($1, $2)', [channel, 'd']);
+      const again = performance.now();
+      await confirmedAfter(again);
+      expect(got).toEqual(['a', 'b', 'c', 'd']);
+    } finally {
+      await admin.end();
+      await listener.close();
+    }
+    expect(listener.up()).toBe(false);
   });
 });

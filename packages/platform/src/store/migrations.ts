@@ -127,6 +127,8 @@ BEGIN
 END $$`,
         )
         .execute(db);
+      // Idempotent, as 0002: a trigger already there is replaced.
+      await sql.raw('DROP TRIGGER IF EXISTS platform_tenant_notify ON platform_tenant').execute(db);
       await sql
         .raw(
           'CREATE TRIGGER platform_tenant_notify AFTER UPDATE OR DELETE ON platform_tenant FOR EACH ROW EXECUTE FUNCTION platform_tenant_notify()',

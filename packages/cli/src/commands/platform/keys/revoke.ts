@@ -9,7 +9,7 @@ export function registerRevoke(keys: Command): void {
     keys
       .command('revoke')
       .description(
-        'revoke a tenant key at once (a revoked signing key is replaced first); every process stops publishing it at its next request',
+        'revoke a tenant key at once (a revoked signing key is replaced first); returns once no serving process signs with it or publishes it (at most 5 s on PostgreSQL)',
       )
       .argument('<domain>')
       .argument('<kid>'),

@@ -15,7 +15,12 @@ export function registerTenantsCommands(platform: Command): void {
   registerImport(tenants);
   registerList(tenants);
   registerShow(tenants);
-  registerStatus(tenants, 'disable', 'disabled', 'stop serving a tenant (every process, from its next request)');
+  registerStatus(
+    tenants,
+    'disable',
+    'disabled',
+    'stop serving a tenant (returns once no serving process serves it: at most 5 s on PostgreSQL)',
+  );
   registerStatus(tenants, 'enable', 'active', 'serve a disabled tenant again');
   registerAddFeed(tenants);
   registerRemoveFeed(tenants);

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { printJson, run } from '../../../io.js';
 import { type PlatformOptions, platformOptions, withStore } from '../options.js';
 
-/** `vrp platform tenants disable|enable DOMAIN`: every process sees it at its next request. */
+/** `vrp platform tenants disable|enable DOMAIN`: a disable returns once every serving process honours it (docs/platform.md, the invalidation window). */
 export function registerStatus(tenants: Command, name: 'disable' | 'enable', status: TenantStatus, help: string): void {
   platformOptions(tenants.command(name).description(help).argument('<domain>')).action((domain: string, o: PlatformOptions) =>
     run(o.json, async () => {
