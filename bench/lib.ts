@@ -115,6 +115,18 @@ export function printTable(rows: string[][]): void {
   for (const r of rows) process.stdout.write(`${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
 }
 
+/** What a closed-loop load row reports (bench/node-offer, bench/booking's session rows). */
+export interface LoadRun {
+  requests: number;
+  /** Answers with a status the row did not expect. */
+  errors: number;
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  /** CPU the serving processes spent per answered request (Linux /proc; null elsewhere). */
+  server_cpu_us_per_request: number | null;
+}
+
 /** The `p`th percentile of ascending `sorted` (NaN when empty). */
 export function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

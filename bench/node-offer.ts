@@ -44,7 +44,7 @@ import { serve } from '@hono/node-server';
 import { initNode, isServeWorker, offerFor, runServeWorker, serveNode, serveNodeCluster } from '@vrpkit/node';
 import { Hono } from 'hono';
 import { Agent, buildConnector } from 'undici';
-import { cpuSeconds, numberFlag, printTable, RAW_SIGN, rawSignCpuMicros, startChild, waitIdle } from './lib.js';
+import { cpuSeconds, type LoadRun, numberFlag, percentile, printTable, RAW_SIGN, rawSignCpuMicros, startChild, waitIdle } from './lib.js';
 
 const DOMAIN = 'bench-node.example';
 const CONCURRENCY = 32;
@@ -145,22 +145,8 @@ if (isServeWorker()) {
   await main();
 }
 
-interface Run {
-  requests: number;
-  errors: number;
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  /** CPU the serving processes spent per answered request (Linux /proc; null elsewhere). */
-  server_cpu_us_per_request: number | null;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 /** A bounded closed loop: CONCURRENCY workers, each issuing one request after another for `ms`. */
-async function load(agent: Agent, paths: () => string, ms: number, expectStatus: number, serverPids: number[]): Promise<Run> {
+async function load(agent: Agent, paths: () => string, ms: number, expectStatus: number, serverPids: number[]): Promise<LoadRun> {
   const cpuBefore = cpuSeconds(serverPids);
   const latencies: number[] = [];
   let errors = 0;
@@ -256,19 +242,19 @@ async function main() {
     };
     // Warm up every row (TLS sessions, JIT; the hot stays enter the cache).
     for (const r of rows) await measure(r, 1000);
-    const runs = rows.map(() => [] as Run[]);
+    const runs = rows.map(() => [] as LoadRun[]);
     for (let round = 0; round < rounds; round++) {
       for (const [i, r] of rows.entries()) runs[i]!.push(await measure(r, seconds * 1000));
     }
     for (const a of [bareAgent, freshAgent, hitAgent, churnAgent, workersAgent, consoleAgent]) await a.close();
     const signUs = rawSignCpuMicros(1500);
 
-    const median = (rs: Run[]) => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!;
+    const median = (rs: LoadRun[]) => [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!;
     const med = runs.map(median);
-    const [bare, sameSize, , floor, fresh, miss, mix] = med as [Run, Run, Run, Run, Run, Run, Run, Run];
-    const cpu = (r: Run) => r.server_cpu_us_per_request;
+    const [bare, sameSize, , floor, fresh, miss, mix] = med as [LoadRun, LoadRun, LoadRun, LoadRun, LoadRun, LoadRun, LoadRun, LoadRun];
+    const cpu = (r: LoadRun) => r.server_cpu_us_per_request;
     const fmt = (v: number | null, digits = 2) => (v === null ? 'n/a' : v.toFixed(digits));
-    const cpuRatio = (r: Run) => (cpu(r) === null || cpu(sameSize) === null ? null : cpu(r)! / cpu(sameSize)!);
+    const cpuRatio = (r: LoadRun) => (cpu(r) === null || cpu(sameSize) === null ? null : cpu(r)! / cpu(sameSize)!);
     printTable([
       ['endpoint', 'req/s', '× bare', '× static', 'server CPU µs/req', 'CPU × static', 'p50 ms', 'p99 ms', 'requests', 'errors'],
       ...rows.map((r, i) => {

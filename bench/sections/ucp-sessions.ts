@@ -14,17 +14,10 @@
 import type { TestSmtp } from '@vrpkit/testkit/mail';
 import { mailedCodeOf } from '@vrpkit/testkit/ucp';
 import type { Agent } from 'undici';
-import { percentile } from '../lib.js';
+import { type LoadRun, percentile } from '../lib.js';
 
-/** What a row of bench/booking reports. */
-export interface SessionRun {
-  requests: number;
-  /** Answers with a status the row did not expect. */
-  errors: number;
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  server_cpu_us_per_request: number | null;
+/** What a row of bench/booking reports: a load row and, for the concurrency row, the holds it made. */
+export interface SessionRun extends LoadRun {
   holds_created?: number;
   holds_expected?: number;
 }
