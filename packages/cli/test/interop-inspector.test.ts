@@ -12,8 +12,8 @@
 import { execFile } from 'node:child_process';
 import { JwksCache, verifyEnvelopeFromNode } from '@vrpkit/agent';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ClientEndpoint, type ClientTargets, modernNode, reachByName, serveClientTargets } from './support/interop.js';
+import { describe, expect, it } from 'vitest';
+import { type ClientEndpoint, clientTargetsForFile, modernNode, reachByName } from './support/interop.js';
 
 const inspector = process.env.VRPKIT_MCP_INSPECTOR;
 const node = modernNode();
@@ -28,18 +28,12 @@ const ERAS = [
 ] as const;
 
 describe.skipIf(!inspector || !node)('the MCP Inspector CLI', () => {
-  let targets: ClientTargets;
-  beforeAll(async () => {
-    targets = await serveClientTargets();
-  }, 300_000);
-  afterAll(async () => {
-    await targets?.close();
-  });
+  const targets = clientTargetsForFile();
 
   /** One Inspector CLI run (`--format json`): the `result` it prints. `--protocol-era modern` pins 2026-07-28 (no fallback). */
   function inspect({ url, authorization }: ClientEndpoint, era: string, args: string[]): Promise<Record<string, unknown>> {
     // The Inspector reaches the node and the tenant by name with their dev CAs.
-    const env = { ...process.env, ...reachByName(targets.vrp) };
+    const env = { ...process.env, ...reachByName(targets().vrp) };
     const argv = [inspector as string, '--cli', '--server-url', url, '--transport', 'http', '--protocol-era', era, '--format', 'json'];
     if (authorization) argv.push('--header', `Authorization: ${authorization}`);
     return new Promise((resolve, reject) => {
@@ -54,13 +48,13 @@ describe.skipIf(!inspector || !node)('the MCP Inspector CLI', () => {
     it.each(['node', 'tenant', 'proxy'] as const)(
       '%s: lists the tool, and the offer the call returns verifies',
       async (name) => {
-        const endpoint = targets.endpoint(name);
+        const endpoint = targets().endpoint(name);
         const list = (await inspect(endpoint, era, ['--method', 'tools/list'])) as { tools?: { name: string }[] };
         expect(list.tools?.map((t) => t.name)).toEqual([BOUND_TOOL_NAME]);
         const callArgs = ['--method', 'tools/call', '--tool-name', BOUND_TOOL_NAME, '--tool-args-json', JSON.stringify(ARGS)];
         const call = (await inspect(endpoint, era, callArgs)) as { isError?: boolean; structuredContent?: unknown };
         expect(call.isError).toBeFalsy();
-        const { fetch } = targets;
+        const { fetch } = targets();
         const verdict = await verifyEnvelopeFromNode(call.structuredContent, ARGS, { fetch, jwksCache: new JwksCache({ fetch }) });
         expect(verdict).toMatchObject({ canonical_domain: endpoint.domain, verification: { status: 'verified' } });
       },

@@ -13,8 +13,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { checkMcpCallReceipt, createReceiptJwksResolver, createSignerJwksResolver, JwksCache } from '@vrpkit/agent';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ClientEndpoint, type ClientTargets, serveClientTargets } from './support/interop.js';
+import { describe, expect, it } from 'vitest';
+import { type ClientEndpoint, clientTargetsForFile } from './support/interop.js';
 
 const PYTHON = process.env.VRPKIT_PYTHON_MCP;
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
@@ -31,17 +31,11 @@ interface PythonRun {
 }
 
 describe.skipIf(!PYTHON)('the Python MCP SDK client', () => {
-  let targets: ClientTargets;
-  beforeAll(async () => {
-    targets = await serveClientTargets();
-  }, 300_000);
-  afterAll(async () => {
-    await targets?.close();
-  });
+  const targets = clientTargetsForFile();
 
   /** The Python client's run against one target in one mode. */
   async function python({ url, authorization }: ClientEndpoint, mode: string): Promise<PythonRun> {
-    const { vrp } = targets;
+    const { vrp } = targets();
     const argv = [SCRIPT, url, vrp.resolve.join(','), vrp.caFile, mode, JSON.stringify(ARGS), authorization ?? ''];
     const { stdout } = await promisify(execFile)(PYTHON as string, argv, { timeout: 60_000 });
     return JSON.parse(stdout.trim().split('\n').at(-1) as string) as PythonRun;
@@ -54,14 +48,14 @@ describe.skipIf(!PYTHON)('the Python MCP SDK client', () => {
     ])(
       'mode %s speaks %s: lists and calls the tool, the offer and the receipt verify, guests "2" is invalid_guests',
       async (mode, revision) => {
-        const endpoint = targets.endpoint(name);
+        const endpoint = targets().endpoint(name);
         const run = await python(endpoint, mode);
         expect(run.protocol_version).toBe(revision);
         expect(run.tools).toEqual([BOUND_TOOL_NAME]);
         expect(run.result.isError).toBeFalsy();
         // The node signed the offer and the receipt; through the proxy both arrive as the node sent them.
         const { domain } = endpoint;
-        const { fetch } = targets;
+        const { fetch } = targets();
         const cache = new JwksCache({ fetch });
         const check = await checkMcpCallReceipt({
           callResult: run.result,

@@ -15,6 +15,7 @@ import { initNode, type ServedNode, sampleProperty, serveNode } from '@vrpkit/no
 import { generateMasterKeyText, PlatformStore, parseMasterKey, type ServedPlatform, servePlatform } from '@vrpkit/platform';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { repoRoot } from '@vrpkit/testkit/cli';
+import { afterAll, beforeAll } from 'vitest';
 import { everythingServer, type ListeningProxy, proxyOverHttp, tmp, vrpOk } from './gate-proxy.js';
 
 /**
@@ -202,4 +203,16 @@ export async function serveClientTargets(): Promise<ClientTargets> {
       await vrp.close();
     },
   };
+}
+
+/** The client targets of one test file: served before its tests, closed after them; `targets()` reads them inside a test. */
+export function clientTargetsForFile(): () => ClientTargets {
+  let targets: ClientTargets | undefined;
+  beforeAll(async () => {
+    targets = await serveClientTargets();
+  }, 300_000);
+  afterAll(async () => {
+    await targets?.close();
+  });
+  return () => targets as ClientTargets;
 }
