@@ -345,22 +345,30 @@ export function readPropertyFile(file: string, opts: { followLinks?: boolean } =
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+  return parsePropertyText(text, file, extname(file).toLowerCase() === '.json' ? 'json' : 'yaml');
+}
+
+/**
+ * A property description's text (what a file holds, or what the host console was given):
+ * `json` as JSON, `yaml` as YAML, then `parsePropertyDocument`; `label` names it in errors.
+ */
+export function parsePropertyText(text: string, label: string, format: 'json' | 'yaml'): PropertyDescription {
   let doc: unknown;
-  if (extname(file).toLowerCase() === '.json') {
+  if (format === 'json') {
     try {
       doc = JSON.parse(text);
     } catch (e) {
-      throw new InvalidPropertyError(file, '', `not valid JSON: ${(e as Error).message}`);
+      throw new InvalidPropertyError(label, '', `not valid JSON: ${(e as Error).message}`);
     }
   } else {
     try {
       doc = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
     } catch (e) {
       const where = e instanceof YAMLParseError && e.linePos ? ` at line ${e.linePos[0].line}` : '';
-      throw new InvalidPropertyError(file, '', `not valid YAML${where}: ${(e as Error).message.split('\n')[0]}`);
+      throw new InvalidPropertyError(label, '', `not valid YAML${where}: ${(e as Error).message.split('\n')[0]}`);
     }
   }
-  return parsePropertyDocument(doc, file);
+  return parsePropertyDocument(doc, label);
 }
 
 /** Minor-unit digits of an ISO 4217 currency (EUR 2, JPY 0), as Intl knows them. */

@@ -423,6 +423,10 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const activity = o.console ? new Activity(() => service.now(), offerCache) : undefined;
     const fetch = activity ? countedFetch(app.fetch, activity, () => service.now()) : app.fetch;
     const { server, drain } = await listenNode(fetch, tls, o, { host, port: o.port ?? 0, domain, maxPerClient });
+    const sync =
+      o.syncIntervalMs && !cluster.isWorker
+        ? startCalendarSync(store, { intervalMs: o.syncIntervalMs, onError, ...(o.clock ? { clock: o.clock } : {}) })
+        : undefined;
     const admin =
       o.console && activity
         ? await startConsole(o.console, {
@@ -438,15 +442,12 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
             ...(acme ? { acmeStatus: acme.status } : {}),
             ...(upkeep ? { onBookingDecided: upkeep.wake } : {}),
             ...(o.console.onAction ? { onAction: o.console.onAction } : {}),
-          }).catch((e) => drain.drain(0).then(() => Promise.reject(e)))
+            ...(sync?.nextSyncAt ? { nextSync: sync.nextSyncAt } : {}),
+          }).catch((e) => Promise.all([drain.drain(0), sync?.stop()]).then(() => Promise.reject(e)))
         : undefined;
     // A renewed certificate is served from the next handshake on; open connections keep theirs.
     acme?.onRenewed((pair) => server.setSecureContext({ key: pair.keyPem, cert: pair.certPem }));
     const addr = server.address() as AddressInfo;
-    const sync =
-      o.syncIntervalMs && !cluster.isWorker
-        ? startCalendarSync(store, { intervalMs: o.syncIntervalMs, onError, ...(o.clock ? { clock: o.clock } : {}) })
-        : undefined;
     return {
       origin: service.origin,
       canonicalDomain: domain,

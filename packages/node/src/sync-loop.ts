@@ -48,6 +48,8 @@ export interface CalendarSyncOptions extends FeedFetchOptions {
 export interface CalendarSync {
   /** Stop scheduling and wait for a sync in progress to finish. */
   stop(): Promise<void>;
+  /** When the feed `name` is next due (the node's clock, epoch ms); undefined before its first sync in this loop. */
+  nextSyncAt?(name: string): number | undefined;
 }
 
 function reportFailedSync(r: FeedSyncResult): void {
@@ -101,6 +103,11 @@ export function startCalendarSync(store: NodeStore, o: CalendarSyncOptions): Cal
       stopped = true;
       clearTimeout(timer);
       await pass;
+    },
+    // Scheduling runs on real time; the answer is on the node's clock, as the feeds' recorded times are.
+    nextSyncAt: (name) => {
+      const state = due.get(name);
+      return state && !stopped ? clock.now() + Math.max(0, state.at - Date.now()) : undefined;
     },
   };
 }

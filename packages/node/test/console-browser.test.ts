@@ -15,7 +15,15 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { type Jwks, verifyOffer } from '@vacationrentalprotocol/vrp-verify';
-import { addCalendarFeed, type BookingWebhookEvent, enrollConsole, type ServedNode, syncCalendar } from '@vrpkit/node';
+import {
+  addCalendarFeed,
+  type BookingWebhookEvent,
+  enrollConsole,
+  propertyDocument,
+  type ServedNode,
+  syncCalendar,
+  withNodeStore,
+} from '@vrpkit/node';
 import { BOOKING_REQUESTS_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
@@ -213,6 +221,46 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     expect((await verified(await offer('2027-03-18', '2027-03-22'))).payload).toMatchObject({ availability: { available: true } });
   });
 
+  it("quotes a stay with the offer's own judgement, lists a broken property file's errors, compares a changed one and publishes it", async () => {
+    const stay = { check_in: '2027-03-08', check_out: '2027-03-10' };
+    const signedPrice = async () =>
+      ((await verified(await offer(stay.check_in, stay.check_out))).payload as { price: { public_total: number; currency: string } }).price;
+    const signedTotal = async () => (await signedPrice()).public_total;
+    const { public_total: before, currency } = await signedPrice();
+    await page.goto(`${origin}/property`);
+    await page.getByLabel('Check-in').fill(stay.check_in);
+    await page.getByLabel('Check-out').fill(stay.check_out);
+    await page.getByLabel('Guests').fill('2');
+    await page.getByRole('button', { name: 'Quote' }).click();
+    const shown = (minor: number) => `${(minor / 100).toFixed(2)} ${currency}`; // two minor digits in the sample property's currency
+    await expect(page.locator('main').textContent()).resolves.toContain(shown(before));
+
+    // A file with two mistakes: both listed, as `vrp node init` reports them; nothing published.
+    const current = propertyDocument(await withNodeStore({ dataDir, clock }, (store) => store.property()));
+    const broken = { ...current, max_guests: 0, nightly_rate: 1 };
+    await page.getByLabel('Property file').fill(JSON.stringify(broken, null, 2));
+    await page.getByRole('button', { name: 'Check' }).click();
+    await expect(page.locator('main [role=alert]').textContent()).resolves.toContain('2 problems');
+    const problems = await page.locator('main ul li').allTextContents();
+    expect(problems.join('\n')).toMatch(/max_guests/);
+    expect(problems.join('\n')).toMatch(/unknown key `nightly_rate`/);
+
+    // A valid file with a dearer nightly rate: today's quote and the file's side by side, then published.
+    const rates = current.rates as Record<string, unknown>;
+    const dearer = { ...current, rates: { ...rates, nightly_minor: (rates.nightly_minor as number) + 10_000 } };
+    await page.getByLabel('Property file').fill(JSON.stringify(dearer, null, 2));
+    await page.getByRole('button', { name: 'Check' }).click();
+    await expect(page.locator('main').textContent()).resolves.toContain('The file is valid');
+    const tables = await page.locator('main table').allTextContents();
+    expect(tables.some((t) => t.includes('Today') && t.includes(shown(before)))).toBe(true);
+    expect(tables.some((t) => t.includes('With this file'))).toBe(true);
+    expect(await signedTotal()).toBe(before); // checking changes nothing
+    if (SCREENSHOTS) await page.screenshot({ path: join(repoRoot, 'docs/img/console-property.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Publish this property' }).click();
+    await page.waitForURL(`${origin}/property`);
+    expect(await signedTotal()).toBeGreaterThan(before);
+  });
+
   it('rotates the key behind a confirmation step; offers signed by the new key still verify', async () => {
     await page.goto(`${origin}/keys`);
     expect(await page.locator('table').first().locator('tbody tr').count()).toBe(1);
@@ -230,6 +278,10 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
   it('says a feed is stale once its last sync is older than the calendar may be, and fresh after "sync now"', async () => {
     await page.goto(`${origin}/calendar?month=2027-03`);
     await expect(page.locator('td.status-fresh').textContent()).resolves.toBe('fresh');
+    // This node runs no background sync (no --sync-interval): the console says so instead of a time.
+    await expect(page.locator('table', { hasText: 'Feed freshness' }).textContent()).resolves.toContain(
+      'not scheduled (serve with --sync-interval)',
+    );
     await expect(nightCell(25).textContent()).resolves.toContain('blocked by feed other-channel');
     clock.advance(181 * 60_000); // calendar_max_age_minutes is 180 in the sample property
     await page.goto(`${origin}/calendar?month=2027-03`);
@@ -255,7 +307,15 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
   it('has no serious or critical axe-core violation on any page, at 390 and 1280 px', async () => {
     // axe is injected as a script of the test's own, which the console's CSP rightly refuses: a second context that bypasses it, with the same session.
     const axeContext = await browser.newContext({ bypassCSP: true, storageState: await context.storageState() });
-    const paths = ['/inbox', `/inbox/${bookingId}`, '/calendar?month=2027-03', '/keys', '/keys/rotate', '/activity'];
+    const paths = [
+      '/inbox',
+      `/inbox/${bookingId}`,
+      '/calendar?month=2027-03',
+      '/property?check_in=2027-03-08&check_out=2027-03-10&guests=2',
+      '/keys',
+      '/keys/rotate',
+      '/activity',
+    ];
     const found: string[] = [];
     for (const width of [390, 1280]) {
       const p = await axeContext.newPage();

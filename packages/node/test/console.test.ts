@@ -151,7 +151,18 @@ describe('the console served beside a node, without a session', () => {
   });
 
   it('shows nothing but the sign-in page on every page, with the security headers', async () => {
-    for (const path of ['/', '/inbox', '/inbox/br_x', '/calendar', '/keys', '/keys/rotate', '/keys/revoke?kid=k', '/activity', '/nope']) {
+    for (const path of [
+      '/',
+      '/inbox',
+      '/inbox/br_x',
+      '/calendar',
+      '/property',
+      '/keys',
+      '/keys/rotate',
+      '/keys/revoke?kid=k',
+      '/activity',
+      '/nope',
+    ]) {
       const res = await consoleRequest(port, path);
       expect(res.status, path).toBe(401);
       expect(res.text, path).toContain('<h1>Sign in</h1>');
@@ -171,6 +182,8 @@ describe('the console served beside a node, without a session', () => {
       ['/keys/rotate', ''],
       ['/calendar/block', 'from=2027-03-01&to=2027-03-02'],
       ['/inbox/decide', 'booking_id=br_x&decision=confirmed'],
+      ['/property/publish', 'document=%7B%7D'],
+      ['/property/check', 'document=%7B%7D'],
       ['/signout', ''],
     ] as const)
       expect((await consoleRequest(port, path, { method: 'POST', headers: form, body })).status, path).toBe(401);

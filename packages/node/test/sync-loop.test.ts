@@ -124,10 +124,18 @@ describe('background calendar sync', () => {
         async () => seen.filter((s) => s.r.name === 'gone').length,
         (n) => n >= 4,
       );
+      // What the console shows as each feed's next sync (node clock): the healthy one a whole interval after
+      // its sync, the failing one within its current backoff, an unknown feed not at all.
+      const t = clock.now();
+      expect(sync.nextSyncAt?.('good')).toBeGreaterThan(t);
+      expect(sync.nextSyncAt?.('good')).toBeLessThanOrEqual(t + interval);
+      expect(sync.nextSyncAt?.('gone')).toBeLessThanOrEqual(t + interval);
+      expect(sync.nextSyncAt?.('nope')).toBeUndefined();
     } finally {
       await sync.stop();
       await store.close();
     }
+    expect(sync.nextSyncAt?.('good')).toBeUndefined(); // stopped: nothing is scheduled
     const failed = seen.filter((s) => s.r.name === 'gone');
     expect(failed.every((s) => !s.r.ok && s.r.error?.code === 'feed_unreadable')).toBe(true);
     // Waits of 1/16, 1/8, 1/4 of the interval (load can only lengthen them).

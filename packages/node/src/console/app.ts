@@ -22,6 +22,7 @@ import { mountKeys } from './keys.js';
 import { hostCheck } from './listen.js';
 import { enrollPage, messagePage, SIGNOUT_FORM, signInPage } from './pages.js';
 import type { ConsoleCredentials } from './passkeys.js';
+import { mountProperty } from './property.js';
 import { ConsoleSessions } from './sessions.js';
 import { mountEnrollment, mountSignIn } from './webauthn.js';
 
@@ -116,6 +117,7 @@ export function createConsoleApp(o: ConsoleAppOptions): Hono {
   });
   mountInbox(app, o);
   mountCalendar(app, o);
+  mountProperty(app, o);
   mountKeys(app, o);
   mountActivity(app, o);
   app.notFound((c) => c.html(messagePage('Not found', 'No such page in the console.', '/inbox'), 404));

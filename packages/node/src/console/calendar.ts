@@ -83,20 +83,27 @@ function handBlocks(p: PageContext, blocks: BlockedRange[]): string {
 <p><button type="submit">Block these nights</button></p></form>`;
 }
 
-function feedsSection(p: PageContext, feeds: CalendarFeed[], judged: FeedReadiness[]): string {
+/** The next background sync of a feed as the host reads it: a time, or why there is none. */
+function nextSyncText(nextSync: ConsoleDeps['nextSync'], feed: string): string {
+  if (!nextSync) return 'not scheduled (serve with --sync-interval)';
+  const at = nextSync(feed);
+  return at === undefined ? 'with the next pass' : when(new Date(at).toISOString());
+}
+
+function feedsSection(p: PageContext, feeds: CalendarFeed[], judged: FeedReadiness[], nextSync: ConsoleDeps['nextSync']): string {
   if (feeds.length === 0) return '<h2>Calendar feeds</h2><p>No feeds.</p>';
   const rows = feeds
     .map((f) => {
       const status = judged.find((j) => j.name === f.name)?.status ?? 'failed';
       return `<tr><td>${e(f.name)}</td><td class="status-${status}">${status}</td><td>${when(f.last_success_at)}</td><td>${when(
         f.last_attempt_at,
-      )}</td><td class="mono">${e(f.last_error ?? '—')}</td></tr>`;
+      )}</td><td>${nextSyncText(nextSync, f.name)}</td><td class="mono">${e(f.last_error ?? '—')}</td></tr>`;
     })
     .join('');
   return `<h2>Calendar feeds</h2>${scrollable(
     'Feeds',
     `<table><caption>Feed freshness</caption><thead><tr><th scope="col">Feed</th><th scope="col">Status</th>
-<th scope="col">Last success</th><th scope="col">Last attempt</th><th scope="col">Last error</th></tr></thead><tbody>${rows}</tbody></table>`,
+<th scope="col">Last success</th><th scope="col">Last attempt</th><th scope="col">Next sync</th><th scope="col">Last error</th></tr></thead><tbody>${rows}</tbody></table>`,
   )}
 <form method="post" action="${SYNC_FORM.action}">${formFields(p, SYNC_FORM)}<p><button type="submit">Sync now</button></p></form>`;
 }
@@ -123,7 +130,7 @@ export function mountCalendar(app: Hono, x: ConsoleDeps): void {
       x.readiness(),
     ]);
     const nights = monthNights(month, blocks, new Map(bookings.map((b) => [b.booking_id, b])));
-    const body = monthLinks(month) + grid(nights) + handBlocks(p, blocks) + feedsSection(p, feeds, ready.checks.calendar.feeds);
+    const body = monthLinks(month) + grid(nights) + handBlocks(p, blocks) + feedsSection(p, feeds, ready.checks.calendar.feeds, x.nextSync);
     return c.html(page(p, 'Calendar', body));
   });
 

@@ -35,8 +35,10 @@ export interface ConsoleDeps {
   actions: ConsoleActions;
   readiness: () => Promise<ReadinessReport>;
   activity: Activity;
-  publisher: Pick<NodePublisher, 'canonicalDomain' | 'activeSigner' | 'property'>;
+  publisher: Pick<NodePublisher, 'canonicalDomain' | 'activeSigner' | 'property' | 'preview'>;
   now: () => number;
+  /** When the background sync (`--sync-interval`) next fetches a feed; absent when this process runs none. */
+  nextSync?: (feed: string) => number | undefined;
   onAction?: (entry: ConsoleActionEntry) => void;
 }
 
@@ -60,7 +62,7 @@ export function pageContext(c: Context, section: Section): PageContext {
 /** The posted form of `spec`, or the page refusing it (cross-site, wrong media type, too large, no valid token). */
 export async function readForm(c: Context, spec: FormSpec): Promise<URLSearchParams | Response> {
   const r = c.get(KEY) as RequestContext;
-  const read = await formGuard(spec, r.session.formSecret, MAX_FORM_BYTES).read(c, r.origin, r.now);
+  const read = await formGuard(spec, r.session.formSecret, spec.maxBytes ?? MAX_FORM_BYTES).read(c, r.origin, r.now);
   if (read.ok) return read.form;
   const status = read.refusal === 'body_too_large' ? 413 : read.refusal === 'unsupported_media_type' ? 415 : 403;
   return c.html(messagePage('Refused', `This form was refused (${read.refusal}): reload the page and try again.`, '/'), status);

@@ -21,10 +21,11 @@ export interface PageContext {
   section: Section;
 }
 
-export type Section = 'inbox' | 'calendar' | 'keys' | 'activity';
+export type Section = 'inbox' | 'calendar' | 'property' | 'keys' | 'activity';
 const SECTIONS: readonly [Section, string][] = [
   ['inbox', 'Inbox'],
   ['calendar', 'Calendar'],
+  ['property', 'Prices and property'],
   ['keys', 'Keys and health'],
   ['activity', 'Activity'],
 ];

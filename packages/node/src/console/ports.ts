@@ -2,16 +2,18 @@
  * What the console reads and what it changes, as two small ports. Reads come from the serving
  * node's store (`NodeStore` fits `ConsoleReads` as it is; the booking sessions of UCP Lodging can
  * fit it later). Every change is one of the CLI's own operations (`vrp node bookings confirm`,
- * `calendar block|unblock|sync`, `keys rotate|revoke`): the same functions, the same checks and
+ * `calendar block|unblock|sync`, `keys rotate|revoke`, `property update`): the same functions, the same checks and
  * refusals, the same store writes (`cliActions`).
  */
 import type { BookingStatus } from '@vrpkit/protocol';
 import { addCalendarBlock, removeCalendarBlock, syncCalendar } from '../admin/calendar.js';
 import { type KeyListing, listKeys, revokeKey, rotateKey } from '../admin/keys.js';
+import { publishProperty } from '../admin/property.js';
 import type { NodeStoreOptions } from '../admin/store.js';
 import { decideBooking } from '../booking/admin.js';
 import type { BookingRequestRecord } from '../booking/ports.js';
 import type { FeedFetchOptions, FeedSyncResult } from '../ical.js';
+import type { PropertyDescription } from '../property.js';
 import type { BlockedRange, CalendarFeed } from '../store/store.js';
 
 /** The console's read side: booking requests, blocked ranges, feeds. */
@@ -31,6 +33,8 @@ export interface ConsoleActions {
   listKeys(): Promise<KeyListing[]>;
   rotateKey(): Promise<unknown>;
   revokeKey(kid: string): Promise<unknown>;
+  /** `vrp node property update` with a property the console validated. */
+  publishProperty(property: PropertyDescription): Promise<unknown>;
 }
 
 /** The CLI's operations on the node `o` names, as the console's actions. */
@@ -44,5 +48,6 @@ export function cliActions(o: NodeStoreOptions & { feeds?: FeedFetchOptions }): 
     listKeys: () => listKeys(node),
     rotateKey: () => rotateKey(node),
     revokeKey: (kid) => revokeKey({ ...node, kid }),
+    publishProperty: (property) => publishProperty(node, property, 'the property from the console'),
   };
 }

@@ -38,6 +38,8 @@ export interface ConsoleParts {
   acmeStatus?: () => AcmeStatus;
   onError: (e: unknown) => void;
   onAction?: (entry: ConsoleActionEntry) => void;
+  /** The serving node's background calendar sync, when it runs one (`--sync-interval`): the feeds' next sync times. */
+  nextSync?: (feed: string) => number | undefined;
   /** The node's listener limits (serve.ts `listenWithLimits`), passed in so the console is limited alike. */
   listen: (server: Server, o: { maxPerClient: number; failed: (e: NodeJS.ErrnoException) => Error }) => Promise<Drain>;
   maxConnectionsPerClient: number;
@@ -95,6 +97,7 @@ export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts)
     now: () => parts.publisher.now(),
     onError: parts.onError,
     ...(parts.onAction ? { onAction: parts.onAction } : {}),
+    ...(parts.nextSync ? { nextSync: parts.nextSync } : {}),
   });
   const server = serve({
     fetch: app.fetch,

@@ -28,6 +28,8 @@ const TOKEN_VERSION = 'vrpkit-form-v1';
 export interface FormSpec {
   action: string;
   bound: readonly string[];
+  /** Largest body this form may post, where it is larger than its page's default (a pasted document). */
+  maxBytes?: number;
 }
 
 /** Why a form post was refused before its handler saw it. */

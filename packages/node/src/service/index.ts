@@ -7,13 +7,20 @@
  * document and the JWKS (discovery.ts) and a booking's live re-quote are served from the same state.
  */
 import { type Clock, systemClock } from '@vrpkit/core';
-import { JWKS_PATH, OFFER_ENDPOINT_PATH, type ParsedOfferRequest, parseOfferRequest, stayWindowRefusal } from '@vrpkit/protocol';
+import {
+  JWKS_PATH,
+  OFFER_ENDPOINT_PATH,
+  type OfferRequestRefusal,
+  type ParsedOfferRequest,
+  parseOfferRequest,
+  stayWindowRefusal,
+} from '@vrpkit/protocol';
 import type { LiveQuote } from '../booking/ports.js';
 import { localDate } from '../dates.js';
 import { jwksAt, KeyRing, keyFileSource, type PrivateKeySource } from '../keys.js';
 import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, type OfferCache } from '../offer-cache.js';
 import type { StoreSnapshot } from '../store/store.js';
-import { calendarDays, judgeStay } from './calendar.js';
+import { calendarDays, judgeStay, type StayJudgement } from './calendar.js';
 import { discoveryDocument } from './discovery.js';
 import { createOfferSigning, type OfferSigning } from './signing.js';
 import { type OfferState, OfferStates } from './state.js';
@@ -27,6 +34,7 @@ export type {
   OfferService,
   PropertyView,
   SnapshotSource,
+  StayPreview,
 } from './types.js';
 
 export interface OfferServiceOptions {
@@ -73,12 +81,17 @@ function answer(
   return fresh ? { ok: true, ...signing.sign(judgeStay(r, t, s, today), s) } : signing.serve(r, t, s, today);
 }
 
-/** The live re-quote of a booking (booking/ports.ts): judged from `s` at `t`, signed only when asked for. */
-function liveQuote(signing: OfferSigning, stay: ParsedOfferRequest, t: number, s: OfferState): LiveQuote {
+/** `stay` judged from `s` at `t` as an offer would be (Core VRP v0.1 §4 window first), nothing signed. */
+function judgeAt(stay: ParsedOfferRequest, t: number, s: OfferState): StayJudgement | { ok: false; error: OfferRequestRefusal } {
   const today = localDate(t, s.p.time_zone);
   const refusal = stayWindowRefusal(stay, { today, horizonDays: s.p.booking_horizon_days });
-  if (refusal) return { ok: false, error: refusal };
-  const j = judgeStay(stay, t, s, today);
+  return refusal ? { ok: false, error: refusal } : judgeStay(stay, t, s, today);
+}
+
+/** The live re-quote of a booking (booking/ports.ts): judged from `s` at `t`, signed only when asked for. */
+function liveQuote(signing: OfferSigning, stay: ParsedOfferRequest, t: number, s: OfferState): LiveQuote {
+  const j = judgeAt(stay, t, s);
+  if ('ok' in j) return j;
   const total = j.outcome.available ? j.outcome.price.total : null;
   const signedJws = () => signing.sign(j, s).envelope.signature.jws;
   return {
@@ -132,6 +145,22 @@ export async function createOfferService(o: OfferServiceOptions): Promise<NodePu
       return load().then((loaded) => answer(signing, request, clock.now(), loaded, fresh));
     },
     requote: (state: StoreSnapshot, stay) => liveQuote(signing, stay, clock.now(), states.aside(state)),
+    async preview(stay, draft) {
+      const t = clock.now();
+      const snapshot = await store.snapshot(t);
+      // A draft is judged against the same calendar, feeds and keys: only the property differs.
+      const j = judgeAt(stay, t, states.aside(draft ? { ...snapshot, property: draft } : snapshot));
+      if ('ok' in j) return j;
+      const { outcome } = j;
+      return {
+        ok: true,
+        available: outcome.available,
+        reason: outcome.available ? null : outcome.reason,
+        price: outcome.available ? outcome.price : null,
+        mayQuote: j.mayQuote,
+        currency: (draft ?? snapshot.property).currency,
+      };
+    },
     property: () => states.view,
     async calendar(from, days) {
       const t = clock.now();

@@ -1,8 +1,10 @@
 /** The offer service's contract: what every surface and the booking desk see of it. */
 import type { JwsSigner } from '@vrpkit/core';
 import type { DiscoveryDocument, OfferRequestRefusal, ParsedOfferRequest, RefundScheduleRow, VrpJwks } from '@vrpkit/protocol';
+import type { UnavailableReason } from '../availability.js';
 import type { BookingOffers } from '../booking/ports.js';
 import type { ServedOffer } from '../offer-cache.js';
+import type { StayPrice } from '../pricing.js';
 import type { PropertyDescription } from '../property.js';
 import type { StoreSnapshot } from '../store/store.js';
 
@@ -54,7 +56,25 @@ export interface NodePublisher extends OfferService, BookingOffers<StoreSnapshot
   discovery(): DiscoveryDocument;
   /** Core VRP v0.1 §3 JWKS at the node's clock: active and retained keys. */
   jwks(): Promise<VrpJwks>;
+  /**
+   * What an offer for `stay` would say now, from the store's current state, signing nothing: with
+   * `draft`, as if that property were published (the host console's price preview, issue 35).
+   */
+  preview(stay: ParsedOfferRequest, draft?: PropertyDescription): Promise<StayPreview>;
 }
+
+/** An offer's judgement without the offer: refused by the stay window, or available and priced, or the signed negative's reason. */
+export type StayPreview =
+  | { ok: false; error: OfferRequestRefusal }
+  | {
+      ok: true;
+      available: boolean;
+      reason: UnavailableReason | null;
+      price: StayPrice | null;
+      /** `agent_permission.may_quote_as_official_direct_offer` as the offer would sign it. */
+      mayQuote: boolean;
+      currency: string;
+    };
 
 export interface CalendarDay {
   date: string;
