@@ -152,3 +152,27 @@ describe('--allowed-host (Host/Origin names accepted besides loopback)', () => {
     expect(r.stderr).toMatch(/--allowed-host needs --listen/);
   });
 });
+
+describe('--auth-class-scope (scopes per tool class)', () => {
+  const proxyWith = (...extra: string[]) =>
+    runVrpInProcess(['gate', 'proxy', '--policy', 'p.yaml', '--store', 's.db', '--listen', '127.0.0.1:0', ...extra, '--', 'x']);
+
+  it('is a usage error that starts nothing without --auth-issuer, with an unknown class, or without scopes', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--auth-class-scope', 'FINANCIAL=payments'], /--auth-class-scope need --auth-issuer/],
+      [
+        ['--auth-issuer', 'https://as.example', '--auth-resource', 'http://127.0.0.1:1/mcp', '--auth-class-scope', 'MONEY=payments'],
+        /unknown consequence class MONEY/,
+      ],
+      [
+        ['--auth-issuer', 'https://as.example', '--auth-resource', 'http://127.0.0.1:1/mcp', '--auth-class-scope', 'FINANCIAL='],
+        /must be CLASS=SCOPES/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const r = await proxyWith(...args);
+      expect(r.code, args.join(' ')).toBe(64);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+});

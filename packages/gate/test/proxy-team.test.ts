@@ -174,3 +174,109 @@ describe('a team behind one gateway', () => {
     }
   });
 });
+
+describe('scopes per tool class (step-up)', () => {
+  let scoped: RunningProxy;
+  let scopedStore: GateStore;
+  let scopedResource: string;
+
+  beforeAll(async () => {
+    // read_grow changes the tool list: PERSISTENT_STATE_CHANGE, which this resource asks `tools:admin` for.
+    writeFileSync(
+      join(dir, 'scoped.yaml'),
+      [
+        'version: 1',
+        'policy_id: scoped',
+        'informative_defaults: false',
+        // No escalation of unknown provenance here: the test is about the scope, not about approvals.
+        'provenance_rules: []',
+        'tools:',
+        '  - { tool: "read_echo", consequence_class: INFORMATIONAL }',
+        '  - { tool: "read_grow", consequence_class: PERSISTENT_STATE_CHANGE }',
+        'hot_envelopes:',
+        '  - { name: all, consequence_classes: [INFORMATIONAL, PERSISTENT_STATE_CHANGE] }',
+      ].join('\n'),
+    );
+    const port = await freePort();
+    scopedResource = `http://127.0.0.1:${port}/mcp`;
+    scopedStore = await openSqliteStore(join(dir, 'scoped.db'));
+    scoped = await startProxy({
+      policy: loadPolicy(join(dir, 'scoped.yaml')),
+      store: scopedStore,
+      name: 'scoped',
+      downstream: { kind: 'http', url: downstream.url, headers: {} },
+      listen: { host: '127.0.0.1', port },
+      pinOnFirstUse: true,
+      log: () => {},
+      auth: {
+        resourceServer: new ResourceServer({
+          resource: scopedResource,
+          issuer: as.issuer,
+          validation: { kind: 'jwt' },
+          classScopes: { INFORMATIONAL: ['tools:read'], PERSISTENT_STATE_CHANGE: ['tools:admin'] },
+        }),
+      },
+    });
+  });
+  afterAll(async () => {
+    await scoped?.stop();
+    await scopedStore?.close();
+  });
+
+  const call = (token: string, name: string, protocol: '2025-11-25' | '2026-07-28') =>
+    fetch(scopedResource, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${token}`,
+        'mcp-protocol-version': protocol,
+        ...(protocol === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': name } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name,
+          arguments: name === 'read_echo' ? { text: 'x' } : {},
+          ...(protocol === '2026-07-28'
+            ? { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } }
+            : {}),
+        },
+      }),
+    });
+
+  it('a token without the class scope gets 403 insufficient_scope naming it, on either revision, and nothing is forwarded', async () => {
+    const readOnly = await as.clientCredentialsToken(alice, scopedResource, 'tools:read');
+    const before = downstream.state.calls;
+    for (const protocol of ['2025-11-25', '2026-07-28'] as const) {
+      const refused = await call(readOnly, 'read_grow', protocol);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('www-authenticate')).toMatch(/error="insufficient_scope", scope="tools:admin"/);
+      expect(await refused.json()).toMatchObject({ error: 'auth_insufficient_scope' });
+    }
+    expect(downstream.state.calls).toBe(before);
+    expect(downstream.state.grown).toBe(false);
+    // The metadata lists every scope the resource asks for, so a client can request them at step-up.
+    expect(await (await fetch(new URL('/.well-known/oauth-protected-resource/mcp', scopedResource))).json()).toMatchObject({
+      scopes_supported: ['tools:read', 'tools:admin'],
+    });
+  });
+
+  it('the same call with a token carrying the scope goes through (the step-up succeeded)', async () => {
+    const client = new Client({ name: 'alice-admin', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const token = await as.clientCredentialsToken(alice, scopedResource, 'tools:read tools:admin');
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(scopedResource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
+    try {
+      expect((await client.callTool({ name: 'read_echo', arguments: { text: 'ok' } })).content).toEqual([
+        { type: 'text', text: 'echo: ok' },
+      ]);
+      expect((await client.callTool({ name: 'read_grow', arguments: {} })).content).toEqual([{ type: 'text', text: 'grown' }]);
+    } finally {
+      await client.close();
+    }
+  });
+});

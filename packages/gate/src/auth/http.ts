@@ -4,7 +4,8 @@
  * with the `WWW-Authenticate` challenge, before anything reaches the MCP layer.
  */
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import type { Principal, ResourceServer } from './resource-server.js';
+import type { ConsequenceClass } from '../act.js';
+import type { AuthRefusal, Principal, ResourceServer } from './resource-server.js';
 
 /** The RFC 9728 document when `request` asks for it (GET at the resource's well-known path), else undefined. */
 export function protectedResourceMetadataResponse(rs: ResourceServer, request: Request): Response | undefined {
@@ -37,11 +38,40 @@ export async function authenticateRequest(
     };
     return { ok: true, principal, authInfo };
   }
-  return {
-    ok: false,
-    response: Response.json(
-      { error: result.code, message: result.message },
-      { status: result.status, headers: { 'www-authenticate': result.challenge, 'cache-control': 'no-store' } },
-    ),
-  };
+  return { ok: false, response: refusalResponse(result) };
+}
+
+/** A refusal as sent: its status, its `WWW-Authenticate` challenge and its stable code in the JSON body. */
+export function refusalResponse(refusal: AuthRefusal): Response {
+  return Response.json(
+    { error: refusal.code, message: refusal.message },
+    { status: refusal.status, headers: { 'www-authenticate': refusal.challenge, 'cache-control': 'no-store' } },
+  );
+}
+
+/**
+ * The tool a JSON-RPC `tools/call` request names, on either revision (the body the listener
+ * parsed; on 2026-07-28 the SDK then checks the `Mcp-Name` header against it), or undefined.
+ */
+export function calledTool(message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const m = message as { method?: unknown; params?: { name?: unknown } };
+  return m.method === 'tools/call' && typeof m.params?.name === 'string' ? m.params.name : undefined;
+}
+
+/**
+ * Scopes per tool class (issue 33 item 1), at the HTTP edge so the answer can be the 403 step-up
+ * challenge the MCP authorization spec describes ("Scope Challenge Handling"): the tool's class
+ * as the caller's policy member gives it, the scopes the resource asks for that class, and the
+ * refusal when the token lacks one. Nothing reaches the MCP layer, the gate or the downstream.
+ */
+export function toolScopeRefusal(
+  rs: ResourceServer,
+  principal: Principal,
+  tool: string,
+  classify: (principal: Principal, tool: string) => ConsequenceClass,
+): Response | undefined {
+  if (!rs.config.classScopes) return undefined;
+  const missing = rs.missingForClass(principal, classify(principal, tool));
+  return missing.length ? refusalResponse(rs.insufficientScope(missing)) : undefined;
 }

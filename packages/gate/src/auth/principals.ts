@@ -4,6 +4,8 @@
  * policy member the set chooses for them decides it — at `tools/list` (what they are shown) and
  * again at `tools/call` (what they may run), since a client can call a tool it was never shown.
  */
+import type { ConsequenceClass } from '../act.js';
+import type { ClassifyInput } from '../host/act-context.js';
 import type { Policy } from '../policy.js';
 import type { PolicySet } from './policy-set.js';
 import type { Principal } from './resource-server.js';
@@ -15,6 +17,8 @@ export interface ProxyPrincipals<G> {
   memberOf(principal: Principal): string;
   /** Whether this principal is shown the tool (and may call it: evaluate denies it otherwise). */
   allowsTool(principal: Principal, toolName: string): boolean;
+  /** The consequence class this principal's policy member gives the tool (what the scopes per class key on). */
+  classify(principal: Principal, tool: ClassifyInput): ConsequenceClass;
 }
 
 /**
@@ -31,5 +35,6 @@ export function proxyPrincipals<G>(policy: Policy, set: PolicySet | undefined, g
     },
     memberOf: (principal) => memberOf(principal).name,
     allowsTool: (principal, toolName) => memberOf(principal).policy.allowsTool(toolName),
+    classify: (principal, tool) => memberOf(principal).policy.classify(tool),
   };
 }

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
+import type { ConsequenceClass } from '../act.js';
 import { AuthorizationServer, AuthorizationServerUnavailable } from './authorization-server.js';
 
 /** Asymmetric algorithms only: a symmetric (`HS*`) or `none` token could be minted by anyone holding the verifier's secret, or by anyone. */
@@ -43,6 +44,12 @@ export interface ResourceServerConfig {
   scopesSupported?: string[];
   /** Scopes every request must carry (checked at authentication; per-tool scopes are checked at the call). */
   baseScopes?: string[];
+  /**
+   * Scopes a `tools/call` needs by the tool's consequence class, as the caller's policy member
+   * classifies it (issue 33 item 1: scopes per tool class), e.g. `{ FINANCIAL: ['payments'] }`;
+   * checked at the call, a lack answered 403 `insufficient_scope` naming them (step-up).
+   */
+  classScopes?: Partial<Record<ConsequenceClass, string[]>>;
   /** The claim that lists a principal's groups (for per-group policy); default `groups`. */
   groupsClaim?: string;
   /** The JWT `typ` header required (RFC 9068 §4: `at+jwt`); some servers write `JWT`. */
@@ -113,8 +120,19 @@ export class ResourceServer {
       resource: this.config.resource,
       authorization_servers: [this.config.issuer],
       bearer_methods_supported: ['header'],
-      ...(this.config.scopesSupported ? { scopes_supported: this.config.scopesSupported } : {}),
+      ...(this.scopesSupported().length ? { scopes_supported: this.scopesSupported() } : {}),
     };
+  }
+
+  /** `scopes_supported`: as configured, else every scope this resource asks for (base and per class), so a client can request them. */
+  private scopesSupported(): string[] {
+    if (this.config.scopesSupported) return this.config.scopesSupported;
+    return [...new Set([...(this.config.baseScopes ?? []), ...Object.values(this.config.classScopes ?? {}).flat()])];
+  }
+
+  /** The scopes a call of a tool of class `cls` needs that the principal lacks (empty: it may proceed). */
+  missingForClass(principal: Principal, cls: ConsequenceClass): string[] {
+    return missingScopes(principal, this.config.classScopes?.[cls] ?? []);
   }
 
   /** The `WWW-Authenticate` value for a refusal (RFC 6750 §3: no `error` when no credentials were sent). */

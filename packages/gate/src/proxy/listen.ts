@@ -16,7 +16,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
-import { authenticateRequest, protectedResourceMetadataResponse } from '../auth/http.js';
+import { authenticateRequest, calledTool, protectedResourceMetadataResponse, toolScopeRefusal } from '../auth/http.js';
 import type { Principal, ResourceServer } from '../auth/resource-server.js';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
@@ -101,6 +101,12 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
     if (request.method !== 'POST') return sessions.handle(request, undefined, authInfo);
     const read = await readMessage(request, maxMessageBytes);
     if (read instanceof Response) return read;
+    const tool = o.resourceServer && authInfo ? calledTool(read.message) : undefined;
+    if (tool !== undefined) {
+      const principal = authInfo?.extra?.principal as Principal;
+      const refused = toolScopeRefusal(o.resourceServer as ResourceServer, principal, tool, (p, t) => proxy.classify(p, t));
+      if (refused) return refused;
+    }
     if (await isLegacyRequest(request, read.message, { maxRequestBodySize: maxMessageBytes }))
       return sessions.handle(request, read.message, authInfo);
     return modern.fetch(request, { parsedBody: read.message, ...(authInfo ? { authInfo } : {}) });

@@ -32,6 +32,7 @@ import {
   type ServerNotification,
 } from '@modelcontextprotocol/server';
 import { systemClock } from '@vrpkit/core';
+import type { ConsequenceClass } from '../act.js';
 import type { Principal } from '../auth/resource-server.js';
 import type { Gate } from '../gate.js';
 import { type AgentApproval, agentApproval } from './approval-channel.js';
@@ -115,6 +116,8 @@ export class GateProxy {
   private readonly serverId: string;
   /** Team mode: who is shown which tools (options.ts `principals`). */
   private readonly principals: GateProxyOptions['principals'];
+  /** The gate of a call without a policy member. */
+  private readonly defaultGate: Gate;
   /** The approvals page, linked from the `--notify-url` notice (never with its token). */
   approvalsUrl: string | undefined;
 
@@ -123,6 +126,7 @@ export class GateProxy {
     this.log = o.log;
     this.serverId = o.serverId;
     this.principals = o.principals;
+    this.defaultGate = o.gate;
     const c: ProxyContext = { ...o, clock: o.clock ?? systemClock, stopped: this.stopped.signal, approvalsUrl: () => this.approvalsUrl };
     this.link = new DownstreamLink(o.downstream, {
       serverId: o.serverId,
@@ -208,6 +212,12 @@ export class GateProxy {
     const tools = (await this.view.listTools()) as ListToolsResult['tools'];
     const principals = this.principals;
     return principal && principals ? tools.filter((t) => principals.allowsTool(principal, t.name)) : tools;
+  }
+
+  /** The consequence class a principal's policy member gives one of this downstream's tools (the listener's scopes per class). */
+  classify(principal: Principal, toolName: string): ConsequenceClass {
+    const tool = { tool_id: toolName, function_id: toolName, tool_protocol: 'MCP', tool_endpoint: this.serverId } as const;
+    return this.principals ? this.principals.classify(principal, tool) : this.defaultGate.classify(tool);
   }
 
   /** One `tools/call` (call-pipeline.ts); `approval`: how an escalation can reach the agent's person (approval-channel.ts). */

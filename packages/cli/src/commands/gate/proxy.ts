@@ -24,6 +24,7 @@ interface ProxyOptions extends GateStoreOptions, DownstreamOptions {
   authIssuer?: string;
   authResource?: string;
   authIntrospectionClient?: string;
+  authClassScope: string[];
   name?: string;
   mode: ProxyMode;
   listen?: string;
@@ -108,6 +109,12 @@ function agentOptions(c: Command): Command {
       '--auth-introspection-client <id>',
       'validate tokens by RFC 7662 introspection as this client (secret from VRPKIT_INTROSPECTION_SECRET) instead of as JWTs',
     )
+    .option(
+      '--auth-class-scope <class=scopes>',
+      "team mode: the scopes a tools/call needs by the tool's consequence class, e.g. FINANCIAL=payments (space- or comma-separated); a token without them gets 403 insufficient_scope naming them (step-up); repeatable",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option('--pin-on-first-use', 'DEVELOPMENT ONLY: pin every tool the first time it is seen, without review')
     .option(
       '--approval-timeout <duration>',
@@ -188,12 +195,13 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
  */
 async function authOptions(o: ProxyOptions, listen: { host: string; port: number } | undefined) {
   if (!o.authIssuer) {
-    if (o.policySet || o.authResource || o.authIntrospectionClient)
-      throw usage('--policy-set, --auth-resource and --auth-introspection-client need --auth-issuer');
+    if (o.policySet || o.authResource || o.authIntrospectionClient || o.authClassScope.length)
+      throw usage('--policy-set, --auth-resource, --auth-introspection-client and --auth-class-scope need --auth-issuer');
     return undefined;
   }
   if (!listen) throw usage('--auth-issuer needs --listen (tokens arrive over HTTP)');
   const { loadPolicySet, ResourceServer } = await import('@vrpkit/gate/proxy');
+  const classScopes = await classScopesOf(o.authClassScope);
   // Compared as the exact string the server's metadata names (RFC 8414 §3.3): checked as a URL, kept as given.
   parseUsage(() => new URL(o.authIssuer!));
   const issuer = o.authIssuer;
@@ -208,9 +216,27 @@ async function authOptions(o: ProxyOptions, listen: { host: string; port: number
     validation = { kind: 'introspection', clientId: o.authIntrospectionClient, clientSecret };
   }
   return {
-    resourceServer: new ResourceServer({ resource, issuer, validation }),
+    resourceServer: new ResourceServer({ resource, issuer, validation, ...(classScopes ? { classScopes } : {}) }),
     ...(o.policySet ? { policySet: loadPolicySet(o.policySet) } : {}),
   };
+}
+
+/** `--auth-class-scope CLASS=SCOPES` values as the resource server's scopes per class; a class named twice or unknown is a usage error. */
+async function classScopesOf(values: string[]): Promise<Record<string, string[]> | undefined> {
+  if (values.length === 0) return undefined;
+  const { CONSEQUENCE_CLASSES } = await import('@vrpkit/gate');
+  const out: Record<string, string[]> = {};
+  for (const v of values) {
+    const m = /^([A-Z_]+)=(.+)$/.exec(v);
+    const scopes = m?.[2]?.split(/[\s,]+/).filter(Boolean) ?? [];
+    if (!m || scopes.length === 0) throw usage(`--auth-class-scope must be CLASS=SCOPES, got ${v}`);
+    const cls = m[1] as string;
+    if (!(CONSEQUENCE_CLASSES as readonly string[]).includes(cls))
+      throw usage(`--auth-class-scope: unknown consequence class ${cls}; one of ${CONSEQUENCE_CLASSES.join(', ')}`);
+    if (out[cls]) throw usage(`--auth-class-scope: ${cls} given twice`);
+    out[cls] = scopes;
+  }
+  return out;
 }
 
 /**
