@@ -45,6 +45,7 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'blocks a night by hand; the next offer for it is signed not_available',
     'refuses a change posted without its form token, or with the token of another form, and changes nothing',
     'removes the block by hand; the night is free again and offered',
+    "quotes a stay with the offer's own judgement, lists a broken property file's errors, compares a changed one and publishes it",
     'rotates the key behind a confirmation step; offers signed by the new key still verify',
     'says a feed is stale once its last sync is older than the calendar may be, and fresh after "sync now"',
     'charts the offers asked per surface and the refusals by code, from counters holding no request data',
