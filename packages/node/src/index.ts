@@ -106,7 +106,7 @@ export {
   enrollConsole,
 } from './console/enroll.js';
 export { age as consoleAge } from './console/keys.js';
-export type { ConsoleListenOptions } from './console/listen.js';
+export { type ConsoleListenOptions, consoleScheme } from './console/listen.js';
 export { type ConsoleFrame, confirmPage, formFields, messagePage, type PageContext, page, scrollable, when } from './console/pages.js';
 export { type ConsolePasskey, type ConsolePasskeyStore, ENROLLMENT_TTL_MS } from './console/passkeys.js';
 export { type ConsoleListenerParts, listenConsole, type ServedConsole } from './console/serve.js';

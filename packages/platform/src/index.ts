@@ -15,7 +15,8 @@ export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } f
 // The operator console (issue 35 item 2): `vrp platform serve --console`, `vrp platform console enroll`.
 export { CONSOLE_ROLES } from './console/credentials.js';
 export { enrollOperatorConsole, type OperatorConsoleEnrollment } from './console/enroll.js';
-export { histogramQuantile } from './console/fleet.js';
+export { FleetHistory, type FleetSample, histogramQuantile } from './console/fleet.js';
+export { auditTrail, type TenantPage, tenantPage } from './console/reads.js';
 export type { OperatorConsoleListen } from './console/serve.js';
 export { PLATFORM_CODES, type PlatformCode, PlatformError } from './errors.js';
 export { isRefusedFeedAddress, PublicFeedAgent } from './feed-address.js';

@@ -17,6 +17,7 @@ import { type HttpBindings, serve } from '@hono/node-server';
 import { type Clock, type Drain, isVrpError } from '@vrpkit/core';
 import {
   checkConnectionCap,
+  consoleScheme,
   createNodeApp,
   createOfferCache,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -243,6 +244,8 @@ async function listen(
 export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlatform> {
   const { store } = o;
   const { master_key_id, operator_domain: operatorDomain } = await checkServingKeys(store, o.masterKeys);
+  // The console's address is checked before anything listens: a refused one starts nothing.
+  if (o.console) consoleScheme(o.console.host ?? '127.0.0.1', { ...(o.console.public ? { public: true } : {}), tls: !!o.console.tls });
   const tenantCacheSize = o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE;
   const limits = connectionLimits(o);
   const graceMs = shutdownGraceMs(o.shutdownGraceSeconds);

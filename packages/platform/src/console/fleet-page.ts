@@ -13,12 +13,13 @@ import type { FleetSample } from './fleet.js';
 const MAX_FEED_HOSTS = 6;
 
 const minute = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
+// A `utc` scale: the axis is labelled in UTC whatever the server's time zone.
 const TIME_AXIS = {
   field: 'time',
   type: 'temporal',
   title: 'time (UTC)',
   scale: { type: 'utc' },
-  axis: { format: '%H:%M', formatType: 'utc' },
+  axis: { format: '%H:%M' },
 };
 
 /** Long rows (time, series, value) of the samples' values `pick` names, nulls left out. */
@@ -36,6 +37,8 @@ function feedHosts(samples: readonly FleetSample[]): (s: FleetSample) => Record<
     .sort((a, b) => b[1] - a[1])
     .slice(0, MAX_FEED_HOSTS)
     .map(([h]) => h);
+  // No feed failing now: one series of all hosts (zero now), so the plot says so rather than vanishing.
+  if (top.length === 0) return (s) => ({ 'all hosts': Object.values(s.failingFeedsByHost).reduce((a, n) => a + n, 0) });
   return (s) => {
     const out: Record<string, number> = Object.fromEntries(top.map((h) => [h, 0]));
     for (const [h, n] of Object.entries(s.failingFeedsByHost))

@@ -77,7 +77,7 @@ export async function auditTrail(db: Kysely<PlatformDatabase>, domain: string, l
 export interface FleetFacts {
   /** Feeds whose last sync failed, by the host their URL names (the others' hosts are not read). */
   failingFeedsByHost: Record<string, number>;
-  /** Enabled tenants, and those whose signing key was created within the last day (rotation progress). */
+  /** Enabled tenants, and how many of them sign with a key created within the last day (rotation progress). */
   activeTenants: number;
   rotatedLastDay: number;
   /** Retired keys still published (rotations whose old key has not yet left the JWKS). */
@@ -115,15 +115,19 @@ export async function fleetFacts(db: Kysely<PlatformDatabase>, now: number): Pro
     .select((eb) => {
       const counted = (when: Expression<SqlBool>) => eb.fn.count<number>(eb.case().when(when).then(1).end());
       return [
-        counted(eb('k.status', '=', 'active')).as('active'),
         counted(eb.and([eb('k.status', '=', 'active'), eb('k.created_at', '>', dayAgo)])).as('rotated'),
         counted(eb.and([eb('k.status', '=', 'retired'), eb('k.retain_until', '>', new Date(now).toISOString())])).as('retained'),
       ];
     })
     .executeTakeFirstOrThrow();
+  const active = await db
+    .selectFrom('platform_tenant')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'active')
+    .executeTakeFirstOrThrow();
   return {
     failingFeedsByHost,
-    activeTenants: Number(keys.active),
+    activeTenants: Number(active.n),
     rotatedLastDay: Number(keys.rotated),
     retainedKeys: Number(keys.retained),
   };
