@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { sampleProperty } from '@vrpkit/node';
 import { enrollOperatorConsole, type PlatformStore, type ServedPlatform, servePlatform } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
+import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -38,25 +38,6 @@ const stay = (() => {
   const d = (n: number) => new Date(NOW + n * 86_400_000).toISOString().slice(0, 10);
   return `check_in=${d(20)}&check_out=${d(23)}&guests=2`;
 })();
-
-/** A browser context whose pages have a virtual platform authenticator (CDP `WebAuthn.addVirtualAuthenticator`). */
-async function contextWithAuthenticator(browser: Browser, width: number): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  return { context, page };
-}
 
 describe.skipIf(!BROWSER || !pgs)('platform operator console in Chromium over PostgreSQL', () => {
   const tmp = tempDir('operator-console');

@@ -20,7 +20,7 @@ export function registerEnroll(console: Command): void {
       if (o.json) printJson(e);
       else
         process.stdout.write(
-          `${e.complete ? 'open this link' : 'open this path on the operator console'} once, before ${e.expires_at}, to enroll a ${e.role} passkey:\n  ${e.link}\n`,
+          `${e.complete ? 'open this link' : 'open this path on the operator console'} once, before ${e.expires_at}, to enroll a passkey with the ${e.role} role:\n  ${e.link}\n`,
         );
     }),
   );
