@@ -201,7 +201,22 @@ describe.each(targets)('operator console on %s', (kind, urlFor) => {
   it("audits the CLI's own changes in their transaction, as the console's are", async () => {
     const cli = await runVrpInProcess(['platform', 'tenants', 'disable', 'delta.example', '--database-url', url]);
     expect(cli.code).toBe(0);
-    await store.rotateTenantKey(master, 'delta.example');
+    // `keys rotate --domain`: the one-tenant rotation the console's button runs, from the command line.
+    const rotated = await runVrpInProcess([
+      'platform',
+      'keys',
+      'rotate',
+      '--domain',
+      'delta.example',
+      '--database-url',
+      url,
+      '--master-key-file',
+      masterFile,
+      '--json',
+    ]);
+    expect(rotated.code).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toMatchObject({ domain: 'delta.example', kid: expect.stringMatching(/^delta\.example-/) });
+    expect((await runVrpInProcess(['platform', 'keys', 'rotate', '--database-url', url, '--master-key-file', masterFile])).code).toBe(64);
     await store.setTenantStatus('delta.example', 'active', 'console:operator:0123456789ab');
     const trail = await auditTrail(store.db, 'delta.example');
     expect(trail.map((a) => [a.actor, a.action])).toEqual([
