@@ -93,13 +93,24 @@ export {
   type ServeWorkers,
   serveNodeCluster,
 } from './cluster.js';
+// The console shell the platform's operator console is built on (issue 35 item 3): passkey sign-in
+// through a store port, sessions, forms with per-form tokens, the page frame, its listener, charts.
+export { chartNumbers } from './console/activity-page.js';
+export { type ConsoleShellOptions, createConsoleShell } from './console/app.js';
+export { type ChartRow, renderChart } from './console/charts.js';
 export type { ConsoleActionEntry } from './console/context.js';
+export { type Change, mountChange, pageContext, readForm } from './console/context.js';
 // The host console (issue 35): passkey sign-in, inbox, calendar, keys and health, activity.
 export {
   type ConsoleEnrollment,
   enrollConsole,
 } from './console/enroll.js';
-export type { ConsoleListenOptions } from './console/listen.js';
+export { age as consoleAge } from './console/keys.js';
+export { type ConsoleListenOptions, consoleScheme } from './console/listen.js';
+export { type ConsoleFrame, confirmPage, formFields, messagePage, type PageContext, page, scrollable, when } from './console/pages.js';
+export { type ConsolePasskey, type ConsolePasskeyStore, ENROLLMENT_TTL_MS } from './console/passkeys.js';
+export { type ConsoleListenerParts, listenConsole, type ServedConsole } from './console/serve.js';
+export type { ConsoleSession } from './console/sessions.js';
 // Node administration: the data directory, its store, the property and the calendar.
 export {
   DATABASE_URL_ENV,
@@ -135,7 +146,9 @@ export {
 } from './http/app.js';
 // Node Tool Binding v0.1 §2–§5: the surfaces (mounted by `createNodeApp` from their registry); their paths are protocol's.
 export { MAX_JSON_DEPTH } from './http/body.js';
+export type { FormSpec } from './http/forms.js';
 export { requestHostName } from './http/host-guard.js';
+export { escapeHtml } from './http/html.js';
 export { STORE_RETRY_AFTER_SECONDS, storeUnavailableResponse } from './http/json.js';
 // iCal import (one feed's sync), shared with the platform's sync workers.
 export {

@@ -25,7 +25,7 @@ import {
   withNodeStore,
 } from '@vrpkit/node';
 import { BOOKING_REQUESTS_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
-import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
+import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { blockingFeed, closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
@@ -97,20 +97,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     }));
     origin = node.console?.origin ?? '';
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    ({ context, page } = await contextWithAuthenticator(browser, 390));
   });
 
   afterAll(async () => {

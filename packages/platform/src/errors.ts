@@ -33,6 +33,9 @@ export const PLATFORM_CODES = {
   listen_failed: { message: 'cannot listen on {address}: {reason}' },
   /** A signature refused: the tenant's state is not confirmed within the lease (tenant-watch.ts); the next request reads it again. */
   tenant_state_stale: { status: 503, message: "{domain}'s state is not confirmed current; try again shortly" },
+  // The operator console (issue 35 item 2).
+  invalid_console_role: { message: 'a console role is operator or support' },
+  console_read_only: { status: 403, message: 'the support role reads only: this change needs the operator role' },
   // RFC 9110 §15.5.20: a Host (or SNI name) no enabled tenant serves gets no tenant data.
   misdirected_request: { status: 421, message: 'this server does not serve that host' },
   internal_error: { status: 500, message: 'the platform could not complete the request' },

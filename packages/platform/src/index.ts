@@ -12,6 +12,12 @@ export {
   openCertificateStore,
 } from './certificates.js';
 export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } from './cluster.js';
+// The operator console (issue 35 item 2): `vrp platform serve --console`, `vrp platform console enroll`.
+export { CONSOLE_ROLES } from './console/credentials.js';
+export { enrollOperatorConsole, type OperatorConsoleEnrollment } from './console/enroll.js';
+export { FleetHistory, type FleetSample, histogramQuantile } from './console/fleet.js';
+export { auditTrail, type TenantPage, tenantPage } from './console/reads.js';
+export type { OperatorConsoleListen } from './console/serve.js';
 export { PLATFORM_CODES, type PlatformCode, PlatformError } from './errors.js';
 export { isRefusedFeedAddress, PublicFeedAgent } from './feed-address.js';
 export { syncLagSeconds } from './feed-leases.js';
@@ -46,7 +52,7 @@ export {
   servePlatform,
 } from './serve.js';
 export { PLATFORM_DATABASE_URL_ENV, type PlatformTarget, platformTarget } from './store/db.js';
-export type { TenantStatus } from './store/schema.js';
+export type { ConsoleRole, TenantStatus } from './store/schema.js';
 export {
   DEFAULT_SYNC_CONCURRENCY,
   DEFAULT_SYNC_LEASE_MS,

@@ -17,6 +17,7 @@ import { type HttpBindings, serve } from '@hono/node-server';
 import { type Clock, type Drain, isVrpError } from '@vrpkit/core';
 import {
   checkConnectionCap,
+  consoleScheme,
   createNodeApp,
   createOfferCache,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -30,6 +31,7 @@ import {
 } from '@vrpkit/node';
 import { isConnectionLoss } from '@vrpkit/sql';
 import { type CertificateSource, type CertificateStore, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';
+import { type OperatorConsoleListen, type ServedOperatorConsole, startOperatorConsole } from './console/serve.js';
 import { errorBody, PLATFORM_CODES, PlatformError } from './errors.js';
 import type { MasterKey } from './master-key.js';
 import { type AdminListener, PlatformMetrics, ScaleMetrics, startAdminListener } from './metrics.js';
@@ -95,6 +97,8 @@ export interface ServePlatformOptions {
   onError?: (e: unknown) => void;
   /** Serve `/metrics`, `/healthz` and `/readyz` on this loopback or private address (plain http). */
   adminListen?: { host: string; port: number };
+  /** `--console`: the operator console on a listener of its own (console/serve.ts; one process: its sessions are in memory). */
+  console?: OperatorConsoleListen;
   /** `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`). */
   shutdownGraceSeconds?: number;
 }
@@ -117,6 +121,8 @@ export interface ServedPlatform {
   metrics: PlatformMetrics;
   /** The admin listener's address, with `adminListen`. */
   admin?: { address: string; port: number };
+  /** With `console`: where the operator console listens. */
+  console?: { origin: string; address: string; port: number };
   close(): Promise<void>;
 }
 
@@ -238,6 +244,8 @@ async function listen(
 export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlatform> {
   const { store } = o;
   const { master_key_id, operator_domain: operatorDomain } = await checkServingKeys(store, o.masterKeys);
+  // The console's address is checked before anything listens: a refused one starts nothing.
+  if (o.console) consoleScheme(o.console.host ?? '127.0.0.1', { ...(o.console.public ? { public: true } : {}), tls: !!o.console.tls });
   const tenantCacheSize = o.tenantCacheSize ?? DEFAULT_TENANT_CACHE_SIZE;
   const limits = connectionLimits(o);
   const graceMs = shutdownGraceMs(o.shutdownGraceSeconds);
@@ -259,7 +267,7 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const app = createNodeApp((c) => tenantOf(c.env).publisher, {
     onError,
     log: (e: RequestLogEntry, env: unknown) => {
-      metrics.observe(e.path, e.status);
+      metrics.observe(e.path, e.status, e.latency_ms);
       o.log?.({ ...e, tenant: tenantOf(env).domain });
     },
   });
@@ -287,12 +295,28 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
         },
       )
     : undefined;
+  const operatorConsole = o.console
+    ? await startOperatorConsole(o.console, {
+        store,
+        master: o.masterKeys[0]!,
+        registry: metrics.registry,
+        now: () => (o.clock ?? store.clock).now(),
+        maxConnectionsPerClient: limits.maxPerClient,
+        onError,
+      }).catch(async (e) => {
+        server.close();
+        await admin?.close();
+        await watch.close();
+        throw e;
+      })
+    : undefined;
   return servedPlatform(server, {
     certs,
     tenants,
     offerCache,
     metrics,
     ...(admin ? { admin } : {}),
+    ...(operatorConsole ? { console: operatorConsole } : {}),
     stop: () => drain.drain(graceMs).finally(() => watch.close()),
   });
 }
@@ -331,6 +355,7 @@ function servedPlatform(
     offerCache: OfferCache | null;
     metrics: PlatformMetrics;
     admin?: AdminListener;
+    console?: ServedOperatorConsole;
     /** Drain the listener: nothing new accepted, the requests in flight answered within the grace. */
     stop: () => Promise<void>;
   },
@@ -349,8 +374,10 @@ function servedPlatform(
     offerCacheBytes: () => p.offerCache?.bytes ?? 0,
     metrics: p.metrics,
     ...(admin ? { admin: { address: admin.address, port: admin.port } } : {}),
+    ...(p.console ? { console: { origin: p.console.origin, address: p.console.address, port: p.console.port } } : {}),
     close() {
-      closed ??= p.stop().then(() => admin?.close());
+      p.console?.fleet.stop();
+      closed ??= Promise.all([p.stop(), p.console?.drain.drain(0)]).then(() => admin?.close());
       return closed;
     },
   };

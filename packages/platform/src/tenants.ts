@@ -5,6 +5,7 @@
  * (one indexed read per request, as the single-domain node's store revision).
  */
 
+import { randomUUID } from 'node:crypto';
 import { type Clock, generateEd25519Jwk, publicJwkOf, systemClock } from '@vrpkit/core';
 import {
   assertCanonicalDomain,
@@ -136,7 +137,7 @@ export class PlatformStore {
     });
   }
 
-  async info(): Promise<{ operator_domain: string | null; master_key_id: string; created_at: string }> {
+  async info(): Promise<{ operator_domain: string | null; master_key_id: string; created_at: string; console_origin: string | null }> {
     const row = await this.db.selectFrom('platform_info').selectAll().where('id', '=', 1).executeTakeFirst();
     if (!row) throw new PlatformError('platform_not_initialized');
     return row;
@@ -271,13 +272,17 @@ export class PlatformStore {
    * Disable or re-enable a tenant. Returns once every serving process honours it: a disabled
    * tenant is then served by none (on PostgreSQL after the invalidation window, `honoured`).
    */
-  async setTenantStatus(domain: string, status: TenantStatus): Promise<void> {
-    const r = await this.db
-      .updateTable('platform_tenant')
-      .set({ status, revision: sql<number>`revision + 1`, updated_at: iso(this.clock.now()) })
-      .where('domain', '=', domain)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) throw unknownTenant(domain);
+  async setTenantStatus(domain: string, status: TenantStatus, actor = CLI_ACTOR): Promise<void> {
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (tx) => {
+      const r = await tx
+        .updateTable('platform_tenant')
+        .set({ status, revision: sql<number>`revision + 1`, updated_at: iso(now) })
+        .where('domain', '=', domain)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) throw unknownTenant(domain);
+      await audit(tx, now, actor, status === 'disabled' ? 'tenant_disable' : 'tenant_enable', domain);
+    });
     if (status === 'disabled') await this.honoured();
   }
 
@@ -501,7 +506,7 @@ export class PlatformStore {
    * is retired now and stays published until `now + retention`; the retired private half is
    * dropped from the database. One transaction, so at any instant exactly one key signs.
    */
-  async rotateTenantKey(master: MasterKey, domain: string, tx?: Tx): Promise<{ kid: string; retired: string[] }> {
+  async rotateTenantKey(master: MasterKey, domain: string, tx?: Tx, actor = CLI_ACTOR): Promise<{ kid: string; retired: string[] }> {
     const now = this.clock.now();
     const { privateJwk } = await generateEd25519Jwk();
     const run = async (t: Tx) => {
@@ -536,6 +541,7 @@ export class PlatformStore {
         )
         .execute();
       await bump(t, domain, now);
+      await audit(t, now, actor, 'key_rotate', domain, kid);
       return { kid, retired };
     };
     return tx ? run(tx) : this.db.transaction().execute(run);
@@ -602,7 +608,12 @@ export class PlatformStore {
    * Revoke a key at once (compromise); revoking the signing key first activates a fresh one, so the
    * tenant keeps signing. Returns once no serving process signs with the key (`honoured`).
    */
-  async revokeTenantKey(master: MasterKey, domain: string, kid: string): Promise<{ kid: string; new_active_kid: string | null }> {
+  async revokeTenantKey(
+    master: MasterKey,
+    domain: string,
+    kid: string,
+    actor = CLI_ACTOR,
+  ): Promise<{ kid: string; new_active_kid: string | null }> {
     const revoked = await this.db.transaction().execute(async (tx) => {
       const key = await tx
         .selectFrom('platform_tenant_key')
@@ -612,13 +623,14 @@ export class PlatformStore {
         .executeTakeFirst();
       if (!key) throw new PlatformError('unknown_kid', { kid, domain });
       if (key.status === 'revoked') throw new PlatformError('already_revoked', { kid });
-      const replacement = key.status === 'active' ? await this.rotateTenantKey(master, domain, tx) : null;
+      const replacement = key.status === 'active' ? await this.rotateTenantKey(master, domain, tx, actor) : null;
       await tx
         .updateTable('platform_tenant_key')
         .set({ status: 'revoked', revoked_at: iso(this.clock.now()), sealed_private: null })
         .where('kid', '=', kid)
         .execute();
       await bump(tx, domain, this.clock.now());
+      await audit(tx, this.clock.now(), actor, 'key_revoke', domain, kid);
       return { kid, new_active_kid: replacement?.kid ?? null };
     });
     await this.honoured();
@@ -669,6 +681,20 @@ export class PlatformStore {
     await this.db.updateTable('platform_info').set({ master_key_id: to.id }).where('id', '=', 1).execute();
     return { resealed };
   }
+}
+
+/** The actor the CLI's changes are audited as. */
+export const CLI_ACTOR = 'cli';
+
+/**
+ * One line of the audit trail, in the transaction of the change it records, so a change without
+ * its line (or a line without its change) never commits. Ids and codes only: never a key or a URL.
+ */
+export function audit(tx: Kysely<PlatformDatabase>, now: number, actor: string, action: string, domain: string | null, detail?: string) {
+  return tx
+    .insertInto('platform_audit')
+    .values({ id: randomUUID(), at: iso(now), actor, action, domain, detail: detail ?? null })
+    .execute();
 }
 
 /** Bump a tenant's revision in the transaction that changed it: every serving process reloads it at its next request. */

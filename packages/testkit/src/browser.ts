@@ -10,7 +10,7 @@
  * runs them.
  */
 import { CHROMIUM_BASE_ARGS, CHROMIUM_ENV, chromiumExecutable, chromiumUnavailable } from '@vrpkit/agent';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** The Chromium binary the browser tests use. */
 export const chromiumPath = (): string => chromiumExecutable();
@@ -28,4 +28,28 @@ export function hasChromium(label: string): boolean {
 /** Start the test Chromium headless with the agent's flags plus `args` (host mapping, pinned keys). */
 export function launchChromium(args: string[] = []): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_BASE_ARGS, ...args] });
+}
+
+/**
+ * A new context of `browser` (viewport `width` × 900) and its page with a virtual platform
+ * authenticator (CDP `WebAuthn.addVirtualAuthenticator`: CTAP2, resident keys, user verified,
+ * presence simulated), so a console's passkey ceremonies run without a person; each context has
+ * its own authenticator and so its own passkeys.
+ */
+export async function contextWithAuthenticator(browser: Browser, width: number): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { context, page };
 }

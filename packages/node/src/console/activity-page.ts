@@ -13,7 +13,8 @@ export const ACTIVITY_PAGE_DAYS = 7;
 
 type Row = Record<string, string | number>;
 
-function numbers(caption: string, rows: Row[], columns: string[]): string {
+/** A chart's numbers as a table under a disclosure, for a screen reader or a copy. */
+export function chartNumbers(caption: string, rows: Row[], columns: string[]): string {
   if (rows.length === 0) return '<p>Nothing counted yet.</p>';
   const head = columns.map((k) => `<th scope="col">${e(k)}</th>`).join('');
   const body = rows.map((r) => `<tr>${columns.map((k) => `<td>${e(r[k] ?? '')}</td>`).join('')}</tr>`).join('');
@@ -31,7 +32,7 @@ export function mountActivity(app: Hono, x: ConsoleDeps): void {
     const ratio = cacheRatioRows(hours);
     const refusals = refusalRows(hours);
     const figure = async (title: string, rows: Row[], chart: (rows: Row[]) => Promise<string>, columns: string[]) =>
-      `<h2>${e(title)}</h2><figure>${rows.length ? await chart(rows) : ''}<figcaption>${e(title)}, last ${ACTIVITY_PAGE_DAYS} days (UTC, counted per hour since the node started)</figcaption></figure>${numbers(
+      `<h2>${e(title)}</h2><figure>${rows.length ? await chart(rows) : ''}<figcaption>${e(title)}, last ${ACTIVITY_PAGE_DAYS} days (UTC, counted per hour since the node started)</figcaption></figure>${chartNumbers(
         title,
         rows,
         columns,

@@ -12,25 +12,47 @@
  *   as a visible `\u{…}` escape, so guest text is inert and reads as sent.
  */
 import { visibleEscapes } from '@vrpkit/core';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { mountActivity } from './activity-page.js';
 import { CONSOLE_SCRIPT, CONSOLE_STYLESHEET, webauthnBrowserBundle } from './assets.js';
 import { mountCalendar } from './calendar.js';
 import { type ConsoleDeps, readForm, setRequestContext } from './context.js';
 import { mountInbox } from './inbox.js';
 import { mountKeys } from './keys.js';
-import { hostCheck } from './listen.js';
-import { enrollPage, messagePage, SIGNOUT_FORM, signInPage } from './pages.js';
-import type { ConsoleCredentials } from './passkeys.js';
 import { mountProperty } from './property.js';
-import { ConsoleSessions } from './sessions.js';
+import { hostCheck } from './listen.js';
+import { type ConsoleFrame, enrollPage, hostConsoleFrame, messagePage, SIGNOUT_FORM, signInPage } from './pages.js';
+import type { ConsolePasskeyStore } from './passkeys.js';
+import { type ConsoleSession, ConsoleSessions } from './sessions.js';
 import { mountEnrollment, mountSignIn } from './webauthn.js';
 
 export const CONSOLE_CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/**
+ * What any console built on this shell is given (the host console here, the platform's operator
+ * console over its own database): its frame, where its passkeys are kept, its scheme and the Host
+ * names it answers, and its clock.
+ */
+export interface ConsoleShellOptions {
+  frame: ConsoleFrame;
+  credentials: ConsolePasskeyStore;
+  scheme: 'http' | 'https';
+  /** The Host header values the console answers (listen.ts `consoleHosts`). */
+  hosts: Set<string>;
+  /** The account name a new passkey is shown under by the authenticator. */
+  userName: string;
+  now: () => number;
+  onError?: (e: unknown) => void;
+  /**
+   * Run for every signed-in request before its handler: an answer refuses it (the platform's roles,
+   * a passkey removed since its session opened); undefined lets it through.
+   */
+  admit?: (c: Context, session: ConsoleSession) => Response | undefined | Promise<Response | undefined>;
+}
+
 export interface ConsoleAppOptions extends ConsoleDeps {
-  credentials: ConsoleCredentials;
+  credentials: ConsolePasskeyStore;
   scheme: 'http' | 'https';
   /** The Host header values the console answers (listen.ts `consoleHosts`). */
   hosts: Set<string>;
@@ -63,70 +85,98 @@ const visibleText: MiddlewareHandler = async (c, next) => {
 };
 
 /** The pages and assets anyone reaching the console may load: sign-in, enrollment, the ceremonies. */
-function mountPublic(
-  app: Hono,
-  o: ConsoleAppOptions,
-  sessions: ConsoleSessions,
-  originOf: (c: { req: { header(n: string): string | undefined } }) => string,
-) {
+function mountPublic(app: Hono, o: ConsoleShellOptions, sessions: ConsoleSessions, originOf: (c: Context) => string) {
   const bundle = webauthnBrowserBundle();
   const js = { 'content-type': 'text/javascript; charset=utf-8' };
+  const enrolled = async () => (await o.credentials.passkeys()).length > 0;
   app.get('/assets/console.css', (c) => c.body(CONSOLE_STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
   app.get('/assets/console.js', (c) => c.body(CONSOLE_SCRIPT, 200, js));
   app.get('/assets/webauthn.js', (c) => c.body(bundle, 200, js));
   app.get('/favicon.ico', (c) => c.body(null, 204));
-  app.get('/signin', (c) => c.html(signInPage(o.publisher.canonicalDomain, o.credentials.passkeys().length > 0)));
-  app.get('/enroll', (c) => {
+  app.get('/signin', async (c) => c.html(signInPage(o.frame, await enrolled())));
+  app.get('/enroll', async (c) => {
     const token = c.req.query('token') ?? '';
-    if (!o.credentials.isEnrollment(token, o.now()))
+    if (!(await o.credentials.isEnrollment(token, o.now())))
       return c.html(
         messagePage(
           'Link not valid',
-          'This enrollment link was used, has expired or is not one the node made. Run vrp node console enroll again.',
+          `This enrollment link was used, has expired or is not one this console made. Run ${o.frame.enrollCommand} again.`,
         ),
         403,
       );
-    return c.html(enrollPage(o.publisher.canonicalDomain, token));
+    return c.html(enrollPage(o.frame, token));
   });
-  const ceremonies = { credentials: o.credentials, sessions, now: o.now, rpName: o.publisher.canonicalDomain, originOf };
+  const ceremonies = {
+    credentials: o.credentials,
+    sessions,
+    now: o.now,
+    rpName: `${o.frame.subject} ${o.frame.product}`,
+    userName: o.userName,
+    originOf,
+  };
   mountEnrollment(app, ceremonies);
   mountSignIn(app, ceremonies);
+  return enrolled;
 }
 
-export function createConsoleApp(o: ConsoleAppOptions): Hono {
+/**
+ * A console's app before its sections: the Host check, the security headers, visible escapes, the
+ * public pages and passkey ceremonies, then — for every other path — a session or the sign-in
+ * page (401), `admit`, `/` to the first section, sign-out, and the not-found and error pages. The
+ * caller mounts its sections on the app it returns (each page through `page`, each change through
+ * `mountChange`).
+ */
+export function createConsoleShell(o: ConsoleShellOptions): Hono {
   const sessions = new ConsoleSessions(o.scheme === 'https');
-  const originOf = (c: { req: { header(n: string): string | undefined } }) => `${o.scheme}://${c.req.header('host')}`;
+  const originOf = (c: Context) => `${o.scheme}://${c.req.header('host')}`;
+  const home = `/${o.frame.sections[0]?.[0] ?? ''}`;
   const app = new Hono();
   app.use('*', securityHeaders, visibleText);
-  mountPublic(app, o, sessions, originOf);
+  const enrolled = mountPublic(app, o, sessions, originOf);
 
   // Past this point a session is required: without one, the sign-in page and nothing else.
   app.use('*', async (c, next) => {
     const now = o.now();
     const session = sessions.current(c, now);
-    if (!session) return c.html(signInPage(o.publisher.canonicalDomain, o.credentials.passkeys().length > 0), 401);
-    setRequestContext(c, { origin: originOf(c), now, session });
+    if (!session) return c.html(signInPage(o.frame, await enrolled()), 401);
+    setRequestContext(c, { origin: originOf(c), now, session, frame: o.frame });
+    const refused = await o.admit?.(c, session);
+    if (refused) return refused;
     await next();
   });
-  app.get('/', (c) => c.redirect('/inbox', 303));
+  app.get('/', (c) => c.redirect(home, 303));
   app.post(SIGNOUT_FORM.action, async (c) => {
     const form = await readForm(c, SIGNOUT_FORM);
     if (!(form instanceof URLSearchParams)) return form;
     sessions.close(c, o.now());
     return c.redirect('/signin', 303);
   });
+  app.notFound((c) => c.html(messagePage('Not found', 'No such page in the console.', home), 404));
+  app.onError((e, c) => {
+    o.onError?.(e);
+    return c.html(messagePage('Something went wrong', 'The console could not complete this; the server logged why.', home), 500);
+  });
+  const guarded = hostCheck(o.hosts);
+  const route = app.fetch;
+  app.fetch = (req, env, ctx) => guarded(req) ?? route(req, env, ctx);
+  return app;
+}
+
+/** The host console: the shell with the node's sections. */
+export function createConsoleApp(o: ConsoleAppOptions): Hono {
+  const app = createConsoleShell({
+    frame: hostConsoleFrame(o.publisher.canonicalDomain),
+    credentials: o.credentials,
+    scheme: o.scheme,
+    hosts: o.hosts,
+    userName: 'host',
+    now: o.now,
+    ...(o.onError ? { onError: o.onError } : {}),
+  });
   mountInbox(app, o);
   mountCalendar(app, o);
   mountProperty(app, o);
   mountKeys(app, o);
   mountActivity(app, o);
-  app.notFound((c) => c.html(messagePage('Not found', 'No such page in the console.', '/inbox'), 404));
-  app.onError((e, c) => {
-    o.onError?.(e);
-    return c.html(messagePage('Something went wrong', 'The console could not complete this; the node logged why.', '/inbox'), 500);
-  });
-  const guarded = hostCheck(o.hosts);
-  const route = app.fetch;
-  app.fetch = (req, env, ctx) => guarded(req) ?? route(req, env, ctx);
   return app;
 }

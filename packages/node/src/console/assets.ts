@@ -34,7 +34,7 @@ export const CONSOLE_SCRIPT = `'use strict';
       post(begin, extra)
         .then(function (options) { return start({ optionsJSON: options }); })
         .then(function (response) { return post(finish, Object.assign({ response: response }, extra)); })
-        .then(function () { say('Signed in.'); window.location.assign('/inbox'); })
+        .then(function () { say('Signed in.'); window.location.assign('/'); })
         .catch(function (e) { button.disabled = false; say('That did not work (' + e.message + '). Try again.'); });
     });
   }

@@ -11,14 +11,20 @@ const DAY_MS = 86_400_000;
 const day = (t: number) => new Date(t - (t % DAY_MS)).toISOString().slice(0, 10);
 
 /** Rows of one chart: a category, a value, and where it goes on the x axis. */
-type Row = Record<string, string | number>;
+export type ChartRow = Record<string, string | number>;
+type Row = ChartRow;
 
 /**
  * One chart as an SVG element named by `title` (the table beside it carries the numbers): a
  * Vega-Lite spec with `rows` inline, drawn 320 wide and scaled by the page's stylesheet (the SVG
  * has a viewBox), so it fits a 390 px phone.
  */
-async function chart(rows: Row[], title: string, mark: string | { type: string; point?: boolean }, encoding: object): Promise<string> {
+export async function renderChart(
+  rows: Row[],
+  title: string,
+  mark: string | { type: string; point?: boolean },
+  encoding: object,
+): Promise<string> {
   const spec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     width: 320,
@@ -74,14 +80,14 @@ export function refusalRows(hours: ActivityHour[]): Row[] {
 const DAY_AXIS = { field: 'day', type: 'ordinal', title: 'day (UTC)' };
 
 export const offersChart = (rows: Row[]) =>
-  chart(rows, 'Offer requests per surface per day', 'bar', {
+  renderChart(rows, 'Offer requests per surface per day', 'bar', {
     x: DAY_AXIS,
     y: { field: 'requests', type: 'quantitative', title: 'offer requests' },
     color: { field: 'surface', type: 'nominal', scale: { domain: [...SURFACES] } },
   });
 
 export const cacheChart = (rows: Row[]) =>
-  chart(
+  renderChart(
     rows,
     'Signed-offer cache hit ratio per day',
     { type: 'line', point: true },
@@ -92,7 +98,7 @@ export const cacheChart = (rows: Row[]) =>
   );
 
 export const refusalsChart = (rows: Row[]) =>
-  chart(rows, 'Refusals by code', 'bar', {
+  renderChart(rows, 'Refusals by code', 'bar', {
     y: { field: 'code', type: 'nominal', title: 'code' },
     x: { field: 'refusals', type: 'quantitative', title: 'refusals' },
   });

@@ -10,7 +10,7 @@ import type { ReadinessReport } from '../health.js';
 import { type FormSpec, formGuard } from '../http/forms.js';
 import type { NodePublisher } from '../service/index.js';
 import type { Activity } from './activity.js';
-import { MAX_FORM_BYTES, messagePage, type PageContext, type Section } from './pages.js';
+import { type ConsoleFrame, MAX_FORM_BYTES, messagePage, type PageContext, type Section } from './pages.js';
 import type { ConsoleActions, ConsoleReads } from './ports.js';
 import type { ConsoleSession } from './sessions.js';
 
@@ -47,6 +47,7 @@ export interface RequestContext {
   origin: string;
   now: number;
   session: ConsoleSession;
+  frame: ConsoleFrame;
 }
 
 const KEY = 'vrp_console' as never;
@@ -85,11 +86,16 @@ export interface Change {
  * (an unknown choice): the page goes there unchanged. A coded refusal of the CLI's operation is
  * shown with its message (409); anything else goes to the app's error page.
  */
-export function mountChange(app: Hono, x: ConsoleDeps, spec: FormSpec, plan: (form: URLSearchParams) => Change | string): void {
+export function mountChange(
+  app: Hono,
+  x: Pick<ConsoleDeps, 'onAction'>,
+  spec: FormSpec,
+  plan: (form: URLSearchParams, c: Context) => Change | string,
+): void {
   app.post(spec.action, async (c) => {
     const form = await readForm(c, spec);
     if (!(form instanceof URLSearchParams)) return form;
-    const change = plan(form);
+    const change = plan(form, c);
     if (typeof change === 'string') return c.redirect(change, 303);
     const log = (outcome: string) => x.onAction?.({ event: 'console_action', action: change.action, target: change.target, outcome });
     try {

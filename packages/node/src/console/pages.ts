@@ -17,18 +17,41 @@ export interface PageContext {
   origin: string;
   now: number;
   session: ConsoleSession;
+  /** The console's frame (its name and sections). */
+  frame: ConsoleFrame;
   /** The section the page belongs to, marked in the navigation. */
   section: Section;
 }
 
-export type Section = 'inbox' | 'calendar' | 'property' | 'keys' | 'activity';
-const SECTIONS: readonly [Section, string][] = [
-  ['inbox', 'Inbox'],
-  ['calendar', 'Calendar'],
-  ['property', 'Prices and property'],
-  ['keys', 'Keys and health'],
-  ['activity', 'Activity'],
-];
+/**
+ * What tells one console from another on every page: its name (`host console`, `operator
+ * console`), whom it serves (shown on the sign-in page), the command that prints an enrollment
+ * link, and its sections (path segment, label) in navigation order, the first the home page.
+ */
+export interface ConsoleFrame {
+  product: string;
+  subject: string;
+  enrollCommand: string;
+  sections: readonly (readonly [string, string])[];
+}
+
+export type Section = string;
+
+/** The host console's frame for the node of `domain`. */
+export function hostConsoleFrame(domain: string): ConsoleFrame {
+  return {
+    product: 'host console',
+    subject: domain,
+    enrollCommand: 'vrp node console enroll',
+    sections: [
+      ['inbox', 'Inbox'],
+      ['calendar', 'Calendar'],
+      ['property', 'Prices and property'],
+      ['keys', 'Keys and health'],
+      ['activity', 'Activity'],
+    ],
+  };
+}
 
 /** A form of `spec` for this session: its bound hidden fields and its token. */
 export function formFields(p: PageContext, spec: FormSpec, values: Readonly<Record<string, string>> = {}): string {
@@ -39,21 +62,22 @@ export function formFields(p: PageContext, spec: FormSpec, values: Readonly<Reco
 
 export const SIGNOUT_FORM: FormSpec = { action: '/signout', bound: [] };
 
-function document(title: string, body: string, scripts = false): string {
+function document(title: string, product: string, body: string, scripts = false): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(title)} · host console</title><link rel="stylesheet" href="/assets/console.css">${
+<title>${e(title)} · ${e(product)}</title><link rel="stylesheet" href="/assets/console.css">${
     scripts ? '<script src="/assets/webauthn.js" defer></script><script src="/assets/console.js" defer></script>' : ''
   }</head><body>${body}</body></html>`;
 }
 
 /** A signed-in page: navigation, sign-out, and `main`. */
 export function page(p: PageContext, title: string, main: string): string {
-  const nav = SECTIONS.map(([s, label]) => `<li><a href="/${s}"${s === p.section ? ' aria-current="page"' : ''}>${label}</a></li>`).join(
-    '',
-  );
+  const nav = p.frame.sections
+    .map(([s, label]) => `<li><a href="/${s}"${s === p.section ? ' aria-current="page"' : ''}>${label}</a></li>`)
+    .join('');
   return document(
     title,
+    p.frame.product,
     `<a class="skip" href="#main">Skip to content</a><header><nav aria-label="Console"><ul>${nav}<li><form class="inline" method="post" action="/signout">${formFields(
       p,
       SIGNOUT_FORM,
@@ -63,29 +87,31 @@ export function page(p: PageContext, title: string, main: string): string {
 }
 
 /** A page outside a session (sign-in, enrollment, refusals): no navigation. */
-export function bare(title: string, main: string, scripts = false): string {
-  return document(title, `<main id="main"><h1>${e(title)}</h1>${main}</main>`, scripts);
+export function bare(title: string, main: string, scripts = false, product = 'console'): string {
+  return document(title, product, `<main id="main"><h1>${e(title)}</h1>${main}</main>`, scripts);
 }
 
-export function signInPage(domain: string, hasPasskeys: boolean): string {
+export function signInPage(f: ConsoleFrame, hasPasskeys: boolean): string {
   return bare(
     'Sign in',
-    `<p>The host console of <strong>${e(domain)}</strong>.</p>${
+    `<p>The ${e(f.product)} of <strong>${e(f.subject)}</strong>.</p>${
       hasPasskeys
         ? '<p><button id="signin" type="button">Sign in with your passkey</button></p>'
-        : '<p>No passkey is enrolled yet. Run <code>vrp node console enroll</code> on the node and open the link it prints.</p>'
+        : `<p>No passkey is enrolled yet. Run <code>${e(f.enrollCommand)}</code> and open the link it prints.</p>`
     }<p id="ceremony-status" role="status" aria-live="polite"></p>`,
     hasPasskeys,
+    f.product,
   );
 }
 
-export function enrollPage(domain: string, token: string): string {
+export function enrollPage(f: ConsoleFrame, token: string): string {
   return bare(
     'Enroll a passkey',
-    `<p>Create a passkey for the host console of <strong>${e(domain)}</strong>. This link works once.</p>
+    `<p>Create a passkey for the ${e(f.product)} of <strong>${e(f.subject)}</strong>. This link works once.</p>
 <p><button id="enroll" type="button" data-token="${e(token)}">Create a passkey</button></p>
 <p id="ceremony-status" role="status" aria-live="polite"></p>`,
     true,
+    f.product,
   );
 }
 

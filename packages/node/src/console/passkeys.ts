@@ -35,6 +35,22 @@ interface Enrollment {
   expires_at: string;
 }
 
+/**
+ * Where a console keeps its passkeys and enrollment links (the port the passkey ceremonies of
+ * webauthn.ts use): the node's files (`ConsoleCredentials`) or a platform's database. A store may
+ * answer at once or later; every answer is awaited.
+ */
+export interface ConsolePasskeyStore {
+  passkeys(): ConsolePasskey[] | Promise<ConsolePasskey[]>;
+  passkey(id: string): ConsolePasskey | undefined | Promise<ConsolePasskey | undefined>;
+  /** Whether `token` opens an unused, unexpired enrollment (nothing is consumed). */
+  isEnrollment(token: string, now: number): boolean | Promise<boolean>;
+  /** Use up the enrollment `token` opens and keep `passkey` under it; throws `console_enrollment_invalid` when it opens none. */
+  enrollPasskey(token: string, passkey: ConsolePasskey, now: number): void | Promise<void>;
+  /** Record a sign-in: the new counter and when (only for a passkey that is still enrolled). */
+  recordUse(id: string, counter: number, now: number): void | Promise<void>;
+}
+
 /** The console's folder in a data directory. */
 export function consoleDir(dataDir: string): string {
   return join(dataDir, 'console');
@@ -58,7 +74,7 @@ function writeJson(file: string, value: unknown): void {
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
 
 /** The passkeys and enrollment links of the console of the node in `dataDir`. */
-export class ConsoleCredentials {
+export class ConsoleCredentials implements ConsolePasskeyStore {
   private readonly passkeysFile: string;
   private readonly enrollmentsFile: string;
 
@@ -81,7 +97,11 @@ export class ConsoleCredentials {
     writeJson(this.passkeysFile, [...this.passkeys().filter((q) => q.id !== p.id), p]);
   }
 
-  /** Record a sign-in: the new counter and when (only for a passkey that is still enrolled). */
+  enrollPasskey(token: string, p: ConsolePasskey, now: number): void {
+    this.consumeEnrollment(token, now);
+    this.addPasskey(p);
+  }
+
   recordUse(id: string, counter: number, now: number): void {
     const all = this.passkeys();
     const p = all.find((q) => q.id === id);
@@ -100,7 +120,6 @@ export class ConsoleCredentials {
     return { token, expiresAt };
   }
 
-  /** Whether `token` opens an unused, unexpired enrollment (nothing is consumed). */
   isEnrollment(token: string, now: number): boolean {
     return this.findEnrollment(token, now) !== undefined;
   }

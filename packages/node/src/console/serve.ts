@@ -78,27 +78,32 @@ function certificateView(parts: Pick<ConsoleParts, 'tls' | 'acmeStatus'>): () =>
   return () => ({ not_after: notAfter, acme: null });
 }
 
-export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts): Promise<ServedConsole> {
+/** How a console listens, whatever it serves: its certificate (an https console), the name that certificate is for, the server limits. */
+export interface ConsoleListenerParts {
+  /** The certificate an https console serves (required on a public address). */
+  tls: { certPem: string; keyPem: string } | null;
+  /** The name `tls` is for: the console answers it on https. */
+  tlsName?: string;
+  /** The listener limits (serve.ts `listenWithLimits`). */
+  listen: (server: Server, o: { maxPerClient: number; failed: (e: NodeJS.ErrnoException) => Error }) => Promise<Drain>;
+  maxConnectionsPerClient: number;
+}
+
+/**
+ * A console's listener (listen.ts rules: loopback or private by default, public only when asked
+ * and over TLS): `makeApp` gets the scheme and the Host names the console answers, filled once
+ * the port is known (a request before that finds none and is refused: fail closed).
+ */
+export async function listenConsole(
+  o: ConsoleListenOptions,
+  parts: ConsoleListenerParts,
+  makeApp: (scheme: 'http' | 'https', hosts: Set<string>) => { fetch: (req: Request) => Response | Promise<Response> },
+): Promise<ServedConsole> {
   const host = o.host ?? '127.0.0.1';
   const scheme = consoleScheme(host, { ...(o.public ? { public: true } : {}), tls: parts.tls !== null });
-  const tlsDomain = scheme === 'https' ? parts.publisher.canonicalDomain : undefined;
-  const credentials = new ConsoleCredentials(parts.node.dataDir);
+  const tlsDomain = scheme === 'https' ? parts.tlsName : undefined;
   const hosts = new Set<string>();
-  const app = createConsoleApp({
-    credentials,
-    scheme,
-    hosts,
-    reads: parts.store,
-    certificate: certificateView(parts),
-    actions: withBookingWake(cliActions(parts.node), parts.onBookingDecided),
-    readiness: parts.readiness,
-    activity: parts.activity,
-    publisher: parts.publisher,
-    now: () => parts.publisher.now(),
-    onError: parts.onError,
-    ...(parts.onAction ? { onAction: parts.onAction } : {}),
-    ...(parts.nextSync ? { nextSync: parts.nextSync } : {}),
-  });
+  const app = makeApp(scheme, hosts);
   const server = serve({
     fetch: app.fetch,
     port: o.port ?? 0,
@@ -112,10 +117,29 @@ export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts)
     failed: (e) => new NodeError('listen_failed', { address: `${host}:${o.port ?? 0}`, reason: e.code ?? e.message }),
   });
   const { port, address } = server.address() as AddressInfo;
-  // The Host names are known once the port is; a request before this finds none and is refused (fail closed).
   const names = { ...(o.names ? { names: o.names } : {}), ...(tlsDomain ? { tlsDomain } : {}) };
   for (const h of consoleHosts(scheme, host, port, names)) hosts.add(h);
-  const origin = consoleOrigin(scheme, host, port, names);
-  recordConsoleOrigin(parts.node.dataDir, origin);
-  return { origin, address, port, drain };
+  return { origin: consoleOrigin(scheme, host, port, names), address, port, drain };
+}
+
+export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts): Promise<ServedConsole> {
+  const served = await listenConsole(o, { ...parts, tlsName: parts.publisher.canonicalDomain }, (scheme, hosts) =>
+    createConsoleApp({
+      credentials: new ConsoleCredentials(parts.node.dataDir),
+      scheme,
+      hosts,
+      reads: parts.store,
+      certificate: certificateView(parts),
+      actions: withBookingWake(cliActions(parts.node), parts.onBookingDecided),
+      readiness: parts.readiness,
+      activity: parts.activity,
+      publisher: parts.publisher,
+      now: () => parts.publisher.now(),
+      onError: parts.onError,
+      ...(parts.onAction ? { onAction: parts.onAction } : {}),
+      ...(parts.nextSync ? { nextSync: parts.nextSync } : {}),
+    }),
+  );
+  recordConsoleOrigin(parts.node.dataDir, served.origin);
+  return served;
 }

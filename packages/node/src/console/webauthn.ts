@@ -17,21 +17,24 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import { isVrpError } from '@vrpkit/core';
 import type { Context, Hono } from 'hono';
 import { readBodyCapped } from '../http/body.js';
 import { isCrossSite } from '../http/forms.js';
-import type { ConsoleCredentials } from './passkeys.js';
+import type { ConsolePasskeyStore } from './passkeys.js';
 import type { ConsoleSessions } from './sessions.js';
 
 /** Largest ceremony body: an attestation with a few certificates is far below this. */
 const MAX_CEREMONY_BYTES = 64 * 1024;
 
 export interface CeremonyContext {
-  credentials: ConsoleCredentials;
+  credentials: ConsolePasskeyStore;
   sessions: ConsoleSessions;
   now: () => number;
-  /** The node's canonical domain, shown as the relying party's name. */
+  /** The relying party's name the authenticator shows (`villa.example host console`). */
   rpName: string;
+  /** The account name the authenticator shows for a new passkey. */
+  userName: string;
   /** The console's origin for a request that passed the Host check. */
   originOf: (c: Context) => string;
 }
@@ -73,13 +76,13 @@ function ceremonyStep(app: Hono, x: CeremonyContext, path: string, handle: Cerem
 export function mountEnrollment(app: Hono, x: CeremonyContext): void {
   ceremonyStep(app, x, '/enroll/options', async (c, body, origin) => {
     const token = typeof body.token === 'string' ? body.token : '';
-    if (!x.credentials.isEnrollment(token, x.now())) return c.json({ error: { code: 'console_enrollment_invalid' } }, 403);
+    if (!(await x.credentials.isEnrollment(token, x.now()))) return c.json({ error: { code: 'console_enrollment_invalid' } }, 403);
     const options = await generateRegistrationOptions({
-      rpName: `${x.rpName} host console`,
+      rpName: x.rpName,
       rpID: rpId(origin),
-      userName: 'host',
+      userName: x.userName,
       attestationType: 'none',
-      excludeCredentials: x.credentials.passkeys().map((p) => ({ id: p.id })),
+      excludeCredentials: (await x.credentials.passkeys()).map((p) => ({ id: p.id })),
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
     });
     x.sessions.begin(c, { challenge: options.challenge, enrollment: token }, x.now());
@@ -89,7 +92,7 @@ export function mountEnrollment(app: Hono, x: CeremonyContext): void {
   ceremonyStep(app, x, '/enroll/verify', async (c, body, origin) => {
     const now = x.now();
     const ceremony = x.sessions.finish(c, now);
-    if (!ceremony?.enrollment || !x.credentials.isEnrollment(ceremony.enrollment, now))
+    if (!ceremony?.enrollment || !(await x.credentials.isEnrollment(ceremony.enrollment, now)))
       return c.json({ error: { code: 'console_enrollment_invalid' } }, 403);
     const verified = await verifyRegistrationResponse({
       response: body.response as RegistrationResponseJSON,
@@ -100,15 +103,23 @@ export function mountEnrollment(app: Hono, x: CeremonyContext): void {
     }).catch(() => undefined);
     if (!verified?.verified || !verified.registrationInfo) return c.json({ error: { code: 'console_passkey_refused' } }, 400);
     const { credential } = verified.registrationInfo;
-    x.credentials.consumeEnrollment(ceremony.enrollment, now);
-    x.credentials.addPasskey({
+    const passkey = {
       id: credential.id,
       public_key: Buffer.from(credential.publicKey).toString('base64url'),
       counter: credential.counter,
       transports: credential.transports ?? [],
       created_at: new Date(now).toISOString(),
       last_used_at: null,
-    });
+    };
+    // The link is used up with the passkey kept under it; a link another tab used meanwhile enrolls nothing.
+    const enrolled = await Promise.resolve(x.credentials.enrollPasskey(ceremony.enrollment, passkey, now)).then(
+      () => true,
+      (e: unknown) => {
+        if (isVrpError(e) && e.code === 'console_enrollment_invalid') return false;
+        throw e;
+      },
+    );
+    if (!enrolled) return c.json({ error: { code: 'console_enrollment_invalid' } }, 403);
     x.sessions.open(c, credential.id, now);
     return c.json({ ok: true });
   });
@@ -119,7 +130,7 @@ export function mountSignIn(app: Hono, x: CeremonyContext): void {
   ceremonyStep(app, x, '/signin/options', async (c, _body, origin) => {
     const options = await generateAuthenticationOptions({
       rpID: rpId(origin),
-      allowCredentials: x.credentials.passkeys().map((p) => ({ id: p.id })),
+      allowCredentials: (await x.credentials.passkeys()).map((p) => ({ id: p.id })),
       userVerification: 'preferred',
     });
     x.sessions.begin(c, { challenge: options.challenge }, x.now());
@@ -130,7 +141,7 @@ export function mountSignIn(app: Hono, x: CeremonyContext): void {
     const now = x.now();
     const ceremony = x.sessions.finish(c, now);
     const response = body.response as AuthenticationResponseJSON | undefined;
-    const passkey = typeof response?.id === 'string' ? x.credentials.passkey(response.id) : undefined;
+    const passkey = typeof response?.id === 'string' ? await x.credentials.passkey(response.id) : undefined;
     if (!ceremony || ceremony.enrollment !== undefined || !passkey || !response)
       return c.json({ error: { code: 'console_signin_refused' } }, 403);
     const verified = await verifyAuthenticationResponse({
@@ -142,7 +153,7 @@ export function mountSignIn(app: Hono, x: CeremonyContext): void {
       requireUserVerification: false,
     }).catch(() => undefined);
     if (!verified?.verified) return c.json({ error: { code: 'console_signin_refused' } }, 403);
-    x.credentials.recordUse(passkey.id, verified.authenticationInfo.newCounter, now);
+    await x.credentials.recordUse(passkey.id, verified.authenticationInfo.newCounter, now);
     x.sessions.open(c, passkey.id, now);
     return c.json({ ok: true });
   });

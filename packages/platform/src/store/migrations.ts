@@ -141,4 +141,54 @@ END $$`,
       await sql.raw('DROP FUNCTION IF EXISTS platform_tenant_notify()').execute(db);
     },
   },
+  /**
+   * The operator console (issue 35 item 2): its passkeys with their role and the digests of its
+   * one-time enrollment links (never a token), the audit trail every tenant change writes (the CLI's
+   * and the console's alike), the console's last origin (for `vrp platform console enroll`), and
+   * the indexes its tenant list pages by (status then domain; the node id it also searches).
+   */
+  '0005_console': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('platform_console_passkey')
+        .ifNotExists()
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('public_key', 'text', (c) => c.notNull())
+        .addColumn('counter', 'bigint', (c) => c.notNull())
+        .addColumn('transports', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_used_at', 'text')
+        .execute();
+      await db.schema
+        .createTable('platform_console_enrollment')
+        .ifNotExists()
+        .addColumn('token_sha256', 'text', (c) => c.primaryKey())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('platform_audit')
+        .ifNotExists()
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('at', 'text', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('domain', 'text')
+        .addColumn('detail', 'text')
+        .execute();
+      await db.schema.createIndex('platform_audit_by_domain').ifNotExists().on('platform_audit').columns(['domain', 'at']).execute();
+      if (!(await columnsOf(db, 'platform_info')).has('console_origin'))
+        await db.schema.alterTable('platform_info').addColumn('console_origin', 'text').execute();
+      await db.schema.createIndex('platform_tenant_by_status').ifNotExists().on('platform_tenant').columns(['status', 'domain']).execute();
+      await db.schema.createIndex('platform_tenant_by_node_id').ifNotExists().on('platform_tenant').column('node_id').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropIndex('platform_tenant_by_node_id').ifExists().execute();
+      await db.schema.dropIndex('platform_tenant_by_status').ifExists().execute();
+      await db.schema.alterTable('platform_info').dropColumn('console_origin').execute();
+      for (const t of ['platform_audit', 'platform_console_enrollment', 'platform_console_passkey'])
+        await db.schema.dropTable(t).ifExists().execute();
+    },
+  },
 };

@@ -13,6 +13,8 @@ export interface PlatformInfoTable {
   /** Id (digest) of the master key every sealed private key is under; never the key. */
   master_key_id: string;
   created_at: string;
+  /** Where the operator console last listened (`vrp platform console enroll` prints a whole link with it). */
+  console_origin: string | null;
 }
 
 export type TenantStatus = 'active' | 'disabled';
@@ -66,7 +68,43 @@ export interface TenantFeedTable {
 /** A tenant's blocked range: the node's row with its domain. */
 export type TenantBlockTable = BlockedRangeTable & { domain: string };
 
+/** The operator console's roles: `operator` changes tenants, `support` reads only. */
+export type ConsoleRole = 'operator' | 'support';
+
+/** An operator console passkey (the node console's `ConsolePasskey` with its role): never a private key. */
+export interface ConsolePasskeyTable {
+  id: string;
+  /** COSE public key, base64url. */
+  public_key: string;
+  counter: number | string;
+  /** JSON array of the authenticator's transports. */
+  transports: string;
+  role: ConsoleRole;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** A one-time enrollment link: the SHA-256 of its token (never the token), the role it enrolls, its expiry. */
+export interface ConsoleEnrollmentTable {
+  token_sha256: string;
+  role: ConsoleRole;
+  expires_at: string;
+}
+
+/** One change to a tenant, whoever made it (`cli`, or `console:ROLE:PASSKEY-DIGEST`): ids and codes only. */
+export interface AuditTable {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  domain: string | null;
+  detail: string | null;
+}
+
 export interface PlatformDatabase {
+  platform_console_passkey: ConsolePasskeyTable;
+  platform_console_enrollment: ConsoleEnrollmentTable;
+  platform_audit: AuditTable;
   platform_info: PlatformInfoTable;
   platform_tenant: TenantTable;
   platform_tenant_key: TenantKeyTable;

@@ -25,10 +25,11 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
+import { type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
 import { type NodeOptions, nodeOptions, storeOptions, workerCount } from './options.js';
 import { bookingLogger, onRememberedPort, quoteableStay, reachHints, requestLogger, vrpCommands } from './output.js';
 
-interface ServeOptions extends NodeOptions {
+interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
   /** Absent: 0 (any free port), or with --dev the port of the last run. */
   port?: number;
   host: string;
@@ -55,11 +56,6 @@ interface ServeOptions extends NodeOptions {
   mailFrom?: string;
   smtpCa?: string;
   shutdownGrace?: number;
-  console?: boolean;
-  consoleHost: string;
-  consolePort: number;
-  consolePublic?: boolean;
-  consoleName?: string[];
 }
 
 /** A count where 0 means "no cap". */
@@ -196,20 +192,7 @@ function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail'> 
 
 /** The host console: off unless `--console`; an admin listener of its own, loopback by default. */
 function consoleOptions(c: Command): Command {
-  return c
-    .option('--console', 'serve the host console (inbox, calendar, keys and health, activity) on an admin listener of its own')
-    .option(
-      '--console-host <addr>',
-      'with --console: address of its listener; loopback or private (http), a public one only with --console-public (https)',
-      '127.0.0.1',
-    )
-    .option('--console-port <port>', 'with --console: port of its listener (0 = ephemeral)', port, 0)
-    .option('--console-public', 'with --console: allow a public --console-host (served over the node’s TLS certificate)')
-    .option(
-      '--console-name <name>',
-      'with --console: another host name the console is reached by (an SSH tunnel’s, a private DNS name); repeatable',
-      (v: string, prev: string[] = []) => [...prev, v],
-    );
+  return consoleListenOptions(c, 'host console (inbox, calendar, keys and health, activity)', 'the node’s TLS certificate');
 }
 
 /** `--console …` as serve options (one process only: the console keeps its sessions in memory). */
@@ -218,10 +201,7 @@ function consoleServeOptions(o: ServeOptions): Pick<ServeNodeOptions, 'console'>
   if (o.workers > 1) throw new CliError('conflicting_options', { one: '--console', other: '--workers N' });
   return {
     console: {
-      host: o.consoleHost,
-      port: o.consolePort,
-      ...(o.consolePublic ? { public: true } : {}),
-      ...(o.consoleName ? { names: o.consoleName } : {}),
+      ...consoleListen(o),
       onAction: (e) => (o.json ? printEvent({ ...e }) : process.stderr.write(`console ${e.action} ${e.target ?? '-'} ${e.outcome}\n`)),
     },
   };

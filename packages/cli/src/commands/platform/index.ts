@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerConsoleCommands } from './console/index.js';
 import { registerInit } from './init.js';
 import { registerKeysCommands } from './keys/index.js';
 import { registerMasterKeyCommands } from './master-key/index.js';
@@ -17,4 +18,5 @@ export function registerPlatformCommands(program: Command): void {
   registerSyncWorker(platform);
   registerKeysCommands(platform);
   registerTenantsCommands(platform);
+  registerConsoleCommands(platform);
 }

@@ -2,6 +2,8 @@
  * `vrp platform serve`: every enabled tenant over https, the certificate by SNI and the tenant by
  * Host, in one process or as `--workers` processes on one port, until SIGINT/SIGTERM.
  */
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { visibleEscapes } from '@vrpkit/core';
 import { isServeWorker } from '@vrpkit/node';
 import {
@@ -20,13 +22,16 @@ import {
   servePlatformCluster,
 } from '@vrpkit/platform';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { CliError } from '../../errors.js';
+import { CliError, usage } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
+import { type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
 import { workerCount } from '../node/options.js';
 import { adminListen, duration, type PlatformOptions, platformOptions, withStore } from './options.js';
 
-interface ServeOptions extends PlatformOptions {
+interface ServeOptions extends PlatformOptions, ConsoleCommandOptions {
+  consoleTlsCert?: string;
+  consoleTlsKey?: string;
   port: number;
   host: string;
   tlsDir?: string;
@@ -97,6 +102,39 @@ function serveCommandOptions(c: Command): Command {
     .addOption(shutdownGraceOption());
 }
 
+/** The operator console: off unless `--console`; a listener of its own, loopback by default. */
+function consoleOptions(c: Command): Command {
+  return consoleListenOptions(c, 'operator console (tenants, fleet health)', '--console-tls-cert and --console-tls-key')
+    .option(
+      '--console-tls-cert <file>',
+      'with --console: PEM certificate the console serves over https (its first DNS name is the console’s)',
+    )
+    .option('--console-tls-key <file>', 'with --console: PEM private key of --console-tls-cert');
+}
+
+/** `--console …` as serve options (one process only: the console keeps its sessions in memory). */
+function platformConsole(o: ServeOptions): Pick<ServePlatformOptions, 'console'> {
+  if (!o.console) return {};
+  if (o.workers > 1) throw new CliError('conflicting_options', { one: '--console', other: '--workers N' });
+  if (!o.consoleTlsCert !== !o.consoleTlsKey) throw usage('give both --console-tls-cert and --console-tls-key, or neither');
+  const tls = o.consoleTlsCert && o.consoleTlsKey ? consoleCertificate(o.consoleTlsCert, o.consoleTlsKey) : undefined;
+  return {
+    console: {
+      ...consoleListen(o),
+      ...(tls ? { tls } : {}),
+      onAction: (e) => (o.json ? printEvent({ ...e }) : process.stderr.write(`console ${e.action} ${e.target ?? '-'} ${e.outcome}\n`)),
+    },
+  };
+}
+
+/** The console's certificate files, and the name it is for (its first DNS subject alternative name). */
+function consoleCertificate(certFile: string, keyFile: string): { certPem: string; keyPem: string; name: string } {
+  const certPem = readFileSync(certFile, 'utf8');
+  const name = /DNS:([^,\s]+)/.exec(new X509Certificate(certPem).subjectAltName ?? '')?.[1];
+  if (!name) throw usage('--console-tls-cert names no DNS name (subject alternative name) for the console');
+  return { certPem, keyPem: readFileSync(keyFile, 'utf8'), name };
+}
+
 /** The serve options the command line names, on an open store. */
 function serveOptions(o: ServeOptions, store: PlatformStore, masterKeys: MasterKey[]): Omit<ServePlatformOptions, 'adminListen'> {
   return {
@@ -119,7 +157,7 @@ async function serve(o: ServeOptions, store: PlatformStore, masterKeys: MasterKe
   const options = serveOptions(o, store, masterKeys);
   // A forked worker (same argv) serves and reports to the primary, which prints the banner and serves the admin listener.
   if (isServeWorker()) return runPlatformWorker(options);
-  const admin = o.adminListen ? { adminListen: o.adminListen } : {};
+  const admin = { ...(o.adminListen ? { adminListen: o.adminListen } : {}), ...platformConsole(o) };
   const served =
     o.workers > 1 ? await servePlatformCluster({ ...options, ...admin }, o.workers) : await servePlatform({ ...options, ...admin });
   if (o.json)
@@ -129,12 +167,17 @@ async function serve(o: ServeOptions, store: PlatformStore, masterKeys: MasterKe
       port: served.port,
       ca: served.caFile ?? null,
       admin_port: served.admin?.port ?? null,
+      ...('console' in served && served.console ? { console: served.console.origin } : {}),
       pid: process.pid,
       ...('workerPids' in served ? { workers: served.workerPids.length, worker_pids: served.workerPids } : {}),
     });
   else
     process.stdout.write(
-      `serving every tenant on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\nCtrl-C stops the platform.\n`,
+      `serving every tenant on ${served.address}:${served.port}${o.workers > 1 ? ` with ${o.workers} workers` : ''}\n${
+        'console' in served && served.console
+          ? `operator console: ${served.console.origin} (enroll a passkey with: vrp platform console enroll --role operator)\n`
+          : ''
+      }Ctrl-C stops the platform.\n`,
     );
   // A cluster also ends when one of its workers dies (it has already stopped the others).
   const signal = await ('stopped' in served ? Promise.race([serveUntilSignal(served), served.stopped]) : serveUntilSignal(served));
@@ -146,7 +189,7 @@ export function registerServe(platform: Command): void {
   const serveCommand = platform
     .command('serve')
     .description('serve every enabled tenant over https: certificate by SNI, tenant by Host (421 for any other host)');
-  platformOptions(serveCommandOptions(serveCommand), { masterKey: true }).action((o: ServeOptions) =>
+  platformOptions(consoleOptions(serveCommandOptions(serveCommand)), { masterKey: true }).action((o: ServeOptions) =>
     run(o.json, async () => {
       if (!o.tlsDir && !o.dev) throw new CliError('tls_required');
       const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];
