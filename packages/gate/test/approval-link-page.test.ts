@@ -187,7 +187,7 @@ describe.skipIf(!BROWSER)('an approval link in Chromium', () => {
         expect(await tab.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
         await button.click();
         expect(await tab.locator('#decision').textContent()).toBe(`Approved candidate act ${act.candidate_act_id}.`);
-        expect((await store.escalations.get(act.candidate_act_id))?.approver).toBe('alice');
+        expect((await store.escalations.get(act.candidate_act_id))?.approver).toBe('token:alice');
 
         // The same link again, in the same signed-in browser: it decides nothing and says why.
         expect((await tab.goto(url))?.status()).toBe(410);

@@ -151,6 +151,10 @@ export class ApproverOidc {
     this.#pending.delete(key);
     if (!pending || pending.expiresAt <= now)
       throw new OidcSignInError('approver_oidc_state_invalid', 'no sign-in in progress matches this callback');
+    // The response names the state this sign-in sent (RFC 6749 §4.1.2), or it is not this sign-in's
+    // answer (openid-client checks it again, with `iss`, before the code is redeemed).
+    if (callbackQuery.get('state') !== pending.state)
+      throw new OidcSignInError('approver_oidc_state_invalid', 'the callback names another state than this sign-in sent');
     const config = await this.#discover();
     // The redirect URI of this sign-in, with the callback's parameters: the token request names it.
     const current = new URL(pending.redirectUri);
@@ -164,8 +168,7 @@ export class ApproverOidc {
         idTokenExpected: true,
       });
     } catch (e) {
-      const state = (e as { code?: string }).code === 'OAUTH_INVALID_RESPONSE' && /state/i.test((e as Error).message);
-      throw new OidcSignInError(state ? 'approver_oidc_state_invalid' : 'approver_oidc_refused', (e as Error).message);
+      throw new OidcSignInError('approver_oidc_refused', (e as Error).message);
     }
     const claims = tokens.claims();
     if (!claims?.sub) throw new OidcSignInError('approver_oidc_refused', 'the provider returned no ID token subject');
