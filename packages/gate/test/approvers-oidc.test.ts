@@ -13,11 +13,8 @@
  * - an approval link opened without a session leads through the sign-in back to its act.
  * Without the token mode: no token opens a session.
  */
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { canonicalJson } from '@vrpkit/core';
 import {
-  type AgentCandidateAct,
   approvalLinkUrl,
   Gate,
   type GateStore,
@@ -31,11 +28,11 @@ import { signInAndConsent, startAuthorizationServer, type TestAuthorizationServe
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalLinkDigest } from '../src/approvals/links.js';
 import { type ApprovalsUi, startApprovalsUi } from '../src/ui/index.js';
-import { makeAct, PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
+import { escalatedPayout, freePort } from './approvers-support.js';
+import { PUBLIC_JWK, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 
 const CLIENT_ID = 'approvals-page';
 const CLIENT_SECRET = 'approvals-page-secret-for-tests';
-const MIN = 60_000;
 // Real time: the provider's ID tokens are checked against the clock (iat, exp).
 const clock = { now: () => Date.now() };
 let as: TestAuthorizationServer;
@@ -45,39 +42,9 @@ let gate: Gate;
 let ui: ApprovalsUi;
 /** The same store under a policy with `approval.self_approval: true`. */
 let lenient: ApprovalsUi;
-let n = 0;
-
-/** A free loopback port: the provider must know the page's redirect URI before the page starts. */
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => s.once('listening', resolve));
-  const { port } = s.address() as { port: number };
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 /** An escalated payout by `principal`'s agent, its arguments kept for the page. */
-async function escalated(principal = 'org-1'): Promise<AgentCandidateAct> {
-  const args = { amount: `${++n}.00`, to: 'PT50 0002 0123 1234 5678 9015 4' };
-  const act = makeAct({
-    id: `oidc-pay-${n}`,
-    tool: 'payout_create',
-    consequence_class: 'FINANCIAL',
-    args,
-    policy_state: await gate.policyState(),
-    now: clock.now(),
-    ttlMs: 30 * MIN,
-  });
-  act.initiating_principal = { principal_id: principal, principal_type: 'user' };
-  expect((await gate.authorize(act)).status).toBe('escalated');
-  await store.pendingArguments.record({
-    candidate_act_id: act.candidate_act_id,
-    arguments_json: canonicalJson(args),
-    arguments_digest: act.arguments_digest.value,
-    recorded_at: clock.now(),
-  });
-  return act;
-}
+const escalated = (principal?: string) => escalatedPayout(gate, store, clock.now(), principal);
 
 const cookieOf = (res: Response, name: string) =>
   res.headers
