@@ -288,7 +288,7 @@ describe('an escalated call decided while it waits', T, () => {
     expect((await form({})).status).toBe(409); // already decided: nothing changes
     const after = await (await fetch(ui.url, { headers: { cookie } })).text();
     expect(after).not.toContain(`data-act="${row.candidate_act_id}"`);
-    expect(after).toContain(`<td>APPROVED</td><td>alice</td><td>write_file</td><td class="mono">${row.candidate_act_id}</td>`);
+    expect(after).toContain(`<td>APPROVED</td><td>token:alice</td><td>write_file</td><td class="mono">${row.candidate_act_id}</td>`);
 
     const audit = await (
       await fetch(`${ui.url}audit?decision=APPROVED&act=${encodeURIComponent(row.candidate_act_id)}`, { headers: { cookie } })

@@ -8,12 +8,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 
+const require = createRequire(import.meta.url);
 let bundle: string | undefined;
 
 /** @simplewebauthn/browser's UMD bundle (it defines `SimpleWebAuthnBrowser`), read once. */
 export function simpleWebAuthnBundle(): string {
   // The package's one export is its entry (script/index.js); the browser bundle ships beside it, in dist/bundle.
-  const entry = createRequire(import.meta.url).resolve('@simplewebauthn/browser');
+  const entry = require.resolve('@simplewebauthn/browser');
   bundle ??= readFileSync(resolve(entry, '../../dist/bundle/index.umd.min.js'), 'utf8');
   return bundle;
 }
