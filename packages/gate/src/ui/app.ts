@@ -143,6 +143,10 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   const selfApproval = o.selfApproval ?? (() => false);
 
   app.use('*', securityHeaders, visibleText);
+  // No icon: answered so that a browser's automatic request leaves no error behind. The
+  // stylesheet is the same for everyone, and the sign-in pages shown without a session use it.
+  app.get('/favicon.ico', (c) => c.body(null, 204));
+  app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
   // The sign-ins: before the session check, which they exist to pass.
   if (token !== undefined) app.post('/signin', signInRoute(token, sessions, tokenIdentity));
   if (o.signIn) mountSignIn(app, { ...o.signIn, sessions, clock, scriptNonce });
@@ -177,9 +181,6 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   // State-changing forms: from the page's own origin only, each with its own token (forms.ts).
   app.use('*', sameOriginPosts);
 
-  // No icon: answered so that a browser's automatic request leaves no error behind.
-  app.get('/favicon.ico', (c) => c.body(null, 204));
-  app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
 
   app.get('/', async (c) => {
     const now = clock.now();
