@@ -181,7 +181,6 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   // State-changing forms: from the page's own origin only, each with its own token (forms.ts).
   app.use('*', sameOriginPosts);
 
-
   app.get('/', async (c) => {
     const now = clock.now();
     await o.pendingArguments.purge(now, o.retainArgumentsMs);
