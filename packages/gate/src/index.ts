@@ -207,3 +207,25 @@ export type { ObservationCount, PinOutcome, ProxyTables, SeenTool } from './prox
 // The arguments of escalated acts, for the approvals page (`@vrpkit/gate/ui`), purged after a retention period.
 export type { PendingArgumentsTable } from './ui/pending-arguments-schema.js';
 export { DEFAULT_ARGUMENTS_RETENTION_MS, type PendingArguments } from './ui/pending-arguments.js';
+
+// Known approvers on the approvals page (issue 33 item 3): who may decide, no self-approval unless
+// the policy allows it, and the passkeys enrolled through one-time links (the page itself is `@vrpkit/gate/ui`).
+export {
+  APPROVER_CODES,
+  type ApproverIdentity,
+  type ApproverRole,
+  approverActor,
+  holdsApproverRole,
+  parseApproverClaim,
+  type SelfApprovalRule,
+  type SignInMethod,
+  selfApprovalRule,
+} from './approvers/identity.js';
+export {
+  type ApproverEnrollmentRow,
+  type ApproverPasskeyRow,
+  type ApproverPasskeys,
+  DEFAULT_ENROLLMENT_TTL_MS,
+  enrollmentUrl,
+  issueApproverEnrollment,
+} from './approvers/passkeys.js';

@@ -152,6 +152,12 @@ export const policyDocumentSchema = z
     otherwise: z.enum(['escalate', 'deny']).default('escalate'),
     /** Lifetime of authority issued after an approval (and of envelopes without their own). */
     authority_ttl_seconds: z.number().int().positive().max(3600).default(60),
+    /**
+     * How a person may decide this policy's escalated acts (issue 33 item 3). `self_approval`: an
+     * approver may approve an act whose principal is their own subject; absent or false, they may not.
+     * No default is written in: a policy without it keeps the digest it had.
+     */
+    approval: z.strictObject({ self_approval: z.boolean().optional() }).optional(),
   })
   .superRefine((doc, ctx) => {
     doc.limits.forEach((limit, i) => {
@@ -246,6 +252,8 @@ export interface Policy {
   readonly document: NormalizedPolicy;
   /** Lifetime of authority issued after a person approved the act. */
   readonly approvalTtlMs: number;
+  /** Whether an approver may approve an act whose principal is their own subject (`approval.self_approval`; default false). */
+  readonly selfApproval: boolean;
   /** The consequence class of a tool, assigned before the model names it. */
   classify(tool: ClassifyInput): ConsequenceClass;
   /** Whether `allowed_tools` admits this tool id (listed and callable). */
@@ -294,6 +302,7 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
     digest: canonicalSha256Base64url(doc),
     document: doc,
     approvalTtlMs: doc.authority_ttl_seconds * 1000,
+    selfApproval: doc.approval?.self_approval === true,
     classify,
     allowsTool,
     evaluate: compileEvaluator(doc, classify, allowsTool),

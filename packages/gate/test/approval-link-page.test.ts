@@ -88,13 +88,13 @@ describe('an approval link over HTTP', () => {
     const signin = (body: Record<string, string>, headers: Record<string, string> = {}) =>
       fetch(`${ui.url}signin`, { method: 'POST', body: new URLSearchParams(body), headers, redirect: 'manual' });
     expect((await signin({ token: 'wrong', link: token })).status).toBe(401);
-    expect((await signin({ token: ui.token, link: token }, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
-    const ok = await signin({ token: ui.token, link: token });
+    expect((await signin({ token: ui.token!, link: token }, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    const ok = await signin({ token: ui.token!, link: token });
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toBe(`/act/${token}`);
     expect(ok.headers.get('set-cookie')).toMatch(/HttpOnly.*SameSite=Strict|SameSite=Strict.*HttpOnly/);
     // A sign-in naming no link (or a malformed one) lands on the list, never elsewhere.
-    expect((await signin({ token: ui.token, link: '../../evil.example' })).headers.get('location')).toBe('/');
+    expect((await signin({ token: ui.token!, link: '../../evil.example' })).headers.get('location')).toBe('/');
     const viaQuery = await fetch(`${url}?token=${ui.token}`, { redirect: 'manual' });
     expect(viaQuery.headers.get('location')).toBe(`/act/${token}`);
   });
@@ -174,7 +174,7 @@ describe.skipIf(!BROWSER)('an approval link in Chromium', () => {
         const context = await browser.newContext({ viewport, isMobile: phone, hasTouch: phone });
         const tab = await context.newPage();
         expect((await tab.goto(url))?.status()).toBe(401);
-        await tab.locator('input[name="token"]').fill(ui.token);
+        await tab.locator('input[name="token"]').fill(ui.token!);
         await tab.locator('form.signin button').click();
         await tab.waitForURL(url);
         const section = tab.locator(`section[data-act="${act.candidate_act_id}"]`);
@@ -187,7 +187,7 @@ describe.skipIf(!BROWSER)('an approval link in Chromium', () => {
         expect(await tab.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(viewport.width);
         await button.click();
         expect(await tab.locator('#decision').textContent()).toBe(`Approved candidate act ${act.candidate_act_id}.`);
-        expect((await store.escalations.get(act.candidate_act_id))?.approver).toBe('alice');
+        expect((await store.escalations.get(act.candidate_act_id))?.approver).toBe('token:alice');
 
         // The same link again, in the same signed-in browser: it decides nothing and says why.
         expect((await tab.goto(url))?.status()).toBe(410);

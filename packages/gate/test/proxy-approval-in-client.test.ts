@@ -45,7 +45,7 @@ async function onThePage(url: string, action: Exclude<PageAction, 'nothing'>): P
   const link = url.slice(url.lastIndexOf('/') + 1);
   const signin = await fetch(`${ui.url}signin`, {
     method: 'POST',
-    body: new URLSearchParams({ token: ui.token, link }),
+    body: new URLSearchParams({ token: ui.token!, link }),
     redirect: 'manual',
   });
   const cookie = (signin.headers.get('set-cookie') ?? '').split(';')[0]!;
@@ -63,7 +63,7 @@ async function approveInChromium(url: string): Promise<number> {
   try {
     const tab = await browser.newPage();
     await tab.goto(url);
-    await tab.locator('input[name="token"]').fill(proxy.ui!.token);
+    await tab.locator('input[name="token"]').fill(proxy.ui!.token!);
     await tab.locator('form.signin button').click();
     await tab.waitForURL(url);
     await tab.locator('button.approve').click();

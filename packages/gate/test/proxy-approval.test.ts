@@ -281,14 +281,14 @@ describe('an escalated call decided while it waits', T, () => {
     const approved = await form({});
     expect(approved.status).toBe(200);
     expect(await approved.text()).toContain(`Approved candidate act ${row.candidate_act_id}`);
-    expect((await s.person.escalations.get(row.candidate_act_id))?.approver).toBe('alice');
+    expect((await s.person.escalations.get(row.candidate_act_id))?.approver).toBe('token:alice');
     const { r } = await call.result;
     expect(r.isError).toBeFalsy();
     expect(readFileSync(join(s.root, 'page.txt'), 'utf8')).toBe(hostile);
     expect((await form({})).status).toBe(409); // already decided: nothing changes
     const after = await (await fetch(ui.url, { headers: { cookie } })).text();
     expect(after).not.toContain(`data-act="${row.candidate_act_id}"`);
-    expect(after).toContain(`<td>APPROVED</td><td>alice</td><td>write_file</td><td class="mono">${row.candidate_act_id}</td>`);
+    expect(after).toContain(`<td>APPROVED</td><td>token:alice</td><td>write_file</td><td class="mono">${row.candidate_act_id}</td>`);
 
     const audit = await (
       await fetch(`${ui.url}audit?decision=APPROVED&act=${encodeURIComponent(row.candidate_act_id)}`, { headers: { cookie } })
@@ -416,7 +416,7 @@ describe('an escalated call decided while it waits', T, () => {
     expect((await pin({})).status).toBe(200);
     expect(await s.person.proxy.getPin(s.proxy.serverId, 'move_file')).toMatchObject({
       pinned_digest: seen.seen_digest,
-      pinned_by: 'alice',
+      pinned_by: 'token:alice',
     });
     expect((await s.client.listTools()).tools.map((t) => t.name)).toContain('move_file');
   });

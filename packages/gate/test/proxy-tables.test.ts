@@ -132,6 +132,7 @@ describe('proxy tables migration', () => {
         '0011_pg_consume_group',
         '0012_pg_authority_fillfactor',
         '0013_downstream_credentials',
+        '0014_approver_passkeys',
       ].map((name) => ({ name })),
     );
     check.close();

@@ -44,6 +44,11 @@ export interface TestAuthorizationServerOptions {
   accessTokenFormat?: 'jwt' | 'opaque';
   /** Extra client registrations (e.g. a public client with redirect URIs for the authorization code flow). */
   extraClients?: ClientMetadata[];
+  /**
+   * Claims of the people who sign in, by login (e.g. `{ carol: { groups: ['approvers'] } }`): each
+   * claim is its own scope, and is written into the ID token when that scope is asked for.
+   */
+  accounts?: Record<string, Record<string, unknown>>;
 }
 
 export const DEFAULT_TEST_SCOPES = ['tools:read', 'tools:call', 'tools:admin'];
@@ -76,6 +81,7 @@ export async function startAuthorizationServer(options: TestAuthorizationServerO
     ],
     ttl: { ClientCredentials: options.accessTokenTtl ?? 300 },
     scopes: ['openid', 'offline_access', ...scopes],
+    ...(options.accounts ? accountClaims(options.accounts) : {}),
     features: {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
@@ -124,6 +130,17 @@ export async function startAuthorizationServer(options: TestAuthorizationServerO
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** oidc-provider's account lookup and claims for `accounts`: the ID token carries the claims its scopes ask for. */
+function accountClaims(accounts: Record<string, Record<string, unknown>>) {
+  const names = [...new Set(Object.values(accounts).flatMap((claims) => Object.keys(claims)))];
+  return {
+    claims: { openid: ['sub'], ...Object.fromEntries(names.map((n) => [n, [n]])) },
+    // Claims in the ID token itself (not only at userinfo), as a relying party reading its role from the ID token needs.
+    conformIdTokenClaims: false,
+    findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub, ...(accounts[sub] ?? {}) }) }),
   };
 }
 

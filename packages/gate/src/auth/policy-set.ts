@@ -54,6 +54,12 @@ export interface PolicySet {
   readonly members: readonly PolicySetMember[];
   /** The member that decides this principal's acts. */
   select(principal: Pick<Principal, 'subject' | 'clientId' | 'groups'>): PolicySetMember;
+  /**
+   * The members that could decide this principal's acts when its groups are not known (the
+   * approvals page reads an act's subject and client, not the token's groups): each member matched
+   * by a group whose other conditions hold, in order, then the member `select` would pick without groups.
+   */
+  possibleMembers(principal: Pick<Principal, 'subject' | 'clientId'>): PolicySetMember[];
 }
 
 /** Load a policy set from its YAML/JSON file; member policies are read relative to it. Throws `PolicyError` with every issue. */
@@ -102,6 +108,16 @@ function compilePolicySet(doc: NormalizedSet, fallback: Policy, memberPolicies: 
           (when.group === undefined || principal.groups.includes(when.group)),
       );
       return hit?.member ?? otherwise;
+    },
+    possibleMembers(principal) {
+      const known = members.filter(
+        ({ when }) =>
+          (when.subject === undefined || when.subject === principal.subject) &&
+          (when.client === undefined || when.client === principal.clientId),
+      );
+      const definite = known.findIndex(({ when }) => when.group === undefined);
+      const before = (definite < 0 ? known : known.slice(0, definite)).map((m) => m.member);
+      return [...before, definite < 0 ? otherwise : (known[definite] as (typeof known)[number]).member];
     },
   };
 }

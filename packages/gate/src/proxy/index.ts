@@ -6,13 +6,14 @@ import type { Readable, Writable } from 'node:stream';
 import type { StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { generateEd25519Jwk, jwkThumbprint, systemClock, VrpError } from '@vrpkit/core';
 import { requestStateKey, requestStateSealer } from '../approvals/request-state.js';
+import { selfApprovalRule } from '../approvers/identity.js';
 import type { PolicySet } from '../auth/policy-set.js';
 import { proxyPrincipals } from '../auth/principals.js';
 import type { ResourceServer } from '../auth/resource-server.js';
 import { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { GateStore } from '../store/gate-store.js';
-import type { ApprovalsUi } from '../ui/index.js';
+import type { ApprovalsUi, ApproversConfig } from '../ui/index.js';
 import { DEFAULT_ARGUMENTS_RETENTION_MS } from '../ui/pending-arguments.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
 import { type AgentListener, listenForAgents } from './listen.js';
@@ -64,7 +65,12 @@ export interface ProxyOptions {
   /** POST a JSON notice (ids, digests, a link; never arguments) here when an act waits. */
   notifyUrl?: string;
   /** Serve the approvals page from this process too (`--ui`), on this loopback address. */
-  ui?: { listen: { host: string; port: number }; approver: string };
+  ui?: {
+    listen: { host: string; port: number };
+    approver: string;
+    /** Known approvers (OpenID Connect, passkeys) instead of the printed token; self-approval follows this proxy's policy. */
+    approvers?: ApproversConfig;
+  };
   /** Arguments of escalated acts are purged this long after the decision (default 7 days). */
   retainArgumentsMs?: number;
   /** The approvals page the notice and the approval links point to (default: the `ui` page's own address). */
@@ -265,13 +271,15 @@ async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain
       store: opts.store,
       listen: opts.ui.listen,
       approver: opts.ui.approver,
+      ...(opts.ui.approvers ? { approvers: opts.ui.approvers } : {}),
+      selfApproval: selfApprovalRule(opts.policy, opts.auth?.policySet),
       retainArgumentsMs: retain,
       onDecision: (fields) => log('approvals_page_decision', fields),
     });
     served.ui = ui;
     proxy.approvalsUrl ??= ui.url;
-    // The token is printed this once, like a notebook server's.
-    log('approvals_page', { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` });
+    // The token is printed this once, like a notebook server's; known approvers sign in instead.
+    log('approvals_page', ui.token ? { url: ui.url, token: ui.token, open: `${ui.url}?token=${ui.token}` } : { url: ui.url });
   }
   const mode = opts.mode ?? 'enforce';
   const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;

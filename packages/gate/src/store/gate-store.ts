@@ -7,6 +7,7 @@
  * `store.audit.append(…)`); no caller needs to know which database is behind it.
  */
 import { type ApprovalLinks, SqlApprovalLinks } from '../approvals/links.js';
+import { type ApproverPasskeys, SqlApproverPasskeys } from '../approvers/passkeys.js';
 import type { AuditLog } from '../audit/port.js';
 import { type DownstreamCredentials, SqlDownstreamCredentials } from '../auth/downstream-credentials.js';
 import { type ProxyTables, SqlProxyTables } from '../proxy/tables.js';
@@ -36,6 +37,8 @@ export interface GateStore {
   readonly approvalLinks: ApprovalLinks;
   /** The credentials the gateway holds for downstream servers (sealed before they reach it). */
   readonly downstreamCredentials: DownstreamCredentials;
+  /** The approvers' passkeys and enrollment links (approvers/passkeys.ts). */
+  readonly approverPasskeys: ApproverPasskeys;
   /** Wait for checkpoints being signed, sign the head, release the connection. */
   close(): Promise<void>;
 }
@@ -54,6 +57,7 @@ export function gateStore(engine: StoreEngine): GateStore {
     pendingArguments: new SqlPendingArguments(engine),
     approvalLinks: new SqlApprovalLinks(engine),
     downstreamCredentials: new SqlDownstreamCredentials(engine),
+    approverPasskeys: new SqlApproverPasskeys(engine),
     close: () => engine.close(),
   };
 }

@@ -2,7 +2,8 @@
  * The gate store's one migration registry: every feature's migrations, in the order they run,
  * applied by Kysely's `Migrator` (as the node's and the platform's stores are). The features own
  * their tables and migrations (store/ledger-schema.ts, audit/schema.ts, proxy/schema.ts,
- * ui/pending-arguments-schema.ts, store/postgres-consume.ts, approvals/link-schema.ts, auth/credentials-schema.ts); this file imports them, never the
+ * ui/pending-arguments-schema.ts, store/postgres-consume.ts, approvals/link-schema.ts, auth/credentials-schema.ts,
+ * approvers/passkeys-schema.ts); this file imports them, never the
  * reverse. Append only: a released migration is never edited, the next one is added.
  *
  * Adoption: a store the gate's own runner migrated (before `Migrator`) records its versions in
@@ -12,6 +13,7 @@
  */
 import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { APPROVAL_LINKS_MIGRATION } from '../approvals/link-schema.js';
+import { APPROVER_PASSKEYS_MIGRATION } from '../approvers/passkeys-schema.js';
 import { AUDIT_LOG_MIGRATION, AUDIT_ROWID_MIGRATION } from '../audit/schema.js';
 import { DOWNSTREAM_CREDENTIALS_MIGRATION } from '../auth/credentials-schema.js';
 import { PIN_VERSION_MIGRATION, PROXY_TABLES_MIGRATION } from '../proxy/schema.js';
@@ -35,6 +37,7 @@ export const GATE_MIGRATIONS: readonly GateMigration[] = [
   CONSUME_GROUP_MIGRATION,
   AUTHORITY_FILLFACTOR_MIGRATION,
   DOWNSTREAM_CREDENTIALS_MIGRATION,
+  APPROVER_PASSKEYS_MIGRATION,
 ];
 
 /** `Migrator`'s tables in the gate store (named like the gate's other tables). */

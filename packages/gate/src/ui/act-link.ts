@@ -7,16 +7,17 @@
 import type { Clock } from '@vrpkit/core';
 import type { Context } from 'hono';
 import { type ApprovalLinks, approvalLinkDigest, type LinkScope, readApprovalLink } from '../approvals/links.js';
+import type { ApproverIdentity } from '../approvers/identity.js';
 import type { Escalations } from '../store/ports.js';
-import { crossSiteReason, formToken } from './forms.js';
+import { crossSiteReason } from './forms.js';
 import { actPage, decisionPage, messagePage } from './pages.js';
 import { type PendingViewSources, pendingView } from './pending-view.js';
-import { landingPath, type Session, sameSecret, sessionOf, startSession } from './session.js';
+import { formTokensOf, landingPath, type Session, sameSecret, sessionOf, startSession } from './session.js';
 
 type Status = 401 | 403 | 404 | 409 | 410;
 
-/** `POST /signin` (token, link): opens a session and goes on to the link's act. */
-export function signInRoute(pageToken: string, sessions: Map<string, Session>) {
+/** `POST /signin` (token, link): opens a session (the token mode's `who`) and goes on to the link's act. */
+export function signInRoute(pageToken: string, sessions: Map<string, Session>, who: ApproverIdentity) {
   return async (c: Context) => {
     // A sign-in from another site is refused before it is read (no login CSRF).
     const why = crossSiteReason({ origin: c.req.header('origin'), fetchSite: c.req.header('sec-fetch-site') }, new URL(c.req.url).origin);
@@ -25,7 +26,7 @@ export function signInRoute(pageToken: string, sessions: Map<string, Session>) {
     const token = typeof form.token === 'string' ? form.token : '';
     const link = typeof form.link === 'string' ? form.link : '';
     if (!sameSecret(token, pageToken)) return c.html(messagePage('Refused', 'The token is not valid.'), 401);
-    startSession(c, sessions);
+    startSession(c, sessions, who);
     return c.redirect(landingPath(`/act/${link}`), 303);
   };
 }
@@ -46,8 +47,7 @@ export function actLinkRoute(o: PendingViewSources & { links: ApprovalLinks; esc
       return c.html(messagePage(r.title, r.message), r.status);
     }
     if (row.status !== 'PENDING' || row.expires_at <= now) return c.html(decisionPage(row, false), 409);
-    const secret = sessionOf(c).formSecret;
-    return c.html(actPage(await pendingView(o, row), (subject) => formToken(secret, subject), token, s.link.expires_at));
+    return c.html(actPage(await pendingView(o, row), formTokensOf(c), token, s.link.expires_at, sessionOf(c).who));
   };
 }
 

@@ -4,33 +4,59 @@
  * digest shown ([I-D.das-agentic] EF-070; Tool-Use Binding draft, enforce() contract: "an
  * approved search cannot become a send"). Every decision goes through `decideEscalation`.
  *
- * Protection: a random token printed once at start opens a session (`?token=` sets an HttpOnly
- * SameSite=Strict cookie, then redirects the token out of the address bar); every POST must come
+ * Sign-in: a random token printed once at start opens a session (`?token=` sets an HttpOnly
+ * SameSite=Strict cookie, then redirects the token out of the address bar) — the single-user mode;
+ * or, when approvers are known people, OpenID Connect or a passkey (sign-in.ts; issue 33 item 3),
+ * with the approver role from a claim or a list: a person without it sees the acts read-only, and
+ * an approver cannot approve their own act unless its policy allows it.
+ *
+ * Protection: every POST must come
  * from the page's own origin and carry the token of exactly that form (forms.ts); everything
  * shown is escaped by hono/html, and every character of core's class for text from outside
  * (controls, bidi controls, separators, default-ignorables) is shown as a visible `\u{…}` escape;
- * the CSP allows no script at all and only the page's own stylesheet.
+ * the CSP allows no script at all and only the page's own stylesheet — except on the passkey
+ * sign-in and enrollment pages, whose CSP allows the page's own two scripts under a fresh nonce.
  */
+
+import { randomBytes } from 'node:crypto';
 import { type Clock, systemClock, visibleEscapes } from '@vrpkit/core';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { getCookie } from 'hono/cookie';
+import type { AgentCandidateAct } from '../act.js';
 import type { ApprovalLinks } from '../approvals/links.js';
+import { APPROVER_CODES, type ApproverIdentity, approverActor, isOwnAct, type SelfApprovalRule } from '../approvers/identity.js';
 import { decideEscalation } from '../escalation.js';
 import type { ProxyTables } from '../proxy/tables.js';
 import type { Escalations } from '../store/ports.js';
 import { actLinkRoute, signInRoute, spendLink } from './act-link.js';
 import type { AuditTrailSource } from './audit.js';
-import { crossSiteReason, formToken } from './forms.js';
-import { auditPage, decisionPage, messagePage, pendingPage, STYLESHEET, signInPage } from './pages.js';
+import { crossSiteReason } from './forms.js';
+import { approverSignInPage, auditPage, decisionPage, messagePage, pendingPage, STYLESHEET, signInPage } from './pages.js';
 import type { PendingArguments } from './pending-arguments.js';
 import { pendingView } from './pending-view.js';
-import { formTokenValid, landingPath, linkOfPath, SESSION_COOKIE, type Session, sameSecret, sessionOf, startSession } from './session.js';
+import {
+  formTokensOf,
+  formTokenValid,
+  landingPath,
+  linkOfPath,
+  SESSION_COOKIE,
+  type Session,
+  sameSecret,
+  sessionOf,
+  startSession,
+} from './session.js';
+import { type ApproverSignIn, mountSignIn } from './sign-in.js';
 
 export { SESSION_COOKIE };
 
 /** No script, no frames, no foreign origin: the page is HTML and its own stylesheet only. */
 export const CONTENT_SECURITY_POLICY =
   "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** The passkey pages' CSP: the page's own scripts named by this response's nonce, and requests to the page itself. */
+export function scriptPolicy(nonce: string): string {
+  return `default-src 'none'; script-src 'nonce-${nonce}'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+}
 
 export interface ApprovalsAppOptions {
   escalations: Escalations;
@@ -39,10 +65,17 @@ export interface ApprovalsAppOptions {
   /** The single-use approval links a URL-mode elicitation sends a person with (approvals/links.ts). */
   links: ApprovalLinks;
   audit: AuditTrailSource;
-  /** The random token printed at start. */
-  token: string;
-  /** Recorded as the approver of every decision made on this page. */
+  /**
+   * The random token printed at start: the single-user sign-in. Absent when approvers sign in as
+   * known people (`signIn`): the printed token would otherwise bypass their role.
+   */
+  token?: string;
+  /** The token mode's approver: recorded (as `token:<approver>`) with every decision made on a token session. */
   approver: string;
+  /** Known approvers: OpenID Connect and/or passkeys, and who holds the approver role. */
+  signIn?: ApproverSignIn;
+  /** Whether an approver may approve their own act (the act's policy `approval.self_approval`); default never. */
+  selfApproval?: SelfApprovalRule;
   /** Arguments are purged this long after their act was decided (or expired). */
   retainArgumentsMs: number;
   clock?: Clock;
@@ -60,7 +93,8 @@ const AUDIT_PAGE_ROWS = 500;
  */
 const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
-  c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  const nonce = c.get('cspNonce' as never) as string | undefined;
+  c.header('Content-Security-Policy', nonce ? scriptPolicy(nonce) : CONTENT_SECURITY_POLICY);
   c.header('X-Content-Type-Options', 'nosniff');
   c.header('Referrer-Policy', 'same-origin');
   c.header('Cache-Control', 'no-store');
@@ -88,27 +122,55 @@ const sameOriginPosts: MiddlewareHandler = async (c, next) => {
   await next();
 };
 
+/** A fresh CSP nonce for this response (securityHeaders puts it in the policy). */
+function scriptNonce(c: Context): string {
+  const nonce = randomBytes(16).toString('base64');
+  c.set('cspNonce' as never, nonce as never);
+  return nonce;
+}
+
+/** A refusal of a signed-in person's decision, with its stable code; nothing was decided. */
+function refusal(c: Context, code: string, message: string) {
+  return c.html(messagePage('Refused', message, code), 403);
+}
+
 export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   const clock = o.clock ?? systemClock;
   const sessions = new Map<string, Session>();
   const app = new Hono();
+  const token = o.signIn ? undefined : o.token;
+  const tokenIdentity: ApproverIdentity = { subject: o.approver, method: 'token', approver: true };
+  const selfApproval = o.selfApproval ?? (() => false);
 
   app.use('*', securityHeaders, visibleText);
-  // An approval link's sign-in form: before the session check, which it exists to pass.
-  app.post('/signin', signInRoute(o.token, sessions));
+  // No icon: answered so that a browser's automatic request leaves no error behind. The
+  // stylesheet is the same for everyone, and the sign-in pages shown without a session use it.
+  app.get('/favicon.ico', (c) => c.body(null, 204));
+  app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  // The sign-ins: before the session check, which they exist to pass.
+  if (token !== undefined) app.post('/signin', signInRoute(token, sessions, tokenIdentity));
+  if (o.signIn) mountSignIn(app, { ...o.signIn, sessions, clock, scriptNonce });
 
   // The token opens a session, then leaves the address bar (and the history) at once.
   app.use('*', async (c, next) => {
     const given = c.req.query('token');
-    if (given !== undefined) {
-      if (!sameSecret(given, o.token)) return c.html(messagePage('Refused', 'The token is not valid.'), 401);
-      startSession(c, sessions);
+    if (given !== undefined && token !== undefined) {
+      if (!sameSecret(given, token)) return c.html(messagePage('Refused', 'The token is not valid.'), 401);
+      startSession(c, sessions, tokenIdentity);
       return c.redirect(landingPath(c.req.path), 303);
     }
     const session = sessions.get(getCookie(c, SESSION_COOKIE) ?? '');
     if (session) {
       c.set('session' as never, session as never);
       return next();
+    }
+    if (o.signIn) {
+      // Known approvers sign in first, then come back to the page asked for (an approval link's act included).
+      if (c.req.method === 'GET') {
+        const methods = { oidc: !!o.signIn.oidc, passkey: !!o.signIn.passkeys };
+        return c.html(approverSignInPage(methods, landingPath(c.req.path), methods.passkey ? scriptNonce(c) : undefined), 401);
+      }
+      return c.html(messagePage('Refused', 'Sign in first; nothing was decided.', 'approver_signin_required'), 401);
     }
     // An approval link opened without a session: the approver signs in, the link itself signs no one in.
     const link = linkOfPath(c.req.path);
@@ -119,10 +181,6 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   // State-changing forms: from the page's own origin only, each with its own token (forms.ts).
   app.use('*', sameOriginPosts);
 
-  // No icon: answered so that a browser's automatic request leaves no error behind.
-  app.get('/favicon.ico', (c) => c.body(null, 204));
-  app.get('/style.css', (c) => c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }));
-
   app.get('/', async (c) => {
     const now = clock.now();
     await o.pendingArguments.purge(now, o.retainArgumentsMs);
@@ -131,8 +189,7 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     const views = await Promise.all(pending.map((r) => pendingView(o, r)));
     // Tools the proxies saw whose current definition no person pinned (never, or not since it changed).
     const unpinned = (await o.pins.listPins()).filter((p) => p.pinned_digest !== p.seen_digest);
-    const secret = sessionOf(c).formSecret;
-    return c.html(pendingPage(views, decided, unpinned, (subject) => formToken(secret, subject), now));
+    return c.html(pendingPage(views, decided, unpinned, formTokensOf(c), now, sessionOf(c).who));
   });
 
   app.get('/audit', async (c) => {
@@ -154,6 +211,9 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
   app.get('/act/:link', actLinkRoute(o, clock));
 
   app.post('/decide', async (c) => {
+    const who = sessionOf(c).who;
+    // Signed in without the approver role: read-only, nothing is read or decided.
+    if (!who.approver) return refusal(c, APPROVER_CODES.role, 'You are not an approver; nothing was decided.');
     const form = await c.req.parseBody();
     const field = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
     const decision = field('decision');
@@ -164,16 +224,29 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
     const actId = field('act');
     const digest = field('digest');
     if (!actId || !digest) return c.html(messagePage('Refused', 'The form names no act or digest.'), 400);
+    // No approval of one's own act unless its policy allows it — checked before a link is spent.
+    // The token mode is one person approving their own agent's acts: the rule is for known approvers.
+    if (decision === 'approve' && who.method !== 'token') {
+      const row = await o.escalations.get(actId);
+      const act = row ? (JSON.parse(row.act_json) as AgentCandidateAct) : undefined;
+      if (act && isOwnAct(act, who) && !selfApproval(act))
+        return refusal(
+          c,
+          APPROVER_CODES.self,
+          "This act is your own agent's: its policy does not allow you to approve it; nothing was decided.",
+        );
+    }
+    const actor = approverActor(who);
     // Through a link: the link is spent first, for exactly this act and binding, or nothing is decided.
     if (link) {
-      const refused = await spendLink(o.links, link, { candidate_act_id: actId, binding_digest: digest }, o.approver, clock.now());
+      const refused = await spendLink(o.links, link, { candidate_act_id: actId, binding_digest: digest }, actor, clock.now());
       if (refused) return c.html(messagePage(refused.title, refused.message), refused.status);
     }
     // The decision binds exactly the digest the person was shown; another binding decides nothing.
     const d = await decideEscalation(o.escalations, {
       candidateActId: actId,
       status: decision === 'approve' ? 'APPROVED' : 'REJECTED',
-      approver: o.approver,
+      approver: actor,
       reviewedDigest: digest,
       now: clock.now(),
     });
@@ -181,6 +254,7 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
       candidate_act_id: actId,
       binding_digest: digest,
       decision,
+      approver: actor,
       ...(link ? { via: 'approval_link' } : {}),
       outcome: d.ok ? (d.decided ? d.escalation.status : `unchanged_${d.escalation.status}`) : d.code,
     });
@@ -192,13 +266,15 @@ export function createApprovalsApp(o: ApprovalsAppOptions): Hono {
 
   // Pin a tool's definition as reviewed: only if the definition seen still has the digest shown.
   app.post('/pin', async (c) => {
+    const who = sessionOf(c).who;
+    if (!who.approver) return refusal(c, APPROVER_CODES.role, 'You are not an approver; nothing was pinned.');
     const form = await c.req.parseBody();
     const field = (k: string) => (typeof form[k] === 'string' ? (form[k] as string) : '');
     const [server, tool, digest] = [field('server'), field('tool'), field('digest')];
     if (!formTokenValid(c, ['/pin', server, tool, digest], field('csrf')))
       return c.html(messagePage('Refused', 'The form token is not valid.'), 403);
     if (!server || !tool || !digest) return c.html(messagePage('Refused', 'The form names no server, tool or digest.'), 400);
-    const r = await o.pins.pin(server, tool, { by: o.approver, now: clock.now(), digest });
+    const r = await o.pins.pin(server, tool, { by: approverActor(who), now: clock.now(), digest });
     o.onDecision?.({ pin: tool, server_id: server, digest, outcome: r.pinned ? 'pinned' : r.reason });
     if (!r.pinned && r.reason === 'unknown_tool') return c.html(messagePage('Not found', 'No such tool was seen for this server.'), 404);
     if (!r.pinned)

@@ -5,13 +5,17 @@
  */
 import { html } from 'hono/html';
 import type { AgentCandidateAct } from '../act.js';
+import type { ApproverIdentity } from '../approvers/identity.js';
 import type { ToolPinTable } from '../proxy/schema.js';
 import type { EscalationRow } from '../store/ports.js';
 import { AUDIT_KINDS, type AuditTrailEntry } from './audit.js';
 import type { FormSubject } from './forms.js';
 
-/** The token of one form (forms.ts), made for the session that views the page. */
-export type FormTokens = (subject: FormSubject) => string;
+/**
+ * The token of one form (forms.ts), made for the session that views the page; undefined for a
+ * signed-in person without the approver role, who is shown the acts read-only (no form at all).
+ */
+export type FormTokens = ((subject: FormSubject) => string) | undefined;
 
 export interface PendingView {
   row: EscalationRow;
@@ -39,6 +43,8 @@ button.reject { background: #fff; color: #a00; border-color: #a00; }
 table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #e5e5ea; font-size: 13px; }
 td.mono { font-family: ui-monospace, monospace; word-break: break-all; }
 form.signin input { font: inherit; padding: .35rem; }
+a.button { display: inline-block; text-decoration: none; padding: .35rem 1rem; border-radius: 4px; }
+a.button.approve { background: #1f7a3a; color: #fff; }
 @media (max-width: 600px) {
   body { padding: .75rem; }
   dl { grid-template-columns: 1fr; } dt { margin-top: .3rem; }
@@ -49,14 +55,31 @@ form.signin input { font: inherit; padding: .35rem; }
 
 const iso = (t: number | null) => (t === null ? '' : new Date(t).toISOString());
 
-function layout(title: string, body: unknown) {
+/**
+ * A page; with `nonce`, it loads the passkey ceremony scripts (the response's CSP allows exactly
+ * that nonce); with `refresh`, it goes on to that path of the page's own at once.
+ */
+function layout(title: string, body: unknown, nonce?: string, refresh?: string) {
+  const scripts = nonce
+    ? html`<script nonce="${nonce}" src="/assets/webauthn.js" defer></script><script nonce="${nonce}" src="/assets/approvals.js" defer></script>`
+    : '';
+  const head = refresh ? html`<meta http-equiv="refresh" content="0; url=${refresh}">${scripts}` : scripts;
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · vrp gate</title><link rel="stylesheet" href="/style.css"></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · vrp gate</title><link rel="stylesheet" href="/style.css">${head}</head>
 <body><nav><a href="/">Pending and decided acts</a><a href="/audit">Audit trail</a></nav>${body}</body></html>`;
 }
 
-export function messagePage(title: string, message: string) {
-  return layout(title, html`<h1>${title}</h1><p>${message}</p>`);
+/** A message; `code` is the refusal's stable code, shown as `#code`. */
+export function messagePage(title: string, message: string, code?: string) {
+  return layout(title, html`<h1>${title}</h1><p>${message}</p>${code ? html`<p>Code: <code id="code">${code}</code></p>` : ''}`);
+}
+
+/** Who is signed in, above the acts; a person without the approver role is told the page is read-only. */
+function signedInAs(who: ApproverIdentity | undefined) {
+  if (!who) return '';
+  return html`<p id="who">Signed in as <strong>${who.subject}</strong> (${who.method}).${
+    who.approver ? '' : html` <span class="warn" id="read-only">You are not an approver: the acts are shown read-only.</span>`
+  }</p>`;
 }
 
 export function decisionPage(row: EscalationRow, decided: boolean) {
@@ -73,7 +96,7 @@ export function decisionPage(row: EscalationRow, decided: boolean) {
  * The approve or reject form of one act: its token binds the act, the binding digest and the
  * decision — and, on an approval link's page, the link, which the decision spends.
  */
-function decideForm(row: EscalationRow, decision: 'approve' | 'reject', tokens: FormTokens, link?: string) {
+function decideForm(row: EscalationRow, decision: 'approve' | 'reject', tokens: NonNullable<FormTokens>, link?: string) {
   const token = tokens(['/decide', row.candidate_act_id, row.binding_digest, decision, ...(link ? [link] : [])]);
   const linkField = link ? html`<input type="hidden" name="link" value="${link}">` : '';
   return html`<form class="decide" method="post" action="/decide"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="act" value="${row.candidate_act_id}"><input type="hidden" name="digest" value="${row.binding_digest}">${linkField}<button class="${decision}" name="decision" value="${decision}">${decision === 'approve' ? 'Approve' : 'Reject'}</button></form>`;
@@ -95,8 +118,9 @@ function pendingAct(v: PendingView, tokens: FormTokens, link?: string) {
     : v.pin.definition !== null
       ? html`<details><summary>Pinned definition (digest <code>${v.pin.pinned_digest}</code>)</summary><pre>${v.pin.definition}</pre></details>`
       : html`<p class="warn">The tool's definition changed since it was pinned (pinned ${v.pin.pinned_digest ?? 'never'}, seen ${v.pin.seen_digest}).</p>`;
-  // The approve button is offered only when the person can see exactly what would run.
-  const approve = v.args.state === 'ok' ? decideForm(row, 'approve', tokens, link) : '';
+  // The approve button is offered only when the person can see exactly what would run, and may decide.
+  const approve = tokens && v.args.state === 'ok' ? decideForm(row, 'approve', tokens, link) : '';
+  const reject = tokens ? decideForm(row, 'reject', tokens, link) : '';
   return html`<section class="act" data-act="${row.candidate_act_id}">
 <h3>${act.tool.tool_id}</h3>
 <dl>
@@ -113,12 +137,14 @@ function pendingAct(v: PendingView, tokens: FormTokens, link?: string) {
 <h4>Arguments</h4>
 ${args}
 ${pin}
-<p>${approve}${decideForm(row, 'reject', tokens, link)}</p>
+<p>${approve}${reject}</p>
 </section>`;
 }
 
 function unpinnedTool(t: ToolPinTable, tokens: FormTokens) {
-  const token = tokens(['/pin', t.server_id, t.tool_name, t.seen_digest]);
+  const pinForm = tokens
+    ? html`<form class="decide" method="post" action="/pin"><input type="hidden" name="csrf" value="${tokens(['/pin', t.server_id, t.tool_name, t.seen_digest])}"><input type="hidden" name="server" value="${t.server_id}"><input type="hidden" name="tool" value="${t.tool_name}"><input type="hidden" name="digest" value="${t.seen_digest}"><button class="approve">Pin this definition</button></form>`
+    : '';
   return html`<section class="act" data-tool="${t.tool_name}">
 <h3>${t.tool_name}</h3>
 <dl>
@@ -128,14 +154,21 @@ function unpinnedTool(t: ToolPinTable, tokens: FormTokens) {
 <dt>Definition digest</dt><dd class="definition-digest">${t.seen_digest}</dd>
 </dl>
 <pre class="definition">${JSON.stringify(JSON.parse(t.seen_definition), null, 2)}</pre>
-<form class="decide" method="post" action="/pin"><input type="hidden" name="csrf" value="${token}"><input type="hidden" name="server" value="${t.server_id}"><input type="hidden" name="tool" value="${t.tool_name}"><input type="hidden" name="digest" value="${t.seen_digest}"><button class="approve">Pin this definition</button></form>
+${pinForm}
 </section>`;
 }
 
-export function pendingPage(pending: PendingView[], decided: EscalationRow[], unpinned: ToolPinTable[], tokens: FormTokens, now: number) {
+export function pendingPage(
+  pending: PendingView[],
+  decided: EscalationRow[],
+  unpinned: ToolPinTable[],
+  tokens: FormTokens,
+  now: number,
+  who?: ApproverIdentity,
+) {
   return layout(
     'Approvals',
-    html`<h1>Acts waiting for a person</h1>
+    html`<h1>Acts waiting for a person</h1>${signedInAs(who)}
 <p>Approving binds the binding digest shown: the act runs once, with exactly these arguments. As of ${iso(now)}.</p>
 ${pending.length ? pending.map((v) => pendingAct(v, tokens)) : html`<p id="none-pending">No act is waiting.</p>`}
 <h2>Decided acts</h2>
@@ -152,10 +185,10 @@ ${unpinned.length ? unpinned.map((t) => unpinnedTool(t, tokens)) : html`<p>Every
 }
 
 /** An approval link's page: exactly its act, decided through the link (which the decision spends). */
-export function actPage(v: PendingView, tokens: FormTokens, link: string, linkExpiresAt: number) {
+export function actPage(v: PendingView, tokens: FormTokens, link: string, linkExpiresAt: number, who?: ApproverIdentity) {
   return layout(
     'Approve this act',
-    html`<h1>An agent's call waits for a person</h1>
+    html`<h1>An agent's call waits for a person</h1>${signedInAs(who)}
 <p>This link decides this act only, once, until ${iso(linkExpiresAt)}. Approving binds the binding digest shown: the act runs once, with exactly these arguments.</p>
 ${pendingAct(v, tokens, link)}`,
   );
@@ -173,6 +206,59 @@ export function signInPage(link: string) {
 <p>An approval link opens the page at one act; deciding needs the approver's session. Enter the token printed when the approvals page started.</p>
 <form class="signin" method="post" action="/signin"><input type="hidden" name="link" value="${link}"><label>Token <input type="password" name="token" autocomplete="off" required></label> <button class="approve">Sign in</button></form>
 <p>Signed in already in this browser? <a id="continue" href="/act/${link}">Continue to the act</a>.</p>`,
+  );
+}
+
+/** Which sign-ins the page offers to known approvers. */
+export interface SignInMethods {
+  oidc: boolean;
+  passkey: boolean;
+}
+
+/**
+ * The sign-in of known approvers (OpenID Connect, passkeys), shown for any page asked for without a
+ * session; `returnTo` (one of the page's own paths, or an approval link's) is where it leads back.
+ * With passkeys it loads the ceremony script under `nonce`.
+ */
+export function approverSignInPage(methods: SignInMethods, returnTo: string, nonce?: string) {
+  const oidc = methods.oidc
+    ? html`<p><a class="button approve" id="signin-oidc" href="/signin/oidc?return=${encodeURIComponent(returnTo)}">Sign in with your organization's account</a></p>`
+    : '';
+  const passkey = methods.passkey
+    ? html`<p><button class="approve" id="signin-passkey" data-ceremony="signin" data-return="${returnTo}">Sign in with a passkey</button></p>`
+    : '';
+  return layout(
+    'Sign in',
+    html`<h1>Sign in to the approvals page</h1>
+<p>Approvers are known people: sign in to see the acts waiting for a person${returnTo.startsWith('/act/') ? ' and decide this one' : ''}.</p>
+${oidc}${passkey}<p id="ceremony-status" role="status" aria-live="polite"></p>`,
+    methods.passkey ? nonce : undefined,
+  );
+}
+
+/** A one-time enrollment link's page: create a passkey for `subject` (the link is spent by it). */
+export function enrollPage(subject: string, token: string, nonce: string) {
+  return layout(
+    'Enroll a passkey',
+    html`<h1>Enroll a passkey</h1>
+<p>This link enrolls one passkey for <strong id="enroll-subject">${subject}</strong> on this approvals page, once.</p>
+<p><button class="approve" id="enroll" data-ceremony="enroll" data-token="${token}">Create a passkey</button></p>
+<p id="ceremony-status" role="status" aria-live="polite"></p>`,
+    nonce,
+  );
+}
+
+/**
+ * After an OpenID Connect sign-in: the provider's redirect back is a cross-site navigation, and a
+ * SameSite=Strict session cookie is not sent on the redirect that ends it; a refresh from this page
+ * (and its link) is a same-site navigation that carries it.
+ */
+export function signedInPage(who: ApproverIdentity, next: string) {
+  return layout(
+    'Signed in',
+    html`<h1>Signed in</h1>${signedInAs(who)}<p><a id="continue" href="${next}">Continue</a></p>`,
+    undefined,
+    next,
   );
 }
 

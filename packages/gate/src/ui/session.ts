@@ -1,19 +1,24 @@
 /**
- * The approvals page's sessions: the random token printed at start opens one (as `?token=` on a
- * page's URL, or posted by the sign-in form an approval link shows), and an HttpOnly SameSite=Strict
- * cookie carries it; each session has its own secret for its form tokens (forms.ts).
+ * The approvals page's sessions: a sign-in opens one — the random token printed at start (as
+ * `?token=` on a page's URL, or posted by the sign-in form), OpenID Connect, or a passkey
+ * (ui/sign-in.ts) — and an HttpOnly SameSite=Strict cookie carries it; each session knows who
+ * signed in (subject, method, approver role) and has its own secret for its form tokens (forms.ts).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { setCookie } from 'hono/cookie';
 import { approvalLinkPath, isApprovalLinkToken } from '../approvals/links.js';
-import { type FormSubject, isFormToken } from './forms.js';
+import type { ApproverIdentity } from '../approvers/identity.js';
+import { type FormSubject, formToken, isFormToken } from './forms.js';
+import type { FormTokens } from './pages.js';
 
 export const SESSION_COOKIE = 'vrp_gate_ui';
 
 export interface Session {
   /** The secret each of this session's form tokens is made with (forms.ts). */
   formSecret: string;
+  /** Who signed in, how, and whether they may decide. */
+  who: ApproverIdentity;
 }
 
 const MAX_SESSIONS = 64;
@@ -22,10 +27,10 @@ const MAX_SESSIONS = 64;
 const PAGE_ROUTES = ['/', '/audit'] as const;
 
 /** Open a session (the oldest goes when there are too many) and set its cookie on the answer. */
-export function startSession(c: Context, sessions: Map<string, Session>): void {
+export function startSession(c: Context, sessions: Map<string, Session>, who: ApproverIdentity): void {
   const id = randomBytes(32).toString('base64url');
   if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
-  sessions.set(id, { formSecret: randomBytes(32).toString('base64url') });
+  sessions.set(id, { formSecret: randomBytes(32).toString('base64url'), who });
   setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/' });
 }
 
@@ -49,6 +54,12 @@ export function linkOfPath(path: string): string | undefined {
 
 export function sessionOf(c: Context): Session {
   return c.get('session' as never) as Session;
+}
+
+/** The tokens of this session's forms, or undefined when its person may not decide (the page is read-only). */
+export function formTokensOf(c: Context): FormTokens {
+  const { formSecret, who } = sessionOf(c);
+  return who.approver ? (subject) => formToken(formSecret, subject) : undefined;
 }
 
 /** True when the posted token is the one this session made for exactly this form. */

@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '@vrpkit/core';
 import type { Command } from 'commander';
 import { registerApprove } from './approve.js';
+import { registerApprovers } from './approvers.js';
 import { registerAuditCommands } from './audit/index.js';
 import { registerBumpEpoch } from './bump-epoch.js';
 import { registerJournal } from './journal.js';
@@ -24,6 +25,7 @@ export function registerGateCommands(program: Command, clock: Clock = systemCloc
   registerToolsCommands(gate, clock);
   registerReport(gate, clock);
   registerUi(gate, clock);
+  registerApprovers(gate, clock);
   registerAuditCommands(gate, clock);
   registerApprove(gate, clock);
   registerPending(gate, clock);

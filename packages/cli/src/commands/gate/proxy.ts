@@ -7,6 +7,7 @@ import type { ProxyLog } from '@vrpkit/gate/proxy';
 import { type Command, Option } from 'commander';
 import { usage } from '../../errors.js';
 import { run } from '../../io.js';
+import { type ApproverSignInOptions, approverSignInOptions, approversConfig } from './approvers.js';
 import { type DownstreamOptions, defaultName, downstreamSpec } from './downstream.js';
 import {
   approverOption,
@@ -18,7 +19,7 @@ import {
   storeOption,
 } from './options.js';
 
-interface ProxyOptions extends GateStoreOptions, DownstreamOptions {
+interface ProxyOptions extends GateStoreOptions, DownstreamOptions, ApproverSignInOptions {
   policy?: string;
   policySet?: string;
   authIssuer?: string;
@@ -163,7 +164,11 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
   if (approvalLinkTtlMs <= 0) throw usage('--approval-link-ttl must be more than 0');
   const notifyUrl = o.notifyUrl === undefined ? undefined : parseUsage(() => parseNotifyUrl(o.notifyUrl!));
   if (!o.ui && o.uiListen !== '127.0.0.1:0') throw usage('--ui-listen needs --ui');
-  const ui = o.ui ? { listen: parseUsage(() => parseListen(o.uiListen)), approver: o.approver } : undefined;
+  const approvers = await approversConfig(o);
+  if (!o.ui && approvers) throw usage('--approver-oidc-issuer and --approver-passkeys need --ui (they sign in to its page)');
+  const ui = o.ui
+    ? { listen: parseUsage(() => parseListen(o.uiListen)), approver: o.approver, ...(approvers ? { approvers } : {}) }
+    : undefined;
   const maxMessageBytes = positiveNumber('--max-message-bytes', o.maxMessageBytes, true);
   const callTimeoutMs = positiveNumber('--call-timeout', o.callTimeout, false) * 1000;
   const name = o.name ?? defaultName(downstream);
@@ -289,7 +294,7 @@ export function registerProxy(gate: Command): void {
     .description(
       'run an MCP server behind the gate: `vrp gate proxy --policy P --store S -- COMMAND ARGS…` (stdio child) or `--upstream URL`; the agent connects over stdio (or --listen)',
     );
-  storeOption(agentOptions(downstreamOptions(proxy)), false).action((command: string[], o: ProxyOptions) =>
+  storeOption(approverSignInOptions(agentOptions(downstreamOptions(proxy))), false).action((command: string[], o: ProxyOptions) =>
     run(false, () => runProxy(command, o)),
   );
 }

@@ -1,6 +1,8 @@
 import type { Clock } from '@vrpkit/core';
 import type { Command } from 'commander';
+import { usage } from '../../errors.js';
 import { printJson, run } from '../../io.js';
+import { type ApproverSignInOptions, approverSignInOptions, approversConfig } from './approvers.js';
 import {
   approverOption,
   type GateStoreOptions,
@@ -11,6 +13,14 @@ import {
   storeOption,
 } from './options.js';
 
+interface UiOptions extends GateStoreOptions, ApproverSignInOptions {
+  listen: string;
+  approver: string;
+  retainArguments: string;
+  policy?: string;
+  policySet?: string;
+}
+
 /**
  * `vrp gate ui`: the approvals page on a gate store (docs/gateway.md "Approving an act"). A
  * person sees each escalated act with its full arguments and approves or rejects exactly the
@@ -18,18 +28,35 @@ import {
  */
 export function registerUi(gate: Command, clock: Clock): void {
   storeOption(
-    gate
-      .command('ui')
-      .description('serve the approvals page for a gate store (URL and token printed once on stderr; --json prints them on stdout)')
-      .option('--listen <host:port>', 'loopback address of the page (port 0 picks a free one)', '127.0.0.1:8932')
-      .addOption(approverOption('recorded as the approver of decisions made on this page'))
-      .addOption(retainArgumentsOption()),
-  ).action((o: GateStoreOptions & { listen: string; approver: string; retainArguments: string }) =>
+    approverSignInOptions(
+      gate
+        .command('ui')
+        .description('serve the approvals page for a gate store (URL and token printed once on stderr; --json prints them on stdout)')
+        .option('--listen <host:port>', 'loopback address of the page (port 0 picks a free one)', '127.0.0.1:8932')
+        .addOption(approverOption('recorded (as token:NAME) as the approver of decisions made on this page with the printed token'))
+        .addOption(retainArgumentsOption()),
+    )
+      .option(
+        '--policy <file>',
+        "the proxies' policy: its approval.self_approval says whether an approver may approve their own act (default: never)",
+      )
+      .option('--policy-set <file>', "the proxies' policy set (team mode): self-approval as the act principal's member says"),
+  ).action((o: UiOptions) =>
     run(o.json, async () => {
       // Loaded here only: the page needs hono, the other `vrp` commands do not.
-      const [{ parseListen }, { startApprovalsUi }] = await Promise.all([import('@vrpkit/gate/proxy'), import('@vrpkit/gate/ui')]);
+      const [{ parseListen, loadPolicySet }, { startApprovalsUi }, { loadPolicy, selfApprovalRule }] = await Promise.all([
+        import('@vrpkit/gate/proxy'),
+        import('@vrpkit/gate/ui'),
+        import('@vrpkit/gate'),
+      ]);
       const listen = parseUsage(() => parseListen(o.listen));
       const retainArgumentsMs = parseUsage(() => parseDuration(o.retainArguments, '--retain-arguments'));
+      if (o.policy && o.policySet) throw usage('give at most one of --policy or --policy-set');
+      const approvers = await approversConfig(o);
+      const selfApproval = selfApprovalRule(
+        o.policy ? loadPolicy(o.policy) : undefined,
+        o.policySet ? loadPolicySet(o.policySet) : undefined,
+      );
       const store = await openStore(o, false);
       let ui: Awaited<ReturnType<typeof startApprovalsUi>>;
       try {
@@ -37,6 +64,8 @@ export function registerUi(gate: Command, clock: Clock): void {
           store,
           listen,
           approver: o.approver,
+          ...(approvers ? { approvers } : {}),
+          selfApproval,
           retainArgumentsMs,
           clock,
           onDecision: (fields) =>
@@ -46,9 +75,10 @@ export function registerUi(gate: Command, clock: Clock): void {
         await store.close();
         throw e;
       }
-      const open = `${ui.url}?token=${ui.token}`;
       // The token is printed this once (like a notebook server's); whoever holds it can decide.
-      if (o.json) printJson({ url: ui.url, token: ui.token, open });
+      // Known approvers sign in instead: no token exists then.
+      const open = ui.token ? `${ui.url}?token=${ui.token}` : ui.url;
+      if (o.json) printJson({ url: ui.url, ...(ui.token ? { token: ui.token } : {}), open });
       else process.stderr.write(`approvals page: ${open}\n`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
