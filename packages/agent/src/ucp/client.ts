@@ -104,7 +104,7 @@ export class UcpLodgingClient {
    * to that offer. The request names what the offer signed: its property, its stay dates, its party size.
    */
   async createSession(offerJws: string, party: UcpParty = {}): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    const body = bookingRequest(offerJws, party);
+    const body = ucpBookingRequest(offerJws, party);
     if (!body) return fail('ucp_session_mismatch', 'the offer JWS does not parse as a signed stay offer');
     const r = await this.send('POST', '', body);
     return r.ok ? this.bound(r.session, offerJws) : r;
@@ -112,7 +112,7 @@ export class UcpLodgingClient {
 
   /** Update Booking Session (a full replacement): the same stay and offer, the party as it now is. */
   async updateSession(id: string, offerJws: string, party: UcpParty): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    const body = bookingRequest(offerJws, party);
+    const body = ucpBookingRequest(offerJws, party);
     if (!body) return fail('ucp_session_mismatch', 'the offer JWS does not parse as a signed stay offer');
     const r = await this.send('PUT', `/${encodeURIComponent(id)}`, body);
     return r.ok ? this.bound(r.session, offerJws) : r;
@@ -212,7 +212,7 @@ function signedOffer(offerJws: string): OfferPayload | null {
 }
 
 /** A Create/Update body for the stay `offerJws` signed: its property, its dates, its party size, and the offer itself. */
-function bookingRequest(offerJws: string, party: UcpParty): Record<string, unknown> | undefined {
+export function ucpBookingRequest(offerJws: string, party: UcpParty): Record<string, unknown> | undefined {
   const offer = signedOffer(offerJws);
   const propertyId = offer?.property?.property_id;
   const req = offer?.request;
