@@ -172,7 +172,8 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
   /**
    * UCP sessions speak the Lodging booking capability (`dev.ucp.lodging.booking`): the party the
    * platform sends (`booker`, `guests[]` with their platform ids, occupancy, guest assignments) is
-   * kept as sent, to be echoed unchanged. Guest data, like the buyer columns: purged with the row.
+   * kept as sent, to be echoed unchanged. Guest data, like the buyer columns (no retention purge of
+   * session rows exists yet).
    */
   '0006_ucp_session_party': {
     async up(db: Kysely<unknown>) {
