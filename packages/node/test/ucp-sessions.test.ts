@@ -35,6 +35,7 @@ import {
   UCP_BOOKING_SCHEMA,
   UCP_ERROR_SCHEMA,
   type UcpRequestOp,
+  ucpLodgingRestOperations,
   ucpRequestErrors,
   ucpSchemaErrors,
 } from '@vrpkit/testkit/ucp';
@@ -186,6 +187,41 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(profile.keys).toEqual(jwks.keys);
     // One booking path: the Checkout-era sessions are gone.
     expect((await call(h, 'POST', `${UCP_REST_BASE_PATH}/checkout-sessions`, {})).status).toBe(404);
+  });
+
+  it('serves the five operations of the Lodging REST binding’s OpenAPI at its paths, answering the statuses it documents', async () => {
+    const ops = ucpLodgingRestOperations();
+    expect(ops.map((o) => o.operationId).sort()).toEqual([
+      'cancel_booking_session',
+      'complete_booking_session',
+      'create_booking_session',
+      'get_booking_session',
+      'update_booking_session',
+    ]);
+    const s = stay(20, 2);
+    const o = await offer(h, s);
+    const bodies: Record<string, unknown> = {
+      create_booking_session: stayRequest(h, s, { offer: o, email: 'openapi@example.org' }),
+      update_booking_session: stayRequest(h, s, { offer: o, email: 'openapi@example.org' }),
+      complete_booking_session: COMPLETE,
+      cancel_booking_session: {},
+    };
+    let id = '';
+    // In the order a platform calls them: create first (its id for the rest), cancel last.
+    const order = [
+      'create_booking_session',
+      'get_booking_session',
+      'update_booking_session',
+      'complete_booking_session',
+      'cancel_booking_session',
+    ];
+    for (const name of order) {
+      const op = ops.find((x) => x.operationId === name)!;
+      const path = `${UCP_REST_BASE_PATH}${op.path.replace('{id}', id)}`;
+      const r = await session(h, op.method, path, bodies[name]);
+      expect(op.statuses, `${op.method} ${op.path}`).toContain(String(r.status));
+      if (name === 'create_booking_session') id = r.json.id;
+    }
   });
 
   it('single stay: binds a session to the signed offer, its totals are the offer’s, and it blocks no night', async () => {

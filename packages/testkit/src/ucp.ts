@@ -112,6 +112,34 @@ export function ucpRequestErrors(op: UcpRequestOp, ref: string, doc: unknown): E
   return errorsOf(ucpAjv(op), ref, doc);
 }
 
+/** One operation of the Lodging REST binding's OpenAPI (`fixtures/ucp/services/lodging/rest.openapi.json`). */
+export interface UcpRestOperation {
+  operationId: string;
+  method: string;
+  /** Under the REST endpoint, `{id}` as written there. */
+  path: string;
+  /** The documented answer statuses. */
+  statuses: string[];
+}
+
+/** The Lodging booking operations as the vendored OpenAPI states them (paths, methods, answer statuses). */
+export function ucpLodgingRestOperations(): UcpRestOperation[] {
+  const file = fileURLToPath(new URL('../fixtures/ucp/services/lodging/rest.openapi.json', import.meta.url));
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as {
+    paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>>;
+  };
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([, op]) => typeof op === 'object' && op !== null && 'operationId' in op)
+      .map(([method, op]) => ({
+        operationId: op.operationId as string,
+        method: method.toUpperCase(),
+        path,
+        statuses: Object.keys(op.responses ?? {}),
+      })),
+  );
+}
+
 /** What a guest-page step answered: the HTTP status, the page, the session status and any refusal code it shows. */
 export interface GuestStepAnswer {
   status: number;
