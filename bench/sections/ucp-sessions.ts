@@ -1,7 +1,7 @@
 /**
  * The UCP section of bench/booking: booking sessions on the same node, as a ratio to the same
  * fresh-offer baseline as the booking-request rows.
- * - UCP session create: `POST /ucp/v1/checkout-sessions` from one of the node's signed offers, each
+ * - UCP session create: `POST /ucp/v1/booking-sessions` (UCP Lodging) from one of the node's signed offers, each
  *   a different stay (the offer checked, the live quote compared, one session row; no hold);
  * - UCP session, whole flow: create, the guest page's "email me a code" (a real local SMTP server
  *   receives it), the confirmation with that code (the hold, in the booking desk's transaction) and
@@ -11,6 +11,7 @@
  *
  * Not a benchmark of its own (bench/run.ts lists only the files directly in bench/): bench/booking runs it.
  */
+import { ucpBookingRequest } from '@vrpkit/agent';
 import type { TestSmtp } from '@vrpkit/testkit/mail';
 import { mailedCodeOf } from '@vrpkit/testkit/ucp';
 import type { Agent } from 'undici';
@@ -33,7 +34,7 @@ export interface SessionBench {
   cpu(): number | null;
 }
 
-const SESSIONS = '/ucp/v1/checkout-sessions';
+const SESSIONS = '/ucp/v1/booking-sessions';
 
 async function call(b: SessionBench, method: string, path: string, body?: string, headers: Record<string, string> = {}) {
   const res = await b.agent.request({
@@ -47,11 +48,7 @@ async function call(b: SessionBench, method: string, path: string, body?: string
 }
 
 const createBody = (jws: string, i: number) =>
-  JSON.stringify({
-    line_items: [{ item: { id: 'stay' }, quantity: 1 }],
-    buyer: { email: `bench-${i}@example.org`, first_name: 'Bench', last_name: 'Guest' },
-    'dev.vrpkit.lodging': { offer_jws: jws },
-  });
+  JSON.stringify(ucpBookingRequest(jws, { booker: { email: `bench-${i}@example.org`, first_name: 'Bench', last_name: 'Guest' } }));
 
 /** One guest-page step as a same-origin browser posts it. */
 async function pageStep(b: SessionBench, id: string, step: string, code = '') {
@@ -74,7 +71,9 @@ async function wholeFlow(b: SessionBench, jws: string, i: number): Promise<boole
   const code = mailedCodeOf((await b.smtp.next(`bench-${i}@example.org`, before)).raw);
   if (!code) return false;
   await pageStep(b, created.id, 'confirm', code);
-  const done = JSON.parse((await call(b, 'POST', `${SESSIONS}/${created.id}/complete`)).text) as { status?: string };
+  const done = JSON.parse((await call(b, 'POST', `${SESSIONS}/${created.id}/complete`, JSON.stringify({ payment: {} }))).text) as {
+    status?: string;
+  };
   return done.status === 'completed';
 }
 

@@ -1,7 +1,7 @@
 /**
- * The agent's UCP lodging client against a real node over https (dev CA, hardened fetch): it
- * discovers the profile, creates a session from an offer it verified, gets a continue_url on the
- * host's origin, waits while the guest confirms on that page with the code from a real local SMTP
+ * The agent's UCP Lodging client against a real node over https (dev CA, hardened fetch): it
+ * discovers the profile, creates a booking session from an offer it verified, adds the booker by
+ * Update, gets a continue_url on the host's origin, waits while the guest confirms on that page with the code from a real local SMTP
  * server, completes, and verifies the booking receipt. It refuses a session that is not bound to
  * the offer it sent, and a profile whose endpoint is on another origin.
  */
@@ -12,13 +12,12 @@ import type { ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_PROFILE_PATH } from '@vrpkit/protocol';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { guestStep, mailedCode, ucpRequestErrors, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
+import { guestStep, mailedCode, UCP_BOOKING_SCHEMA, type UcpRequestOp, ucpRequestErrors, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const DOMAIN = 'ucp-agent.example';
-const CHECKOUT_SCHEMA = 'shopping/payment_terms.json#/$defs/dev.ucp.shopping.checkout';
 const START = Date.parse('2027-02-01T09:00:00Z');
 let served: { node: ServedNode; client: NodeClient };
 let tmp: ReturnType<typeof tempDir>;
@@ -53,13 +52,27 @@ async function verifiedOffer(from: number, nights: number): Promise<string> {
 describe('UcpLodgingClient', () => {
   it('books a verified offer through a session the guest confirms on the host’s page, and verifies the receipt', async () => {
     // Every session request the client sends, and every session it is answered with, checked against UCP's schemas.
+    const sent: string[] = [];
     const checked: FetchLike = async (input, init) => {
-      const create = init?.method === 'POST' && String(input).endsWith('/checkout-sessions');
-      if (create) expect(ucpRequestErrors('create', CHECKOUT_SCHEMA, JSON.parse(String(init?.body)))).toEqual([]);
+      const url = String(input);
+      const op: UcpRequestOp | undefined =
+        init?.method === 'PUT'
+          ? 'update'
+          : init?.method !== 'POST'
+            ? undefined
+            : url.endsWith('/booking-sessions')
+              ? 'create'
+              : url.endsWith('/complete')
+                ? 'complete'
+                : undefined;
+      if (op) {
+        expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, JSON.parse(String(init?.body)))).toEqual([]);
+        sent.push(op);
+      }
       const res = await fetch(input, init);
-      if (!String(input).includes('/checkout-sessions')) return res;
+      if (!url.includes('/booking-sessions')) return res;
       const body = await res.text();
-      expect(ucpSchemaErrors(CHECKOUT_SCHEMA, JSON.parse(body))).toEqual([]);
+      expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, JSON.parse(body))).toEqual([]);
       return new Response(body, { status: res.status, headers: res.headers });
     };
     const found = await UcpLodgingClient.discover(DOMAIN, { fetch: checked, clock });
@@ -67,9 +80,13 @@ describe('UcpLodgingClient', () => {
     const { client } = found;
     const jws = await verifiedOffer(20, 3);
     const email = 'agent-guest@example.org';
-    const created = await client.createSession(jws, { email, first_name: 'Ada', last_name: 'Guest' });
+    // The stay first; the person's details by Update (Booking: progressive enrichment).
+    const created = await client.createSession(jws);
     if (!created.ok) throw new Error(created.message);
-    const { session } = created;
+    expect(created.session.status).toBe('incomplete');
+    const updated = await client.updateSession(created.session.id, jws, { booker: { email, first_name: 'Ada', last_name: 'Guest' } });
+    if (!updated.ok) throw new Error(updated.message);
+    const { session } = updated;
     expect(session.status).toBe('requires_escalation');
     expect(new URL(session.continue_url!).host).toBe(DOMAIN);
     // Not confirmed yet: the wait ends without a booking.
@@ -83,7 +100,8 @@ describe('UcpLodgingClient', () => {
     const done = await client.complete(session.id, jws);
     if (!done.ok) throw new Error(done.message);
     expect(done.receipt.status).toBe('verified');
-    expect(done.session.order!.id).toBe(done.receipt.receipt?.booking_id);
+    expect(done.session.confirmation!.id).toBe(done.receipt.receipt?.booking_id);
+    expect(sent).toEqual(['create', 'update', 'complete']);
   });
 
   it('refuses a session that is not bound to the offer it sent, and reports the host’s refusal codes', async () => {
@@ -91,11 +109,15 @@ describe('UcpLodgingClient', () => {
     if (!found.ok) throw new Error(found.message);
     const jws = await verifiedOffer(30, 2);
     const other = await verifiedOffer(40, 2);
-    // A relay that answers with a session for another offer than the one sent.
+    // A relay that answers with a session for another offer (and its stay) than the one sent.
     const relay: FetchLike = async (input, init) => {
       if (init?.method === 'POST' && typeof init.body === 'string') {
-        const body = JSON.parse(init.body) as Record<string, { offer_jws: string }>;
-        body['dev.vrpkit.lodging']!.offer_jws = other;
+        const body = JSON.parse(init.body) as {
+          stays: { stay_dates: { start_date: string; end_date: string } }[];
+          'dev.vrpkit.lodging': { offer_jws: string };
+        };
+        body['dev.vrpkit.lodging'].offer_jws = other;
+        body.stays[0]!.stay_dates = { start_date: dayAfter(START, 40), end_date: dayAfter(START, 42) };
         return fetch(input, { ...init, body: JSON.stringify(body) });
       }
       return fetch(input, init);
@@ -112,7 +134,7 @@ describe('UcpLodgingClient', () => {
       const res = await fetch(input, init);
       if (!String(input).endsWith(UCP_PROFILE_PATH)) return res;
       const profile = (await res.json()) as { ucp: { services: Record<string, { endpoint: string }[]> } };
-      profile.ucp.services['dev.ucp.shopping']![0]!.endpoint = 'https://elsewhere.example/ucp/v1';
+      profile.ucp.services['dev.ucp.lodging']![0]!.endpoint = 'https://elsewhere.example/ucp/v1';
       return new Response(JSON.stringify(profile), { status: 200, headers: { 'content-type': 'application/json' } });
     };
     expect(await UcpLodgingClient.discover(DOMAIN, { fetch: moved, clock })).toMatchObject({ ok: false, code: 'ucp_endpoint_off_domain' });

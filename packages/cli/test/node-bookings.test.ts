@@ -5,8 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { ucpBookingRequest } from '@vrpkit/agent';
 import { type ServedNode, withNodeStore } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
+import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -140,12 +141,10 @@ describe('vrp node bookings', () => {
 
   it('sessions lists the UCP sessions by status (an unconfirmed one holds no night), without the offer or the code digest', async () => {
     const s = stay(200, 3);
-    const res = await client.request('POST', `${UCP_REST_BASE_PATH}/checkout-sessions`, {
-      body: JSON.stringify({
-        line_items: [{ item: { id: 'stay' }, quantity: 1 }],
-        buyer: { email: guest.email, first_name: 'Grace' },
-        'dev.vrpkit.lodging': { offer_jws: (await offer(s)).signature.jws },
-      }),
+    const res = await client.request('POST', `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
+      body: JSON.stringify(
+        ucpBookingRequest((await offer(s)).signature.jws, { booker: { email: guest.email, first_name: 'Grace', last_name: 'Hopper' } }),
+      ),
       headers: { 'content-type': 'application/json' },
     });
     expect(res.status, res.text).toBe(201);

@@ -7,7 +7,15 @@
  */
 import { join } from 'node:path';
 import { chromiumNetworkArgs, createHardenedFetch } from '@vrpkit/agent';
-import { OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_REST_BASE_PATH, type UcpSessionView } from '@vrpkit/protocol';
+import {
+  OFFER_ENDPOINT_PATH,
+  type OfferEnvelope,
+  UCP_BOOKING_SESSIONS,
+  UCP_PROFILE_PATH,
+  UCP_REST_BASE_PATH,
+  type UcpSessionView,
+  ucpStayId,
+} from '@vrpkit/protocol';
 import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { startTestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
@@ -29,16 +37,22 @@ describe.skipIf(!BROWSER)('UCP guest page in Chromium', () => {
       guestMail: { url: smtp.url, from: `Bookings <bookings@${DOMAIN}>` },
     });
     const fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${served.node.port}`], ca: served.node.caPem! });
-    const stay = `check_in=${dayAfter(START, 25)}&check_out=${dayAfter(START, 28)}&guests=2`;
+    const [checkIn, checkOut] = [dayAfter(START, 25), dayAfter(START, 28)];
+    const stay = `check_in=${checkIn}&check_out=${checkOut}&guests=2`;
     const available = async () =>
       (JSON.parse((await served.client.get(`${OFFER_ENDPOINT_PATH}?${stay}`)).text) as OfferEnvelope).offer.availability.available;
     try {
       const offer = JSON.parse((await served.client.get(`${OFFER_ENDPOINT_PATH}?${stay}`)).text) as OfferEnvelope;
-      const created = await served.client.request('POST', `${UCP_REST_BASE_PATH}/checkout-sessions`, {
+      const profile = JSON.parse((await served.client.get(UCP_PROFILE_PATH)).text) as {
+        ucp: { capabilities: Record<string, { config: { property: { id: string } } }[]> };
+      };
+      const propertyId = profile.ucp.capabilities['dev.vrpkit.lodging']![0]!.config.property.id;
+      const created = await served.client.request('POST', `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
-          line_items: [{ item: { id: 'stay' }, quantity: 1 }],
-          buyer: { email: 'page-guest@example.org', first_name: 'Ada', last_name: 'Guest' },
+          property: { id: propertyId },
+          stays: [{ id: ucpStayId(propertyId), stay_dates: { start_date: checkIn, end_date: checkOut }, occupancy: { total: 2 } }],
+          booker: { email: 'page-guest@example.org', first_name: 'Ada', last_name: 'Guest' },
           'dev.vrpkit.lodging': { offer_jws: offer.signature.jws },
         }),
       });

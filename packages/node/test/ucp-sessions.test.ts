@@ -1,11 +1,13 @@
 /**
- * UCP booking sessions over real https, on SQLite and PostgreSQL: the business profile and every
- * Checkout response validate against the vendored UCP JSON Schemas (Ajv 2020-12); a session is bound
- * to an offer the node signed (or to the one it signs for bare dates) and its totals are that offer's;
- * an altered, expired or foreign offer is refused with a stable code and nothing written; an
- * unconfirmed session blocks no night; the guest confirms on the node's page with a code read from a
- * real local SMTP server, and only then are the dates held; complete is idempotent; eight concurrent
- * confirmations for overlapping stays make exactly one hold.
+ * UCP Lodging booking sessions (`dev.ucp.lodging.booking`, REST binding) over real https, on SQLite
+ * and PostgreSQL: the business profile, every request and every response validate against the
+ * vendored UCP Lodging schemas (Ajv 2020-12; Booking with the cancellation-policy extension); the
+ * specification's example flows (single stay, update, complete, cancel, inventory exhausted) run; a
+ * session is bound to an offer the node signed (or to the one it signs for bare dates) and its totals
+ * are that offer's; an altered, expired, foreign or mismatched offer is refused with a stable code and
+ * nothing written; an unconfirmed session blocks no night; the guest confirms on the node's page with
+ * a code read from a real local SMTP server, and only then are the dates held; complete is idempotent;
+ * eight concurrent sessions for overlapping stays end in exactly one reservation.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -17,28 +19,36 @@ import {
   JWKS_PATH,
   OFFER_ENDPOINT_PATH,
   type OfferEnvelope,
+  UCP_BOOKING_SESSIONS,
   UCP_PROFILE_PATH,
   UCP_REST_BASE_PATH,
   type UcpSessionView,
+  ucpStayId,
   type VrpJwks,
 } from '@vrpkit/protocol';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { guestStep, mailedCode, type UcpRequestOp, ucpRequestErrors, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
+import {
+  guestStep,
+  mailedCode,
+  UCP_BOOKING_SCHEMA,
+  UCP_ERROR_SCHEMA,
+  type UcpRequestOp,
+  ucpLodgingRestOperations,
+  ucpRequestErrors,
+  ucpSchemaErrors,
+} from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const pg = pgTestSchemas('ucp-sessions', 'the UCP session contract on PostgreSQL');
 const START = Date.parse('2027-02-01T09:00:00Z');
-const SESSIONS = `${UCP_REST_BASE_PATH}/checkout-sessions`;
-/** Checkout composed with the payment-terms extension: the schema every session response must meet. */
-const CHECKOUT_SCHEMA = 'shopping/payment_terms.json#/$defs/dev.ucp.shopping.checkout';
-const ERROR_SCHEMA = 'common/types/error_response.json';
+const SESSIONS = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
 const stay = (from: number, nights: number) => ({ check_in: dayAfter(START, from), check_out: dayAfter(START, from + nights) });
-const buyer = (email: string) => ({ email, first_name: 'Ada', last_name: 'Guest' });
-const stayLine = [{ item: { id: 'stay' }, quantity: 1 }];
+type Stay = ReturnType<typeof stay>;
+const booker = (email: string) => ({ first_name: 'Ada', last_name: 'Guest', email });
 
 interface Harness {
   node: ServedNode;
@@ -48,26 +58,60 @@ interface Harness {
   databaseUrl?: string;
   domain: string;
   smtp: TestSmtp;
+  propertyId: string;
 }
+
+type Json = UcpSessionView & Record<string, unknown>;
 
 async function call(h: Harness, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const init =
     body === undefined ? { headers } : { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
   const res = await h.client.request(method, path, init);
-  return { status: res.status, json: JSON.parse(res.text) as UcpSessionView & Record<string, unknown> };
+  return { status: res.status, json: JSON.parse(res.text) as Json };
 }
 
-/** The UCP operation a session request is (its body is checked against the Checkout schema as that request sees it). */
-const OPS: Record<string, UcpRequestOp> = { POST: 'create', PUT: 'update' };
+/** The UCP operation a session request is (its body is checked against the Booking schema as that request sees it). */
+function opOf(method: string, path: string): UcpRequestOp | undefined {
+  if (method === 'PUT') return 'update';
+  if (method !== 'POST') return undefined;
+  return path === SESSIONS ? 'create' : path.endsWith('/complete') ? 'complete' : undefined;
+}
 
-/** A session request and its answer, both checked against UCP's Checkout (with payment terms) schema. */
+/** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
 async function session(h: Harness, method: string, path: string, body?: unknown) {
-  const op = OPS[method];
-  if (body !== undefined && op) expect(ucpRequestErrors(op, CHECKOUT_SCHEMA, body)).toEqual([]);
+  const op = opOf(method, path);
+  if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
   const r = await call(h, method, path, body);
-  expect(ucpSchemaErrors(CHECKOUT_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
+  expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
   return r;
 }
+
+/** A refusal with no session: the error response, and the codes it carries. */
+async function refused(h: Harness, body: unknown) {
+  const r = await call(h, 'POST', SESSIONS, body);
+  expect(r.status).toBe(200);
+  expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
+  return r.json.messages!.map((m) => m.code);
+}
+
+/** A Create/Update body for stay `s` (the REST binding's single-stay example, this node's ids). */
+function stayRequest(h: Harness, s: Stay, more: { offer?: OfferEnvelope; email?: string; stay?: object; guests?: number } = {}) {
+  return {
+    property: { id: h.propertyId },
+    stays: [
+      {
+        id: ucpStayId(h.propertyId),
+        stay_dates: { start_date: s.check_in, end_date: s.check_out },
+        occupancy: { adults: more.guests ?? 2, total: more.guests ?? 2 },
+        ...more.stay,
+      },
+    ],
+    ...(more.email ? { booker: booker(more.email) } : {}),
+    ...(more.offer ? { 'dev.vrpkit.lodging': { offer_jws: more.offer.signature.jws } } : {}),
+  };
+}
+
+const COMPLETE = { payment: {} };
 
 async function offer(h: Harness, s: { check_in: string; check_out: string }, guests = 2): Promise<OfferEnvelope> {
   const res = await h.client.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=${guests}`);
@@ -88,8 +132,9 @@ async function written(h: Harness) {
 const step = (h: Harness, id: string, which: 'send_code' | 'confirm', code = '') => guestStep(h.client, h.domain, id, which, code);
 const codeFor = (h: Harness, id: string, email: string) => mailedCode(h.client, h.domain, h.smtp, id, email);
 
-async function createFromOffer(h: Harness, o: OfferEnvelope, email: string) {
-  return session(h, 'POST', SESSIONS, { line_items: stayLine, buyer: buyer(email), 'dev.vrpkit.lodging': { offer_jws: o.signature.jws } });
+async function createFromOffer(h: Harness, o: OfferEnvelope, email: string, s?: Stay) {
+  const st = s ?? { check_in: o.offer.request!.check_in, check_out: o.offer.request!.check_out };
+  return session(h, 'POST', SESSIONS, stayRequest(h, st, { offer: o, email }));
 }
 
 function sessionContract(label: string, databaseUrl: () => string | undefined) {
@@ -107,7 +152,11 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
       guestMail: { url: smtp.url, from: `Bookings <bookings@${domain}>` },
       ...(url ? { databaseUrl: url } : {}),
     });
-    h = { ...served, clock, dataDir, domain, smtp, ...(url ? { databaseUrl: url } : {}) };
+    const profile = JSON.parse((await served.client.get(UCP_PROFILE_PATH)).text) as {
+      ucp: { capabilities: Record<string, { config?: { property?: { id: string } } }[]> };
+    };
+    const propertyId = profile.ucp.capabilities['dev.vrpkit.lodging']![0]!.config!.property!.id;
+    h = { ...served, clock, dataDir, domain, smtp, propertyId, ...(url ? { databaseUrl: url } : {}) };
     close = async () => {
       await closeTestNode(served, tmp);
       await smtp.close();
@@ -115,74 +164,147 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
   });
   afterAll(() => close?.());
 
-  it('publishes a UCP business profile that validates, with the REST endpoint, the capabilities and the node keys', async () => {
+  it('publishes a UCP business profile that validates: the lodging REST service, the Booking capability and the node keys', async () => {
     const res = await h.client.get(UCP_PROFILE_PATH);
     expect(res.status).toBe(200);
     const profile = JSON.parse(res.text) as {
-      ucp: Record<string, Record<string, { endpoint?: string; config?: unknown }[]>>;
+      ucp: Record<string, Record<string, { endpoint?: string; config?: unknown; extends?: unknown }[]>>;
       keys: unknown[];
     };
     expect(ucpSchemaErrors('profile.json#/$defs/business_schema', profile)).toEqual([]);
-    expect(profile.ucp.services!['dev.ucp.shopping']![0]!.endpoint).toBe(`https://${h.domain}${UCP_REST_BASE_PATH}`);
+    expect(Object.keys(profile.ucp.services!)).toEqual(['dev.ucp.lodging']);
+    expect(profile.ucp.services!['dev.ucp.lodging']![0]!.endpoint).toBe(`https://${h.domain}${UCP_REST_BASE_PATH}`);
     expect(Object.keys(profile.ucp.capabilities!)).toEqual([
-      'dev.ucp.shopping.checkout',
-      'dev.ucp.shopping.payment_terms',
+      'dev.ucp.lodging.booking',
+      'dev.ucp.lodging.policy.cancellation',
       'dev.vrpkit.lodging',
     ]);
-    expect(profile.ucp.capabilities!['dev.vrpkit.lodging']![0]!.config).toMatchObject({ rate_plans: [{ payment: 'at_property' }] });
+    expect(profile.ucp.capabilities!['dev.vrpkit.lodging']![0]!.config).toMatchObject({
+      stays: [{ id: ucpStayId(h.propertyId) }],
+      rate_plans: [{ id: 'standard', payment: 'at_property' }],
+    });
     const jwks = JSON.parse((await h.client.get(JWKS_PATH)).text) as VrpJwks;
     expect(profile.keys).toEqual(jwks.keys);
+    // One booking path: the Checkout-era sessions are gone.
+    expect((await call(h, 'POST', `${UCP_REST_BASE_PATH}/checkout-sessions`, {})).status).toBe(404);
   });
 
-  it('binds a session to the signed offer: its totals are the offer’s, and it blocks no night', async () => {
+  it('serves the five operations of the Lodging REST binding’s OpenAPI at its paths, answering the statuses it documents', async () => {
+    const ops = ucpLodgingRestOperations();
+    expect(ops.map((o) => o.operationId).sort()).toEqual([
+      'cancel_booking_session',
+      'complete_booking_session',
+      'create_booking_session',
+      'get_booking_session',
+      'update_booking_session',
+    ]);
+    const s = stay(20, 2);
+    const o = await offer(h, s);
+    const bodies: Record<string, unknown> = {
+      create_booking_session: stayRequest(h, s, { offer: o, email: 'openapi@example.org' }),
+      update_booking_session: stayRequest(h, s, { offer: o, email: 'openapi@example.org' }),
+      complete_booking_session: COMPLETE,
+      cancel_booking_session: {},
+    };
+    let id = '';
+    // In the order a platform calls them: create first (its id for the rest), cancel last.
+    const order = [
+      'create_booking_session',
+      'get_booking_session',
+      'update_booking_session',
+      'complete_booking_session',
+      'cancel_booking_session',
+    ];
+    for (const name of order) {
+      const op = ops.find((x) => x.operationId === name)!;
+      const path = `${UCP_REST_BASE_PATH}${op.path.replace('{id}', id)}`;
+      const r = await session(h, op.method, path, bodies[name]);
+      expect(op.statuses, `${op.method} ${op.path}`).toContain(String(r.status));
+      if (name === 'create_booking_session') id = r.json.id;
+    }
+  });
+
+  it('single stay: binds a session to the signed offer, its totals are the offer’s, and it blocks no night', async () => {
     const s = stay(30, 3);
     const o = await offer(h, s);
     const before = await written(h);
-    const r = await createFromOffer(h, o, 'bind@example.org');
+    const r = await createFromOffer(h, o, 'bind@example.org', s);
     expect(r.status).toBe(201);
     expect(r.json.status).toBe('requires_escalation');
     expect(r.json.continue_url).toBe(`https://${h.domain}/ucp/continue/${r.json.id}`);
     const total = r.json.totals.find((t) => t.type === 'total')!.amount;
     expect(total).toBe(o.offer.price.agent_total);
-    // UCP totals: the addends (subtotal, fees) sum to exactly the one total.
+    // Booking, Pricing Scope: exactly one total; the addends (subtotal, fees) sum to it; the stay's own totals too.
+    expect(r.json.totals.filter((t) => t.type === 'total')).toHaveLength(1);
     expect(r.json.totals.filter((t) => t.type !== 'total').reduce((a, t) => a + t.amount, 0)).toBe(total);
-    expect(r.json['dev.vrpkit.lodging']).toMatchObject({
-      ...s,
-      guests: 2,
-      offer_jws: o.signature.jws,
-      offer_jws_sha256: sha256Hex(o.signature.jws),
-    });
-    expect(r.json.messages!.map((m) => m.code)).toEqual(['guest_confirmation_required', 'dev.vrpkit.lodging.policy.cancellation']);
-    // The validators have teeth: a create without its line items is not one, nor a Checkout without its one `total` line.
-    expect(ucpRequestErrors('create', CHECKOUT_SCHEMA, { buyer: buyer('x@example.org') })).not.toEqual([]);
-    expect(ucpSchemaErrors(CHECKOUT_SCHEMA, { ...r.json, totals: r.json.totals.filter((t) => t.type !== 'total') })).not.toEqual([]);
+    const stays = r.json.stays as unknown as { totals: { type: string; amount: number }[]; stay_dates: unknown; occupancy: unknown }[];
+    expect(stays[0]!.totals).toEqual(r.json.totals);
+    expect(stays[0]!.stay_dates).toEqual({ start_date: s.check_in, end_date: s.check_out });
+    // Payment terms: one at-property schedule of the whole total; the cancellation policy is the extension's item.
+    const payment = r.json.payment as { terms: { schedules: { type: string; amount: number }[] }[]; selected_term_id: string };
+    expect(payment.terms[0]!.schedules).toEqual([expect.objectContaining({ type: 'at_property', amount: total })]);
+    const policy = (r.json.policies as { type: string; refundability: string; schedule?: { tiers: unknown[] } }[])[0]!;
+    expect(policy.type).toBe('dev.ucp.lodging.policy.cancellation');
+    expect(['refundable', 'partially_refundable', 'non_refundable', 'dev.vrpkit.unknown']).toContain(policy.refundability);
+    expect(r.json['dev.vrpkit.lodging']).toEqual({ offer_jws: o.signature.jws, offer_jws_sha256: sha256Hex(o.signature.jws) });
+    expect(r.json.messages!.map((m) => m.code)).toEqual([
+      'guest_confirmation_required',
+      'dev.ucp.lodging.policy.cancellation',
+      'at_property_payment',
+    ]);
+    // The validators have teeth: a create without its stays is not one, nor a booking without its one `total` line.
+    expect(ucpRequestErrors('create', UCP_BOOKING_SCHEMA, { property: { id: h.propertyId } })).not.toEqual([]);
+    expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, { ...r.json, totals: r.json.totals.filter((t) => t.type !== 'total') })).not.toEqual([]);
     // An unconfirmed session holds nothing: no booking, no blocked range, the revision unmoved, the stay still offered.
     expect(await written(h)).toEqual({ ...before, sessions: before.sessions + 1 });
     expect((await offer(h, s)).offer.availability.available).toBe(true);
     expect((await session(h, 'GET', `${SESSIONS}/${r.json.id}`)).json).toEqual(r.json);
   });
 
-  it('from bare stay dates, re-quotes and answers with the signed offer it bound', async () => {
+  it('update: from bare stay dates the node re-quotes and binds the offer it signed; the party arrives by Update, guest ids kept', async () => {
     const s = stay(34, 2);
-    const r = await session(h, 'POST', SESSIONS, { line_items: stayLine, 'dev.vrpkit.lodging': { ...s, guests: 2 } });
+    const r = await session(h, 'POST', SESSIONS, stayRequest(h, s));
     expect(r.status).toBe(201);
     expect(r.json.status).toBe('incomplete');
-    expect(r.json.messages!.filter((m) => m.code === 'missing').map((m) => (m as { path?: string }).path)).toEqual([
-      '$.buyer.email',
-      '$.buyer.first_name',
-    ]);
+    expect(r.json.messages!.filter((m) => m.code === 'missing').map((m) => (m as { path?: string }).path)).toEqual(['$.booker']);
     const bound = r.json['dev.vrpkit.lodging'];
     const o = await offer(h, s);
     expect(r.json.totals.find((t) => t.type === 'total')!.amount).toBe(o.offer.price.agent_total);
     expect(bound.offer_jws.split('.')).toHaveLength(3);
-    // Update Checkout: the buyer arrives, the session now waits for the guest.
-    const u = await session(h, 'PUT', `${SESSIONS}/${r.json.id}`, { line_items: stayLine, buyer: buyer('dates@example.org') });
+    // Update Booking Session (full replacement): the guests and their assignment, the lead a primary guest.
+    const assignments = [
+      { guest_id: 'gst_01', role: 'primary' },
+      { guest_id: 'gst_02', role: 'accompanying' },
+    ];
+    const party = {
+      ...stayRequest(h, s, { stay: { guest_assignments: assignments } }),
+      guests: [
+        { id: 'gst_01', first_name: 'Jane', last_name: 'Doe', email: 'dates@example.org' },
+        { id: 'gst_02', first_name: 'Mary', last_name: 'Doe' },
+      ],
+      travel_purpose: 'leisure',
+    };
+    const u = await session(h, 'PUT', `${SESSIONS}/${r.json.id}`, party);
     expect(u.json.status).toBe('requires_escalation');
+    expect(u.json.guests).toEqual(party.guests);
+    expect((u.json.stays as unknown as { guest_assignments: unknown }[])[0]!.guest_assignments).toEqual(assignments);
     expect(u.json['dev.vrpkit.lodging'].offer_jws).toBe(bound.offer_jws);
+    // Another stay is another session: the session is left as it was, with the reason.
+    const moved = await session(h, 'PUT', `${SESSIONS}/${r.json.id}`, stayRequest(h, stay(35, 2), { email: 'x@example.org' }));
+    expect(moved.json.messages!.map((m) => m.code)).toContain('stay_immutable');
+    expect(moved.json.guests).toEqual(party.guests);
+    // An assignment to a guest the pool does not hold is refused, nothing changed.
+    const orphan = await session(h, 'PUT', `${SESSIONS}/${r.json.id}`, {
+      ...party,
+      guests: [party.guests[1]],
+    });
+    expect(orphan.json.messages!.map((m) => m.code)).toContain('guest_not_found');
+    expect(orphan.json.guests).toEqual(party.guests);
   });
 
-  it('refuses an altered, expired or foreign offer with a stable code, writing nothing', async () => {
-    const o = await offer(h, stay(40, 2));
+  it('refuses an altered, expired, foreign or mismatched offer, another stay and an oversized party with a stable code, writing nothing', async () => {
+    const s = stay(40, 2);
+    const o = await offer(h, s);
     const [head, payload, sig] = o.signature.jws.split('.') as [string, string, string];
     const altered = `${head}.${payload.slice(0, -2)}${payload.endsWith('A') ? 'B' : 'A'}${payload.slice(-1)}.${sig}`;
     // Another node's key, and this node's own key over another domain's offer: both foreign.
@@ -194,48 +316,53 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
       typ: 'JWT',
     });
     const before = await written(h);
-    for (const [jws, code] of [
-      [altered, 'offer_invalid'],
-      [foreign, 'offer_invalid'],
-      [otherDomain, 'offer_invalid'],
-      ['not-a-jws', 'offer_invalid'],
-    ] as const) {
-      const r = await call(h, 'POST', SESSIONS, {
-        line_items: stayLine,
-        buyer: buyer('x@example.org'),
-        'dev.vrpkit.lodging': { offer_jws: jws },
-      });
-      expect(ucpSchemaErrors(ERROR_SCHEMA, r.json)).toEqual([]);
-      expect(r.json.messages!.map((m) => m.code)).toEqual([code]);
-    }
+    const withJws = (jws: string) => ({ ...stayRequest(h, s, { email: 'x@example.org' }), 'dev.vrpkit.lodging': { offer_jws: jws } });
+    for (const jws of [altered, foreign, otherDomain, 'not-a-jws']) expect(await refused(h, withJws(jws))).toEqual(['offer_invalid']);
+    // The signed offer for other dates, or another party size, than the request names.
+    expect(await refused(h, stayRequest(h, stay(41, 2), { offer: o, email: 'x@example.org' }))).toEqual(['offer_mismatch']);
+    expect(await refused(h, stayRequest(h, s, { offer: o, email: 'x@example.org', guests: 1 }))).toEqual(['offer_mismatch']);
+    // Ids that are not this node's; a party over capacity (Standard Errors).
+    expect(await refused(h, { ...stayRequest(h, s), property: { id: 'someone-else' } })).toEqual(['stay_not_found']);
+    expect(
+      await refused(
+        h,
+        stayRequest(h, s, { stay: { id: undefined, accommodation_type: { id: h.propertyId }, rate_plan: { id: 'promo' } } }),
+      ),
+    ).toEqual(['stay_not_found']);
+    expect(await refused(h, stayRequest(h, s, { guests: 99 }))).toEqual(['occupancy_exceeded_capacity']);
     h.clock.advance(16 * 60_000);
     try {
-      const r = await call(h, 'POST', SESSIONS, {
-        line_items: stayLine,
-        buyer: buyer('x@example.org'),
-        'dev.vrpkit.lodging': { offer_jws: o.signature.jws },
-      });
-      expect(ucpSchemaErrors(ERROR_SCHEMA, r.json)).toEqual([]);
-      expect(r.json.messages!.map((m) => m.code)).toEqual(['offer_expired']);
+      expect(await refused(h, withJws(o.signature.jws))).toEqual(['offer_expired']);
     } finally {
       h.clock.set(START);
     }
-    const bad = await call(h, 'POST', SESSIONS, { line_items: stayLine, 'dev.vrpkit.lodging': { offer_jws: o.signature.jws, total: 1 } });
+    const bad = await call(h, 'POST', SESSIONS, {
+      ...withJws(o.signature.jws),
+      'dev.vrpkit.lodging': { offer_jws: o.signature.jws, total: 1 },
+    });
     expect(bad.status).toBe(400);
-    expect(ucpSchemaErrors(ERROR_SCHEMA, bad.json)).toEqual([]);
+    expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, bad.json)).toEqual([]);
+    const twoStays = await call(h, 'POST', SESSIONS, {
+      ...stayRequest(h, s),
+      stays: [...stayRequest(h, s).stays, ...stayRequest(h, s).stays],
+    });
+    expect(twoStays.status).toBe(400);
     expect(await written(h)).toEqual(before);
   });
 
-  it('the guest confirms with the mailed code: only then are the dates held; complete is idempotent and carries a verifying receipt', async () => {
+  it('complete: the guest confirms with the mailed code, only then are the dates held; complete is idempotent with a verifying receipt; inventory exhausted after', async () => {
     const s = stay(50, 3);
     const o = await offer(h, s);
     const email = 'confirm@example.org';
-    const created = await createFromOffer(h, o, email);
+    const created = await createFromOffer(h, o, email, s);
     const id = created.json.id;
-    // Complete before the guest confirmed: nothing booked, the session says why.
-    const early = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
+    // Complete needs `payment` (Booking, Payments); before the guest confirmed nothing is booked and the session says why.
+    const noPayment = await call(h, 'POST', `${SESSIONS}/${id}/complete`, {});
+    expect(noPayment.status).toBe(400);
+    expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, noPayment.json)).toEqual([]);
+    const early = await session(h, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
     expect(early.json.status).toBe('requires_escalation');
-    expect(early.json.order).toBeUndefined();
+    expect(early.json.confirmation).toBeUndefined();
     const wrong = await step(h, id, 'confirm', '000000');
     expect(wrong.refusal).toBe('code_invalid');
     const code = await codeFor(h, id, email);
@@ -246,18 +373,16 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(ok.sessionStatus).toBe('ready_for_complete');
     expect((await written(h)).blocks).toBe(before.blocks + 1);
     expect((await offer(h, s)).offer.availability.available).toBe(false);
-    // Inventory exhausted (the UCP example flow): a new session for the held stay, from its dates or its old offer, is refused.
+    // Inventory exhausted (the REST binding's example): a new session for the held stay, from its dates or its old offer, is refused.
     const held = await written(h);
-    for (const lodging of [{ ...s, guests: 2 }, { offer_jws: o.signature.jws }]) {
-      const r = await call(h, 'POST', SESSIONS, { line_items: stayLine, 'dev.vrpkit.lodging': lodging });
-      expect(ucpSchemaErrors(ERROR_SCHEMA, r.json)).toEqual([]);
-      expect(r.json.messages!.map((m) => m.code)).toEqual(['item_unavailable']);
-    }
+    expect(await refused(h, stayRequest(h, s))).toEqual(['inventory_exhausted']);
+    expect(await refused(h, stayRequest(h, s, { offer: o }))).toEqual(['inventory_exhausted']);
     expect(await written(h)).toEqual(held);
-    const done = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
+    const done = await session(h, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
     expect(done.json.status).toBe('completed');
+    expect(done.json.continue_url).toBeUndefined();
     const lodging = done.json['dev.vrpkit.lodging'];
-    expect(done.json.order!.id).toBe(lodging.booking_id);
+    expect(done.json.confirmation!.id).toBe(lodging.booking_id);
     const jwks = JSON.parse((await h.client.get(JWKS_PATH)).text) as VrpJwks;
     const verified = await verifyBookingReceipt(lodging.booking_receipt_jws!, {
       jwks,
@@ -268,9 +393,13 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(verified.status).toBe('verified');
     // A replayed complete creates nothing new and answers with the same booking.
     const after = await written(h);
-    const again = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
-    expect(again.json.order).toEqual(done.json.order);
+    const again = await session(h, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
+    expect(again.json.confirmation).toEqual(done.json.confirmation);
     expect(await written(h)).toEqual(after);
+    // After completion the session is immutable.
+    const late = await session(h, 'PUT', `${SESSIONS}/${id}`, stayRequest(h, s, { email: 'other@example.org' }));
+    expect(late.json.messages!.map((m) => m.code)).toContain('invalid_status');
+    expect(late.json.booker).toEqual(booker(email));
     // The host's read port lists it by status, without the code digest.
     const listed = await listUcpSessions({
       dataDir: h.dataDir,
@@ -309,22 +438,26 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect((await offer(h, s)).offer.availability.available).toBe(false);
   });
 
-  it('cancel releases the hold a confirmed session made', async () => {
+  it('cancel releases the hold a confirmed session made; a canceled session does not complete', async () => {
     const s = stay(60, 2);
     const email = 'cancel@example.org';
     const created = await createFromOffer(h, await offer(h, s), email);
     const id = created.json.id;
     await step(h, id, 'confirm', await codeFor(h, id, email));
     expect((await offer(h, s)).offer.availability.available).toBe(false);
-    const canceled = await session(h, 'POST', `${SESSIONS}/${id}/cancel`);
+    const canceled = await session(h, 'POST', `${SESSIONS}/${id}/cancel`, {});
     expect(canceled.json.status).toBe('canceled');
+    expect(canceled.json.continue_url).toBeUndefined();
     expect((await offer(h, s)).offer.availability.available).toBe(true);
-    const late = await session(h, 'POST', `${SESSIONS}/${id}/complete`);
+    const late = await session(h, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
     expect(late.json.status).toBe('canceled');
     expect(late.json.messages!.map((m) => m.code)).toContain('invalid_status');
+    // Cancel without a body is the same operation (the binding's example sends `{}`).
+    const other = await createFromOffer(h, await offer(h, stay(62, 2)), email);
+    expect((await session(h, 'POST', `${SESSIONS}/${other.json.id}/cancel`)).json.status).toBe('canceled');
   });
 
-  it('eight concurrent sessions for overlapping stays confirm into exactly one hold', async () => {
+  it('eight concurrent sessions for overlapping stays end in exactly one reservation', async () => {
     const sessions = await Promise.all(
       Array.from({ length: 8 }, async (_, i) => {
         const email = `race${i}@example.org`;
@@ -336,6 +469,9 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     const results = await Promise.all(sessions.map((x) => step(h, x.id, 'confirm', x.code)));
     expect(results.filter((r) => r.sessionStatus === 'ready_for_complete')).toHaveLength(1);
     expect(results.filter((r) => r.refusal === 'booking_refused')).toHaveLength(7);
+    // Every platform completes at once: one reservation, the others still waiting on a guest who cannot hold.
+    const completes = await Promise.all(sessions.map((x) => session(h, 'POST', `${SESSIONS}/${x.id}/complete`, COMPLETE)));
+    expect(completes.filter((c) => c.json.status === 'completed')).toHaveLength(1);
     expect((await written(h)).bookings).toBe(before.bookings + 1);
   });
 
@@ -348,7 +484,7 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(res.status).toBe(403);
     const missing = await call(h, 'GET', `${SESSIONS}/ucs_nope`);
     expect(missing.status).toBe(404);
-    expect(ucpSchemaErrors(ERROR_SCHEMA, missing.json)).toEqual([]);
+    expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, missing.json)).toEqual([]);
   });
 }
 

@@ -1,80 +1,128 @@
 /**
- * Booking sessions in the Universal Commerce Protocol (UCP). The Lodging booking capability the
- * vrpkit issue names (`dev.ucp.lodging.booking`) is not published in `Universal-Commerce-Protocol/ucp`
- * (main at fdcf8934, 2026-08-22: only the Lodging TC announcement), so a stay is booked through what
- * UCP does publish: a Checkout session (`dev.ucp.shopping.checkout`, `source/schemas/shopping/checkout.json`)
- * with the payment-terms extension (`dev.ucp.shopping.payment_terms`), the stay's cancellation terms
- * in `policies[]`, and the lodging fields UCP has no home for under vrpkit's own reverse-domain key
- * (`dev.vrpkit.lodging`), where the Checkout schema allows extra members (`additionalProperties: true`).
- * The node and the agent share these shapes; responses are also checked against the vendored UCP
- * schemas in tests.
+ * Booking sessions in the Universal Commerce Protocol's Lodging Booking capability
+ * (`dev.ucp.lodging.booking`; `Universal-Commerce-Protocol/ucp`, `draft/schemas/lodging/booking.json`,
+ * REST binding `draft/specification/lodging/booking/rest`, with the cancellation-policy extension
+ * `dev.ucp.lodging.policy.cancellation`). A vrpkit node sells one `property`, one accommodation type
+ * and one rate plan; a session has exactly one `stays[]` entry, bound to an offer the node signed.
+ * The offer travels under vrpkit's reverse-domain key `dev.vrpkit.lodging`, where the Booking schema
+ * admits extra members (`additionalProperties: true` at the root). The node and the agent share these
+ * shapes; tests also check every request and response against the vendored UCP schemas.
  */
 import * as z from 'zod';
 import { BookingGuestSchema } from './booking.js';
 import { IsoDateSchema } from './types.js';
 
-/** The UCP release the profile and every response name (`ucp.version`, YYYY-MM-DD; the payment-terms extension requires ≥ 2026-04-08). */
-export const UCP_VERSION = '2026-04-08';
+/** The UCP version the profile and every response name (`ucp.version`, YYYY-MM-DD: the Lodging schemas' `version`). */
+export const UCP_VERSION = '2026-09-24';
 /** Where a business publishes its UCP profile (UCP overview, Discovery). */
 export const UCP_PROFILE_PATH = '/.well-known/ucp';
-/** The node's UCP REST base; `rest.endpoint` of the profile's shopping service (Checkout REST binding, Base URL). */
+/** The node's UCP REST base: `endpoint` of the profile's `dev.ucp.lodging` REST service (Booking REST binding, Base URL). */
 export const UCP_REST_BASE_PATH = '/ucp/v1';
-/** Checkout REST binding, Operations: the sessions' collection under the REST base. */
-export const UCP_CHECKOUT_SESSIONS = '/checkout-sessions';
+/** Booking REST binding, Operations: the sessions' collection under the REST base. */
+export const UCP_BOOKING_SESSIONS = '/booking-sessions';
 /** The guest's page for a session (`continue_url`), on the node's own origin. */
 export const UCP_CONTINUE_PATH = '/ucp/continue';
-export const UCP_SHOPPING_SERVICE = 'dev.ucp.shopping';
-export const UCP_CHECKOUT_CAPABILITY = 'dev.ucp.shopping.checkout';
-export const UCP_PAYMENT_TERMS_CAPABILITY = 'dev.ucp.shopping.payment_terms';
-/** vrpkit's key for the stay and its signed offer, on requests and responses. */
+export const UCP_LODGING_SERVICE = 'dev.ucp.lodging';
+export const UCP_BOOKING_CAPABILITY = 'dev.ucp.lodging.booking';
+/** The cancellation-policy extension: its capability name, the `policies[].type` it defines and its disclosure warning's code. */
+export const UCP_CANCELLATION_POLICY_TYPE = 'dev.ucp.lodging.policy.cancellation';
+/** vrpkit's key for the signed offer a session is bound to (and, once completed, the booking receipt). */
 export const UCP_LODGING_KEY = 'dev.vrpkit.lodging';
-/** `policies[].type` of the stay's cancellation terms (Core VRP v0.1 §5.3 refund schedule); also the code of the warning that compels showing it. */
-export const UCP_CANCELLATION_POLICY_TYPE = 'dev.vrpkit.lodging.policy.cancellation';
-/** The only item a vrpkit node sells: the stay of its one property at its one rate plan. */
-export const UCP_STAY_ITEM_ID = 'stay';
+/** The one rate plan a vrpkit node sells (its accommodation type's id is the property id). */
+export const UCP_RATE_PLAN_ID = 'standard';
+/** The pre-composed `stays[].id` of a property's one accommodation type at its one rate plan. */
+export const ucpStayId = (propertyId: string) => `${propertyId}__${UCP_RATE_PLAN_ID}`;
 /** Largest session request body accepted, in bytes (an offer JWS is ~5 KB). */
 export const MAX_UCP_REQUEST_BYTES = 16 * 1024;
 
-/** Checkout status lifecycle (UCP Checkout, status enum). */
-export const UcpSessionStatusSchema = z.enum(['incomplete', 'requires_escalation', 'ready_for_complete', 'completed', 'canceled']);
+/** Booking status lifecycle (Booking capability, Status Values). */
+export const UcpSessionStatusSchema = z.enum([
+  'incomplete',
+  'requires_escalation',
+  'ready_for_complete',
+  'complete_in_progress',
+  'completed',
+  'canceled',
+]);
 export type UcpSessionStatus = z.infer<typeof UcpSessionStatusSchema>;
 
-/** The buyer as a session request may carry it (UCP `types/buyer.json`, the fields a stay needs). */
-export const UcpBuyerSchema = z.object({
+const id = z.string().min(1).max(200);
+const name = BookingGuestSchema.shape.name;
+
+/** `booker` (lodging `types/booker.json`): the contracting party; the fields vrpkit reads are checked, the rest kept. */
+export const UcpBookerSchema = z.looseObject({
+  first_name: name.optional(),
+  last_name: name.optional(),
   email: BookingGuestSchema.shape.email.optional(),
-  first_name: BookingGuestSchema.shape.name.optional(),
-  last_name: BookingGuestSchema.shape.name.optional(),
+  phone_number: z.string().max(32).optional(),
 });
-export type UcpBuyer = z.infer<typeof UcpBuyerSchema>;
+export type UcpBooker = z.infer<typeof UcpBookerSchema>;
+
+/** `guests[]` (lodging `types/guest.json`): `id` is the platform's, kept as sent (Business guidelines). */
+export const UcpGuestSchema = z.looseObject({
+  id,
+  first_name: name.optional(),
+  last_name: name.optional(),
+  email: BookingGuestSchema.shape.email.optional(),
+  phone_number: z.string().max(32).optional(),
+  age: z.number().int().min(0).max(150).optional(),
+});
+export type UcpGuest = z.infer<typeof UcpGuestSchema>;
+
+/** `stays[].guest_assignments[]` (lodging `types/guest_assignment.json`). */
+export const UcpGuestAssignmentSchema = z.looseObject({ guest_id: id, role: z.string().max(64).optional() });
+
+/** `stays[].occupancy` (lodging `types/occupancy.json`): `total` is the party size the offer is quoted for. */
+export const UcpOccupancySchema = z.looseObject({
+  adults: z.number().int().min(0).max(100).optional(),
+  children: z.number().int().min(0).max(100).optional(),
+  total: z.number().int().min(1).max(100),
+});
 
 /**
- * What the stay is bound to: one of the node's own signed offers (`offer_jws`), or bare stay dates
- * (the node re-quotes and answers with the signed offer it used).
+ * One `stays[]` entry of a request (lodging `types/stay.json`): the pre-composed `id`, or both
+ * `accommodation_type.id` and `rate_plan.id` (Platform guidelines), the dates, the party.
  */
-export const UcpLodgingRequestSchema = z.union([
-  z.strictObject({ offer_jws: z.string().min(1).max(MAX_UCP_REQUEST_BYTES) }),
-  z.strictObject({ check_in: IsoDateSchema, check_out: IsoDateSchema, guests: z.number().int().min(1).max(100) }),
-]);
+export const UcpStayRequestSchema = z
+  .looseObject({
+    id: id.optional(),
+    accommodation_type: z.looseObject({ id }).optional(),
+    rate_plan: z.looseObject({ id }).optional(),
+    stay_dates: z.looseObject({ start_date: IsoDateSchema, end_date: IsoDateSchema }),
+    occupancy: UcpOccupancySchema.optional(),
+    guest_assignments: z.array(UcpGuestAssignmentSchema).max(100).optional(),
+  })
+  .refine((s) => s.id !== undefined || (s.accommodation_type !== undefined && s.rate_plan !== undefined), {
+    message: 'a stay names its id, or its accommodation_type.id and rate_plan.id',
+  });
+export type UcpStayRequest = z.infer<typeof UcpStayRequestSchema>;
+
+/** What a request binds the stay to: one of the node's own signed offers (absent: the node quotes the stay's dates). */
+export const UcpLodgingRequestSchema = z.strictObject({ offer_jws: z.string().min(1).max(MAX_UCP_REQUEST_BYTES) });
 export type UcpLodgingRequest = z.infer<typeof UcpLodgingRequestSchema>;
 
-/** Create Checkout request (REST `POST /checkout-sessions`): one stay line, the lodging binding, the buyer optional. */
-export const UcpCreateSessionSchema = z.object({
-  line_items: z.tuple([z.object({ item: z.object({ id: z.literal(UCP_STAY_ITEM_ID) }), quantity: z.literal(1) })]),
-  buyer: UcpBuyerSchema.optional(),
-  [UCP_LODGING_KEY]: UcpLodgingRequestSchema,
+/**
+ * Create and Update Booking Session requests (REST `POST /booking-sessions`, `PUT /booking-sessions/{id}`;
+ * Update is a full replacement): the property, the one stay, the party, optionally the signed offer.
+ */
+export const UcpBookingRequestSchema = z.looseObject({
+  property: z.looseObject({ id }),
+  stays: z.tuple([UcpStayRequestSchema]),
+  booker: UcpBookerSchema.optional(),
+  guests: z.array(UcpGuestSchema).max(100).optional(),
+  travel_purpose: z.string().max(64).optional(),
+  payment: z.looseObject({}).optional(),
+  [UCP_LODGING_KEY]: UcpLodgingRequestSchema.optional(),
 });
-export type UcpCreateSession = z.infer<typeof UcpCreateSessionSchema>;
+export type UcpBookingRequest = z.infer<typeof UcpBookingRequestSchema>;
 
 /**
- * Update Checkout request (REST `PUT /checkout-sessions/{id}`): the full line items, as UCP requires
- * them on update (`ucp_request.update: required`), still the one stay; only the buyer changes (the
- * stay is fixed by its signed offer).
+ * Complete Booking Session request (`POST /booking-sessions/{id}/complete`): `payment` is required
+ * (Booking, Payments); a node that takes no payment accepts `payment: {}` and no instrument.
  */
-export const UcpUpdateSessionSchema = z.object({
-  line_items: UcpCreateSessionSchema.shape.line_items,
-  buyer: UcpBuyerSchema.optional(),
+export const UcpCompleteRequestSchema = z.looseObject({
+  payment: z.looseObject({ instruments: z.array(z.unknown()).max(0, 'this host takes no payment instrument').optional() }),
 });
-export type UcpUpdateSession = z.infer<typeof UcpUpdateSessionSchema>;
 
 /** A UCP message (`common/types/message.json`) as vrpkit sends it: every refusal has a stable `code`. */
 export interface UcpMessage {
@@ -83,14 +131,11 @@ export interface UcpMessage {
   content: string;
   path?: string;
   severity?: 'recoverable' | 'requires_buyer_input' | 'requires_buyer_review' | 'unrecoverable';
+  presentation?: 'notice' | 'disclosure';
 }
 
-/** `dev.vrpkit.lodging` on a response: the stay, the offer it is bound to, and once held the signed booking receipt. */
+/** `dev.vrpkit.lodging` on a response: the offer the session is bound to and, once completed, the signed booking receipt. */
 export const UcpLodgingViewSchema = z.object({
-  property_id: z.string(),
-  check_in: IsoDateSchema,
-  check_out: IsoDateSchema,
-  guests: z.number().int(),
   offer_jws: z.string(),
   offer_jws_sha256: z.string(),
   booking_id: z.string().optional(),
@@ -98,24 +143,33 @@ export const UcpLodgingViewSchema = z.object({
 });
 export type UcpLodgingView = z.infer<typeof UcpLodgingViewSchema>;
 
-/** A session as the agent reads it: the members it acts on (the rest of the Checkout is passed through). */
+/** A session as the agent reads it: the members it acts on (the rest of the Booking is passed through). */
 export const UcpSessionViewSchema = z.looseObject({
   id: z.string(),
   status: UcpSessionStatusSchema,
   currency: z.string(),
+  property: z.looseObject({ id: z.string() }),
+  stays: z.array(
+    z.looseObject({
+      id: z.string(),
+      stay_dates: z.object({ start_date: IsoDateSchema, end_date: IsoDateSchema }),
+      occupancy: z.looseObject({ total: z.number().int() }).optional(),
+    }),
+  ),
   totals: z.array(z.looseObject({ type: z.string(), amount: z.number().int() })),
   messages: z.array(z.looseObject({ type: z.string(), code: z.string(), content: z.string() })).optional(),
   continue_url: z.string().optional(),
-  order: z.object({ id: z.string(), permalink_url: z.string() }).optional(),
+  confirmation: z.looseObject({ id: z.string() }).optional(),
   [UCP_LODGING_KEY]: UcpLodgingViewSchema,
 });
 export type UcpSessionView = z.infer<typeof UcpSessionViewSchema>;
 
 /**
  * Stable codes of the session endpoints (UCP `messages[].code`), each with the HTTP status it is
- * answered with. UCP Checkout REST binding, Error Responses: a business outcome (an offer refused,
- * a session not ready) is HTTP 200 with `messages[]`; a protocol error has its own status. Either way
- * the body validates against UCP's `error_response.json` or `checkout.json`.
+ * answered with. Booking REST binding, Error Responses: a business outcome (an offer refused, a stay
+ * taken) is HTTP 200 with `messages[]` (for create, "when no booking session can be created,
+ * business MUST return HTTP 200"); a protocol error has its own status. Either way the body validates
+ * against UCP's `error_response.json` or `lodging/booking.json`.
  */
 export const UCP_SESSION_CODES = {
   /** The body is not a session request (the field named, never its value). */
@@ -123,24 +177,34 @@ export const UCP_SESSION_CODES = {
   unsupported_media_type: 415,
   body_too_large: 413,
   too_many_requests: 429,
-  /** Checkout: unknown session id. */
+  /** Unknown session id. */
   not_found: 404,
+  /** `property.id`, `stays[].id`, `accommodation_type.id` or `rate_plan.id` is not this node's. */
+  stay_not_found: 200,
   /** The offer JWS is malformed, not signed by a key this node publishes, or another node's offer. */
   offer_invalid: 200,
   /** The offer is past its valid_until (Core VRP v0.1 §6). */
   offer_expired: 200,
   /** A signed negative, no quote permission, or a stay no longer requestable (Core VRP v0.1 §7). */
   offer_not_bookable: 200,
+  /** The request's stay dates or party size are not the signed offer's. */
+  offer_mismatch: 200,
   /** The live re-quote differs from the signed offer: create the session from the stay dates to bind the current offer. */
   offer_changed: 200,
   /** Bare stay dates the node does not quote (its offer refusal code is in the message). */
   stay_not_quotable: 200,
-  /** The stay is not available any more (UCP's well-known code for inventory exhausted): no session is made. */
-  item_unavailable: 200,
-  /** The buyer's email or name is missing (UCP's own `missing` code, with the JSONPath). */
+  /** Booking, Standard Errors: the stay is taken (a hold, a booking, another channel's calendar). */
+  inventory_exhausted: 200,
+  /** Booking, Standard Errors: more guests than the accommodation holds. */
+  occupancy_exceeded_capacity: 200,
+  /** A guest assignment names a guest id the root `guests[]` pool does not hold (Business guidelines). */
+  guest_not_found: 200,
+  /** No identified lead yet: a booker (or primary guest) with a full name and an email. */
   missing: 200,
-  /** The guest has not confirmed on the host's page yet: hand the buyer `continue_url`. */
+  /** The guest has not confirmed on the host's page yet: hand the user `continue_url`. */
   guest_confirmation_required: 200,
+  /** An Update changes the stay the session is bound to: create a new session for another stay. */
+  stay_immutable: 200,
   /** The operation does not apply in the session's status (complete of a canceled session, cancel of a completed one). */
   invalid_status: 200,
   /** The session passed its `expires_at` before it was completed. */

@@ -1,7 +1,9 @@
 /**
  * The published UCP JSON Schemas (vendored unmodified in `fixtures/ucp/schemas`, Apache-2.0, see
  * `fixtures/ucp/PROVENANCE.md`) loaded into one Ajv 2020-12 instance, so a test checks what a node
- * sends or accepts against the specification's own files, never against a shape vrpkit wrote.
+ * sends or accepts against the specification's own files. Two files the Lodging booking schema refers
+ * to are not in the stored copy of the specification: `fixtures/ucp/standins/` holds vrpkit's loose
+ * stand-ins for them (each says so in its title), and PROVENANCE.md names them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -12,6 +14,7 @@ import type { TestSmtp } from './mail.js';
 import type { NodeClient } from './node.js';
 
 const SCHEMA_ROOT = fileURLToPath(new URL('../fixtures/ucp/schemas/', import.meta.url));
+const STANDIN_ROOT = fileURLToPath(new URL('../fixtures/ucp/standins/', import.meta.url));
 /** Every vendored schema's `$id` starts here (`https://ucp.dev/schemas/shopping/checkout.json`). */
 export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
 
@@ -53,6 +56,22 @@ function requestView(node: unknown, op: UcpRequestOp): unknown {
   return out;
 }
 
+/**
+ * `lodging/booking.json` refers to `ucp.json#/$defs/response_booking_schema`, a definition newer than
+ * the vendored `ucp.json` (main at fdcf8934). In memory only, it is given the composition every other
+ * response envelope there has (`response_checkout_schema`: `base` plus `payment_handlers`), which is what
+ * the Booking REST examples show (`version`, `capabilities`, `payment_handlers`); the file is not edited.
+ */
+function withBookingEnvelope(schema: Record<string, unknown>): Record<string, unknown> {
+  if (schema.$id !== `${UCP_SCHEMA_BASE}ucp.json`) return schema;
+  const defs = schema.$defs as Record<string, unknown>;
+  if (defs.response_booking_schema) return schema;
+  return {
+    ...schema,
+    $defs: { ...defs, response_booking_schema: { ...(defs.response_checkout_schema as object), title: 'UCP Booking Response Schema' } },
+  };
+}
+
 const loaded = new Map<string, Ajv2020>();
 /** One Ajv per view: the responses (the schemas as published) and the requests of each operation. */
 function ucpAjv(view: 'response' | UcpRequestOp = 'response'): Ajv2020 {
@@ -61,8 +80,8 @@ function ucpAjv(view: 'response' | UcpRequestOp = 'response'): Ajv2020 {
   // `strict: false`: the schemas carry UCP's own annotation keywords (`ucp_request`, `name`, `requires`).
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   addFormats.default(ajv);
-  for (const file of schemaFiles(SCHEMA_ROOT)) {
-    const schema = JSON.parse(readFileSync(file, 'utf8')) as object;
+  for (const file of [...schemaFiles(SCHEMA_ROOT), ...schemaFiles(STANDIN_ROOT)]) {
+    const schema = withBookingEnvelope(JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
     ajv.addSchema((view === 'response' ? schema : requestView(schema, view)) as object);
   }
   loaded.set(view, ajv);
@@ -75,10 +94,14 @@ function errorsOf(ajv: Ajv2020, ref: string, doc: unknown): ErrorObject[] {
   return validate(doc) ? [] : [...(validate.errors ?? [])];
 }
 
+/** A booking session response: Booking composed with the cancellation-policy extension. */
+export const UCP_BOOKING_SCHEMA = 'lodging/policy_cancellation.json#/$defs/dev.ucp.lodging.booking';
+/** A refusal with no session (`common/types/error_response.json`). */
+export const UCP_ERROR_SCHEMA = 'common/types/error_response.json';
+
 /**
  * The errors of `doc` against the vendored schema at `ref`: a path under `schemas/` with an optional
- * fragment (`shopping/checkout.json`, `profile.json#/$defs/business_schema`,
- * `shopping/payment_terms.json#/$defs/dev.ucp.shopping.checkout`). Empty when valid.
+ * fragment (`lodging/booking.json`, `profile.json#/$defs/business_schema`, UCP_BOOKING_SCHEMA). Empty when valid.
  */
 export function ucpSchemaErrors(ref: string, doc: unknown): ErrorObject[] {
   return errorsOf(ucpAjv(), ref, doc);
@@ -87,6 +110,34 @@ export function ucpSchemaErrors(ref: string, doc: unknown): ErrorObject[] {
 /** The errors of the request body `doc` of operation `op` against the schema at `ref` as that request sees it. */
 export function ucpRequestErrors(op: UcpRequestOp, ref: string, doc: unknown): ErrorObject[] {
   return errorsOf(ucpAjv(op), ref, doc);
+}
+
+/** One operation of the Lodging REST binding's OpenAPI (`fixtures/ucp/services/lodging/rest.openapi.json`). */
+export interface UcpRestOperation {
+  operationId: string;
+  method: string;
+  /** Under the REST endpoint, `{id}` as written there. */
+  path: string;
+  /** The documented answer statuses. */
+  statuses: string[];
+}
+
+/** The Lodging booking operations as the vendored OpenAPI states them (paths, methods, answer statuses). */
+export function ucpLodgingRestOperations(): UcpRestOperation[] {
+  const file = fileURLToPath(new URL('../fixtures/ucp/services/lodging/rest.openapi.json', import.meta.url));
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as {
+    paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>>;
+  };
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([, op]) => typeof op === 'object' && op !== null && 'operationId' in op)
+      .map(([method, op]) => ({
+        operationId: op.operationId as string,
+        method: method.toUpperCase(),
+        path,
+        statuses: Object.keys(op.responses ?? {}),
+      })),
+  );
 }
 
 /** What a guest-page step answered: the HTTP status, the page, the session status and any refusal code it shows. */

@@ -1,13 +1,14 @@
 /**
- * `UcpLodgingClient`: an agent books a stay it verified through the host's UCP booking sessions
- * (UCP Checkout with payment terms; the stay and its signed offer under `dev.vrpkit.lodging`).
+ * `UcpLodgingClient`: an agent books a stay it verified through the host's UCP Lodging booking
+ * sessions (`dev.ucp.lodging.booking`, REST binding; the signed offer under `dev.vrpkit.lodging`).
  * In order, fail-closed:
- * - discover the host's UCP profile at `https://{domain}/.well-known/ucp` and take the shopping
+ * - discover the host's UCP profile at `https://{domain}/.well-known/ucp` and take the lodging
  *   service's REST endpoint only when it is on that same origin (a profile cannot send the
- *   booking elsewhere) and the Checkout capability is declared;
- * - create the session from the verified offer JWS, and check the answer is bound to it: the same
- *   JWS, the stay it signed, a `total` equal to its signed `agent_total`, a `continue_url` on the
- *   host's origin (`ucp_session_mismatch` otherwise);
+ *   booking elsewhere) and the Booking capability is declared;
+ * - create the session from the verified offer JWS (the property, the stay's dates and party read
+ *   from that signed offer), and check the answer is bound to it: the same JWS, the stay it signed, one
+ *   `total` equal to its signed `agent_total`, a `continue_url` on the host's origin
+ *   (`ucp_session_mismatch` otherwise); the party (booker, guests) may follow by Update;
  * - hand `continue_url` to the person (the guest confirms on the host's page), wait until the session
  *   leaves `requires_escalation`, complete it, and verify the booking receipt it carries
  *   (`verifyBookingReceipt`: the node's JWKS, the offer's SHA-256, the stay and the total).
@@ -16,18 +17,20 @@
 import type { Clock, FetchLike } from '@vrpkit/core';
 import { jwsPayloadJson, parseCompactJws, systemClock } from '@vrpkit/core';
 import {
+  type OfferPayload,
   readOfferPayload,
-  UCP_CHECKOUT_CAPABILITY,
-  UCP_CHECKOUT_SESSIONS,
+  UCP_BOOKING_CAPABILITY,
+  UCP_BOOKING_SESSIONS,
   UCP_LODGING_KEY,
+  UCP_LODGING_SERVICE,
   UCP_PROFILE_PATH,
-  UCP_SHOPPING_SERVICE,
-  UCP_STAY_ITEM_ID,
-  type UcpBuyer,
+  type UcpBooker,
   UcpErrorResponseSchema,
+  type UcpGuest,
   UcpProfileSchema,
   type UcpSessionView,
   UcpSessionViewSchema,
+  ucpStayId,
 } from '@vrpkit/protocol';
 import { type BookingReceiptVerification, verifyBookingReceipt } from '../booking/receipt.js';
 import { normalizeHost } from '../canonical-domain.js';
@@ -35,7 +38,7 @@ import { normalizeHost } from '../canonical-domain.js';
 export type UcpClientCode =
   /** The profile could not be read, or is not JSON. */
   | 'ucp_profile_unreachable'
-  /** The profile declares no shopping REST service with the Checkout capability. */
+  /** The profile declares no lodging REST service with the Booking capability. */
   | 'ucp_profile_invalid'
   /** The REST endpoint is not on the host's own origin. */
   | 'ucp_endpoint_off_domain'
@@ -88,22 +91,30 @@ export class UcpLodgingClient {
       return fail('ucp_profile_unreachable', `the profile could not be read: ${(e as Error).message}`);
     }
     const parsed = UcpProfileSchema.safeParse(profile);
-    const rest = parsed.success ? parsed.data.ucp.services[UCP_SHOPPING_SERVICE]?.find((s) => s.transport === 'rest') : undefined;
-    if (!parsed.success || !rest?.endpoint || !parsed.data.ucp.capabilities?.[UCP_CHECKOUT_CAPABILITY])
-      return fail('ucp_profile_invalid', 'the profile declares no shopping REST service with the Checkout capability');
+    const rest = parsed.success ? parsed.data.ucp.services[UCP_LODGING_SERVICE]?.find((s) => s.transport === 'rest') : undefined;
+    if (!parsed.success || !rest?.endpoint || !parsed.data.ucp.capabilities?.[UCP_BOOKING_CAPABILITY])
+      return fail('ucp_profile_invalid', 'the profile declares no lodging REST service with the Booking capability');
     // The booking goes to the host whose offer was verified, never to an endpoint its profile names elsewhere.
     if (!sameOrigin(rest.endpoint, domain)) return fail('ucp_endpoint_off_domain', 'the REST endpoint is not on the host’s own origin');
     return { ok: true, client: new UcpLodgingClient(domain, rest.endpoint.replace(/\/$/, ''), o) };
   }
 
-  /** Create a session from a verified offer JWS (and the buyer, when the person gave it), checked bound to that offer. */
-  async createSession(offerJws: string, buyer?: UcpBuyer): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    const body = {
-      line_items: [{ item: { id: UCP_STAY_ITEM_ID }, quantity: 1 }],
-      ...(buyer ? { buyer } : {}),
-      [UCP_LODGING_KEY]: { offer_jws: offerJws },
-    };
+  /**
+   * Create a session from a verified offer JWS (and the party, when the person gave it), checked bound
+   * to that offer. The request names what the offer signed: its property, its stay dates, its party size.
+   */
+  async createSession(offerJws: string, party: UcpParty = {}): Promise<UcpClientResult<{ session: UcpSessionView }>> {
+    const body = ucpBookingRequest(offerJws, party);
+    if (!body) return fail('ucp_session_mismatch', 'the offer JWS does not parse as a signed stay offer');
     const r = await this.send('POST', '', body);
+    return r.ok ? this.bound(r.session, offerJws) : r;
+  }
+
+  /** Update Booking Session (a full replacement): the same stay and offer, the party as it now is. */
+  async updateSession(id: string, offerJws: string, party: UcpParty): Promise<UcpClientResult<{ session: UcpSessionView }>> {
+    const body = ucpBookingRequest(offerJws, party);
+    if (!body) return fail('ucp_session_mismatch', 'the offer JWS does not parse as a signed stay offer');
+    const r = await this.send('PUT', `/${encodeURIComponent(id)}`, body);
     return r.ok ? this.bound(r.session, offerJws) : r;
   }
 
@@ -112,7 +123,7 @@ export class UcpLodgingClient {
   }
 
   cancel(id: string): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    return this.send('POST', `/${encodeURIComponent(id)}/cancel`);
+    return this.send('POST', `/${encodeURIComponent(id)}/cancel`, {});
   }
 
   /** Poll until the guest has acted on the host's page (the session left `incomplete` / `requires_escalation`). */
@@ -129,7 +140,8 @@ export class UcpLodgingClient {
 
   /** Complete the session (idempotent at the host) and verify its booking receipt against the offer it was made from. */
   async complete(id: string, offerJws: string): Promise<UcpClientResult<{ session: UcpSessionView; receipt: BookingReceiptVerification }>> {
-    const r = await this.send('POST', `/${encodeURIComponent(id)}/complete`);
+    // Booking, Payments: `payment` is required at completion; `{}` when no instrument is needed (the host is paid at the property).
+    const r = await this.send('POST', `/${encodeURIComponent(id)}/complete`, { payment: {} });
     if (!r.ok) return r;
     const bound = this.bound(r.session, offerJws);
     if (!bound.ok) return bound;
@@ -147,15 +159,15 @@ export class UcpLodgingClient {
 
   /** The session is the one for `offerJws`: its JWS, its signed total, a continue_url on the host's origin. */
   private bound(session: UcpSessionView, offerJws: string): UcpClientResult<{ session: UcpSessionView }> {
-    const parsed = parseCompactJws(offerJws);
-    const offer = parsed.ok ? readOfferPayload(jwsPayloadJson(parsed.jws)) : null;
+    const offer = signedOffer(offerJws);
     const lodging = session[UCP_LODGING_KEY];
     const total = session.totals.filter((t) => t.type === 'total');
+    const stay = session.stays.length === 1 ? session.stays[0] : undefined;
     const matches =
       offer !== null &&
       lodging.offer_jws === offerJws &&
-      lodging.check_in === offer.request?.check_in &&
-      lodging.check_out === offer.request?.check_out &&
+      stay?.stay_dates.start_date === offer.request?.check_in &&
+      stay?.stay_dates.end_date === offer.request?.check_out &&
       total.length === 1 &&
       total[0]?.amount === offer.price.agent_total &&
       session.currency === offer.price.currency &&
@@ -169,7 +181,7 @@ export class UcpLodgingClient {
     if (this.o.agentProfile) headers['ucp-agent'] = `profile="${this.o.agentProfile}"`;
     let json: unknown;
     try {
-      const res = await this.o.fetch(`${this.endpoint}${UCP_CHECKOUT_SESSIONS}${path}`, {
+      const res = await this.o.fetch(`${this.endpoint}${UCP_BOOKING_SESSIONS}${path}`, {
         method,
         headers,
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -184,6 +196,42 @@ export class UcpLodgingClient {
     if (messages.success) return fail('ucp_refused', messages.data.messages.map((m) => m.code).join(', '), messages.data.messages);
     return fail('ucp_unreachable', 'the answer is neither a session nor a UCP error response');
   }
+}
+
+/** The party a session carries (Booking: `booker`, `guests[]` with the platform's ids, their assignment to the stay). */
+export interface UcpParty {
+  booker?: UcpBooker;
+  guests?: UcpGuest[];
+  guest_assignments?: { guest_id: string; role?: string }[];
+  travel_purpose?: string;
+}
+
+function signedOffer(offerJws: string): OfferPayload | null {
+  const parsed = parseCompactJws(offerJws);
+  return parsed.ok ? readOfferPayload(jwsPayloadJson(parsed.jws)) : null;
+}
+
+/** A Create/Update body for the stay `offerJws` signed: its property, its dates, its party size, and the offer itself. */
+export function ucpBookingRequest(offerJws: string, party: UcpParty): Record<string, unknown> | undefined {
+  const offer = signedOffer(offerJws);
+  const propertyId = offer?.property?.property_id;
+  const req = offer?.request;
+  if (!propertyId || !req?.check_in || !req.check_out || !req.guests) return undefined;
+  return {
+    property: { id: propertyId },
+    stays: [
+      {
+        id: ucpStayId(propertyId),
+        stay_dates: { start_date: req.check_in, end_date: req.check_out },
+        occupancy: { total: req.guests },
+        ...(party.guest_assignments ? { guest_assignments: party.guest_assignments } : {}),
+      },
+    ],
+    ...(party.booker ? { booker: party.booker } : {}),
+    ...(party.guests ? { guests: party.guests } : {}),
+    ...(party.travel_purpose ? { travel_purpose: party.travel_purpose } : {}),
+    [UCP_LODGING_KEY]: { offer_jws: offerJws },
+  };
 }
 
 function sameOrigin(url: string, domain: string): boolean {

@@ -169,4 +169,18 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('ucp_session').execute();
     },
   },
+  /**
+   * UCP sessions speak the Lodging booking capability (`dev.ucp.lodging.booking`): the party the
+   * platform sends (`booker`, `guests[]` with their platform ids, occupancy, guest assignments) is
+   * kept as sent, to be echoed unchanged. Guest data, like the buyer columns (no retention purge of
+   * session rows exists yet).
+   */
+  '0006_ucp_session_party': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('ucp_session').addColumn('party_json', 'text').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('ucp_session').dropColumn('party_json').execute();
+    },
+  },
 };

@@ -131,16 +131,19 @@ export interface BookingEventTable {
 }
 
 /**
- * A UCP booking session (Checkout with the stay under `dev.vrpkit.lodging`): bound to one signed
- * offer, its totals that offer's; it holds no night until the guest confirms (then `booking_id`).
+ * A UCP Lodging booking session (`dev.ucp.lodging.booking`, one stay): bound to one signed offer, its
+ * totals that offer's; it holds no night until the guest confirms (then `booking_id`).
  */
 export interface UcpSessionTable extends SignedStayColumns {
   /** `ucs_…` */
   session_id: string;
   status: 'incomplete' | 'requires_escalation' | 'ready_for_complete' | 'completed' | 'canceled';
   offer_jws: string;
+  /** The identified lead's email and name (ports.ts `leadOf`): where the one-time code goes, who the hold is for. */
   buyer_email: string | null;
   buyer_name: string | null;
+  /** The party as the platform sent it (`booker`, `guests[]`, occupancy, assignments; ports.ts `UcpParty`), JSON. */
+  party_json: string | null;
   /** SHA-256 (hex) of the session id and the one-time code last mailed to the buyer; never the code itself. */
   code_sha256: string | null;
   code_expires_at: string | null;
@@ -149,7 +152,7 @@ export interface UcpSessionTable extends SignedStayColumns {
   booking_id: string | null;
   created_at: string;
   updated_at: string;
-  /** UCP Checkout `expires_at`: past it an open session is no longer completed. */
+  /** Booking `expires_at`: past it an open session is no longer completed. */
   expires_at: string;
 }
 

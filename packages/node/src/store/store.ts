@@ -470,6 +470,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
         'total',
         'buyer_email',
         'buyer_name',
+        'party_json',
         'code_expires_at',
         'code_attempts',
         'booking_id',

@@ -1,13 +1,14 @@
 /**
- * The UCP routes on the node's app: the business profile (`/.well-known/ucp`), the Checkout REST
- * binding's five operations under `/ucp/v1` (UCP Checkout REST binding, Operations), the JSON
- * Schema of vrpkit's lodging member, and the guest's page (`continue_url`). The JSON endpoints take
+ * The UCP routes on the node's app: the business profile (`/.well-known/ucp`), the Lodging Booking
+ * REST binding's five operations under `/ucp/v1` (Booking REST binding, Operations: `POST
+ * /booking-sessions` answering 201, `GET`/`PUT /booking-sessions/{id}`, `POST …/complete`, `POST
+ * …/cancel`), the JSON Schema of vrpkit's `dev.vrpkit.lodging` member, and the guest's page (`continue_url`). The JSON endpoints take
  * `application/json` under a byte cap and count against the booking rate limit per client address;
  * the page's forms pass the node's form guard (cross-site refusal, a token bound to the session).
  */
 import {
   MAX_UCP_REQUEST_BYTES,
-  UCP_CHECKOUT_SESSIONS,
+  UCP_BOOKING_SESSIONS,
   UCP_CONTINUE_PATH,
   UCP_PROFILE_PATH,
   UCP_REST_BASE_PATH,
@@ -59,7 +60,7 @@ async function jsonBody(c: Context, desk: BookingDesk): Promise<{ ok: true; valu
   }
 }
 
-/** The profile, the lodging member's JSON Schema and the five Checkout operations. */
+/** The profile, the lodging member's JSON Schema and the five Booking operations. */
 export function mountUcpRest(app: Hono, r: UcpRoutes): void {
   const p = r.publisher;
   app.get(UCP_PROFILE_PATH, async (c) =>
@@ -70,7 +71,7 @@ export function mountUcpRest(app: Hono, r: UcpRoutes): void {
   const lodgingSchema = { request: z.toJSONSchema(UcpLodgingRequestSchema), response: z.toJSONSchema(UcpLodgingViewSchema) };
   app.get(UCP_LODGING_SCHEMA_PATH, (c) => c.json(lodgingSchema, 200, { 'cache-control': 'public, max-age=3600' }));
 
-  const base = `${UCP_REST_BASE_PATH}${UCP_CHECKOUT_SESSIONS}`;
+  const base = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
   const withBody = (op: (c: Context, body: unknown) => Promise<UcpAnswer>) => async (c: Context) => {
     const body = await jsonBody(c, r.desk);
     return json(body.ok ? await op(c, body.value) : body.answer);
@@ -79,6 +80,11 @@ export function mountUcpRest(app: Hono, r: UcpRoutes): void {
     const limited = r.desk.admit(clientAddress(c));
     return json(limited ? refuseUcp('too_many_requests', 'too many requests from this address', 429) : await op(c.req.param('id') ?? ''));
   };
+  // Cancel's body is `{}` (REST binding example) or none: read when sent, never required.
+  const optionalBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) =>
+    c.req.header('content-length') === '0' || (!c.req.header('content-length') && !c.req.header('transfer-encoding'))
+      ? withoutBody(op)(c)
+      : withBody((cc) => op(cc.req.param('id') ?? ''))(c);
   app.post(
     base,
     withBody((_c, body) => r.sessions.create(body)),
@@ -90,11 +96,11 @@ export function mountUcpRest(app: Hono, r: UcpRoutes): void {
   );
   app.post(
     `${base}/:id/complete`,
-    withoutBody((id) => r.sessions.complete(id)),
+    withBody((c, body) => r.sessions.complete(c.req.param('id') ?? '', body)),
   );
   app.post(
     `${base}/:id/cancel`,
-    withoutBody((id) => r.sessions.cancel(id)),
+    optionalBody((id) => r.sessions.cancel(id)),
   );
 }
 
@@ -112,7 +118,13 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
     const digits = p.property().currency_minor_digits;
     return html(
       c,
-      renderContinuePage(p.canonicalDomain, view, { token, digits, ...(notice ? { notice } : {}), ...(refusal ? { refusal } : {}) }),
+      renderContinuePage(p.canonicalDomain, view, {
+        token,
+        digits,
+        email: s.buyer_email ?? '',
+        ...(notice ? { notice } : {}),
+        ...(refusal ? { refusal } : {}),
+      }),
     );
   };
   app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(c, c.req.param('id')));

@@ -1,7 +1,8 @@
 /**
- * The guest's page for a UCP session (`continue_url`, on the node's own origin): it shows exactly
- * the session's totals, payment terms and cancellation policy (the same Checkout view the agent
- * got, from the bound signed offer), then two forms: "send me a code" and "confirm with the code".
+ * The guest's page for a UCP session (`continue_url`, on the node's own origin; Booking, Continue
+ * URL): it shows exactly the session's totals, payment terms and cancellation policy (the same
+ * Booking view the platform got, from the bound signed offer), then two forms: "send me a code" and
+ * "confirm with the code".
  * Both forms carry a token bound to the session (http/forms.ts) and post back to this page.
  */
 import { UCP_CONTINUE_PATH } from '@vrpkit/protocol';
@@ -13,7 +14,7 @@ import type { UcpPaymentTerm, UcpPolicy, UcpTotal } from './terms.js';
 /** The page's forms: where they post, and the hidden field their token binds (the session). */
 export const CONTINUE_FORM: FormSpec = { action: UCP_CONTINUE_PATH, bound: ['session_id'] };
 
-/** The parts of a session's Checkout view the page shows. */
+/** The parts of a session's Booking view the page shows. */
 export interface ContinueView {
   id: string;
   status: string;
@@ -21,8 +22,17 @@ export interface ContinueView {
   totals: UcpTotal[];
   payment: { terms: UcpPaymentTerm[] };
   policies: UcpPolicy[];
-  line_items: { item: { title: string } }[];
-  buyer?: { email?: string };
+  property: { name: string };
+  stays: { stay_dates: { start_date: string; end_date: string }; occupancy: { total: number } }[];
+}
+
+/** The stay in words: the property, the dates, the nights and the party. */
+export function stayTitle(v: Pick<ContinueView, 'property' | 'stays'>): string {
+  const s = v.stays[0];
+  if (!s) return v.property.name;
+  const nights = Math.round((Date.parse(s.stay_dates.end_date) - Date.parse(s.stay_dates.start_date)) / 86_400_000);
+  const guests = s.occupancy.total;
+  return `${v.property.name}: ${s.stay_dates.start_date} to ${s.stay_dates.end_date}, ${nights} night${nights === 1 ? '' : 's'}, ${guests} guest${guests === 1 ? '' : 's'}`;
 }
 
 const STATUS_WORDS: Record<string, string> = {
@@ -46,13 +56,13 @@ function totalsTable(v: ContinueView, digits: number): string {
   return `<table id="totals">${rows}</table>`;
 }
 
-function forms(v: ContinueView, token: string, notice: string): string {
+function forms(v: ContinueView, token: string, notice: string, email: string): string {
   if (v.status !== 'requires_escalation') return '';
   const hidden = `<input type="hidden" name="session_id" value="${esc(v.id)}"><input type="hidden" name="${FORM_TOKEN_FIELD}" value="${esc(token)}">`;
   const action = `${UCP_CONTINUE_PATH}/${encodeURIComponent(v.id)}`;
   return `${notice ? `<p id="notice">${esc(notice)}</p>` : ''}
 <form method="post" action="${esc(action)}" id="send-code">${hidden}<input type="hidden" name="step" value="send_code">
-<p>We send a 6-digit code to ${esc(v.buyer?.email ?? '')}.</p><p><button type="submit">Email me a code</button></p></form>
+<p>We send a 6-digit code to ${esc(email)}.</p><p><button type="submit">Email me a code</button></p></form>
 <form method="post" action="${esc(action)}" id="confirm">${hidden}<input type="hidden" name="step" value="confirm">
 <p><label>Code <input name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required></label></p>
 <p><button type="submit">Confirm this stay</button></p></form>`;
@@ -62,7 +72,7 @@ function forms(v: ContinueView, token: string, notice: string): string {
 export function renderContinuePage(
   canonicalDomain: string,
   v: ContinueView,
-  o: { token: string; digits: number; notice?: string; refusal?: string },
+  o: { token: string; digits: number; email: string; notice?: string; refusal?: string },
 ): string {
   const terms = v.payment.terms
     .flatMap((t) => t.schedules.map((s) => `<li data-type="${esc(s.type)}">${esc(s.description.plain)}</li>`))
@@ -71,11 +81,11 @@ export function renderContinuePage(
   return page(
     `Confirm your stay on ${canonicalDomain}`,
     `<p class="note">Stay request on ${esc(canonicalDomain)}, session ${esc(v.id)}.</p>
-<h1>${esc(v.line_items[0]?.item.title ?? '')}</h1>
+<h1>${esc(stayTitle(v))}</h1>
 <p id="session-status" data-status="${esc(v.status)}"${o.refusal ? ` data-refusal="${esc(o.refusal)}"` : ''}>${esc(STATUS_WORDS[v.status] ?? v.status)}</p>
 ${totalsTable(v, o.digits)}
 <h3>Payment</h3><ul id="payment-terms">${terms}</ul>
 <h3>Cancellation</h3><div id="cancellation">${policy}</div>
-${forms(v, o.token, o.notice ?? '')}`,
+${forms(v, o.token, o.notice ?? '', o.email)}`,
   );
 }

@@ -3,11 +3,40 @@
  * them through, and the mail transport the guest's one-time code travels by. Owned here so any
  * host of sessions (the node's `NodeStore`, a platform tenant's rows) can serve them; nobody downcasts.
  */
-import type { UcpSessionStatus } from '@vrpkit/protocol';
+import type { UcpBooker, UcpGuest, UcpSessionStatus, UcpStayRequest } from '@vrpkit/protocol';
 import type { UcpSessionTable } from '../store/schema.js';
 
 /** A session as stored. The buyer's details live here and in the booking request only, never in a log. */
 export type UcpSessionRecord = UcpSessionTable;
+
+/**
+ * The party as the platform last sent it (`party_json`), echoed back unchanged: Business guidelines,
+ * "MUST preserve platform-supplied guest.id identifiers across session updates and responses".
+ */
+export interface UcpParty {
+  booker?: UcpBooker;
+  guests?: UcpGuest[];
+  travel_purpose?: string;
+  occupancy?: UcpStayRequest['occupancy'];
+  guest_assignments?: UcpStayRequest['guest_assignments'];
+}
+
+/**
+ * The identified lead (Booking, Business guidelines; `booking.json`'s rule for `ready_for_complete`):
+ * a booker with a full name and an email; or a guest with a full name and an email assigned `primary`;
+ * or a named primary guest with the booker's email. vrpkit needs an email (the one-time code goes there).
+ */
+export function leadOf(p: UcpParty): { name: string; email: string } | undefined {
+  const full = (x: { first_name?: string; last_name?: string } | undefined) =>
+    x?.first_name && x.last_name ? `${x.first_name} ${x.last_name}` : undefined;
+  const booker = full(p.booker);
+  if (booker && p.booker?.email) return { name: booker, email: p.booker.email };
+  const primaryIds = new Set((p.guest_assignments ?? []).filter((a) => a.role === 'primary').map((a) => a.guest_id));
+  const primary = (p.guests ?? []).find((g) => primaryIds.has(g.id) && full(g));
+  const name = full(primary);
+  const email = primary?.email ?? p.booker?.email;
+  return name && email ? { name, email } : undefined;
+}
 
 /** A new session: `incomplete` or `requires_escalation`, no code sent yet, no booking. */
 export type NewUcpSession = Omit<
@@ -17,7 +46,10 @@ export type NewUcpSession = Omit<
 
 /** The columns a session transition may change. */
 export type UcpSessionChange = Partial<
-  Pick<UcpSessionRecord, 'status' | 'buyer_email' | 'buyer_name' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id'>
+  Pick<
+    UcpSessionRecord,
+    'status' | 'buyer_email' | 'buyer_name' | 'party_json' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id'
+  >
 >;
 
 /** The one-time code state a code check was made against: its digest and the tries already counted. */

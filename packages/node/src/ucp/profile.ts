@@ -1,18 +1,21 @@
 /**
  * The node's UCP business profile (`/.well-known/ucp`; UCP `profile.json#/$defs/business_schema`):
- * the shopping service's REST binding on the node's origin, the Checkout capability with the
- * payment-terms extension, vrpkit's lodging capability (its `config` the property, its one
- * accommodation type and one rate plan, from the property file), no payment handler (the host is
- * paid at the property), and the node's signing keys (`keys`, the JWKS that verifies its offers and
- * booking receipts; UCP profile `keys[]`).
+ * the lodging service's REST binding on the node's origin (Booking REST binding, Discovery), the
+ * Booking capability with the cancellation-policy extension, vrpkit's lodging capability (its
+ * `config` the property, its one accommodation type and one rate plan from the property file: the
+ * ids a platform sends, Platform guidelines), no payment handler (the host is paid at the property),
+ * and the node's signing keys (`keys`, the JWKS that verifies its offers and booking receipts).
+ * No MCP binding: the node's `/mcp` serves the VRP tools, not the Booking operations.
  */
 import {
-  UCP_CHECKOUT_CAPABILITY,
+  UCP_BOOKING_CAPABILITY,
+  UCP_CANCELLATION_POLICY_TYPE,
   UCP_LODGING_KEY,
-  UCP_PAYMENT_TERMS_CAPABILITY,
+  UCP_LODGING_SERVICE,
+  UCP_RATE_PLAN_ID,
   UCP_REST_BASE_PATH,
-  UCP_SHOPPING_SERVICE,
   UCP_VERSION,
+  ucpStayId,
   type VrpJwks,
 } from '@vrpkit/protocol';
 import type { PropertyView } from '../service/types.js';
@@ -27,9 +30,10 @@ function lodgingConfig(p: PropertyView, origin: string, offerEndpoint: string) {
   return {
     property: { id: p.property_id, name: p.name, url: p.url, city: p.city, country: p.country, time_zone: p.time_zone },
     accommodation_types: [{ id: p.property_id, name: p.name, max_occupancy: p.max_guests }],
+    stays: [{ id: ucpStayId(p.property_id), accommodation_type_id: p.property_id, rate_plan_id: UCP_RATE_PLAN_ID }],
     rate_plans: [
       {
-        id: 'standard',
+        id: UCP_RATE_PLAN_ID,
         accommodation_type_id: p.property_id,
         currency: p.currency,
         nightly_from: Math.min(p.rates.nightly, ...p.rates.seasons.map((s) => s.nightly)),
@@ -53,33 +57,33 @@ export function ucpBusinessProfile(o: { origin: string; offerEndpoint: string; p
     ucp: {
       version: UCP_VERSION,
       services: {
-        [UCP_SHOPPING_SERVICE]: [
+        [UCP_LODGING_SERVICE]: [
           {
             version: UCP_VERSION,
             spec: spec('specification/overview'),
             transport: 'rest',
-            schema: spec('services/shopping/rest.openapi.json'),
+            schema: spec('services/lodging/rest.openapi.json'),
             endpoint: `${o.origin}${UCP_REST_BASE_PATH}`,
           },
         ],
       },
       capabilities: {
-        [UCP_CHECKOUT_CAPABILITY]: [
-          { version: UCP_VERSION, spec: spec('specification/shopping/checkout'), schema: spec('schemas/shopping/checkout.json') },
+        [UCP_BOOKING_CAPABILITY]: [
+          { version: UCP_VERSION, spec: spec('specification/lodging/booking'), schema: spec('schemas/lodging/booking.json') },
         ],
-        [UCP_PAYMENT_TERMS_CAPABILITY]: [
+        [UCP_CANCELLATION_POLICY_TYPE]: [
           {
             version: UCP_VERSION,
-            spec: spec('specification/payment-terms'),
-            schema: spec('schemas/shopping/payment_terms.json'),
-            extends: UCP_CHECKOUT_CAPABILITY,
+            spec: spec('specification/lodging/extensions/cancellation-policy'),
+            schema: spec('schemas/lodging/policy_cancellation.json'),
+            extends: UCP_BOOKING_CAPABILITY,
           },
         ],
         [UCP_LODGING_KEY]: [
           {
             version: UCP_VERSION,
             schema: `${o.origin}${UCP_LODGING_SCHEMA_PATH}`,
-            extends: UCP_CHECKOUT_CAPABILITY,
+            extends: UCP_BOOKING_CAPABILITY,
             config: lodgingConfig(o.property, o.origin, o.offerEndpoint),
           },
         ],

@@ -1,15 +1,19 @@
 /**
- * UCP booking sessions (UCP Checkout: create, get, update, complete, cancel), each bound to one
- * offer this node signed. In order, a session:
- * - is created from an offer JWS (`checkOwnOffer`: this node's keys, its domain, unexpired, bookable
- *   as signed, then the live quote must still give the signed total) or from bare stay dates (the node
- *   quotes, and the session is bound to the offer it signed). A refusal writes nothing.
- * - is `incomplete` until it has the guest's email and name, then `requires_escalation`: the guest
- *   confirms on the host's own page (`continue_url`, guest.ts) with a code mailed to them; only that
- *   makes the hold (the booking desk's one transaction: live re-quote, then the dates blocked) and
- *   moves the session to `ready_for_complete`. Until then the session blocks no night.
- * - is `completed` by the agent (idempotent: a repeated complete answers with the same booking), or
- *   `canceled` (a hold it made is released at once).
+ * UCP Lodging booking sessions (`dev.ucp.lodging.booking`: create, get, update, complete, cancel),
+ * each bound to one offer this node signed. In order, a session:
+ * - names this node's property, its one accommodation type and rate plan, and one stay (dates, party);
+ *   an unknown id, a party over capacity or a guest assignment to no guest is refused, writing nothing.
+ * - is bound to an offer JWS under `dev.vrpkit.lodging` (`checkOwnOffer`: this node's keys, its domain,
+ *   unexpired, bookable as signed; the request's dates and party must be the offer's; the live quote
+ *   must still give the signed total) or, without one, to the offer the node signs for the stay's
+ *   dates now (the answer carries it). A taken stay is UCP's `inventory_exhausted`. A refusal writes nothing.
+ * - is `incomplete` until it has an identified lead (booker or primary guest with name and email), then
+ *   `requires_escalation`: the guest confirms on the host's own page (`continue_url`, confirm.ts) with
+ *   a code mailed to them; only that makes the hold (the booking desk's one transaction: live re-quote,
+ *   then the dates blocked) and moves the session to `ready_for_complete`. Until then the session
+ *   blocks no night.
+ * - is `completed` by the platform (idempotent: a repeated complete answers with the same booking and
+ *   `confirmation`), or `canceled` (a hold it made is released at once).
  * Every transition is a compare-and-set on the session's status (ports.ts), so of two racing
  * operations one wins and the other answers from the state it lost to.
  */
@@ -19,23 +23,26 @@ import {
   type OfferPayload,
   type ParsedOfferRequest,
   readOfferPayload,
-  type UcpBuyer,
-  UcpCreateSessionSchema,
+  UCP_LODGING_KEY,
+  UCP_RATE_PLAN_ID,
+  type UcpBookingRequest,
+  UcpBookingRequestSchema,
+  UcpCompleteRequestSchema,
   type UcpMessage,
   type UcpSessionCode,
-  UcpUpdateSessionSchema,
+  ucpStayId,
 } from '@vrpkit/protocol';
 import { checkOwnOffer } from '../booking/offer-check.js';
 import type { BookingRequestRecord } from '../booking/ports.js';
 import { signBookingReceipt } from '../booking/receipt.js';
-import type { NodePublisher } from '../service/types.js';
-import type { UcpSessionRecord, UcpSessionStore } from './ports.js';
-import { checkoutView, errorMessage, errorResponseBody, missingBuyer } from './view.js';
+import type { NodePublisher, PropertyView } from '../service/types.js';
+import { leadOf, type UcpParty, type UcpSessionRecord, type UcpSessionStore } from './ports.js';
+import { bookingView, errorMessage, errorResponseBody } from './view.js';
 
-/** UCP Checkout `expires_at`: "Default TTL is 6 hours from creation". */
+/** `expires_at` of a new session (Booking, Session Expiry: the business MAY set one; vrpkit keeps Checkout's 6 hours). */
 export const DEFAULT_SESSION_HOURS = 6;
 
-/** One answer of the session endpoints: the HTTP status and a UCP Checkout or error-response body. */
+/** One answer of the session endpoints: the HTTP status and a UCP Booking or error-response body. */
 export interface UcpAnswer {
   status: number;
   body: Record<string, unknown>;
@@ -61,8 +68,9 @@ export function refuseUcp(
   content: string,
   status: number,
   severity: NonNullable<UcpMessage['severity']> = 'unrecoverable',
+  path?: string,
 ): UcpAnswer {
-  return { status, body: errorResponseBody(errorMessage(code, content, severity)) };
+  return { status, body: errorResponseBody(errorMessage(code, content, severity, path)) };
 }
 
 const refuseOffer = (code: UcpSessionCode, content: string) => refuseUcp(code, content, 200);
@@ -87,7 +95,59 @@ interface Binding {
   total: number;
 }
 
-const buyerName = (b: UcpBuyer | undefined) => [b?.first_name, b?.last_name].filter(Boolean).join(' ') || null;
+/** The party a request carries, as it will be stored and echoed (its members exactly as sent). */
+function partyOf(r: UcpBookingRequest): UcpParty {
+  const stay = r.stays[0];
+  return {
+    ...(r.booker ? { booker: r.booker } : {}),
+    ...(r.guests ? { guests: r.guests } : {}),
+    ...(r.travel_purpose ? { travel_purpose: r.travel_purpose } : {}),
+    ...(stay.occupancy ? { occupancy: stay.occupancy } : {}),
+    ...(stay.guest_assignments ? { guest_assignments: stay.guest_assignments } : {}),
+  };
+}
+
+/** The lead's columns and the status a session with `party` is in before the guest confirmed. */
+function leadColumns(party: UcpParty) {
+  const lead = leadOf(party);
+  return {
+    buyer_email: lead?.email ?? null,
+    buyer_name: lead?.name ?? null,
+    party_json: JSON.stringify(party),
+    status: lead ? ('requires_escalation' as const) : ('incomplete' as const),
+  };
+}
+
+/**
+ * What a request names and asks that this node refuses before quoting: another property or stay
+ * (Platform guidelines: ids from discovery), more guests than the accommodation holds (Business
+ * guidelines, capacity; Standard Errors `occupancy_exceeded_capacity`), a guest assignment to no guest.
+ */
+function requestRefusal(r: UcpBookingRequest, p: PropertyView): { code: UcpSessionCode; content: string; path: string } | undefined {
+  const stay = r.stays[0];
+  if (r.property.id !== p.property_id) return { code: 'stay_not_found', content: 'this host has no such property', path: '$.property.id' };
+  const idOk = stay.id === undefined || stay.id === ucpStayId(p.property_id);
+  const typeOk = stay.accommodation_type === undefined || stay.accommodation_type.id === p.property_id;
+  const planOk = stay.rate_plan === undefined || stay.rate_plan.id === UCP_RATE_PLAN_ID;
+  if (!idOk || !typeOk || !planOk)
+    return { code: 'stay_not_found', content: 'this host has no such stay, accommodation type or rate plan', path: '$.stays[0]' };
+  const o = stay.occupancy;
+  if (o && ((o.adults ?? 0) + (o.children ?? 0) > o.total || o.total > p.max_guests))
+    return {
+      code: 'occupancy_exceeded_capacity',
+      content: `the accommodation holds at most ${p.max_guests} guests (occupancy.total is the whole party)`,
+      path: '$.stays[0].occupancy',
+    };
+  const ids = new Set((r.guests ?? []).map((g) => g.id));
+  const unknown = (stay.guest_assignments ?? []).findIndex((a) => !ids.has(a.guest_id));
+  if (unknown >= 0)
+    return {
+      code: 'guest_not_found',
+      content: 'a guest assignment names a guest id that guests[] does not hold',
+      path: `$.stays[0].guest_assignments[${unknown}]`,
+    };
+  return undefined;
+}
 
 export class UcpSessions {
   private readonly clock: Clock;
@@ -102,15 +162,19 @@ export class UcpSessions {
     return this.o.service.canonicalDomain;
   }
 
-  /** Create Checkout: bind the stay to a signed offer (or refuse, writing nothing), then the session. */
+  /** Create Booking Session: check what is named, bind the stay to a signed offer (or refuse, writing nothing), then the session. */
   async create(input: unknown): Promise<UcpAnswer> {
-    const shape = UcpCreateSessionSchema.safeParse(input);
+    const shape = UcpBookingRequestSchema.safeParse(input);
     if (!shape.success) return refuseUcp('invalid_request', shapeMessage(shape.error.issues), 400);
-    const { buyer } = shape.data;
-    const lodging = shape.data['dev.vrpkit.lodging'];
-    const bound = 'offer_jws' in lodging ? await this.fromOffer(lodging.offer_jws) : await this.fromStay(lodging);
+    const r = shape.data;
+    const refused = requestRefusal(r, this.o.service.property());
+    if (refused) return refuseUcp(refused.code, refused.content, 200, 'recoverable', refused.path);
+    const stay = r.stays[0];
+    const jws = r[UCP_LODGING_KEY]?.offer_jws;
+    const bound = jws ? await this.fromOffer(jws, stay) : await this.fromStay(stay);
     if ('status' in bound) return bound;
     const now = this.clock.now();
+    const party = partyOf(r);
     const session = {
       session_id: `ucs_${randomBytes(12).toString('base64url')}`,
       offer_jws: bound.jws,
@@ -121,43 +185,65 @@ export class UcpSessions {
       guests: bound.stay.guests,
       currency: bound.offer.price.currency,
       total: bound.total,
-      buyer_email: buyer?.email ?? null,
-      buyer_name: buyerName(buyer),
       expires_at: new Date(now + this.sessionMs).toISOString(),
+      ...leadColumns(party),
     };
-    const status = missingBuyer(session).length > 0 ? 'incomplete' : 'requires_escalation';
-    const row = await this.o.store.insertUcpSession({ ...session, status }, now);
+    const row = await this.o.store.insertUcpSession(session, now);
     return { status: 201, body: await this.view(row) };
   }
 
-  /** Get Checkout. */
+  /** Get Booking Session. */
   async get(id: string): Promise<UcpAnswer> {
     const s = await this.o.store.ucpSession(id);
     return s ? { status: 200, body: await this.view(s) } : this.notFound();
   }
 
-  /** Update Checkout: the buyer only (the stay is its signed offer's); allowed before the guest confirmed. */
+  /**
+   * Update Booking Session (a full replacement): the party may change; the stay may not (it is its
+   * signed offer's: another stay is another session). Allowed before the guest confirmed; otherwise,
+   * and for any refusal, the session unchanged with the message why (REST binding, Update).
+   */
   async update(id: string, input: unknown): Promise<UcpAnswer> {
-    const shape = UcpUpdateSessionSchema.safeParse(input);
+    const shape = UcpBookingRequestSchema.safeParse(input);
     if (!shape.success) return refuseUcp('invalid_request', shapeMessage(shape.error.issues), 400);
     const s = await this.o.store.ucpSession(id);
     if (!s) return this.notFound();
-    const { buyer } = shape.data;
-    const next = { buyer_email: buyer?.email ?? s.buyer_email, buyer_name: buyerName(buyer) ?? s.buyer_name };
-    const status = missingBuyer(next).length > 0 ? 'incomplete' : 'requires_escalation';
+    const r = shape.data;
+    const refused = requestRefusal(r, this.o.service.property());
+    if (refused) return this.stateAnswer(id, refused.code, refused.content, 'recoverable', refused.path);
+    const stay = r.stays[0];
+    const jws = r[UCP_LODGING_KEY]?.offer_jws;
+    const same =
+      stay.stay_dates.start_date === s.check_in &&
+      stay.stay_dates.end_date === s.check_out &&
+      (stay.occupancy === undefined || stay.occupancy.total === Number(s.guests)) &&
+      (jws === undefined || jws === s.offer_jws);
+    if (!same)
+      return this.stateAnswer(
+        id,
+        'stay_immutable',
+        'the stay (dates, party size, offer) is the signed offer’s: create a new session for another stay',
+        'recoverable',
+        '$.stays[0]',
+      );
+    const next = leadColumns(partyOf(r));
     // A new email invalidates a code mailed to the old one.
     const change = {
       ...next,
-      status,
       ...(next.buyer_email !== s.buyer_email ? { code_sha256: null, code_expires_at: null, code_attempts: 0 } : {}),
-    } as const;
+    };
     const updated = await this.o.store.updateUcpSession(id, ['incomplete', 'requires_escalation'], change, this.clock.now());
     if (updated) return { status: 200, body: await this.view(updated) };
     return this.stateAnswer(id, 'invalid_status', 'the session can no longer be updated: the guest already confirmed, or it ended');
   }
 
-  /** Complete Checkout: once the guest confirmed, the booking; again, the same booking (idempotent). */
-  async complete(id: string): Promise<UcpAnswer> {
+  /**
+   * Complete Booking Session: `payment` is required (`payment: {}` here: the host is paid at the
+   * property); once the guest confirmed, the booking; again, the same booking (idempotent).
+   */
+  async complete(id: string, input: unknown): Promise<UcpAnswer> {
+    const shape = UcpCompleteRequestSchema.safeParse(input);
+    if (!shape.success) return refuseUcp('invalid_request', shapeMessage(shape.error.issues), 400);
     const s = await this.o.store.ucpSession(id);
     if (!s) return this.notFound();
     if (s.status === 'completed') return { status: 200, body: await this.view(s) };
@@ -170,7 +256,7 @@ export class UcpSessions {
     return { status: 200, body: await this.view(done ?? ((await this.o.store.ucpSession(id)) as UcpSessionRecord)) };
   }
 
-  /** Cancel Checkout: an open session ends; a hold it made is released at once. */
+  /** Cancel Booking Session: an open session ends; a hold it made is released at once. */
   async cancel(id: string): Promise<UcpAnswer> {
     const now = this.clock.now();
     const s = await this.o.store.updateUcpSession(
@@ -194,36 +280,43 @@ export class UcpSessions {
     return this.o.store.ucpSession(id);
   }
 
-  /** A session as UCP Checkout, with the booking receipt signed now once it is completed. */
+  /** A session as a UCP Lodging booking, with the booking receipt signed now once it is completed. */
   async view(s: UcpSessionRecord, extra: readonly UcpMessage[] = []): Promise<Record<string, unknown>> {
-    const p = this.o.service.property();
     // The receipt is the completed session's (the agent verifies it at complete): no signature for any other answer or page.
     const booking = s.status === 'completed' && s.booking_id ? await this.o.store.bookingRequest(s.booking_id) : undefined;
     const receiptJws = booking
       ? signBookingReceipt(booking, this.canonicalDomain, this.o.service.activeSigner(), this.clock.now())
       : undefined;
-    return checkoutView(
-      s,
-      { origin: this.o.service.origin, propertyName: p.name, propertyUrl: p.url, ...(receiptJws ? { receiptJws } : {}) },
-      extra,
-    );
+    const ctx = { origin: this.o.service.origin, property: this.o.service.property(), now: this.clock.now() };
+    return bookingView(s, { ...ctx, ...(receiptJws ? { receiptJws } : {}) }, extra);
   }
 
   private notFound(): UcpAnswer {
-    return refuseUcp('not_found', 'no such checkout session', 404);
+    return refuseUcp('not_found', 'no such booking session', 404);
   }
 
   /** The session as it stands, with the message why the operation did not apply. */
-  private async stateAnswer(id: string, code: UcpSessionCode, content: string): Promise<UcpAnswer> {
+  private async stateAnswer(
+    id: string,
+    code: UcpSessionCode,
+    content: string,
+    severity: NonNullable<UcpMessage['severity']> = 'unrecoverable',
+    path?: string,
+  ): Promise<UcpAnswer> {
     const s = await this.o.store.ucpSession(id);
     if (!s) return this.notFound();
-    return { status: 200, body: await this.view(s, [errorMessage(code, content, 'unrecoverable')]) };
+    return { status: 200, body: await this.view(s, [errorMessage(code, content, severity, path)]) };
   }
 
-  /** An offer the agent verified: this node's, unexpired, bookable as signed, and still at its total now. */
-  private async fromOffer(jws: string): Promise<Binding | UcpAnswer> {
+  /** An offer the agent verified: this node's, unexpired, bookable as signed, for the stay asked, and still at its total now. */
+  private async fromOffer(jws: string, stay: UcpBookingRequest['stays'][0]): Promise<Binding | UcpAnswer> {
     const check = checkOwnOffer(jws, await this.o.service.jwks(), this.canonicalDomain, this.clock.now());
     if (!check.ok) return refuseOffer(OFFER_CODES[check.code], check.message);
+    const asked =
+      stay.stay_dates.start_date === check.stay.check_in &&
+      stay.stay_dates.end_date === check.stay.check_out &&
+      (stay.occupancy === undefined || stay.occupancy.total === check.stay.guests);
+    if (!asked) return refuseOffer('offer_mismatch', 'the stay dates or the party size are not the signed offer’s');
     const current = await this.currentOffer(check.stay);
     if ('status' in current) return current;
     const same = current.total === check.agentTotal && current.offer.price.currency === check.offer.price.currency;
@@ -236,10 +329,12 @@ export class UcpSessions {
   }
 
   /** Bare stay dates: the node quotes them now and binds the session to the offer it signed. */
-  private async fromStay(stay: { check_in: string; check_out: string; guests: number }): Promise<Binding | UcpAnswer> {
-    const nights = Math.round((Date.parse(stay.check_out) - Date.parse(stay.check_in)) / 86_400_000);
-    if (!(nights >= 1)) return refuseUcp('invalid_request', 'dev.vrpkit.lodging.check_out: must be after check_in', 400);
-    return this.currentOffer({ ...stay, nights });
+  private async fromStay(stay: UcpBookingRequest['stays'][0]): Promise<Binding | UcpAnswer> {
+    const { start_date: check_in, end_date: check_out } = stay.stay_dates;
+    const nights = Math.round((Date.parse(check_out) - Date.parse(check_in)) / 86_400_000);
+    if (!(nights >= 1)) return refuseUcp('invalid_request', 'stays.0.stay_dates.end_date: must be after start_date', 400);
+    if (!stay.occupancy) return refuseUcp('invalid_request', 'stays.0.occupancy: required without a signed offer', 400);
+    return this.currentOffer({ check_in, check_out, guests: stay.occupancy.total, nights });
   }
 
   /** The offer the node signs for `stay` now, when it is an available, exactly priced, quotable stay. */
@@ -247,8 +342,8 @@ export class UcpSessions {
     const outcome = await this.o.service.offer(stay);
     if (!outcome.ok) return refuseOffer('stay_not_quotable', `the node does not quote this stay (${outcome.error.code})`);
     const jws = outcome.envelope.signature.jws;
-    // UCP's inventory-exhausted outcome: the stay is taken (a hold, a booking, another channel's calendar).
-    if (!outcome.envelope.offer.availability.available) return refuseOffer('item_unavailable', 'the stay is no longer available');
+    // Booking, Standard Errors: the stay is taken (a hold, a booking, another channel's calendar).
+    if (!outcome.envelope.offer.availability.available) return refuseOffer('inventory_exhausted', 'the stay is no longer available');
     const check = checkOwnOffer(jws, await this.o.service.jwks(), this.canonicalDomain, this.clock.now());
     if (!check.ok) return refuseOffer('offer_not_bookable', 'the stay is not available at an exact price an agent may quote');
     const offer = readOfferPayload(outcome.envelope.offer) ?? check.offer;
