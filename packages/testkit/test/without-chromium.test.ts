@@ -51,6 +51,26 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'charts the offers asked per surface and the refusals by code, from counters holding no request data',
     'has no serious or critical axe-core violation on any page, at 390 and 1280 px',
   ],
+  'packages/gate/test/approvers-browser.test.ts': [
+    'enrolls a passkey through the one-time link and is signed in; the link works only once',
+    'signs in with the passkey from an approval link, lands at that act and approves it',
+    "signs in with OpenID Connect from an approval link (the provider's pages), lands back at that act and approves it",
+    'a signed-in person without the role sees the act and no button to decide it',
+    'the audit records each decision with subject and method, and the chain verifies; no foreign request, no CSP violation',
+  ],
+  'packages/platform/test/console-browser.test.ts': [
+    'holds 10,000 tenants and serves the one to find',
+    'listens on localhost and, without a session, shows nothing but the sign-in page',
+    'enrolls an operator passkey through the one-time link and is signed in; the link works only once',
+    'signs out, and signs in again with the enrolled passkey',
+    'pages through the tenants and finds one among 10,000 by its domain',
+    'refuses a change posted without its form token, or with the token of another form, and changes nothing',
+    'rotates the tenant key behind its confirmation step, audited as the console operator',
+    'disables the tenant behind its confirmation step; its next offer request is refused',
+    'lets a support passkey read everything and change nothing',
+    'plots fleet health from the metrics the platform exports',
+    'has no serious or critical axe-core violation on any operator page, at 390 and 1280 px',
+  ],
   'packages/node/test/ucp-guest-page.test.ts': [
     'shows the session’s totals and terms, confirms with the mailed code, and only then holds the stay',
   ],
@@ -101,6 +121,6 @@ describe('the test suite on a machine without Chromium', () => {
     // Each file said why, naming the variable.
     expect(
       run.output.match(/no executable Chromium at \/nonexistent\/chromium.*SKIPPED \(set VRPKIT_CHROMIUM to run them\)/g),
-    ).toHaveLength(11);
+    ).toHaveLength(13);
   }, 600_000);
 });
