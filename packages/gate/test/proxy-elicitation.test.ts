@@ -12,6 +12,7 @@
  *   it); an allowed one reaches the agent;
  * - an agent that did not declare elicitation: the server gets a decline (2025) or the agent a clear
  *   error (2026); sampling is never forwarded;
+ * - a 2025-11-25 server asking a 2026-07-28 agent: the call is held open across the agent's retries;
  * - what reaches the agent says it is the server's text (`vrp/untrusted`, the server named).
  */
 import { readFileSync } from 'node:fs';
@@ -340,7 +341,7 @@ describe('a 2025-11-25 downstream that sends elicitation/create during the call 
     }
   });
 
-  it('an agent without elicitation, or on 2026-07-28 (no hold/resume): the server gets a decline, the result says why', async () => {
+  it('an agent without elicitation: the server gets a decline, the result says why', async () => {
     const undeclared = await legacyAgent(s.proxy, { elicitation: false });
     try {
       const r = await call(undeclared, 'ask_note', { topic: 'no-elicitation' });
@@ -349,16 +350,60 @@ describe('a 2025-11-25 downstream that sends elicitation/create during the call 
     } finally {
       await undeclared.close();
     }
+  });
+
+  it('a 2026-07-28 agent: the call is held open across its retries; both forms, the result, one act', async () => {
     const modern = await modernAgent(s.proxy);
     try {
       const before = shown.length;
-      const r = await call(modern, 'ask_note', { topic: 'cross' });
-      expect(textOf(r)).toBe('no name given (decline)');
-      expect(r._meta?.['vrp/elicitation_declined']).toEqual(['elicitation_cross_revision']);
-      expect(shown.length).toBe(before);
+      const r = await call(modern, 'ask_note', { topic: 'held' });
+      expect(textOf(r)).toBe('saved: held for Ada');
+      const forms = shown.slice(before);
+      expect(forms).toHaveLength(2);
+      for (const f of forms) expectUntrusted(f, 'elicit-legacy');
+      expect(effects().filter((e) => e === 'held for Ada')).toHaveLength(1);
+      const { lines } = actLines(s.logs, 'ask_note');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]!.authority_id).toBeDefined();
     } finally {
       await modern.close();
     }
-    expect(effects()).not.toContain('cross for Ada');
+  });
+
+  it('a held call is continued once: the same state again finds nothing, other arguments are refused', async () => {
+    const agent = await modernAgent(s.proxy, { manual: true });
+    try {
+      const params = { name: 'ask_note', arguments: { topic: 'held-manual' } };
+      const retry = (p: Record<string, unknown>) => agent.request({ method: 'tools/call', params: p }, { allowInputRequired: true });
+      const first = (await retry(params)) as InputRequiredResult;
+      expect(first.resultType).toBe('input_required');
+      const [key] = Object.keys(first.inputRequests!);
+      const name = { action: 'accept', content: { name: 'Bo' } };
+      const foreign = await retry({
+        ...params,
+        arguments: { topic: 'other' },
+        inputResponses: { [key!]: name },
+        requestState: first.requestState,
+      }).catch((e: unknown) => e);
+      expect((foreign as ProtocolError).data).toEqual({ code: 'input_state_refused', reason: 'foreign' });
+      const second = (await retry({
+        ...params,
+        inputResponses: { [key!]: name },
+        requestState: first.requestState,
+      })) as InputRequiredResult;
+      expect(second.resultType).toBe('input_required');
+      const again = await retry({ ...params, inputResponses: { [key!]: name }, requestState: first.requestState }).catch((e: unknown) => e);
+      expect((again as ProtocolError).data).toMatchObject({ code: 'input_state_refused' });
+      const [confirm] = Object.keys(second.inputRequests!);
+      const done = (await retry({
+        ...params,
+        inputResponses: { [confirm!]: { action: 'accept', content: { ok: true } } },
+        requestState: second.requestState,
+      })) as CallToolResult;
+      expect(textOf(done)).toBe('saved: held-manual for Bo');
+      expect(effects().filter((e) => e === 'held-manual for Bo')).toHaveLength(1);
+    } finally {
+      await agent.close();
+    }
   });
 });

@@ -72,6 +72,8 @@ export interface ContinuationState {
   forwarded: string[];
   /** The input keys the proxy declined itself (a URL whose origin policy does not allow). */
   declined: string[];
+  /** A 2025-11-25 downstream's call held open in the proxy process that answered (proxy/held-call.ts): its id. */
+  held?: string;
 }
 
 /** The fields a continuation must match: this server, tool, arguments and principal. */
@@ -168,6 +170,7 @@ export function requestStateSealer(key: Uint8Array, o: { ttlMs?: number; clock?:
         ...(state.downstream_state !== undefined ? { downstream_state: state.downstream_state } : {}),
         forwarded: [...state.forwarded],
         declined: [...state.declined],
+        ...(state.held !== undefined ? { held: state.held } : {}),
       };
       return await sealAs(CONTINUATION_AUDIENCE, state.principal, { ...sealed });
     },
@@ -197,7 +200,8 @@ function isContinuation(s: unknown): s is ContinuationState {
     (r.round as number) >= 1 &&
     (r.downstream_state === undefined || typeof r.downstream_state === 'string') &&
     keys(r.forwarded) &&
-    keys(r.declined)
+    keys(r.declined) &&
+    (r.held === undefined || typeof r.held === 'string')
   );
 }
 

@@ -36,6 +36,7 @@ import { type CallAt, logCall, recordObservation } from './call-log.js';
 import { DownstreamInput, type InputRefusal, withDeclined } from './downstream-input.js';
 import type { DownstreamLink, RequestExtra } from './downstream-link.js';
 import { sigkillSelf } from './fault.js';
+import { HeldCall } from './held-call.js';
 import { forwardObserved } from './observe.js';
 import type { ProxyContext } from './options.js';
 import type { PinnedView } from './pinned-view.js';
@@ -164,17 +165,49 @@ export class CallPipeline {
       const continued = await this.input.continuation(binding, approval, extra);
       if (continued) return continued;
     }
-    // A 2025-11-25 downstream's elicitation during this call comes to this call's agent (downstream-link.ts).
+    // A 2025-11-25 downstream's elicitation during this call comes to this call's agent (downstream-link.ts);
+    // for a 2026-07-28 agent the call is held open across its retries (held-call.ts).
+    const held =
+      approval &&
+      !approval.elicit &&
+      this.link.client.getProtocolEra() === 'legacy' &&
+      (approval.formElicitation || approval.client.urlElicitation)
+        ? new HeldCall(extra.signal, c.stopped)
+        : undefined;
     const declined: InputRefusal[] = [];
-    const routed: RequestExtra = { ...extra, elicitation: this.input.route(binding, approval, declined) };
+    const routed: RequestExtra = {
+      ...extra,
+      elicitation: this.input.route(binding, approval, declined, held),
+      // Held, the call outlives the agent's first request: only the proxy's stop cancels it, and its progress has nowhere to go.
+      ...(held ? { signal: held.abort.signal, sendNotification: (n) => (held.held ? Promise.resolve() : extra.sendNotification(n)) } : {}),
+    };
+    const running = this.answer(ctx, mapped, pinned, binding, routed, approval, declined);
+    if (!held) return running;
+    running.then(
+      (answer) => held.push({ kind: 'done', answer }),
+      (error: unknown) => held.push({ kind: 'failed', error }),
+    );
+    return this.input.heldAnswer(binding, held, 1, extra.signal);
+  }
+
+  /** The call's answer once it is mapped, pinned and not a continuation: dispatched (or observed), then the downstream's answer relayed. */
+  private async answer(
+    ctx: MapContext,
+    mapped: ProxyCall,
+    pinned: boolean,
+    binding: { act: ProxyCall['act']; sent: ProxyCall['sent']; at: CallAt & { act: ProxyCall['act'] } },
+    routed: RequestExtra,
+    approval: AgentApproval | undefined,
+    declined: InputRefusal[],
+  ): Promise<CallToolResult | InputRequiredResult> {
     const answer =
-      c.mode === 'observe'
-        ? await forwardObserved(c, this.link, mapped, pinned, at, routed)
-        : await this.enforced(ctx, mapped, at, routed, approval);
+      this.c.mode === 'observe'
+        ? await forwardObserved(this.c, this.link, mapped, pinned, binding.at, routed)
+        : await this.enforced(ctx, mapped, binding.at, routed, approval);
     if (!('downstream' in answer)) return answer.own;
     const result = answer.downstream;
     // A 2026-07-28 downstream's InputRequiredResult: the agent is asked (round 1 of the same act).
-    return isInputRequiredResult(result) ? this.input.relay(binding, result, approval, 1, extra) : withDeclined(result, declined);
+    return isInputRequiredResult(result) ? this.input.relay(binding, result, approval, 1, routed) : withDeclined(result, declined);
   }
 
   /**

@@ -20,6 +20,8 @@
  * like the gate's approval. A URL passes only to an origin in the policy's `elicitation_url_origins`;
  * sampling and roots are never forwarded.
  */
+
+import { randomUUID } from 'node:crypto';
 import {
   type CallToolRequest,
   type CallToolResult,
@@ -40,6 +42,7 @@ import { type ContinuationState, DEFAULT_REQUEST_STATE_TTL_MS, MAX_DOWNSTREAM_ST
 import type { AgentApproval } from './approval-channel.js';
 import { type CallAt, logCall } from './call-log.js';
 import type { DownstreamLink, ElicitationRoute, RequestExtra } from './downstream-link.js';
+import { type HeldCall, HeldCalls } from './held-call.js';
 import type { ProxyContext } from './options.js';
 import { downstreamFailure, downstreamInputError } from './results.js';
 
@@ -76,6 +79,9 @@ const REFUSED_MESSAGES: Record<InputRefusal, string> = {
   downstream_input_refused: 'The downstream MCP server sent a malformed request for input; the call ended.',
 };
 
+/** The input key of a held call's question (a 2025-11-25 request has no key of its own). */
+const HELD_INPUT_KEY = 'downstream_elicitation';
+
 /** The call a downstream's input request belongs to: its act, the request sent downstream, and its log line. */
 export interface InputBinding {
   act: AgentCandidateAct;
@@ -89,6 +95,8 @@ const SPENT_LIMIT = 10_000;
 export class DownstreamInput {
   /** Digest of each spent continuation state → when it expires. */
   private readonly spent = new Map<string, number>();
+  /** 2025-11-25 downstream calls held open for a 2026-07-28 agent's retries (held-call.ts). */
+  private readonly held = new HeldCalls();
 
   constructor(
     private readonly c: ProxyContext,
@@ -99,28 +107,100 @@ export class DownstreamInput {
    * Where a 2025-11-25 downstream's `elicitation/create` during this call goes; `declined` collects
    * the codes of what was declined (they go on the result's `_meta`).
    */
-  route(binding: Omit<InputBinding, 'sent'>, agent: AgentApproval | undefined, declined: InputRefusal[]): ElicitationRoute {
+  route(
+    binding: Omit<InputBinding, 'sent'>,
+    agent: AgentApproval | undefined,
+    declined: InputRefusal[],
+    held?: HeldCall,
+  ): ElicitationRoute {
     const c = this.c;
     return {
       elicit: async (params) => {
         const act = binding.act.candidate_act_id;
         const checked = this.check(params, agent, act);
-        const refusal = 'refused' in checked ? checked.refused : agent?.elicit ? undefined : 'elicitation_cross_revision';
+        const refusal = 'refused' in checked ? checked.refused : agent?.elicit || held ? undefined : 'elicitation_cross_revision';
         if (refusal) {
           if (refusal === 'elicitation_cross_revision')
             c.log('downstream_elicitation_refused', { candidate_act_id: act, code: refusal }, 'warn');
           declined.push(refusal);
           return { action: 'decline' };
         }
-        c.log('downstream_elicitation_forwarded', { candidate_act_id: act, mode: params.mode ?? 'form' });
+        const forward = (checked as { forward: ElicitRequestParams }).forward;
+        c.log('downstream_elicitation_forwarded', { candidate_act_id: act, mode: params.mode ?? 'form', held: !agent?.elicit });
+        if (!agent?.elicit) return this.askHeld(held!, forward);
         try {
-          return await agent!.elicit!((checked as { forward: ElicitRequestParams }).forward, DOWNSTREAM_ELICITATION_TIMEOUT_MS);
+          return await agent.elicit(forward, DOWNSTREAM_ELICITATION_TIMEOUT_MS);
         } catch {
           // The agent did not answer (timeout, closed connection): the server hears a cancel, nothing else.
           return { action: 'cancel' };
         }
       },
     };
+  }
+
+  /** A held call's question, answered by the agent's retry (`heldAnswer`), or cancelled when none comes in time. */
+  private askHeld(held: HeldCall, params: ElicitRequestParams): Promise<ElicitResult> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const answer = (r: ElicitResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(r);
+      };
+      const timer = setTimeout(() => answer({ action: 'cancel' }), DOWNSTREAM_ELICITATION_TIMEOUT_MS);
+      timer.unref();
+      held.push({ kind: 'elicit', params, answer });
+    });
+  }
+
+  /**
+   * The agent's answer while a 2025-11-25 downstream's call is held: its next event — the result, or
+   * its next question as an `InputRequiredResult` whose sealed continuation names the held call.
+   */
+  async heldAnswer(
+    binding: InputBinding,
+    held: HeldCall,
+    round: number,
+    signal: AbortSignal,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const c = this.c;
+    const event = await held.next(signal);
+    if (!event) return downstreamInputError('elicitation_hold_abandoned', 'The request ended while the downstream MCP server was working.');
+    if (event.kind === 'failed') throw event.error;
+    if (event.kind === 'done') return event.answer;
+    if (round > MAX_DOWNSTREAM_INPUT_ROUNDS) {
+      event.answer({ action: 'cancel' });
+      return this.ended(
+        binding,
+        round,
+        'downstream_input_rounds_exceeded',
+        `The downstream MCP server still asked for input after ${MAX_DOWNSTREAM_INPUT_ROUNDS} rounds; the call ended.`,
+      );
+    }
+    held.held = true;
+    const id = randomUUID();
+    const now = c.clock.now();
+    this.held.hold(id, held, event.answer, now + DOWNSTREAM_ELICITATION_TIMEOUT_MS, now);
+    const act = binding.act.candidate_act_id;
+    c.log('downstream_input_required', { candidate_act_id: act, round, forwarded: 1, declined: 0, held: true });
+    // 2026-07-28 removed the URL mode's elicitationId (and its completion notice): not sent.
+    const { elicitationId: _, ...params } = event.params as ElicitRequestParams & { elicitationId?: string };
+    const state: ContinuationState = {
+      candidate_act_id: act,
+      server: c.serverId,
+      tool: binding.act.tool.tool_id,
+      arguments_digest: binding.act.arguments_digest.value,
+      principal: binding.act.initiating_principal.principal_id,
+      round,
+      forwarded: [HELD_INPUT_KEY],
+      declined: [],
+      held: id,
+    };
+    return inputRequired({
+      inputRequests: { [HELD_INPUT_KEY]: { method: 'elicitation/create', params: params as ElicitRequestParams } },
+      requestState: await c.requestStates.sealContinuation(state),
+    });
   }
 
   /**
@@ -233,6 +313,7 @@ export class DownstreamInput {
       });
     }
     const state = (opened as { state: ContinuationState }).state;
+    if (state.held !== undefined) return this.resumeHeld(binding, state, agent, extra);
     // The act is the one authorized on the first round, not the one this retry would map to.
     const continued: InputBinding = {
       ...binding,
@@ -243,6 +324,27 @@ export class DownstreamInput {
     const next = await this.retry(continued, state, agent.inputResponses, extra);
     if ('failed' in next) return next.failed;
     return isInputRequiredResult(next.result) ? this.relay(continued, next.result, agent, state.round + 1, extra) : next.result;
+  }
+
+  /** A held call's continuation: the agent's answer goes to the waiting `elicitation/create`, the next event comes back. */
+  private async resumeHeld(
+    binding: InputBinding,
+    state: ContinuationState,
+    agent: AgentApproval,
+    extra: RequestExtra,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const entry = this.held.take(state.held as string);
+    if (!entry) {
+      this.c.log('request_state_refused', { candidate_act_id: state.candidate_act_id, reason: 'gone', continuation: true }, 'warn');
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'requestState refused (gone): the held call is not in this process', {
+        code: 'input_state_refused',
+        reason: 'gone',
+      });
+    }
+    const answer = specTypeSchemas.ElicitResult['~standard'].validate(agent.inputResponses?.[HELD_INPUT_KEY]) as { value?: ElicitResult };
+    entry.answer(answer.value ?? { action: 'cancel' });
+    const act = { ...binding.act, candidate_act_id: state.candidate_act_id };
+    return this.heldAnswer({ ...binding, act, at: { ...binding.at, act } }, entry.call, state.round + 1, extra.signal);
   }
 
   /** Retry the call downstream with this round's responses (only the forwarded keys, the proxy's declines) and the downstream's state. */
