@@ -79,7 +79,10 @@ async function proxyFor(downstream: DownstreamSpec, name: string): Promise<Start
 }
 
 /** What an agent's person answers, by the form's first property; every request it is shown is kept. */
-type Person = (params: ElicitRequestParams) => { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> };
+type Person = (params: ElicitRequestParams) => {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, string | number | boolean | string[]>;
+};
 const shown: ElicitRequestParams[] = [];
 const person: Person = (params) => {
   shown.push(params);
@@ -116,6 +119,11 @@ async function legacyAgent(p: RunningProxy, o: { elicitation?: boolean } = {}): 
 }
 
 type AnyAgent = Client | V1Client;
+
+/** A `tools/call` in manual mode: an `input_required` answer comes back instead of being fulfilled. */
+function manualCall(agent: Client, params: Record<string, unknown>): Promise<CallToolResult | InputRequiredResult> {
+  return agent.request({ method: 'tools/call', params: params as never }, { allowInputRequired: true }) as Promise<never>;
+}
 const call = (agent: AnyAgent, name: string, args: Record<string, unknown>) =>
   (agent as Client).callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
@@ -190,14 +198,14 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
     const agent = await modernAgent(s.proxy, { manual: true });
     try {
       const params = { name: 'ask_note', arguments: { topic: 'manual' } };
-      const first = (await agent.request({ method: 'tools/call', params }, { allowInputRequired: true })) as InputRequiredResult;
+      const first = (await manualCall(agent, params)) as InputRequiredResult;
       expect(first.resultType).toBe('input_required');
       const request = first.inputRequests!.name as { method: string; params: ElicitRequestParams };
       expectUntrusted(request.params, 'elicit-modern');
       const state = first.requestState!;
       const name = { action: 'accept', content: { name: 'Eve' } };
       const rounds = down.state.rounds;
-      const retry = (p: Record<string, unknown>) => agent.request({ method: 'tools/call', params: p }, { allowInputRequired: true });
+      const retry = (p: Record<string, unknown>) => manualCall(agent, p);
       const refused = async (p: Record<string, unknown>) => {
         const e = await retry(p).then(
           () => undefined,
@@ -229,7 +237,7 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
       })) as CallToolResult;
       expect(textOf(done)).toBe('saved: manual for Eve');
       // A retry of the whole call afterwards is the same act, already run: a replay, refused by the gate.
-      const again = (await agent.request({ method: 'tools/call', params }, { allowInputRequired: true })) as CallToolResult;
+      const again = (await manualCall(agent, params)) as CallToolResult;
       expect(codeOf(again)).toBe('EF_005');
       expect(down.state.effects.filter((e) => e === 'manual for Eve')).toHaveLength(1);
     } finally {
@@ -374,7 +382,7 @@ describe('a 2025-11-25 downstream that sends elicitation/create during the call 
     const agent = await modernAgent(s.proxy, { manual: true });
     try {
       const params = { name: 'ask_note', arguments: { topic: 'held-manual' } };
-      const retry = (p: Record<string, unknown>) => agent.request({ method: 'tools/call', params: p }, { allowInputRequired: true });
+      const retry = (p: Record<string, unknown>) => manualCall(agent, p);
       const first = (await retry(params)) as InputRequiredResult;
       expect(first.resultType).toBe('input_required');
       const [key] = Object.keys(first.inputRequests!);
