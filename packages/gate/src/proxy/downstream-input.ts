@@ -186,17 +186,7 @@ export class DownstreamInput {
     c.log('downstream_input_required', { candidate_act_id: act, round, forwarded: 1, declined: 0, held: true });
     // 2026-07-28 removed the URL mode's elicitationId (and its completion notice): not sent.
     const { elicitationId: _, ...params } = event.params as ElicitRequestParams & { elicitationId?: string };
-    const state: ContinuationState = {
-      candidate_act_id: act,
-      server: c.serverId,
-      tool: binding.act.tool.tool_id,
-      arguments_digest: binding.act.arguments_digest.value,
-      principal: binding.act.initiating_principal.principal_id,
-      round,
-      forwarded: [HELD_INPUT_KEY],
-      declined: [],
-      held: id,
-    };
+    const state = this.continuationOf(binding, { round, forwarded: [HELD_INPUT_KEY], declined: [], held: id });
     return inputRequired({
       inputRequests: { [HELD_INPUT_KEY]: { method: 'elicitation/create', params: params as ElicitRequestParams } },
       requestState: await c.requestStates.sealContinuation(state),
@@ -253,17 +243,12 @@ export class DownstreamInput {
           'downstream_input_refused',
           'The downstream MCP server sent a requestState too large to carry; the call ended.',
         );
-      const state: ContinuationState = {
-        candidate_act_id: act,
-        server: c.serverId,
-        tool: binding.act.tool.tool_id,
-        arguments_digest: binding.act.arguments_digest.value,
-        principal: binding.act.initiating_principal.principal_id,
+      const state = this.continuationOf(binding, {
         round: r,
         ...(downstreamState !== undefined ? { downstream_state: downstreamState } : {}),
         forwarded: Object.keys(forwarded),
         declined,
-      };
+      });
       if (state.forwarded.length > 0) {
         c.log('downstream_input_required', {
           candidate_act_id: act,
@@ -419,6 +404,21 @@ export class DownstreamInput {
   private ended(binding: InputBinding, round: number, code: string, message: string): CallToolResult {
     logCall(this.c, binding.at, { allow: true, invoked: true, round, code });
     return downstreamInputError(code, message);
+  }
+
+  /** The continuation of a round of this call: its act, the server, the request (tool, arguments digest) and the principal, bound. */
+  private continuationOf(
+    binding: InputBinding,
+    round: Omit<ContinuationState, 'candidate_act_id' | 'server' | 'tool' | 'arguments_digest' | 'principal'>,
+  ): ContinuationState {
+    return {
+      candidate_act_id: binding.act.candidate_act_id,
+      server: this.c.serverId,
+      tool: binding.act.tool.tool_id,
+      arguments_digest: binding.act.arguments_digest.value,
+      principal: binding.act.initiating_principal.principal_id,
+      ...round,
+    };
   }
 
   /** Spend a continuation state once; a second use is refused (`spent`). */
