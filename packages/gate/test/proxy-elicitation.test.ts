@@ -154,6 +154,25 @@ function actLines(logs: Log[], tool: string): { act: string; lines: Log[] } {
   return { act, lines: logs.filter((l) => l.event === 'tools/call' && l.candidate_act_id === act) };
 }
 
+/**
+ * A URL to an origin the policy does not allow is declined to the server (the agent never sees it;
+ * the log has the origin only), an allowed one reaches the agent marked; returns the declined call's result.
+ */
+async function urlOriginCase(agent: AnyAgent, logs: Log[], proxyName: string, meta: boolean): Promise<CallToolResult> {
+  const before = shown.length;
+  const denied = await call(agent, 'open_link', { url: 'https://evil.example/login?token=secret' });
+  expect(textOf(denied)).toBe('link: decline');
+  expect(shown.length).toBe(before);
+  const declined = logs.filter((l) => l.event === 'downstream_elicitation_declined').at(-1)!;
+  expect(declined).toMatchObject({ code: 'elicitation_url_origin_not_allowed', origin: 'https://evil.example' });
+  expect(JSON.stringify(declined)).not.toContain('secret');
+  expect(textOf(await call(agent, 'open_link', { url: `${ALLOWED}/consent` }))).toBe('link: accept');
+  const url = shown.at(-1)!;
+  expect(url).toMatchObject({ mode: 'url', url: `${ALLOWED}/consent` });
+  expectUntrusted(url, proxyName, meta);
+  return denied;
+}
+
 afterAll(removeTmpDirs);
 
 describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', T, () => {
@@ -248,19 +267,8 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
   it('a URL to an origin the policy does not allow is declined to the server, the agent never sees it; an allowed one reaches the agent', async () => {
     const agent = await modernAgent(s.proxy);
     try {
-      const before = shown.length;
-      const denied = await call(agent, 'open_link', { url: 'https://evil.example/login?token=secret' });
-      expect(textOf(denied)).toBe('link: decline');
-      expect(shown.length).toBe(before);
-      const declined = s.logs.filter((l) => l.event === 'downstream_elicitation_declined').at(-1)!;
-      expect(declined).toMatchObject({ code: 'elicitation_url_origin_not_allowed', origin: 'https://evil.example' });
-      expect(JSON.stringify(declined)).not.toContain('secret');
-
-      const allowed = await call(agent, 'open_link', { url: `${ALLOWED}/consent` });
-      expect(textOf(allowed)).toBe('link: accept');
-      const url = shown.at(-1)!;
-      expect(url).toMatchObject({ mode: 'url', url: `${ALLOWED}/consent` });
-      expectUntrusted(url, 'elicit-modern', false);
+      const denied = await urlOriginCase(agent, s.logs, 'elicit-modern', false);
+      expect(denied._meta?.['vrp/elicitation_declined']).toBeUndefined();
     } finally {
       await agent.close();
     }
@@ -337,13 +345,8 @@ describe('a 2025-11-25 downstream that sends elicitation/create during the call 
   it('a URL to an origin the policy does not allow is declined; an allowed one reaches the agent', async () => {
     const agent = await legacyAgent(s.proxy);
     try {
-      const before = shown.length;
-      const denied = await call(agent, 'open_link', { url: 'https://evil.example/x' });
-      expect(textOf(denied)).toBe('link: decline');
-      expect(shown.length).toBe(before);
+      const denied = await urlOriginCase(agent, s.logs, 'elicit-legacy', true);
       expect(denied._meta?.['vrp/elicitation_declined']).toEqual(['elicitation_url_origin_not_allowed']);
-      expect(textOf(await call(agent, 'open_link', { url: `${ALLOWED}/a` }))).toBe('link: accept');
-      expect(shown.at(-1)).toMatchObject({ mode: 'url', url: `${ALLOWED}/a` });
     } finally {
       await agent.close();
     }
