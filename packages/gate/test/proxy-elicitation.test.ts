@@ -88,7 +88,8 @@ const person: Person = (params) => {
   shown.push(params);
   if (params.mode === 'url') return { action: 'accept' };
   const field = Object.keys(params.requestedSchema.properties)[0];
-  return field === 'name' ? { action: 'accept', content: { name: 'Ada' } } : { action: 'accept', content: { ok: true } };
+  const content: Record<string, string | boolean> = field === 'name' ? { name: 'Ada' } : { ok: true };
+  return { action: 'accept', content };
 };
 
 const ELICITATION = { elicitation: { form: {}, url: {} } };
