@@ -35,6 +35,7 @@ import type { DownstreamSpec } from '../src/proxy/downstream.js';
 import { type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 import { startElicitHttpServer } from './procs/mcp-elicit-server.js';
+import { startV1ElicitHttpServer } from './procs/mcp-v1-elicit-http.js';
 
 const fixture = fileURLToPath(new URL('./procs/mcp-elicit-server.ts', import.meta.url));
 const T = { timeout: 120_000 };
@@ -48,6 +49,7 @@ const POLICY: PolicyDocument = {
     { tool: 'ask_note', consequence_class: 'PERSISTENT_STATE_CHANGE' },
     { tool: 'open_link', consequence_class: 'INFORMATIONAL' },
     { tool: 'ask_model', consequence_class: 'INFORMATIONAL' },
+    { tool: 'ask_topic', consequence_class: 'INFORMATIONAL' },
   ],
   hot_envelopes: [{ name: 'all', consequence_classes: ['INFORMATIONAL', 'PERSISTENT_STATE_CHANGE'] }],
   // No person in these tests: every act is issued by the envelope, whatever its provenance.
@@ -416,6 +418,49 @@ describe('a 2025-11-25 downstream that sends elicitation/create during the call 
       expect(effects().filter((e) => e === 'held-manual for Bo')).toHaveLength(1);
     } finally {
       await agent.close();
+    }
+  });
+});
+
+describe('a 2025-11-25 downstream over Streamable HTTP (SDK v1, one session shared by every agent)', T, () => {
+  let down: Awaited<ReturnType<typeof startV1ElicitHttpServer>>;
+  let s: Started;
+  beforeAll(async () => {
+    down = await startV1ElicitHttpServer();
+    s = await proxyFor({ kind: 'http', url: down.url, headers: {} }, 'elicit-v1-http');
+  }, T.timeout);
+  afterAll(async () => {
+    await s?.proxy.stop();
+    await s?.store.close();
+    await down?.close();
+  });
+
+  it("two calls in flight at once: each elicitation reaches its own call's agent, never the other's", async () => {
+    /** An agent whose person answers with its own name, after a pause (so both questions are open together). */
+    const agentNamed = async (who: string, asked: string[]) => {
+      const c = new V1Client({ name: who, version: '1.0.0' }, { capabilities: ELICITATION });
+      c.setRequestHandler(ElicitRequestSchema, async (req) => {
+        asked.push(req.params.message);
+        await new Promise((ok) => setTimeout(ok, 300));
+        return { action: 'accept', content: { name: who } };
+      });
+      await c.connect(new V1Transport(new URL(s.proxy.listener!.url), auth(s.proxy)));
+      return c;
+    };
+    const askedA: string[] = [];
+    const askedB: string[] = [];
+    const a = await agentNamed('ann', askedA);
+    const b = await agentNamed('bob', askedB);
+    try {
+      const [ra, rb] = await Promise.all([call(a, 'ask_topic', { topic: 'apples' }), call(b, 'ask_topic', { topic: 'bees' })]);
+      expect(textOf(ra)).toBe('apples: accept ann');
+      expect(textOf(rb)).toBe('bees: accept bob');
+      expect(askedA).toEqual(['[MCP server "elicit-v1-http", not the gate] Who writes about apples?']);
+      expect(askedB).toEqual(['[MCP server "elicit-v1-http", not the gate] Who writes about bees?']);
+      expect(s.logs.filter((l) => l.event === 'downstream_elicitation_unrouted')).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 });

@@ -120,12 +120,16 @@ export class DownstreamLink {
     return route.elicit(params);
   }
 
-  /** Run one downstream request, in flight (and in its route's async context) until it settles. */
+  /**
+   * Run one downstream request, in flight until it settles — with a 2025-11-25 downstream in its
+   * route's async context (a 2026-07-28 one never sends requests: it asks in its result, and the
+   * context would only cost the hot path).
+   */
   private async tracked<T>(route: ElicitationRoute | undefined, send: () => Promise<T>): Promise<T> {
     const id = Symbol('request');
     this.inFlight.set(id, route);
     try {
-      return await (route ? this.routes.run(route, send) : send());
+      return await (route && this.current.getProtocolEra() === 'legacy' ? this.routes.run(route, send) : send());
     } finally {
       this.inFlight.delete(id);
     }
