@@ -176,40 +176,45 @@ async function urlOriginCase(agent: AnyAgent, logs: Log[], proxyName: string, me
   return denied;
 }
 
+/** A proxy in front of an in-process HTTP downstream, for the enclosing describe: started before its tests, stopped after. */
+function proxiedHttp<D extends { url: string; close(): Promise<void> }>(start: () => Promise<D>, name: string): { down: D; s: Started } {
+  const h = {} as { down: D; s: Started };
+  beforeAll(async () => {
+    h.down = await start();
+    h.s = await proxyFor({ kind: 'http', url: h.down.url, headers: {} }, name);
+  }, T.timeout);
+  afterAll(async () => {
+    await h.s?.proxy.stop();
+    await h.s?.store.close();
+    await h.down?.close();
+  });
+  return h;
+}
+
 afterAll(removeTmpDirs);
 
 describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', T, () => {
-  let down: Awaited<ReturnType<typeof startElicitHttpServer>>;
-  let s: Started;
-  beforeAll(async () => {
-    down = await startElicitHttpServer();
-    s = await proxyFor({ kind: 'http', url: down.url, headers: {} }, 'elicit-modern');
-  }, T.timeout);
-  afterAll(async () => {
-    await s?.proxy.stop();
-    await s?.store.close();
-    await down?.close();
-  });
+  const h = proxiedHttp(startElicitHttpServer, 'elicit-modern');
 
   for (const era of ['2026-07-28', '2025-11-25'] as const) {
     it(`an agent on ${era}: the form round-trips twice, the result arrives, one act and one consume for every round`, async () => {
-      const agent: AnyAgent = era === '2026-07-28' ? await modernAgent(s.proxy) : await legacyAgent(s.proxy);
+      const agent: AnyAgent = era === '2026-07-28' ? await modernAgent(h.s.proxy) : await legacyAgent(h.s.proxy);
       try {
-        const before = { shown: shown.length, effects: down.state.effects.length };
+        const before = { shown: shown.length, effects: h.down.state.effects.length };
         const r = await call(agent, 'ask_note', { topic: `groceries-${era}` });
         expect(r.isError, JSON.stringify(r)).toBeFalsy();
         expect(textOf(r)).toBe(`saved: groceries-${era} for Ada`);
-        expect(down.state.effects.slice(before.effects)).toEqual([`groceries-${era} for Ada`]);
+        expect(h.down.state.effects.slice(before.effects)).toEqual([`groceries-${era} for Ada`]);
         // Both forms reached the agent's person, as the server's text.
         const forms = shown.slice(before.shown);
         expect(forms).toHaveLength(2);
         for (const f of forms) expectUntrusted(f, 'elicit-modern');
         // One act: dispatched (and its authority consumed) once; rounds 2 and 3 continue it.
-        const { act, lines } = actLines(s.logs, 'ask_note');
+        const { act, lines } = actLines(h.s.logs, 'ask_note');
         expect(lines.filter((l) => l.authority_id !== undefined)).toHaveLength(1);
         expect(lines.map((l) => l.round)).toEqual([1, 2, 3]);
         expect(lines.filter((l) => l.continued === true)).toHaveLength(2);
-        expect((await s.store.journal.get(act))?.state).toBe('EFFECTUATED');
+        expect((await h.s.store.journal.get(act))?.state).toBe('EFFECTUATED');
       } finally {
         await agent.close();
       }
@@ -217,7 +222,7 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
   }
 
   it('a continuation with other arguments, a tampered or a spent requestState is refused, and nothing reaches the server', async () => {
-    const agent = await modernAgent(s.proxy, { manual: true });
+    const agent = await modernAgent(h.s.proxy, { manual: true });
     try {
       const params = { name: 'ask_note', arguments: { topic: 'manual' } };
       const first = (await manualCall(agent, params)) as InputRequiredResult;
@@ -226,7 +231,7 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
       expectUntrusted(request.params, 'elicit-modern');
       const state = first.requestState!;
       const name = { action: 'accept', content: { name: 'Eve' } };
-      const rounds = down.state.rounds;
+      const rounds = h.down.state.rounds;
       const retry = (p: Record<string, unknown>) => manualCall(agent, p);
       const refused = async (p: Record<string, unknown>) => {
         const e = await retry(p).then(
@@ -244,14 +249,14 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
       // One character changed: the gate's seal fails.
       const tampered = `${state.slice(0, -3)}${state.at(-3) === 'A' ? 'B' : 'A'}${state.slice(-2)}`;
       expect(await refused({ ...params, inputResponses: { name }, requestState: tampered })).toMatchObject({ reason: 'malformed' });
-      expect(down.state.rounds).toBe(rounds);
+      expect(h.down.state.rounds).toBe(rounds);
       // The right continuation goes on (round 2 asks to confirm) ...
       const second = (await retry({ ...params, inputResponses: { name }, requestState: state })) as InputRequiredResult;
       expect(second.resultType).toBe('input_required');
-      expect(down.state.rounds).toBe(rounds + 1);
+      expect(h.down.state.rounds).toBe(rounds + 1);
       // ... and its state is spent: the same retry again is refused, nothing sent.
       expect(await refused({ ...params, inputResponses: { name }, requestState: state })).toMatchObject({ reason: 'spent' });
-      expect(down.state.rounds).toBe(rounds + 1);
+      expect(h.down.state.rounds).toBe(rounds + 1);
       const done = (await retry({
         ...params,
         inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
@@ -261,16 +266,16 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
       // A retry of the whole call afterwards is the same act, already run: a replay, refused by the gate.
       const again = (await manualCall(agent, params)) as CallToolResult;
       expect(codeOf(again)).toBe('EF_005');
-      expect(down.state.effects.filter((e) => e === 'manual for Eve')).toHaveLength(1);
+      expect(h.down.state.effects.filter((e) => e === 'manual for Eve')).toHaveLength(1);
     } finally {
       await agent.close();
     }
   });
 
   it('a URL to an origin the policy does not allow is declined to the server, the agent never sees it; an allowed one reaches the agent', async () => {
-    const agent = await modernAgent(s.proxy);
+    const agent = await modernAgent(h.s.proxy);
     try {
-      const denied = await urlOriginCase(agent, s.logs, 'elicit-modern', false);
+      const denied = await urlOriginCase(agent, h.s.logs, 'elicit-modern', false);
       expect(denied._meta?.['vrp/elicitation_declined']).toBeUndefined();
     } finally {
       await agent.close();
@@ -278,22 +283,22 @@ describe('a 2026-07-28 downstream whose tools answer with InputRequiredResult', 
   });
 
   it('an agent that declared no elicitation gets a clear error; sampling is never forwarded', async () => {
-    const agent = await modernAgent(s.proxy, { elicitation: false });
+    const agent = await modernAgent(h.s.proxy, { elicitation: false });
     try {
       expect(codeOf(await call(agent, 'ask_note', { topic: 'undeclared' }))).toBe('elicitation_not_declared');
-      expect(down.state.effects).not.toContain('undeclared for Ada');
+      expect(h.down.state.effects).not.toContain('undeclared for Ada');
     } finally {
       await agent.close();
     }
     // The proxy's client declares no sampling, so the server's SDK refuses to ask for it (-32021);
     // had it asked, the proxy would end the call (downstream_input_refused): nothing reaches the agent.
-    const asking = await modernAgent(s.proxy);
+    const asking = await modernAgent(h.s.proxy);
     try {
       const before = shown.length;
       const r = await call(asking, 'ask_model', {});
       expect(['downstream_error', 'downstream_input_refused']).toContain(codeOf(r));
       expect(shown.length).toBe(before);
-      expect(s.logs.filter((l) => l.event === 'downstream_input_required' && l.tool === 'ask_model')).toHaveLength(0);
+      expect(h.s.logs.filter((l) => l.event === 'downstream_input_required' && l.tool === 'ask_model')).toHaveLength(0);
     } finally {
       await asking.close();
     }
@@ -423,17 +428,7 @@ describe('a 2025-11-25 downstream that sends elicitation/create during the call 
 });
 
 describe('a 2025-11-25 downstream over Streamable HTTP (SDK v1, one session shared by every agent)', T, () => {
-  let down: Awaited<ReturnType<typeof startV1ElicitHttpServer>>;
-  let s: Started;
-  beforeAll(async () => {
-    down = await startV1ElicitHttpServer();
-    s = await proxyFor({ kind: 'http', url: down.url, headers: {} }, 'elicit-v1-http');
-  }, T.timeout);
-  afterAll(async () => {
-    await s?.proxy.stop();
-    await s?.store.close();
-    await down?.close();
-  });
+  const h = proxiedHttp(startV1ElicitHttpServer, 'elicit-v1-http');
 
   it("two calls in flight at once: each elicitation reaches its own call's agent, never the other's", async () => {
     /** An agent whose person answers with its own name, after a pause (so both questions are open together). */
@@ -444,7 +439,7 @@ describe('a 2025-11-25 downstream over Streamable HTTP (SDK v1, one session shar
         await new Promise((ok) => setTimeout(ok, 300));
         return { action: 'accept', content: { name: who } };
       });
-      await c.connect(new V1Transport(new URL(s.proxy.listener!.url), auth(s.proxy)));
+      await c.connect(new V1Transport(new URL(h.s.proxy.listener!.url), auth(h.s.proxy)));
       return c;
     };
     const askedA: string[] = [];
@@ -457,7 +452,7 @@ describe('a 2025-11-25 downstream over Streamable HTTP (SDK v1, one session shar
       expect(textOf(rb)).toBe('bees: accept bob');
       expect(askedA).toEqual(['[MCP server "elicit-v1-http", not the gate] Who writes about apples?']);
       expect(askedB).toEqual(['[MCP server "elicit-v1-http", not the gate] Who writes about bees?']);
-      expect(s.logs.filter((l) => l.event === 'downstream_elicitation_unrouted')).toEqual([]);
+      expect(h.s.logs.filter((l) => l.event === 'downstream_elicitation_unrouted')).toEqual([]);
     } finally {
       await a.close();
       await b.close();
