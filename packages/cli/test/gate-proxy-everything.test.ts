@@ -32,7 +32,8 @@ afterAll(removeTmpDirs);
 /** The same server, connected to directly: what pass-through must reproduce. */
 let direct: Client;
 beforeAll(async () => {
-  direct = new SdkClient({ name: 'direct-agent', version: '1.0.0' });
+  // Declaring what the proxy's client declares (elicitation, issue 32 item 5): the server lists its tools by the client's capabilities.
+  direct = new SdkClient({ name: 'direct-agent', version: '1.0.0' }, { capabilities: { elicitation: { form: {}, url: {} } } });
   await direct.connect(new StdioClientTransport({ command: process.execPath, args: [everythingServer, 'stdio'], stderr: 'ignore' }));
 }, SPAWN.timeout);
 afterAll(async () => {

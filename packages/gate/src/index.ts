@@ -81,7 +81,15 @@ export {
   issueApprovalLink,
   readApprovalLink,
 } from './approvals/links.js';
-export type { ApprovalRequestState, ExpectedRequestState, OpenedRequestState, RequestStateSealer } from './approvals/request-state.js';
+export type {
+  ApprovalRequestState,
+  ContinuationState,
+  ExpectedContinuation,
+  ExpectedRequestState,
+  OpenedContinuation,
+  OpenedRequestState,
+  RequestStateSealer,
+} from './approvals/request-state.js';
 export { DEFAULT_REQUEST_STATE_TTL_MS, requestStateKey, requestStateSealer } from './approvals/request-state.js';
 
 // Escalation: a person's approval binds to the digest the person reviewed.

@@ -62,6 +62,17 @@ const provenanceRuleSchema = z.strictObject({
   action: z.enum(['deny', 'escalate']),
 });
 
+/** A web origin (`https://forms.example.com`, exactly as `URL.origin` writes it): https, or http on a loopback host. */
+const webOrigin = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    const loopback = u.hostname === 'localhost' || u.hostname === '127.0.0.1' || u.hostname === '[::1]';
+    return u.origin === s && (u.protocol === 'https:' || (u.protocol === 'http:' && loopback));
+  } catch {
+    return false;
+  }
+}, 'an origin such as https://forms.example.com (scheme, host and port only; http only on a loopback host)');
+
 /** A dotted path to an argument (`amount`, `payment.payee`): own properties only. */
 const argumentPath = z.string().regex(/^[A-Za-z0-9_$-]+(?:\.[A-Za-z0-9_$-]+)*$/, 'not a dotted argument path');
 
@@ -158,6 +169,12 @@ export const policyDocumentSchema = z
      * No default is written in: a policy without it keeps the digest it had.
      */
     approval: z.strictObject({ self_approval: z.boolean().optional() }).optional(),
+    /**
+     * Origins a downstream MCP server's URL-mode elicitation may send the agent's user to (issue 32
+     * item 5; MCP 2026-07-28 client/elicitation, Safe URL Handling); absent: none — every such request
+     * is declined to the server. No default, so a policy without it keeps its digest (and epoch).
+     */
+    elicitation_url_origins: z.array(webOrigin).min(1).optional(),
   })
   .superRefine((doc, ctx) => {
     doc.limits.forEach((limit, i) => {
@@ -265,6 +282,8 @@ export interface Policy {
    * matching limit holds, else the deny. Missing or malformed limited values are denied (fail closed).
    */
   checkArguments(act: AgentCandidateAct, args: unknown): { code: EfCode; reason: string } | null;
+  /** Whether a downstream's URL-mode elicitation may open `url`: its origin is in `elicitation_url_origins` (null: not a URL). */
+  allowsElicitationUrl(url: string): { allowed: boolean; origin: string | null };
 }
 
 /** Load a policy from a JSON/YAML file path or a typed document. Throws `PolicyError` with every issue. */
@@ -307,6 +326,16 @@ function compilePolicy(doc: NormalizedPolicy): Policy {
     allowsTool,
     evaluate: compileEvaluator(doc, classify, allowsTool),
     checkArguments: compileLimits(doc),
+    allowsElicitationUrl: (url) => {
+      let origin: string;
+      try {
+        origin = new URL(url).origin;
+      } catch {
+        return { allowed: false, origin: null };
+      }
+      // An opaque origin ("null": data:, javascript:, file:) is never in the list.
+      return { allowed: origin !== 'null' && (doc.elicitation_url_origins ?? []).includes(origin), origin };
+    },
   };
 }
 

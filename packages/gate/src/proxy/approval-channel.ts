@@ -7,7 +7,7 @@
  */
 import {
   CLIENT_CAPABILITIES_META_KEY,
-  type ElicitRequestURLParams,
+  type ElicitRequestParams,
   type ElicitResult,
   PROTOCOL_VERSION_META_KEY,
   type Server,
@@ -17,25 +17,51 @@ import { type ApprovalClient, MRTR_REVISION, urlElicitationDeclared } from '../a
 
 export interface AgentApproval {
   client: ApprovalClient;
-  /** 2026-07-28: the `requestState` a retried call echoes, as received (verified by the call pipeline). */
+  /** It declared form-mode elicitation (a downstream's forms can be forwarded to it: downstream-input.ts). */
+  formElicitation: boolean;
+  /**
+   * The `requestState` a retried call echoes, as received (verified by the call pipeline): sent by a
+   * 2026-07-28 client, or on 2025-11-25 by the SDK's legacy shim re-entering the handler after it
+   * asked the client for the input an `InputRequiredResult` named.
+   */
   requestState: string | undefined;
+  /** The `inputResponses` a retried call carries (the bare results, by input key), as received. */
+  inputResponses: Record<string, unknown> | undefined;
   /** 2025-11-25: send `elicitation/create` on this request's connection, waiting at most `timeoutMs` for the answer. */
-  elicit?(params: ElicitRequestURLParams, timeoutMs: number): Promise<ElicitResult>;
+  elicit?(params: ElicitRequestParams, timeoutMs: number): Promise<ElicitResult>;
+}
+
+/**
+ * True when client capabilities declare form-mode elicitation (client/elicitation, Capabilities:
+ * `elicitation.form`, or an empty `elicitation` object, which means form mode only).
+ */
+export function formElicitationDeclared(capabilities: unknown): boolean {
+  const elicitation = (capabilities as { elicitation?: unknown } | null | undefined)?.elicitation;
+  if (typeof elicitation !== 'object' || elicitation === null || Array.isArray(elicitation)) return false;
+  const e = elicitation as { form?: unknown; url?: unknown };
+  if (e.form === undefined && e.url === undefined) return true;
+  return typeof e.form === 'object' && e.form !== null && !Array.isArray(e.form);
 }
 
 /** The approval channel of one `tools/call` on a connection of `era` (proxy.ts `AgentEra`). */
 export function agentApproval(server: Server, ctx: ServerContext, era: 'legacy' | 'modern'): AgentApproval {
+  const state = ctx.mcpReq.requestState<unknown>();
+  const retried = {
+    requestState: typeof state === 'string' ? state : undefined,
+    inputResponses: ctx.mcpReq.inputResponses as Record<string, unknown> | undefined,
+  };
   if (era === 'modern') {
     const envelope: Record<string, unknown> = ctx.mcpReq.envelope ?? {};
-    const state = ctx.mcpReq.requestState<unknown>();
     const revision = envelope[PROTOCOL_VERSION_META_KEY];
+    const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY];
     return {
       client: {
         revision: typeof revision === 'string' ? revision : MRTR_REVISION,
-        urlElicitation: urlElicitationDeclared(envelope[CLIENT_CAPABILITIES_META_KEY]),
+        urlElicitation: urlElicitationDeclared(capabilities),
         sessionful: false,
       },
-      requestState: typeof state === 'string' ? state : undefined,
+      formElicitation: formElicitationDeclared(capabilities),
+      ...retried,
     };
   }
   return {
@@ -44,7 +70,8 @@ export function agentApproval(server: Server, ctx: ServerContext, era: 'legacy' 
       urlElicitation: urlElicitationDeclared(server.getClientCapabilities()),
       sessionful: true,
     },
-    requestState: undefined,
+    formElicitation: formElicitationDeclared(server.getClientCapabilities()),
+    ...retried,
     elicit: (params, timeoutMs) => ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal, timeout: timeoutMs }),
   };
 }

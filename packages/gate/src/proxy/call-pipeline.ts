@@ -6,7 +6,13 @@
  * `resume()`. A deny never reaches the downstream.
  */
 import { randomUUID } from 'node:crypto';
-import { type CallToolRequest, type CallToolResult, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import {
+  type CallToolRequest,
+  type CallToolResult,
+  isInputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+} from '@modelcontextprotocol/client';
 import type { InputRequiredResult } from '@modelcontextprotocol/server';
 import { canonicalSha256Base64url, sha256Base64url } from '@vrpkit/core';
 import { snapshotLiveArguments } from '../act.js';
@@ -27,13 +33,18 @@ import type { AgentApproval } from './approval-channel.js';
 import { personStep, retriedState } from './approval-in-client.js';
 import { retainArguments } from './approval-wait.js';
 import { type CallAt, logCall, recordObservation } from './call-log.js';
+import { DownstreamInput, type InputRefusal, withDeclined } from './downstream-input.js';
 import type { DownstreamLink, RequestExtra } from './downstream-link.js';
 import { sigkillSelf } from './fault.js';
+import { HeldCall } from './held-call.js';
 import { forwardObserved } from './observe.js';
 import type { ProxyContext } from './options.js';
 import type { PinnedView } from './pinned-view.js';
 import { isMcpToolName } from './pins.js';
 import { denyResult, digestOrNull, downstreamFailure, downstreamUnavailable } from './results.js';
+
+/** What the pipeline answers: the downstream's own answer (it may ask for input), or the proxy's. */
+type PipelineAnswer = { downstream: CallToolResult | InputRequiredResult } | { own: CallToolResult | InputRequiredResult };
 
 /** A mapped call: the act, the snapshot its digest covers, and the request the downstream receives (with that snapshot). */
 interface ProxyCall extends MappedCall<Record<string, unknown>> {
@@ -65,6 +76,8 @@ export class CallPipeline {
   private readonly principal: MapContext['principal'] = { principal_id: process.env.USER ?? 'local', principal_type: 'user' };
   /** Team mode: each policy member's gate as the mappers see it, made once. */
   private readonly memberGates = new WeakMap<Gate, DispatchGate>();
+  /** A downstream's requests for input, passed to the agent and bound to the act (downstream-input.ts). */
+  private readonly input: DownstreamInput;
 
   constructor(
     private readonly c: ProxyContext,
@@ -74,7 +87,9 @@ export class CallPipeline {
     private readonly mapGate: DispatchGate,
     /** How a member's gate is seen by the mappers (the same wrapping as `mapGate`). */
     private readonly asMapped: (gate: Gate) => DispatchGate = (gate) => gate,
-  ) {}
+  ) {
+    this.input = new DownstreamInput(c, link);
+  }
 
   /**
    * Whose act a call is, and which gate decides it: the authenticated principal and their policy
@@ -143,9 +158,56 @@ export class CallPipeline {
       return this.deny(denyFrom(e), { name, started });
     }
     const at = { name, started, act: mapped.act };
-    if (c.mode === 'observe') return forwardObserved(c, this.link, mapped, pinned, at, extra);
-    if (!pinned) return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), at);
-    return this.enforced(ctx, mapped, at, extra, approval);
+    if (c.mode !== 'observe' && !pinned) return this.deny(denyDecision('EF_TOOL_NOT_PINNED'), at);
+    const binding = { act: mapped.act, sent: mapped.sent, at };
+    // A later round of a call whose downstream asked for input: the same act, not dispatched again.
+    if (approval?.requestState !== undefined) {
+      const continued = await this.input.continuation(binding, approval, extra);
+      if (continued) return continued;
+    }
+    // A 2025-11-25 downstream's elicitation during this call comes to this call's agent (downstream-link.ts);
+    // for a 2026-07-28 agent the call is held open across its retries (held-call.ts).
+    const held =
+      approval &&
+      !approval.elicit &&
+      this.link.client.getProtocolEra() === 'legacy' &&
+      (approval.formElicitation || approval.client.urlElicitation)
+        ? new HeldCall(extra.signal, c.stopped)
+        : undefined;
+    const declined: InputRefusal[] = [];
+    const routed: RequestExtra = {
+      ...extra,
+      elicitation: this.input.route(binding, approval, declined, held),
+      // Held, the call outlives the agent's first request: only the proxy's stop cancels it, and its progress has nowhere to go.
+      ...(held ? { signal: held.abort.signal, sendNotification: (n) => (held.held ? Promise.resolve() : extra.sendNotification(n)) } : {}),
+    };
+    const running = this.answer(ctx, mapped, pinned, binding, routed, approval, declined);
+    if (!held) return running;
+    running.then(
+      (answer) => held.push({ kind: 'done', answer }),
+      (error: unknown) => held.push({ kind: 'failed', error }),
+    );
+    return this.input.heldAnswer(binding, held, 1, extra.signal);
+  }
+
+  /** The call's answer once it is mapped, pinned and not a continuation: dispatched (or observed), then the downstream's answer relayed. */
+  private async answer(
+    ctx: MapContext,
+    mapped: ProxyCall,
+    pinned: boolean,
+    binding: { act: ProxyCall['act']; sent: ProxyCall['sent']; at: CallAt & { act: ProxyCall['act'] } },
+    routed: RequestExtra,
+    approval: AgentApproval | undefined,
+    declined: InputRefusal[],
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const answer =
+      this.c.mode === 'observe'
+        ? await forwardObserved(this.c, this.link, mapped, pinned, binding.at, routed)
+        : await this.enforced(ctx, mapped, binding.at, routed, approval);
+    if (!('downstream' in answer)) return answer.own;
+    const result = answer.downstream;
+    // A 2026-07-28 downstream's InputRequiredResult: the agent is asked (round 1 of the same act).
+    return isInputRequiredResult(result) ? this.input.relay(binding, result, approval, 1, routed) : withDeclined(result, declined);
   }
 
   /**
@@ -159,7 +221,7 @@ export class CallPipeline {
     at: CallAt & { act: ProxyCall['act'] },
     extra: RequestExtra,
     approval: AgentApproval | undefined,
-  ): Promise<CallToolResult | InputRequiredResult> {
+  ): Promise<PipelineAnswer> {
     // A retried round's sealed state is checked before anything runs: a failing one grants nothing.
     const retried = await retriedState(this.c, mapped.act, approval);
     if (!retried.ok)
@@ -173,7 +235,7 @@ export class CallPipeline {
       if ('inputRequired' in step) {
         // The client is sent to the page; nothing ran. Its retry comes back as the same act.
         logCall(this.c, at, { allow: false, invoked: false, code: 'EF_APPROVAL_REQUIRED' });
-        return step.inputRequired;
+        return { own: step.inputRequired };
       }
       const decided = step.decided;
       if (decided) {
@@ -187,14 +249,15 @@ export class CallPipeline {
     const result = run.result();
     if (r.toolError !== undefined) {
       logCall(this.c, at, { allow: true, invoked: true, error: true });
-      return downstreamFailure(r.toolError);
+      return { own: downstreamFailure(r.toolError) };
     }
     if (r.outcome.decision.allow && result) {
-      logCall(this.c, at, { allow: true, invoked: true, authority_id: r.outcome.decision.authority_id });
-      return result;
+      const input_required = isInputRequiredResult(result) ? { round: 1, input_required: true } : {};
+      logCall(this.c, at, { allow: true, invoked: true, authority_id: r.outcome.decision.authority_id, ...input_required });
+      return { downstream: result };
     }
     // A deny — also for a replay of a finished act (the retry rule: never a second invoke).
-    return this.deny(r.outcome.decision, at, note);
+    return { own: await this.deny(r.outcome.decision, at, note) };
   }
 
   /**
@@ -202,7 +265,7 @@ export class CallPipeline {
    * allows; `result()` is the downstream's answer once it was called (by this run or its resumption).
    */
   private async dispatch(ctx: MapContext, mapped: ProxyCall, extra: RequestExtra) {
-    let result: CallToolResult | undefined;
+    let result: CallToolResult | InputRequiredResult | undefined;
     const r = await dispatchMapped(
       ctx,
       { id: mapped.act.candidate_act_id, name: mapped.sent.name },

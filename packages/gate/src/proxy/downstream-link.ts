@@ -5,10 +5,14 @@
  * crashes at start-up is not restarted in a loop.
  */
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type CallToolRequest,
   type CallToolResult,
   type Client,
+  type ElicitRequestParams,
+  type ElicitResult,
+  type InputRequiredResult,
   type Notification,
   ProtocolError,
   ProtocolErrorCode,
@@ -35,11 +39,18 @@ export const RESPAWN_WINDOW_MS = 60_000;
  */
 export type RequestExtra = {
   signal: AbortSignal;
+  /** Where a 2025-11-25 downstream's `elicitation/create` sent during this request goes (downstream-input.ts). */
+  elicitation?: ElicitationRoute;
   /** Who is calling, when the listener authenticated the request (team mode). */
   principal?: Principal;
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
   sendNotification: (n: ServerNotification) => Promise<void>;
 };
+
+/** The agent-side call a downstream's `elicitation/create` belongs to (downstream-input.ts `elicitationRoute`). */
+export interface ElicitationRoute {
+  elicit(params: ElicitRequestParams): Promise<ElicitResult>;
+}
 
 export interface DownstreamLinkOptions {
   serverId: string;
@@ -61,6 +72,10 @@ export class DownstreamLink {
   private respawning: Promise<boolean> | undefined;
   private respawns: number[] = [];
   private stopping = false;
+  /** The route of the `tools/call` whose downstream request is running in this async context. */
+  private readonly routes = new AsyncLocalStorage<ElicitationRoute>();
+  /** Every downstream request in flight, with the route of a `tools/call` that has one. */
+  private readonly inFlight = new Map<symbol, ElicitationRoute | undefined>();
 
   constructor(
     client: Client,
@@ -82,7 +97,42 @@ export class DownstreamLink {
       if (!this.stopping) this.o.log('downstream_closed', { server_id: this.o.serverId }, 'error');
     };
     client.fallbackNotificationHandler = (n: Notification) => this.o.onNotification(n);
+    client.setRequestHandler('elicitation/create', (req) => this.elicitation(req.params));
     this.listenForListChanges(client);
+  }
+
+  /**
+   * A 2025-11-25 downstream's `elicitation/create` goes to the agent-side call that caused it, never
+   * to the connection (it is shared by every agent and principal). The JSON-RPC request names no
+   * originating request, so the call is the one whose downstream request this message arrived in
+   * (the async context of its Streamable HTTP response stream), else the only request in flight;
+   * when that cannot be told (several calls on a stdio pipe), it is declined: a form is never shown
+   * to another call's user.
+   */
+  private async elicitation(params: ElicitRequestParams): Promise<ElicitResult> {
+    const own = this.routes.getStore();
+    const only = this.inFlight.size === 1 ? [...this.inFlight.values()][0] : undefined;
+    const route = own ?? only;
+    if (!route) {
+      this.o.log('downstream_elicitation_unrouted', { server_id: this.o.serverId, in_flight: this.inFlight.size }, 'warn');
+      return { action: 'decline' };
+    }
+    return route.elicit(params);
+  }
+
+  /**
+   * Run one downstream request, in flight until it settles — with a 2025-11-25 downstream in its
+   * route's async context (a 2026-07-28 one never sends requests: it asks in its result, and the
+   * context would only cost the hot path).
+   */
+  private async tracked<T>(route: ElicitationRoute | undefined, send: () => Promise<T>): Promise<T> {
+    const id = Symbol('request');
+    this.inFlight.set(id, route);
+    try {
+      return await (route && this.current.getProtocolEra() === 'legacy' ? this.routes.run(route, send) : send());
+    } finally {
+      this.inFlight.delete(id);
+    }
   }
 
   /**
@@ -143,20 +193,35 @@ export class DownstreamLink {
    */
   async listAllTools(): Promise<{ tools: Array<{ name: string } & Record<string, unknown>>; ttlMs?: number }> {
     if (!(await this.available())) throw new ProtocolError(ProtocolErrorCode.InternalError, 'the downstream MCP server is not running');
-    const listed = await this.current.listTools(undefined, { cacheMode: 'bypass', ...this.timeout() });
+    const listed = await this.tracked(undefined, () => this.current.listTools(undefined, { cacheMode: 'bypass', ...this.timeout() }));
     const ttlMs = (listed as { ttlMs?: unknown }).ttlMs;
     return { tools: listed.tools, ...(typeof ttlMs === 'number' && Number.isFinite(ttlMs) ? { ttlMs } : {}) };
   }
 
-  /** A `tools/call` to the downstream, exactly these params. */
-  callTool(params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {
-    return this.current.request({ method: 'tools/call', params }, this.requestOptions(extra)) as Promise<CallToolResult>;
+  /**
+   * A `tools/call` to the downstream, exactly these params (a retried round adds `inputResponses`
+   * and the downstream's `requestState`). A 2026-07-28 server's `InputRequiredResult` is returned
+   * as it came (downstream-input.ts answers it), never fulfilled inside the SDK.
+   */
+  callTool(
+    params: CallToolRequest['params'] & { inputResponses?: Record<string, unknown>; requestState?: string },
+    extra: RequestExtra,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    return this.tracked(
+      extra.elicitation,
+      () =>
+        this.current.request({ method: 'tools/call', params }, { ...this.requestOptions(extra), allowInputRequired: true }) as Promise<
+          CallToolResult | InputRequiredResult
+        >,
+    );
   }
 
   /** A pass-through request, with the agent's progress token and cancellation carried over. */
   async forward(request: Request, extra: RequestExtra) {
     if (!(await this.available())) throw new ProtocolError(ProtocolErrorCode.InternalError, 'the downstream MCP server is not running');
-    return this.current.request({ method: request.method, params: request.params }, PassThroughResult, this.requestOptions(extra));
+    return this.tracked(undefined, () =>
+      this.current.request({ method: request.method, params: request.params }, PassThroughResult, this.requestOptions(extra)),
+    );
   }
 
   async close(): Promise<void> {

@@ -53,13 +53,20 @@ function negotiationKey(spec: DownstreamSpec): string {
 }
 
 /**
+ * What the proxy's client declares to every downstream: elicitation in both modes, passed to the
+ * agent of the call that caused it when that agent declared it, declined otherwise
+ * (downstream-input.ts; issue 32 item 5). No sampling (deprecated) and no roots: roots would let
+ * the agent side widen, e.g., the filesystem server's allowed directories.
+ */
+export const DOWNSTREAM_CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} } };
+
+/**
  * Connect the proxy's client to the downstream server (official SDK v2 `Client`). The revision is
  * negotiated once per server identity (MCP 2026-07-28, lifecycle: a client probes with
  * `server/discover` and falls back to `initialize` when the server does not speak it) and
- * remembered for reconnects. The client declares no capabilities: the downstream cannot ask the
- * agent for roots, sampling or elicitation through the proxy (roots would let the agent side widen,
- * e.g., the filesystem server's allowed directories). A stdio child inherits the proxy's
- * environment, which is where its credentials live; its own stderr passes through unchanged.
+ * remembered for reconnects. The client declares elicitation only (`DOWNSTREAM_CLIENT_CAPABILITIES`).
+ * A stdio child inherits the proxy's environment, which is where its credentials live; its own
+ * stderr passes through unchanged.
  */
 export async function connectDownstream(spec: DownstreamSpec): Promise<Client> {
   const key = negotiationKey(spec);
@@ -76,7 +83,16 @@ export async function connectDownstream(spec: DownstreamSpec): Promise<Client> {
 }
 
 async function connectWith(spec: DownstreamSpec, key: string, prior: PriorDiscovery | undefined): Promise<Client> {
-  const client = new Client({ name: 'vrp-gate-proxy', version: '0.1.0' }, { capabilities: {}, versionNegotiation: { mode: 'auto' } });
+  const client = new Client(
+    { name: 'vrp-gate-proxy', version: '0.1.0' },
+    {
+      capabilities: DOWNSTREAM_CLIENT_CAPABILITIES,
+      versionNegotiation: { mode: 'auto' },
+      // A 2026-07-28 server's InputRequiredResult comes back to the call pipeline (downstream-input.ts):
+      // never fulfilled inside the SDK, where no call, act or agent is known.
+      inputRequired: { autoFulfill: false },
+    },
+  );
   const transport =
     spec.kind === 'stdio'
       ? new InPlaceStdioTransport({

@@ -2,7 +2,7 @@
  * Observe mode (docs/gateway.md, "Observe mode"): every call is forwarded; what enforce would have
  * refused is recorded (the pilot metric), never enforced.
  */
-import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/client';
+import type { CallToolRequest, CallToolResult, InputRequiredResult } from '@modelcontextprotocol/client';
 import type { AgentCandidateAct, PolicyState } from '../act.js';
 import type { Gate } from '../gate.js';
 import type { DispatchGate } from '../host/dispatch-mapped.js';
@@ -49,15 +49,15 @@ export async function forwardObserved(
   pinned: boolean,
   at: CallAt,
   extra: RequestExtra,
-): Promise<CallToolResult> {
+): Promise<{ downstream: CallToolResult | InputRequiredResult } | { own: CallToolResult }> {
   const would = pinned ? c.policy.evaluate(call.act) : { decision: 'deny' as const, code: 'EF_TOOL_NOT_PINNED' as const };
   if (would.decision !== 'issue') await recordObservation(c, 'observe', would.code, at);
   try {
     const result = await link.callTool(call.sent, extra);
     logCall(c, at, { allow: true, invoked: true, would_deny: would.decision === 'issue' ? null : would.code });
-    return result;
+    return { downstream: result };
   } catch (e) {
     logCall(c, at, { allow: true, invoked: true, error: true });
-    return downstreamFailure(e);
+    return { own: downstreamFailure(e) };
   }
 }

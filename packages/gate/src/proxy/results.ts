@@ -54,6 +54,11 @@ function toolError(code: string, message: string, invoked: boolean): CallToolRes
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message, retryable: false, invoked } }) }] };
 }
 
+/** A downstream's request for input the proxy would not pass on (downstream-input.ts): the call was sent, so it counts as invoked. */
+export function downstreamInputError(code: string, message: string): CallToolResult {
+  return toolError(code, message, true);
+}
+
 /** The downstream is gone: nothing was sent, nothing was consumed. */
 export function downstreamUnavailable(): CallToolResult {
   return toolError('downstream_unavailable', 'The downstream MCP server is not running; the tool call was not sent.', false);
