@@ -37,6 +37,8 @@ export type RequestExtra = {
   signal: AbortSignal;
   /** Who is calling, when the listener authenticated the request (team mode). */
   principal?: Principal;
+  /** The access token they presented (team mode): kept in memory for token exchange (proxy/downstream-oauth.ts), never logged. */
+  token?: string;
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
   sendNotification: (n: ServerNotification) => Promise<void>;
 };
@@ -55,7 +57,21 @@ export interface DownstreamLinkOptions {
   onRespawned(): void;
 }
 
-export class DownstreamLink {
+/**
+ * The downstream as the proxy's parts use it: one `DownstreamLink`, or (downstream OAuth,
+ * proxy/downstream-oauth.ts) one per credential, chosen by the request's principal — so the
+ * request is passed where there is one (`extra`), and there may be no connected client yet.
+ */
+export interface Downstream {
+  readonly client: Client | undefined;
+  available(extra?: RequestExtra): Promise<boolean>;
+  listAllTools(extra?: RequestExtra): ReturnType<DownstreamLink['listAllTools']>;
+  callTool(params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult>;
+  forward(request: Request, extra: RequestExtra): ReturnType<DownstreamLink['forward']>;
+  close(): Promise<void>;
+}
+
+export class DownstreamLink implements Downstream {
   private current: Client;
   private open = true;
   private respawning: Promise<boolean> | undefined;

@@ -1,0 +1,287 @@
+/**
+ * The proxy reaches a downstream that requires OAuth with each user's own token (issue 33 item 4):
+ * `startProxy` in team mode (a real `oidc-provider` issuing the listener's tokens), a downstream MCP
+ * server (SDK v2) behind bearer auth that checks each token's audience by introspection at its own
+ * `oidc-provider` (so a token revoked there is refused at once), and official SDK clients as the
+ * users' agents. A user without a token gets the authorization link, signs in over HTTP, the
+ * gateway's callback redeems the code, and the retried call passes with that user's token; a short
+ * access-token lifetime is refreshed before it ends; a revoked token is refreshed once, and when the
+ * refresh fails too the user is asked again; the store never holds a token in clear. On SQLite and,
+ * with VRPKIT_TEST_PG_URL, on PostgreSQL.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type GateStore, loadPolicy } from '@vrpkit/gate';
+import { signInAndConsent, startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResourceServer } from '../src/auth/resource-server.js';
+import { CredentialVault } from '../src/auth/vault.js';
+import { type RunningProxy, startProxy } from '../src/proxy/index.js';
+import { removeTmpDirs, tmpDir } from './procs/common.js';
+import { type ProtectedMcp, startProtectedMcp } from './procs/protected-mcp.js';
+import { type StoreDatabase, storeBackends } from './store-backends.js';
+
+const alice = { client_id: 'alice-agent', client_secret: 'alice-secret-0123456789abcdef0123' };
+const bob = { client_id: 'bob-agent', client_secret: 'bob-secret-0123456789abcdef01234' };
+const carol = { client_id: 'carol-agent', client_secret: 'carol-secret-0123456789abcdef0123' };
+/** The downstream's resource server, introspecting at its authorization server. */
+const downstreamRs = { client_id: 'downstream-rs', client_secret: 'downstream-rs-secret-0123456789abcd' };
+/** The gateway's pre-registered client at the downstream's authorization server. */
+const gatewayClient = { client_id: 'gateway', client_secret: 'gateway-secret-0123456789abcdef0123' };
+/** Access tokens at the downstream live this long (seconds): refreshed a quarter of it before they end. */
+const DOWNSTREAM_TOKEN_TTL = 4;
+
+const dir = tmpDir('proxy-downstream-oauth');
+const backends = storeBackends('proxy-downstream-oauth.test.ts', dir, 'dsoauth');
+let listenerAs: TestAuthorizationServer;
+let downstreamAs: TestAuthorizationServer;
+let downstream: ProtectedMcp;
+const ports: number[] = [];
+
+/** A free loopback port: the resource (every listener token's audience) and the callback URL are known before the proxy starts. */
+async function freePort(): Promise<number> {
+  const s = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const text = (r: { content?: unknown }) => ((r.content as { text: string }[] | undefined)?.[0]?.text ?? '') as string;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  for (const _ of backends) ports.push(await freePort());
+  listenerAs = await startAuthorizationServer({ clients: [alice, bob, carol] });
+  downstreamAs = await startAuthorizationServer({
+    clients: [downstreamRs],
+    accessTokenTtl: DOWNSTREAM_TOKEN_TTL,
+    accessTokenFormat: 'opaque',
+    extraClients: [
+      {
+        ...gatewayClient,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        redirect_uris: ports.map((p) => `http://127.0.0.1:${p}/oauth/callback`),
+        token_endpoint_auth_method: 'client_secret_basic',
+        id_token_signed_response_alg: 'ES256',
+      },
+    ],
+  });
+  downstream = await startProtectedMcp(downstreamAs.issuer, {
+    kind: 'introspection',
+    clientId: downstreamRs.client_id,
+    clientSecret: downstreamRs.client_secret,
+  });
+});
+afterAll(async () => {
+  await downstream?.close();
+  await downstreamAs?.close();
+  await listenerAs?.close();
+  removeTmpDirs();
+});
+
+/** Revoke an access token at the downstream's authorization server (and, with `grant`, every token of its grant: the refresh token too). */
+async function revoke(token: string, grant = false): Promise<void> {
+  const { AccessToken, Grant } = downstreamAs.provider;
+  const at = await AccessToken.find(token);
+  if (!at) throw new Error('the access token is unknown to the authorization server');
+  if (grant) await (await Grant.find(at.grantId as string))?.destroy();
+  await at.destroy();
+}
+
+backends.forEach((backend, i) => {
+  describe.skipIf(backend.skip)(`downstream OAuth per user (${backend.name})`, () => {
+    let db: StoreDatabase;
+    let store: GateStore;
+    let proxy: RunningProxy;
+    let resource: string;
+    let callback: string;
+
+    beforeAll(async () => {
+      const port = ports[i] as number;
+      resource = `http://127.0.0.1:${port}/mcp`;
+      callback = `http://127.0.0.1:${port}/oauth/callback`;
+      db = await backend.fresh();
+      store = await db.open();
+      proxy = await startProxy({
+        policy: loadPolicy({
+          version: 1,
+          policy_id: 'team',
+          informative_defaults: false,
+          tools: [{ tool: 'whoami', consequence_class: 'INFORMATIONAL' }],
+          hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
+        }),
+        store,
+        name: `dsoauth-${backend.name}`,
+        downstream: { kind: 'http', url: downstream.url, headers: {} },
+        listen: { host: '127.0.0.1', port },
+        pinOnFirstUse: true,
+        approvalTimeoutMs: 20_000,
+        log: (event, fields) => {
+          if (process.env.DEBUG_DSO) console.log(event, JSON.stringify(fields));
+        },
+        auth: { resourceServer: new ResourceServer({ resource, issuer: listenerAs.issuer, validation: { kind: 'jwt' } }) },
+        downstreamOAuth: {
+          mode: 'user',
+          credentials: store.downstreamCredentials,
+          vault: new CredentialVault(new Uint8Array(32).fill(5 + i)),
+          client: gatewayClient,
+        },
+      });
+    });
+    afterAll(async () => {
+      await proxy?.stop();
+      await store?.close();
+      await db?.drop();
+    });
+
+    /** A user's agent: the official SDK v2 client (2026-07-28, no elicitation declared) with their token at the listener. */
+    async function agentOf(user: typeof alice): Promise<Client> {
+      const token = await listenerAs.clientCredentialsToken(user, resource);
+      const client = new Client({ name: user.client_id, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
+      return client;
+    }
+
+    /** The person opens the link, signs in as `login`, and their browser lands on the gateway's callback. */
+    async function authorize(url: string, login: string): Promise<void> {
+      const redirect = await signInAndConsent(url, login, callback);
+      const page = await fetch(redirect);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Connected');
+    }
+
+    /** The first call of a user without a token: the stable code and the link, nothing sent downstream. */
+    async function linkFor(agent: Client): Promise<string> {
+      const seen = downstream.seen.length;
+      const r = await agent.callTool({ name: 'whoami', arguments: {} });
+      expect(r.isError).toBe(true);
+      const { error } = JSON.parse(text(r)) as { error: { code: string; authorization_url: string; invoked: boolean } };
+      expect(error).toMatchObject({ code: 'downstream_authorization_required', invoked: false });
+      expect(downstream.seen.length).toBe(seen);
+      return error.authorization_url;
+    }
+
+    it('each user authorizes once, then reaches the downstream with their own token', async () => {
+      const [a, b] = [await agentOf(alice), await agentOf(bob)];
+      try {
+        const aliceLink = await linkFor(a);
+        expect(new URL(aliceLink).origin).toBe(downstreamAs.issuer);
+        // Asked again before signing in, the same link (a new one would void the first one's PKCE verifier).
+        expect(await linkFor(a)).toBe(aliceLink);
+        await authorize(aliceLink, 'alice');
+        expect(text(await a.callTool({ name: 'whoami', arguments: {} }))).toBe('alice');
+        const aliceToken = downstream.seen.at(-1);
+        // Bob has authorized nothing: alice's credential is never used for him.
+        await authorize(await linkFor(b), 'bob');
+        expect(text(await b.callTool({ name: 'whoami', arguments: {} }))).toBe('bob');
+        expect(downstream.seen.at(-1)).not.toBe(aliceToken);
+        expect(text(await a.callTool({ name: 'whoami', arguments: {} }))).toBe('alice');
+        // The listing goes out with the caller's own credential too.
+        expect((await b.listTools()).tools.map((t) => t.name)).toEqual(['whoami']);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('a callback replayed or forged redeems nothing', async () => {
+      const replay = await fetch(`${callback}?state=made-up&code=whatever`);
+      expect(replay.status).toBe(400);
+      expect(await replay.text()).toContain('authorization_unknown_state');
+    });
+
+    it('a 2025 client that declared URL elicitation is sent the link in the client, and its call goes on once authorized', async () => {
+      const token = await listenerAs.clientCredentialsToken(carol, resource);
+      const agent = new V1Client({ name: 'carol-v1', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } } });
+      const elicited: string[] = [];
+      agent.setRequestHandler(ElicitRequestSchema, async (request) => {
+        const url = (request.params as { url?: string }).url as string;
+        elicited.push(url);
+        // The person agrees, and opens the page (out of band: the answer does not wait for it).
+        setTimeout(() => void authorize(url, 'carol'), 50);
+        return { action: 'accept' };
+      });
+      await agent.connect(new V1Transport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      try {
+        const r = await agent.callTool({ name: 'whoami', arguments: {} });
+        expect(text(r)).toBe('carol');
+        expect(elicited).toHaveLength(1);
+        expect(new URL(elicited[0] as string).origin).toBe(downstreamAs.issuer);
+      } finally {
+        await agent.close();
+      }
+    });
+
+    it('refreshes an access token before it ends: the expiring one is never presented again', async () => {
+      const a = await agentOf(alice);
+      try {
+        expect(text(await a.callTool({ name: 'whoami', arguments: {} }))).toBe('alice');
+        const before = downstream.seen.at(-1) as string;
+        await sleep((DOWNSTREAM_TOKEN_TTL - 0.7) * 1000); // inside the refresh margin, not yet expired
+        const seen = downstream.seen.length;
+        expect(text(await a.callTool({ name: 'whoami', arguments: {} }))).toBe('alice');
+        expect(downstream.seen.slice(seen)).not.toContain(before);
+        expect(downstream.seen.at(-1)).not.toBe(before);
+      } finally {
+        await a.close();
+      }
+    });
+
+    it('a token revoked at the authorization server: refreshed once and the call passes', async () => {
+      const b = await agentOf(bob);
+      try {
+        expect(text(await b.callTool({ name: 'whoami', arguments: {} }))).toBe('bob');
+        const revoked = downstream.seen.at(-1) as string;
+        await revoke(revoked);
+        expect(text(await b.callTool({ name: 'whoami', arguments: {} }))).toBe('bob');
+        expect(downstream.seen.at(-1)).not.toBe(revoked);
+      } finally {
+        await b.close();
+      }
+    });
+
+    it('when the refresh token is revoked too, the user is asked again, and the call passes once they authorize', async () => {
+      const b = await agentOf(bob);
+      try {
+        expect(text(await b.callTool({ name: 'whoami', arguments: {} }))).toBe('bob');
+        await revoke(downstream.seen.at(-1) as string, true);
+        const r = await b.callTool({ name: 'whoami', arguments: {} });
+        const { error } = JSON.parse(text(r)) as { error: { code: string; authorization_url: string } };
+        expect(error.code).toBe('downstream_authorization_required');
+        await authorize(error.authorization_url, 'bob');
+        expect(text(await b.callTool({ name: 'whoami', arguments: {} }))).toBe('bob');
+      } finally {
+        await b.close();
+      }
+    });
+
+    it('the store holds every credential sealed: no token the downstream saw is in it in clear', async () => {
+      expect(downstream.seen.length).toBeGreaterThan(3);
+      const sealed = (
+        await Promise.all(
+          ['alice-agent', 'bob-agent', 'carol-agent'].map((s) => store.downstreamCredentials.get(downstream.url, s, 'tokens')),
+        )
+      ).join('\n');
+      expect(sealed.split('\n').filter(Boolean)).toHaveLength(3);
+      if ('sqlite' in db.config) {
+        // The database file and its write-ahead log, where fresh rows are until a checkpoint.
+        const file = db.config.sqlite;
+        const bytes = [file, `${file}-wal`]
+          .filter((f) => existsSync(f))
+          .map((f) => readFileSync(f).toString('latin1'))
+          .join('');
+        expect(bytes).toContain('gate_downstream_credential');
+        for (const token of new Set(downstream.seen)) expect(bytes).not.toContain(token);
+      }
+      for (const token of new Set(downstream.seen)) expect(sealed).not.toContain(token);
+    });
+  });
+});
