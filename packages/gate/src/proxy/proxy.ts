@@ -250,7 +250,14 @@ export class GateProxy {
    */
   async warm(): Promise<boolean> {
     try {
-      return await this.link.available();
+      const up = await this.link.available();
+      const info = this.link.client?.getServerVersion();
+      if (up)
+        this.log('downstream_connected', {
+          server_id: this.serverId,
+          server_info: info ? { name: info.name, version: info.version } : null,
+        });
+      return up;
     } catch (e) {
       if (!(e instanceof DownstreamAuthorizationRequired))
         this.log('downstream_connect_failed', { server_id: this.serverId, message: e instanceof Error ? e.message : String(e) }, 'warn');
