@@ -58,7 +58,12 @@ const env = {
   VRPKIT_MASTER_KEY: randomBytes(32).toString('hex'),
   ...(context.client_secret ? { VRPKIT_DOWNSTREAM_CLIENT_SECRET: context.client_secret } : {}),
 };
-const proxy = spawn('node', ['--import', 'tsx', '--conditions=vrpkit-source', join(repo, 'packages/cli/src/bin.ts'), ...flags], {
+// VRPKIT_CONFORMANCE_VRP=dist runs the built bin (faster to start on a loaded machine; build first).
+const vrp =
+  process.env.VRPKIT_CONFORMANCE_VRP === 'dist'
+    ? [join(repo, 'packages/cli/dist/bin.js')]
+    : ['--import', 'tsx', '--conditions=vrpkit-source', join(repo, 'packages/cli/src/bin.ts')];
+const proxy = spawn('node', [...vrp, ...flags], {
   cwd: repo,
   env,
   stdio: ['ignore', 'inherit', 'pipe'],
@@ -79,7 +84,7 @@ createInterface({ input: proxy.stderr }).on('line', (line) => {
   for (const w of [...waiters]) w(e);
 });
 
-function next(match, ms = 15_000) {
+function next(match, ms = 60_000) {
   const seen = events.find(match);
   if (seen) return Promise.resolve(seen);
   return new Promise((resolve, reject) => {
