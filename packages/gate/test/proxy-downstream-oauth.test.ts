@@ -17,6 +17,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type GateStore, loadPolicy } from '@vrpkit/gate';
 import { signInAndConsent, startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceServer } from '../src/auth/resource-server.js';
 import { CredentialVault } from '../src/auth/vault.js';
@@ -283,5 +284,87 @@ backends.forEach((backend, i) => {
       }
       for (const token of new Set(downstream.seen)) expect(sealed).not.toContain(token);
     });
+  });
+});
+
+describe('downstream OAuth by token exchange (RFC 8693) through the proxy', () => {
+  const exchanger = { client_id: 'gateway-x', client_secret: 'gateway-x-secret-0123456789abcdef' };
+  let as: TestAuthorizationServer;
+  let xdown: ProtectedMcp;
+  let store: GateStore;
+  let proxy: RunningProxy;
+  let resource: string;
+  const logged: string[] = [];
+
+  beforeAll(async () => {
+    const port = await freePort();
+    resource = `http://127.0.0.1:${port}/mcp`;
+    // One authorization server for the listener's tokens and the downstream's: it exchanges a token issued for the gateway.
+    as = await startAuthorizationServer({
+      clients: [alice, bob],
+      tokenExchange: { from: resource },
+      extraClients: [
+        {
+          ...exchanger,
+          grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_basic',
+          id_token_signed_response_alg: 'ES256',
+        },
+      ],
+    });
+    xdown = await startProtectedMcp(as.issuer);
+    const db = await backends[0]!.fresh();
+    store = await db.open();
+    proxy = await startProxy({
+      policy: loadPolicy({
+        version: 1,
+        policy_id: 'team',
+        informative_defaults: false,
+        tools: [{ tool: 'whoami', consequence_class: 'INFORMATIONAL' }],
+        hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
+      }),
+      store,
+      name: 'dsoauth-exchange',
+      downstream: { kind: 'http', url: xdown.url, headers: {} },
+      listen: { host: '127.0.0.1', port },
+      pinOnFirstUse: true,
+      log: (event, fields) => logged.push(JSON.stringify({ event, ...fields })),
+      auth: { resourceServer: new ResourceServer({ resource, issuer: as.issuer, validation: { kind: 'jwt' } }) },
+      downstreamOAuth: {
+        mode: 'exchange',
+        credentials: store.downstreamCredentials,
+        vault: CredentialVault.fromMasterKey(new Uint8Array(32).fill(9)),
+        client: exchanger,
+      },
+    });
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await store?.close();
+    await xdown?.close();
+    await as?.close();
+  });
+
+  it('each user’s token at the gateway becomes theirs at the downstream, with no sign-in and the gateway as the actor', async () => {
+    for (const user of [alice, bob]) {
+      const token = await as.clientCredentialsToken(user, resource);
+      const agent = new Client({ name: user.client_id, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await agent.connect(
+        new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
+      try {
+        expect(text(await agent.callTool({ name: 'whoami', arguments: {} }))).toBe(user.client_id);
+      } finally {
+        await agent.close();
+      }
+      const used = xdown.seen.at(-1) as string;
+      expect(used).not.toBe(token);
+      expect(decodeJwt(used)).toMatchObject({ sub: user.client_id, act: { sub: exchanger.client_id }, aud: xdown.url });
+    }
+    // No authorization link was needed, and no token was logged.
+    expect(logged.some((l) => l.includes('downstream_authorization_required'))).toBe(false);
+    for (const token of new Set(xdown.seen)) expect(logged.join('\n')).not.toContain(token);
   });
 });
