@@ -53,7 +53,11 @@ export function downstreamOAuthFlags(c: Command): Command {
 }
 
 /** The flags checked (a bad combination is a usage error) and the master key read, before anything starts; the store is added by the caller. */
-export async function downstreamOAuthSettings(o: DownstreamOAuthFlags, downstream: DownstreamSpec) {
+export async function downstreamOAuthSettings(
+  o: DownstreamOAuthFlags,
+  downstream: DownstreamSpec,
+  at: { teamMode: boolean; listen: boolean },
+) {
   const mode = o.downstreamOauth;
   if (!mode) {
     if (o.downstreamClientId || o.downstreamClientMetadataUrl || o.downstreamGrant || o.downstreamRedirectUrl || o.masterKeyFile)
@@ -70,6 +74,10 @@ export async function downstreamOAuthSettings(o: DownstreamOAuthFlags, downstrea
     throw usage(`--downstream-grant client_credentials needs --downstream-client-id and ${DOWNSTREAM_CLIENT_SECRET_ENV}`);
   if (mode === 'exchange' && !o.downstreamClientId)
     throw usage('--downstream-oauth exchange needs --downstream-client-id (the exchange is a client’s)');
+  if (mode !== 'service' && !at.teamMode)
+    throw usage(`--downstream-oauth ${mode} holds a credential per user: it needs team mode (--auth-issuer)`);
+  if (o.downstreamGrant !== 'client_credentials' && !at.listen && !o.downstreamRedirectUrl)
+    throw usage('--downstream-oauth needs --listen: its callback (/oauth/callback) is served there');
   const url = (v: string) => parseUsage(() => new URL(v).toString());
   const { CredentialVault } = await import('@vrpkit/gate/proxy');
   return {

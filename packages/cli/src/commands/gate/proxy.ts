@@ -162,7 +162,7 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
   const callTimeoutMs = positiveNumber('--call-timeout', o.callTimeout, false) * 1000;
   const name = o.name ?? defaultName(downstream);
   const auth = await authOptions(o, listen);
-  const downstreamOAuth = await downstreamOAuthSettings(o, downstream);
+  const downstreamOAuth = await downstreamOAuthSettings(o, downstream, { teamMode: !!auth, listen: !!listen });
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw usage(`--name must be 1–64 characters of A–Z a–z 0–9 . _ -, got ${name}`);
   if (!o.policy === !o.policySet) throw usage('give one of --policy or --policy-set');
   return {
