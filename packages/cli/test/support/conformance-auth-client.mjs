@@ -8,7 +8,7 @@
  * redirects at once to the proxy's /oauth/callback), then makes one call through the proxy with the
  * official SDK client: list the tools and call the first. A step-up (403 insufficient_scope) ends
  * the call with downstream_authorization_required and a new printed link: it is opened and the
- * call made again, at most twice. Plain JavaScript: the suite's Node (>= 22) runs it without tsx;
+ * call made again, once (the suite counts authorization attempts: at most three). Plain JavaScript: the suite's Node (>= 22) runs it without tsx;
  * the proxy runs under the repository's Node through tsx.
  */
 import { spawn } from 'node:child_process';
@@ -133,7 +133,7 @@ try {
   await agent.connect(
     new StreamableHTTPClientTransport(new URL(listening.url), { requestInit: { headers: { authorization: `Bearer ${listening.token}` } } }),
   );
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < 2; round++) {
     const before = opened;
     try {
       const { tools } = await agent.listTools();

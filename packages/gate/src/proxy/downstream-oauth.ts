@@ -17,7 +17,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  auth,
   type CallToolRequest,
   type CallToolResult,
   type Client,
@@ -168,18 +167,18 @@ export class DownstreamOAuth {
    */
   async connect(subject: string): Promise<Client> {
     const provider = this.provider(subject);
-    // No token held (none exchanged either): the authorization starts here, before any connection —
-    // a connection made without a token would start one on each of its first requests, and each new
-    // one voids the PKCE verifier of the link shown before it.
-    if (!(await this.holds(subject)) && !(await provider.tokens())) {
+    // No token held (none exchanged either): the connection is made afresh, its first request a real
+    // one, so its 401 (with the `WWW-Authenticate` that may name the resource metadata) starts one
+    // authorization. A connection that adopted a remembered era would send nothing at connect, and
+    // its first requests would start one each — every new one voiding the link shown before it.
+    const unauthorized = !(await this.holds(subject)) && !(await provider.tokens());
+    if (unauthorized) {
       const pending = this.#pending.get(subject);
       if (pending && pending.until > Date.now()) throw this.#required(subject, pending.url);
-      if ((await auth(provider, { serverUrl: this.#spec.url })) !== 'AUTHORIZED')
-        throw this.#required(subject, this.#pending.get(subject)?.url);
     }
     this.#pending.delete(subject);
     try {
-      return await connectDownstream(this.#spec, provider);
+      return await connectDownstream(this.#spec, provider, { probe: unauthorized });
     } catch (e) {
       const shown = this.#pending.get(subject);
       if (e instanceof UnauthorizedError || shown) throw this.#required(subject, shown?.url);

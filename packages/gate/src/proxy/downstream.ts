@@ -62,9 +62,14 @@ function negotiationKey(spec: DownstreamSpec): string {
  * e.g., the filesystem server's allowed directories). A stdio child inherits the proxy's
  * environment, which is where its credentials live; its own stderr passes through unchanged.
  */
-export async function connectDownstream(spec: DownstreamSpec, authProvider?: OAuthClientProvider): Promise<Client> {
+export async function connectDownstream(
+  spec: DownstreamSpec,
+  authProvider?: OAuthClientProvider,
+  o: { probe?: boolean } = {},
+): Promise<Client> {
   const key = negotiationKey(spec);
-  const prior = negotiated.get(key);
+  // `probe`: negotiate on the wire even when the era is remembered (downstream OAuth: the first request's 401 starts the authorization).
+  const prior = o.probe ? undefined : negotiated.get(key);
   try {
     return await connectWith(spec, key, prior, authProvider);
   } catch (e) {
