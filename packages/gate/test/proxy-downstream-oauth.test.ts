@@ -10,8 +10,7 @@
  * with VRPKIT_TEST_PG_URL, on PostgreSQL.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -21,9 +20,10 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceServer } from '../src/auth/resource-server.js';
 import { CredentialVault } from '../src/auth/vault.js';
-import { type RunningProxy, startProxy } from '../src/proxy/index.js';
+import { type DownstreamOAuthOptions, type ProxyLog, type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 import { type ProtectedMcp, startProtectedMcp } from './procs/protected-mcp.js';
+import { agentWithToken, freePort, teamAgent } from './procs/team-agent.js';
 import { type StoreDatabase, storeBackends } from './store-backends.js';
 
 const alice = { client_id: 'alice-agent', client_secret: 'alice-secret-0123456789abcdef0123' };
@@ -43,17 +43,39 @@ let downstreamAs: TestAuthorizationServer;
 let downstream: ProtectedMcp;
 const ports: number[] = [];
 
-/** A free loopback port: the resource (every listener token's audience) and the callback URL are known before the proxy starts. */
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 const text = (r: { content?: unknown }) => ((r.content as { text: string }[] | undefined)?.[0]?.text ?? '') as string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The proxy in team mode on `port` (tokens from `issuer`), one informational tool allowed, in front of an OAuth-protected `downstream`. */
+function startTeamProxy(o: {
+  store: GateStore;
+  name: string;
+  downstream: string;
+  port: number;
+  issuer: string;
+  log: ProxyLog;
+  downstreamOAuth: DownstreamOAuthOptions;
+}): Promise<RunningProxy> {
+  const resource = `http://127.0.0.1:${o.port}/mcp`;
+  return startProxy({
+    policy: loadPolicy({
+      version: 1,
+      policy_id: 'team',
+      informative_defaults: false,
+      tools: [{ tool: 'whoami', consequence_class: 'INFORMATIONAL' }],
+      hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
+    }),
+    store: o.store,
+    name: o.name,
+    downstream: { kind: 'http', url: o.downstream, headers: {} },
+    listen: { host: '127.0.0.1', port: o.port },
+    pinOnFirstUse: true,
+    approvalTimeoutMs: 20_000,
+    log: o.log,
+    auth: { resourceServer: new ResourceServer({ resource, issuer: o.issuer, validation: { kind: 'jwt' } }) },
+    downstreamOAuth: o.downstreamOAuth,
+  });
+}
 
 beforeAll(async () => {
   for (const _ of backends) ports.push(await freePort());
@@ -109,24 +131,15 @@ backends.forEach((backend, i) => {
       callback = `http://127.0.0.1:${port}/oauth/callback`;
       db = await backend.fresh();
       store = await db.open();
-      proxy = await startProxy({
-        policy: loadPolicy({
-          version: 1,
-          policy_id: 'team',
-          informative_defaults: false,
-          tools: [{ tool: 'whoami', consequence_class: 'INFORMATIONAL' }],
-          hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
-        }),
+      proxy = await startTeamProxy({
         store,
         name: `dsoauth-${backend.name}`,
-        downstream: { kind: 'http', url: downstream.url, headers: {} },
-        listen: { host: '127.0.0.1', port },
-        pinOnFirstUse: true,
-        approvalTimeoutMs: 20_000,
+        downstream: downstream.url,
+        port,
+        issuer: listenerAs.issuer,
         log: (event, fields) => {
           if (process.env.DEBUG_DSO) console.log(event, JSON.stringify(fields));
         },
-        auth: { resourceServer: new ResourceServer({ resource, issuer: listenerAs.issuer, validation: { kind: 'jwt' } }) },
         downstreamOAuth: {
           mode: 'user',
           credentials: store.downstreamCredentials,
@@ -141,15 +154,7 @@ backends.forEach((backend, i) => {
       await db?.drop();
     });
 
-    /** A user's agent: the official SDK v2 client (2026-07-28, no elicitation declared) with their token at the listener. */
-    async function agentOf(user: typeof alice): Promise<Client> {
-      const token = await listenerAs.clientCredentialsToken(user, resource);
-      const client = new Client({ name: user.client_id, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-      );
-      return client;
-    }
+    const agentOf = (user: typeof alice) => teamAgent(listenerAs, user, resource);
 
     /** The person opens the link, signs in as `login`, and their browser lands on the gateway's callback. */
     async function authorize(url: string, login: string): Promise<void> {
@@ -317,21 +322,13 @@ describe('downstream OAuth by token exchange (RFC 8693) through the proxy', () =
     xdown = await startProtectedMcp(as.issuer);
     const db = await backends[0]!.fresh();
     store = await db.open();
-    proxy = await startProxy({
-      policy: loadPolicy({
-        version: 1,
-        policy_id: 'team',
-        informative_defaults: false,
-        tools: [{ tool: 'whoami', consequence_class: 'INFORMATIONAL' }],
-        hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
-      }),
+    proxy = await startTeamProxy({
       store,
       name: 'dsoauth-exchange',
-      downstream: { kind: 'http', url: xdown.url, headers: {} },
-      listen: { host: '127.0.0.1', port },
-      pinOnFirstUse: true,
+      downstream: xdown.url,
+      port,
+      issuer: as.issuer,
       log: (event, fields) => logged.push(JSON.stringify({ event, ...fields })),
-      auth: { resourceServer: new ResourceServer({ resource, issuer: as.issuer, validation: { kind: 'jwt' } }) },
       downstreamOAuth: {
         mode: 'exchange',
         credentials: store.downstreamCredentials,
@@ -350,10 +347,7 @@ describe('downstream OAuth by token exchange (RFC 8693) through the proxy', () =
   it('each user’s token at the gateway becomes theirs at the downstream, with no sign-in and the gateway as the actor', async () => {
     for (const user of [alice, bob]) {
       const token = await as.clientCredentialsToken(user, resource);
-      const agent = new Client({ name: user.client_id, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-      await agent.connect(
-        new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-      );
+      const agent = await agentWithToken(user.client_id, token, resource);
       try {
         expect(text(await agent.callTool({ name: 'whoami', arguments: {} }))).toBe(user.client_id);
       } finally {
