@@ -10,7 +10,7 @@
  * with VRPKIT_TEST_PG_URL, on PostgreSQL.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -29,6 +29,7 @@ import { type StoreDatabase, storeBackends } from './store-backends.js';
 const alice = { client_id: 'alice-agent', client_secret: 'alice-secret-0123456789abcdef0123' };
 const bob = { client_id: 'bob-agent', client_secret: 'bob-secret-0123456789abcdef01234' };
 const carol = { client_id: 'carol-agent', client_secret: 'carol-secret-0123456789abcdef0123' };
+const dave = { client_id: 'dave-agent', client_secret: 'dave-secret-0123456789abcdef01234' };
 /** The downstream's resource server, introspecting at its authorization server. */
 const downstreamRs = { client_id: 'downstream-rs', client_secret: 'downstream-rs-secret-0123456789abcd' };
 /** The gateway's pre-registered client at the downstream's authorization server. */
@@ -79,7 +80,7 @@ function startTeamProxy(o: {
 
 beforeAll(async () => {
   for (const _ of backends) ports.push(await freePort());
-  listenerAs = await startAuthorizationServer({ clients: [alice, bob, carol] });
+  listenerAs = await startAuthorizationServer({ clients: [alice, bob, carol, dave] });
   downstreamAs = await startAuthorizationServer({
     clients: [downstreamRs],
     accessTokenTtl: DOWNSTREAM_TOKEN_TTL,
@@ -226,6 +227,32 @@ backends.forEach((backend, i) => {
       }
     });
 
+    it('a 2026-07-28 client that declared URL elicitation gets the link as an input request, and its retry passes', async () => {
+      const token = await listenerAs.clientCredentialsToken(dave, resource);
+      const agent = new Client(
+        { name: 'dave-v2', version: '1.0.0' },
+        { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      const elicited: string[] = [];
+      agent.setRequestHandler('elicitation/create', async (request) => {
+        const url = (request.params as { url?: string }).url as string;
+        elicited.push(url);
+        // The person opens the page and signs in; the client then retries the call.
+        await authorize(url, 'dave');
+        return { action: 'accept' };
+      });
+      await agent.connect(
+        new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
+      try {
+        expect(text(await agent.callTool({ name: 'whoami', arguments: {} }))).toBe('dave');
+        expect(elicited).toHaveLength(1);
+        expect(new URL(elicited[0] as string).origin).toBe(downstreamAs.issuer);
+      } finally {
+        await agent.close();
+      }
+    });
+
     it('refreshes an access token before it ends: the expiring one is never presented again', async () => {
       const a = await agentOf(alice);
       try {
@@ -273,10 +300,12 @@ backends.forEach((backend, i) => {
       expect(downstream.seen.length).toBeGreaterThan(3);
       const sealed = (
         await Promise.all(
-          ['alice-agent', 'bob-agent', 'carol-agent'].map((s) => store.downstreamCredentials.get(downstream.url, s, 'tokens')),
+          ['alice-agent', 'bob-agent', 'carol-agent', 'dave-agent'].map((s) =>
+            store.downstreamCredentials.get(downstream.url, s, 'tokens'),
+          ),
         )
       ).join('\n');
-      expect(sealed.split('\n').filter(Boolean)).toHaveLength(3);
+      expect(sealed.split('\n').map((row) => row !== '')).toEqual([true, true, true, true]);
       if ('sqlite' in db.config) {
         // The database file and its write-ahead log, where fresh rows are until a checkpoint.
         const file = db.config.sqlite;
