@@ -44,7 +44,7 @@ let downstreamAs: TestAuthorizationServer;
 let downstream: ProtectedMcp;
 const ports: number[] = [];
 
-const text = (r: { content?: unknown }) => ((r.content as { text: string }[] | undefined)?.[0]?.text ?? '') as string;
+const text = (r: object) => ((r as { content?: { text: string }[] }).content?.[0]?.text ?? '') as string;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The proxy in team mode on `port` (tokens from `issuer`), one informational tool allowed, in front of an OAuth-protected `downstream`. */
