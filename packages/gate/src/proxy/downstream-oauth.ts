@@ -221,8 +221,8 @@ export class DownstreamOAuth {
    * names (PKCE, RFC 9207 `iss` and `resource` by the SDK), then a page that says so. A state that
    * is unknown, used or expired redeems nothing. The page repeats none of the request's values.
    */
-  async callback(request: Request | globalThis.Request): Promise<Response> {
-    const url = new URL((request as globalThis.Request).url);
+  async callback(request: globalThis.Request): Promise<Response> {
+    const url = new URL(request.url);
     try {
       const { subject } = await completeAuthorization(url.searchParams, this.#o.credentials, (serverUrl, subject) => {
         if (serverUrl !== this.#spec.url)
