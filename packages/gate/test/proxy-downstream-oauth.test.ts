@@ -125,6 +125,7 @@ backends.forEach((backend, i) => {
     let proxy: RunningProxy;
     let resource: string;
     let callback: string;
+    const logged: string[] = [];
 
     beforeAll(async () => {
       const port = ports[i] as number;
@@ -139,7 +140,7 @@ backends.forEach((backend, i) => {
         port,
         issuer: listenerAs.issuer,
         log: (event, fields) => {
-          if (process.env.DEBUG_DSO) console.log(event, JSON.stringify(fields));
+          logged.push(JSON.stringify({ event, ...fields }));
         },
         downstreamOAuth: {
           mode: 'user',
@@ -317,6 +318,11 @@ backends.forEach((backend, i) => {
         for (const token of new Set(downstream.seen)) expect(bytes).not.toContain(token);
       }
       for (const token of new Set(downstream.seen)) expect(sealed).not.toContain(token);
+      // Nor the log: users are named by subject, and a user's link never reaches it.
+      const log = logged.join('\n');
+      expect(log).toContain('downstream_authorized');
+      for (const token of new Set(downstream.seen)) expect(log).not.toContain(token);
+      expect(log).not.toContain('/auth?');
     });
   });
 });
