@@ -7,9 +7,8 @@
  */
 
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type GateStore, loadPolicy, openSqliteStore, verifyAuditChain } from '@vrpkit/gate';
@@ -20,6 +19,7 @@ import { ResourceServer } from '../src/auth/resource-server.js';
 import { type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 import { startV2HttpServer } from './procs/mcp-v2-server.js';
+import { agentWithToken, freePort, teamAgent } from './procs/team-agent.js';
 
 const alice = { client_id: 'alice-agent', client_secret: 'alice-secret-0123456789abcdef0123', groups: ['staff'] };
 const bob = { client_id: 'bob-agent', client_secret: 'bob-secret-0123456789abcdef01234', groups: ['contractors'] };
@@ -30,15 +30,6 @@ let proxy: RunningProxy;
 let downstream: Awaited<ReturnType<typeof startV2HttpServer>>;
 let resource: string;
 const dir = tmpDir('proxy-team');
-
-/** A free loopback port: the resource (and so every token's audience) is the listener's URL, known before it starts. */
-async function freePort(): Promise<number> {
-  const s = createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 beforeAll(async () => {
   as = await startAuthorizationServer({ clients: [alice, bob] });
@@ -89,13 +80,8 @@ afterAll(async () => {
   removeTmpDirs();
 });
 
-async function agentOf(user: typeof alice): Promise<Client> {
-  const token = await as.clientCredentialsToken(user, resource);
-  const client = new Client({ name: user.client_id, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-  );
-  return client;
+function agentOf(user: typeof alice): Promise<Client> {
+  return teamAgent(as, user, resource);
 }
 
 describe('a team behind one gateway', () => {
@@ -265,10 +251,10 @@ describe('scopes per tool class (step-up)', () => {
   });
 
   it('the same call with a token carrying the scope goes through (the step-up succeeded)', async () => {
-    const client = new Client({ name: 'alice-admin', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    const token = await as.clientCredentialsToken(alice, scopedResource, 'tools:read tools:admin');
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(scopedResource), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    const client = await agentWithToken(
+      'alice-admin',
+      await as.clientCredentialsToken(alice, scopedResource, 'tools:read tools:admin'),
+      scopedResource,
     );
     try {
       expect((await client.callTool({ name: 'read_echo', arguments: { text: 'ok' } })).content).toEqual([

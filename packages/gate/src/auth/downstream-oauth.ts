@@ -40,8 +40,14 @@ export interface DownstreamOAuthOptions {
   subject: string;
   credentials: DownstreamCredentials;
   vault: CredentialVault;
-  /** The gateway's OAuth callback URL (registered with the authorization server). */
+  /** The gateway's OAuth callback URL (registered with the authorization server); unused with `grant: 'client_credentials'`. */
   redirectUrl: string;
+  /**
+   * `client_credentials`: a credential of the gateway itself, with no person to sign in (a service
+   * credential where the authorization server allows the grant; needs a pre-registered confidential
+   * `client`). Default: the authorization code flow.
+   */
+  grant?: 'authorization_code' | 'client_credentials';
   /** A pre-registered client; without one, the SDK uses `clientMetadataUrl` (CIMD) or registers dynamically. */
   client?: { client_id: string; client_secret?: string };
   /** The URL of this gateway's client ID metadata document, where the authorization server accepts CIMD. */
@@ -52,7 +58,7 @@ export interface DownstreamOAuthOptions {
    * server offers RFC 8693 token exchange, it is exchanged for the user's token there (needs `client`)
    * instead of asking the user to authorize the downstream.
    */
-  subjectToken?: string;
+  subjectToken?: string | (() => string | undefined);
   /** Show the user the URL that authorizes this downstream (never logged: it carries the PKCE challenge and state). */
   onAuthorizationRequired(url: URL): void | Promise<void>;
   now?: () => number;
@@ -81,8 +87,15 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
     this.#now = options.now ?? Date.now;
   }
 
-  get redirectUrl(): string {
-    return this.#o.redirectUrl;
+  /** Undefined for the client credentials grant: the SDK's non-interactive flow (`prepareTokenRequest`). */
+  get redirectUrl(): string | undefined {
+    return this.#o.grant === 'client_credentials' ? undefined : this.#o.redirectUrl;
+  }
+
+  /** The token request of the client credentials grant (RFC 6749 §4.4); the SDK adds client authentication and `resource`. */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (this.#o.grant !== 'client_credentials') return undefined;
+    return new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
   }
 
   get clientMetadataUrl(): string | undefined {
@@ -90,11 +103,12 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
+    const service = this.#o.grant === 'client_credentials';
     return {
       client_name: this.#o.clientName ?? 'vrpkit gateway',
-      redirect_uris: [this.#o.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
+      redirect_uris: service ? [] : [this.#o.redirectUrl],
+      grant_types: service ? ['client_credentials'] : ['authorization_code', 'refresh_token'],
+      response_types: service ? [] : ['code'],
       token_endpoint_auth_method: this.#o.client?.client_secret ? 'client_secret_basic' : 'none',
     };
   }
@@ -112,7 +126,10 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
   }
 
   async clientInformation(_ctx?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
-    return this.#o.client ?? (await this.#read<StoredOAuthClientInformation>('client'));
+    const stored = await this.#read<StoredOAuthClientInformation>('client');
+    // The pre-registered client as the SDK stamped it with its issuer (SEP-2352), once it has; a changed client id wins.
+    if (this.#o.client) return stored?.client_id === this.#o.client.client_id ? { ...stored, ...this.#o.client } : this.#o.client;
+    return stored;
   }
 
   async saveClientInformation(info: StoredOAuthClientInformation): Promise<void> {
@@ -127,7 +144,9 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
       if (exchanged || !held) return exchanged;
     }
     // The transport's per-request read (no ctx): refresh first when the token is about to expire.
-    if (!ctx && !this.#refreshing && held.tokens.refresh_token && this.#expiresSoon(held)) {
+    // (The client credentials grant has no refresh token: the SDK's non-interactive flow asks for a new token.)
+    const renewable = !!held.tokens.refresh_token || this.#o.grant === 'client_credentials';
+    if (!ctx && !this.#refreshing && renewable && this.#expiresSoon(held)) {
       this.#refreshing = true;
       try {
         await auth(this, { serverUrl: this.#o.serverUrl });
@@ -177,7 +196,9 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
 
   /** Tokens by RFC 8693 from the user's incoming token, when there is one and the downstream's server offers the exchange. */
   async #exchanged(): Promise<StoredOAuthTokens | undefined> {
-    const { subjectToken, client, serverUrl } = this.#o;
+    const { client, serverUrl } = this.#o;
+    // The token the user brings now (a function: their latest one, as their client refreshes it).
+    const subjectToken = typeof this.#o.subjectToken === 'function' ? this.#o.subjectToken() : this.#o.subjectToken;
     if (!subjectToken || !client) return undefined;
     const tokens = await exchangeToken({ serverUrl, subjectToken, client });
     if (tokens) await this.saveTokens(tokens);
@@ -186,7 +207,10 @@ export class DownstreamOAuthProvider implements OAuthClientProvider {
 
   #expiresSoon(held: HeldTokens): boolean {
     const lifetime = held.tokens.expires_in;
-    return typeof lifetime === 'number' && held.saved_at + lifetime * 1000 - REFRESH_MARGIN_MS <= this.#now();
+    if (typeof lifetime !== 'number') return false;
+    // At most a quarter of the lifetime: a token shorter than the margin would be refreshed on every request.
+    const margin = Math.min(REFRESH_MARGIN_MS, lifetime * 250);
+    return held.saved_at + lifetime * 1000 - margin <= this.#now();
   }
 
   async #pending(): Promise<PendingAuthorization> {

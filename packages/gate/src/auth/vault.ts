@@ -4,6 +4,7 @@
  * belongs through the protected header (authenticated by GCM): a sealed token copied onto another
  * user's or another server's row does not open.
  */
+import { hkdfSync } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 
 export class VaultError extends Error {
@@ -11,6 +12,7 @@ export class VaultError extends Error {
 }
 
 const BINDING_HEADER = 'vrp_bind';
+const VAULT_KEY_INFO = 'vrpkit gate downstream credentials v1';
 
 export class CredentialVault {
   readonly #key: Uint8Array;
@@ -25,6 +27,17 @@ export class CredentialVault {
     return await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(value)))
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', [BINDING_HEADER]: binding.join('\u0000') })
       .encrypt(this.#key);
+  }
+
+  /**
+   * The vault under an operator's 256-bit master key (the one `vrp platform master-key generate`
+   * writes): its own key is derived from it by HKDF-SHA256 (RFC 5869) with a label of its own, so
+   * one master key can serve the platform's tenant keys and the gateway's credentials without the
+   * two ever sharing an AES key.
+   */
+  static fromMasterKey(masterKey: Uint8Array): CredentialVault {
+    if (masterKey.length !== 32) throw new RangeError('the master key must be 32 bytes');
+    return new CredentialVault(new Uint8Array(hkdfSync('sha256', masterKey, new Uint8Array(), VAULT_KEY_INFO, 32)));
   }
 
   /** Open a sealed value; a wrong key, a tampered value or another binding is `credential_unsealable`. */

@@ -34,7 +34,8 @@ import { personStep, retriedState } from './approval-in-client.js';
 import { retainArguments } from './approval-wait.js';
 import { type CallAt, logCall, recordObservation } from './call-log.js';
 import { DownstreamInput, type InputRefusal, withDeclined } from './downstream-input.js';
-import type { DownstreamLink, RequestExtra } from './downstream-link.js';
+import type { Downstream, RequestExtra } from './downstream-link.js';
+import { authorizationRequiredResult, authorizationStep, DownstreamAuthorizationRequired } from './downstream-oauth.js';
 import { sigkillSelf } from './fault.js';
 import { HeldCall } from './held-call.js';
 import { forwardObserved } from './observe.js';
@@ -81,7 +82,7 @@ export class CallPipeline {
 
   constructor(
     private readonly c: ProxyContext,
-    private readonly link: DownstreamLink,
+    private readonly link: Downstream,
     private readonly view: PinnedView,
     /** The gate as the mappers see it (observe mode: with cached epochs). */
     private readonly mapGate: DispatchGate,
@@ -131,13 +132,17 @@ export class CallPipeline {
       c.log('tool_name_refused', { server_id: c.serverId, name_digest: sha256Base64url(name), call: true }, 'warn');
       return denyResult(denyDecision('EF_TOOL_NOT_PINNED'));
     }
-    if (!(await this.link.available())) return downstreamUnavailable();
+    // Downstream OAuth: a principal without a credential is sent to authorize before anything is
+    // mapped or consumed (proxy/downstream-oauth.ts); a 2025 client's elicitation may let it go on.
+    const ready = await this.ready(extra, approval);
+    if (ready !== true) return ready;
     // The tool's current definition (re-listed on a bounded interval: issue 36 defect 7); while it
     // cannot be known, the call is refused — it is not known to be the pinned one.
     let view: Awaited<ReturnType<PinnedView['current']>>;
     try {
-      view = await this.view.current();
+      view = await this.view.current(extra);
     } catch (e) {
+      if (e instanceof DownstreamAuthorizationRequired) return authorizationRequiredResult(e);
       // The store could not record the listing: refused as the store's code, like a failed pin read below.
       if (e instanceof GateError) return this.deny(denyDecision(e.code), { name, started });
       c.log('tools_relist_failed', { server_id: c.serverId, message: e instanceof Error ? e.message : String(e) }, 'warn');
@@ -170,7 +175,7 @@ export class CallPipeline {
     const held =
       approval &&
       !approval.elicit &&
-      this.link.client.getProtocolEra() === 'legacy' &&
+      this.link.client?.getProtocolEra() === 'legacy' &&
       (approval.formElicitation || approval.client.urlElicitation)
         ? new HeldCall(extra.signal, c.stopped)
         : undefined;
@@ -208,6 +213,28 @@ export class CallPipeline {
     const result = answer.downstream;
     // A 2026-07-28 downstream's InputRequiredResult: the agent is asked (round 1 of the same act).
     return isInputRequiredResult(result) ? this.input.relay(binding, result, approval, 1, routed) : withDeclined(result, declined);
+  }
+
+  /** The downstream is there for this principal (true), or what to answer instead. */
+  private async ready(extra: RequestExtra, approval: AgentApproval | undefined): Promise<true | CallToolResult | InputRequiredResult> {
+    for (let round = 0; round < 2; round++) {
+      try {
+        return (await this.link.available(extra)) ? true : downstreamUnavailable();
+      } catch (e) {
+        if (!(e instanceof DownstreamAuthorizationRequired)) {
+          this.c.log(
+            'downstream_connect_failed',
+            { server_id: this.c.serverId, message: e instanceof Error ? e.message : String(e) },
+            'warn',
+          );
+          return downstreamUnavailable();
+        }
+        // Bounded as an approval's wait is: the person signs in meanwhile.
+        const step = await authorizationStep(e, approval, Math.max(this.c.approvalTimeoutMs, 1000), extra.signal);
+        if ('answer' in step) return step.answer;
+      }
+    }
+    return downstreamUnavailable();
   }
 
   /**
@@ -249,6 +276,8 @@ export class CallPipeline {
     const result = run.result();
     if (r.toolError !== undefined) {
       logCall(this.c, at, { allow: true, invoked: true, error: true });
+      // The downstream refused the credential in flight and a refresh could not help: the person is asked again.
+      if (r.toolError instanceof DownstreamAuthorizationRequired) return { own: authorizationRequiredResult(r.toolError) };
       return { own: downstreamFailure(r.toolError) };
     }
     if (r.outcome.decision.allow && result) {

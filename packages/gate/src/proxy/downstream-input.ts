@@ -41,7 +41,7 @@ import type { AgentCandidateAct } from '../act.js';
 import { type ContinuationState, DEFAULT_REQUEST_STATE_TTL_MS, MAX_DOWNSTREAM_STATE_LENGTH } from '../approvals/request-state.js';
 import type { AgentApproval } from './approval-channel.js';
 import { type CallAt, logCall } from './call-log.js';
-import type { DownstreamLink, ElicitationRoute, RequestExtra } from './downstream-link.js';
+import type { Downstream, ElicitationRoute, RequestExtra } from './downstream-link.js';
 import { type HeldCall, HeldCalls } from './held-call.js';
 import type { ProxyContext } from './options.js';
 import { downstreamFailure, downstreamInputError } from './results.js';
@@ -100,7 +100,7 @@ export class DownstreamInput {
 
   constructor(
     private readonly c: ProxyContext,
-    private readonly link: DownstreamLink,
+    private readonly link: Downstream,
   ) {}
 
   /**

@@ -43,6 +43,8 @@ export type RequestExtra = {
   elicitation?: ElicitationRoute;
   /** Who is calling, when the listener authenticated the request (team mode). */
   principal?: Principal;
+  /** The access token they presented (team mode): kept in memory for token exchange (proxy/downstream-oauth.ts), never logged. */
+  token?: string;
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
   sendNotification: (n: ServerNotification) => Promise<void>;
 };
@@ -66,7 +68,21 @@ export interface DownstreamLinkOptions {
   onRespawned(): void;
 }
 
-export class DownstreamLink {
+/**
+ * The downstream as the proxy's parts use it: one `DownstreamLink`, or (downstream OAuth,
+ * proxy/downstream-oauth.ts) one per credential, chosen by the request's principal — so the
+ * request is passed where there is one (`extra`), and there may be no connected client yet.
+ */
+export interface Downstream {
+  readonly client: Client | undefined;
+  available(extra?: RequestExtra): Promise<boolean>;
+  listAllTools(extra?: RequestExtra): ReturnType<DownstreamLink['listAllTools']>;
+  callTool(params: Parameters<DownstreamLink['callTool']>[0], extra: RequestExtra): ReturnType<DownstreamLink['callTool']>;
+  forward(request: Request, extra: RequestExtra): ReturnType<DownstreamLink['forward']>;
+  close(): Promise<void>;
+}
+
+export class DownstreamLink implements Downstream {
   private current: Client;
   private open = true;
   private respawning: Promise<boolean> | undefined;

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import {
   Client,
   type FetchLike,
+  type OAuthClientProvider,
   type PriorDiscovery,
   SdkError,
   SdkErrorCode,
@@ -68,11 +69,16 @@ export const DOWNSTREAM_CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {}
  * A stdio child inherits the proxy's environment, which is where its credentials live; its own
  * stderr passes through unchanged.
  */
-export async function connectDownstream(spec: DownstreamSpec): Promise<Client> {
+export async function connectDownstream(
+  spec: DownstreamSpec,
+  authProvider?: OAuthClientProvider,
+  o: { probe?: boolean } = {},
+): Promise<Client> {
   const key = negotiationKey(spec);
-  const prior = negotiated.get(key);
+  // `probe`: negotiate on the wire even when the era is remembered (downstream OAuth: the first request's 401 starts the authorization).
+  const prior = o.probe ? undefined : negotiated.get(key);
   try {
-    return await connectWith(spec, key, prior);
+    return await connectWith(spec, key, prior, authProvider);
   } catch (e) {
     // A server built on an SDK that exits on any request before `initialize` closes the pipe on
     // the probe: it is a 2025 server, started again (it is gone) for the `initialize` handshake.
@@ -82,7 +88,12 @@ export async function connectDownstream(spec: DownstreamSpec): Promise<Client> {
   }
 }
 
-async function connectWith(spec: DownstreamSpec, key: string, prior: PriorDiscovery | undefined): Promise<Client> {
+async function connectWith(
+  spec: DownstreamSpec,
+  key: string,
+  prior: PriorDiscovery | undefined,
+  authProvider?: OAuthClientProvider,
+): Promise<Client> {
   const client = new Client(
     { name: 'vrp-gate-proxy', version: '0.1.0' },
     {
@@ -101,7 +112,7 @@ async function connectWith(spec: DownstreamSpec, key: string, prior: PriorDiscov
           env: Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined)),
           stderr: 'inherit',
         })
-      : httpTransport(spec.url, spec.headers);
+      : httpTransport(spec.url, spec.headers, authProvider);
   await client.connect(transport, prior ? { prior } : {});
   const discover = client.getDiscoverResult();
   negotiated.set(key, client.getProtocolEra() === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' });
@@ -117,12 +128,21 @@ async function connectWith(spec: DownstreamSpec, key: string, prior: PriorDiscov
  */
 class InPlaceStdioTransport extends StdioClientTransport {}
 
-/** The downstream's Streamable HTTP transport, on keep-alive connections of its own that close with it. */
-function httpTransport(url: string, headers: Readonly<Record<string, string>>): StreamableHTTPClientTransport {
+/**
+ * The downstream's Streamable HTTP transport, on keep-alive connections of its own that close with
+ * it; with `authProvider` (downstream OAuth, auth/downstream-oauth.ts) the SDK runs the MCP
+ * authorization flow on a 401 and sends the provider's token on every request.
+ */
+function httpTransport(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  authProvider?: OAuthClientProvider,
+): StreamableHTTPClientTransport {
   const dispatcher = new Agent();
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { ...headers } },
     fetch: downstreamFetch(dispatcher),
+    ...(authProvider ? { authProvider } : {}),
   });
   // The SDK's Client keeps a handler set before connect and calls its own after it (also when connect fails).
   transport.onclose = () => void dispatcher.close().catch(() => {});
@@ -151,10 +171,15 @@ export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
     // proxy's JSON-lines log. The bound global fetch sets, as the proxy had with it (setting
     // it again on the transport's one long-lived signal is a property write).
     if (signal) setMaxListeners(IN_FLIGHT_LISTENERS, signal);
-    const body = init?.body;
+    // The SDK's OAuth requests (token, refresh, registration) send form bodies: as fetch would, their string.
+    const body = init?.body instanceof URLSearchParams ? init.body.toString() : init?.body;
     if (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))
-      throw new TypeError('the downstream transport sends string or byte bodies only');
-    const headers = init?.headers;
+      throw new TypeError('the downstream transport sends string, form or byte bodies only');
+    let headers = init?.headers;
+    if (init?.body instanceof URLSearchParams) {
+      headers = new Headers(headers);
+      if (!headers.has('content-type')) headers.set('content-type', 'application/x-www-form-urlencoded;charset=UTF-8');
+    }
     const res = await request(url, {
       dispatcher,
       method: (init?.method ?? 'GET') as Dispatcher.HttpMethod,

@@ -16,6 +16,7 @@ import type { GateStore } from '../store/gate-store.js';
 import type { ApprovalsUi, ApproversConfig } from '../ui/index.js';
 import { DEFAULT_ARGUMENTS_RETENTION_MS } from '../ui/pending-arguments.js';
 import { connectDownstream, type DownstreamSpec, serverIdentity } from './downstream.js';
+import { DownstreamOAuth, type DownstreamOAuthOptions } from './downstream-oauth.js';
 import { type AgentListener, listenForAgents } from './listen.js';
 import { jsonLinesLog, type ProxyLog } from './log.js';
 import { GateProxy, type ProxyFaultPoint, sigkillSelf } from './proxy.js';
@@ -24,7 +25,16 @@ import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES, serveAgentStdio } from 
 
 export { loadPolicySet, type PolicySet } from '../auth/policy-set.js';
 export { type Principal, ResourceServer, type ResourceServerConfig } from '../auth/resource-server.js';
+export { CredentialVault } from '../auth/vault.js';
 export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
+export {
+  DownstreamAuthorizationRequired,
+  DownstreamOAuth,
+  type DownstreamOAuthMode,
+  type DownstreamOAuthOptions,
+  OAUTH_CALLBACK_PATH,
+  SERVICE_SUBJECT,
+} from './downstream-oauth.js';
 export { type AgentListener, type ListenOptions, listenForAgents, parseListen } from './listen.js';
 export { jsonLinesLog, type ProxyLog } from './log.js';
 export { DEFAULT_TOOLS_RELIST_MS } from './pinned-view.js';
@@ -84,6 +94,12 @@ export interface ProxyOptions {
   requestStateSecret?: string;
   /** Cap on one agent message in bytes (a stdio line, an HTTP request body); default 4 MiB. */
   maxMessageBytes?: number;
+  /**
+   * An HTTP downstream that requires OAuth: the gateway holds the credentials, per user, by token
+   * exchange, or its own (proxy/downstream-oauth.ts; issue 33 item 4). Per user and exchange need
+   * `auth` (team mode); the callback is served on the `listen` listener.
+   */
+  downstreamOAuth?: DownstreamOAuthOptions;
   /** Bound on each downstream request (tools/call and pass-through), in ms; default 60 s. */
   callTimeoutMs?: number;
   /** How stale the view of the downstream's tools may be when a call is checked against its pin, in ms; default 1 s, 0: re-list every call. */
@@ -132,13 +148,16 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
   const gate = gates.get('default') as Gate;
   const { proxy: tables, pendingArguments } = opts.store;
   const retain = opts.retainArgumentsMs ?? DEFAULT_ARGUMENTS_RETENTION_MS;
-  const downstream = await connectOrRefuse(opts.downstream);
-  const info = downstream.getServerVersion();
-  log('downstream_connected', {
-    server_id: serverId,
-    server_info: info ? { name: info.name, version: info.version } : null,
-    protocol_version: downstream.getNegotiatedProtocolVersion() ?? null,
-  });
+  const access = opts.downstreamOAuth ? downstreamAccess(opts, opts.downstreamOAuth, log) : undefined;
+  const downstream = access ?? (await connectOrRefuse(opts.downstream));
+  if (!(downstream instanceof DownstreamOAuth)) {
+    const info = downstream.getServerVersion();
+    log('downstream_connected', {
+      server_id: serverId,
+      server_info: info ? { name: info.name, version: info.version } : null,
+      protocol_version: downstream.getNegotiatedProtocolVersion() ?? null,
+    });
+  }
   warnOfDevelopmentModes(log, mode, !!opts.pinOnFirstUse);
   const proxy = new GateProxy({
     gate,
@@ -193,7 +212,9 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
       resolveDone();
     })());
   try {
-    await serve(opts, proxy, log, retain, served, stop);
+    await serve(opts, proxy, log, retain, served, stop, access);
+    // Service mode: the gateway's own credential is used (or its authorization link printed) at start.
+    if (access?.mode === 'service') await proxy.warm();
   } catch (e) {
     // Not serving (e.g. the port is taken): stop the downstream child it started; the caller closes the store.
     clearInterval(purgeTimer);
@@ -202,6 +223,19 @@ export async function startProxy(opts: ProxyOptions): Promise<RunningProxy> {
     throw e;
   }
   return { serverId, ...(served.listener ? { listener: served.listener } : {}), ...(served.ui ? { ui: served.ui } : {}), done, stop };
+}
+
+/** The downstream OAuth credentials, every combination checked before anything starts (a bad one is a usage error). */
+function downstreamAccess(opts: ProxyOptions, o: DownstreamOAuthOptions, log: ProxyLog): DownstreamOAuth {
+  if (o.mode !== 'service' && !opts.auth)
+    throw new VrpError('usage', `downstream OAuth mode ${o.mode} holds a credential per user: it needs team mode (--auth-issuer)`);
+  if (o.grant !== 'client_credentials' && !opts.listen && !o.redirectUrl)
+    throw new VrpError('usage', 'downstream OAuth needs --listen: its callback is served there');
+  try {
+    return new DownstreamOAuth(opts.downstream, o, log);
+  } catch (e) {
+    throw new VrpError('usage', (e as Error).message);
+  }
 }
 
 /** The gate of every policy member by name (`default`: the proxy's own policy, or the set's default member). */
@@ -263,7 +297,15 @@ interface Served {
 }
 
 /** The approvals page (`--ui`), then the agent side: Streamable HTTP on `listen`, else stdio. */
-async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain: number, served: Served, stop: () => Promise<void>) {
+async function serve(
+  opts: ProxyOptions,
+  proxy: GateProxy,
+  log: ProxyLog,
+  retain: number,
+  served: Served,
+  stop: () => Promise<void>,
+  access: DownstreamOAuth | undefined,
+) {
   if (opts.ui) {
     // Loaded here only: the page needs hono at run time, a proxy without --ui does not.
     const { startApprovalsUi } = await import('../ui/index.js');
@@ -289,7 +331,9 @@ async function serve(opts: ProxyOptions, proxy: GateProxy, log: ProxyLog, retain
       maxMessageBytes,
       ...(allowedHosts ? { allowedHosts } : {}),
       ...(opts.auth ? { resourceServer: opts.auth.resourceServer } : {}),
+      ...(access ? { oauthCallback: (request: Request) => access.callback(request) } : {}),
     });
+    if (access) access.listenerUrl = served.listener.url;
     // The token is printed this once; the agent's configuration holds it from here on.
     log('listening', { url: served.listener.url, token: served.listener.token, mode });
   } else {

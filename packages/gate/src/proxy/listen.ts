@@ -18,6 +18,7 @@ import {
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
 import { authenticateRequest, calledTool, protectedResourceMetadataResponse, toolScopeRefusal } from '../auth/http.js';
 import type { Principal, ResourceServer } from '../auth/resource-server.js';
+import { OAUTH_CALLBACK_PATH } from './downstream-oauth.js';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
@@ -48,6 +49,12 @@ export interface ListenOptions {
    * agent `Server` as the SDK's `AuthInfo`.
    */
   resourceServer?: ResourceServer;
+  /**
+   * Downstream OAuth (proxy/downstream-oauth.ts): the gateway's OAuth callback, served at
+   * `/oauth/callback` without a bearer token (the person's browser arrives from the authorization
+   * server; the single-use `state` is what authorizes the redemption).
+   */
+  oauthCallback?: (request: Request) => Promise<Response>;
 }
 
 /** Parse `HOST:PORT` (IPv6 in brackets); only loopback hosts. Throws RangeError with a clear message. */
@@ -93,6 +100,8 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
   const handle = async (request: Request): Promise<Response> => {
     const refused = hostHeaderValidationResponse(request, hosts) ?? originValidationResponse(request, origins);
     if (refused) return refused;
+    if (o.oauthCallback && new URL(request.url).pathname === OAUTH_CALLBACK_PATH)
+      return request.method === 'GET' ? o.oauthCallback(request) : new Response(null, { status: 405, headers: { allow: 'GET' } });
     const authenticated = await authenticate(request);
     if (authenticated instanceof Response) return authenticated;
     const authInfo = authenticated;

@@ -7,7 +7,7 @@ import type { AgentCandidateAct, PolicyState } from '../act.js';
 import type { Gate } from '../gate.js';
 import type { DispatchGate } from '../host/dispatch-mapped.js';
 import { type CallAt, logCall, recordObservation } from './call-log.js';
-import type { DownstreamLink, RequestExtra } from './downstream-link.js';
+import type { Downstream, RequestExtra } from './downstream-link.js';
 import type { ProxyContext } from './options.js';
 import { downstreamFailure } from './results.js';
 
@@ -44,7 +44,7 @@ export function observeModeGate(gate: Gate): DispatchGate {
 /** Forward the call as it is; record what enforce would have refused (an unpinned tool, a policy deny or escalation). */
 export async function forwardObserved(
   c: ProxyContext,
-  link: DownstreamLink,
+  link: Downstream,
   call: { act: AgentCandidateAct; sent: CallToolRequest['params'] },
   pinned: boolean,
   at: CallAt,

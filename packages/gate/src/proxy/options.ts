@@ -8,6 +8,7 @@ import type { Gate } from '../gate.js';
 import type { Policy } from '../policy.js';
 import type { Escalations } from '../store/ports.js';
 import type { PendingArguments } from '../ui/pending-arguments.js';
+import type { DownstreamOAuth } from './downstream-oauth.js';
 import type { ProxyFaultPoint } from './fault.js';
 import type { ProxyLog } from './log.js';
 import type { ProxyMode } from './schema.js';
@@ -17,7 +18,8 @@ export interface GateProxyOptions {
   gate: Gate;
   policy: Policy;
   tables: ProxyTables;
-  downstream: Client;
+  /** The connected downstream, or (downstream OAuth) the credentials one connection per principal is made with. */
+  downstream: Client | DownstreamOAuth;
   /** The downstream's identity (see `serverIdentity`). */
   serverId: string;
   /** The proxy's name: the session id of its acts and part of its sink id. */

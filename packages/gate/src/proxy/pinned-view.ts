@@ -7,7 +7,7 @@
 import { sha256Base64url } from '@vrpkit/core';
 import { GateError } from '../errors.js';
 import { asGateError } from '../gate-context.js';
-import type { DownstreamLink } from './downstream-link.js';
+import type { Downstream, RequestExtra } from './downstream-link.js';
 import type { ProxyLog } from './log.js';
 import { isMcpToolName, type PinnedToolDefinition, pinnedDefinition } from './pins.js';
 import { gateRefusal } from './results.js';
@@ -54,7 +54,7 @@ export class PinnedView {
   private hintedNonePinned = false;
 
   constructor(
-    private readonly link: DownstreamLink,
+    private readonly link: Downstream,
     private readonly o: PinnedViewOptions,
   ) {}
 
@@ -70,9 +70,9 @@ export class PinnedView {
    * else listed again now (concurrent calls share one listing). Throws when the downstream cannot
    * list: the current definitions are unknown, so the caller refuses the call.
    */
-  async current(): Promise<Map<string, ToolView>> {
+  async current(extra?: RequestExtra): Promise<Map<string, ToolView>> {
     if (this.view && performance.now() < this.freshUntil) return this.view;
-    this.listing ??= this.refresh().finally(() => {
+    this.listing ??= this.refresh(extra).finally(() => {
       this.listing = undefined;
     });
     return this.listing;
@@ -82,16 +82,16 @@ export class PinnedView {
    * The downstream's tools whose current definition is pinned (observe mode: all of them). While
    * the store cannot answer, the listing is refused with the gate's own code (`gateRefusal`).
    */
-  async listTools(): Promise<PinnedToolDefinition[]> {
+  async listTools(extra?: RequestExtra): Promise<PinnedToolDefinition[]> {
     try {
-      return await this.pinnedTools();
+      return await this.pinnedTools(extra);
     } catch (e) {
       throw e instanceof GateError ? gateRefusal(e.code) : e;
     }
   }
 
-  private async pinnedTools(): Promise<PinnedToolDefinition[]> {
-    const view = await this.refresh();
+  private async pinnedTools(extra?: RequestExtra): Promise<PinnedToolDefinition[]> {
+    const view = await this.refresh(extra);
     const pins = await this.readPins();
     const listed: PinnedToolDefinition[] = [];
     for (const [name, t] of view) {
@@ -134,11 +134,15 @@ export class PinnedView {
     );
   }
 
-  /** Fetch every page of the downstream's tools, digest each definition, record what was seen. */
-  async refresh(): Promise<Map<string, ToolView>> {
+  /**
+   * Fetch every page of the downstream's tools, digest each definition, record what was seen. With
+   * downstream OAuth per user, `extra`'s principal lists with their own credential; the view is
+   * one for the server (pins are by definition digest, whoever listed it).
+   */
+  async refresh(extra?: RequestExtra): Promise<Map<string, ToolView>> {
     const listedAt = performance.now();
     const view = new Map<string, ToolView>();
-    const listed = await this.link.listAllTools();
+    const listed = await this.link.listAllTools(extra);
     // A downstream's own `ttlMs` (2026-07-28) can only shorten the re-list interval: past it the
     // listing is stale by the server's word; within it a silent change is still bounded by ours.
     const freshUntil = listedAt + Math.min(this.o.toolsRelistMs ?? DEFAULT_TOOLS_RELIST_MS, listed.ttlMs ?? Number.POSITIVE_INFINITY);
@@ -151,7 +155,7 @@ export class PinnedView {
       this.freshUntil = freshUntil;
       return view;
     }
-    const info = this.link.client.getServerVersion();
+    const info = this.link.client?.getServerVersion();
     await this.stored(() =>
       this.o.tables.recordSeen(
         [...view].map(([tool_name, t]) => ({

@@ -37,7 +37,8 @@ import type { Principal } from '../auth/resource-server.js';
 import type { Gate } from '../gate.js';
 import { type AgentApproval, agentApproval } from './approval-channel.js';
 import { CallPipeline } from './call-pipeline.js';
-import { DownstreamLink, type RequestExtra } from './downstream-link.js';
+import { type Downstream, DownstreamLink, type RequestExtra } from './downstream-link.js';
+import { authorizationRequiredError, DownstreamAuthorizationRequired, DownstreamOAuth, PrincipalLinks } from './downstream-oauth.js';
 import type { ProxyLog } from './log.js';
 import { observeModeGate } from './observe.js';
 import type { GateProxyOptions, ProxyContext } from './options.js';
@@ -79,6 +80,7 @@ function requestExtra(ctx: ServerContext): RequestExtra {
     _meta: ctx.mcpReq._meta,
     sendNotification: (n) => ctx.mcpReq.notify(n),
     ...(principal ? { principal } : {}),
+    ...(principal && ctx.http?.authInfo?.token ? { token: ctx.http.authInfo.token } : {}),
   };
 }
 
@@ -101,7 +103,7 @@ const PASS_THROUGH = new Set([
 ]);
 
 export class GateProxy {
-  private readonly link: DownstreamLink;
+  private readonly link: Downstream;
   private readonly view: PinnedView;
   private readonly calls: CallPipeline;
   /** Aborted when the proxy stops: calls waiting for a person stop waiting. */
@@ -128,16 +130,19 @@ export class GateProxy {
     this.principals = o.principals;
     this.defaultGate = o.gate;
     const c: ProxyContext = { ...o, clock: o.clock ?? systemClock, stopped: this.stopped.signal, approvalsUrl: () => this.approvalsUrl };
-    this.link = new DownstreamLink(o.downstream, {
+    const linkOptions = {
       serverId: o.serverId,
       log: o.log,
       clock: c.clock,
-      ...(o.reconnect ? { reconnect: o.reconnect } : {}),
       ...(o.callTimeoutMs !== undefined ? { callTimeoutMs: o.callTimeoutMs } : {}),
-      onNotification: (n) => this.relay(n),
+      onNotification: (n: Notification) => this.relay(n),
       // The new process may show other definitions: the next call or list digests them afresh.
       onRespawned: () => this.view.invalidate(),
-    });
+    };
+    this.link =
+      o.downstream instanceof DownstreamOAuth
+        ? new PrincipalLinks(o.downstream, linkOptions)
+        : new DownstreamLink(o.downstream, { ...linkOptions, ...(o.reconnect ? { reconnect: o.reconnect } : {}) });
     this.view = new PinnedView(this.link, c);
     const asMapped = (gate: Gate) => (o.mode === 'observe' ? observeModeGate(gate) : gate);
     this.calls = new CallPipeline(c, this.link, this.view, asMapped(o.gate), asMapped);
@@ -178,7 +183,8 @@ export class GateProxy {
    * receives notifications unasked; a 2026 request's instance lives for that request.
    */
   createAgentServer(era: AgentEra = 'legacy', track = true): Server {
-    const d = this.link.client.getServerCapabilities() ?? {};
+    // Downstream OAuth per user: before anyone connected, the downstream's capabilities are not known yet (tools only).
+    const d = this.link.client?.getServerCapabilities() ?? {};
     // Mirror the downstream, minus `tasks` (task-based calls would bypass the gated tools/call) and `experimental`.
     const capabilities: ServerCapabilities = { tools: d.tools?.listChanged ? { listChanged: true } : {} };
     if (d.resources) capabilities.resources = d.resources;
@@ -192,7 +198,7 @@ export class GateProxy {
     );
     server.setRequestHandler(
       'tools/list',
-      async (_req, ctx): Promise<ListToolsResult> => ({ tools: await this.listTools(principalOf(ctx)) }),
+      async (_req, ctx): Promise<ListToolsResult> => ({ tools: await this.listTools(principalOf(ctx), requestExtra(ctx)) }),
     );
     server.setRequestHandler('tools/call', (req, ctx) =>
       this.callTool(req.params, requestExtra(ctx), agentName(server, ctx), agentApproval(server, ctx, era)),
@@ -208,8 +214,15 @@ export class GateProxy {
   }
 
   /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
-  async listTools(principal?: Principal): Promise<ListToolsResult['tools']> {
-    const tools = (await this.view.listTools()) as ListToolsResult['tools'];
+  async listTools(principal?: Principal, extra?: RequestExtra): Promise<ListToolsResult['tools']> {
+    let tools: ListToolsResult['tools'];
+    try {
+      tools = (await this.view.listTools(extra)) as ListToolsResult['tools'];
+    } catch (e) {
+      // Downstream OAuth: the listing needs the principal's own credential; the error carries the code and the link.
+      if (e instanceof DownstreamAuthorizationRequired) throw authorizationRequiredError(e);
+      throw e;
+    }
     const principals = this.principals;
     return principal && principals ? tools.filter((t) => principals.allowsTool(principal, t.name)) : tools;
   }
@@ -236,7 +249,29 @@ export class GateProxy {
     try {
       return await this.link.forward(request, extra);
     } catch (e) {
+      if (e instanceof DownstreamAuthorizationRequired) throw authorizationRequiredError(e);
       throw relayedError(e);
+    }
+  }
+
+  /**
+   * Connect the downstream now rather than at the first request (downstream OAuth in service mode:
+   * the operator's authorization link is printed at start). Resolves false when it cannot be reached yet.
+   */
+  async warm(): Promise<boolean> {
+    try {
+      const up = await this.link.available();
+      const info = this.link.client?.getServerVersion();
+      if (up)
+        this.log('downstream_connected', {
+          server_id: this.serverId,
+          server_info: info ? { name: info.name, version: info.version } : null,
+        });
+      return up;
+    } catch (e) {
+      if (!(e instanceof DownstreamAuthorizationRequired))
+        this.log('downstream_connect_failed', { server_id: this.serverId, message: e instanceof Error ? e.message : String(e) }, 'warn');
+      return false;
     }
   }
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { authenticateRequest, protectedResourceMetadataResponse } from '../../src/auth/http.js';
-import { type Principal, ResourceServer } from '../../src/auth/resource-server.js';
+import { type Principal, ResourceServer, type TokenValidation } from '../../src/auth/resource-server.js';
 
 export interface ProtectedMcp {
   url: string;
@@ -20,12 +20,13 @@ export interface ProtectedMcp {
   close(): Promise<void>;
 }
 
-export async function startProtectedMcp(issuer: string): Promise<ProtectedMcp> {
+/** `validation`: how the downstream checks tokens (default: as JWTs; introspection sees a token revoked at the server). */
+export async function startProtectedMcp(issuer: string, validation: TokenValidation = { kind: 'jwt' }): Promise<ProtectedMcp> {
   const server: Server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-  const rs = new ResourceServer({ resource: url, issuer, validation: { kind: 'jwt' }, scopesSupported: ['tools:call'] });
+  const rs = new ResourceServer({ resource: url, issuer, validation, scopesSupported: ['tools:call'] });
   const reject = new Set<string>();
   const seen: string[] = [];
   const mcp = createMcpHandler(({ authInfo }) => {

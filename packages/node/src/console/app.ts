@@ -19,10 +19,10 @@ import { mountCalendar } from './calendar.js';
 import { type ConsoleDeps, readForm, setRequestContext } from './context.js';
 import { mountInbox } from './inbox.js';
 import { mountKeys } from './keys.js';
-import { mountProperty } from './property.js';
 import { hostCheck } from './listen.js';
 import { type ConsoleFrame, enrollPage, hostConsoleFrame, messagePage, SIGNOUT_FORM, signInPage } from './pages.js';
 import type { ConsolePasskeyStore } from './passkeys.js';
+import { mountProperty } from './property.js';
 import { type ConsoleSession, ConsoleSessions } from './sessions.js';
 import { mountEnrollment, mountSignIn } from './webauthn.js';
 

@@ -9,6 +9,7 @@ import { usage } from '../../errors.js';
 import { run } from '../../io.js';
 import { type ApproverSignInOptions, approverSignInOptions, approversConfig } from './approvers.js';
 import { type DownstreamOptions, defaultName, downstreamSpec } from './downstream.js';
+import { type DownstreamOAuthFlags, downstreamOAuthFlags, downstreamOAuthSettings } from './downstream-oauth.js';
 import {
   approverOption,
   type GateStoreOptions,
@@ -19,7 +20,7 @@ import {
   storeOption,
 } from './options.js';
 
-interface ProxyOptions extends GateStoreOptions, DownstreamOptions, ApproverSignInOptions {
+interface ProxyOptions extends GateStoreOptions, DownstreamOptions, ApproverSignInOptions, DownstreamOAuthFlags {
   policy?: string;
   policySet?: string;
   authIssuer?: string;
@@ -173,11 +174,13 @@ async function proxyOptions(command: string[], o: ProxyOptions) {
   const callTimeoutMs = positiveNumber('--call-timeout', o.callTimeout, false) * 1000;
   const name = o.name ?? defaultName(downstream);
   const auth = await authOptions(o, listen);
+  const downstreamOAuth = await downstreamOAuthSettings(o, downstream, { teamMode: !!auth, listen: !!listen });
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw usage(`--name must be 1–64 characters of A–Z a–z 0–9 . _ -, got ${name}`);
   if (!o.policy === !o.policySet) throw usage('give one of --policy or --policy-set');
   return {
     policy: loadPolicy(o.policy ?? { version: 1, policy_id: 'policy-set' }),
     ...(auth ? { auth } : {}),
+    ...(downstreamOAuth ? { downstreamOAuth } : {}),
     name,
     downstream,
     mode: o.mode,
@@ -274,7 +277,14 @@ async function runProxy(command: string[], o: ProxyOptions): Promise<void> {
   const store = await openStore(o, true);
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   try {
-    proxy = await startProxy({ ...options, store, log: withPinningHint(jsonLinesLog(), o) });
+    const { downstreamOAuth, ...rest } = options;
+    proxy = await startProxy({
+      ...rest,
+      // The held credentials live in the store the proxy decides in.
+      ...(downstreamOAuth ? { downstreamOAuth: { ...downstreamOAuth, credentials: store.downstreamCredentials } } : {}),
+      store,
+      log: withPinningHint(jsonLinesLog(), o),
+    });
   } catch (e) {
     await store.close().catch(() => {});
     throw e;
@@ -294,7 +304,7 @@ export function registerProxy(gate: Command): void {
     .description(
       'run an MCP server behind the gate: `vrp gate proxy --policy P --store S -- COMMAND ARGS…` (stdio child) or `--upstream URL`; the agent connects over stdio (or --listen)',
     );
-  storeOption(approverSignInOptions(agentOptions(downstreamOptions(proxy))), false).action((command: string[], o: ProxyOptions) =>
-    run(false, () => runProxy(command, o)),
+  storeOption(downstreamOAuthFlags(approverSignInOptions(agentOptions(downstreamOptions(proxy)))), false).action(
+    (command: string[], o: ProxyOptions) => run(false, () => runProxy(command, o)),
   );
 }
