@@ -49,7 +49,7 @@ export const REASONS = {
   everything2025: 'server-everything (SDK v1) speaks 2025-11-25 only: every 2026-07-28 request is refused "Server not initialized"',
   rebindingEverything: "server-everything answers a foreign Host/Origin with 200 (the reference server's own defect)",
   terminated404:
-    'a request on a terminated session is answered 400, not 404 (Streamable HTTP, session management); not scored for 2025-11-25 (added after its release)',
+    "a request on a terminated session is answered 400, not 404 (Streamable HTTP, session management: the server MUST answer 404); the reference server's own defect (the proxy answers 404)",
 } as const;
 export type Reason = keyof typeof REASONS;
 
@@ -131,7 +131,7 @@ export const EXPECTED: Record<Revision, Record<string, ConformanceRow>> = {
     'server-initialize': { everything: 'pass', proxy: 'pass', vrp: 'pass' },
     'server-session-lifecycle': {
       everything: { fails: 'terminated404', checks: ['server-session-delete-accepted', 'server-session-initialized-accepted'] },
-      proxy: { fails: 'terminated404', checks: ['server-session-delete-accepted', 'server-session-initialized-accepted'] },
+      proxy: 'pass',
       vrp: { na: 'nothingJudged' },
     },
     'server-sse-multiple-streams': { everything: 'pass', proxy: 'pass', vrp: { na: 'nothingJudged' } },
