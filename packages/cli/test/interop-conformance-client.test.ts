@@ -7,9 +7,9 @@
  * expected to pass that fails is a regression; a scenario the suite gains or drops fails too.
  * The `auth/*` scenarios wait for the proxy's downstream OAuth (issue 33) and are not run.
  *
- * Slow (each scenario starts the proxy from source: about a minute each on a loaded 2-core
- * machine, thirteen scenarios): runs when `VRPKIT_TEST_CONFORMANCE_CLIENT=1` and a Node >= 22.19
- * is at hand (`VRPKIT_NODE24`); skips with a note otherwise.
+ * Slow (each scenario starts the proxy from source: 5–20 s each on a 2-core machine, about 2.5 min
+ * for the thirteen, a minute each under heavy load): runs when `VRPKIT_TEST_CONFORMANCE_CLIENT=1`
+ * and a Node >= 22.19 is at hand (`VRPKIT_NODE24`); skips with a note otherwise.
  */
 import { describe, expect, it } from 'vitest';
 import { listClientScenarios, runConformanceClientScenario } from './support/conformance-suite.js';
