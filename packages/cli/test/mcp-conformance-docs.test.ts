@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { expect, it } from 'vitest';
-import { EXPECTED, REASONS, renderConformanceTable } from './support/mcp-conformance-table.js';
+import { CLIENT_EXPECTED, CLIENT_REASONS, EXPECTED, REASONS, renderConformanceTable } from './support/mcp-conformance-table.js';
 
 const START = '<!-- mcp-conformance-table: generated from packages/cli/test/support/mcp-conformance-table.ts -->';
 const END = '<!-- /mcp-conformance-table -->';
@@ -33,4 +33,10 @@ it('every reason the table lists is given by some cell (a stale reason would mis
     ),
   );
   expect(Object.keys(REASONS).filter((r) => !given.has(r as keyof typeof REASONS))).toEqual([]);
+  const clientGiven = new Set(
+    Object.values(CLIENT_EXPECTED).flatMap((rows) =>
+      Object.values(rows).flatMap((e) => (e === 'pass' ? [] : ['na' in e ? e.na : e.fails])),
+    ),
+  );
+  expect(Object.keys(CLIENT_REASONS).filter((r) => !clientGiven.has(r as keyof typeof CLIENT_REASONS))).toEqual([]);
 });

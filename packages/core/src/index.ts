@@ -53,3 +53,5 @@ export { asRecord, isRecord } from './record.js';
 export { readStreamCapped } from './stream.js';
 // Text from outside shown to a person: one character class, refused or shown as visible escapes.
 export { isDisplaySafeText, UNSAFE_TEXT_CHARACTERS, visibleEscapes } from './text.js';
+// Serving a TLS listener: a request that arrives before the previous answer drained keeps its connection (issue 32).
+export { parseTlsConnectionsAsStreams } from './tls-parse.js';

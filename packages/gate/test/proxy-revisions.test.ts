@@ -295,6 +295,61 @@ describe('the HTTP listener: Host and Origin checked, token or not (DNS rebindin
   });
 });
 
+describe('2025-11-25 sessions on the HTTP listener (Streamable HTTP, session management)', () => {
+  it('a request on a terminated or unknown session is answered 404, so the client starts a new one; initialize still starts one', {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startV2HttpServer('dual');
+    closers.push(() => server.close());
+    const { proxy } = await proxyFor({ kind: 'http', url: server.url, headers: {} });
+    const { url, token } = proxy.listener!;
+    const transport = new V1Transport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const client = new V1Client({ name: 'v1-agent', version: '1.0.0' });
+    await client.connect(transport);
+    closers.push(() => client.close());
+    const sid = transport.sessionId as string;
+    expect(sid).toEqual(expect.any(String));
+    const send = (method: 'GET' | 'POST' | 'DELETE', session: string, message?: object) =>
+      fetch(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-11-25',
+          'mcp-session-id': session,
+        },
+        ...(message ? { body: JSON.stringify(message) } : {}),
+      });
+    const list = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
+    // Live: served.
+    const live = await send('POST', sid, list);
+    expect(live.status).toBe(200);
+    await live.body?.cancel();
+    // The client ends it (DELETE), then a request carrying its id: 404 with the SDK's JSON-RPC wording.
+    await transport.terminateSession();
+    for (const [method, message] of [['POST', list], ['GET'], ['DELETE']] as const) {
+      const gone = await send(method, sid, message);
+      expect(gone.status, `${method} on a terminated session`).toBe(404);
+      expect(await gone.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+    }
+    // An id this listener never issued: the same.
+    expect((await send('POST', 'never-issued', list)).status).toBe(404);
+    // initialize with the stale id starts a new session (the client's recovery).
+    const again = await send('POST', sid, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    expect(again.status).toBe(200);
+    const fresh = again.headers.get('mcp-session-id');
+    await again.body?.cancel();
+    expect(fresh).toEqual(expect.any(String));
+    expect(fresh).not.toBe(sid);
+  });
+});
+
 describe('tool-list changes: the proxy lists again at once and re-compares the pins', () => {
   /** Whether the proxy recorded (and, pinning on first use, pinned) read_extra: it listed the downstream again. */
   const relisted = (logs: Started['logs']) => logs.some((l) => l.event === 'tool_pinned_on_first_use' && l.tool === 'read_extra');

@@ -10,7 +10,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Http2Bindings, type HttpBindings, serve } from '@hono/node-server';
-import { DEFAULT_SHUTDOWN_GRACE_SECONDS, type Drain, drainable, isVrpError, systemClock } from '@vrpkit/core';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS, type Drain, drainable, isVrpError, parseTlsConnectionsAsStreams, systemClock } from '@vrpkit/core';
 import { isConnectionLoss } from '@vrpkit/sql';
 import type { Hono } from 'hono';
 import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
@@ -159,7 +159,8 @@ export function capConnectionsPerClient(server: Server, max: number): void {
  * per-client connection cap on `server`, then its `listening` event awaited; a listen error
  * rejects with `failed(e)`. Resolves with the server's drain (`drainable`): stopping lets the
  * requests in flight finish instead of resetting them. A node and the platform's listener are
- * limited and stopped alike.
+ * limited and stopped alike, and parse their TLS connections as streams (`parseTlsConnectionsAsStreams`:
+ * a request arriving before the previous answer drained keeps its connection).
  */
 export async function listenWithLimits(
   server: Server,
@@ -169,6 +170,7 @@ export async function listenWithLimits(
   server.requestTimeout = SERVER_LIMITS.requestTimeout;
   server.keepAliveTimeout = o.keepAliveMs ?? SERVER_LIMITS.keepAliveTimeout;
   capConnectionsPerClient(server, o.maxPerClient);
+  parseTlsConnectionsAsStreams(server);
   const drain = drainable(server);
   await new Promise<void>((resolveListen, reject) => {
     server.once('listening', resolveListen);

@@ -73,14 +73,68 @@ function readOutcomes(dir: string): Map<string, ScenarioOutcome> {
   const outcomes = new Map<string, ScenarioOutcome>();
   for (const entry of readdirSync(dir)) {
     const scenario = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(entry)?.[1];
-    if (!scenario) continue;
-    const file = join(dir, entry, 'checks.json');
-    // A scenario that crashed before judging anything leaves its folder without checks.
-    const checks = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Check[]) : [];
-    const failures = checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? 'failed'}`);
-    const succeeded = [...new Set(checks.filter((c) => c.status === 'SUCCESS').map((c) => c.id))];
-    // Only checks that ran and succeeded make a pass: a scenario that judged nothing proves nothing.
-    outcomes.set(scenario, { passed: failures.length === 0 && succeeded.length > 0, succeeded, failures });
+    if (scenario) outcomes.set(scenario, outcomeOf(join(dir, entry, 'checks.json')));
   }
   return outcomes;
+}
+
+/** One scenario's outcome from its `checks.json` (absent when it crashed before judging anything). */
+function outcomeOf(file: string): ScenarioOutcome {
+  const checks = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Check[]) : [];
+  const failures = checks.filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? 'failed'}`);
+  const succeeded = [...new Set(checks.filter((c) => c.status === 'SUCCESS').map((c) => c.id))];
+  // Only checks that ran and succeeded make a pass: a scenario that judged nothing proves nothing.
+  return { passed: failures.length === 0 && succeeded.length > 0, succeeded, failures };
+}
+
+/**
+ * The suite's CLIENT scenario `scenario` at `revision`, with `command` as the client under test
+ * (`conformance client --command CMD --scenario NAME --spec-version REVISION -o DIR`; the suite
+ * appends its scenario server's URL to the command). Run from the repository root, so the command
+ * may load tsx. Resolves with the scenario's outcome and the suite's log.
+ */
+export async function runConformanceClientScenario(
+  node: string,
+  command: string,
+  scenario: string,
+  revision: Revision,
+  timeoutMs: number,
+): Promise<ScenarioOutcome & { log: string }> {
+  const out = mkdtempSync(join(tmpdir(), 'vrpkit-mcp-conformance-client-'));
+  try {
+    const args = [
+      suiteBin,
+      'client',
+      '--command',
+      command,
+      '--scenario',
+      scenario,
+      '--spec-version',
+      revision,
+      '--timeout',
+      String(timeoutMs),
+      '-o',
+      out,
+    ];
+    const log = await new Promise<string>((resolve) => {
+      execFile(node, args, { cwd: repoRoot, timeout: timeoutMs + 60_000, maxBuffer: 32 * 1024 * 1024 }, (_error, stdout, stderr) =>
+        resolve(`${stdout}\n${stderr}`),
+      );
+    });
+    const folder = readdirSync(out, { recursive: true, withFileTypes: true }).find((e) => e.isFile() && e.name === 'checks.json');
+    return { ...outcomeOf(folder ? join(folder.parentPath, folder.name) : join(out, 'none')), log };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/** The CLIENT scenarios the suite lists for `revision` (dated ones; extensions are not a revision's). */
+export async function listClientScenarios(node: string, revision: Revision): Promise<string[]> {
+  const listing = await new Promise<string>((resolve, reject) =>
+    execFile(node, [suiteBin, 'list'], { cwd: repoRoot }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+  );
+  const section = listing.slice(listing.indexOf('Client scenarios'), listing.indexOf('Authorization server scenarios'));
+  return [...section.matchAll(/^\s+- (\S+) \[([^\]]*)\]$/gm)]
+    .filter((m) => (m[2] ?? '').split(',').includes(revision))
+    .map((m) => m[1] as string);
 }

@@ -15,13 +15,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { repoRoot, runVrpInProcess } from '@vrpkit/testkit/cli';
 import { expect } from 'vitest';
+import { vrpArgs } from './gate-proxy-args.js';
 
-const bin = fileURLToPath(new URL('../../src/bin.ts', import.meta.url));
 export const fakeServer = fileURLToPath(new URL('./fake-mcp-server.mjs', import.meta.url));
 export const filesystemServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 export const memoryServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
 export const everythingServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-export const vrpArgs = ['--import', 'tsx', '--conditions=vrpkit-source', bin];
+export { vrpArgs } from './gate-proxy-args.js';
 /** Starting `vrp` from source (tsx) takes seconds, and tens of seconds on a loaded machine. */
 export const SPAWN = { timeout: 180_000 };
 

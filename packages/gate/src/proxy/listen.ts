@@ -6,6 +6,7 @@ import {
   type AuthInfo,
   createMcpHandler,
   hostHeaderValidationResponse,
+  isInitializeRequest,
   isLegacyRequest,
   localhostAllowedHostnames,
   localhostAllowedOrigins,
@@ -197,7 +198,13 @@ class LegacySessions {
     const subject = (authInfo?.extra?.principal as Principal | undefined)?.subject;
     // Another user's session id is answered as an unknown one (the transport's 404): a session is its opener's alone.
     if (known && sid !== null && this.owners.get(sid) === subject) return known.handleRequest(request, { parsedBody, authInfo });
-    if (known) return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }, { status: 404 });
+    if (known) return sessionNotFound();
+    // A session id this listener does not hold (ended by DELETE or a restart, or never issued) is
+    // answered 404 (MCP 2025-11-25, Streamable HTTP, session management: once a session is
+    // terminated the server MUST answer requests carrying its id with 404 Not Found, and a client
+    // that gets it starts a new session). A new transport would answer 400 ("not initialized").
+    // Only an `initialize` may come with a stale id: it starts a new session, as before.
+    if (sid !== null && !isInitializeRequest(parsedBody)) return sessionNotFound();
     // A new session (the transport itself refuses anything but an initialize request, or an unknown session id).
     const t: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
@@ -226,6 +233,11 @@ class LegacySessions {
   async close(): Promise<void> {
     for (const t of [...this.sessions.values()]) await t.close().catch(() => {});
   }
+}
+
+/** The answer to a request on a session this listener does not hold, as the SDK transport words it (404, JSON-RPC -32001). */
+function sessionNotFound(): Response {
+  return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }, { status: 404 });
 }
 
 /** How long an SSE answer's headers may wait for its first event (`holdHeaders`). */
