@@ -22,12 +22,6 @@ import { vrpArgs } from './gate-proxy-args.js';
 // Not @vrpkit/testkit/cli's: it loads vitest, and this runs outside it.
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
 
-/**
- * Proxy flags per scenario family. The `auth/*` scenarios need the proxy's downstream OAuth
- * (issue 33): when it lands, its flags go here, e.g. `'auth/': ['--downstream-oauth', …]`.
- */
-const PROXY_FLAGS: Record<string, string[]> = {};
-
 const POLICY = [
   'version: 1',
   'policy_id: conformance-client',
@@ -80,12 +74,15 @@ async function vrp(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numb
 
 async function main(): Promise<void> {
   const url = process.argv.at(-1) as string;
-  const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+  // The calls a scenario asks its client to make (MCP_CONFORMANCE_CONTEXT `toolCalls`: exact arguments, e.g. SEP-2243's header values).
+  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as {
+    toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+  };
+  const planned = new Map((context.toolCalls ?? []).map((call) => [call.name, call.arguments]));
   const dir = mkdtempSync(join(tmpdir(), 'vrpkit-conformance-client-'));
   const policy = join(dir, 'policy.yaml');
   const store = join(dir, 'gate.db');
   writeFileSync(policy, POLICY);
-  const extra = Object.entries(PROXY_FLAGS).flatMap(([prefix, flags]) => (scenario.startsWith(prefix) ? flags : []));
   const proxy = spawn(
     process.execPath,
     [
@@ -105,7 +102,6 @@ async function main(): Promise<void> {
       '--upstream',
       url,
       '--insecure-http-upstream',
-      ...extra,
     ],
     { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -145,7 +141,9 @@ async function main(): Promise<void> {
       // json-schema-2020-12-preservation: the echo tool takes the focal tool's input schema as the
       // agent received it through the proxy, verbatim (the scenario's instructions to its client).
       const focal = tools.find((t) => t.name !== ECHO_TOOL);
-      const args = tool.name === ECHO_TOOL && focal ? { schema: focal.inputSchema } : argumentsFor(tool.inputSchema as never);
+      const args =
+        planned.get(tool.name) ??
+        (tool.name === ECHO_TOOL && focal ? { schema: focal.inputSchema } : argumentsFor(tool.inputSchema as never));
       const result = await agent.callTool({ name: tool.name, arguments: args }).catch((e: Error) => ({ error: e.message }));
       process.stderr.write(`${tool.name}: ${JSON.stringify(result).slice(0, 300)}\n`);
     }

@@ -479,20 +479,11 @@ export const EXPECTED: Record<Revision, Record<string, ConformanceRow>> = {
  * Why a client scenario is not applicable or fails through the gate proxy's downstream client
  * (interop-conformance-client.test.ts runs each through `vrp gate proxy --upstream`).
  */
-export const CLIENT_REASONS = {
-  elicitationNotForwarded:
-    "the proxy does not forward a downstream's `elicitation/create` to the agent on 2025-11-25 (issue 32 item 5, not built; docs/gateway.md): the scenario server gets -32601 Method not found",
-  mrtrNotForwarded:
-    "the proxy's downstream client does not complete a 2026-07-28 multi-round-trip call for the agent (an `input_required` result retried with `inputResponses` and the exact `requestState` under a new id; issue 32 item 5, not built)",
-  customHeaders:
-    "the proxy's downstream client sends no `Mcp-Param-*` header for a parameter its tool marks `x-mcp-header` (SEP-2243); it does omit them where they must be absent",
-  downstreamOAuth:
-    'pending: the proxy does not yet authorize to a downstream with OAuth (issue 33 wires it in); recorded as it is today, not run by the test until its flags are added (support/conformance-proxy-client.ts `PROXY_FLAGS`)',
-} as const;
+export const CLIENT_REASONS = {} as const;
 export type ClientReason = keyof typeof CLIENT_REASONS;
 export type ClientExpectation = 'pass' | { na: ClientReason; checks?: string[] } | { fails: ClientReason; checks?: string[] };
 
-/** The OAuth client scenarios of each revision (all `downstreamOAuth` today). */
+/** The OAuth client scenarios of each revision: the proxy's downstream OAuth (support/conformance-auth-client.mjs runs them). */
 const AUTH_2025 = [
   'auth/basic-cimd',
   'auth/metadata-default',
@@ -523,39 +514,30 @@ const AUTH_2026 = [
   'auth/offline-access-scope',
   'auth/resource-mismatch',
 ];
-const pendingOAuth = (names: string[]): Record<string, ClientExpectation> =>
-  Object.fromEntries(names.map((n) => [n, { fails: 'downstreamOAuth' } as const]));
+const passing = (names: string[]): Record<string, ClientExpectation> => Object.fromEntries(names.map((n) => [n, 'pass' as const]));
 
 /** Per revision, each CLIENT scenario the suite lists, through the proxy's downstream client. */
 export const CLIENT_EXPECTED: Record<Revision, Record<string, ClientExpectation>> = {
   '2025-11-25': {
     initialize: 'pass',
     tools_call: 'pass',
-    'elicitation-sep1034-client-defaults': { fails: 'elicitationNotForwarded' },
+    'elicitation-sep1034-client-defaults': 'pass',
     'sse-retry': 'pass',
     'json-schema-2020-12-preservation': 'pass',
-    ...pendingOAuth(AUTH_2025),
+    ...passing(AUTH_2025),
   },
   '2026-07-28': {
     tools_call: 'pass',
     'request-metadata': 'pass',
-    'sep-2322-client-request-state': {
-      fails: 'mrtrNotForwarded',
-      checks: ['sep-2322-client-parallel-isolation', 'sep-2322-default-result-type-complete'],
-    },
+    'sep-2322-client-request-state': 'pass',
     'http-standard-headers': 'pass',
-    'http-custom-headers': { fails: 'customHeaders', checks: ['sep-2243-client-omit-null'] },
+    'http-custom-headers': 'pass',
     'http-invalid-tool-headers': 'pass',
     'json-schema-ref-no-deref': 'pass',
     'json-schema-2020-12-preservation': 'pass',
-    ...pendingOAuth(AUTH_2026),
+    ...passing(AUTH_2026),
   },
 };
-
-/** Whether the client test runs a scenario: not while its cell waits on a proxy feature (`downstreamOAuth`). */
-export function clientScenarioRuns(e: ClientExpectation): boolean {
-  return e === 'pass' || !('fails' in e && e.fails === 'downstreamOAuth');
-}
 
 function cell(e: Expectation | ClientExpectation): string {
   if (e === 'pass') return 'pass';
@@ -583,7 +565,8 @@ export function renderConformanceTable(): string {
     lines.push(
       `| ${scenario} | ${REVISIONS.map((r) => (CLIENT_EXPECTED[r][scenario] ? cell(CLIENT_EXPECTED[r][scenario]) : '—')).join(' | ')} |`,
     );
-  lines.push('', 'Reasons:', '');
-  for (const [key, text] of Object.entries(CLIENT_REASONS)) lines.push(`- \`${key}\`: ${text}`);
+  const reasons = Object.entries(CLIENT_REASONS);
+  if (reasons.length > 0) lines.push('', 'Reasons:', '');
+  for (const [key, text] of reasons) lines.push(`- \`${key}\`: ${text}`);
   return `${lines.join('\n')}\n`;
 }

@@ -150,6 +150,8 @@ export class CallPipeline {
     }
     const tool = view.get(name);
     if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    // The downstream request is built from the pinned definition (its SEP-2243 header arguments).
+    extra = { ...extra, tool: tool.definition };
     const ctx: MapContext = { ...this.actor(extra, agentName), session_id: c.name, purpose: { purpose_id: 'mcp-tools-call' } };
     // Two independent reads: on PostgreSQL they go out on two pooled connections at once. A pin
     // read the store cannot answer fails the call closed, as the store's own code (issue 36 defect 1).

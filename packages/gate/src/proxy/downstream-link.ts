@@ -19,11 +19,13 @@ import {
   type Request,
   type RequestOptions,
   type ServerNotification,
+  type Tool,
 } from '@modelcontextprotocol/client';
 import type { Clock } from '@vrpkit/core';
 import { z } from 'zod';
 import type { Principal } from '../auth/resource-server.js';
 import type { ProxyLog } from './log.js';
+import type { PinnedToolDefinition } from './pins.js';
 
 /** A pass-through result: any JSON object, handed to the agent as the downstream wrote it. */
 const PassThroughResult = z.looseObject({});
@@ -47,7 +49,17 @@ export type RequestExtra = {
   token?: string;
   _meta?: { progressToken?: string | number } & Record<string, unknown>;
   sendNotification: (n: ServerNotification) => Promise<void>;
+  /**
+   * The pinned definition of the tool a `tools/call` names: on 2026-07-28 the SDK mirrors its
+   * `x-mcp-header` arguments as `Mcp-Param-*` headers (SEP-2243) from exactly this definition.
+   */
+  tool?: PinnedToolDefinition;
 };
+
+/** Whether a tool's input schema declares an argument as a header (SEP-2243 `x-mcp-header`): the SDK's `callTool` then mirrors it. */
+function declaresHeaders(tool: PinnedToolDefinition | undefined): boolean {
+  return tool !== undefined && JSON.stringify(tool.inputSchema ?? {}).includes('"x-mcp-header"');
+}
 
 /** The agent-side call a downstream's `elicitation/create` belongs to (downstream-input.ts `elicitationRoute`). */
 export interface ElicitationRoute {
@@ -223,13 +235,13 @@ export class DownstreamLink implements Downstream {
     params: CallToolRequest['params'] & { inputResponses?: Record<string, unknown>; requestState?: string },
     extra: RequestExtra,
   ): Promise<CallToolResult | InputRequiredResult> {
-    return this.tracked(
-      extra.elicitation,
-      () =>
-        this.current.request({ method: 'tools/call', params }, { ...this.requestOptions(extra), allowInputRequired: true }) as Promise<
-          CallToolResult | InputRequiredResult
-        >,
-    );
+    const options = { ...this.requestOptions(extra), allowInputRequired: true };
+    // The SDK's callTool adds the Mcp-Param-* headers (and checks structured output against the pinned
+    // definition's schema); a tool without header arguments goes out as the plain request.
+    const send = declaresHeaders(extra.tool)
+      ? () => this.current.callTool(params, { ...options, toolDefinition: extra.tool as Tool })
+      : () => this.current.request({ method: 'tools/call', params }, options);
+    return this.tracked(extra.elicitation, send as () => Promise<CallToolResult | InputRequiredResult>);
   }
 
   /** A pass-through request, with the agent's progress token and cancellation carried over. */
