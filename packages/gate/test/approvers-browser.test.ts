@@ -24,7 +24,7 @@ import {
   selfApprovalRule,
   verifyAuditChain,
 } from '@vrpkit/gate';
-import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
+import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { startAuthorizationServer, type TestAuthorizationServer } from '@vrpkit/testkit/oidc';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -96,8 +96,7 @@ describe.skipIf(!BROWSER)('approvers sign in to the approvals page in Chromium',
       clock,
     });
     browser = await launchChromium();
-    context = await browser.newContext();
-    page = await context.newPage();
+    ({ context, page } = await contextWithAuthenticator(browser, 1280));
     page.on('request', (r) => {
       const at = new URL(r.url()).origin;
       const from = new URL(r.frame().url() || 'about:blank').origin;
@@ -105,18 +104,6 @@ describe.skipIf(!BROWSER)('approvers sign in to the approvals page in Chromium',
     });
     page.on('console', (m) => {
       if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) cspErrors.push(`${page.url()} ${m.text()}`);
-    });
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
     });
   });
 
