@@ -179,6 +179,18 @@ describe.skipIf(!BROWSER)('approvers sign in to the approvals page in Chromium',
     expect(await store.escalations.get(act.candidate_act_id)).toMatchObject({ status: 'PENDING' });
   });
 
+  it('an approver cannot approve an act of their own where the policy forbids it: refused with the code, nothing decided', async () => {
+    await context.clearCookies();
+    const { act, url } = await linkTo('dave');
+    await page.goto(url);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.waitForURL(url);
+    expect(await page.locator('#who').textContent()).toBe('Signed in as dave (passkey).');
+    await page.locator(`section[data-act="${act.candidate_act_id}"] button.approve`).click();
+    expect(await page.locator('#code').textContent()).toBe('approver_self_approval');
+    expect(await store.escalations.get(act.candidate_act_id)).toMatchObject({ status: 'PENDING' });
+  });
+
   it('the audit records each decision with subject and method, and the chain verifies; no foreign request, no CSP violation', async () => {
     const approvals = await store.audit.search({ kind: 'approve', limit: 10 });
     expect(approvals.map((e) => e.actor).sort()).toEqual(['oidc:alice', 'passkey:dave']);

@@ -56,6 +56,7 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'signs in with the passkey from an approval link, lands at that act and approves it',
     "signs in with OpenID Connect from an approval link (the provider's pages), lands back at that act and approves it",
     'a signed-in person without the role sees the act and no button to decide it',
+    'an approver cannot approve an act of their own where the policy forbids it: refused with the code, nothing decided',
     'the audit records each decision with subject and method, and the chain verifies; no foreign request, no CSP violation',
   ],
   'packages/platform/test/console-browser.test.ts': [
