@@ -26,6 +26,7 @@ describe('@vrpkit/core public entry', () => {
         'jwkThumbprint',
         'jwsPayloadJson',
         'parseCompactJws',
+        'parseTlsConnectionsAsStreams',
         'publicJwkOf',
         'verifyEd25519Signature',
         // JSON objects

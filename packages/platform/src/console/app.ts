@@ -14,38 +14,9 @@ import { PLATFORM_CODES } from '../errors.js';
 import type { MasterKey } from '../master-key.js';
 import type { ConsoleRole } from '../store/schema.js';
 import type { PlatformStore } from '../tenants.js';
-import type { PlatformConsoleCredentials } from './credentials.js';
-import type { FleetHistory } from './fleet.js';
+import { type OperatorConsoleOptions, setOperator } from './context.js';
 import { mountFleet } from './fleet-page.js';
 import { mountTenants } from './tenants-page.js';
-
-export interface OperatorConsoleOptions {
-  store: PlatformStore;
-  /** The master key new tenant keys are sealed under (a rotation makes one). */
-  master: MasterKey;
-  credentials: PlatformConsoleCredentials;
-  fleet: FleetHistory;
-  scheme: 'http' | 'https';
-  hosts: Set<string>;
-  /** The platform's own domain, or a generic name without one: shown on the sign-in page. */
-  subject: string;
-  now: () => number;
-  onError?: (e: unknown) => void;
-  onAction?: (entry: ConsoleActionEntry) => void;
-}
-
-/** What a signed-in request of this console knows of its person. */
-export interface Operator {
-  role: ConsoleRole;
-  /** How the audit trail names them: `console:ROLE:` and a digest of the passkey id (never the id itself). */
-  actor: string;
-}
-
-const OPERATOR_KEY = 'vrp_platform_operator' as never;
-
-export function operatorOf(c: Context): Operator {
-  return c.get(OPERATOR_KEY) as Operator;
-}
 
 export function operatorFrame(subject: string): ConsoleFrame {
   return {
@@ -72,7 +43,7 @@ export function createOperatorConsole(o: OperatorConsoleOptions): Hono {
     const passkey = await o.credentials.passkey(session.passkeyId);
     if (!passkey) return c.redirect('/signin', 303);
     const digest = createHash('sha256').update(passkey.id).digest('hex').slice(0, 12);
-    c.set(OPERATOR_KEY, { role: passkey.role, actor: `console:${passkey.role}:${digest}` } satisfies Operator as never);
+    setOperator(c, { role: passkey.role, actor: `console:${passkey.role}:${digest}` });
     return passkey.role !== 'operator' && isChange(c) ? readOnlyRefusal(c) : undefined;
   };
   const app = createConsoleShell({

@@ -6,7 +6,7 @@
  */
 import { type ChartRow, chartNumbers, escapeHtml as e, page, pageContext, renderChart } from '@vrpkit/node';
 import type { Hono } from 'hono';
-import type { OperatorConsoleOptions } from './app.js';
+import type { OperatorConsoleOptions } from './context.js';
 import type { FleetSample } from './fleet.js';
 
 /** Feed hosts plotted (the most failing ones now); the rest are summed as `other`. */

@@ -21,8 +21,7 @@ import {
 } from '@vrpkit/node';
 import type { Context, Hono } from 'hono';
 import type { TenantDetail } from '../tenants.js';
-import type { OperatorConsoleOptions } from './app.js';
-import { type Operator, operatorOf } from './app.js';
+import { type Operator, type OperatorConsoleOptions, operatorOf } from './context.js';
 import { type AuditLine, auditTrail, type TenantPage, tenantPage } from './reads.js';
 
 export const STATUS_FORM: FormSpec = { action: '/tenants/status', bound: ['domain', 'status'] };
