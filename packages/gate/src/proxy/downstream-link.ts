@@ -56,9 +56,21 @@ export type RequestExtra = {
   tool?: PinnedToolDefinition;
 };
 
-/** Whether a tool's input schema declares an argument as a header (SEP-2243 `x-mcp-header`): the SDK's `callTool` then mirrors it. */
+/** Per pinned definition (the view keeps one object until it re-lists): whether it declares header arguments. */
+const headerDeclarations = new WeakMap<PinnedToolDefinition, boolean>();
+
+/**
+ * Whether a tool's input schema declares an argument as a header (SEP-2243 `x-mcp-header`): the
+ * SDK's `callTool` then mirrors it. Read once per definition, not on every call.
+ */
 function declaresHeaders(tool: PinnedToolDefinition | undefined): boolean {
-  return tool !== undefined && JSON.stringify(tool.inputSchema ?? {}).includes('"x-mcp-header"');
+  if (tool === undefined) return false;
+  let declares = headerDeclarations.get(tool);
+  if (declares === undefined) {
+    declares = JSON.stringify(tool.inputSchema ?? {}).includes('"x-mcp-header"');
+    headerDeclarations.set(tool, declares);
+  }
+  return declares;
 }
 
 /** The agent-side call a downstream's `elicitation/create` belongs to (downstream-input.ts `elicitationRoute`). */
