@@ -17,7 +17,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  type CallToolRequest,
   type CallToolResult,
   type Client,
   type Notification,

@@ -8,12 +8,9 @@
  * before its form is read. A session whose passkey was removed from the database is signed out.
  */
 import { createHash } from 'node:crypto';
-import { type ConsoleActionEntry, type ConsoleFrame, type ConsoleSession, createConsoleShell, messagePage } from '@vrpkit/node';
+import { type ConsoleFrame, type ConsoleSession, createConsoleShell, messagePage } from '@vrpkit/node';
 import type { Context, Hono } from 'hono';
 import { PLATFORM_CODES } from '../errors.js';
-import type { MasterKey } from '../master-key.js';
-import type { ConsoleRole } from '../store/schema.js';
-import type { PlatformStore } from '../tenants.js';
 import { type OperatorConsoleOptions, setOperator } from './context.js';
 import { mountFleet } from './fleet-page.js';
 import { mountTenants } from './tenants-page.js';
