@@ -104,6 +104,14 @@ async function child(mode: string, dir: string, o: ChildOptions): Promise<void> 
     process.stdout.write(`${JSON.stringify({ port: node.port, ca: node.caPem, pid: process.pid, stats: statsPort })}\n`);
     return;
   }
+  // Statements this process sends to PostgreSQL (the listener's confirmation round trips and LISTEN left out): per first visit, its round trips.
+  let pgStatements = 0;
+  const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
+    const text = typeof a[0] === 'string' ? a[0] : '';
+    if (text !== 'SELECT 1' && !text.startsWith('LISTEN')) pgStatements++;
+    return query.apply(this, a);
+  } as typeof pg.Client.prototype.query;
   const store = await PlatformStore.open(o.databaseUrl ?? `sqlite:${join(dir, 'platform.sqlite')}`);
   const served = await servePlatform({
     store,
@@ -124,6 +132,7 @@ async function child(mode: string, dir: string, o: ChildOptions): Promise<void> 
     offerCacheBytes: served.offerCacheBytes(),
     loadedTenants: served.loadedTenants(),
     connections: await served.openConnections(),
+    pgStatements,
   });
   process.stdout.write(`${JSON.stringify({ port: served.port, ca: served.caPem, pid: process.pid, stats: statsPort })}\n`);
 }
@@ -136,6 +145,7 @@ type Stats = {
   tlsContextsCreated?: number;
   offerCacheBytes?: number;
   connections?: number;
+  pgStatements?: number;
 };
 async function stats(port: number): Promise<Stats> {
   const res = await fetch(`http://127.0.0.1:${port}/`);
@@ -169,6 +179,8 @@ function offerPath(): string {
 /** Connections `get` has seen, and how many it opened (each a TLS handshake). A request queued for a busy socket is not new. */
 const seenSockets = new WeakSet<object>();
 let freshConnections = 0;
+/** Of those, the handshakes that resumed a TLS session the agent kept (an abbreviated handshake: no certificate sent or signed for). */
+let resumedConnections = 0;
 
 function get(agent: Agent, port: number, ca: string, domain: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -180,6 +192,7 @@ function get(agent: Agent, port: number, ca: string, domain: string, path: strin
       if (seenSockets.has(socket)) return;
       seenSockets.add(socket);
       freshConnections++;
+      socket.once('secureConnect', () => (socket as TLSSocket).isSessionReused() && resumedConnections++);
     });
     // A kept-alive connection the server closed as idle (its keep-alive timeout) while this request was sent on it: resend once.
     req.on('error', (e: NodeJS.ErrnoException) =>
@@ -262,11 +275,17 @@ const FIRST_VISITS = 1000;
  * `names` each asked one fresh offer on a new TLS connection (closed after), 16 at a time: the
  * first-visit rows. On the platform each name is a tenant not yet served by the process (a cold
  * tenant: its certificate, its rows, its key, its template, its first signature); on the node each
- * is its one domain. Returns req/s, p50/p99 (ms) and the server's CPU per request (ms).
+ * is its one domain. `resume`: the client resumes the TLS session it kept for a name (Node's
+ * agent does by default: a repeat connection to one name is then an abbreviated handshake, no
+ * certificate signed for); without, every connection is a full handshake, as a first connection to
+ * a name is. Returns req/s, p50/p99 (ms), the server's CPU per request (ms), the share of
+ * handshakes resumed and the PostgreSQL statements the server sent per request.
  */
-async function firstVisits(s: Served, names: readonly string[]) {
-  const agent = new Agent({ keepAlive: false });
+async function firstVisits(s: Served, names: readonly string[], resume = true) {
+  const agent = new Agent({ keepAlive: false, ...(resume ? {} : { maxCachedSessions: 0 }) });
   const latencies: number[] = [];
+  const resumedBefore = resumedConnections;
+  const statementsBefore = (await stats(s.stats)).pgStatements ?? 0;
   const cpu = cpuSeconds([s.pid]) ?? 0;
   const started = performance.now();
   let next = 0;
@@ -282,12 +301,16 @@ async function firstVisits(s: Served, names: readonly string[]) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpuPerRequestMs = (((cpuSeconds([s.pid]) ?? 0) - cpu) * 1000) / names.length;
+  const statements = ((await stats(s.stats)).pgStatements ?? 0) - statementsBefore;
   latencies.sort((a, b) => a - b);
   return {
     rps: names.length / seconds,
     p50: latencies[Math.floor(latencies.length / 2)]!,
     p99: latencies[Math.floor(latencies.length * 0.99)]!,
-    cpuPerRequestMs: (((cpuSeconds([s.pid]) ?? 0) - cpu) * 1000) / names.length,
+    cpuPerRequestMs,
+    resumedPerRequest: (resumedConnections - resumedBefore) / names.length,
+    pgStatementsPerRequest: statements / names.length,
   };
 }
 
@@ -296,13 +319,19 @@ async function firstVisits(s: Served, names: readonly string[]) {
  * 1,000 fresh offers each on a new connection, then each platform in `platforms` serving 1,000
  * tenants it has not served yet (round k: tenants `from + k·1,000` on), alike. Ratios are per
  * round (the machine's load moves between rounds); reported: the median ratio and the spread.
+ * The node is measured twice a round: as the client meets it (its repeat connections resume the
+ * TLS session: the baseline the acceptance line names), and with every connection a full
+ * handshake (what a first connection to a single node costs: a cold tenant's name is new to the
+ * client too, so its handshake is always a full one); the platform rows give their ratio to both.
  */
 async function firstVisitRows(node: Served, platforms: { row: string; served: Served; from: number }[], rounds: number) {
   const nodeNames = Array.from({ length: FIRST_VISITS }, () => NODE_DOMAIN);
   const runs = platforms.map(() => [] as Awaited<ReturnType<typeof firstVisits>>[]);
   const nodeRuns: Awaited<ReturnType<typeof firstVisits>>[] = [];
+  const nodeFullRuns: Awaited<ReturnType<typeof firstVisits>>[] = [];
   for (let round = 0; round < rounds; round++) {
     nodeRuns.push(await firstVisits(node, nodeNames));
+    nodeFullRuns.push(await firstVisits(node, nodeNames, false));
     for (const [i, p] of platforms.entries()) {
       const from = p.from + round * FIRST_VISITS;
       runs[i]!.push(
@@ -326,9 +355,17 @@ async function firstVisitRows(node: Served, platforms: { row: string; served: Se
       ratio_spread: `${r2(Math.min(...ratios))}–${r2(Math.max(...ratios))}`,
       server_cpu_ms_per_req: r2(median(r.map((x) => x.cpuPerRequestMs))),
       cpu_ratio_to_node: r2(median(r.map((x, k) => x.cpuPerRequestMs / nodeRuns[k]!.cpuPerRequestMs))),
+      rps_ratio_to_node_full_handshake: r2(median(r.map((x, k) => x.rps / nodeFullRuns[k]!.rps))),
+      cpu_ratio_to_node_full_handshake: r2(median(r.map((x, k) => x.cpuPerRequestMs / nodeFullRuns[k]!.cpuPerRequestMs))),
+      tls_resumed_per_req: r2(median(r.map((x) => x.resumedPerRequest))),
+      pg_statements_per_req: r2(median(r.map((x) => x.pgStatementsPerRequest))),
     };
   };
-  return [row('first visit: node on SQLite, new connection each (baseline)', nodeRuns), ...platforms.map((p, i) => row(p.row, runs[i]!))];
+  return [
+    row('first visit: node on SQLite, new connection each (baseline)', nodeRuns),
+    row('first visit: node on SQLite, new connection each, full handshake', nodeFullRuns),
+    ...platforms.map((p, i) => row(p.row, runs[i]!)),
+  ];
 }
 
 type Served = { port: number; ca: string; pid: number; stats: number; startupMs: number };

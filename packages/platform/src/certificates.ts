@@ -3,15 +3,15 @@
  *
  * - `--tls-dir DIR`: `DOMAIN.pem` + `DOMAIN.key`, or a wildcard pair `_wildcard.PARENT.pem` +
  *   `_wildcard.PARENT.key` (mkcert's naming) covering one label under PARENT. Files are re-read
- *   when their modification time changes, so a renewed or new certificate is served from the next
- *   handshake on, without a restart.
+ *   when their modification time changes, so a renewed or new certificate is served without a
+ *   restart, from the first handshake after the directory's next check (`TLS_DIR_CHECK_MS`).
  * - `--dev`: a certificate per served domain issued from the local dev CA (`ca.pem` under the
  *   dev directory), in memory.
  *
  * A name with no certificate gets none: the handshake fails, so one tenant's certificate is
  * never presented for another name.
  */
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext, type SecureContext } from 'node:tls';
@@ -50,6 +50,14 @@ export interface CertificateStore {
  * tenant cache, is what TLS memory follows (about 3 MB); names under one wildcard share one.
  */
 export const DEFAULT_TLS_CONTEXT_CACHE_SIZE = 100;
+
+/**
+ * How often (ms) `--tls-dir` is looked at again: its listing, and the modification times of a
+ * pair in use. Looked at per handshake, a name with no files of its own (every name under a
+ * wildcard) cost four `stat` calls, each a system call on a cold tenant's first connection
+ * (bench/platform first visits); a new or renewed certificate is served within this much.
+ */
+export const TLS_DIR_CHECK_MS = 1000;
 
 export interface CertificateStoreBounds {
   /** Most TLS contexts held (default `DEFAULT_TLS_CONTEXT_CACHE_SIZE`). */
@@ -102,19 +110,39 @@ export async function openCertificateStore(
       },
     };
   }
-  const loaded = new LRUCache<string, { mtimeMs: number; ctx: SecureContext }>({ max: contextBound });
+  const loaded = new LRUCache<string, { mtimeMs: number; checkedAt: number; ctx: SecureContext }>({ max: contextBound });
+  let listing: { at: number; files: Set<string> } | undefined;
+  /** Whether the directory holds `file`, as of its listing at most `TLS_DIR_CHECK_MS` old. */
+  const holds = (file: string, now: number): boolean => {
+    if (!listing || now - listing.at >= TLS_DIR_CHECK_MS) {
+      let files: string[] = [];
+      try {
+        files = readdirSync(source.dir);
+      } catch {
+        // A directory gone (or not readable) serves no certificate until it is back.
+      }
+      listing = { at: now, files: new Set(files) };
+    }
+    return listing.files.has(file);
+  };
   const pairFor = async (base: string): Promise<SecureContext | undefined> => {
+    const now = performance.now();
+    if (!holds(`${base}.pem`, now) || !holds(`${base}.key`, now)) return undefined;
+    const hit = loaded.get(base);
+    if (hit && now - hit.checkedAt < TLS_DIR_CHECK_MS) return hit.ctx;
     const certFile = join(source.dir, `${base}.pem`);
     const keyFile = join(source.dir, `${base}.key`);
     const cs = statSync(certFile, { throwIfNoEntry: false });
     const ks = statSync(keyFile, { throwIfNoEntry: false });
     if (!cs || !ks) return undefined;
     const mtimeMs = Math.max(cs.mtimeMs, ks.mtimeMs);
-    const hit = loaded.get(base);
-    if (hit && hit.mtimeMs === mtimeMs) return hit.ctx;
+    if (hit && hit.mtimeMs === mtimeMs) {
+      hit.checkedAt = now;
+      return hit.ctx;
+    }
     const [certPem, keyPem] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
     const ctx = build({ certPem, keyPem });
-    loaded.set(base, { mtimeMs, ctx });
+    loaded.set(base, { mtimeMs, checkedAt: now, ctx });
     return ctx;
   };
   return {

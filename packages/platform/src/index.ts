@@ -10,6 +10,7 @@ export {
   type CertificateStoreBounds,
   DEFAULT_TLS_CONTEXT_CACHE_SIZE,
   openCertificateStore,
+  TLS_DIR_CHECK_MS,
 } from './certificates.js';
 export { runPlatformWorker, type ServedPlatformCluster, servePlatformCluster } from './cluster.js';
 // The operator console (issue 35 item 2): `vrp platform serve --console`, `vrp platform console enroll`.

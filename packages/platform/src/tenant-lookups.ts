@@ -1,10 +1,14 @@
 /**
  * Which enabled tenant serves a host, with everything its offer service reads, for the hosts a
- * process is asked about during one turn of the event loop: looked up together at the turn's end
- * (`setImmediate`) in one statement, as the signing turn batches signatures. A burst of new
- * connections to cold tenants (each SNI callback starts its tenant's lookup) then costs one round
- * trip and one statement for several tenants: on a loaded machine sending a statement and parsing
- * its answer cost more server CPU than the rest of a cold tenant's load.
+ * process is asked about while its previous lookup is on its way: looked up together in one
+ * statement, as group commit gathers the transactions that arrive during an fsync. With no lookup
+ * under way the hosts asked about during one turn of the event loop go at the turn's end
+ * (`setImmediate`); while one is under way, every host asked about meanwhile goes in the next,
+ * sent when it answers. A burst of new connections to cold tenants (each SNI callback starts its
+ * tenant's lookup) then costs one round trip and one statement per round trip, however the
+ * handshakes spread over turns: on a loaded machine sending a statement and parsing its answer
+ * cost more server CPU than the rest of a cold tenant's load (bench/platform
+ * `pg_statements_per_req`), and a host waits for at most the round trip under way before its own.
  */
 import type { StateMark, TenantWatch } from './tenant-watch.js';
 import type { PlatformStore, TenantSnapshot } from './tenants.js';
@@ -30,7 +34,10 @@ export function candidateDomains(host: string): string[] {
 
 /** A lookup of the enabled tenant serving a host, batched per turn (see the file comment). */
 export function createTenantLookups(store: PlatformStore, watch: TenantWatch): (host: string) => Promise<FoundTenant | undefined> {
-  let turn: Map<string, Waiting[]> | undefined;
+  /** Hosts asked about since the last statement went. */
+  let queued: Map<string, Waiting[]> | undefined;
+  /** A statement is on its way or due at this turn's end: hosts asked about now wait for the next. */
+  let busy = false;
 
   const run = async (hosts: Map<string, Waiting[]>) => {
     const mark = watch.mark();
@@ -52,18 +59,23 @@ export function createTenantLookups(store: PlatformStore, watch: TenantWatch): (
     }
   };
 
+  /** Send the hosts queued, then those queued meanwhile when it answers; idle once none are. */
+  const send = (): void => {
+    const hosts = queued;
+    queued = undefined;
+    busy = hosts !== undefined;
+    if (hosts) void run(hosts).then(send);
+  };
+
   return (host) =>
     new Promise((resolve, reject) => {
-      if (!turn) {
-        const mine = new Map<string, Waiting[]>();
-        turn = mine;
-        setImmediate(() => {
-          turn = undefined;
-          void run(mine);
-        });
-      }
-      const waiting = turn.get(host);
+      queued ??= new Map();
+      const waiting = queued.get(host);
       if (waiting) waiting.push({ resolve, reject });
-      else turn.set(host, [{ resolve, reject }]);
+      else queued.set(host, [{ resolve, reject }]);
+      if (!busy) {
+        busy = true;
+        setImmediate(send);
+      }
     });
 }

@@ -2,7 +2,8 @@
  * Which loaded tenant serves a request's host. Tenants load lazily into a bounded LRU cache, so
  * memory follows the tenants recently served, not those that exist. A tenant's first request
  * costs one query (tenant-lookups.ts: which tenant serves the host and everything its offer
- * service reads, shared with the other hosts looked up in the same turn), started at the TLS handshake (`warm`, from the SNI callback) so it runs while
+ * service reads, shared with the other hosts asked about while the previous lookup was on its
+ * way), started at the TLS handshake (`warm`, from the SNI callback) so it runs while
  * the handshake completes. After that a route is served from memory while the watch confirms the
  * tenant's state, and reads its head row otherwise (`TenantSource.live`), so a disabled, removed
  * or rotated tenant is seen by every process within the invalidation window (tenant-watch.ts).

@@ -14,6 +14,7 @@ import {
   parseMasterKey,
   type ServedPlatform,
   servePlatform,
+  TLS_DIR_CHECK_MS,
 } from '@vrpkit/platform';
 import { MCP_ENDPOINT_PATH, OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -248,7 +249,7 @@ describe('platform serve (dev TLS)', () => {
 });
 
 describe('platform serve (certificates from a directory)', () => {
-  it('serves DOMAIN.pem, a _wildcard.PARENT.pem for names under PARENT, and a replaced file without a restart', async () => {
+  it('serves DOMAIN.pem, a _wildcard.PARENT.pem for names under PARENT, and a replaced file without a restart (from the next directory check on)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vrpkit-platform-certs-'));
     const store = await PlatformStore.open(`sqlite:${join(dir, 'p.sqlite')}`);
     let served: ServedPlatform | undefined;
@@ -275,6 +276,8 @@ describe('platform serve (certificates from a directory)', () => {
       await write('villa.example', ['villa.example', 'www.villa.example']);
       const later = new Date(Date.now() + 5000);
       utimesSync(join(dir, 'villa.example.pem'), later, later);
+      // Served from the directory's next check on (TLS_DIR_CHECK_MS).
+      await new Promise((r) => setTimeout(r, TLS_DIR_CHECK_MS + 50));
       const after = (await peerCertificate(served.port, ca, 'villa.example')) as PeerCertificate;
       expect(after.fingerprint256).not.toBe(before.fingerprint256);
       expect(after.subjectaltname).toContain('www.villa.example');

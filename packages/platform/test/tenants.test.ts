@@ -2,6 +2,7 @@ import { verifyOffer } from '@vrpkit/agent';
 import { createNodeApp, offerFor, sampleProperty } from '@vrpkit/node';
 import { generateMasterKeyText, openTenantNode, type PlatformStore, parseMasterKey } from '@vrpkit/platform';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newMasterKey, openInitialised, sqliteUrl, tempDir } from './helpers.js';
 
@@ -144,6 +145,29 @@ describe.each(targets)('tenant store on %s', (_kind, urlFor) => {
     const after = await store.showTenant('villa.example');
     expect(after.feeds.map((f) => f.name)).toEqual(['vrbo']);
     expect(after.revision).toBe(revision + 2);
+  });
+
+  it('activeTenantSnapshots: the enabled tenants among the domains in one statement, and still after a migration adds a column', async () => {
+    await store.addTenants(
+      master,
+      ['villa-one.example', 'villa-two.example', 'villa-off.example'].map((domain) => ({ domain, property: sampleProperty(NOW) })),
+    );
+    await store.setTenantStatus('villa-off.example', 'disabled');
+    const asked = ['villa-one.example', 'villa-two.example', 'villa-off.example', 'unknown.example', 'example'];
+    const found = async () =>
+      (await store.activeTenantSnapshots(asked))
+        .map((s) => ({ domain: s.info.canonical_domain, keys: s.sealed.size, status: s.status }))
+        .sort((a, b) => a.domain.localeCompare(b.domain));
+    const expected = [
+      { domain: 'villa-one.example', keys: 1, status: 'active' },
+      { domain: 'villa-two.example', keys: 1, status: 'active' },
+    ];
+    // On PostgreSQL a named prepared statement: prepared on the pool's connections by the first calls.
+    for (let i = 0; i < 3; i++) expect(await found()).toEqual(expected);
+    expect(await store.activeTenantSnapshots(['villa-one.example'])).toHaveLength(1);
+    // A later version's migration adds a column while this process serves (a rolling upgrade): the prepared lookup keeps working.
+    await sql`alter table platform_tenant add column lookup_test_extra text`.execute(store.db);
+    for (let i = 0; i < 3; i++) expect(await found()).toEqual(expected);
   });
 
   it('rejects a property whose url is off the tenant domain, naming the field', async () => {

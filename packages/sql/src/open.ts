@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import type pg from 'pg';
 import { SqlError } from './errors.js';
 import { type ConnectionLossListener, ensureSchema, openPgPool } from './postgres.js';
 import { openSqliteFile, withStatementCache } from './sqlite.js';
@@ -17,10 +18,15 @@ export interface OpenDatabaseOptions {
   onConnectionLoss?: ConnectionLossListener;
 }
 
-/** An opened store; `sqlite`: the connection Kysely runs on, for reads a serving path makes in its own turn. */
+/**
+ * An opened store; `sqlite`: the connection Kysely runs on, for reads a serving path makes in its
+ * own turn; `pool`: the PostgreSQL pool Kysely runs on, for a hot read sent as a named prepared
+ * statement (parsed and planned once per connection; Kysely sends every statement unnamed).
+ */
 export interface OpenedDatabase<DB> {
   db: Kysely<DB>;
   sqlite?: Database.Database;
+  pool?: pg.Pool;
 }
 
 /**
@@ -42,7 +48,7 @@ export async function openDatabase<DB>(t: SqlTarget, o: OpenDatabaseOptions): Pr
   } else {
     await ensureSchema(t, o.applicationName);
     const pool = openPgPool(t, { applicationName: o.applicationName, max: o.poolSize, onConnectionLoss: o.onConnectionLoss });
-    opened = { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }) };
+    opened = { db: new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }), pool };
   }
   try {
     await migrateToLatest(opened.db, o.migrations, { ...o.migrationTable, schema: t.kind === 'postgres' ? t.schema : undefined });
