@@ -379,8 +379,8 @@ export class PlatformStore {
     // On PostgreSQL one statement for any count (the domains one text[] parameter), sent as a
     // named prepared statement: each pooled connection parses and plans it once, then is sent
     // its parameters alone. Unnamed (as Kysely sends every statement), its text went with every
-    // cold tenant's lookup and PostgreSQL parsed and planned it each time (0.3–0.8 ms of the
-    // database's CPU on the serving machine's cores, more than it took to run).
+    // cold tenant's lookup and PostgreSQL parsed and planned it each time (planning: 0.8 ms of
+    // the database's CPU under load, more than it took to run).
     this.activeSnapshotsStatement ??= (() => {
       const { sql: text, parameters } = this.snapshotQuery()
         .where('t.domain', '=', sql<string>`any(${[]})`)
