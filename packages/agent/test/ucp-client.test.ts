@@ -18,6 +18,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const DOMAIN = 'ucp-agent.example';
+/** The platform's profile the client names in UCP-Agent (the node parses it, never fetches it). */
+const AGENT_PROFILE = 'https://platform.example/.well-known/ucp';
 const START = Date.parse('2027-02-01T09:00:00Z');
 let served: { node: ServedNode; client: NodeClient };
 let tmp: ReturnType<typeof tempDir>;
@@ -75,7 +77,7 @@ describe('UcpLodgingClient', () => {
       expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, JSON.parse(body))).toEqual([]);
       return new Response(body, { status: res.status, headers: res.headers });
     };
-    const found = await UcpLodgingClient.discover(DOMAIN, { fetch: checked, clock });
+    const found = await UcpLodgingClient.discover(DOMAIN, { fetch: checked, clock, agentProfile: AGENT_PROFILE });
     if (!found.ok) throw new Error(found.message);
     const { client } = found;
     const jws = await verifiedOffer(20, 3);
@@ -105,7 +107,7 @@ describe('UcpLodgingClient', () => {
   });
 
   it('refuses a session that is not bound to the offer it sent, and reports the host’s refusal codes', async () => {
-    const found = await UcpLodgingClient.discover(DOMAIN, { fetch, clock });
+    const found = await UcpLodgingClient.discover(DOMAIN, { fetch, clock, agentProfile: AGENT_PROFILE });
     if (!found.ok) throw new Error(found.message);
     const jws = await verifiedOffer(30, 2);
     const other = await verifiedOffer(40, 2);
@@ -122,7 +124,7 @@ describe('UcpLodgingClient', () => {
       }
       return fetch(input, init);
     };
-    const swapped = await UcpLodgingClient.discover(DOMAIN, { fetch: relay, clock });
+    const swapped = await UcpLodgingClient.discover(DOMAIN, { fetch: relay, clock, agentProfile: AGENT_PROFILE });
     if (!swapped.ok) throw new Error(swapped.message);
     expect(await swapped.client.createSession(jws)).toMatchObject({ ok: false, code: 'ucp_session_mismatch' });
     const refused = await found.client.createSession(`${jws.slice(0, -4)}AAAA`);
@@ -137,6 +139,9 @@ describe('UcpLodgingClient', () => {
       profile.ucp.services['dev.ucp.lodging']![0]!.endpoint = 'https://elsewhere.example/ucp/v1';
       return new Response(JSON.stringify(profile), { status: 200, headers: { 'content-type': 'application/json' } });
     };
-    expect(await UcpLodgingClient.discover(DOMAIN, { fetch: moved, clock })).toMatchObject({ ok: false, code: 'ucp_endpoint_off_domain' });
+    expect(await UcpLodgingClient.discover(DOMAIN, { fetch: moved, clock, agentProfile: AGENT_PROFILE })).toMatchObject({
+      ok: false,
+      code: 'ucp_endpoint_off_domain',
+    });
   });
 });

@@ -10,6 +10,7 @@ import { type ServedNode, withNodeStore } from '@vrpkit/node';
 import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -145,7 +146,7 @@ describe('vrp node bookings', () => {
       body: JSON.stringify(
         ucpBookingRequest((await offer(s)).signature.jws, { booker: { email: guest.email, first_name: 'Grace', last_name: 'Hopper' } }),
       ),
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
     });
     expect(res.status, res.text).toBe(201);
     const id = JSON.parse(res.text).id as string;

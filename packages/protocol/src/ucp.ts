@@ -177,6 +177,20 @@ export const UCP_SESSION_CODES = {
   unsupported_media_type: 415,
   body_too_large: 413,
   too_many_requests: 429,
+  /**
+   * Overview, Negotiation error codes: the platform's profile URL is missing or malformed (REST: the
+   * `UCP-Agent` header is not an RFC 8941 Dictionary whose `profile` is a String holding an absolute
+   * https URL; MCP: `meta["ucp-agent"].profile`, JSON-RPC -32001).
+   */
+  invalid_profile_url: 400,
+  /** REST binding, HTTP Headers: `Request-Id` is required on every operation, a UUID. */
+  invalid_request_id: 400,
+  /** `Idempotency-Key` is missing where the binding requires it, or not a UUID. */
+  invalid_idempotency_key: 400,
+  /** Message Signatures, Replay Protection: the key was used with another request body ("409 Conflict"; MCP -32000). */
+  idempotency_conflict: 409,
+  /** The key's first request is still being answered: retry it once that has finished. */
+  idempotency_in_progress: 409,
   /** Unknown session id. */
   not_found: 404,
   /** `property.id`, `stays[].id`, `accommodation_type.id` or `rate_plan.id` is not this node's. */

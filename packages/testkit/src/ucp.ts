@@ -5,6 +5,7 @@
  * to are not in the stored copy of the specification: `fixtures/ucp/standins/` holds vrpkit's loose
  * stand-ins for them (each says so in its title), and PROVENANCE.md names them.
  */
+import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -185,4 +186,19 @@ export async function mailedCode(client: NodeClient, domain: string, smtp: TestS
   const code = mailedCodeOf((await smtp.next(email, before)).raw);
   if (!code) throw new Error('the mail holds no code');
   return code;
+}
+
+/** The platform profile test requests name in `UCP-Agent` (the node parses it, never fetches it). */
+export const TEST_UCP_AGENT_PROFILE = 'https://platform.example/.well-known/ucp';
+
+/**
+ * The headers the Booking REST binding requires of a request with `method` (rest.openapi.json):
+ * `UCP-Agent` and `Request-Id` on every operation, a fresh `Idempotency-Key` on all but Get.
+ */
+export function ucpRestHeaders(method: string): Record<string, string> {
+  return {
+    'ucp-agent': `profile="${TEST_UCP_AGENT_PROFILE}"`,
+    'request-id': randomUUID(),
+    ...(method === 'GET' ? {} : { 'idempotency-key': randomUUID() }),
+  };
 }

@@ -14,6 +14,7 @@
  *   (`verifyBookingReceipt`: the node's JWKS, the offer's SHA-256, the stay and the total).
  * A refusal is data: the UCP message codes the node answered with, never a throw.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock, FetchLike } from '@vrpkit/core';
 import { jwsPayloadJson, parseCompactJws, systemClock } from '@vrpkit/core';
 import {
@@ -32,6 +33,7 @@ import {
   UcpSessionViewSchema,
   ucpStayId,
 } from '@vrpkit/protocol';
+import { serializeDictionary } from 'structured-headers';
 import { type BookingReceiptVerification, verifyBookingReceipt } from '../booking/receipt.js';
 import { normalizeHost } from '../canonical-domain.js';
 
@@ -67,8 +69,11 @@ const fail = <T>(code: UcpClientCode, message: string, messages?: { code: string
 export interface UcpLodgingClientOptions {
   fetch: FetchLike;
   clock?: Clock;
-  /** `UCP-Agent: profile="…"`: the platform's own profile URL (UCP REST binding, HTTP headers), when it has one. */
-  agentProfile?: string;
+  /**
+   * The platform's own UCP profile URL, sent as `UCP-Agent: profile="…"` (an RFC 8941 Dictionary) on
+   * every request: the REST binding requires it (rest.openapi.json, `UCP-Agent`).
+   */
+  agentProfile: string;
 }
 
 export class UcpLodgingClient {
@@ -176,9 +181,15 @@ export class UcpLodgingClient {
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    // The REST binding's required headers (rest.openapi.json): UCP-Agent and Request-Id on every
+    // operation, a fresh Idempotency-Key on every one that changes state (each call is a new request).
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'ucp-agent': serializeDictionary({ profile: this.o.agentProfile }),
+      'request-id': randomUUID(),
+    };
+    if (method !== 'GET') headers['idempotency-key'] = randomUUID();
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.o.agentProfile) headers['ucp-agent'] = `profile="${this.o.agentProfile}"`;
     let json: unknown;
     try {
       const res = await this.o.fetch(`${this.endpoint}${UCP_BOOKING_SESSIONS}${path}`, {

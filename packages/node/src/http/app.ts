@@ -24,6 +24,7 @@ import { BOOK_FORM } from '../booking/page.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
 import { STORE_OUTAGE_RETRY_AFTER_SECONDS, type StoreHealth } from '../store-health.js';
+import type { UcpMcpBinding } from '../surfaces/mcp/ucp.js';
 import { mountSurfaces } from '../surfaces/registry.js';
 import { mountUcpContinue, mountUcpRest } from '../ucp/http.js';
 import type { UcpBookingSessions } from '../ucp/index.js';
@@ -125,11 +126,13 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   if (options.bookings) mountBookingRequests(app, options.bookings, bookForm, (c) => serviceOf(c).now());
 
   // UCP booking sessions: the profile, the Checkout REST binding and the guest's page (ucp/http.ts).
+  let ucpBinding: UcpMcpBinding | undefined;
   if (options.bookings && options.ucp && typeof publisher !== 'function') {
     const form = formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES);
     const routes = { publisher, desk: options.bookings, form, ...options.ucp };
     mountUcpRest(app, routes);
     mountUcpContinue(app, routes);
+    ucpBinding = { sessions: options.ucp.sessions, desk: options.bookings };
   }
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
@@ -141,8 +144,10 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
       return c.json(r, r.ready ? 200 : 503, { 'cache-control': 'no-store' });
     });
 
-  // Every surface of the registry: the offer endpoint (Core §4), MCP, A2A and WebMCP.
-  mountSurfaces(app, serviceOf);
+  // Every surface of the registry: the offer endpoint (Core §4), MCP (with the UCP Booking tools when
+  // the sessions are mounted, surfaces/mcp/ucp.ts), A2A and WebMCP.
+  const binding = ucpBinding;
+  mountSurfaces(app, serviceOf, binding ? () => binding : undefined);
 
   // No route matched: a read-only resource asked with another method is 405 with the methods that
   // exist (RFC 9110 §15.5.6), anything else 404. Answered here rather than by catch-all routes, so

@@ -1,6 +1,6 @@
 import { createTable } from '@vrpkit/sql';
 import { type Kysely, type Migration, sql } from 'kysely';
-import { BLOCKED_RANGE_COLUMNS, NODE_CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './tables.js';
+import { BLOCKED_RANGE_COLUMNS, NODE_CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS, UCP_IDEMPOTENCY_COLUMNS } from './tables.js';
 
 /**
  * Versioned migrations, in code (no file-system provider, so they ship inside the package
@@ -181,6 +181,21 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('ucp_session').dropColumn('party_json').execute();
+    },
+  },
+  /**
+   * The UCP `Idempotency-Key`s of booking-session operations and their answers (REST binding, HTTP
+   * Headers; Message Signatures, Replay Protection), each kept 48 hours: a repeated request answers
+   * from here and writes nothing new. A cached Create or Update answer holds the party it echoed, so
+   * rows expire and are removed on the next claim after their `expires_at`.
+   */
+  '0007_ucp_idempotency': {
+    async up(db: Kysely<unknown>) {
+      await createTable(db, 'ucp_idempotency', UCP_IDEMPOTENCY_COLUMNS);
+      await db.schema.createIndex('ucp_idempotency_by_expiry').on('ucp_idempotency').column('expires_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('ucp_idempotency').execute();
     },
   },
 };

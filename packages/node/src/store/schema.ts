@@ -156,8 +156,19 @@ export interface UcpSessionTable extends SignedStayColumns {
   expires_at: string;
 }
 
+/** A UCP `Idempotency-Key` with its answer (tables.ts `UCP_IDEMPOTENCY_COLUMNS`). */
+export interface UcpIdempotencyTable {
+  id: string;
+  request_sha256: string;
+  answer_status: number | null;
+  answer_json: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface NodeDatabase {
   ucp_session: UcpSessionTable;
+  ucp_idempotency: UcpIdempotencyTable;
   booking_request: BookingRequestTable;
   booking_event: BookingEventTable;
   store_revision: StoreRevisionTable;

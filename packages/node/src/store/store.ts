@@ -3,7 +3,16 @@ import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kyse
 import type { BookingEvent, BookingOutbox, BookingRequestRecord, BookingStore, HoldOutcome, NewHold } from '../booking/ports.js';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
-import type { NewUcpSession, UcpCodeGuard, UcpSessionChange, UcpSessionReader, UcpSessionRecord, UcpSessionStore } from '../ucp/ports.js';
+import type {
+  NewUcpSession,
+  UcpCodeGuard,
+  UcpIdempotencyRecord,
+  UcpIdempotencyStore,
+  UcpSessionChange,
+  UcpSessionReader,
+  UcpSessionRecord,
+  UcpSessionStore,
+} from '../ucp/ports.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
 import type { BlockedRangeTable, BlockKind, BookingStatus, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
 
@@ -50,7 +59,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * offer path makes is a query here, so each offer is computed from the store's current
  * state (nothing that could go stale is cached).
  */
-export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, UcpSessionStore, UcpSessionReader {
+export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, UcpSessionStore, UcpIdempotencyStore, UcpSessionReader {
   private cached: StoreSnapshot | undefined;
   private reloading: { revision: number; promise: Promise<StoreSnapshot> } | undefined;
 
@@ -452,6 +461,56 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
       .where('status', 'in', from);
     if (guard?.code_sha256) q = q.where('code_sha256', '=', guard.code_sha256).where('code_attempts', '=', guard.code_attempts);
     return q.returningAll().executeTakeFirst();
+  }
+
+  // UCP Idempotency-Keys (ucp/ports.ts, idempotency.ts): one statement each; the primary key decides a race.
+
+  async claimUcpIdempotencyKey(
+    id: string,
+    requestSha256: string,
+    now: number,
+    expiresAt: number,
+    staleBefore: number,
+  ): Promise<UcpIdempotencyRecord | undefined> {
+    await this.db.deleteFrom('ucp_idempotency').where('expires_at', '<=', iso(now)).execute();
+    const row = {
+      id,
+      request_sha256: requestSha256,
+      answer_status: null,
+      answer_json: null,
+      created_at: iso(now),
+      expires_at: iso(expiresAt),
+    };
+    const inserted = await this.db
+      .insertInto('ucp_idempotency')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return undefined;
+    // A claim never settled (its request's process stopped mid-way) is taken over, by one request only.
+    const taken = await this.db
+      .updateTable('ucp_idempotency')
+      .set({ request_sha256: requestSha256, created_at: iso(now), expires_at: iso(expiresAt) })
+      .where('id', '=', id)
+      .where('answer_status', 'is', null)
+      .where('created_at', '<=', iso(staleBefore))
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 1) return undefined;
+    const held = await this.db.selectFrom('ucp_idempotency').selectAll().where('id', '=', id).executeTakeFirst();
+    // Removed meanwhile (expired between the statements): the caller retries as a new claim would.
+    return held ?? this.claimUcpIdempotencyKey(id, requestSha256, now, expiresAt, staleBefore);
+  }
+
+  async settleUcpIdempotencyKey(id: string, answer: { status: number; json: string }): Promise<void> {
+    await this.db
+      .updateTable('ucp_idempotency')
+      .set({ answer_status: answer.status, answer_json: answer.json })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async releaseUcpIdempotencyKey(id: string): Promise<void> {
+    await this.db.deleteFrom('ucp_idempotency').where('id', '=', id).where('answer_status', 'is', null).execute();
   }
 
   ucpSessions(status?: UcpSessionRecord['status']): Promise<Omit<UcpSessionRecord, 'code_sha256'>[]> {

@@ -43,3 +43,18 @@ export const SIGNING_KEY_COLUMNS = {
   retain_until: { type: 'text' },
   revoked_at: { type: 'text' },
 } as const satisfies Columns;
+
+/**
+ * A UCP `Idempotency-Key` and the answer it was given (Message Signatures, Replay Protection: "store
+ * the key with the operation result for at least 24 hours"): `id` is the SHA-256 of the key's scope
+ * (the business for Create, the session for the others), the operation and the key; `request_sha256`
+ * the request's digest; the answer is null while the first request with the key is still running.
+ */
+export const UCP_IDEMPOTENCY_COLUMNS = {
+  id: { type: 'text', primaryKey: true },
+  request_sha256: { type: 'text', notNull: true },
+  answer_status: { type: 'integer' },
+  answer_json: { type: 'text' },
+  created_at: { type: 'text', notNull: true },
+  expires_at: { type: 'text', notNull: true },
+} as const satisfies Columns;

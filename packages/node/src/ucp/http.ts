@@ -3,9 +3,13 @@
  * REST binding's five operations under `/ucp/v1` (Booking REST binding, Operations: `POST
  * /booking-sessions` answering 201, `GET`/`PUT /booking-sessions/{id}`, `POST …/complete`, `POST
  * …/cancel`), the JSON Schema of vrpkit's `dev.vrpkit.lodging` member, and the guest's page (`continue_url`). The JSON endpoints take
- * `application/json` under a byte cap and count against the booking rate limit per client address;
- * the page's forms pass the node's form guard (cross-site refusal, a token bound to the session).
+ * `application/json` under a byte cap and count against the booking rate limit per client address
+ * (Get excepted: a platform polls it while the guest confirms); every operation checks the headers
+ * the binding's OpenAPI requires (metadata.ts) and echoes `Request-Id`; the page's forms pass the
+ * node's form guard (cross-site refusal, a token bound to the session).
  */
+
+import { sha256Hex } from '@vrpkit/core';
 import {
   MAX_UCP_REQUEST_BYTES,
   UCP_BOOKING_SESSIONS,
@@ -27,6 +31,9 @@ import { escapeHtml as esc, HTML_SECURITY_HEADERS } from '../http/html.js';
 import { JSON_TYPE } from '../http/json.js';
 import type { NodePublisher } from '../service/types.js';
 import type { GuestConfirmation } from './confirm.js';
+import type { UcpChangeOperation } from './idempotency.js';
+import { mountUcpLegal } from './legal.js';
+import { isUuid, restMetadata } from './metadata.js';
 import { type ContinueView, renderContinuePage } from './page.js';
 import { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './profile.js';
 import { refuseUcp, type UcpAnswer, type UcpSessions } from './sessions.js';
@@ -41,11 +48,19 @@ export interface UcpRoutes {
   form: FormGuard;
 }
 
-const json = (a: UcpAnswer) =>
-  new Response(JSON.stringify(a.body), { status: a.status, headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store' } });
+/** The answer, with the request's `Request-Id` echoed when it is one the binding accepts (a UUID), a refusal's too. */
+function json(c: Context, a: UcpAnswer): Response {
+  const requestId = c.req.header('request-id');
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
+  if (isUuid(requestId)) headers['request-id'] = requestId;
+  return new Response(JSON.stringify(a.body), { status: a.status, headers });
+}
 
-/** A JSON request body under the cap, counted against the rate limit, parsed; or the refusal. */
-async function jsonBody(c: Context, desk: BookingDesk): Promise<{ ok: true; value: unknown } | { ok: false; answer: UcpAnswer }> {
+/** A JSON request body under the cap, counted against the rate limit, parsed (with its text, whose digest a repeated Idempotency-Key is compared by); or the refusal. */
+async function jsonBody(
+  c: Context,
+  desk: BookingDesk,
+): Promise<{ ok: true; value: unknown; text: string } | { ok: false; answer: UcpAnswer }> {
   if (mediaType(c) !== 'application/json')
     return { ok: false, answer: refuseUcp('unsupported_media_type', 'send the request as application/json', 415) };
   const read = await readBodyCapped(c, MAX_UCP_REQUEST_BYTES);
@@ -54,7 +69,7 @@ async function jsonBody(c: Context, desk: BookingDesk): Promise<{ ok: true; valu
   const limited = desk.admit(clientAddress(c));
   if (limited) return { ok: false, answer: refuseUcp('too_many_requests', 'too many requests from this address', 429) };
   try {
-    return { ok: true, value: JSON.parse(read.text) };
+    return { ok: true, value: JSON.parse(read.text), text: read.text };
   } catch {
     return { ok: false, answer: refuseUcp('invalid_request', 'the body is not JSON', 400) };
   }
@@ -72,41 +87,51 @@ export function mountUcpRest(app: Hono, r: UcpRoutes): void {
   app.get(UCP_LODGING_SCHEMA_PATH, (c) => c.json(lodgingSchema, 200, { 'cache-control': 'public, max-age=3600' }));
 
   const base = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
-  const withBody = (op: (c: Context, body: unknown) => Promise<UcpAnswer>) => async (c: Context) => {
-    const body = await jsonBody(c, r.desk);
-    return json(body.ok ? await op(c, body.value) : body.answer);
-  };
-  const withoutBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) => {
-    const limited = r.desk.admit(clientAddress(c));
-    return json(limited ? refuseUcp('too_many_requests', 'too many requests from this address', 429) : await op(c.req.param('id') ?? ''));
-  };
+  app.post(base, restOperation(r, 'create', 'required'));
+  app.get(`${base}/:id`, restOperation(r, 'get', 'none'));
+  app.put(`${base}/:id`, restOperation(r, 'update', 'required'));
+  app.post(`${base}/:id/complete`, restOperation(r, 'complete', 'required'));
   // Cancel's body is `{}` (REST binding example) or none: read when sent, never required.
-  const optionalBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) =>
-    c.req.header('content-length') === '0' || (!c.req.header('content-length') && !c.req.header('transfer-encoding'))
-      ? withoutBody(op)(c)
-      : withBody((cc) => op(cc.req.param('id') ?? ''))(c);
-  app.post(
-    base,
-    withBody((_c, body) => r.sessions.create(body)),
-  );
-  app.get(`${base}/:id`, async (c) => json(await r.sessions.get(c.req.param('id'))));
-  app.put(
-    `${base}/:id`,
-    withBody((c, body) => r.sessions.update(c.req.param('id') ?? '', body)),
-  );
-  app.post(
-    `${base}/:id/complete`,
-    withBody((c, body) => r.sessions.complete(c.req.param('id') ?? '', body)),
-  );
-  app.post(
-    `${base}/:id/cancel`,
-    optionalBody((id) => r.sessions.cancel(id)),
-  );
+  app.post(`${base}/:id/cancel`, restOperation(r, 'cancel', 'optional'));
 }
 
-/** The guest's page: GET shows the session; POST sends a code or confirms with one. */
+/**
+ * One REST operation: its body when it has one (media type, cap, rate limit, JSON), the headers its
+ * OpenAPI requires (UCP-Agent, Request-Id, Idempotency-Key), then the sessions, the same code the MCP
+ * binding runs. A repeated Idempotency-Key is compared by the SHA-256 of the body's bytes (Message
+ * Signatures, Replay Protection: "the same digest RFC 9530 mandates as Content-Digest").
+ */
+function restOperation(r: UcpRoutes, operation: UcpChangeOperation | 'get', body: 'required' | 'optional' | 'none') {
+  const answer = async (c: Context): Promise<UcpAnswer> => {
+    const sent = c.req.header('content-length') !== '0' && (!!c.req.header('content-length') || !!c.req.header('transfer-encoding'));
+    let read = { value: {} as unknown, text: '' };
+    if (body === 'required' || (body === 'optional' && sent)) {
+      const parsed = await jsonBody(c, r.desk);
+      if (!parsed.ok) return parsed.answer;
+      read = parsed;
+    } else if (body === 'optional' && r.desk.admit(clientAddress(c))) {
+      return refuseUcp('too_many_requests', 'too many requests from this address', 429);
+    }
+    const meta = restMetadata((name) => c.req.header(name), operation);
+    if (!meta.ok) return refuseUcp(meta.refusal.code, meta.refusal.content, 400);
+    const id = c.req.param('id') ?? '';
+    if (operation === 'get') return r.sessions.run({ operation, id });
+    const key = meta.value.idempotencyKey;
+    return r.sessions.run({
+      operation,
+      id,
+      body: read.value,
+      requestSha256: sha256Hex(read.text),
+      ...(key ? { idempotencyKey: key } : {}),
+    });
+  };
+  return async (c: Context) => json(c, await answer(c));
+}
+
+/** The guest's page: GET shows the session; POST sends a code or confirms with one. The node's own terms and privacy pages (legal.ts). */
 export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
   const p = r.publisher;
+  mountUcpLegal(app, p);
   const origin = formOrigin(p.canonicalDomain);
   const html = (c: Context, body: string, status = 200) =>
     c.html(body, status as 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
