@@ -258,7 +258,10 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     }
     expect(await written(h)).toEqual(before);
     // The Dictionary as RFC 8941 allows it: other members, parameters, whitespace; Request-Id echoed.
-    const headers = { ...ucpRestHeaders('POST'), 'ucp-agent': 'v=1, profile="https://platform.example/.well-known/ucp";sig=?1 ,x=(a b)' };
+    const headers: Record<string, string> = {
+      ...ucpRestHeaders('POST'),
+      'ucp-agent': 'v=1, profile="https://platform.example/.well-known/ucp";sig=?1 ,x=(a b)',
+    };
     const ok = await raw(headers);
     expect(ok.status, ok.text).toBe(201);
     expect(ok.headers.get('request-id')).toBe(headers['request-id']);
@@ -295,7 +298,7 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     await call(h, 'PUT', `${SESSIONS}/${id}`, stayRequest(h, s, { offer: o, email: 'second@example.org' }));
     const replayed = await send('PUT', `${SESSIONS}/${id}`, stayRequest(h, s, { offer: o, email: 'first@example.org' }), updateKey);
     expect(replayed.json).toEqual(updated.json);
-    expect((await call(h, 'GET', `${SESSIONS}/${id}`)).json.booker?.email).toBe('second@example.org');
+    expect(((await call(h, 'GET', `${SESSIONS}/${id}`)).json.booker as { email?: string }).email).toBe('second@example.org');
     // A complete that changed nothing (the guest has not confirmed) is not kept: with the same key it is judged anew later.
     const completeKey = randomUUID();
     const early = await send('POST', `${SESSIONS}/${id}/complete`, COMPLETE, completeKey);
@@ -319,6 +322,20 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     const mismatched = await send('POST', `${SESSIONS}/${c.json.id}/cancel`, { note: 1 }, cancelKey);
     expect([mismatched.status, mismatched.json.messages?.[0]?.code]).toEqual([409, 'idempotency_conflict']);
     expect(await written(h)).toEqual(afterCancel);
+  });
+
+  it('a hold the host declined is not completed: hold_released, the session unchanged, no receipt', async () => {
+    const created = await createFromOffer(h, await offer(h, stay(180, 2)), 'declined@example.org');
+    const id = created.json.id;
+    const code = await codeFor(h, id, 'declined@example.org');
+    expect((await step(h, id, 'confirm', code)).sessionStatus).toBe('ready_for_complete');
+    const bookingId = (await call(h, 'GET', `${SESSIONS}/${id}`)).json['dev.vrpkit.lodging'].booking_id!;
+    await withNodeStore({ dataDir: h.dataDir, ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}) }, (st) =>
+      st.decideHold(bookingId, 'declined', h.clock.now()),
+    );
+    const r = await session(h, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
+    expect([r.json.status, r.json.messages?.map((m) => m.code)]).toEqual(['ready_for_complete', expect.arrayContaining(['hold_released'])]);
+    expect(r.json['dev.vrpkit.lodging'].booking_receipt_jws).toBeUndefined();
   });
 
   it('links[]: the terms and privacy pages, served on the node’s own origin when the property file names none', async () => {

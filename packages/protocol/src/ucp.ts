@@ -223,6 +223,8 @@ export const UCP_SESSION_CODES = {
   invalid_status: 200,
   /** The session passed its `expires_at` before it was completed. */
   session_expired: 200,
+  /** The hold the guest's confirmation made was declined by the host or expired before Complete. */
+  hold_released: 200,
 } as const;
 export type UcpSessionCode = keyof typeof UCP_SESSION_CODES;
 

@@ -202,3 +202,30 @@ export function ucpRestHeaders(method: string): Record<string, string> {
     ...(method === 'GET' ? {} : { 'idempotency-key': randomUUID() }),
   };
 }
+
+/** One method of the Lodging MCP binding's OpenRPC: its params and the `meta` keys it requires. */
+export interface UcpMcpMethod {
+  name: string;
+  params: { name: string; required: boolean }[];
+  metaRequired: string[];
+}
+
+/** The Lodging booking tools as the vendored OpenRPC states them (`fixtures/ucp/services/lodging/mcp.openrpc.json`). */
+export function ucpLodgingMcpMethods(): UcpMcpMethod[] {
+  const file = fileURLToPath(new URL('../fixtures/ucp/services/lodging/mcp.openrpc.json', import.meta.url));
+  type Schema = { $ref?: string; allOf?: Schema[]; required?: string[] };
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as {
+    components: { schemas: { meta: { required: string[] } } };
+    methods: { name: string; params: { name: string; required?: boolean; schema: Schema }[] }[];
+  };
+  // `meta` is the component (required: ucp-agent) or an allOf of it with more required keys.
+  const required = (s: Schema): string[] =>
+    s.$ref === '#/components/schemas/meta'
+      ? doc.components.schemas.meta.required
+      : [...(s.required ?? []), ...(s.allOf ?? []).flatMap(required)];
+  return doc.methods.map((m) => ({
+    name: m.name,
+    params: m.params.map((p) => ({ name: p.name, required: p.required === true })),
+    metaRequired: [...new Set(required(m.params.find((p) => p.name === 'meta')?.schema ?? {}))],
+  }));
+}

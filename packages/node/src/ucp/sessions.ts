@@ -286,6 +286,10 @@ export class UcpSessions {
     if (s.status === 'canceled') return this.stateAnswer(id, 'invalid_status', 'the session was canceled');
     if (Date.parse(s.expires_at) <= this.clock.now())
       return this.stateAnswer(id, 'session_expired', 'the session expired before it was completed');
+    // The hold the guest's confirmation made must still stand: a hold the host declined or that expired books nothing.
+    const hold = s.booking_id ? await this.o.store.bookingRequest(s.booking_id) : undefined;
+    if (!hold || (hold.status !== 'pending' && hold.status !== 'confirmed'))
+      return this.stateAnswer(id, 'hold_released', 'the host declined the hold or it expired: create a new session for this stay');
     const done = await this.o.store.updateUcpSession(id, ['ready_for_complete'], { status: 'completed' }, this.clock.now());
     // Lost a race: answer from what the winner left (another complete: the same booking; a cancel: canceled).
     const now = done ?? ((await this.o.store.ucpSession(id)) as UcpSessionRecord);
