@@ -338,6 +338,22 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
     expect(r.json['dev.vrpkit.lodging'].booking_receipt_jws).toBeUndefined();
   });
 
+  it('Idempotency-Key under concurrency: eight simultaneous creates with one key make one session', async () => {
+    const s = stay(190, 2);
+    const body = stayRequest(h, s, { offer: await offer(h, s) });
+    const before = await written(h);
+    const key = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => call(h, 'POST', SESSIONS, body, { 'idempotency-key': key })));
+    // Each is the first answer (201, one id) or, while it runs, 409 idempotency_in_progress.
+    const created = answers.filter((a) => a.status === 201);
+    expect(new Set(created.map((a) => a.json.id)).size).toBe(1);
+    for (const a of answers.filter((x) => x.status !== 201))
+      expect([a.status, a.json.messages?.[0]?.code]).toEqual([409, 'idempotency_in_progress']);
+    expect((await written(h)).sessions).toBe(before.sessions + 1);
+    const again = await call(h, 'POST', SESSIONS, body, { 'idempotency-key': key });
+    expect([again.status, again.json.id]).toEqual([201, created[0]!.json.id]);
+  });
+
   it('links[]: the terms and privacy pages, served on the node’s own origin when the property file names none', async () => {
     const created = await createFromOffer(h, await offer(h, stay(175, 2)), 'links@example.org');
     const links = created.json.links as { type: string; url: string }[];
