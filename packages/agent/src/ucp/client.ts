@@ -15,7 +15,7 @@
  * A refusal is data: the UCP message codes the node answered with, never a throw.
  */
 import type { Clock, FetchLike } from '@vrpkit/core';
-import { jwsPayloadJson, parseCompactJws, systemClock } from '@vrpkit/core';
+import { jwsPayloadJson, parseCompactJws } from '@vrpkit/core';
 import {
   type OfferPayload,
   readOfferPayload,
@@ -126,15 +126,18 @@ export class UcpLodgingClient {
     return this.send('POST', `/${encodeURIComponent(id)}/cancel`, {});
   }
 
-  /** Poll until the guest has acted on the host's page (the session left `incomplete` / `requires_escalation`). */
+  /**
+   * Poll until the guest has acted on the host's page (the session left `incomplete` / `requires_escalation`).
+   * The wait is counted in polls of `pollMs` of real time, not read from the clock: a host on a
+   * fixed clock (the demo, recordings) still stops waiting.
+   */
   async waitForGuest(id: string, w: { timeoutMs: number; pollMs?: number }): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    const clock = this.o.clock ?? systemClock;
-    const until = clock.now() + w.timeoutMs;
-    for (;;) {
+    const pollMs = w.pollMs ?? 1000;
+    for (let polls = Math.ceil(w.timeoutMs / pollMs); ; polls--) {
       const r = await this.getSession(id);
       if (!r.ok || (r.session.status !== 'requires_escalation' && r.session.status !== 'incomplete')) return r;
-      if (clock.now() >= until) return fail('ucp_guest_timeout', 'the guest has not confirmed on the host’s page yet');
-      await new Promise((resolve) => setTimeout(resolve, w.pollMs ?? 1000));
+      if (polls <= 0) return fail('ucp_guest_timeout', 'the guest has not confirmed on the host’s page yet');
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   }
 
