@@ -1,0 +1,101 @@
+/**
+ * The guest's side of `vrp demo --booking`: a local SMTP server (smtp-server, the server half of
+ * nodemailer's project) that receives the one-time code the demo node mails, and the two steps a
+ * guest takes on the host's page (`continue_url`, UCP Booking: the buyer finalises on the
+ * business's own page): "email me a code", then "confirm with the code". Each step is printed. Only
+ * the demo confirms for the guest, and only with `--yes`; a real agent host hands the link to a person.
+ */
+import type { AddressInfo } from 'node:net';
+import type { FetchLike } from '@vrpkit/core';
+import { SMTPServer } from 'smtp-server';
+
+export interface DemoMailbox {
+  /** `smtp://127.0.0.1:PORT`, the demo node's `--smtp-url`. */
+  url: string;
+  /** The six-digit code of the next mail to `to` (after `after` mails), waiting up to `ms`. */
+  code(to: string, after: number, ms?: number): Promise<string>;
+  count(): number;
+  close(): Promise<void>;
+}
+
+/** The code in the node's mail, from its subject ("Your confirmation code for DOMAIN: NNNNNN", ucp/mail.ts). */
+const CODE_IN_MAIL = /code for [^:\r\n]+: (\d{6})/;
+
+export async function startDemoMailbox(): Promise<DemoMailbox> {
+  const mails: { to: string[]; raw: string }[] = [];
+  // Plain SMTP on loopback without AUTH: nothing leaves this machine.
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, done) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        done();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    count: () => mails.length,
+    async code(to, after, ms = 10_000) {
+      const until = Date.now() + ms;
+      for (;;) {
+        const code = CODE_IN_MAIL.exec(mails.slice(after).find((m) => m.to.includes(to))?.raw ?? '')?.[1];
+        if (code) return code;
+        if (Date.now() > until) throw new Error(`no code mailed to ${to} within ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The page's state after a step: `data-status` of the session, `data-refusal` of a refused step. */
+const statusOf = (html: string) => ({
+  status: /id="session-status" data-status="([a-z_]+)"/.exec(html)?.[1] ?? 'unknown',
+  refusal: /data-refusal="([a-z_]+)"/.exec(html)?.[1],
+});
+
+/**
+ * One step on the guest page as the guest's browser does it: read the page for its form token,
+ * then post the step from that origin (the node's form guard: Fetch Metadata, Origin, the token).
+ */
+async function step(fetch: FetchLike, continueUrl: string, fields: Record<string, string>) {
+  const page = await (await fetch(continueUrl)).text();
+  const token = /name="form_token" value="([^"]+)"/.exec(page)?.[1] ?? '';
+  const id = decodeURIComponent(new URL(continueUrl).pathname.split('/').pop() ?? '');
+  const res = await fetch(continueUrl, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: new URL(continueUrl).origin,
+      'sec-fetch-site': 'same-origin',
+    },
+    body: new URLSearchParams({ session_id: id, form_token: token, ...fields }).toString(),
+  });
+  return statusOf(await res.text());
+}
+
+/** The guest confirms on `continueUrl`: a code mailed to `email`, read from `mailbox`, typed back. Each step printed. */
+export async function confirmAsGuest(
+  fetch: FetchLike,
+  mailbox: DemoMailbox,
+  continueUrl: string,
+  email: string,
+  out: (line: string) => void,
+): Promise<void> {
+  out(`  → the guest opens ${continueUrl}`);
+  const before = mailbox.count();
+  const sent = await step(fetch, continueUrl, { step: 'send_code' });
+  if (sent.refusal) throw new Error(`the guest page refused to send a code: ${sent.refusal}`);
+  const code = await mailbox.code(email, before);
+  out(`  ✓ the host's page mailed a one-time code to ${email} (read from the demo's local SMTP server at ${mailbox.url})`);
+  const confirmed = await step(fetch, continueUrl, { step: 'confirm', code });
+  if (confirmed.refusal) throw new Error(`the guest page refused the code: ${confirmed.refusal}`);
+  out(`  ✓ the guest confirmed with the code: the session is ${confirmed.status}, the host holds the dates`);
+}
