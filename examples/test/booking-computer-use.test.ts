@@ -120,7 +120,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
   }
 
   it('the approved submit creates exactly one hold', async () => {
-    const before = world.bookingRequests();
+    const before = world.completes();
     const g = await gated('cu-approved');
     const { page, msg } = await openForm(bookUrl, 'toolu_cu_submit');
     expect((await g.turn(page, msg)).decision.code).toBe('EF_APPROVAL_REQUIRED');
@@ -128,17 +128,17 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     await g.approveHeld(candidateActId('computer', g.ctx.session_id, 'toolu_cu_submit'));
     const ran = await g.turn(page, msg);
     expect(ran).toMatchObject({ invoked: true, decision: { allow: true } });
-    expect(world.bookingRequests()).toBe(before + 1);
+    expect(world.completes()).toBe(before + 1);
     const holds = await listBookings({ dataDir: world.dataDir });
     expect(holds.filter((b) => b.check_in === '2027-04-10' && b.status === 'pending')).toHaveLength(1);
     // The same block again: the authority is spent, no second click, no second request.
     expect((await g.turn(page, msg)).decision.code).toBe('EF_005');
-    expect(world.bookingRequests()).toBe(before + 1);
+    expect(world.completes()).toBe(before + 1);
     await page.close();
   });
 
   it('a field changed after approval is denied EF_SCOPE_MISMATCH and nothing reaches the node', async () => {
-    const before = world.bookingRequests();
+    const before = world.completes();
     const g = await gated('cu-field');
     const { page, msg } = await openForm(`https://${NODE_DOMAIN}/book?checkIn=2027-05-10&checkOut=2027-05-12&guests=2`, 'toolu_cu_field');
     expect((await g.turn(page, msg)).decision.code).toBe('EF_APPROVAL_REQUIRED');
@@ -147,12 +147,12 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     const denied = await g.turn(page, msg);
     expect(denied).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_SCOPE_MISMATCH' } });
     expect(g.clicks).toEqual([]);
-    expect(world.bookingRequests()).toBe(before);
+    expect(world.completes()).toBe(before);
     await page.close();
   });
 
   it('an origin changed after approval is denied EF_DESTINATION_MISMATCH and nothing reaches the node', async () => {
-    const before = world.bookingRequests();
+    const before = world.completes();
     const g = await gated('cu-origin');
     const path = '/book?checkIn=2027-06-10&checkOut=2027-06-12&guests=2';
     const approvedPage = await openForm(`https://${NODE_DOMAIN}${path}`, 'toolu_cu_origin');
@@ -163,7 +163,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     const denied = await g.turn(moved.page, approvedPage.msg);
     expect(denied).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_DESTINATION_MISMATCH' } });
     expect(g.clicks).toEqual([]);
-    expect(world.bookingRequests()).toBe(before);
+    expect(world.completes()).toBe(before);
     await approvedPage.page.close();
     await moved.page.close();
   });

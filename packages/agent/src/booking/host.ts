@@ -67,7 +67,12 @@ export const BOOKING_TOOL_SPECS = [
       'Book a verified offer with the host. A person approves each booking and confirms it on the host’s page; after approval, call again with the approval_id.',
     schema: {
       type: 'object' as const,
-      properties: { offer_id: { type: 'string' }, approval_id: { type: 'string' }, session_id: { type: 'string' } },
+      properties: {
+        offer_id: { type: 'string' },
+        approval_id: { type: 'string' },
+        session_id: { type: 'string' },
+        booking_url: { type: 'string' },
+      },
       required: ['offer_id'],
       additionalProperties: false,
     },
@@ -273,16 +278,19 @@ export class BookingHost {
       if (auth.status !== 'issued')
         return this.#deny(block, decision(auth.code as EfCode), outcomeOf(block, built.act, decision(auth.code as EfCode)));
     }
-    // The Complete as it will be sent: for the session the model named, else the one of the offer it named.
+    // The Complete as it will be sent (a host that follows the model): to the endpoint the model named,
+    // for the session it named, else the node's endpoint and the session of the offer it named.
     const liveId = typeof input?.session_id === 'string' ? input.session_id : session.session.id;
+    const endpoint = typeof input?.booking_url === 'string' ? input.booking_url : client.endpoint;
     // Only the approved session goes to the person: another one is refused at dispatch, never confirmed.
-    if (liveId === approved.args.session_id) {
+    if (liveId === approved.args.session_id && endpoint === approved.act.tool.tool_endpoint) {
       const ready = await this.#guestConfirms(approved.view, client);
       if (ready) return ready(block, approved.act);
     }
     const current = await client.getSession(liveId);
-    const live = liveUcpComplete(approved.act, { endpoint: client.endpoint, session_id: liveId, session: current.ok ? current.session : null });
+    const live = liveUcpComplete(approved.act, { endpoint, session_id: liveId, session: current.ok ? current.session : null });
     const offerJws = current.ok ? current.session['dev.vrpkit.lodging'].offer_jws : '';
+    // After an allow the live endpoint is the approved one (enforce compared them), the pinned client's.
     const r = await this.#opts.gate.dispatch(live.act, live.args, () => this.#complete(client, liveId, offerJws));
     const outcome = outcomeOf(block, live.act, r.decision, r.invoked);
     if (!r.decision.allow) {

@@ -13,9 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { BookingHost, type BookingStep, createHardenedFetch } from '@vrpkit/agent';
 import { fixedClock, generateEd25519Jwk } from '@vrpkit/core';
 import { type AgentCandidateAct, actBindingDigest, Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
-import { initNode, serveNode } from '@vrpkit/node';
+import { confirmOnGuestPage, initNode, serveNode, startDevMailbox } from '@vrpkit/node';
 import { CliError } from '../../errors.js';
-import { confirmAsGuest, startDemoMailbox } from './guest.js';
 
 /** The example loop's recording and policy, in the repository the demo runs from. */
 const REPO = new URL('../../../../../', import.meta.url);
@@ -82,7 +81,7 @@ export async function runDemoBooking(o: DemoBookingOptions): Promise<string | nu
   const clock = fixedClock(Date.parse(RECORDED_AT));
   await initNode({ domain: DOMAIN, dataDir, clock });
   // The guest's one-time code travels by real SMTP, to a server that lives as long as the demo.
-  const mailbox = await startDemoMailbox();
+  const mailbox = await startDevMailbox();
   const node = await serveNode({ dataDir, dev: true, port: 0, clock, guestMail: { url: mailbox.url } });
   const network = { connectTo: [`${DOMAIN}:443:127.0.0.1:${node.port}`], ca: [readFileSync(node.caFile!, 'utf8')] };
   const fetch = createHardenedFetch(network);
@@ -118,7 +117,7 @@ export async function runDemoBooking(o: DemoBookingOptions): Promise<string | nu
     // With --yes the demo is also the guest: it confirms on the host's page with the mailed code.
     handOff: async (h) => {
       flush();
-      await confirmAsGuest(fetch, mailbox, h.continue_url, BOOKER.email, o.out);
+      await confirmOnGuestPage(fetch, mailbox, h.continue_url, BOOKER.email, o.out);
     },
     guestWait: { timeoutMs: 10_000, pollMs: 100 },
   });

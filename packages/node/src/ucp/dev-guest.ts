@@ -1,16 +1,17 @@
 /**
- * The guest's side of `vrp demo --booking`: a local SMTP server (smtp-server, the server half of
- * nodemailer's project) that receives the one-time code the demo node mails, and the two steps a
- * guest takes on the host's page (`continue_url`, UCP Booking: the buyer finalises on the
- * business's own page): "email me a code", then "confirm with the code". Each step is printed. Only
- * the demo confirms for the guest, and only with `--yes`; a real agent host hands the link to a person.
+ * The guest's side of a dev node (`vrp demo --booking`, the example booking loops): a local SMTP
+ * server (smtp-server, the server half of nodemailer's project) that receives the one-time code the
+ * node mails, and the two steps a guest takes on the host's page (`continue_url`, UCP Booking: the
+ * buyer finalises on the business's own page): "email me a code", then "confirm with the code",
+ * each printed. Dev equals prod minus the CA and the mail host: the node's mailer and page are the
+ * real ones. Only a demo confirms for the guest; a real agent host hands the link to a person.
  */
 import type { AddressInfo } from 'node:net';
 import type { FetchLike } from '@vrpkit/core';
 import { SMTPServer } from 'smtp-server';
 
-export interface DemoMailbox {
-  /** `smtp://127.0.0.1:PORT`, the demo node's `--smtp-url`. */
+export interface DevMailbox {
+  /** `smtp://127.0.0.1:PORT`, the dev node's `--smtp-url`. */
   url: string;
   /** The six-digit code of the next mail to `to` (after `after` mails), waiting up to `ms`. */
   code(to: string, after: number, ms?: number): Promise<string>;
@@ -21,7 +22,7 @@ export interface DemoMailbox {
 /** The code in the node's mail, from its subject ("Your confirmation code for DOMAIN: NNNNNN", ucp/mail.ts). */
 const CODE_IN_MAIL = /code for [^:\r\n]+: (\d{6})/;
 
-export async function startDemoMailbox(): Promise<DemoMailbox> {
+export async function startDevMailbox(): Promise<DevMailbox> {
   const mails: { to: string[]; raw: string }[] = [];
   // Plain SMTP on loopback without AUTH: nothing leaves this machine.
   const server = new SMTPServer({
@@ -82,9 +83,9 @@ async function step(fetch: FetchLike, continueUrl: string, fields: Record<string
 }
 
 /** The guest confirms on `continueUrl`: a code mailed to `email`, read from `mailbox`, typed back. Each step printed. */
-export async function confirmAsGuest(
+export async function confirmOnGuestPage(
   fetch: FetchLike,
-  mailbox: DemoMailbox,
+  mailbox: DevMailbox,
   continueUrl: string,
   email: string,
   out: (line: string) => void,
@@ -94,7 +95,7 @@ export async function confirmAsGuest(
   const sent = await step(fetch, continueUrl, { step: 'send_code' });
   if (sent.refusal) throw new Error(`the guest page refused to send a code: ${sent.refusal}`);
   const code = await mailbox.code(email, before);
-  out(`  ✓ the host's page mailed a one-time code to ${email} (read from the demo's local SMTP server at ${mailbox.url})`);
+  out(`  ✓ the host's page mailed a one-time code to ${email} (read from the local SMTP server at ${mailbox.url})`);
   const confirmed = await step(fetch, continueUrl, { step: 'confirm', code });
   if (confirmed.refusal) throw new Error(`the guest page refused the code: ${confirmed.refusal}`);
   out(`  ✓ the guest confirmed with the code: the session is ${confirmed.status}, the host holds the dates`);
