@@ -69,7 +69,10 @@ function expectBooked(
   expect(host.host.steps.find((s) => s.step === 'offer')).toMatchObject({ safe_to_quote: true, receipt_verified: true });
   // One UCP session, made from the verified offer, confirmed by the guest on the host's page, completed once.
   const session = host.host.steps.find((s) => s.step === 'session');
-  expect(session).toMatchObject({ status: 'requires_escalation', continue_url: expect.stringContaining(`https://${NODE_DOMAIN}/ucp/continue/`) });
+  expect(session).toMatchObject({
+    status: 'requires_escalation',
+    continue_url: expect.stringContaining(`https://${NODE_DOMAIN}/ucp/continue/`),
+  });
   expect(host.host.steps.find((s) => s.step === 'guest')).toMatchObject({ status: 'ready_for_complete' });
   expect(host.host.steps.find((s) => s.step === 'booked')).toMatchObject({
     session_id: (session as { session_id: string }).session_id,

@@ -125,8 +125,8 @@ export type { AssessFactsInput, Fact, FactName, ThreeStateAssessment } from './t
 export { assessFacts, FACT_NAMES } from './three-state.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // discover the host's profile, a session bound to a verified offer, the guest's page, complete, the receipt.
-export type { UcpClientCode, UcpClientResult, UcpLodgingClientOptions, UcpParty } from './ucp/client.js';
-export { UcpLodgingClient, ucpBookingRequest } from './ucp/client.js';
+export type { UcpClientCode, UcpClientResult, UcpLodgingClientOptions } from './ucp/client.js';
+export { UcpLodgingClient } from './ucp/client.js';
 
 /**
  * This module's URL as the process loaded it (the package's source or its build): a conformance

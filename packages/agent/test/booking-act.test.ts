@@ -5,9 +5,9 @@
  */
 import { createJwsSigner, generateEd25519Jwk } from '@vrpkit/core';
 import { type ActContext, digestArguments, validateAct } from '@vrpkit/gate';
+import type { UcpSessionView } from '@vrpkit/protocol';
 import { baseOffer } from '@vrpkit/testkit/minted';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { UcpSessionView } from '@vrpkit/protocol';
 import { bookingActFromVerifiedOffer, liveUcpComplete, offerJwsSha256, type VerifiedOfferInput } from '../src/index.js';
 
 const DOMAIN = 'villa-act.example';

@@ -91,7 +91,10 @@ async function openHost(name: string, network: FetchLike = counted) {
   let n = 0;
   const block = (toolName: string, input: unknown) => ({ id: `toolu_${name}_${++n}`, name: toolName, input });
   const offer = async (from: number, nights: number) => {
-    const r = await host.handle('anthropic', block('get_verified_stay_offer', { check_in: dayAfter(START, from), check_out: dayAfter(START, from + nights), guests: 2 }));
+    const r = await host.handle(
+      'anthropic',
+      block('get_verified_stay_offer', { check_in: dayAfter(START, from), check_out: dayAfter(START, from + nights), guests: 2 }),
+    );
     const body = JSON.parse(r.text) as { offer_id: string; safe_to_quote: boolean };
     expect(body.safe_to_quote).toBe(true);
     return body.offer_id;
@@ -115,7 +118,12 @@ describe('BookingHost over UCP booking sessions', () => {
     try {
       const offerId = await h.offer(10, 3);
       const { approvalId, view } = await h.ask(offerId);
-      expect(view).toMatchObject({ canonical_domain: DOMAIN, booking_origin: `https://${DOMAIN}`, check_in: dayAfter(START, 10), guests: 2 });
+      expect(view).toMatchObject({
+        canonical_domain: DOMAIN,
+        booking_origin: `https://${DOMAIN}`,
+        check_in: dayAfter(START, 10),
+        guests: 2,
+      });
       expect(h.host.steps.find((s) => s.step === 'session')).toMatchObject({ status: 'requires_escalation', session_id: view.session_id });
       // The session blocks nothing yet and nothing was completed.
       const before = completes;

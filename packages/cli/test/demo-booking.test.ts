@@ -29,7 +29,7 @@ describe('vrp demo --booking', () => {
     const order = [
       '? approve',
       `→ continue_url handed to the guest: https://villa-booking.example/ucp/continue/${id}`,
-      "mailed a one-time code to alice@example.com (read from the local SMTP server",
+      'mailed a one-time code to alice@example.com (read from the local SMTP server',
       'the guest confirmed with the code: the session is ready_for_complete',
       `✓ session ${id} is ready_for_complete`,
     ].map((line) => r.stdout.indexOf(line));

@@ -48,8 +48,8 @@ export {
   type NodeStoreOptions,
   withNodeStore,
 } from './admin/store.js';
-// The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1): the desk behind
-// `POST /api/booking-requests` and the `/book` form, its ports, the hold upkeep and the webhook.
+// The booking desk (vrpkit, beyond Core VRP v0.1 §5.1): the holds confirmed UCP sessions make,
+// its ports, the hold upkeep and the webhook.
 export { decideBooking, listBookings, showBooking } from './booking/admin.js';
 export {
   type BookingAnswer,

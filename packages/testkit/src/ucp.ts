@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpBookingRequest } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { TestSmtp } from './mail.js';
@@ -17,6 +18,7 @@ const SCHEMA_ROOT = fileURLToPath(new URL('../fixtures/ucp/schemas/', import.met
 const STANDIN_ROOT = fileURLToPath(new URL('../fixtures/ucp/standins/', import.meta.url));
 /** Every vendored schema's `$id` starts here (`https://ucp.dev/schemas/shopping/checkout.json`). */
 export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
+const UCP_SESSIONS = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
 
 function schemaFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -185,4 +187,35 @@ export async function mailedCode(client: NodeClient, domain: string, smtp: TestS
   const code = mailedCodeOf((await smtp.next(email, before)).raw);
   if (!code) throw new Error('the mail holds no code');
   return code;
+}
+
+/**
+ * A stay booked the one way a node takes bookings: Create Booking Session from `offerJws` with
+ * `booker`, the guest's code mailed to `smtp` and typed back on the session's page (the hold is made
+ * then), and Complete. Returns the session id and the booking id of its hold.
+ */
+export async function bookThroughSession(
+  client: NodeClient,
+  domain: string,
+  smtp: TestSmtp,
+  offerJws: string,
+  booker: { first_name: string; last_name: string; email: string; phone_number?: string },
+): Promise<{ session_id: string; booking_id: string }> {
+  const { email } = booker;
+  const created = await client.request('POST', UCP_SESSIONS, {
+    body: JSON.stringify(ucpBookingRequest(offerJws, { booker })),
+    headers: { 'content-type': 'application/json' },
+  });
+  const id = (JSON.parse(created.text) as { id?: string }).id;
+  if (created.status !== 201 || !id) throw new Error(`no session was created: HTTP ${created.status} ${created.text.slice(0, 200)}`);
+  const code = await mailedCode(client, domain, smtp, id, email);
+  const confirmed = await guestStep(client, domain, id, 'confirm', code);
+  if (confirmed.sessionStatus !== 'ready_for_complete') throw new Error(`the guest's code was refused: ${confirmed.refusal}`);
+  const done = await client.request('POST', `${UCP_SESSIONS}/${id}/complete`, {
+    body: JSON.stringify({ payment: {} }),
+    headers: { 'content-type': 'application/json' },
+  });
+  const booking = (JSON.parse(done.text) as { confirmation?: { id: string } }).confirmation?.id;
+  if (!booking) throw new Error(`the session was not completed: ${done.text.slice(0, 200)}`);
+  return { session_id: id, booking_id: booking };
 }

@@ -318,7 +318,13 @@ export class BookingHost {
       s = client.createSession(held.jws, { booker: this.#opts.booker }).then((r) => {
         if (!r.ok) return { ok: false as const, code: r.messages?.map((m) => m.code).join(', ') || r.code };
         const { session } = r;
-        this.steps.push({ step: 'session', offer_id: offerId, session_id: session.id, status: session.status, continue_url: session.continue_url ?? null });
+        this.steps.push({
+          step: 'session',
+          offer_id: offerId,
+          session_id: session.id,
+          status: session.status,
+          continue_url: session.continue_url ?? null,
+        });
         return { ok: true as const, session };
       });
       this.#sessions.set(offerId, s);
@@ -346,7 +352,11 @@ export class BookingHost {
     this.steps.push({ step: 'guest', session_id: id, status });
     if (status === 'ready_for_complete' || status === 'completed') return null;
     const waiting = { booked: false, session_id: id, status, continue_url: view.continue_url };
-    return (block, act) => ({ outcome: outcomeOf(block, act, decision('EF_APPROVAL_REQUIRED')), text: JSON.stringify(waiting), isError: true });
+    return (block, act) => ({
+      outcome: outcomeOf(block, act, decision('EF_APPROVAL_REQUIRED')),
+      text: JSON.stringify(waiting),
+      isError: true,
+    });
   }
 
   /** Complete Booking Session (the one effect the authority covers), then the booking receipt verified against the offer. */
@@ -358,7 +368,13 @@ export class BookingHost {
     }
     const bookingId = r.receipt.receipt?.booking_id ?? null;
     this.steps.push({ step: 'booked', session_id: id, booking_id: bookingId, receipt: r.receipt.status });
-    return { booked: true, session_id: id, status: r.session.status, confirmation: r.session.confirmation ?? null, receipt: r.receipt.status };
+    return {
+      booked: true,
+      session_id: id,
+      status: r.session.status,
+      confirmation: r.session.confirmation ?? null,
+      receipt: r.receipt.status,
+    };
   }
 
   #nodeError(block: { id: string; name: string }, code: string, detail?: string): HandledBlock {

@@ -24,13 +24,12 @@ import {
   UCP_LODGING_KEY,
   UCP_LODGING_SERVICE,
   UCP_PROFILE_PATH,
-  type UcpBooker,
   UcpErrorResponseSchema,
-  type UcpGuest,
+  type UcpParty,
   UcpProfileSchema,
   type UcpSessionView,
   UcpSessionViewSchema,
-  ucpStayId,
+  ucpBookingRequest,
 } from '@vrpkit/protocol';
 import { type BookingReceiptVerification, verifyBookingReceipt } from '../booking/receipt.js';
 import { normalizeHost } from '../canonical-domain.js';
@@ -201,40 +200,9 @@ export class UcpLodgingClient {
   }
 }
 
-/** The party a session carries (Booking: `booker`, `guests[]` with the platform's ids, their assignment to the stay). */
-export interface UcpParty {
-  booker?: UcpBooker;
-  guests?: UcpGuest[];
-  guest_assignments?: { guest_id: string; role?: string }[];
-  travel_purpose?: string;
-}
-
 function signedOffer(offerJws: string): OfferPayload | null {
   const parsed = parseCompactJws(offerJws);
   return parsed.ok ? readOfferPayload(jwsPayloadJson(parsed.jws)) : null;
-}
-
-/** A Create/Update body for the stay `offerJws` signed: its property, its dates, its party size, and the offer itself. */
-export function ucpBookingRequest(offerJws: string, party: UcpParty): Record<string, unknown> | undefined {
-  const offer = signedOffer(offerJws);
-  const propertyId = offer?.property?.property_id;
-  const req = offer?.request;
-  if (!propertyId || !req?.check_in || !req.check_out || !req.guests) return undefined;
-  return {
-    property: { id: propertyId },
-    stays: [
-      {
-        id: ucpStayId(propertyId),
-        stay_dates: { start_date: req.check_in, end_date: req.check_out },
-        occupancy: { total: req.guests },
-        ...(party.guest_assignments ? { guest_assignments: party.guest_assignments } : {}),
-      },
-    ],
-    ...(party.booker ? { booker: party.booker } : {}),
-    ...(party.guests ? { guests: party.guests } : {}),
-    ...(party.travel_purpose ? { travel_purpose: party.travel_purpose } : {}),
-    [UCP_LODGING_KEY]: { offer_jws: offerJws },
-  };
 }
 
 function sameOrigin(url: string, domain: string): boolean {
