@@ -28,6 +28,8 @@ export interface BookingWorld {
   dataDir: string;
   /** Complete Booking Session requests that reached the node (counted from the node's own request log). */
   completes: () => number;
+  /** `/book` form posts that reached the node (each creates a UCP session, which holds nothing yet). */
+  bookPosts: () => number;
   /** Where the node's mail to the guest arrives. */
   mailbox: DevMailbox;
   operator: TestSurface;
@@ -43,6 +45,7 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
   const dataDir = join(dir, NODE_DOMAIN);
   await initNode({ domain: NODE_DOMAIN, dataDir, clock });
   let completes = 0;
+  let bookPosts = 0;
   const mailbox = await startDevMailbox();
   const node = await serveNode({
     dataDir,
@@ -52,6 +55,7 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
     guestMail: { url: mailbox.url },
     log: (entry) => {
       if (entry.method === 'POST' && /^\/ucp\/v1\/booking-sessions\/[^/]+\/complete$/.test(entry.path)) completes++;
+      if (entry.method === 'POST' && entry.path === '/book') bookPosts++;
     },
   });
   const nodeCa = readFileSync(join(dataDir, 'tls', 'ca.pem'), 'utf8');
@@ -85,6 +89,7 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
     node,
     dataDir,
     completes: () => completes,
+    bookPosts: () => bookPosts,
     mailbox,
     operator,
     lookalike,
