@@ -271,7 +271,7 @@ function holdContract(label: string, databaseUrl: () => string | undefined) {
 
 describe('booking requests on SQLite', () => holdContract('booking-sqlite', () => undefined));
 
-const pgs = pgTestSchemas('booking-requests', 'the booking-request contract on PostgreSQL');
+const pgs = pgTestSchemas('booking-desk', 'the booking desk contract on PostgreSQL');
 describe.skipIf(!pgs)('booking requests on PostgreSQL', () => {
   const url = pgs?.schemaUrl('booking') ?? '';
   holdContract('booking-pg', () => url);

@@ -24,12 +24,12 @@ import {
   withNodeStore,
 } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
-import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
+import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { blockingFeed, closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { bookThroughSession } from '@vrpkit/testkit/ucp';
 import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
+import { bookThroughSession } from '@vrpkit/testkit/ucp';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
