@@ -31,9 +31,8 @@ import { fileURLToPath } from 'node:url';
 import { BOOKING_TOOL, BookingHost, createHardenedFetch, getOfferVia, JwksCache, OFFER_TOOL, UcpLodgingClient } from '@vrpkit/agent';
 import { generateEd25519Jwk } from '@vrpkit/core';
 import { Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
-import { confirmOnGuestPage, type DevMailbox, initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
+import { confirmOnGuestPage, initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
-import { mailedCodeOf } from '@vrpkit/testkit/ucp';
 import pg from 'pg';
 import { Agent, buildConnector } from 'undici';
 import { cpuSeconds, numberFlag, percentile, printTable, startChild } from './lib.js';
@@ -128,14 +127,7 @@ function rowsFor(agent: Agent, pids: number[], requests: number, concurrency: nu
  * guest confirm the session with the code from `smtp`, complete it and verify the booking receipt; a
  * flow that does not end in a verified booking counts as an error.
  */
-function gatedFlowRows(hello: Record<string, unknown>, flows: number, smtp: TestSmtp): Row[] {
-  // The test SMTP server as the guest's mailbox the node's guest-page steps read the code from.
-  const mailbox: DevMailbox = {
-    url: smtp.url,
-    count: () => smtp.received.length,
-    code: async (to, after, ms) => mailedCodeOf((await smtp.next(to, after, ms)).raw) ?? '',
-    close: async () => {},
-  };
+function gatedFlowRows(hello: Record<string, unknown>, flows: number, mailbox: TestSmtp): Row[] {
   const network = { connectTo: [`${DOMAIN}:443:127.0.0.1:${hello.port}`], ca: [hello.caPem as string] };
   const stay = (i: number) => ({
     check_in: iso(Date.now() + (750 + 2 * i) * DAY),

@@ -140,7 +140,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     expect((await g.turn(page, msg)).decision.code).toBe('EF_005');
     expect(world.bookPosts()).toBe(before + 1);
     // The guest (a person, not the model) asks for the code and types it back.
-    const mails = world.mailbox.count();
+    const mails = world.mailbox.received.length;
     const posted = () =>
       page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.startsWith('/ucp/continue/'));
     await Promise.all([posted(), page.locator('#send-code button').click()]);

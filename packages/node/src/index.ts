@@ -242,7 +242,7 @@ export { listUcpSessions } from './ucp/admin.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // the sessions, the guest's confirmation, the mail transport, the profile and the ports.
 export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';
-export { confirmOnGuestPage, type DevMailbox, startDevMailbox } from './ucp/dev-guest.js';
+export { confirmOnGuestPage, type DevMailbox, mailedCodeOf, type ReceivedMail, startDevMailbox } from './ucp/dev-guest.js';
 export { type UcpBookingSessions, ucpBookingSessions } from './ucp/index.js';
 export { type SmtpMailerOptions, smtpMailer } from './ucp/mail.js';
 export type {

@@ -177,16 +177,14 @@ export async function guestStep(
 }
 
 /** The one-time code in a mail the node sent (its subject: "Your confirmation code for DOMAIN: NNNNNN"). */
-export const mailedCodeOf = (raw: string): string | undefined => /code for [^:\r\n]+: (\d{6})/.exec(raw)?.[1];
+export { mailedCodeOf } from '@vrpkit/node';
 
 /** Ask the page to mail a code to the session's buyer `email` and read it from the test SMTP server. */
 export async function mailedCode(client: NodeClient, domain: string, smtp: TestSmtp, id: string, email: string): Promise<string> {
   const before = smtp.received.length;
   const sent = await guestStep(client, domain, id, 'send_code');
   if (sent.refusal) throw new Error(`the page refused to send a code: ${sent.refusal}`);
-  const code = mailedCodeOf((await smtp.next(email, before)).raw);
-  if (!code) throw new Error('the mail holds no code');
-  return code;
+  return smtp.code(email, before);
 }
 
 /**

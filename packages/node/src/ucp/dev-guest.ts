@@ -8,22 +8,33 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { FetchLike } from '@vrpkit/core';
-import { SMTPServer } from 'smtp-server';
+
+/** One message as the SMTP server received it: its envelope recipients and its raw text. */
+export interface ReceivedMail {
+  to: string[];
+  raw: string;
+}
 
 export interface DevMailbox {
   /** `smtp://127.0.0.1:PORT`, the dev node's `--smtp-url`. */
   url: string;
+  /** Every message received, in order, exactly as a mail client would receive it. */
+  received: ReceivedMail[];
+  /** The next message to `to` that arrived after `after` messages, waiting up to `ms`. */
+  next(to: string, after: number, ms?: number): Promise<ReceivedMail>;
   /** The six-digit code of the next mail to `to` (after `after` mails), waiting up to `ms`. */
   code(to: string, after: number, ms?: number): Promise<string>;
-  count(): number;
   close(): Promise<void>;
 }
 
 /** The code in the node's mail, from its subject ("Your confirmation code for DOMAIN: NNNNNN", ucp/mail.ts). */
-const CODE_IN_MAIL = /code for [^:\r\n]+: (\d{6})/;
+export const mailedCodeOf = (raw: string): string | undefined => /code for [^:\r\n]+: (\d{6})/.exec(raw)?.[1];
 
+/** A real SMTP server on 127.0.0.1 that accepts every message and keeps it (the tests' mail server too). */
 export async function startDevMailbox(): Promise<DevMailbox> {
-  const mails: { to: string[]; raw: string }[] = [];
+  // Loaded here, not with the package: a node that serves real guests never runs an SMTP server.
+  const { SMTPServer } = await import('smtp-server');
+  const received: ReceivedMail[] = [];
   // Plain SMTP on loopback without AUTH: nothing leaves this machine.
   const server = new SMTPServer({
     authOptional: true,
@@ -33,24 +44,30 @@ export async function startDevMailbox(): Promise<DevMailbox> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
         done();
       });
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
+  const next = async (to: string, after: number, ms = 10_000): Promise<ReceivedMail> => {
+    const until = Date.now() + ms;
+    for (;;) {
+      const found = received.slice(after).find((m) => m.to.includes(to));
+      if (found) return found;
+      if (Date.now() > until) throw new Error(`no mail to ${to} within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
   return {
     url: `smtp://127.0.0.1:${port}`,
-    count: () => mails.length,
-    async code(to, after, ms = 10_000) {
-      const until = Date.now() + ms;
-      for (;;) {
-        const code = CODE_IN_MAIL.exec(mails.slice(after).find((m) => m.to.includes(to))?.raw ?? '')?.[1];
-        if (code) return code;
-        if (Date.now() > until) throw new Error(`no code mailed to ${to} within ${ms} ms`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+    received,
+    next,
+    async code(to, after, ms) {
+      const code = mailedCodeOf((await next(to, after, ms)).raw);
+      if (!code) throw new Error('the mail holds no code');
+      return code;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -91,7 +108,7 @@ export async function confirmOnGuestPage(
   out: (line: string) => void,
 ): Promise<void> {
   out(`  → the guest opens ${continueUrl}`);
-  const before = mailbox.count();
+  const before = mailbox.received.length;
   const sent = await step(fetch, continueUrl, { step: 'send_code' });
   if (sent.refusal) throw new Error(`the guest page refused to send a code: ${sent.refusal}`);
   const code = await mailbox.code(email, before);
