@@ -7,13 +7,13 @@
  * completed; a replayed authority is denied (Tool-Use Binding draft, enforce() contract).
  */
 import { join } from 'node:path';
-import { BookingHost, createHardenedFetch, type HardenedFetch, liveUcpComplete } from '@vrpkit/agent';
+import { BookingHost, type HardenedFetch, liveUcpComplete } from '@vrpkit/agent';
 import { type FetchLike, generateEd25519Jwk } from '@vrpkit/core';
 import { actBindingDigest, Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import type { ServedNode } from '@vrpkit/node';
-import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
-import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { guestStep, mailedCode } from '@vrpkit/testkit/ucp';
+import type { TestSmtp } from '@vrpkit/testkit/mail';
+import { dayAfter, type NodeClient, testClock } from '@vrpkit/testkit/node';
+import { guestStep, mailedCode, serveUcpTestNode, type UcpTestNode } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
@@ -36,7 +36,7 @@ const POLICY = loadPolicy({
 });
 const clock = testClock(START);
 let served: { node: ServedNode; client: NodeClient };
-let tmp: ReturnType<typeof tempDir>;
+let world: UcpTestNode;
 let smtp: TestSmtp;
 let fetch: HardenedFetch;
 /** Complete requests that left a host (every host's fetch goes through `counted`). */
@@ -47,25 +47,17 @@ const counted: FetchLike = (input, init) => {
 };
 
 beforeAll(async () => {
-  tmp = tempDir('ucp-gated');
-  smtp = await startTestSmtp();
-  served = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), clock, {
-    bookingRateLimit: 10_000,
-    guestMail: { url: smtp.url, from: `Bookings <bookings@${DOMAIN}>` },
-  });
-  fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${served.node.port}`], ca: served.node.caPem! });
+  world = await serveUcpTestNode(DOMAIN, 'ucp-gated', clock);
+  ({ smtp, fetch } = world);
+  served = world;
 });
-afterAll(async () => {
-  await fetch?.close();
-  await closeTestNode(served, tmp);
-  await smtp?.close();
-});
+afterAll(() => world?.close());
 
 /** A booking host with its own Gate; the person confirms every session handed to them with the mailed code. */
 async function openHost(name: string, network: FetchLike = counted) {
   const { privateJwk } = await generateEd25519Jwk();
   const gate = new Gate({
-    store: await openSqliteStore(join(tmp.dir, `${name}.sqlite`)),
+    store: await openSqliteStore(join(world.dir, `${name}.sqlite`)),
     policy: POLICY,
     sinkId: SINK,
     signingKey: { privateJwk, kid: `${name}-key` },

@@ -8,11 +8,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import type { Clock } from '@vrpkit/core';
+import type { ServedNode } from '@vrpkit/node';
 import { UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpBookingRequest } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { TestSmtp } from './mail.js';
-import type { NodeClient } from './node.js';
+import { startTestSmtp, type TestSmtp } from './mail.js';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir } from './node.js';
 
 const SCHEMA_ROOT = fileURLToPath(new URL('../fixtures/ucp/schemas/', import.meta.url));
 const STANDIN_ROOT = fileURLToPath(new URL('../fixtures/ucp/standins/', import.meta.url));
@@ -216,4 +219,37 @@ export async function bookThroughSession(
   const booking = (JSON.parse(done.text) as { confirmation?: { id: string } }).confirmation?.id;
   if (!booking) throw new Error(`the session was not completed: ${done.text.slice(0, 200)}`);
   return { session_id: id, booking_id: booking };
+}
+
+/** A node serving UCP sessions to a test: its client, a local SMTP server for the guest's code, and an agent's hardened fetch that reaches it. */
+export interface UcpTestNode {
+  /** A temporary directory for the test's own files, removed by `close`. */
+  dir: string;
+  node: ServedNode;
+  client: NodeClient;
+  smtp: TestSmtp;
+  fetch: HardenedFetch;
+  close(): Promise<void>;
+}
+
+/** Serve `domain` over https (dev CA) on `clock`, mailing guests through a local SMTP server, without the rate limit in the way. */
+export async function serveUcpTestNode(domain: string, label: string, clock: Clock): Promise<UcpTestNode> {
+  const tmp = tempDir(label);
+  const smtp = await startTestSmtp();
+  const served = await serveTestNode(domain, join(tmp.dir, 'node'), clock, {
+    bookingRateLimit: 10_000,
+    guestMail: { url: smtp.url, from: `Bookings <bookings@${domain}>` },
+  });
+  const fetch = createHardenedFetch({ connectTo: [`${domain}:443:127.0.0.1:${served.node.port}`], ca: served.node.caPem! });
+  return {
+    ...served,
+    dir: tmp.dir,
+    smtp,
+    fetch,
+    async close() {
+      await fetch.close();
+      await closeTestNode(served, tmp);
+      await smtp.close();
+    },
+  };
 }
