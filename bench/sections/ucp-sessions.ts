@@ -11,7 +11,7 @@
  *
  * Not a benchmark of its own (bench/run.ts lists only the files directly in bench/): bench/booking runs it.
  */
-import { ucpBookingRequest } from '@vrpkit/agent';
+import { ucpBookingRequest } from '@vrpkit/protocol';
 import type { TestSmtp } from '@vrpkit/testkit/mail';
 import { mailedCodeOf, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import type { Agent } from 'undici';

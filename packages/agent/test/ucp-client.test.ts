@@ -5,14 +5,22 @@
  * server, completes, and verifies the booking receipt. It refuses a session that is not bound to
  * the offer it sent, and a profile whose endpoint is on another origin.
  */
-import { join } from 'node:path';
-import { createHardenedFetch, type HardenedFetch, UcpLodgingClient, verifyOffer } from '@vrpkit/agent';
+import { type HardenedFetch, UcpLodgingClient, verifyOffer } from '@vrpkit/agent';
 import type { FetchLike } from '@vrpkit/core';
 import type { ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_PROFILE_PATH } from '@vrpkit/protocol';
-import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
-import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { guestStep, mailedCode, UCP_BOOKING_SCHEMA, type UcpRequestOp, ucpRequestErrors, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
+import type { TestSmtp } from '@vrpkit/testkit/mail';
+import { dayAfter, type NodeClient, testClock } from '@vrpkit/testkit/node';
+import {
+  guestStep,
+  mailedCode,
+  serveUcpTestNode,
+  UCP_BOOKING_SCHEMA,
+  type UcpRequestOp,
+  type UcpTestNode,
+  ucpRequestErrors,
+  ucpSchemaErrors,
+} from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -22,25 +30,17 @@ const DOMAIN = 'ucp-agent.example';
 const AGENT_PROFILE = 'https://platform.example/.well-known/ucp';
 const START = Date.parse('2027-02-01T09:00:00Z');
 let served: { node: ServedNode; client: NodeClient };
-let tmp: ReturnType<typeof tempDir>;
+let world: UcpTestNode;
 let smtp: TestSmtp;
 let fetch: HardenedFetch;
 const clock = testClock(START);
 
 beforeAll(async () => {
-  tmp = tempDir('ucp-agent');
-  smtp = await startTestSmtp();
-  served = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), clock, {
-    bookingRateLimit: 10_000,
-    guestMail: { url: smtp.url, from: `Bookings <bookings@${DOMAIN}>` },
-  });
-  fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${served.node.port}`], ca: served.node.caPem! });
+  world = await serveUcpTestNode(DOMAIN, 'ucp-agent', clock);
+  ({ smtp, fetch } = world);
+  served = world;
 });
-afterAll(async () => {
-  await fetch?.close();
-  await closeTestNode(served, tmp);
-  await smtp?.close();
-});
+afterAll(() => world?.close());
 
 /** An offer the agent verified (Core VRP v0.1 §9) for `nights` from day `from`. */
 async function verifiedOffer(from: number, nights: number): Promise<string> {

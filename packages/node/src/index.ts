@@ -48,8 +48,8 @@ export {
   type NodeStoreOptions,
   withNodeStore,
 } from './admin/store.js';
-// The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1): the desk behind
-// `POST /api/booking-requests` and the `/book` form, its ports, the hold upkeep and the webhook.
+// The booking desk (vrpkit, beyond Core VRP v0.1 §5.1): the holds confirmed UCP sessions make,
+// its ports, the hold upkeep and the webhook.
 export { decideBooking, listBookings, showBooking } from './booking/admin.js';
 export {
   type BookingAnswer,
@@ -242,6 +242,7 @@ export { listUcpSessions } from './ucp/admin.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // the sessions, the guest's confirmation, the mail transport, the profile and the ports.
 export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';
+export { confirmOnGuestPage, type DevMailbox, mailedCodeOf, type ReceivedMail, startDevMailbox } from './ucp/dev-guest.js';
 export { type UcpBookingSessions, ucpBookingSessions } from './ucp/index.js';
 export { type SmtpMailerOptions, smtpMailer } from './ucp/mail.js';
 export type {

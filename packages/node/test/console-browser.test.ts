@@ -10,7 +10,6 @@
  * Without Chromium (`VRPKIT_CHROMIUM`) the file is skipped, saying so. VRPKIT_UPDATE_SCREENSHOTS=1
  * rewrites the console screenshots in docs/img/.
  */
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -24,11 +23,13 @@ import {
   syncCalendar,
   withNodeStore,
 } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
+import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { blockingFeed, closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
+import { bookThroughSession } from '@vrpkit/testkit/ucp';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -40,10 +41,10 @@ const DOMAIN = 'console-villa.example';
 const clock = testClock('2027-02-20T09:00:00Z');
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SCREENSHOTS = process.env.VRPKIT_UPDATE_SCREENSHOTS === '1';
-/** Guest text with markup: the booking API takes it, the console must show it as text. */
-const GUEST_NAME = '<b>Eve</b> exe.png';
+/** The guest's first and last name as the agent sent them (markup that must stay inert text). */
+const GUEST = { first_name: '<b>Eve</b>', last_name: 'exe.png', email: 'eve@example.org' };
 /**
- * The same with a right-to-left override, which the booking API refuses (protocol's `BookingGuestSchema`)
+ * The same with a right-to-left override, which the booking desk refuses (protocol's `BookingGuestSchema`)
  * but a row written another way (an older node, a future booking path) could hold: shown as a visible escape.
  */
 const BIDI_NAME = '<b>Eve</b> \u202Egnp.exe';
@@ -60,6 +61,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
   let origin: string;
   let bookingId: string;
   let receiver: TestServer;
+  let smtp: TestSmtp;
   /** The booking events the node's webhook sent (the guest's notices go out from there). */
   const notices: BookingWebhookEvent[] = [];
 
@@ -87,8 +89,11 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
         res.writeHead(204).end();
       });
     });
+    smtp = await startTestSmtp();
     ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock, {
       console: { port: 0 },
+      guestMail: { url: smtp.url },
+      bookingRateLimit: 10_000,
       bookingWebhook: { url: `https://localhost:${receiver.port}/notices`, ca: [ca.ca.certPem] },
       beforeServe: async () => {
         await addCalendarFeed({ dataDir, name: 'other-channel', file: feedFile, clock });
@@ -104,6 +109,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await browser?.close();
     await closeTestNode({ node, client }, tmp);
     await receiver?.close();
+    await smtp?.close();
   });
 
   it('listens on localhost and, without a session, shows nothing but the sign-in page', async () => {
@@ -137,16 +143,8 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
 
   it('shows a pending request with the guest text inert and visible; confirming it turns held nights into booked', async () => {
     const o = await offer('2027-03-01', '2027-03-05');
-    const booked = await client.request('POST', BOOKING_REQUESTS_PATH, {
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        offer_jws: o.signature.jws,
-        guest: { name: GUEST_NAME, email: 'eve@example.org' },
-        idempotency_key: `k-${randomBytes(9).toString('base64url')}`,
-      }),
-    });
-    expect(booked.status).toBe(201);
-    bookingId = (JSON.parse(booked.text) as { booking_request: { booking_id: string } }).booking_request.booking_id;
+    // The hold a guest's confirmation of a UCP session makes (the code read from the local SMTP server).
+    bookingId = (await bookThroughSession(client, DOMAIN, smtp, o.signature.jws, GUEST)).booking_id;
     const db = new Database(join(dataDir, 'node.sqlite'));
     db.prepare('update booking_request set guest_name = ? where booking_id = ?').run(BIDI_NAME, bookingId);
     db.close();

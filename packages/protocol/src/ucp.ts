@@ -8,8 +8,10 @@
  * admits extra members (`additionalProperties: true` at the root). The node and the agent share these
  * shapes; tests also check every request and response against the vendored UCP schemas.
  */
+import { jwsPayloadJson, parseCompactJws } from '@vrpkit/core';
 import * as z from 'zod';
 import { BookingGuestSchema } from './booking.js';
+import { readOfferPayload } from './offer.js';
 import { IsoDateSchema } from './types.js';
 
 /** The UCP version the profile and every response name (`ucp.version`, YYYY-MM-DD: the Lodging schemas' `version`). */
@@ -240,3 +242,40 @@ export const UcpProfileSchema = z.looseObject({
 export const UcpErrorResponseSchema = z.looseObject({
   messages: z.array(z.looseObject({ code: z.string(), content: z.string() })).min(1),
 });
+
+/** The party a session carries (Booking: `booker`, `guests[]` with the platform's ids, their assignment to the stay). */
+export interface UcpParty {
+  booker?: UcpBooker;
+  guests?: UcpGuest[];
+  guest_assignments?: { guest_id: string; role?: string }[];
+  travel_purpose?: string;
+}
+
+/**
+ * A Create/Update Booking Session body for the stay `offerJws` signed: its property, its dates, its
+ * party size, and the offer itself under `dev.vrpkit.lodging`; `undefined` when the JWS does not
+ * decode to a stay offer (decoded, not verified: the business verifies it). The agent's client and
+ * the node's `/book` form both send this one shape.
+ */
+export function ucpBookingRequest(offerJws: string, party: UcpParty = {}): Record<string, unknown> | undefined {
+  const parsed = parseCompactJws(offerJws);
+  const offer = parsed.ok ? readOfferPayload(jwsPayloadJson(parsed.jws)) : null;
+  const propertyId = offer?.property?.property_id;
+  const req = offer?.request;
+  if (!propertyId || !req?.check_in || !req.check_out || !req.guests) return undefined;
+  return {
+    property: { id: propertyId },
+    stays: [
+      {
+        id: ucpStayId(propertyId),
+        stay_dates: { start_date: req.check_in, end_date: req.check_out },
+        occupancy: { total: req.guests },
+        ...(party.guest_assignments ? { guest_assignments: party.guest_assignments } : {}),
+      },
+    ],
+    ...(party.booker ? { booker: party.booker } : {}),
+    ...(party.guests ? { guests: party.guests } : {}),
+    ...(party.travel_purpose ? { travel_purpose: party.travel_purpose } : {}),
+    [UCP_LODGING_KEY]: { offer_jws: offerJws },
+  };
+}

@@ -9,15 +9,20 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import type { Clock } from '@vrpkit/core';
+import type { ServedNode } from '@vrpkit/node';
+import { UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpBookingRequest } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { TestSmtp } from './mail.js';
-import type { NodeClient } from './node.js';
+import { startTestSmtp, type TestSmtp } from './mail.js';
+import { closeTestNode, type NodeClient, serveTestNode, tempDir } from './node.js';
 
 const SCHEMA_ROOT = fileURLToPath(new URL('../fixtures/ucp/schemas/', import.meta.url));
 const STANDIN_ROOT = fileURLToPath(new URL('../fixtures/ucp/standins/', import.meta.url));
 /** Every vendored schema's `$id` starts here (`https://ucp.dev/schemas/shopping/checkout.json`). */
 export const UCP_SCHEMA_BASE = 'https://ucp.dev/schemas/';
+const UCP_SESSIONS = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
 
 function schemaFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -176,16 +181,78 @@ export async function guestStep(
 }
 
 /** The one-time code in a mail the node sent (its subject: "Your confirmation code for DOMAIN: NNNNNN"). */
-export const mailedCodeOf = (raw: string): string | undefined => /code for [^:\r\n]+: (\d{6})/.exec(raw)?.[1];
+export { mailedCodeOf } from '@vrpkit/node';
 
 /** Ask the page to mail a code to the session's buyer `email` and read it from the test SMTP server. */
 export async function mailedCode(client: NodeClient, domain: string, smtp: TestSmtp, id: string, email: string): Promise<string> {
   const before = smtp.received.length;
   const sent = await guestStep(client, domain, id, 'send_code');
   if (sent.refusal) throw new Error(`the page refused to send a code: ${sent.refusal}`);
-  const code = mailedCodeOf((await smtp.next(email, before)).raw);
-  if (!code) throw new Error('the mail holds no code');
-  return code;
+  return smtp.code(email, before);
+}
+
+/**
+ * A stay booked the one way a node takes bookings: Create Booking Session from `offerJws` with
+ * `booker`, the guest's code mailed to `smtp` and typed back on the session's page (the hold is made
+ * then), and Complete. Returns the session id and the booking id of its hold.
+ */
+export async function bookThroughSession(
+  client: NodeClient,
+  domain: string,
+  smtp: TestSmtp,
+  offerJws: string,
+  booker: { first_name: string; last_name: string; email: string; phone_number?: string },
+): Promise<{ session_id: string; booking_id: string }> {
+  const { email } = booker;
+  const created = await client.request('POST', UCP_SESSIONS, {
+    body: JSON.stringify(ucpBookingRequest(offerJws, { booker })),
+    headers: { 'content-type': 'application/json' },
+  });
+  const id = (JSON.parse(created.text) as { id?: string }).id;
+  if (created.status !== 201 || !id) throw new Error(`no session was created: HTTP ${created.status} ${created.text.slice(0, 200)}`);
+  const code = await mailedCode(client, domain, smtp, id, email);
+  const confirmed = await guestStep(client, domain, id, 'confirm', code);
+  if (confirmed.sessionStatus !== 'ready_for_complete') throw new Error(`the guest's code was refused: ${confirmed.refusal}`);
+  const done = await client.request('POST', `${UCP_SESSIONS}/${id}/complete`, {
+    body: JSON.stringify({ payment: {} }),
+    headers: { 'content-type': 'application/json' },
+  });
+  const booking = (JSON.parse(done.text) as { confirmation?: { id: string } }).confirmation?.id;
+  if (!booking) throw new Error(`the session was not completed: ${done.text.slice(0, 200)}`);
+  return { session_id: id, booking_id: booking };
+}
+
+/** A node serving UCP sessions to a test: its client, a local SMTP server for the guest's code, and an agent's hardened fetch that reaches it. */
+export interface UcpTestNode {
+  /** A temporary directory for the test's own files, removed by `close`. */
+  dir: string;
+  node: ServedNode;
+  client: NodeClient;
+  smtp: TestSmtp;
+  fetch: HardenedFetch;
+  close(): Promise<void>;
+}
+
+/** Serve `domain` over https (dev CA) on `clock`, mailing guests through a local SMTP server, without the rate limit in the way. */
+export async function serveUcpTestNode(domain: string, label: string, clock: Clock): Promise<UcpTestNode> {
+  const tmp = tempDir(label);
+  const smtp = await startTestSmtp();
+  const served = await serveTestNode(domain, join(tmp.dir, 'node'), clock, {
+    bookingRateLimit: 10_000,
+    guestMail: { url: smtp.url, from: `Bookings <bookings@${domain}>` },
+  });
+  const fetch = createHardenedFetch({ connectTo: [`${domain}:443:127.0.0.1:${served.node.port}`], ca: served.node.caPem! });
+  return {
+    ...served,
+    dir: tmp.dir,
+    smtp,
+    fetch,
+    async close() {
+      await fetch.close();
+      await closeTestNode(served, tmp);
+      await smtp.close();
+    },
+  };
 }
 
 /** The platform profile test requests name in `UCP-Agent` (the node parses it, never fetches it). */

@@ -19,7 +19,7 @@ import { isConnectionLoss } from '@vrpkit/sql';
 import { type Context, Hono } from 'hono';
 import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
-import { mountBookingRequests, mountBookPage } from '../booking/http.js';
+import { mountBookForm, mountBookPage } from '../booking/http.js';
 import { BOOK_FORM } from '../booking/page.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
@@ -68,9 +68,9 @@ export interface NodeAppOptions {
    * serving one node must share it (a node's comes from its keys directory). Default: random per app.
    */
   formSecret?: Uint8Array;
-  /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
+  /** The booking desk: the holds a guest's confirmation makes, and the booking rate limit per address; without one the node takes no bookings. */
   bookings?: BookingDesk;
-  /** UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/checkout-sessions`, the guest's page); only with `bookings` and a single publisher. */
+  /** UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/booking-sessions`, the guest's page, the `/book` form); only with `bookings` and a single publisher. */
   ucp?: UcpBookingSessions;
   /**
    * Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which
@@ -119,13 +119,13 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   // Core §3 / §3.1: every active and retained key; max-age ≤ 300 bounds revocation latency.
   app.get(JWKS_PATH, async (c) => c.json(await serviceOf(c).jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
-  // Core §5.1: the booking landing page; its own 405 first: /book also takes the booking form's POST.
+  // Core §5.1: the booking landing page.
   const formSecret = options.formSecret ?? randomBytes(32);
   const bookForm = formGuard(BOOK_FORM, formSecret, MAX_BOOKING_REQUEST_BYTES);
   mountBookPage(app, serviceOf, bookForm);
-  if (options.bookings) mountBookingRequests(app, options.bookings, bookForm, (c) => serviceOf(c).now());
 
-  // UCP booking sessions: the profile, the Checkout REST binding and the guest's page (ucp/http.ts).
+  // UCP booking sessions: the profile, the Booking REST binding and the guest's page (ucp/http.ts),
+  // and the /book form as a thin client of them: the node's one booking path.
   let ucpBinding: UcpMcpBinding | undefined;
   if (options.bookings && options.ucp && typeof publisher !== 'function') {
     const form = formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES);
@@ -133,6 +133,13 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
     mountUcpRest(app, routes);
     mountUcpContinue(app, routes);
     ucpBinding = { sessions: options.ucp.sessions, desk: options.bookings };
+    mountBookForm(app, {
+      sessions: options.ucp.sessions,
+      desk: options.bookings,
+      form: bookForm,
+      canonicalDomain: publisher.canonicalDomain,
+      now: () => publisher.now(),
+    });
   }
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
