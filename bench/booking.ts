@@ -33,6 +33,7 @@ import { generateEd25519Jwk } from '@vrpkit/core';
 import { Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { confirmOnGuestPage, initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
+import { TEST_UCP_AGENT_PROFILE } from '@vrpkit/testkit/ucp';
 import pg from 'pg';
 import { Agent, buildConnector } from 'undici';
 import { cpuSeconds, numberFlag, percentile, printTable, startChild } from './lib.js';
@@ -162,7 +163,7 @@ function gatedFlowRows(hello: Record<string, unknown>, flows: number, mailbox: T
         const fetch = createHardenedFetch(network);
         const jwksCache = new JwksCache({ fetch });
         // The host's profile is read once, as an agent does per host.
-        const found = await UcpLodgingClient.discover(DOMAIN, { fetch });
+        const found = await UcpLodgingClient.discover(DOMAIN, { fetch, agentProfile: TEST_UCP_AGENT_PROFILE });
         if (!found.ok) throw new Error(`the bench node's UCP profile: ${found.code}`);
         const { client } = found;
         try {
@@ -200,6 +201,7 @@ function gatedFlowRows(hello: Record<string, unknown>, flows: number, mailbox: T
           nodeUrl: `https://${DOMAIN}`,
           booker,
           fetch,
+          agentProfile: TEST_UCP_AGENT_PROFILE,
           session_id: 'bench',
           model: 'recorded',
           handOff: (h) => confirmOnGuestPage(fetch, mailbox, h.continue_url, booker.email, () => {}),

@@ -223,6 +223,8 @@ async function main(): Promise<void> {
     nodeUrl: 'https://villa-booking.example',
     booker: DEMO_BOOKER,
     fetch,
+    // This example agent's UCP profile URL (`UCP-Agent`): named, never fetched by the node (docs/booking.md).
+    agentProfile: 'https://example-agent.vrpkit.example/.well-known/ucp',
     session_id: `example-${vendor}`,
     model,
     clock,

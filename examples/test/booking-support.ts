@@ -13,6 +13,7 @@ import { type AgentCandidateAct, actBindingDigest, Gate, loadPolicy, openSqliteS
 import { confirmOnGuestPage, createDevCa, type DevMailbox, initNode, type ServedNode, serveNode, startDevMailbox } from '@vrpkit/node';
 import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
 import { mcpApp, serveSurface, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
+import { TEST_UCP_AGENT_PROFILE } from '@vrpkit/testkit/ucp';
 import { Hono } from 'hono';
 import { BOOKING_POLICY_FILE, DEMO_BOOKER } from '../src/booking-loop.js';
 
@@ -129,6 +130,7 @@ export async function openBookingHost(
     nodeUrl: opts.nodeUrl ?? `https://${NODE_DOMAIN}`,
     booker: DEMO_BOOKER,
     fetch: world.fetch,
+    agentProfile: TEST_UCP_AGENT_PROFILE,
     session_id: `booking-${opts.name ?? 'test'}`,
     model: opts.model ?? 'recorded-model',
     clock: opts.clock,

@@ -13,7 +13,7 @@ import { actBindingDigest, Gate, loadPolicy, openSqliteStore } from '@vrpkit/gat
 import type { ServedNode } from '@vrpkit/node';
 import type { TestSmtp } from '@vrpkit/testkit/mail';
 import { dayAfter, type NodeClient, testClock } from '@vrpkit/testkit/node';
-import { guestStep, mailedCode, serveUcpTestNode, type UcpTestNode } from '@vrpkit/testkit/ucp';
+import { guestStep, mailedCode, serveUcpTestNode, TEST_UCP_AGENT_PROFILE, type UcpTestNode, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
@@ -69,6 +69,7 @@ async function openHost(name: string, network: FetchLike = counted) {
     nodeUrl: `https://${DOMAIN}`,
     booker: BOOKER,
     fetch: network,
+    agentProfile: TEST_UCP_AGENT_PROFILE,
     session_id: name,
     model: 'test',
     clock,
@@ -191,9 +192,13 @@ describe('BookingHost over UCP booking sessions', () => {
       expect(r.outcome).toMatchObject({ invoked: false, decision: { code: 'EF_SCOPE_MISMATCH' } });
       expect(completes).toBe(before);
       // The session the person confirmed stays uncompleted.
-      expect((JSON.parse((await served.client.get(`/ucp/v1/booking-sessions/${view.session_id}`)).text) as { status: string }).status).toBe(
-        'ready_for_complete',
-      );
+      expect(
+        (
+          JSON.parse(
+            (await served.client.request('GET', `/ucp/v1/booking-sessions/${view.session_id}`, { headers: ucpRestHeaders('GET') })).text,
+          ) as { status: string }
+        ).status,
+      ).toBe('ready_for_complete');
     } finally {
       await h.close();
     }
@@ -204,7 +209,9 @@ describe('BookingHost over UCP booking sessions', () => {
     try {
       const { approvalId, view } = await h.ask(await h.offer(60, 2));
       const approved = h.host.approvalFor(approvalId)!;
-      const session = JSON.parse((await served.client.get(`/ucp/v1/booking-sessions/${view.session_id}`)).text);
+      const session = JSON.parse(
+        (await served.client.request('GET', `/ucp/v1/booking-sessions/${view.session_id}`, { headers: ucpRestHeaders('GET') })).text,
+      );
       const live = liveUcpComplete(approved.act, { endpoint: 'https://elsewhere.example/ucp/v1', session_id: view.session_id, session });
       let invoked = false;
       const r = await h.gate.dispatch(live.act, live.args, async () => {

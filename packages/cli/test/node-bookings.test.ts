@@ -11,8 +11,7 @@ import { OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { ucpRestHeaders } from '@vrpkit/testkit/ucp';
-import { bookThroughSession } from '@vrpkit/testkit/ucp';
+import { bookThroughSession, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -101,7 +100,7 @@ describe('vrp node bookings', () => {
       const booker = { first_name: name, last_name: 'Guest', email: guest.email };
       const res = await client.request('POST', `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
         body: JSON.stringify(ucpBookingRequest((await offer(stay(80, 2))).signature.jws, { booker })),
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
       });
       expect([JSON.stringify(name), res.status]).toEqual([JSON.stringify(name), 400]);
     }

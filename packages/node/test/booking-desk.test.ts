@@ -53,7 +53,7 @@ import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { guestStep, mailedCode } from '@vrpkit/testkit/ucp';
+import { guestStep, mailedCode, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FORM_TOKEN_TTL_MS } from '../src/http/forms.js';
 
@@ -101,7 +101,7 @@ async function book(h: Harness, body: unknown, address = '192.0.2.1') {
 
 /** Create Booking Session over https, as an agent platform sends it. */
 function createSession(client: NodeClient, body: string, contentType = 'application/json') {
-  return client.request('POST', SESSIONS, { body, headers: { 'content-type': contentType } });
+  return client.request('POST', SESSIONS, { body, headers: { 'content-type': contentType, ...ucpRestHeaders('POST') } });
 }
 
 /** The hidden fields of the form `/book` renders for stay `s` (the signed offer and its form token). */
@@ -447,7 +447,7 @@ describe('bad booking requests are refused with stable codes and write nothing',
       const r = await createSession(lh.client, JSON.stringify(ucpBookingRequest(jws)));
       expect({ status: r.status, code: JSON.parse(r.text).messages[0].code }).toEqual({ status: 429, code: 'too_many_requests' });
       // Get, the guest page and the /book form count against the same limit.
-      expect((await lh.client.request('POST', `${SESSIONS}/ucs_none/cancel`)).status).toBe(429);
+      expect((await lh.client.request('POST', `${SESSIONS}/ucs_none/cancel`, { headers: ucpRestHeaders('POST') })).status).toBe(429);
       expect(await written(lh)).toEqual(before);
       // The window is a minute of the node's clock: after it the address is admitted again.
       lh.clock.advance(60_000);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createBookingDesk, createNodeApp, createOfferService, initNode, NodeStore, ucpBookingSessions } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpBookingRequest } from '@vrpkit/protocol';
 import { dayAfter, tempDir, testClock } from '@vrpkit/testkit/node';
+import { ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodePaths, storeTargetFor } from '../src/datadir.js';
@@ -58,7 +59,7 @@ async function bookNight(from: number) {
   const booker = { first_name: 'Ada', last_name: 'Guest', email: 'ada@example.org' };
   return ask(`${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
     body: JSON.stringify(ucpBookingRequest(signature.jws, { booker })),
   });
 }

@@ -206,7 +206,7 @@ export async function bookThroughSession(
   const { email } = booker;
   const created = await client.request('POST', UCP_SESSIONS, {
     body: JSON.stringify(ucpBookingRequest(offerJws, { booker })),
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
   });
   const id = (JSON.parse(created.text) as { id?: string }).id;
   if (created.status !== 201 || !id) throw new Error(`no session was created: HTTP ${created.status} ${created.text.slice(0, 200)}`);
@@ -215,7 +215,7 @@ export async function bookThroughSession(
   if (confirmed.sessionStatus !== 'ready_for_complete') throw new Error(`the guest's code was refused: ${confirmed.refusal}`);
   const done = await client.request('POST', `${UCP_SESSIONS}/${id}/complete`, {
     body: JSON.stringify({ payment: {} }),
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
   });
   const booking = (JSON.parse(done.text) as { confirmation?: { id: string } }).confirmation?.id;
   if (!booking) throw new Error(`the session was not completed: ${done.text.slice(0, 200)}`);

@@ -103,6 +103,8 @@ export interface BookingHostOptions {
   booker: BookingPerson;
   /** The host's network edge for every call (MCP, keys, UCP sessions): a `createHardenedFetch`. */
   fetch: FetchLike;
+  /** The agent platform's UCP profile URL, sent as `UCP-Agent` on every session request (UCP REST binding). */
+  agentProfile: string;
   session_id: string;
   model: string;
   clock?: Clock;
@@ -305,7 +307,11 @@ export class BookingHost {
   async #client(domain: string) {
     let found = this.#clients.get(domain);
     if (!found) {
-      found = UcpLodgingClient.discover(domain, { fetch: this.#opts.fetch, ...(this.#opts.clock ? { clock: this.#opts.clock } : {}) });
+      found = UcpLodgingClient.discover(domain, {
+        fetch: this.#opts.fetch,
+        agentProfile: this.#opts.agentProfile,
+        ...(this.#opts.clock ? { clock: this.#opts.clock } : {}),
+      });
       this.#clients.set(domain, found);
     }
     return found;

@@ -111,6 +111,8 @@ export async function runDemoBooking(o: DemoBookingOptions): Promise<string | nu
     nodeUrl: `https://${DOMAIN}`,
     booker: BOOKER,
     fetch,
+    // The demo agent's UCP profile URL (`UCP-Agent`): named, never fetched by the node (docs/booking.md).
+    agentProfile: 'https://demo-agent.vrpkit.example/.well-known/ucp',
     session_id: 'demo-booking',
     model: 'recorded',
     clock,
