@@ -45,12 +45,12 @@ if (report) {
   const { sections, svgs } = await writeReport({
     resultsDir: results,
     pageFile: `${root}docs/performance.md`,
-    imgDir: `${root}docs/img/performance`,
+    imgDir: `${root}docs/performance`,
     benches: all,
   });
   const notRun = sections.filter((s) => !s.runs.length).map((s) => s.bench);
   process.stdout.write(
-    `\ndocs/performance.md: ${sections.length - notRun.length} bench(es) with results, ${svgs.size} chart(s) in docs/img/performance/${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}\n`,
+    `\ndocs/performance.md: ${sections.length - notRun.length} bench(es) with results, ${svgs.size} chart(s) in docs/performance/${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}\n`,
   );
 }
 process.exit(failed ? 1 : 0);

@@ -77,7 +77,7 @@ function sectionMarkdown(s: BuiltSection, img: string): string[] {
   if (!latest)
     return [
       ...out,
-      `**Not run**: no result of \`bench/${s.bench}\` on record. Run \`${s.command}\`, then \`npm run bench -- --report\`.`,
+      `**Not run yet**: no result of \`bench/${s.bench}\` on record. Run \`${s.command}\`, then \`npm run bench -- --report\`.`,
       '',
     ];
   const m = latest.machine;
@@ -117,7 +117,7 @@ export function pageMarkdown(sections: BuiltSection[], generatedAt: Date, img: s
       const m = r.machine;
       return `| ${s.bench} | ${r.at} | ${m?.cpus ?? '—'} | ${cell(m?.cpu_model ?? '—')} | ${m?.node ?? '—'} | ${m?.load_average.join(' / ') ?? '—'} |`;
     }),
-    ...(machines.length ? [] : ['| — | not run | | | | |']),
+    ...(machines.length ? [] : ['| — | not run yet | | | | |']),
     '',
   ];
   return [...head, ...sections.flatMap((s) => sectionMarkdown(s, img))].join('\n');

@@ -2,11 +2,13 @@
  * The performance page generator (bench/report/) on a fixture result set shaped like what the
  * benches write (bench/<bench>.ts): the charts are rendered to SVG by Vega, every figure on the
  * page is a ratio with its in-run baseline named and computed from the two values, the runs are
- * kept for the trend up to the bound, and a bench without results is shown as not run.
+ * kept for the trend up to the bound, and a bench without results is shown as not run. With
+ * Chromium (`VRPKIT_CHROMIUM`), every chart is parsed by a browser's XML parser as SVG and drawn.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { archiveResults, loadHistory } from '../report/history.js';
 import { writeReport } from '../report/index.js';
@@ -14,7 +16,7 @@ import { writeReport } from '../report/index.js';
 let dir: string;
 const results = () => join(dir, 'results');
 const page = () => join(dir, 'docs', 'performance.md');
-const img = () => join(dir, 'docs', 'img', 'performance');
+const img = () => join(dir, 'docs', 'performance');
 
 /** Write `bench`'s result as the bench does, dated `at` (the archive names a run by its write time). */
 function writeResult(bench: string, result: unknown, at: Date): void {
@@ -86,6 +88,7 @@ beforeEach(() => {
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+const BROWSER = hasChromium('performance page charts');
 const T0 = Date.parse('2026-12-01T10:00:00Z');
 const HOUR = 3_600_000;
 
@@ -130,7 +133,7 @@ describe('npm run bench -- --report on a fixture result set', () => {
       const svg = readFileSync(file, 'utf8');
       expect(svg.startsWith('<svg')).toBe(true);
       expect(svg).toContain('<path'); // marks drawn, not an empty frame
-      expect(markdown).toContain(`(img/performance/${id}.svg)`);
+      expect(markdown).toContain(`(performance/${id}.svg)`);
     }
     expect(readFileSync(svgs.get('surfaces-rps') as string, 'utf8')).toContain('a2a');
     expect(readFileSync(svgs.get('surfaces-rps') as string, 'utf8')).toContain('0.60×');
@@ -187,7 +190,7 @@ describe('npm run bench -- --report on a fixture result set', () => {
     expect(markdown).toContain('Reproduce: `npm run bench -- surfaces`');
     expect(markdown).toContain('3 run(s) kept');
     expect(markdown).toMatch(
-      /## Node connection burst\n\n\*\*Not run\*\*: no result of `bench\/node-burst` on record\. Run `npm run bench -- node-burst`/,
+      /## Node connection burst\n\n\*\*Not run yet\*\*: no result of `bench\/node-burst` on record\. Run `npm run bench -- node-burst`/,
     );
   });
 
@@ -216,6 +219,37 @@ describe('npm run bench -- --report on a fixture result set', () => {
       expect.arrayContaining(['surfaces', 'gate', 'gateway', 'platform', 'platform-first-visit']),
     );
     expect(sections.every((s) => s.runs.length === 0)).toBe(true);
-    expect(readFileSync(page(), 'utf8').match(/\*\*Not run\*\*/g)).toHaveLength(sections.length);
+    expect(readFileSync(page(), 'utf8').match(/\*\*Not run yet\*\*/g)).toHaveLength(sections.length);
+  });
+
+  it.skipIf(!BROWSER)('in Chromium: every chart parses as SVG (no parser error) and draws as an image of its size', async () => {
+    const { svgs } = await report();
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      for (const [id, file] of svgs) {
+        const svg = readFileSync(file, 'utf8');
+        const parsed = await page.evaluate(async (text) => {
+          const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+          const root = doc.documentElement;
+          const img = new Image();
+          img.src = URL.createObjectURL(new Blob([text], { type: 'image/svg+xml' }));
+          await img.decode();
+          return {
+            errors: doc.getElementsByTagName('parsererror').length,
+            root: `${root.namespaceURI} ${root.localName}`,
+            width: Number(root.getAttribute('width')),
+            drawn: [img.naturalWidth, img.naturalHeight],
+          };
+        }, svg);
+        expect(parsed.errors, id).toBe(0);
+        expect(parsed.root, id).toBe('http://www.w3.org/2000/svg svg');
+        expect(parsed.width, id).toBeGreaterThan(0);
+        expect(parsed.drawn[0], id).toBe(parsed.width);
+        expect(parsed.drawn[1], id).toBeGreaterThan(0);
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });
