@@ -75,6 +75,14 @@ const FIXTURES: Record<string, unknown> = {
       { row: 'first visit: 1,000 cold tenants in PostgreSQL, one wildcard certificate', rps: 24, p99_ms: 1534, ratio_spread: '0.68–0.71' },
     ],
   },
+  'node-offer': {
+    rows: [
+      { name: 'bare JSON (baseline)', median: { rps: 8000, server_cpu_us_per_request: 50 }, ratio_to_bare: 1 },
+      { name: 'static offer-sized body (baseline 2)', median: { rps: 6400, server_cpu_us_per_request: 60 }, ratio_to_bare: 0.8 },
+      { name: 'signed offer, cache hit', median: { rps: 5600, server_cpu_us_per_request: 75 }, ratio_to_bare: 0.7 },
+      { name: 'signed offer, fresh (cache off)', median: { rps: 1600, server_cpu_us_per_request: 180 }, ratio_to_bare: 0.2 },
+    ],
+  },
   verify: {
     offline: { median_round_ratio_vs_raw: { verifyOffer: 0.89 } },
     online: { rows: [{ name: 'warm caches', ratio_vs_bare: 1.06 }] },
@@ -117,6 +125,8 @@ describe('npm run bench -- --report on a fixture result set', () => {
     expect([...svgs.keys()].sort()).toEqual(
       [
         'gate-concurrency',
+        'node-offer-rps',
+        'node-offer-trend',
         'gate-trend',
         'gateway-latency',
         'gateway-trend',
@@ -175,6 +185,8 @@ describe('npm run bench -- --report on a fixture result set', () => {
         '32 req/s',
         '0.75×',
       ],
+      ['signed offer, cache hit: offers/s', 'static offer-sized body (baseline 2) (same run)', '6400 req/s', '0.88×'],
+      ['signed offer, fresh (cache off): server CPU per request', 'static offer-sized body (baseline 2) (same run)', '60 µs', '3.00×'],
       // A bench without a section of its own still shows the ratios its result names, baseline named by the member.
       ['online warm caches: ratio_vs_bare', 'bare', '—', '1.06×'],
       ['offline median_round_ratio_vs_raw: verifyOffer', 'raw', '—', '0.89×'],
