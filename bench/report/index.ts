@@ -53,6 +53,6 @@ export async function writeReport(options: ReportOptions): Promise<Report> {
   for (const old of readdirSync(options.imgDir)) if (old.endsWith('.svg') && !svgs.has(old.slice(0, -4))) rmSync(join(options.imgDir, old));
   const img = relative(dirname(options.pageFile), options.imgDir).split('\\').join('/');
   mkdirSync(dirname(options.pageFile), { recursive: true });
-  writeFileSync(options.pageFile, `${pageMarkdown(sections, options.now ?? new Date(), img)}\n`);
+  writeFileSync(options.pageFile, `${pageMarkdown(sections, options.now ?? new Date(), img).trimEnd()}\n`);
   return { sections, svgs };
 }

@@ -56,18 +56,34 @@ const number = (v: number | null, unit: string) => {
   return `${text} ${unit}`.trim();
 };
 
+/**
+ * A Markdown table with its columns padded to their widest cell, as Biome formats Markdown (so the
+ * generated page passes `npx biome check` as written); `right` marks the right-aligned columns.
+ */
+function markdownTable(header: string[], right: boolean[], rows: string[][]): string[] {
+  const widths = header.map((h, c) => Math.max(3, h.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((v, c) => (right[c] ? v.padStart(widths[c] as number) : v.padEnd(widths[c] as number))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, c) => (right[c] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
+  return [line(header), rule, ...rows.map(line)];
+}
+
 /** The figures of a section as a table: every figure a ratio, its baseline named. */
 function figureTable(figures: Figure[]): string[] {
   if (!figures.length) return ['No figures in this result.'];
-  const lines = [
-    '| figure | value | baseline (same run) | baseline value | ratio | better | target |',
-    '| --- | ---: | --- | ---: | ---: | --- | --- |',
-  ];
-  for (const f of figures)
-    lines.push(
-      `| ${cell(f.name)} | ${number(f.value, f.unit)} | ${cell(f.baseline)} | ${number(f.baseline_value, f.unit)} | ${f.ratio.toFixed(2)}× | ${f.better ?? ''} | ${cell(f.target ?? '')} |`,
-    );
-  return lines;
+  return markdownTable(
+    ['figure', 'value', 'baseline (same run)', 'baseline value', 'ratio', 'better', 'target'],
+    [false, true, false, true, true, false, false],
+    figures.map((f) => [
+      cell(f.name),
+      number(f.value, f.unit),
+      cell(f.baseline),
+      number(f.baseline_value, f.unit),
+      `${f.ratio.toFixed(2)}×`,
+      f.better ?? '',
+      cell(f.target ?? ''),
+    ]),
+  );
 }
 
 /** One section's Markdown; `img` is the charts' folder relative to the page. */
@@ -110,14 +126,17 @@ export function pageMarkdown(sections: BuiltSection[], generatedAt: Date, img: s
     '',
     '## Machines',
     '',
-    '| bench | latest run | CPUs | CPU model | Node | load average (1 / 5 / 15 min) |',
-    '| --- | --- | ---: | --- | --- | --- |',
-    ...machines.map((s) => {
-      const r = s.runs.at(-1) as RunRecord;
-      const m = r.machine;
-      return `| ${s.bench} | ${r.at} | ${m?.cpus ?? '—'} | ${cell(m?.cpu_model ?? '—')} | ${m?.node ?? '—'} | ${m?.load_average.join(' / ') ?? '—'} |`;
-    }),
-    ...(machines.length ? [] : ['| — | not run yet | | | | |']),
+    ...markdownTable(
+      ['bench', 'latest run', 'CPUs', 'CPU model', 'Node', 'load average (1 / 5 / 15 min)'],
+      [false, false, true, false, false, false],
+      machines.length
+        ? machines.map((s) => {
+            const r = s.runs.at(-1) as RunRecord;
+            const m = r.machine;
+            return [s.bench, r.at, String(m?.cpus ?? '—'), cell(m?.cpu_model ?? '—'), m?.node ?? '—', m?.load_average.join(' / ') ?? '—'];
+          })
+        : [['—', 'not run yet', '', '', '', '']],
+    ),
     '',
   ];
   return [...head, ...sections.flatMap((s) => sectionMarkdown(s, img))].join('\n');

@@ -5,9 +5,11 @@
  * kept for the trend up to the bound, and a bench without results is shown as not run. With
  * Chromium (`VRPKIT_CHROMIUM`), every chart is parsed by a browser's XML parser as SVG and drawn.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { archiveResults, loadHistory } from '../report/history.js';
@@ -115,7 +117,12 @@ function figureRows(markdown: string): string[][] {
   return markdown
     .split('\n')
     .filter((l) => l.startsWith('| ') && !l.startsWith('| figure') && !l.startsWith('| bench') && !l.startsWith('| ---'))
-    .map((l) => l.slice(2, -2).split(' | '))
+    .map((l) =>
+      l
+        .slice(2, -2)
+        .split(' | ')
+        .map((c) => c.trim()),
+    )
     .filter((cells) => cells.length === 7);
 }
 
@@ -198,12 +205,20 @@ describe('npm run bench -- --report on a fixture result set', () => {
   it('names the machine and the command of each run, and shows a bench without results as not run', async () => {
     await report();
     const markdown = readFileSync(page(), 'utf8');
-    expect(markdown).toMatch(/\| surfaces \| 2026-12-01T12:00:00\.000Z \| \d+ \| .+ \| v\d+\.\d+\.\d+ \|/);
+    expect(markdown).toMatch(/\| surfaces +\| 2026-12-01T12:00:00\.000Z +\| +\d+ \| .+ \| v\d+\.\d+\.\d+ +\|/);
     expect(markdown).toContain('Reproduce: `npm run bench -- surfaces`');
     expect(markdown).toContain('3 run(s) kept');
     expect(markdown).toMatch(
       /## Node connection burst\n\n\*\*Not run yet\*\*: no result of `bench\/node-burst` on record\. Run `npm run bench -- node-burst`/,
     );
+  });
+
+  it('writes the page as Biome formats Markdown, so `npx biome check .` passes on it as generated', async () => {
+    await report();
+    const markdown = readFileSync(page(), 'utf8');
+    const biome = fileURLToPath(new URL('../../node_modules/.bin/biome', import.meta.url));
+    const formatted = execFileSync(biome, ['format', '--stdin-file-path=performance.md'], { input: markdown, encoding: 'utf8' });
+    expect(formatted).toBe(markdown);
   });
 
   it('keeps the last runs of a bench for the trend, bounded', async () => {
