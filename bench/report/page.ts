@@ -22,8 +22,13 @@ export interface BuiltSection {
 /** Build the section of `bench` from its runs (oldest first); no runs: a section marked not run. */
 export function buildSection(bench: string, runs: RunRecord[]): BuiltSection {
   const kind = sectionOf(bench);
-  const command = `npm run bench -- ${kind.command ?? bench}`;
   const latest = runs.at(-1);
+  // The latest run's flags after those the section's command already names (`platform --only first-visit`).
+  const base = kind.command ?? bench;
+  const named = base.split(' ').slice(1).join(' ');
+  const flags = latest?.args?.join(' ') ?? '';
+  const extra = named && flags.startsWith(named) ? flags.slice(named.length).trim() : flags;
+  const command = `npm run bench -- ${base}${extra ? ` ${extra}` : ''}`;
   if (!latest) return { bench, title: kind.title, command, runs, figures: [], charts: [] };
   const extracted = kind.extract(latest.result);
   // Chart ids are the section's own (`rps`); the file is named by the bench too (`surfaces-rps.svg`).

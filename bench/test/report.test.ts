@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { archiveResults, loadHistory } from '../report/history.js';
+import { archiveResults, loadHistory, thisMachine } from '../report/history.js';
 import { writeReport } from '../report/index.js';
 
 let dir: string;
@@ -106,7 +106,8 @@ const HOUR = 3_600_000;
 async function report(benches = ['surfaces', 'gateway', 'gate', 'platform', 'verify', 'node-burst']) {
   for (const [i, rps] of [280, 450, 600].entries()) {
     writeResult('surfaces', surfaces(rps), new Date(T0 + i * HOUR));
-    archiveResults(results(), 12);
+    // The latest run under `npm run bench -- surfaces --seconds 2`.
+    archiveResults(results(), 12, thisMachine(), i === 2 ? ['--seconds', '2'] : undefined);
   }
   for (const [bench, result] of Object.entries(FIXTURES)) writeResult(bench, result, new Date(T0 + 3 * HOUR));
   return writeReport({ resultsDir: results(), pageFile: page(), imgDir: img(), benches, now: new Date(T0 + 4 * HOUR) });
@@ -206,7 +207,9 @@ describe('npm run bench -- --report on a fixture result set', () => {
     await report();
     const markdown = readFileSync(page(), 'utf8');
     expect(markdown).toMatch(/\| surfaces +\| 2026-12-01T12:00:00\.000Z +\| +\d+ \| .+ \| v\d+\.\d+\.\d+ +\|/);
-    expect(markdown).toContain('Reproduce: `npm run bench -- surfaces`');
+    // With the flags the latest run had; a result a bench wrote on its own, with none.
+    expect(markdown).toContain('Reproduce: `npm run bench -- surfaces --seconds 2`');
+    expect(markdown).toContain('Reproduce: `npm run bench -- gate`');
     expect(markdown).toContain('3 run(s) kept');
     expect(markdown).toMatch(
       /## Node connection burst\n\n\*\*Not run yet\*\*: no result of `bench\/node-burst` on record\. Run `npm run bench -- node-burst`/,
