@@ -127,6 +127,9 @@ export const NODE_CODES = {
   webhook_http_error: { message: 'the booking webhook answered HTTP {status}' },
   booking_not_found: { message: 'no booking request {id}', details: ['id'] },
   booking_not_pending: { message: 'booking request {id} is {status}, not pending', details: ['id', 'status'] },
+  host_email_needs_smtp: { message: '--host-email needs --smtp-url (the host is mailed through it)' },
+  decline_reason_required: { message: 'a decline needs the reason the guest is told (--reason TEXT)' },
+  decline_reason_too_long: { message: 'the decline reason is longer than {max} characters' },
   // MCP Composition Profile: a receipt for an envelope that is not this node's offer (a programmer error).
   receipt_unbuildable: { message: 'no receipt for this envelope: {problem}' },
 } as const satisfies CodeTable;

@@ -50,7 +50,7 @@ export {
 } from './admin/store.js';
 // The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1): the desk behind
 // `POST /api/booking-requests` and the `/book` form, its ports, the hold upkeep and the webhook.
-export { decideBooking, listBookings, showBooking } from './booking/admin.js';
+export { decideBooking, declineReason, listBookings, MAX_DECLINE_REASON_CHARS, showBooking } from './booking/admin.js';
 export {
   type BookingAnswer,
   type BookingDesk,
@@ -61,6 +61,7 @@ export {
   DEFAULT_HOLD_HOURS,
   MAX_HOLD_HOURS,
 } from './booking/desk.js';
+export { guestNotice, hostNotice, MAX_NOTICE_ATTEMPTS, NOTICE_WINDOW_MS } from './booking/notice.js';
 export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
 export type {
   BookingEvent,
@@ -238,7 +239,7 @@ export {
   issueServerCertificate,
   type PemKeyPair,
 } from './tls.js';
-export { listUcpSessions } from './ucp/admin.js';
+export { listInbox, listUcpSessions } from './ucp/admin.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // the sessions, the guest's confirmation, the mail transport, the profile and the ports.
 export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';

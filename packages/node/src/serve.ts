@@ -90,6 +90,11 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    */
   guestMail?: Partial<SmtpMailerOptions> & Pick<SmtpMailerOptions, 'url'>;
   /**
+   * `--host-email`: the host is mailed each confirmed reservation (with `guestMail`, whose transport
+   * also mails the guest the host's decisions), besides the webhook.
+   */
+  hostEmail?: string;
+  /**
    * `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish before their
    * connections are closed (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`); nothing new is accepted meanwhile.
    */
@@ -263,26 +268,36 @@ function serveBehindProxy(
   });
 }
 
-/** The booking upkeep for a serving node's options (`--booking-webhook`, the sweep interval). */
+type UpkeepOptions = Pick<ServeNodeOptions, 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs' | 'guestMail' | 'hostEmail'>;
+
+/** The mail transport of `--smtp-url` (default sender `bookings@{domain}`). */
+const nodeMailer = (o: NonNullable<ServeNodeOptions['guestMail']>, canonicalDomain: string) =>
+  smtpMailer({ from: `bookings@${canonicalDomain}`, ...o });
+
+/** The booking upkeep for a serving node's options (`--booking-webhook`, the notices by mail, the sweep interval). */
 export function startNodeBookingUpkeep(
   store: NodeStore,
   canonicalDomain: string,
-  o: Pick<ServeNodeOptions, 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs'>,
+  o: UpkeepOptions,
   onError: (e: unknown) => void,
 ): BookingUpkeep {
+  if (o.hostEmail && !o.guestMail) throw new NodeError('host_email_needs_smtp');
   return startBookingUpkeep({
     store,
     canonicalDomain,
     onError,
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.bookingWebhook ? { webhook: o.bookingWebhook } : {}),
+    ...(o.guestMail
+      ? { notices: { mailer: nodeMailer(o.guestMail, canonicalDomain), ...(o.hostEmail ? { hostEmail: o.hostEmail } : {}) } }
+      : {}),
     ...(o.bookingSweepIntervalMs !== undefined ? { intervalMs: o.bookingSweepIntervalMs } : {}),
   });
 }
 
 /** The booking upkeep on a store of its own (the `--workers N` primary, which serves nothing itself). */
 export async function openNodeBookingUpkeep(
-  o: Pick<ServeNodeOptions, 'dataDir' | 'databaseUrl' | 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs'>,
+  o: UpkeepOptions & Pick<ServeNodeOptions, 'dataDir' | 'databaseUrl'>,
   canonicalDomain: string,
   onError: (e: unknown) => void = reportInternalError,
 ): Promise<BookingUpkeep> {
@@ -336,7 +351,7 @@ function serveApp(
       desk: bookings,
       clock: o.clock ?? systemClock,
       onError,
-      ...(o.guestMail ? { mailer: smtpMailer({ from: `bookings@${service.canonicalDomain}`, ...o.guestMail }) } : {}),
+      ...(o.guestMail ? { mailer: nodeMailer(o.guestMail, service.canonicalDomain) } : {}),
     }),
     onError,
     storeHealth: writes,

@@ -42,6 +42,8 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'enrolls a passkey through the one-time link and is signed in; the link works only once',
     'signs out, and signs in again with the enrolled passkey',
     'shows a pending request with the guest text inert and visible; confirming it turns held nights into booked',
+    'confirms a pending booking from a UCP session: the calendar changes, and the guest and the host are mailed',
+    "declines a pending booking with a reason: the guest's mail carries it, and the reason is inert on the page",
     'blocks a night by hand; the next offer for it is signed not_available',
     'refuses a change posted without its form token, or with the token of another form, and changes nothing',
     'removes the block by hand; the night is free again and offered',

@@ -4,12 +4,14 @@
  * reads also expire them as they come, see `NodeStore.snapshot`) and drain the booking-event
  * outbox to the `--booking-webhook` URL. A webhook event names the booking, its status and the
  * offer digest, never the guest. Delivery is retried a few times with backoff and never runs on a
- * request's path: a slow or failing receiver cannot delay a booking request.
+ * request's path: a slow or failing receiver cannot delay a booking request. With a mail transport
+ * it also mails the notices of the host's decisions (notice.ts) from the same outbox.
  */
 import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { type Clock, systemClock } from '@vrpkit/core';
 import { NodeError } from '../errors.js';
+import { mailNotices, type NoticeMailOptions } from './notice.js';
 import type { BookingEvent, BookingOutbox } from './ports.js';
 
 /** How often the sweep runs when nothing wakes it. */
@@ -17,7 +19,7 @@ export const DEFAULT_BOOKING_SWEEP_INTERVAL_MS = 60_000;
 /** Delivery attempts per event before it is given up (kept in the store, undelivered). */
 export const MAX_WEBHOOK_ATTEMPTS = 5;
 const WEBHOOK_TIMEOUT_MS = 5_000;
-/** With a webhook, the outbox is polled this often (another process, e.g. a CLI confirm, may have added an event). */
+/** With a webhook or mail, the outbox is polled this often (another process, e.g. a CLI confirm, may have added an event). */
 const WEBHOOK_POLL_MS = 2_000;
 /** Events sent per drain. */
 const DRAIN_BATCH = 50;
@@ -82,6 +84,8 @@ export interface BookingUpkeepOptions {
   canonicalDomain: string;
   clock?: Clock;
   webhook?: BookingWebhook;
+  /** The notices of the host's decisions by mail (`--smtp-url`, `--host-email`). */
+  notices?: NoticeMailOptions;
   intervalMs?: number;
   onError?: (e: unknown) => void;
 }
@@ -153,7 +157,8 @@ class OutboxDrain {
 
 export function startBookingUpkeep(o: BookingUpkeepOptions): BookingUpkeep {
   const clock = o.clock ?? systemClock;
-  const intervalMs = Math.min(o.intervalMs ?? DEFAULT_BOOKING_SWEEP_INTERVAL_MS, o.webhook ? WEBHOOK_POLL_MS : Number.POSITIVE_INFINITY);
+  const polled = o.webhook || o.notices;
+  const intervalMs = Math.min(o.intervalMs ?? DEFAULT_BOOKING_SWEEP_INTERVAL_MS, polled ? WEBHOOK_POLL_MS : Number.POSITIVE_INFINITY);
   if (o.webhook) assertWebhookUrl(o.webhook.url);
   let stopped = false;
   let running: Promise<void> | undefined;
@@ -163,6 +168,7 @@ export function startBookingUpkeep(o: BookingUpkeepOptions): BookingUpkeep {
 
   async function once(): Promise<void> {
     await o.store.expireHolds(clock.now());
+    if (o.notices) await mailNotices(o.store, o.canonicalDomain, o.notices, () => clock.now(), o.onError);
     const nextRetry = outbox ? await outbox.drain() : Number.POSITIVE_INFINITY;
     if (Number.isFinite(nextRetry)) schedule(Math.max(0, nextRetry - Date.now()));
   }

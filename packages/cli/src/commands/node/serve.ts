@@ -54,6 +54,7 @@ interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
   bookingWebhookCa?: string;
   smtpUrl?: string;
   mailFrom?: string;
+  hostEmail?: string;
   smtpCa?: string;
   shutdownGrace?: number;
 }
@@ -175,13 +176,16 @@ function bookingOptions(c: Command): Command {
       'SMTP server the UCP guest page mails one-time codes through (smtp://… or smtps://…); without it no guest can confirm a session',
     )
     .option('--mail-from <address>', 'with --smtp-url: the sender of the guest mails (default bookings@{domain})')
-    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server');
+    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server')
+    .option('--host-email <address>', 'with --smtp-url: mail each confirmed reservation to this address (besides --booking-webhook)');
 }
 
-/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest page's mail transport. */
-function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail'> {
-  if (!o.smtpUrl) return {};
+/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest mails' transport; `--host-email`: the host's notices. */
+function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail' | 'hostEmail'> {
+  // --host-email without --smtp-url is refused by the node (`host_email_needs_smtp`).
+  if (!o.smtpUrl) return o.hostEmail ? { hostEmail: o.hostEmail } : {};
   return {
+    ...(o.hostEmail ? { hostEmail: o.hostEmail } : {}),
     guestMail: {
       url: o.smtpUrl,
       ...(o.mailFrom ? { from: o.mailFrom } : {}),
