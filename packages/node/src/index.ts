@@ -76,12 +76,15 @@ export type {
 export { DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
 export { bookingView, signBookingReceipt } from './booking/receipt.js';
 export {
+  assertGuestDataDays,
   type BookingUpkeep,
   type BookingUpkeepOptions,
   type BookingWebhook,
   type BookingWebhookEvent,
   DEFAULT_BOOKING_SWEEP_INTERVAL_MS,
+  DEFAULT_GUEST_DATA_DAYS,
   MAX_WEBHOOK_ATTEMPTS,
+  retentionCutoff,
   startBookingUpkeep,
 } from './booking/upkeep.js';
 export {
@@ -110,6 +113,15 @@ export { age as consoleAge } from './console/keys.js';
 export { type ConsoleListenOptions, consoleScheme } from './console/listen.js';
 export { type ConsoleFrame, confirmPage, formFields, messagePage, type PageContext, page, scrollable, when } from './console/pages.js';
 export { type ConsolePasskey, type ConsolePasskeyStore, ENROLLMENT_TTL_MS } from './console/passkeys.js';
+export {
+  type ListedPasskey,
+  listConsolePasskeys,
+  mountPasskeys,
+  passkeyLabel,
+  type RemovablePasskeys,
+  removeConsolePasskey,
+  removeHostConsolePasskey,
+} from './console/passkeys-page.js';
 export { type ConsoleListenerParts, listenConsole, type ServedConsole } from './console/serve.js';
 export type { ConsoleSession } from './console/sessions.js';
 // Node administration: the data directory, its store, the property and the calendar.

@@ -17,7 +17,7 @@ import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { type ForwardedClientBindings, forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { type BookingLogEntry, createBookingDesk } from './booking/desk.js';
-import { type BookingUpkeep, type BookingWebhook, startBookingUpkeep } from './booking/upkeep.js';
+import { type BookingUpkeep, type BookingWebhook, DEFAULT_GUEST_DATA_DAYS, startBookingUpkeep } from './booking/upkeep.js';
 import { Activity, countedFetch } from './console/activity.js';
 import type { ConsoleActionEntry } from './console/context.js';
 import type { ConsoleListenOptions } from './console/listen.js';
@@ -94,6 +94,11 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    * also mails the guest the host's decisions), besides the webhook.
    */
   hostEmail?: string;
+  /**
+   * `--guest-data-days`: guest details (names, emails, phones, parties, decline reasons) are erased
+   * this many days after check-out (default `DEFAULT_GUEST_DATA_DAYS`); the rows stay for the counts.
+   */
+  guestDataDays?: number;
   /**
    * `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish before their
    * connections are closed (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`); nothing new is accepted meanwhile.
@@ -268,7 +273,10 @@ function serveBehindProxy(
   });
 }
 
-type UpkeepOptions = Pick<ServeNodeOptions, 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs' | 'guestMail' | 'hostEmail'>;
+type UpkeepOptions = Pick<
+  ServeNodeOptions,
+  'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs' | 'guestMail' | 'hostEmail' | 'guestDataDays'
+>;
 
 /** The mail transport of `--smtp-url` (default sender `bookings@{domain}`). */
 const nodeMailer = (o: NonNullable<ServeNodeOptions['guestMail']>, canonicalDomain: string) =>
@@ -286,6 +294,7 @@ export function startNodeBookingUpkeep(
     store,
     canonicalDomain,
     onError,
+    guestDataDays: o.guestDataDays ?? DEFAULT_GUEST_DATA_DAYS,
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.bookingWebhook ? { webhook: o.bookingWebhook } : {}),
     ...(o.guestMail

@@ -5,10 +5,11 @@
  * a decline takes a reason, which the guest's mail carries (markup and bidi controls inert) and the
  * canceled session's answer carries as a UCP message (valid against the vendored Booking schema);
  * a decline without a reason is refused and changes nothing; `vrp node bookings list` shows the
- * sessions and the reservations by status.
+ * sessions and the reservations by status; the upkeep erases guest data past the host's retention
+ * (`--guest-data-days`), run on a clock moved past one stay's check-out, keeping the rows.
  */
 import { join } from 'node:path';
-import { decideBooking, showBooking } from '@vrpkit/node';
+import { decideBooking, showBooking, startBookingUpkeep, withNodeStore } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { mailText, startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
@@ -125,5 +126,40 @@ describe('the host’s decisions by mail', () => {
     expect(text.stdout).toMatch(/booking requests confirmed:\n {2}br_/);
     const bad = await runVrpInProcess(['node', 'bookings', 'list', '--status', 'maybe', '--data-dir', dataDir]);
     expect(bad.stderr).toContain('error[invalid_booking_status]');
+  });
+
+  it('erases guest details past check-out + the retention, in the upkeep, keeping the rows and the later stay’s details', async () => {
+    // Stay one (days 20–23) ended 31 days before this clock; stay two (days 30–32) ended 22 days before it.
+    const later = testClock(Date.parse(`${dayAfter(START, 54)}T12:00:00Z`));
+    await withNodeStore({ dataDir }, async (store) => {
+      const counts = async () => ({ sessions: (await store.ucpSessions()).length, bookings: (await store.bookingRequests()).length });
+      const before = await counts();
+      const upkeep = startBookingUpkeep({ store, canonicalDomain: DOMAIN, clock: later, guestDataDays: 30 });
+      await new Promise((r) => setTimeout(r, 500));
+      await upkeep.stop();
+      expect(await counts()).toEqual(before);
+      const [first, second] = await store.bookingRequests();
+      expect(first).toMatchObject({
+        check_out: dayAfter(START, 23),
+        guest_name: '',
+        guest_email: '',
+        guest_phone: null,
+        status: 'confirmed',
+      });
+      expect(second).toMatchObject({ check_out: dayAfter(START, 32), guest_email: 'bo@example.org', decision_reason: REASON });
+      const sessions = await store.ucpSessions();
+      expect(sessions.find((x) => x.check_out === dayAfter(START, 23))).toMatchObject({
+        buyer_email: null,
+        buyer_name: null,
+        party_json: null,
+      });
+      expect(sessions.find((x) => x.check_out === dayAfter(START, 32))).toMatchObject({
+        buyer_email: 'bo@example.org',
+        cancel_reason: REASON,
+      });
+    });
+    expect(() => startBookingUpkeep({ store: {} as never, canonicalDomain: DOMAIN, guestDataDays: 0 })).toThrow(
+      expect.objectContaining({ code: 'invalid_guest_data_days' }),
+    );
   });
 });

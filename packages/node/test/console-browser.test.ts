@@ -19,6 +19,7 @@ import {
   addCalendarFeed,
   type BookingWebhookEvent,
   enrollConsole,
+  passkeyLabel,
   propertyDocument,
   type ServedNode,
   syncCalendar,
@@ -34,6 +35,7 @@ import { confirmedUcpSession } from '@vrpkit/testkit/ucp';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ConsoleCredentials } from '../src/console/passkeys.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -375,6 +377,36 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     expect(numbers.join(' ')).toContain('missing_parameter');
   });
 
+  it('lists the passkeys and removes one behind a confirmation step, never the last; the removed passkey’s session ends', async () => {
+    await page.goto(`${origin}/passkeys`);
+    await expect(page.locator('table tbody tr').count()).resolves.toBe(1);
+    await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('(this session)');
+    const first = (await new ConsoleCredentials(dataDir).passkeys())[0]!.id;
+    await page.getByRole('link', { name: `Remove ${passkeyLabel(first)}` }).click();
+    await page.getByRole('button', { name: 'Yes, remove the passkey' }).click();
+    await expect(page.locator('h1').textContent()).resolves.toBe('Not done');
+    await expect(page.locator('main').textContent()).resolves.toContain('last passkey');
+
+    // A second passkey on another device (enrolling signs that device in), then the first removed from its own session: that session ends.
+    const second = await contextWithAuthenticator(browser, 390);
+    const { link } = enrollConsole({ dataDir, clock });
+    await second.page.goto(link);
+    await second.page.getByRole('button', { name: 'Create a passkey' }).click();
+    await second.page.waitForURL(`${origin}/inbox`);
+    await page.goto(`${origin}/passkeys`);
+    await expect(page.locator('table tbody tr').count()).resolves.toBe(2);
+    await page.getByRole('link', { name: `Remove ${passkeyLabel(first)}` }).click();
+    await page.getByRole('button', { name: 'Yes, remove the passkey' }).click();
+    await page.waitForURL(`${origin}/signin`);
+    await page.goto(`${origin}/inbox`);
+    expect(page.url()).toBe(`${origin}/signin`);
+    await context.close();
+    ({ context, page } = second);
+    await page.goto(`${origin}/passkeys`);
+    await expect(page.locator('table tbody tr').count()).resolves.toBe(1);
+    expect((await new ConsoleCredentials(dataDir).passkeys()).map((p) => p.id)).not.toContain(first);
+  });
+
   it('has no serious or critical axe-core violation on any page, at 390 and 1280 px', async () => {
     // axe is injected as a script of the test's own, which the console's CSP rightly refuses: a second context that bypasses it, with the same session.
     const axeContext = await browser.newContext({ bypassCSP: true, storageState: await context.storageState() });
@@ -385,6 +417,8 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
       `/inbox/sessions/${confirmedSession.sessionId}`,
       `/inbox/${declinedSession.bookingId}`,
       `/inbox/sessions/${declinedSession.sessionId}`,
+      '/passkeys',
+      `/passkeys/remove/confirm?id=${encodeURIComponent((await new ConsoleCredentials(dataDir).passkeys())[0]!.id)}`,
       '/calendar?month=2027-03',
       '/property?check_in=2027-03-08&check_out=2027-03-10&guests=2',
       '/keys',

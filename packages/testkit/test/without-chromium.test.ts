@@ -51,6 +51,7 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'rotates the key behind a confirmation step; offers signed by the new key still verify',
     'says a feed is stale once its last sync is older than the calendar may be, and fresh after "sync now"',
     'charts the offers asked per surface and the refusals by code, from counters holding no request data',
+    'lists the passkeys and removes one behind a confirmation step, never the last; the removed passkey’s session ends',
     'has no serious or critical axe-core violation on any page, at 390 and 1280 px',
   ],
   'packages/gate/test/approvers-browser.test.ts': [

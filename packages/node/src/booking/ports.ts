@@ -43,6 +43,12 @@ export interface BookingOutbox {
   /** Events of the host's decisions not yet mailed, created at or after `since`, with fewer than `maxAttempts` tries, oldest first. */
   unmailedBookingEvents(since: number, maxAttempts: number, limit: number): Promise<BookingEvent[]>;
   recordBookingEventMail(eventId: string, sent: boolean, now: number): Promise<void>;
+  /**
+   * Erase the guest's details (name, email, phone, party, the host's reason) from every booking
+   * request and UCP session whose stay ended before `before` (a date), keeping the rows (their dates,
+   * totals and statuses feed the activity counts); how many of each were erased.
+   */
+  eraseGuestData(before: string): Promise<{ bookings: number; sessions: number }>;
 }
 
 /** A notice by mail: the guest's of the host's decision, the host's of a confirmed reservation. Plain text. */

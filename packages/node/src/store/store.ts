@@ -545,6 +545,23 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
     return rows.map((r) => ({ ...r, attempts: Number(r.attempts), mail_attempts: Number(r.mail_attempts) }));
   }
 
+  async eraseGuestData(before: string): Promise<{ bookings: number; sessions: number }> {
+    // Not a write of offer-relevant state: no revision bump. `guest_email <> ''` skips rows already erased.
+    const bookings = await this.db
+      .updateTable('booking_request')
+      .set({ guest_name: '', guest_email: '', guest_phone: null, decision_reason: null })
+      .where('check_out', '<', before)
+      .where('guest_email', '<>', '')
+      .executeTakeFirst();
+    const sessions = await this.db
+      .updateTable('ucp_session')
+      .set({ buyer_email: null, buyer_name: null, party_json: null, cancel_reason: null })
+      .where('check_out', '<', before)
+      .where((eb) => eb.or([eb('buyer_email', 'is not', null), eb('party_json', 'is not', null)]))
+      .executeTakeFirst();
+    return { bookings: Number(bookings.numUpdatedRows), sessions: Number(sessions.numUpdatedRows) };
+  }
+
   /** Mail bookkeeping, like `recordBookingEventAttempt`: the notice sent, or a failed try. */
   async recordBookingEventMail(eventId: string, sent: boolean, now: number): Promise<void> {
     await this.db

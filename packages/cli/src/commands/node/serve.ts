@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import {
   DEFAULT_BOOKING_HOLDS_PER_DAY,
   DEFAULT_BOOKING_RATE_LIMIT,
+  DEFAULT_GUEST_DATA_DAYS,
   DEFAULT_HOLD_HOURS,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -55,6 +56,7 @@ interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
   smtpUrl?: string;
   mailFrom?: string;
   hostEmail?: string;
+  guestDataDays: number;
   smtpCa?: string;
   shutdownGrace?: number;
 }
@@ -177,6 +179,12 @@ function bookingOptions(c: Command): Command {
     )
     .option('--mail-from <address>', 'with --smtp-url: the sender of the guest mails (default bookings@{domain})')
     .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server')
+    .option(
+      '--guest-data-days <n>',
+      'erase guest names, emails, phones and parties this many days after check-out (the rows stay for the counts)',
+      positiveInt,
+      DEFAULT_GUEST_DATA_DAYS,
+    )
     .option('--host-email <address>', 'with --smtp-url: mail each confirmed reservation to this address (besides --booking-webhook)');
 }
 
@@ -224,6 +232,7 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     holdHours: o.holdHours,
     bookingRateLimit: o.bookingRateLimit,
     bookingHoldsPerDay: o.bookingHoldsPerDay,
+    guestDataDays: o.guestDataDays,
     ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
     ...guestMailOptions(o),
     ...(o.bookingWebhook
