@@ -14,6 +14,7 @@ import { OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { mailText, startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { confirmedUcpSession, UCP_BOOKING_SCHEMA, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ServedNode } from '../src/serve.js';
@@ -28,9 +29,21 @@ const stay = (from: number, nights: number) => ({ check_in: dayAfter(START, from
 /** A reason with markup and a right-to-left override: mailed and answered as text, the override as a visible escape in the mail. */
 const REASON = '<b>Closed</b> for repairs \u202Egnp.exe';
 
-describe('the host’s decisions by mail', () => {
+const pg = pgTestSchemas('booking-notices', 'the host’s decisions by mail and the retention on PostgreSQL');
+
+/** Each store the node runs on: its name and the `--database-url` of a fresh one (none: the data directory's SQLite file). */
+const targets: [string, () => string | undefined][] = [
+  ['SQLite', () => undefined],
+  ...(pg ? [['PostgreSQL', () => pg.schemaUrl('notices')] as [string, () => string | undefined]] : []),
+];
+
+describe.each(targets)('the host’s decisions by mail, on %s', (_kind, urlFor) => {
   const tmp = tempDir('notices');
   const dataDir = join(tmp.dir, 'node');
+  let databaseUrl: string | undefined;
+  /** Which node: the data directory and, on PostgreSQL, its store URL (as `--database-url` takes it). */
+  const at = () => ({ dataDir, ...(databaseUrl ? { databaseUrl } : {}) });
+  const atArgs = () => ['--data-dir', dataDir, ...(databaseUrl ? ['--database-url', databaseUrl] : [])];
   let smtp: TestSmtp;
   let node: ServedNode;
   let client: NodeClient;
@@ -44,7 +57,9 @@ describe('the host’s decisions by mail', () => {
 
   beforeAll(async () => {
     smtp = await startTestSmtp();
+    databaseUrl = urlFor();
     ({ node, client } = await serveTestNode(DOMAIN, dataDir, testClock(START), {
+      ...(databaseUrl ? { databaseUrl } : {}),
       bookingHoldsPerDay: 0,
       guestMail: { url: smtp.url, from: `Bookings <bookings@${DOMAIN}>` },
       hostEmail: HOST,
@@ -61,7 +76,7 @@ describe('the host’s decisions by mail', () => {
     const lead = { first_name: 'Ada', last_name: 'Guest', email: 'ada@example.org' };
     const { bookingId } = await confirmedUcpSession(client, DOMAIN, smtp, s, lead);
     const before = smtp.received.length;
-    const b = await decideBooking({ dataDir, id: bookingId, decision: 'confirmed' });
+    const b = await decideBooking({ ...at(), id: bookingId, decision: 'confirmed' });
     expect(b.status).toBe('confirmed');
     // The CLI's process has no upkeep: the serving node's mails it from the outbox.
     const guest = mailText((await smtp.next(lead.email, before)).raw);
@@ -80,14 +95,14 @@ describe('the host’s decisions by mail', () => {
     const s = stay(30, 2);
     const lead = { first_name: 'Bo', last_name: 'Guest', email: 'bo@example.org' };
     const { sessionId, bookingId } = await confirmedUcpSession(client, DOMAIN, smtp, s, lead);
-    await expect(decideBooking({ dataDir, id: bookingId, decision: 'declined', reason: '  ' })).rejects.toMatchObject({
+    await expect(decideBooking({ ...at(), id: bookingId, decision: 'declined', reason: '  ' })).rejects.toMatchObject({
       code: 'decline_reason_required',
     });
-    expect((await showBooking({ dataDir, id: bookingId })).status).toBe('pending');
+    expect((await showBooking({ ...at(), id: bookingId })).status).toBe('pending');
     expect(await available(s)).toBe(false);
 
     const before = smtp.received.length;
-    const declined = await runVrpInProcess(['node', 'bookings', 'decline', bookingId, '--reason', REASON, '--data-dir', dataDir, '--json']);
+    const declined = await runVrpInProcess(['node', 'bookings', 'decline', bookingId, '--reason', REASON, ...atArgs(), '--json']);
     expect(declined.code, declined.stderr).toBe(0);
     expect(JSON.parse(declined.stdout).booking).toMatchObject({ status: 'declined', decision_reason: REASON });
     expect(await available(s)).toBe(true);
@@ -111,34 +126,36 @@ describe('the host’s decisions by mail', () => {
   });
 
   it('lists the sessions and the reservations by status (`vrp node bookings list`)', async () => {
-    const all = await runVrpInProcess(['node', 'bookings', 'list', '--data-dir', dataDir, '--json']);
+    const all = await runVrpInProcess(['node', 'bookings', 'list', ...atArgs(), '--json']);
     expect(all.code, all.stderr).toBe(0);
     const doc = JSON.parse(all.stdout) as { sessions: { status: string }[]; bookings: { status: string }[] };
     expect(doc.sessions.map((x) => x.status).sort()).toEqual(['canceled', 'ready_for_complete']);
     expect(doc.bookings.map((x) => x.status).sort()).toEqual(['confirmed', 'declined']);
     const canceled = JSON.parse(
-      (await runVrpInProcess(['node', 'bookings', 'list', '--status', 'canceled', '--data-dir', dataDir, '--json'])).stdout,
+      (await runVrpInProcess(['node', 'bookings', 'list', '--status', 'canceled', ...atArgs(), '--json'])).stdout,
     );
     expect(canceled.sessions).toHaveLength(1);
     expect(canceled.bookings).toEqual([]);
-    const text = await runVrpInProcess(['node', 'bookings', 'list', '--data-dir', dataDir]);
+    const text = await runVrpInProcess(['node', 'bookings', 'list', ...atArgs()]);
     expect(text.stdout).toMatch(/UCP sessions canceled:\n {2}ucs_/);
     expect(text.stdout).toMatch(/booking requests confirmed:\n {2}br_/);
-    const bad = await runVrpInProcess(['node', 'bookings', 'list', '--status', 'maybe', '--data-dir', dataDir]);
+    const bad = await runVrpInProcess(['node', 'bookings', 'list', '--status', 'maybe', ...atArgs()]);
     expect(bad.stderr).toContain('error[invalid_booking_status]');
   });
 
   it('erases guest details past check-out + the retention, in the upkeep, keeping the rows and the later stay’s details', async () => {
     // Stay one (days 20–23) ended 31 days before this clock; stay two (days 30–32) ended 22 days before it.
     const later = testClock(Date.parse(`${dayAfter(START, 54)}T12:00:00Z`));
-    await withNodeStore({ dataDir }, async (store) => {
+    await withNodeStore(at(), async (store) => {
       const counts = async () => ({ sessions: (await store.ucpSessions()).length, bookings: (await store.bookingRequests()).length });
       const before = await counts();
       const upkeep = startBookingUpkeep({ store, canonicalDomain: DOMAIN, clock: later, guestDataDays: 30 });
       await new Promise((r) => setTimeout(r, 500));
       await upkeep.stop();
       expect(await counts()).toEqual(before);
-      const [first, second] = await store.bookingRequests();
+      // The node's clock stands still: the rows are told apart by their stays.
+      const bookings = await store.bookingRequests();
+      const [first, second] = [23, 32].map((d) => bookings.find((b) => b.check_out === dayAfter(START, d)));
       expect(first).toMatchObject({
         check_out: dayAfter(START, 23),
         guest_name: '',
