@@ -70,7 +70,7 @@ describe('vrp node bookings', () => {
     expect(confirmed.code).toBe(0);
     expect(JSON.parse(confirmed.stdout).booking.status).toBe('confirmed');
     expect((await offer(s)).offer.availability.available).toBe(false);
-    const undo = await vrp('decline', id, '--json');
+    const undo = await vrp('decline', id, '--reason', 'double booked', '--json');
     expect(undo.code).toBe(1);
     expect(JSON.parse(undo.stdout).error.code).toBe('booking_not_pending');
     // Confirming it again is refused the same way, not a silent success.
@@ -84,7 +84,7 @@ describe('vrp node bookings', () => {
     const s = stay(40, 2);
     const id = await book(s);
     expect((await offer(s)).offer.availability.available).toBe(false);
-    const declined = await vrp('decline', id);
+    const declined = await vrp('decline', id, '--reason', 'the house is under repair');
     expect(declined.code).toBe(0);
     expect(declined.stdout).toContain('declined');
     expect((await offer(s)).offer.availability.available).toBe(true);

@@ -50,7 +50,7 @@ export {
 } from './admin/store.js';
 // The booking desk (vrpkit, beyond Core VRP v0.1 §5.1): the holds confirmed UCP sessions make,
 // its ports, the hold upkeep and the webhook.
-export { decideBooking, listBookings, showBooking } from './booking/admin.js';
+export { decideBooking, declineReason, listBookings, MAX_DECLINE_REASON_CHARS, showBooking } from './booking/admin.js';
 export {
   type BookingAnswer,
   type BookingDesk,
@@ -61,6 +61,7 @@ export {
   DEFAULT_HOLD_HOURS,
   MAX_HOLD_HOURS,
 } from './booking/desk.js';
+export { guestNotice, hostNotice, MAX_NOTICE_ATTEMPTS, NOTICE_WINDOW_MS } from './booking/notice.js';
 export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
 export type {
   BookingEvent,
@@ -75,12 +76,15 @@ export type {
 export { DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
 export { bookingView, signBookingReceipt } from './booking/receipt.js';
 export {
+  assertGuestDataDays,
   type BookingUpkeep,
   type BookingUpkeepOptions,
   type BookingWebhook,
   type BookingWebhookEvent,
   DEFAULT_BOOKING_SWEEP_INTERVAL_MS,
+  DEFAULT_GUEST_DATA_DAYS,
   MAX_WEBHOOK_ATTEMPTS,
+  retentionCutoff,
   startBookingUpkeep,
 } from './booking/upkeep.js';
 export {
@@ -109,6 +113,15 @@ export { age as consoleAge } from './console/keys.js';
 export { type ConsoleListenOptions, consoleScheme } from './console/listen.js';
 export { type ConsoleFrame, confirmPage, formFields, messagePage, type PageContext, page, scrollable, when } from './console/pages.js';
 export { type ConsolePasskey, type ConsolePasskeyStore, ENROLLMENT_TTL_MS } from './console/passkeys.js';
+export {
+  type ListedPasskey,
+  listConsolePasskeys,
+  mountPasskeys,
+  passkeyLabel,
+  type RemovablePasskeys,
+  removeConsolePasskey,
+  removeHostConsolePasskey,
+} from './console/passkeys-page.js';
 export { type ConsoleListenerParts, listenConsole, type ServedConsole } from './console/serve.js';
 export type { ConsoleSession } from './console/sessions.js';
 // Node administration: the data directory, its store, the property and the calendar.
@@ -238,7 +251,7 @@ export {
   issueServerCertificate,
   type PemKeyPair,
 } from './tls.js';
-export { listUcpSessions } from './ucp/admin.js';
+export { listInbox, listUcpSessions } from './ucp/admin.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // the sessions, the guest's confirmation, the mail transport, the profile and the ports.
 export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';

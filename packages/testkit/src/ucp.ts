@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import type { Clock } from '@vrpkit/core';
 import type { ServedNode } from '@vrpkit/node';
-import { UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpBookingRequest } from '@vrpkit/protocol';
+import { UCP_BOOKING_SESSIONS, UCP_PROFILE_PATH, UCP_REST_BASE_PATH, ucpBookingRequest, ucpStayId } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { startTestSmtp, type TestSmtp } from './mail.js';
@@ -295,4 +295,56 @@ export function ucpLodgingMcpMethods(): UcpMcpMethod[] {
     params: m.params.map((p) => ({ name: p.name, required: p.required === true })),
     metaRequired: [...new Set(required(m.params.find((p) => p.name === 'meta')?.schema ?? {}))],
   }));
+}
+
+/** A stay's lead guest as a UCP booker. */
+export interface UcpLead {
+  first_name: string;
+  last_name: string;
+  email: string;
+}
+
+/**
+ * A UCP session for a stay at the node behind `client`, created from bare dates (the node binds the
+ * offer it signs) with `lead` as booker, and confirmed by the guest with the code mailed to them:
+ * the session (`ready_for_complete`) and the pending hold its confirmation made.
+ */
+export async function confirmedUcpSession(
+  client: NodeClient,
+  domain: string,
+  smtp: TestSmtp,
+  stay: { check_in: string; check_out: string; guests: number },
+  lead: UcpLead,
+): Promise<{ sessionId: string; bookingId: string }> {
+  const profile = JSON.parse((await client.get(UCP_PROFILE_PATH)).text) as {
+    ucp: { capabilities: Record<string, { config?: { property?: { id: string } } }[]> };
+  };
+  const propertyId = profile.ucp.capabilities['dev.vrpkit.lodging']?.[0]?.config?.property?.id ?? '';
+  const created = await client.request('POST', `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
+    headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
+    body: JSON.stringify({
+      property: { id: propertyId },
+      stays: [
+        {
+          id: ucpStayId(propertyId),
+          stay_dates: { start_date: stay.check_in, end_date: stay.check_out },
+          occupancy: { total: stay.guests },
+        },
+      ],
+      booker: lead,
+    }),
+  });
+  const sessionId = (JSON.parse(created.text) as { id?: string }).id;
+  if (!sessionId) throw new Error(`no session: ${created.text.slice(0, 300)}`);
+  const code = await mailedCode(client, domain, smtp, sessionId, lead.email);
+  const confirmed = await guestStep(client, domain, sessionId, 'confirm', code);
+  if (confirmed.sessionStatus !== 'ready_for_complete') throw new Error(`not confirmed: ${confirmed.refusal ?? confirmed.sessionStatus}`);
+  const view = JSON.parse(
+    (await client.request('GET', `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}/${sessionId}`, { headers: ucpRestHeaders('GET') })).text,
+  ) as {
+    'dev.vrpkit.lodging': { booking_id?: string };
+  };
+  const bookingId = view['dev.vrpkit.lodging'].booking_id;
+  if (!bookingId) throw new Error('the confirmed session names no hold');
+  return { sessionId, bookingId };
 }

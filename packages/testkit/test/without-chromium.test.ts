@@ -42,6 +42,8 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'enrolls a passkey through the one-time link and is signed in; the link works only once',
     'signs out, and signs in again with the enrolled passkey',
     'shows a pending request with the guest text inert and visible; confirming it turns held nights into booked',
+    'confirms a pending booking from a UCP session: the calendar changes, and the guest and the host are mailed',
+    "declines a pending booking with a reason: the guest's mail carries it, and the reason is inert on the page",
     'blocks a night by hand; the next offer for it is signed not_available',
     'refuses a change posted without its form token, or with the token of another form, and changes nothing',
     'removes the block by hand; the night is free again and offered',
@@ -49,6 +51,7 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'rotates the key behind a confirmation step; offers signed by the new key still verify',
     'says a feed is stale once its last sync is older than the calendar may be, and fresh after "sync now"',
     'charts the offers asked per surface and the refusals by code, from counters holding no request data',
+    'lists the passkeys and removes one behind a confirmation step, never the last; the removed passkey’s session ends',
     'has no serious or critical axe-core violation on any page, at 390 and 1280 px',
   ],
   'packages/gate/test/approvers-browser.test.ts': [

@@ -198,4 +198,28 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
       await db.schema.dropTable('ucp_idempotency').execute();
     },
   },
+  /**
+   * The host's word to the guest (issue 35): the reason a hold was declined (also the canceled
+   * session's message), and a mail cursor on the booking-event outbox, so the serving node mails
+   * the guest (and the host, `--host-email`) each decision the host made, whichever process made it.
+   * Events from before this migration are marked mailed: an upgrade mails no old decision.
+   */
+  '0008_booking_notice': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('booking_request').addColumn('decision_reason', 'text').execute();
+      await db.schema.alterTable('ucp_session').addColumn('cancel_reason', 'text').execute();
+      await db.schema.alterTable('booking_event').addColumn('mailed_at', 'text').execute();
+      await db.schema
+        .alterTable('booking_event')
+        .addColumn('mail_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`update booking_event set mailed_at = created_at`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('booking_event').dropColumn('mail_attempts').execute();
+      await db.schema.alterTable('booking_event').dropColumn('mailed_at').execute();
+      await db.schema.alterTable('ucp_session').dropColumn('cancel_reason').execute();
+      await db.schema.alterTable('booking_request').dropColumn('decision_reason').execute();
+    },
+  },
 };

@@ -345,7 +345,13 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
       const state = this.cached?.revision === revision ? this.cached : await this.load(tx, revision);
       const decision = decide(state);
       if ('refuse' in decision) return new Unchanged({ kind: 'refused', refusal: decision.refuse });
-      const booking: BookingRequestRecord = { ...decision.hold, status: 'pending', created_at: iso(now), updated_at: iso(now) };
+      const booking: BookingRequestRecord = {
+        ...decision.hold,
+        status: 'pending',
+        created_at: iso(now),
+        updated_at: iso(now),
+        decision_reason: null,
+      };
       await tx.insertInto('booking_request').values(booking).execute();
       await tx
         .insertInto('blocked_range')
@@ -365,7 +371,14 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
     });
   }
 
-  private async addBookingEvent(tx: Transaction<NodeDatabase>, bookingId: string, status: BookingStatus, now: number): Promise<void> {
+  /** An outbox event; `mailed` false only for a decision of the host's, which the upkeep mails (the rest need no notice). */
+  private async addBookingEvent(
+    tx: Transaction<NodeDatabase>,
+    bookingId: string,
+    status: BookingStatus,
+    now: number,
+    mailed = true,
+  ): Promise<void> {
     await tx
       .insertInto('booking_event')
       .values({
@@ -375,6 +388,8 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
         created_at: iso(now),
         delivered_at: null,
         attempts: 0,
+        mailed_at: mailed ? iso(now) : null,
+        mail_attempts: 0,
       })
       .execute();
   }
@@ -394,23 +409,27 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   }
 
   /**
-   * The host's decision on a pending hold: `confirmed` keeps the dates blocked (the range
-   * becomes a plain booking), `declined` frees them. Returns the updated booking, or the
+   * A decision on a pending hold: `confirmed` keeps the dates blocked (the range becomes a plain
+   * booking), `declined` frees them. With `host` it is the host's (`vrp node bookings`, the
+   * console): its reason is kept and its event waits to be mailed to the guest; without, a
+   * session's own release (canceled by its platform). Returns the updated booking, or the
    * unchanged one when it was no longer pending (nothing written), or undefined when unknown.
    */
   async decideHold(
     id: string,
     status: 'confirmed' | 'declined',
     now: number,
+    host?: { reason: string | null },
   ): Promise<{ decided: boolean; booking: BookingRequestRecord } | undefined> {
     return this.write<{ decided: boolean; booking: BookingRequestRecord } | undefined>(async (tx) => {
       await this.lockWrites(tx);
       const row = await tx.selectFrom('booking_request').selectAll().where('booking_id', '=', id).executeTakeFirst();
       if (!row) return new Unchanged(undefined);
       if (row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged({ decided: false, booking: row });
+      const decision_reason = host?.reason ?? null;
       await tx
         .updateTable('booking_request')
-        .set({ status, updated_at: iso(now) })
+        .set({ status, updated_at: iso(now), decision_reason })
         .where('booking_id', '=', id)
         .execute();
       if (status === 'declined') await tx.deleteFrom('blocked_range').where('id', '=', id).execute();
@@ -420,8 +439,8 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
           .set({ note: `booking request ${id} (confirmed)` })
           .where('id', '=', id)
           .execute();
-      await this.addBookingEvent(tx, id, status, now);
-      return { decided: true, booking: { ...row, status, updated_at: iso(now) } };
+      await this.addBookingEvent(tx, id, status, now, host === undefined);
+      return { decided: true, booking: { ...row, status, updated_at: iso(now), decision_reason } };
     });
   }
 
@@ -437,6 +456,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
       booking_id: null,
       created_at: iso(now),
       updated_at: iso(now),
+      cancel_reason: null,
     };
     await this.db.insertInto('ucp_session').values(row).execute();
     return row;
@@ -536,6 +556,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
         'created_at',
         'updated_at',
         'expires_at',
+        'cancel_reason',
       ]);
     if (status) q = q.where('status', '=', status);
     return q.orderBy('created_at').orderBy('session_id').execute();
@@ -565,16 +586,48 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   }
 
   /** Booking events not yet delivered to the webhook, oldest first. */
-  async undeliveredBookingEvents(limit: number): Promise<BookingEvent[]> {
-    const rows = await this.db
-      .selectFrom('booking_event')
-      .selectAll()
-      .where('delivered_at', 'is', null)
-      .orderBy('created_at')
-      .orderBy('event_id')
-      .limit(limit)
+  undeliveredBookingEvents(limit: number): Promise<BookingEvent[]> {
+    return this.outboxEvents(limit);
+  }
+
+  unmailedBookingEvents(since: number, maxAttempts: number, limit: number): Promise<BookingEvent[]> {
+    return this.outboxEvents(limit, { since, maxAttempts });
+  }
+
+  /** Outbox events not delivered to the webhook, or (with `mail`) not mailed, oldest first. */
+  private async outboxEvents(limit: number, mail?: { since: number; maxAttempts: number }): Promise<BookingEvent[]> {
+    let q = this.db.selectFrom('booking_event').selectAll();
+    q = mail
+      ? q.where('mailed_at', 'is', null).where('mail_attempts', '<', mail.maxAttempts).where('created_at', '>=', iso(mail.since))
+      : q.where('delivered_at', 'is', null);
+    const rows = await q.orderBy('created_at').orderBy('event_id').limit(limit).execute();
+    return rows.map((r) => ({ ...r, attempts: Number(r.attempts), mail_attempts: Number(r.mail_attempts) }));
+  }
+
+  async eraseGuestData(before: string): Promise<{ bookings: number; sessions: number }> {
+    // Not a write of offer-relevant state: no revision bump. `guest_email <> ''` skips rows already erased.
+    const bookings = await this.db
+      .updateTable('booking_request')
+      .set({ guest_name: '', guest_email: '', guest_phone: null, decision_reason: null })
+      .where('check_out', '<', before)
+      .where('guest_email', '<>', '')
+      .executeTakeFirst();
+    const sessions = await this.db
+      .updateTable('ucp_session')
+      .set({ buyer_email: null, buyer_name: null, party_json: null, cancel_reason: null })
+      .where('check_out', '<', before)
+      .where((eb) => eb.or([eb('buyer_email', 'is not', null), eb('party_json', 'is not', null)]))
+      .executeTakeFirst();
+    return { bookings: Number(bookings.numUpdatedRows), sessions: Number(sessions.numUpdatedRows) };
+  }
+
+  /** Mail bookkeeping, like `recordBookingEventAttempt`: the notice sent, or a failed try. */
+  async recordBookingEventMail(eventId: string, sent: boolean, now: number): Promise<void> {
+    await this.db
+      .updateTable('booking_event')
+      .set((eb) => ({ mail_attempts: eb('mail_attempts', '+', 1), ...(sent ? { mailed_at: iso(now) } : {}) }))
+      .where('event_id', '=', eventId)
       .execute();
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
   }
 
   /** Outbox bookkeeping (not an offer-relevant write, so the revision stays): a delivery or a failed attempt. */

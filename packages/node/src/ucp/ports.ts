@@ -41,14 +41,22 @@ export function leadOf(p: UcpParty): { name: string; email: string } | undefined
 /** A new session: `incomplete` or `requires_escalation`, no code sent yet, no booking. */
 export type NewUcpSession = Omit<
   UcpSessionRecord,
-  'created_at' | 'updated_at' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id'
+  'created_at' | 'updated_at' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id' | 'cancel_reason'
 >;
 
 /** The columns a session transition may change. */
 export type UcpSessionChange = Partial<
   Pick<
     UcpSessionRecord,
-    'status' | 'buyer_email' | 'buyer_name' | 'party_json' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id'
+    | 'status'
+    | 'buyer_email'
+    | 'buyer_name'
+    | 'party_json'
+    | 'code_sha256'
+    | 'code_expires_at'
+    | 'code_attempts'
+    | 'booking_id'
+    | 'cancel_reason'
   >
 >;
 

@@ -90,6 +90,9 @@ function statusMessages(s: UcpSessionRecord): UcpMessage[] {
         'requires_buyer_review',
       ),
     ];
+  // The host declined the hold the guest's confirmation made (`vrp node bookings decline --reason`): why, as the host wrote it.
+  if (s.status === 'canceled' && s.cancel_reason)
+    return [{ type: 'info', code: 'declined_by_host', content: `The host declined this stay: ${s.cancel_reason}` }];
   return [];
 }
 

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import {
   DEFAULT_BOOKING_HOLDS_PER_DAY,
   DEFAULT_BOOKING_RATE_LIMIT,
+  DEFAULT_GUEST_DATA_DAYS,
   DEFAULT_HOLD_HOURS,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -54,6 +55,8 @@ interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
   bookingWebhookCa?: string;
   smtpUrl?: string;
   mailFrom?: string;
+  hostEmail?: string;
+  guestDataDays: number;
   smtpCa?: string;
   shutdownGrace?: number;
 }
@@ -175,13 +178,22 @@ function bookingOptions(c: Command): Command {
       'SMTP server the UCP guest page mails one-time codes through (smtp://… or smtps://…); without it no guest can confirm a session',
     )
     .option('--mail-from <address>', 'with --smtp-url: the sender of the guest mails (default bookings@{domain})')
-    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server');
+    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server')
+    .option(
+      '--guest-data-days <n>',
+      'erase guest names, emails, phones and parties this many days after check-out (the rows stay for the counts)',
+      positiveInt,
+      DEFAULT_GUEST_DATA_DAYS,
+    )
+    .option('--host-email <address>', 'with --smtp-url: mail each confirmed reservation to this address (besides --booking-webhook)');
 }
 
-/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest page's mail transport. */
-function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail'> {
-  if (!o.smtpUrl) return {};
+/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest mails' transport; `--host-email`: the host's notices. */
+function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail' | 'hostEmail'> {
+  // --host-email without --smtp-url is refused by the node (`host_email_needs_smtp`).
+  if (!o.smtpUrl) return o.hostEmail ? { hostEmail: o.hostEmail } : {};
   return {
+    ...(o.hostEmail ? { hostEmail: o.hostEmail } : {}),
     guestMail: {
       url: o.smtpUrl,
       ...(o.mailFrom ? { from: o.mailFrom } : {}),
@@ -220,6 +232,7 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     holdHours: o.holdHours,
     bookingRateLimit: o.bookingRateLimit,
     bookingHoldsPerDay: o.bookingHoldsPerDay,
+    guestDataDays: o.guestDataDays,
     ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
     ...guestMailOptions(o),
     ...(o.bookingWebhook
