@@ -512,7 +512,11 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
   });
 
   /** A request as the proxy passes it on for `client`. */
-  const viaProxy = (path: string, client: string, init: { method?: string; body?: string; contentType?: string } = {}) =>
+  const viaProxy = (
+    path: string,
+    client: string,
+    init: { method?: string; body?: string; contentType?: string; headers?: Record<string, string> } = {},
+  ) =>
     fetch(`http://127.0.0.1:${node.port}${path}`, {
       method: init.method ?? 'GET',
       headers: {
@@ -521,11 +525,12 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
         // The client's own claim (left) is not believed; the proxy's appended entry (right) is.
         'x-forwarded-for': `203.0.113.250, ${client}`,
         ...(init.contentType ? { 'content-type': init.contentType } : {}),
+        ...init.headers,
       },
       ...(init.body !== undefined ? { body: init.body } : {}),
     });
   const post = (client: string, body: string, contentType = 'application/json') =>
-    viaProxy(SESSIONS, client, { method: 'POST', body, contentType });
+    viaProxy(SESSIONS, client, { method: 'POST', body, contentType, headers: ucpRestHeaders('POST') });
   const code = async (res: Response) => ((await res.json()) as { messages: { code: string }[] }).messages[0]?.code;
   const offerFor = async (from: number) => {
     const s = stay(from, 2);
@@ -633,7 +638,7 @@ describe('holds expire and the /book form', () => {
     const continueUrl = new URL(res.headers.get('location')!);
     expect(continueUrl.origin).toBe(`https://${h.node.canonicalDomain}`);
     const id = continueUrl.pathname.split('/').pop()!;
-    const session = JSON.parse((await h.client.get(`${SESSIONS}/${id}`)).text);
+    const session = JSON.parse((await h.client.request('GET', `${SESSIONS}/${id}`, { headers: ucpRestHeaders('GET') })).text);
     expect(session).toMatchObject({
       status: 'requires_escalation',
       booker: { email: guest.email },
