@@ -143,6 +143,7 @@ export {
   type NodeAppOptions,
   type PublisherFor,
   type RequestLogEntry,
+  type UcpSessionsFor,
 } from './http/app.js';
 // Node Tool Binding v0.1 §2–§5: the surfaces (mounted by `createNodeApp` from their registry); their paths are protocol's.
 export { MAX_JSON_DEPTH } from './http/body.js';
@@ -210,7 +211,7 @@ export {
   type SnapshotSource,
 } from './service/index.js';
 export type { StoreTarget } from './store/db.js';
-export type { BlockedRangeTable, BlockKind, KeyStatus, SigningKeyTable } from './store/schema.js';
+export type { BlockedRangeTable, BlockKind, BookingRequestTable, KeyStatus, SigningKeyTable, UcpSessionTable } from './store/schema.js';
 export {
   type BlockedRange,
   type CalendarFeed,
@@ -219,7 +220,14 @@ export {
   type StoreSnapshot,
 } from './store/store.js';
 // The tables a platform holds per tenant, defined once (the platform's migrations add `domain`).
-export { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './store/tables.js';
+export {
+  BLOCKED_RANGE_COLUMNS,
+  BOOKING_REQUEST_COLUMNS,
+  CALENDAR_FEED_COLUMNS,
+  SIGNING_KEY_COLUMNS,
+  UCP_SESSION_COLUMNS,
+  UCP_SESSION_PARTY_COLUMN,
+} from './store/tables.js';
 export { NODE_LIST_CACHE_HINT, readMcpBody, toolCallArguments } from './surfaces/mcp/index.js';
 export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).

@@ -25,10 +25,10 @@ import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
 import { STORE_OUTAGE_RETRY_AFTER_SECONDS, type StoreHealth } from '../store-health.js';
 import { mountSurfaces } from '../surfaces/registry.js';
-import { mountUcpContinue, mountUcpRest } from '../ucp/http.js';
+import { mountUcpContinue, mountUcpRest, type UcpRoutes, type UcpRoutesFor } from '../ucp/http.js';
 import type { UcpBookingSessions } from '../ucp/index.js';
 import { CONTINUE_FORM } from '../ucp/page.js';
-import { formGuard } from './forms.js';
+import { type FormGuard, formGuard } from './forms.js';
 import { canonicalHostOnly } from './host-guard.js';
 import { errorResponse, storeUnavailableResponse } from './json.js';
 import { rawQuery } from './query.js';
@@ -50,6 +50,9 @@ export interface RequestLogEntry {
  */
 export type PublisherFor = (c: Context) => NodePublisher;
 
+/** A platform's UCP sessions: those of the tenant a request is for, with the booking desk their holds go through. */
+export type UcpSessionsFor = (c: Context) => UcpBookingSessions & { desk: BookingDesk };
+
 export interface NodeAppOptions {
   /** `env` is the request's bindings (platform mode reads the tenant from them). */
   log?: (entry: RequestLogEntry, env: unknown) => void;
@@ -69,8 +72,12 @@ export interface NodeAppOptions {
   formSecret?: Uint8Array;
   /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
   bookings?: BookingDesk;
-  /** UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/checkout-sessions`, the guest's page); only with `bookings` and a single publisher. */
-  ucp?: UcpBookingSessions;
+  /**
+   * UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/booking-sessions`, the guest's page): a
+   * node's, with `bookings` and a single publisher; or, with a `PublisherFor`, each request's own
+   * (a platform tenant's sessions, its booking desk and its guest confirmation).
+   */
+  ucp?: UcpBookingSessions | UcpSessionsFor;
   /**
    * Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which
    * checks X-Forwarded-Host itself). Only for a single publisher: with a `PublisherFor`, the
@@ -108,6 +115,15 @@ function logged(fetch: Fetch, log: NonNullable<NodeAppOptions['log']>): Fetch {
   };
 }
 
+/** The UCP routes a request is answered with: the node's one set, a platform tenant's, or none. */
+function ucpRoutes(publisher: NodePublisher | PublisherFor, o: NodeAppOptions, form: FormGuard): UcpRoutesFor | undefined {
+  const { ucp, bookings } = o;
+  if (typeof ucp === 'function') return typeof publisher === 'function' ? (c) => ({ publisher: publisher(c), form, ...ucp(c) }) : undefined;
+  if (!ucp || !bookings || typeof publisher === 'function') return undefined;
+  const routes: UcpRoutes = { publisher, desk: bookings, form, ...ucp };
+  return () => routes;
+}
+
 export function createNodeApp(publisher: NodePublisher | PublisherFor, options: NodeAppOptions = {}): Hono {
   const app = new Hono();
   const serviceOf: PublisherFor = typeof publisher === 'function' ? publisher : () => publisher;
@@ -124,12 +140,11 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   mountBookPage(app, serviceOf, bookForm);
   if (options.bookings) mountBookingRequests(app, options.bookings, bookForm, (c) => serviceOf(c).now());
 
-  // UCP booking sessions: the profile, the Checkout REST binding and the guest's page (ucp/http.ts).
-  if (options.bookings && options.ucp && typeof publisher !== 'function') {
-    const form = formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES);
-    const routes = { publisher, desk: options.bookings, form, ...options.ucp };
-    mountUcpRest(app, routes);
-    mountUcpContinue(app, routes);
+  // UCP booking sessions: the profile, the Lodging booking REST binding and the guest's page (ucp/http.ts).
+  const routesFor = ucpRoutes(publisher, options, formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES));
+  if (routesFor) {
+    mountUcpRest(app, routesFor);
+    mountUcpContinue(app, routesFor);
   }
 
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.

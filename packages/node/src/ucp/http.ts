@@ -41,6 +41,12 @@ export interface UcpRoutes {
   form: FormGuard;
 }
 
+/**
+ * The routes a request is answered with: a node's one set, or (a platform) the set of the tenant
+ * its router chose, so the routes exist once per process and each tenant's sessions are its own.
+ */
+export type UcpRoutesFor = (c: Context) => UcpRoutes;
+
 const json = (a: UcpAnswer) =>
   new Response(JSON.stringify(a.body), { status: a.status, headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store' } });
 
@@ -61,56 +67,65 @@ async function jsonBody(c: Context, desk: BookingDesk): Promise<{ ok: true; valu
 }
 
 /** The profile, the lodging member's JSON Schema and the five Booking operations. */
-export function mountUcpRest(app: Hono, r: UcpRoutes): void {
-  const p = r.publisher;
-  app.get(UCP_PROFILE_PATH, async (c) =>
-    c.json(ucpBusinessProfile({ origin: p.origin, offerEndpoint: p.offerEndpoint, property: p.property(), jwks: await p.jwks() }), 200, {
-      'cache-control': 'public, max-age=300',
-    }),
-  );
+export function mountUcpRest(app: Hono, routesFor: UcpRoutesFor): void {
+  app.get(UCP_PROFILE_PATH, async (c) => {
+    const p = routesFor(c).publisher;
+    return c.json(
+      ucpBusinessProfile({ origin: p.origin, offerEndpoint: p.offerEndpoint, property: p.property(), jwks: await p.jwks() }),
+      200,
+      { 'cache-control': 'public, max-age=300' },
+    );
+  });
   const lodgingSchema = { request: z.toJSONSchema(UcpLodgingRequestSchema), response: z.toJSONSchema(UcpLodgingViewSchema) };
   app.get(UCP_LODGING_SCHEMA_PATH, (c) => c.json(lodgingSchema, 200, { 'cache-control': 'public, max-age=3600' }));
 
   const base = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
-  const withBody = (op: (c: Context, body: unknown) => Promise<UcpAnswer>) => async (c: Context) => {
+  type Op<A> = (sessions: UcpSessions, c: Context, arg: A) => Promise<UcpAnswer>;
+  const withBody = (op: Op<unknown>) => async (c: Context) => {
+    const r = routesFor(c);
     const body = await jsonBody(c, r.desk);
-    return json(body.ok ? await op(c, body.value) : body.answer);
+    return json(body.ok ? await op(r.sessions, c, body.value) : body.answer);
   };
-  const withoutBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) => {
+  const withoutBody = (op: Op<string>) => async (c: Context) => {
+    const r = routesFor(c);
     const limited = r.desk.admit(clientAddress(c));
-    return json(limited ? refuseUcp('too_many_requests', 'too many requests from this address', 429) : await op(c.req.param('id') ?? ''));
+    return json(
+      limited
+        ? refuseUcp('too_many_requests', 'too many requests from this address', 429)
+        : await op(r.sessions, c, c.req.param('id') ?? ''),
+    );
   };
   // Cancel's body is `{}` (REST binding example) or none: read when sent, never required.
-  const optionalBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) =>
+  const optionalBody = (op: Op<string>) => async (c: Context) =>
     c.req.header('content-length') === '0' || (!c.req.header('content-length') && !c.req.header('transfer-encoding'))
       ? withoutBody(op)(c)
-      : withBody((cc) => op(cc.req.param('id') ?? ''))(c);
+      : withBody((sessions, cc) => op(sessions, cc, cc.req.param('id') ?? ''))(c);
   app.post(
     base,
-    withBody((_c, body) => r.sessions.create(body)),
+    withBody((sessions, _c, body) => sessions.create(body)),
   );
-  app.get(`${base}/:id`, async (c) => json(await r.sessions.get(c.req.param('id'))));
+  app.get(`${base}/:id`, async (c) => json(await routesFor(c).sessions.get(c.req.param('id'))));
   app.put(
     `${base}/:id`,
-    withBody((c, body) => r.sessions.update(c.req.param('id') ?? '', body)),
+    withBody((sessions, c, body) => sessions.update(c.req.param('id') ?? '', body)),
   );
   app.post(
     `${base}/:id/complete`,
-    withBody((c, body) => r.sessions.complete(c.req.param('id') ?? '', body)),
+    withBody((sessions, c, body) => sessions.complete(c.req.param('id') ?? '', body)),
   );
   app.post(
     `${base}/:id/cancel`,
-    optionalBody((id) => r.sessions.cancel(id)),
+    optionalBody((sessions, _c, id) => sessions.cancel(id)),
   );
 }
 
 /** The guest's page: GET shows the session; POST sends a code or confirms with one. */
-export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
-  const p = r.publisher;
-  const origin = formOrigin(p.canonicalDomain);
+export function mountUcpContinue(app: Hono, routesFor: UcpRoutesFor): void {
   const html = (c: Context, body: string, status = 200) =>
     c.html(body, status as 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
-  const render = async (c: Context, id: string, notice?: string, refusal?: string) => {
+  const render = async (r: UcpRoutes, c: Context, id: string, notice?: string, refusal?: string) => {
+    const p = r.publisher;
+    const origin = formOrigin(p.canonicalDomain);
     const s = await r.sessions.session(id);
     if (!s) return html(c, renderRefusal(p.canonicalDomain, 'not_found'), 404);
     const view = (await r.sessions.view(s)) as unknown as ContinueView;
@@ -127,8 +142,11 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
       }),
     );
   };
-  app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(c, c.req.param('id')));
+  app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(routesFor(c), c, c.req.param('id')));
   app.post(`${UCP_CONTINUE_PATH}/:id`, async (c) => {
+    const r = routesFor(c);
+    const p = r.publisher;
+    const origin = formOrigin(p.canonicalDomain);
     const id = c.req.param('id');
     const posted = await r.form.read(c, origin, p.now());
     // The form guard reads the body itself (form-encoded, capped at MAX_UCP_REQUEST_BYTES).
@@ -139,8 +157,8 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
       return html(c, renderRefusal(p.canonicalDomain, 'invalid_form_token'), NODE_CODES.invalid_form_token.status ?? 403);
     const client = clientAddress(c);
     const limited = r.desk.admit(client);
-    if (limited) return render(c, id, 'Too many attempts from your address: wait a minute.', 'too_many_requests');
-    if (!r.confirmation) return render(c, id, 'This host has not set up email confirmation yet.', 'mail_unavailable');
+    if (limited) return render(r, c, id, 'Too many attempts from your address: wait a minute.', 'too_many_requests');
+    if (!r.confirmation) return render(r, c, id, 'This host has not set up email confirmation yet.', 'mail_unavailable');
     const step = field('step');
     const out =
       step === 'send_code'
@@ -148,9 +166,9 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
         : step === 'confirm'
           ? await r.confirmation.confirm(id, field('code'), client)
           : undefined;
-    if (!out) return render(c, id, 'Unknown step.', 'invalid_request');
-    if (out.ok) return render(c, id, step === 'send_code' ? 'We emailed you a code.' : 'Confirmed.');
-    return render(c, id, out.message, out.code);
+    if (!out) return render(r, c, id, 'Unknown step.', 'invalid_request');
+    if (out.ok) return render(r, c, id, step === 'send_code' ? 'We emailed you a code.' : 'Confirmed.');
+    return render(r, c, id, out.message, out.code);
   });
 }
 
