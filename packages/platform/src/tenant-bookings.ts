@@ -1,0 +1,216 @@
+/**
+ * A tenant's booking rows behind the node's ports (issue 34 item 1): the UCP booking sessions
+ * (`UcpSessionStore`) and the holds its guests' confirmations make through the node's booking desk
+ * (`BookingStore`, `UcpHolds`), kept in the platform's store with the tenant's domain. Every
+ * statement names the tenant's domain, so a session or hold of one tenant is never read or changed
+ * through another's Host. A hold is its `platform_tenant_booking` row and a `booking` block of the
+ * tenant's calendar (the hold's id), written in one transaction that also bumps the tenant's
+ * revision: every serving process reloads the tenant, and no offer of any process shows the nights
+ * free (this process at once: `onWrite`; the others at the trigger's notification, tenant-watch.ts).
+ * A session blocks no night: its writes bump nothing, as on a node.
+ */
+import type {
+  BookingRequestRecord,
+  BookingStore,
+  HoldOutcome,
+  NewHold,
+  NewUcpSession,
+  StoreSnapshot,
+  UcpHolds,
+  UcpSessionChange,
+  UcpSessionRecord,
+  UcpSessionStore,
+} from '@vrpkit/node';
+import type { Kysely } from 'kysely';
+import type { PlatformDatabase } from './store/schema.js';
+import { bump, type PlatformStore } from './tenants.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A tenant's row as the node's ports know it: without its domain. */
+const own = <T extends { domain: string }>({ domain: _, ...row }: T): Omit<T, 'domain'> => row;
+
+export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionStore, UcpHolds {
+  /** `onWrite`: a committed hold change of this tenant (this process's states of it are stale now). */
+  constructor(
+    private readonly store: PlatformStore,
+    readonly domain: string,
+    private readonly onWrite: () => void,
+  ) {}
+
+  private get db(): Kysely<PlatformDatabase> {
+    return this.store.db;
+  }
+
+  /**
+   * Take the tenant's write lock in `tx`: its row's lock on PostgreSQL (`FOR UPDATE`, which fires no
+   * notification), the database's write lock on SQLite (an update that changes nothing), so the
+   * state read next is the latest committed one until commit, as the node store's `lockWrites`.
+   */
+  private async lock(tx: Kysely<PlatformDatabase>): Promise<void> {
+    if (this.store.target.kind === 'postgres')
+      await tx.selectFrom('platform_tenant').select('domain').where('domain', '=', this.domain).forUpdate().execute();
+    else await tx.updateTable('platform_tenant').set({ domain: this.domain }).where('domain', '=', this.domain).execute();
+  }
+
+  // ── the desk's holds (node booking/ports.ts) ─────────────────────────────────────────
+
+  async bookingByIdempotencyKey(key: string): Promise<BookingRequestRecord | undefined> {
+    const row = await this.db
+      .selectFrom('platform_tenant_booking')
+      .selectAll()
+      .where('domain', '=', this.domain)
+      .where('idempotency_key', '=', key)
+      .executeTakeFirst();
+    return row && own(row);
+  }
+
+  async bookingRequest(id: string): Promise<BookingRequestRecord | undefined> {
+    const row = await this.db
+      .selectFrom('platform_tenant_booking')
+      .selectAll()
+      .where('domain', '=', this.domain)
+      .where('booking_id', '=', id)
+      .executeTakeFirst();
+    return row && own(row);
+  }
+
+  /** The node store's `createHold` over the tenant's rows: the decision on the tenant's state read under its lock. */
+  async createHold<R>(
+    key: string,
+    now: number,
+    decide: (state: StoreSnapshot) => { hold: NewHold } | { refuse: R },
+  ): Promise<HoldOutcome<R>> {
+    const outcome = await this.db.transaction().execute(async (tx): Promise<HoldOutcome<R>> => {
+      await this.lock(tx);
+      const existing = await tx
+        .selectFrom('platform_tenant_booking')
+        .selectAll()
+        .where('domain', '=', this.domain)
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst();
+      if (existing) return { kind: 'existing', booking: own(existing) };
+      const decision = decide(await this.store.tenantSnapshot(this.domain, tx));
+      if ('refuse' in decision) return { kind: 'refused', refusal: decision.refuse };
+      const booking: BookingRequestRecord = { ...decision.hold, status: 'pending', created_at: iso(now), updated_at: iso(now) };
+      await tx
+        .insertInto('platform_tenant_booking')
+        .values({ ...booking, domain: this.domain })
+        .execute();
+      await tx
+        .insertInto('platform_tenant_block')
+        .values({
+          id: booking.booking_id,
+          domain: this.domain,
+          property_id: booking.property_id,
+          start_date: booking.check_in,
+          end_date: booking.check_out,
+          kind: 'booking',
+          feed_name: null,
+          note: `booking request ${booking.booking_id} (pending)`,
+          created_at: iso(now),
+        })
+        .execute();
+      await bump(tx, this.domain, now);
+      return { kind: 'created', booking };
+    });
+    if (outcome.kind === 'created') this.onWrite();
+    return outcome;
+  }
+
+  /** Release a pending hold (its session was canceled, or ended before the confirmation landed): its nights are free again. */
+  async decideHold(id: string, status: 'declined', now: number): Promise<boolean> {
+    const released = await this.db.transaction().execute(async (tx) => {
+      await this.lock(tx);
+      const r = await tx
+        .updateTable('platform_tenant_booking')
+        .set({ status, updated_at: iso(now) })
+        .where('domain', '=', this.domain)
+        .where('booking_id', '=', id)
+        .where('status', '=', 'pending')
+        .where('hold_expires_at', '>', iso(now))
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      await tx.deleteFrom('platform_tenant_block').where('domain', '=', this.domain).where('id', '=', id).execute();
+      await bump(tx, this.domain, now);
+      return true;
+    });
+    if (released) this.onWrite();
+    return released;
+  }
+
+  /** Expire the tenant's pending holds whose time has passed and free their nights; the ids expired (none: nothing written). */
+  async expireHolds(now: number): Promise<string[]> {
+    const ids = await this.db.transaction().execute(async (tx) => {
+      await this.lock(tx);
+      const due = await tx
+        .selectFrom('platform_tenant_booking')
+        .select('booking_id')
+        .where('domain', '=', this.domain)
+        .where('status', '=', 'pending')
+        .where('hold_expires_at', '<=', iso(now))
+        .execute();
+      const expired = due.map((r) => r.booking_id);
+      if (expired.length === 0) return expired;
+      await tx
+        .updateTable('platform_tenant_booking')
+        .set({ status: 'expired', updated_at: iso(now) })
+        .where('domain', '=', this.domain)
+        .where('booking_id', 'in', expired)
+        .execute();
+      await tx.deleteFrom('platform_tenant_block').where('domain', '=', this.domain).where('id', 'in', expired).execute();
+      await bump(tx, this.domain, now);
+      return expired;
+    });
+    if (ids.length > 0) this.onWrite();
+    return ids;
+  }
+
+  // ── UCP booking sessions (node ucp/ports.ts) ─────────────────────────────────────────
+
+  async insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord> {
+    const row: UcpSessionRecord = {
+      ...s,
+      code_sha256: null,
+      code_expires_at: null,
+      code_attempts: 0,
+      booking_id: null,
+      created_at: iso(now),
+      updated_at: iso(now),
+    };
+    await this.db
+      .insertInto('platform_tenant_ucp_session')
+      .values({ ...row, domain: this.domain })
+      .execute();
+    return row;
+  }
+
+  async ucpSession(id: string): Promise<UcpSessionRecord | undefined> {
+    const row = await this.db
+      .selectFrom('platform_tenant_ucp_session')
+      .selectAll()
+      .where('domain', '=', this.domain)
+      .where('session_id', '=', id)
+      .executeTakeFirst();
+    return row && own(row);
+  }
+
+  /** Compare-and-set on the status (and with `guard` the code and its tries), as the node store's. */
+  async updateUcpSession(
+    id: string,
+    from: readonly UcpSessionRecord['status'][],
+    change: UcpSessionChange,
+    now: number,
+    guard?: Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>,
+  ): Promise<UcpSessionRecord | undefined> {
+    let q = this.db
+      .updateTable('platform_tenant_ucp_session')
+      .set({ ...change, updated_at: iso(now) })
+      .where('domain', '=', this.domain)
+      .where('session_id', '=', id)
+      .where('status', 'in', from);
+    if (guard?.code_sha256) q = q.where('code_sha256', '=', guard.code_sha256).where('code_attempts', '=', guard.code_attempts);
+    const row = await q.returningAll().executeTakeFirst();
+    return row && own(row);
+  }
+}
