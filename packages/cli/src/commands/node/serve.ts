@@ -26,10 +26,11 @@ import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
+import { type GuestMailCommandOptions, guestMail, guestMailOptions } from '../guest-mail-options.js';
 import { type NodeOptions, nodeOptions, storeOptions, workerCount } from './options.js';
 import { bookingLogger, onRememberedPort, quoteableStay, reachHints, requestLogger, vrpCommands } from './output.js';
 
-interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
+interface ServeOptions extends NodeOptions, ConsoleCommandOptions, GuestMailCommandOptions {
   /** Absent: 0 (any free port), or with --dev the port of the last run. */
   port?: number;
   host: string;
@@ -52,9 +53,6 @@ interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
   bookingHoldsPerDay: number;
   bookingWebhook?: string;
   bookingWebhookCa?: string;
-  smtpUrl?: string;
-  mailFrom?: string;
-  smtpCa?: string;
   shutdownGrace?: number;
 }
 
@@ -169,25 +167,7 @@ function bookingOptions(c: Command): Command {
       '--booking-webhook <url>',
       'https URL that receives a JSON event per booking change (ids, status, digests; never guest details)',
     )
-    .option('--booking-webhook-ca <file>', 'with --booking-webhook: extra trusted CA certificate (PEM) for its https')
-    .option(
-      '--smtp-url <url>',
-      'SMTP server the UCP guest page mails one-time codes through (smtp://… or smtps://…); without it no guest can confirm a session',
-    )
-    .option('--mail-from <address>', 'with --smtp-url: the sender of the guest mails (default bookings@{domain})')
-    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server');
-}
-
-/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest page's mail transport. */
-function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail'> {
-  if (!o.smtpUrl) return {};
-  return {
-    guestMail: {
-      url: o.smtpUrl,
-      ...(o.mailFrom ? { from: o.mailFrom } : {}),
-      ...(o.smtpCa ? { ca: readFileSync(o.smtpCa, 'utf8') } : {}),
-    },
-  };
+    .option('--booking-webhook-ca <file>', 'with --booking-webhook: extra trusted CA certificate (PEM) for its https');
 }
 
 /** The host console: off unless `--console`; an admin listener of its own, loopback by default. */
@@ -221,7 +201,7 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     bookingRateLimit: o.bookingRateLimit,
     bookingHoldsPerDay: o.bookingHoldsPerDay,
     ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
-    ...guestMailOptions(o),
+    ...guestMail(o),
     ...(o.bookingWebhook
       ? { bookingWebhook: { url: o.bookingWebhook, ...(o.bookingWebhookCa ? { ca: [readFileSync(o.bookingWebhookCa, 'utf8')] } : {}) } }
       : {}),
@@ -301,7 +281,7 @@ export function registerServe(node: Command): void {
   const serveCommand = node
     .command('serve')
     .description('serve the node over https (public origin https://DOMAIN; the port is deployment detail)');
-  nodeOptions(consoleOptions(bookingOptions(capacityOptions(listenOptions(serveCommand)))), {
+  nodeOptions(consoleOptions(guestMailOptions(bookingOptions(capacityOptions(listenOptions(serveCommand))))), {
     json: 'stdout is JSON lines only: {"event":"listening",…} first, one per request, {"event":"stopped",…} last; each has a ts',
   }).action((o: ServeOptions) => run(o.json, () => serve(o)));
 }
