@@ -62,15 +62,16 @@ export {
   MAX_HOLD_HOURS,
 } from './booking/desk.js';
 export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
-export type {
-  BookingEvent,
-  BookingOffers,
-  BookingOutbox,
-  BookingRequestRecord,
-  BookingStore,
-  HoldOutcome,
-  LiveQuote,
-  NewHold,
+export {
+  type BookingEvent,
+  type BookingOffers,
+  type BookingOutbox,
+  type BookingRequestRecord,
+  type BookingStore,
+  type HoldOutcome,
+  holdRange,
+  type LiveQuote,
+  type NewHold,
 } from './booking/ports.js';
 export { DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
 export { bookingView, signBookingReceipt } from './booking/receipt.js';
@@ -252,14 +253,15 @@ export { listUcpSessions } from './ucp/admin.js';
 export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';
 export { type UcpBookingSessions, ucpBookingSessions } from './ucp/index.js';
 export { type SmtpMailerOptions, smtpMailer } from './ucp/mail.js';
-export type {
-  ConfirmationMail,
-  GuestMailer,
-  NewUcpSession,
-  UcpSessionChange,
-  UcpSessionReader,
-  UcpSessionRecord,
-  UcpSessionStore,
+export {
+  type ConfirmationMail,
+  type GuestMailer,
+  type NewUcpSession,
+  newSessionRow,
+  type UcpSessionChange,
+  type UcpSessionReader,
+  type UcpSessionRecord,
+  type UcpSessionStore,
 } from './ucp/ports.js';
 export { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './ucp/profile.js';
 export { DEFAULT_SESSION_HOURS, type UcpAnswer, type UcpHolds, UcpSessions, type UcpSessionsOptions } from './ucp/sessions.js';

@@ -9,17 +9,19 @@
  * free (this process at once: `onWrite`; the others at the trigger's notification, tenant-watch.ts).
  * A session blocks no night: its writes bump nothing, as on a node.
  */
-import type {
-  BookingRequestRecord,
-  BookingStore,
-  HoldOutcome,
-  NewHold,
-  NewUcpSession,
-  StoreSnapshot,
-  UcpHolds,
-  UcpSessionChange,
-  UcpSessionRecord,
-  UcpSessionStore,
+import {
+  type BookingRequestRecord,
+  type BookingStore,
+  type HoldOutcome,
+  holdRange,
+  type NewHold,
+  type NewUcpSession,
+  newSessionRow,
+  type StoreSnapshot,
+  type UcpHolds,
+  type UcpSessionChange,
+  type UcpSessionRecord,
+  type UcpSessionStore,
 } from '@vrpkit/node';
 import type { Kysely } from 'kysely';
 import type { PlatformDatabase } from './store/schema.js';
@@ -99,17 +101,7 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
         .execute();
       await tx
         .insertInto('platform_tenant_block')
-        .values({
-          id: booking.booking_id,
-          domain: this.domain,
-          property_id: booking.property_id,
-          start_date: booking.check_in,
-          end_date: booking.check_out,
-          kind: 'booking',
-          feed_name: null,
-          note: `booking request ${booking.booking_id} (pending)`,
-          created_at: iso(now),
-        })
+        .values({ ...holdRange(booking, now), domain: this.domain })
         .execute();
       await bump(tx, this.domain, now);
       return { kind: 'created', booking };
@@ -169,15 +161,7 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
   // ── UCP booking sessions (node ucp/ports.ts) ─────────────────────────────────────────
 
   async insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord> {
-    const row: UcpSessionRecord = {
-      ...s,
-      code_sha256: null,
-      code_expires_at: null,
-      code_attempts: 0,
-      booking_id: null,
-      created_at: iso(now),
-      updated_at: iso(now),
-    };
+    const row = newSessionRow(s, now);
     await this.db
       .insertInto('platform_tenant_ucp_session')
       .values({ ...row, domain: this.domain })

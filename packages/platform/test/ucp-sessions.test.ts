@@ -15,11 +15,9 @@ import {
   JWKS_PATH,
   OFFER_ENDPOINT_PATH,
   type OfferEnvelope,
-  UCP_BOOKING_SESSIONS,
   UCP_PROFILE_PATH,
   UCP_REST_BASE_PATH,
   type UcpSessionView,
-  ucpStayId,
   type VrpJwks,
 } from '@vrpkit/protocol';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
@@ -28,11 +26,14 @@ import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import {
   guestStep,
   mailedCode,
+  UCP_SESSIONS_PATH as SESSIONS,
   UCP_BOOKING_SCHEMA,
   UCP_ERROR_SCHEMA,
-  type UcpRequestOp,
+  ucpCall,
   ucpRequestErrors,
+  ucpRequestOpOf,
   ucpSchemaErrors,
+  ucpStayRequest,
 } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newMasterKey, openInitialised, sqliteUrl, tempDir } from './helpers.js';
@@ -41,7 +42,6 @@ vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const pg = pgTestSchemas('platform ucp-sessions', 'the platform tenants’ UCP sessions on PostgreSQL');
 const START = Date.parse('2027-02-01T09:00:00Z');
-const SESSIONS = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
 const COMPLETE = { payment: {} };
 const stay = (from: number, nights: number) => ({ check_in: dayAfter(START, from), check_out: dayAfter(START, from + nights) });
 type Stay = ReturnType<typeof stay>;
@@ -53,21 +53,11 @@ interface Tenant {
   propertyId: string;
 }
 
-async function call(t: Tenant, method: string, path: string, body?: unknown) {
-  const init = body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } };
-  const res = await t.client.request(method, path, init);
-  return { status: res.status, json: (res.text ? JSON.parse(res.text) : {}) as Json };
-}
-
-function opOf(method: string, path: string): UcpRequestOp | undefined {
-  if (method === 'PUT') return 'update';
-  if (method !== 'POST') return undefined;
-  return path === SESSIONS ? 'create' : path.endsWith('/complete') ? 'complete' : undefined;
-}
+const call = (t: Tenant, method: string, path: string, body?: unknown) => ucpCall<Json>(t.client, method, path, body);
 
 /** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
 async function session(t: Tenant, method: string, path: string, body?: unknown) {
-  const op = opOf(method, path);
+  const op = ucpRequestOpOf(method, path);
   if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
   const r = await call(t, method, path, body);
   expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
@@ -82,20 +72,11 @@ async function refused(t: Tenant, body: unknown, expected = 200) {
   return r.json.messages!.map((m) => m.code);
 }
 
-function stayRequest(t: Tenant, s: Stay, more: { offer?: OfferEnvelope; email?: string; guests?: number } = {}) {
-  return {
-    property: { id: t.propertyId },
-    stays: [
-      {
-        id: ucpStayId(t.propertyId),
-        stay_dates: { start_date: s.check_in, end_date: s.check_out },
-        occupancy: { adults: more.guests ?? 2, total: more.guests ?? 2 },
-      },
-    ],
-    ...(more.email ? { booker: { first_name: 'Ada', last_name: 'Guest', email: more.email } } : {}),
-    ...(more.offer ? { 'dev.vrpkit.lodging': { offer_jws: more.offer.signature.jws } } : {}),
-  };
-}
+const stayRequest = (t: Tenant, s: Stay, more: { offer?: OfferEnvelope; email?: string } = {}) =>
+  ucpStayRequest(t.propertyId, s, {
+    ...(more.email ? { email: more.email } : {}),
+    ...(more.offer ? { offerJws: more.offer.signature.jws } : {}),
+  });
 
 async function offer(t: Tenant, s: Stay): Promise<OfferEnvelope> {
   const res = await t.client.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`);

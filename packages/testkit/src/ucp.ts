@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpStayId } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { TestSmtp } from './mail.js';
@@ -185,4 +186,49 @@ export async function mailedCode(client: NodeClient, domain: string, smtp: TestS
   const code = mailedCodeOf((await smtp.next(email, before)).raw);
   if (!code) throw new Error('the mail holds no code');
   return code;
+}
+
+/** The booking sessions' collection (`/ucp/v1/booking-sessions`). */
+export const UCP_SESSIONS_PATH = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
+
+/** The UCP operation a session request is (its body is checked as that request sees it); none for a read or a cancel. */
+export function ucpRequestOpOf(method: string, path: string): UcpRequestOp | undefined {
+  if (method === 'PUT') return 'update';
+  if (method !== 'POST') return undefined;
+  return path === UCP_SESSIONS_PATH ? 'create' : path.endsWith('/complete') ? 'complete' : undefined;
+}
+
+/** One JSON request to a node's (or tenant's) UCP endpoint and its answer, the body parsed. */
+export async function ucpCall<T = Record<string, unknown>>(
+  client: NodeClient,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: T }> {
+  const init =
+    body === undefined ? { headers } : { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
+  const res = await client.request(method, path, init);
+  return { status: res.status, json: JSON.parse(res.text) as T };
+}
+
+/** A Create/Update body for one stay (the REST binding's single-stay example) of property `propertyId`, its ids the node's. */
+export function ucpStayRequest(
+  propertyId: string,
+  s: { check_in: string; check_out: string },
+  more: { offerJws?: string; email?: string; stay?: object; guests?: number } = {},
+) {
+  return {
+    property: { id: propertyId },
+    stays: [
+      {
+        id: ucpStayId(propertyId),
+        stay_dates: { start_date: s.check_in, end_date: s.check_out },
+        occupancy: { adults: more.guests ?? 2, total: more.guests ?? 2 },
+        ...more.stay,
+      },
+    ],
+    ...(more.email ? { booker: { first_name: 'Ada', last_name: 'Guest', email: more.email } } : {}),
+    ...(more.offerJws ? { 'dev.vrpkit.lodging': { offer_jws: more.offerJws } } : {}),
+  };
 }
