@@ -65,7 +65,7 @@ export {
   type SyncWorkerOptions,
   startSyncWorker,
 } from './sync-worker.js';
-export { TenantBookings } from './tenant-bookings.js';
+export { decideTenantBooking, listTenantBookings, TenantBookings } from './tenant-bookings.js';
 export { type GuestMailOptions, openTenantNode, type TenantDeskOptions, type TenantNode, TenantSource } from './tenant-node.js';
 // Tenant state in memory (docs/platform.md): how long a confirmation holds, and what disable, remove and revoke wait.
 export { INVALIDATION_WINDOW_MS, TENANT_STATE_LEASE_MS } from './tenant-watch.js';

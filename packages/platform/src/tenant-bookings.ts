@@ -16,6 +16,7 @@ import {
   holdRange,
   type NewHold,
   type NewUcpSession,
+  NodeError,
   newSessionRow,
   type StoreSnapshot,
   type UcpHolds,
@@ -25,7 +26,7 @@ import {
 } from '@vrpkit/node';
 import type { Kysely } from 'kysely';
 import type { PlatformDatabase } from './store/schema.js';
-import { bump, type PlatformStore } from './tenants.js';
+import { audit, bump, CLI_ACTOR, type PlatformStore, unknownTenant } from './tenants.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -110,25 +111,58 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
     return outcome;
   }
 
-  /** Release a pending hold (its session was canceled, or ended before the confirmation landed): its nights are free again. */
-  async decideHold(id: string, status: 'declined', now: number): Promise<boolean> {
-    const released = await this.db.transaction().execute(async (tx) => {
+  /** The tenant's holds, oldest first (`status`: of one status only). */
+  async bookingRequests(status?: BookingRequestRecord['status']): Promise<BookingRequestRecord[]> {
+    let q = this.db.selectFrom('platform_tenant_booking').selectAll().where('domain', '=', this.domain);
+    if (status) q = q.where('status', '=', status);
+    return (await q.orderBy('created_at').orderBy('booking_id').execute()).map(own);
+  }
+
+  /**
+   * The decision on a pending hold, as the node store's `decideHold`: `confirmed` keeps its nights
+   * blocked (past its hold time too), `declined` frees them (a canceled session's hold; the operator's
+   * `vrp platform tenants decline-booking`). The updated booking; the unchanged one when it was no
+   * longer pending (nothing written); undefined when the tenant has no such booking. With `actor`
+   * (an operator's decision) the audit trail records it in the same transaction.
+   */
+  async decideHold(
+    id: string,
+    status: 'confirmed' | 'declined',
+    now: number,
+    actor?: string,
+  ): Promise<{ decided: boolean; booking: BookingRequestRecord } | undefined> {
+    const out = await this.db.transaction().execute(async (tx) => {
       await this.lock(tx);
-      const r = await tx
+      const row = await tx
+        .selectFrom('platform_tenant_booking')
+        .selectAll()
+        .where('domain', '=', this.domain)
+        .where('booking_id', '=', id)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const booking = own(row);
+      if (row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return { decided: false, booking };
+      await tx
         .updateTable('platform_tenant_booking')
         .set({ status, updated_at: iso(now) })
         .where('domain', '=', this.domain)
         .where('booking_id', '=', id)
-        .where('status', '=', 'pending')
-        .where('hold_expires_at', '>', iso(now))
-        .executeTakeFirst();
-      if (Number(r.numUpdatedRows) === 0) return false;
-      await tx.deleteFrom('platform_tenant_block').where('domain', '=', this.domain).where('id', '=', id).execute();
+        .execute();
+      if (status === 'declined')
+        await tx.deleteFrom('platform_tenant_block').where('domain', '=', this.domain).where('id', '=', id).execute();
+      else
+        await tx
+          .updateTable('platform_tenant_block')
+          .set({ note: `booking request ${id} (confirmed)` })
+          .where('domain', '=', this.domain)
+          .where('id', '=', id)
+          .execute();
+      if (actor) await audit(tx, now, actor, `booking_${status}`, this.domain, id);
       await bump(tx, this.domain, now);
-      return true;
+      return { decided: true, booking: { ...booking, status, updated_at: iso(now) } };
     });
-    if (released) this.onWrite();
-    return released;
+    if (out?.decided) this.onWrite();
+    return out;
   }
 
   /** Expire the tenant's pending holds whose time has passed and free their nights; the ids expired (none: nothing written). */
@@ -197,4 +231,40 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
     const row = await q.returningAll().executeTakeFirst();
     return row && own(row);
   }
+}
+
+/**
+ * `vrp platform tenants confirm-booking|decline-booking DOMAIN ID`: the operator's decision on a
+ * tenant's pending hold, as `vrp node bookings confirm|decline` on a node (lapsed holds expired
+ * first; `booking_not_found`, `booking_not_pending`, `unknown_tenant`). Serving processes honour it
+ * at the tenant's next read (the revision it bumps).
+ */
+export async function decideTenantBooking(
+  store: PlatformStore,
+  o: { domain: string; id: string; decision: 'confirmed' | 'declined'; actor?: string },
+): Promise<BookingRequestRecord> {
+  const bookings = await tenantBookings(store, o.domain);
+  const now = store.clock.now();
+  await bookings.expireHolds(now);
+  const d = await bookings.decideHold(o.id, o.decision, now, o.actor ?? CLI_ACTOR);
+  if (!d) throw new NodeError('booking_not_found', { id: o.id });
+  if (!d.decided) throw new NodeError('booking_not_pending', { id: o.id, status: d.booking.status });
+  return d.booking;
+}
+
+const STATUSES: readonly BookingRequestRecord['status'][] = ['pending', 'confirmed', 'declined', 'expired'];
+
+/** `vrp platform tenants bookings DOMAIN [--status S]`: the tenant's holds, lapsed ones expired first (`invalid_booking_status`). */
+export async function listTenantBookings(store: PlatformStore, domain: string, status?: string): Promise<BookingRequestRecord[]> {
+  if (status !== undefined && !STATUSES.includes(status as BookingRequestRecord['status']))
+    throw new NodeError('invalid_booking_status', { statuses: STATUSES.join(', ') });
+  const bookings = await tenantBookings(store, domain);
+  await bookings.expireHolds(store.clock.now());
+  return bookings.bookingRequests(status as BookingRequestRecord['status'] | undefined);
+}
+
+/** The bookings of an existing tenant, for an operator command (this process serves nothing: no state to mark stale). */
+async function tenantBookings(store: PlatformStore, domain: string): Promise<TenantBookings> {
+  if (!(await store.tenantHead(domain))) throw unknownTenant(domain);
+  return new TenantBookings(store, domain, () => {});
 }

@@ -20,6 +20,7 @@ import {
   type UcpSessionView,
   type VrpJwks,
 } from '@vrpkit/protocol';
+import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { dayAfter, type NodeClient, nodeClient, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
@@ -100,6 +101,7 @@ function platformContract(label: string, databaseUrl: (dir: string) => string) {
   const B = `${label}-b.example`;
   const C = `${label}-off.example`;
   let store: PlatformStore;
+  let dbUrl: string;
   let served: ServedPlatform;
   let smtp: TestSmtp;
   let a: Tenant;
@@ -118,7 +120,8 @@ function platformContract(label: string, databaseUrl: (dir: string) => string) {
     const dir = tempDir(label);
     const master = newMasterKey();
     smtp = await startTestSmtp();
-    store = await openInitialised(databaseUrl(dir), master, { clock });
+    dbUrl = databaseUrl(dir);
+    store = await openInitialised(dbUrl, master, { clock });
     await store.addTenants(
       master,
       [A, B, C].map((domain) => ({ domain, property: sampleProperty(START) })),
@@ -222,6 +225,37 @@ function platformContract(label: string, databaseUrl: (dir: string) => string) {
     const again = await session(a, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
     expect(again.json.confirmation).toEqual(done.json.confirmation);
     expect(await rows(A)).toEqual(held);
+  });
+
+  it('the operator decides a tenant’s hold (vrp platform tenants bookings, confirm-booking): a confirmed one stays booked past its hold time', async () => {
+    const s = stay(100, 2);
+    const email = 'operator@example.org';
+    const id = (await session(a, 'POST', SESSIONS, stayRequest(a, s, { offer: await offer(a, s), email }))).json.id;
+    await guestStep(a.client, A, id, 'confirm', await codeFor(a, id, email));
+    const done = await session(a, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
+    const bookingId = done.json['dev.vrpkit.lodging'].booking_id!;
+    const db = ['--database-url', dbUrl, '--json'];
+    const failed = async (args: string[]) => {
+      const r = await runVrpInProcess([...args, ...db]);
+      expect(r.code).not.toBe(0);
+      return `${r.stdout}${r.stderr}`;
+    };
+    const listed = await runVrpInProcess(['platform', 'tenants', 'bookings', A, '--status', 'pending', ...db]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { bookings: { booking_id: string }[] }).bookings.map((x) => x.booking_id)).toContain(bookingId);
+    // Another tenant has no such booking; a bad status is refused with its code.
+    expect(await failed(['platform', 'tenants', 'confirm-booking', B, bookingId])).toContain('booking_not_found');
+    expect(await failed(['platform', 'tenants', 'bookings', A, '--status', 'held'])).toContain('invalid_booking_status');
+    const confirmed = await runVrpInProcess(['platform', 'tenants', 'confirm-booking', A, bookingId, ...db]);
+    expect(confirmed.code, confirmed.stderr).toBe(0);
+    expect((JSON.parse(confirmed.stdout) as { booking: { status: string } }).booking.status).toBe('confirmed');
+    expect(await failed(['platform', 'tenants', 'decline-booking', A, bookingId])).toContain('booking_not_pending');
+    clock.advance(25 * 3_600_000);
+    try {
+      expect(await available(a, s)).toBe(false);
+    } finally {
+      clock.set(START);
+    }
   });
 
   it('cancel releases the hold a confirmed session made; a canceled session does not complete', async () => {
