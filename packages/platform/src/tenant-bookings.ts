@@ -24,7 +24,7 @@ import {
   type UcpSessionRecord,
   type UcpSessionStore,
 } from '@vrpkit/node';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { PlatformDatabase } from './store/schema.js';
 import { audit, bump, CLI_ACTOR, type PlatformStore, unknownTenant } from './tenants.js';
 
@@ -53,7 +53,7 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
   private async lock(tx: Kysely<PlatformDatabase>): Promise<void> {
     if (this.store.target.kind === 'postgres')
       await tx.selectFrom('platform_tenant').select('domain').where('domain', '=', this.domain).forUpdate().execute();
-    else await tx.updateTable('platform_tenant').set({ domain: this.domain }).where('domain', '=', this.domain).execute();
+    else await tx.updateTable('platform_tenant').set({ revision: sql<number>`revision` }).where('domain', '=', this.domain).execute();
   }
 
   // ── the desk's holds (node booking/ports.ts) ─────────────────────────────────────────

@@ -4,8 +4,9 @@
  * update, complete, cancel, inventory exhausted) with every request and answer validated against the
  * vendored UCP Lodging schemas; the guest confirms on the tenant's own page with a code read from a
  * real local SMTP server, and only then are the tenant's nights held (in the platform's store, its
- * other tenants untouched); a session of one tenant is never read, confirmed, completed or canceled
- * through another tenant's Host; a disabled tenant takes no session.
+ * other tenants untouched; eight racing confirmations make one reservation); the operator decides a
+ * hold; a session of one tenant is never read, confirmed, completed or canceled through another
+ * tenant's Host; a disabled tenant takes no session.
  */
 import { join } from 'node:path';
 import { verifyBookingReceipt } from '@vrpkit/agent';
@@ -291,6 +292,24 @@ function platformContract(label: string, databaseUrl: (dir: string) => string) {
     } finally {
       clock.set(START);
     }
+  });
+
+  it('eight concurrent confirmations for overlapping stays of one tenant end in exactly one reservation', async () => {
+    const sessions = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const email = `race${i}@example.org`;
+        const s = stay(110 + (i % 3), 3);
+        const id = (await session(b, 'POST', SESSIONS, stayRequest(b, s, { offer: await offer(b, s), email }))).json.id;
+        return { id, code: await codeFor(b, id, email) };
+      }),
+    );
+    const before = await rows(B);
+    const results = await Promise.all(sessions.map((x) => guestStep(b.client, B, x.id, 'confirm', x.code)));
+    expect(results.filter((r) => r.sessionStatus === 'ready_for_complete')).toHaveLength(1);
+    expect(results.filter((r) => r.refusal === 'booking_refused')).toHaveLength(7);
+    const completes = await Promise.all(sessions.map((x) => session(b, 'POST', `${SESSIONS}/${x.id}/complete`, COMPLETE)));
+    expect(completes.filter((c) => c.json.status === 'completed')).toHaveLength(1);
+    expect(await rows(B)).toEqual({ ...before, bookings: before.bookings + 1, blocks: before.blocks + 1 });
   });
 
   it('a session of one tenant is never read, confirmed, completed or canceled through another tenant’s Host', async () => {
