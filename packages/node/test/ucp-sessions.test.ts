@@ -36,9 +36,10 @@ import {
   UCP_ERROR_SCHEMA,
   ucpCall,
   ucpLodgingRestOperations,
+  ucpRefusedCodes,
   ucpRequestErrors,
-  ucpRequestOpOf,
   ucpSchemaErrors,
+  ucpSessionChecked,
   ucpStayRequest,
 } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -68,22 +69,8 @@ type Json = UcpSessionView & Record<string, unknown>;
 const call = (h: Harness, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   ucpCall<Json>(h.client, method, path, body, headers);
 
-/** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
-async function session(h: Harness, method: string, path: string, body?: unknown) {
-  const op = ucpRequestOpOf(method, path);
-  if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
-  const r = await call(h, method, path, body);
-  expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
-  return r;
-}
-
-/** A refusal with no session: the error response, and the codes it carries. */
-async function refused(h: Harness, body: unknown) {
-  const r = await call(h, 'POST', SESSIONS, body);
-  expect(r.status).toBe(200);
-  expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
-  return r.json.messages!.map((m) => m.code);
-}
+const session = (h: Harness, method: string, path: string, body?: unknown) => ucpSessionChecked<Json>(h.client, method, path, body);
+const refused = (h: Harness, body: unknown) => ucpRefusedCodes(h.client, body);
 
 /** A Create/Update body for stay `s` (the REST binding's single-stay example, this node's ids). */
 const stayRequest = (h: Harness, s: Stay, more: { offer?: OfferEnvelope; email?: string; stay?: object; guests?: number } = {}) => {

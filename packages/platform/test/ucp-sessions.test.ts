@@ -29,12 +29,11 @@ import {
   guestStep,
   mailedCode,
   UCP_SESSIONS_PATH as SESSIONS,
-  UCP_BOOKING_SCHEMA,
   UCP_ERROR_SCHEMA,
   ucpCall,
-  ucpRequestErrors,
-  ucpRequestOpOf,
+  ucpRefusedCodes,
   ucpSchemaErrors,
+  ucpSessionChecked,
   ucpStayRequest,
 } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -57,22 +56,8 @@ interface Tenant {
 
 const call = (t: Tenant, method: string, path: string, body?: unknown) => ucpCall<Json>(t.client, method, path, body);
 
-/** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
-async function session(t: Tenant, method: string, path: string, body?: unknown) {
-  const op = ucpRequestOpOf(method, path);
-  if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
-  const r = await call(t, method, path, body);
-  expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
-  return r;
-}
-
-/** A refusal with no session: UCP's error response and its codes. */
-async function refused(t: Tenant, body: unknown, expected = 200) {
-  const r = await call(t, 'POST', SESSIONS, body);
-  expect(r.status).toBe(expected);
-  expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
-  return r.json.messages!.map((m) => m.code);
-}
+const session = (t: Tenant, method: string, path: string, body?: unknown) => ucpSessionChecked<Json>(t.client, method, path, body);
+const refused = (t: Tenant, body: unknown) => ucpRefusedCodes(t.client, body);
 
 const stayRequest = (t: Tenant, s: Stay, more: { offer?: OfferEnvelope; email?: string } = {}) =>
   ucpStayRequest(t.propertyId, s, {

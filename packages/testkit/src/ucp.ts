@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpStayId } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { expect } from 'vitest';
 import type { TestSmtp } from './mail.js';
 import type { NodeClient } from './node.js';
 
@@ -231,4 +232,21 @@ export function ucpStayRequest(
     ...(more.email ? { booker: { first_name: 'Ada', last_name: 'Guest', email: more.email } } : {}),
     ...(more.offerJws ? { 'dev.vrpkit.lodging': { offer_jws: more.offerJws } } : {}),
   };
+}
+
+/** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
+export async function ucpSessionChecked<T>(client: NodeClient, method: string, path: string, body?: unknown) {
+  const op = ucpRequestOpOf(method, path);
+  if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
+  const r = await ucpCall<T>(client, method, path, body);
+  expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
+  return r;
+}
+
+/** A create refused with no session (200 and UCP's error response, checked): the codes of its messages. */
+export async function ucpRefusedCodes(client: NodeClient, body: unknown): Promise<string[]> {
+  const r = await ucpCall<{ messages?: { code: string }[] }>(client, 'POST', UCP_SESSIONS_PATH, body);
+  expect(r.status).toBe(200);
+  expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
+  return (r.json.messages ?? []).map((m) => m.code);
 }
