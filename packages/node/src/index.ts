@@ -63,15 +63,16 @@ export {
 } from './booking/desk.js';
 export { guestNotice, hostNotice, MAX_NOTICE_ATTEMPTS, NOTICE_WINDOW_MS } from './booking/notice.js';
 export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
-export type {
-  BookingEvent,
-  BookingOffers,
-  BookingOutbox,
-  BookingRequestRecord,
-  BookingStore,
-  HoldOutcome,
-  LiveQuote,
-  NewHold,
+export {
+  type BookingEvent,
+  type BookingOffers,
+  type BookingOutbox,
+  type BookingRequestRecord,
+  type BookingStore,
+  type HoldOutcome,
+  holdRange,
+  type LiveQuote,
+  type NewHold,
 } from './booking/ports.js';
 export { DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
 export { bookingView, signBookingReceipt } from './booking/receipt.js';
@@ -156,6 +157,7 @@ export {
   type NodeAppOptions,
   type PublisherFor,
   type RequestLogEntry,
+  type UcpSessionsFor,
 } from './http/app.js';
 // Node Tool Binding v0.1 §2–§5: the surfaces (mounted by `createNodeApp` from their registry); their paths are protocol's.
 export { MAX_JSON_DEPTH } from './http/body.js';
@@ -223,7 +225,15 @@ export {
   type SnapshotSource,
 } from './service/index.js';
 export type { StoreTarget } from './store/db.js';
-export type { BlockedRangeTable, BlockKind, KeyStatus, SigningKeyTable } from './store/schema.js';
+export type {
+  BlockedRangeTable,
+  BlockKind,
+  BookingRequestTable,
+  KeyStatus,
+  SigningKeyTable,
+  UcpIdempotencyTable,
+  UcpSessionTable,
+} from './store/schema.js';
 export {
   type BlockedRange,
   type CalendarFeed,
@@ -232,7 +242,15 @@ export {
   type StoreSnapshot,
 } from './store/store.js';
 // The tables a platform holds per tenant, defined once (the platform's migrations add `domain`).
-export { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './store/tables.js';
+export {
+  BLOCKED_RANGE_COLUMNS,
+  BOOKING_REQUEST_COLUMNS,
+  CALENDAR_FEED_COLUMNS,
+  SIGNING_KEY_COLUMNS,
+  UCP_IDEMPOTENCY_COLUMNS,
+  UCP_SESSION_COLUMNS,
+  UCP_SESSION_PARTY_COLUMN,
+} from './store/tables.js';
 export { NODE_LIST_CACHE_HINT, readMcpBody, toolCallArguments } from './surfaces/mcp/index.js';
 export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
@@ -258,14 +276,17 @@ export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirma
 export { confirmOnGuestPage, type DevMailbox, mailedCodeOf, type ReceivedMail, startDevMailbox } from './ucp/dev-guest.js';
 export { type UcpBookingSessions, ucpBookingSessions } from './ucp/index.js';
 export { type SmtpMailerOptions, smtpMailer } from './ucp/mail.js';
-export type {
-  ConfirmationMail,
-  GuestMailer,
-  NewUcpSession,
-  UcpSessionChange,
-  UcpSessionReader,
-  UcpSessionRecord,
-  UcpSessionStore,
+export {
+  type ConfirmationMail,
+  type GuestMailer,
+  type NewUcpSession,
+  newSessionRow,
+  type UcpIdempotencyRecord,
+  type UcpIdempotencyStore,
+  type UcpSessionChange,
+  type UcpSessionReader,
+  type UcpSessionRecord,
+  type UcpSessionStore,
 } from './ucp/ports.js';
 export { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './ucp/profile.js';
 export { DEFAULT_SESSION_HOURS, type UcpAnswer, type UcpHolds, UcpSessions, type UcpSessionsOptions } from './ucp/sessions.js';

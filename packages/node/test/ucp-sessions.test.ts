@@ -34,11 +34,14 @@ import {
   mailedCode,
   UCP_BOOKING_SCHEMA,
   UCP_ERROR_SCHEMA,
-  type UcpRequestOp,
+  ucpCall,
   ucpLodgingRestOperations,
+  ucpRefusedCodes,
   ucpRequestErrors,
   ucpRestHeaders,
   ucpSchemaErrors,
+  ucpSessionChecked,
+  ucpStayRequest,
 } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -64,55 +67,17 @@ interface Harness {
 
 type Json = UcpSessionView & Record<string, unknown>;
 
-async function call(h: Harness, method: string, path: string, body?: unknown, more: Record<string, string> = {}) {
-  // The Booking REST binding's required headers on every session request (rest.openapi.json).
-  const headers = { ...(path.startsWith(SESSIONS) ? ucpRestHeaders(method) : {}), ...more };
-  const init =
-    body === undefined ? { headers } : { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
-  const res = await h.client.request(method, path, init);
-  return { status: res.status, json: JSON.parse(res.text) as Json };
-}
+const call = (h: Harness, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  ucpCall<Json>(h.client, method, path, body, headers);
 
-/** The UCP operation a session request is (its body is checked against the Booking schema as that request sees it). */
-function opOf(method: string, path: string): UcpRequestOp | undefined {
-  if (method === 'PUT') return 'update';
-  if (method !== 'POST') return undefined;
-  return path === SESSIONS ? 'create' : path.endsWith('/complete') ? 'complete' : undefined;
-}
-
-/** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
-async function session(h: Harness, method: string, path: string, body?: unknown) {
-  const op = opOf(method, path);
-  if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
-  const r = await call(h, method, path, body);
-  expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
-  return r;
-}
-
-/** A refusal with no session: the error response, and the codes it carries. */
-async function refused(h: Harness, body: unknown) {
-  const r = await call(h, 'POST', SESSIONS, body);
-  expect(r.status).toBe(200);
-  expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
-  return r.json.messages!.map((m) => m.code);
-}
+const session = (h: Harness, method: string, path: string, body?: unknown) => ucpSessionChecked<Json>(h.client, method, path, body);
+const refused = (h: Harness, body: unknown) => ucpRefusedCodes(h.client, body);
 
 /** A Create/Update body for stay `s` (the REST binding's single-stay example, this node's ids). */
-function stayRequest(h: Harness, s: Stay, more: { offer?: OfferEnvelope; email?: string; stay?: object; guests?: number } = {}) {
-  return {
-    property: { id: h.propertyId },
-    stays: [
-      {
-        id: ucpStayId(h.propertyId),
-        stay_dates: { start_date: s.check_in, end_date: s.check_out },
-        occupancy: { adults: more.guests ?? 2, total: more.guests ?? 2 },
-        ...more.stay,
-      },
-    ],
-    ...(more.email ? { booker: booker(more.email) } : {}),
-    ...(more.offer ? { 'dev.vrpkit.lodging': { offer_jws: more.offer.signature.jws } } : {}),
-  };
-}
+const stayRequest = (h: Harness, s: Stay, more: { offer?: OfferEnvelope; email?: string; stay?: object; guests?: number } = {}) => {
+  const { offer: o, ...rest } = more;
+  return ucpStayRequest(h.propertyId, s, { ...rest, ...(o ? { offerJws: o.signature.jws } : {}) });
+};
 
 const COMPLETE = { payment: {} };
 

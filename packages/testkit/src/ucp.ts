@@ -15,6 +15,7 @@ import type { ServedNode } from '@vrpkit/node';
 import { UCP_BOOKING_SESSIONS, UCP_PROFILE_PATH, UCP_REST_BASE_PATH, ucpBookingRequest, ucpStayId } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { expect } from 'vitest';
 import { startTestSmtp, type TestSmtp } from './mail.js';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir } from './node.js';
 
@@ -347,4 +348,68 @@ export async function confirmedUcpSession(
   const bookingId = view['dev.vrpkit.lodging'].booking_id;
   if (!bookingId) throw new Error('the confirmed session names no hold');
   return { sessionId, bookingId };
+}
+
+/** The booking sessions' collection (`/ucp/v1/booking-sessions`). */
+export const UCP_SESSIONS_PATH = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
+
+/** The UCP operation a session request is (its body is checked as that request sees it); none for a read or a cancel. */
+export function ucpRequestOpOf(method: string, path: string): UcpRequestOp | undefined {
+  if (method === 'PUT') return 'update';
+  if (method !== 'POST') return undefined;
+  return path === UCP_SESSIONS_PATH ? 'create' : path.endsWith('/complete') ? 'complete' : undefined;
+}
+
+/** One JSON request to a node's (or tenant's) UCP endpoint and its answer, the body parsed. */
+export async function ucpCall<T = Record<string, unknown>>(
+  client: NodeClient,
+  method: string,
+  path: string,
+  body?: unknown,
+  more: Record<string, string> = {},
+): Promise<{ status: number; json: T }> {
+  // The Booking REST binding's required headers on every session request (rest.openapi.json); `more` may override them.
+  const headers = { ...(path.startsWith(UCP_SESSIONS) ? ucpRestHeaders(method) : {}), ...more };
+  const init =
+    body === undefined ? { headers } : { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
+  const res = await client.request(method, path, init);
+  return { status: res.status, json: JSON.parse(res.text) as T };
+}
+
+/** A Create/Update body for one stay (the REST binding's single-stay example) of property `propertyId`, its ids the node's. */
+export function ucpStayRequest(
+  propertyId: string,
+  s: { check_in: string; check_out: string },
+  more: { offerJws?: string; email?: string; stay?: object; guests?: number } = {},
+) {
+  return {
+    property: { id: propertyId },
+    stays: [
+      {
+        id: ucpStayId(propertyId),
+        stay_dates: { start_date: s.check_in, end_date: s.check_out },
+        occupancy: { adults: more.guests ?? 2, total: more.guests ?? 2 },
+        ...more.stay,
+      },
+    ],
+    ...(more.email ? { booker: { first_name: 'Ada', last_name: 'Guest', email: more.email } } : {}),
+    ...(more.offerJws ? { 'dev.vrpkit.lodging': { offer_jws: more.offerJws } } : {}),
+  };
+}
+
+/** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
+export async function ucpSessionChecked<T>(client: NodeClient, method: string, path: string, body?: unknown) {
+  const op = ucpRequestOpOf(method, path);
+  if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
+  const r = await ucpCall<T>(client, method, path, body);
+  expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
+  return r;
+}
+
+/** A create refused with no session (200 and UCP's error response, checked): the codes of its messages. */
+export async function ucpRefusedCodes(client: NodeClient, body: unknown): Promise<string[]> {
+  const r = await ucpCall<{ messages?: { code: string }[] }>(client, 'POST', UCP_SESSIONS_PATH, body);
+  expect(r.status).toBe(200);
+  expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
+  return (r.json.messages ?? []).map((m) => m.code);
 }

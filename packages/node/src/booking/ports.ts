@@ -7,7 +7,7 @@
  */
 import type { JwsSigner } from '@vrpkit/core';
 import type { OfferRequestRefusal, ParsedOfferRequest, VrpJwks } from '@vrpkit/protocol';
-import type { BookingEventTable, BookingRequestTable } from '../store/schema.js';
+import type { BlockedRangeTable, BookingEventTable, BookingRequestTable } from '../store/schema.js';
 
 /** A booking request as stored (the only place guest details are kept). */
 export type BookingRequestRecord = BookingRequestTable;
@@ -16,6 +16,20 @@ export type BookingEvent = Omit<BookingEventTable, 'attempts' | 'mail_attempts'>
 
 /** A new hold: the booking request row (status `pending`) and its `booking` blocked range, written together. */
 export type NewHold = Omit<BookingRequestRecord, 'status' | 'created_at' | 'updated_at' | 'decision_reason'>;
+
+/** The `booking` blocked range a new hold's nights are, under the hold's id (a node's `blocked_range`, a tenant's block). */
+export function holdRange(b: BookingRequestRecord, now: number): BlockedRangeTable {
+  return {
+    id: b.booking_id,
+    property_id: b.property_id,
+    start_date: b.check_in,
+    end_date: b.check_out,
+    kind: 'booking',
+    feed_name: null,
+    note: `booking request ${b.booking_id} (pending)`,
+    created_at: new Date(now).toISOString(),
+  };
+}
 
 /** What `createHold` did: made the hold, found the idempotency key already used, or was refused by the re-quote. */
 export type HoldOutcome<R> =

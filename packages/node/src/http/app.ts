@@ -26,10 +26,10 @@ import type { NodePublisher } from '../service/index.js';
 import { STORE_OUTAGE_RETRY_AFTER_SECONDS, type StoreHealth } from '../store-health.js';
 import type { UcpMcpBinding } from '../surfaces/mcp/ucp.js';
 import { mountSurfaces } from '../surfaces/registry.js';
-import { mountUcpContinue, mountUcpRest } from '../ucp/http.js';
+import { mountUcpContinue, mountUcpRest, type UcpRoutes, type UcpRoutesFor } from '../ucp/http.js';
 import type { UcpBookingSessions } from '../ucp/index.js';
 import { CONTINUE_FORM } from '../ucp/page.js';
-import { formGuard } from './forms.js';
+import { type FormGuard, formGuard } from './forms.js';
 import { canonicalHostOnly } from './host-guard.js';
 import { errorResponse, storeUnavailableResponse } from './json.js';
 import { rawQuery } from './query.js';
@@ -51,6 +51,9 @@ export interface RequestLogEntry {
  */
 export type PublisherFor = (c: Context) => NodePublisher;
 
+/** A platform's UCP sessions: those of the tenant a request is for, with the booking desk their holds go through. */
+export type UcpSessionsFor = (c: Context) => UcpBookingSessions & { desk: BookingDesk };
+
 export interface NodeAppOptions {
   /** `env` is the request's bindings (platform mode reads the tenant from them). */
   log?: (entry: RequestLogEntry, env: unknown) => void;
@@ -70,8 +73,12 @@ export interface NodeAppOptions {
   formSecret?: Uint8Array;
   /** The booking desk: the holds a guest's confirmation makes, and the booking rate limit per address; without one the node takes no bookings. */
   bookings?: BookingDesk;
-  /** UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/booking-sessions`, the guest's page, the `/book` form); only with `bookings` and a single publisher. */
-  ucp?: UcpBookingSessions;
+  /**
+   * UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/booking-sessions`, the guest's page): a
+   * node's, with `bookings` and a single publisher; or, with a `PublisherFor`, each request's own
+   * (a platform tenant's sessions, its booking desk and its guest confirmation).
+   */
+  ucp?: UcpBookingSessions | UcpSessionsFor;
   /**
    * Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which
    * checks X-Forwarded-Host itself). Only for a single publisher: with a `PublisherFor`, the
@@ -109,6 +116,15 @@ function logged(fetch: Fetch, log: NonNullable<NodeAppOptions['log']>): Fetch {
   };
 }
 
+/** The UCP routes a request is answered with: the node's one set, a platform tenant's, or none. */
+function ucpRoutes(publisher: NodePublisher | PublisherFor, o: NodeAppOptions, form: FormGuard): UcpRoutesFor | undefined {
+  const { ucp, bookings } = o;
+  if (typeof ucp === 'function') return typeof publisher === 'function' ? (c) => ({ publisher: publisher(c), form, ...ucp(c) }) : undefined;
+  if (!ucp || !bookings || typeof publisher === 'function') return undefined;
+  const routes: UcpRoutes = { publisher, desk: bookings, form, ...ucp };
+  return () => routes;
+}
+
 export function createNodeApp(publisher: NodePublisher | PublisherFor, options: NodeAppOptions = {}): Hono {
   const app = new Hono();
   const serviceOf: PublisherFor = typeof publisher === 'function' ? publisher : () => publisher;
@@ -124,15 +140,15 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   const bookForm = formGuard(BOOK_FORM, formSecret, MAX_BOOKING_REQUEST_BYTES);
   mountBookPage(app, serviceOf, bookForm);
 
-  // UCP booking sessions: the profile, the Booking REST binding and the guest's page (ucp/http.ts),
-  // and the /book form as a thin client of them: the node's one booking path.
-  let ucpBinding: UcpMcpBinding | undefined;
-  if (options.bookings && options.ucp && typeof publisher !== 'function') {
-    const form = formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES);
-    const routes = { publisher, desk: options.bookings, form, ...options.ucp };
-    mountUcpRest(app, routes);
-    mountUcpContinue(app, routes);
-    ucpBinding = { sessions: options.ucp.sessions, desk: options.bookings };
+  // UCP booking sessions: the profile, the Lodging booking REST binding and the guest's page
+  // (ucp/http.ts), a node's or each platform tenant's.
+  const routesFor = ucpRoutes(publisher, options, formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES));
+  if (routesFor) {
+    mountUcpRest(app, routesFor);
+    mountUcpContinue(app, routesFor);
+  }
+  // A node's own sessions also take the /book form, a thin client of them: the node's one booking path.
+  if (options.bookings && options.ucp && typeof options.ucp !== 'function' && typeof publisher !== 'function') {
     mountBookForm(app, {
       sessions: options.ucp.sessions,
       desk: options.bookings,
@@ -153,8 +169,16 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
 
   // Every surface of the registry: the offer endpoint (Core §4), MCP (with the UCP Booking tools when
   // the sessions are mounted, surfaces/mcp/ucp.ts), A2A and WebMCP.
-  const binding = ucpBinding;
-  mountSurfaces(app, serviceOf, binding ? () => binding : undefined);
+  mountSurfaces(
+    app,
+    serviceOf,
+    routesFor
+      ? (c): UcpMcpBinding => {
+          const r = routesFor(c);
+          return { sessions: r.sessions, desk: r.desk };
+        }
+      : undefined,
+  );
 
   // No route matched: a read-only resource asked with another method is 405 with the methods that
   // exist (RFC 9110 §15.5.6), anything else 404. Answered here rather than by catch-all routes, so

@@ -1,17 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
-import type { BookingEvent, BookingOutbox, BookingRequestRecord, BookingStore, HoldOutcome, NewHold } from '../booking/ports.js';
+import {
+  type BookingEvent,
+  type BookingOutbox,
+  type BookingRequestRecord,
+  type BookingStore,
+  type HoldOutcome,
+  holdRange,
+  type NewHold,
+} from '../booking/ports.js';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
-import type {
-  NewUcpSession,
-  UcpCodeGuard,
-  UcpIdempotencyRecord,
-  UcpIdempotencyStore,
-  UcpSessionChange,
-  UcpSessionReader,
-  UcpSessionRecord,
-  UcpSessionStore,
+import {
+  type NewUcpSession,
+  newSessionRow,
+  type UcpCodeGuard,
+  type UcpIdempotencyRecord,
+  type UcpIdempotencyStore,
+  type UcpSessionChange,
+  type UcpSessionReader,
+  type UcpSessionRecord,
+  type UcpSessionStore,
 } from '../ucp/ports.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
 import type { BlockedRangeTable, BlockKind, BookingStatus, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
@@ -353,19 +362,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
         decision_reason: null,
       };
       await tx.insertInto('booking_request').values(booking).execute();
-      await tx
-        .insertInto('blocked_range')
-        .values({
-          id: booking.booking_id,
-          property_id: booking.property_id,
-          start_date: booking.check_in,
-          end_date: booking.check_out,
-          kind: 'booking',
-          feed_name: null,
-          note: `booking request ${booking.booking_id} (pending)`,
-          created_at: iso(now),
-        })
-        .execute();
+      await tx.insertInto('blocked_range').values(holdRange(booking, now)).execute();
       await this.addBookingEvent(tx, booking.booking_id, 'pending', now);
       return { kind: 'created', booking };
     });
@@ -448,16 +445,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   // store revision (no signed-offer cache depends on them); each is one statement.
 
   async insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord> {
-    const row: UcpSessionRecord = {
-      ...s,
-      code_sha256: null,
-      code_expires_at: null,
-      code_attempts: 0,
-      booking_id: null,
-      created_at: iso(now),
-      updated_at: iso(now),
-      cancel_reason: null,
-    };
+    const row = newSessionRow(s, now);
     await this.db.insertInto('ucp_session').values(row).execute();
     return row;
   }

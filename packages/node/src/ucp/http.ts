@@ -48,6 +48,12 @@ export interface UcpRoutes {
   form: FormGuard;
 }
 
+/**
+ * The routes a request is answered with: a node's one set, or (a platform) the set of the tenant
+ * its router chose, so the routes exist once per process and each tenant's sessions are its own.
+ */
+export type UcpRoutesFor = (c: Context) => UcpRoutes;
+
 /** The answer, with the request's `Request-Id` echoed when it is one the binding accepts (a UUID), a refusal's too. */
 function json(c: Context, a: UcpAnswer): Response {
   const requestId = c.req.header('request-id');
@@ -76,23 +82,25 @@ async function jsonBody(
 }
 
 /** The profile, the lodging member's JSON Schema and the five Booking operations. */
-export function mountUcpRest(app: Hono, r: UcpRoutes): void {
-  const p = r.publisher;
-  app.get(UCP_PROFILE_PATH, async (c) =>
-    c.json(ucpBusinessProfile({ origin: p.origin, offerEndpoint: p.offerEndpoint, property: p.property(), jwks: await p.jwks() }), 200, {
-      'cache-control': 'public, max-age=300',
-    }),
-  );
+export function mountUcpRest(app: Hono, routesFor: UcpRoutesFor): void {
+  app.get(UCP_PROFILE_PATH, async (c) => {
+    const p = routesFor(c).publisher;
+    return c.json(
+      ucpBusinessProfile({ origin: p.origin, offerEndpoint: p.offerEndpoint, property: p.property(), jwks: await p.jwks() }),
+      200,
+      { 'cache-control': 'public, max-age=300' },
+    );
+  });
   const lodgingSchema = { request: z.toJSONSchema(UcpLodgingRequestSchema), response: z.toJSONSchema(UcpLodgingViewSchema) };
   app.get(UCP_LODGING_SCHEMA_PATH, (c) => c.json(lodgingSchema, 200, { 'cache-control': 'public, max-age=3600' }));
 
   const base = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
-  app.post(base, restOperation(r, 'create', 'required'));
-  app.get(`${base}/:id`, restOperation(r, 'get', 'none'));
-  app.put(`${base}/:id`, restOperation(r, 'update', 'required'));
-  app.post(`${base}/:id/complete`, restOperation(r, 'complete', 'required'));
+  app.post(base, restOperation(routesFor, 'create', 'required'));
+  app.get(`${base}/:id`, restOperation(routesFor, 'get', 'none'));
+  app.put(`${base}/:id`, restOperation(routesFor, 'update', 'required'));
+  app.post(`${base}/:id/complete`, restOperation(routesFor, 'complete', 'required'));
   // Cancel's body is `{}` (REST binding example) or none: read when sent, never required.
-  app.post(`${base}/:id/cancel`, restOperation(r, 'cancel', 'optional'));
+  app.post(`${base}/:id/cancel`, restOperation(routesFor, 'cancel', 'optional'));
 }
 
 /**
@@ -101,8 +109,9 @@ export function mountUcpRest(app: Hono, r: UcpRoutes): void {
  * binding runs. A repeated Idempotency-Key is compared by the SHA-256 of the body's bytes (Message
  * Signatures, Replay Protection: "the same digest RFC 9530 mandates as Content-Digest").
  */
-function restOperation(r: UcpRoutes, operation: UcpChangeOperation | 'get', body: 'required' | 'optional' | 'none') {
+function restOperation(routesFor: UcpRoutesFor, operation: UcpChangeOperation | 'get', body: 'required' | 'optional' | 'none') {
   const answer = async (c: Context): Promise<UcpAnswer> => {
+    const r = routesFor(c);
     const sent = c.req.header('content-length') !== '0' && (!!c.req.header('content-length') || !!c.req.header('transfer-encoding'));
     let read = { value: {} as unknown, text: '' };
     if (body === 'required' || (body === 'optional' && sent)) {
@@ -129,13 +138,13 @@ function restOperation(r: UcpRoutes, operation: UcpChangeOperation | 'get', body
 }
 
 /** The guest's page: GET shows the session; POST sends a code or confirms with one. The node's own terms and privacy pages (legal.ts). */
-export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
-  const p = r.publisher;
-  mountUcpLegal(app, p);
-  const origin = formOrigin(p.canonicalDomain);
+export function mountUcpContinue(app: Hono, routesFor: UcpRoutesFor): void {
+  mountUcpLegal(app, (c) => routesFor(c).publisher);
   const html = (c: Context, body: string, status = 200) =>
     c.html(body, status as 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
-  const render = async (c: Context, id: string, notice?: string, refusal?: string) => {
+  const render = async (r: UcpRoutes, c: Context, id: string, notice?: string, refusal?: string) => {
+    const p = r.publisher;
+    const origin = formOrigin(p.canonicalDomain);
     const s = await r.sessions.session(id);
     if (!s) return html(c, renderRefusal(p.canonicalDomain, 'not_found'), 404);
     const view = (await r.sessions.view(s)) as unknown as ContinueView;
@@ -152,8 +161,11 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
       }),
     );
   };
-  app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(c, c.req.param('id')));
+  app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(routesFor(c), c, c.req.param('id')));
   app.post(`${UCP_CONTINUE_PATH}/:id`, async (c) => {
+    const r = routesFor(c);
+    const p = r.publisher;
+    const origin = formOrigin(p.canonicalDomain);
     const id = c.req.param('id');
     const posted = await r.form.read(c, origin, p.now());
     // The form guard reads the body itself (form-encoded, capped at MAX_UCP_REQUEST_BYTES).
@@ -164,8 +176,8 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
       return html(c, renderRefusal(p.canonicalDomain, 'invalid_form_token'), NODE_CODES.invalid_form_token.status ?? 403);
     const client = clientAddress(c);
     const limited = r.desk.admit(client);
-    if (limited) return render(c, id, 'Too many attempts from your address: wait a minute.', 'too_many_requests');
-    if (!r.confirmation) return render(c, id, 'This host has not set up email confirmation yet.', 'mail_unavailable');
+    if (limited) return render(r, c, id, 'Too many attempts from your address: wait a minute.', 'too_many_requests');
+    if (!r.confirmation) return render(r, c, id, 'This host has not set up email confirmation yet.', 'mail_unavailable');
     const step = field('step');
     const out =
       step === 'send_code'
@@ -173,9 +185,9 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
         : step === 'confirm'
           ? await r.confirmation.confirm(id, field('code'), client)
           : undefined;
-    if (!out) return render(c, id, 'Unknown step.', 'invalid_request');
-    if (out.ok) return render(c, id, step === 'send_code' ? 'We emailed you a code.' : 'Confirmed.');
-    return render(c, id, out.message, out.code);
+    if (!out) return render(r, c, id, 'Unknown step.', 'invalid_request');
+    if (out.ok) return render(r, c, id, step === 'send_code' ? 'We emailed you a code.' : 'Confirmed.');
+    return render(r, c, id, out.message, out.code);
   });
 }
 

@@ -58,8 +58,14 @@ export function renderPrivacyPage(domain: string, p: PropertyView): string {
 }
 
 /** The node's own terms and privacy pages (only linked to when the property file names no pages of the host's). */
-export function mountUcpLegal(app: Hono, publisher: NodePublisher): void {
+export function mountUcpLegal(app: Hono, publisherOf: (c: Context) => NodePublisher): void {
   const html = (c: Context, body: string) => c.html(body, 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'public, max-age=300' });
-  app.get(UCP_TERMS_PATH, (c) => html(c, renderTermsPage(publisher.canonicalDomain, publisher.property())));
-  app.get(UCP_PRIVACY_PATH, (c) => html(c, renderPrivacyPage(publisher.canonicalDomain, publisher.property())));
+  app.get(UCP_TERMS_PATH, (c) => {
+    const p = publisherOf(c);
+    return html(c, renderTermsPage(p.canonicalDomain, p.property()));
+  });
+  app.get(UCP_PRIVACY_PATH, (c) => {
+    const p = publisherOf(c);
+    return html(c, renderPrivacyPage(p.canonicalDomain, p.property()));
+  });
 }

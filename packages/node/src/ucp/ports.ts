@@ -44,6 +44,21 @@ export type NewUcpSession = Omit<
   'created_at' | 'updated_at' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id' | 'cancel_reason'
 >;
 
+/** A new session's row: no code sent yet, no booking. */
+export function newSessionRow(s: NewUcpSession, now: number): UcpSessionRecord {
+  const at = new Date(now).toISOString();
+  return {
+    ...s,
+    code_sha256: null,
+    code_expires_at: null,
+    code_attempts: 0,
+    booking_id: null,
+    created_at: at,
+    updated_at: at,
+    cancel_reason: null,
+  };
+}
+
 /** The columns a session transition may change. */
 export type UcpSessionChange = Partial<
   Pick<

@@ -27,10 +27,11 @@ import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
+import { type GuestMailCommandOptions, guestMail, guestMailOptions } from '../guest-mail-options.js';
 import { type NodeOptions, nodeOptions, storeOptions, workerCount } from './options.js';
 import { bookingLogger, onRememberedPort, quoteableStay, reachHints, requestLogger, vrpCommands } from './output.js';
 
-interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
+interface ServeOptions extends NodeOptions, ConsoleCommandOptions, GuestMailCommandOptions {
   /** Absent: 0 (any free port), or with --dev the port of the last run. */
   port?: number;
   host: string;
@@ -53,11 +54,8 @@ interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
   bookingHoldsPerDay: number;
   bookingWebhook?: string;
   bookingWebhookCa?: string;
-  smtpUrl?: string;
-  mailFrom?: string;
   hostEmail?: string;
   guestDataDays: number;
-  smtpCa?: string;
   shutdownGrace?: number;
 }
 
@@ -174,32 +172,12 @@ function bookingOptions(c: Command): Command {
     )
     .option('--booking-webhook-ca <file>', 'with --booking-webhook: extra trusted CA certificate (PEM) for its https')
     .option(
-      '--smtp-url <url>',
-      'SMTP server the UCP guest page mails one-time codes through (smtp://… or smtps://…); without it no guest can confirm a session',
-    )
-    .option('--mail-from <address>', 'with --smtp-url: the sender of the guest mails (default bookings@{domain})')
-    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server')
-    .option(
       '--guest-data-days <n>',
       'erase guest names, emails, phones and parties this many days after check-out (the rows stay for the counts)',
       positiveInt,
       DEFAULT_GUEST_DATA_DAYS,
     )
     .option('--host-email <address>', 'with --smtp-url: mail each confirmed reservation to this address (besides --booking-webhook)');
-}
-
-/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest mails' transport; `--host-email`: the host's notices. */
-function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail' | 'hostEmail'> {
-  // --host-email without --smtp-url is refused by the node (`host_email_needs_smtp`).
-  if (!o.smtpUrl) return o.hostEmail ? { hostEmail: o.hostEmail } : {};
-  return {
-    ...(o.hostEmail ? { hostEmail: o.hostEmail } : {}),
-    guestMail: {
-      url: o.smtpUrl,
-      ...(o.mailFrom ? { from: o.mailFrom } : {}),
-      ...(o.smtpCa ? { ca: readFileSync(o.smtpCa, 'utf8') } : {}),
-    },
-  };
 }
 
 /** The host console: off unless `--console`; an admin listener of its own, loopback by default. */
@@ -234,7 +212,9 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     bookingHoldsPerDay: o.bookingHoldsPerDay,
     guestDataDays: o.guestDataDays,
     ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
-    ...guestMailOptions(o),
+    ...guestMail(o),
+    // --host-email without --smtp-url is refused by the node (`host_email_needs_smtp`).
+    ...(o.hostEmail ? { hostEmail: o.hostEmail } : {}),
     ...(o.bookingWebhook
       ? { bookingWebhook: { url: o.bookingWebhook, ...(o.bookingWebhookCa ? { ca: [readFileSync(o.bookingWebhookCa, 'utf8')] } : {}) } }
       : {}),
@@ -314,7 +294,7 @@ export function registerServe(node: Command): void {
   const serveCommand = node
     .command('serve')
     .description('serve the node over https (public origin https://DOMAIN; the port is deployment detail)');
-  nodeOptions(consoleOptions(bookingOptions(capacityOptions(listenOptions(serveCommand)))), {
+  nodeOptions(consoleOptions(guestMailOptions(bookingOptions(capacityOptions(listenOptions(serveCommand))))), {
     json: 'stdout is JSON lines only: {"event":"listening",…} first, one per request, {"event":"stopped",…} last; each has a ts',
   }).action((o: ServeOptions) => run(o.json, () => serve(o)));
 }
