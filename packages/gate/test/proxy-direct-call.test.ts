@@ -205,6 +205,19 @@ describe('what never takes the direct path', () => {
     expect(logs.slice(before).filter((l) => l.event === 'tools/call')).toHaveLength(0);
   });
 
+  it('an envelope the SDK finds malformed: its refusal, nothing run', { timeout: 60_000 }, async () => {
+    const before = logs.length;
+    const _meta = { ...ENVELOPE, 'io.modelcontextprotocol/clientInfo': { name: 5 } };
+    const a = await post(
+      { jsonrpc: '2.0', id: 25, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' }, _meta } },
+      'tools/call',
+      'echo',
+    );
+    expect(a.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.parse(a.text)).toMatchObject({ error: { code: -32602 } });
+    expect(logs.slice(before).filter((l) => l.event === 'tools/call')).toHaveLength(0);
+  });
+
   it('a wrong bearer token: 401 before anything is read or run', { timeout: 60_000 }, async () => {
     const before = logs.length;
     const body = { jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' }, _meta: ENVELOPE } };
