@@ -7,9 +7,11 @@
  * stable code and writes nothing. The limits per client address hold on the UCP endpoints (also
  * behind a trusted proxy), and the `/book` form is a thin client of the sessions.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createHardenedFetch } from '@vrpkit/agent';
 import {
   createJwsSigner,
   decodeJwsPayload,
@@ -42,6 +44,7 @@ import {
   type BookingRequestView,
   BookingResponseSchema,
   JWKS_PATH,
+  MCP_ENDPOINT_PATH,
   OFFER_ENDPOINT_PATH,
   type OfferEnvelope,
   UCP_BOOKING_SESSIONS,
@@ -53,7 +56,7 @@ import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { guestStep, mailedCode, ucpRestHeaders } from '@vrpkit/testkit/ucp';
+import { guestStep, mailedCode, TEST_UCP_AGENT_PROFILE, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FORM_TOKEN_TTL_MS } from '../src/http/forms.js';
 
@@ -437,17 +440,40 @@ describe('bad booking requests are refused with stable codes and write nothing',
     expect(await written(h)).toEqual(before);
   });
 
-  it('past the per-address rate limit the UCP endpoints answer 429 too_many_requests, writing nothing', async () => {
+  it('past the per-address rate limit the UCP endpoints (REST and MCP) answer 429 too_many_requests with when to retry, writing nothing', async () => {
     const limited = await startNode('booking-limit', 'booking-limit.example', { bookingRateLimit: 3 });
     const lh = limited.h;
+    const fetch = createHardenedFetch({ connectTo: [`booking-limit.example:443:127.0.0.1:${lh.node.port}`], ca: lh.node.caPem! });
+    const mcp = new Client({ name: 'ucp-platform-test', version: '1.0.0' });
     try {
       const jws = (await offer(lh, stay(30, 3))).signature.jws;
       for (let i = 0; i < 3; i++) expect((await createSession(lh.client, '{}')).status).toBe(400);
       const before = await written(lh);
       const r = await createSession(lh.client, JSON.stringify(ucpBookingRequest(jws)));
       expect({ status: r.status, code: JSON.parse(r.text).messages[0].code }).toEqual({ status: 429, code: 'too_many_requests' });
+      // RFC 6585 §4: the seconds until the minute's window ends (no clock advanced since it began).
+      expect(r.headers.get('retry-after')).toBe('60');
       // Get, the guest page and the /book form count against the same limit.
-      expect((await lh.client.request('POST', `${SESSIONS}/ucs_none/cancel`, { headers: ucpRestHeaders('POST') })).status).toBe(429);
+      const cancel = await lh.client.request('POST', `${SESSIONS}/ucs_none/cancel`, { headers: ucpRestHeaders('POST') });
+      expect({ status: cancel.status, retryAfter: cancel.headers.get('retry-after') }).toEqual({ status: 429, retryAfter: '60' });
+      // The MCP binding: a JSON-RPC error whose data carries the same seconds (UCP Overview, Error Codes).
+      lh.clock.advance(15_000);
+      await mcp.connect(
+        new StreamableHTTPClientTransport(new URL(`https://booking-limit.example${MCP_ENDPOINT_PATH}`), {
+          fetch,
+          requestInit: { headers: { 'ucp-agent': `profile="${TEST_UCP_AGENT_PROFILE}"` } },
+        }),
+      );
+      const refused = await mcp
+        .callTool({
+          name: 'cancel_booking_session',
+          arguments: { meta: { 'ucp-agent': { profile: TEST_UCP_AGENT_PROFILE }, 'idempotency-key': randomUUID() }, id: 'ucs_none' },
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => (e instanceof ProtocolError ? e.data : e),
+        );
+      expect(refused).toMatchObject({ code: 'too_many_requests', retry_after: 45 });
       expect(await written(lh)).toEqual(before);
       // The window is a minute of the node's clock: after it the address is admitted again.
       lh.clock.advance(60_000);
@@ -455,6 +481,8 @@ describe('bad booking requests are refused with stable codes and write nothing',
         201,
       );
     } finally {
+      await mcp.close();
+      await fetch.close();
       await limited.close();
     }
   });

@@ -36,7 +36,7 @@ import { mountUcpLegal } from './legal.js';
 import { isUuid, restMetadata } from './metadata.js';
 import { type ContinueView, renderContinuePage } from './page.js';
 import { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './profile.js';
-import { refuseUcp, type UcpAnswer, type UcpSessions } from './sessions.js';
+import { admitUcp, refuseUcp, type UcpAnswer, type UcpSessions } from './sessions.js';
 
 export interface UcpRoutes {
   publisher: NodePublisher;
@@ -59,6 +59,8 @@ function json(c: Context, a: UcpAnswer): Response {
   const requestId = c.req.header('request-id');
   const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
   if (isUuid(requestId)) headers['request-id'] = requestId;
+  // RFC 9110 §10.2.3 (and RFC 6585 §4 for 429): when the client may try again.
+  if (a.retryAfterSeconds) headers['retry-after'] = String(a.retryAfterSeconds);
   return new Response(JSON.stringify(a.body), { status: a.status, headers });
 }
 
@@ -72,8 +74,8 @@ async function jsonBody(
   const read = await readBodyCapped(c, MAX_UCP_REQUEST_BYTES);
   if (!read.ok)
     return { ok: false, answer: refuseUcp('body_too_large', `a session request is limited to ${MAX_UCP_REQUEST_BYTES} bytes`, 413) };
-  const limited = desk.admit(clientAddress(c));
-  if (limited) return { ok: false, answer: refuseUcp('too_many_requests', 'too many requests from this address', 429) };
+  const limited = admitUcp(desk, clientAddress(c));
+  if (limited) return { ok: false, answer: limited };
   try {
     return { ok: true, value: JSON.parse(read.text), text: read.text };
   } catch {
@@ -118,8 +120,9 @@ function restOperation(routesFor: UcpRoutesFor, operation: UcpChangeOperation | 
       const parsed = await jsonBody(c, r.desk);
       if (!parsed.ok) return parsed.answer;
       read = parsed;
-    } else if (body === 'optional' && r.desk.admit(clientAddress(c))) {
-      return refuseUcp('too_many_requests', 'too many requests from this address', 429);
+    } else if (body === 'optional') {
+      const limited = admitUcp(r.desk, clientAddress(c));
+      if (limited) return limited;
     }
     const meta = restMetadata((name) => c.req.header(name), operation);
     if (!meta.ok) return refuseUcp(meta.refusal.code, meta.refusal.content, 400);

@@ -31,6 +31,8 @@ export interface UcpAnswer {
   body: Record<string, unknown>;
   /** The operation took effect (or had already, for a repeated Complete or Cancel): only such an answer is replayed. */
   applied?: boolean;
+  /** A 429's seconds until the rate limit admits the client again (REST `Retry-After`, MCP `error.data.retry_after`). */
+  retryAfterSeconds?: number;
 }
 
 export interface IdempotentCall {

@@ -32,6 +32,7 @@ import {
   type UcpSessionCode,
   ucpStayId,
 } from '@vrpkit/protocol';
+import type { BookingDesk } from '../booking/desk.js';
 import { checkOwnOffer } from '../booking/offer-check.js';
 import type { BookingRequestRecord } from '../booking/ports.js';
 import { signBookingReceipt } from '../booking/receipt.js';
@@ -85,6 +86,21 @@ export function refuseUcp(
   path?: string,
 ): UcpAnswer {
   return { status, body: errorResponseBody(errorMessage(code, content, severity, path)) };
+}
+
+/**
+ * One request counted against the booking rate limit per client address: null when admitted, else
+ * 429 `too_many_requests` with the seconds until the window ends (Overview, Error Codes: a rate
+ * limited request carries when to retry).
+ */
+export function admitUcp(desk: Pick<BookingDesk, 'admit'>, address: string): UcpAnswer | null {
+  const limited = desk.admit(address);
+  if (!limited) return null;
+  const seconds = limited.ok ? undefined : limited.error.retry_after_seconds;
+  return {
+    ...refuseUcp('too_many_requests', 'too many requests from this address', 429),
+    ...(seconds ? { retryAfterSeconds: seconds } : {}),
+  };
 }
 
 const refuseOffer = (code: UcpSessionCode, content: string) => refuseUcp(code, content, 200);

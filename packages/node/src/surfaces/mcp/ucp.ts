@@ -22,7 +22,7 @@ import { MAX_UCP_REQUEST_BYTES } from '@vrpkit/protocol';
 import type { BookingDesk } from '../../booking/desk.js';
 import type { UcpAnswer, UcpChangeOperation } from '../../ucp/idempotency.js';
 import { mcpMetadata } from '../../ucp/metadata.js';
-import { refuseUcp, type UcpSessions } from '../../ucp/sessions.js';
+import { admitUcp, refuseUcp, type UcpSessions } from '../../ucp/sessions.js';
 
 /** The tools (mcp.md, Tools: "UCP Capabilities map 1:1 to MCP Tools") and the operation each is. */
 export const UCP_BOOKING_TOOLS = {
@@ -112,14 +112,19 @@ function protocolError(answer: UcpAnswer): ProtocolError {
   const code = message?.code ?? 'invalid_request';
   const content = message?.content ?? 'refused';
   const jsonRpc = code === 'invalid_profile_url' ? -32001 : answer.status === 400 ? ProtocolErrorCode.InvalidParams : -32000;
-  // Overview, Error Codes: a 429 carries `error.data.retry_after` (seconds: the rate limit's window is a minute).
-  return new ProtocolError(jsonRpc, content, { code, content, ...(answer.status === 429 ? { retry_after: 60 } : {}) });
+  // Overview, Error Codes: a 429 carries `error.data.retry_after`, the seconds until the rate limit's window ends.
+  return new ProtocolError(jsonRpc, content, {
+    code,
+    content,
+    ...(answer.retryAfterSeconds ? { retry_after: answer.retryAfterSeconds } : {}),
+  });
 }
 
 /** The tool's answer, or the refusal as a UcpAnswer (thrown as a JSON-RPC error by the caller). */
 async function answer(b: UcpMcpBinding, name: UcpBookingToolName, args: Record<string, unknown>, client: string): Promise<UcpAnswer> {
   const operation = UCP_BOOKING_TOOLS[name];
-  if (operation !== 'get' && b.desk.admit(client)) return refuseUcp('too_many_requests', 'too many requests from this address', 429);
+  const limited = operation === 'get' ? null : admitUcp(b.desk, client);
+  if (limited) return limited;
   const meta = mcpMetadata(args.meta, operation);
   if (!meta.ok) return refuseUcp(meta.refusal.code, meta.refusal.content, 400);
   const { id, booking } = args;
