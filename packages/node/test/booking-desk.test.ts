@@ -56,7 +56,7 @@ import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { guestStep, mailedCode, TEST_UCP_AGENT_PROFILE, ucpRestHeaders } from '@vrpkit/testkit/ucp';
+import { bookFormFields, guestStep, mailedCode, postBookForm, TEST_UCP_AGENT_PROFILE, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FORM_TOKEN_TTL_MS } from '../src/http/forms.js';
 
@@ -105,22 +105,6 @@ async function book(h: Harness, body: unknown, address = '192.0.2.1') {
 /** Create Booking Session over https, as an agent platform sends it. */
 function createSession(client: NodeClient, body: string, contentType = 'application/json') {
   return client.request('POST', SESSIONS, { body, headers: { 'content-type': contentType, ...ucpRestHeaders('POST') } });
-}
-
-/** The hidden fields of the form `/book` renders for stay `s` (the signed offer and its form token). */
-async function renderedForm(h: Harness, s: { check_in: string; check_out: string }): Promise<URLSearchParams> {
-  const page = await h.client.get(`/book?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`);
-  const hidden = [...page.text.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map(([, k, v]) => [k!, v!]);
-  expect(hidden.map(([k]) => k)).toEqual(['offer_jws', 'form_token']);
-  return new URLSearchParams(hidden);
-}
-
-/** POST the `/book` form as a browser on `origin` would (Fetch Metadata and Origin), or as a script sending neither. */
-function postForm(h: Harness, form: URLSearchParams, browser?: { origin: string; site: string }) {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (browser) Object.assign(headers, { origin: browser.origin, 'sec-fetch-site': browser.site });
-  // The 303 itself is what is checked: not followed.
-  return h.client.request('POST', '/book', { body: form.toString(), headers, redirect: 'manual' });
 }
 
 /** What a refusal must leave untouched: the booking rows, the blocked ranges and the store revision. */
@@ -657,11 +641,11 @@ describe('holds expire and the /book form', () => {
     const link = new URL(o.offer.booking.direct_booking_url);
     const page = await h.client.get(link.pathname + link.search);
     expect(page.status).toBe(200);
-    const form = await renderedForm(h, s);
+    const form = await bookFormFields(h.client, s);
     const person = { guest_first_name: 'Ada', guest_last_name: 'Guest', guest_email: guest.email, guest_phone: '' };
     for (const [k, v] of Object.entries(person)) form.set(k, v);
     const before = await written(h);
-    const res = await postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' });
+    const res = await postBookForm(h.client, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' });
     expect(res.status).toBe(303);
     const continueUrl = new URL(res.headers.get('location')!);
     expect(continueUrl.origin).toBe(`https://${h.node.canonicalDomain}`);
@@ -677,14 +661,14 @@ describe('holds expire and the /book form', () => {
     expect((await offer(h, s)).offer.availability.available).toBe(true);
     const incomplete = new URLSearchParams(form);
     incomplete.delete('guest_email');
-    const bad = await postForm(h, incomplete);
+    const bad = await postBookForm(h.client, incomplete);
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('data-code="invalid_request"');
   });
 
   it('refuses cross-site form posts and posts without the token of a rendered form, writing nothing (issue 36 defect 5, regression)', async () => {
     const s = stay(150, 3);
-    const form = await renderedForm(h, s);
+    const form = await bookFormFields(h.client, s);
     for (const [k, v] of Object.entries({ guest_first_name: 'Ada', guest_last_name: 'Guest', guest_email: guest.email })) form.set(k, v);
     const sessions = async () => withNodeStore({ dataDir: h.dataDir }, async (st) => (await st.ucpSessions()).length);
     const before = { written: await written(h), sessions: await sessions() };
@@ -692,31 +676,31 @@ describe('holds expire and the /book form', () => {
       expect({ status: res.status, code: /data-code="([^"]+)"/.exec(res.text)?.[1] }).toEqual({ status: 403, code });
     };
     // The attack: another site's page posts the form (its own, or one rendered for it) in the visitor's browser.
-    await refusedWith(await postForm(h, form, { origin: 'https://evil.example', site: 'cross-site' }), 'cross_site_request');
-    await refusedWith(await postForm(h, form, { origin: 'https://evil.example', site: 'same-site' }), 'cross_site_request');
-    await refusedWith(await postForm(h, form, { origin: 'null', site: 'cross-site' }), 'cross_site_request');
+    await refusedWith(await postBookForm(h.client, form, { origin: 'https://evil.example', site: 'cross-site' }), 'cross_site_request');
+    await refusedWith(await postBookForm(h.client, form, { origin: 'https://evil.example', site: 'same-site' }), 'cross_site_request');
+    await refusedWith(await postBookForm(h.client, form, { origin: 'null', site: 'cross-site' }), 'cross_site_request');
     // Without a form this node rendered: no token, a token of another offer, a forged one, an expired one.
     const noToken = new URLSearchParams(form);
     noToken.delete('form_token');
-    await refusedWith(await postForm(h, noToken), 'invalid_form_token');
+    await refusedWith(await postBookForm(h.client, noToken), 'invalid_form_token');
     const otherOffer = new URLSearchParams(form);
     otherOffer.set('offer_jws', (await offer(h, stay(160, 2))).signature.jws);
-    await refusedWith(await postForm(h, otherOffer), 'invalid_form_token');
+    await refusedWith(await postBookForm(h.client, otherOffer), 'invalid_form_token');
     const forged = new URLSearchParams(form);
     forged.set('form_token', `${form.get('form_token')!.split('.').slice(0, 2).join('.')}.${'A'.repeat(43)}`);
-    await refusedWith(await postForm(h, forged), 'invalid_form_token');
+    await refusedWith(await postBookForm(h.client, forged), 'invalid_form_token');
     expect({ written: await written(h), sessions: await sessions() }).toEqual(before);
     h.clock.advance(FORM_TOKEN_TTL_MS + 1000);
     try {
       await refusedWith(
-        await postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' }),
+        await postBookForm(h.client, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' }),
         'invalid_form_token',
       );
     } finally {
       h.clock.advance(-(FORM_TOKEN_TTL_MS + 1000));
     }
     // The node's own page, as the browser reports it, is accepted.
-    expect((await postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' })).status).toBe(303);
+    expect((await postBookForm(h.client, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' })).status).toBe(303);
   });
 });
 

@@ -4,8 +4,8 @@
  * update, complete, cancel, inventory exhausted) with every request and answer validated against the
  * vendored UCP Lodging schemas; the guest confirms on the tenant's own page with a code read from a
  * real local SMTP server, and only then are the tenant's nights held (in the platform's store, its
- * other tenants untouched; eight racing confirmations make one reservation); the operator decides a
- * hold; a session of one tenant is never read, confirmed, completed or canceled through another
+ * other tenants untouched; eight racing confirmations make one reservation); a tenant's `/book` form
+ * creates its session (another tenant refusing its token); the operator decides a hold; a session of one tenant is never read, confirmed, completed or canceled through another
  * tenant's Host; a disabled tenant takes no session.
  */
 import { join } from 'node:path';
@@ -26,8 +26,10 @@ import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { dayAfter, type NodeClient, nodeClient, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import {
+  bookFormFields,
   guestStep,
   mailedCode,
+  postBookForm,
   UCP_SESSIONS_PATH as SESSIONS,
   UCP_ERROR_SCHEMA,
   ucpCall,
@@ -295,6 +297,35 @@ function platformContract(label: string, databaseUrl: (dir: string) => string) {
     const completes = await Promise.all(sessions.map((x) => session(b, 'POST', `${SESSIONS}/${x.id}/complete`, COMPLETE)));
     expect(completes.filter((c) => c.json.status === 'completed')).toHaveLength(1);
     expect(await rows(B)).toEqual({ ...before, bookings: before.bookings + 1, blocks: before.blocks + 1 });
+  });
+
+  it('a tenant’s /book form creates a session of that tenant and answers 303 to its continue_url; another tenant refuses its form token', async () => {
+    const s = stay(90, 2);
+    const form = await bookFormFields(a.client, s);
+    for (const [k, v] of Object.entries({ guest_first_name: 'Ada', guest_last_name: 'Guest', guest_email: 'form@example.org' }))
+      form.set(k, v);
+    const before = { a: await rows(A), b: await rows(B) };
+    // A's rendered form posted on B's origin: the token is bound to A's origin (http/forms.ts), so B takes nothing.
+    const foreign = await postBookForm(b.client, form, { origin: `https://${B}`, site: 'same-origin' });
+    expect({ status: foreign.status, code: /data-code="([^"]+)"/.exec(foreign.text)?.[1] }).toEqual({
+      status: 403,
+      code: 'invalid_form_token',
+    });
+    expect(await rows(B)).toEqual(before.b);
+    const res = await postBookForm(a.client, form, { origin: `https://${A}`, site: 'same-origin' });
+    expect(res.status).toBe(303);
+    const continueUrl = new URL(res.headers.get('location')!);
+    expect(continueUrl.origin).toBe(`https://${A}`);
+    const created = await session(a, 'GET', `${SESSIONS}/${continueUrl.pathname.split('/').pop()}`);
+    expect(created.json).toMatchObject({
+      status: 'requires_escalation',
+      continue_url: continueUrl.href,
+      booker: { email: 'form@example.org' },
+      'dev.vrpkit.lodging': { offer_jws: form.get('offer_jws') },
+    });
+    // One session of A, holding nothing until the guest confirms on its page.
+    expect(await rows(A)).toEqual({ ...before.a, sessions: before.a.sessions + 1 });
+    expect(await rows(B)).toEqual(before.b);
   });
 
   it('a session of one tenant is never read, confirmed, completed or canceled through another tenant’s Host', async () => {

@@ -192,6 +192,22 @@ export async function mailedCode(client: NodeClient, domain: string, smtp: TestS
   return smtp.code(email, before);
 }
 
+/** The hidden fields of the form `/book` renders for stay `s` (the signed offer and its form token). */
+export async function bookFormFields(client: NodeClient, s: { check_in: string; check_out: string }): Promise<URLSearchParams> {
+  const page = await client.get(`/book?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`);
+  const hidden = [...page.text.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map(([, k, v]) => [k!, v!]);
+  expect(hidden.map(([k]) => k)).toEqual(['offer_jws', 'form_token']);
+  return new URLSearchParams(hidden);
+}
+
+/** POST the `/book` form as a browser on `origin` would (Fetch Metadata and Origin), or as a script sending neither. */
+export function postBookForm(client: NodeClient, form: URLSearchParams, browser?: { origin: string; site: string }) {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (browser) Object.assign(headers, { origin: browser.origin, 'sec-fetch-site': browser.site });
+  // The 303 itself is what is checked: not followed.
+  return client.request('POST', '/book', { body: form.toString(), headers, redirect: 'manual' });
+}
+
 /**
  * A stay booked the one way a node takes bookings: Create Booking Session from `offerJws` with
  * `booker`, the guest's code mailed to `smtp` and typed back on the session's page (the hold is made

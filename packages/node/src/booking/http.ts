@@ -52,43 +52,48 @@ export function mediaType(c: Context): string | undefined {
   return c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
 }
 
-/** Where the `/book` form's post goes: the sessions it creates, the desk's rate limit per address, the form guard. */
-export interface BookFormRoutes {
+/**
+ * Where a request's `/book` post goes: its publisher (the origin the form token is bound to, the
+ * clock), its UCP sessions and the desk's rate limit (a node's one set, or a platform tenant's: the
+ * UCP routes of ucp/http.ts fit).
+ */
+export type BookFormRoutesFor = (c: Context) => {
+  publisher: Pick<OfferService, 'canonicalDomain' | 'now'>;
   sessions: UcpSessions;
   desk: BookingDesk;
-  form: FormGuard;
-  canonicalDomain: string;
-  now: () => number;
-}
+};
 
 /**
  * `POST /book`: the page's form, from the node's own page only (issue 36 defect 5: the token of the
  * form it rendered), counted against the booking rate limit per address, then Create Booking Session
  * from the signed offer the page showed (`UcpSessions.create`: this node's keys, unexpired, the live
  * re-quote) with the guest as booker, and 303 to the session's `continue_url` (RFC 9110 §15.4.4: the
- * browser GETs the guest page). A refusal is a page naming the stable code; it writes nothing.
+ * browser GETs the guest page). A refusal is a page naming the stable code; it writes nothing. On a
+ * platform each request is a tenant's (`routesFor`): its sessions, its desk, its origin the token is bound to.
  */
-export function mountBookForm(app: Hono, r: BookFormRoutes): void {
-  const origin = formOrigin(r.canonicalDomain);
-  const refused = (c: Context, code: string, message: string, status: number, retryAfter?: number) =>
-    c.html(renderRefusedRequest(r.canonicalDomain, code, message), status as 200, {
+export function mountBookForm(app: Hono, routesFor: BookFormRoutesFor, form: FormGuard): void {
+  const refused = (c: Context, canonicalDomain: string, code: string, message: string, status: number, retryAfter?: number) =>
+    c.html(renderRefusedRequest(canonicalDomain, code, message), status as 200, {
       ...HTML_SECURITY_HEADERS,
       'cache-control': 'no-store',
       ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}),
     });
   app.post(BOOK_PATH, async (c) => {
-    const posted = await r.form.read(c, origin, r.now());
+    // The request's own sessions and origin: a node's, or the tenant's its platform router chose.
+    const { publisher, sessions, desk } = routesFor(c);
+    const domain = publisher.canonicalDomain;
+    const posted = await form.read(c, formOrigin(domain), publisher.now());
     if (!posted.ok) {
       const { refusal } = posted;
       const message =
         refusal === 'unsupported_media_type'
           ? 'the booking form is sent as application/x-www-form-urlencoded'
           : nodeMessage(refusal, { what: 'booking form', max: MAX_BOOKING_REQUEST_BYTES });
-      return refused(c, refusal, message, NODE_CODES[refusal].status ?? 400);
+      return refused(c, domain, refusal, message, NODE_CODES[refusal].status ?? 400);
     }
-    const limited = r.desk.admit(clientAddress(c));
+    const limited = desk.admit(clientAddress(c));
     if (limited && !limited.ok)
-      return refused(c, limited.error.code, limited.error.message, limited.status, limited.error.retry_after_seconds);
+      return refused(c, domain, limited.error.code, limited.error.message, limited.status, limited.error.retry_after_seconds);
     const field = (name: string) => (posted.form.getAll(name).length === 1 ? (posted.form.get(name) ?? '') : '');
     const phone = field('guest_phone');
     const booker = {
@@ -99,10 +104,10 @@ export function mountBookForm(app: Hono, r: BookFormRoutes): void {
     };
     // The guest confirms by email on the session's page: without a name and an email there is nothing to confirm.
     if (!booker.first_name || !booker.last_name || !booker.email)
-      return refused(c, 'invalid_request', 'give your first name, last name and email', 400);
+      return refused(c, domain, 'invalid_request', 'give your first name, last name and email', 400);
     const body = ucpBookingRequest(field('offer_jws'), { booker });
-    if (!body) return refused(c, 'invalid_request', 'the form does not carry a signed stay offer', 400);
-    const answer = await r.sessions.create(body);
+    if (!body) return refused(c, domain, 'invalid_request', 'the form does not carry a signed stay offer', 400);
+    const answer = await sessions.create(body);
     const continueUrl = answer.status === 201 ? answer.body.continue_url : undefined;
     if (typeof continueUrl === 'string') return c.redirect(continueUrl, 303);
     // UCP's error response (or a session that cannot be confirmed yet): its first message's code.
@@ -110,7 +115,7 @@ export function mountBookForm(app: Hono, r: BookFormRoutes): void {
     const first = messages.success ? messages.data.messages[0] : undefined;
     // Create's business refusals are HTTP 200 in UCP (an offer refused, a stay taken); on a page they are 409.
     const status = answer.status === 200 || answer.status === 201 ? 409 : answer.status;
-    return refused(c, first?.code ?? 'invalid_request', first?.content ?? 'the stay request was not made', status);
+    return refused(c, domain, first?.code ?? 'invalid_request', first?.content ?? 'the stay request was not made', status);
   });
   // `/book` is read (GET) and posted to (the form): every other method is 405 naming both (RFC 9110 §15.5.6).
   app.all(BOOK_PATH, () => errorResponse('method_not_allowed', { methods: 'GET or POST', path: BOOK_PATH }, { allow: 'GET, HEAD, POST' }));

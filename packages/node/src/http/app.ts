@@ -146,18 +146,9 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   if (routesFor) {
     mountUcpRest(app, routesFor);
     mountUcpContinue(app, routesFor);
+    // The /book form too, a thin client of the same sessions: the node's (or tenant's) one booking path.
+    mountBookForm(app, routesFor, bookForm);
   }
-  // A node's own sessions also take the /book form, a thin client of them: the node's one booking path.
-  if (options.bookings && options.ucp && typeof options.ucp !== 'function' && typeof publisher !== 'function') {
-    mountBookForm(app, {
-      sessions: options.ucp.sessions,
-      desk: options.bookings,
-      form: bookForm,
-      canonicalDomain: publisher.canonicalDomain,
-      now: () => publisher.now(),
-    });
-  }
-
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
   app.get(HEALTHZ_PATH, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
   const { readiness } = options;
