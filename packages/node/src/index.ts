@@ -269,7 +269,7 @@ export {
   issueServerCertificate,
   type PemKeyPair,
 } from './tls.js';
-export { listInbox, listUcpSessions } from './ucp/admin.js';
+export { cancelSessionOfDeclinedHold, listInbox, listUcpSessions } from './ucp/admin.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // the sessions, the guest's confirmation, the mail transport, the profile and the ports.
 export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';

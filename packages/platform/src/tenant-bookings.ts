@@ -12,6 +12,8 @@
 import {
   type BookingRequestRecord,
   type BookingStore,
+  cancelSessionOfDeclinedHold,
+  declineReason,
   type HoldOutcome,
   holdRange,
   type NewHold,
@@ -130,14 +132,15 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
    * The decision on a pending hold, as the node store's `decideHold`: `confirmed` keeps its nights
    * blocked (past its hold time too), `declined` frees them (a canceled session's hold; the operator's
    * `vrp platform tenants decline-booking`). The updated booking; the unchanged one when it was no
-   * longer pending (nothing written); undefined when the tenant has no such booking. With `actor`
-   * (an operator's decision) the audit trail records it in the same transaction.
+   * longer pending (nothing written); undefined when the tenant has no such booking. With `operator`
+   * (an operator's decision) its reason for a decline is kept and the audit trail records it in the
+   * same transaction.
    */
   async decideHold(
     id: string,
     status: 'confirmed' | 'declined',
     now: number,
-    actor?: string,
+    operator?: { actor: string; reason: string | null },
   ): Promise<{ decided: boolean; booking: BookingRequestRecord } | undefined> {
     const out = await this.db.transaction().execute(async (tx) => {
       await this.lock(tx);
@@ -150,9 +153,10 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
       if (!row) return undefined;
       const booking = own(row);
       if (row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return { decided: false, booking };
+      const decision_reason = operator?.reason ?? null;
       await tx
         .updateTable('platform_tenant_booking')
-        .set({ status, updated_at: iso(now) })
+        .set({ status, updated_at: iso(now), decision_reason })
         .where('domain', '=', this.domain)
         .where('booking_id', '=', id)
         .execute();
@@ -165,9 +169,9 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
           .where('domain', '=', this.domain)
           .where('id', '=', id)
           .execute();
-      if (actor) await audit(tx, now, actor, `booking_${status}`, this.domain, id);
+      if (operator) await audit(tx, now, operator.actor, `booking_${status}`, this.domain, id);
       await bump(tx, this.domain, now);
-      return { decided: true, booking: { ...booking, status, updated_at: iso(now) } };
+      return { decided: true, booking: { ...booking, status, updated_at: iso(now), decision_reason } };
     });
     if (out?.decided) this.onWrite();
     return out;
@@ -294,19 +298,24 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
 /**
  * `vrp platform tenants confirm-booking|decline-booking DOMAIN ID`: the operator's decision on a
  * tenant's pending hold, as `vrp node bookings confirm|decline` on a node (lapsed holds expired
- * first; `booking_not_found`, `booking_not_pending`, `unknown_tenant`). Serving processes honour it
- * at the tenant's next read (the revision it bumps).
+ * first; `booking_not_found`, `booking_not_pending`, `unknown_tenant`). A decline takes the reason
+ * (`declineReason`: `decline_reason_required`, `decline_reason_too_long`, checked before anything is
+ * read), kept with the hold; the tenant's UCP session that made the hold ends `canceled` with it (its
+ * answer carries `declined_by_host`). Serving processes honour it at the tenant's next read (the
+ * revision it bumps).
  */
 export async function decideTenantBooking(
   store: PlatformStore,
-  o: { domain: string; id: string; decision: 'confirmed' | 'declined'; actor?: string },
+  o: { domain: string; id: string; decision: 'confirmed' | 'declined'; reason?: string; actor?: string },
 ): Promise<BookingRequestRecord> {
+  const reason = o.decision === 'declined' ? declineReason(o.reason) : null;
   const bookings = await tenantBookings(store, o.domain);
   const now = store.clock.now();
   await bookings.expireHolds(now);
-  const d = await bookings.decideHold(o.id, o.decision, now, o.actor ?? CLI_ACTOR);
+  const d = await bookings.decideHold(o.id, o.decision, now, { actor: o.actor ?? CLI_ACTOR, reason });
   if (!d) throw new NodeError('booking_not_found', { id: o.id });
   if (!d.decided) throw new NodeError('booking_not_pending', { id: o.id, status: d.booking.status });
+  if (reason !== null) await cancelSessionOfDeclinedHold(bookings, d.booking, reason, now);
   return d.booking;
 }
 

@@ -5,7 +5,8 @@
  * vendored UCP Lodging schemas; the guest confirms on the tenant's own page with a code read from a
  * real local SMTP server, and only then are the tenant's nights held (in the platform's store, its
  * other tenants untouched; eight racing confirmations make one reservation); a tenant's `/book` form
- * creates its session (another tenant refusing its token); the operator decides a hold; a session of one tenant is never read, confirmed, completed or canceled through another
+ * creates its session (another tenant refusing its token); the operator decides a hold (a decline
+ * with its reason cancels the hold's session); a session of one tenant is never read, confirmed, completed or canceled through another
  * tenant's Host; a disabled tenant takes no session.
  */
 import { join } from 'node:path';
@@ -237,13 +238,58 @@ function platformContract(label: string, databaseUrl: (dir: string) => string) {
     const confirmed = await runVrpInProcess(['platform', 'tenants', 'confirm-booking', A, bookingId, ...db]);
     expect(confirmed.code, confirmed.stderr).toBe(0);
     expect((JSON.parse(confirmed.stdout) as { booking: { status: string } }).booking.status).toBe('confirmed');
-    expect(await failed(['platform', 'tenants', 'decline-booking', A, bookingId])).toContain('booking_not_pending');
+    expect(await failed(['platform', 'tenants', 'decline-booking', A, bookingId, '--reason', 'late'])).toContain('booking_not_pending');
     clock.advance(25 * 3_600_000);
     try {
       expect(await available(a, s)).toBe(false);
     } finally {
       clock.set(START);
     }
+  });
+
+  it('the operator declines a tenant’s hold with a reason (decline-booking --reason): kept, the nights freed, the session canceled with declined_by_host', async () => {
+    const s = stay(104, 2);
+    const email = 'declined@example.org';
+    const id = (await session(a, 'POST', SESSIONS, stayRequest(a, s, { offer: await offer(a, s), email }))).json.id;
+    await guestStep(a.client, A, id, 'confirm', await codeFor(a, id, email));
+    const bookingId = (await session(a, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE)).json['dev.vrpkit.lodging'].booking_id!;
+    expect(await available(a, s)).toBe(false);
+    const decline = (...more: string[]) =>
+      runVrpInProcess(['platform', 'tenants', 'decline-booking', A, bookingId, ...more, '--database-url', dbUrl, '--json']);
+    const held = await rows(A);
+    // Without a reason, a blank one or one too long: refused with the node's codes, nothing written.
+    for (const [more, code] of [
+      [[], 'reason'],
+      [['--reason', '   '], 'decline_reason_required'],
+      [['--reason', 'x'.repeat(501)], 'decline_reason_too_long'],
+    ] as const) {
+      const r = await decline(...more);
+      expect({ code: r.code === 0 ? 0 : 1, out: `${r.stdout}${r.stderr}`.includes(code) }).toEqual({ code: 1, out: true });
+    }
+    expect(await rows(A)).toEqual(held);
+    expect(await available(a, s)).toBe(false);
+    const declined = await decline('--reason', ' the roof is being repaired ');
+    expect(declined.code, declined.stderr).toBe(0);
+    expect((JSON.parse(declined.stdout) as { booking: unknown }).booking).toMatchObject({
+      status: 'declined',
+      decision_reason: 'the roof is being repaired',
+    });
+    const row = await store.db
+      .selectFrom('platform_tenant_booking')
+      .select(['status', 'decision_reason'])
+      .where('domain', '=', A)
+      .where('booking_id', '=', bookingId)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'declined', decision_reason: 'the roof is being repaired' });
+    expect(await available(a, s)).toBe(true);
+    // The completed session the hold stood for is canceled with the reason, as on a node (view.ts).
+    const view = await session(a, 'GET', `${SESSIONS}/${id}`);
+    expect(view.json.status).toBe('canceled');
+    expect(view.json.messages).toContainEqual({
+      type: 'info',
+      code: 'declined_by_host',
+      content: 'The host declined this stay: the roof is being repaired',
+    });
   });
 
   it('cancel releases the hold a confirmed session made; a canceled session does not complete', async () => {

@@ -2,7 +2,8 @@
  * `vrp platform tenants bookings DOMAIN` and `confirm-booking|decline-booking DOMAIN ID`: the holds a
  * tenant's guests made through its UCP sessions and the operator's decision on each pending one, as
  * `vrp node bookings list|confirm|decline` on a node. Confirming keeps the nights booked; declining
- * frees them; a hold nobody decides expires after its hold time.
+ * (with `--reason`) frees them and cancels the hold's UCP session with that reason; a hold nobody
+ * decides expires after its hold time.
  */
 import { decideTenantBooking, listTenantBookings } from '@vrpkit/platform';
 import type { Command } from 'commander';
@@ -30,12 +31,15 @@ export function registerBookings(tenants: Command): void {
 }
 
 function decide(tenants: Command, verb: string, decision: 'confirmed' | 'declined', help: string): void {
-  platformOptions(tenants.command(verb).description(help).argument('<domain>').argument('<id>', 'the booking id (br_…)')).action(
-    (domain: string, id: string, o: PlatformOptions) =>
-      run(o.json, async () => {
-        const b = await withStore(o, (s) => decideTenantBooking(s, { domain, id, decision }));
-        if (o.json) printJson({ booking: bookingJson(b) });
-        else process.stdout.write(bookingLine(b));
-      }),
+  const c = tenants.command(verb).description(help).argument('<domain>').argument('<id>', 'the booking id (br_…)');
+  if (decision === 'declined') c.requiredOption('--reason <text>', 'why: the message of the UCP session that made the hold');
+  platformOptions(c).action((domain: string, id: string, o: PlatformOptions & { reason?: string }) =>
+    run(o.json, async () => {
+      const b = await withStore(o, (s) =>
+        decideTenantBooking(s, { domain, id, decision, ...(o.reason !== undefined ? { reason: o.reason } : {}) }),
+      );
+      if (o.json) printJson({ booking: bookingJson(b) });
+      else process.stdout.write(bookingLine(b));
+    }),
   );
 }
