@@ -1,27 +1,24 @@
 /**
- * bench/booking: booking requests per second on a node's `POST /api/booking-requests` over https
- * on loopback with concurrent clients, on SQLite and (when `VRPKIT_TEST_PG_URL` names a server)
- * PostgreSQL, as a ratio to a baseline served by the same node in the same run: a fresh signed
- * offer (`GET /api/verified-stay-offer` with the offer cache off), which is the re-quote every
- * booking request makes. Each booking row also checks its outcome: holds created vs expected.
+ * bench/booking: the node's one booking path, UCP Lodging booking sessions, over https on loopback
+ * with concurrent clients, on SQLite and (when `VRPKIT_TEST_PG_URL` names a server) PostgreSQL, as a
+ * ratio to a baseline served by the same node in the same run: a fresh signed offer
+ * (`GET /api/verified-stay-offer` with the offer cache off), which is the re-quote a session's
+ * creation and the guest's confirmation make.
  *
  * Rows (per store):
  * - fresh offer (baseline): one signed offer per request;
- * - booking, distinct dates: every request a different 1-night stay: every one must hold (expected = requests);
- * - booking, overlapping dates: groups of GROUP requests whose 2-night stays share a night, sent
- *   together: exactly one per group may hold (expected = groups); the others are 409.
+ * - UCP session create / whole flow (bench/sections/ucp-sessions.ts): booking sessions bound to a
+ *   signed offer, and the whole flow with the guest's mailed code (a local SMTP server), the hold and complete;
  * - agent flow, ungated / gated (SQLite only): the whole guest-side flow per stay, one at a time:
- *   the offer over MCP (verified, MCP receipt bound), the booking POST, the receipt verified; the
- *   gated row runs it through `BookingHost` and a Gate on a SQLite file (the tool blocks a recorded
- *   model would send, no model call; the approval is a callback). Its ratio is to the ungated flow
- *   in the same run, and `added ms` is the p50 difference.
+ *   the offer over MCP (verified, MCP receipt bound), the session from it (`UcpLodgingClient`), the
+ *   guest's confirmation with the mailed code, Complete and the booking receipt verified; the gated
+ *   row runs it through `BookingHost` and a Gate on a SQLite file (the tool blocks a recorded model
+ *   would send, no model call; the approval is a callback). Its ratio is to the ungated flow in the
+ *   same run, and `added ms` is the p50 difference.
  * Offers are fetched before the clock starts (an agent has its offer before it books). A row is a
  * fixed number of requests, not a duration: each hold consumes calendar nights.
  *
- * - UCP session create / whole flow (bench/sections/ucp-sessions.ts): booking sessions bound to a
- *   signed offer, and the whole flow with the guest's mailed code (a local SMTP server), the hold and complete.
- *
- * To add rows (e.g. a gated flow), push onto `rowsFor` below; each row returns a `Run`.
+ * To add rows, push onto `rowsFor` below; each row returns a `Run`.
  *
  * Run: npx tsx --conditions=vrpkit-source bench/booking.ts [--requests 300] [--concurrency 16] [--flows 40] [--sessions 40]
  */
@@ -31,20 +28,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  BOOKING_TOOL,
-  BookingHost,
-  bookingEndpoint,
-  createHardenedFetch,
-  getOfferVia,
-  JwksCache,
-  OFFER_TOOL,
-  verifyBookingReceipt,
-} from '@vrpkit/agent';
+import { BOOKING_TOOL, BookingHost, createHardenedFetch, getOfferVia, JwksCache, OFFER_TOOL, UcpLodgingClient } from '@vrpkit/agent';
 import { generateEd25519Jwk } from '@vrpkit/core';
 import { Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
-import { initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
+import { confirmOnGuestPage, initNode, propertyDocument, sampleProperty, serveNode } from '@vrpkit/node';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
+import { TEST_UCP_AGENT_PROFILE } from '@vrpkit/testkit/ucp';
 import pg from 'pg';
 import { Agent, buildConnector } from 'undici';
 import { cpuSeconds, numberFlag, percentile, printTable, startChild } from './lib.js';
@@ -52,9 +41,8 @@ import { type SessionRun, ucpSessionRows } from './sections/ucp-sessions.js';
 
 const DOMAIN = 'bench-booking.example';
 const DAY = 86_400_000;
-const GROUP = 4;
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const guest = { name: 'Bench Guest', email: 'bench@example.org' };
+const booker = { first_name: 'Bench', last_name: 'Guest', email: 'bench@example.org' };
 
 interface Run extends SessionRun {
   /** The row this row's ratio is to (default: the store's first row). */
@@ -117,12 +105,6 @@ async function offersFor(agent: Agent, paths: string[]): Promise<string[]> {
   return out;
 }
 
-const bookingCall = (jws: string): Call => ({
-  method: 'POST',
-  path: '/api/booking-requests',
-  body: JSON.stringify({ offer_jws: jws, guest, idempotency_key: `bench-${randomBytes(9).toString('base64url')}` }),
-});
-
 type Row = { name: string; run: () => Promise<Run> };
 
 /** The rows for one store; `firstDay` keeps each row on nights no other row touches. */
@@ -136,47 +118,17 @@ function rowsFor(agent: Agent, pids: number[], requests: number, concurrency: nu
         return { requests, errors: requests - (r.statuses.get(200) ?? 0), ...r };
       },
     },
-    {
-      name: 'booking, distinct dates',
-      run: async () => {
-        const jws = await offersFor(
-          agent,
-          Array.from({ length: requests }, (_, i) => offerPath(1 + i, 1)),
-        );
-        const r = await drive(agent, jws.map(bookingCall), concurrency, pids);
-        const created = r.statuses.get(201) ?? 0;
-        return { requests, errors: requests - created, ...r, holds_created: created, holds_expected: requests };
-      },
-    },
-    {
-      name: `booking, overlapping dates (groups of ${GROUP})`,
-      run: async () => {
-        const groups = Math.floor(requests / GROUP);
-        // Group g: 2-night stays from day d and d+1 (alternating), all sharing night d+1.
-        const paths = Array.from({ length: groups * GROUP }, (_, i) => offerPath(400 + 3 * Math.floor(i / GROUP) + (i % 2), 2));
-        const jws = await offersFor(agent, paths);
-        const r = await drive(agent, jws.map(bookingCall), concurrency, pids);
-        const created = r.statuses.get(201) ?? 0;
-        const refused = r.statuses.get(409) ?? 0;
-        return {
-          requests: groups * GROUP,
-          errors: groups * GROUP - created - refused,
-          ...r,
-          holds_created: created,
-          holds_expected: groups,
-        };
-      },
-    },
   ];
 }
 
 /**
  * The whole guest-side flow, `flows` times on distinct 1-night stays from day 750 on, one at a
  * time (latency, not throughput): ungated (the agent's calls only) and gated (the same calls as
- * tool blocks through `BookingHost` and a Gate). Both verify the offer, its MCP receipt and the
- * booking receipt; a flow that does not end in a verified hold counts as an error.
+ * tool blocks through `BookingHost` and a Gate). Both verify the offer and its MCP receipt, have the
+ * guest confirm the session with the code from `smtp`, complete it and verify the booking receipt; a
+ * flow that does not end in a verified booking counts as an error.
  */
-function gatedFlowRows(hello: Record<string, unknown>, flows: number): Row[] {
+function gatedFlowRows(hello: Record<string, unknown>, flows: number, mailbox: TestSmtp): Row[] {
   const network = { connectTo: [`${DOMAIN}:443:127.0.0.1:${hello.port}`], ca: [hello.caPem as string] };
   const stay = (i: number) => ({
     check_in: iso(Date.now() + (750 + 2 * i) * DAY),
@@ -210,20 +162,19 @@ function gatedFlowRows(hello: Record<string, unknown>, flows: number): Row[] {
       run: async () => {
         const fetch = createHardenedFetch(network);
         const jwksCache = new JwksCache({ fetch });
+        // The host's profile is read once, as an agent does per host.
+        const found = await UcpLodgingClient.discover(DOMAIN, { fetch, agentProfile: TEST_UCP_AGENT_PROFILE });
+        if (!found.ok) throw new Error(`the bench node's UCP profile: ${found.code}`);
+        const { client } = found;
         try {
           return await timed(async (i) => {
             const report = await getOfferVia('mcp', `https://${DOMAIN}`, stay(i), { fetch, jwksCache });
             const jws = (report.envelope as { signature?: { jws?: string } } | null)?.signature?.jws;
             if (!report.safe_to_quote || report.receipt?.verified !== true || typeof jws !== 'string') return false;
-            const res = await fetch(bookingEndpoint(`https://${DOMAIN}`), {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ offer_jws: jws, guest, idempotency_key: `bench-${randomBytes(9).toString('base64url')}` }),
-            });
-            const body = (await res.json()) as { receipt_jws?: string };
-            return (
-              (await verifyBookingReceipt(body.receipt_jws, { domain: DOMAIN, offerJws: jws, fetch, jwksCache })).status === 'verified'
-            );
+            const created = await client.createSession(jws, { booker });
+            if (!created.ok || !created.session.continue_url) return false;
+            await confirmOnGuestPage(fetch, mailbox, created.session.continue_url, booker.email, () => {});
+            return (await client.complete(created.session.id, jws)).ok;
           }, 0);
         } finally {
           await fetch.close();
@@ -245,7 +196,17 @@ function gatedFlowRows(hello: Record<string, unknown>, flows: number): Row[] {
           // The person approves what the approval view shows: the booking act built from the verified offer.
           approve: async (act) => host?.approvalFor(act.candidate_act_id) !== undefined,
         });
-        host = new BookingHost({ gate, nodeUrl: `https://${DOMAIN}`, guest, fetch, session_id: 'bench', model: 'recorded' });
+        host = new BookingHost({
+          gate,
+          nodeUrl: `https://${DOMAIN}`,
+          booker,
+          fetch,
+          agentProfile: TEST_UCP_AGENT_PROFILE,
+          session_id: 'bench',
+          model: 'recorded',
+          handOff: (h) => confirmOnGuestPage(fetch, mailbox, h.continue_url, booker.email, () => {}),
+          guestWait: { timeoutMs: 10_000, pollMs: 20 },
+        });
         try {
           const r = await timed(async (i) => {
             const offer = JSON.parse(
@@ -294,10 +255,6 @@ async function main() {
     process.stderr.write('error[usage]: --flows is at most 170 (each flow holds its own night)\n');
     process.exit(64);
   }
-  if (requests > 390) {
-    process.stderr.write('error[usage]: --requests is at most 390 (each hold takes calendar nights)\n');
-    process.exit(64);
-  }
   const dialects = ['sqlite', ...(process.env.VRPKIT_TEST_PG_URL ? ['postgres'] : [])];
   if (dialects.length === 1) process.stderr.write('VRPKIT_TEST_PG_URL is unset: PostgreSQL rows skipped\n');
   const table: string[][] = [
@@ -318,7 +275,7 @@ async function main() {
       const byName = new Map<string, Run>();
       const rows = [
         ...rowsFor(agent, hello.pids as number[], requests, concurrency),
-        ...(dialect === 'sqlite' ? gatedFlowRows(hello, flows) : []),
+        ...(dialect === 'sqlite' ? gatedFlowRows(hello, flows, smtp) : []),
         ...sessionRows(agent, hello.pids as number[], smtp, concurrency, sessions),
       ];
       for (const row of rows) {

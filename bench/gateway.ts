@@ -10,7 +10,7 @@
  * - http: agent ⇄ Streamable HTTP ⇄ proxy (--listen) ⇄ Streamable HTTP ⇄ server (--upstream), vs agent ⇄ HTTP ⇄ server
  *
  * on the SQLite store (a real file) and on PostgreSQL (VRPKIT_TEST_PG_URL; skipped when unset).
- * Target: added p50 ≤ 1.5 ms and added p99 ≤ 4 ms on SQLite.
+ * Target: added p50 ≤ 1.5 ms and added p99 ≤ 4 ms on SQLite. Both agent revisions run on both stores.
  *
  * Each side runs for both MCP revisions of the agent (issue 32): an SDK v1 client on 2025-11-25,
  * and an SDK v2 client pinned to 2026-07-28 (per request, no session) for the proxied calls. The
@@ -377,10 +377,12 @@ try {
       }
     }
     if (PG_URL && STORES.includes('postgres')) {
-      const schema = `bench_gateway_${side}_${process.pid}`;
-      pgSchemas.push(schema);
-      results.push(await scenario(side, 'postgres', schema));
-      await closeAll();
+      for (const revision of REVISIONS) {
+        const schema = `bench_gateway_${side}_${revision.replaceAll('-', '_')}_${process.pid}`;
+        pgSchemas.push(schema);
+        results.push(await scenario(side, 'postgres', schema, 'enforce', revision));
+        await closeAll();
+      }
     }
   }
   if (!PG_URL) process.stdout.write('PostgreSQL: skipped (set VRPKIT_TEST_PG_URL)\n');

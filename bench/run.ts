@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { archiveResults } from './report/history.js';
+import { archiveResults, HISTORY_KEEP, thisMachine } from './report/history.js';
 import { writeReport } from './report/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -37,20 +37,21 @@ for (const name of toRun) {
     stdio: 'inherit',
   });
   if (r.status !== 0) failed++;
-  // Right after the run, so the machine recorded with it is the one it ran on, under the load it saw.
-  archiveResults(results);
+  // Right after the run, so the machine recorded with it is the one it ran on, under the load it saw,
+  // with the flags it ran with (the page's command to reproduce it).
+  archiveResults(results, HISTORY_KEEP, thisMachine(), flags);
 }
 if (report) {
   const root = fileURLToPath(new URL('../', import.meta.url));
   const { sections, svgs } = await writeReport({
     resultsDir: results,
     pageFile: `${root}docs/performance.md`,
-    imgDir: `${root}docs/img/performance`,
+    imgDir: `${root}docs/performance`,
     benches: all,
   });
   const notRun = sections.filter((s) => !s.runs.length).map((s) => s.bench);
   process.stdout.write(
-    `\ndocs/performance.md: ${sections.length - notRun.length} bench(es) with results, ${svgs.size} chart(s) in docs/img/performance/${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}\n`,
+    `\ndocs/performance.md: ${sections.length - notRun.length} bench(es) with results, ${svgs.size} chart(s) in docs/performance/${notRun.length ? `; not run: ${notRun.join(', ')}` : ''}\n`,
   );
 }
 process.exit(failed ? 1 : 0);

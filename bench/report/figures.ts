@@ -26,7 +26,7 @@ export interface Figure {
   headline?: boolean;
 }
 
-/** A chart of one section: a Vega-Lite spec rendered to `docs/img/performance/<id>.svg`. */
+/** A chart of one section: a Vega-Lite spec rendered to `docs/performance/<id>.svg`. */
 export interface Chart {
   id: string;
   title: string;

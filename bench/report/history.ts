@@ -29,6 +29,8 @@ export interface RunRecord {
   /** When the bench wrote its result (ISO 8601). */
   at: string;
   machine: Machine | null;
+  /** The flags it ran with under `npm run bench` (`--seconds 2`); absent when it ran on its own. */
+  args?: string[];
   result: unknown;
 }
 
@@ -51,7 +53,7 @@ const stampOf = (at: Date) => at.toISOString().replaceAll(':', '-');
  * last `keep` runs of each bench. Returns the benches that got a new run. A result that is not
  * JSON is left where it is (the bench's own output is never changed).
  */
-export function archiveResults(dir: string, keep = HISTORY_KEEP, machine = thisMachine()): string[] {
+export function archiveResults(dir: string, keep = HISTORY_KEEP, machine = thisMachine(), args?: string[]): string[] {
   if (!existsSync(dir)) return [];
   const added: string[] = [];
   for (const file of readdirSync(dir)) {
@@ -68,7 +70,7 @@ export function archiveResults(dir: string, keep = HISTORY_KEEP, machine = thisM
       continue;
     }
     mkdirSync(join(dir, bench), { recursive: true });
-    const record: RunRecord = { bench, at: at.toISOString(), machine, result };
+    const record: RunRecord = { bench, at: at.toISOString(), machine, ...(args ? { args } : {}), result };
     writeFileSync(target, `${JSON.stringify(record, null, 2)}\n`);
     added.push(bench);
     for (const old of archivedFiles(join(dir, bench)).slice(0, -keep)) rmSync(join(dir, bench, old));

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --report`: write the performance page (docs/performance.md) and its charts
- * (docs/img/performance/*.svg) from the benches' results on record: archive what the benches
+ * (docs/performance/*.svg) from the benches' results on record: archive what the benches
  * left in bench/results/ (history.ts), build a section per bench (page.ts, sections/), render
  * every chart to SVG (charts.ts) and replace the page and the chart folder's SVGs.
  */
@@ -16,7 +16,7 @@ export interface ReportOptions {
   resultsDir: string;
   /** docs/performance.md */
   pageFile: string;
-  /** docs/img/performance */
+  /** docs/performance */
   imgDir: string;
   /** Benches to show even when they have no result yet (the bench scripts), besides every section's and every bench with a result. */
   benches: string[];
@@ -53,6 +53,6 @@ export async function writeReport(options: ReportOptions): Promise<Report> {
   for (const old of readdirSync(options.imgDir)) if (old.endsWith('.svg') && !svgs.has(old.slice(0, -4))) rmSync(join(options.imgDir, old));
   const img = relative(dirname(options.pageFile), options.imgDir).split('\\').join('/');
   mkdirSync(dirname(options.pageFile), { recursive: true });
-  writeFileSync(options.pageFile, `${pageMarkdown(sections, options.now ?? new Date(), img)}\n`);
+  writeFileSync(options.pageFile, `${pageMarkdown(sections, options.now ?? new Date(), img).trimEnd()}\n`);
   return { sections, svgs };
 }

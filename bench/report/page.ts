@@ -22,8 +22,13 @@ export interface BuiltSection {
 /** Build the section of `bench` from its runs (oldest first); no runs: a section marked not run. */
 export function buildSection(bench: string, runs: RunRecord[]): BuiltSection {
   const kind = sectionOf(bench);
-  const command = `npm run bench -- ${kind.command ?? bench}`;
   const latest = runs.at(-1);
+  // The latest run's flags after those the section's command already names (`platform --only first-visit`).
+  const base = kind.command ?? bench;
+  const named = base.split(' ').slice(1).join(' ');
+  const flags = latest?.args?.join(' ') ?? '';
+  const extra = named && flags.startsWith(named) ? flags.slice(named.length).trim() : flags;
+  const command = `npm run bench -- ${base}${extra ? ` ${extra}` : ''}`;
   if (!latest) return { bench, title: kind.title, command, runs, figures: [], charts: [] };
   const extracted = kind.extract(latest.result);
   // Chart ids are the section's own (`rps`); the file is named by the bench too (`surfaces-rps.svg`).
@@ -56,18 +61,34 @@ const number = (v: number | null, unit: string) => {
   return `${text} ${unit}`.trim();
 };
 
+/**
+ * A Markdown table with its columns padded to their widest cell, as Biome formats Markdown (so the
+ * generated page passes `npx biome check` as written); `right` marks the right-aligned columns.
+ */
+function markdownTable(header: string[], right: boolean[], rows: string[][]): string[] {
+  const widths = header.map((h, c) => Math.max(3, h.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((v, c) => (right[c] ? v.padStart(widths[c] as number) : v.padEnd(widths[c] as number))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, c) => (right[c] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
+  return [line(header), rule, ...rows.map(line)];
+}
+
 /** The figures of a section as a table: every figure a ratio, its baseline named. */
 function figureTable(figures: Figure[]): string[] {
   if (!figures.length) return ['No figures in this result.'];
-  const lines = [
-    '| figure | value | baseline (same run) | baseline value | ratio | better | target |',
-    '| --- | ---: | --- | ---: | ---: | --- | --- |',
-  ];
-  for (const f of figures)
-    lines.push(
-      `| ${cell(f.name)} | ${number(f.value, f.unit)} | ${cell(f.baseline)} | ${number(f.baseline_value, f.unit)} | ${f.ratio.toFixed(2)}× | ${f.better ?? ''} | ${cell(f.target ?? '')} |`,
-    );
-  return lines;
+  return markdownTable(
+    ['figure', 'value', 'baseline (same run)', 'baseline value', 'ratio', 'better', 'target'],
+    [false, true, false, true, true, false, false],
+    figures.map((f) => [
+      cell(f.name),
+      number(f.value, f.unit),
+      cell(f.baseline),
+      number(f.baseline_value, f.unit),
+      `${f.ratio.toFixed(2)}×`,
+      f.better ?? '',
+      cell(f.target ?? ''),
+    ]),
+  );
 }
 
 /** One section's Markdown; `img` is the charts' folder relative to the page. */
@@ -77,7 +98,7 @@ function sectionMarkdown(s: BuiltSection, img: string): string[] {
   if (!latest)
     return [
       ...out,
-      `**Not run**: no result of \`bench/${s.bench}\` on record. Run \`${s.command}\`, then \`npm run bench -- --report\`.`,
+      `**Not run yet**: no result of \`bench/${s.bench}\` on record. Run \`${s.command}\`, then \`npm run bench -- --report\`.`,
       '',
     ];
   const m = latest.machine;
@@ -110,14 +131,17 @@ export function pageMarkdown(sections: BuiltSection[], generatedAt: Date, img: s
     '',
     '## Machines',
     '',
-    '| bench | latest run | CPUs | CPU model | Node | load average (1 / 5 / 15 min) |',
-    '| --- | --- | ---: | --- | --- | --- |',
-    ...machines.map((s) => {
-      const r = s.runs.at(-1) as RunRecord;
-      const m = r.machine;
-      return `| ${s.bench} | ${r.at} | ${m?.cpus ?? '—'} | ${cell(m?.cpu_model ?? '—')} | ${m?.node ?? '—'} | ${m?.load_average.join(' / ') ?? '—'} |`;
-    }),
-    ...(machines.length ? [] : ['| — | not run | | | | |']),
+    ...markdownTable(
+      ['bench', 'latest run', 'CPUs', 'CPU model', 'Node', 'load average (1 / 5 / 15 min)'],
+      [false, false, true, false, false, false],
+      machines.length
+        ? machines.map((s) => {
+            const r = s.runs.at(-1) as RunRecord;
+            const m = r.machine;
+            return [s.bench, r.at, String(m?.cpus ?? '—'), cell(m?.cpu_model ?? '—'), m?.node ?? '—', m?.load_average.join(' / ') ?? '—'];
+          })
+        : [['—', 'not run yet', '', '', '', '']],
+    ),
     '',
   ];
   return [...head, ...sections.flatMap((s) => sectionMarkdown(s, img))].join('\n');

@@ -11,9 +11,9 @@
  *
  * Not a benchmark of its own (bench/run.ts lists only the files directly in bench/): bench/booking runs it.
  */
-import { ucpBookingRequest } from '@vrpkit/agent';
+import { ucpBookingRequest } from '@vrpkit/protocol';
 import type { TestSmtp } from '@vrpkit/testkit/mail';
-import { mailedCodeOf } from '@vrpkit/testkit/ucp';
+import { mailedCodeOf, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import type { Agent } from 'undici';
 import { type LoadRun, percentile } from '../lib.js';
 
@@ -42,7 +42,12 @@ async function call(b: SessionBench, method: string, path: string, body?: string
     path,
     method: method as 'GET',
     ...(body !== undefined ? { body } : {}),
-    headers: { ...(body !== undefined && !headers['content-type'] ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      ...(body !== undefined && !headers['content-type'] ? { 'content-type': 'application/json' } : {}),
+      // The Booking REST binding's required headers (UCP-Agent, Request-Id, Idempotency-Key) on the session endpoints.
+      ...(path.startsWith(SESSIONS) ? ucpRestHeaders(method) : {}),
+      ...headers,
+    },
   });
   return { status: res.statusCode, text: await res.body.text() };
 }

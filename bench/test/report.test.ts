@@ -2,19 +2,23 @@
  * The performance page generator (bench/report/) on a fixture result set shaped like what the
  * benches write (bench/<bench>.ts): the charts are rendered to SVG by Vega, every figure on the
  * page is a ratio with its in-run baseline named and computed from the two values, the runs are
- * kept for the trend up to the bound, and a bench without results is shown as not run.
+ * kept for the trend up to the bound, and a bench without results is shown as not run. With
+ * Chromium (`VRPKIT_CHROMIUM`), every chart is parsed by a browser's XML parser as SVG and drawn.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { archiveResults, loadHistory } from '../report/history.js';
+import { archiveResults, loadHistory, thisMachine } from '../report/history.js';
 import { writeReport } from '../report/index.js';
 
 let dir: string;
 const results = () => join(dir, 'results');
 const page = () => join(dir, 'docs', 'performance.md');
-const img = () => join(dir, 'docs', 'img', 'performance');
+const img = () => join(dir, 'docs', 'performance');
 
 /** Write `bench`'s result as the bench does, dated `at` (the archive names a run by its write time). */
 function writeResult(bench: string, result: unknown, at: Date): void {
@@ -73,6 +77,14 @@ const FIXTURES: Record<string, unknown> = {
       { row: 'first visit: 1,000 cold tenants in PostgreSQL, one wildcard certificate', rps: 24, p99_ms: 1534, ratio_spread: '0.68–0.71' },
     ],
   },
+  'node-offer': {
+    rows: [
+      { name: 'bare JSON (baseline)', median: { rps: 8000, server_cpu_us_per_request: 50 }, ratio_to_bare: 1 },
+      { name: 'static offer-sized body (baseline 2)', median: { rps: 6400, server_cpu_us_per_request: 60 }, ratio_to_bare: 0.8 },
+      { name: 'signed offer, cache hit', median: { rps: 5600, server_cpu_us_per_request: 75 }, ratio_to_bare: 0.7 },
+      { name: 'signed offer, fresh (cache off)', median: { rps: 1600, server_cpu_us_per_request: 180 }, ratio_to_bare: 0.2 },
+    ],
+  },
   verify: {
     offline: { median_round_ratio_vs_raw: { verifyOffer: 0.89 } },
     online: { rows: [{ name: 'warm caches', ratio_vs_bare: 1.06 }] },
@@ -86,6 +98,7 @@ beforeEach(() => {
 
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+const BROWSER = hasChromium('performance page charts');
 const T0 = Date.parse('2026-12-01T10:00:00Z');
 const HOUR = 3_600_000;
 
@@ -93,7 +106,8 @@ const HOUR = 3_600_000;
 async function report(benches = ['surfaces', 'gateway', 'gate', 'platform', 'verify', 'node-burst']) {
   for (const [i, rps] of [280, 450, 600].entries()) {
     writeResult('surfaces', surfaces(rps), new Date(T0 + i * HOUR));
-    archiveResults(results(), 12);
+    // The latest run under `npm run bench -- surfaces --seconds 2`.
+    archiveResults(results(), 12, thisMachine(), i === 2 ? ['--seconds', '2'] : undefined);
   }
   for (const [bench, result] of Object.entries(FIXTURES)) writeResult(bench, result, new Date(T0 + 3 * HOUR));
   return writeReport({ resultsDir: results(), pageFile: page(), imgDir: img(), benches, now: new Date(T0 + 4 * HOUR) });
@@ -104,7 +118,12 @@ function figureRows(markdown: string): string[][] {
   return markdown
     .split('\n')
     .filter((l) => l.startsWith('| ') && !l.startsWith('| figure') && !l.startsWith('| bench') && !l.startsWith('| ---'))
-    .map((l) => l.slice(2, -2).split(' | '))
+    .map((l) =>
+      l
+        .slice(2, -2)
+        .split(' | ')
+        .map((c) => c.trim()),
+    )
     .filter((cells) => cells.length === 7);
 }
 
@@ -114,6 +133,8 @@ describe('npm run bench -- --report on a fixture result set', () => {
     expect([...svgs.keys()].sort()).toEqual(
       [
         'gate-concurrency',
+        'node-offer-rps',
+        'node-offer-trend',
         'gate-trend',
         'gateway-latency',
         'gateway-trend',
@@ -130,7 +151,7 @@ describe('npm run bench -- --report on a fixture result set', () => {
       const svg = readFileSync(file, 'utf8');
       expect(svg.startsWith('<svg')).toBe(true);
       expect(svg).toContain('<path'); // marks drawn, not an empty frame
-      expect(markdown).toContain(`(img/performance/${id}.svg)`);
+      expect(markdown).toContain(`(performance/${id}.svg)`);
     }
     expect(readFileSync(svgs.get('surfaces-rps') as string, 'utf8')).toContain('a2a');
     expect(readFileSync(svgs.get('surfaces-rps') as string, 'utf8')).toContain('0.60×');
@@ -172,6 +193,8 @@ describe('npm run bench -- --report on a fixture result set', () => {
         '32 req/s',
         '0.75×',
       ],
+      ['signed offer, cache hit: offers/s', 'static offer-sized body (baseline 2) (same run)', '6400 req/s', '0.88×'],
+      ['signed offer, fresh (cache off): server CPU per request', 'static offer-sized body (baseline 2) (same run)', '60 µs', '3.00×'],
       // A bench without a section of its own still shows the ratios its result names, baseline named by the member.
       ['online warm caches: ratio_vs_bare', 'bare', '—', '1.06×'],
       ['offline median_round_ratio_vs_raw: verifyOffer', 'raw', '—', '0.89×'],
@@ -183,12 +206,22 @@ describe('npm run bench -- --report on a fixture result set', () => {
   it('names the machine and the command of each run, and shows a bench without results as not run', async () => {
     await report();
     const markdown = readFileSync(page(), 'utf8');
-    expect(markdown).toMatch(/\| surfaces \| 2026-12-01T12:00:00\.000Z \| \d+ \| .+ \| v\d+\.\d+\.\d+ \|/);
-    expect(markdown).toContain('Reproduce: `npm run bench -- surfaces`');
+    expect(markdown).toMatch(/\| surfaces +\| 2026-12-01T12:00:00\.000Z +\| +\d+ \| .+ \| v\d+\.\d+\.\d+ +\|/);
+    // With the flags the latest run had; a result a bench wrote on its own, with none.
+    expect(markdown).toContain('Reproduce: `npm run bench -- surfaces --seconds 2`');
+    expect(markdown).toContain('Reproduce: `npm run bench -- gate`');
     expect(markdown).toContain('3 run(s) kept');
     expect(markdown).toMatch(
-      /## Node connection burst\n\n\*\*Not run\*\*: no result of `bench\/node-burst` on record\. Run `npm run bench -- node-burst`/,
+      /## Node connection burst\n\n\*\*Not run yet\*\*: no result of `bench\/node-burst` on record\. Run `npm run bench -- node-burst`/,
     );
+  });
+
+  it('writes the page as Biome formats Markdown, so `npx biome check .` passes on it as generated', async () => {
+    await report();
+    const markdown = readFileSync(page(), 'utf8');
+    const biome = fileURLToPath(new URL('../../node_modules/.bin/biome', import.meta.url));
+    const formatted = execFileSync(biome, ['format', '--stdin-file-path=performance.md'], { input: markdown, encoding: 'utf8' });
+    expect(formatted).toBe(markdown);
   });
 
   it('keeps the last runs of a bench for the trend, bounded', async () => {
@@ -216,6 +249,37 @@ describe('npm run bench -- --report on a fixture result set', () => {
       expect.arrayContaining(['surfaces', 'gate', 'gateway', 'platform', 'platform-first-visit']),
     );
     expect(sections.every((s) => s.runs.length === 0)).toBe(true);
-    expect(readFileSync(page(), 'utf8').match(/\*\*Not run\*\*/g)).toHaveLength(sections.length);
+    expect(readFileSync(page(), 'utf8').match(/\*\*Not run yet\*\*/g)).toHaveLength(sections.length);
+  });
+
+  it.skipIf(!BROWSER)('in Chromium: every chart parses as SVG (no parser error) and draws as an image of its size', async () => {
+    const { svgs } = await report();
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      for (const [id, file] of svgs) {
+        const svg = readFileSync(file, 'utf8');
+        const parsed = await page.evaluate(async (text) => {
+          const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+          const root = doc.documentElement;
+          const img = new Image();
+          img.src = URL.createObjectURL(new Blob([text], { type: 'image/svg+xml' }));
+          await img.decode();
+          return {
+            errors: doc.getElementsByTagName('parsererror').length,
+            root: `${root.namespaceURI} ${root.localName}`,
+            width: Number(root.getAttribute('width')),
+            drawn: [img.naturalWidth, img.naturalHeight],
+          };
+        }, svg);
+        expect(parsed.errors, id).toBe(0);
+        expect(parsed.root, id).toBe('http://www.w3.org/2000/svg svg');
+        expect(parsed.width, id).toBeGreaterThan(0);
+        expect(parsed.drawn[0], id).toBe(parsed.width);
+        expect(parsed.drawn[1], id).toBeGreaterThan(0);
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });

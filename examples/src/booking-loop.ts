@@ -14,11 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Message, MessageCreateParamsNonStreaming, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
-import { BOOKING_TOOL_SPECS, BookingHost, createHardenedFetch } from '@vrpkit/agent';
+import { BOOKING_TOOL_SPECS, BookingHost, type BookingPerson, createHardenedFetch } from '@vrpkit/agent';
 import { fixedClock, generateEd25519Jwk } from '@vrpkit/core';
 import { Gate, loadPolicy, openSqliteStore, type ToolCallOutcome } from '@vrpkit/gate';
-import { initNode, serveNode } from '@vrpkit/node';
-import type { BookingGuest } from '@vrpkit/protocol';
+import { confirmOnGuestPage, initNode, serveNode, startDevMailbox } from '@vrpkit/node';
 import type { FunctionTool, Response, ResponseCreateParamsNonStreaming, ResponseInputItem } from 'openai/resources/responses/responses';
 
 export const BOOKING_POLICY_FILE = fileURLToPath(new URL('../booking-policy.yaml', import.meta.url));
@@ -30,8 +29,8 @@ export const RECORDED_AT = '2027-03-01T09:00:00Z';
 export const BOOKING_PROMPT =
   'Find the verified direct offer for 2 guests from 2027-04-10 to 2027-04-13 at villa-booking.example and book it for me if it is safe to quote.';
 
-/** The guest the host books for: from the user's profile, never from the model. */
-export const DEMO_GUEST: BookingGuest = { name: 'Alice Example', email: 'alice@example.com' };
+/** The person the host books for (UCP `booker`): from the user's profile, never from the model. */
+export const DEMO_BOOKER: BookingPerson = { first_name: 'Alice', last_name: 'Example', email: 'alice@example.com' };
 
 export type CreateMessage = (params: MessageCreateParamsNonStreaming) => Promise<Message>;
 export type CreateResponse = (params: ResponseCreateParamsNonStreaming) => Promise<Response>;
@@ -199,7 +198,9 @@ async function main(): Promise<void> {
   const clock = fixedClock(RECORDED_AT);
   const dataDir = join(dir, 'node');
   await initNode({ domain: 'villa-booking.example', dataDir, clock });
-  const node = await serveNode({ dataDir, dev: true, port: 0, clock });
+  // The guest's one-time code goes by real SMTP to a local server: with --yes the example confirms as the guest.
+  const mailbox = await startDevMailbox();
+  const node = await serveNode({ dataDir, dev: true, port: 0, clock, guestMail: { url: mailbox.url } });
   const fetch = createHardenedFetch({ connectTo: [`villa-booking.example:443:127.0.0.1:${node.port}`], ca: [node.caPem!] });
   const { privateJwk } = await generateEd25519Jwk();
   let host: BookingHost | undefined;
@@ -220,11 +221,18 @@ async function main(): Promise<void> {
   host = new BookingHost({
     gate,
     nodeUrl: 'https://villa-booking.example',
-    guest: DEMO_GUEST,
+    booker: DEMO_BOOKER,
     fetch,
+    // This example agent's UCP profile URL (`UCP-Agent`): named, never fetched by the node (docs/booking.md).
+    agentProfile: 'https://example-agent.vrpkit.example/.well-known/ucp',
     session_id: `example-${vendor}`,
     model,
     clock,
+    handOff: (h) =>
+      yes
+        ? confirmOnGuestPage(fetch, mailbox, h.continue_url, DEMO_BOOKER.email, (line) => process.stdout.write(`${line}\n`))
+        : Promise.resolve(),
+    guestWait: { timeoutMs: 10_000, pollMs: 100 },
   });
   try {
     const r = await run(host);
@@ -236,6 +244,7 @@ async function main(): Promise<void> {
     await gate.close();
     await fetch.close();
     await node.close();
+    await mailbox.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

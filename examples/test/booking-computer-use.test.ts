@@ -3,7 +3,8 @@
  * drives the node's own /book page; the submit is a COMPUTER_USE act whose digest covers the live
  * origin, page URL and form fields the controller read right before the click. A person approves
  * that state; a changed field or origin after the approval is denied with no request reaching
- * the node, and the approved submit creates exactly one hold.
+ * the node, and the approved submit creates exactly one UCP session, whose page the guest then
+ * confirms in the same browser with the code the node mailed: only then is one hold made.
  */
 import { chromiumNetworkArgs } from '@vrpkit/agent';
 import {
@@ -19,7 +20,7 @@ import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { testClock } from '@vrpkit/testkit/node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_GUEST, RECORDED_AT } from '../src/booking-loop.js';
+import { DEMO_BOOKER, RECORDED_AT } from '../src/booking-loop.js';
 import { type BookingWorld, LOOKALIKE_DOMAIN, NODE_DOMAIN, openBookingHost, SINK_ID, startBookingWorld } from './booking-support.js';
 
 const clock = testClock(RECORDED_AT);
@@ -69,14 +70,15 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     // Tall enough that the whole form is on screen: a click lands where the model points.
     const page = await browser.newPage({ viewport: { width: 1280, height: 2400 } });
     await page.goto(url);
-    await page.fill('input[name=guest_name]', DEMO_GUEST.name);
-    await page.fill('input[name=guest_email]', DEMO_GUEST.email);
+    await page.fill('input[name=guest_first_name]', DEMO_BOOKER.first_name);
+    await page.fill('input[name=guest_last_name]', DEMO_BOOKER.last_name);
+    await page.fill('input[name=guest_email]', DEMO_BOOKER.email);
     const box = await page.locator('#booking-form button[type=submit]').boundingBox();
     if (!box) throw new Error('no submit button on /book');
     const input = { action: 'left_click', coordinate: [Math.round(box.x + box.width / 2), Math.round(box.y + box.height / 2)] };
     // The controller reads the booking form under the click: the act binds its fields.
     const state = await liveState(page, input);
-    expect(state.form).toMatchObject({ action_url: `${new URL(url).origin}/book`, fields: { guest_email: DEMO_GUEST.email } });
+    expect(state.form).toMatchObject({ action_url: `${new URL(url).origin}/book`, fields: { guest_email: DEMO_BOOKER.email } });
     return { page, msg: { content: [{ type: 'tool_use', id: blockId, name: 'computer', input }] } };
   }
 
@@ -93,11 +95,10 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
         const tools = {
           computer: async (input: { coordinate: [number, number] }) => {
             clicks.push(input);
-            // Done when the node has answered the form's POST and the page after it (the hold) has loaded:
-            // the form's page is /book?…, the answer is POST /book.
+            // Done when the node has answered the form's POST (303) and the session's page it leads to has loaded.
             await Promise.all([
               page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/book'),
-              page.waitForURL((u) => u.pathname === '/book' && u.search === '', { waitUntil: 'load' }),
+              page.waitForURL((u) => u.pathname.startsWith('/ucp/continue/'), { waitUntil: 'load' }),
               page.mouse.click(...input.coordinate),
             ]);
             return { clicked: true };
@@ -111,7 +112,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
         try {
           const row = await store.escalations.get(id);
           const act = JSON.parse(row!.act_json) as AgentCandidateAct;
-          expect((await opened.gate.approve(id, DEMO_GUEST.email, actBindingDigest(act, SINK_ID))).status).toBe('issued');
+          expect((await opened.gate.approve(id, DEMO_BOOKER.email, actBindingDigest(act, SINK_ID))).status).toBe('issued');
         } finally {
           await store.close();
         }
@@ -119,8 +120,8 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     };
   }
 
-  it('the approved submit creates exactly one hold', async () => {
-    const before = world.bookingRequests();
+  it('the approved submit creates exactly one session; the guest confirms it on its page with the mailed code and one hold is made', async () => {
+    const before = world.bookPosts();
     const g = await gated('cu-approved');
     const { page, msg } = await openForm(bookUrl, 'toolu_cu_submit');
     expect((await g.turn(page, msg)).decision.code).toBe('EF_APPROVAL_REQUIRED');
@@ -128,17 +129,33 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     await g.approveHeld(candidateActId('computer', g.ctx.session_id, 'toolu_cu_submit'));
     const ran = await g.turn(page, msg);
     expect(ran).toMatchObject({ invoked: true, decision: { allow: true } });
-    expect(world.bookingRequests()).toBe(before + 1);
-    const holds = await listBookings({ dataDir: world.dataDir });
-    expect(holds.filter((b) => b.check_in === '2027-04-10' && b.status === 'pending')).toHaveLength(1);
+    expect(world.bookPosts()).toBe(before + 1);
+    // The session's page on the node's origin: nothing is held until the guest confirms.
+    expect(new URL(page.url()).origin).toBe(`https://${NODE_DOMAIN}`);
+    await expect(page.locator('#session-status').getAttribute('data-status')).resolves.toBe('requires_escalation');
+    const held = async () =>
+      (await listBookings({ dataDir: world.dataDir })).filter((b) => b.check_in === '2027-04-10' && b.status === 'pending');
+    expect(await held()).toHaveLength(0);
     // The same block again: the authority is spent, no second click, no second request.
     expect((await g.turn(page, msg)).decision.code).toBe('EF_005');
-    expect(world.bookingRequests()).toBe(before + 1);
+    expect(world.bookPosts()).toBe(before + 1);
+    // The guest (a person, not the model) asks for the code and types it back.
+    const mails = world.mailbox.received.length;
+    const posted = () =>
+      page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.startsWith('/ucp/continue/'));
+    await Promise.all([posted(), page.locator('#send-code button').click()]);
+    await page.waitForLoadState('load');
+    const code = await world.mailbox.code(DEMO_BOOKER.email, mails);
+    await page.fill('#confirm input[name=code]', code);
+    await Promise.all([posted(), page.locator('#confirm button').click()]);
+    await page.waitForLoadState('load');
+    await expect(page.locator('#session-status').getAttribute('data-status')).resolves.toBe('ready_for_complete');
+    expect(await held()).toHaveLength(1);
     await page.close();
   });
 
   it('a field changed after approval is denied EF_SCOPE_MISMATCH and nothing reaches the node', async () => {
-    const before = world.bookingRequests();
+    const before = world.bookPosts();
     const g = await gated('cu-field');
     const { page, msg } = await openForm(`https://${NODE_DOMAIN}/book?checkIn=2027-05-10&checkOut=2027-05-12&guests=2`, 'toolu_cu_field');
     expect((await g.turn(page, msg)).decision.code).toBe('EF_APPROVAL_REQUIRED');
@@ -147,12 +164,12 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     const denied = await g.turn(page, msg);
     expect(denied).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_SCOPE_MISMATCH' } });
     expect(g.clicks).toEqual([]);
-    expect(world.bookingRequests()).toBe(before);
+    expect(world.bookPosts()).toBe(before);
     await page.close();
   });
 
   it('an origin changed after approval is denied EF_DESTINATION_MISMATCH and nothing reaches the node', async () => {
-    const before = world.bookingRequests();
+    const before = world.bookPosts();
     const g = await gated('cu-origin');
     const path = '/book?checkIn=2027-06-10&checkOut=2027-06-12&guests=2';
     const approvedPage = await openForm(`https://${NODE_DOMAIN}${path}`, 'toolu_cu_origin');
@@ -163,7 +180,7 @@ describe.skipIf(!hasChromium('booking-computer-use'))('booking by computer use o
     const denied = await g.turn(moved.page, approvedPage.msg);
     expect(denied).toMatchObject({ invoked: false, decision: { allow: false, code: 'EF_DESTINATION_MISMATCH' } });
     expect(g.clicks).toEqual([]);
-    expect(world.bookingRequests()).toBe(before);
+    expect(world.bookPosts()).toBe(before);
     await approvedPage.page.close();
     await moved.page.close();
   });

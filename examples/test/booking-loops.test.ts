@@ -1,7 +1,8 @@
 /**
  * The gated booking loops on recorded model responses (Anthropic Messages, OpenAI Responses)
- * against a real node: the offer is fetched over MCP and verified, a person approves exactly that
- * offer, one request reaches the node, the node holds the dates and its receipt verifies.
+ * against a real node: the offer is fetched over MCP and verified, a UCP booking session is made from
+ * it, a person approves exactly that offer and session, the guest confirms on the host's page with
+ * the mailed code (the node holds the dates then), one Complete reaches the node and its receipt verifies.
  */
 import type { Message } from '@anthropic-ai/sdk/resources/messages';
 import type { AgentCandidateAct } from '@vrpkit/gate';
@@ -66,16 +67,23 @@ function expectBooked(
   expect(host.seen).toHaveLength(1);
   expect(host.seen[0]?.consequence_class).toBe('FINANCIAL');
   expect(host.host.steps.find((s) => s.step === 'offer')).toMatchObject({ safe_to_quote: true, receipt_verified: true });
-  expect(host.host.steps.find((s) => s.step === 'hold')).toMatchObject({
-    status: 201,
+  // One UCP session, made from the verified offer, confirmed by the guest on the host's page, completed once.
+  const session = host.host.steps.find((s) => s.step === 'session');
+  expect(session).toMatchObject({
+    status: 'requires_escalation',
+    continue_url: expect.stringContaining(`https://${NODE_DOMAIN}/ucp/continue/`),
+  });
+  expect(host.host.steps.find((s) => s.step === 'guest')).toMatchObject({ status: 'ready_for_complete' });
+  expect(host.host.steps.find((s) => s.step === 'booked')).toMatchObject({
+    session_id: (session as { session_id: string }).session_id,
     receipt: 'verified',
     booking_id: expect.stringMatching(/^br_/),
   });
 }
 
 describe('the gated booking loop on recorded responses', () => {
-  it('Anthropic Messages: verified offer → approval → one hold with a verified receipt', async () => {
-    const before = world.bookingRequests();
+  it('Anthropic Messages: verified offer → UCP session → approval → guest confirms → one Complete with a verified receipt', async () => {
+    const before = world.completes();
     const desk = await openDeskHost('anthropic');
     const recording = readRecording<Message>(ANTHROPIC_BOOKING_RECORDING);
     const run = await runAnthropicBookingLoop({
@@ -85,11 +93,11 @@ describe('the gated booking loop on recorded responses', () => {
     });
     expectBooked(desk, run.outcomes);
     expect(run.final).toContain('holding');
-    expect(world.bookingRequests()).toBe(before + 1);
+    expect(world.completes()).toBe(before + 1);
   });
 
   it('OpenAI Responses: the same flow, the same single hold', async () => {
-    const before = world.bookingRequests();
+    const before = world.completes();
     const desk = await openDeskHost('responses');
     const recording = readRecording<Response>(RESPONSES_BOOKING_RECORDING);
     const run = await runResponsesBookingLoop({
@@ -98,6 +106,6 @@ describe('the gated booking loop on recorded responses', () => {
       model: recording[0]!.model,
     });
     expectBooked(desk, run.outcomes);
-    expect(world.bookingRequests()).toBe(before + 1);
+    expect(world.completes()).toBe(before + 1);
   });
 });

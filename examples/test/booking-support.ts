@@ -1,7 +1,8 @@
 /**
  * The booking tests' world: a real vrpkit node over https (dev CA) whose request log counts every
- * request to the booking endpoint, an operator's MCP surface on another domain relaying the
- * node's offer, and a guest's booking host with a real Gate on a SQLite file.
+ * Complete Booking Session request (the one call that books), a local SMTP server the node mails the
+ * guest's code to, an operator's MCP surface on another domain relaying the node's offer, and a
+ * guest's booking host with a real Gate on a SQLite file whose guest confirms on the host's page.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,11 +10,12 @@ import { join } from 'node:path';
 import { BookingHost, createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
 import { type Clock, generateEd25519Jwk } from '@vrpkit/core';
 import { type AgentCandidateAct, actBindingDigest, Gate, loadPolicy, openSqliteStore } from '@vrpkit/gate';
-import { createDevCa, initNode, type ServedNode, serveNode } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, BOUND_TOOL_NAME } from '@vrpkit/protocol';
+import { confirmOnGuestPage, createDevCa, type DevMailbox, initNode, type ServedNode, serveNode, startDevMailbox } from '@vrpkit/node';
+import { BOUND_TOOL_NAME } from '@vrpkit/protocol';
 import { mcpApp, serveSurface, type TestSurface, textResult, tool } from '@vrpkit/testkit/surfaces';
+import { TEST_UCP_AGENT_PROFILE } from '@vrpkit/testkit/ucp';
 import { Hono } from 'hono';
-import { BOOKING_POLICY_FILE, DEMO_GUEST } from '../src/booking-loop.js';
+import { BOOKING_POLICY_FILE, DEMO_BOOKER } from '../src/booking-loop.js';
 
 /** Another host name, not the node's: the page an injected link leads to. */
 export const LOOKALIKE_DOMAIN = 'villa-booking.example-stays.example';
@@ -25,8 +27,12 @@ export interface BookingWorld {
   dir: string;
   node: ServedNode;
   dataDir: string;
-  /** Booking requests that reached the node (API or /book form; counted from the node's own request log). */
-  bookingRequests: () => number;
+  /** Complete Booking Session requests that reached the node (counted from the node's own request log). */
+  completes: () => number;
+  /** `/book` form posts that reached the node (each creates a UCP session, which holds nothing yet). */
+  bookPosts: () => number;
+  /** Where the node's mail to the guest arrives. */
+  mailbox: DevMailbox;
   operator: TestSurface;
   /** A look-alike origin an injected link leads to: a copy of the node's pages under another name. */
   lookalike: TestSurface;
@@ -39,15 +45,18 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
   const dir = mkdtempSync(join(tmpdir(), 'vrpkit-booking-'));
   const dataDir = join(dir, NODE_DOMAIN);
   await initNode({ domain: NODE_DOMAIN, dataDir, clock });
-  let booking = 0;
+  let completes = 0;
+  let bookPosts = 0;
+  const mailbox = await startDevMailbox();
   const node = await serveNode({
     dataDir,
     dev: true,
     port: 0,
     clock,
+    guestMail: { url: mailbox.url },
     log: (entry) => {
-      // The API and the /book page's form post to the same handler.
-      if (entry.method === 'POST' && (entry.path === BOOKING_REQUESTS_PATH || entry.path === '/book')) booking++;
+      if (entry.method === 'POST' && /^\/ucp\/v1\/booking-sessions\/[^/]+\/complete$/.test(entry.path)) completes++;
+      if (entry.method === 'POST' && entry.path === '/book') bookPosts++;
     },
   });
   const nodeCa = readFileSync(join(dataDir, 'tls', 'ca.pem'), 'utf8');
@@ -80,7 +89,9 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
     dir,
     node,
     dataDir,
-    bookingRequests: () => booking,
+    completes: () => completes,
+    bookPosts: () => bookPosts,
+    mailbox,
     operator,
     lookalike,
     network,
@@ -91,6 +102,7 @@ export async function startBookingWorld(clock: Clock): Promise<BookingWorld> {
       await operator.close();
       await lookalike.close();
       await node.close();
+      await mailbox.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -116,11 +128,15 @@ export async function openBookingHost(
   const host = new BookingHost({
     gate,
     nodeUrl: opts.nodeUrl ?? `https://${NODE_DOMAIN}`,
-    guest: DEMO_GUEST,
+    booker: DEMO_BOOKER,
     fetch: world.fetch,
+    agentProfile: TEST_UCP_AGENT_PROFILE,
     session_id: `booking-${opts.name ?? 'test'}`,
     model: opts.model ?? 'recorded-model',
     clock: opts.clock,
+    // The guest confirms on the host's page with the code the node mailed.
+    handOff: (h) => confirmOnGuestPage(world.fetch, world.mailbox, h.continue_url, DEMO_BOOKER.email, () => {}),
+    guestWait: { timeoutMs: 10_000, pollMs: 50 },
   });
   return {
     host,

@@ -6,6 +6,7 @@
 import { type Extracted, genericFigures } from '../figures.js';
 import { gate } from './gate.js';
 import { gateAdapters, gateway } from './gateway.js';
+import { nodeOffer } from './node-offer.js';
 import { platform } from './platform.js';
 import { surfaces } from './surfaces.js';
 
@@ -26,7 +27,7 @@ export const SECTIONS: Record<string, SectionKind> = {
   gate: { title: 'Gate: enforce latency and concurrency', extract: gate },
   platform: { title: 'Platform: throughput vs tenant count', extract: platform },
   'platform-first-visit': { title: 'Platform: a cold tenant’s first visit', command: 'platform --only first-visit', extract: platform },
-  'node-offer': { title: 'Node offer endpoint', extract: generic },
+  'node-offer': { title: 'Node offer endpoint', extract: nodeOffer },
   verify: { title: 'Offer verification', extract: generic },
   receipt: { title: 'MCP receipts', extract: generic },
   booking: { title: 'Booking flow', extract: generic },

@@ -4,8 +4,8 @@
  * Everything not listed here is internal.
  */
 
-// The booking-request extension (vrpkit; Core VRP v0.1 stops at `direct_booking_url`) under the
-// Tool-Use Binding draft: the booking act bound to a verified offer, and the node's signed receipt.
+// Booking under the Tool-Use Binding draft: completing a UCP Lodging booking session made from a
+// verified offer is the act (Core VRP v0.1 stops at `direct_booking_url`), and the node's signed receipt.
 export type {
   BookingActOptions,
   BookingActResult,
@@ -13,18 +13,19 @@ export type {
   BookingArguments,
   BookingRefusalCode,
   BookingTerms,
-  LiveBookingInput,
+  LiveUcpCompleteInput,
   VerifiedOfferInput,
 } from './booking/act.js';
 export {
   BOOKING_TOOL,
   bookingActFromVerifiedOffer,
-  bookingEndpoint,
+  bookingRefusalOf,
   bookingTermsOf,
-  liveBookingRequest,
+  liveUcpComplete,
   offerJwsSha256,
+  ucpCompleteUrl,
 } from './booking/act.js';
-export type { BookingApprovalRequest, BookingHostOptions, BookingStep, HandledBlock } from './booking/host.js';
+export type { BookingApprovalRequest, BookingHostOptions, BookingPerson, BookingStep, GuestHandOff, HandledBlock } from './booking/host.js';
 export { BOOKING_TOOL_SPECS, BookingHost, OFFER_TOOL } from './booking/host.js';
 export type { BookingReceiptCode, BookingReceiptVerification, VerifyBookingReceiptOptions } from './booking/receipt.js';
 export { verifyBookingReceipt } from './booking/receipt.js';
@@ -124,8 +125,8 @@ export type { AssessFactsInput, Fact, FactName, ThreeStateAssessment } from './t
 export { assessFacts, FACT_NAMES } from './three-state.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // discover the host's profile, a session bound to a verified offer, the guest's page, complete, the receipt.
-export type { UcpClientCode, UcpClientResult, UcpLodgingClientOptions, UcpParty } from './ucp/client.js';
-export { UcpLodgingClient, ucpBookingRequest } from './ucp/client.js';
+export type { UcpClientCode, UcpClientResult, UcpLodgingClientOptions } from './ucp/client.js';
+export { UcpLodgingClient } from './ucp/client.js';
 
 /**
  * This module's URL as the process loaded it (the package's source or its build): a conformance

@@ -1,15 +1,17 @@
 /**
- * bookingActFromVerifiedOffer and liveBookingRequest without a network: the act is a valid
- * candidate act bound to the SIGNED booking origin, and what is not the verified offer is refused.
+ * bookingActFromVerifiedOffer and liveUcpComplete without a network: the act is a valid candidate act
+ * bound to the node's origin and lodging REST endpoint, the session and the verified offer's terms;
+ * what is not the verified offer (or its session) is refused.
  */
 import { createJwsSigner, generateEd25519Jwk } from '@vrpkit/core';
 import { type ActContext, digestArguments, validateAct } from '@vrpkit/gate';
+import type { UcpSessionView } from '@vrpkit/protocol';
 import { baseOffer } from '@vrpkit/testkit/minted';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bookingActFromVerifiedOffer, liveBookingRequest, offerJwsSha256, type VerifiedOfferInput } from '../src/index.js';
+import { bookingActFromVerifiedOffer, liveUcpComplete, offerJwsSha256, type VerifiedOfferInput } from '../src/index.js';
 
 const DOMAIN = 'villa-act.example';
-const GUEST = { name: 'Ada Guest', email: 'ada@example.org' };
+const ENDPOINT = `https://${DOMAIN}/ucp/v1`;
 /** A whole signed offer (the official vector's payload, `OfferPayloadSchema`'s shape) for this stay and total. */
 const BASE = baseOffer();
 const PAYLOAD = {
@@ -34,6 +36,21 @@ const context: ActContext = {
 let jws: string;
 let otherJws: string;
 
+/** The node's Booking view of a session bound to `offerJws` (the fields the act reads). */
+function sessionOf(offerJws: string, over: { id?: string; total?: number; end?: string } = {}): UcpSessionView {
+  return {
+    id: over.id ?? 'ucs_one',
+    status: 'requires_escalation',
+    currency: 'EUR',
+    property: { id: 'p1' },
+    stays: [{ id: 'stay-1', stay_dates: { start_date: '2027-04-10', end_date: over.end ?? '2027-04-13' }, occupancy: { total: 2 } }],
+    totals: [{ type: 'total', amount: over.total ?? 123_400 }],
+    continue_url: `https://${DOMAIN}/ucp/continue/${over.id ?? 'ucs_one'}`,
+    'dev.vrpkit.lodging': { offer_jws: offerJws },
+  } as UcpSessionView;
+}
+const ucp = () => ({ endpoint: ENDPOINT, session: sessionOf(jws) });
+
 function verified(over: Partial<VerifiedOfferInput> = {}, payload: Record<string, unknown> = PAYLOAD): VerifiedOfferInput {
   return {
     envelope: { signature: { jws } },
@@ -54,24 +71,33 @@ beforeAll(async () => {
 });
 
 describe('bookingActFromVerifiedOffer', () => {
-  it('builds a valid FINANCIAL act bound to the signed booking origin and the offer digest', () => {
-    const r = bookingActFromVerifiedOffer(verified(), jws, GUEST, { context, blockId: 'toolu_1', vendor: 'anthropic' });
+  it('builds a valid FINANCIAL act bound to the node’s origin, its REST endpoint, the session and the offer digest', () => {
+    const r = bookingActFromVerifiedOffer(verified(), jws, ucp(), { context, blockId: 'toolu_1', vendor: 'anthropic' });
     if (!r.ok) throw new Error(r.code);
     expect(validateAct(r.act).ok).toBe(true);
     expect(r.act).toMatchObject({
       act_type: 'API_REQUEST',
       consequence_class: 'FINANCIAL',
-      tool: { tool_id: 'request_booking', tool_endpoint: `https://book.${DOMAIN}` },
-      destination: { destination_id: `https://book.${DOMAIN}`, destination_url: `https://book.${DOMAIN}/api/booking-requests` },
+      tool: { tool_id: 'request_booking', tool_endpoint: ENDPOINT },
+      destination: { destination_id: `https://${DOMAIN}`, destination_url: ENDPOINT },
     });
-    expect(r.args).toMatchObject({ offer_jws_sha256: offerJwsSha256(jws), total: 123_400, currency: 'EUR', guests: 2, guest: GUEST });
+    expect(r.args).toEqual({
+      canonical_domain: DOMAIN,
+      session_id: 'ucs_one',
+      offer_jws_sha256: offerJwsSha256(jws),
+      check_in: '2027-04-10',
+      check_out: '2027-04-13',
+      guests: 2,
+      total: 123_400,
+      currency: 'EUR',
+    });
     expect(r.act.arguments_digest).toEqual(digestArguments(r.args));
     expect(r.approval.summary).toBe(`request_booking at ${DOMAIN}: 2027-04-10 → 2027-04-13, 2 guests, EUR 1234.00`);
-    // The live request for exactly this offer, to this origin, digests to the approved arguments.
-    const live = liveBookingRequest(r.act, { endpoint: r.endpoint, offer_jws: jws, guest: GUEST, idempotency_key: 'key-00000001' });
+    // The live Complete of exactly this session, on this endpoint, digests to the approved arguments.
+    const live = liveUcpComplete(r.act, { endpoint: ENDPOINT, session_id: 'ucs_one', session: sessionOf(jws) });
     expect(digestArguments(live.args)).toEqual(r.act.arguments_digest);
     expect(live.act.destination).toEqual(r.act.destination);
-    expect(live.body).toEqual({ offer_jws: jws, guest: GUEST, idempotency_key: 'key-00000001' });
+    expect(live.url).toBe(`${ENDPOINT}/booking-sessions/ucs_one/complete`);
   });
 
   it.each([
@@ -91,32 +117,46 @@ describe('bookingActFromVerifiedOffer', () => {
     ['an offer not safe to quote', () => verified({ safe_to_quote: false, failures: ['price_not_exact'] }), 'booking_offer_not_quotable'],
   ] as const)('refuses %s', (_what, v, code) => {
     // The table is built before the keys exist: each row makes its input when it runs.
-    expect(bookingActFromVerifiedOffer(v(), jws, GUEST, { context, blockId: 'toolu_2', vendor: 'anthropic' })).toMatchObject({
+    expect(bookingActFromVerifiedOffer(v(), jws, ucp(), { context, blockId: 'toolu_2', vendor: 'anthropic' })).toMatchObject({
       ok: false,
       code,
     });
   });
 
   it('refuses a JWS other than the verified one', () => {
-    expect(bookingActFromVerifiedOffer(verified(), otherJws, GUEST, { context, blockId: 'toolu_3', vendor: 'anthropic' })).toMatchObject({
+    expect(bookingActFromVerifiedOffer(verified(), otherJws, ucp(), { context, blockId: 'toolu_3', vendor: 'anthropic' })).toMatchObject({
       ok: false,
       code: 'booking_offer_mismatch',
     });
   });
 
-  it('a live request with another offer, or an unreadable one, never digests to the approved arguments', () => {
-    const r = bookingActFromVerifiedOffer(verified(), jws, GUEST, { context, blockId: 'toolu_4', vendor: 'anthropic' });
-    if (!r.ok) throw new Error(r.code);
-    for (const offer_jws of [otherJws, 'not-a-jws']) {
-      const live = liveBookingRequest(r.act, { endpoint: r.endpoint, offer_jws, guest: GUEST, idempotency_key: 'key-00000002' });
-      expect(digestArguments(live.args)).not.toEqual(r.act.arguments_digest);
-    }
-    const moved = liveBookingRequest(r.act, {
-      endpoint: 'https://evil.example/api/booking-requests',
-      offer_jws: jws,
-      guest: GUEST,
-      idempotency_key: 'k-000003',
+  it.each([
+    ['another offer', () => ({ endpoint: ENDPOINT, session: sessionOf(otherJws) })],
+    ['another total', () => ({ endpoint: ENDPOINT, session: sessionOf(jws, { total: 1 }) })],
+    ['another stay', () => ({ endpoint: ENDPOINT, session: sessionOf(jws, { end: '2027-04-14' }) })],
+    ['an endpoint off the offer’s origin', () => ({ endpoint: 'https://evil.example/ucp/v1', session: sessionOf(jws) })],
+  ])('refuses a session with %s: booking_session_mismatch', (_what, u) => {
+    expect(bookingActFromVerifiedOffer(verified(), jws, u(), { context, blockId: 'toolu_5', vendor: 'anthropic' })).toMatchObject({
+      ok: false,
+      code: 'booking_session_mismatch',
     });
+  });
+
+  it('a live Complete of another session, total or stay, or an unreadable one, never digests to the approved arguments', () => {
+    const r = bookingActFromVerifiedOffer(verified(), jws, ucp(), { context, blockId: 'toolu_4', vendor: 'anthropic' });
+    if (!r.ok) throw new Error(r.code);
+    for (const live of [
+      { session_id: 'ucs_two', session: sessionOf(jws, { id: 'ucs_two' }) },
+      { session_id: 'ucs_one', session: sessionOf(jws, { total: 123_401 }) },
+      { session_id: 'ucs_one', session: sessionOf(jws, { end: '2027-04-14' }) },
+      { session_id: 'ucs_one', session: sessionOf(otherJws) },
+      // The URL names one session, the answer is another's.
+      { session_id: 'ucs_one', session: sessionOf(jws, { id: 'ucs_two' }) },
+      { session_id: 'ucs_one', session: null },
+    ]) {
+      expect(digestArguments(liveUcpComplete(r.act, { endpoint: ENDPOINT, ...live }).args)).not.toEqual(r.act.arguments_digest);
+    }
+    const moved = liveUcpComplete(r.act, { endpoint: 'https://evil.example/ucp/v1', session_id: 'ucs_one', session: sessionOf(jws) });
     expect(moved.act.destination?.destination_id).toBe('https://evil.example');
   });
 });

@@ -5,40 +5,42 @@
  * server, completes, and verifies the booking receipt. It refuses a session that is not bound to
  * the offer it sent, and a profile whose endpoint is on another origin.
  */
-import { join } from 'node:path';
-import { createHardenedFetch, type HardenedFetch, UcpLodgingClient, verifyOffer } from '@vrpkit/agent';
+import { type HardenedFetch, UcpLodgingClient, verifyOffer } from '@vrpkit/agent';
 import type { FetchLike } from '@vrpkit/core';
 import type { ServedNode } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_PROFILE_PATH } from '@vrpkit/protocol';
-import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
-import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { guestStep, mailedCode, UCP_BOOKING_SCHEMA, type UcpRequestOp, ucpRequestErrors, ucpSchemaErrors } from '@vrpkit/testkit/ucp';
+import type { TestSmtp } from '@vrpkit/testkit/mail';
+import { dayAfter, type NodeClient, testClock } from '@vrpkit/testkit/node';
+import {
+  guestStep,
+  mailedCode,
+  serveUcpTestNode,
+  UCP_BOOKING_SCHEMA,
+  type UcpRequestOp,
+  type UcpTestNode,
+  ucpRequestErrors,
+  ucpSchemaErrors,
+} from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const DOMAIN = 'ucp-agent.example';
+/** The platform's profile the client names in UCP-Agent (the node parses it, never fetches it). */
+const AGENT_PROFILE = 'https://platform.example/.well-known/ucp';
 const START = Date.parse('2027-02-01T09:00:00Z');
 let served: { node: ServedNode; client: NodeClient };
-let tmp: ReturnType<typeof tempDir>;
+let world: UcpTestNode;
 let smtp: TestSmtp;
 let fetch: HardenedFetch;
 const clock = testClock(START);
 
 beforeAll(async () => {
-  tmp = tempDir('ucp-agent');
-  smtp = await startTestSmtp();
-  served = await serveTestNode(DOMAIN, join(tmp.dir, 'node'), clock, {
-    bookingRateLimit: 10_000,
-    guestMail: { url: smtp.url, from: `Bookings <bookings@${DOMAIN}>` },
-  });
-  fetch = createHardenedFetch({ connectTo: [`${DOMAIN}:443:127.0.0.1:${served.node.port}`], ca: served.node.caPem! });
+  world = await serveUcpTestNode(DOMAIN, 'ucp-agent', clock);
+  ({ smtp, fetch } = world);
+  served = world;
 });
-afterAll(async () => {
-  await fetch?.close();
-  await closeTestNode(served, tmp);
-  await smtp?.close();
-});
+afterAll(() => world?.close());
 
 /** An offer the agent verified (Core VRP v0.1 §9) for `nights` from day `from`. */
 async function verifiedOffer(from: number, nights: number): Promise<string> {
@@ -75,7 +77,7 @@ describe('UcpLodgingClient', () => {
       expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, JSON.parse(body))).toEqual([]);
       return new Response(body, { status: res.status, headers: res.headers });
     };
-    const found = await UcpLodgingClient.discover(DOMAIN, { fetch: checked, clock });
+    const found = await UcpLodgingClient.discover(DOMAIN, { fetch: checked, clock, agentProfile: AGENT_PROFILE });
     if (!found.ok) throw new Error(found.message);
     const { client } = found;
     const jws = await verifiedOffer(20, 3);
@@ -105,7 +107,7 @@ describe('UcpLodgingClient', () => {
   });
 
   it('refuses a session that is not bound to the offer it sent, and reports the host’s refusal codes', async () => {
-    const found = await UcpLodgingClient.discover(DOMAIN, { fetch, clock });
+    const found = await UcpLodgingClient.discover(DOMAIN, { fetch, clock, agentProfile: AGENT_PROFILE });
     if (!found.ok) throw new Error(found.message);
     const jws = await verifiedOffer(30, 2);
     const other = await verifiedOffer(40, 2);
@@ -122,7 +124,7 @@ describe('UcpLodgingClient', () => {
       }
       return fetch(input, init);
     };
-    const swapped = await UcpLodgingClient.discover(DOMAIN, { fetch: relay, clock });
+    const swapped = await UcpLodgingClient.discover(DOMAIN, { fetch: relay, clock, agentProfile: AGENT_PROFILE });
     if (!swapped.ok) throw new Error(swapped.message);
     expect(await swapped.client.createSession(jws)).toMatchObject({ ok: false, code: 'ucp_session_mismatch' });
     const refused = await found.client.createSession(`${jws.slice(0, -4)}AAAA`);
@@ -137,6 +139,9 @@ describe('UcpLodgingClient', () => {
       profile.ucp.services['dev.ucp.lodging']![0]!.endpoint = 'https://elsewhere.example/ucp/v1';
       return new Response(JSON.stringify(profile), { status: 200, headers: { 'content-type': 'application/json' } });
     };
-    expect(await UcpLodgingClient.discover(DOMAIN, { fetch: moved, clock })).toMatchObject({ ok: false, code: 'ucp_endpoint_off_domain' });
+    expect(await UcpLodgingClient.discover(DOMAIN, { fetch: moved, clock, agentProfile: AGENT_PROFILE })).toMatchObject({
+      ok: false,
+      code: 'ucp_endpoint_off_domain',
+    });
   });
 });

@@ -1,6 +1,7 @@
 /**
- * `vrp demo --booking`: the gated booking scenario on recorded model responses against a fresh
- * demo node (docs/booking.md), with and without the person's approval.
+ * `vrp demo --booking`: the gated booking scenario over UCP booking sessions on recorded model
+ * responses against a fresh demo node (docs/booking.md), with and without the person's approval;
+ * with it, the guest's code travels through the demo's local SMTP server.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-demo-booking-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('vrp demo --booking', () => {
-  it('with --yes: offer verified over MCP, receipt bound, quote, approval, one hold with a verified receipt', async () => {
+  it('with --yes: offer verified over MCP, receipt bound, quote, UCP session, approval, guest code by SMTP, one Complete with a verified receipt', async () => {
     const dir = join(tmp, 'approved');
     const r = await runVrpInProcess(['demo', '--booking', '--yes', '--booking-dir', dir]);
     expect(r.stderr).toBe('');
@@ -21,7 +22,19 @@ describe('vrp demo --booking', () => {
     expect(r.stdout).toContain('MCP receipt verified and bound to the call');
     expect(r.stdout).toMatch(/safe to quote: [A-Z]{3} \d+\.\d\d/);
     expect(r.stdout).toMatch(/\? approve villa-booking\.example, 2027-04-10 → 2027-04-13, 2 guests, [A-Z]{3} \d+\.\d\d/);
-    const hold = r.stdout.match(/✓ hold (br_[A-Za-z0-9_-]+) created \(HTTP 201\); booking receipt verified/);
+    const session = r.stdout.match(/✓ UCP booking session (ucs_[A-Za-z0-9_-]+) created from the verified offer: requires_escalation/);
+    expect(session).not.toBeNull();
+    const id = session![1]!;
+    // In order: the approval, the link to the guest, the code by mail, the confirmation, the Complete.
+    const order = [
+      '? approve',
+      `→ continue_url handed to the guest: https://villa-booking.example/ucp/continue/${id}`,
+      'mailed a one-time code to alice@example.com (read from the local SMTP server',
+      'the guest confirmed with the code: the session is ready_for_complete',
+      `✓ session ${id} is ready_for_complete`,
+    ].map((line) => r.stdout.indexOf(line));
+    expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
+    const hold = r.stdout.match(new RegExp(`✓ session ${id} completed: booking (br_[A-Za-z0-9_-]+); booking receipt verified`));
     expect(hold).not.toBeNull();
     expect(r.stdout).toContain(`The host holds ${hold![1]}`);
     expect(r.stdout).toContain(`node bookings list --data-dir ${dir}`);
@@ -37,7 +50,9 @@ describe('vrp demo --booking', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('… approval needed for act:anthropic:demo-booking:');
     expect(r.stdout).toContain('run again with --yes');
-    expect(r.stdout).not.toContain('✓ hold');
+    expect(r.stdout).toMatch(/✓ UCP booking session ucs_\S+ created from the verified offer: requires_escalation \(no night held yet\)/);
+    expect(r.stdout).not.toContain('continue_url handed');
+    expect(r.stdout).not.toContain('completed: booking');
     const listed = await runVrpInProcess(['node', 'bookings', 'list', '--data-dir', dir, '--json']);
     expect(JSON.parse(listed.stdout).bookings).toEqual([]);
   }, 90_000);

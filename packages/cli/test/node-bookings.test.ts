@@ -1,15 +1,17 @@
 /**
- * `vrp node bookings list|show|confirm|decline` against a node that took booking requests over
- * https: the host sees each request (guest details only in `show`), confirming keeps the dates
- * booked, declining frees them at once, and a decided booking cannot be decided again.
+ * `vrp node bookings list|show|confirm|decline` against a node that took bookings over https (UCP
+ * sessions the guest confirmed with the code a real local SMTP server received): the host sees each
+ * request (guest details only in `show`), confirming keeps the dates booked, declining frees them at
+ * once, and a decided booking cannot be decided again.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { ucpBookingRequest } from '@vrpkit/agent';
 import { type ServedNode, withNodeStore } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
+import { OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpBookingRequest } from '@vrpkit/protocol';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
+import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { bookThroughSession, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -19,12 +21,20 @@ const dataDir = join(tmp.dir, 'node');
 const clock = testClock(Date.now());
 let node: ServedNode;
 let client: NodeClient;
+let smtp: TestSmtp;
 const guest = { name: 'Grace Guest', email: 'grace@example.org' };
 
 beforeAll(async () => {
-  ({ node, client } = await serveTestNode('cli-bookings.example', dataDir, clock));
+  smtp = await startTestSmtp();
+  ({ node, client } = await serveTestNode('cli-bookings.example', dataDir, clock, {
+    guestMail: { url: smtp.url },
+    bookingRateLimit: 10_000,
+  }));
 });
-afterAll(() => closeTestNode({ node, client }, tmp));
+afterAll(async () => {
+  await closeTestNode({ node, client }, tmp);
+  await smtp?.close();
+});
 
 const stay = (from: number, nights: number) => ({ check_in: dayAfter(clock.now(), from), check_out: dayAfter(clock.now(), from + nights) });
 
@@ -34,17 +44,10 @@ async function offer(s: { check_in: string; check_out: string }): Promise<OfferE
   ) as OfferEnvelope;
 }
 
-async function book(s: { check_in: string; check_out: string }, who: { name: string; email: string } = guest): Promise<string> {
-  const res = await client.request('POST', BOOKING_REQUESTS_PATH, {
-    body: JSON.stringify({
-      offer_jws: (await offer(s)).signature.jws,
-      guest: who,
-      idempotency_key: `cli-${randomBytes(8).toString('hex')}`,
-    }),
-    headers: { 'content-type': 'application/json' },
-  });
-  expect(res.status).toBe(201);
-  return JSON.parse(res.text).booking_request.booking_id as string;
+/** A booking the one way there is: a UCP session from the offer, confirmed by the guest, completed. */
+async function book(s: { check_in: string; check_out: string }): Promise<string> {
+  const booker = { first_name: 'Grace', last_name: 'Guest', email: guest.email };
+  return (await bookThroughSession(client, 'cli-bookings.example', smtp, (await offer(s)).signature.jws, booker)).booking_id;
 }
 
 const vrp = (...args: string[]) => runVrpInProcess(['node', 'bookings', ...args, '--data-dir', dataDir]);
@@ -67,7 +70,7 @@ describe('vrp node bookings', () => {
     expect(confirmed.code).toBe(0);
     expect(JSON.parse(confirmed.stdout).booking.status).toBe('confirmed');
     expect((await offer(s)).offer.availability.available).toBe(false);
-    const undo = await vrp('decline', id, '--json');
+    const undo = await vrp('decline', id, '--reason', 'double booked', '--json');
     expect(undo.code).toBe(1);
     expect(JSON.parse(undo.stdout).error.code).toBe('booking_not_pending');
     // Confirming it again is refused the same way, not a silent success.
@@ -81,7 +84,7 @@ describe('vrp node bookings', () => {
     const s = stay(40, 2);
     const id = await book(s);
     expect((await offer(s)).offer.availability.available).toBe(false);
-    const declined = await vrp('decline', id);
+    const declined = await vrp('decline', id, '--reason', 'the house is under repair');
     expect(declined.code).toBe(0);
     expect(declined.stdout).toContain('declined');
     expect((await offer(s)).offer.availability.available).toBe(true);
@@ -94,13 +97,10 @@ describe('vrp node bookings', () => {
 
   it("the node refuses a guest name with a line separator, RLM or ALM (issue 36 defect 11: core's one character class)", async () => {
     for (const name of ['Eve\u2028Fake line', 'Eve\u200fevil', 'Eve\u061cevil', 'Eve\u200bInvisible']) {
-      const res = await client.request('POST', BOOKING_REQUESTS_PATH, {
-        body: JSON.stringify({
-          offer_jws: (await offer(stay(80, 2))).signature.jws,
-          guest: { name, email: guest.email },
-          idempotency_key: `cli-${randomBytes(8).toString('hex')}`,
-        }),
-        headers: { 'content-type': 'application/json' },
+      const booker = { first_name: name, last_name: 'Guest', email: guest.email };
+      const res = await client.request('POST', `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
+        body: JSON.stringify(ucpBookingRequest((await offer(stay(80, 2))).signature.jws, { booker })),
+        headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
       });
       expect([JSON.stringify(name), res.status]).toEqual([JSON.stringify(name), 400]);
     }
@@ -145,7 +145,7 @@ describe('vrp node bookings', () => {
       body: JSON.stringify(
         ucpBookingRequest((await offer(s)).signature.jws, { booker: { email: guest.email, first_name: 'Grace', last_name: 'Hopper' } }),
       ),
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
     });
     expect(res.status, res.text).toBe(201);
     const id = JSON.parse(res.text).id as string;
@@ -155,7 +155,10 @@ describe('vrp node bookings', () => {
     expect(listed.find((x) => x.session_id === id)).toMatchObject({ status: 'requires_escalation', booking_id: null, ...s });
     expect(listed.every((x) => !('offer_jws' in x) && !('code_sha256' in x))).toBe(true);
     expect((await vrp('sessions')).stdout).toContain(`${id}  ${s.check_in} → ${s.check_out}`);
-    expect((await vrp('sessions', '--status', 'completed')).stdout).toBe('no UCP sessions\n');
+    // Filtered by status: the unconfirmed session is neither completed nor canceled (an earlier test's
+    // decline canceled its own session).
+    expect((await vrp('sessions', '--status', 'completed')).stdout).not.toContain(id);
+    expect((await vrp('sessions', '--status', 'canceled')).stdout).not.toContain(id);
     expect((await vrp('sessions', '--status', 'bogus')).code).toBe(1);
   });
 });

@@ -110,6 +110,10 @@ export const NODE_CODES = {
   console_enrollment_invalid: {
     message: 'this enrollment link was used, has expired or is not one this node made: run `vrp node console enroll` again',
   },
+  console_passkey_not_found: { message: 'no console passkey has the id {id}', details: ['id'] },
+  console_last_passkey: {
+    message: 'this is the last passkey that may make changes: enroll another (`vrp node console enroll`) before removing it',
+  },
   listen_failed: { message: 'cannot listen on {address}: {reason}' },
   invalid_connection_cap: { message: 'a connection cap is a positive integer' },
   invalid_shutdown_grace: { message: '--shutdown-grace is seconds from 0 to 3600' },
@@ -127,6 +131,10 @@ export const NODE_CODES = {
   webhook_http_error: { message: 'the booking webhook answered HTTP {status}' },
   booking_not_found: { message: 'no booking request {id}', details: ['id'] },
   booking_not_pending: { message: 'booking request {id} is {status}, not pending', details: ['id', 'status'] },
+  host_email_needs_smtp: { message: '--host-email needs --smtp-url (the host is mailed through it)' },
+  invalid_guest_data_days: { message: '--guest-data-days is a whole number of days, at least 1' },
+  decline_reason_required: { message: 'a decline needs the reason the guest is told (--reason TEXT)' },
+  decline_reason_too_long: { message: 'the decline reason is longer than {max} characters' },
   // MCP Composition Profile: a receipt for an envelope that is not this node's offer (a programmer error).
   receipt_unbuildable: { message: 'no receipt for this envelope: {problem}' },
 } as const satisfies CodeTable;

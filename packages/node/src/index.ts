@@ -48,9 +48,9 @@ export {
   type NodeStoreOptions,
   withNodeStore,
 } from './admin/store.js';
-// The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1): the desk behind
-// `POST /api/booking-requests` and the `/book` form, its ports, the hold upkeep and the webhook.
-export { decideBooking, listBookings, showBooking } from './booking/admin.js';
+// The booking desk (vrpkit, beyond Core VRP v0.1 §5.1): the holds confirmed UCP sessions make,
+// its ports, the hold upkeep and the webhook.
+export { decideBooking, declineReason, listBookings, MAX_DECLINE_REASON_CHARS, showBooking } from './booking/admin.js';
 export {
   type BookingAnswer,
   type BookingDesk,
@@ -61,26 +61,31 @@ export {
   DEFAULT_HOLD_HOURS,
   MAX_HOLD_HOURS,
 } from './booking/desk.js';
+export { guestNotice, hostNotice, MAX_NOTICE_ATTEMPTS, NOTICE_WINDOW_MS } from './booking/notice.js';
 export { checkOwnOffer, type OfferCheck } from './booking/offer-check.js';
-export type {
-  BookingEvent,
-  BookingOffers,
-  BookingOutbox,
-  BookingRequestRecord,
-  BookingStore,
-  HoldOutcome,
-  LiveQuote,
-  NewHold,
+export {
+  type BookingEvent,
+  type BookingOffers,
+  type BookingOutbox,
+  type BookingRequestRecord,
+  type BookingStore,
+  type HoldOutcome,
+  holdRange,
+  type LiveQuote,
+  type NewHold,
 } from './booking/ports.js';
 export { DEFAULT_BOOKING_HOLDS_PER_DAY, DEFAULT_BOOKING_RATE_LIMIT } from './booking/rate-limit.js';
 export { bookingView, signBookingReceipt } from './booking/receipt.js';
 export {
+  assertGuestDataDays,
   type BookingUpkeep,
   type BookingUpkeepOptions,
   type BookingWebhook,
   type BookingWebhookEvent,
   DEFAULT_BOOKING_SWEEP_INTERVAL_MS,
+  DEFAULT_GUEST_DATA_DAYS,
   MAX_WEBHOOK_ATTEMPTS,
+  retentionCutoff,
   startBookingUpkeep,
 } from './booking/upkeep.js';
 export {
@@ -109,6 +114,15 @@ export { age as consoleAge } from './console/keys.js';
 export { type ConsoleListenOptions, consoleScheme } from './console/listen.js';
 export { type ConsoleFrame, confirmPage, formFields, messagePage, type PageContext, page, scrollable, when } from './console/pages.js';
 export { type ConsolePasskey, type ConsolePasskeyStore, ENROLLMENT_TTL_MS } from './console/passkeys.js';
+export {
+  type ListedPasskey,
+  listConsolePasskeys,
+  mountPasskeys,
+  passkeyLabel,
+  type RemovablePasskeys,
+  removeConsolePasskey,
+  removeHostConsolePasskey,
+} from './console/passkeys-page.js';
 export { type ConsoleListenerParts, listenConsole, type ServedConsole } from './console/serve.js';
 export type { ConsoleSession } from './console/sessions.js';
 // Node administration: the data directory, its store, the property and the calendar.
@@ -143,6 +157,7 @@ export {
   type NodeAppOptions,
   type PublisherFor,
   type RequestLogEntry,
+  type UcpSessionsFor,
 } from './http/app.js';
 // Node Tool Binding v0.1 §2–§5: the surfaces (mounted by `createNodeApp` from their registry); their paths are protocol's.
 export { MAX_JSON_DEPTH } from './http/body.js';
@@ -210,7 +225,15 @@ export {
   type SnapshotSource,
 } from './service/index.js';
 export type { StoreTarget } from './store/db.js';
-export type { BlockedRangeTable, BlockKind, KeyStatus, SigningKeyTable } from './store/schema.js';
+export type {
+  BlockedRangeTable,
+  BlockKind,
+  BookingRequestTable,
+  KeyStatus,
+  SigningKeyTable,
+  UcpIdempotencyTable,
+  UcpSessionTable,
+} from './store/schema.js';
 export {
   type BlockedRange,
   type CalendarFeed,
@@ -219,7 +242,15 @@ export {
   type StoreSnapshot,
 } from './store/store.js';
 // The tables a platform holds per tenant, defined once (the platform's migrations add `domain`).
-export { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './store/tables.js';
+export {
+  BLOCKED_RANGE_COLUMNS,
+  BOOKING_REQUEST_COLUMNS,
+  CALENDAR_FEED_COLUMNS,
+  SIGNING_KEY_COLUMNS,
+  UCP_IDEMPOTENCY_COLUMNS,
+  UCP_SESSION_COLUMNS,
+  UCP_SESSION_PARTY_COLUMN,
+} from './store/tables.js';
 export { NODE_LIST_CACHE_HINT, readMcpBody, toolCallArguments } from './surfaces/mcp/index.js';
 export { NODE_SURFACES } from './surfaces/registry.js';
 // Background calendar sync (`vrp node serve --sync-interval`).
@@ -238,20 +269,24 @@ export {
   issueServerCertificate,
   type PemKeyPair,
 } from './tls.js';
-export { listUcpSessions } from './ucp/admin.js';
+export { cancelSessionOfDeclinedHold, listInbox, listUcpSessions } from './ucp/admin.js';
 // UCP booking sessions (UCP Checkout with payment terms; the stay under `dev.vrpkit.lodging`):
 // the sessions, the guest's confirmation, the mail transport, the profile and the ports.
 export { CODE_TTL_MS, type ConfirmOutcome, type GuestConfirmation, guestConfirmation, MAX_CODE_ATTEMPTS } from './ucp/confirm.js';
+export { confirmOnGuestPage, type DevMailbox, mailedCodeOf, type ReceivedMail, startDevMailbox } from './ucp/dev-guest.js';
 export { type UcpBookingSessions, ucpBookingSessions } from './ucp/index.js';
 export { type SmtpMailerOptions, smtpMailer } from './ucp/mail.js';
-export type {
-  ConfirmationMail,
-  GuestMailer,
-  NewUcpSession,
-  UcpSessionChange,
-  UcpSessionReader,
-  UcpSessionRecord,
-  UcpSessionStore,
+export {
+  type ConfirmationMail,
+  type GuestMailer,
+  type NewUcpSession,
+  newSessionRow,
+  type UcpIdempotencyRecord,
+  type UcpIdempotencyStore,
+  type UcpSessionChange,
+  type UcpSessionReader,
+  type UcpSessionRecord,
+  type UcpSessionStore,
 } from './ucp/ports.js';
 export { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './ucp/profile.js';
 export { DEFAULT_SESSION_HOURS, type UcpAnswer, type UcpHolds, UcpSessions, type UcpSessionsOptions } from './ucp/sessions.js';

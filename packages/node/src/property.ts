@@ -101,6 +101,21 @@ export const propertyDescriptionSchema = z
       .string()
       .regex(/^https:\/\/\S+$/, 'must be an absolute https URL')
       .optional(),
+    /**
+     * The host's booking terms and privacy notice (UCP Booking `links[]`: `terms_of_service`,
+     * `privacy_policy`, "mandatory for legal compliance"); may be on the host's own site. Absent: the
+     * node serves pages of its own at `https://{domain}/ucp/terms` and `/ucp/privacy` (ucp/legal.ts).
+     */
+    terms_url: z
+      .string()
+      .regex(/^https:\/\/\S+$/, 'must be an absolute https URL')
+      .max(2000)
+      .optional(),
+    privacy_url: z
+      .string()
+      .regex(/^https:\/\/\S+$/, 'must be an absolute https URL')
+      .max(2000)
+      .optional(),
     city: displayText.min(1).max(200).nullable().default(null),
     country: z
       .string()

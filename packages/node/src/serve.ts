@@ -17,7 +17,7 @@ import type { AcmeCertificates, AcmeOptions, AcmeStatus } from './acme.js';
 import type { NodeStoreOptions } from './admin/store.js';
 import { type ForwardedClientBindings, forwardedRequest, isPrivateListenAddress, trustedProxyList } from './behind-proxy.js';
 import { type BookingLogEntry, createBookingDesk } from './booking/desk.js';
-import { type BookingUpkeep, type BookingWebhook, startBookingUpkeep } from './booking/upkeep.js';
+import { type BookingUpkeep, type BookingWebhook, DEFAULT_GUEST_DATA_DAYS, startBookingUpkeep } from './booking/upkeep.js';
 import { Activity, countedFetch } from './console/activity.js';
 import type { ConsoleActionEntry } from './console/context.js';
 import type { ConsoleListenOptions } from './console/listen.js';
@@ -89,6 +89,16 @@ export interface ServeNodeOptions extends NodeStoreOptions {
    * Without it UCP sessions are still created and read, but no guest can confirm one.
    */
   guestMail?: Partial<SmtpMailerOptions> & Pick<SmtpMailerOptions, 'url'>;
+  /**
+   * `--host-email`: the host is mailed each confirmed reservation (with `guestMail`, whose transport
+   * also mails the guest the host's decisions), besides the webhook.
+   */
+  hostEmail?: string;
+  /**
+   * `--guest-data-days`: guest details (names, emails, phones, parties, decline reasons) are erased
+   * this many days after check-out (default `DEFAULT_GUEST_DATA_DAYS`); the rows stay for the counts.
+   */
+  guestDataDays?: number;
   /**
    * `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish before their
    * connections are closed (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`); nothing new is accepted meanwhile.
@@ -263,26 +273,40 @@ function serveBehindProxy(
   });
 }
 
-/** The booking upkeep for a serving node's options (`--booking-webhook`, the sweep interval). */
+type UpkeepOptions = Pick<
+  ServeNodeOptions,
+  'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs' | 'guestMail' | 'hostEmail' | 'guestDataDays'
+>;
+
+/** The mail transport of `--smtp-url` (default sender `bookings@{domain}`). */
+const nodeMailer = (o: NonNullable<ServeNodeOptions['guestMail']>, canonicalDomain: string) =>
+  smtpMailer({ from: `bookings@${canonicalDomain}`, ...o });
+
+/** The booking upkeep for a serving node's options (`--booking-webhook`, the notices by mail, the sweep interval). */
 export function startNodeBookingUpkeep(
   store: NodeStore,
   canonicalDomain: string,
-  o: Pick<ServeNodeOptions, 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs'>,
+  o: UpkeepOptions,
   onError: (e: unknown) => void,
 ): BookingUpkeep {
+  if (o.hostEmail && !o.guestMail) throw new NodeError('host_email_needs_smtp');
   return startBookingUpkeep({
     store,
     canonicalDomain,
     onError,
+    guestDataDays: o.guestDataDays ?? DEFAULT_GUEST_DATA_DAYS,
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.bookingWebhook ? { webhook: o.bookingWebhook } : {}),
+    ...(o.guestMail
+      ? { notices: { mailer: nodeMailer(o.guestMail, canonicalDomain), ...(o.hostEmail ? { hostEmail: o.hostEmail } : {}) } }
+      : {}),
     ...(o.bookingSweepIntervalMs !== undefined ? { intervalMs: o.bookingSweepIntervalMs } : {}),
   });
 }
 
 /** The booking upkeep on a store of its own (the `--workers N` primary, which serves nothing itself). */
 export async function openNodeBookingUpkeep(
-  o: Pick<ServeNodeOptions, 'dataDir' | 'databaseUrl' | 'clock' | 'bookingWebhook' | 'bookingSweepIntervalMs'>,
+  o: UpkeepOptions & Pick<ServeNodeOptions, 'dataDir' | 'databaseUrl'>,
   canonicalDomain: string,
   onError: (e: unknown) => void = reportInternalError,
 ): Promise<BookingUpkeep> {
@@ -336,7 +360,7 @@ function serveApp(
       desk: bookings,
       clock: o.clock ?? systemClock,
       onError,
-      ...(o.guestMail ? { mailer: smtpMailer({ from: `bookings@${service.canonicalDomain}`, ...o.guestMail }) } : {}),
+      ...(o.guestMail ? { mailer: nodeMailer(o.guestMail, service.canonicalDomain) } : {}),
     }),
     onError,
     storeHealth: writes,

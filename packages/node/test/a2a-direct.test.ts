@@ -73,6 +73,9 @@ async function post(client: NodeClient, body: unknown, headers: Record<string, s
   return { status: res.status, type: res.headers.get('content-type'), text: res.text };
 }
 
+/** A header that keeps any call on the SDK's path (an extension the card does not offer; the SDK filters it out). */
+const SDK_HELD = { 'A2A-Extensions': 'https://example.com/ext/v1' };
+
 /** The same call kept on the SDK's path: an empty `metadata` in its params, which the reply never carries. */
 const onSdkPath = (body: { params: Record<string, unknown> }) => ({ ...body, params: { ...body.params, metadata: {} } });
 
@@ -188,14 +191,30 @@ describe.each(ERAS)('on the %s binding, the SDK answers everything else', (era) 
     const sent = JSON.parse(JSON.stringify(body));
     expect(directSendMessage(sent, era)).toBeNull();
     // Whatever the SDK makes of it (an error, a failed task, an offer it accepts in this shape too),
-    // it is the SDK's own JSON-RPC answer.
+    // it is the SDK's own JSON-RPC answer: the same as with the call held on the SDK's path.
     const res = await post(viaCached, sent, BINDINGS[era].headers);
+    const held = await post(viaCached, sent, { ...BINDINGS[era].headers, ...SDK_HELD });
     expect(res.text.startsWith('{"jsonrpc":"2.0"')).toBe(true);
+    expect([res.status, mask(res.text, false)]).toEqual([held.status, mask(held.text, false)]);
+  });
+
+  // Malformed JSON-RPC close to the plain call: refused before either path, alike on both.
+  const plain = JSON.stringify(BINDINGS[era].call(7, ARGS));
+  it.each([
+    ['truncated JSON', plain.slice(0, -2)],
+    ['a batch holding the plain call', `[${plain}]`],
+    ['null', 'null'],
+    ['the plain call with "jsonrpc": "1.0"', plain.replace('"2.0"', '"1.0"')],
+  ])('%s: the same JSON-RPC error as on the SDK’s path', async (_label, text) => {
+    const res = await post(viaCached, text, BINDINGS[era].headers);
+    const held = await post(viaCached, text, { ...BINDINGS[era].headers, ...SDK_HELD });
+    expect(res.text).toMatch(/^\{"jsonrpc":"2\.0","id":(7|null),"error":\{"code":-32[0-9]{3}/);
+    expect([res.status, res.text]).toEqual([held.status, held.text]);
   });
 
   it('the direct path is never taken when the client asks for extensions (the SDK filters them per request)', async () => {
     const body = BINDINGS[era].call(4, ARGS);
-    const res = await post(viaCached, body, { ...BINDINGS[era].headers, 'A2A-Extensions': 'https://example.com/ext/v1' });
+    const res = await post(viaCached, body, { ...BINDINGS[era].headers, ...SDK_HELD });
     const sdk = await post(viaCached, onSdkPath(body), BINDINGS[era].headers);
     expect(mask(res.text, false)).toBe(mask(sdk.text, false));
   });

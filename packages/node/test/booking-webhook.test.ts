@@ -1,27 +1,30 @@
 /**
  * The booking webhook over real https (a local receiver with its own test CA): one JSON event
  * per change (created, decided, expired), carrying ids, status and digests but never the guest;
- * a failing receiver is retried and never delays the booking request; the periodic sweep expires
- * a hold nobody reads.
+ * a failing receiver is retried and never delays the booking; the periodic sweep expires a hold
+ * nobody reads. Holds are made the one way there is: a UCP session the guest confirms with the code
+ * a real local SMTP server received.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { sha256Hex } from '@vrpkit/core';
 import { type BookingWebhookEvent, decideBooking, type ServedNode } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
+import { bookThroughSession } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-const guest = { name: 'Webhook Guest', email: 'private-guest@example.org', phone: '+1 555 0100' };
+const guest = { first_name: 'Webhook', last_name: 'Guest', email: 'private-guest@example.org', phone_number: '+1 555 0100' };
 const tmp = tempDir('booking-webhook');
 const dataDir = join(tmp.dir, 'node');
 const clock = testClock(Date.now());
 let node: ServedNode;
 let client: NodeClient;
 let receiver: TestServer;
+let smtp: TestSmtp;
 /** Bodies the receiver accepted, and how many more requests it fails with 500 first. */
 const received: string[] = [];
 let failNext = 0;
@@ -57,7 +60,10 @@ beforeAll(async () => {
       for (const w of waiters.splice(0)) w();
     });
   });
+  smtp = await startTestSmtp();
   ({ node, client } = await serveTestNode('booking-webhook.example', dataDir, clock, {
+    guestMail: { url: smtp.url },
+    bookingRateLimit: 10_000,
     bookingWebhook: { url: `https://localhost:${receiver.port}/hooks/bookings`, ca: [ca.ca.certPem] },
     bookingSweepIntervalMs: 200,
     log: (e) => logLines.push(JSON.stringify(e)),
@@ -68,6 +74,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeTestNode({ node, client }, tmp);
   await receiver?.close();
+  await smtp?.close();
 });
 
 async function book(from: number): Promise<{ id: string; offerDigest: string }> {
@@ -75,12 +82,8 @@ async function book(from: number): Promise<{ id: string; offerDigest: string }> 
   const o = JSON.parse(
     (await client.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`)).text,
   ) as OfferEnvelope;
-  const res = await client.request('POST', BOOKING_REQUESTS_PATH, {
-    body: JSON.stringify({ offer_jws: o.signature.jws, guest, idempotency_key: `hook-${randomBytes(8).toString('hex')}` }),
-    headers: { 'content-type': 'application/json' },
-  });
-  expect(res.status).toBe(201);
-  return { id: JSON.parse(res.text).booking_request.booking_id, offerDigest: sha256Hex(o.signature.jws) };
+  const { booking_id } = await bookThroughSession(client, 'booking-webhook.example', smtp, o.signature.jws, guest);
+  return { id: booking_id, offerDigest: sha256Hex(o.signature.jws) };
 }
 
 const events = () => received.map((b) => JSON.parse(b) as BookingWebhookEvent);
@@ -104,14 +107,14 @@ describe('booking webhook', () => {
     expect(logLines.some((l) => l.includes(id) && l.includes(offerDigest))).toBe(true);
     for (const text of [...received, ...logLines]) {
       expect(text).not.toContain(guest.email);
-      expect(text).not.toContain(guest.name);
+      expect(text).not.toContain(`${guest.first_name} ${guest.last_name}`);
       // The phone number in any spacing (a bare '555' can occur inside a random hex digest).
-      expect(text).not.toContain(guest.phone);
+      expect(text).not.toContain(guest.phone_number);
       expect(text.replaceAll(/\D/g, '')).not.toContain('15550100');
     }
   });
 
-  it('retries a failing receiver, without delaying the booking request', async () => {
+  it('retries a failing receiver, without delaying the booking', async () => {
     failNext = 2;
     const before = attempts;
     const n = received.length;

@@ -10,7 +10,6 @@
  * Without Chromium (`VRPKIT_CHROMIUM`) the file is skipped, saying so. VRPKIT_UPDATE_SCREENSHOTS=1
  * rewrites the console screenshots in docs/img/.
  */
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -19,19 +18,23 @@ import {
   addCalendarFeed,
   type BookingWebhookEvent,
   enrollConsole,
+  passkeyLabel,
   propertyDocument,
   type ServedNode,
   syncCalendar,
   withNodeStore,
 } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
+import { mailText, startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { blockingFeed, closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { createTestCa, startHttpsServer, type TestServer } from '@vrpkit/testkit/tls';
+import { bookThroughSession, confirmedUcpSession } from '@vrpkit/testkit/ucp';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ConsoleCredentials } from '../src/console/passkeys.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -40,13 +43,17 @@ const DOMAIN = 'console-villa.example';
 const clock = testClock('2027-02-20T09:00:00Z');
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SCREENSHOTS = process.env.VRPKIT_UPDATE_SCREENSHOTS === '1';
-/** Guest text with markup: the booking API takes it, the console must show it as text. */
-const GUEST_NAME = '<b>Eve</b> exe.png';
+/** The guest's first and last name as the agent sent them (markup that must stay inert text). */
+const GUEST = { first_name: '<b>Eve</b>', last_name: 'exe.png', email: 'eve@example.org' };
 /**
- * The same with a right-to-left override, which the booking API refuses (protocol's `BookingGuestSchema`)
+ * The same with a right-to-left override, which the booking desk refuses (protocol's `BookingGuestSchema`)
  * but a row written another way (an older node, a future booking path) could hold: shown as a visible escape.
  */
 const BIDI_NAME = '<b>Eve</b> \u202Egnp.exe';
+/** The host's reason for a decline, with markup and a right-to-left override: inert on the page and in the guest's mail. */
+const REASON = '<i>Closed</i> for repairs \u202Egnp.exe';
+const SHOWN_REASON = '<i>Closed</i> for repairs \\u{202E}gnp.exe';
+const HOST_EMAIL = 'host@console-villa.example';
 
 describe.skipIf(!BROWSER)('host console in Chromium', () => {
   const tmp = tempDir('console');
@@ -60,6 +67,10 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
   let origin: string;
   let bookingId: string;
   let receiver: TestServer;
+  let smtp: TestSmtp;
+  /** The UCP session whose hold the host confirms, and the one whose hold the host declines. */
+  let confirmedSession: { sessionId: string; bookingId: string };
+  let declinedSession: { sessionId: string; bookingId: string };
   /** The booking events the node's webhook sent (the guest's notices go out from there). */
   const notices: BookingWebhookEvent[] = [];
 
@@ -87,8 +98,12 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
         res.writeHead(204).end();
       });
     });
+    smtp = await startTestSmtp();
     ({ node, client } = await serveTestNode(DOMAIN, dataDir, clock, {
       console: { port: 0 },
+      guestMail: { url: smtp.url, from: `Bookings <bookings@${DOMAIN}>` },
+      hostEmail: HOST_EMAIL,
+      bookingRateLimit: 10_000,
       bookingWebhook: { url: `https://localhost:${receiver.port}/notices`, ca: [ca.ca.certPem] },
       beforeServe: async () => {
         await addCalendarFeed({ dataDir, name: 'other-channel', file: feedFile, clock });
@@ -104,6 +119,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await browser?.close();
     await closeTestNode({ node, client }, tmp);
     await receiver?.close();
+    await smtp?.close();
   });
 
   it('listens on localhost and, without a session, shows nothing but the sign-in page', async () => {
@@ -137,16 +153,8 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
 
   it('shows a pending request with the guest text inert and visible; confirming it turns held nights into booked', async () => {
     const o = await offer('2027-03-01', '2027-03-05');
-    const booked = await client.request('POST', BOOKING_REQUESTS_PATH, {
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        offer_jws: o.signature.jws,
-        guest: { name: GUEST_NAME, email: 'eve@example.org' },
-        idempotency_key: `k-${randomBytes(9).toString('base64url')}`,
-      }),
-    });
-    expect(booked.status).toBe(201);
-    bookingId = (JSON.parse(booked.text) as { booking_request: { booking_id: string } }).booking_request.booking_id;
+    // The hold a guest's confirmation of a UCP session makes (the code read from the local SMTP server).
+    bookingId = (await bookThroughSession(client, DOMAIN, smtp, o.signature.jws, GUEST)).booking_id;
     const db = new Database(join(dataDir, 'node.sqlite'));
     db.prepare('update booking_request set guest_name = ? where booking_id = ?').run(BIDI_NAME, bookingId);
     db.close();
@@ -168,6 +176,76 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await expect(nightCell(2).textContent()).resolves.toContain('booked');
     // The decision's event leaves for the webhook (which tells the guest): the console woke the upkeep.
     await expect.poll(() => notices.find((n) => n.booking_id === bookingId && n.status === 'confirmed'), { timeout: 10_000 }).toBeDefined();
+  });
+
+  it('confirms a pending booking from a UCP session: the calendar changes, and the guest and the host are mailed', async () => {
+    const lead = { first_name: 'Ada', last_name: 'Guest', email: 'ada@example.org' };
+    confirmedSession = await confirmedUcpSession(
+      client,
+      DOMAIN,
+      smtp,
+      { check_in: '2027-04-05', check_out: '2027-04-08', guests: 2 },
+      lead,
+    );
+    const { sessionId, bookingId: held } = confirmedSession;
+    await page.goto(`${origin}/calendar?month=2027-04`);
+    await expect(nightCell(6).textContent()).resolves.toContain('held');
+
+    await page.goto(`${origin}/inbox?status=ready_for_complete`);
+    await page.getByRole('link', { name: sessionId }).click();
+    await page.waitForURL(`${origin}/inbox/sessions/${sessionId}`);
+    // What the guest confirmed: the signed totals and the terms, as the platform was given them.
+    await expect(page.getByRole('table', { name: 'Totals as signed in the offer' }).textContent()).resolves.toMatch(/total/i);
+    await expect(page.locator('main').textContent()).resolves.toContain('Terms the guest confirmed');
+    await expect(page.locator('main').textContent()).resolves.toContain('Ada Guest <ada@example.org>');
+    if (SCREENSHOTS) await page.screenshot({ path: join(repoRoot, 'docs/img/console-session.png'), fullPage: true });
+    await page.getByRole('link', { name: held }).click();
+    await page.waitForURL(`${origin}/inbox/${held}`);
+    await expect(page.locator('main').textContent()).resolves.toContain(sessionId);
+
+    const before = smtp.received.length;
+    await page.getByRole('button', { name: 'Confirm booking' }).click();
+    await page.waitForURL(`${origin}/inbox/${held}`);
+    await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('confirmed');
+    await page.goto(`${origin}/calendar?month=2027-04`);
+    await expect(nightCell(6).textContent()).resolves.toContain('booked');
+    // The guest's notice, read from the SMTP server; the host's too (--host-email).
+    expect(mailText((await smtp.next(lead.email, before)).raw)).toContain(
+      `The host of ${DOMAIN} confirmed your stay: 2027-04-05 to 2027-04-08`,
+    );
+    expect(mailText((await smtp.next(HOST_EMAIL, before)).raw)).toContain(`Booking ${held} on ${DOMAIN} is confirmed`);
+  });
+
+  it("declines a pending booking with a reason: the guest's mail carries it, and the reason is inert on the page", async () => {
+    const lead = { first_name: '<b>Bo</b>', last_name: 'Guest', email: 'bo@example.org' };
+    declinedSession = await confirmedUcpSession(client, DOMAIN, smtp, { check_in: '2027-04-12', check_out: '2027-04-14', guests: 2 }, lead);
+    const { sessionId, bookingId: held } = declinedSession;
+    await page.goto(`${origin}/inbox`);
+    await expect(page.locator('td.guest b').count()).resolves.toBe(0);
+    await page.getByRole('link', { name: held }).click();
+    await page.waitForURL(`${origin}/inbox/${held}`);
+    // Without a reason the browser does not post the form (required); the operation refuses it too (booking-notices.test.ts).
+    await page.getByRole('button', { name: 'Decline' }).click();
+    expect(page.url()).toBe(`${origin}/inbox/${held}`);
+    await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('pending');
+
+    const before = smtp.received.length;
+    await page.getByLabel('Reason for declining (the guest is mailed it)').fill(REASON);
+    await page.getByRole('button', { name: 'Decline' }).click();
+    await page.waitForURL(`${origin}/inbox/${held}`);
+    await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('declined');
+    const reasonCell = page.locator('tr', { has: page.locator('th', { hasText: 'Reason declined' }) }).locator('td');
+    await expect(reasonCell.textContent()).resolves.toBe(SHOWN_REASON);
+    expect(await page.locator('main i').count()).toBe(0);
+    await page.goto(`${origin}/calendar?month=2027-04`);
+    await expect(nightCell(12).textContent()).resolves.not.toContain('held');
+
+    const mail = mailText((await smtp.next(lead.email, before)).raw);
+    expect(mail).toContain(`The host's reason: ${SHOWN_REASON}`);
+    expect(mail).not.toContain('\u202E');
+    await page.goto(`${origin}/inbox/sessions/${sessionId}`);
+    await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('canceled');
+    await expect(page.locator('main').textContent()).resolves.toContain(`declined_by_host: The host declined this stay: ${SHOWN_REASON}`);
   });
 
   it('blocks a night by hand; the next offer for it is signed not_available', async () => {
@@ -291,12 +369,48 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     expect(numbers.join(' ')).toContain('missing_parameter');
   });
 
+  it('lists the passkeys and removes one behind a confirmation step, never the last; the removed passkey’s session ends', async () => {
+    await page.goto(`${origin}/passkeys`);
+    await expect(page.locator('table tbody tr').count()).resolves.toBe(1);
+    await expect(page.locator('table tbody tr').first().textContent()).resolves.toContain('(this session)');
+    const first = (await new ConsoleCredentials(dataDir).passkeys())[0]!.id;
+    await page.getByRole('link', { name: `Remove ${passkeyLabel(first)}` }).click();
+    await page.getByRole('button', { name: 'Yes, remove the passkey' }).click();
+    await expect(page.locator('h1').textContent()).resolves.toBe('Not done');
+    await expect(page.locator('main').textContent()).resolves.toContain('last passkey');
+
+    // A second passkey on another device (enrolling signs that device in), then the first removed from its own session: that session ends.
+    const second = await contextWithAuthenticator(browser, 390);
+    const { link } = enrollConsole({ dataDir, clock });
+    await second.page.goto(link);
+    await second.page.getByRole('button', { name: 'Create a passkey' }).click();
+    await second.page.waitForURL(`${origin}/inbox`);
+    await page.goto(`${origin}/passkeys`);
+    await expect(page.locator('table tbody tr').count()).resolves.toBe(2);
+    await page.getByRole('link', { name: `Remove ${passkeyLabel(first)}` }).click();
+    await page.getByRole('button', { name: 'Yes, remove the passkey' }).click();
+    await page.waitForURL(`${origin}/signin`);
+    await page.goto(`${origin}/inbox`);
+    expect(page.url()).toBe(`${origin}/signin`);
+    await context.close();
+    ({ context, page } = second);
+    await page.goto(`${origin}/passkeys`);
+    await expect(page.locator('table tbody tr').count()).resolves.toBe(1);
+    expect((await new ConsoleCredentials(dataDir).passkeys()).map((p) => p.id)).not.toContain(first);
+  });
+
   it('has no serious or critical axe-core violation on any page, at 390 and 1280 px', async () => {
     // axe is injected as a script of the test's own, which the console's CSP rightly refuses: a second context that bypasses it, with the same session.
     const axeContext = await browser.newContext({ bypassCSP: true, storageState: await context.storageState() });
     const paths = [
       '/inbox',
       `/inbox/${bookingId}`,
+      '/inbox?status=all',
+      `/inbox/sessions/${confirmedSession.sessionId}`,
+      `/inbox/${declinedSession.bookingId}`,
+      `/inbox/sessions/${declinedSession.sessionId}`,
+      '/passkeys',
+      `/passkeys/remove/confirm?id=${encodeURIComponent((await new ConsoleCredentials(dataDir).passkeys())[0]!.id)}`,
       '/calendar?month=2027-03',
       '/property?check_in=2027-03-08&check_out=2027-03-10&guests=2',
       '/keys',

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type TLSSocket } from 'node:tls';
 import { initNode } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, DISCOVERY_PATH } from '@vrpkit/protocol';
+import { DISCOVERY_PATH, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
 import { tempDir } from '@vrpkit/testkit/node';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -49,7 +49,8 @@ async function connection(port: number, ca: string) {
   };
 }
 
-const BODY = JSON.stringify({ offer_jws: 'a.b.c', guest: { name: 'Ada', email: 'ada@example.org' }, idempotency_key: 'k-drain-000000' });
+const BODY = JSON.stringify({ property: { id: 'p' }, stays: [], 'dev.vrpkit.lodging': { offer_jws: 'a.b.c' } });
+const SESSIONS = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
 const head = (path: string, extra = '') => `POST ${path} HTTP/1.1\r\nhost: ${DOMAIN}\r\ncontent-type: application/json\r\n${extra}\r\n`;
 
 describe('SIGTERM drains the requests in flight (issue 36 defect 2, regression)', () => {
@@ -67,7 +68,7 @@ describe('SIGTERM drains the requests in flight (issue 36 defect 2, regression)'
     const busy = conns.slice(0, 20);
     const idle = conns.slice(20);
     for (const c of conns) c.reset();
-    for (const c of busy) c.socket.write(`${head(BOOKING_REQUESTS_PATH, `content-length: ${BODY.length}\r\n`)}${BODY.slice(0, 20)}`);
+    for (const c of busy) c.socket.write(`${head(SESSIONS, `content-length: ${BODY.length}\r\n`)}${BODY.slice(0, 20)}`);
     await sleep(300); // the node has read every request head
 
     run.child.kill('SIGTERM');
@@ -83,7 +84,7 @@ describe('SIGTERM drains the requests in flight (issue 36 defect 2, regression)'
     });
     expect(refused).toBe('ECONNREFUSED');
 
-    // The requests in flight are answered (here: refused as bad booking requests, an answer all the same), each ending its connection.
+    // The requests in flight are answered (here: refused as bad session requests, an answer all the same), each ending its connection.
     for (const c of busy) c.socket.write(BODY.slice(20));
     const outcomes = await Promise.all(busy.map(async (c) => ({ ...(await c.closed), head: c.received().split('\r\n', 1)[0] })));
     const answered = outcomes.filter((o) => !o.error && /^HTTP\/1\.1 \d{3} /.test(o.head ?? ''));

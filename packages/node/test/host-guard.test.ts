@@ -79,7 +79,7 @@ describe('a Host outside the canonical domain', () => {
       { path: '/no-such-resource' },
       { method: 'POST', path: MCP_ENDPOINT_PATH, body: call, headers: json },
       { method: 'POST', path: A2A_JSONRPC_PATH, body: call, headers: json },
-      { method: 'POST', path: '/api/booking-requests', body: '{}', headers: json },
+      { method: 'POST', path: '/ucp/v1/booking-sessions', body: '{}', headers: json },
       { method: 'POST', path: '/book', body: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
       { method: 'DELETE', path: JWKS_PATH },
       { method: 'OPTIONS', path: MCP_ENDPOINT_PATH },

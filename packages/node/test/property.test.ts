@@ -103,6 +103,21 @@ describe('property description', () => {
     throw new Error('the document validated');
   }
 
+  it('terms_url and privacy_url are optional absolute https URLs (UCP links[]), kept as written; anything else is refused', () => {
+    const base = { property_id: 'v', name: 'V', time_zone: 'UTC', currency: 'EUR', max_guests: 2, rates: { nightly_minor: 8500 } };
+    expect(parsePropertyDocument(base, 'inline.yaml')).not.toHaveProperty('terms_url');
+    const own = { terms_url: 'https://host.example/terms', privacy_url: 'https://host.example/privacy' };
+    expect(parsePropertyDocument({ ...base, ...own }, 'inline.yaml')).toMatchObject(own);
+    for (const [field, value] of [
+      ['terms_url', 'http://host.example/terms'],
+      ['privacy_url', 'javascript:alert(1)'],
+      ['privacy_url', 'https://host.example/a b'],
+    ] as const) {
+      const err = invalid({ ...base, [field]: value });
+      expect(err.issues).toEqual([{ field, reason: 'must be an absolute https URL' }]);
+    }
+  });
+
   it('a bare amount 85.00 is never read as 85 minor units (€0.85): refused, naming both written forms', () => {
     const file = join(tmp.dir, 'bare-amount.yaml');
     writeFileSync(

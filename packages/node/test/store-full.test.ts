@@ -1,16 +1,17 @@
 /**
  * A store that cannot write (issue 36 defect 13): with the node's SQLite store out of room
  * (`PRAGMA max_page_count` on the node's own connection: SQLITE_FULL, as on a full disk, without
- * filling one), `POST /api/booking-requests` is 503 `store_unavailable` with `Retry-After`, not
- * 500 `internal_error`; the cause is reported once, not per request; `/readyz` says the store
- * cannot write; and once there is room again the next hold is written and the node is ready.
+ * filling one), Create Booking Session (`POST /ucp/v1/booking-sessions`) is 503 `store_unavailable`
+ * with `Retry-After`, not 500 `internal_error`; the cause is reported once, not per request;
+ * `/readyz` says the store cannot write; and once there is room again the next session is written
+ * and the node is ready.
  * The node's own app over a real SQLite file, asked in process.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { createBookingDesk, createNodeApp, createOfferService, initNode, NodeStore } from '@vrpkit/node';
-import { BOOKING_REQUESTS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
+import { createBookingDesk, createNodeApp, createOfferService, initNode, NodeStore, ucpBookingSessions } from '@vrpkit/node';
+import { OFFER_ENDPOINT_PATH, type OfferEnvelope, UCP_BOOKING_SESSIONS, UCP_REST_BASE_PATH, ucpBookingRequest } from '@vrpkit/protocol';
 import { dayAfter, tempDir, testClock } from '@vrpkit/testkit/node';
+import { ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodePaths, storeTargetFor } from '../src/datadir.js';
@@ -24,6 +25,7 @@ const tmp = tempDir('store-full');
 const reported: unknown[] = [];
 let store: NodeStore;
 let app: ReturnType<typeof createNodeApp>;
+let bookings: ReturnType<typeof createBookingDesk>;
 
 beforeAll(async () => {
   const dataDir = join(tmp.dir, 'node');
@@ -31,8 +33,10 @@ beforeAll(async () => {
   store = await NodeStore.open(storeTargetFor(dataDir));
   const service = await createOfferService({ store, keys: nodePaths(dataDir).keys, clock });
   const writes = storeHealth(store, clock, (e) => reported.push(e));
+  bookings = createBookingDesk({ service, store, clock, holdsPerDay: 0, rateLimitPerMinute: 10_000 });
   app = createNodeApp(service, {
-    bookings: createBookingDesk({ service, store, clock, holdsPerDay: 0, rateLimitPerMinute: 10_000 }),
+    bookings,
+    ucp: ucpBookingSessions({ service, store, desk: bookings, clock }),
     storeHealth: writes,
     readiness: readinessProbe(store, nodePaths(dataDir).keys, clock, writes),
     onError: (e) => reported.push(e),
@@ -47,19 +51,16 @@ afterAll(async () => {
 
 const ask = (path: string, init?: RequestInit) => app.request(`https://${DOMAIN}${path}`, init);
 
-/** Ask for the two-night stay (the sample's minimum) `from` days ahead, then request its hold. */
+/** Ask for the two-night stay (the sample's minimum) `from` days ahead, then create a booking session from it. */
 async function bookNight(from: number) {
   const offer = await ask(`${OFFER_ENDPOINT_PATH}?check_in=${dayAfter(START, from)}&check_out=${dayAfter(START, from + 2)}&guests=2`);
   expect(offer.status).toBe(200);
   const { signature } = (await offer.json()) as OfferEnvelope;
-  return ask(BOOKING_REQUESTS_PATH, {
+  const booker = { first_name: 'Ada', last_name: 'Guest', email: 'ada@example.org' };
+  return ask(`${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      offer_jws: signature.jws,
-      guest: { name: 'Ada Guest', email: 'ada@example.org' },
-      idempotency_key: `k-${randomBytes(9).toString('base64url')}`,
-    }),
+    headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
+    body: JSON.stringify(ucpBookingRequest(signature.jws, { booker })),
   });
 }
 
@@ -71,7 +72,7 @@ const setMaxPages = async (pages: number | 'current') => {
 describe('a full store (issue 36 defect 13, regression)', () => {
   it('answers 503 store_unavailable with Retry-After, reports the cause once, and /readyz says the store cannot write', async () => {
     expect((await ask('/readyz')).status).toBe(200);
-    // No page may be added: holds fill the pages there are, then the next one needs a new page.
+    // No page may be added: sessions fill the pages there are, then the next one needs a new page.
     await setMaxPages('current');
     let night = 10;
     let full: Response | undefined;
@@ -91,9 +92,14 @@ describe('a full store (issue 36 defect 13, regression)', () => {
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as { checks: { store: unknown } }).checks.store).toEqual({ ok: false, code: 'store_unavailable' });
 
-    // Room again: the next hold is written and the store is ready once more.
+    // Room again: the next session is written; the hold a guest's confirmation makes (through the
+    // node's desk) commits a new store revision, and the store is ready once more.
     await setMaxPages(1_000_000);
-    expect((await bookNight(night + 10)).status).toBe(201);
+    const session = await bookNight(night + 10);
+    expect(session.status).toBe(201);
+    const { 'dev.vrpkit.lodging': lodging, id } = (await session.json()) as { id: string; 'dev.vrpkit.lodging': { offer_jws: string } };
+    const guest = { name: 'Ada Guest', email: 'ada@example.org' };
+    expect((await bookings.request({ offer_jws: lodging.offer_jws, guest, idempotency_key: `ucp-${id}` }, '192.0.2.1')).status).toBe(201);
     expect((await ask('/readyz')).status).toBe(200);
   });
 });

@@ -19,7 +19,7 @@ import {
 import { hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { startTestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
-import { mailedCodeOf } from '@vrpkit/testkit/ucp';
+import { mailedCodeOf, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { describe, expect, it, vi } from 'vitest';
 
 vi.setConfig({ testTimeout: 90_000 });
@@ -48,7 +48,7 @@ describe.skipIf(!BROWSER)('UCP guest page in Chromium', () => {
       };
       const propertyId = profile.ucp.capabilities['dev.vrpkit.lodging']![0]!.config.property.id;
       const created = await served.client.request('POST', `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`, {
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST') },
         body: JSON.stringify({
           property: { id: propertyId },
           stays: [{ id: ucpStayId(propertyId), stay_dates: { start_date: checkIn, end_date: checkOut }, occupancy: { total: 2 } }],

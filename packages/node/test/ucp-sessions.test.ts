@@ -9,7 +9,7 @@
  * a code read from a real local SMTP server, and only then are the dates held; complete is idempotent;
  * eight concurrent sessions for overlapping stays end in exactly one reservation.
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { verifyBookingReceipt } from '@vrpkit/agent';
@@ -34,10 +34,14 @@ import {
   mailedCode,
   UCP_BOOKING_SCHEMA,
   UCP_ERROR_SCHEMA,
-  type UcpRequestOp,
+  ucpCall,
   ucpLodgingRestOperations,
+  ucpRefusedCodes,
   ucpRequestErrors,
+  ucpRestHeaders,
   ucpSchemaErrors,
+  ucpSessionChecked,
+  ucpStayRequest,
 } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -63,53 +67,17 @@ interface Harness {
 
 type Json = UcpSessionView & Record<string, unknown>;
 
-async function call(h: Harness, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const init =
-    body === undefined ? { headers } : { body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
-  const res = await h.client.request(method, path, init);
-  return { status: res.status, json: JSON.parse(res.text) as Json };
-}
+const call = (h: Harness, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  ucpCall<Json>(h.client, method, path, body, headers);
 
-/** The UCP operation a session request is (its body is checked against the Booking schema as that request sees it). */
-function opOf(method: string, path: string): UcpRequestOp | undefined {
-  if (method === 'PUT') return 'update';
-  if (method !== 'POST') return undefined;
-  return path === SESSIONS ? 'create' : path.endsWith('/complete') ? 'complete' : undefined;
-}
-
-/** A session request and its answer, both checked against UCP's Booking (with the cancellation policy) schema. */
-async function session(h: Harness, method: string, path: string, body?: unknown) {
-  const op = opOf(method, path);
-  if (body !== undefined && op) expect(ucpRequestErrors(op, UCP_BOOKING_SCHEMA, body)).toEqual([]);
-  const r = await call(h, method, path, body);
-  expect(ucpSchemaErrors(UCP_BOOKING_SCHEMA, r.json), JSON.stringify(r.json).slice(0, 400)).toEqual([]);
-  return r;
-}
-
-/** A refusal with no session: the error response, and the codes it carries. */
-async function refused(h: Harness, body: unknown) {
-  const r = await call(h, 'POST', SESSIONS, body);
-  expect(r.status).toBe(200);
-  expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
-  return r.json.messages!.map((m) => m.code);
-}
+const session = (h: Harness, method: string, path: string, body?: unknown) => ucpSessionChecked<Json>(h.client, method, path, body);
+const refused = (h: Harness, body: unknown) => ucpRefusedCodes(h.client, body);
 
 /** A Create/Update body for stay `s` (the REST binding's single-stay example, this node's ids). */
-function stayRequest(h: Harness, s: Stay, more: { offer?: OfferEnvelope; email?: string; stay?: object; guests?: number } = {}) {
-  return {
-    property: { id: h.propertyId },
-    stays: [
-      {
-        id: ucpStayId(h.propertyId),
-        stay_dates: { start_date: s.check_in, end_date: s.check_out },
-        occupancy: { adults: more.guests ?? 2, total: more.guests ?? 2 },
-        ...more.stay,
-      },
-    ],
-    ...(more.email ? { booker: booker(more.email) } : {}),
-    ...(more.offer ? { 'dev.vrpkit.lodging': { offer_jws: more.offer.signature.jws } } : {}),
-  };
-}
+const stayRequest = (h: Harness, s: Stay, more: { offer?: OfferEnvelope; email?: string; stay?: object; guests?: number } = {}) => {
+  const { offer: o, ...rest } = more;
+  return ucpStayRequest(h.propertyId, s, { ...rest, ...(o ? { offerJws: o.signature.jws } : {}) });
+};
 
 const COMPLETE = { payment: {} };
 
@@ -183,6 +151,8 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
       stays: [{ id: ucpStayId(h.propertyId) }],
       rate_plans: [{ id: 'standard', payment: 'at_property' }],
     });
+    // Booking MCP binding, Discovery: the same service over MCP on the node's /mcp.
+    expect(profile.ucp.services!['dev.ucp.lodging']![1]).toMatchObject({ transport: 'mcp', endpoint: `https://${h.domain}/mcp` });
     const jwks = JSON.parse((await h.client.get(JWKS_PATH)).text) as VrpJwks;
     expect(profile.keys).toEqual(jwks.keys);
     // One booking path: the Checkout-era sessions are gone.
@@ -222,6 +192,147 @@ function sessionContract(label: string, databaseUrl: () => string | undefined) {
       expect(op.statuses, `${op.method} ${op.path}`).toContain(String(r.status));
       if (name === 'create_booking_session') id = r.json.id;
     }
+  });
+
+  it('REST headers: UCP-Agent parsed as an RFC 8941 Dictionary, Request-Id echoed, each required as the OpenAPI says, refusals writing nothing', async () => {
+    const s = stay(150, 2);
+    const body = JSON.stringify(stayRequest(h, s, { email: 'headers@example.org' }));
+    const raw = (headers: Record<string, string>, method = 'POST', path = SESSIONS) =>
+      h.client.request(method, path, { body, headers: { 'content-type': 'application/json', ...headers } });
+    const before = await written(h);
+    const { 'ucp-agent': _agent, ...withoutAgent } = ucpRestHeaders('POST');
+    const { 'request-id': _id, ...withoutRequestId } = ucpRestHeaders('POST');
+    const { 'idempotency-key': _key, ...withoutKey } = ucpRestHeaders('POST');
+    const cases: [Record<string, string>, string][] = [
+      [withoutAgent, 'invalid_profile_url'],
+      // A Token, not a String; a bare URL (not a Dictionary); an http profile; an unterminated String.
+      [{ ...withoutAgent, 'ucp-agent': 'profile=https' }, 'invalid_profile_url'],
+      [{ ...withoutAgent, 'ucp-agent': 'https://platform.example/.well-known/ucp' }, 'invalid_profile_url'],
+      [{ ...withoutAgent, 'ucp-agent': 'profile="http://platform.example/.well-known/ucp"' }, 'invalid_profile_url'],
+      [{ ...withoutAgent, 'ucp-agent': 'profile="https://platform.example/' }, 'invalid_profile_url'],
+      [withoutRequestId, 'invalid_request_id'],
+      [{ ...withoutRequestId, 'request-id': 'not-a-uuid' }, 'invalid_request_id'],
+      [withoutKey, 'invalid_idempotency_key'],
+      [{ ...withoutKey, 'idempotency-key': 'short' }, 'invalid_idempotency_key'],
+    ];
+    for (const [headers, code] of cases) {
+      const res = await raw(headers);
+      const json = JSON.parse(res.text);
+      expect([code, res.status, json.messages?.[0]?.code]).toEqual([code, 400, code]);
+      expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, json)).toEqual([]);
+    }
+    expect(await written(h)).toEqual(before);
+    // The Dictionary as RFC 8941 allows it: other members, parameters, whitespace; Request-Id echoed.
+    const headers: Record<string, string> = {
+      ...ucpRestHeaders('POST'),
+      'ucp-agent': 'v=1, profile="https://platform.example/.well-known/ucp";sig=?1 ,x=(a b)',
+    };
+    const ok = await raw(headers);
+    expect(ok.status, ok.text).toBe(201);
+    expect(ok.headers.get('request-id')).toBe(headers['request-id']);
+    // Get takes no Idempotency-Key; a refusal echoes Request-Id too.
+    const id = JSON.parse(ok.text).id as string;
+    const get = ucpRestHeaders('GET');
+    expect((await h.client.request('GET', `${SESSIONS}/${id}`, { headers: get })).headers.get('request-id')).toBe(get['request-id']);
+    const missing = await h.client.request('GET', `${SESSIONS}/ucs_nope`, { headers: get });
+    expect([missing.status, missing.headers.get('request-id')]).toEqual([404, get['request-id']]);
+    await call(h, 'POST', `${SESSIONS}/${id}/cancel`);
+  });
+
+  it('Idempotency-Key: a repeated create, update, complete or cancel answers as the first and writes nothing; another body with the key is refused', async () => {
+    const s = stay(160, 2);
+    const o = await offer(h, s);
+    const send = (method: string, path: string, body: unknown, key: string) => call(h, method, path, body, { 'idempotency-key': key });
+    const createKey = randomUUID();
+    const first = await send('POST', SESSIONS, stayRequest(h, s, { offer: o }), createKey);
+    expect(first.status).toBe(201);
+    const afterFirst = await written(h);
+    const again = await send('POST', SESSIONS, stayRequest(h, s, { offer: o }), createKey);
+    expect([again.status, again.json]).toEqual([201, first.json]);
+    expect(await written(h)).toEqual(afterFirst);
+    // The same key with another body: 409, no session made.
+    const other = await send('POST', SESSIONS, stayRequest(h, s, { offer: o, email: 'else@example.org' }), createKey);
+    expect([other.status, other.json.messages?.[0]?.code]).toEqual([409, 'idempotency_conflict']);
+    expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, other.json)).toEqual([]);
+    expect(await written(h)).toEqual(afterFirst);
+    // Update: the repeat answers the first update, even after a later one changed the session.
+    const id = first.json.id;
+    const updateKey = randomUUID();
+    const updated = await send('PUT', `${SESSIONS}/${id}`, stayRequest(h, s, { offer: o, email: 'first@example.org' }), updateKey);
+    expect(updated.json.status).toBe('requires_escalation');
+    await call(h, 'PUT', `${SESSIONS}/${id}`, stayRequest(h, s, { offer: o, email: 'second@example.org' }));
+    const replayed = await send('PUT', `${SESSIONS}/${id}`, stayRequest(h, s, { offer: o, email: 'first@example.org' }), updateKey);
+    expect(replayed.json).toEqual(updated.json);
+    expect(((await call(h, 'GET', `${SESSIONS}/${id}`)).json.booker as { email?: string }).email).toBe('second@example.org');
+    // A complete that changed nothing (the guest has not confirmed) is not kept: with the same key it is judged anew later.
+    const completeKey = randomUUID();
+    const early = await send('POST', `${SESSIONS}/${id}/complete`, COMPLETE, completeKey);
+    expect(early.json.status).toBe('requires_escalation');
+    const code = await codeFor(h, id, 'second@example.org');
+    expect((await step(h, id, 'confirm', code)).sessionStatus).toBe('ready_for_complete');
+    const done = await send('POST', `${SESSIONS}/${id}/complete`, COMPLETE, completeKey);
+    expect(done.json.status).toBe('completed');
+    const afterDone = await written(h);
+    const doneAgain = await send('POST', `${SESSIONS}/${id}/complete`, COMPLETE, completeKey);
+    // The very same answer, its signed receipt included.
+    expect(doneAgain.json).toEqual(done.json);
+    expect(await written(h)).toEqual(afterDone);
+    // Cancel: a repeat answers as the first, on another session.
+    const c = await createFromOffer(h, await offer(h, stay(170, 2)), 'cancel-key@example.org');
+    const cancelKey = randomUUID();
+    const canceled = await send('POST', `${SESSIONS}/${c.json.id}/cancel`, {}, cancelKey);
+    expect(canceled.json.status).toBe('canceled');
+    const afterCancel = await written(h);
+    expect((await send('POST', `${SESSIONS}/${c.json.id}/cancel`, {}, cancelKey)).json).toEqual(canceled.json);
+    const mismatched = await send('POST', `${SESSIONS}/${c.json.id}/cancel`, { note: 1 }, cancelKey);
+    expect([mismatched.status, mismatched.json.messages?.[0]?.code]).toEqual([409, 'idempotency_conflict']);
+    expect(await written(h)).toEqual(afterCancel);
+  });
+
+  it('a hold the host declined is not completed: hold_released, the session unchanged, no receipt', async () => {
+    const created = await createFromOffer(h, await offer(h, stay(180, 2)), 'declined@example.org');
+    const id = created.json.id;
+    const code = await codeFor(h, id, 'declined@example.org');
+    expect((await step(h, id, 'confirm', code)).sessionStatus).toBe('ready_for_complete');
+    const bookingId = (await call(h, 'GET', `${SESSIONS}/${id}`)).json['dev.vrpkit.lodging'].booking_id!;
+    await withNodeStore({ dataDir: h.dataDir, ...(h.databaseUrl ? { databaseUrl: h.databaseUrl } : {}) }, (st) =>
+      st.decideHold(bookingId, 'declined', h.clock.now()),
+    );
+    const r = await session(h, 'POST', `${SESSIONS}/${id}/complete`, COMPLETE);
+    expect([r.json.status, r.json.messages?.map((m) => m.code)]).toEqual(['ready_for_complete', expect.arrayContaining(['hold_released'])]);
+    expect(r.json['dev.vrpkit.lodging'].booking_receipt_jws).toBeUndefined();
+  });
+
+  it('Idempotency-Key under concurrency: eight simultaneous creates with one key make one session', async () => {
+    const s = stay(190, 2);
+    const body = stayRequest(h, s, { offer: await offer(h, s) });
+    const before = await written(h);
+    const key = randomUUID();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => call(h, 'POST', SESSIONS, body, { 'idempotency-key': key })));
+    // Each is the first answer (201, one id) or, while it runs, 409 idempotency_in_progress.
+    const created = answers.filter((a) => a.status === 201);
+    expect(new Set(created.map((a) => a.json.id)).size).toBe(1);
+    for (const a of answers.filter((x) => x.status !== 201))
+      expect([a.status, a.json.messages?.[0]?.code]).toEqual([409, 'idempotency_in_progress']);
+    expect((await written(h)).sessions).toBe(before.sessions + 1);
+    const again = await call(h, 'POST', SESSIONS, body, { 'idempotency-key': key });
+    expect([again.status, again.json.id]).toEqual([201, created[0]!.json.id]);
+  });
+
+  it('links[]: the terms and privacy pages, served on the node’s own origin when the property file names none', async () => {
+    const created = await createFromOffer(h, await offer(h, stay(175, 2)), 'links@example.org');
+    const links = created.json.links as { type: string; url: string }[];
+    expect(links.map((l) => l.type)).toEqual(['terms_of_service', 'privacy_policy', 'cancellation_policy', 'dev.vrpkit.property']);
+    for (const [type, id] of [
+      ['terms_of_service', 'terms'],
+      ['privacy_policy', 'privacy'],
+    ] as const) {
+      const url = new URL(links.find((l) => l.type === type)!.url);
+      expect(url.origin).toBe(`https://${h.domain}`);
+      const page = await h.client.get(url.pathname);
+      expect([page.status, page.text.includes(`id="${id}"`)]).toEqual([200, true]);
+    }
+    await call(h, 'POST', `${SESSIONS}/${created.json.id}/cancel`);
   });
 
   it('single stay: binds a session to the signed offer, its totals are the offer’s, and it blocks no night', async () => {

@@ -8,6 +8,8 @@
 import type { OfferPayload } from '@vrpkit/protocol';
 import { ucpSchemaErrors } from '@vrpkit/testkit/ucp';
 import { describe, expect, it } from 'vitest';
+import type { PropertyView } from '../src/service/types.js';
+import { legalLinks } from '../src/ucp/legal.js';
 import { cancellationTerms } from '../src/ucp/terms.js';
 import { checkInInstant } from '../src/ucp/time.js';
 
@@ -76,5 +78,21 @@ describe('cancellationTerms', () => {
       expect(ucpSchemaErrors(ITEM, t.policy)).toEqual([]);
       expect(t.warning).toMatchObject({ type: 'warning', code: 'dev.ucp.lodging.policy.cancellation', presentation: 'disclosure' });
     }
+  });
+});
+
+describe('legalLinks', () => {
+  const property = (own: { terms_url?: string; privacy_url?: string }) =>
+    ({ name: 'Villa', terms_url: own.terms_url ?? null, privacy_url: own.privacy_url ?? null }) as unknown as PropertyView;
+
+  it('links the host’s own pages when the property file names them, else the node’s pages on its origin; each a valid UCP link', () => {
+    const own = legalLinks(property({ terms_url: 'https://host.example/t', privacy_url: 'https://host.example/p' }), 'https://n.example');
+    expect(own.map((l) => [l.type, l.url])).toEqual([
+      ['terms_of_service', 'https://host.example/t'],
+      ['privacy_policy', 'https://host.example/p'],
+    ]);
+    const node = legalLinks(property({}), 'https://n.example');
+    expect(node.map((l) => l.url)).toEqual(['https://n.example/ucp/terms', 'https://n.example/ucp/privacy']);
+    for (const link of [...own, ...node]) expect(ucpSchemaErrors('common/types/link.json', link)).toEqual([]);
   });
 });

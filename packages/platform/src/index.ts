@@ -66,7 +66,8 @@ export {
   type SyncWorkerOptions,
   startSyncWorker,
 } from './sync-worker.js';
-export { openTenantNode, type TenantNode, TenantSource } from './tenant-node.js';
+export { decideTenantBooking, listTenantBookings, TenantBookings } from './tenant-bookings.js';
+export { type GuestMailOptions, openTenantNode, type TenantDeskOptions, type TenantNode, TenantSource } from './tenant-node.js';
 // Tenant state in memory (docs/platform.md): how long a confirmation holds, and what disable, remove and revoke wait.
 export { INVALIDATION_WINDOW_MS, TENANT_STATE_LEASE_MS } from './tenant-watch.js';
 export {

@@ -6,7 +6,7 @@
  * corrupt row. Each sealed key is bound (GCM additional data) to its tenant domain and kid, so a
  * ciphertext copied onto another tenant's row does not open.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Ed25519PrivateJwk } from '@vrpkit/core';
 import { PlatformError } from './errors.js';
@@ -84,4 +84,14 @@ export function openPrivateKey(master: MasterKey, domain: string, kid: string, s
   } catch (cause) {
     throw new PlatformError('key_unseal_failed', { kid, problem: 'does not open with this master key' }, { cause });
   }
+}
+
+/**
+ * The secret the tenants' form tokens (the UCP guest page's, node http/forms.ts) are made with:
+ * derived from the master key (HKDF-SHA256, its own label), so every serving process of the
+ * platform shares it and none stores it. During a master-key rotation a process serving with the
+ * new key first refuses a token made under the old one: the guest reloads the page.
+ */
+export function formSecretOf(m: MasterKey): Uint8Array {
+  return new Uint8Array(hkdfSync('sha256', m.bytes, new Uint8Array(0), 'vrpkit-platform-form-tokens', 32));
 }

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HEALTHZ_PATH, READYZ_PATH } from '@vrpkit/node';
-import { NODE_PATHS } from '@vrpkit/protocol';
+import { NODE_PATHS, UCP_CONTINUE_PATH, UCP_REST_BASE_PATH } from '@vrpkit/protocol';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PlatformError } from './errors.js';
 import type { PlatformStore } from './tenants.js';
@@ -15,8 +15,9 @@ import type { PlatformStore } from './tenants.js';
 /** Every resource a node serves, by path, to its name (protocol's `NODE_PATHS`: a bounded label set). */
 const SURFACES: Record<string, string> = Object.fromEntries(Object.entries(NODE_PATHS).map(([name, path]) => [path, name]));
 
-/** The surface a request path belongs to (a fixed set, so label cardinality stays bounded). */
-export const surfaceOf = (path: string): string => SURFACES[path] ?? 'other';
+/** The surface a request path belongs to (a fixed set, so label cardinality stays bounded): a UCP session's or guest page's path is `ucp`, whatever its id. */
+export const surfaceOf = (path: string): string =>
+  SURFACES[path] ?? (path.startsWith(`${UCP_REST_BASE_PATH}/`) || path.startsWith(`${UCP_CONTINUE_PATH}/`) ? 'ucp' : 'other');
 
 export class PlatformMetrics {
   readonly registry = new Registry();

@@ -33,10 +33,10 @@ import { isConnectionLoss } from '@vrpkit/sql';
 import { type CertificateSource, type CertificateStore, DEFAULT_TLS_CONTEXT_CACHE_SIZE, openCertificateStore } from './certificates.js';
 import { type OperatorConsoleListen, type ServedOperatorConsole, startOperatorConsole } from './console/serve.js';
 import { errorBody, PLATFORM_CODES, PlatformError } from './errors.js';
-import type { MasterKey } from './master-key.js';
+import { formSecretOf, type MasterKey } from './master-key.js';
 import { type AdminListener, PlatformMetrics, ScaleMetrics, startAdminListener } from './metrics.js';
 import { createOperatorApp } from './operator.js';
-import type { TenantNode } from './tenant-node.js';
+import type { GuestMailOptions, TenantDeskOptions, TenantNode } from './tenant-node.js';
 import { createTenantRouter, type TenantRoute, type TenantRouter } from './tenant-router.js';
 import { TenantWatch } from './tenant-watch.js';
 import type { PlatformStore } from './tenants.js';
@@ -101,6 +101,14 @@ export interface ServePlatformOptions {
   console?: OperatorConsoleListen;
   /** `--shutdown-grace`: on `close`, seconds the requests in flight may take to finish (default `DEFAULT_SHUTDOWN_GRACE_SECONDS`). */
   shutdownGraceSeconds?: number;
+  /**
+   * `--smtp-url`, `--mail-from` (default `bookings@{tenant domain}`), `--smtp-ca`: the transport every
+   * tenant's UCP guest page mails its one-time codes by. Without it sessions are created and read,
+   * but no guest can confirm one (as on a node).
+   */
+  guestMail?: GuestMailOptions;
+  /** Each tenant's booking desk limits (`--hold-hours`, `--booking-rate-limit`, `--booking-holds-per-day`; the node's defaults). */
+  bookings?: TenantDeskOptions;
 }
 
 export interface ServedPlatform {
@@ -260,11 +268,14 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   const offerCache = createOfferCache(o.offerCacheMaxAgeSeconds ?? DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, o.offerCacheMaxBytes);
   const metrics = new PlatformMetrics(store, () => tenants.loaded());
   const scale = new ScaleMetrics(metrics.registry, offerCache, certs);
-  const { tenants, watch } = await tenantRouting(o, tenantCacheSize, offerCache, metrics, scale);
+  const { tenants, watch } = await tenantRouting({ ...o, onError }, tenantCacheSize, offerCache, metrics, scale);
   // The one app every tenant is served by; the router hands it the request's tenant in the env.
   // The router answers 421 for a Host no enabled tenant serves, so the app's own Host rule is not needed.
   const tenantOf = (env: unknown) => (env as TenantBindings).tenant;
   const app = createNodeApp((c) => tenantOf(c.env).publisher, {
+    // Every tenant a UCP lodging business: its own sessions, desk and guest page (tenant-node.ts).
+    ucp: (c) => tenantOf(c.env).ucp,
+    formSecret: formSecretOf(o.masterKeys[0]!),
     onError,
     log: (e: RequestLogEntry, env: unknown) => {
       metrics.observe(e.path, e.status, e.latency_ms);
@@ -342,6 +353,9 @@ async function tenantRouting(
     onSignature: () => scale.signatures.inc(),
     onLookup: (hit) => (hit ? lookups.hit : lookups.miss).inc(),
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.guestMail ? { guestMail: o.guestMail } : {}),
+    ...(o.bookings ? { bookings: o.bookings } : {}),
+    ...(o.onError ? { onError: o.onError } : {}),
   });
   return { tenants, watch };
 }

@@ -6,11 +6,24 @@
  * holds is its snapshot, its key ring and the surfaces' derived documents (tool description,
  * agent card); its signed offers live in the platform's one offer cache, keyed by domain.
  */
-import type { Clock } from '@vrpkit/core';
-import { createOfferService, type NodePublisher, type OfferCache, type SnapshotSource } from '@vrpkit/node';
+import { type Clock, systemClock } from '@vrpkit/core';
+import {
+  type BookingDesk,
+  type BookingDeskOptions,
+  createBookingDesk,
+  createOfferService,
+  type NodePublisher,
+  type OfferCache,
+  type SmtpMailerOptions,
+  type SnapshotSource,
+  smtpMailer,
+  type UcpBookingSessions,
+  ucpBookingSessions,
+} from '@vrpkit/node';
 import { SqlError } from '@vrpkit/sql';
 import { PlatformError } from './errors.js';
 import { type MasterKey, openPrivateKey } from './master-key.js';
+import { TenantBookings } from './tenant-bookings.js';
 import { type StateMark, TenantWatch } from './tenant-watch.js';
 import { type PlatformStore, type TenantHead, type TenantSnapshot, unknownTenant } from './tenants.js';
 
@@ -18,7 +31,15 @@ export interface TenantNode {
   domain: string;
   publisher: NodePublisher;
   source: TenantSource;
+  /** The tenant as a UCP lodging business: its sessions, its booking desk (the hold path) and, with a mail transport, the guest's confirmation. */
+  ucp: UcpBookingSessions & { desk: BookingDesk };
 }
+
+/** `vrp platform serve --smtp-url/--mail-from/--smtp-ca`: the transport every tenant's guest mails go by (sender default `bookings@{domain}`). */
+export type GuestMailOptions = Partial<SmtpMailerOptions> & Pick<SmtpMailerOptions, 'url'>;
+
+/** A tenant's booking desk limits (the node's `--hold-hours`, `--booking-rate-limit`, `--booking-holds-per-day`). */
+export type TenantDeskOptions = Pick<BookingDeskOptions<unknown>, 'holdHours' | 'rateLimitPerMinute' | 'holdsPerDay'>;
 
 /**
  * The tenant's rows as the node's `SnapshotSource`. On PostgreSQL with its listener up the state
@@ -39,6 +60,8 @@ export class TenantSource implements SnapshotSource {
   private current: TenantSnapshot | undefined;
   /** The tenant's `created_at` as first read. */
   private createdAt: string | undefined;
+  /** The tenant's UCP sessions and holds (tenant-bookings.ts); a hold it writes makes this process's state of the tenant stale at once. */
+  readonly bookings: TenantBookings;
 
   /** `first`: the state the router's one query read, and its mark. */
   constructor(
@@ -47,6 +70,7 @@ export class TenantSource implements SnapshotSource {
     private readonly watch: TenantWatch,
     first?: { snapshot: TenantSnapshot; mark: StateMark },
   ) {
+    this.bookings = new TenantBookings(store, domain, () => watch.notify(domain));
     if (first) {
       this.cached = first.snapshot;
       this.confirmed = first.mark;
@@ -54,9 +78,15 @@ export class TenantSource implements SnapshotSource {
     }
   }
 
-  /** The state the dispatching request read, else a fresh read. */
-  snapshot(): Promise<TenantSnapshot> {
-    return this.current ? Promise.resolve(this.current) : this.read();
+  /**
+   * The state the dispatching request read, else a fresh read. With `now`, as the node store's: a
+   * pending hold lapsed by then is expired first (a write), so its nights show free.
+   */
+  async snapshot(now?: number): Promise<TenantSnapshot> {
+    const s = this.current ?? (await this.read());
+    if (now === undefined || s.nextHoldExpiry === null || Date.parse(s.nextHoldExpiry) > now) return s;
+    await this.bookings.expireHolds(now);
+    return this.read();
   }
 
   /** The dispatching request's state (see the class comment), or null outside a dispatch. */
@@ -176,6 +206,9 @@ export interface TenantNodeOptions {
   clock?: Clock;
   offerCache?: OfferCache | null;
   onSignature?: () => void;
+  guestMail?: GuestMailOptions;
+  bookings?: TenantDeskOptions;
+  onError?: (e: unknown) => void;
 }
 
 /**
@@ -210,5 +243,24 @@ export async function openTenantNode(
       o.onSignature?.();
     },
   });
-  return { domain, source, publisher };
+  return { domain, source, publisher, ucp: tenantUcp(publisher, source, o) };
+}
+
+/**
+ * The tenant's UCP sessions over its rows (tenant-bookings.ts), through the node's own sessions,
+ * booking desk and guest confirmation. The desk's per-address rate limit and hold cap are the
+ * tenant's, kept while the tenant stays loaded in this process.
+ */
+function tenantUcp(publisher: NodePublisher, source: TenantSource, o: TenantNodeOptions): TenantNode['ucp'] {
+  const clock = o.clock ?? systemClock;
+  const desk = createBookingDesk({ ...o.bookings, service: publisher, store: source.bookings, clock });
+  const sessions = ucpBookingSessions({
+    service: publisher,
+    store: source.bookings,
+    desk,
+    clock,
+    ...(o.onError ? { onError: o.onError } : {}),
+    ...(o.guestMail ? { mailer: smtpMailer({ from: `bookings@${publisher.canonicalDomain}`, ...o.guestMail }) } : {}),
+  });
+  return { ...sessions, desk };
 }

@@ -13,7 +13,7 @@ import type { OfferCache } from '@vrpkit/node';
 import { LRUCache } from 'lru-cache';
 import type { MasterKey } from './master-key.js';
 import { createTenantLookups } from './tenant-lookups.js';
-import { openTenantNode, type TenantNode } from './tenant-node.js';
+import { type GuestMailOptions, openTenantNode, type TenantDeskOptions, type TenantNode } from './tenant-node.js';
 import type { TenantWatch } from './tenant-watch.js';
 import type { PlatformStore, TenantSnapshot } from './tenants.js';
 
@@ -48,6 +48,11 @@ export interface TenantRouterOptions {
   /** Each lookup: whether the tenant was loaded already. */
   onLookup: (hit: boolean) => void;
   clock?: Clock;
+  /** The mail transport every tenant's guest page sends its one-time codes by; absent, no guest can confirm a session. */
+  guestMail?: GuestMailOptions;
+  bookings?: TenantDeskOptions;
+  /** A failure the client only sees as a refusal (a mail that could not be sent). */
+  onError?: (e: unknown) => void;
 }
 
 export function createTenantRouter(store: PlatformStore, masterKeys: readonly MasterKey[], o: TenantRouterOptions): TenantRouter {
@@ -55,7 +60,15 @@ export function createTenantRouter(store: PlatformStore, masterKeys: readonly Ma
   const tenants = new LRUCache<string, { opening: Promise<TenantNode>; node?: TenantNode }>({ max: o.size });
   /** Hosts being looked up (a handshake's and its first request's lookups share one query). */
   const lookups = new Map<string, Promise<TenantNode | undefined>>();
-  const nodeOptions = { watch: o.watch, offerCache: o.offerCache, onSignature: o.onSignature, ...(o.clock ? { clock: o.clock } : {}) };
+  const nodeOptions = {
+    watch: o.watch,
+    offerCache: o.offerCache,
+    onSignature: o.onSignature,
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.guestMail ? { guestMail: o.guestMail } : {}),
+    ...(o.bookings ? { bookings: o.bookings } : {}),
+    ...(o.onError ? { onError: o.onError } : {}),
+  };
 
   const find = createTenantLookups(store, o.watch);
 

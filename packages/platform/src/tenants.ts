@@ -291,11 +291,17 @@ export class PlatformStore {
     if (status === 'disabled') await this.honoured();
   }
 
-  /** Remove a tenant and everything it owns (keys, feeds, blocks); returns once no serving process serves it (`honoured`). */
+  /** Remove a tenant and everything it owns (keys, feeds, blocks, sessions and holds); returns once no serving process serves it (`honoured`). */
   async removeTenant(domain: string): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
-      for (const t of ['platform_tenant_block', 'platform_tenant_feed', 'platform_tenant_key'] as const)
-        await tx.deleteFrom(t).where('domain', '=', domain).execute();
+      const owned = [
+        'platform_tenant_ucp_session',
+        'platform_tenant_booking',
+        'platform_tenant_block',
+        'platform_tenant_feed',
+        'platform_tenant_key',
+      ] as const;
+      for (const t of owned) await tx.deleteFrom(t).where('domain', '=', domain).execute();
       const r = await tx.deleteFrom('platform_tenant').where('domain', '=', domain).executeTakeFirst();
       if (Number(r.numDeletedRows) === 0) throw unknownTenant(domain);
     });
@@ -362,9 +368,9 @@ export class PlatformStore {
     return { oldestSeconds: (now - Date.parse(row.oldest)) / 1000, newestSeconds: (now - Date.parse(row.newest)) / 1000 };
   }
 
-  /** Everything a tenant's offer service reads, as of its current revision (one statement). */
-  async tenantSnapshot(domain: string): Promise<TenantSnapshot> {
-    const [row] = await this.snapshotRows([domain], false);
+  /** Everything a tenant's offer service reads, as of its current revision (one statement), through `db` (a transaction's, for a hold). */
+  async tenantSnapshot(domain: string, db: Kysely<PlatformDatabase> = this.db): Promise<TenantSnapshot> {
+    const [row] = await this.snapshotRows([domain], false, db);
     if (!row) throw unknownTenant(domain);
     return snapshotOf(row);
   }
@@ -398,7 +404,7 @@ export class PlatformStore {
    * per shape: building and compiling it cost more CPU than the round trip on a cold tenant's
    * first request. The domains are its first parameters.
    */
-  private async snapshotRows(domains: readonly string[], activeOnly: boolean): Promise<SnapshotRow[]> {
+  private async snapshotRows(domains: readonly string[], activeOnly: boolean, db = this.db): Promise<SnapshotRow[]> {
     const shape = `${domains.length}:${activeOnly}`;
     let compiled = this.snapshotStatements.get(shape);
     if (!compiled) {
@@ -412,7 +418,7 @@ export class PlatformStore {
       this.snapshotStatements.set(shape, compiled);
     }
     const parameters = [...domains, ...compiled.parameters.slice(domains.length)];
-    const { rows } = await this.db.executeQuery(CompiledQuery.raw(compiled.sql, parameters) as typeof compiled);
+    const { rows } = await db.executeQuery(CompiledQuery.raw(compiled.sql, parameters) as typeof compiled);
     return rows;
   }
 
@@ -438,6 +444,14 @@ export class PlatformStore {
         json(
           eb.selectFrom('platform_tenant_block as b').select(BLOCK_FIELDS).whereRef('b.domain', '=', 't.domain').orderBy('b.start_date'),
         ).as('blocks'),
+        // From then on the blocks show held nights that are free (`TenantSource.snapshot` expires them first).
+        eb
+          .selectFrom('platform_tenant_booking as h')
+          .select((h) => h.fn.min('h.hold_expires_at').as('at'))
+          .whereRef('h.domain', '=', 't.domain')
+          // A literal: the statement's first parameters are the domains (`snapshotRows`).
+          .where('h.status', '=', sql.lit('pending'))
+          .as('next_hold_expiry'),
       ]);
   }
 
@@ -753,6 +767,7 @@ type SnapshotRow = PlatformDatabase['platform_tenant'] & {
   keys: (SigningKeyRecord & { sealed_private: string | null })[] | string;
   feeds: (Omit<StoreSnapshot['feeds'][number], 'file' | 'event_count'> & { event_count: number | string })[] | string;
   blocks: StoreSnapshot['blocks'] | string;
+  next_hold_expiry: string | null;
 };
 
 /** A JSON array column: parsed by `pg`, text from SQLite. */
@@ -775,8 +790,7 @@ function snapshotOf(row: SnapshotRow): TenantSnapshot {
     property,
     feeds: arrayOf(row.feeds).map((f) => ({ ...f, file: null, event_count: Number(f.event_count) })),
     blocks: arrayOf(row.blocks),
-    // Platform tenants take no booking requests (yet): no hold ever expires.
-    nextHoldExpiry: null,
+    nextHoldExpiry: row.next_hold_expiry ?? null,
     keys,
     sealed,
   };

@@ -195,6 +195,9 @@ describe.skipIf(!BROWSER || !pgs)('platform operator console in Chromium over Po
       await page.goto(`${origin}/tenants/${TARGET}`);
       await expect(page.locator('main').textContent()).resolves.toContain('support role: read only');
       expect(await page.getByRole('link', { name: 'Enable this tenant…' }).count()).toBe(0);
+      // The passkeys are listed (with their roles); removing one is a change, refused at its confirmation step and its post.
+      await page.goto(`${origin}/passkeys`);
+      await expect(page.locator('table').textContent()).resolves.toMatch(/operator[\s\S]*support/);
       for (const step of ['enable', 'disable', 'rotate']) {
         const res = await page.goto(`${origin}/tenants/${TARGET}/${step}/confirm`);
         expect(res?.status()).toBe(403);
@@ -204,11 +207,14 @@ describe.skipIf(!BROWSER || !pgs)('platform operator console in Chromium over Po
       for (const [action, form] of [
         ['/tenants/status', { domain: TARGET, status: 'active' }],
         ['/tenants/rotate', { domain: TARGET }],
+        ['/passkeys/remove', { id: 'any' }],
       ] as const) {
         const res = await page.request.post(`${origin}${action}`, { form, headers: { origin } });
         expect(res.status()).toBe(403);
         expect(res.headers()['x-vrp-error-code']).toBe('console_read_only');
       }
+      const removal = await page.goto(`${origin}/passkeys/remove/confirm?id=any`);
+      expect(removal?.status()).toBe(403);
       expect((await store.showTenant(TARGET)).status).toBe('disabled');
       expect(await offerStatus()).toBe(421);
     } finally {
@@ -246,7 +252,14 @@ describe.skipIf(!BROWSER || !pgs)('platform operator console in Chromium over Po
   it('has no serious or critical axe-core violation on any operator page, at 390 and 1280 px', async () => {
     // axe is injected as a script of the test's own, which the console's CSP rightly refuses: a second context that bypasses it, with the same session.
     const axeContext = await browser.newContext({ bypassCSP: true, storageState: await operator.context.storageState() });
-    const paths = ['/tenants', '/tenants?q=villa-0&status=active', `/tenants/${TARGET}`, `/tenants/${TARGET}/enable/confirm`, '/fleet'];
+    const paths = [
+      '/tenants',
+      '/tenants?q=villa-0&status=active',
+      `/tenants/${TARGET}`,
+      `/tenants/${TARGET}/enable/confirm`,
+      '/fleet',
+      '/passkeys',
+    ];
     const found: string[] = [];
     for (const width of [390, 1280]) {
       const p = await axeContext.newPage();

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { join } from 'node:path';
-import { sampleProperty } from '@vrpkit/node';
+import { removeConsolePasskey, sampleProperty } from '@vrpkit/node';
 import {
   auditTrail,
   enrollOperatorConsole,
@@ -29,6 +29,7 @@ import {
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PlatformConsoleCredentials } from '../src/console/credentials.js';
 import { openInitialised, sqliteUrl, tempDir } from './helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -121,6 +122,34 @@ describe.each(targets)('operator console on %s', (kind, urlFor) => {
     ]);
     expect(cli.code).not.toBe(0);
     expect(cli.stderr).toContain('console_listen_public');
+  });
+
+  it('removes passkeys but never the last operator one; a support passkey does not count', async () => {
+    const credentials = new PlatformConsoleCredentials(store.db);
+    const enroll = async (id: string, role: 'operator' | 'support') => {
+      const { token } = await credentials.createEnrollment(role, NOW);
+      const at = new Date(NOW).toISOString();
+      await credentials.enrollPasskey(
+        token,
+        { id, public_key: 'pQECAyYgASFYIA', counter: 0, transports: [], created_at: at, last_used_at: null },
+        NOW,
+      );
+    };
+    const roles = async () => (await credentials.passkeys()).filter((p) => p.id.startsWith('rm-')).map((p) => `${p.id}:${p.role}`);
+    // No passkey is enrolled in this store yet: the one operator enrolled here is the last.
+    expect(await credentials.passkeys()).toEqual([]);
+    await enroll('rm-operator-a', 'operator');
+    await enroll('rm-support', 'support');
+    await expect(removeConsolePasskey(credentials, 'rm-operator-a')).rejects.toMatchObject({ code: 'console_last_passkey' });
+    await expect(removeConsolePasskey(credentials, 'rm-nobody')).rejects.toMatchObject({ code: 'console_passkey_not_found' });
+    expect(await roles()).toEqual(['rm-operator-a:operator', 'rm-support:support']);
+    await enroll('rm-operator-b', 'operator');
+    await removeConsolePasskey(credentials, 'rm-operator-a');
+    await removeConsolePasskey(credentials, 'rm-support');
+    expect(await roles()).toEqual(['rm-operator-b:operator']);
+    await expect(removeConsolePasskey(credentials, 'rm-operator-b')).rejects.toMatchObject({ code: 'console_last_passkey' });
+    // Leave the store as it was for the served console's own enrollment tests.
+    await store.db.deleteFrom('platform_console_passkey').where('id', '=', 'rm-operator-b').execute();
   });
 
   describe('served', () => {

@@ -1,17 +1,17 @@
 /**
- * The booking-request extension (a vrpkit extension: Core VRP v0.1 stops at `direct_booking_url`).
- * A guest's agent hands the node back one of its own signed offers with the guest's contact
- * details; the node re-quotes live and either holds the dates (a `pending` booking request) or
- * answers with the current signed offer. The node side and the agent side share these shapes.
+ * The booking request (a vrpkit record: Core VRP v0.1 stops at `direct_booking_url`): one of the
+ * node's own signed offers with the guest's contact details, from which the node re-quotes live and
+ * either holds the dates (a `pending` booking request) or refuses with the current signed offer. It
+ * is no longer an HTTP endpoint: a UCP booking session makes it when the guest confirms on the
+ * host's page, and the completed session carries its signed receipt. The node side and the agent
+ * side share these shapes.
  */
 import { isDisplaySafeText } from '@vrpkit/core';
 import * as z from 'zod';
 import { BOOKING_CODES, registryView } from './errors.js';
 import { IsoDateSchema, IsoDateTimeSchema } from './types.js';
 
-/** Where a vrpkit node takes booking requests, on its canonical origin. */
-export const BOOKING_REQUESTS_PATH = '/api/booking-requests';
-/** Largest request body accepted, in bytes (an offer JWS is ~5 KB). */
+/** Largest booking request (and `/book` form) accepted, in bytes (an offer JWS is ~5 KB). */
 export const MAX_BOOKING_REQUEST_BYTES = 16 * 1024;
 /** The receipt's protected-header `typ`. */
 export const BOOKING_RECEIPT_TYP = 'vrpkit-booking-receipt+jws';
@@ -52,7 +52,7 @@ export const BookingGuestSchema = z.strictObject({
 });
 export type BookingGuest = z.infer<typeof BookingGuestSchema>;
 
-/** `POST /api/booking-requests` body. */
+/** A booking request: what the booking desk decides (from a confirmed UCP session). */
 export const BookingRequestSchema = z.strictObject({
   /** A compact JWS of a `verified_stay_offer` signed by the node it is sent to. */
   offer_jws: z

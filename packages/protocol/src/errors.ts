@@ -35,11 +35,9 @@ const OFFER_REQUEST = withStatus(400, {
   query_too_long: 'the query string exceeds the endpoint limit',
 } as const);
 
-/** The booking-request extension (`POST /api/booking-requests` and the `/book` form). */
+/** The booking desk (the hold a confirmed UCP session makes). */
 const BOOKING = {
   BOOKING_BAD_REQUEST: { status: 400, message: 'the body is not a booking request' },
-  BOOKING_BODY_TOO_LARGE: { status: 413, message: 'the booking request is larger than the endpoint accepts' },
-  BOOKING_UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'the booking request is not sent in the media type the endpoint takes' },
   BOOKING_OFFER_INVALID: { status: 422, message: 'offer_jws is not an offer this node signed' },
   BOOKING_OFFER_EXPIRED: { status: 422, message: 'the offer has passed its valid_until' },
   BOOKING_OFFER_NOT_BOOKABLE: { status: 422, message: 'the offer is not an available, exactly priced, quotable stay' },

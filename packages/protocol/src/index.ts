@@ -6,8 +6,8 @@
 
 // The guest fields' character rule is core's one class for text from outside (core/text.ts).
 export { isDisplaySafeText, UNSAFE_TEXT_CHARACTERS } from '@vrpkit/core';
-// The booking-request extension (vrpkit, beyond Core VRP v0.1 §5.1 `direct_booking_url`): the
-// request, the signed receipt's payload and the endpoint's error codes.
+// The booking request (vrpkit, beyond Core VRP v0.1 §5.1 `direct_booking_url`; made by a confirmed
+// UCP session): the request, the signed receipt's payload and the booking desk's error codes.
 export type {
   BookingErrorCode,
   BookingGuest,
@@ -22,7 +22,6 @@ export {
   BOOKING_RECEIPT_TYP,
   BOOKING_RECEIPT_TYPE,
   BOOKING_RECEIPT_VERSION,
-  BOOKING_REQUESTS_PATH,
   BookingReceiptPayloadSchema,
   BookingRequestSchema,
   BookingRequestViewSchema,
@@ -153,6 +152,7 @@ export type {
   UcpLodgingRequest,
   UcpLodgingView,
   UcpMessage,
+  UcpParty,
   UcpSessionCode,
   UcpSessionStatus,
   UcpSessionView,
@@ -182,5 +182,6 @@ export {
   UcpSessionStatusSchema,
   UcpSessionViewSchema,
   UcpStayRequestSchema,
+  ucpBookingRequest,
   ucpStayId,
 } from './ucp.js';

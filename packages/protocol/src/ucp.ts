@@ -8,8 +8,10 @@
  * admits extra members (`additionalProperties: true` at the root). The node and the agent share these
  * shapes; tests also check every request and response against the vendored UCP schemas.
  */
+import { jwsPayloadJson, parseCompactJws } from '@vrpkit/core';
 import * as z from 'zod';
 import { BookingGuestSchema } from './booking.js';
+import { readOfferPayload } from './offer.js';
 import { IsoDateSchema } from './types.js';
 
 /** The UCP version the profile and every response name (`ucp.version`, YYYY-MM-DD: the Lodging schemas' `version`). */
@@ -177,6 +179,20 @@ export const UCP_SESSION_CODES = {
   unsupported_media_type: 415,
   body_too_large: 413,
   too_many_requests: 429,
+  /**
+   * Overview, Negotiation error codes: the platform's profile URL is missing or malformed (REST: the
+   * `UCP-Agent` header is not an RFC 8941 Dictionary whose `profile` is a String holding an absolute
+   * https URL; MCP: `meta["ucp-agent"].profile`, JSON-RPC -32001).
+   */
+  invalid_profile_url: 400,
+  /** REST binding, HTTP Headers: `Request-Id` is required on every operation, a UUID. */
+  invalid_request_id: 400,
+  /** `Idempotency-Key` is missing where the binding requires it, or not a UUID. */
+  invalid_idempotency_key: 400,
+  /** Message Signatures, Replay Protection: the key was used with another request body ("409 Conflict"; MCP -32000). */
+  idempotency_conflict: 409,
+  /** The key's first request is still being answered: retry it once that has finished. */
+  idempotency_in_progress: 409,
   /** Unknown session id. */
   not_found: 404,
   /** `property.id`, `stays[].id`, `accommodation_type.id` or `rate_plan.id` is not this node's. */
@@ -209,6 +225,8 @@ export const UCP_SESSION_CODES = {
   invalid_status: 200,
   /** The session passed its `expires_at` before it was completed. */
   session_expired: 200,
+  /** The hold the guest's confirmation made was declined by the host or expired before Complete. */
+  hold_released: 200,
 } as const;
 export type UcpSessionCode = keyof typeof UCP_SESSION_CODES;
 
@@ -224,3 +242,40 @@ export const UcpProfileSchema = z.looseObject({
 export const UcpErrorResponseSchema = z.looseObject({
   messages: z.array(z.looseObject({ code: z.string(), content: z.string() })).min(1),
 });
+
+/** The party a session carries (Booking: `booker`, `guests[]` with the platform's ids, their assignment to the stay). */
+export interface UcpParty {
+  booker?: UcpBooker;
+  guests?: UcpGuest[];
+  guest_assignments?: { guest_id: string; role?: string }[];
+  travel_purpose?: string;
+}
+
+/**
+ * A Create/Update Booking Session body for the stay `offerJws` signed: its property, its dates, its
+ * party size, and the offer itself under `dev.vrpkit.lodging`; `undefined` when the JWS does not
+ * decode to a stay offer (decoded, not verified: the business verifies it). The agent's client and
+ * the node's `/book` form both send this one shape.
+ */
+export function ucpBookingRequest(offerJws: string, party: UcpParty = {}): Record<string, unknown> | undefined {
+  const parsed = parseCompactJws(offerJws);
+  const offer = parsed.ok ? readOfferPayload(jwsPayloadJson(parsed.jws)) : null;
+  const propertyId = offer?.property?.property_id;
+  const req = offer?.request;
+  if (!propertyId || !req?.check_in || !req.check_out || !req.guests) return undefined;
+  return {
+    property: { id: propertyId },
+    stays: [
+      {
+        id: ucpStayId(propertyId),
+        stay_dates: { start_date: req.check_in, end_date: req.check_out },
+        occupancy: { total: req.guests },
+        ...(party.guest_assignments ? { guest_assignments: party.guest_assignments } : {}),
+      },
+    ],
+    ...(party.booker ? { booker: party.booker } : {}),
+    ...(party.guests ? { guests: party.guests } : {}),
+    ...(party.travel_purpose ? { travel_purpose: party.travel_purpose } : {}),
+    [UCP_LODGING_KEY]: { offer_jws: offerJws },
+  };
+}

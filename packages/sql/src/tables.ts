@@ -22,11 +22,13 @@ export type Columns = Readonly<Record<string, ColumnSpec>>;
 export interface TableOptions {
   /** A primary key over several columns (named `<table>_pk`) instead of one column's. */
   primaryKey?: readonly string[];
+  /** Keep a table already there (a migration that may run again over what it made). */
+  ifNotExists?: true;
 }
 
 /** Create `table` with `columns` (see `ColumnSpec`). */
 export async function createTable(db: Kysely<unknown>, table: string, columns: Columns, o: TableOptions = {}): Promise<void> {
-  let builder = db.schema.createTable(table);
+  let builder = o.ifNotExists ? db.schema.createTable(table).ifNotExists() : db.schema.createTable(table);
   for (const [name, c] of Object.entries(columns)) {
     builder = builder.addColumn(name, c.type, (col) => {
       let b = col;

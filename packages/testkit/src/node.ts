@@ -38,7 +38,7 @@ export interface NodeClient {
   request(
     method: string,
     path: string,
-    init?: { body?: string; headers?: Record<string, string> },
+    init?: { body?: string; headers?: Record<string, string>; redirect?: 'follow' | 'manual' },
   ): Promise<{ status: number; headers: Headers; text: string }>;
   close(): Promise<void>;
 }

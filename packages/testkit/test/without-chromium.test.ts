@@ -42,6 +42,8 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'enrolls a passkey through the one-time link and is signed in; the link works only once',
     'signs out, and signs in again with the enrolled passkey',
     'shows a pending request with the guest text inert and visible; confirming it turns held nights into booked',
+    'confirms a pending booking from a UCP session: the calendar changes, and the guest and the host are mailed',
+    "declines a pending booking with a reason: the guest's mail carries it, and the reason is inert on the page",
     'blocks a night by hand; the next offer for it is signed not_available',
     'refuses a change posted without its form token, or with the token of another form, and changes nothing',
     'removes the block by hand; the night is free again and offered',
@@ -49,6 +51,7 @@ const BROWSER_TESTS: Record<string, string[]> = {
     'rotates the key behind a confirmation step; offers signed by the new key still verify',
     'says a feed is stale once its last sync is older than the calendar may be, and fresh after "sync now"',
     'charts the offers asked per surface and the refusals by code, from counters holding no request data',
+    'lists the passkeys and removes one behind a confirmation step, never the last; the removed passkey’s session ends',
     'has no serious or critical axe-core violation on any page, at 390 and 1280 px',
   ],
   'packages/gate/test/approvers-browser.test.ts': [
@@ -75,6 +78,7 @@ const BROWSER_TESTS: Record<string, string[]> = {
   'packages/node/test/ucp-guest-page.test.ts': [
     'shows the session’s totals and terms, confirms with the mailed code, and only then holds the stay',
   ],
+  'bench/test/report.test.ts': ['in Chromium: every chart parses as SVG (no parser error) and draws as an image of its size'],
 };
 
 interface JsonReport {
@@ -88,9 +92,9 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe('the test suite on a machine without Chromium', () => {
   it('every test file that uses the browser is in the list (it imports the test kit’s Chromium)', () => {
-    const files = readdirSync(join(ROOT, 'packages'), { recursive: true, encoding: 'utf8' })
+    const files = ['packages', 'bench']
+      .flatMap((top) => readdirSync(join(ROOT, top), { recursive: true, encoding: 'utf8' }).map((f) => join(top, f)))
       .filter((f) => /\/test\/.*\.test\.ts$/.test(f))
-      .map((f) => join('packages', f))
       .filter((f) => /^import .* from '@vrpkit\/testkit\/browser';$/m.test(readFileSync(join(ROOT, f), 'utf8')));
     expect(files.sort()).toEqual(Object.keys(BROWSER_TESTS).sort());
   });
@@ -122,6 +126,6 @@ describe('the test suite on a machine without Chromium', () => {
     // Each file said why, naming the variable.
     expect(
       run.output.match(/no executable Chromium at \/nonexistent\/chromium.*SKIPPED \(set VRPKIT_CHROMIUM to run them\)/g),
-    ).toHaveLength(13);
+    ).toHaveLength(14);
   }, 600_000);
 });

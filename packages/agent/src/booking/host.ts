@@ -7,12 +7,15 @@
  *   the official MCP client (`getOfferVia('mcp')`); the offer is verified against the node's own
  *   JWKS, its MCP receipt verified and bound to the call, and quoted only when safe to quote
  *   (Core VRP v0.1 §7, Node Tool Binding v0.1 §6–§8). The model gets a short offer id, never a JWS.
- * - `request_booking` (FINANCIAL, a person approves): the act is built from the VERIFIED offer
- *   (`bookingActFromVerifiedOffer`), never from the model's words; the request actually sent is
- *   re-derived into a live act (`liveBookingRequest`) and enforced against the approved
- *   authority before a byte goes to the node. The node's receipt is verified after.
+ * - `request_booking` (FINANCIAL, a person approves): over the host's UCP Lodging booking sessions
+ *   (`UcpLodgingClient`). A session is created from the VERIFIED offer (it blocks nothing); the act
+ *   is built from that offer and session (`bookingActFromVerifiedOffer`), never from the model's
+ *   words; once authority is issued the session's `continue_url` goes to the person, who confirms on
+ *   the host's page; when the session is `ready_for_complete` the Complete request actually about to
+ *   be sent is re-derived into a live act (`liveUcpComplete`) and enforced against the approved
+ *   authority before a byte goes to the node. The booking receipt is verified after.
  */
-import { asRecord, type Clock, type FetchLike, sha256Hex } from '@vrpkit/core';
+import { asRecord, type Clock, type FetchLike } from '@vrpkit/core';
 import {
   type ActContext,
   type AgentCandidateAct,
@@ -29,20 +32,20 @@ import {
   type ToolCallOutcome,
   toolUseCall,
 } from '@vrpkit/gate';
-import type { BookingGuest } from '@vrpkit/protocol';
+import type { UcpBooker, UcpSessionView } from '@vrpkit/protocol';
 import { JwksCache } from '../jwks-cache.js';
 import { getOfferVia } from '../surfaces/index.js';
 import type { QuotableTotal, SurfaceReport } from '../surfaces/types.js';
+import { UcpLodgingClient } from '../ucp/client.js';
 import {
   BOOKING_TOOL,
   type BookingApprovalView,
   type BookingArguments,
   bookingActFromVerifiedOffer,
-  bookingEndpoint,
+  bookingRefusalOf,
   bookingTermsOf,
-  liveBookingRequest,
+  liveUcpComplete,
 } from './act.js';
-import { verifyBookingReceipt } from './receipt.js';
 
 export const OFFER_TOOL = 'get_verified_stay_offer';
 
@@ -61,10 +64,15 @@ export const BOOKING_TOOL_SPECS = [
   {
     name: BOOKING_TOOL,
     description:
-      'Ask the host to hold a verified offer for the guest. A person approves each booking; after approval, call again with the approval_id.',
+      'Book a verified offer with the host. A person approves each booking and confirms it on the host’s page; after approval, call again with the approval_id.',
     schema: {
       type: 'object' as const,
-      properties: { offer_id: { type: 'string' }, approval_id: { type: 'string' }, booking_url: { type: 'string' } },
+      properties: {
+        offer_id: { type: 'string' },
+        approval_id: { type: 'string' },
+        session_id: { type: 'string' },
+        booking_url: { type: 'string' },
+      },
       required: ['offer_id'],
       additionalProperties: false,
     },
@@ -77,29 +85,55 @@ export interface BookingApprovalRequest {
   view: BookingApprovalView;
 }
 
+/** The person booking, as UCP's `booker` with what an identified lead needs (Booking, Business guidelines). */
+export type BookingPerson = UcpBooker & { first_name: string; last_name: string; email: string };
+
+/** A session's guest page handed to the person (UCP Booking: the buyer finalises on the business's `continue_url`). */
+export interface GuestHandOff {
+  session_id: string;
+  continue_url: string;
+  view: BookingApprovalView;
+}
+
 export interface BookingHostOptions {
   gate: Gate;
   /** The node's origin, `https://{canonical_domain}`. */
   nodeUrl: string;
-  guest: BookingGuest;
-  /** The host's network edge for every call (MCP, keys, the booking POST): a `createHardenedFetch`. */
+  /** Who the stay is for: from the user's profile, never from the model. */
+  booker: BookingPerson;
+  /** The host's network edge for every call (MCP, keys, UCP sessions): a `createHardenedFetch`. */
   fetch: FetchLike;
+  /** The agent platform's UCP profile URL, sent as `UCP-Agent` on every session request (UCP REST binding). */
+  agentProfile: string;
   session_id: string;
   model: string;
   clock?: Clock;
+  /** Show the person the session's `continue_url` (a chat link, a notification); resolves once handed over. */
+  handOff?: (h: GuestHandOff) => Promise<void>;
+  /** How long one `request_booking` waits for the guest to confirm (default 15 minutes, polled every second). */
+  guestWait?: { timeoutMs: number; pollMs?: number };
 }
 
 /** One step of the flow, for the printed log (ids, digests, codes and the verified values only). */
 export type BookingStep =
   | { step: 'offer'; offer_id: string; safe_to_quote: boolean; receipt_verified: boolean; failures: string[]; total: QuotableTotal | null }
+  | { step: 'session'; offer_id: string; session_id: string; status: string; continue_url: string | null }
   | { step: 'approval_needed'; approval: BookingApprovalRequest }
+  | { step: 'continue'; session_id: string; continue_url: string }
+  | { step: 'guest'; session_id: string; status: string }
   | { step: 'denied'; tool: string; code: string; detail?: string }
-  | { step: 'hold'; status: number; booking_id: string | null; receipt: string }
-  | { step: 'node_error'; status: number; code: string };
+  | { step: 'booked'; session_id: string; booking_id: string | null; receipt: string }
+  | { step: 'node_error'; code: string; detail?: string };
 
 interface HeldOffer {
   report: SurfaceReport;
   jws: string;
+}
+
+interface Approved {
+  act: AgentCandidateAct;
+  args: BookingArguments;
+  view: BookingApprovalView;
 }
 
 /** The result of one tool block: the outcome (no arguments) and the model-visible text. */
@@ -112,7 +146,11 @@ export interface HandledBlock {
 export class BookingHost {
   readonly steps: BookingStep[] = [];
   readonly #offers = new Map<string, HeldOffer>();
-  readonly #approvals = new Map<string, { act: AgentCandidateAct; args: BookingArguments; view: BookingApprovalView }>();
+  readonly #approvals = new Map<string, Approved>();
+  /** One UCP session per verified offer, and one hand-off to the guest per session (parallel blocks share them). */
+  readonly #sessions = new Map<string, Promise<{ ok: true; session: UcpSessionView } | { ok: false; code: string }>>();
+  readonly #guests = new Map<string, Promise<void>>();
+  readonly #clients = new Map<string, ReturnType<typeof UcpLodgingClient.discover>>();
   readonly #opts: BookingHostOptions;
   readonly #jwks: JwksCache;
 
@@ -205,14 +243,27 @@ export class BookingHost {
     const offerId = input?.offer_id;
     const held = typeof offerId === 'string' ? this.#offers.get(offerId) : undefined;
     // An offer the host never verified cannot be booked: no act, no request.
-    if (!held) return this.#deny(block, decision('EF_NOT_AUTHORIZED'), undefined, 'unknown offer_id');
+    if (!held || typeof offerId !== 'string') return this.#deny(block, decision('EF_NOT_AUTHORIZED'), undefined, 'unknown offer_id');
+    const refusal = bookingRefusalOf(held.report, held.jws);
+    if (refusal) return this.#deny(block, decision('EF_NOT_AUTHORIZED'), undefined, refusal.code);
+    const domain = bookingTermsOf(held.jws)?.canonical_domain ?? '';
+    const found = await this.#client(domain);
+    if (!found.ok) return this.#nodeError(block, found.code, found.message);
+    const { client } = found;
+    const session = await this.#sessionFor(offerId, held, client);
+    if (!session.ok) return this.#nodeError(block, session.code);
     const approvalId = input?.approval_id;
-    let approved: { act: AgentCandidateAct; args: BookingArguments; view: BookingApprovalView } | undefined;
+    let approved: Approved | undefined;
     if (typeof approvalId === 'string') {
       approved = this.#approvals.get(approvalId);
       if (!approved) return this.#deny(block, decision('EF_002'), undefined, 'unknown approval_id');
     } else {
-      const built = bookingActFromVerifiedOffer(held.report, held.jws, this.#opts.guest, { context: actCtx, blockId: block.id, vendor });
+      const built = bookingActFromVerifiedOffer(
+        held.report,
+        held.jws,
+        { endpoint: client.endpoint, session: session.session },
+        { context: actCtx, blockId: block.id, vendor },
+      );
       if (!built.ok) return this.#deny(block, decision('EF_NOT_AUTHORIZED'), undefined, built.code);
       approved = { act: built.act, args: built.args, view: built.approval };
       this.#approvals.set(built.act.candidate_act_id, approved);
@@ -229,16 +280,20 @@ export class BookingHost {
       if (auth.status !== 'issued')
         return this.#deny(block, decision(auth.code as EfCode), outcomeOf(block, built.act, decision(auth.code as EfCode)));
     }
-    // The request as it will be sent: where the model asked it to go (a host that follows the
-    // model), the offer the model named now. enforce() compares both with the approval.
-    const endpoint = typeof input?.booking_url === 'string' ? input.booking_url : bookingEndpoint(approved.view.booking_origin);
-    const live = liveBookingRequest(approved.act, {
-      endpoint,
-      offer_jws: held.jws,
-      guest: this.#opts.guest,
-      idempotency_key: `vrpkit-${sha256Hex(approved.act.candidate_act_id).slice(0, 40)}`,
-    });
-    const r = await this.#opts.gate.dispatch(live.act, live.args, () => this.#post(endpoint, live.body, held.jws));
+    // The Complete as it will be sent (a host that follows the model): to the endpoint the model named,
+    // for the session it named, else the node's endpoint and the session of the offer it named.
+    const liveId = typeof input?.session_id === 'string' ? input.session_id : session.session.id;
+    const endpoint = typeof input?.booking_url === 'string' ? input.booking_url : client.endpoint;
+    // Only the approved session goes to the person: another one is refused at dispatch, never confirmed.
+    if (liveId === approved.args.session_id && endpoint === approved.act.tool.tool_endpoint) {
+      const ready = await this.#guestConfirms(approved.view, client);
+      if (ready) return ready(block, approved.act);
+    }
+    const current = await client.getSession(liveId);
+    const live = liveUcpComplete(approved.act, { endpoint, session_id: liveId, session: current.ok ? current.session : null });
+    const offerJws = current.ok ? current.session['dev.vrpkit.lodging'].offer_jws : '';
+    // After an allow the live endpoint is the approved one (enforce compared them), the pinned client's.
+    const r = await this.#opts.gate.dispatch(live.act, live.args, () => this.#complete(client, liveId, offerJws));
     const outcome = outcomeOf(block, live.act, r.decision, r.invoked);
     if (!r.decision.allow) {
       this.steps.push({ step: 'denied', tool: BOOKING_TOOL, code: r.decision.code ?? 'EF_FAIL_CLOSED' });
@@ -248,31 +303,93 @@ export class BookingHost {
     return { outcome, text: JSON.stringify(r.result), isError: false };
   }
 
-  /** POST the booking request, then verify the node's signed receipt against its JWKS. */
-  async #post(endpoint: string, body: unknown, offerJws: string): Promise<unknown> {
-    const res = await this.#opts.fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const json = asRecord(await res.json().catch(() => null));
-    if (res.status !== 200 && res.status !== 201) {
-      const code = String(asRecord(json?.error)?.code ?? 'node_error');
-      this.steps.push({ step: 'node_error', status: res.status, code });
-      return { booked: false, status: res.status, code };
+  /** The host's UCP client for `domain` (the verified offer's): its profile read once, its REST endpoint on that origin only. */
+  async #client(domain: string) {
+    let found = this.#clients.get(domain);
+    if (!found) {
+      found = UcpLodgingClient.discover(domain, {
+        fetch: this.#opts.fetch,
+        agentProfile: this.#opts.agentProfile,
+        ...(this.#opts.clock ? { clock: this.#opts.clock } : {}),
+      });
+      this.#clients.set(domain, found);
     }
-    const terms = bookingTermsOf(offerJws);
-    const receipt = await verifyBookingReceipt(json?.receipt_jws, {
-      domain: terms?.canonical_domain ?? '',
-      offerJws,
-      fetch: this.#opts.fetch,
-      jwksCache: this.#jwks,
-      ...(this.#opts.clock ? { clock: this.#opts.clock } : {}),
+    return found;
+  }
+
+  /** Create Booking Session from the verified offer, once per offer, with the person as booker: it blocks no night. */
+  #sessionFor(offerId: string, held: HeldOffer, client: UcpLodgingClient) {
+    let s = this.#sessions.get(offerId);
+    if (!s) {
+      s = client.createSession(held.jws, { booker: this.#opts.booker }).then((r) => {
+        if (!r.ok) return { ok: false as const, code: r.messages?.map((m) => m.code).join(', ') || r.code };
+        const { session } = r;
+        this.steps.push({
+          step: 'session',
+          offer_id: offerId,
+          session_id: session.id,
+          status: session.status,
+          continue_url: session.continue_url ?? null,
+        });
+        return { ok: true as const, session };
+      });
+      this.#sessions.set(offerId, s);
+    }
+    return s;
+  }
+
+  /**
+   * Hand the approved session's `continue_url` to the person and wait until the session is ready for
+   * Complete (or already completed). Null when it is; else the answer for the model (still waiting,
+   * or the session ended), the authority left unused.
+   */
+  async #guestConfirms(
+    view: BookingApprovalView,
+    client: UcpLodgingClient,
+  ): Promise<((block: { id: string; name: string }, act: AgentCandidateAct) => HandledBlock) | null> {
+    const id = view.session_id;
+    if (!this.#guests.has(id) && view.continue_url && this.#opts.handOff) {
+      this.steps.push({ step: 'continue', session_id: id, continue_url: view.continue_url });
+      this.#guests.set(id, this.#opts.handOff({ session_id: id, continue_url: view.continue_url, view }));
+    }
+    await this.#guests.get(id);
+    const r = await client.waitForGuest(id, this.#opts.guestWait ?? { timeoutMs: 15 * 60_000 });
+    const status = r.ok ? r.session.status : r.code;
+    this.steps.push({ step: 'guest', session_id: id, status });
+    if (status === 'ready_for_complete' || status === 'completed') return null;
+    const waiting = { booked: false, session_id: id, status, continue_url: view.continue_url };
+    return (block, act) => ({
+      outcome: outcomeOf(block, act, decision('EF_APPROVAL_REQUIRED')),
+      text: JSON.stringify(waiting),
+      isError: true,
     });
-    const booking = asRecord(json?.booking_request);
-    const bookingId = typeof booking?.booking_id === 'string' ? booking.booking_id : null;
-    this.steps.push({ step: 'hold', status: res.status, booking_id: bookingId, receipt: receipt.status });
-    return { booked: receipt.status === 'verified', booking_request: booking, receipt: receipt.status, receipt_code: receipt.code };
+  }
+
+  /** Complete Booking Session (the one effect the authority covers), then the booking receipt verified against the offer. */
+  async #complete(client: UcpLodgingClient, id: string, offerJws: string): Promise<unknown> {
+    const r = await client.complete(id, offerJws);
+    if (!r.ok) {
+      this.steps.push({ step: 'node_error', code: r.code, ...(r.messages ? { detail: r.messages.map((m) => m.code).join(', ') } : {}) });
+      return { booked: false, session_id: id, code: r.code };
+    }
+    const bookingId = r.receipt.receipt?.booking_id ?? null;
+    this.steps.push({ step: 'booked', session_id: id, booking_id: bookingId, receipt: r.receipt.status });
+    return {
+      booked: true,
+      session_id: id,
+      status: r.session.status,
+      confirmation: r.session.confirmation ?? null,
+      receipt: r.receipt.status,
+    };
+  }
+
+  #nodeError(block: { id: string; name: string }, code: string, detail?: string): HandledBlock {
+    this.steps.push({ step: 'node_error', code, ...(detail ? { detail } : {}) });
+    return {
+      outcome: { id: block.id, name: block.name, decision: decision('EF_NOT_AUTHORIZED'), invoked: false },
+      text: JSON.stringify({ booked: false, code }),
+      isError: true,
+    };
   }
 
   #deny(block: { id: string; name: string }, d: EnforceDecision, outcome?: ToolCallOutcome, detail?: string): HandledBlock {

@@ -14,8 +14,9 @@
  *   (`verifyBookingReceipt`: the node's JWKS, the offer's SHA-256, the stay and the total).
  * A refusal is data: the UCP message codes the node answered with, never a throw.
  */
+import { randomUUID } from 'node:crypto';
 import type { Clock, FetchLike } from '@vrpkit/core';
-import { jwsPayloadJson, parseCompactJws, systemClock } from '@vrpkit/core';
+import { jwsPayloadJson, parseCompactJws } from '@vrpkit/core';
 import {
   type OfferPayload,
   readOfferPayload,
@@ -24,14 +25,14 @@ import {
   UCP_LODGING_KEY,
   UCP_LODGING_SERVICE,
   UCP_PROFILE_PATH,
-  type UcpBooker,
   UcpErrorResponseSchema,
-  type UcpGuest,
+  type UcpParty,
   UcpProfileSchema,
   type UcpSessionView,
   UcpSessionViewSchema,
-  ucpStayId,
+  ucpBookingRequest,
 } from '@vrpkit/protocol';
+import { serializeDictionary } from 'structured-headers';
 import { type BookingReceiptVerification, verifyBookingReceipt } from '../booking/receipt.js';
 import { normalizeHost } from '../canonical-domain.js';
 
@@ -67,8 +68,11 @@ const fail = <T>(code: UcpClientCode, message: string, messages?: { code: string
 export interface UcpLodgingClientOptions {
   fetch: FetchLike;
   clock?: Clock;
-  /** `UCP-Agent: profile="…"`: the platform's own profile URL (UCP REST binding, HTTP headers), when it has one. */
-  agentProfile?: string;
+  /**
+   * The platform's own UCP profile URL, sent as `UCP-Agent: profile="…"` (an RFC 8941 Dictionary) on
+   * every request: the REST binding requires it (rest.openapi.json, `UCP-Agent`).
+   */
+  agentProfile: string;
 }
 
 export class UcpLodgingClient {
@@ -126,15 +130,18 @@ export class UcpLodgingClient {
     return this.send('POST', `/${encodeURIComponent(id)}/cancel`, {});
   }
 
-  /** Poll until the guest has acted on the host's page (the session left `incomplete` / `requires_escalation`). */
+  /**
+   * Poll until the guest has acted on the host's page (the session left `incomplete` / `requires_escalation`).
+   * The wait is counted in polls of `pollMs` of real time, not read from the clock: a host on a
+   * fixed clock (the demo, recordings) still stops waiting.
+   */
   async waitForGuest(id: string, w: { timeoutMs: number; pollMs?: number }): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    const clock = this.o.clock ?? systemClock;
-    const until = clock.now() + w.timeoutMs;
-    for (;;) {
+    const pollMs = w.pollMs ?? 1000;
+    for (let polls = Math.ceil(w.timeoutMs / pollMs); ; polls--) {
       const r = await this.getSession(id);
       if (!r.ok || (r.session.status !== 'requires_escalation' && r.session.status !== 'incomplete')) return r;
-      if (clock.now() >= until) return fail('ucp_guest_timeout', 'the guest has not confirmed on the host’s page yet');
-      await new Promise((resolve) => setTimeout(resolve, w.pollMs ?? 1000));
+      if (polls <= 0) return fail('ucp_guest_timeout', 'the guest has not confirmed on the host’s page yet');
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   }
 
@@ -176,9 +183,15 @@ export class UcpLodgingClient {
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<UcpClientResult<{ session: UcpSessionView }>> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+    // The REST binding's required headers (rest.openapi.json): UCP-Agent and Request-Id on every
+    // operation, a fresh Idempotency-Key on every one that changes state (each call is a new request).
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'ucp-agent': serializeDictionary({ profile: this.o.agentProfile }),
+      'request-id': randomUUID(),
+    };
+    if (method !== 'GET') headers['idempotency-key'] = randomUUID();
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.o.agentProfile) headers['ucp-agent'] = `profile="${this.o.agentProfile}"`;
     let json: unknown;
     try {
       const res = await this.o.fetch(`${this.endpoint}${UCP_BOOKING_SESSIONS}${path}`, {
@@ -198,40 +211,9 @@ export class UcpLodgingClient {
   }
 }
 
-/** The party a session carries (Booking: `booker`, `guests[]` with the platform's ids, their assignment to the stay). */
-export interface UcpParty {
-  booker?: UcpBooker;
-  guests?: UcpGuest[];
-  guest_assignments?: { guest_id: string; role?: string }[];
-  travel_purpose?: string;
-}
-
 function signedOffer(offerJws: string): OfferPayload | null {
   const parsed = parseCompactJws(offerJws);
   return parsed.ok ? readOfferPayload(jwsPayloadJson(parsed.jws)) : null;
-}
-
-/** A Create/Update body for the stay `offerJws` signed: its property, its dates, its party size, and the offer itself. */
-export function ucpBookingRequest(offerJws: string, party: UcpParty): Record<string, unknown> | undefined {
-  const offer = signedOffer(offerJws);
-  const propertyId = offer?.property?.property_id;
-  const req = offer?.request;
-  if (!propertyId || !req?.check_in || !req.check_out || !req.guests) return undefined;
-  return {
-    property: { id: propertyId },
-    stays: [
-      {
-        id: ucpStayId(propertyId),
-        stay_dates: { start_date: req.check_in, end_date: req.check_out },
-        occupancy: { total: req.guests },
-        ...(party.guest_assignments ? { guest_assignments: party.guest_assignments } : {}),
-      },
-    ],
-    ...(party.booker ? { booker: party.booker } : {}),
-    ...(party.guests ? { guests: party.guests } : {}),
-    ...(party.travel_purpose ? { travel_purpose: party.travel_purpose } : {}),
-    [UCP_LODGING_KEY]: { offer_jws: offerJws },
-  };
 }
 
 function sameOrigin(url: string, domain: string): boolean {

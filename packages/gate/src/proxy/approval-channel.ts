@@ -50,20 +50,7 @@ export function agentApproval(server: Server, ctx: ServerContext, era: 'legacy' 
     requestState: typeof state === 'string' ? state : undefined,
     inputResponses: ctx.mcpReq.inputResponses as Record<string, unknown> | undefined,
   };
-  if (era === 'modern') {
-    const envelope: Record<string, unknown> = ctx.mcpReq.envelope ?? {};
-    const revision = envelope[PROTOCOL_VERSION_META_KEY];
-    const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY];
-    return {
-      client: {
-        revision: typeof revision === 'string' ? revision : MRTR_REVISION,
-        urlElicitation: urlElicitationDeclared(capabilities),
-        sessionful: false,
-      },
-      formElicitation: formElicitationDeclared(capabilities),
-      ...retried,
-    };
-  }
+  if (era === 'modern') return modernApproval(ctx.mcpReq.envelope ?? {}, retried);
   return {
     client: {
       revision: server.getNegotiatedProtocolVersion() ?? '',
@@ -73,5 +60,23 @@ export function agentApproval(server: Server, ctx: ServerContext, era: 'legacy' 
     formElicitation: formElicitationDeclared(server.getClientCapabilities()),
     ...retried,
     elicit: (params, timeoutMs) => ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal, timeout: timeoutMs }),
+  };
+}
+
+/** The approval channel of a 2026-07-28 `tools/call`, read from its per-request `_meta` envelope (also direct-call.ts's). */
+export function modernApproval(
+  envelope: Record<string, unknown>,
+  retried: Pick<AgentApproval, 'requestState' | 'inputResponses'>,
+): AgentApproval {
+  const revision = envelope[PROTOCOL_VERSION_META_KEY];
+  const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY];
+  return {
+    client: {
+      revision: typeof revision === 'string' ? revision : MRTR_REVISION,
+      urlElicitation: urlElicitationDeclared(capabilities),
+      sessionful: false,
+    },
+    formElicitation: formElicitationDeclared(capabilities),
+    ...retried,
   };
 }

@@ -2,10 +2,13 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import {
   type AuthInfo,
+  type CallToolResult,
   createMcpHandler,
   hostHeaderValidationResponse,
+  type InputRequiredResult,
   isInitializeRequest,
   isLegacyRequest,
   localhostAllowedHostnames,
@@ -19,6 +22,7 @@ import {
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
 import { authenticateRequest, calledTool, protectedResourceMetadataResponse, toolScopeRefusal } from '../auth/http.js';
 import type { Principal, ResourceServer } from '../auth/resource-server.js';
+import { type PlainModernCall, plainModernCall, plainResultAnswer } from './direct-call.js';
 import { OAUTH_CALLBACK_PATH } from './downstream-oauth.js';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
@@ -78,7 +82,9 @@ export function parseListen(value: string): { host: string; port: number } {
  * - 2025-11-25 and older as before: one session and one agent `Server` per `initialize`
  *   (SDK v2 `WebStandardStreamableHTTPServerTransport`), its GET stream carrying notifications.
  * `isLegacyRequest` (the SDK's own routing step) splits the two, so the proxy and the SDK can never
- * disagree on a request's revision.
+ * disagree on a request's revision. A plain stateless 2026-07-28 `tools/call` (no progress token,
+ * no retried round; token mode) takes the direct path (direct-call.ts): the same pipeline and
+ * gate, without the SDK's per-request `Server`, answered with the SDK's bytes.
  *
  * In front of both, in order: `Host` and `Origin` are checked against the loopback names and
  * `allowedHosts` (MCP transports, security warning: servers MUST validate `Origin` and SHOULD
@@ -95,10 +101,11 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
   const hosts = [...localhostAllowedHostnames(), ...(o.allowedHosts ?? [])];
   const origins = [...localhostAllowedOrigins(), ...(o.allowedHosts ?? [])];
   const sessions = new LegacySessions(proxy);
-  const modern = modernHandler(proxy, maxMessageBytes);
+  const replays: Replays = new WeakMap();
+  const modern = modernHandler(proxy, maxMessageBytes, replays);
   const unsubscribe = proxy.onChange((n) => publishChange(modern, n));
 
-  const handle = async (request: Request): Promise<Response> => {
+  const handle = async (request: Request, env?: { outgoing?: unknown }): Promise<Response> => {
     const refused = hostHeaderValidationResponse(request, hosts) ?? originValidationResponse(request, origins);
     if (refused) return refused;
     if (o.oauthCallback && new URL(request.url).pathname === OAUTH_CALLBACK_PATH)
@@ -117,9 +124,37 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
       const refused = toolScopeRefusal(o.resourceServer as ResourceServer, principal, tool, (p, t) => proxy.classify(p, t));
       if (refused) return refused;
     }
+    // Team mode's calls stay on the SDK's path (their principal travels in the SDK's AuthInfo).
+    const plain = o.resourceServer ? null : plainModernCall(request, read.message);
+    if (plain) return direct(request, read.message, plain, env?.outgoing);
     if (await isLegacyRequest(request, read.message, { maxRequestBodySize: maxMessageBytes }))
       return sessions.handle(request, read.message, authInfo);
     return modern.fetch(request, { parsedBody: read.message, ...(authInfo ? { authInfo } : {}) });
+  };
+
+  /**
+   * A plain 2026-07-28 `tools/call` (direct-call.ts): run through the same pipeline, answered with
+   * the SDK's bytes for a plain result, or by the SDK itself from the call's outcome (`replays`).
+   * A call whose agent went away is answered as the SDK answers it (499, to no one).
+   */
+  const direct = async (request: Request, message: unknown, call: PlainModernCall, out: unknown): Promise<Response> => {
+    let outcome: Outcome;
+    try {
+      outcome = { result: await proxy.callPlainModern(call, request.signal) };
+    } catch (error) {
+      outcome = { error };
+    }
+    if (request.signal.aborted) return new Response(null, { status: 499 });
+    const body = 'result' in outcome ? plainResultAnswer(outcome.result as CallToolResult, call.id, proxy.serverInfo) : null;
+    if (body === null) {
+      replays.set(request, () => ('result' in outcome ? Promise.resolve(outcome.result) : Promise.reject(outcome.error)));
+      return modern.fetch(request, { parsedBody: message });
+    }
+    const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    if (!(out instanceof ServerResponse) || out.headersSent) return new Response(body, { status: 200, headers });
+    out.writeHead(200, headers);
+    out.end(body);
+    return RESPONSE_ALREADY_SENT;
   };
 
   /** The request's `AuthInfo` (team mode), undefined (the printed token matched), or the refusal; the metadata document is public. */
@@ -171,9 +206,21 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
   };
 }
 
-/** The 2026-07-28 leg: strict (2025 traffic never reaches it), a fresh agent `Server` per request. */
-function modernHandler(proxy: GateProxy, maxMessageBytes: number): McpHttpHandler {
-  return createMcpHandler(() => proxy.createAgentServer('modern', false), { legacy: 'reject', maxRequestBodySize: maxMessageBytes });
+/** How a call on the direct path ended: the pipeline's answer, or what it threw. */
+type Outcome = { result: CallToolResult | InputRequiredResult } | { error: unknown };
+/** The outcomes of direct-path calls the SDK answers itself, by request (`modernHandler`). */
+type Replays = WeakMap<Request, () => Promise<CallToolResult | InputRequiredResult>>;
+
+/**
+ * The 2026-07-28 leg: strict (2025 traffic never reaches it), a fresh agent `Server` per request;
+ * for a request the direct path already ran (`replays`), a `Server` whose `tools/call` handler
+ * gives that run's outcome, so the SDK answers it exactly as it answers the call itself.
+ */
+function modernHandler(proxy: GateProxy, maxMessageBytes: number, replays: Replays): McpHttpHandler {
+  return createMcpHandler(({ requestInfo }) => proxy.createAgentServer('modern', false, requestInfo && replays.get(requestInfo)), {
+    legacy: 'reject',
+    maxRequestBodySize: maxMessageBytes,
+  });
 }
 
 /** A downstream change notification onto the 2026-07-28 agents' `subscriptions/listen` streams. */

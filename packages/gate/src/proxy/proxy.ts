@@ -35,8 +35,9 @@ import { systemClock } from '@vrpkit/core';
 import type { ConsequenceClass } from '../act.js';
 import type { Principal } from '../auth/resource-server.js';
 import type { Gate } from '../gate.js';
-import { type AgentApproval, agentApproval } from './approval-channel.js';
+import { type AgentApproval, agentApproval, modernApproval } from './approval-channel.js';
 import { CallPipeline } from './call-pipeline.js';
+import type { PlainModernCall } from './direct-call.js';
 import { type Downstream, DownstreamLink, type RequestExtra } from './downstream-link.js';
 import { authorizationRequiredError, DownstreamAuthorizationRequired, DownstreamOAuth, PrincipalLinks } from './downstream-oauth.js';
 import type { ProxyLog } from './log.js';
@@ -182,7 +183,12 @@ export class GateProxy {
    * HTTP one per 2025-11-25 session and one per 2026-07-28 request. Only a connection (`track`)
    * receives notifications unasked; a 2026 request's instance lives for that request.
    */
-  createAgentServer(era: AgentEra = 'legacy', track = true): Server {
+  createAgentServer(
+    era: AgentEra = 'legacy',
+    track = true,
+    /** The outcome of a call already run on the direct path (direct-call.ts), for the SDK to answer in its own words. */
+    replay?: () => Promise<CallToolResult | InputRequiredResult>,
+  ): Server {
     // Downstream OAuth per user: before anyone connected, the downstream's capabilities are not known yet (tools only).
     const d = this.link.client?.getServerCapabilities() ?? {};
     // Mirror the downstream, minus `tasks` (task-based calls would bypass the gated tools/call) and `experimental`.
@@ -192,16 +198,14 @@ export class GateProxy {
     if (d.completions) capabilities.completions = d.completions;
     if (d.logging) capabilities.logging = d.logging;
     // The downstream's `instructions` are model-visible text no pin covers, so they are not forwarded.
-    const server = new Server(
-      { name: `vrp-gate-proxy/${this.name}`, version: '0.1.0' },
-      { capabilities, cacheHints: { 'tools/list': PROXY_LIST_CACHE_HINT } },
-    );
+    const server = new Server(this.serverInfo, { capabilities, cacheHints: { 'tools/list': PROXY_LIST_CACHE_HINT } });
     server.setRequestHandler(
       'tools/list',
       async (_req, ctx): Promise<ListToolsResult> => ({ tools: await this.listTools(principalOf(ctx), requestExtra(ctx)) }),
     );
-    server.setRequestHandler('tools/call', (req, ctx) =>
-      this.callTool(req.params, requestExtra(ctx), agentName(server, ctx), agentApproval(server, ctx, era)),
+    server.setRequestHandler(
+      'tools/call',
+      replay ?? ((req, ctx) => this.callTool(req.params, requestExtra(ctx), agentName(server, ctx), agentApproval(server, ctx, era))),
     );
     server.fallbackRequestHandler = (req, ctx) => this.forward(req, requestExtra(ctx as ServerContext));
     // Agent notifications (roots changes …) have no downstream meaning: the proxy's client declared no capabilities.
@@ -211,6 +215,27 @@ export class GateProxy {
       server.onclose = () => this.agents.delete(server);
     }
     return server;
+  }
+
+  /** The agent-facing server's identity (its `serverInfo`; stamped on every 2026-07-28 result). */
+  get serverInfo(): { name: string; version: string } {
+    return { name: `vrp-gate-proxy/${this.name}`, version: '0.1.0' };
+  }
+
+  /**
+   * A plain 2026-07-28 `tools/call` on the direct path (direct-call.ts): the pipeline, with the
+   * params, request extra, agent name and approval channel the agent `Server`'s handler would get.
+   * The SDK lifts the envelope out of `_meta` before the handler sees the request, and a plain
+   * call's `_meta` is the envelope alone: no `_meta` is left, no `requestState` or
+   * `inputResponses` (a plain call carries none). Nothing sends a notification without a progress
+   * token (downstream-link.ts, approval-wait.ts) and a plain call has none: there is nowhere for one to go.
+   */
+  callPlainModern(call: PlainModernCall, signal: AbortSignal): Promise<CallToolResult | InputRequiredResult> {
+    const envelope = call.params._meta;
+    const extra: RequestExtra = { signal, sendNotification: async () => {} };
+    const approval = modernApproval(envelope, { requestState: undefined, inputResponses: undefined });
+    const params = { name: call.params.name, arguments: call.params.arguments };
+    return this.callTool(params, extra, envelopeClientName(envelope), approval);
   }
 
   /** The downstream's tools whose current definition is pinned (observe mode: all of them). */
@@ -284,7 +309,11 @@ export class GateProxy {
 
 /** The agent's self-declared name for the act: from `initialize` (2025-11-25) or the request's envelope (2026-07-28). */
 function agentName(server: Server, ctx: ServerContext): string | undefined {
-  const envelope: Record<string, unknown> = ctx.mcpReq.envelope ?? {};
+  return server.getClientVersion()?.name ?? envelopeClientName(ctx.mcpReq.envelope ?? {});
+}
+
+/** The client's name in a 2026-07-28 request's envelope (`io.modelcontextprotocol/clientInfo`). */
+function envelopeClientName(envelope: Record<string, unknown>): string | undefined {
   const declared = envelope[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
-  return server.getClientVersion()?.name ?? (typeof declared?.name === 'string' ? declared.name : undefined);
+  return typeof declared?.name === 'string' ? declared.name : undefined;
 }

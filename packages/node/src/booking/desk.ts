@@ -1,6 +1,8 @@
 /**
- * The booking desk: the node's one handler for booking requests (vrpkit booking-request
- * extension), behind `POST /api/booking-requests` and the `/book` page's form alike. In order:
+ * The booking desk: the node's internal hold store. A guest's confirmation on a UCP session's page
+ * (ucp/confirm.ts) makes the hold through it, with the session's idempotency key `ucp-{session id}`;
+ * the `/book` form and agents reach it only through those sessions, and its rate limit guards every
+ * UCP endpoint and page. In order:
  * the request's shape (protocol's `BookingRequestSchema`), the idempotency key, the offer JWS
  * (`checkOwnOffer`, which reads the stay it was signed for), then the live re-quote of that stay
  * and the hold in one store transaction (`BookingStore.createHold`). Every refusal writes nothing;

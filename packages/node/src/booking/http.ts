@@ -1,21 +1,22 @@
 /**
- * The booking routes on the node's app: the `/book` landing page (Core VRP v0.1 §5.1, always),
- * and with a booking desk the booking-request endpoint (vrpkit booking-request extension) and the
- * page's form, both on the one desk: `POST /api/booking-requests` takes JSON and answers JSON;
- * `POST /book` takes the page's form and answers an HTML page. Same checks, same codes.
+ * The booking routes on the node's app: the `/book` landing page (Core VRP v0.1 §5.1, always: the
+ * signed offer's `direct_booking_url` points here) and, with UCP booking sessions, its form, a thin
+ * client of those sessions: the post creates a session from the signed offer the page showed, with
+ * the guest as booker, and answers 303 to the session's `continue_url` where the guest confirms with
+ * a mailed code like any agent's guest. One booking path: the node has no other booking endpoint.
  */
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { BOOK_PATH, BOOKING_REQUESTS_PATH, MAX_BOOKING_REQUEST_BYTES } from '@vrpkit/protocol';
+import { BOOK_PATH, MAX_BOOKING_REQUEST_BYTES, UcpErrorResponseSchema, ucpBookingRequest } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
 import type { ForwardedClientBindings } from '../behind-proxy.js';
 import { NODE_CODES, nodeMessage } from '../errors.js';
-import { readBodyCapped } from '../http/body.js';
 import type { FormGuard } from '../http/forms.js';
 import { HTML_SECURITY_HEADERS } from '../http/html.js';
-import { errorBody, errorResponse, JSON_TYPE } from '../http/json.js';
+import { errorResponse } from '../http/json.js';
 import type { OfferService } from '../service/index.js';
-import { type BookingAnswer, type BookingDesk, refuse } from './desk.js';
-import { renderBookingResult, renderBookPage, renderRefusedRequest } from './page.js';
+import type { UcpSessions } from '../ucp/sessions.js';
+import type { BookingDesk } from './desk.js';
+import { renderBookPage, renderRefusedRequest } from './page.js';
 
 /** The origin a node's forms are served from and posted back to (Core VRP v0.1 §2: its canonical domain). */
 export const formOrigin = (canonicalDomain: string) => `https://${canonicalDomain}`;
@@ -51,77 +52,70 @@ export function mediaType(c: Context): string | undefined {
   return c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
 }
 
-function jsonAnswer(a: BookingAnswer): Response {
-  const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
-  if (a.ok) return new Response(JSON.stringify(a.body), { status: a.status, headers });
-  const { code, message, current_offer_jws, retry_after_seconds } = a.error;
-  if (retry_after_seconds !== undefined) headers['retry-after'] = String(retry_after_seconds);
-  const body = current_offer_jws ? JSON.stringify({ error: { code, message }, current_offer_jws }) : errorBody(code, message);
-  return new Response(body, { status: a.status, headers });
-}
+/**
+ * Where a request's `/book` post goes: its publisher (the origin the form token is bound to, the
+ * clock), its UCP sessions and the desk's rate limit (a node's one set, or a platform tenant's: the
+ * UCP routes of ucp/http.ts fit).
+ */
+export type BookFormRoutesFor = (c: Context) => {
+  publisher: Pick<OfferService, 'canonicalDomain' | 'now'>;
+  sessions: UcpSessions;
+  desk: BookingDesk;
+};
 
-const tooLarge = () => refuse('BOOKING_BODY_TOO_LARGE', `a booking request is limited to ${MAX_BOOKING_REQUEST_BYTES} bytes`);
-
-/** Read the body under the byte cap, or the 413 answer. */
-async function cappedBody(c: Context): Promise<{ ok: true; text: string } | { ok: false; answer: BookingAnswer }> {
-  const read = await readBodyCapped(c, MAX_BOOKING_REQUEST_BYTES);
-  return read.ok ? read : { ok: false, answer: tooLarge() };
-}
-
-/** Mount `POST /api/booking-requests` and `POST /book` on the node's app; the form posts pass `form`'s guard first. */
-export function mountBookingRequests(app: Hono, desk: BookingDesk, form: FormGuard, now: (c: Context) => number): void {
-  app.post(BOOKING_REQUESTS_PATH, async (c) => {
-    if (mediaType(c) !== 'application/json')
-      return jsonAnswer(refuse('BOOKING_UNSUPPORTED_MEDIA_TYPE', 'send the booking request as application/json'));
-    const read = await cappedBody(c);
-    if (!read.ok) return jsonAnswer(read.answer);
-    // Counted only once the media type and size passed: a refused request costs the client nothing.
-    const client = clientAddress(c);
-    const limited = desk.admit(client);
-    if (limited) return jsonAnswer(limited);
-    let input: unknown;
-    try {
-      input = JSON.parse(read.text);
-    } catch {
-      return jsonAnswer(refuse('BOOKING_BAD_REQUEST', 'the body is not JSON'));
-    }
-    return jsonAnswer(await desk.request(input, client));
-  });
-  app.all(BOOKING_REQUESTS_PATH, () =>
-    errorResponse('method_not_allowed', { methods: 'POST', path: BOOKING_REQUESTS_PATH }, { allow: 'POST' }),
-  );
-
-  // The page's form: the same desk; the fields are the JSON body's, the guest's flattened.
+/**
+ * `POST /book`: the page's form, from the node's own page only (issue 36 defect 5: the token of the
+ * form it rendered), counted against the booking rate limit per address, then Create Booking Session
+ * from the signed offer the page showed (`UcpSessions.create`: this node's keys, unexpired, the live
+ * re-quote) with the guest as booker, and 303 to the session's `continue_url` (RFC 9110 §15.4.4: the
+ * browser GETs the guest page). A refusal is a page naming the stable code; it writes nothing. On a
+ * platform each request is a tenant's (`routesFor`): its sessions, its desk, its origin the token is bound to.
+ */
+export function mountBookForm(app: Hono, routesFor: BookFormRoutesFor, form: FormGuard): void {
+  const refused = (c: Context, canonicalDomain: string, code: string, message: string, status: number, retryAfter?: number) =>
+    c.html(renderRefusedRequest(canonicalDomain, code, message), status as 200, {
+      ...HTML_SECURITY_HEADERS,
+      'cache-control': 'no-store',
+      ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}),
+    });
   app.post(BOOK_PATH, async (c) => {
-    const html = (a: BookingAnswer) =>
-      c.html(renderBookingResult(desk.canonicalDomain, a), a.status as 200, {
-        ...HTML_SECURITY_HEADERS,
-        'cache-control': 'no-store',
-        ...(!a.ok && a.error.retry_after_seconds !== undefined ? { 'retry-after': String(a.error.retry_after_seconds) } : {}),
-      });
-    // Issue 36 defect 5: from the node's own page only, with the token of the form it rendered.
-    const posted = await form.read(c, formOrigin(desk.canonicalDomain), now(c));
+    // The request's own sessions and origin: a node's, or the tenant's its platform router chose.
+    const { publisher, sessions, desk } = routesFor(c);
+    const domain = publisher.canonicalDomain;
+    const posted = await form.read(c, formOrigin(domain), publisher.now());
     if (!posted.ok) {
       const { refusal } = posted;
-      if (refusal === 'unsupported_media_type')
-        return html(refuse('BOOKING_UNSUPPORTED_MEDIA_TYPE', 'the booking form is sent as application/x-www-form-urlencoded'));
-      if (refusal === 'body_too_large') return html(tooLarge());
-      return c.html(renderRefusedRequest(desk.canonicalDomain, refusal, nodeMessage(refusal)), NODE_CODES[refusal].status, {
-        ...HTML_SECURITY_HEADERS,
-        'cache-control': 'no-store',
-      });
+      const message =
+        refusal === 'unsupported_media_type'
+          ? 'the booking form is sent as application/x-www-form-urlencoded'
+          : nodeMessage(refusal, { what: 'booking form', max: MAX_BOOKING_REQUEST_BYTES });
+      return refused(c, domain, refusal, message, NODE_CODES[refusal].status ?? 400);
     }
-    const client = clientAddress(c);
-    const limited = desk.admit(client);
-    if (limited) return html(limited);
-    const field = (name: string) => (posted.form.getAll(name).length === 1 ? posted.form.get(name) : undefined);
+    const limited = desk.admit(clientAddress(c));
+    if (limited && !limited.ok)
+      return refused(c, domain, limited.error.code, limited.error.message, limited.status, limited.error.retry_after_seconds);
+    const field = (name: string) => (posted.form.getAll(name).length === 1 ? (posted.form.get(name) ?? '') : '');
     const phone = field('guest_phone');
-    const input = {
-      offer_jws: field('offer_jws'),
-      guest: { name: field('guest_name'), email: field('guest_email'), ...(phone ? { phone } : {}) },
-      idempotency_key: field('idempotency_key'),
+    const booker = {
+      first_name: field('guest_first_name'),
+      last_name: field('guest_last_name'),
+      email: field('guest_email'),
+      ...(phone ? { phone_number: phone } : {}),
     };
-    return html(await desk.request(input, client));
+    // The guest confirms by email on the session's page: without a name and an email there is nothing to confirm.
+    if (!booker.first_name || !booker.last_name || !booker.email)
+      return refused(c, domain, 'invalid_request', 'give your first name, last name and email', 400);
+    const body = ucpBookingRequest(field('offer_jws'), { booker });
+    if (!body) return refused(c, domain, 'invalid_request', 'the form does not carry a signed stay offer', 400);
+    const answer = await sessions.create(body);
+    const continueUrl = answer.status === 201 ? answer.body.continue_url : undefined;
+    if (typeof continueUrl === 'string') return c.redirect(continueUrl, 303);
+    // UCP's error response (or a session that cannot be confirmed yet): its first message's code.
+    const messages = UcpErrorResponseSchema.safeParse(answer.body);
+    const first = messages.success ? messages.data.messages[0] : undefined;
+    // Create's business refusals are HTTP 200 in UCP (an offer refused, a stay taken); on a page they are 409.
+    const status = answer.status === 200 || answer.status === 201 ? 409 : answer.status;
+    return refused(c, domain, first?.code ?? 'invalid_request', first?.content ?? 'the stay request was not made', status);
   });
   // `/book` is read (GET) and posted to (the form): every other method is 405 naming both (RFC 9110 §15.5.6).
   app.all(BOOK_PATH, () => errorResponse('method_not_allowed', { methods: 'GET or POST', path: BOOK_PATH }, { allow: 'GET, HEAD, POST' }));

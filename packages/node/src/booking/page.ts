@@ -1,18 +1,17 @@
 /**
  * The booking landing page `/book` (Core VRP v0.1 §5.1): it re-quotes live and fails closed. It never
  * honours the `offer` parameter's old price: it shows the terms of a fresh signed offer for
- * the same stay, or says the stay is no longer available.
+ * the same stay, or says the stay is no longer available. Its form starts a UCP booking session
+ * from that signed offer (booking/http.ts `mountBookForm`); the guest confirms on the session's page.
  */
-import { randomBytes } from 'node:crypto';
 import { BOOK_PATH, type OfferEnvelope } from '@vrpkit/protocol';
 import { FORM_TOKEN_FIELD, type FormSpec } from '../http/forms.js';
-import { escapeHtml as esc, scriptJson } from '../http/html.js';
+import { escapeHtml as esc } from '../http/html.js';
 import { offerQuery } from '../http/query.js';
 import { type OfferOutcome, type OfferService, offerFor } from '../service/index.js';
-import type { BookingAnswer } from './desk.js';
 
-/** The `/book` form: where it posts and the hidden fields its token binds (http/forms.ts). */
-export const BOOK_FORM: FormSpec = { action: BOOK_PATH, bound: ['offer_jws', 'idempotency_key'] };
+/** The `/book` form: where it posts and the hidden field its token binds (http/forms.ts). */
+export const BOOK_FORM: FormSpec = { action: BOOK_PATH, bound: ['offer_jws'] };
 
 /** The token of a `/book` form rendered now with these bound values. */
 export type FormTokenFor = (values: Readonly<Record<string, string>>) => string;
@@ -36,46 +35,30 @@ td.n,th.n{text-align:right}.total td{font-weight:700}.note{color:#555;font-size:
 
 /**
  * The request form: it posts the signed offer shown on this page (never a price the page could
- * alter: the node re-checks the JWS and re-quotes) with the guest's details, under a key made for
- * this page view, so a double submit is one booking request, and with the form token binding
- * both (http/forms.ts: the post must come from this page).
+ * alter: the session is bound to the JWS, which the node re-checks and re-quotes) with the guest's
+ * details, and the form token binding the offer (http/forms.ts: the post must come from this page).
+ * A double submit makes two unconfirmed sessions, and an unconfirmed session blocks no night.
  */
 function bookingForm(offerJws: string, tokenFor: FormTokenFor): string {
-  const key = `page-${randomBytes(16).toString('base64url')}`;
-  const token = tokenFor({ offer_jws: offerJws, idempotency_key: key });
+  const token = tokenFor({ offer_jws: offerJws });
   return `<h3>Request this stay</h3>
 <form method="post" action="${BOOK_PATH}" id="booking-form">
-<input type="hidden" name="offer_jws" value="${esc(offerJws)}"><input type="hidden" name="idempotency_key" value="${esc(key)}">
+<input type="hidden" name="offer_jws" value="${esc(offerJws)}">
 <input type="hidden" name="${FORM_TOKEN_FIELD}" value="${esc(token)}">
-<p><label>Name <input name="guest_name" required maxlength="200" autocomplete="name"></label></p>
+<p><label>First name <input name="guest_first_name" required maxlength="100" autocomplete="given-name"></label></p>
+<p><label>Last name <input name="guest_last_name" required maxlength="100" autocomplete="family-name"></label></p>
 <p><label>Email <input name="guest_email" type="email" required maxlength="254" autocomplete="email"></label></p>
 <p><label>Phone (optional) <input name="guest_phone" type="tel" maxlength="32" autocomplete="tel"></label></p>
-<p><button type="submit">Request booking</button></p>
-<p class="note">The host holds the dates while deciding; nothing is charged here.</p>
+<p><button type="submit">Continue</button></p>
+<p class="note">Next you confirm with a code we email you; only then does the host hold the dates. Nothing is charged here.</p>
 </form>`;
 }
 
-const resultHeading = (canonicalDomain: string) => `<p class="note">Booking request on ${esc(canonicalDomain)}.</p>`;
-
-/** The page after a refused post: no booking request was made, and why (`code`, `message`). */
+/** The page after a refused post: no stay request was made, and why (`code`, `message`). */
 export function renderRefusedRequest(canonicalDomain: string, code: string, message: string): string {
   return page(
-    'Booking request not made',
-    `${resultHeading(canonicalDomain)}<h1>No booking request was made</h1><p class="unavailable" id="booking-status" data-code="${esc(code)}">${esc(message)} (${esc(code)}).</p>`,
-  );
-}
-
-/** The page after the form was posted: the hold that was made, or why none was. */
-export function renderBookingResult(canonicalDomain: string, a: BookingAnswer): string {
-  if (!a.ok) return renderRefusedRequest(canonicalDomain, a.error.code, a.error.message);
-  const heading = resultHeading(canonicalDomain);
-  const b = a.body.booking_request;
-  return page(
-    'Booking request received',
-    `${heading}<h1>Booking request received</h1>
-<p id="booking-status" data-status="${esc(b.status)}" data-booking-id="${esc(b.booking_id)}">Request ${esc(b.booking_id)} is ${esc(b.status)}: the host holds ${esc(b.check_in)} → ${esc(b.check_out)} for ${b.guests} guest${b.guests === 1 ? '' : 's'} until ${esc(b.hold_expires_at)} and will confirm or decline.</p>
-<p>Total <span id="total" data-minor="${b.total}">${b.total}</span> (${esc(b.currency)} minor units).</p>
-<script type="application/json" id="vrp-booking-receipt">${scriptJson(a.body)}</script>`,
+    'Stay request not made',
+    `<p class="note">Stay request on ${esc(canonicalDomain)}.</p><h1>No stay request was made</h1><p class="unavailable" id="booking-status" data-code="${esc(code)}">${esc(message)} (${esc(code)}).</p>`,
   );
 }
 

@@ -7,15 +7,29 @@
  */
 import type { JwsSigner } from '@vrpkit/core';
 import type { OfferRequestRefusal, ParsedOfferRequest, VrpJwks } from '@vrpkit/protocol';
-import type { BookingEventTable, BookingRequestTable } from '../store/schema.js';
+import type { BlockedRangeTable, BookingEventTable, BookingRequestTable } from '../store/schema.js';
 
 /** A booking request as stored (the only place guest details are kept). */
 export type BookingRequestRecord = BookingRequestTable;
 /** One change of a booking request, waiting in the outbox for the webhook. */
-export type BookingEvent = Omit<BookingEventTable, 'attempts'> & { attempts: number };
+export type BookingEvent = Omit<BookingEventTable, 'attempts' | 'mail_attempts'> & { attempts: number; mail_attempts: number };
 
 /** A new hold: the booking request row (status `pending`) and its `booking` blocked range, written together. */
-export type NewHold = Omit<BookingRequestRecord, 'status' | 'created_at' | 'updated_at'>;
+export type NewHold = Omit<BookingRequestRecord, 'status' | 'created_at' | 'updated_at' | 'decision_reason'>;
+
+/** The `booking` blocked range a new hold's nights are, under the hold's id (a node's `blocked_range`, a tenant's block). */
+export function holdRange(b: BookingRequestRecord, now: number): BlockedRangeTable {
+  return {
+    id: b.booking_id,
+    property_id: b.property_id,
+    start_date: b.check_in,
+    end_date: b.check_out,
+    kind: 'booking',
+    feed_name: null,
+    note: `booking request ${b.booking_id} (pending)`,
+    created_at: new Date(now).toISOString(),
+  };
+}
 
 /** What `createHold` did: made the hold, found the idempotency key already used, or was refused by the re-quote. */
 export type HoldOutcome<R> =
@@ -34,12 +48,33 @@ export interface BookingStore<S> {
   createHold<R>(idempotencyKey: string, now: number, decide: (state: S) => { hold: NewHold } | { refuse: R }): Promise<HoldOutcome<R>>;
 }
 
-/** The upkeep's store: expiring lapsed holds and draining the booking-event outbox. */
+/** The upkeep's store: expiring lapsed holds and draining the booking-event outbox (to the webhook, and the notices by mail). */
 export interface BookingOutbox {
   expireHolds(now: number): Promise<string[]>;
   bookingRequest(id: string): Promise<BookingRequestRecord | undefined>;
   undeliveredBookingEvents(limit: number): Promise<BookingEvent[]>;
   recordBookingEventAttempt(eventId: string, delivered: boolean, now: number): Promise<void>;
+  /** Events of the host's decisions not yet mailed, created at or after `since`, with fewer than `maxAttempts` tries, oldest first. */
+  unmailedBookingEvents(since: number, maxAttempts: number, limit: number): Promise<BookingEvent[]>;
+  recordBookingEventMail(eventId: string, sent: boolean, now: number): Promise<void>;
+  /**
+   * Erase the guest's details (name, email, phone, party, the host's reason) from every booking
+   * request and UCP session whose stay ended before `before` (a date), keeping the rows (their dates,
+   * totals and statuses feed the activity counts); how many of each were erased.
+   */
+  eraseGuestData(before: string): Promise<{ bookings: number; sessions: number }>;
+}
+
+/** A notice by mail: the guest's of the host's decision, the host's of a confirmed reservation. Plain text. */
+export interface NoticeMail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** The mail transport notices leave by (nodemailer to the host's SMTP server, ucp/mail.ts). */
+export interface NoticeMailer {
+  sendNotice(mail: NoticeMail): Promise<void>;
 }
 
 /**

@@ -7,7 +7,7 @@ import { clientKey } from '../http/client-key.js';
  * one window's worth of entries at most.
  */
 
-/** `--booking-rate-limit` default: booking requests per minute from one address. */
+/** `--booking-rate-limit` default: requests per minute from one address to the UCP endpoints, the guest page and the `/book` form. */
 export const DEFAULT_BOOKING_RATE_LIMIT = 10;
 const WINDOW_MS = 60_000;
 /** Most addresses tracked in one window; past it the window's oldest addresses are forgotten. */
@@ -52,9 +52,9 @@ export interface HoldCap {
 
 /**
  * Holds created per client (`clientKey`: an IPv6 client by its /64) in a rolling 24 hours, in memory (per process: a restart or
- * each of N workers starts afresh). A hold blocks the dates for `--hold-hours` without any proof
- * of who asked, so this bounds what one address can block; many addresses need confirming the
- * guest's email first, which this node does not do yet. Bounded in size like the rate limiter.
+ * each of N workers starts afresh). A hold is made only once a guest confirmed a UCP session with the
+ * code mailed to them (ucp/confirm.ts), from the address that confirmed; this still bounds what one
+ * address can block with many mailboxes. Bounded in size like the rate limiter.
  */
 export function createHoldCap(perDay: number): HoldCap {
   const created = new Map<string, number[]>();

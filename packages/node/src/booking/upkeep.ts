@@ -4,12 +4,15 @@
  * reads also expire them as they come, see `NodeStore.snapshot`) and drain the booking-event
  * outbox to the `--booking-webhook` URL. A webhook event names the booking, its status and the
  * offer digest, never the guest. Delivery is retried a few times with backoff and never runs on a
- * request's path: a slow or failing receiver cannot delay a booking request.
+ * request's path: a slow or failing receiver cannot delay a booking request. With a mail transport
+ * it also mails the notices of the host's decisions (notice.ts) from the same outbox. Each sweep
+ * also erases guest data past the host's retention (`--guest-data-days`).
  */
 import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { type Clock, systemClock } from '@vrpkit/core';
 import { NodeError } from '../errors.js';
+import { mailNotices, type NoticeMailOptions } from './notice.js';
 import type { BookingEvent, BookingOutbox } from './ports.js';
 
 /** How often the sweep runs when nothing wakes it. */
@@ -17,7 +20,7 @@ export const DEFAULT_BOOKING_SWEEP_INTERVAL_MS = 60_000;
 /** Delivery attempts per event before it is given up (kept in the store, undelivered). */
 export const MAX_WEBHOOK_ATTEMPTS = 5;
 const WEBHOOK_TIMEOUT_MS = 5_000;
-/** With a webhook, the outbox is polled this often (another process, e.g. a CLI confirm, may have added an event). */
+/** With a webhook or mail, the outbox is polled this often (another process, e.g. a CLI confirm, may have added an event). */
 const WEBHOOK_POLL_MS = 2_000;
 /** Events sent per drain. */
 const DRAIN_BATCH = 50;
@@ -82,6 +85,13 @@ export interface BookingUpkeepOptions {
   canonicalDomain: string;
   clock?: Clock;
   webhook?: BookingWebhook;
+  /**
+   * `--guest-data-days`: each sweep erases the guest's details from bookings and sessions whose stay
+   * ended more than this many days ago (absent: kept).
+   */
+  guestDataDays?: number;
+  /** The notices of the host's decisions by mail (`--smtp-url`, `--host-email`). */
+  notices?: NoticeMailOptions;
   intervalMs?: number;
   onError?: (e: unknown) => void;
 }
@@ -90,6 +100,20 @@ export interface BookingUpkeep {
   /** Run a sweep and drain soon (after a change this process made). */
   wake(): void;
   stop(): Promise<void>;
+}
+
+/** `--guest-data-days` default: a year after check-out, long enough for a host's disputes and taxes. */
+export const DEFAULT_GUEST_DATA_DAYS = 365;
+
+/** `days` as a retention: a whole number of days, at least 1 (`invalid_guest_data_days`). */
+export function assertGuestDataDays(days: number): number {
+  if (!Number.isInteger(days) || days < 1) throw new NodeError('invalid_guest_data_days');
+  return days;
+}
+
+/** The first check-out date whose guest data is still kept `days` after `now` (stays that ended before it are erased). */
+export function retentionCutoff(now: number, days: number): string {
+  return new Date(now - days * 86_400_000).toISOString().slice(0, 10);
 }
 
 /** Backoff before attempt `n+1` of an event that failed `n` times: 1 s, 2 s, 4 s, … */
@@ -153,8 +177,10 @@ class OutboxDrain {
 
 export function startBookingUpkeep(o: BookingUpkeepOptions): BookingUpkeep {
   const clock = o.clock ?? systemClock;
-  const intervalMs = Math.min(o.intervalMs ?? DEFAULT_BOOKING_SWEEP_INTERVAL_MS, o.webhook ? WEBHOOK_POLL_MS : Number.POSITIVE_INFINITY);
+  const polled = o.webhook || o.notices;
+  const intervalMs = Math.min(o.intervalMs ?? DEFAULT_BOOKING_SWEEP_INTERVAL_MS, polled ? WEBHOOK_POLL_MS : Number.POSITIVE_INFINITY);
   if (o.webhook) assertWebhookUrl(o.webhook.url);
+  if (o.guestDataDays !== undefined) assertGuestDataDays(o.guestDataDays);
   let stopped = false;
   let running: Promise<void> | undefined;
   let again = false;
@@ -163,6 +189,8 @@ export function startBookingUpkeep(o: BookingUpkeepOptions): BookingUpkeep {
 
   async function once(): Promise<void> {
     await o.store.expireHolds(clock.now());
+    if (o.guestDataDays !== undefined) await o.store.eraseGuestData(retentionCutoff(clock.now(), o.guestDataDays));
+    if (o.notices) await mailNotices(o.store, o.canonicalDomain, o.notices, () => clock.now(), o.onError);
     const nextRetry = outbox ? await outbox.drain() : Number.POSITIVE_INFINITY;
     if (Number.isFinite(nextRetry)) schedule(Math.max(0, nextRetry - Date.now()));
   }

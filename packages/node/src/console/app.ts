@@ -22,6 +22,7 @@ import { mountKeys } from './keys.js';
 import { hostCheck } from './listen.js';
 import { type ConsoleFrame, enrollPage, hostConsoleFrame, messagePage, SIGNOUT_FORM, signInPage } from './pages.js';
 import type { ConsolePasskeyStore } from './passkeys.js';
+import { mountPasskeys, type RemovablePasskeys } from './passkeys-page.js';
 import { mountProperty } from './property.js';
 import { type ConsoleSession, ConsoleSessions } from './sessions.js';
 import { mountEnrollment, mountSignIn } from './webauthn.js';
@@ -52,7 +53,7 @@ export interface ConsoleShellOptions {
 }
 
 export interface ConsoleAppOptions extends ConsoleDeps {
-  credentials: ConsolePasskeyStore;
+  credentials: RemovablePasskeys;
   scheme: 'http' | 'https';
   /** The Host header values the console answers (listen.ts `consoleHosts`). */
   hosts: Set<string>;
@@ -171,6 +172,8 @@ export function createConsoleApp(o: ConsoleAppOptions): Hono {
     hosts: o.hosts,
     userName: 'host',
     now: o.now,
+    // A session whose passkey was removed (here or by `vrp node console passkeys remove`) is signed out.
+    admit: async (c, session) => ((await o.credentials.passkey(session.passkeyId)) ? undefined : c.redirect('/signin', 303)),
     ...(o.onError ? { onError: o.onError } : {}),
   });
   mountInbox(app, o);
@@ -178,5 +181,6 @@ export function createConsoleApp(o: ConsoleAppOptions): Hono {
   mountProperty(app, o);
   mountKeys(app, o);
   mountActivity(app, o);
+  mountPasskeys(app, o);
   return app;
 }

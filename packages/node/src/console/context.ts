@@ -35,7 +35,7 @@ export interface ConsoleDeps {
   actions: ConsoleActions;
   readiness: () => Promise<ReadinessReport>;
   activity: Activity;
-  publisher: Pick<NodePublisher, 'canonicalDomain' | 'activeSigner' | 'property' | 'preview'>;
+  publisher: Pick<NodePublisher, 'canonicalDomain' | 'origin' | 'activeSigner' | 'property' | 'preview'>;
   now: () => number;
   /** When the background sync (`--sync-interval`) next fetches a feed; absent when this process runs none. */
   nextSync?: (feed: string) => number | undefined;

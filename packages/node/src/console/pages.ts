@@ -49,6 +49,7 @@ export function hostConsoleFrame(domain: string): ConsoleFrame {
       ['property', 'Prices and property'],
       ['keys', 'Keys and health'],
       ['activity', 'Activity'],
+      ['passkeys', 'Passkeys'],
     ],
   };
 }

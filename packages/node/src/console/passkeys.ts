@@ -93,6 +93,14 @@ export class ConsoleCredentials implements ConsolePasskeyStore {
     return this.passkeys().find((p) => p.id === id);
   }
 
+  removePasskey(id: string): boolean {
+    const all = this.passkeys();
+    const kept = all.filter((p) => p.id !== id);
+    if (kept.length === all.length) return false;
+    writeJson(this.passkeysFile, kept);
+    return true;
+  }
+
   addPasskey(p: ConsolePasskey): void {
     writeJson(this.passkeysFile, [...this.passkeys().filter((q) => q.id !== p.id), p]);
   }

@@ -1,7 +1,6 @@
 /**
  * What the console reads and what it changes, as two small ports. Reads come from the serving
- * node's store (`NodeStore` fits `ConsoleReads` as it is; the booking sessions of UCP Lodging can
- * fit it later). Every change is one of the CLI's own operations (`vrp node bookings confirm`,
+ * node's store (`NodeStore` fits `ConsoleReads` as it is, its UCP Lodging booking sessions too). Every change is one of the CLI's own operations (`vrp node bookings confirm`,
  * `calendar block|unblock|sync`, `keys rotate|revoke`, `property update`): the same functions, the same checks and
  * refusals, the same store writes (`cliActions`).
  */
@@ -15,9 +14,11 @@ import type { BookingRequestRecord } from '../booking/ports.js';
 import type { FeedFetchOptions, FeedSyncResult } from '../ical.js';
 import type { PropertyDescription } from '../property.js';
 import type { BlockedRange, CalendarFeed } from '../store/store.js';
+import type { UcpSessionReader, UcpSessionRecord } from '../ucp/ports.js';
 
-/** The console's read side: booking requests, blocked ranges, feeds. */
-export interface ConsoleReads {
+/** The console's read side: booking requests, UCP sessions, blocked ranges, feeds. */
+export interface ConsoleReads extends UcpSessionReader {
+  ucpSession(id: string): Promise<UcpSessionRecord | undefined>;
   bookingRequests(status?: BookingStatus): Promise<BookingRequestRecord[]>;
   bookingRequest(id: string): Promise<BookingRequestRecord | undefined>;
   listBlocks(): Promise<BlockedRange[]>;
@@ -26,7 +27,8 @@ export interface ConsoleReads {
 
 /** The console's changes: each exactly what its `vrp node …` command does. */
 export interface ConsoleActions {
-  decideBooking(id: string, decision: 'confirmed' | 'declined'): Promise<BookingRequestRecord>;
+  /** `vrp node bookings confirm ID` or `decline ID --reason TEXT`. */
+  decideBooking(id: string, decision: 'confirmed' | 'declined', reason?: string): Promise<BookingRequestRecord>;
   addBlock(from: string, to: string, note?: string): Promise<{ id: string }>;
   removeBlock(id: string): Promise<void>;
   syncFeeds(): Promise<FeedSyncResult[]>;
@@ -41,7 +43,7 @@ export interface ConsoleActions {
 export function cliActions(o: NodeStoreOptions & { feeds?: FeedFetchOptions }): ConsoleActions {
   const { feeds, ...node } = o;
   return {
-    decideBooking: (id, decision) => decideBooking({ ...node, id, decision }),
+    decideBooking: (id, decision, reason) => decideBooking({ ...node, id, decision, ...(reason !== undefined ? { reason } : {}) }),
     addBlock: (from, to, note) => addCalendarBlock({ ...node, from, to, ...(note ? { note } : {}) }),
     removeBlock: (id) => removeCalendarBlock({ ...node, id }),
     syncFeeds: () => syncCalendar({ ...node, ...feeds }),

@@ -57,8 +57,8 @@ function withBookingWake(actions: ConsoleActions, wake: (() => void) | undefined
   if (!wake) return actions;
   return {
     ...actions,
-    decideBooking: async (id, decision) => {
-      const decided = await actions.decideBooking(id, decision);
+    decideBooking: async (id, decision, reason) => {
+      const decided = await actions.decideBooking(id, decision, reason);
       wake();
       return decided;
     },

@@ -19,16 +19,17 @@ import { isConnectionLoss } from '@vrpkit/sql';
 import { type Context, Hono } from 'hono';
 import { getPath } from 'hono/utils/url';
 import type { BookingDesk } from '../booking/desk.js';
-import { mountBookingRequests, mountBookPage } from '../booking/http.js';
+import { mountBookForm, mountBookPage } from '../booking/http.js';
 import { BOOK_FORM } from '../booking/page.js';
 import { HEALTHZ_PATH, READYZ_PATH, type ReadinessReport } from '../health.js';
 import type { NodePublisher } from '../service/index.js';
 import { STORE_OUTAGE_RETRY_AFTER_SECONDS, type StoreHealth } from '../store-health.js';
+import type { UcpMcpBinding } from '../surfaces/mcp/ucp.js';
 import { mountSurfaces } from '../surfaces/registry.js';
-import { mountUcpContinue, mountUcpRest } from '../ucp/http.js';
+import { mountUcpContinue, mountUcpRest, type UcpRoutes, type UcpRoutesFor } from '../ucp/http.js';
 import type { UcpBookingSessions } from '../ucp/index.js';
 import { CONTINUE_FORM } from '../ucp/page.js';
-import { formGuard } from './forms.js';
+import { type FormGuard, formGuard } from './forms.js';
 import { canonicalHostOnly } from './host-guard.js';
 import { errorResponse, storeUnavailableResponse } from './json.js';
 import { rawQuery } from './query.js';
@@ -50,6 +51,9 @@ export interface RequestLogEntry {
  */
 export type PublisherFor = (c: Context) => NodePublisher;
 
+/** A platform's UCP sessions: those of the tenant a request is for, with the booking desk their holds go through. */
+export type UcpSessionsFor = (c: Context) => UcpBookingSessions & { desk: BookingDesk };
+
 export interface NodeAppOptions {
   /** `env` is the request's bindings (platform mode reads the tenant from them). */
   log?: (entry: RequestLogEntry, env: unknown) => void;
@@ -67,10 +71,14 @@ export interface NodeAppOptions {
    * serving one node must share it (a node's comes from its keys directory). Default: random per app.
    */
   formSecret?: Uint8Array;
-  /** The booking desk behind `POST /api/booking-requests` and the `/book` form; without one the node takes no booking requests. */
+  /** The booking desk: the holds a guest's confirmation makes, and the booking rate limit per address; without one the node takes no bookings. */
   bookings?: BookingDesk;
-  /** UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/checkout-sessions`, the guest's page); only with `bookings` and a single publisher. */
-  ucp?: UcpBookingSessions;
+  /**
+   * UCP booking sessions (`/.well-known/ucp`, `/ucp/v1/booking-sessions`, the guest's page): a
+   * node's, with `bookings` and a single publisher; or, with a `PublisherFor`, each request's own
+   * (a platform tenant's sessions, its booking desk and its guest confirmation).
+   */
+  ucp?: UcpBookingSessions | UcpSessionsFor;
   /**
    * Answer 421 to a Host outside the canonical domain (default true; off behind a proxy, which
    * checks X-Forwarded-Host itself). Only for a single publisher: with a `PublisherFor`, the
@@ -108,6 +116,15 @@ function logged(fetch: Fetch, log: NonNullable<NodeAppOptions['log']>): Fetch {
   };
 }
 
+/** The UCP routes a request is answered with: the node's one set, a platform tenant's, or none. */
+function ucpRoutes(publisher: NodePublisher | PublisherFor, o: NodeAppOptions, form: FormGuard): UcpRoutesFor | undefined {
+  const { ucp, bookings } = o;
+  if (typeof ucp === 'function') return typeof publisher === 'function' ? (c) => ({ publisher: publisher(c), form, ...ucp(c) }) : undefined;
+  if (!ucp || !bookings || typeof publisher === 'function') return undefined;
+  const routes: UcpRoutes = { publisher, desk: bookings, form, ...ucp };
+  return () => routes;
+}
+
 export function createNodeApp(publisher: NodePublisher | PublisherFor, options: NodeAppOptions = {}): Hono {
   const app = new Hono();
   const serviceOf: PublisherFor = typeof publisher === 'function' ? publisher : () => publisher;
@@ -118,20 +135,20 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   // Core §3 / §3.1: every active and retained key; max-age ≤ 300 bounds revocation latency.
   app.get(JWKS_PATH, async (c) => c.json(await serviceOf(c).jwks(), 200, { 'cache-control': `public, max-age=${JWKS_MAX_CACHE_SECONDS}` }));
 
-  // Core §5.1: the booking landing page; its own 405 first: /book also takes the booking form's POST.
+  // Core §5.1: the booking landing page.
   const formSecret = options.formSecret ?? randomBytes(32);
   const bookForm = formGuard(BOOK_FORM, formSecret, MAX_BOOKING_REQUEST_BYTES);
   mountBookPage(app, serviceOf, bookForm);
-  if (options.bookings) mountBookingRequests(app, options.bookings, bookForm, (c) => serviceOf(c).now());
 
-  // UCP booking sessions: the profile, the Checkout REST binding and the guest's page (ucp/http.ts).
-  if (options.bookings && options.ucp && typeof publisher !== 'function') {
-    const form = formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES);
-    const routes = { publisher, desk: options.bookings, form, ...options.ucp };
-    mountUcpRest(app, routes);
-    mountUcpContinue(app, routes);
+  // UCP booking sessions: the profile, the Lodging booking REST binding and the guest's page
+  // (ucp/http.ts), a node's or each platform tenant's.
+  const routesFor = ucpRoutes(publisher, options, formGuard(CONTINUE_FORM, formSecret, MAX_UCP_REQUEST_BYTES));
+  if (routesFor) {
+    mountUcpRest(app, routesFor);
+    mountUcpContinue(app, routesFor);
+    // The /book form too, a thin client of the same sessions: the node's (or tenant's) one booking path.
+    mountBookForm(app, routesFor, bookForm);
   }
-
   // Health for supervisors and load balancers: alive is 200; not ready is 503 naming the failing checks.
   app.get(HEALTHZ_PATH, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
   const { readiness } = options;
@@ -141,8 +158,18 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
       return c.json(r, r.ready ? 200 : 503, { 'cache-control': 'no-store' });
     });
 
-  // Every surface of the registry: the offer endpoint (Core §4), MCP, A2A and WebMCP.
-  mountSurfaces(app, serviceOf);
+  // Every surface of the registry: the offer endpoint (Core §4), MCP (with the UCP Booking tools when
+  // the sessions are mounted, surfaces/mcp/ucp.ts), A2A and WebMCP.
+  mountSurfaces(
+    app,
+    serviceOf,
+    routesFor
+      ? (c): UcpMcpBinding => {
+          const r = routesFor(c);
+          return { sessions: r.sessions, desk: r.desk };
+        }
+      : undefined,
+  );
 
   // No route matched: a read-only resource asked with another method is 405 with the methods that
   // exist (RFC 9110 §15.5.6), anything else 404. Answered here rather than by catch-all routes, so

@@ -35,6 +35,8 @@ function viewOf(p: PropertyDescription, domain: string): PropertyView {
     name: p.name,
     description: p.description,
     url: p.url ?? `https://${domain}/`,
+    terms_url: p.terms_url ?? null,
+    privacy_url: p.privacy_url ?? null,
     city: p.city,
     country: p.country,
     time_zone: p.time_zone,

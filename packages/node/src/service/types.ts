@@ -87,6 +87,9 @@ export interface PropertyView {
   name: string;
   description: string;
   url: string;
+  /** The host's terms and privacy pages (property file); null: the node's own pages (ucp/legal.ts). */
+  terms_url: string | null;
+  privacy_url: string | null;
   city: string | null;
   country: string | null;
   time_zone: string;

@@ -1,6 +1,13 @@
 import { createTable } from '@vrpkit/sql';
 import { type Kysely, type Migration, sql } from 'kysely';
-import { BLOCKED_RANGE_COLUMNS, NODE_CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from './tables.js';
+import {
+  BLOCKED_RANGE_COLUMNS,
+  BOOKING_REQUEST_COLUMNS,
+  NODE_CALENDAR_FEED_COLUMNS,
+  SIGNING_KEY_COLUMNS,
+  UCP_IDEMPOTENCY_COLUMNS,
+  UCP_SESSION_COLUMNS,
+} from './tables.js';
 
 /**
  * Versioned migrations, in code (no file-system provider, so they ship inside the package
@@ -98,26 +105,7 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
    */
   '0004_booking_request': {
     async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('booking_request')
-        .addColumn('booking_id', 'text', (c) => c.primaryKey())
-        .addColumn('idempotency_key', 'text', (c) => c.notNull().unique())
-        .addColumn('request_sha256', 'text', (c) => c.notNull())
-        .addColumn('offer_jws_sha256', 'text', (c) => c.notNull())
-        .addColumn('property_id', 'text', (c) => c.notNull())
-        .addColumn('check_in', 'text', (c) => c.notNull())
-        .addColumn('check_out', 'text', (c) => c.notNull())
-        .addColumn('guests', 'integer', (c) => c.notNull())
-        .addColumn('currency', 'text', (c) => c.notNull())
-        .addColumn('total', 'integer', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('guest_name', 'text', (c) => c.notNull())
-        .addColumn('guest_email', 'text', (c) => c.notNull())
-        .addColumn('guest_phone', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('hold_expires_at', 'text', (c) => c.notNull())
-        .execute();
+      await createTable(db, 'booking_request', BOOKING_REQUEST_COLUMNS);
       await db.schema.createIndex('booking_request_by_status').on('booking_request').columns(['status', 'hold_expires_at']).execute();
       await db.schema
         .createTable('booking_event')
@@ -141,28 +129,7 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
    */
   '0005_ucp_session': {
     async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('ucp_session')
-        .addColumn('session_id', 'text', (c) => c.primaryKey())
-        .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('offer_jws', 'text', (c) => c.notNull())
-        .addColumn('offer_jws_sha256', 'text', (c) => c.notNull())
-        .addColumn('property_id', 'text', (c) => c.notNull())
-        .addColumn('check_in', 'text', (c) => c.notNull())
-        .addColumn('check_out', 'text', (c) => c.notNull())
-        .addColumn('guests', 'integer', (c) => c.notNull())
-        .addColumn('currency', 'text', (c) => c.notNull())
-        .addColumn('total', 'integer', (c) => c.notNull())
-        .addColumn('buyer_email', 'text')
-        .addColumn('buyer_name', 'text')
-        .addColumn('code_sha256', 'text')
-        .addColumn('code_expires_at', 'text')
-        .addColumn('code_attempts', 'integer', (c) => c.notNull().defaultTo(0))
-        .addColumn('booking_id', 'text')
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('expires_at', 'text', (c) => c.notNull())
-        .execute();
+      await createTable(db, 'ucp_session', UCP_SESSION_COLUMNS);
       await db.schema.createIndex('ucp_session_by_status').on('ucp_session').columns(['status', 'created_at']).execute();
     },
     async down(db: Kysely<unknown>) {
@@ -181,6 +148,45 @@ export const nodeMigrations: Readonly<Record<string, Migration>> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.alterTable('ucp_session').dropColumn('party_json').execute();
+    },
+  },
+  /**
+   * The UCP `Idempotency-Key`s of booking-session operations and their answers (REST binding, HTTP
+   * Headers; Message Signatures, Replay Protection), each kept 48 hours: a repeated request answers
+   * from here and writes nothing new. A cached Create or Update answer holds the party it echoed, so
+   * rows expire and are removed on the next claim after their `expires_at`.
+   */
+  '0007_ucp_idempotency': {
+    async up(db: Kysely<unknown>) {
+      await createTable(db, 'ucp_idempotency', UCP_IDEMPOTENCY_COLUMNS);
+      await db.schema.createIndex('ucp_idempotency_by_expiry').on('ucp_idempotency').column('expires_at').execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('ucp_idempotency').execute();
+    },
+  },
+  /**
+   * The host's word to the guest (issue 35): the reason a hold was declined (also the canceled
+   * session's message), and a mail cursor on the booking-event outbox, so the serving node mails
+   * the guest (and the host, `--host-email`) each decision the host made, whichever process made it.
+   * Events from before this migration are marked mailed: an upgrade mails no old decision.
+   */
+  '0008_booking_notice': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('booking_request').addColumn('decision_reason', 'text').execute();
+      await db.schema.alterTable('ucp_session').addColumn('cancel_reason', 'text').execute();
+      await db.schema.alterTable('booking_event').addColumn('mailed_at', 'text').execute();
+      await db.schema
+        .alterTable('booking_event')
+        .addColumn('mail_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`update booking_event set mailed_at = created_at`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('booking_event').dropColumn('mail_attempts').execute();
+      await db.schema.alterTable('booking_event').dropColumn('mailed_at').execute();
+      await db.schema.alterTable('ucp_session').dropColumn('cancel_reason').execute();
+      await db.schema.alterTable('booking_request').dropColumn('decision_reason').execute();
     },
   },
 };

@@ -118,6 +118,8 @@ export interface BookingRequestTable extends SignedStayColumns {
   created_at: string;
   updated_at: string;
   hold_expires_at: string;
+  /** The host's reason for declining (`vrp node bookings decline --reason`), mailed to the guest; host text, kept with the row. */
+  decision_reason: string | null;
 }
 
 /** One change of a booking request, kept until the webhook sender has delivered it (no guest details). */
@@ -128,6 +130,9 @@ export interface BookingEventTable {
   created_at: string;
   delivered_at: string | null;
   attempts: Generated<number>;
+  /** When the guest's (and host's) notice of this change was mailed; set at once for a change nobody is mailed about. */
+  mailed_at: string | null;
+  mail_attempts: Generated<number>;
 }
 
 /**
@@ -154,10 +159,23 @@ export interface UcpSessionTable extends SignedStayColumns {
   updated_at: string;
   /** Booking `expires_at`: past it an open session is no longer completed. */
   expires_at: string;
+  /** Why the host ended the session (declined its hold): its `canceled` answer carries it as a message. */
+  cancel_reason: string | null;
+}
+
+/** A UCP `Idempotency-Key` with its answer (tables.ts `UCP_IDEMPOTENCY_COLUMNS`). */
+export interface UcpIdempotencyTable {
+  id: string;
+  request_sha256: string;
+  answer_status: number | null;
+  answer_json: string | null;
+  created_at: string;
+  expires_at: string;
 }
 
 export interface NodeDatabase {
   ucp_session: UcpSessionTable;
+  ucp_idempotency: UcpIdempotencyTable;
   booking_request: BookingRequestTable;
   booking_event: BookingEventTable;
   store_revision: StoreRevisionTable;

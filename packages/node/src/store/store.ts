@@ -1,9 +1,27 @@
 import { randomBytes } from 'node:crypto';
 import { type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
-import type { BookingEvent, BookingOutbox, BookingRequestRecord, BookingStore, HoldOutcome, NewHold } from '../booking/ports.js';
+import {
+  type BookingEvent,
+  type BookingOutbox,
+  type BookingRequestRecord,
+  type BookingStore,
+  type HoldOutcome,
+  holdRange,
+  type NewHold,
+} from '../booking/ports.js';
 import { NodeError } from '../errors.js';
 import type { PropertyDescription } from '../property.js';
-import type { NewUcpSession, UcpCodeGuard, UcpSessionChange, UcpSessionReader, UcpSessionRecord, UcpSessionStore } from '../ucp/ports.js';
+import {
+  type NewUcpSession,
+  newSessionRow,
+  type UcpCodeGuard,
+  type UcpIdempotencyRecord,
+  type UcpIdempotencyStore,
+  type UcpSessionChange,
+  type UcpSessionReader,
+  type UcpSessionRecord,
+  type UcpSessionStore,
+} from '../ucp/ports.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
 import type { BlockedRangeTable, BlockKind, BookingStatus, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
 
@@ -50,7 +68,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * offer path makes is a query here, so each offer is computed from the store's current
  * state (nothing that could go stale is cached).
  */
-export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, UcpSessionStore, UcpSessionReader {
+export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, UcpSessionStore, UcpIdempotencyStore, UcpSessionReader {
   private cached: StoreSnapshot | undefined;
   private reloading: { revision: number; promise: Promise<StoreSnapshot> } | undefined;
 
@@ -336,27 +354,28 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
       const state = this.cached?.revision === revision ? this.cached : await this.load(tx, revision);
       const decision = decide(state);
       if ('refuse' in decision) return new Unchanged({ kind: 'refused', refusal: decision.refuse });
-      const booking: BookingRequestRecord = { ...decision.hold, status: 'pending', created_at: iso(now), updated_at: iso(now) };
+      const booking: BookingRequestRecord = {
+        ...decision.hold,
+        status: 'pending',
+        created_at: iso(now),
+        updated_at: iso(now),
+        decision_reason: null,
+      };
       await tx.insertInto('booking_request').values(booking).execute();
-      await tx
-        .insertInto('blocked_range')
-        .values({
-          id: booking.booking_id,
-          property_id: booking.property_id,
-          start_date: booking.check_in,
-          end_date: booking.check_out,
-          kind: 'booking',
-          feed_name: null,
-          note: `booking request ${booking.booking_id} (pending)`,
-          created_at: iso(now),
-        })
-        .execute();
+      await tx.insertInto('blocked_range').values(holdRange(booking, now)).execute();
       await this.addBookingEvent(tx, booking.booking_id, 'pending', now);
       return { kind: 'created', booking };
     });
   }
 
-  private async addBookingEvent(tx: Transaction<NodeDatabase>, bookingId: string, status: BookingStatus, now: number): Promise<void> {
+  /** An outbox event; `mailed` false only for a decision of the host's, which the upkeep mails (the rest need no notice). */
+  private async addBookingEvent(
+    tx: Transaction<NodeDatabase>,
+    bookingId: string,
+    status: BookingStatus,
+    now: number,
+    mailed = true,
+  ): Promise<void> {
     await tx
       .insertInto('booking_event')
       .values({
@@ -366,6 +385,8 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
         created_at: iso(now),
         delivered_at: null,
         attempts: 0,
+        mailed_at: mailed ? iso(now) : null,
+        mail_attempts: 0,
       })
       .execute();
   }
@@ -385,23 +406,27 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   }
 
   /**
-   * The host's decision on a pending hold: `confirmed` keeps the dates blocked (the range
-   * becomes a plain booking), `declined` frees them. Returns the updated booking, or the
+   * A decision on a pending hold: `confirmed` keeps the dates blocked (the range becomes a plain
+   * booking), `declined` frees them. With `host` it is the host's (`vrp node bookings`, the
+   * console): its reason is kept and its event waits to be mailed to the guest; without, a
+   * session's own release (canceled by its platform). Returns the updated booking, or the
    * unchanged one when it was no longer pending (nothing written), or undefined when unknown.
    */
   async decideHold(
     id: string,
     status: 'confirmed' | 'declined',
     now: number,
+    host?: { reason: string | null },
   ): Promise<{ decided: boolean; booking: BookingRequestRecord } | undefined> {
     return this.write<{ decided: boolean; booking: BookingRequestRecord } | undefined>(async (tx) => {
       await this.lockWrites(tx);
       const row = await tx.selectFrom('booking_request').selectAll().where('booking_id', '=', id).executeTakeFirst();
       if (!row) return new Unchanged(undefined);
       if (row.status !== 'pending' || Date.parse(row.hold_expires_at) <= now) return new Unchanged({ decided: false, booking: row });
+      const decision_reason = host?.reason ?? null;
       await tx
         .updateTable('booking_request')
-        .set({ status, updated_at: iso(now) })
+        .set({ status, updated_at: iso(now), decision_reason })
         .where('booking_id', '=', id)
         .execute();
       if (status === 'declined') await tx.deleteFrom('blocked_range').where('id', '=', id).execute();
@@ -411,8 +436,8 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
           .set({ note: `booking request ${id} (confirmed)` })
           .where('id', '=', id)
           .execute();
-      await this.addBookingEvent(tx, id, status, now);
-      return { decided: true, booking: { ...row, status, updated_at: iso(now) } };
+      await this.addBookingEvent(tx, id, status, now, host === undefined);
+      return { decided: true, booking: { ...row, status, updated_at: iso(now), decision_reason } };
     });
   }
 
@@ -420,15 +445,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   // store revision (no signed-offer cache depends on them); each is one statement.
 
   async insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord> {
-    const row: UcpSessionRecord = {
-      ...s,
-      code_sha256: null,
-      code_expires_at: null,
-      code_attempts: 0,
-      booking_id: null,
-      created_at: iso(now),
-      updated_at: iso(now),
-    };
+    const row = newSessionRow(s, now);
     await this.db.insertInto('ucp_session').values(row).execute();
     return row;
   }
@@ -454,6 +471,56 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
     return q.returningAll().executeTakeFirst();
   }
 
+  // UCP Idempotency-Keys (ucp/ports.ts, idempotency.ts): one statement each; the primary key decides a race.
+
+  async claimUcpIdempotencyKey(
+    id: string,
+    requestSha256: string,
+    now: number,
+    expiresAt: number,
+    staleBefore: number,
+  ): Promise<UcpIdempotencyRecord | undefined> {
+    await this.db.deleteFrom('ucp_idempotency').where('expires_at', '<=', iso(now)).execute();
+    const row = {
+      id,
+      request_sha256: requestSha256,
+      answer_status: null,
+      answer_json: null,
+      created_at: iso(now),
+      expires_at: iso(expiresAt),
+    };
+    const inserted = await this.db
+      .insertInto('ucp_idempotency')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return undefined;
+    // A claim never settled (its request's process stopped mid-way) is taken over, by one request only.
+    const taken = await this.db
+      .updateTable('ucp_idempotency')
+      .set({ request_sha256: requestSha256, created_at: iso(now), expires_at: iso(expiresAt) })
+      .where('id', '=', id)
+      .where('answer_status', 'is', null)
+      .where('created_at', '<=', iso(staleBefore))
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 1) return undefined;
+    const held = await this.db.selectFrom('ucp_idempotency').selectAll().where('id', '=', id).executeTakeFirst();
+    // Removed meanwhile (expired between the statements): the caller retries as a new claim would.
+    return held ?? this.claimUcpIdempotencyKey(id, requestSha256, now, expiresAt, staleBefore);
+  }
+
+  async settleUcpIdempotencyKey(id: string, answer: { status: number; json: string }): Promise<void> {
+    await this.db
+      .updateTable('ucp_idempotency')
+      .set({ answer_status: answer.status, answer_json: answer.json })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async releaseUcpIdempotencyKey(id: string): Promise<void> {
+    await this.db.deleteFrom('ucp_idempotency').where('id', '=', id).where('answer_status', 'is', null).execute();
+  }
+
   ucpSessions(status?: UcpSessionRecord['status']): Promise<Omit<UcpSessionRecord, 'code_sha256'>[]> {
     let q = this.db
       .selectFrom('ucp_session')
@@ -477,6 +544,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
         'created_at',
         'updated_at',
         'expires_at',
+        'cancel_reason',
       ]);
     if (status) q = q.where('status', '=', status);
     return q.orderBy('created_at').orderBy('session_id').execute();
@@ -506,16 +574,48 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   }
 
   /** Booking events not yet delivered to the webhook, oldest first. */
-  async undeliveredBookingEvents(limit: number): Promise<BookingEvent[]> {
-    const rows = await this.db
-      .selectFrom('booking_event')
-      .selectAll()
-      .where('delivered_at', 'is', null)
-      .orderBy('created_at')
-      .orderBy('event_id')
-      .limit(limit)
+  undeliveredBookingEvents(limit: number): Promise<BookingEvent[]> {
+    return this.outboxEvents(limit);
+  }
+
+  unmailedBookingEvents(since: number, maxAttempts: number, limit: number): Promise<BookingEvent[]> {
+    return this.outboxEvents(limit, { since, maxAttempts });
+  }
+
+  /** Outbox events not delivered to the webhook, or (with `mail`) not mailed, oldest first. */
+  private async outboxEvents(limit: number, mail?: { since: number; maxAttempts: number }): Promise<BookingEvent[]> {
+    let q = this.db.selectFrom('booking_event').selectAll();
+    q = mail
+      ? q.where('mailed_at', 'is', null).where('mail_attempts', '<', mail.maxAttempts).where('created_at', '>=', iso(mail.since))
+      : q.where('delivered_at', 'is', null);
+    const rows = await q.orderBy('created_at').orderBy('event_id').limit(limit).execute();
+    return rows.map((r) => ({ ...r, attempts: Number(r.attempts), mail_attempts: Number(r.mail_attempts) }));
+  }
+
+  async eraseGuestData(before: string): Promise<{ bookings: number; sessions: number }> {
+    // Not a write of offer-relevant state: no revision bump. `guest_email <> ''` skips rows already erased.
+    const bookings = await this.db
+      .updateTable('booking_request')
+      .set({ guest_name: '', guest_email: '', guest_phone: null, decision_reason: null })
+      .where('check_out', '<', before)
+      .where('guest_email', '<>', '')
+      .executeTakeFirst();
+    const sessions = await this.db
+      .updateTable('ucp_session')
+      .set({ buyer_email: null, buyer_name: null, party_json: null, cancel_reason: null })
+      .where('check_out', '<', before)
+      .where((eb) => eb.or([eb('buyer_email', 'is not', null), eb('party_json', 'is not', null)]))
+      .executeTakeFirst();
+    return { bookings: Number(bookings.numUpdatedRows), sessions: Number(sessions.numUpdatedRows) };
+  }
+
+  /** Mail bookkeeping, like `recordBookingEventAttempt`: the notice sent, or a failed try. */
+  async recordBookingEventMail(eventId: string, sent: boolean, now: number): Promise<void> {
+    await this.db
+      .updateTable('booking_event')
+      .set((eb) => ({ mail_attempts: eb('mail_attempts', '+', 1), ...(sent ? { mailed_at: iso(now) } : {}) }))
+      .where('event_id', '=', eventId)
       .execute();
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
   }
 
   /** Outbox bookkeeping (not an offer-relevant write, so the revision stays): a delivery or a failed attempt. */

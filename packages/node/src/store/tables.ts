@@ -43,3 +43,65 @@ export const SIGNING_KEY_COLUMNS = {
   retain_until: { type: 'text' },
   revoked_at: { type: 'text' },
 } as const satisfies Columns;
+
+/**
+ * A UCP `Idempotency-Key` and the answer it was given (Message Signatures, Replay Protection: "store
+ * the key with the operation result for at least 24 hours"): `id` is the SHA-256 of the key's scope
+ * (the business for Create, the session for the others), the operation and the key; `request_sha256`
+ * the request's digest; the answer is null while the first request with the key is still running.
+ */
+export const UCP_IDEMPOTENCY_COLUMNS = {
+  id: { type: 'text', primaryKey: true },
+  request_sha256: { type: 'text', notNull: true },
+  answer_status: { type: 'integer' },
+  answer_json: { type: 'text' },
+  created_at: { type: 'text', notNull: true },
+  expires_at: { type: 'text', notNull: true },
+} as const satisfies Columns;
+
+/** A booking request's hold (the booking desk's row; `booking_request`): the only place the guest's details are kept. */
+export const BOOKING_REQUEST_COLUMNS = {
+  booking_id: { type: 'text', primaryKey: true },
+  idempotency_key: { type: 'text', notNull: true, unique: true },
+  request_sha256: { type: 'text', notNull: true },
+  offer_jws_sha256: { type: 'text', notNull: true },
+  property_id: { type: 'text', notNull: true },
+  check_in: { type: 'text', notNull: true },
+  check_out: { type: 'text', notNull: true },
+  guests: { type: 'integer', notNull: true },
+  currency: { type: 'text', notNull: true },
+  total: { type: 'integer', notNull: true },
+  status: { type: 'text', notNull: true },
+  guest_name: { type: 'text', notNull: true },
+  guest_email: { type: 'text', notNull: true },
+  guest_phone: { type: 'text' },
+  created_at: { type: 'text', notNull: true },
+  updated_at: { type: 'text', notNull: true },
+  hold_expires_at: { type: 'text', notNull: true },
+} as const satisfies Columns;
+
+/** A UCP Lodging booking session (`ucp_session`); the party it was sent with came with a later migration (`UCP_SESSION_PARTY_COLUMN`). */
+export const UCP_SESSION_COLUMNS = {
+  session_id: { type: 'text', primaryKey: true },
+  status: { type: 'text', notNull: true },
+  offer_jws: { type: 'text', notNull: true },
+  offer_jws_sha256: { type: 'text', notNull: true },
+  property_id: { type: 'text', notNull: true },
+  check_in: { type: 'text', notNull: true },
+  check_out: { type: 'text', notNull: true },
+  guests: { type: 'integer', notNull: true },
+  currency: { type: 'text', notNull: true },
+  total: { type: 'integer', notNull: true },
+  buyer_email: { type: 'text' },
+  buyer_name: { type: 'text' },
+  code_sha256: { type: 'text' },
+  code_expires_at: { type: 'text' },
+  code_attempts: { type: 'integer', notNull: true, defaultTo: 0 },
+  booking_id: { type: 'text' },
+  created_at: { type: 'text', notNull: true },
+  updated_at: { type: 'text', notNull: true },
+  expires_at: { type: 'text', notNull: true },
+} as const satisfies Columns;
+
+/** The party a UCP session was sent with, as JSON (the node's 0006 added it; a platform's sessions have it from their first migration). */
+export const UCP_SESSION_PARTY_COLUMN = { party_json: { type: 'text' } } as const satisfies Columns;

@@ -8,7 +8,7 @@ import { SURFACES, type Surface } from '@vrpkit/protocol';
 import type { Hono } from 'hono';
 import { mountA2a } from './a2a/index.js';
 import { mountOfferEndpoint } from './http/index.js';
-import { mountMcp } from './mcp/index.js';
+import { mountMcp, type UcpBindingFor } from './mcp/index.js';
 import type { ServiceOf, SurfaceMount } from './types.js';
 import { mountWebMcp } from './webmcp/index.js';
 
@@ -20,7 +20,13 @@ export const NODE_SURFACES: { readonly [S in Surface]: SurfaceMount } = {
   webmcp: mountWebMcp,
 };
 
-/** Mount every surface on the node's app. Node Tool Binding v0.1 §3–§6: one offer service, thin adapters, all on the canonical domain. */
-export function mountSurfaces(app: Hono, serviceOf: ServiceOf): void {
-  for (const name of SURFACES) NODE_SURFACES[name](app, serviceOf);
+/**
+ * Mount every surface on the node's app. Node Tool Binding v0.1 §3–§6: one offer service, thin
+ * adapters, all on the canonical domain. With `ucpOf`, MCP also serves the UCP Booking tools (mcp/ucp.ts).
+ */
+export function mountSurfaces(app: Hono, serviceOf: ServiceOf, ucpOf?: UcpBindingFor): void {
+  for (const name of SURFACES) {
+    if (name === 'mcp') mountMcp(app, serviceOf, ucpOf);
+    else NODE_SURFACES[name](app, serviceOf);
+  }
 }

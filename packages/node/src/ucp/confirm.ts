@@ -14,6 +14,10 @@ import type { UcpHolds } from './sessions.js';
 import { continueUrl } from './view.js';
 
 export const CODE_TTL_MS = 15 * 60_000;
+/** The booking desk's idempotency key of the hold a session's confirmation makes: one hold per session, however often confirmed. */
+export const holdKey = (sessionId: string) => `ucp-${sessionId}`;
+/** The session whose confirmation made the hold with idempotency key `key`, if a session's did. */
+export const sessionOfHold = (key: string): string | undefined => (key.startsWith('ucp-') ? key.slice(4) : undefined);
 export const MAX_CODE_ATTEMPTS = 5;
 
 /** What a confirmation step did, for the page to say (`code` stable, never the guest's data). */
@@ -110,7 +114,7 @@ async function hold(o: GuestConfirmationOptions, s: UcpSessionRecord, address: s
   const request = {
     offer_jws: s.offer_jws,
     guest: { name: s.buyer_name, email: s.buyer_email },
-    idempotency_key: `ucp-${s.session_id}`,
+    idempotency_key: holdKey(s.session_id),
   };
   const answer = await o.desk.request(request, address);
   if (!answer.ok) return { ok: false, code: 'booking_refused', message: `${answer.error.code}: ${answer.error.message}` };

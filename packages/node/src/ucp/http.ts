@@ -3,9 +3,13 @@
  * REST binding's five operations under `/ucp/v1` (Booking REST binding, Operations: `POST
  * /booking-sessions` answering 201, `GET`/`PUT /booking-sessions/{id}`, `POST …/complete`, `POST
  * …/cancel`), the JSON Schema of vrpkit's `dev.vrpkit.lodging` member, and the guest's page (`continue_url`). The JSON endpoints take
- * `application/json` under a byte cap and count against the booking rate limit per client address;
- * the page's forms pass the node's form guard (cross-site refusal, a token bound to the session).
+ * `application/json` under a byte cap and count against the booking rate limit per client address
+ * (Get excepted: a platform polls it while the guest confirms); every operation checks the headers
+ * the binding's OpenAPI requires (metadata.ts) and echoes `Request-Id`; the page's forms pass the
+ * node's form guard (cross-site refusal, a token bound to the session).
  */
+
+import { sha256Hex } from '@vrpkit/core';
 import {
   MAX_UCP_REQUEST_BYTES,
   UCP_BOOKING_SESSIONS,
@@ -27,9 +31,12 @@ import { escapeHtml as esc, HTML_SECURITY_HEADERS } from '../http/html.js';
 import { JSON_TYPE } from '../http/json.js';
 import type { NodePublisher } from '../service/types.js';
 import type { GuestConfirmation } from './confirm.js';
+import type { UcpChangeOperation } from './idempotency.js';
+import { mountUcpLegal } from './legal.js';
+import { isUuid, restMetadata } from './metadata.js';
 import { type ContinueView, renderContinuePage } from './page.js';
 import { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './profile.js';
-import { refuseUcp, type UcpAnswer, type UcpSessions } from './sessions.js';
+import { admitUcp, refuseUcp, type UcpAnswer, type UcpSessions } from './sessions.js';
 
 export interface UcpRoutes {
   publisher: NodePublisher;
@@ -41,76 +48,106 @@ export interface UcpRoutes {
   form: FormGuard;
 }
 
-const json = (a: UcpAnswer) =>
-  new Response(JSON.stringify(a.body), { status: a.status, headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store' } });
+/**
+ * The routes a request is answered with: a node's one set, or (a platform) the set of the tenant
+ * its router chose, so the routes exist once per process and each tenant's sessions are its own.
+ */
+export type UcpRoutesFor = (c: Context) => UcpRoutes;
 
-/** A JSON request body under the cap, counted against the rate limit, parsed; or the refusal. */
-async function jsonBody(c: Context, desk: BookingDesk): Promise<{ ok: true; value: unknown } | { ok: false; answer: UcpAnswer }> {
+/** The answer, with the request's `Request-Id` echoed when it is one the binding accepts (a UUID), a refusal's too. */
+function json(c: Context, a: UcpAnswer): Response {
+  const requestId = c.req.header('request-id');
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE, 'cache-control': 'no-store' };
+  if (isUuid(requestId)) headers['request-id'] = requestId;
+  // RFC 9110 §10.2.3 (and RFC 6585 §4 for 429): when the client may try again.
+  if (a.retryAfterSeconds) headers['retry-after'] = String(a.retryAfterSeconds);
+  return new Response(JSON.stringify(a.body), { status: a.status, headers });
+}
+
+/** A JSON request body under the cap, counted against the rate limit, parsed (with its text, whose digest a repeated Idempotency-Key is compared by); or the refusal. */
+async function jsonBody(
+  c: Context,
+  desk: BookingDesk,
+): Promise<{ ok: true; value: unknown; text: string } | { ok: false; answer: UcpAnswer }> {
   if (mediaType(c) !== 'application/json')
     return { ok: false, answer: refuseUcp('unsupported_media_type', 'send the request as application/json', 415) };
   const read = await readBodyCapped(c, MAX_UCP_REQUEST_BYTES);
   if (!read.ok)
     return { ok: false, answer: refuseUcp('body_too_large', `a session request is limited to ${MAX_UCP_REQUEST_BYTES} bytes`, 413) };
-  const limited = desk.admit(clientAddress(c));
-  if (limited) return { ok: false, answer: refuseUcp('too_many_requests', 'too many requests from this address', 429) };
+  const limited = admitUcp(desk, clientAddress(c));
+  if (limited) return { ok: false, answer: limited };
   try {
-    return { ok: true, value: JSON.parse(read.text) };
+    return { ok: true, value: JSON.parse(read.text), text: read.text };
   } catch {
     return { ok: false, answer: refuseUcp('invalid_request', 'the body is not JSON', 400) };
   }
 }
 
 /** The profile, the lodging member's JSON Schema and the five Booking operations. */
-export function mountUcpRest(app: Hono, r: UcpRoutes): void {
-  const p = r.publisher;
-  app.get(UCP_PROFILE_PATH, async (c) =>
-    c.json(ucpBusinessProfile({ origin: p.origin, offerEndpoint: p.offerEndpoint, property: p.property(), jwks: await p.jwks() }), 200, {
-      'cache-control': 'public, max-age=300',
-    }),
-  );
+export function mountUcpRest(app: Hono, routesFor: UcpRoutesFor): void {
+  app.get(UCP_PROFILE_PATH, async (c) => {
+    const p = routesFor(c).publisher;
+    return c.json(
+      ucpBusinessProfile({ origin: p.origin, offerEndpoint: p.offerEndpoint, property: p.property(), jwks: await p.jwks() }),
+      200,
+      { 'cache-control': 'public, max-age=300' },
+    );
+  });
   const lodgingSchema = { request: z.toJSONSchema(UcpLodgingRequestSchema), response: z.toJSONSchema(UcpLodgingViewSchema) };
   app.get(UCP_LODGING_SCHEMA_PATH, (c) => c.json(lodgingSchema, 200, { 'cache-control': 'public, max-age=3600' }));
 
   const base = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
-  const withBody = (op: (c: Context, body: unknown) => Promise<UcpAnswer>) => async (c: Context) => {
-    const body = await jsonBody(c, r.desk);
-    return json(body.ok ? await op(c, body.value) : body.answer);
-  };
-  const withoutBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) => {
-    const limited = r.desk.admit(clientAddress(c));
-    return json(limited ? refuseUcp('too_many_requests', 'too many requests from this address', 429) : await op(c.req.param('id') ?? ''));
-  };
+  app.post(base, restOperation(routesFor, 'create', 'required'));
+  app.get(`${base}/:id`, restOperation(routesFor, 'get', 'none'));
+  app.put(`${base}/:id`, restOperation(routesFor, 'update', 'required'));
+  app.post(`${base}/:id/complete`, restOperation(routesFor, 'complete', 'required'));
   // Cancel's body is `{}` (REST binding example) or none: read when sent, never required.
-  const optionalBody = (op: (id: string) => Promise<UcpAnswer>) => async (c: Context) =>
-    c.req.header('content-length') === '0' || (!c.req.header('content-length') && !c.req.header('transfer-encoding'))
-      ? withoutBody(op)(c)
-      : withBody((cc) => op(cc.req.param('id') ?? ''))(c);
-  app.post(
-    base,
-    withBody((_c, body) => r.sessions.create(body)),
-  );
-  app.get(`${base}/:id`, async (c) => json(await r.sessions.get(c.req.param('id'))));
-  app.put(
-    `${base}/:id`,
-    withBody((c, body) => r.sessions.update(c.req.param('id') ?? '', body)),
-  );
-  app.post(
-    `${base}/:id/complete`,
-    withBody((c, body) => r.sessions.complete(c.req.param('id') ?? '', body)),
-  );
-  app.post(
-    `${base}/:id/cancel`,
-    optionalBody((id) => r.sessions.cancel(id)),
-  );
+  app.post(`${base}/:id/cancel`, restOperation(routesFor, 'cancel', 'optional'));
 }
 
-/** The guest's page: GET shows the session; POST sends a code or confirms with one. */
-export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
-  const p = r.publisher;
-  const origin = formOrigin(p.canonicalDomain);
+/**
+ * One REST operation: its body when it has one (media type, cap, rate limit, JSON), the headers its
+ * OpenAPI requires (UCP-Agent, Request-Id, Idempotency-Key), then the sessions, the same code the MCP
+ * binding runs. A repeated Idempotency-Key is compared by the SHA-256 of the body's bytes (Message
+ * Signatures, Replay Protection: "the same digest RFC 9530 mandates as Content-Digest").
+ */
+function restOperation(routesFor: UcpRoutesFor, operation: UcpChangeOperation | 'get', body: 'required' | 'optional' | 'none') {
+  const answer = async (c: Context): Promise<UcpAnswer> => {
+    const r = routesFor(c);
+    const sent = c.req.header('content-length') !== '0' && (!!c.req.header('content-length') || !!c.req.header('transfer-encoding'));
+    let read = { value: {} as unknown, text: '' };
+    if (body === 'required' || (body === 'optional' && sent)) {
+      const parsed = await jsonBody(c, r.desk);
+      if (!parsed.ok) return parsed.answer;
+      read = parsed;
+    } else if (body === 'optional') {
+      const limited = admitUcp(r.desk, clientAddress(c));
+      if (limited) return limited;
+    }
+    const meta = restMetadata((name) => c.req.header(name), operation);
+    if (!meta.ok) return refuseUcp(meta.refusal.code, meta.refusal.content, 400);
+    const id = c.req.param('id') ?? '';
+    if (operation === 'get') return r.sessions.run({ operation, id });
+    const key = meta.value.idempotencyKey;
+    return r.sessions.run({
+      operation,
+      id,
+      body: read.value,
+      requestSha256: sha256Hex(read.text),
+      ...(key ? { idempotencyKey: key } : {}),
+    });
+  };
+  return async (c: Context) => json(c, await answer(c));
+}
+
+/** The guest's page: GET shows the session; POST sends a code or confirms with one. The node's own terms and privacy pages (legal.ts). */
+export function mountUcpContinue(app: Hono, routesFor: UcpRoutesFor): void {
+  mountUcpLegal(app, (c) => routesFor(c).publisher);
   const html = (c: Context, body: string, status = 200) =>
     c.html(body, status as 200, { ...HTML_SECURITY_HEADERS, 'cache-control': 'no-store' });
-  const render = async (c: Context, id: string, notice?: string, refusal?: string) => {
+  const render = async (r: UcpRoutes, c: Context, id: string, notice?: string, refusal?: string) => {
+    const p = r.publisher;
+    const origin = formOrigin(p.canonicalDomain);
     const s = await r.sessions.session(id);
     if (!s) return html(c, renderRefusal(p.canonicalDomain, 'not_found'), 404);
     const view = (await r.sessions.view(s)) as unknown as ContinueView;
@@ -127,8 +164,11 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
       }),
     );
   };
-  app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(c, c.req.param('id')));
+  app.get(`${UCP_CONTINUE_PATH}/:id`, (c) => render(routesFor(c), c, c.req.param('id')));
   app.post(`${UCP_CONTINUE_PATH}/:id`, async (c) => {
+    const r = routesFor(c);
+    const p = r.publisher;
+    const origin = formOrigin(p.canonicalDomain);
     const id = c.req.param('id');
     const posted = await r.form.read(c, origin, p.now());
     // The form guard reads the body itself (form-encoded, capped at MAX_UCP_REQUEST_BYTES).
@@ -139,8 +179,8 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
       return html(c, renderRefusal(p.canonicalDomain, 'invalid_form_token'), NODE_CODES.invalid_form_token.status ?? 403);
     const client = clientAddress(c);
     const limited = r.desk.admit(client);
-    if (limited) return render(c, id, 'Too many attempts from your address: wait a minute.', 'too_many_requests');
-    if (!r.confirmation) return render(c, id, 'This host has not set up email confirmation yet.', 'mail_unavailable');
+    if (limited) return render(r, c, id, 'Too many attempts from your address: wait a minute.', 'too_many_requests');
+    if (!r.confirmation) return render(r, c, id, 'This host has not set up email confirmation yet.', 'mail_unavailable');
     const step = field('step');
     const out =
       step === 'send_code'
@@ -148,9 +188,9 @@ export function mountUcpContinue(app: Hono, r: UcpRoutes): void {
         : step === 'confirm'
           ? await r.confirmation.confirm(id, field('code'), client)
           : undefined;
-    if (!out) return render(c, id, 'Unknown step.', 'invalid_request');
-    if (out.ok) return render(c, id, step === 'send_code' ? 'We emailed you a code.' : 'Confirmed.');
-    return render(c, id, out.message, out.code);
+    if (!out) return render(r, c, id, 'Unknown step.', 'invalid_request');
+    if (out.ok) return render(r, c, id, step === 'send_code' ? 'We emailed you a code.' : 'Confirmed.');
+    return render(r, c, id, out.message, out.code);
   });
 }
 

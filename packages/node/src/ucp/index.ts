@@ -5,10 +5,9 @@
 import type { Clock } from '@vrpkit/core';
 import type { BookingDesk } from '../booking/desk.js';
 import type { NodePublisher } from '../service/types.js';
-import type { NodeStore } from '../store/store.js';
 import { type GuestConfirmation, guestConfirmation } from './confirm.js';
-import type { GuestMailer, UcpSessionRecord } from './ports.js';
-import { UcpSessions } from './sessions.js';
+import type { GuestMailer, UcpIdempotencyStore, UcpSessionRecord, UcpSessionStore } from './ports.js';
+import { type UcpHolds, UcpSessions } from './sessions.js';
 
 export interface UcpBookingSessions {
   sessions: UcpSessions;
@@ -21,7 +20,8 @@ const summary = (name: string) => (s: UcpSessionRecord) =>
 
 export function ucpBookingSessions(o: {
   service: NodePublisher;
-  store: NodeStore;
+  /** The session rows and their holds: a node's `NodeStore`, a platform tenant's rows. */
+  store: UcpSessionStore & UcpIdempotencyStore & UcpHolds;
   desk: BookingDesk;
   clock: Clock;
   mailer?: GuestMailer;

@@ -4,7 +4,7 @@
  * host of sessions (the node's `NodeStore`, a platform tenant's rows) can serve them; nobody downcasts.
  */
 import type { UcpBooker, UcpGuest, UcpSessionStatus, UcpStayRequest } from '@vrpkit/protocol';
-import type { UcpSessionTable } from '../store/schema.js';
+import type { UcpIdempotencyTable, UcpSessionTable } from '../store/schema.js';
 
 /** A session as stored. The buyer's details live here and in the booking request only, never in a log. */
 export type UcpSessionRecord = UcpSessionTable;
@@ -41,14 +41,37 @@ export function leadOf(p: UcpParty): { name: string; email: string } | undefined
 /** A new session: `incomplete` or `requires_escalation`, no code sent yet, no booking. */
 export type NewUcpSession = Omit<
   UcpSessionRecord,
-  'created_at' | 'updated_at' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id'
+  'created_at' | 'updated_at' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id' | 'cancel_reason'
 >;
+
+/** A new session's row: no code sent yet, no booking. */
+export function newSessionRow(s: NewUcpSession, now: number): UcpSessionRecord {
+  const at = new Date(now).toISOString();
+  return {
+    ...s,
+    code_sha256: null,
+    code_expires_at: null,
+    code_attempts: 0,
+    booking_id: null,
+    created_at: at,
+    updated_at: at,
+    cancel_reason: null,
+  };
+}
 
 /** The columns a session transition may change. */
 export type UcpSessionChange = Partial<
   Pick<
     UcpSessionRecord,
-    'status' | 'buyer_email' | 'buyer_name' | 'party_json' | 'code_sha256' | 'code_expires_at' | 'code_attempts' | 'booking_id'
+    | 'status'
+    | 'buyer_email'
+    | 'buyer_name'
+    | 'party_json'
+    | 'code_sha256'
+    | 'code_expires_at'
+    | 'code_attempts'
+    | 'booking_id'
+    | 'cancel_reason'
   >
 >;
 
@@ -71,6 +94,32 @@ export interface UcpSessionStore {
     now: number,
     guard?: UcpCodeGuard,
   ): Promise<UcpSessionRecord | undefined>;
+}
+
+/** A stored `Idempotency-Key` (tables.ts `UCP_IDEMPOTENCY_COLUMNS`): the request's digest and, once settled, its answer. */
+export type UcpIdempotencyRecord = UcpIdempotencyTable;
+
+/**
+ * Where the sessions keep `Idempotency-Key`s (Message Signatures, Replay Protection). `id` names the
+ * key within its scope and operation (idempotency.ts); each write is one statement.
+ */
+export interface UcpIdempotencyStore {
+  /**
+   * Claim `id` for a request with digest `requestSha256`, first removing every key past its
+   * `expires_at`: undefined when this request now holds it (a fresh row, or a claim left unsettled
+   * since `staleBefore` by a request that never finished), else the row another request holds.
+   */
+  claimUcpIdempotencyKey(
+    id: string,
+    requestSha256: string,
+    now: number,
+    expiresAt: number,
+    staleBefore: number,
+  ): Promise<UcpIdempotencyRecord | undefined>;
+  /** Store the answer a claimed key was given. */
+  settleUcpIdempotencyKey(id: string, answer: { status: number; json: string }): Promise<void>;
+  /** Drop a claim whose request was not answered with a result worth replaying (a refusal, a failure). */
+  releaseUcpIdempotencyKey(id: string): Promise<void>;
 }
 
 /** What a host console reads: sessions by status, newest last, without the one-time code's digest. */

@@ -1,13 +1,14 @@
 /**
  * The node's UCP business profile (`/.well-known/ucp`; UCP `profile.json#/$defs/business_schema`):
- * the lodging service's REST binding on the node's origin (Booking REST binding, Discovery), the
+ * the lodging service's REST binding on the node's origin (Booking REST binding, Discovery) and its
+ * MCP binding on the node's `/mcp` (Booking MCP binding, Discovery: `transport: "mcp"`), the
  * Booking capability with the cancellation-policy extension, vrpkit's lodging capability (its
  * `config` the property, its one accommodation type and one rate plan from the property file: the
  * ids a platform sends, Platform guidelines), no payment handler (the host is paid at the property),
  * and the node's signing keys (`keys`, the JWKS that verifies its offers and booking receipts).
- * No MCP binding: the node's `/mcp` serves the VRP tools, not the Booking operations.
  */
 import {
+  MCP_ENDPOINT_PATH,
   UCP_BOOKING_CAPABILITY,
   UCP_CANCELLATION_POLICY_TYPE,
   UCP_LODGING_KEY,
@@ -64,6 +65,13 @@ export function ucpBusinessProfile(o: { origin: string; offerEndpoint: string; p
             transport: 'rest',
             schema: spec('services/lodging/rest.openapi.json'),
             endpoint: `${o.origin}${UCP_REST_BASE_PATH}`,
+          },
+          {
+            version: UCP_VERSION,
+            spec: spec('specification/overview'),
+            transport: 'mcp',
+            schema: spec('services/lodging/mcp.openrpc.json'),
+            endpoint: `${o.origin}${MCP_ENDPOINT_PATH}`,
           },
         ],
       },

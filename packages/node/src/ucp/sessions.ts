@@ -32,21 +32,36 @@ import {
   type UcpSessionCode,
   ucpStayId,
 } from '@vrpkit/protocol';
+import type { BookingDesk } from '../booking/desk.js';
 import { checkOwnOffer } from '../booking/offer-check.js';
 import type { BookingRequestRecord } from '../booking/ports.js';
 import { signBookingReceipt } from '../booking/receipt.js';
 import type { NodePublisher, PropertyView } from '../service/types.js';
-import { leadOf, type UcpParty, type UcpSessionRecord, type UcpSessionStore } from './ports.js';
+import { idempotent, type UcpAnswer, type UcpChangeOperation } from './idempotency.js';
+import { leadOf, type UcpIdempotencyStore, type UcpParty, type UcpSessionRecord, type UcpSessionStore } from './ports.js';
 import { bookingView, errorMessage, errorResponseBody } from './view.js';
 
 /** `expires_at` of a new session (Booking, Session Expiry: the business MAY set one; vrpkit keeps Checkout's 6 hours). */
 export const DEFAULT_SESSION_HOURS = 6;
 
-/** One answer of the session endpoints: the HTTP status and a UCP Booking or error-response body. */
-export interface UcpAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
+export type { UcpAnswer } from './idempotency.js';
+
+/**
+ * One session operation as a binding received it (REST: the route, the body, the headers; MCP: the
+ * tool's `id`, `booking` and `meta`), after the binding checked its own metadata (UCP-Agent).
+ */
+export type UcpCall =
+  | { operation: 'get'; id: string }
+  | {
+      operation: UcpChangeOperation;
+      /** The session, for all but Create. */
+      id?: string;
+      body: unknown;
+      /** `Idempotency-Key` (REST header, MCP `meta["idempotency-key"]`), a UUID when sent. */
+      idempotencyKey?: string;
+      /** SHA-256 (hex) of the request as its binding defines it, compared for a repeated key. */
+      requestSha256: string;
+    };
 
 /** The bookings a session's hold lives in (the node's `NodeStore`). */
 export interface UcpHolds {
@@ -57,7 +72,7 @@ export interface UcpHolds {
 
 export interface UcpSessionsOptions {
   service: Pick<NodePublisher, 'canonicalDomain' | 'origin' | 'jwks' | 'offer' | 'property' | 'activeSigner'>;
-  store: UcpSessionStore & UcpHolds;
+  store: UcpSessionStore & UcpHolds & UcpIdempotencyStore;
   clock?: Clock;
   sessionHours?: number;
 }
@@ -71,6 +86,21 @@ export function refuseUcp(
   path?: string,
 ): UcpAnswer {
   return { status, body: errorResponseBody(errorMessage(code, content, severity, path)) };
+}
+
+/**
+ * One request counted against the booking rate limit per client address: null when admitted, else
+ * 429 `too_many_requests` with the seconds until the window ends (Overview, Error Codes: a rate
+ * limited request carries when to retry).
+ */
+export function admitUcp(desk: Pick<BookingDesk, 'admit'>, address: string): UcpAnswer | null {
+  const limited = desk.admit(address);
+  if (!limited) return null;
+  const seconds = limited.ok ? undefined : limited.error.retry_after_seconds;
+  return {
+    ...refuseUcp('too_many_requests', 'too many requests from this address', 429),
+    ...(seconds ? { retryAfterSeconds: seconds } : {}),
+  };
 }
 
 const refuseOffer = (code: UcpSessionCode, content: string) => refuseUcp(code, content, 200);
@@ -162,6 +192,27 @@ export class UcpSessions {
     return this.o.service.canonicalDomain;
   }
 
+  /** One operation of either binding, through its `Idempotency-Key` when it sent one (idempotency.ts). */
+  run(call: UcpCall): Promise<UcpAnswer> {
+    if (call.operation === 'get') return this.get(call.id);
+    const id = call.id ?? '';
+    const perform = () => {
+      if (call.operation === 'create') return this.create(call.body);
+      if (call.operation === 'update') return this.update(id, call.body);
+      if (call.operation === 'complete') return this.complete(id, call.body);
+      return this.cancel(id);
+    };
+    if (call.idempotencyKey === undefined) return perform();
+    const scope = call.operation === 'create' ? `business:${this.canonicalDomain}` : `session:${id}`;
+    return idempotent(
+      this.o.store,
+      { scope, operation: call.operation, key: call.idempotencyKey, requestSha256: call.requestSha256 },
+      this.clock.now(),
+      (code, content) => refuseUcp(code, content, 409),
+      perform,
+    );
+  }
+
   /** Create Booking Session: check what is named, bind the stay to a signed offer (or refuse, writing nothing), then the session. */
   async create(input: unknown): Promise<UcpAnswer> {
     const shape = UcpBookingRequestSchema.safeParse(input);
@@ -189,7 +240,7 @@ export class UcpSessions {
       ...leadColumns(party),
     };
     const row = await this.o.store.insertUcpSession(session, now);
-    return { status: 201, body: await this.view(row) };
+    return { status: 201, body: await this.view(row), applied: true };
   }
 
   /** Get Booking Session. */
@@ -233,7 +284,7 @@ export class UcpSessions {
       ...(next.buyer_email !== s.buyer_email ? { code_sha256: null, code_expires_at: null, code_attempts: 0 } : {}),
     };
     const updated = await this.o.store.updateUcpSession(id, ['incomplete', 'requires_escalation'], change, this.clock.now());
-    if (updated) return { status: 200, body: await this.view(updated) };
+    if (updated) return { status: 200, body: await this.view(updated), applied: true };
     return this.stateAnswer(id, 'invalid_status', 'the session can no longer be updated: the guest already confirmed, or it ended');
   }
 
@@ -246,14 +297,19 @@ export class UcpSessions {
     if (!shape.success) return refuseUcp('invalid_request', shapeMessage(shape.error.issues), 400);
     const s = await this.o.store.ucpSession(id);
     if (!s) return this.notFound();
-    if (s.status === 'completed') return { status: 200, body: await this.view(s) };
+    if (s.status === 'completed') return { status: 200, body: await this.view(s), applied: true };
     if (s.status === 'incomplete' || s.status === 'requires_escalation') return { status: 200, body: await this.view(s) };
     if (s.status === 'canceled') return this.stateAnswer(id, 'invalid_status', 'the session was canceled');
     if (Date.parse(s.expires_at) <= this.clock.now())
       return this.stateAnswer(id, 'session_expired', 'the session expired before it was completed');
+    // The hold the guest's confirmation made must still stand: a hold the host declined or that expired books nothing.
+    const hold = s.booking_id ? await this.o.store.bookingRequest(s.booking_id) : undefined;
+    if (!hold || (hold.status !== 'pending' && hold.status !== 'confirmed'))
+      return this.stateAnswer(id, 'hold_released', 'the host declined the hold or it expired: create a new session for this stay');
     const done = await this.o.store.updateUcpSession(id, ['ready_for_complete'], { status: 'completed' }, this.clock.now());
     // Lost a race: answer from what the winner left (another complete: the same booking; a cancel: canceled).
-    return { status: 200, body: await this.view(done ?? ((await this.o.store.ucpSession(id)) as UcpSessionRecord)) };
+    const now = done ?? ((await this.o.store.ucpSession(id)) as UcpSessionRecord);
+    return { status: 200, body: await this.view(now), applied: now.status === 'completed' };
   }
 
   /** Cancel Booking Session: an open session ends; a hold it made is released at once. */
@@ -268,11 +324,11 @@ export class UcpSessions {
     if (!s) {
       const current = await this.o.store.ucpSession(id);
       if (!current) return this.notFound();
-      if (current.status === 'canceled') return { status: 200, body: await this.view(current) };
+      if (current.status === 'canceled') return { status: 200, body: await this.view(current), applied: true };
       return this.stateAnswer(id, 'invalid_status', 'a completed session is not canceled here: the booking is the host’s to cancel');
     }
     if (s.booking_id) await this.o.store.decideHold(s.booking_id, 'declined', now);
-    return { status: 200, body: await this.view(s) };
+    return { status: 200, body: await this.view(s), applied: true };
   }
 
   /** The session `id` as stored (the guest's page reads it through here). */

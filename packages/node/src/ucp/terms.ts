@@ -105,7 +105,7 @@ export function atPropertyDisclosure(offer: OfferPayload, checkIn: string): UcpM
 }
 
 /** The refund schedule in words, strictest row last (Core VRP v0.1 §5.3: null = not published, [] = never a refund). */
-function refundWords(rows: readonly RefundScheduleRow[] | null): string {
+export function refundWords(rows: readonly RefundScheduleRow[] | null): string {
   if (rows === null) return 'The host has not published cancellation terms for this stay: ask the host before you book.';
   if (rows.length === 0) return 'No refund if you cancel.';
   const ordered = [...rows].sort((a, b) => b.hours_before_checkin - a.hours_before_checkin);

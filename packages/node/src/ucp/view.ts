@@ -22,6 +22,7 @@ import {
   ucpStayId,
 } from '@vrpkit/protocol';
 import type { PropertyView } from '../service/types.js';
+import { legalLinks } from './legal.js';
 import { leadOf, type UcpParty, type UcpSessionRecord } from './ports.js';
 import { atPropertyDisclosure, cancellationTerms, offerTotals, paymentTerms } from './terms.js';
 
@@ -89,6 +90,9 @@ function statusMessages(s: UcpSessionRecord): UcpMessage[] {
         'requires_buyer_review',
       ),
     ];
+  // The host declined the hold the guest's confirmation made (`vrp node bookings decline --reason`): why, as the host wrote it.
+  if (s.status === 'canceled' && s.cancel_reason)
+    return [{ type: 'info', code: 'declined_by_host', content: `The host declined this stay: ${s.cancel_reason}` }];
   return [];
 }
 
@@ -153,8 +157,9 @@ export function bookingView(s: UcpSessionRecord, ctx: SessionViewContext, extra:
     payment: paymentTerms(offer, total, s.check_in),
     policies: [{ ...cancellation.policy, applies_to: ['$.stays[0]'], url: `${page}#cancellation` }],
     links: [
-      { type: 'dev.vrpkit.property', url: ctx.property.url, title: ctx.property.name },
+      ...legalLinks(ctx.property, ctx.origin),
       { type: 'cancellation_policy', url: `${page}#cancellation` },
+      { type: 'dev.vrpkit.property', url: ctx.property.url, title: ctx.property.name },
     ],
     messages: [...statusMessages(s), ...extra, cancellation.warning, atPropertyDisclosure(offer, s.check_in)],
     expires_at: s.expires_at,

@@ -8,7 +8,7 @@
  * before its form is read. A session whose passkey was removed from the database is signed out.
  */
 import { createHash } from 'node:crypto';
-import { type ConsoleFrame, type ConsoleSession, createConsoleShell, messagePage } from '@vrpkit/node';
+import { type ConsoleFrame, type ConsoleSession, createConsoleShell, messagePage, mountPasskeys } from '@vrpkit/node';
 import type { Context, Hono } from 'hono';
 import { PLATFORM_CODES } from '../errors.js';
 import { type OperatorConsoleOptions, setOperator } from './context.js';
@@ -23,6 +23,7 @@ export function operatorFrame(subject: string): ConsoleFrame {
     sections: [
       ['tenants', 'Tenants'],
       ['fleet', 'Fleet health'],
+      ['passkeys', 'Passkeys'],
     ],
   };
 }
@@ -55,5 +56,6 @@ export function createOperatorConsole(o: OperatorConsoleOptions): Hono {
   });
   mountTenants(app, o);
   mountFleet(app, o);
+  mountPasskeys(app, o);
   return app;
 }

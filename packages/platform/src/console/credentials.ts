@@ -6,7 +6,7 @@
  * process) shares them through the database.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { type ConsolePasskey, type ConsolePasskeyStore, ENROLLMENT_TTL_MS, NodeError } from '@vrpkit/node';
+import { type ConsolePasskey, ENROLLMENT_TTL_MS, NodeError, type RemovablePasskeys } from '@vrpkit/node';
 import type { Kysely } from 'kysely';
 import { PlatformError } from '../errors.js';
 import type { ConsolePasskeyTable, ConsoleRole, PlatformDatabase } from '../store/schema.js';
@@ -28,11 +28,16 @@ function passkeyOf(row: ConsolePasskeyTable): ConsolePasskey & { role: ConsoleRo
   };
 }
 
-export class PlatformConsoleCredentials implements ConsolePasskeyStore {
+export class PlatformConsoleCredentials implements RemovablePasskeys {
   constructor(private readonly db: Kysely<PlatformDatabase>) {}
 
   async passkeys(): Promise<(ConsolePasskey & { role: ConsoleRole })[]> {
     return (await this.db.selectFrom('platform_console_passkey').selectAll().orderBy('created_at').execute()).map(passkeyOf);
+  }
+
+  async removePasskey(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('platform_console_passkey').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 
   async passkey(id: string): Promise<(ConsolePasskey & { role: ConsoleRole }) | undefined> {

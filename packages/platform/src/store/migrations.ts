@@ -1,5 +1,13 @@
-import { BLOCKED_RANGE_COLUMNS, CALENDAR_FEED_COLUMNS, SIGNING_KEY_COLUMNS } from '@vrpkit/node';
-import { type Columns, createTable, perTenant, withColumnsAfter } from '@vrpkit/sql';
+import {
+  BLOCKED_RANGE_COLUMNS,
+  BOOKING_REQUEST_COLUMNS,
+  CALENDAR_FEED_COLUMNS,
+  SIGNING_KEY_COLUMNS,
+  UCP_IDEMPOTENCY_COLUMNS,
+  UCP_SESSION_COLUMNS,
+  UCP_SESSION_PARTY_COLUMN,
+} from '@vrpkit/node';
+import { type Columns, createTable, perTenant, type TableOptions, withColumnsAfter } from '@vrpkit/sql';
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
 import { TENANT_CHANNEL_PREFIX } from './channel.js';
 
@@ -14,9 +22,9 @@ const TENANT_KEY_COLUMNS = withColumnsAfter(
 );
 
 /** One of the node's tables (`@vrpkit/node`'s definitions), a tenant's rows among many: with a `domain` column. */
-function createTenantTable(db: Kysely<unknown>, table: string, columns: Columns, key: 'store-wide' | 'per-tenant') {
+function createTenantTable(db: Kysely<unknown>, table: string, columns: Columns, key: 'store-wide' | 'per-tenant', o: TableOptions = {}) {
   const scoped = perTenant(columns, { tenantKey: 'platform_tenant.domain', key });
-  return createTable(db, table, scoped.columns, scoped.options);
+  return createTable(db, table, scoped.columns, { ...scoped.options, ...o });
 }
 
 /** The columns `table` has now (in the current schema on PostgreSQL), so a migration adds only what is missing. */
@@ -188,6 +196,68 @@ END $$`,
       await db.schema.dropIndex('platform_tenant_by_status').ifExists().execute();
       await db.schema.alterTable('platform_info').dropColumn('console_origin').execute();
       for (const t of ['platform_audit', 'platform_console_enrollment', 'platform_console_passkey'])
+        await db.schema.dropTable(t).ifExists().execute();
+    },
+  },
+  /**
+   * Every tenant a UCP lodging business (issue 34 item 1): its booking sessions and the holds its
+   * guests' confirmations make, the node's `ucp_session` (with its 0006 party) and `booking_request`
+   * rows with their tenant's domain. An idempotency key is the tenant's own: unique per domain,
+   * not across the platform. A hold's nights are a `booking` row of `platform_tenant_block` (the
+   * hold's id), as on a node. No booking-event outbox: a platform sends no booking webhook (yet).
+   * Idempotent, as 0002.
+   */
+  '0006_ucp_sessions': {
+    async up(db: Kysely<unknown>) {
+      const { unique: _, ...idempotencyKey } = BOOKING_REQUEST_COLUMNS.idempotency_key;
+      const keep = { ifNotExists: true } as const;
+      await createTenantTable(
+        db,
+        'platform_tenant_booking',
+        // decision_reason: the node's 0008_booking_notice column (the host's reason for a decline).
+        { ...BOOKING_REQUEST_COLUMNS, idempotency_key: idempotencyKey, decision_reason: { type: 'text' } },
+        'store-wide',
+        keep,
+      );
+      await db.schema
+        .createIndex('platform_tenant_booking_by_key')
+        .ifNotExists()
+        .unique()
+        .on('platform_tenant_booking')
+        .columns(['domain', 'idempotency_key'])
+        .execute();
+      await db.schema
+        .createIndex('platform_tenant_booking_by_status')
+        .ifNotExists()
+        .on('platform_tenant_booking')
+        .columns(['domain', 'status', 'hold_expires_at'])
+        .execute();
+      await createTenantTable(
+        db,
+        'platform_tenant_ucp_session',
+        // cancel_reason: the node's 0008_booking_notice column (a declined hold's reason, the session's message).
+        { ...UCP_SESSION_COLUMNS, ...UCP_SESSION_PARTY_COLUMN, cancel_reason: { type: 'text' } },
+        'store-wide',
+        keep,
+      );
+      await db.schema
+        .createIndex('platform_tenant_ucp_session_by_status')
+        .ifNotExists()
+        .on('platform_tenant_ucp_session')
+        .columns(['domain', 'status', 'created_at'])
+        .execute();
+      // The UCP Idempotency-Keys (the node's 0007_ucp_idempotency): ids are digests over the business
+      // or session scope, so they are store-wide; every statement names the tenant as well.
+      await createTenantTable(db, 'platform_tenant_ucp_idempotency', UCP_IDEMPOTENCY_COLUMNS, 'store-wide', keep);
+      await db.schema
+        .createIndex('platform_tenant_ucp_idempotency_by_expiry')
+        .ifNotExists()
+        .on('platform_tenant_ucp_idempotency')
+        .column('expires_at')
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const t of ['platform_tenant_ucp_idempotency', 'platform_tenant_ucp_session', 'platform_tenant_booking'])
         await db.schema.dropTable(t).ifExists().execute();
     },
   },

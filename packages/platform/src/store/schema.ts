@@ -3,7 +3,7 @@
  * text instants (RFC 3339 with milliseconds), integers, no booleans. Every tenant is one row in
  * `platform_tenant` plus its keys, feeds and blocks, keyed by its canonical domain.
  */
-import type { BlockedRangeTable, SigningKeyTable } from '@vrpkit/node';
+import type { BlockedRangeTable, BookingRequestTable, SigningKeyTable, UcpIdempotencyTable, UcpSessionTable } from '@vrpkit/node';
 
 export interface PlatformInfoTable {
   /** Always 1. */
@@ -101,7 +101,19 @@ export interface AuditTable {
   detail: string | null;
 }
 
+/** A tenant's booking request (the hold a guest's confirmation made): the node's row with its domain. */
+export type TenantBookingTable = BookingRequestTable & { domain: string };
+
+/** A tenant's UCP booking session: the node's row with its domain. */
+export type TenantUcpSessionTable = UcpSessionTable & { domain: string };
+
+/** A tenant's UCP `Idempotency-Key` and the answer it was given: the node's row with its domain. */
+export type TenantUcpIdempotencyTable = UcpIdempotencyTable & { domain: string };
+
 export interface PlatformDatabase {
+  platform_tenant_booking: TenantBookingTable;
+  platform_tenant_ucp_session: TenantUcpSessionTable;
+  platform_tenant_ucp_idempotency: TenantUcpIdempotencyTable;
   platform_console_passkey: ConsolePasskeyTable;
   platform_console_enrollment: ConsoleEnrollmentTable;
   platform_audit: AuditTable;

@@ -16,13 +16,13 @@ interface DemoOptions {
   yes?: boolean;
 }
 
-/** `vrp demo --booking`: the gated booking scenario, then where the host sees the hold it made. */
+/** `vrp demo --booking`: the gated booking scenario over UCP, then where the host sees the booking it made. */
 async function demoBooking(dir: string, yes: boolean): Promise<void> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const bookingId = await runDemoBooking({ dir, yes, out });
   if (!bookingId) return;
   out('');
-  out(`The host holds ${bookingId}: npm run vrp -- node bookings list --data-dir ${dir}`);
+  out(`The host holds ${bookingId} (the completed UCP session's booking): npm run vrp -- node bookings list --data-dir ${dir}`);
   for (const b of await listBookings({ dataDir: resolve(dir) })) process.stdout.write(bookingLine(b));
   out(`Confirm or decline it: npm run vrp -- node bookings confirm|decline ${bookingId} --data-dir ${dir}`);
 }
@@ -37,9 +37,9 @@ export function registerDemoCommand(program: Command): void {
     .option('--quiet', 'do not log requests')
     .option(
       '--booking',
-      'run the gated booking scenario on recorded model responses against a fresh demo node (docs/booking.md), then exit',
+      'run the gated booking scenario over UCP booking sessions on recorded model responses against a fresh demo node (docs/booking.md), then exit',
     )
     .option('--booking-dir <dir>', 'data directory of the booking scenario (recreated on every run)', '.vrp-demo-booking')
-    .option('--yes', 'with --booking: approve the booking as the person would')
+    .option('--yes', 'with --booking: approve the booking as the person would, and confirm it as the guest with the mailed code')
     .action((o: DemoOptions) => run(false, () => (o.booking ? demoBooking(o.bookingDir, o.yes === true) : runDemoNode(o))));
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import {
   DEFAULT_BOOKING_HOLDS_PER_DAY,
   DEFAULT_BOOKING_RATE_LIMIT,
+  DEFAULT_GUEST_DATA_DAYS,
   DEFAULT_HOLD_HOURS,
   DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS,
@@ -26,10 +27,11 @@ import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
+import { type GuestMailCommandOptions, guestMail, guestMailOptions } from '../guest-mail-options.js';
 import { type NodeOptions, nodeOptions, storeOptions, workerCount } from './options.js';
 import { bookingLogger, onRememberedPort, quoteableStay, reachHints, requestLogger, vrpCommands } from './output.js';
 
-interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
+interface ServeOptions extends NodeOptions, ConsoleCommandOptions, GuestMailCommandOptions {
   /** Absent: 0 (any free port), or with --dev the port of the last run. */
   port?: number;
   host: string;
@@ -52,9 +54,8 @@ interface ServeOptions extends NodeOptions, ConsoleCommandOptions {
   bookingHoldsPerDay: number;
   bookingWebhook?: string;
   bookingWebhookCa?: string;
-  smtpUrl?: string;
-  mailFrom?: string;
-  smtpCa?: string;
+  hostEmail?: string;
+  guestDataDays: number;
   shutdownGrace?: number;
 }
 
@@ -171,23 +172,12 @@ function bookingOptions(c: Command): Command {
     )
     .option('--booking-webhook-ca <file>', 'with --booking-webhook: extra trusted CA certificate (PEM) for its https')
     .option(
-      '--smtp-url <url>',
-      'SMTP server the UCP guest page mails one-time codes through (smtp://… or smtps://…); without it no guest can confirm a session',
+      '--guest-data-days <n>',
+      'erase guest names, emails, phones and parties this many days after check-out (the rows stay for the counts)',
+      positiveInt,
+      DEFAULT_GUEST_DATA_DAYS,
     )
-    .option('--mail-from <address>', 'with --smtp-url: the sender of the guest mails (default bookings@{domain})')
-    .option('--smtp-ca <file>', 'with --smtp-url: extra trusted CA certificate (PEM) for the SMTP server');
-}
-
-/** `--smtp-url`, `--mail-from`, `--smtp-ca`: the guest page's mail transport. */
-function guestMailOptions(o: ServeOptions): Pick<ServeNodeOptions, 'guestMail'> {
-  if (!o.smtpUrl) return {};
-  return {
-    guestMail: {
-      url: o.smtpUrl,
-      ...(o.mailFrom ? { from: o.mailFrom } : {}),
-      ...(o.smtpCa ? { ca: readFileSync(o.smtpCa, 'utf8') } : {}),
-    },
-  };
+    .option('--host-email <address>', 'with --smtp-url: mail each confirmed reservation to this address (besides --booking-webhook)');
 }
 
 /** The host console: off unless `--console`; an admin listener of its own, loopback by default. */
@@ -220,8 +210,11 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
     holdHours: o.holdHours,
     bookingRateLimit: o.bookingRateLimit,
     bookingHoldsPerDay: o.bookingHoldsPerDay,
+    guestDataDays: o.guestDataDays,
     ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
-    ...guestMailOptions(o),
+    ...guestMail(o),
+    // --host-email without --smtp-url is refused by the node (`host_email_needs_smtp`).
+    ...(o.hostEmail ? { hostEmail: o.hostEmail } : {}),
     ...(o.bookingWebhook
       ? { bookingWebhook: { url: o.bookingWebhook, ...(o.bookingWebhookCa ? { ca: [readFileSync(o.bookingWebhookCa, 'utf8')] } : {}) } }
       : {}),
@@ -301,7 +294,7 @@ export function registerServe(node: Command): void {
   const serveCommand = node
     .command('serve')
     .description('serve the node over https (public origin https://DOMAIN; the port is deployment detail)');
-  nodeOptions(consoleOptions(bookingOptions(capacityOptions(listenOptions(serveCommand)))), {
+  nodeOptions(consoleOptions(guestMailOptions(bookingOptions(capacityOptions(listenOptions(serveCommand))))), {
     json: 'stdout is JSON lines only: {"event":"listening",…} first, one per request, {"event":"stopped",…} last; each has a ts',
   }).action((o: ServeOptions) => run(o.json, () => serve(o)));
 }

@@ -26,10 +26,11 @@ import { CliError, usage } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
 import { type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
+import { type GuestMailCommandOptions, guestMail, guestMailOptions } from '../guest-mail-options.js';
 import { workerCount } from '../node/options.js';
 import { adminListen, duration, type PlatformOptions, platformOptions, withStore } from './options.js';
 
-interface ServeOptions extends PlatformOptions, ConsoleCommandOptions {
+interface ServeOptions extends PlatformOptions, ConsoleCommandOptions, GuestMailCommandOptions {
   consoleTlsCert?: string;
   consoleTlsKey?: string;
   port: number;
@@ -149,6 +150,7 @@ function serveOptions(o: ServeOptions, store: PlatformStore, masterKeys: MasterK
     maxConnectionsPerClient: o.maxConnectionsPerClient,
     maxConnections: o.maxConnections,
     ...(o.shutdownGrace !== undefined ? { shutdownGraceSeconds: o.shutdownGrace } : {}),
+    ...guestMail(o),
     log: platformLogger(!!o.json),
   };
 }
@@ -189,7 +191,7 @@ export function registerServe(platform: Command): void {
   const serveCommand = platform
     .command('serve')
     .description('serve every enabled tenant over https: certificate by SNI, tenant by Host (421 for any other host)');
-  platformOptions(consoleOptions(serveCommandOptions(serveCommand)), { masterKey: true }).action((o: ServeOptions) =>
+  platformOptions(consoleOptions(guestMailOptions(serveCommandOptions(serveCommand))), { masterKey: true }).action((o: ServeOptions) =>
     run(o.json, async () => {
       if (!o.tlsDir && !o.dev) throw new CliError('tls_required');
       const masterKeys = [loadMasterKey(o.masterKeyFile), ...(o.previousMasterKeyFile ? [loadMasterKey(o.previousMasterKeyFile)] : [])];

@@ -13,6 +13,12 @@
  * arguments reach the protocol's parser untouched. One message skips the SDK's response path on
  * either revision: the lone offer call (direct.ts). Every other message, and any call that fails,
  * is the SDK's.
+ *
+ * With UCP booking sessions (app.ts), the same endpoint serves the UCP Lodging Booking MCP binding
+ * (ucp.ts): its five tools answer any `tools/call` (a UCP platform knows them from mcp.openrpc.json and
+ * names itself in `meta["ucp-agent"]`), and `tools/list` shows them beside the offer tool to a request
+ * that carries the `UCP-Agent` header (signatures.md, MCP Transport: it "works identically to REST"),
+ * with a private cache hint. Any other client sees the one offer tool, exactly as before.
  */
 import {
   type CacheHint,
@@ -29,6 +35,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import { isRecord, mcpBatchRefusal } from '@vrpkit/core';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
+import { clientAddress } from '../../booking/http.js';
 import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from '../../http/body.js';
 import type { OfferService } from '../../service/index.js';
 import { perService } from '../per-service.js';
@@ -36,6 +43,22 @@ import { OFFER_TOOL_NAME } from '../tool.js';
 import type { ServiceOf } from '../types.js';
 import { directOfferCall, offerToolAnswer, sendAnswer } from './direct.js';
 import { callOfferTool, MCP_MAX_BODY_BYTES, MCP_SERVER_INFO, offerTool } from './result.js';
+import { callUcpBookingTool, isUcpBookingTool, UCP_BOOKING_TOOL_LIST, type UcpMcpBinding } from './ucp.js';
+
+/** The UCP Booking binding a request is answered with (a node with booking sessions), or none. */
+export type UcpBindingFor = (c: Context) => UcpMcpBinding | undefined;
+
+/** What one request brings to its `Server` beside the service: its arguments as sent and, with UCP, the binding. */
+interface RequestScope {
+  sentArguments: Map<unknown, unknown>;
+  ucp?: {
+    binding: UcpMcpBinding;
+    /** The booking rate limit's key. */
+    client: string;
+    /** The request carries `UCP-Agent`: `tools/list` shows the Booking tools. */
+    listed: boolean;
+  };
+}
 
 /**
  * `ttlMs`/`cacheScope` on a 2026-07-28 `tools/list` and `server/discover` (SEP-2549
@@ -47,6 +70,9 @@ import { callOfferTool, MCP_MAX_BODY_BYTES, MCP_SERVER_INFO, offerTool } from '.
  * description after such a change, while sparing a `tools/list` before every call.
  */
 export const NODE_LIST_CACHE_HINT: CacheHint = { ttlMs: 5 * 60 * 1000, cacheScope: 'public' };
+
+/** The Booking tools' list varies with the `UCP-Agent` header: only the requester may cache it. */
+const UCP_LIST_CACHE_HINT: CacheHint = { ttlMs: NODE_LIST_CACHE_HINT.ttlMs ?? 0, cacheScope: 'private' };
 
 /**
  * The `arguments` of every `tools/call` in a parsed body, by JSON-RPC id, exactly as the client
@@ -74,17 +100,24 @@ let sharedValidator: AjvJsonSchemaValidator | undefined;
  * as they are; 2026 ones with `resultType`, the cache hint on `tools/list` and its serverInfo in
  * `_meta`), the handlers are era-blind.
  */
-function buildServer(service: OfferService, tool: Tool, sentArguments: Map<unknown, unknown>): Server {
+function buildServer(service: OfferService, tool: Tool, scope: RequestScope): Server {
+  const { sentArguments, ucp } = scope;
+  const listHint = ucp?.listed ? UCP_LIST_CACHE_HINT : NODE_LIST_CACHE_HINT;
   // The validator (an Ajv instance, only used for elicitation) is shared: building one per request was half the SDK's cost.
   sharedValidator ??= new AjvJsonSchemaValidator();
   const server = new Server(MCP_SERVER_INFO, {
     capabilities: { tools: {} },
     jsonSchemaValidator: sharedValidator,
-    cacheHints: { 'tools/list': NODE_LIST_CACHE_HINT, 'server/discover': NODE_LIST_CACHE_HINT },
+    cacheHints: { 'tools/list': listHint, 'server/discover': NODE_LIST_CACHE_HINT },
   });
-  server.setRequestHandler('tools/list', () => ({ tools: [tool] }));
+  server.setRequestHandler('tools/list', () => ({ tools: ucp?.listed ? [tool, ...UCP_BOOKING_TOOL_LIST] : [tool] }));
   server.setRequestHandler('tools/call', (request, ctx) => {
-    if (request.params.name !== OFFER_TOOL_NAME) {
+    const { name } = request.params;
+    if (ucp && isUcpBookingTool(name)) {
+      const sent = sentArguments.has(ctx.mcpReq.id) ? sentArguments.get(ctx.mcpReq.id) : request.params.arguments;
+      return callUcpBookingTool(ucp.binding, name, isRecord(sent) ? sent : {}, ucp.client);
+    }
+    if (name !== OFFER_TOOL_NAME) {
       // The SDK's ProtocolError carries the bare message; the client adds its one "MCP error -32602:" prefix.
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool: ${request.params.name}`);
     }
@@ -123,12 +156,12 @@ export async function readMcpBody(c: Context, maxBytes: number): Promise<{ ok: t
  * The arguments as sent of the 2026-07-28 request being served, by the request object the SDK
  * hands the server factory (`McpRequestContext.requestInfo` is the `Request` given to `fetch`).
  */
-const modernArguments = new WeakMap<Request, Map<unknown, unknown>>();
+const modernScopes = new WeakMap<Request, RequestScope>();
 
 /** Per offer service, the SDK's 2026-07-28 handler: its factory builds the node's `Server` per request. */
 function modernHandler(service: OfferService, tool: Tool): McpHttpHandler {
   return createMcpHandler(
-    ({ requestInfo }) => buildServer(service, tool, (requestInfo && modernArguments.get(requestInfo)) ?? new Map()),
+    ({ requestInfo }) => buildServer(service, tool, (requestInfo && modernScopes.get(requestInfo)) ?? { sentArguments: new Map() }),
     // 2025-era traffic never reaches it (routed below with the SDK's own predicate); `auto`
     // answers one JSON body, since the handlers emit nothing before their result.
     { legacy: 'reject', maxRequestBodySize: MCP_MAX_BODY_BYTES },
@@ -136,7 +169,13 @@ function modernHandler(service: OfferService, tool: Tool): McpHttpHandler {
 }
 
 /** A 2025-era request, served statelessly as before: a fresh `Server` and JSON-response transport per POST. */
-async function serveLegacy(service: OfferService, tool: Tool, request: Request, parsedBody?: unknown): Promise<Response> {
+async function serveLegacy(
+  service: OfferService,
+  tool: Tool,
+  request: Request,
+  ucp: RequestScope['ucp'],
+  parsedBody?: unknown,
+): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -146,11 +185,11 @@ async function serveLegacy(service: OfferService, tool: Tool, request: Request, 
   // its request mappings once handleRequest resolves and the server holds no timers, so both
   // are garbage with the request. Closing built an error and aborted controllers for
   // nothing — measured at ~20% of MCP throughput; the heap stays flat without it.
-  await buildServer(service, tool, toolCallArguments(parsedBody)).connect(transport);
+  await buildServer(service, tool, { sentArguments: toolCallArguments(parsedBody), ...(ucp ? { ucp } : {}) }).connect(transport);
   return parsedBody === undefined ? transport.handleRequest(request) : transport.handleRequest(request, { parsedBody });
 }
 
-export function mountMcp(app: Hono, serviceOf: ServiceOf): void {
+export function mountMcp(app: Hono, serviceOf: ServiceOf, ucpOf?: UcpBindingFor): void {
   const toolOf = perService(offerTool);
   const modernOf = perService((service: OfferService) => modernHandler(service, toolOf(service)));
   app.all(MCP_ENDPOINT_PATH, async (c) => {
@@ -159,12 +198,14 @@ export function mountMcp(app: Hono, serviceOf: ServiceOf): void {
       return jsonRpcErrorResponse(null, { code: -32000, message: 'Method not allowed: use POST.' }, 405, { allow: 'POST' });
     const service = serviceOf(c);
     const tool = toolOf(service);
+    const binding = ucpOf?.(c);
+    const ucp = binding ? { binding, client: clientAddress(c), listed: c.req.header('ucp-agent') !== undefined } : undefined;
     // Anything but JSON takes the SDK's own path (415). A JSON body is read here, capped, parsed
     // and depth-bounded before the SDK sees it (handed over as `parsedBody`); on @hono/node-server
     // a body of declared length is read straight from the socket, while the SDK's own reader goes
     // through a Node→web stream conversion that cost a third of MCP throughput.
     const json = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-    if (!json) return serveLegacy(service, tool, c.req.raw);
+    if (!json) return serveLegacy(service, tool, c.req.raw, ucp);
     const read = await readMcpBody(c, MCP_MAX_BODY_BYTES);
     if (!read.ok) return read.response;
     const parsedBody = read.value;
@@ -177,9 +218,9 @@ export function mountMcp(app: Hono, serviceOf: ServiceOf): void {
       }
     }
     if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: MCP_MAX_BODY_BYTES })) {
-      return serveLegacy(service, tool, c.req.raw, parsedBody);
+      return serveLegacy(service, tool, c.req.raw, ucp, parsedBody);
     }
-    modernArguments.set(c.req.raw, toolCallArguments(parsedBody));
+    modernScopes.set(c.req.raw, { sentArguments: toolCallArguments(parsedBody), ...(ucp ? { ucp } : {}) });
     return modernOf(service).fetch(c.req.raw, { parsedBody });
   });
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerAdd } from './add.js';
 import { registerAddFeed } from './add-feed.js';
+import { registerBookings } from './bookings.js';
 import { registerImport } from './import.js';
 import { registerList } from './list.js';
 import { registerRemove } from './remove.js';
@@ -24,5 +25,6 @@ export function registerTenantsCommands(platform: Command): void {
   registerStatus(tenants, 'enable', 'active', 'serve a disabled tenant again');
   registerAddFeed(tenants);
   registerRemoveFeed(tenants);
+  registerBookings(tenants);
   registerRemove(tenants);
 }

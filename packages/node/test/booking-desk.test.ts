@@ -1,13 +1,17 @@
 /**
- * The booking-request extension over real https: `POST /api/booking-requests` takes one of the
- * node's own signed offers, re-quotes it live and holds the dates (one transaction), answering with
- * a receipt signed by the node's offer key; concurrent requests for overlapping dates make exactly
- * one hold (SQLite and PostgreSQL); the same idempotency key returns the same hold; every bad input
- * is refused with its stable code and writes nothing.
+ * The booking desk, the node's internal hold store (a confirmed UCP session makes its hold through
+ * it), beside a node served over real https: it takes one of the node's own signed offers,
+ * re-quotes it live and holds the dates (one transaction), answering with a receipt signed by the
+ * node's offer key; concurrent requests for overlapping dates make exactly one hold (SQLite and
+ * PostgreSQL); the same idempotency key returns the same hold; every bad input is refused with its
+ * stable code and writes nothing. The limits per client address hold on the UCP endpoints (also
+ * behind a trusted proxy), and the `/book` form is a thin client of the sessions.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createHardenedFetch } from '@vrpkit/agent';
 import {
   createJwsSigner,
   decodeJwsPayload,
@@ -19,9 +23,11 @@ import {
 } from '@vrpkit/core';
 import {
   addCalendarBlock,
+  type BookingDesk,
   createBookingDesk,
   createOfferService,
   initNode,
+  type NodePublisher,
   NodeStore,
   removeCalendarBlock,
   revokeKey,
@@ -34,18 +40,23 @@ import {
 } from '@vrpkit/node';
 import {
   BOOKING_RECEIPT_TYP,
-  BOOKING_REQUESTS_PATH,
   BookingReceiptPayloadSchema,
   type BookingRequestView,
   BookingResponseSchema,
   JWKS_PATH,
+  MCP_ENDPOINT_PATH,
   OFFER_ENDPOINT_PATH,
   type OfferEnvelope,
+  UCP_BOOKING_SESSIONS,
+  UCP_REST_BASE_PATH,
+  ucpBookingRequest,
   type VrpJwks,
 } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
+import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { closeTestNode, dayAfter, type NodeClient, nodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
+import { bookFormFields, guestStep, mailedCode, postBookForm, TEST_UCP_AGENT_PROFILE, ucpRestHeaders } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FORM_TOKEN_TTL_MS } from '../src/http/forms.js';
 
@@ -70,7 +81,11 @@ interface Harness {
   clock: ReturnType<typeof testClock>;
   dataDir: string;
   databaseUrl?: string;
+  /** A booking desk on the node's own offer service and store (its own connection), as the node's UCP confirmation uses it. */
+  desk: BookingDesk;
 }
+
+const SESSIONS = `${UCP_REST_BASE_PATH}${UCP_BOOKING_SESSIONS}`;
 
 async function offer(h: Harness, s: { check_in: string; check_out: string }, guests = 2): Promise<OfferEnvelope> {
   const res = await h.client.get(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=${guests}`);
@@ -78,27 +93,18 @@ async function offer(h: Harness, s: { check_in: string; check_out: string }, gue
   return JSON.parse(res.text) as OfferEnvelope;
 }
 
-async function book(h: Harness, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) {
-  const res = await h.client.request('POST', BOOKING_REQUESTS_PATH, {
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    headers,
-  });
-  return { status: res.status, headers: res.headers, json: JSON.parse(res.text) as BookingReply };
+/** One booking request to the desk from client `address`: its status, its body or error, the seconds to wait when limited. */
+async function book(h: Harness, body: unknown, address = '192.0.2.1') {
+  const a = await h.desk.request(body, address);
+  if (a.ok) return { status: a.status, retryAfter: undefined, json: a.body as unknown as BookingReply };
+  const { code, message, current_offer_jws, retry_after_seconds } = a.error;
+  const json = { error: { code, message }, ...(current_offer_jws ? { current_offer_jws } : {}) } as BookingReply;
+  return { status: a.status, retryAfter: retry_after_seconds, json };
 }
 
-/** The hidden fields of the form `/book` renders for stay `s` (the signed offer, this view's key and its form token). */
-async function renderedForm(h: Harness, s: { check_in: string; check_out: string }): Promise<URLSearchParams> {
-  const page = await h.client.get(`/book?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`);
-  const hidden = [...page.text.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map(([, k, v]) => [k!, v!]);
-  expect(hidden.map(([k]) => k)).toEqual(['offer_jws', 'idempotency_key', 'form_token']);
-  return new URLSearchParams(hidden);
-}
-
-/** POST the `/book` form as a browser on `origin` would (Fetch Metadata and Origin), or as a script sending neither. */
-function postForm(h: Harness, form: URLSearchParams, browser?: { origin: string; site: string }) {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (browser) Object.assign(headers, { origin: browser.origin, 'sec-fetch-site': browser.site });
-  return h.client.request('POST', '/book', { body: form.toString(), headers });
+/** Create Booking Session over https, as an agent platform sends it. */
+function createSession(client: NodeClient, body: string, contentType = 'application/json') {
+  return client.request('POST', SESSIONS, { body, headers: { 'content-type': contentType, ...ucpRestHeaders('POST') } });
 }
 
 /** What a refusal must leave untouched: the booking rows, the blocked ranges and the store revision. */
@@ -133,11 +139,25 @@ async function startNode(
   const dataDir = join(tmp.dir, 'node');
   const served = await serveTestNode(domain, dataDir, clock, {
     bookingRateLimit: extra.bookingRateLimit ?? 10_000,
-    ...(extra.bookingHoldsPerDay !== undefined ? { bookingHoldsPerDay: extra.bookingHoldsPerDay } : {}),
     ...(extra.databaseUrl ? { databaseUrl: extra.databaseUrl } : {}),
   });
-  const h: Harness = { ...served, clock, dataDir, ...(extra.databaseUrl ? { databaseUrl: extra.databaseUrl } : {}) };
-  return { h, close: () => closeTestNode(served, tmp) };
+  const store = await NodeStore.open(storeTargetFor(dataDir, extra.databaseUrl));
+  const desk = createBookingDesk({
+    // The served node's own offer service: its keys, its live re-quote.
+    service: served.node.service as NodePublisher,
+    store,
+    clock,
+    rateLimitPerMinute: 10_000,
+    holdsPerDay: extra.bookingHoldsPerDay ?? 0,
+  });
+  const h: Harness = { ...served, clock, dataDir, desk, ...(extra.databaseUrl ? { databaseUrl: extra.databaseUrl } : {}) };
+  return {
+    h,
+    close: async () => {
+      await store.close();
+      await closeTestNode(served, tmp);
+    },
+  };
 }
 
 /** The behaviour every store must give: one hold per stay under concurrency, one hold per idempotency key. */
@@ -238,7 +258,7 @@ function holdContract(label: string, databaseUrl: () => string | undefined) {
 
 describe('booking requests on SQLite', () => holdContract('booking-sqlite', () => undefined));
 
-const pgs = pgTestSchemas('booking-requests', 'the booking-request contract on PostgreSQL');
+const pgs = pgTestSchemas('booking-desk', 'the booking desk contract on PostgreSQL');
 describe.skipIf(!pgs)('booking requests on PostgreSQL', () => {
   const url = pgs?.schemaUrl('booking') ?? '';
   holdContract('booking-pg', () => url);
@@ -305,9 +325,9 @@ describe('bad booking requests are refused with stable codes and write nothing',
   });
 
   /** Send `body` and expect `status` + `code` with the store untouched. */
-  async function refused(body: unknown, status: number, code: string, headers?: Record<string, string>) {
+  async function refused(body: unknown, status: number, code: string) {
     const before = await written(h);
-    const r = await book(h, body, headers);
+    const r = await book(h, body);
     expect({ status: r.status, code: r.json.error?.code }).toEqual({ status, code });
     expect(typeof r.json.error.message).toBe('string');
     expect(await written(h)).toEqual(before);
@@ -392,44 +412,68 @@ describe('bad booking requests are refused with stable codes and write nothing',
     expect(current.request).toMatchObject(s);
   });
 
-  it('an oversized body is BOOKING_BODY_TOO_LARGE; a body that is not JSON is BOOKING_UNSUPPORTED_MEDIA_TYPE', async () => {
+  it('on the UCP endpoints an oversized body is 413 body_too_large, a body that is not JSON 415 unsupported_media_type, writing nothing', async () => {
     const jws = (await offer(h, stay(30, 3))).signature.jws;
-    await refused(
-      { offer_jws: jws, guest: { ...guest, name: 'x'.repeat(17 * 1024) }, idempotency_key: newKey() },
-      413,
-      'BOOKING_BODY_TOO_LARGE',
-    );
-    const body = JSON.stringify({ offer_jws: jws, guest, idempotency_key: newKey() });
-    await refused(body, 415, 'BOOKING_UNSUPPORTED_MEDIA_TYPE', { 'content-type': 'text/plain' });
-    await refused(new URLSearchParams({ offer_jws: jws }).toString(), 415, 'BOOKING_UNSUPPORTED_MEDIA_TYPE', {
-      'content-type': 'application/x-www-form-urlencoded',
-    });
+    const before = await written(h);
+    const big = await createSession(h.client, JSON.stringify({ ...ucpBookingRequest(jws), pad: 'x'.repeat(17 * 1024) }));
+    expect({ status: big.status, code: JSON.parse(big.text).messages[0].code }).toEqual({ status: 413, code: 'body_too_large' });
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const r = await createSession(h.client, JSON.stringify(ucpBookingRequest(jws)), type);
+      expect({ status: r.status, code: JSON.parse(r.text).messages[0].code }).toEqual({ status: 415, code: 'unsupported_media_type' });
+    }
+    expect(await written(h)).toEqual(before);
   });
 
-  it('past the per-address rate limit the answer is 429 BOOKING_RATE_LIMITED with Retry-After', async () => {
+  it('past the per-address rate limit the UCP endpoints (REST and MCP) answer 429 too_many_requests with when to retry, writing nothing', async () => {
     const limited = await startNode('booking-limit', 'booking-limit.example', { bookingRateLimit: 3 });
     const lh = limited.h;
+    const fetch = createHardenedFetch({ connectTo: [`booking-limit.example:443:127.0.0.1:${lh.node.port}`], ca: lh.node.caPem! });
+    const mcp = new Client({ name: 'ucp-platform-test', version: '1.0.0' });
     try {
       const jws = (await offer(lh, stay(30, 3))).signature.jws;
-      for (let i = 0; i < 3; i++) expect((await book(lh, { offer_jws: jws, guest, idempotency_key: 'bad' })).status).toBe(400);
+      for (let i = 0; i < 3; i++) expect((await createSession(lh.client, '{}')).status).toBe(400);
       const before = await written(lh);
-      const r = await book(lh, { offer_jws: jws, guest, idempotency_key: newKey() });
-      expect({ status: r.status, code: r.json.error.code }).toEqual({ status: 429, code: 'BOOKING_RATE_LIMITED' });
-      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      const r = await createSession(lh.client, JSON.stringify(ucpBookingRequest(jws)));
+      expect({ status: r.status, code: JSON.parse(r.text).messages[0].code }).toEqual({ status: 429, code: 'too_many_requests' });
+      // RFC 6585 §4: the seconds until the minute's window ends (no clock advanced since it began).
+      expect(r.headers.get('retry-after')).toBe('60');
+      // Get, the guest page and the /book form count against the same limit.
+      const cancel = await lh.client.request('POST', `${SESSIONS}/ucs_none/cancel`, { headers: ucpRestHeaders('POST') });
+      expect({ status: cancel.status, retryAfter: cancel.headers.get('retry-after') }).toEqual({ status: 429, retryAfter: '60' });
+      // The MCP binding: a JSON-RPC error whose data carries the same seconds (UCP Overview, Error Codes).
+      lh.clock.advance(15_000);
+      await mcp.connect(
+        new StreamableHTTPClientTransport(new URL(`https://booking-limit.example${MCP_ENDPOINT_PATH}`), {
+          fetch,
+          requestInit: { headers: { 'ucp-agent': `profile="${TEST_UCP_AGENT_PROFILE}"` } },
+        }),
+      );
+      const refused = await mcp
+        .callTool({
+          name: 'cancel_booking_session',
+          arguments: { meta: { 'ucp-agent': { profile: TEST_UCP_AGENT_PROFILE }, 'idempotency-key': randomUUID() }, id: 'ucs_none' },
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => (e instanceof ProtocolError ? e.data : e),
+        );
+      expect(refused).toMatchObject({ code: 'too_many_requests', retry_after: 45 });
       expect(await written(lh)).toEqual(before);
       // The window is a minute of the node's clock: after it the address is admitted again.
       lh.clock.advance(60_000);
-      expect((await book(lh, { offer_jws: (await offer(lh, stay(30, 3))).signature.jws, guest, idempotency_key: newKey() })).status).toBe(
+      expect((await createSession(lh.client, JSON.stringify(ucpBookingRequest((await offer(lh, stay(30, 3))).signature.jws)))).status).toBe(
         201,
       );
     } finally {
+      await mcp.close();
+      await fetch.close();
       await limited.close();
     }
   });
 });
 
 describe('holds per client address per day', () => {
-  it('past --booking-holds-per-day an address is answered 429 BOOKING_TOO_MANY_HOLDS with Retry-After, writing nothing; replays do not count', async () => {
+  it('past --booking-holds-per-day an address is refused BOOKING_TOO_MANY_HOLDS with the seconds to wait, writing nothing; replays do not count', async () => {
     const { h, close } = await startNode('booking-holds', 'booking-holds.example', { bookingHoldsPerDay: 2 });
     try {
       const request = async (from: number) =>
@@ -444,16 +488,12 @@ describe('holds per client address per day', () => {
       const before = await written(h);
       const capped = await request(30);
       expect({ status: capped.status, code: capped.json.error.code }).toEqual({ status: 429, code: 'BOOKING_TOO_MANY_HOLDS' });
-      expect(Number(capped.headers.get('retry-after'))).toBe(24 * 3600);
-      // The /book form is the same desk: the same cap, the same code.
-      const form = await renderedForm(h, stay(30, 2));
-      form.set('guest_name', guest.name);
-      form.set('guest_email', guest.email);
-      const page = await postForm(h, form);
-      expect(page.status).toBe(429);
-      expect(page.text).toContain('data-code="BOOKING_TOO_MANY_HOLDS"');
-      expect(Number(page.headers.get('retry-after'))).toBe(24 * 3600);
-      expect(await written(h)).toEqual(before);
+      expect(capped.retryAfter).toBe(24 * 3600);
+      // Another address has its own cap.
+      expect(
+        (await book(h, { offer_jws: (await offer(h, stay(30, 2))).signature.jws, guest, idempotency_key: newKey() }, '192.0.2.77')).status,
+      ).toBe(201);
+      expect((await written(h)).bookings).toBe(before.bookings + 1);
       // A day of the node's clock after the first hold, the address may hold again.
       h.clock.advance(24 * 3_600_000);
       expect((await request(40)).status).toBe(201);
@@ -476,7 +516,6 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
       clock,
       behindProxy: { trustedProxies: ['127.0.0.1'] },
       bookingRateLimit: 2,
-      bookingHoldsPerDay: 1,
     });
   });
   afterAll(async () => {
@@ -485,7 +524,11 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
   });
 
   /** A request as the proxy passes it on for `client`. */
-  const viaProxy = (path: string, client: string, init: { method?: string; body?: string; contentType?: string } = {}) =>
+  const viaProxy = (
+    path: string,
+    client: string,
+    init: { method?: string; body?: string; contentType?: string; headers?: Record<string, string> } = {},
+  ) =>
     fetch(`http://127.0.0.1:${node.port}${path}`, {
       method: init.method ?? 'GET',
       headers: {
@@ -494,11 +537,13 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
         // The client's own claim (left) is not believed; the proxy's appended entry (right) is.
         'x-forwarded-for': `203.0.113.250, ${client}`,
         ...(init.contentType ? { 'content-type': init.contentType } : {}),
+        ...init.headers,
       },
       ...(init.body !== undefined ? { body: init.body } : {}),
     });
   const post = (client: string, body: string, contentType = 'application/json') =>
-    viaProxy(BOOKING_REQUESTS_PATH, client, { method: 'POST', body, contentType });
+    viaProxy(SESSIONS, client, { method: 'POST', body, contentType, headers: ucpRestHeaders('POST') });
+  const code = async (res: Response) => ((await res.json()) as { messages: { code: string }[] }).messages[0]?.code;
   const offerFor = async (from: number) => {
     const s = stay(from, 2);
     const res = await viaProxy(`${OFFER_ENDPOINT_PATH}?check_in=${s.check_in}&check_out=${s.check_out}&guests=2`, '198.51.100.9');
@@ -506,36 +551,29 @@ describe('behind a trusted proxy the booking limits key on the forwarded client 
     return ((await res.json()) as OfferEnvelope).signature.jws;
   };
 
-  it('each forwarded client has its own rate limit and hold cap; refused media types and sizes are not counted', async () => {
+  it('each forwarded client has its own rate limit on the UCP endpoints; refused media types and sizes are not counted', async () => {
     const a = '198.51.100.1';
     const b = '198.51.100.2';
     // Not counted: the wrong media type, an oversized body.
     for (let i = 0; i < 3; i++) expect((await post(a, '{}', 'text/plain')).status).toBe(415);
     expect((await post(a, JSON.stringify({ pad: 'x'.repeat(17 * 1024) }))).status).toBe(413);
-    const created = await post(a, JSON.stringify({ offer_jws: await offerFor(10), guest, idempotency_key: newKey() }));
-    expect(created.status).toBe(201);
-    // Client a's one hold for the day is made; client b, through the same proxy, still has its own.
-    const capped = await post(a, JSON.stringify({ offer_jws: await offerFor(20), guest, idempotency_key: newKey() }));
-    expect(capped.status).toBe(429);
-    expect(((await capped.json()) as BookingReply).error.code).toBe('BOOKING_TOO_MANY_HOLDS');
+    expect((await post(a, JSON.stringify(ucpBookingRequest(await offerFor(10))))).status).toBe(201);
+    expect((await post(a, JSON.stringify(ucpBookingRequest(await offerFor(20))))).status).toBe(201);
     // Client a has now made two counted requests this minute: the third is rate limited.
     const limited = await post(a, '{}');
-    expect(limited.status).toBe(429);
-    expect(((await limited.json()) as BookingReply).error.code).toBe('BOOKING_RATE_LIMITED');
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    const other = await post(b, JSON.stringify({ offer_jws: await offerFor(20), guest, idempotency_key: newKey() }));
-    expect(other.status).toBe(201);
+    expect({ status: limited.status, code: await code(limited) }).toEqual({ status: 429, code: 'too_many_requests' });
+    // Client b, through the same proxy, has its own limit.
+    expect((await post(b, JSON.stringify(ucpBookingRequest(await offerFor(20))))).status).toBe(201);
   });
 
-  it('IPv6 clients count by their /64: a second address of the same /64 is past the hold cap (issue 36 defect 6, regression)', async () => {
-    const created = await post('2001:db8:36:6::1', JSON.stringify({ offer_jws: await offerFor(40), guest, idempotency_key: newKey() }));
-    expect(created.status).toBe(201);
+  it('IPv6 clients count by their /64: a second address of the same /64 shares the limit (issue 36 defect 6, regression)', async () => {
+    for (let i = 0; i < 2; i++)
+      expect((await post('2001:db8:36:6::1', JSON.stringify(ucpBookingRequest(await offerFor(40))))).status).toBe(201);
     for (const sameSubnet of ['2001:db8:36:6::2', '2001:db8:36:6:ffff:ffff:ffff:fffe']) {
-      const capped = await post(sameSubnet, JSON.stringify({ offer_jws: await offerFor(50), guest, idempotency_key: newKey() }));
+      const capped = await post(sameSubnet, JSON.stringify(ucpBookingRequest(await offerFor(50))));
       expect(capped.status, sameSubnet).toBe(429);
     }
-    const otherSubnet = await post('2001:db8:36:7::1', JSON.stringify({ offer_jws: await offerFor(50), guest, idempotency_key: newKey() }));
-    expect(otherSubnet.status).toBe(201);
+    expect((await post('2001:db8:36:7::1', JSON.stringify(ucpBookingRequest(await offerFor(50))))).status).toBe(201);
   });
 });
 
@@ -597,65 +635,72 @@ describe('holds expire and the /book form', () => {
     expect(both.text).toContain('(duplicate_parameter): check_in and checkIn given together');
   });
 
-  it('the /book page posts its form to the same desk and shows the hold it made', async () => {
+  it('the /book form creates a UCP session from the signed offer it showed and answers 303 to its continue_url; the session blocks nothing', async () => {
     const s = stay(90, 3);
     const o = await offer(h, s);
     const link = new URL(o.offer.booking.direct_booking_url);
     const page = await h.client.get(link.pathname + link.search);
     expect(page.status).toBe(200);
-    const form = await renderedForm(h, s);
-    for (const [k, v] of Object.entries({ guest_name: guest.name, guest_email: guest.email, guest_phone: '' })) form.set(k, v);
-    const post = () => postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' });
-    const res = await post();
-    expect(res.status).toBe(201);
-    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.text).toContain('data-status="pending"');
-    const id = /data-booking-id="([^"]+)"/.exec(res.text)?.[1];
-    // A double submit of the same page is the same booking request.
-    const again = await post();
-    expect(again.status).toBe(200);
-    expect(again.text).toContain(`data-booking-id="${id}"`);
+    const form = await bookFormFields(h.client, s);
+    const person = { guest_first_name: 'Ada', guest_last_name: 'Guest', guest_email: guest.email, guest_phone: '' };
+    for (const [k, v] of Object.entries(person)) form.set(k, v);
+    const before = await written(h);
+    const res = await postBookForm(h.client, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' });
+    expect(res.status).toBe(303);
+    const continueUrl = new URL(res.headers.get('location')!);
+    expect(continueUrl.origin).toBe(`https://${h.node.canonicalDomain}`);
+    const id = continueUrl.pathname.split('/').pop()!;
+    const session = JSON.parse((await h.client.request('GET', `${SESSIONS}/${id}`, { headers: ucpRestHeaders('GET') })).text);
+    expect(session).toMatchObject({
+      status: 'requires_escalation',
+      booker: { email: guest.email },
+      'dev.vrpkit.lodging': { offer_jws: form.get('offer_jws') },
+    });
+    // Until the guest confirms on that page nothing is held.
+    expect((await written(h)).bookings).toBe(before.bookings);
+    expect((await offer(h, s)).offer.availability.available).toBe(true);
     const incomplete = new URLSearchParams(form);
     incomplete.delete('guest_email');
-    const bad = await postForm(h, incomplete);
+    const bad = await postBookForm(h.client, incomplete);
     expect(bad.status).toBe(400);
-    expect(bad.text).toContain('data-code="BOOKING_BAD_REQUEST"');
+    expect(bad.text).toContain('data-code="invalid_request"');
   });
 
   it('refuses cross-site form posts and posts without the token of a rendered form, writing nothing (issue 36 defect 5, regression)', async () => {
     const s = stay(150, 3);
-    const form = await renderedForm(h, s);
-    for (const [k, v] of Object.entries({ guest_name: guest.name, guest_email: guest.email })) form.set(k, v);
-    const before = await written(h);
+    const form = await bookFormFields(h.client, s);
+    for (const [k, v] of Object.entries({ guest_first_name: 'Ada', guest_last_name: 'Guest', guest_email: guest.email })) form.set(k, v);
+    const sessions = async () => withNodeStore({ dataDir: h.dataDir }, async (st) => (await st.ucpSessions()).length);
+    const before = { written: await written(h), sessions: await sessions() };
     const refusedWith = async (res: { status: number; text: string }, code: string) => {
       expect({ status: res.status, code: /data-code="([^"]+)"/.exec(res.text)?.[1] }).toEqual({ status: 403, code });
     };
     // The attack: another site's page posts the form (its own, or one rendered for it) in the visitor's browser.
-    await refusedWith(await postForm(h, form, { origin: 'https://evil.example', site: 'cross-site' }), 'cross_site_request');
-    await refusedWith(await postForm(h, form, { origin: 'https://evil.example', site: 'same-site' }), 'cross_site_request');
-    await refusedWith(await postForm(h, form, { origin: 'null', site: 'cross-site' }), 'cross_site_request');
-    // Without a form this node rendered: no token, a token of another view, a forged one, an expired one.
+    await refusedWith(await postBookForm(h.client, form, { origin: 'https://evil.example', site: 'cross-site' }), 'cross_site_request');
+    await refusedWith(await postBookForm(h.client, form, { origin: 'https://evil.example', site: 'same-site' }), 'cross_site_request');
+    await refusedWith(await postBookForm(h.client, form, { origin: 'null', site: 'cross-site' }), 'cross_site_request');
+    // Without a form this node rendered: no token, a token of another offer, a forged one, an expired one.
     const noToken = new URLSearchParams(form);
     noToken.delete('form_token');
-    await refusedWith(await postForm(h, noToken), 'invalid_form_token');
-    const otherView = new URLSearchParams(form);
-    otherView.set('idempotency_key', newKey());
-    await refusedWith(await postForm(h, otherView), 'invalid_form_token');
+    await refusedWith(await postBookForm(h.client, noToken), 'invalid_form_token');
+    const otherOffer = new URLSearchParams(form);
+    otherOffer.set('offer_jws', (await offer(h, stay(160, 2))).signature.jws);
+    await refusedWith(await postBookForm(h.client, otherOffer), 'invalid_form_token');
     const forged = new URLSearchParams(form);
     forged.set('form_token', `${form.get('form_token')!.split('.').slice(0, 2).join('.')}.${'A'.repeat(43)}`);
-    await refusedWith(await postForm(h, forged), 'invalid_form_token');
-    expect(await written(h)).toEqual(before);
+    await refusedWith(await postBookForm(h.client, forged), 'invalid_form_token');
+    expect({ written: await written(h), sessions: await sessions() }).toEqual(before);
     h.clock.advance(FORM_TOKEN_TTL_MS + 1000);
     try {
       await refusedWith(
-        await postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' }),
+        await postBookForm(h.client, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' }),
         'invalid_form_token',
       );
     } finally {
       h.clock.advance(-(FORM_TOKEN_TTL_MS + 1000));
     }
     // The node's own page, as the browser reports it, is accepted.
-    expect((await postForm(h, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' })).status).toBe(201);
+    expect((await postBookForm(h.client, form, { origin: `https://${h.node.canonicalDomain}`, site: 'same-origin' })).status).toBe(303);
   });
 });
 
@@ -666,9 +711,11 @@ describe('vrp node serve --workers 2: a hold ends the cached available offer in 
   let run: CliRun;
   let port: number;
   let ca: string;
+  let smtp: TestSmtp;
   beforeAll(async () => {
     await initNode({ domain, dataDir });
-    run = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2']);
+    smtp = await startTestSmtp();
+    run = vrpCli(['node', 'serve', '--data-dir', dataDir, '--dev', '--json', '--workers', '2', '--smtp-url', smtp.url]);
     const listening = await listeningEvent(run);
     port = listening.port;
     ca = readFileSync(listening.ca, 'utf8');
@@ -676,6 +723,7 @@ describe('vrp node serve --workers 2: a hold ends the cached available offer in 
   afterAll(async () => {
     run?.child.kill('SIGTERM');
     await run?.exited;
+    await smtp?.close();
     tmp.cleanup();
   });
 
@@ -697,13 +745,15 @@ describe('vrp node serve --workers 2: a hold ends the cached available offer in 
     const s = { check_in: dayAfter(Date.now(), 25), check_out: dayAfter(Date.now(), 28) };
     const cached = await offersOverFreshConnections(s, 4);
     expect(cached.every((o) => o.offer.availability.available)).toBe(true);
+    // The hold a guest's confirmation makes: a session from the cached offer, the mailed code typed back.
     const c = nodeClient(domain, port, ca);
     try {
-      const res = await c.request('POST', BOOKING_REQUESTS_PATH, {
-        body: JSON.stringify({ offer_jws: cached[0]!.signature.jws, guest, idempotency_key: newKey() }),
-        headers: { 'content-type': 'application/json' },
-      });
+      const booker = { first_name: 'Ada', last_name: 'Guest', email: guest.email };
+      const res = await createSession(c, JSON.stringify(ucpBookingRequest(cached[0]!.signature.jws, { booker })));
       expect(res.status).toBe(201);
+      const id = JSON.parse(res.text).id as string;
+      const code = await mailedCode(c, domain, smtp, id, guest.email);
+      expect((await guestStep(c, domain, id, 'confirm', code)).sessionStatus).toBe('ready_for_complete');
     } finally {
       await c.close();
     }
