@@ -7,14 +7,14 @@
  * loopback address, not a trusted proxy) is refused; bad option combinations are refused with codes.
  */
 import { createHash, X509Certificate } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { enrollConsole, initNode, type PemKeyPair, type ServedNode, serveNode } from '@vrpkit/node';
 import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { runVrpInProcess } from '@vrpkit/testkit/cli';
-import { tempDir } from '@vrpkit/testkit/node';
+import { type RawAnswer, rawExchange, tempDir } from '@vrpkit/testkit/node';
 import { createTestCa } from '@vrpkit/testkit/tls';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -25,40 +25,14 @@ const DOMAIN = 'console-proxy.example';
 const BASE = '/console';
 const ORIGIN = `https://${DOMAIN}`;
 
-interface Answer {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-}
-
 /** One request to `port` on 127.0.0.1, sent from `localAddress` (default 127.0.0.1). */
 function send(
   port: number,
   path: string,
   o: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: o.method ?? 'GET',
-        headers: o.headers ?? {},
-        ...(o.localAddress ? { localAddress: o.localAddress } : {}),
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          text += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(o.body);
-  });
+): Promise<RawAnswer> {
+  const { method = 'GET', headers = {}, ...rest } = o;
+  return rawExchange({ host: '127.0.0.1', port, path, method, headers, ...rest });
 }
 
 /**
