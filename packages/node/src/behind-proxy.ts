@@ -83,7 +83,8 @@ function forwardedClient(header: string | null, trusted: BlockList): string | un
 }
 
 /**
- * The request as the node should see it, with the client's address (booking limits key on it). From a trusted proxy, `X-Forwarded-Proto: http` (the
+ * The request as the node should see it, with the client's address (booking limits key on it)
+ * and whether a trusted proxy sent it (the console behind the proxy answers only those). From a trusted proxy, `X-Forwarded-Proto: http` (the
  * proxy passed a plain-http request through) is answered with a redirect to the https origin,
  * and an `X-Forwarded-Host` outside the canonical domain is 421 (the proxy routed another site
  * here); from anyone else every forwarded header is removed.
@@ -93,7 +94,7 @@ export function forwardedRequest(
   remoteAddress: string | undefined,
   trusted: BlockList,
   domain: string,
-): { request: Request; client: string | undefined } | { response: Response } {
+): { request: Request; client: string | undefined; proxied: boolean } | { response: Response } {
   const address = remoteAddress ? peer(remoteAddress) : '';
   const family = familyOf(address);
   if (family && trusted.check(address, family)) {
@@ -109,11 +110,15 @@ export function forwardedRequest(
         response: new Response(null, { status: 308, headers: { location: `https://${host ?? domain}${url.pathname}${url.search}` } }),
       };
     }
-    return { request: req, client: forwardedClient(req.headers.get('x-forwarded-for'), trusted) ?? (address || undefined) };
+    return {
+      request: req,
+      client: forwardedClient(req.headers.get('x-forwarded-for'), trusted) ?? (address || undefined),
+      proxied: true,
+    };
   }
   const client = address || undefined;
-  if (!FORWARDED_HEADERS.some((h) => req.headers.has(h))) return { request: req, client };
+  if (!FORWARDED_HEADERS.some((h) => req.headers.has(h))) return { request: req, client, proxied: false };
   const headers = new Headers(req.headers);
   for (const h of FORWARDED_HEADERS) headers.delete(h);
-  return { request: new Request(req, { headers }), client };
+  return { request: new Request(req, { headers }), client, proxied: false };
 }

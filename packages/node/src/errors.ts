@@ -107,6 +107,16 @@ export const NODE_CODES = {
   console_public_needs_tls: {
     message: 'a host console on the public address {host} needs TLS: serve the node with its certificate (--tls-cert/--tls-key or --dev)',
   },
+  // `--console-path`: the host console mounted behind the node's reverse proxy.
+  console_path_invalid: { message: 'a console path is /segment[/segment…] of letters, digits and -._~ (like /console), not {path}' },
+  console_path_needs_proxy: {
+    message: '--console-path mounts the console for the node’s reverse proxy: add --behind-proxy (and --trusted-proxy)',
+  },
+  console_path_conflict: {
+    message:
+      'the console is either on a listener of its own (--console-host/--console-port/--console-public/--console-name) or at --console-path, not both',
+  },
+  console_proxy_only: { message: 'the host console answers only through the node’s reverse proxy', status: 403 },
   console_enrollment_invalid: {
     message: 'this enrollment link was used, has expired or is not one this node made: run `vrp node console enroll` again',
   },

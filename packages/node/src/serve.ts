@@ -20,14 +20,15 @@ import { type BookingLogEntry, createBookingDesk } from './booking/desk.js';
 import { type BookingUpkeep, type BookingWebhook, DEFAULT_GUEST_DATA_DAYS, startBookingUpkeep } from './booking/upkeep.js';
 import { Activity, countedFetch } from './console/activity.js';
 import type { ConsoleActionEntry } from './console/context.js';
-import type { ConsoleListenOptions } from './console/listen.js';
-import { type ServedConsole, startConsole } from './console/serve.js';
+import { type ConsoleListenOptions, consolePath } from './console/listen.js';
+import { type ConsoleAppParts, type MountedConsole, mountConsole, type ServedConsole, startConsole } from './console/serve.js';
 import { nodePaths, storeTargetFor } from './datadir.js';
 import { NodeError } from './errors.js';
 import { type ReadinessReport, readinessProbe } from './health.js';
 import { createNodeApp, type RequestLogEntry } from './http/app.js';
 import { clientKey } from './http/client-key.js';
 import { loadFormSecret } from './http/forms.js';
+import { errorResponse } from './http/json.js';
 import { createOfferCache, DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS } from './offer-cache.js';
 import { createOfferService, type NodePublisher, type OfferService } from './service/index.js';
 import { NodeStore } from './store/store.js';
@@ -106,7 +107,8 @@ export interface ServeNodeOptions extends NodeStoreOptions {
   shutdownGraceSeconds?: number;
   /**
    * `--console`: the host console on an admin listener of its own (console/listen.ts: loopback or
-   * private by default, a public address only with `public` and TLS). Off unless given; one process only.
+   * private by default, a public address only with `public` and TLS), or with `path` behind the
+   * proxy, mounted at that path on this listener (console/listen.ts `consolePath`). Off unless given; one process only.
    */
   console?: ConsoleListenOptions & { onAction?: (entry: ConsoleActionEntry) => void };
 }
@@ -249,20 +251,37 @@ export async function loadServeTls(
   throw new NodeError('tls_required');
 }
 
-/** Plain http for a reverse proxy (see behind-proxy.ts): never on a public address. */
+/** Under the mounted console's base path: the request with the base taken off (`/console` is its `/`), else undefined. */
+function underBase(req: Request, base: string): Request | undefined {
+  const url = new URL(req.url);
+  if (url.pathname !== base && !url.pathname.startsWith(`${base}/`)) return undefined;
+  url.pathname = url.pathname.slice(base.length) || '/';
+  return new Request(url, req);
+}
+
+/**
+ * Plain http for a reverse proxy (see behind-proxy.ts): never on a public address. With a mounted
+ * console (`--console-path`), the requests under its path go to it, and only a trusted proxy's:
+ * a client reaching the listener directly is refused (403 `console_proxy_only`), whatever it sends.
+ */
 function serveBehindProxy(
   fetch: (req: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>,
   trustedProxies: string[],
-  host: string,
-  port: number,
-  domain: string,
+  at: { host: string; port: number; domain: string; console?: MountedConsole },
 ) {
+  const { host, port, domain } = at;
   if (!isPrivateListenAddress(host)) throw new NodeError('proxy_listen_public', { host });
   const trusted = trustedProxyList(trustedProxies);
+  const mounted = at.console;
   return serve({
     fetch: (req, env) => {
       const seen = forwardedRequest(req, env.incoming.socket.remoteAddress, trusted, domain);
       if ('response' in seen) return seen.response;
+      const consoleRequest = mounted && underBase(seen.request, mounted.base);
+      if (mounted && consoleRequest) {
+        if (!seen.proxied) return errorResponse('console_proxy_only');
+        return mounted.fetch(consoleRequest);
+      }
       const bindings: typeof env & ForwardedClientBindings = seen.client ? { ...env, forwardedClient: seen.client } : env;
       return fetch(seen.request, bindings);
     },
@@ -380,7 +399,7 @@ async function listenNode(
   fetch: Hono['fetch'],
   tls: ServeTls,
   o: ServeNodeOptions,
-  at: { host: string; port: number; domain: string; maxPerClient: number },
+  at: { host: string; port: number; domain: string; maxPerClient: number; console?: MountedConsole },
 ): Promise<{ server: Server; drain: Drain }> {
   const { host, port } = at;
   const server = (
@@ -397,7 +416,7 @@ async function listenNode(
             maxHeaderSize: SERVER_LIMITS.maxHeaderSize,
           },
         })
-      : serveBehindProxy(fetch, o.behindProxy?.trustedProxies ?? [], host, port, at.domain)
+      : serveBehindProxy(fetch, o.behindProxy?.trustedProxies ?? [], at)
   ) as Server;
   const drain = await listenWithLimits(server, {
     maxPerClient: at.maxPerClient,
@@ -448,27 +467,41 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
     const { app, readiness } = serveApp(o, service, store, upkeep, onError);
     const activity = o.console ? new Activity(() => service.now(), offerCache) : undefined;
     const fetch = activity ? countedFetch(app.fetch, activity, () => service.now()) : app.fetch;
-    const { server, drain } = await listenNode(fetch, tls, o, { host, port: o.port ?? 0, domain, maxPerClient });
-    const sync =
-      o.syncIntervalMs && !cluster.isWorker
+    const syncs = Boolean(o.syncIntervalMs && !cluster.isWorker);
+    let sync: CalendarSync | undefined;
+    const consoleParts = (asked: NonNullable<ServeNodeOptions['console']>, activity: Activity): ConsoleAppParts => ({
+      node: o,
+      store,
+      publisher: service,
+      readiness,
+      activity,
+      tls,
+      onError,
+      ...(acme ? { acmeStatus: acme.status } : {}),
+      ...(upkeep ? { onBookingDecided: upkeep.wake } : {}),
+      ...(asked.onAction ? { onAction: asked.onAction } : {}),
+      // The sync starts once the node listens; the console reads its schedule when it renders.
+      ...(syncs ? { nextSync: (feed: string) => sync?.nextSyncAt?.(feed) } : {}),
+    });
+    const base = o.console ? consolePath(o.console, o.behindProxy !== undefined) : undefined;
+    const mounted = o.console && activity && base ? mountConsole(base, consoleParts(o.console, activity)) : undefined;
+    const { server, drain } = await listenNode(fetch, tls, o, {
+      host,
+      port: o.port ?? 0,
+      domain,
+      maxPerClient,
+      ...(mounted ? { console: mounted } : {}),
+    });
+    sync =
+      o.syncIntervalMs && syncs
         ? startCalendarSync(store, { intervalMs: o.syncIntervalMs, onError, ...(o.clock ? { clock: o.clock } : {}) })
         : undefined;
     const admin =
-      o.console && activity
+      o.console && activity && !mounted
         ? await startConsole(o.console, {
-            node: o,
-            store,
-            publisher: service,
-            readiness,
-            activity,
-            tls,
-            onError,
+            ...consoleParts(o.console, activity),
             listen: listenWithLimits,
             maxConnectionsPerClient: maxPerClient,
-            ...(acme ? { acmeStatus: acme.status } : {}),
-            ...(upkeep ? { onBookingDecided: upkeep.wake } : {}),
-            ...(o.console.onAction ? { onAction: o.console.onAction } : {}),
-            ...(sync?.nextSyncAt ? { nextSync: sync.nextSyncAt } : {}),
           }).catch((e) => Promise.all([drain.drain(0), sync?.stop()]).then(() => Promise.reject(e)))
         : undefined;
     // A renewed certificate is served from the next handshake on; open connections keep theirs.
@@ -483,6 +516,7 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       service,
       ...(acme ? { acmeStatus: acme.status } : {}),
       ...(admin ? { console: { origin: admin.origin, address: admin.address, port: admin.port } } : {}),
+      ...(mounted ? { console: { origin: mounted.origin, address: addr.address, port: addr.port } } : {}),
       close: closer(
         { drain, graceMs, ...(admin ? { console: admin } : {}) },
         { ...(sync ? { sync } : {}), ...(upkeep ? { upkeep } : {}), ...(acme ? { acme } : {}), store },

@@ -6,13 +6,11 @@
  * hour, no request data) and the month grid. The signed-in pages are driven in Chromium
  * (console-browser.test.ts).
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { initNode, listKeys, type ServedNode } from '@vrpkit/node';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
 import { type CliRun, type ListeningEvent, listeningEvent, runVrpInProcess, vrpCli } from '@vrpkit/testkit/cli';
-import { closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
+import { closeTestNode, type NodeClient, type RawAnswer, rawExchange, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ACTIVITY_HOURS, Activity, countedFetch, MAX_REFUSAL_CODES } from '../src/console/activity.js';
@@ -28,29 +26,15 @@ function consoleRequest(
   port: number,
   path: string,
   o: { method?: string; host?: string; headers?: Record<string, string>; body?: string; tls?: { servername: string; ca: string } } = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const send = o.tls ? httpsRequest : httpRequest;
-    const req = send(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: o.method ?? 'GET',
-        headers: { host: o.host ?? `localhost:${port}`, ...o.headers },
-        ...(o.tls ? { servername: o.tls.servername, ca: o.tls.ca } : {}),
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          text += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(o.body);
+): Promise<RawAnswer> {
+  return rawExchange({
+    host: '127.0.0.1',
+    port,
+    path,
+    method: o.method ?? 'GET',
+    headers: { host: o.host ?? `localhost:${port}`, ...o.headers },
+    ...(o.body !== undefined ? { body: o.body } : {}),
+    ...(o.tls ? { tls: o.tls } : {}),
   });
 }
 

@@ -2,9 +2,12 @@
  * Node harness for the node and CLI tests: temp data directories, a mutable clock, an https
  * client that reaches `https://{domain}` on a loopback port with the dev CA (curl
  * `--connect-to` + `--cacert`, test-only), ajv validators for the official schemas, and the
- * iCal feed of another channel that the calendar-sync tests serve.
+ * iCal feed of another channel that the calendar-sync tests serve, and a raw HTTP(S) exchange for
+ * what fetch cannot send (any Host header, a chosen local address).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from 'node:http';
+import { type RequestOptions as HttpsRequestOptions, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '@vrpkit/core';
@@ -77,6 +80,36 @@ export async function serveTestNode(
   // Every test client is 127.0.0.1: without the per-address hold cap unless a test sets one.
   const node = await serveNode({ bookingHoldsPerDay: 0, ...serveOptions, dataDir, dev: true, clock });
   return { node, client: nodeClient(domain, node.port, node.caPem!) };
+}
+
+/** What a raw exchange answered: status, headers and the body as text. */
+export interface RawAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/**
+ * One request with node:http (or node:https with `tls`), for what fetch cannot do: set the Host
+ * header, bind a local address (another loopback address as a client that is not the proxy).
+ */
+export function rawExchange(
+  o: RequestOptions & { body?: string; tls?: Pick<HttpsRequestOptions, 'servername' | 'ca'> },
+): Promise<RawAnswer> {
+  const { body, tls, ...options } = o;
+  return new Promise((resolve, reject) => {
+    const done = (res: IncomingMessage) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        text += c;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    };
+    const req = tls ? httpsRequest({ ...options, ...tls }, done) : httpRequest(options, done);
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 /** Close what `serveTestNode` opened (whatever of it did open) and remove the temp directory. */

@@ -15,6 +15,9 @@ export interface ConsoleCommandOptions {
   consoleName?: string[];
 }
 
+/** The listener options' defaults: a value other than these was asked for. */
+export const CONSOLE_DEFAULTS = { host: '127.0.0.1', port: 0 } as const;
+
 /** `--console`, `--console-host`, `--console-port`, `--console-public`, `--console-name`; `what` names the console, `tls` where its certificate comes from. */
 export function consoleListenOptions(c: Command, what: string, tls: string): Command {
   return c
@@ -22,9 +25,9 @@ export function consoleListenOptions(c: Command, what: string, tls: string): Com
     .option(
       '--console-host <addr>',
       'with --console: address of its listener; loopback or private (http), a public one only with --console-public (https)',
-      '127.0.0.1',
+      CONSOLE_DEFAULTS.host,
     )
-    .option('--console-port <port>', 'with --console: port of its listener (0 = ephemeral)', port, 0)
+    .option('--console-port <port>', 'with --console: port of its listener (0 = ephemeral)', port, CONSOLE_DEFAULTS.port)
     .option('--console-public', `with --console: allow a public --console-host (served over ${tls})`)
     .option(
       '--console-name <name>',

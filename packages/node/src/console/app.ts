@@ -19,7 +19,7 @@ import { mountCalendar } from './calendar.js';
 import { type ConsoleDeps, readForm, setRequestContext } from './context.js';
 import { mountInbox } from './inbox.js';
 import { mountKeys } from './keys.js';
-import { hostCheck } from './listen.js';
+import { consoleNameOf, hostCheck } from './listen.js';
 import { type ConsoleFrame, enrollPage, hostConsoleFrame, messagePage, SIGNOUT_FORM, signInPage } from './pages.js';
 import type { ConsolePasskeyStore } from './passkeys.js';
 import { mountPasskeys, type RemovablePasskeys } from './passkeys-page.js';
@@ -50,6 +50,19 @@ export interface ConsoleShellOptions {
    * a passkey removed since its session opened); undefined lets it through.
    */
   admit?: (c: Context, session: ConsoleSession) => Response | undefined | Promise<Response | undefined>;
+  /** Mounted behind the node's reverse proxy at a path (`--console-path`) instead of on a listener of its own. */
+  proxied?: ConsoleMount;
+}
+
+/**
+ * A console mounted at `base` on the node's main listener behind its reverse proxy (serve.ts): the
+ * requests reach it only from a trusted proxy, with `base` taken off their path; every link,
+ * redirect, asset URL and cookie `Path` is under `base`, and the name checked (and the origin the
+ * forms and passkey ceremonies expect) is the proxy's `X-Forwarded-Host`, the name the browser
+ * asked for, not the upstream Host the proxy connects to.
+ */
+export interface ConsoleMount {
+  base: string;
 }
 
 export interface ConsoleAppOptions extends ConsoleDeps {
@@ -58,6 +71,7 @@ export interface ConsoleAppOptions extends ConsoleDeps {
   /** The Host header values the console answers (listen.ts `consoleHosts`). */
   hosts: Set<string>;
   onError?: (e: unknown) => void;
+  proxied?: ConsoleMount;
 }
 
 /**
@@ -86,7 +100,7 @@ const visibleText: MiddlewareHandler = async (c, next) => {
 };
 
 /** The pages and assets anyone reaching the console may load: sign-in, enrollment, the ceremonies. */
-function mountPublic(app: Hono, o: ConsoleShellOptions, sessions: ConsoleSessions, originOf: (c: Context) => string) {
+function mountPublic(app: Hono, o: ConsoleShellOptions, sessions: ConsoleSessions, originOf: (c: Context) => string, base: string) {
   const bundle = webauthnBrowserBundle();
   const js = { 'content-type': 'text/javascript; charset=utf-8' };
   const enrolled = async () => (await o.credentials.passkeys()).length > 0;
@@ -94,7 +108,7 @@ function mountPublic(app: Hono, o: ConsoleShellOptions, sessions: ConsoleSession
   app.get('/assets/console.js', (c) => c.body(CONSOLE_SCRIPT, 200, js));
   app.get('/assets/webauthn.js', (c) => c.body(bundle, 200, js));
   app.get('/favicon.ico', (c) => c.body(null, 204));
-  app.get('/signin', async (c) => c.html(signInPage(o.frame, await enrolled())));
+  app.get('/signin', async (c) => c.html(signInPage(o.frame, await enrolled(), base)));
   app.get('/enroll', async (c) => {
     const token = c.req.query('token') ?? '';
     if (!(await o.credentials.isEnrollment(token, o.now())))
@@ -102,10 +116,12 @@ function mountPublic(app: Hono, o: ConsoleShellOptions, sessions: ConsoleSession
         messagePage(
           'Link not valid',
           `This enrollment link was used, has expired or is not one this console made. Run ${o.frame.enrollCommand} again.`,
+          undefined,
+          base,
         ),
         403,
       );
-    return c.html(enrollPage(o.frame, token));
+    return c.html(enrollPage(o.frame, token, base));
   });
   const ceremonies = {
     credentials: o.credentials,
@@ -128,36 +144,38 @@ function mountPublic(app: Hono, o: ConsoleShellOptions, sessions: ConsoleSession
  * `mountChange`).
  */
 export function createConsoleShell(o: ConsoleShellOptions): Hono {
-  const sessions = new ConsoleSessions(o.scheme === 'https');
-  const originOf = (c: Context) => `${o.scheme}://${c.req.header('host')}`;
+  const base = o.proxied?.base ?? '';
+  const sessions = new ConsoleSessions(o.scheme === 'https', base || '/');
+  const nameOf = consoleNameOf(o.proxied);
+  const originOf = (c: Context) => `${o.scheme}://${nameOf(c.req.raw)}`;
   const home = `/${o.frame.sections[0]?.[0] ?? ''}`;
   const app = new Hono();
   app.use('*', securityHeaders, visibleText);
-  const enrolled = mountPublic(app, o, sessions, originOf);
+  const enrolled = mountPublic(app, o, sessions, originOf, base);
 
   // Past this point a session is required: without one, the sign-in page and nothing else.
   app.use('*', async (c, next) => {
     const now = o.now();
     const session = sessions.current(c, now);
-    if (!session) return c.html(signInPage(o.frame, await enrolled()), 401);
-    setRequestContext(c, { origin: originOf(c), now, session, frame: o.frame });
+    if (!session) return c.html(signInPage(o.frame, await enrolled(), base), 401);
+    setRequestContext(c, { origin: originOf(c), now, session, frame: o.frame, base });
     const refused = await o.admit?.(c, session);
     if (refused) return refused;
     await next();
   });
-  app.get('/', (c) => c.redirect(home, 303));
+  app.get('/', (c) => c.redirect(base + home, 303));
   app.post(SIGNOUT_FORM.action, async (c) => {
     const form = await readForm(c, SIGNOUT_FORM);
     if (!(form instanceof URLSearchParams)) return form;
     sessions.close(c, o.now());
-    return c.redirect('/signin', 303);
+    return c.redirect(`${base}/signin`, 303);
   });
-  app.notFound((c) => c.html(messagePage('Not found', 'No such page in the console.', home), 404));
+  app.notFound((c) => c.html(messagePage('Not found', 'No such page in the console.', home, base), 404));
   app.onError((e, c) => {
     o.onError?.(e);
-    return c.html(messagePage('Something went wrong', 'The console could not complete this; the server logged why.', home), 500);
+    return c.html(messagePage('Something went wrong', 'The console could not complete this; the server logged why.', home, base), 500);
   });
-  const guarded = hostCheck(o.hosts);
+  const guarded = hostCheck(o.hosts, nameOf);
   const route = app.fetch;
   app.fetch = (req, env, ctx) => guarded(req) ?? route(req, env, ctx);
   return app;
@@ -173,8 +191,10 @@ export function createConsoleApp(o: ConsoleAppOptions): Hono {
     userName: 'host',
     now: o.now,
     // A session whose passkey was removed (here or by `vrp node console passkeys remove`) is signed out.
-    admit: async (c, session) => ((await o.credentials.passkey(session.passkeyId)) ? undefined : c.redirect('/signin', 303)),
+    admit: async (c, session) =>
+      (await o.credentials.passkey(session.passkeyId)) ? undefined : c.redirect(`${o.proxied?.base ?? ''}/signin`, 303),
     ...(o.onError ? { onError: o.onError } : {}),
+    ...(o.proxied ? { proxied: o.proxied } : {}),
   });
   mountInbox(app, o);
   mountCalendar(app, o);

@@ -21,10 +21,12 @@ export function webauthnBrowserBundle(): string {
 export const CONSOLE_SCRIPT = `'use strict';
 (function () {
   var W = window.SimpleWebAuthnBrowser;
+  // The console's base path (pages.ts writes it on the page): '' on its own listener, '/console' behind the proxy.
+  var base = document.documentElement.getAttribute('data-base') || '';
   var status = document.getElementById('ceremony-status');
   function say(text) { if (status) status.textContent = text; }
   function post(path, body) {
-    return fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    return fetch(base + path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       .then(function (r) { return r.json().then(function (b) { if (!r.ok) throw new Error((b.error && b.error.code) || String(r.status)); return b; }); });
   }
   function ceremony(button, start, begin, finish, extra) {
@@ -34,7 +36,7 @@ export const CONSOLE_SCRIPT = `'use strict';
       post(begin, extra)
         .then(function (options) { return start({ optionsJSON: options }); })
         .then(function (response) { return post(finish, Object.assign({ response: response }, extra)); })
-        .then(function () { say('Signed in.'); window.location.assign('/'); })
+        .then(function () { say('Signed in.'); window.location.assign(base + '/'); })
         .catch(function (e) { button.disabled = false; say('That did not work (' + e.message + '). Try again.'); });
     });
   }

@@ -12,7 +12,7 @@ import type { FormSpec } from '../http/forms.js';
 import { escapeHtml as e } from '../http/html.js';
 import type { BlockedRange, CalendarFeed } from '../store/store.js';
 import { type ConsoleDeps, mountChange, pageContext } from './context.js';
-import { formFields, type PageContext, page, scrollable, when } from './pages.js';
+import { formFields, link, type PageContext, page, scrollable, when } from './pages.js';
 
 export const BLOCK_FORM: FormSpec = { action: '/calendar/block', bound: [] };
 export const UNBLOCK_FORM: FormSpec = { action: '/calendar/unblock', bound: ['block_id'] };
@@ -45,7 +45,7 @@ export function monthNights(month: string, blocks: BlockedRange[], bookings: Map
 
 const LABEL = { free: 'free', booked: 'booked', held: 'held', feed: 'blocked by feed', hand: 'blocked by hand' } as const;
 
-function grid(nights: [string, NightState][]): string {
+function grid(p: PageContext, nights: [string, NightState][]): string {
   const lead = (new Date(`${nights[0]?.[0]}T00:00:00Z`).getUTCDay() + 6) % 7; // Monday first
   const cells = [...Array<string>(lead).fill('<td></td>')];
   for (const [night, n] of nights) {
@@ -54,7 +54,7 @@ function grid(nights: [string, NightState][]): string {
       n.state === 'feed'
         ? ` ${e(n.feed)}`
         : n.state === 'booked' || n.state === 'held'
-          ? ` <a href="/inbox/${e(encodeURIComponent(n.booking))}" aria-label="request ${e(n.booking)}">request</a>`
+          ? ` <a href="${e(link(p, `/inbox/${encodeURIComponent(n.booking)}`))}" aria-label="request ${e(n.booking)}">request</a>`
           : '';
     cells.push(`<td class="${n.state}"><span class="day">${Number(night.slice(8))}</span>${LABEL[n.state]}${detail}</td>`);
   }
@@ -72,11 +72,11 @@ function handBlocks(p: PageContext, blocks: BlockedRange[]): string {
   const rows = own
     .map(
       (b) => `<li>${e(b.start_date)} → ${e(b.end_date)}${b.note ? ` <span class="guest">(${e(b.note)})</span>` : ''}
-<form class="inline" method="post" action="${UNBLOCK_FORM.action}">${formFields(p, UNBLOCK_FORM, { block_id: b.id })}<button class="secondary" type="submit">Remove block ${e(b.start_date)}</button></form></li>`,
+<form class="inline" method="post" action="${link(p, UNBLOCK_FORM.action)}">${formFields(p, UNBLOCK_FORM, { block_id: b.id })}<button class="secondary" type="submit">Remove block ${e(b.start_date)}</button></form></li>`,
     )
     .join('');
   return `<h2>Blocked by hand</h2>${own.length ? `<ul>${rows}</ul>` : '<p>None.</p>'}
-<form method="post" action="${BLOCK_FORM.action}">${formFields(p, BLOCK_FORM)}
+<form method="post" action="${link(p, BLOCK_FORM.action)}">${formFields(p, BLOCK_FORM)}
 <label for="from">First blocked night</label><input id="from" name="from" type="date" required>
 <label for="to">First free night after</label><input id="to" name="to" type="date" required>
 <label for="note">Note (optional)</label><input id="note" name="note" maxlength="200">
@@ -105,18 +105,16 @@ function feedsSection(p: PageContext, feeds: CalendarFeed[], judged: FeedReadine
     `<table><caption>Feed freshness</caption><thead><tr><th scope="col">Feed</th><th scope="col">Status</th>
 <th scope="col">Last success</th><th scope="col">Last attempt</th><th scope="col">Next sync</th><th scope="col">Last error</th></tr></thead><tbody>${rows}</tbody></table>`,
   )}
-<form method="post" action="${SYNC_FORM.action}">${formFields(p, SYNC_FORM)}<p><button type="submit">Sync now</button></p></form>`;
+<form method="post" action="${link(p, SYNC_FORM.action)}">${formFields(p, SYNC_FORM)}<p><button type="submit">Sync now</button></p></form>`;
 }
 
 const monthOf = (asked: string | undefined, now: number) =>
   asked && /^\d{4}-(0[1-9]|1[0-2])$/.test(asked) ? asked : new Date(now).toISOString().slice(0, 7);
 
-function monthLinks(month: string): string {
+function monthLinks(p: PageContext, month: string): string {
   const [y, m] = month.split('-').map(Number) as [number, number];
   const at = (d: Date) => d.toISOString().slice(0, 7);
-  return `<p><a href="/calendar?month=${at(new Date(Date.UTC(y, m - 2, 1)))}">Previous month</a> · <a href="/calendar?month=${at(
-    new Date(Date.UTC(y, m, 1)),
-  )}">Next month</a></p>`;
+  return `<p><a href="${link(p, `/calendar?month=${at(new Date(Date.UTC(y, m - 2, 1)))}`)}">Previous month</a> · <a href="${link(p, `/calendar?month=${at(new Date(Date.UTC(y, m, 1)))}`)}">Next month</a></p>`;
 }
 
 export function mountCalendar(app: Hono, x: ConsoleDeps): void {
@@ -130,7 +128,8 @@ export function mountCalendar(app: Hono, x: ConsoleDeps): void {
       x.readiness(),
     ]);
     const nights = monthNights(month, blocks, new Map(bookings.map((b) => [b.booking_id, b])));
-    const body = monthLinks(month) + grid(nights) + handBlocks(p, blocks) + feedsSection(p, feeds, ready.checks.calendar.feeds, x.nextSync);
+    const body =
+      monthLinks(p, month) + grid(p, nights) + handBlocks(p, blocks) + feedsSection(p, feeds, ready.checks.calendar.feeds, x.nextSync);
     return c.html(page(p, 'Calendar', body));
   });
 

@@ -10,7 +10,7 @@ import type { ReadinessReport } from '../health.js';
 import { type FormSpec, formGuard } from '../http/forms.js';
 import type { NodePublisher } from '../service/index.js';
 import type { Activity } from './activity.js';
-import { type ConsoleFrame, MAX_FORM_BYTES, messagePage, type PageContext, type Section } from './pages.js';
+import { type ConsoleFrame, link, MAX_FORM_BYTES, messagePage, type PageContext, type Section } from './pages.js';
 import type { ConsoleActions, ConsoleReads } from './ports.js';
 import type { ConsoleSession } from './sessions.js';
 
@@ -48,6 +48,8 @@ export interface RequestContext {
   now: number;
   session: ConsoleSession;
   frame: ConsoleFrame;
+  /** The console's base path (pages.ts `PageContext.base`). */
+  base: string;
 }
 
 const KEY = 'vrp_console' as never;
@@ -66,7 +68,7 @@ export async function readForm(c: Context, spec: FormSpec): Promise<URLSearchPar
   const read = await formGuard(spec, r.session.formSecret, spec.maxBytes ?? MAX_FORM_BYTES).read(c, r.origin, r.now);
   if (read.ok) return read.form;
   const status = read.refusal === 'body_too_large' ? 413 : read.refusal === 'unsupported_media_type' ? 415 : 403;
-  return c.html(messagePage('Refused', `This form was refused (${read.refusal}): reload the page and try again.`, '/'), status);
+  return c.html(messagePage('Refused', `This form was refused (${read.refusal}): reload the page and try again.`, '/', r.base), status);
 }
 
 /** One change a posted form asks for: what it is (for the log), how to run it, where to go after. */
@@ -74,7 +76,7 @@ export interface Change {
   action: string;
   target: string | null;
   run: () => Promise<unknown>;
-  /** Where the page goes once it is done (303). */
+  /** Where the page goes once it is done (303): a console path, sent under the base path. */
   done: string;
   /** The page to go back to from a refusal. */
   back: string;
@@ -95,17 +97,18 @@ export function mountChange(
   app.post(spec.action, async (c) => {
     const form = await readForm(c, spec);
     if (!(form instanceof URLSearchParams)) return form;
+    const at = c.get(KEY) as RequestContext;
     const change = plan(form, c);
-    if (typeof change === 'string') return c.redirect(change, 303);
+    if (typeof change === 'string') return c.redirect(link(at, change), 303);
     const log = (outcome: string) => x.onAction?.({ event: 'console_action', action: change.action, target: change.target, outcome });
     try {
       await change.run();
     } catch (e) {
       if (!isVrpError(e)) throw e;
       log(e.code);
-      return c.html(messagePage('Not done', e.message, change.back), 409);
+      return c.html(messagePage('Not done', e.message, change.back, at.base), 409);
     }
     log('done');
-    return c.redirect(change.done, 303);
+    return c.redirect(link(at, change.done), 303);
   });
 }

@@ -18,7 +18,7 @@ import type { UcpSessionRecord } from '../ucp/ports.js';
 import type { UcpPaymentTerm, UcpPolicy, UcpTotal } from '../ucp/terms.js';
 import { bookingView } from '../ucp/view.js';
 import { type ConsoleDeps, mountChange, pageContext } from './context.js';
-import { formFields, type PageContext, page, scrollable, when } from './pages.js';
+import { formFields, link, type PageContext, page, scrollable, when } from './pages.js';
 
 export const DECIDE_FORM: FormSpec = { action: '/inbox/decide', bound: ['booking_id', 'decision'] };
 const HOLD_STATUSES: readonly BookingStatus[] = BookingStatusSchema.options;
@@ -32,14 +32,14 @@ export function money(minor: number, currency: string, digits: number): string {
   return `${(Number(minor) / 10 ** digits).toFixed(digits)} ${currency}`;
 }
 
-const sessionHref = (id: string) => `/inbox/sessions/${encodeURIComponent(id)}`;
-const holdHref = (id: string) => `/inbox/${encodeURIComponent(id)}`;
+const sessionPath = (id: string) => `/inbox/sessions/${encodeURIComponent(id)}`;
+const holdPath = (id: string) => `/inbox/${encodeURIComponent(id)}`;
 
-function holdsTable(rows: BookingRequestRecord[], amount: (b: BookingRequestRecord) => string): string {
+function holdsTable(p: PageContext, rows: BookingRequestRecord[], amount: (b: BookingRequestRecord) => string): string {
   if (rows.length === 0) return '<p>No reservations here.</p>';
   const body = rows
     .map(
-      (b) => `<tr><td><a href="${holdHref(b.booking_id)}">${e(b.booking_id)}</a></td><td>${e(b.check_in)} → ${e(b.check_out)}</td>
+      (b) => `<tr><td><a href="${link(p, holdPath(b.booking_id))}">${e(b.booking_id)}</a></td><td>${e(b.check_in)} → ${e(b.check_out)}</td>
 <td>${e(b.guests)}</td><td class="guest">${e(b.guest_name)}</td><td>${e(amount(b))}</td><td>${e(b.status)}</td><td>${
         b.status === 'pending' ? when(b.hold_expires_at) : '—'
       }</td></tr>`,
@@ -53,13 +53,15 @@ function holdsTable(rows: BookingRequestRecord[], amount: (b: BookingRequestReco
   );
 }
 
-function sessionsTable(rows: SessionRow[], amount: (s: SessionRow) => string): string {
+function sessionsTable(p: PageContext, rows: SessionRow[], amount: (s: SessionRow) => string): string {
   if (rows.length === 0) return '<p>No booking sessions here.</p>';
   const body = rows
     .map(
-      (s) => `<tr><td><a href="${sessionHref(s.session_id)}">${e(s.session_id)}</a></td><td>${e(s.check_in)} → ${e(s.check_out)}</td>
+      (
+        s,
+      ) => `<tr><td><a href="${link(p, sessionPath(s.session_id))}">${e(s.session_id)}</a></td><td>${e(s.check_in)} → ${e(s.check_out)}</td>
 <td>${e(s.guests)}</td><td class="guest">${e(s.buyer_name ?? '—')}</td><td>${e(amount(s))}</td><td>${e(s.status)}</td><td>${
-        s.booking_id ? `<a href="${holdHref(s.booking_id)}">${e(s.booking_id)}</a>` : '—'
+        s.booking_id ? `<a href="${link(p, holdPath(s.booking_id))}">${e(s.booking_id)}</a>` : '—'
       }</td></tr>`,
     )
     .join('');
@@ -71,22 +73,25 @@ function sessionsTable(rows: SessionRow[], amount: (s: SessionRow) => string): s
   );
 }
 
-function statusLinks(current: string): string {
+function statusLinks(p: PageContext, current: string): string {
   const links = (label: string, statuses: readonly string[]) =>
     `<li>${label}: <ul>${statuses
-      .map((s) => `<li><a href="/inbox?status=${s}"${s === current ? ' aria-current="page"' : ''}>${s.replaceAll('_', ' ')}</a></li>`)
+      .map(
+        (s) =>
+          `<li><a href="${link(p, `/inbox?status=${s}`)}"${s === current ? ' aria-current="page"' : ''}>${s.replaceAll('_', ' ')}</a></li>`,
+      )
       .join('')}</ul></li>`;
   return `<nav aria-label="Status"><ul>${links('Reservations', ['pending', ...HOLD_STATUSES.filter((s) => s !== 'pending')])}${links(
     'Sessions',
     SESSION_STATUSES,
-  )}<li><a href="/inbox?status=all"${current === 'all' ? ' aria-current="page"' : ''}>all</a></li></ul></nav>`;
+  )}<li><a href="${link(p, '/inbox?status=all')}"${current === 'all' ? ' aria-current="page"' : ''}>all</a></li></ul></nav>`;
 }
 
 function decisionForms(p: PageContext, b: BookingRequestRecord): string {
   if (b.status !== 'pending') return '';
   const fields = (decision: 'confirmed' | 'declined') => formFields(p, DECIDE_FORM, { booking_id: b.booking_id, decision });
-  return `<h2>Decision</h2><form class="inline" method="post" action="${DECIDE_FORM.action}">${fields('confirmed')}<button type="submit">Confirm booking</button></form>
-<form method="post" action="${DECIDE_FORM.action}">${fields('declined')}
+  return `<h2>Decision</h2><form class="inline" method="post" action="${link(p, DECIDE_FORM.action)}">${fields('confirmed')}<button type="submit">Confirm booking</button></form>
+<form method="post" action="${link(p, DECIDE_FORM.action)}">${fields('declined')}
 <label for="reason">Reason for declining (the guest is mailed it)</label>
 <textarea id="reason" name="reason" required maxlength="${MAX_DECLINE_REASON_CHARS}" rows="3"></textarea>
 <p><button type="submit" class="secondary">Decline</button></p></form>`;
@@ -100,7 +105,7 @@ function bookingDetail(p: PageContext, b: BookingRequestRecord, amount: string, 
 ${row('Status', e(b.status))}${row('Nights', `${e(b.check_in)} → ${e(b.check_out)}`)}${row('Guests', e(b.guests))}
 ${row('Total (as signed in the offer)', e(amount))}${row('Guest', e(b.guest_name), ' class="guest"')}${row('Email', e(b.guest_email), ' class="guest"')}
 ${row('Phone', e(b.guest_phone ?? '—'), ' class="guest"')}${row('Requested', when(b.created_at))}${row('Hold until', when(b.hold_expires_at))}
-${session ? row('Booking session', `<a href="${sessionHref(session)}">${e(session)}</a>`) : ''}
+${session ? row('Booking session', `<a href="${link(p, sessionPath(session))}">${e(session)}</a>`) : ''}
 ${b.decision_reason ? row('Reason declined', e(b.decision_reason), ' class="guest"') : ''}
 ${row('Offer JWS digest (SHA-256)', e(b.offer_jws_sha256), ' class="mono"')}</tbody></table>
 ${decisionForms(p, b)}<h2>Receipt</h2><p>The signed booking-request receipt as the guest's agent receives it (verify it with the node's JWKS):</p>
@@ -117,7 +122,7 @@ interface SessionView {
   guests?: { id: string; first_name?: string; last_name?: string; email?: string }[];
 }
 
-function sessionDetail(s: UcpSessionRecord, v: SessionView, money: (minor: number) => string): string {
+function sessionDetail(p: PageContext, s: UcpSessionRecord, v: SessionView, money: (minor: number) => string): string {
   const person = (x: { first_name?: string; last_name?: string; email?: string } | undefined) =>
     x ? e([x.first_name, x.last_name].filter(Boolean).join(' ') + (x.email ? ` <${x.email}>` : '')) : '—';
   const totals = v.totals.map((t) => row(e(t.display_text ?? t.type), e(money(t.amount)))).join('');
@@ -128,7 +133,7 @@ function sessionDetail(s: UcpSessionRecord, v: SessionView, money: (minor: numbe
 ${row('Status', e(s.status))}${row('Nights', `${e(s.check_in)} → ${e(s.check_out)}`)}${row('Guests', e(s.guests))}
 ${row('Lead guest', e(s.buyer_name ?? '—'), ' class="guest"')}${row('Lead email', e(s.buyer_email ?? '—'), ' class="guest"')}
 ${row('Booker', person(v.booker), ' class="guest"')}${(v.guests ?? []).map((g) => row(`Guest ${e(g.id)}`, person(g), ' class="guest"')).join('')}
-${row('Reservation', s.booking_id ? `<a href="${holdHref(s.booking_id)}">${e(s.booking_id)}</a>` : 'none yet: the guest has not confirmed')}
+${row('Reservation', s.booking_id ? `<a href="${link(p, holdPath(s.booking_id))}">${e(s.booking_id)}</a>` : 'none yet: the guest has not confirmed')}
 ${s.cancel_reason ? row('Reason declined', e(s.cancel_reason), ' class="guest"') : ''}
 ${row('Created', when(s.created_at))}${row('Expires', when(s.expires_at))}${row('Offer JWS digest (SHA-256)', e(s.offer_jws_sha256), ' class="mono"')}
 </tbody></table>
@@ -150,12 +155,12 @@ export function mountInbox(app: Hono, x: ConsoleDeps): void {
     const session = SESSION_STATUSES.find((s) => s === asked);
     const all = !hold && !session;
     const d = digits();
-    const parts = [
-      session || all ? sessionsTable(await x.reads.ucpSessions(session), (s) => money(s.total, s.currency, d)) : '',
-      hold || all ? holdsTable(await x.reads.bookingRequests(hold), holdAmount()) : '',
-    ];
     const p = pageContext(c, 'inbox');
-    return c.html(page(p, 'Inbox', statusLinks(all ? 'all' : asked) + parts.join('')));
+    const parts = [
+      session || all ? sessionsTable(p, await x.reads.ucpSessions(session), (s) => money(s.total, s.currency, d)) : '',
+      hold || all ? holdsTable(p, await x.reads.bookingRequests(hold), holdAmount()) : '',
+    ];
+    return c.html(page(p, 'Inbox', statusLinks(p, all ? 'all' : asked) + parts.join('')));
   });
 
   app.get('/inbox/sessions/:id', async (c) => {
@@ -168,7 +173,7 @@ export function mountInbox(app: Hono, x: ConsoleDeps): void {
       page(
         p,
         `Booking session ${s.session_id}`,
-        sessionDetail(s, v, (m) => money(m, s.currency, d)),
+        sessionDetail(p, s, v, (m) => money(m, s.currency, d)),
       ),
     );
   });
@@ -186,7 +191,7 @@ export function mountInbox(app: Hono, x: ConsoleDeps): void {
     const decision = form.get('decision');
     if (decision !== 'confirmed' && decision !== 'declined') return '/inbox';
     const reason = form.get('reason') ?? undefined;
-    const back = holdHref(id);
+    const back = holdPath(id);
     return {
       action: `booking_${decision}`,
       target: id,

@@ -9,7 +9,7 @@ import type { ReadinessReport } from '../health.js';
 import type { FormSpec } from '../http/forms.js';
 import { escapeHtml as e } from '../http/html.js';
 import { type CertificateView, type ConsoleDeps, mountChange, pageContext } from './context.js';
-import { confirmPage, type PageContext, page, scrollable, when } from './pages.js';
+import { confirmPage, link, type PageContext, page, scrollable, when } from './pages.js';
 
 export const ROTATE_FORM: FormSpec = { action: '/keys/rotate', bound: [] };
 export const REVOKE_FORM: FormSpec = { action: '/keys/revoke', bound: ['kid'] };
@@ -28,7 +28,7 @@ function keysTable(p: PageContext, keys: KeyListing[]): string {
       (
         k,
       ) => `<tr><td class="mono">${e(k.kid)}</td><td>${e(k.status)}${k.published ? ' (published)' : ''}</td><td>${age(k.created_at, p.now)}</td>
-<td>${when(k.retain_until)}</td><td>${k.revoked_at ? when(k.revoked_at) : k.status === 'revoked' ? '—' : `<a href="/keys/revoke?kid=${encodeURIComponent(k.kid)}">Revoke…</a>`}</td></tr>`,
+<td>${when(k.retain_until)}</td><td>${k.revoked_at ? when(k.revoked_at) : k.status === 'revoked' ? '—' : `<a href="${e(link(p, `/keys/revoke?kid=${encodeURIComponent(k.kid)}`))}">Revoke…</a>`}</td></tr>`,
     )
     .join('');
   return `${scrollable(
@@ -36,7 +36,7 @@ function keysTable(p: PageContext, keys: KeyListing[]): string {
     `<table><caption>Signing keys</caption><thead><tr><th scope="col">Key id</th><th scope="col">State</th><th scope="col">Age</th>
 <th scope="col">Published until</th><th scope="col">Revoke</th></tr></thead><tbody>${rows}</tbody></table>`,
   )}
-<p><a href="/keys/rotate">Rotate the signing key…</a></p>`;
+<p><a href="${e(link(p, '/keys/rotate'))}">Rotate the signing key…</a></p>`;
 }
 
 function readinessTable(r: ReadinessReport): string {

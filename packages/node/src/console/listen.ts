@@ -8,6 +8,10 @@
  * `localhost` on a loopback address, the canonical domain on TLS, and `--console-name` names),
  * each with the listener's port; any other Host is answered 421 before a handler runs, so a page
  * whose name was re-pointed at this address (DNS rebinding) reaches nothing.
+ *
+ * Or, with `--console-path` behind the node's reverse proxy, no listener of its own: mounted at
+ * that path on the node's listener (serve.ts), for the trusted proxy only, answering the canonical
+ * domain as the proxy forwards it (`consolePath`, `consoleNameOf`).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -26,6 +30,28 @@ export interface ConsoleListenOptions {
   public?: boolean;
   /** `--console-name`: further names the console may be reached by (a tunnel's or a private DNS name). */
   names?: string[];
+  /**
+   * `--console-path`: no listener of its own; the console is mounted at this path on the node's
+   * main listener, for its reverse proxy only (`--behind-proxy`; see `consolePath`).
+   */
+  path?: string;
+}
+
+/** A path of one or more segments of unreserved characters (RFC 3986 §2.3), no dot segments, no trailing slash. */
+const CONSOLE_PATH = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/;
+
+/**
+ * The path a console mounted behind the proxy answers under, or undefined for a listener of its
+ * own. Refused: a path that is not `/segment…` (`console_path_invalid`); a path without
+ * `--behind-proxy` (`console_path_needs_proxy`: on the public TLS listener a direct client would
+ * reach it); a path with listener options (`console_path_conflict`: the console has one place).
+ */
+export function consolePath(o: ConsoleListenOptions, behindProxy: boolean): string | undefined {
+  if (o.path === undefined) return undefined;
+  if (!CONSOLE_PATH.test(o.path)) throw new NodeError('console_path_invalid', { path: o.path.slice(0, 80) });
+  if (!behindProxy) throw new NodeError('console_path_needs_proxy');
+  if (o.host !== undefined || (o.port ?? 0) !== 0 || o.public || o.names?.length) throw new NodeError('console_path_conflict');
+  return o.path;
 }
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
@@ -63,10 +89,20 @@ export function consoleHosts(scheme: 'http' | 'https', host: string, port: numbe
   return new Set([...names.map((n) => `${n}:${port}`), ...(port === DEFAULT_PORT[scheme] ? names : [])]);
 }
 
-/** 421 unless the request's Host is one of `hosts` (RFC 9110 §15.5.20). */
-export function hostCheck(hosts: Set<string>): (req: Request) => Response | undefined {
+/**
+ * The name a request asked for: its Host on a listener of the console's own; behind the proxy
+ * (`--console-path`) the proxy's first `X-Forwarded-Host` (behind-proxy.ts believes it only from a
+ * trusted proxy and removes it from any other request), absent meaning none, so refused.
+ */
+export function consoleNameOf(proxied: { base: string } | undefined): (req: Request) => string {
+  if (!proxied) return (req) => req.headers.get('host') ?? '';
+  return (req) => req.headers.get('x-forwarded-host')?.split(',')[0]?.trim() ?? '';
+}
+
+/** 421 unless the name the request asked for (`nameOf`) is one of `hosts` (RFC 9110 §15.5.20). */
+export function hostCheck(hosts: Set<string>, nameOf: (req: Request) => string): (req: Request) => Response | undefined {
   return (req) =>
-    hosts.has((req.headers.get('host') ?? '').toLowerCase())
+    hosts.has(nameOf(req).toLowerCase())
       ? undefined
       : new Response('This console does not answer for that host name.\n', {
           status: 421,
@@ -84,7 +120,10 @@ export function consoleOrigin(scheme: 'http' | 'https', host: string, port: numb
   return `${scheme}://${name}${port === DEFAULT_PORT[scheme] ? '' : `:${port}`}`;
 }
 
-/** Written when the console listens, so `vrp node console enroll` (another process) can print a whole link. */
+/**
+ * Written when the console listens, so `vrp node console enroll` (another process) can print a
+ * whole link: its origin, or behind the proxy its origin and path (`https://{domain}/console`).
+ */
 export function recordConsoleOrigin(dataDir: string, origin: string): void {
   mkdirSync(consoleDir(dataDir), { recursive: true, mode: 0o700 });
   writeFileSync(join(consoleDir(dataDir), 'listening.json'), `${JSON.stringify({ origin })}\n`, { mode: 0o600 });

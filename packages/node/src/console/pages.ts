@@ -21,6 +21,16 @@ export interface PageContext {
   frame: ConsoleFrame;
   /** The section the page belongs to, marked in the navigation. */
   section: Section;
+  /**
+   * The path the console is mounted at behind the node's reverse proxy (`--console-path`), '' on its
+   * own listener: every link, form action, redirect and asset URL is built under it (`link`).
+   */
+  base: string;
+}
+
+/** A console path as the browser must ask for it: under the console's base path. */
+export function link(p: { base: string }, path: string): string {
+  return `${p.base}${path}`;
 }
 
 /**
@@ -63,36 +73,40 @@ export function formFields(p: PageContext, spec: FormSpec, values: Readonly<Reco
 
 export const SIGNOUT_FORM: FormSpec = { action: '/signout', bound: [] };
 
-function document(title: string, product: string, body: string, scripts = false): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+/** `data-base` tells the console's script (assets.ts) where the ceremonies are posted. */
+function document(title: string, product: string, body: string, scripts: boolean, base: string): string {
+  const at = e(base);
+  return `<!doctype html><html lang="en" data-base="${at}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(title)} · ${e(product)}</title><link rel="stylesheet" href="/assets/console.css">${
-    scripts ? '<script src="/assets/webauthn.js" defer></script><script src="/assets/console.js" defer></script>' : ''
+<title>${e(title)} · ${e(product)}</title><link rel="stylesheet" href="${at}/assets/console.css">${
+    scripts ? `<script src="${at}/assets/webauthn.js" defer></script><script src="${at}/assets/console.js" defer></script>` : ''
   }</head><body>${body}</body></html>`;
 }
 
 /** A signed-in page: navigation, sign-out, and `main`. */
 export function page(p: PageContext, title: string, main: string): string {
   const nav = p.frame.sections
-    .map(([s, label]) => `<li><a href="/${s}"${s === p.section ? ' aria-current="page"' : ''}>${label}</a></li>`)
+    .map(([s, label]) => `<li><a href="${e(link(p, `/${s}`))}"${s === p.section ? ' aria-current="page"' : ''}>${label}</a></li>`)
     .join('');
   return document(
     title,
     p.frame.product,
-    `<a class="skip" href="#main">Skip to content</a><header><nav aria-label="Console"><ul>${nav}<li><form class="inline" method="post" action="/signout">${formFields(
+    `<a class="skip" href="#main">Skip to content</a><header><nav aria-label="Console"><ul>${nav}<li><form class="inline" method="post" action="${e(link(p, SIGNOUT_FORM.action))}">${formFields(
       p,
       SIGNOUT_FORM,
     )}<button class="secondary" type="submit">Sign out</button></form></li></ul></nav></header>
 <main id="main"><h1>${e(title)}</h1>${main}</main>`,
+    false,
+    p.base,
   );
 }
 
 /** A page outside a session (sign-in, enrollment, refusals): no navigation. */
-export function bare(title: string, main: string, scripts = false, product = 'console'): string {
-  return document(title, product, `<main id="main"><h1>${e(title)}</h1>${main}</main>`, scripts);
+export function bare(title: string, main: string, scripts = false, product = 'console', base = ''): string {
+  return document(title, product, `<main id="main"><h1>${e(title)}</h1>${main}</main>`, scripts, base);
 }
 
-export function signInPage(f: ConsoleFrame, hasPasskeys: boolean): string {
+export function signInPage(f: ConsoleFrame, hasPasskeys: boolean, base = ''): string {
   return bare(
     'Sign in',
     `<p>The ${e(f.product)} of <strong>${e(f.subject)}</strong>.</p>${
@@ -102,10 +116,11 @@ export function signInPage(f: ConsoleFrame, hasPasskeys: boolean): string {
     }<p id="ceremony-status" role="status" aria-live="polite"></p>`,
     hasPasskeys,
     f.product,
+    base,
   );
 }
 
-export function enrollPage(f: ConsoleFrame, token: string): string {
+export function enrollPage(f: ConsoleFrame, token: string, base = ''): string {
   return bare(
     'Enroll a passkey',
     `<p>Create a passkey for the ${e(f.product)} of <strong>${e(f.subject)}</strong>. This link works once.</p>
@@ -113,11 +128,13 @@ export function enrollPage(f: ConsoleFrame, token: string): string {
 <p id="ceremony-status" role="status" aria-live="polite"></p>`,
     true,
     f.product,
+    base,
   );
 }
 
-export function messagePage(title: string, text: string, back?: string): string {
-  return bare(title, `<p>${e(text)}</p>${back ? `<p><a href="${e(back)}">Back</a></p>` : ''}`);
+/** A message outside the frame; `back` is a console path (under `base`). */
+export function messagePage(title: string, text: string, back?: string, base = ''): string {
+  return bare(title, `<p>${e(text)}</p>${back ? `<p><a href="${e(link({ base }, back))}">Back</a></p>` : ''}`, false, 'console', base);
 }
 
 /** The confirmation step of a change that cannot be undone (a key rotated or revoked). */
@@ -132,8 +149,8 @@ export function confirmPage(
   return page(
     p,
     title,
-    `<p>${e(what)}</p><form method="post" action="${e(spec.action)}">${formFields(p, spec, values)}
-<button type="submit">Yes, ${e(title.toLowerCase())}</button> <a href="${e(back)}">Cancel</a></form>`,
+    `<p>${e(what)}</p><form method="post" action="${e(link(p, spec.action))}">${formFields(p, spec, values)}
+<button type="submit">Yes, ${e(title.toLowerCase())}</button> <a href="${e(link(p, back))}">Cancel</a></form>`,
   );
 }
 

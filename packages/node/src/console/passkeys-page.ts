@@ -13,7 +13,7 @@ import { NodeError } from '../errors.js';
 import type { FormSpec } from '../http/forms.js';
 import { escapeHtml as e } from '../http/html.js';
 import { type ConsoleDeps, mountChange, pageContext } from './context.js';
-import { confirmPage, page, scrollable, when } from './pages.js';
+import { confirmPage, link, type PageContext, page, scrollable, when } from './pages.js';
 import { ConsoleCredentials, type ConsolePasskey, type ConsolePasskeyStore } from './passkeys.js';
 
 export const REMOVE_PASSKEY_FORM: FormSpec = { action: '/passkeys/remove', bound: ['id'] };
@@ -61,13 +61,15 @@ export function removeHostConsolePasskey(o: Pick<NodeStoreOptions, 'dataDir'>, i
 /** A short, stable label for a credential id (the id itself is long and means nothing to a person). */
 export const passkeyLabel = (id: string) => `passkey ${id.slice(0, 8)}…`;
 
-function passkeysTable(rows: ListedPasskey[], current: string): string {
+function passkeysTable(at: PageContext, rows: ListedPasskey[]): string {
   const roles = rows.some((p) => p.role !== undefined);
   const body = rows
     .map(
-      (p) => `<tr><td>${e(passkeyLabel(p.id))}${p.id === current ? ' (this session)' : ''}</td>${roles ? `<td>${e(p.role ?? '')}</td>` : ''}
+      (
+        p,
+      ) => `<tr><td>${e(passkeyLabel(p.id))}${p.id === at.session.passkeyId ? ' (this session)' : ''}</td>${roles ? `<td>${e(p.role ?? '')}</td>` : ''}
 <td>${when(p.created_at)}</td><td>${when(p.last_used_at)}</td><td>${e(p.transports.join(', ') || '—')}</td>
-<td><a href="${REMOVE_CONFIRM_PATH}?id=${encodeURIComponent(p.id)}" aria-label="Remove ${e(passkeyLabel(p.id))}">Remove</a></td></tr>`,
+<td><a href="${e(link(at, `${REMOVE_CONFIRM_PATH}?id=${encodeURIComponent(p.id)}`))}" aria-label="Remove ${e(passkeyLabel(p.id))}">Remove</a></td></tr>`,
     )
     .join('');
   return scrollable(
@@ -82,7 +84,7 @@ export function mountPasskeys(app: Hono, o: { credentials: RemovablePasskeys } &
     const p = pageContext(c, 'passkeys');
     const rows = await o.credentials.passkeys();
     const hint = `<p>Enroll another with <code>${e(p.frame.enrollCommand)}</code>. The last passkey that may make changes cannot be removed.</p>`;
-    return c.html(page(p, 'Passkeys', passkeysTable(rows, p.session.passkeyId) + hint));
+    return c.html(page(p, 'Passkeys', passkeysTable(p, rows) + hint));
   });
 
   app.get(REMOVE_CONFIRM_PATH, (c) => {

@@ -15,7 +15,7 @@ import { currencyMinorDigits, MAX_PROPERTY_FILE_BYTES, type PropertyDescription,
 import type { PropertyView, StayPreview } from '../service/types.js';
 import { type ConsoleDeps, mountChange, pageContext, readForm } from './context.js';
 import { money } from './inbox.js';
-import { formFields, type PageContext, page, scrollable } from './pages.js';
+import { formFields, link, type PageContext, page, scrollable } from './pages.js';
 
 /** A pasted property file is larger than a note: the file reader's own limit, plus the form's other fields. */
 const DOCUMENT_FORM_BYTES = 3 * MAX_PROPERTY_FILE_BYTES;
@@ -98,7 +98,7 @@ ${seasons ? `<h3>Seasons</h3><ul>${seasons}</ul>` : ''}${fees ? `<h3>Fees</h3><u
 function checkForm(p: PageContext, form: URLSearchParams): string {
   return `<h2>Check a new property file</h2>
 <p>Paste the property file (YAML or JSON, as <code>vrp node init --property</code> takes it). It is checked and quoted for the stay above; nothing changes until you publish it.</p>
-<form method="post" action="${CHECK_FORM.action}">${formFields(p, CHECK_FORM)}${stayFields(form)}
+<form method="post" action="${link(p, CHECK_FORM.action)}">${formFields(p, CHECK_FORM)}${stayFields(form)}
 <label for="document">Property file</label><textarea id="document" name="document" rows="14" spellcheck="false" required>${e(documentOf(form))}</textarea>
 <p><button type="submit">Check</button></p></form>`;
 }
@@ -121,7 +121,7 @@ async function checked(x: ConsoleDeps, p: PageContext, form: URLSearchParams): P
         quoteTable('With this file', await x.publisher.preview(asked.stay, draft))
       : '<p>Give a stay above to compare the quotes.</p>';
   return `<h2>Valid</h2><p role="status">The file is valid (${e(draft.property_id)}).</p>${quotes}
-<form method="post" action="${PUBLISH_FORM.action}">${formFields(p, PUBLISH_FORM)}
+<form method="post" action="${link(p, PUBLISH_FORM.action)}">${formFields(p, PUBLISH_FORM)}
 <label for="published">The file to publish</label><textarea id="published" name="document" rows="6" readonly>${e(text)}</textarea>
 <p><button type="submit">Publish this property</button></p></form>`;
 }
@@ -140,7 +140,7 @@ async function propertyPage(c: Context, x: ConsoleDeps, form: URLSearchParams, r
     p,
     'Prices and property',
     `${currentProperty(x.publisher.property())}
-<h2>Quote a stay</h2><form method="get" action="/property">${stayFields(form)}<p><button type="submit">Quote</button></p></form>${quote}
+<h2>Quote a stay</h2><form method="get" action="${e(link(p, '/property'))}">${stayFields(form)}<p><button type="submit">Quote</button></p></form>${quote}
 ${result}${checkForm(p, form)}`,
   );
 }

@@ -18,7 +18,7 @@ import type { FeedFetchOptions } from '../ical.js';
 import type { NodePublisher } from '../service/index.js';
 import type { NodeStore } from '../store/store.js';
 import type { Activity } from './activity.js';
-import { createConsoleApp } from './app.js';
+import { type ConsoleMount, createConsoleApp } from './app.js';
 import type { CertificateView, ConsoleActionEntry } from './context.js';
 import { type ConsoleListenOptions, consoleHosts, consoleOrigin, consoleScheme, recordConsoleOrigin } from './listen.js';
 import { ConsoleCredentials } from './passkeys.js';
@@ -44,6 +44,9 @@ export interface ConsoleParts {
   listen: (server: Server, o: { maxPerClient: number; failed: (e: NodeJS.ErrnoException) => Error }) => Promise<Drain>;
   maxConnectionsPerClient: number;
 }
+
+/** What the console's app is made of (a mounted console has no listener of its own). */
+export type ConsoleAppParts = Omit<ConsoleParts, 'listen' | 'maxConnectionsPerClient'>;
 
 export interface ServedConsole {
   origin: string;
@@ -122,24 +125,51 @@ export async function listenConsole(
   return { origin: consoleOrigin(scheme, host, port, names), address, port, drain };
 }
 
+/** The host console's app over the node's parts, answering `hosts` on `scheme` (at `proxied.base` behind the proxy). */
+function hostConsole(parts: ConsoleAppParts, scheme: 'http' | 'https', hosts: Set<string>, proxied?: ConsoleMount) {
+  return createConsoleApp({
+    credentials: new ConsoleCredentials(parts.node.dataDir),
+    scheme,
+    hosts,
+    reads: parts.store,
+    certificate: certificateView(parts),
+    actions: withBookingWake(cliActions(parts.node), parts.onBookingDecided),
+    readiness: parts.readiness,
+    activity: parts.activity,
+    publisher: parts.publisher,
+    now: () => parts.publisher.now(),
+    onError: parts.onError,
+    ...(parts.onAction ? { onAction: parts.onAction } : {}),
+    ...(parts.nextSync ? { nextSync: parts.nextSync } : {}),
+    ...(proxied ? { proxied } : {}),
+  });
+}
+
 export async function startConsole(o: ConsoleListenOptions, parts: ConsoleParts): Promise<ServedConsole> {
   const served = await listenConsole(o, { ...parts, tlsName: parts.publisher.canonicalDomain }, (scheme, hosts) =>
-    createConsoleApp({
-      credentials: new ConsoleCredentials(parts.node.dataDir),
-      scheme,
-      hosts,
-      reads: parts.store,
-      certificate: certificateView(parts),
-      actions: withBookingWake(cliActions(parts.node), parts.onBookingDecided),
-      readiness: parts.readiness,
-      activity: parts.activity,
-      publisher: parts.publisher,
-      now: () => parts.publisher.now(),
-      onError: parts.onError,
-      ...(parts.onAction ? { onAction: parts.onAction } : {}),
-      ...(parts.nextSync ? { nextSync: parts.nextSync } : {}),
-    }),
+    hostConsole(parts, scheme, hosts),
   );
   recordConsoleOrigin(parts.node.dataDir, served.origin);
   return served;
+}
+
+/** The host console at `base` behind the node's reverse proxy (`--console-path`): what serve.ts routes there, and its origin. */
+export interface MountedConsole {
+  base: string;
+  origin: string;
+  fetch: (req: Request) => Response | Promise<Response>;
+}
+
+/**
+ * The console mounted at `base` for the proxy that serves `https://{canonical domain}`: it answers
+ * that name only (as the proxy's `X-Forwarded-Host`), on https (the proxy terminates TLS, so the
+ * cookies are `Secure` and the passkeys' origin is `https://{domain}`); serve.ts hands it the
+ * trusted proxy's requests under `base`, with `base` taken off.
+ */
+export function mountConsole(base: string, parts: ConsoleAppParts): MountedConsole {
+  const domain = parts.publisher.canonicalDomain;
+  const app = hostConsole(parts, 'https', consoleHosts('https', domain, 443, {}), { base });
+  const origin = `https://${domain}${base}`;
+  recordConsoleOrigin(parts.node.dataDir, origin);
+  return { base, origin, fetch: (req) => app.fetch(req) };
 }

@@ -58,7 +58,11 @@ export class ConsoleSessions {
   private readonly sessions = new Expiring<ConsoleSession>(MAX_SESSIONS);
   private readonly ceremonies = new Expiring<Ceremony>(MAX_SESSIONS);
 
-  constructor(private readonly secure: boolean) {}
+  /** `path`: the cookies' `Path`, the console's base path (`/` on a listener of its own), so no other page of the site is sent them. */
+  constructor(
+    private readonly secure: boolean,
+    private readonly path = '/',
+  ) {}
 
   /** The session the request's cookie names, its idle time renewed; undefined when none. */
   current(c: Context, now: number): ConsoleSession | undefined {
@@ -70,24 +74,24 @@ export class ConsoleSessions {
   /** A new session for the passkey `passkeyId`, its cookie set on the answer. */
   open(c: Context, passkeyId: string, now: number): void {
     const id = this.sessions.add({ formSecret: randomBytes(32), passkeyId, expiresAt: now + SESSION_IDLE_MS });
-    setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/', secure: this.secure });
+    setCookie(c, SESSION_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: this.path, secure: this.secure });
   }
 
   close(c: Context, now: number): void {
     this.sessions.take(getCookie(c, SESSION_COOKIE), now);
-    deleteCookie(c, SESSION_COOKIE, { path: '/', secure: this.secure });
+    deleteCookie(c, SESSION_COOKIE, { path: this.path, secure: this.secure });
   }
 
   /** Start a ceremony: its challenge kept under a cookie of its own. */
   begin(c: Context, ceremony: Omit<Ceremony, 'expiresAt'>, now: number): void {
     const id = this.ceremonies.add({ ...ceremony, expiresAt: now + CEREMONY_TTL_MS });
-    setCookie(c, CEREMONY_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: '/', secure: this.secure });
+    setCookie(c, CEREMONY_COOKIE, id, { httpOnly: true, sameSite: 'Strict', path: this.path, secure: this.secure });
   }
 
   /** The ceremony the request's cookie names, used up (a challenge answers once). */
   finish(c: Context, now: number): Ceremony | undefined {
     const found = this.ceremonies.take(getCookie(c, CEREMONY_COOKIE), now);
-    deleteCookie(c, CEREMONY_COOKIE, { path: '/', secure: this.secure });
+    deleteCookie(c, CEREMONY_COOKIE, { path: this.path, secure: this.secure });
     return found;
   }
 }

@@ -26,7 +26,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CliError } from '../../errors.js';
 import { printEvent, run, serveUntilSignal } from '../../io.js';
 import { port, positiveInt, shutdownGraceOption } from '../../options.js';
-import { type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
+import { CONSOLE_DEFAULTS, type ConsoleCommandOptions, consoleListen, consoleListenOptions } from '../console-options.js';
 import { type GuestMailCommandOptions, guestMail, guestMailOptions } from '../guest-mail-options.js';
 import { type NodeOptions, nodeOptions, storeOptions, workerCount } from './options.js';
 import { bookingLogger, onRememberedPort, quoteableStay, reachHints, requestLogger, vrpCommands } from './output.js';
@@ -39,6 +39,7 @@ interface ServeOptions extends NodeOptions, ConsoleCommandOptions, GuestMailComm
   tlsKey?: string;
   dev?: boolean;
   behindProxy?: boolean;
+  consolePath?: string;
   trustedProxy?: string[];
   acme?: boolean;
   acmeEmail?: string;
@@ -182,16 +183,29 @@ function bookingOptions(c: Command): Command {
 
 /** The host console: off unless `--console`; an admin listener of its own, loopback by default. */
 function consoleOptions(c: Command): Command {
-  return consoleListenOptions(c, 'host console (inbox, calendar, keys and health, activity)', 'the node’s TLS certificate');
+  return consoleListenOptions(c, 'host console (inbox, calendar, keys and health, activity)', 'the node’s TLS certificate').option(
+    '--console-path <path>',
+    'serve the host console at this path (e.g. /console) on the node’s listener instead, for the reverse proxy only (needs --behind-proxy)',
+  );
 }
 
 /** `--console …` as serve options (one process only: the console keeps its sessions in memory). */
 function consoleServeOptions(o: ServeOptions): Pick<ServeNodeOptions, 'console'> {
-  if (!o.console) return {};
-  if (o.workers > 1) throw new CliError('conflicting_options', { one: '--console', other: '--workers N' });
+  if (!o.console && o.consolePath === undefined) return {};
+  if (o.workers > 1) throw new CliError('conflicting_options', { one: o.console ? '--console' : '--console-path', other: '--workers N' });
+  // The console is at one place: at the path behind the proxy, or on a listener of its own (the node refuses the rest: `consolePath`).
+  const listener =
+    o.consolePath === undefined
+      ? consoleListen(o)
+      : {
+          path: o.consolePath,
+          ...(o.consoleHost !== CONSOLE_DEFAULTS.host || o.consolePort !== CONSOLE_DEFAULTS.port || o.consolePublic || o.consoleName
+            ? consoleListen(o)
+            : {}),
+        };
   return {
     console: {
-      ...consoleListen(o),
+      ...listener,
       onAction: (e) => (o.json ? printEvent({ ...e }) : process.stderr.write(`console ${e.action} ${e.target ?? '-'} ${e.outcome}\n`)),
     },
   };
@@ -236,6 +250,12 @@ function serveOptions(o: ServeOptions): ServeNodeOptions {
   };
 }
 
+/** Where the host console is, when it is served. */
+const consoleLine = (served: ServedNode | ServedCluster, o: ServeOptions) =>
+  'console' in served && served.console
+    ? `host console: ${served.console.origin} (enroll a passkey with: vrp node console enroll --data-dir ${o.dataDir})\n`
+    : '';
+
 /** The banner: a `listening` event with --json, else the origin and how to reach it (with --dev, ready-to-paste `vrp` commands). */
 async function announce(served: ServedNode | ServedCluster, o: ServeOptions): Promise<void> {
   if (o.json) {
@@ -252,6 +272,7 @@ async function announce(served: ServedNode | ServedCluster, o: ServeOptions): Pr
   } else if (o.behindProxy) {
     process.stdout.write(
       `serving ${served.origin} as plain http on ${served.address}:${served.port} for the proxy that terminates TLS\n` +
+        consoleLine(served, o) +
         'Ctrl-C stops the node.\n',
     );
   } else {
@@ -263,9 +284,7 @@ async function announce(served: ServedNode | ServedCluster, o: ServeOptions): Pr
         `reach it with: --connect-to ${hints.connectTo}${served.caFile ? ` --cacert ${served.caFile}` : ''}\n` +
         `  ${hints.curl('/.well-known/vacation-rental.json')}\n` +
         (commands ? `verify an offer:\n  ${commands.verify}\ncheck it (conformance):\n  ${commands.conformance}\n` : '') +
-        ('console' in served && served.console
-          ? `host console: ${served.console.origin} (enroll a passkey with: vrp node console enroll --data-dir ${o.dataDir})\n`
-          : '') +
+        consoleLine(served, o) +
         'Ctrl-C stops the node.\n',
     );
   }
