@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -23,6 +24,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two test files at a time at least: most files wait on servers, TLS handshakes, PostgreSQL and
+    // child processes rather than compute, and vitest's default (cores - 1) runs one file at a time
+    // on a 2-core machine (the CI time is in the README).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default'],
   },
 });

@@ -108,6 +108,7 @@ export const NODE_CODES = {
     message: 'a host console on the public address {host} needs TLS: serve the node with its certificate (--tls-cert/--tls-key or --dev)',
   },
   // `--console-path`: the host console mounted behind the node's reverse proxy.
+  console_path_taken: { message: 'the console path {path} is where the node answers {route} itself: choose another (like /console)' },
   console_path_invalid: { message: 'a console path is /segment[/segment…] of letters, digits and -._~ (like /console), not {path}' },
   console_path_needs_proxy: {
     message: '--console-path mounts the console for the node’s reverse proxy: add --behind-proxy (and --trusted-proxy)',

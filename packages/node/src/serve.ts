@@ -483,7 +483,13 @@ export async function serveNode(o: ServeNodeOptions): Promise<ServedNode> {
       // The sync starts once the node listens; the console reads its schedule when it renders.
       ...(syncs ? { nextSync: (feed: string) => sync?.nextSyncAt?.(feed) } : {}),
     });
-    const base = o.console ? consolePath(o.console, o.behindProxy !== undefined) : undefined;
+    const base = o.console
+      ? consolePath(
+          o.console,
+          o.behindProxy !== undefined,
+          app.routes.map((r) => r.path),
+        )
+      : undefined;
     const mounted = o.console && activity && base ? mountConsole(base, consoleParts(o.console, activity)) : undefined;
     const { server, drain } = await listenNode(fetch, tls, o, {
       host,

@@ -196,6 +196,13 @@ describe('--console-path refusals', () => {
     });
   });
 
+  it("refuses a path where the node answers itself (its own routes would be hidden): /book, /ucp, /mcp, /api/verified-stay-offer's /api", async () => {
+    for (const path of ['/book', '/ucp', '/ucp/continue', '/mcp', '/api', '/readyz'])
+      await expect(serveNode({ dataDir, behindProxy: proxy, console: { path } }), path).rejects.toMatchObject({
+        code: 'console_path_taken',
+      });
+  });
+
   it('vrp node serve: --console-path without --behind-proxy, or with --console-host, is refused with its code', async () => {
     const alone = await runVrpInProcess(['node', 'serve', '--data-dir', dataDir, '--dev', '--console-path', BASE]);
     expect(alone.code).not.toBe(0);

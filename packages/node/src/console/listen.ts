@@ -44,11 +44,16 @@ const CONSOLE_PATH = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/;
  * The path a console mounted behind the proxy answers under, or undefined for a listener of its
  * own. Refused: a path that is not `/segment…` (`console_path_invalid`); a path without
  * `--behind-proxy` (`console_path_needs_proxy`: on the public TLS listener a direct client would
- * reach it); a path with listener options (`console_path_conflict`: the console has one place).
+ * reach it); a path with listener options (`console_path_conflict`: the console has one place); a
+ * path the node answers itself, given its `nodeRoutes` (`console_path_taken`).
  */
-export function consolePath(o: ConsoleListenOptions, behindProxy: boolean): string | undefined {
+export function consolePath(o: ConsoleListenOptions, behindProxy: boolean, nodeRoutes: readonly string[] = []): string | undefined {
   if (o.path === undefined) return undefined;
   if (!CONSOLE_PATH.test(o.path)) throw new NodeError('console_path_invalid', { path: o.path.slice(0, 80) });
+  // The console takes every request under its path: one of the node's own routes there would be hidden.
+  const taken = nodeRoutes.find((r) => r === o.path || r.startsWith(`${o.path}/`) || o.path?.startsWith(`${r}/`));
+  if (taken !== undefined && taken !== '/' && taken !== '*' && taken !== '/*')
+    throw new NodeError('console_path_taken', { path: o.path, route: taken });
   if (!behindProxy) throw new NodeError('console_path_needs_proxy');
   if (o.host !== undefined || (o.port ?? 0) !== 0 || o.public || o.names?.length) throw new NodeError('console_path_conflict');
   return o.path;
