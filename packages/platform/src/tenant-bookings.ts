@@ -16,6 +16,7 @@ import {
   declineReason,
   type HoldOutcome,
   holdRange,
+  idempotencyRows,
   type NewHold,
   type NewUcpSession,
   NodeError,
@@ -204,54 +205,28 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
     return ids;
   }
 
-  // ── UCP Idempotency-Keys (node ucp/ports.ts, the node store's same statements) ─────────
+  // ── UCP Idempotency-Keys (node ucp/ports.ts): the node's statements over the tenant's rows ──
 
-  async claimUcpIdempotencyKey(
+  private get idempotency(): UcpIdempotencyStore {
+    return idempotencyRows(this.db, 'platform_tenant_ucp_idempotency', { column: 'domain', value: this.domain });
+  }
+
+  claimUcpIdempotencyKey(
     id: string,
     requestSha256: string,
     now: number,
     expiresAt: number,
     staleBefore: number,
   ): Promise<UcpIdempotencyRecord | undefined> {
-    const t = 'platform_tenant_ucp_idempotency' as const;
-    await this.db.deleteFrom(t).where('domain', '=', this.domain).where('expires_at', '<=', iso(now)).execute();
-    const row = { id, domain: this.domain, request_sha256: requestSha256, answer_status: null, answer_json: null };
-    const inserted = await this.db
-      .insertInto(t)
-      .values({ ...row, created_at: iso(now), expires_at: iso(expiresAt) })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return undefined;
-    // A claim never settled (its request's process stopped mid-way) is taken over, by one request only.
-    const taken = await this.db
-      .updateTable(t)
-      .set({ request_sha256: requestSha256, created_at: iso(now), expires_at: iso(expiresAt) })
-      .where('domain', '=', this.domain)
-      .where('id', '=', id)
-      .where('answer_status', 'is', null)
-      .where('created_at', '<=', iso(staleBefore))
-      .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 1) return undefined;
-    const held = await this.db.selectFrom(t).selectAll().where('domain', '=', this.domain).where('id', '=', id).executeTakeFirst();
-    return held ? own(held) : this.claimUcpIdempotencyKey(id, requestSha256, now, expiresAt, staleBefore);
+    return this.idempotency.claimUcpIdempotencyKey(id, requestSha256, now, expiresAt, staleBefore);
   }
 
-  async settleUcpIdempotencyKey(id: string, answer: { status: number; json: string }): Promise<void> {
-    await this.db
-      .updateTable('platform_tenant_ucp_idempotency')
-      .set({ answer_status: answer.status, answer_json: answer.json })
-      .where('domain', '=', this.domain)
-      .where('id', '=', id)
-      .execute();
+  settleUcpIdempotencyKey(id: string, answer: { status: number; json: string }): Promise<void> {
+    return this.idempotency.settleUcpIdempotencyKey(id, answer);
   }
 
-  async releaseUcpIdempotencyKey(id: string): Promise<void> {
-    await this.db
-      .deleteFrom('platform_tenant_ucp_idempotency')
-      .where('domain', '=', this.domain)
-      .where('id', '=', id)
-      .where('answer_status', 'is', null)
-      .execute();
+  releaseUcpIdempotencyKey(id: string): Promise<void> {
+    return this.idempotency.releaseUcpIdempotencyKey(id);
   }
 
   // ── UCP booking sessions (node ucp/ports.ts) ─────────────────────────────────────────

@@ -23,6 +23,7 @@ import {
   type UcpSessionStore,
 } from '../ucp/ports.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
+import { idempotencyRows } from './idempotency-rows.js';
 import type { BlockedRangeTable, BlockKind, BookingStatus, CalendarFeedTable, KeyStatus, NodeDatabase, SigningKeyTable } from './schema.js';
 
 export type BlockedRange = BlockedRangeTable;
@@ -471,54 +472,30 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
     return q.returningAll().executeTakeFirst();
   }
 
-  // UCP Idempotency-Keys (ucp/ports.ts, idempotency.ts): one statement each; the primary key decides a race.
+  // UCP Idempotency-Keys (ucp/ports.ts, idempotency.ts): the rows idempotency-rows.ts keeps, shared with a platform's tenants.
 
-  async claimUcpIdempotencyKey(
+  private idempotencyStore: UcpIdempotencyStore | undefined;
+  private get idempotency(): UcpIdempotencyStore {
+    this.idempotencyStore ??= idempotencyRows(this.db, 'ucp_idempotency');
+    return this.idempotencyStore;
+  }
+
+  claimUcpIdempotencyKey(
     id: string,
     requestSha256: string,
     now: number,
     expiresAt: number,
     staleBefore: number,
   ): Promise<UcpIdempotencyRecord | undefined> {
-    await this.db.deleteFrom('ucp_idempotency').where('expires_at', '<=', iso(now)).execute();
-    const row = {
-      id,
-      request_sha256: requestSha256,
-      answer_status: null,
-      answer_json: null,
-      created_at: iso(now),
-      expires_at: iso(expiresAt),
-    };
-    const inserted = await this.db
-      .insertInto('ucp_idempotency')
-      .values(row)
-      .onConflict((oc) => oc.column('id').doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return undefined;
-    // A claim never settled (its request's process stopped mid-way) is taken over, by one request only.
-    const taken = await this.db
-      .updateTable('ucp_idempotency')
-      .set({ request_sha256: requestSha256, created_at: iso(now), expires_at: iso(expiresAt) })
-      .where('id', '=', id)
-      .where('answer_status', 'is', null)
-      .where('created_at', '<=', iso(staleBefore))
-      .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 1) return undefined;
-    const held = await this.db.selectFrom('ucp_idempotency').selectAll().where('id', '=', id).executeTakeFirst();
-    // Removed meanwhile (expired between the statements): the caller retries as a new claim would.
-    return held ?? this.claimUcpIdempotencyKey(id, requestSha256, now, expiresAt, staleBefore);
+    return this.idempotency.claimUcpIdempotencyKey(id, requestSha256, now, expiresAt, staleBefore);
   }
 
-  async settleUcpIdempotencyKey(id: string, answer: { status: number; json: string }): Promise<void> {
-    await this.db
-      .updateTable('ucp_idempotency')
-      .set({ answer_status: answer.status, answer_json: answer.json })
-      .where('id', '=', id)
-      .execute();
+  settleUcpIdempotencyKey(id: string, answer: { status: number; json: string }): Promise<void> {
+    return this.idempotency.settleUcpIdempotencyKey(id, answer);
   }
 
-  async releaseUcpIdempotencyKey(id: string): Promise<void> {
-    await this.db.deleteFrom('ucp_idempotency').where('id', '=', id).where('answer_status', 'is', null).execute();
+  releaseUcpIdempotencyKey(id: string): Promise<void> {
+    return this.idempotency.releaseUcpIdempotencyKey(id);
   }
 
   ucpSessions(status?: UcpSessionRecord['status']): Promise<Omit<UcpSessionRecord, 'code_sha256'>[]> {
