@@ -24,7 +24,8 @@ async function demoBooking(dir: string, yes: boolean): Promise<void> {
   out('');
   out(`The host holds ${bookingId} (the completed UCP session's booking): npm run vrp -- node bookings list --data-dir ${dir}`);
   for (const b of await listBookings({ dataDir: resolve(dir) })) process.stdout.write(bookingLine(b));
-  out(`Confirm or decline it: npm run vrp -- node bookings confirm|decline ${bookingId} --data-dir ${dir}`);
+  out(`Confirm it: npm run vrp -- node bookings confirm ${bookingId} --data-dir ${dir}`);
+  out(`or decline it with a reason for the guest: npm run vrp -- node bookings decline ${bookingId} --reason TEXT --data-dir ${dir}`);
 }
 
 /** `vrp demo` — what `npm start` runs: a sample node under .vrp-demo/, served in dev mode until Ctrl-C. */
