@@ -44,7 +44,9 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
     private readonly store: PlatformStore,
     readonly domain: string,
     private readonly onWrite: () => void,
-  ) {}
+  ) {
+    this.idempotency = idempotencyRows(store.db, 'platform_tenant_ucp_idempotency', { column: 'domain', value: domain });
+  }
 
   private get db(): Kysely<PlatformDatabase> {
     return this.store.db;
@@ -207,9 +209,7 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
 
   // ── UCP Idempotency-Keys (node ucp/ports.ts): the node's statements over the tenant's rows ──
 
-  private get idempotency(): UcpIdempotencyStore {
-    return idempotencyRows(this.db, 'platform_tenant_ucp_idempotency', { column: 'domain', value: this.domain });
-  }
+  private readonly idempotency: UcpIdempotencyStore;
 
   claimUcpIdempotencyKey(
     id: string,

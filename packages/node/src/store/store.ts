@@ -76,7 +76,9 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   private constructor(
     readonly db: Kysely<NodeDatabase>,
     private readonly revisionReader: RevisionReader,
-  ) {}
+  ) {
+    this.idempotency = idempotencyRows(db, 'ucp_idempotency');
+  }
 
   static async open(target: StoreTarget): Promise<NodeStore> {
     const db = await openNodeDatabase(target);
@@ -474,11 +476,7 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
 
   // UCP Idempotency-Keys (ucp/ports.ts, idempotency.ts): the rows idempotency-rows.ts keeps, shared with a platform's tenants.
 
-  private idempotencyStore: UcpIdempotencyStore | undefined;
-  private get idempotency(): UcpIdempotencyStore {
-    this.idempotencyStore ??= idempotencyRows(this.db, 'ucp_idempotency');
-    return this.idempotencyStore;
-  }
+  private readonly idempotency: UcpIdempotencyStore;
 
   claimUcpIdempotencyKey(
     id: string,
