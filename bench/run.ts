@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- name … [--flag value …]] [--report]`: run the benchmarks one after another
  * (each is a standalone script that prints a table and writes bench/results/<name>.json), keeping
- * each result in bench/results/<name>/ for the trend (the last runs). Without names, all run;
+ * each result in bench/history/<name>/ (committed) for the trend (the last runs). Without names, all run;
  * with `--report` and no names, none run. `--report` then writes docs/performance.md and its
  * charts from the latest results on record (bench/report/).
  */
@@ -13,6 +13,7 @@ import { writeReport } from './report/index.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const results = `${here}results`;
+const history = `${here}history`;
 const all = readdirSync(here)
   .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && f !== 'lib.ts')
   .map((f) => f.slice(0, -3))
@@ -39,12 +40,13 @@ for (const name of toRun) {
   if (r.status !== 0) failed++;
   // Right after the run, so the machine recorded with it is the one it ran on, under the load it saw,
   // with the flags it ran with (the page's command to reproduce it).
-  archiveResults(results, HISTORY_KEEP, thisMachine(), flags);
+  archiveResults(results, history, HISTORY_KEEP, thisMachine(), flags);
 }
 if (report) {
   const root = fileURLToPath(new URL('../', import.meta.url));
   const { sections, svgs } = await writeReport({
     resultsDir: results,
+    historyDir: history,
     pageFile: `${root}docs/performance.md`,
     imgDir: `${root}docs/performance`,
     benches: all,

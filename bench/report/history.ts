@@ -1,10 +1,12 @@
 /**
  * The benches' results kept over runs, for the performance page's trend. Each bench writes its
- * latest result to `bench/results/<bench>.json` in a shape of its own; `archiveResults` copies
- * each such file, once per version (named by the time it was written), to
- * `bench/results/<bench>/<time>.json` with the machine it ran on, and keeps the last
- * `HISTORY_KEEP` of each bench. `npm run bench` archives after every bench it runs, and
- * `--report` archives what a bench run on its own (`npx tsx bench/<bench>.ts`) left behind.
+ * latest result to `bench/results/<bench>.json` in a shape of its own (not committed: a scratch
+ * file per checkout); `archiveResults` copies each such file, once per version (named by the time
+ * it was written), to `bench/history/<bench>/<time>.json` with the machine it ran on, and keeps
+ * the last `HISTORY_KEEP` of each bench. The history is committed with the page it was drawn
+ * from, so the page's figures and trend can be regenerated from a fresh clone and a new run adds
+ * to the trend instead of starting it over. `npm run bench` archives after every bench it runs,
+ * and `--report` archives what a bench run on its own (`npx tsx bench/<bench>.ts`) left behind.
  */
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -49,11 +51,11 @@ export function thisMachine(): Machine {
 const stampOf = (at: Date) => at.toISOString().replaceAll(':', '-');
 
 /**
- * Archive every `<bench>.json` in `dir` not archived yet (its write time names it), then keep the
- * last `keep` runs of each bench. Returns the benches that got a new run. A result that is not
- * JSON is left where it is (the bench's own output is never changed).
+ * Archive every `<bench>.json` in `dir` not archived yet in `historyDir` (its write time names
+ * it), then keep the last `keep` runs of each bench. Returns the benches that got a new run. A
+ * result that is not JSON is left where it is (the bench's own output is never changed).
  */
-export function archiveResults(dir: string, keep = HISTORY_KEEP, machine = thisMachine(), args?: string[]): string[] {
+export function archiveResults(dir: string, historyDir: string, keep = HISTORY_KEEP, machine = thisMachine(), args?: string[]): string[] {
   if (!existsSync(dir)) return [];
   const added: string[] = [];
   for (const file of readdirSync(dir)) {
@@ -61,7 +63,7 @@ export function archiveResults(dir: string, keep = HISTORY_KEEP, machine = thisM
     if (!file.endsWith('.json') || !statSync(path).isFile()) continue;
     const bench = file.slice(0, -'.json'.length);
     const at = statSync(path).mtime;
-    const target = join(dir, bench, `${stampOf(at)}.json`);
+    const target = join(historyDir, bench, `${stampOf(at)}.json`);
     if (existsSync(target)) continue;
     let result: unknown;
     try {
@@ -69,11 +71,11 @@ export function archiveResults(dir: string, keep = HISTORY_KEEP, machine = thisM
     } catch {
       continue;
     }
-    mkdirSync(join(dir, bench), { recursive: true });
+    mkdirSync(join(historyDir, bench), { recursive: true });
     const record: RunRecord = { bench, at: at.toISOString(), machine, ...(args ? { args } : {}), result };
     writeFileSync(target, `${JSON.stringify(record, null, 2)}\n`);
     added.push(bench);
-    for (const old of archivedFiles(join(dir, bench)).slice(0, -keep)) rmSync(join(dir, bench, old));
+    for (const old of archivedFiles(join(historyDir, bench)).slice(0, -keep)) rmSync(join(historyDir, bench, old));
   }
   return added;
 }
@@ -85,7 +87,7 @@ function archivedFiles(benchDir: string): string[] {
     .sort();
 }
 
-/** Every archived run in `dir`, by bench, oldest first; a file that does not parse is skipped. */
+/** Every archived run in `dir` (bench/history), by bench, oldest first; a file that does not parse is skipped. */
 export function loadHistory(dir: string): Map<string, RunRecord[]> {
   const history = new Map<string, RunRecord[]>();
   if (!existsSync(dir)) return history;

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- --report`: write the performance page (docs/performance.md) and its charts
  * (docs/performance/*.svg) from the benches' results on record: archive what the benches
- * left in bench/results/ (history.ts), build a section per bench (page.ts, sections/), render
+ * left in bench/results/ into bench/history/ (history.ts), build a section per bench (page.ts, sections/), render
  * every chart to SVG (charts.ts) and replace the page and the chart folder's SVGs.
  */
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,8 +12,10 @@ import { type BuiltSection, buildSection, pageMarkdown } from './page.js';
 import { SECTIONS } from './sections/index.js';
 
 export interface ReportOptions {
-  /** bench/results: the benches' latest results and the archived runs. */
+  /** bench/results: the benches' latest results (a scratch folder, not committed). */
   resultsDir: string;
+  /** bench/history: the archived runs, committed (the page is drawn from them). */
+  historyDir: string;
   /** docs/performance.md */
   pageFile: string;
   /** docs/performance */
@@ -37,8 +39,8 @@ function pageOrder(names: Iterable<string>): string[] {
 }
 
 export async function writeReport(options: ReportOptions): Promise<Report> {
-  archiveResults(options.resultsDir);
-  const history = loadHistory(options.resultsDir);
+  archiveResults(options.resultsDir, options.historyDir);
+  const history = loadHistory(options.historyDir);
   const sections = pageOrder([...options.benches, ...Object.keys(SECTIONS), ...history.keys()]).map((bench) =>
     buildSection(bench, history.get(bench) ?? []),
   );

@@ -17,6 +17,7 @@ import { writeReport } from '../report/index.js';
 
 let dir: string;
 const results = () => join(dir, 'results');
+const history = () => join(dir, 'history');
 const page = () => join(dir, 'docs', 'performance.md');
 const img = () => join(dir, 'docs', 'performance');
 
@@ -107,10 +108,17 @@ async function report(benches = ['surfaces', 'gateway', 'gate', 'platform', 'ver
   for (const [i, rps] of [280, 450, 600].entries()) {
     writeResult('surfaces', surfaces(rps), new Date(T0 + i * HOUR));
     // The latest run under `npm run bench -- surfaces --seconds 2`.
-    archiveResults(results(), 12, thisMachine(), i === 2 ? ['--seconds', '2'] : undefined);
+    archiveResults(results(), history(), 12, thisMachine(), i === 2 ? ['--seconds', '2'] : undefined);
   }
   for (const [bench, result] of Object.entries(FIXTURES)) writeResult(bench, result, new Date(T0 + 3 * HOUR));
-  return writeReport({ resultsDir: results(), pageFile: page(), imgDir: img(), benches, now: new Date(T0 + 4 * HOUR) });
+  return writeReport({
+    resultsDir: results(),
+    historyDir: history(),
+    pageFile: page(),
+    imgDir: img(),
+    benches,
+    now: new Date(T0 + 4 * HOUR),
+  });
 }
 
 /** The page's figure table rows: [figure, value, baseline, baseline value, ratio, better, target]. */
@@ -227,14 +235,20 @@ describe('npm run bench -- --report on a fixture result set', () => {
   it('keeps the last runs of a bench for the trend, bounded', async () => {
     for (const [i, rps] of [100, 200, 300, 400].entries()) {
       writeResult('surfaces', surfaces(rps), new Date(T0 + i * HOUR));
-      archiveResults(results(), 3);
+      archiveResults(results(), history(), 3);
     }
     // Archiving again adds nothing: a run is archived once.
-    expect(archiveResults(results(), 3)).toEqual([]);
-    const runs = loadHistory(results()).get('surfaces') ?? [];
+    expect(archiveResults(results(), history(), 3)).toEqual([]);
+    const runs = loadHistory(history()).get('surfaces') ?? [];
     expect(runs.map((r) => r.at)).toEqual([1, 2, 3].map((i) => new Date(T0 + i * HOUR).toISOString()));
     expect(runs.every((r) => r.machine !== null && r.machine.cpus > 0)).toBe(true);
-    const { sections } = await writeReport({ resultsDir: results(), pageFile: page(), imgDir: img(), benches: ['surfaces'] });
+    const { sections } = await writeReport({
+      resultsDir: results(),
+      historyDir: history(),
+      pageFile: page(),
+      imgDir: img(),
+      benches: ['surfaces'],
+    });
     const trend = sections[0]?.charts.find((c) => c.id === 'surfaces-trend');
     expect(JSON.stringify(trend?.spec)).toContain('"y":0.4'); // the latest run's a2a ratio, 400 / 1000
     expect(JSON.stringify(trend?.spec)).not.toContain('"y":0.1,'); // the oldest run fell out of the bound
@@ -242,7 +256,13 @@ describe('npm run bench -- --report on a fixture result set', () => {
   });
 
   it('with no results at all, writes a page of benches not run and no chart', async () => {
-    const { svgs, sections } = await writeReport({ resultsDir: results(), pageFile: page(), imgDir: img(), benches: ['surfaces', 'gate'] });
+    const { svgs, sections } = await writeReport({
+      resultsDir: results(),
+      historyDir: history(),
+      pageFile: page(),
+      imgDir: img(),
+      benches: ['surfaces', 'gate'],
+    });
     expect(svgs.size).toBe(0);
     // The benches named and every bench with a section of its own, each marked not run.
     expect(sections.map((s) => s.bench)).toEqual(
