@@ -15,6 +15,7 @@ import type { ServedNode } from '@vrpkit/node';
 import { UCP_BOOKING_SESSIONS, UCP_PROFILE_PATH, UCP_REST_BASE_PATH, ucpBookingRequest, ucpStayId } from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { serializeDictionary } from 'structured-headers';
 import { expect } from 'vitest';
 import { startTestSmtp, type TestSmtp } from './mail.js';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir } from './node.js';
@@ -167,6 +168,8 @@ export async function guestStep(
   code = '',
 ): Promise<GuestStepAnswer> {
   const page = await client.get(`/ucp/continue/${id}`);
+  // A page that failed (a 503 while the store is away) has no form to submit: its answer is the step's.
+  if (page.status !== 200) return { status: page.status, text: page.text, sessionStatus: undefined, refusal: undefined };
   const token = /name="form_token" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
   const form = new URLSearchParams({ session_id: id, form_token: token, step, ...(code ? { code } : {}) });
   const res = await client.request('POST', `/ucp/continue/${id}`, {
@@ -281,7 +284,8 @@ export const TEST_UCP_AGENT_PROFILE = 'https://platform.example/.well-known/ucp'
  */
 export function ucpRestHeaders(method: string): Record<string, string> {
   return {
-    'ucp-agent': `profile="${TEST_UCP_AGENT_PROFILE}"`,
+    // RFC 8941 §3.2 Dictionary, `profile` a String: serialized by structured-headers, never by hand.
+    'ucp-agent': serializeDictionary({ profile: TEST_UCP_AGENT_PROFILE }),
     'request-id': randomUUID(),
     ...(method === 'GET' ? {} : { 'idempotency-key': randomUUID() }),
   };
