@@ -6,7 +6,8 @@
  * whichever write ran out of room (the key's claim, the session, the stored answer). Nothing is
  * claimed for ever and nothing is doubled: once there is room again, the same request with the same
  * key is answered at once (never 409 `idempotency_in_progress`), each key stands for exactly one
- * session, and a further replay gets the stored answer.
+ * session, and a further replay gets the stored answer; a Complete refused for want of room completes
+ * when retried with its key, with the one reservation its guest's confirmation made.
  * The node's own app over a real SQLite file, asked in process.
  */
 import { randomUUID } from 'node:crypto';
@@ -28,6 +29,7 @@ const clock = testClock(START);
 const tmp = tempDir('idem-full');
 let store: NodeStore;
 let app: ReturnType<typeof createNodeApp>;
+let desk: ReturnType<typeof createBookingDesk>;
 let propertyId = '';
 
 beforeAll(async () => {
@@ -36,7 +38,7 @@ beforeAll(async () => {
   store = await NodeStore.open(storeTargetFor(dataDir));
   const service = await createOfferService({ store, keys: nodePaths(dataDir).keys, clock });
   const writes = storeHealth(store, clock, () => {});
-  const desk = createBookingDesk({ service, store, clock, holdsPerDay: 0, rateLimitPerMinute: 10_000 });
+  desk = createBookingDesk({ service, store, clock, holdsPerDay: 0, rateLimitPerMinute: 10_000 });
   app = createNodeApp(service, {
     bookings: desk,
     ucp: ucpBookingSessions({ service, store, desk, clock }),
@@ -63,7 +65,11 @@ const body = (from: number) =>
     ucpStayRequest(propertyId, { check_in: dayAfter(START, from), check_out: dayAfter(START, from + 2) }, { email: 'ada@example.org' }),
   );
 const create = (key: string, from: number) =>
-  ask(SESSIONS, { method: 'POST', headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST'), 'idempotency-key': key }, body: body(from) });
+  ask(SESSIONS, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST'), 'idempotency-key': key },
+    body: body(from),
+  });
 
 const count = async (table: 'ucp_session' | 'ucp_idempotency') =>
   Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(store.db)).rows[0]!.n);
@@ -75,6 +81,28 @@ const setMaxPages = async (pages: number | 'current') => {
   const n = pages === 'current' ? (await sql<{ page_count: number }>`PRAGMA page_count`.execute(store.db)).rows[0]!.page_count : pages;
   await sql.raw(`PRAGMA max_page_count = ${n}`).execute(store.db);
 };
+
+/** A session the guest confirmed (its hold made through the node's desk, as the guest page does): its id and hold. */
+async function confirmedSession(from: number): Promise<{ id: string; booking: string }> {
+  const created = await create(randomUUID(), from);
+  expect(created.status).toBe(201);
+  const { id, 'dev.vrpkit.lodging': lodging } = (await created.json()) as { id: string; 'dev.vrpkit.lodging': { offer_jws: string } };
+  const guest = { name: 'Ada Guest', email: 'ada@example.org' };
+  const held = await desk.request({ offer_jws: lodging.offer_jws, guest, idempotency_key: `ucp-${id}` }, '192.0.2.1');
+  expect(held.status, JSON.stringify(held).slice(0, 300)).toBe(201);
+  const booking = held.ok ? held.body.booking_request.booking_id : '';
+  expect(
+    await store.updateUcpSession(id, ['requires_escalation'], { status: 'ready_for_complete', booking_id: booking }, clock.now()),
+  ).toBeDefined();
+  return { id, booking };
+}
+
+const complete = (id: string, key: string) =>
+  ask(`${SESSIONS}/${id}/complete`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...ucpRestHeaders('POST'), 'idempotency-key': key },
+    body: JSON.stringify({ payment: {} }),
+  });
 
 describe('a full disk under an Idempotency-Key claim', () => {
   it('fails closed (503 store_unavailable); once there is room the same key is answered at once, one session per key, replays the stored answer', async () => {
@@ -115,6 +143,31 @@ describe('a full disk under an Idempotency-Key claim', () => {
       expect(((await again.json()) as { id: string }).id).toBe(ids[i]);
     }
     expect(await count('ucp_session')).toBe(sessionsBefore + failed.length);
+    expect(await unsettled()).toBe(0);
+  });
+
+  it('a Complete refused for want of room completes when retried with its key: the one reservation, its answer stored', async () => {
+    const ready = [];
+    for (let from = 300; from < 320; from += 4) ready.push(await confirmedSession(from));
+    await setMaxPages('current');
+    const keys = ready.map(() => randomUUID());
+    const first = [];
+    // Sessions fill the pages there are, then each Complete needs room for its key, its answer or both.
+    for (let from = 320; from < 360 && (await create(randomUUID(), from)).status === 201; from += 2);
+    for (const [i, r] of ready.entries()) first.push((await complete(r.id, keys[i]!)).status);
+    for (const status of first) expect([200, 503]).toContain(status);
+    expect(first).toContain(503);
+    expect(await unsettled()).toBe(0);
+
+    await setMaxPages(1_000_000);
+    for (const [i, r] of ready.entries()) {
+      const again = await complete(r.id, keys[i]!);
+      expect(again.status).toBe(200);
+      const done = (await again.json()) as { status: string; confirmation: { id: string } };
+      expect(done.status).toBe('completed');
+      expect(done.confirmation.id).toBe(r.booking);
+      expect(((await (await complete(r.id, keys[i]!)).json()) as typeof done).confirmation).toEqual(done.confirmation);
+    }
     expect(await unsettled()).toBe(0);
   });
 });

@@ -168,8 +168,8 @@ export async function guestStep(
   code = '',
 ): Promise<GuestStepAnswer> {
   const page = await client.get(`/ucp/continue/${id}`);
-  // A page that failed (a 503 while the store is away) has no form to submit: its answer is the step's.
-  if (page.status !== 200) return { status: page.status, text: page.text, sessionStatus: undefined, refusal: undefined };
+  // A page the server could not answer (a 503 while the store is away) has no form to submit: its answer is the step's.
+  if (page.status >= 500) return { status: page.status, text: page.text, sessionStatus: undefined, refusal: undefined };
   const token = /name="form_token" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
   const form = new URLSearchParams({ session_id: id, form_token: token, step, ...(code ? { code } : {}) });
   const res = await client.request('POST', `/ucp/continue/${id}`, {

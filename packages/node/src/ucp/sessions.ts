@@ -244,13 +244,13 @@ export class UcpSessions {
       expires_at: new Date(now + this.sessionMs).toISOString(),
       ...leadColumns(party),
     };
-    if (claim === undefined) {
-      const row = await this.o.store.insertUcpSession(session, now);
-      return { status: 201, body: await this.view(row), applied: true };
-    }
     const body = await this.view(newSessionRow(session, now));
-    await this.o.store.insertUcpSession(session, now, { id: claim, status: 201, json: JSON.stringify(body) });
-    return { status: 201, body, applied: true, settled: true };
+    await this.o.store.insertUcpSession(
+      session,
+      now,
+      claim === undefined ? undefined : { id: claim, status: 201, json: JSON.stringify(body) },
+    );
+    return { status: 201, body, applied: true, settled: claim !== undefined };
   }
 
   /** Get Booking Session. */
