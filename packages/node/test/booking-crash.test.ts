@@ -15,13 +15,21 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { verifyBookingReceipt } from '@vrpkit/agent';
 import { initNode } from '@vrpkit/node';
-import { JWKS_PATH, UCP_PROFILE_PATH, type UcpSessionView, type VrpJwks } from '@vrpkit/protocol';
+import { JWKS_PATH, UCP_PROFILE_PATH, type VrpJwks } from '@vrpkit/protocol';
 import { type CliRun, listeningEvent, vrpCli } from '@vrpkit/testkit/cli';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { type NodeClient, nodeClient, tempDir } from '@vrpkit/testkit/node';
-import { guestStep, mailedCode, UCP_SESSIONS_PATH, ucpCall, ucpStayRequest } from '@vrpkit/testkit/ucp';
+import {
+  expectCompletedWithReceipt,
+  expectNoNightHeldTwice,
+  guestStep,
+  mailedCode,
+  UCP_SESSIONS_PATH,
+  type UcpCompletedView,
+  ucpCall,
+  ucpStayRequest,
+} from '@vrpkit/testkit/ucp';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -35,7 +43,7 @@ const COMPLETE = { payment: {} };
 /** A claim older than this is taken over (ucp/idempotency.ts IDEMPOTENCY_STALE_CLAIM_MS, with a second to spare). */
 const STALE_CLAIM_MS = 61_000;
 
-type View = UcpSessionView & { 'dev.vrpkit.lodging': { booking_id?: string; booking_receipt_jws?: string; offer_jws: string } };
+type View = UcpCompletedView;
 
 let smtp: TestSmtp;
 let run: CliRun | undefined;
@@ -155,9 +163,7 @@ function assertNothingDoubledOrHalfWritten(): void {
         check_out: string;
       }[],
   );
-  for (const a of holds)
-    for (const b of holds)
-      if (a !== b) expect(a.check_in >= b.check_out || b.check_in >= a.check_out, `${a.booking_id} overlaps ${b.booking_id}`).toBe(true);
+  expectNoNightHeldTwice(holds);
   const sessions = db((d) => d.prepare('select session_id, status, booking_id from ucp_session').all()) as {
     session_id: string;
     status: string;
@@ -174,19 +180,8 @@ function assertNothingDoubledOrHalfWritten(): void {
   expect(new Set(reservations).size).toBe(reservations.length);
 }
 
-/** A completed session's answer: one reservation, a receipt that verifies against the offer it was made from. */
-async function assertCompleted(v: View, jwks: VrpJwks): Promise<void> {
-  expect(v.status).toBe('completed');
-  const lodging = v['dev.vrpkit.lodging'];
-  expect(v.confirmation?.id).toBe(lodging.booking_id);
-  const verified = await verifyBookingReceipt(lodging.booking_receipt_jws!, {
-    jwks,
-    domain: DOMAIN,
-    offerJws: lodging.offer_jws,
-    clock: { now: () => Date.now() },
-  });
-  expect(verified.status).toBe('verified');
-}
+const assertCompleted = (v: View, jwks: VrpJwks) =>
+  expectCompletedWithReceipt(v, { jwks, domain: DOMAIN, clock: { now: () => Date.now() } });
 
 describe('a serving node stopped in the middle of booking sessions', () => {
   it('kill -9 mid confirm and complete: after a restart every session is completed once with a verifying receipt, or still completable; no night held twice', async () => {

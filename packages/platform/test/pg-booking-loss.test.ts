@@ -11,18 +11,25 @@
  * A platform served in process over https (dev CA) on the test PostgreSQL, a real local SMTP server.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { verifyBookingReceipt } from '@vrpkit/agent';
 import { sampleProperty } from '@vrpkit/node';
-import { type PlatformStore, type ServedPlatform, servePlatform } from '@vrpkit/platform';
-import { JWKS_PATH, UCP_PROFILE_PATH, type UcpSessionView, type VrpJwks } from '@vrpkit/protocol';
+import type { PlatformStore, ServedPlatform } from '@vrpkit/platform';
+import { JWKS_PATH, UCP_PROFILE_PATH, type VrpJwks } from '@vrpkit/protocol';
 import { startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { dayAfter, type NodeClient, nodeClient, testClock } from '@vrpkit/testkit/node';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
-import { guestStep, mailedCode, UCP_SESSIONS_PATH, ucpCall, ucpStayRequest } from '@vrpkit/testkit/ucp';
+import {
+  expectCompletedWithReceipt,
+  expectNoNightHeldTwice,
+  guestStep,
+  mailedCode,
+  UCP_SESSIONS_PATH,
+  type UcpCompletedView,
+  ucpCall,
+  ucpStayRequest,
+} from '@vrpkit/testkit/ucp';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newMasterKey, openInitialised, tempDir } from './helpers.js';
+import { newMasterKey, openInitialised, serveBookingPlatform, tempDir } from './helpers.js';
 
 const pgs = pgTestSchemas('pg booking loss', 'the PostgreSQL connection loss test of a tenant’s booking sessions');
 /** Every connection of this file's platform carries this `application_name`: the test cuts only its own. */
@@ -35,7 +42,7 @@ const STALE_CLAIM_MS = 61_000;
 const stayAt = (from: number) => ({ check_in: dayAfter(START, from), check_out: dayAfter(START, from + 2) });
 const email = (n: number) => `guest${n}@example.org`;
 
-type View = UcpSessionView & { 'dev.vrpkit.lodging': { booking_id?: string; booking_receipt_jws?: string; offer_jws: string } };
+type View = UcpCompletedView;
 /** What one request ended with: its status and text, or the error of a request that got no answer. */
 type Outcome = { status: number; text: string };
 
@@ -55,15 +62,7 @@ describe.skipIf(!pgs)('PostgreSQL connections lost under a tenant’s booking se
     url.searchParams.set('application_name', APP);
     store = await openInitialised(url.toString(), master, { clock });
     await store.addTenants(master, [{ domain: TENANT, property: sampleProperty(START) }]);
-    served = await servePlatform({
-      store,
-      masterKeys: [master],
-      tls: { kind: 'dev', dir: join(dir, 'dev-tls') },
-      clock,
-      guestMail: { url: smtp.url },
-      bookings: { rateLimitPerMinute: 100_000, holdsPerDay: 0 },
-      onError: () => {},
-    });
+    served = await serveBookingPlatform(store, master, dir, clock, smtp.url);
     client = nodeClient(TENANT, served.port, served.caPem!);
     const profile = JSON.parse((await client.get(UCP_PROFILE_PATH)).text) as {
       ucp: { capabilities: Record<string, { config?: { property?: { id: string } } }[]> };
@@ -154,18 +153,7 @@ describe.skipIf(!pgs)('PostgreSQL connections lost under a tenant’s booking se
     // Back: a claim the loss left unsettled is stale a minute on (the test's clock), and every retry goes through.
     clock.advance(STALE_CLAIM_MS);
     const jwks = JSON.parse((await untilServed(() => client.get(JWKS_PATH))).text) as VrpJwks;
-    const assertCompleted = async (v: View) => {
-      expect(v.status).toBe('completed');
-      const lodging = v['dev.vrpkit.lodging'];
-      expect(v.confirmation?.id).toBe(lodging.booking_id);
-      const verified = await verifyBookingReceipt(lodging.booking_receipt_jws!, {
-        jwks,
-        domain: TENANT,
-        offerJws: lodging.offer_jws,
-        clock,
-      });
-      expect(verified.status).toBe('verified');
-    };
+    const assertCompleted = (v: View) => expectCompletedWithReceipt(v, { jwks, domain: TENANT, clock });
     for (const [i, c] of creates.entries()) {
       const again = await untilServed(() => create(c.n, c.from, c.key));
       expect(again.status).toBe(201);
@@ -195,7 +183,7 @@ describe.skipIf(!pgs)('PostgreSQL connections lost under a tenant’s booking se
       .where('domain', '=', TENANT)
       .where('status', 'in', ['pending', 'confirmed'])
       .execute();
-    for (const a of holds) for (const b of holds) if (a !== b) expect(a.check_in >= b.check_out || b.check_in >= a.check_out).toBe(true);
+    expectNoNightHeldTwice(holds);
     for (const h of holds) {
       const s = sessions.find((x) => `ucp-${x.session_id}` === h.idempotency_key);
       expect(s?.booking_id).toBe(h.booking_id);
