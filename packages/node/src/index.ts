@@ -289,6 +289,7 @@ export {
   type UcpSessionReader,
   type UcpSessionRecord,
   type UcpSessionStore,
+  type UcpSettle,
 } from './ucp/ports.js';
 export { UCP_LODGING_SCHEMA_PATH, ucpBusinessProfile } from './ucp/profile.js';
 export { DEFAULT_SESSION_HOURS, type UcpAnswer, type UcpHolds, UcpSessions, type UcpSessionsOptions } from './ucp/sessions.js';

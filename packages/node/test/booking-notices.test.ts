@@ -79,10 +79,10 @@ describe.each(targets)('the host’s decisions by mail, on %s', (_kind, urlFor) 
     const b = await decideBooking({ ...at(), id: bookingId, decision: 'confirmed' });
     expect(b.status).toBe('confirmed');
     // The CLI's process has no upkeep: the serving node's mails it from the outbox.
-    const guest = mailText((await smtp.next(lead.email, before)).raw);
+    const guest = await mailText((await smtp.next(lead.email, before)).raw);
     expect(guest).toContain(`The host of ${DOMAIN} confirmed your stay: ${s.check_in} to ${s.check_out}, 2 guests`);
     expect(guest).toContain(bookingId);
-    const host = mailText((await smtp.next(HOST, before)).raw);
+    const host = await mailText((await smtp.next(HOST, before)).raw);
     expect(host).toContain(`Booking ${bookingId} on ${DOMAIN} is confirmed`);
     expect(host).toContain('Guest: Ada Guest <ada@example.org>');
     expect(await available(s)).toBe(false);
@@ -107,7 +107,7 @@ describe.each(targets)('the host’s decisions by mail, on %s', (_kind, urlFor) 
     expect(JSON.parse(declined.stdout).booking).toMatchObject({ status: 'declined', decision_reason: REASON });
     expect(await available(s)).toBe(true);
 
-    const mail = mailText((await smtp.next(lead.email, before)).raw);
+    const mail = await mailText((await smtp.next(lead.email, before)).raw);
     expect(mail).toContain(`The host of ${DOMAIN} declined your stay request: ${s.check_in} to ${s.check_out}`);
     expect(mail).toContain("The host's reason: <b>Closed</b> for repairs \\u{202E}gnp.exe");
     expect(mail).not.toContain('\u202E');

@@ -210,10 +210,10 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await page.goto(`${origin}/calendar?month=2027-04`);
     await expect(nightCell(6).textContent()).resolves.toContain('booked');
     // The guest's notice, read from the SMTP server; the host's too (--host-email).
-    expect(mailText((await smtp.next(lead.email, before)).raw)).toContain(
+    expect(await mailText((await smtp.next(lead.email, before)).raw)).toContain(
       `The host of ${DOMAIN} confirmed your stay: 2027-04-05 to 2027-04-08`,
     );
-    expect(mailText((await smtp.next(HOST_EMAIL, before)).raw)).toContain(`Booking ${held} on ${DOMAIN} is confirmed`);
+    expect(await mailText((await smtp.next(HOST_EMAIL, before)).raw)).toContain(`Booking ${held} on ${DOMAIN} is confirmed`);
   });
 
   it("declines a pending booking with a reason: the guest's mail carries it, and the reason is inert on the page", async () => {
@@ -240,7 +240,7 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     await page.goto(`${origin}/calendar?month=2027-04`);
     await expect(nightCell(12).textContent()).resolves.not.toContain('held');
 
-    const mail = mailText((await smtp.next(lead.email, before)).raw);
+    const mail = await mailText((await smtp.next(lead.email, before)).raw);
     expect(mail).toContain(`The host's reason: ${SHOWN_REASON}`);
     expect(mail).not.toContain('\u202E');
     await page.goto(`${origin}/inbox/sessions/${sessionId}`);

@@ -28,6 +28,7 @@ import {
   type UcpSessionChange,
   type UcpSessionRecord,
   type UcpSessionStore,
+  type UcpSettle,
 } from '@vrpkit/node';
 import { type Kysely, sql } from 'kysely';
 import type { PlatformDatabase } from './store/schema.js';
@@ -231,12 +232,25 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
 
   // ── UCP booking sessions (node ucp/ports.ts) ─────────────────────────────────────────
 
-  async insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord> {
+  async insertUcpSession(s: NewUcpSession, now: number, settle?: UcpSettle): Promise<UcpSessionRecord> {
     const row = newSessionRow(s, now);
-    await this.db
-      .insertInto('platform_tenant_ucp_session')
-      .values({ ...row, domain: this.domain })
-      .execute();
+    const insert = (db: Kysely<PlatformDatabase>) =>
+      db
+        .insertInto('platform_tenant_ucp_session')
+        .values({ ...row, domain: this.domain })
+        .execute();
+    if (!settle) {
+      await insert(this.db);
+      return row;
+    }
+    // The session and its Idempotency-Key's answer, both or neither (node ucp/idempotency.ts).
+    await this.db.transaction().execute(async (tx) => {
+      await insert(tx);
+      await idempotencyRows(tx, 'platform_tenant_ucp_idempotency', { column: 'domain', value: this.domain }).settleUcpIdempotencyKey(
+        settle.id,
+        settle,
+      );
+    });
     return row;
   }
 

@@ -9,7 +9,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '@vrpkit/core';
-import { generateMasterKeyText, type MasterKey, PlatformStore, parseMasterKey } from '@vrpkit/platform';
+import { generateMasterKeyText, type MasterKey, PlatformStore, parseMasterKey, type ServedPlatform, servePlatform } from '@vrpkit/platform';
 import { afterAll } from 'vitest';
 
 /** A temporary folder, removed once the calling file's tests are done. */
@@ -70,5 +70,27 @@ export function tenantGet(
     );
     req.on('error', reject);
     req.end();
+  });
+}
+
+/**
+ * `store`'s tenants served over https (dev CA under `dir`) on `clock`, mailing guests' codes through
+ * the SMTP server at `smtpUrl`. Every test client is 127.0.0.1: no per-address booking limits.
+ */
+export function serveBookingPlatform(
+  store: PlatformStore,
+  master: MasterKey,
+  dir: string,
+  clock: Clock,
+  smtpUrl: string,
+): Promise<ServedPlatform> {
+  return servePlatform({
+    store,
+    masterKeys: [master],
+    tls: { kind: 'dev', dir: join(dir, 'dev-tls') },
+    clock,
+    guestMail: { url: smtpUrl },
+    bookings: { rateLimitPerMinute: 100_000, holdsPerDay: 0 },
+    onError: () => {},
   });
 }

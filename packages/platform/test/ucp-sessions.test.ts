@@ -9,10 +9,9 @@
  * with its reason cancels the hold's session); a session of one tenant is never read, confirmed, completed or canceled through another
  * tenant's Host; a disabled tenant takes no session.
  */
-import { join } from 'node:path';
 import { verifyBookingReceipt } from '@vrpkit/agent';
 import { sampleProperty } from '@vrpkit/node';
-import { type PlatformStore, type ServedPlatform, servePlatform } from '@vrpkit/platform';
+import type { PlatformStore, ServedPlatform } from '@vrpkit/platform';
 import {
   JWKS_PATH,
   OFFER_ENDPOINT_PATH,
@@ -40,7 +39,7 @@ import {
   ucpStayRequest,
 } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { newMasterKey, openInitialised, sqliteUrl, tempDir } from './helpers.js';
+import { newMasterKey, openInitialised, serveBookingPlatform, sqliteUrl, tempDir } from './helpers.js';
 
 /**
  * A guest's step as a browser user takes it: a 503 `tenant_state_stale` (this process re-reads the
@@ -129,16 +128,7 @@ function platformContract(label: string, databaseUrl: (dir: string) => string) {
       master,
       [A, B, C].map((domain) => ({ domain, property: sampleProperty(START) })),
     );
-    served = await servePlatform({
-      store,
-      masterKeys: [master],
-      tls: { kind: 'dev', dir: join(dir, 'dev-tls') },
-      clock,
-      guestMail: { url: smtp.url },
-      // Every test client is 127.0.0.1 on a clock that stands still: no per-address limits.
-      bookings: { rateLimitPerMinute: 100_000, holdsPerDay: 0 },
-      onError: () => {},
-    });
+    served = await serveBookingPlatform(store, master, dir, clock, smtp.url);
     a = await tenant(served, A);
     b = await tenant(served, B);
   });

@@ -5,6 +5,7 @@
  * would receive it. Never a mock transport.
  */
 import { type DevMailbox, type ReceivedMail, startDevMailbox } from '@vrpkit/node';
+import { simpleParser } from 'mailparser';
 
 export type { ReceivedMail };
 /** `url` for `--smtp-url` / `smtpMailer`; `received`, `next(to, after, ms)`, `code(to, after, ms)`, `close()`. */
@@ -12,15 +13,10 @@ export type TestSmtp = DevMailbox;
 export const startTestSmtp: () => Promise<TestSmtp> = startDevMailbox;
 
 /**
- * The text a mail client shows of a single-part plain-text message the node sent (nodemailer's
- * output): the body after the headers, undone from quoted-printable (RFC 2045 §6.7: soft line
- * breaks and `=XX` octets) when the message says it is, read as UTF-8.
+ * The text a mail client shows of a message the node sent (nodemailer's output), as a maintained
+ * MIME parser reads it (mailparser, nodemailer's project): headers, transfer encodings
+ * (quoted-printable, base64) and charsets undone. The plain-text part; empty when there is none.
  */
-export function mailText(raw: string): string {
-  const split = raw.indexOf('\r\n\r\n');
-  const headers = raw.slice(0, split);
-  const body = raw.slice(split + 4);
-  if (!/^content-transfer-encoding:\s*quoted-printable/im.test(headers)) return body;
-  const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-  return Buffer.from(bytes, 'latin1').toString('utf8');
+export async function mailText(raw: string): Promise<string> {
+  return (await simpleParser(raw)).text ?? '';
 }

@@ -9,12 +9,21 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHardenedFetch, type HardenedFetch } from '@vrpkit/agent';
+import { createHardenedFetch, type HardenedFetch, verifyBookingReceipt } from '@vrpkit/agent';
 import type { Clock } from '@vrpkit/core';
 import type { ServedNode } from '@vrpkit/node';
-import { UCP_BOOKING_SESSIONS, UCP_PROFILE_PATH, UCP_REST_BASE_PATH, ucpBookingRequest, ucpStayId } from '@vrpkit/protocol';
+import {
+  UCP_BOOKING_SESSIONS,
+  UCP_PROFILE_PATH,
+  UCP_REST_BASE_PATH,
+  type UcpSessionView,
+  ucpBookingRequest,
+  ucpStayId,
+  type VrpJwks,
+} from '@vrpkit/protocol';
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { serializeDictionary } from 'structured-headers';
 import { expect } from 'vitest';
 import { startTestSmtp, type TestSmtp } from './mail.js';
 import { closeTestNode, type NodeClient, serveTestNode, tempDir } from './node.js';
@@ -167,6 +176,8 @@ export async function guestStep(
   code = '',
 ): Promise<GuestStepAnswer> {
   const page = await client.get(`/ucp/continue/${id}`);
+  // A page the server could not answer (a 503 while the store is away) has no form to submit: its answer is the step's.
+  if (page.status >= 500) return { status: page.status, text: page.text, sessionStatus: undefined, refusal: undefined };
   const token = /name="form_token" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
   const form = new URLSearchParams({ session_id: id, form_token: token, step, ...(code ? { code } : {}) });
   const res = await client.request('POST', `/ucp/continue/${id}`, {
@@ -281,7 +292,8 @@ export const TEST_UCP_AGENT_PROFILE = 'https://platform.example/.well-known/ucp'
  */
 export function ucpRestHeaders(method: string): Record<string, string> {
   return {
-    'ucp-agent': `profile="${TEST_UCP_AGENT_PROFILE}"`,
+    // RFC 8941 §3.2 Dictionary, `profile` a String: serialized by structured-headers, never by hand.
+    'ucp-agent': serializeDictionary({ profile: TEST_UCP_AGENT_PROFILE }),
     'request-id': randomUUID(),
     ...(method === 'GET' ? {} : { 'idempotency-key': randomUUID() }),
   };
@@ -428,4 +440,25 @@ export async function ucpRefusedCodes(client: NodeClient, body: unknown): Promis
   expect(r.status).toBe(200);
   expect(ucpSchemaErrors(UCP_ERROR_SCHEMA, r.json)).toEqual([]);
   return (r.json.messages ?? []).map((m) => m.code);
+}
+
+/** A session as its answer shows it, with the members of `dev.vrpkit.lodging` a completed one carries. */
+export type UcpCompletedView = UcpSessionView & {
+  'dev.vrpkit.lodging': { booking_id?: string; booking_receipt_jws?: string; offer_jws: string };
+};
+
+/** `v` is a completed session: its confirmation the one reservation it names, its booking receipt verifying against the offer it was made from. */
+export async function expectCompletedWithReceipt(v: UcpCompletedView, o: { jwks: VrpJwks; domain: string; clock: Clock }): Promise<void> {
+  expect(v.status).toBe('completed');
+  const lodging = v['dev.vrpkit.lodging'];
+  expect(v.confirmation?.id).toBe(lodging.booking_id);
+  const verified = await verifyBookingReceipt(lodging.booking_receipt_jws!, { ...o, offerJws: lodging.offer_jws });
+  expect(verified.status).toBe('verified');
+}
+
+/** No two of `holds` (a calendar's pending and confirmed reservations) share a night. */
+export function expectNoNightHeldTwice(holds: readonly { booking_id: string; check_in: string; check_out: string }[]): void {
+  for (const a of holds)
+    for (const b of holds)
+      if (a !== b) expect(a.check_in >= b.check_out || b.check_in >= a.check_out, `${a.booking_id} overlaps ${b.booking_id}`).toBe(true);
 }

@@ -21,6 +21,7 @@ import {
   type UcpSessionReader,
   type UcpSessionRecord,
   type UcpSessionStore,
+  type UcpSettle,
 } from '../ucp/ports.js';
 import { openNodeDatabase, openRevisionReader, type RevisionReader, type StoreTarget } from './db.js';
 import { idempotencyRows } from './idempotency-rows.js';
@@ -447,9 +448,17 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   // UCP booking sessions (ucp/ports.ts). A session blocks no night, so its writes do not move the
   // store revision (no signed-offer cache depends on them); each is one statement.
 
-  async insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord> {
+  async insertUcpSession(s: NewUcpSession, now: number, settle?: UcpSettle): Promise<UcpSessionRecord> {
     const row = newSessionRow(s, now);
-    await this.db.insertInto('ucp_session').values(row).execute();
+    if (!settle) {
+      await this.db.insertInto('ucp_session').values(row).execute();
+      return row;
+    }
+    // The session and its Idempotency-Key's answer, both or neither (ucp/idempotency.ts).
+    await this.db.transaction().execute(async (tx) => {
+      await tx.insertInto('ucp_session').values(row).execute();
+      await idempotencyRows(tx, 'ucp_idempotency').settleUcpIdempotencyKey(settle.id, settle);
+    });
     return row;
   }
 

@@ -12,7 +12,11 @@
  * - an answer that changed nothing (a refusal, a Complete before the guest confirmed) is not stored:
  *   the claim is dropped, so a retry with the key is judged anew once its cause is gone;
  * - a store that cannot keep keys fails the request (the app answers 503 `store_unavailable`: "on
- *   storage failure, fail closed").
+ *   storage failure, fail closed"). A failure never leaves a key claimed by nobody, nor an effect
+ *   without its key: Create stores its answer in the transaction that writes the session (a retry
+ *   after a failed Create writes it anew, once); when an Update, Complete or Cancel took effect but
+ *   its answer could not be stored, the claim is dropped, and a retry answers from the session's
+ *   state, which the first run already moved (so nothing is done twice).
  */
 import { sha256Hex } from '@vrpkit/core';
 import type { UcpIdempotencyStore } from './ports.js';
@@ -33,6 +37,8 @@ export interface UcpAnswer {
   applied?: boolean;
   /** A 429's seconds until the rate limit admits the client again (REST `Retry-After`, MCP `error.data.retry_after`). */
   retryAfterSeconds?: number;
+  /** The answer was stored under the claimed key with the write it answers (one transaction): nothing is left to settle. */
+  settled?: boolean;
 }
 
 export interface IdempotentCall {
@@ -50,7 +56,7 @@ export async function idempotent(
   call: IdempotentCall,
   now: number,
   refuse: (code: 'idempotency_conflict' | 'idempotency_in_progress', content: string) => UcpAnswer,
-  run: () => Promise<UcpAnswer>,
+  run: (claim: string) => Promise<UcpAnswer>,
 ): Promise<UcpAnswer> {
   const id = sha256Hex(JSON.stringify([call.scope, call.operation, call.key]));
   const held = await store.claimUcpIdempotencyKey(
@@ -69,12 +75,25 @@ export async function idempotent(
   }
   let answer: UcpAnswer;
   try {
-    answer = await run();
+    answer = await run(id);
   } catch (e) {
     await store.releaseUcpIdempotencyKey(id);
     throw e;
   }
-  if (answer.applied) await store.settleUcpIdempotencyKey(id, { status: answer.status, json: JSON.stringify(answer.body) });
-  else await store.releaseUcpIdempotencyKey(id);
+  if (answer.settled) return answer;
+  if (!answer.applied) {
+    await store.releaseUcpIdempotencyKey(id);
+    return answer;
+  }
+  try {
+    await store.settleUcpIdempotencyKey(id, { status: answer.status, json: JSON.stringify(answer.body) });
+  } catch (e) {
+    // The effect stands but its answer could not be stored (a full disk): left claimed, a retry would
+    // be refused `idempotency_in_progress` until the claim went stale. Dropped, the retry runs anew and
+    // answers from the session's state (Update, Complete, Cancel: never done twice). Best effort: a
+    // store that cannot even delete leaves the claim to be taken over once stale.
+    await store.releaseUcpIdempotencyKey(id).catch(() => {});
+    throw e;
+  }
   return answer;
 }

@@ -78,9 +78,17 @@ export type UcpSessionChange = Partial<
 /** The one-time code state a code check was made against: its digest and the tries already counted. */
 export type UcpCodeGuard = Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>;
 
+/** The answer a claimed `Idempotency-Key` (its row id) is settled with. */
+export interface UcpSettle {
+  id: string;
+  status: number;
+  json: string;
+}
+
 /** The sessions' store: each write is one conditional statement on the session's current status. */
 export interface UcpSessionStore {
-  insertUcpSession(s: NewUcpSession, now: number): Promise<UcpSessionRecord>;
+  /** Insert a session; with `settle`, store that answer under the claimed `Idempotency-Key` in the same transaction (idempotency.ts). */
+  insertUcpSession(s: NewUcpSession, now: number, settle?: UcpSettle): Promise<UcpSessionRecord>;
   ucpSession(id: string): Promise<UcpSessionRecord | undefined>;
   /**
    * Apply `change` when the session is still in one of `from` and, with `guard`, still has the code

@@ -38,7 +38,7 @@ import type { BookingRequestRecord } from '../booking/ports.js';
 import { signBookingReceipt } from '../booking/receipt.js';
 import type { NodePublisher, PropertyView } from '../service/types.js';
 import { idempotent, type UcpAnswer, type UcpChangeOperation } from './idempotency.js';
-import { leadOf, type UcpIdempotencyStore, type UcpParty, type UcpSessionRecord, type UcpSessionStore } from './ports.js';
+import { leadOf, newSessionRow, type UcpIdempotencyStore, type UcpParty, type UcpSessionRecord, type UcpSessionStore } from './ports.js';
 import { bookingView, errorMessage, errorResponseBody } from './view.js';
 
 /** `expires_at` of a new session (Booking, Session Expiry: the business MAY set one; vrpkit keeps Checkout's 6 hours). */
@@ -196,8 +196,8 @@ export class UcpSessions {
   run(call: UcpCall): Promise<UcpAnswer> {
     if (call.operation === 'get') return this.get(call.id);
     const id = call.id ?? '';
-    const perform = () => {
-      if (call.operation === 'create') return this.create(call.body);
+    const perform = (claim?: string) => {
+      if (call.operation === 'create') return this.create(call.body, claim);
       if (call.operation === 'update') return this.update(id, call.body);
       if (call.operation === 'complete') return this.complete(id, call.body);
       return this.cancel(id);
@@ -213,8 +213,13 @@ export class UcpSessions {
     );
   }
 
-  /** Create Booking Session: check what is named, bind the stay to a signed offer (or refuse, writing nothing), then the session. */
-  async create(input: unknown): Promise<UcpAnswer> {
+  /**
+   * Create Booking Session: check what is named, bind the stay to a signed offer (or refuse, writing
+   * nothing), then the session; with `claim` (a claimed Idempotency-Key) its answer is stored with the
+   * session in one transaction, so a failure leaves neither (a retry creates it once) and never a
+   * session whose key a retry would run again.
+   */
+  async create(input: unknown, claim?: string): Promise<UcpAnswer> {
     const shape = UcpBookingRequestSchema.safeParse(input);
     if (!shape.success) return refuseUcp('invalid_request', shapeMessage(shape.error.issues), 400);
     const r = shape.data;
@@ -239,8 +244,13 @@ export class UcpSessions {
       expires_at: new Date(now + this.sessionMs).toISOString(),
       ...leadColumns(party),
     };
-    const row = await this.o.store.insertUcpSession(session, now);
-    return { status: 201, body: await this.view(row), applied: true };
+    const body = await this.view(newSessionRow(session, now));
+    await this.o.store.insertUcpSession(
+      session,
+      now,
+      claim === undefined ? undefined : { id: claim, status: 201, json: JSON.stringify(body) },
+    );
+    return { status: 201, body, applied: true, settled: claim !== undefined };
   }
 
   /** Get Booking Session. */
