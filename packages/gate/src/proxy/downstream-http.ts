@@ -31,7 +31,7 @@ import {
   type TransportSendOptions,
 } from '@modelcontextprotocol/client';
 import { isRecord } from '@vrpkit/core';
-import { createParser } from 'eventsource-parser';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { type Dispatcher, request } from 'undici';
 import { downstreamFetch, webResponse } from './downstream-fetch.js';
 
@@ -141,25 +141,40 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
     const intentionalAbort = () => self._abortController?.signal.aborted === true || requestSignal?.aborted === true;
     let lastEventId: string | undefined;
     let received = false;
+    /** The events of the chunk being read, delivered one by one (`deliver`). */
+    const events: EventSourceMessage[] = [];
     const parser = createParser({
       onRetry: (ms) => {
         self._serverRetryMs = ms;
       },
-      onEvent: (event) => {
+      onEvent: (event) => void events.push(event),
+    });
+    /**
+     * Each event as the SDK delivers it: its id as the resumption token, its data to the `Client`
+     * (one that does not parse is reported, the stream goes on). After a notification or request
+     * the next message waits a turn, as it does behind the SDK's stream reader: the `Client` runs
+     * a notification's handler a microtask later, and progress must reach it before the answer
+     * that ends its request.
+     */
+    const deliver = async () => {
+      for (let event = events.shift(); event !== undefined; event = events.shift()) {
         if (event.id) {
           lastEventId = event.id;
           onresumptiontoken?.(event.id);
         }
-        if (!event.data || (event.event && event.event !== 'message')) return;
+        if (!event.data || (event.event && event.event !== 'message')) continue;
+        let answer = false;
         try {
           const message = toMessage(JSON.parse(event.data));
-          if ('id' in message && ('result' in message || 'error' in message)) received = true;
+          answer = 'id' in message && ('result' in message || 'error' in message);
+          received ||= answer;
           this.onmessage?.(message);
         } catch (error) {
           this.onerror?.(error as Error);
         }
-      },
-    });
+        if (!answer) await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
     const decoder = new TextDecoder();
     const resume = () => {
       if (lastEventId !== undefined && !received && self._abortController && !intentionalAbort()) {
@@ -169,8 +184,12 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
       return false;
     };
     try {
-      for await (const chunk of body) parser.feed(decoder.decode(chunk, { stream: true }));
+      for await (const chunk of body) {
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        await deliver();
+      }
       parser.feed(decoder.decode());
+      await deliver();
       if (!resume() && !intentionalAbort()) onRequestStreamEnd?.();
     } catch (error) {
       if (intentionalAbort()) return;
