@@ -33,7 +33,8 @@ const SCRIPTS: Record<string, (id: unknown, res: ServerResponse, params: Json) =
   'image-sse': (id, res) => sse(res, [{ jsonrpc: '2.0', id, result: IMAGE }]),
   'is-error-sse': (id, res) => sse(res, [{ jsonrpc: '2.0', id, result: IS_ERROR }]),
   'text-sse-charset': (id, res) => sse(res, [{ jsonrpc: '2.0', id, result: TEXT }], 'text/event-stream; charset=utf-8'),
-  'tool-error': (id, res) => json(res, { jsonrpc: '2.0', id, error: { code: -32602, message: 'Unknown tool: nope', data: { tool: 'nope' } } }),
+  'tool-error': (id, res) =>
+    json(res, { jsonrpc: '2.0', id, error: { code: -32602, message: 'Unknown tool: nope', data: { tool: 'nope' } } }),
   'tool-error-sse': (id, res) => sse(res, [{ jsonrpc: '2.0', id, error: { code: -32603, message: 'broken' } }]),
   'http-500': (_id, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('boom'),
   expired: (_id, res) =>
@@ -49,11 +50,17 @@ const SCRIPTS: Record<string, (id: unknown, res: ServerResponse, params: Json) =
     ]),
   progress: (id, res, params) =>
     sse(res, [
-      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: (params._meta as Json)?.progressToken, progress: 1, total: 2 } },
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: (params._meta as Json)?.progressToken, progress: 1, total: 2 },
+      },
       { jsonrpc: '2.0', id, result: TEXT },
     ]),
   'bad-event': (id, res) =>
-    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: not json\n\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: TEXT })}\n\n`),
+    res
+      .writeHead(200, { 'content-type': 'text/event-stream' })
+      .end(`event: message\ndata: not json\n\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: TEXT })}\n\n`),
   'ends-early': (_id, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(': nothing\n\n'),
   slow: () => {},
 };

@@ -93,7 +93,14 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
       const headers = await self._commonHeaders();
       self._applyBodyDerivedHeaders(headers, message);
       headers.set('content-type', 'application/json');
-      const types = [...(headers.get('accept')?.split(',').map((s) => s.trim().toLowerCase()) ?? []), 'application/json', 'text/event-stream'];
+      const types = [
+        ...(headers
+          .get('accept')
+          ?.split(',')
+          .map((s) => s.trim().toLowerCase()) ?? []),
+        'application/json',
+        'text/event-stream',
+      ];
       headers.set('accept', [...new Set(types)].join(', '));
       const transportSignal = self._abortController?.signal;
       const requestSignal = options?.requestSignal;
@@ -232,5 +239,7 @@ function isPlainToolCall(message: JSONRPCMessage): boolean {
  */
 function mediaType(header: string | string[] | undefined): string | undefined {
   if (typeof header !== 'string') return undefined;
-  return /^(application\/json|text\/event-stream)[ \t]*(?:;[ \t]*[!#$%&'*+.^`|~\w-]+=[!#$%&'*+.^`|~\w-]+[ \t]*)*$/i.exec(header)?.[1]?.toLowerCase();
+  return /^(application\/json|text\/event-stream)[ \t]*(?:;[ \t]*[!#$%&'*+.^`|~\w-]+=[!#$%&'*+.^`|~\w-]+[ \t]*)*$/i
+    .exec(header)?.[1]
+    ?.toLowerCase();
 }

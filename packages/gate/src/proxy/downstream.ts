@@ -4,7 +4,7 @@ import {
   type PriorDiscovery,
   SdkError,
   SdkErrorCode,
-  StreamableHTTPClientTransport,
+  type StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { canonicalSha256Base64url } from '@vrpkit/core';
