@@ -88,6 +88,7 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
     if (!this.direct || !isPlainToolCall(message) || options?.resumptionToken || options?.headers !== undefined)
       return super.send(message, options);
     const self = this as unknown as TransportInternals;
+    const body = JSON.stringify(message);
     try {
       // The SDK's header steps for a POST (`_send`): common headers, the era's body-derived ones, then content type and accept.
       const headers = await self._commonHeaders();
@@ -108,7 +109,6 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
         requestSignal !== undefined && transportSignal !== undefined
           ? AbortSignal.any([transportSignal, requestSignal])
           : (requestSignal ?? transportSignal);
-      const body = JSON.stringify(message);
       const res = await request(self._url, {
         dispatcher: this.dispatcher,
         method: 'POST',
@@ -126,7 +126,12 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
       if (options?.requestSignal?.aborted !== true) this.onerror?.(error as Error);
       throw error;
     }
-    return super.send(message, options);
+    try {
+      return await super.send(message, options);
+    } finally {
+      // Taken by the SDK's fetch, unless its send failed before fetching (e.g. its credentials step threw).
+      this.replays.delete(body);
+    }
   }
 
   /** A JSON answer: one message or a batch, each to the `Client` (the SDK's `_send`, `application/json`). */
