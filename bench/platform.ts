@@ -542,7 +542,74 @@ async function dropSchemas(): Promise<void> {
   await c.end();
 }
 
-async function main() {
+/**
+ * The steady-state rows (kept-alive connections, fresh offers): the node, 10 tenants, 1,000 of 10,000 tenants on
+ * SQLite and, with VRPKIT_TEST_PG_URL, the node and the 10,000 tenants on PostgreSQL; `--only steady-state` runs these alone.
+ */
+async function steadyRows(
+  start: ReturnType<typeof starter>,
+  tmp: string,
+  node: Served,
+  p10: Served,
+  p10k: Served,
+  seconds: number,
+  rounds: number,
+) {
+  // The same 10,000 tenants in PostgreSQL (the system of record of a deployment on several machines): its head
+  // read per request is a round trip. Its own baseline is the single-domain node on the same PostgreSQL, whose
+  // store revision read is a round trip too.
+  let pgServed: Served | undefined;
+  let pgNode: Served | undefined;
+  if (PG_URL) {
+    await platformDb(join(tmp, 'pg'), 10_000, pgUrl(PG_SCHEMA));
+    pgServed = await start('--serve-platform', join(tmp, 'pg'), { offerCacheSeconds: 0, databaseUrl: pgUrl(PG_SCHEMA) });
+    await initNode({ domain: NODE_DOMAIN, dataDir: join(tmp, 'node-pg'), databaseUrl: pgUrl(PG_NODE_SCHEMA) });
+    pgNode = await start('--serve-node', join(tmp, 'node-pg'), { offerCacheSeconds: 0, databaseUrl: pgUrl(PG_NODE_SCHEMA) });
+  }
+
+  const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
+  // `seconds` per row in `rounds` slices, the order rotated each round (each row leads as often as the others).
+  // The PostgreSQL rows' connections are opened first: loading their 1,000 tenants can take longer than the 65 s
+  // keep-alive on a loaded machine, and the SQLite rows' connections, opened before, then idled out and handshook
+  // again in the measured phase (0.7 new connections per request in one run).
+  const pgLoads = pgServed && pgNode ? [await openLoad(pgNode, [NODE_DOMAIN]), await openLoad(pgServed, names(SPREAD))] : [];
+  const loads = [await openLoad(node, [NODE_DOMAIN]), await openLoad(p10, names(10)), await openLoad(p10k, names(SPREAD)), ...pgLoads];
+  for (let round = 0; round < rounds; round++)
+    for (let k = 0; k < loads.length; k++) await loads[(round + k) % loads.length]!.slice(seconds / rounds);
+  const [rNode, r10, r10k, rPgNode, rPg] = [
+    await loads[0]!.finish(),
+    await loads[1]!.finish(),
+    await loads[2]!.finish(),
+    await loads[3]?.finish(),
+    await loads[4]?.finish(),
+  ];
+  const rows = [];
+  for (const [name, r] of [
+    ['node (baseline)', rNode],
+    ['platform, 10 tenants', r10],
+    ['platform, 10,000 tenants (1,000 served)', r10k],
+    ...(rPgNode && rPg
+      ? ([
+          ['node in PostgreSQL', rPgNode],
+          ['platform, 10,000 tenants in PostgreSQL (1,000 served)', rPg],
+        ] as const)
+      : []),
+  ] as const) {
+    rows.push({
+      row: name,
+      rps: Math.round(r.rps),
+      p99_ms: Math.round(r.p99 * 10) / 10,
+      rps_ratio_to_node: Math.round((r.rps / rNode.rps) * 100) / 100,
+      p99_ratio_to_node: Math.round((r.p99 / rNode.p99) * 100) / 100,
+      server_cpu_ms_per_req: Math.round(r.cpuPerRequestMs * 1000) / 1000,
+      cpu_ratio_to_node: Math.round((r.cpuPerRequestMs / rNode.cpuPerRequestMs) * 100) / 100,
+      new_tls_conn_per_req: Math.round(r.handshakesPerRequest * 1000) / 1000,
+    });
+  }
+  return { rows, r10k, pgServed, rPgNode, rPg };
+}
+
+async function main(steadyOnly: boolean) {
   const seconds = numberFlag('seconds', 5);
   const rounds = numberFlag('rounds', 5);
   const tmp = mkdtempSync(join(tmpdir(), 'vrpkit-bench-platform-'));
@@ -558,6 +625,16 @@ async function main() {
     const node = await start('--serve-node', join(tmp, 'node'));
     const p10 = await start('--serve-platform', join(tmp, 'p10'));
     const p10k = await start('--serve-platform', join(tmp, 'p10k'));
+    if (steadyOnly) {
+      const rows = await steadyRows(start, tmp, node, p10, p10k, seconds, rounds);
+      console.log(
+        `bench/platform steady state — load average ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')} — ${CONCURRENCY} concurrent, ${seconds}s per row in ${rounds} interleaved slices, ${cpus().length} CPUs (shared)`,
+      );
+      printTable([Object.keys(rows.rows[0]!), ...rows.rows.map((r) => Object.values(r).map(String))]);
+      return;
+    }
 
     // Memory per tenant served (offer cache off: every byte is tenant state, TLS or allocator): after 10 distinct tenants, then after 1,000;
     // then the 1,000 revisited on new connections (what a context rebuilt past the context bound costs a handshake).
@@ -600,59 +677,9 @@ async function main() {
     const wild = await fromFiles({ offerCacheSeconds: 0, tlsDir: wildcardDir }, true);
     const wildCache = await fromFiles({ offerCacheSeconds: DEFAULT_OFFER_CACHE_MAX_AGE_SECONDS, tlsDir: wildcardDir });
 
-    // The same 10,000 tenants in PostgreSQL (the system of record of a deployment on several machines): its head
-    // read per request is a round trip. Its own baseline is the single-domain node on the same PostgreSQL, whose
-    // store revision read is a round trip too.
-    let pgServed: Served | undefined;
-    let pgNode: Served | undefined;
-    if (PG_URL) {
-      await platformDb(join(tmp, 'pg'), 10_000, pgUrl(PG_SCHEMA));
-      pgServed = await start('--serve-platform', join(tmp, 'pg'), { offerCacheSeconds: 0, databaseUrl: pgUrl(PG_SCHEMA) });
-      await initNode({ domain: NODE_DOMAIN, dataDir: join(tmp, 'node-pg'), databaseUrl: pgUrl(PG_NODE_SCHEMA) });
-      pgNode = await start('--serve-node', join(tmp, 'node-pg'), { offerCacheSeconds: 0, databaseUrl: pgUrl(PG_NODE_SCHEMA) });
-    }
-
-    const rows = [];
-    const names = (n: number) => Array.from({ length: n }, (_, i) => tenantName(i));
-    // `seconds` per row in `rounds` slices, the order rotated each round (each row leads as often as the others).
-    // The PostgreSQL rows' connections are opened first: loading their 1,000 tenants can take longer than the 65 s
-    // keep-alive on a loaded machine, and the SQLite rows' connections, opened before, then idled out and handshook
-    // again in the measured phase (0.7 new connections per request in one run).
-    const pgLoads = pgServed && pgNode ? [await openLoad(pgNode, [NODE_DOMAIN]), await openLoad(pgServed, names(SPREAD))] : [];
-    const loads = [await openLoad(node, [NODE_DOMAIN]), await openLoad(p10, names(10)), await openLoad(p10k, names(SPREAD)), ...pgLoads];
-    for (let round = 0; round < rounds; round++)
-      for (let k = 0; k < loads.length; k++) await loads[(round + k) % loads.length]!.slice(seconds / rounds);
-    const [rNode, r10, r10k, rPgNode, rPg] = [
-      await loads[0]!.finish(),
-      await loads[1]!.finish(),
-      await loads[2]!.finish(),
-      await loads[3]?.finish(),
-      await loads[4]?.finish(),
-    ];
+    const { rows, r10k, pgServed, rPgNode, rPg } = await steadyRows(start, tmp, node, p10, p10k, seconds, rounds);
     // First visits (PostgreSQL): tenants from 1,000 on, none served yet by the processes measuring them.
     const firstVisit = pgServed ? await firstVisitRows(node, await firstVisitPlatforms(start, join(tmp, 'pg'), tlsCa, SPREAD), rounds) : [];
-    for (const [name, r] of [
-      ['node (baseline)', rNode],
-      ['platform, 10 tenants', r10],
-      ['platform, 10,000 tenants (1,000 served)', r10k],
-      ...(rPgNode && rPg
-        ? ([
-            ['node in PostgreSQL', rPgNode],
-            ['platform, 10,000 tenants in PostgreSQL (1,000 served)', rPg],
-          ] as const)
-        : []),
-    ] as const) {
-      rows.push({
-        row: name,
-        rps: Math.round(r.rps),
-        p99_ms: Math.round(r.p99 * 10) / 10,
-        rps_ratio_to_node: Math.round((r.rps / rNode.rps) * 100) / 100,
-        p99_ratio_to_node: Math.round((r.p99 / rNode.p99) * 100) / 100,
-        server_cpu_ms_per_req: Math.round(r.cpuPerRequestMs * 1000) / 1000,
-        cpu_ratio_to_node: Math.round((r.cpuPerRequestMs / rNode.cpuPerRequestMs) * 100) / 100,
-        new_tls_conn_per_req: Math.round(r.handshakesPerRequest * 1000) / 1000,
-      });
-    }
     const per1000 = (a: number, b: number) => Math.round((((b - a) / MB) * 1000 * 10) / (SPREAD - 10)) / 10;
     const ms = (v: number) => Math.round(v * 100) / 100;
     const memory = {
@@ -743,4 +770,4 @@ if (mode === '--serve-node' || mode === '--serve-platform')
   await child(mode, process.argv[3]!, JSON.parse(process.argv[4]!) as ChildOptions);
 else if (process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'first-visit')
   await firstVisitOnly(numberFlag('rounds', 5));
-else await main();
+else await main(process.argv.includes('--only') && process.argv[process.argv.indexOf('--only') + 1] === 'steady-state');
