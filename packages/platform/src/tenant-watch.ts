@@ -9,9 +9,13 @@
  *
  * The rule every serving process keeps (docs/platform.md, "Tenant state in memory"): a state is
  * served without reading the store only while the listener is up and the state is confirmed
- * within the last half of `TENANT_STATE_LEASE_MS`; a signature is made only with a state confirmed within
- * the lease (by the listener or by a read of this request) whose signing key the state still
- * holds. So any write committed at C is honoured by every process from C + lease on, whatever
+ * within the last half of `TENANT_STATE_LEASE_MS`; a signature is made only with a state whose
+ * keys are confirmed within the lease (by the listener or by a read of this request) and whose
+ * signing key the state still holds. Keys, not the whole state: a write that cannot take a key
+ * away (a hold, a session, a calendar sync: notified `{domain}` only) ends serving the state from
+ * memory but leaves the signatures of requests already served with it alone; one that can
+ * (a key row changed, a status changed, the tenant removed: also notified `keys:{domain}`,
+ * migration 0007) holds them back until the tenant is read again. So any write committed at C is honoured by every process from C + lease on, whatever
  * its listener does; a write seen in time (the common case) from its notification on, a
  * millisecond or two (bench/platform measures it). Disable, remove and key revocation wait `INVALIDATION_WINDOW_MS` after their
  * commit before they return (tenants.ts): once `keys revoke` returns, no process signs with the key.
@@ -21,7 +25,7 @@
  */
 import { listenPg, type PgListener } from '@vrpkit/sql';
 import { LRUCache } from 'lru-cache';
-import { tenantChannel } from './store/channel.js';
+import { KEYS_PAYLOAD_PREFIX, tenantChannel } from './store/channel.js';
 import type { PlatformTarget } from './store/db.js';
 
 /**
@@ -56,9 +60,9 @@ export interface StateMark {
   seq: number;
 }
 
-export class TenantWatch {
-  private seq = 0;
-  private readonly notified = new LRUCache<string, number>({
+/** The last notification of each of the latest domains notified, and the latest one forgotten (past `NOTIFIED_REMEMBERED`). */
+class Notified {
+  private readonly last = new LRUCache<string, number>({
     max: NOTIFIED_REMEMBERED,
     disposeAfter: (seq, _domain, reason) => {
       if (reason === 'evict') this.forgotten = Math.max(this.forgotten, seq);
@@ -66,6 +70,23 @@ export class TenantWatch {
   });
   /** The latest notification no longer remembered by domain: a state marked before it may have missed its own. */
   private forgotten = 0;
+
+  set(domain: string, seq: number): void {
+    this.last.set(domain, seq);
+  }
+
+  /** Whether `domain` may have been notified after `seq`. */
+  since(domain: string, seq: number): boolean {
+    return (this.last.get(domain) ?? this.forgotten) > seq;
+  }
+}
+
+export class TenantWatch {
+  private seq = 0;
+  /** Every write's notification (the state kept is stale). */
+  private readonly notified = new Notified();
+  /** Those of writes that can take a signing key away (the keys kept are stale). */
+  private readonly keysNotified = new Notified();
   private listener: PgListener | undefined;
 
   /** Notifications handed over so far (the serving gauges show it). */
@@ -83,15 +104,22 @@ export class TenantWatch {
       watch.listener = await listenPg(t, {
         channel: tenantChannel(t.schema),
         applicationName: `${tenantChannel(t.schema)}_listen`,
-        onNotification: (domain) => watch.notify(domain),
+        onNotification: (payload) =>
+          payload.startsWith(KEYS_PAYLOAD_PREFIX) ? watch.notifyKeys(payload.slice(KEYS_PAYLOAD_PREFIX.length)) : watch.notify(payload),
         ...(onDown ? { onDown } : {}),
       });
     return watch;
   }
 
-  /** A tenant's write committed: states of it read before now are stale. */
+  /** A tenant's write committed: states of it read before now are stale (no longer served from memory). */
   notify(domain: string): void {
     this.notified.set(domain, ++this.seq);
+  }
+
+  /** A write that can take a tenant's signing key away committed: states of it read before now are stale and sign nothing. */
+  notifyKeys(domain: string): void {
+    this.notified.set(domain, ++this.seq);
+    this.keysNotified.set(domain, this.seq);
   }
 
   mark(): StateMark {
@@ -100,7 +128,11 @@ export class TenantWatch {
 
   /** The latest instant `domain`'s state read under `m` is known current, or -Infinity when it has been notified since. */
   confirmedAt(domain: string, m: StateMark): number {
-    if ((this.notified.get(domain) ?? this.forgotten) > m.seq) return Number.NEGATIVE_INFINITY;
+    return this.notified.since(domain, m.seq) ? Number.NEGATIVE_INFINITY : this.listenerConfirmed(m);
+  }
+
+  /** The latest instant `m`'s read is confirmed by the listener (it started under the listener's current connection), else the read's own start. */
+  private listenerConfirmed(m: StateMark): number {
     const l = this.listener;
     return m.epoch !== 0 && l?.up() && l.epoch() === m.epoch ? Math.max(m.at, l.confirmedAt()) : m.at;
   }
@@ -111,13 +143,15 @@ export class TenantWatch {
   }
 
   /**
-   * Whether a signature may be made now with `domain`'s state read under `m`: confirmed within the
-   * lease, by the listener while the tenant was not notified since, else by that read itself. A
-   * revocation committed at C returns at C + `INVALIDATION_WINDOW_MS`; a signature after that
-   * needs a confirmation after C, which saw the revocation.
+   * Whether a signature may be made now with `domain`'s state read under `m`: its keys confirmed
+   * within the lease, by the listener while no write that can take a key away was notified since,
+   * else by that read itself. A revocation committed at C returns at C + `INVALIDATION_WINDOW_MS`;
+   * a signature after that needs a confirmation after C, which saw the revocation (its
+   * `keys:{domain}` notification). A hold or a session written meanwhile does not hold it back.
    */
   signable(domain: string, m: StateMark): boolean {
-    return Math.max(this.confirmedAt(domain, m), m.at) + TENANT_STATE_LEASE_MS > performance.now();
+    const keysAt = this.keysNotified.since(domain, m.seq) ? m.at : this.listenerConfirmed(m);
+    return keysAt + TENANT_STATE_LEASE_MS > performance.now();
   }
 
   /** Whether the listener is up (PostgreSQL). */

@@ -27,7 +27,7 @@ import { dayAfter, type NodeClient, nodeClient, testClock } from '@vrpkit/testki
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import {
   bookFormFields,
-  guestStep as guestStepOnce,
+  guestStep,
   mailedCode,
   postBookForm,
   UCP_SESSIONS_PATH as SESSIONS,
@@ -40,20 +40,6 @@ import {
 } from '@vrpkit/testkit/ucp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newMasterKey, openInitialised, serveBookingPlatform, sqliteUrl, tempDir } from './helpers.js';
-
-/**
- * A guest's step as a browser user takes it: a 503 `tenant_state_stale` (this process re-reads the
- * tenant after a concurrent write before it signs again: fail-closed, nothing written, Retry-After)
- * is tried again, as the page tells the guest to. Known race (issue 34 closing note): a confirmation
- * racing another's hold on the same tenant can get it.
- */
-async function guestStep(...args: Parameters<typeof guestStepOnce>): ReturnType<typeof guestStepOnce> {
-  for (let attempt = 1; ; attempt++) {
-    const r = await guestStepOnce(...args);
-    if (r.status !== 503 || !r.text.includes('store_unavailable') || attempt === 5) return r;
-    await new Promise((done) => setTimeout(done, 100 * attempt));
-  }
-}
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 

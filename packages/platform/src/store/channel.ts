@@ -7,6 +7,9 @@ import { createHash } from 'node:crypto';
 
 export const TENANT_CHANNEL_PREFIX = 'vrpkit_platform_';
 
+/** A notification's payload is `{domain}` for any write to the tenant, `keys:{domain}` for one that can take a signing key away (migration 0007; no domain holds a colon). */
+export const KEYS_PAYLOAD_PREFIX = 'keys:';
+
 /** The channel the tenant rows of `schema` notify on. */
 export function tenantChannel(schema: string): string {
   // md5 here names a channel (as the trigger does); it protects nothing.

@@ -9,7 +9,7 @@ import {
 } from '@vrpkit/node';
 import { type Columns, createTable, perTenant, type TableOptions, withColumnsAfter } from '@vrpkit/sql';
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
-import { TENANT_CHANNEL_PREFIX } from './channel.js';
+import { KEYS_PAYLOAD_PREFIX, TENANT_CHANNEL_PREFIX } from './channel.js';
 
 /**
  * A tenant's keys are the node's with the private half sealed under the master key beside the
@@ -259,6 +259,47 @@ END $$`,
     async down(db: Kysely<unknown>) {
       for (const t of ['platform_tenant_ucp_idempotency', 'platform_tenant_ucp_session', 'platform_tenant_booking'])
         await db.schema.dropTable(t).ifExists().execute();
+    },
+  },
+  /**
+   * PostgreSQL: a write that can take a signing key away from a tenant — any change to its key
+   * rows (rotation, revocation, a master-key reseal), its status changed (disable, enable) or the
+   * tenant removed — also notifies `keys:{domain}` at commit, beside 0004's `{domain}`. A serving
+   * process then holds back signatures (tenant-watch.ts `signable`) only after such a write, not
+   * after a hold, a session or a calendar sync (those still end serving the kept state from
+   * memory). A trigger, as 0004: no key write path can forget it. Processes of the previous
+   * version take `keys:…` for an unknown domain and still get 0004's notification (every such
+   * write bumps the revision). SQLite serving processes read the head per request and need none.
+   */
+  '0007_tenant_keys_notify': {
+    async up(db: Kysely<unknown>) {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      await sql
+        .raw(
+          `CREATE OR REPLACE FUNCTION platform_tenant_keys_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_TABLE_NAME = 'platform_tenant_key' OR TG_OP = 'DELETE' OR OLD.status IS DISTINCT FROM NEW.status THEN
+    PERFORM pg_notify('${TENANT_CHANNEL_PREFIX}' || left(md5(TG_TABLE_SCHEMA), 16), '${KEYS_PAYLOAD_PREFIX}' || COALESCE(NEW.domain, OLD.domain));
+  END IF;
+  RETURN NULL;
+END $$`,
+        )
+        .execute(db);
+      // Idempotent, as 0002: triggers already there are replaced.
+      for (const table of ['platform_tenant', 'platform_tenant_key']) {
+        await sql.raw(`DROP TRIGGER IF EXISTS platform_tenant_keys_notify ON ${table}`).execute(db);
+        await sql
+          .raw(
+            `CREATE TRIGGER platform_tenant_keys_notify AFTER UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION platform_tenant_keys_notify()`,
+          )
+          .execute(db);
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      for (const table of ['platform_tenant', 'platform_tenant_key'])
+        await sql.raw(`DROP TRIGGER IF EXISTS platform_tenant_keys_notify ON ${table}`).execute(db);
+      await sql.raw('DROP FUNCTION IF EXISTS platform_tenant_keys_notify()').execute(db);
     },
   },
 };
