@@ -14,17 +14,15 @@
  */
 import {
   type CallToolResult,
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
-  classifyInboundRequest,
   type InputRequiredResult,
   type JSONRPCMessage,
-  PROTOCOL_VERSION_META_KEY,
   type RequestId,
+  SERVER_INFO_META_KEY,
   type Server,
 } from '@modelcontextprotocol/server';
 import { isRecord } from '@vrpkit/core';
-import { type PlainModernCall, plainResultAnswer } from './direct-call.js';
+import type { PlainModernCall } from './direct-call.js';
+import { plainModernEnvelope, plainResultMembers } from './plain-call.js';
 import type { AgentEra, GateProxy } from './proxy.js';
 
 /** A plain 2025-11-25 `tools/call`: its id and its params (name and arguments, nothing else). */
@@ -40,16 +38,6 @@ export interface StdioReplays {
   /** The outcome of the call `id` the direct path already ran, once; undefined for any other request. */
   take(id: RequestId): (() => Promise<CallToolResult | InputRequiredResult>) | undefined;
 }
-
-/** MCP's stateless revision (specification/2026-07-28): the SDK's `modern` era. */
-const MODERN_REVISION = '2026-07-28';
-
-/** MCP 2026-07-28 (basic/index, "_meta"): the per-request envelope keys a client sends on every request. */
-const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
-
-/** The SDK's verdict on an envelope, by its JSON text (a client sends the same one on every call). Bounded: cleared when full. */
-const envelopeVerdicts = new Map<string, boolean>();
-const ENVELOPE_VERDICTS_MAX = 256;
 
 /**
  * The call, when `message` is `{jsonrpc:"2.0", id, method:"tools/call", params}` with exactly those
@@ -72,52 +60,31 @@ export function plainStdioCall(message: unknown, era: AgentEra): PlainLegacyCall
   if (typeof name !== 'string' || !isRecord(args)) return null;
   const call = { id: id as string | number, params };
   if (era === 'legacy') return call as PlainLegacyCall;
-  if (!isRecord(meta) || !Object.keys(meta).every((key) => ENVELOPE_KEYS.has(key))) return null;
-  // Parsed JSON holds no undefined, function or toJSON member: equal text is an equal envelope.
-  const text = JSON.stringify(meta);
-  let modern = envelopeVerdicts.get(text);
-  if (modern === undefined) {
-    const route = classifyInboundRequest({
-      httpMethod: 'POST',
-      protocolVersionHeader: MODERN_REVISION,
-      mcpMethodHeader: 'tools/call',
-      mcpNameHeader: name,
-      body: message,
-    });
-    modern = route.kind === 'modern' && route.classification.revision === MODERN_REVISION;
-    if (envelopeVerdicts.size >= ENVELOPE_VERDICTS_MAX) envelopeVerdicts.clear();
-    envelopeVerdicts.set(text, modern);
-  }
-  return modern ? (call as PlainModernCall) : null;
+  return plainModernEnvelope(meta, name, message) ? (call as PlainModernCall) : null;
 }
 
 /**
- * The JSON-RPC answer the SDK writes for `result` to a 2025-11-25 call `id`, or null when the
- * result is not in the shape written here (the SDK answers it then): no member but `_meta`,
- * `content`, `structuredContent` and `isError`; `content` present, every block a text block of
- * `type` and `text` only; an object `structuredContent`, a boolean `isError`, an object `_meta`
- * with no key in a reserved namespace. Written as the SDK's 2025-11-25 result schema emits it (its
- * members in the schema's order); the 2025-11-25 encode adds nothing to a `tools/call` result.
+ * The JSON-RPC line the SDK writes for `result` to call `id` on `era`, or null when the result is
+ * not plain (`plainResultMembers`; the SDK answers it then): its members as the SDK's result schema
+ * emits them; on 2026-07-28 then the encode contract (specification/2026-07-28, the SDK's
+ * `encodeResult`): `resultType: "complete"`, and the server's identity appended to `_meta` (or
+ * `_meta` added after `resultType` when there was none). The 2025-11-25 encode adds nothing to a
+ * `tools/call` result.
  */
-export function plainLegacyAnswer(result: CallToolResult | InputRequiredResult, id: string | number): string | null {
-  if (!isRecord(result)) return null;
-  const r = result as Record<string, unknown>;
-  for (const key in r) if (key !== '_meta' && key !== 'content' && key !== 'structuredContent' && key !== 'isError') return null;
-  const { _meta: meta, content, structuredContent, isError } = r;
-  if (!Array.isArray(content) || !content.every(isPlainText)) return null;
-  if ('_meta' in r && (!isRecord(meta) || Object.keys(meta).some((key) => key.includes('/')))) return null;
-  if ('structuredContent' in r && !isRecord(structuredContent)) return null;
-  if ('isError' in r && typeof isError !== 'boolean') return null;
-  const encoded: Record<string, unknown> = {};
-  if (meta !== undefined) encoded._meta = meta;
-  encoded.content = content.map((block: { text: string }) => ({ type: 'text', text: block.text }));
-  if (structuredContent !== undefined) encoded.structuredContent = structuredContent;
-  if (isError !== undefined) encoded.isError = isError;
-  return JSON.stringify({ result: encoded, jsonrpc: '2.0', id });
-}
-
-function isPlainText(block: unknown): boolean {
-  return isRecord(block) && block.type === 'text' && typeof block.text === 'string' && Object.keys(block).length === 2;
+export function plainAnswer(
+  result: CallToolResult | InputRequiredResult,
+  id: string | number,
+  era: AgentEra,
+  serverInfo: { name: string; version: string },
+): string | null {
+  const members = plainResultMembers(result);
+  if (!members) return null;
+  if (era === 'modern') {
+    if (members._meta !== undefined) members._meta = { ...(members._meta as object), [SERVER_INFO_META_KEY]: serverInfo };
+    members.resultType = 'complete';
+    if (members._meta === undefined) members._meta = { [SERVER_INFO_META_KEY]: serverInfo };
+  }
+  return JSON.stringify({ result: members, jsonrpc: '2.0', id });
 }
 
 /** A call's outcome: what the pipeline returned, or what it threw. */
@@ -203,10 +170,7 @@ export class StdioDirect implements StdioReplays {
     // The SDK answers nothing to a request cancelled (or a connection closed) while it ran.
     if (controller.signal.aborted) return;
     if ('result' in outcome) {
-      const line =
-        era === 'modern'
-          ? plainResultAnswer(outcome.result as CallToolResult, call.id, this.proxy.serverInfo)
-          : plainLegacyAnswer(outcome.result, call.id);
+      const line = plainAnswer(outcome.result, call.id, era, this.proxy.serverInfo);
       if (line !== null) return this.send(`${line}\n`);
     }
     this.outcomes.set(call.id, () => ('result' in outcome ? Promise.resolve(outcome.result) : Promise.reject(outcome.error)));
