@@ -51,6 +51,19 @@ export function agentApproval(server: Server, ctx: ServerContext, era: 'legacy' 
     inputResponses: ctx.mcpReq.inputResponses as Record<string, unknown> | undefined,
   };
   if (era === 'modern') return modernApproval(ctx.mcpReq.envelope ?? {}, retried);
+  return legacyApproval(server, retried, ctx.mcpReq.signal);
+}
+
+/**
+ * The approval channel of a 2025-11-25 `tools/call` on `server`'s connection (also stdio-call.ts's):
+ * what `initialize` negotiated, and `elicitation/create` sent on the connection (the SDK's
+ * `ctx.mcpReq.elicitInput` is `server.elicitInput`), cancelled with the call (`signal`).
+ */
+export function legacyApproval(
+  server: Server,
+  retried: Pick<AgentApproval, 'requestState' | 'inputResponses'>,
+  signal: AbortSignal,
+): AgentApproval {
   return {
     client: {
       revision: server.getNegotiatedProtocolVersion() ?? '',
@@ -59,7 +72,7 @@ export function agentApproval(server: Server, ctx: ServerContext, era: 'legacy' 
     },
     formElicitation: formElicitationDeclared(server.getClientCapabilities()),
     ...retried,
-    elicit: (params, timeoutMs) => ctx.mcpReq.elicitInput(params, { signal: ctx.mcpReq.signal, timeout: timeoutMs }),
+    elicit: (params, timeoutMs) => server.elicitInput(params, { signal, timeout: timeoutMs }),
   };
 }
 

@@ -35,7 +35,7 @@ import { systemClock } from '@vrpkit/core';
 import type { ConsequenceClass } from '../act.js';
 import type { Principal } from '../auth/resource-server.js';
 import type { Gate } from '../gate.js';
-import { type AgentApproval, agentApproval, modernApproval } from './approval-channel.js';
+import { type AgentApproval, agentApproval, legacyApproval, modernApproval } from './approval-channel.js';
 import { CallPipeline } from './call-pipeline.js';
 import type { PlainModernCall } from './direct-call.js';
 import { type Downstream, DownstreamLink, type RequestExtra } from './downstream-link.js';
@@ -45,6 +45,7 @@ import { observeModeGate } from './observe.js';
 import type { GateProxyOptions, ProxyContext } from './options.js';
 import { PinnedView } from './pinned-view.js';
 import { relayedError } from './results.js';
+import type { PlainLegacyCall, StdioReplays } from './stdio-call.js';
 
 export { MAX_RESPAWNS, RESPAWN_WINDOW_MS } from './downstream-link.js';
 export { type ProxyFaultPoint, sigkillSelf } from './fault.js';
@@ -188,6 +189,8 @@ export class GateProxy {
     track = true,
     /** The outcome of a call already run on the direct path (direct-call.ts), for the SDK to answer in its own words. */
     replay?: () => Promise<CallToolResult | InputRequiredResult>,
+    /** stdio: the outcomes of calls already run on the connection's direct path (stdio-call.ts), by request id. */
+    replays?: StdioReplays,
   ): Server {
     // Downstream OAuth per user: before anyone connected, the downstream's capabilities are not known yet (tools only).
     const d = this.link.client?.getServerCapabilities() ?? {};
@@ -199,15 +202,24 @@ export class GateProxy {
     if (d.logging) capabilities.logging = d.logging;
     // The downstream's `instructions` are model-visible text no pin covers, so they are not forwarded.
     const server = new Server(this.serverInfo, { capabilities, cacheHints: { 'tools/list': PROXY_LIST_CACHE_HINT } });
-    server.setRequestHandler(
-      'tools/list',
-      async (_req, ctx): Promise<ListToolsResult> => ({ tools: await this.listTools(principalOf(ctx), requestExtra(ctx)) }),
-    );
+    server.setRequestHandler('tools/list', async (_req, ctx): Promise<ListToolsResult> => {
+      replays?.served(server);
+      return { tools: await this.listTools(principalOf(ctx), requestExtra(ctx)) };
+    });
     server.setRequestHandler(
       'tools/call',
-      replay ?? ((req, ctx) => this.callTool(req.params, requestExtra(ctx), agentName(server, ctx), agentApproval(server, ctx, era))),
+      replay ??
+        ((req, ctx) => {
+          replays?.served(server);
+          const replayed = replays?.take(ctx.mcpReq.id);
+          if (replayed) return replayed();
+          return this.callTool(req.params, requestExtra(ctx), agentName(server, ctx), agentApproval(server, ctx, era));
+        }),
     );
-    server.fallbackRequestHandler = (req, ctx) => this.forward(req, requestExtra(ctx as ServerContext));
+    server.fallbackRequestHandler = (req, ctx) => {
+      replays?.served(server);
+      return this.forward(req, requestExtra(ctx as ServerContext));
+    };
     // Agent notifications (roots changes …) have no downstream meaning: the proxy's client declared no capabilities.
     server.fallbackNotificationHandler = async () => {};
     if (track) {
@@ -236,6 +248,22 @@ export class GateProxy {
     const approval = modernApproval(envelope, { requestState: undefined, inputResponses: undefined });
     const params = { name: call.params.name, arguments: call.params.arguments };
     return this.callTool(params, extra, envelopeClientName(envelope), approval);
+  }
+
+  /**
+   * A plain 2025-11-25 `tools/call` on a stdio connection's direct path (stdio-call.ts): the
+   * pipeline, with what the agent `Server`'s handler would get for it — no `_meta` (a plain call has
+   * none), notifications on `server`'s connection, the agent's name from `initialize`, and the
+   * connection's approval channel (no `requestState` or `inputResponses`: a plain call carries none).
+   */
+  callPlainLegacy(server: Server, call: PlainLegacyCall, signal: AbortSignal): Promise<CallToolResult | InputRequiredResult> {
+    const extra: RequestExtra = {
+      signal,
+      _meta: undefined,
+      sendNotification: (n) => server.notification(n as ServerNotification, { relatedRequestId: call.id }),
+    };
+    const approval = legacyApproval(server, { requestState: undefined, inputResponses: undefined }, signal);
+    return this.callTool(call.params, extra, server.getClientVersion()?.name, approval);
   }
 
   /** The downstream's tools whose current definition is pinned (observe mode: all of them). */

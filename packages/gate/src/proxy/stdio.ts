@@ -3,6 +3,7 @@ import { type JSONRPCMessage, ProtocolErrorCode, parseJSONRPCMessage, type Trans
 import { type StdioServerHandle, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { asRecord } from '@vrpkit/core';
 import type { GateProxy } from './proxy.js';
+import { StdioDirect } from './stdio-call.js';
 
 /** Default cap on one agent message (bytes of one line). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -20,6 +21,8 @@ export class AgentStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   /** Called once when the transport closed (the agent's stdin ended, or `close()`), after `onclose`; not taken over by the SDK. */
   onended?: () => void;
+  /** The connection's direct path (stdio-call.ts): offered every message before the SDK; not taken over by the SDK. */
+  direct?: StdioDirect;
   private chunks: Buffer[] = [];
   private size = 0;
   /** True while skipping the rest of an oversized line. */
@@ -88,6 +91,8 @@ export class AgentStdioTransport implements Transport {
       this.reply(null, ProtocolErrorCode.ParseError, 'Parse error: the message is not JSON');
       return;
     }
+    // A plain tools/call is a JSON-RPC request as it stands: the direct path needs no parse of it.
+    if (this.direct?.offer(value)) return;
     let message: JSONRPCMessage;
     try {
       message = parseJSONRPCMessage(value);
@@ -112,7 +117,8 @@ export class AgentStdioTransport implements Transport {
     return this.write(`${JSON.stringify(message)}\n`);
   }
 
-  private write(text: string): Promise<void> {
+  /** Write `text` (whole lines) to the agent. */
+  write(text: string): Promise<void> {
     return new Promise((resolve) => {
       if (this.output.write(text)) resolve();
       else this.output.once('drain', resolve);
@@ -127,6 +133,7 @@ export class AgentStdioTransport implements Transport {
     this.input.off('error', this.onStreamError);
     // A paused stdin no longer keeps the process alive.
     this.input.pause();
+    this.direct?.close();
     this.onclose?.();
     this.onended?.();
   }
@@ -141,5 +148,19 @@ export class AgentStdioTransport implements Transport {
  */
 export function serveAgentStdio(proxy: GateProxy, transport: AgentStdioTransport, onClosed: () => void): StdioServerHandle {
   transport.onended = onClosed;
-  return serveStdio(({ era }) => proxy.createAgentServer(era), { transport });
+  // Handed over after the SDK took `onmessage`: a call the direct path cannot answer goes to the SDK with its outcome.
+  const direct = new StdioDirect(
+    proxy,
+    (line) => transport.write(line),
+    (message) => transport.onmessage?.(message),
+  );
+  transport.direct = direct;
+  return serveStdio(
+    ({ era }) => {
+      const server = proxy.createAgentServer(era, true, undefined, direct);
+      direct.attach(server, era);
+      return server;
+    },
+    { transport },
+  );
 }
