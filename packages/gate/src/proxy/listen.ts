@@ -22,8 +22,9 @@ import {
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
 import { authenticateRequest, calledTool, protectedResourceMetadataResponse, toolScopeRefusal } from '../auth/http.js';
 import type { Principal, ResourceServer } from '../auth/resource-server.js';
-import { type PlainModernCall, plainModernCall, plainResultAnswer } from './direct-call.js';
+import { type PlainModernCall, plainModernCall } from './direct-call.js';
 import { OAUTH_CALLBACK_PATH } from './downstream-oauth.js';
+import { plainAnswer } from './plain-call.js';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 
@@ -145,7 +146,7 @@ export async function listenForAgents(proxy: GateProxy, at: { host: string; port
       outcome = { error };
     }
     if (request.signal.aborted) return new Response(null, { status: 499 });
-    const body = 'result' in outcome ? plainResultAnswer(outcome.result as CallToolResult, call.id, proxy.serverInfo) : null;
+    const body = 'result' in outcome ? plainAnswer(outcome.result as CallToolResult, call.id, 'modern', proxy.serverInfo) : null;
     if (body === null) {
       replays.set(request, () => ('result' in outcome ? Promise.resolve(outcome.result) : Promise.reject(outcome.error)));
       return modern.fetch(request, { parsedBody: message });

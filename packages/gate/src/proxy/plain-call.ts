@@ -1,8 +1,8 @@
 /**
- * What the proxy's direct paths (stdio-call.ts; the HTTP side's direct-call.ts can share it) need
+ * What the proxy's direct paths (stdio-call.ts, and direct-call.ts on HTTP) need
  * to answer a plain `tools/call` as the SDK would, without the SDK's schemas: the SDK's verdict on a
- * 2026-07-28 per-request envelope, remembered per envelope text, and a plain `CallToolResult`'s
- * members in the order the SDK's result schema emits them.
+ * 2026-07-28 per-request envelope, remembered per envelope text, and a plain `CallToolResult`
+ * written as the SDK writes it (its members in its result schema's order, then its encoder's additions).
  */
 import {
   type CallToolResult,
@@ -11,8 +11,10 @@ import {
   classifyInboundRequest,
   type InputRequiredResult,
   PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/server';
 import { isRecord } from '@vrpkit/core';
+import type { AgentEra } from './proxy.js';
 
 /** MCP's stateless revision (specification/2026-07-28): the SDK's `modern` era. */
 export const MODERN_REVISION = '2026-07-28';
@@ -72,6 +74,30 @@ export function plainResultMembers(result: CallToolResult | InputRequiredResult)
   if (structuredContent !== undefined) members.structuredContent = structuredContent;
   if (isError !== undefined) members.isError = isError;
   return members;
+}
+
+/**
+ * The JSON-RPC line the SDK writes for `result` to call `id` on `era`, or null when the result is
+ * not plain (`plainResultMembers`; the SDK answers it then): its members as the SDK's result schema
+ * emits them; on 2026-07-28 then the encode contract (specification/2026-07-28, the SDK's
+ * `encodeResult`): `resultType: "complete"`, and the server's identity appended to `_meta` (or
+ * `_meta` added after `resultType` when there was none). The 2025-11-25 encode adds nothing to a
+ * `tools/call` result.
+ */
+export function plainAnswer(
+  result: CallToolResult | InputRequiredResult,
+  id: string | number,
+  era: AgentEra,
+  serverInfo: { name: string; version: string },
+): string | null {
+  const members = plainResultMembers(result);
+  if (!members) return null;
+  if (era === 'modern') {
+    if (members._meta !== undefined) members._meta = { ...(members._meta as object), [SERVER_INFO_META_KEY]: serverInfo };
+    members.resultType = 'complete';
+    if (members._meta === undefined) members._meta = { [SERVER_INFO_META_KEY]: serverInfo };
+  }
+  return JSON.stringify({ result: members, jsonrpc: '2.0', id });
 }
 
 function isPlainText(block: unknown): boolean {

@@ -12,17 +12,10 @@
  *
  * Learnt from the HTTP side's direct path (direct-call.ts), which answers 2026-07-28 the same way.
  */
-import {
-  type CallToolResult,
-  type InputRequiredResult,
-  type JSONRPCMessage,
-  type RequestId,
-  SERVER_INFO_META_KEY,
-  type Server,
-} from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult, JSONRPCMessage, RequestId, Server } from '@modelcontextprotocol/server';
 import { isRecord } from '@vrpkit/core';
 import type { PlainModernCall } from './direct-call.js';
-import { plainModernEnvelope, plainResultMembers } from './plain-call.js';
+import { plainAnswer, plainModernEnvelope } from './plain-call.js';
 import type { AgentEra, GateProxy } from './proxy.js';
 
 /** A plain 2025-11-25 `tools/call`: its id and its params (name and arguments, nothing else). */
@@ -61,30 +54,6 @@ export function plainStdioCall(message: unknown, era: AgentEra): PlainLegacyCall
   const call = { id: id as string | number, params };
   if (era === 'legacy') return call as PlainLegacyCall;
   return plainModernEnvelope(meta, name, message) ? (call as PlainModernCall) : null;
-}
-
-/**
- * The JSON-RPC line the SDK writes for `result` to call `id` on `era`, or null when the result is
- * not plain (`plainResultMembers`; the SDK answers it then): its members as the SDK's result schema
- * emits them; on 2026-07-28 then the encode contract (specification/2026-07-28, the SDK's
- * `encodeResult`): `resultType: "complete"`, and the server's identity appended to `_meta` (or
- * `_meta` added after `resultType` when there was none). The 2025-11-25 encode adds nothing to a
- * `tools/call` result.
- */
-export function plainAnswer(
-  result: CallToolResult | InputRequiredResult,
-  id: string | number,
-  era: AgentEra,
-  serverInfo: { name: string; version: string },
-): string | null {
-  const members = plainResultMembers(result);
-  if (!members) return null;
-  if (era === 'modern') {
-    if (members._meta !== undefined) members._meta = { ...(members._meta as object), [SERVER_INFO_META_KEY]: serverInfo };
-    members.resultType = 'complete';
-    if (members._meta === undefined) members._meta = { [SERVER_INFO_META_KEY]: serverInfo };
-  }
-  return JSON.stringify({ result: members, jsonrpc: '2.0', id });
 }
 
 /** A call's outcome: what the pipeline returned, or what it threw. */
