@@ -37,6 +37,15 @@ import { audit, bump, CLI_ACTOR, type PlatformStore, unknownTenant } from './ten
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** `UcpSessionStore.updateUcpSession`'s arguments. */
+type SessionUpdate = [
+  id: string,
+  from: readonly UcpSessionRecord['status'][],
+  change: UcpSessionChange,
+  now: number,
+  guard?: Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>,
+];
+
 /** A tenant's row as the node's ports know it: without its domain. */
 const own = <T extends { domain: string }>({ domain: _, ...row }: T): Omit<T, 'domain'> => row;
 
@@ -274,24 +283,14 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
   }
 
   /** Compare-and-set on the status (and with `guard` the code and its tries), as the node store's. */
-  updateUcpSession(
-    id: string,
-    from: readonly UcpSessionRecord['status'][],
-    change: UcpSessionChange,
-    now: number,
-    guard?: Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>,
-  ): Promise<UcpSessionRecord | undefined> {
-    return this.updateSession(this.db, id, from, change, now, guard);
+  updateUcpSession(...a: SessionUpdate): Promise<UcpSessionRecord | undefined> {
+    return this.updateSession(this.db, ...a);
   }
 
   /** `updateUcpSession` in `db`: alone, or in a hold's transaction. */
   private async updateSession(
     db: Kysely<PlatformDatabase>,
-    id: string,
-    from: readonly UcpSessionRecord['status'][],
-    change: UcpSessionChange,
-    now: number,
-    guard?: Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>,
+    ...[id, from, change, now, guard]: SessionUpdate
   ): Promise<UcpSessionRecord | undefined> {
     let q = db
       .updateTable('platform_tenant_ucp_session')

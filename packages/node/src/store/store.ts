@@ -66,15 +66,11 @@ export interface StoreSnapshot {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** `UcpSessionStore.updateUcpSession`'s arguments. */
+type SessionUpdate = [id: string, from: readonly UcpSessionRecord['status'][], change: UcpSessionChange, now: number, guard?: UcpCodeGuard];
+
 /** A session's compare-and-set (`UcpSessionStore.updateUcpSession`) in `db`: alone, or in a hold's transaction. */
-function updateSession(
-  db: Kysely<NodeDatabase>,
-  id: string,
-  from: readonly UcpSessionRecord['status'][],
-  change: UcpSessionChange,
-  now: number,
-  guard?: UcpCodeGuard,
-): Promise<UcpSessionRecord | undefined> {
+function updateSession(db: Kysely<NodeDatabase>, ...[id, from, change, now, guard]: SessionUpdate): Promise<UcpSessionRecord | undefined> {
   let q = db
     .updateTable('ucp_session')
     .set({ ...change, updated_at: iso(now) })
@@ -491,14 +487,8 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   }
 
   /** Compare-and-set on the status: of two racing transitions on one session exactly one matches. */
-  updateUcpSession(
-    id: string,
-    from: readonly UcpSessionRecord['status'][],
-    change: UcpSessionChange,
-    now: number,
-    guard?: UcpCodeGuard,
-  ): Promise<UcpSessionRecord | undefined> {
-    return updateSession(this.db, id, from, change, now, guard);
+  updateUcpSession(...a: SessionUpdate): Promise<UcpSessionRecord | undefined> {
+    return updateSession(this.db, ...a);
   }
 
   // UCP Idempotency-Keys (ucp/ports.ts, idempotency.ts): the rows idempotency-rows.ts keeps, shared with a platform's tenants.
