@@ -70,6 +70,7 @@ export {
   type BookingRequestRecord,
   type BookingStore,
   type HoldOutcome,
+  type HoldSession,
   holdRange,
   type LiveQuote,
   type NewHold,

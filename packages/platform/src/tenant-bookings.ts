@@ -15,6 +15,7 @@ import {
   cancelSessionOfDeclinedHold,
   declineReason,
   type HoldOutcome,
+  type HoldSession,
   holdRange,
   idempotencyRows,
   type NewHold,
@@ -35,6 +36,15 @@ import type { PlatformDatabase } from './store/schema.js';
 import { audit, bump, CLI_ACTOR, type PlatformStore, unknownTenant } from './tenants.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** `UcpSessionStore.updateUcpSession`'s arguments. */
+type SessionUpdate = [
+  id: string,
+  from: readonly UcpSessionRecord['status'][],
+  change: UcpSessionChange,
+  now: number,
+  guard?: Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>,
+];
 
 /** A tenant's row as the node's ports know it: without its domain. */
 const own = <T extends { domain: string }>({ domain: _, ...row }: T): Omit<T, 'domain'> => row;
@@ -86,11 +96,16 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
     return row && own(row);
   }
 
-  /** The node store's `createHold` over the tenant's rows: the decision on the tenant's state read under its lock. */
+  /**
+   * The node store's `createHold` over the tenant's rows: the decision on the tenant's state read
+   * under its lock; with `session`, the tenant's session moved in the same transaction (or, moved on
+   * already, nothing written).
+   */
   async createHold<R>(
     key: string,
     now: number,
     decide: (state: StoreSnapshot) => { hold: NewHold } | { refuse: R },
+    session?: HoldSession,
   ): Promise<HoldOutcome<R>> {
     const outcome = await this.db.transaction().execute(async (tx): Promise<HoldOutcome<R>> => {
       await this.lock(tx);
@@ -110,6 +125,9 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
         updated_at: iso(now),
         decision_reason: null,
       };
+      // The session's move with its hold, both or neither (node booking/ports.ts `HoldSession`); first, so a refusal writes nothing.
+      const change = { ...session?.change, booking_id: booking.booking_id };
+      if (session && !(await this.updateSession(tx, session.id, session.from, change, now))) return { kind: 'session_moved' };
       await tx
         .insertInto('platform_tenant_booking')
         .values({ ...booking, domain: this.domain })
@@ -265,14 +283,16 @@ export class TenantBookings implements BookingStore<StoreSnapshot>, UcpSessionSt
   }
 
   /** Compare-and-set on the status (and with `guard` the code and its tries), as the node store's. */
-  async updateUcpSession(
-    id: string,
-    from: readonly UcpSessionRecord['status'][],
-    change: UcpSessionChange,
-    now: number,
-    guard?: Pick<UcpSessionRecord, 'code_sha256' | 'code_attempts'>,
+  updateUcpSession(...a: SessionUpdate): Promise<UcpSessionRecord | undefined> {
+    return this.updateSession(this.db, ...a);
+  }
+
+  /** `updateUcpSession` in `db`: alone, or in a hold's transaction. */
+  private async updateSession(
+    db: Kysely<PlatformDatabase>,
+    ...[id, from, change, now, guard]: SessionUpdate
   ): Promise<UcpSessionRecord | undefined> {
-    let q = this.db
+    let q = db
       .updateTable('platform_tenant_ucp_session')
       .set({ ...change, updated_at: iso(now) })
       .where('domain', '=', this.domain)

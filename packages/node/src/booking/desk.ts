@@ -5,7 +5,8 @@
  * UCP endpoint and page. In order:
  * the request's shape (protocol's `BookingRequestSchema`), the idempotency key, the offer JWS
  * (`checkOwnOffer`, which reads the stay it was signed for), then the live re-quote of that stay
- * and the hold in one store transaction (`BookingStore.createHold`). Every refusal writes nothing;
+ * and the hold in one store transaction (`BookingStore.createHold`, with the move of the session it
+ * is made for). Every refusal writes nothing;
  * an offer is signed only when the refusal must carry the current one. Logs carry ids and
  * digests, never the guest's details. The desk sees its store and the offer side through its
  * ports (ports.ts) only.
@@ -22,7 +23,7 @@ import {
 } from '@vrpkit/protocol';
 import { NodeError } from '../errors.js';
 import { checkOwnOffer } from './offer-check.js';
-import type { BookingOffers, BookingRequestRecord, BookingStore, LiveQuote, NewHold } from './ports.js';
+import type { BookingOffers, BookingRequestRecord, BookingStore, HoldSession, LiveQuote, NewHold } from './ports.js';
 import {
   createHoldCap,
   createRateLimiter,
@@ -47,12 +48,19 @@ export interface BookingRefusal {
   retry_after_seconds?: number;
 }
 
-export type BookingAnswer = { ok: true; status: 200 | 201; body: BookingResponse } | { ok: false; status: number; error: BookingRefusal };
+/** A booking request refused with one of protocol's booking errors. */
+export type BookingRefused = { ok: false; status: number; error: BookingRefusal };
+
+/** `session_not_awaiting`: the request's `HoldSession` had moved on, so no hold was made (nothing written). */
+export type BookingAnswer =
+  | { ok: true; status: 200 | 201; body: BookingResponse }
+  | BookingRefused
+  | { ok: false; status: 409; error: Omit<BookingRefusal, 'code'> & { code: 'session_not_awaiting' } };
 
 /** One log line per booking decision: ids and digests only. */
 export interface BookingLogEntry {
   event: 'booking_request';
-  outcome: 'created' | 'replayed' | BookingErrorCode;
+  outcome: 'created' | 'replayed' | BookingErrorCode | 'session_not_awaiting';
   booking_id: string | null;
   offer_jws_sha256: string | null;
 }
@@ -79,13 +87,16 @@ export interface BookingDeskOptions<S> {
 export interface BookingDesk {
   readonly canonicalDomain: string;
   /** Count one request from client `address` against the rate limit, once its media type and size passed. */
-  admit(address: string): BookingAnswer | null;
-  /** Decide one booking request body (already parsed from JSON or the page's form) from client `address`. */
-  request(input: unknown, address: string): Promise<BookingAnswer>;
+  admit(address: string): BookingRefused | null;
+  /**
+   * Decide one booking request body (already parsed from JSON or the page's form) from client
+   * `address`; with `session`, the hold is made only with that session's move (`BookingStore.createHold`).
+   */
+  request(input: unknown, address: string, session?: HoldSession): Promise<BookingAnswer>;
 }
 
 /** A refused booking request: the code's status from protocol's registry (`BOOKING_ERRORS`). */
-export function refuse(code: BookingErrorCode, message: string, extra: Partial<BookingRefusal> = {}): BookingAnswer {
+export function refuse(code: BookingErrorCode, message: string, extra: Partial<BookingRefusal> = {}): BookingRefused {
   return { ok: false, status: BOOKING_ERRORS[code], error: { code, message, ...extra } };
 }
 
@@ -149,14 +160,14 @@ class Desk<S> implements BookingDesk {
     this.canonicalDomain = o.service.canonicalDomain;
   }
 
-  admit(address: string): BookingAnswer | null {
+  admit(address: string): BookingRefused | null {
     const r = this.limits.limiter.take(address, this.clock.now());
     if (r.ok) return null;
     this.log('BOOKING_RATE_LIMITED', null, null);
     return refuse('BOOKING_RATE_LIMITED', 'too many booking requests from this address', { retry_after_seconds: r.retryAfterSeconds });
   }
 
-  async request(input: unknown, address: string): Promise<BookingAnswer> {
+  async request(input: unknown, address: string, session?: HoldSession): Promise<BookingAnswer> {
     const shape = BookingRequestSchema.safeParse(input);
     if (!shape.success) {
       this.log('BOOKING_BAD_REQUEST', null, null);
@@ -178,7 +189,7 @@ class Desk<S> implements BookingDesk {
     }
     let created = false;
     try {
-      const a = await this.hold(req, requestDigest, offerDigest, now);
+      const a = await this.hold(req, requestDigest, offerDigest, now, session);
       created = a.status === 201;
       return a;
     } finally {
@@ -187,7 +198,13 @@ class Desk<S> implements BookingDesk {
   }
 
   /** Check the offer, re-quote live and write the hold (or refuse, writing nothing). */
-  private async hold(req: BookingRequest, requestDigest: string, offerDigest: string, now: number): Promise<BookingAnswer> {
+  private async hold(
+    req: BookingRequest,
+    requestDigest: string,
+    offerDigest: string,
+    now: number,
+    session: HoldSession | undefined,
+  ): Promise<BookingAnswer> {
     const check = checkOwnOffer(req.offer_jws, await this.o.service.jwks(), this.canonicalDomain, now);
     if (!check.ok) {
       this.log(check.code, null, offerDigest);
@@ -204,8 +221,12 @@ class Desk<S> implements BookingDesk {
       offerDigest,
       now,
     };
-    const outcome = await this.o.store.createHold<BookingRefusal>(req.idempotency_key, now, (state) => this.decide(h, state));
+    const outcome = await this.o.store.createHold<BookingRefusal>(req.idempotency_key, now, (state) => this.decide(h, state), session);
     if (outcome.kind === 'existing') return this.replay(outcome.booking, requestDigest);
+    if (outcome.kind === 'session_moved') {
+      this.log('session_not_awaiting', null, offerDigest);
+      return { ok: false, status: 409, error: { code: 'session_not_awaiting', message: 'the session no longer awaits this hold' } };
+    }
     if (outcome.kind === 'refused') {
       const { code, message, current_offer_jws } = outcome.refusal;
       this.log(code, null, offerDigest);

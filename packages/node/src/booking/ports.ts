@@ -8,6 +8,7 @@
 import type { JwsSigner } from '@vrpkit/core';
 import type { OfferRequestRefusal, ParsedOfferRequest, VrpJwks } from '@vrpkit/protocol';
 import type { BlockedRangeTable, BookingEventTable, BookingRequestTable } from '../store/schema.js';
+import type { UcpSessionChange, UcpSessionRecord } from '../ucp/ports.js';
 
 /** A booking request as stored (the only place guest details are kept). */
 export type BookingRequestRecord = BookingRequestTable;
@@ -31,11 +32,27 @@ export function holdRange(b: BookingRequestRecord, now: number): BlockedRangeTab
   };
 }
 
-/** What `createHold` did: made the hold, found the idempotency key already used, or was refused by the re-quote. */
+/**
+ * The UCP session a hold is made for (ucp/confirm.ts): in the hold's transaction the session takes
+ * `change` and the hold's id (`booking_id`) when it is still in one of `from`; when it is not, no
+ * hold is made. Two transactions would leave, after a crash between them, nights held for a session
+ * still waiting for its guest (or ended).
+ */
+export interface HoldSession {
+  id: string;
+  from: readonly UcpSessionRecord['status'][];
+  change: UcpSessionChange;
+}
+
+/**
+ * What `createHold` did: made the hold, found the idempotency key already used, was refused by the
+ * re-quote, or (with a `HoldSession`) found the session moved on: nothing written.
+ */
 export type HoldOutcome<R> =
   | { kind: 'created'; booking: BookingRequestRecord }
   | { kind: 'existing'; booking: BookingRequestRecord }
-  | { kind: 'refused'; refusal: R };
+  | { kind: 'refused'; refusal: R }
+  | { kind: 'session_moved' };
 
 /** The desk's store: idempotent lookups and the one transaction that re-quotes and holds. */
 export interface BookingStore<S> {
@@ -43,9 +60,15 @@ export interface BookingStore<S> {
   /**
    * In one transaction holding the write lock: the booking already made under `idempotencyKey`, or
    * `decide` on the latest committed state and, when it names a hold, the hold written (nothing
-   * written on a refusal), the store revision bumped.
+   * written on a refusal), the store revision bumped; with `session`, that session moved with the
+   * hold (or, moved on already, nothing written).
    */
-  createHold<R>(idempotencyKey: string, now: number, decide: (state: S) => { hold: NewHold } | { refuse: R }): Promise<HoldOutcome<R>>;
+  createHold<R>(
+    idempotencyKey: string,
+    now: number,
+    decide: (state: S) => { hold: NewHold } | { refuse: R },
+    session?: HoldSession,
+  ): Promise<HoldOutcome<R>>;
 }
 
 /** The upkeep's store: expiring lapsed holds and draining the booking-event outbox (to the webhook, and the notices by mail). */

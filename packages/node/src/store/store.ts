@@ -6,6 +6,7 @@ import {
   type BookingRequestRecord,
   type BookingStore,
   type HoldOutcome,
+  type HoldSession,
   holdRange,
   type NewHold,
 } from '../booking/ports.js';
@@ -64,6 +65,20 @@ export interface StoreSnapshot {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** `UcpSessionStore.updateUcpSession`'s arguments. */
+type SessionUpdate = [id: string, from: readonly UcpSessionRecord['status'][], change: UcpSessionChange, now: number, guard?: UcpCodeGuard];
+
+/** A session's compare-and-set (`UcpSessionStore.updateUcpSession`) in `db`: alone, or in a hold's transaction. */
+function updateSession(db: Kysely<NodeDatabase>, ...[id, from, change, now, guard]: SessionUpdate): Promise<UcpSessionRecord | undefined> {
+  let q = db
+    .updateTable('ucp_session')
+    .set({ ...change, updated_at: iso(now) })
+    .where('session_id', '=', id)
+    .where('status', 'in', from);
+  if (guard?.code_sha256) q = q.where('code_sha256', '=', guard.code_sha256).where('code_attempts', '=', guard.code_attempts);
+  return q.returningAll().executeTakeFirst();
+}
 
 /**
  * The node's store: one query layer (Kysely) over SQLite or PostgreSQL. Every read the
@@ -343,12 +358,14 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
    * state read inside the transaction (the latest committed state, which nothing can change
    * before commit) and either refuses (nothing written) or names the hold. The booking row, its
    * `booking` blocked range and its first event are inserted and the revision bumped, so every
-   * offer cache keyed by the revision stops serving the stay.
+   * offer cache keyed by the revision stops serving the stay. With `session`, the session takes the
+   * hold's id in the same transaction, or (no longer in `session.from`) nothing is written.
    */
   async createHold<R>(
     idempotencyKey: string,
     now: number,
     decide: (state: StoreSnapshot) => { hold: NewHold } | { refuse: R },
+    session?: HoldSession,
   ): Promise<HoldOutcome<R>> {
     return this.write<HoldOutcome<R>>(async (tx) => {
       const revision = await this.lockWrites(tx);
@@ -365,6 +382,9 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
         updated_at: iso(now),
         decision_reason: null,
       };
+      // The session's move with its hold, both or neither (booking/ports.ts `HoldSession`).
+      const change = { ...session?.change, booking_id: booking.booking_id };
+      if (session && !(await updateSession(tx, session.id, session.from, change, now))) return new Unchanged({ kind: 'session_moved' });
       await tx.insertInto('booking_request').values(booking).execute();
       await tx.insertInto('blocked_range').values(holdRange(booking, now)).execute();
       await this.addBookingEvent(tx, booking.booking_id, 'pending', now);
@@ -467,20 +487,8 @@ export class NodeStore implements BookingStore<StoreSnapshot>, BookingOutbox, Uc
   }
 
   /** Compare-and-set on the status: of two racing transitions on one session exactly one matches. */
-  updateUcpSession(
-    id: string,
-    from: readonly UcpSessionRecord['status'][],
-    change: UcpSessionChange,
-    now: number,
-    guard?: UcpCodeGuard,
-  ): Promise<UcpSessionRecord | undefined> {
-    let q = this.db
-      .updateTable('ucp_session')
-      .set({ ...change, updated_at: iso(now) })
-      .where('session_id', '=', id)
-      .where('status', 'in', from);
-    if (guard?.code_sha256) q = q.where('code_sha256', '=', guard.code_sha256).where('code_attempts', '=', guard.code_attempts);
-    return q.returningAll().executeTakeFirst();
+  updateUcpSession(...a: SessionUpdate): Promise<UcpSessionRecord | undefined> {
+    return updateSession(this.db, ...a);
   }
 
   // UCP Idempotency-Keys (ucp/ports.ts, idempotency.ts): the rows idempotency-rows.ts keeps, shared with a platform's tenants.

@@ -1,8 +1,8 @@
 /**
  * The guest's confirmation on the host's page (`continue_url`): a one-time code mailed to the
  * session's buyer email, then the code typed back. Only a right code makes the hold, through the
- * booking desk (its per-address hold cap, the live re-quote and the dates blocked in one store
- * transaction), and moves the session to `ready_for_complete`. The code is stored as a digest
+ * booking desk (its per-address hold cap, the live re-quote, the dates blocked and the session's
+ * move to `ready_for_complete` in one store transaction). The code is stored as a digest
  * bound to the session, lives 15 minutes and allows 5 tries; a new code replaces the old one.
  */
 import { randomInt, timingSafeEqual } from 'node:crypto';
@@ -10,7 +10,6 @@ import type { Clock } from '@vrpkit/core';
 import { sha256Hex } from '@vrpkit/core';
 import type { BookingDesk } from '../booking/desk.js';
 import type { GuestMailer, UcpSessionRecord, UcpSessionStore } from './ports.js';
-import type { UcpHolds } from './sessions.js';
 import { continueUrl } from './view.js';
 
 export const CODE_TTL_MS = 15 * 60_000;
@@ -38,7 +37,7 @@ export type ConfirmOutcome =
     };
 
 export interface GuestConfirmationOptions {
-  store: UcpSessionStore & UcpHolds;
+  store: UcpSessionStore;
   desk: BookingDesk;
   mailer: GuestMailer;
   origin: string;
@@ -109,25 +108,31 @@ export function guestConfirmation(o: GuestConfirmationOptions) {
   };
 }
 
-/** The right code: the hold through the desk, then the session `ready_for_complete` (or the hold released if the session ended meanwhile). */
+const ENDED = { ok: false, code: 'not_awaiting_guest', message: 'this stay request ended before your confirmation' } as const;
+
+/**
+ * The right code: the hold through the desk, made in one transaction with the session's move to
+ * `ready_for_complete` (booking/ports.ts `HoldSession`). Made in two, a process killed or a database
+ * lost between them left the nights held for a session still awaiting its guest, which could expire
+ * with them held. A session that moved on meanwhile (canceled, expired, updated) gets no hold.
+ */
 async function hold(o: GuestConfirmationOptions, s: UcpSessionRecord, address: string, now: number): Promise<ConfirmOutcome> {
   const request = {
     offer_jws: s.offer_jws,
     guest: { name: s.buyer_name, email: s.buyer_email },
     idempotency_key: holdKey(s.session_id),
   };
-  const answer = await o.desk.request(request, address);
+  const change = { status: 'ready_for_complete', code_sha256: null, code_expires_at: null } as const;
+  const answer = await o.desk.request(request, address, { id: s.session_id, from: ['requires_escalation'], change });
+  if (!answer.ok && answer.error.code === 'session_not_awaiting') return ENDED;
   if (!answer.ok) return { ok: false, code: 'booking_refused', message: `${answer.error.code}: ${answer.error.message}` };
   const bookingId = answer.body.booking_request.booking_id;
-  const change = { status: 'ready_for_complete', booking_id: bookingId, code_sha256: null, code_expires_at: null } as const;
-  const updated = await o.store.updateUcpSession(s.session_id, ['requires_escalation'], change, now);
-  if (updated) return { ok: true, session: updated };
-  // Lost a race. Another confirmation of this session made the same hold (the desk's idempotency
-  // key is the session's): it stands. Canceled meanwhile: no night stays held for a session that ended.
+  // Made now, or already by another confirmation of this session (the desk's idempotency key is the session's): the session took it with the hold.
   const current = await o.store.ucpSession(s.session_id);
   if (current?.booking_id === bookingId) return { ok: true, session: current };
-  await o.store.decideHold(bookingId, 'declined', now);
-  return { ok: false, code: 'not_awaiting_guest', message: 'this stay request ended before your confirmation' };
+  // A hold made before the two were one transaction, its process stopped before the session's move: the session takes it now.
+  const healed = await o.store.updateUcpSession(s.session_id, ['requires_escalation'], { ...change, booking_id: bookingId }, now);
+  return healed ? { ok: true, session: healed } : ENDED;
 }
 
 export type GuestConfirmation = ReturnType<typeof guestConfirmation>;

@@ -10,7 +10,7 @@
  * - is `incomplete` until it has an identified lead (booker or primary guest with name and email), then
  *   `requires_escalation`: the guest confirms on the host's own page (`continue_url`, confirm.ts) with
  *   a code mailed to them; only that makes the hold (the booking desk's one transaction: live re-quote,
- *   then the dates blocked) and moves the session to `ready_for_complete`. Until then the session
+ *   then the dates blocked and the session moved to `ready_for_complete`). Until then the session
  *   blocks no night.
  * - is `completed` by the platform (idempotent: a repeated complete answers with the same booking and
  *   `confirmation`), or `canceled` (a hold it made is released at once).
