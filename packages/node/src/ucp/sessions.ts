@@ -30,6 +30,7 @@ import {
   UcpCompleteRequestSchema,
   type UcpMessage,
   type UcpSessionCode,
+  type UcpSessionStatus,
   ucpStayId,
 } from '@vrpkit/protocol';
 import type { BookingDesk } from '../booking/desk.js';
@@ -43,6 +44,9 @@ import { bookingView, errorMessage, errorResponseBody } from './view.js';
 
 /** `expires_at` of a new session (Booking, Session Expiry: the business MAY set one; vrpkit keeps Checkout's 6 hours). */
 export const DEFAULT_SESSION_HOURS = 6;
+
+/** The statuses a session can still be canceled from (Booking, Cancel Booking Session: a completed one is the host's booking). */
+const OPEN_STATUSES: readonly UcpSessionStatus[] = ['incomplete', 'requires_escalation', 'ready_for_complete'];
 
 export type { UcpAnswer } from './idempotency.js';
 
@@ -322,22 +326,25 @@ export class UcpSessions {
     return { status: 200, body: await this.view(now), applied: now.status === 'completed' };
   }
 
-  /** Cancel Booking Session: an open session ends; a hold it made is released at once. */
+  /**
+   * Cancel Booking Session: an open session ends; a hold it made is released at once. The hold
+   * is released before the session ends, then again from what the session's end read (a guest's
+   * confirmation may have made one in between): a crash between the two writes leaves an open
+   * session whose hold is released, which Complete refuses (`hold_released`) and a retried cancel
+   * ends, never a canceled session whose hold keeps its nights until it lapses.
+   */
   async cancel(id: string): Promise<UcpAnswer> {
     const now = this.clock.now();
-    const s = await this.o.store.updateUcpSession(
-      id,
-      ['incomplete', 'requires_escalation', 'ready_for_complete'],
-      { status: 'canceled' },
-      now,
-    );
+    const before = await this.o.store.ucpSession(id);
+    if (before?.booking_id && OPEN_STATUSES.includes(before.status)) await this.o.store.decideHold(before.booking_id, 'declined', now);
+    const s = await this.o.store.updateUcpSession(id, OPEN_STATUSES, { status: 'canceled' }, now);
     if (!s) {
       const current = await this.o.store.ucpSession(id);
       if (!current) return this.notFound();
       if (current.status === 'canceled') return { status: 200, body: await this.view(current), applied: true };
       return this.stateAnswer(id, 'invalid_status', 'a completed session is not canceled here: the booking is the host’s to cancel');
     }
-    if (s.booking_id) await this.o.store.decideHold(s.booking_id, 'declined', now);
+    if (s.booking_id && s.booking_id !== before?.booking_id) await this.o.store.decideHold(s.booking_id, 'declined', now);
     return { status: 200, body: await this.view(s), applied: true };
   }
 
