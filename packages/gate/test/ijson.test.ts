@@ -142,7 +142,7 @@ describe('canonicalIJson (RFC 8785 on I-JSON values)', () => {
   it('refuses what is not I-JSON, as assertIJson does', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    for (const v of [cyclic, { d: new Date(0) }, { u: undefined }, [1, , 2], { n: Number.NaN }, { big: 2 ** 53 }, { f: () => 1 }])
+    for (const v of [cyclic, { d: new Date(0) }, { u: undefined }, new Array(2), { n: Number.NaN }, { big: 2 ** 53 }, { f: () => 1 }])
       expect(codeOf(() => canonicalIJson(v))).toBe('EF_MALFORMED_ARGUMENTS');
     const shared = { x: 1 };
     expect(canonicalIJson({ b: shared, a: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
