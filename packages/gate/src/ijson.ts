@@ -241,41 +241,46 @@ export function canonicalIJson(value: unknown): string {
   const onPath = new Set<object>();
   const walk = (v: unknown, depth: number): string => {
     if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
-    switch (typeof v) {
-      case 'string':
-        if (hasLoneSurrogate(v)) throw malformed('lone surrogate in string');
-        return JSON.stringify(v);
-      case 'number':
-        checkNumber(v);
-        return JSON.stringify(v);
-      case 'boolean':
-        return v ? 'true' : 'false';
-      case 'object': {
-        if (v === null) return 'null';
-        const isArray = enterObject(v, onPath);
-        let text: string;
-        if (isArray) {
-          text = '[';
-          for (let i = 0; i < v.length; i++) text += (i === 0 ? '' : ',') + walk(v[i], depth + 1);
-          text += ']';
-        } else {
-          text = '{';
-          const keys = sortedKeys(v);
-          for (let i = 0; i < keys.length; i++) {
-            const k = keys[i]!;
-            if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
-            text += `${i === 0 ? '' : ','}${JSON.stringify(k)}:${walk((v as Record<string, unknown>)[k], depth + 1)}`;
-          }
-          text += '}';
-        }
-        onPath.delete(v);
-        return text;
-      }
-      default:
-        throw malformed(`${typeof v} is not a JSON value`);
+    if (v === null) return 'null';
+    if (typeof v !== 'object') {
+      checkScalar(v);
+      return JSON.stringify(v);
     }
+    let text: string;
+    if (enterObject(v, onPath)) {
+      text = '[';
+      for (let i = 0; i < v.length; i++) text += (i === 0 ? '' : ',') + walk(v[i], depth + 1);
+      text += ']';
+    } else {
+      text = '{';
+      const keys = sortedKeys(v);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
+        text += `${i === 0 ? '' : ','}${JSON.stringify(k)}:${walk((v as Record<string, unknown>)[k], depth + 1)}`;
+      }
+      text += '}';
+    }
+    onPath.delete(v);
+    return text;
   };
   return walk(value, 0);
+}
+
+/** A value that is neither an object nor null, checked as I-JSON (RFC 7493 §2.1, §2.2): a string, a number or a boolean. */
+function checkScalar(v: unknown): void {
+  switch (typeof v) {
+    case 'string':
+      if (hasLoneSurrogate(v)) throw malformed('lone surrogate in string');
+      return;
+    case 'number':
+      checkNumber(v);
+      return;
+    case 'boolean':
+      return;
+    default:
+      throw malformed(`${typeof v} is not a JSON value`);
+  }
 }
 
 /**
@@ -312,26 +317,15 @@ function walkIJson(value: unknown, copy: boolean): unknown {
   const onPath = new Set<object>();
   const walk = (v: unknown, depth: number): unknown => {
     if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
-    switch (typeof v) {
-      case 'string':
-        if (hasLoneSurrogate(v)) throw malformed('lone surrogate in string');
-        return v;
-      case 'number':
-        checkNumber(v);
-        return v;
-      case 'boolean':
-        return v;
-      case 'object': {
-        if (v === null) return v;
-        const isArray = enterObject(v, onPath);
-        const item = (x: unknown) => walk(x, depth + 1);
-        const out = isArray ? copyElements(v, item, copy) : copyMembers(v, item, copy);
-        onPath.delete(v);
-        return out;
-      }
-      default:
-        throw malformed(`${typeof v} is not a JSON value`);
+    if (v === null) return v;
+    if (typeof v !== 'object') {
+      checkScalar(v);
+      return v;
     }
+    const item = (x: unknown) => walk(x, depth + 1);
+    const out = enterObject(v, onPath) ? copyElements(v, item, copy) : copyMembers(v, item, copy);
+    onPath.delete(v);
+    return out;
   };
   return walk(value, 0);
 }

@@ -1,9 +1,10 @@
 import { canonicalJson, sha256Base64url } from '@vrpkit/core';
-import { assertIJson, GateError, mapToolUse, parseIJson } from '@vrpkit/gate';
+import { assertIJson, GateError, parseIJson } from '@vrpkit/gate';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { actDigest } from '../src/act.js';
 import { canonicalIJson } from '../src/ijson.js';
+import { makeAct } from './procs/common.js';
 
 function codeOf(f: () => unknown): string | undefined {
   try {
@@ -149,20 +150,7 @@ describe('canonicalIJson (RFC 8785 on I-JSON values)', () => {
   });
 
   it('digests an act as the reference does, falling back to it for members that are not I-JSON', () => {
-    const act = mapToolUse(
-      { type: 'tool_use', id: 'toolu_1', name: 'maps_search', input: { q: 'Alfama', near: { lat: 38.7, lng: -9.1 } } },
-      {
-        session_id: 's',
-        principal: { principal_id: 'org' },
-        agent: { agent_id: 'agent', model_id: 'model' },
-        purpose: { purpose_id: 'turn' },
-        instruction_provenance: { source_type: 'user' },
-        policy_state: { policy_epoch: 1, authority_epoch: 2, revocation_epoch: 3 },
-        sink_id: 'sink',
-        classify: () => 'INFORMATIONAL',
-        now: Date.UTC(2026, 0, 1),
-      },
-    );
+    const act = makeAct({ id: 'act-1', policy_state: { policy_epoch: 1, authority_epoch: 2, revocation_epoch: 3 }, destination: 'maps' });
     const reference = (a: unknown) => sha256Base64url(canonicalJson(a));
     expect(actDigest(act)).toBe(reference(act));
     // The schema lets extra members through inside nested objects: a Date is digested by the reference.
