@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Base64url } from '@vrpkit/core';
 import { z } from 'zod';
-import { assertIJson, copyIJson } from './ijson.js';
+import { canonicalIJson, copyIJson } from './ijson.js';
 
 /**
  * The Agent Candidate Act (Agent Candidate Act profile, candidate act schema, as the Tool-Use Binding draft reproduces it): the non-effective
@@ -202,8 +202,8 @@ export function validateAct(act: unknown): { ok: true; act: AgentCandidateAct } 
  */
 export function digestArguments(args: unknown): ArgumentsDigest {
   if (LiveArguments.is(args)) return args.digest;
-  assertIJson(args);
-  return digestOfCanonical(canonicalJson(args));
+  // The I-JSON check and the JCS text in one walk (ijson.ts `canonicalIJson`).
+  return digestOfCanonical(canonicalIJson(args));
 }
 
 /**
@@ -235,7 +235,7 @@ export class LiveArguments<A> {
     // One read of the caller's value (a getter answers once), checked as I-JSON; the digest and
     // the frozen arguments are both of that copy.
     const copy = copyIJson(args);
-    return new LiveArguments(deepFreeze(copy) as A, digestOfCanonical(canonicalJson(copy)));
+    return new LiveArguments(deepFreeze(copy) as A, digestOfCanonical(canonicalIJson(copy)));
   }
 }
 
@@ -245,6 +245,22 @@ export class LiveArguments<A> {
  */
 export function snapshotLiveArguments<A>(args: A | LiveArguments<A>): LiveArguments<A> {
   return LiveArguments.is(args) ? (args as LiveArguments<A>) : LiveArguments.take(args as A);
+}
+
+/**
+ * The JCS SHA-256 (base64url) of the whole act, as validated (the evidence's `act_digest`). A
+ * validated act is I-JSON but for members the schema lets through inside its nested objects; one
+ * that holds anything else (a Date, an integer past 2^53) is digested by `canonicalJson`, the
+ * reference, which is what `canonicalIJson` equals on I-JSON values.
+ */
+export function actDigest(act: AgentCandidateAct): string {
+  let canonical: string;
+  try {
+    canonical = canonicalIJson(act);
+  } catch {
+    canonical = canonicalJson(act);
+  }
+  return sha256Base64url(canonical);
 }
 
 function digestOfCanonical(canonical: string): ArgumentsDigest {

@@ -4,8 +4,7 @@
  * commits its evidence, then issues authority).
  */
 
-import { canonicalSha256Base64url } from '@vrpkit/core';
-import type { AgentCandidateAct, PolicyState } from './act.js';
+import { type AgentCandidateAct, actDigest, type PolicyState } from './act.js';
 import type { AuditEvent, AuditKind } from './audit/chain.js';
 import { EF_CODES, type EfCode } from './errors.js';
 import type { AuthorizeOutcome, GateContext } from './gate-context.js';
@@ -31,7 +30,7 @@ export function evidenceRow(
   return {
     evidence_id: `ev-${randomId(12, 'base64url')}`,
     candidate_act_id: act.candidate_act_id,
-    act_digest: canonicalSha256Base64url(act),
+    act_digest: actDigest(act),
     arguments_digest: act.arguments_digest.value,
     decision,
     code,

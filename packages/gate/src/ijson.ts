@@ -227,35 +227,105 @@ export function copyIJson(value: unknown): unknown {
   return walkIJson(value, true);
 }
 
+/**
+ * The RFC 8785 (JCS) text of an I-JSON value, checked as `assertIJson` checks it, in the same walk
+ * that writes the text, reading every member once. For I-JSON values JCS is: members sorted by
+ * their names' UTF-16 code units (RFC 8785 §3.2.3, what `Array.prototype.sort` compares), strings
+ * and numbers as `JSON.stringify` writes them (§3.2.2), no whitespace. It is the text
+ * `canonicalJson` (the `canonicalize` package) gives for the same value, without that package's
+ * per-member arrays and template strings (the hot path digests arguments on every call); a
+ * differential test holds the two byte-equal (test/ijson.test.ts).
+ * Throws GateError('EF_MALFORMED_ARGUMENTS') like `assertIJson`.
+ */
+export function canonicalIJson(value: unknown): string {
+  const onPath = new Set<object>();
+  const walk = (v: unknown, depth: number): string => {
+    if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
+    if (v === null) return 'null';
+    if (typeof v !== 'object') {
+      checkScalar(v);
+      return JSON.stringify(v);
+    }
+    let text: string;
+    if (enterObject(v, onPath)) {
+      text = '[';
+      for (let i = 0; i < v.length; i++) text += (i === 0 ? '' : ',') + walk(v[i], depth + 1);
+      text += ']';
+    } else {
+      text = '{';
+      const keys = sortedKeys(v);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
+        text += `${i === 0 ? '' : ','}${JSON.stringify(k)}:${walk((v as Record<string, unknown>)[k], depth + 1)}`;
+      }
+      text += '}';
+    }
+    onPath.delete(v);
+    return text;
+  };
+  return walk(value, 0);
+}
+
+/** A value that is neither an object nor null, checked as I-JSON (RFC 7493 §2.1, §2.2): a string, a number or a boolean. */
+function checkScalar(v: unknown): void {
+  switch (typeof v) {
+    case 'string':
+      if (hasLoneSurrogate(v)) throw malformed('lone surrogate in string');
+      return;
+    case 'number':
+      checkNumber(v);
+      return;
+    case 'boolean':
+      return;
+    default:
+      throw malformed(`${typeof v} is not a JSON value`);
+  }
+}
+
+/**
+ * The object's member names in JCS order: by UTF-16 code units, which is what `<` compares on
+ * strings (and what `Array.prototype.sort` compares by default). An insertion sort in place:
+ * argument objects have a handful of members, and `sort` allocates its work arrays on every call.
+ */
+function sortedKeys(v: object): string[] {
+  const keys = Object.keys(v);
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
+/** An object entered on the walk's path: refused when cyclic or not a plain object or array; whether it is an array. */
+function enterObject(v: object, onPath: Set<object>): v is unknown[] {
+  if (onPath.has(v)) throw malformed('cyclic value');
+  const isArray = Array.isArray(v);
+  const proto = Object.getPrototypeOf(v);
+  if (!isArray && proto !== Object.prototype && proto !== null) throw malformed('not a plain JSON object');
+  onPath.add(v);
+  return isArray;
+}
+
 /** The one I-JSON check; with `copy`, it also builds the plain copy (else it returns the value as given). */
 function walkIJson(value: unknown, copy: boolean): unknown {
   const onPath = new Set<object>();
   const walk = (v: unknown, depth: number): unknown => {
     if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
-    switch (typeof v) {
-      case 'string':
-        if (hasLoneSurrogate(v)) throw malformed('lone surrogate in string');
-        return v;
-      case 'number':
-        checkNumber(v);
-        return v;
-      case 'boolean':
-        return v;
-      case 'object': {
-        if (v === null) return v;
-        if (onPath.has(v)) throw malformed('cyclic value');
-        const proto = Object.getPrototypeOf(v);
-        const isArray = Array.isArray(v);
-        if (!isArray && proto !== Object.prototype && proto !== null) throw malformed('not a plain JSON object');
-        onPath.add(v);
-        const item = (x: unknown) => walk(x, depth + 1);
-        const out = isArray ? copyElements(v, item, copy) : copyMembers(v, item, copy);
-        onPath.delete(v);
-        return out;
-      }
-      default:
-        throw malformed(`${typeof v} is not a JSON value`);
+    if (v === null) return v;
+    if (typeof v !== 'object') {
+      checkScalar(v);
+      return v;
     }
+    const item = (x: unknown) => walk(x, depth + 1);
+    const out = enterObject(v, onPath) ? copyElements(v, item, copy) : copyMembers(v, item, copy);
+    onPath.delete(v);
+    return out;
   };
   return walk(value, 0);
 }

@@ -16,9 +16,11 @@ import {
   openSqliteStore,
 } from '@vrpkit/gate';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as ijson from '../src/ijson.js';
 import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 
-// Count every canonicalization the gate performs (the first step of an arguments digest).
+// Count every canonicalization the gate performs (the first step of an arguments digest): the
+// reference's, and the I-JSON walk's that the arguments digest uses (ijson.ts `canonicalIJson`).
 vi.mock('@vrpkit/core', async (importOriginal) => {
   const orig = await importOriginal<typeof import('@vrpkit/core')>();
   return {
@@ -27,6 +29,10 @@ vi.mock('@vrpkit/core', async (importOriginal) => {
     canonicalSha256Base64url: vi.fn(orig.canonicalSha256Base64url),
     canonicalSha256Hex: vi.fn(orig.canonicalSha256Hex),
   };
+});
+vi.mock('../src/ijson.js', async (importOriginal) => {
+  const orig = await importOriginal<typeof import('../src/ijson.js')>();
+  return { ...orig, canonicalIJson: vi.fn(orig.canonicalIJson) };
 });
 
 let store: GateStore;
@@ -44,7 +50,7 @@ afterAll(removeTmpDirs);
 
 /** How many times the gate canonicalized (i.e. digested) this value: the object itself or the gate's frozen copy of it. */
 function digestsOf(value: unknown): number {
-  const fns = [core.canonicalJson, core.canonicalSha256Base64url, core.canonicalSha256Hex] as unknown as Array<{
+  const fns = [core.canonicalJson, core.canonicalSha256Base64url, core.canonicalSha256Hex, ijson.canonicalIJson] as unknown as Array<{
     mock: { calls: unknown[][] };
   }>;
   const text = JSON.stringify(value);
@@ -181,9 +187,9 @@ describe('a vendor handler maps and dispatches over one snapshot (issue 31 item 
       context(),
     );
     expect(outcomes[0]).toMatchObject({ invoked: true });
-    const canonicalized = (core.canonicalJson as unknown as { mock: { calls: unknown[][] } }).mock.calls.filter(
-      (c) => JSON.stringify(c[0]) === '{"q":"braga"}',
-    );
+    const canonicalized = [core.canonicalJson, ijson.canonicalIJson]
+      .flatMap((f) => (f as unknown as { mock: { calls: unknown[][] } }).mock.calls)
+      .filter((c) => JSON.stringify(c[0]) === '{"q":"braga"}');
     expect(canonicalized).toHaveLength(1);
   });
 });

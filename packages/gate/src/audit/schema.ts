@@ -136,3 +136,19 @@ export const AUDIT_ROWID_MIGRATION: GateMigration = {
     await db.schema.createIndex('gate_audit_at').on('gate_audit').column('at').execute();
   },
 };
+
+/**
+ * SQLite only: no index on `gate_audit.at`. Every durable commit of a decision appends entries, and
+ * the index cost one more B-tree page in each one's WAL append (issue 37 item 2: the consume's commit
+ * at the raw durable CAS floor; the same trade as 0008). Only `--since` reads use `at`, an
+ * operator's: the search reads newest first, so it stops early for a recent window; the export pages
+ * by `seq`, so its first page reads past the older entries once. PostgreSQL keeps its index: its consumes commit in
+ * groups of one statement (store/postgres-consume.ts), within their target.
+ */
+export const NO_AUDIT_AT_INDEX_MIGRATION: GateMigration = {
+  name: '0015_sqlite_no_audit_at_index',
+  async up(db, { dialect }) {
+    if (dialect !== 'sqlite') return;
+    await db.schema.dropIndex('gate_audit_at').ifExists().execute();
+  },
+};

@@ -14,7 +14,7 @@
 import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { APPROVAL_LINKS_MIGRATION } from '../approvals/link-schema.js';
 import { APPROVER_PASSKEYS_MIGRATION } from '../approvers/passkeys-schema.js';
-import { AUDIT_LOG_MIGRATION, AUDIT_ROWID_MIGRATION } from '../audit/schema.js';
+import { AUDIT_LOG_MIGRATION, AUDIT_ROWID_MIGRATION, NO_AUDIT_AT_INDEX_MIGRATION } from '../audit/schema.js';
 import { DOWNSTREAM_CREDENTIALS_MIGRATION } from '../auth/credentials-schema.js';
 import { PIN_VERSION_MIGRATION, PROXY_TABLES_MIGRATION } from '../proxy/schema.js';
 import { PENDING_ARGUMENTS_MIGRATION } from '../ui/pending-arguments-schema.js';
@@ -38,6 +38,7 @@ export const GATE_MIGRATIONS: readonly GateMigration[] = [
   AUTHORITY_FILLFACTOR_MIGRATION,
   DOWNSTREAM_CREDENTIALS_MIGRATION,
   APPROVER_PASSKEYS_MIGRATION,
+  NO_AUDIT_AT_INDEX_MIGRATION,
 ];
 
 /** `Migrator`'s tables in the gate store (named like the gate's other tables). */
