@@ -6,8 +6,10 @@
  * the nights), or the hold and the session `ready_for_complete` with it: never nights held for a
  * session still awaiting or ended. A session canceled while its guest confirms gets no hold; a hold
  * made without its session's move (by a version that moved the session in a second transaction, its
- * process stopped between the two) is taken by the session at its guest's retry. SQLite and
- * PostgreSQL, the node's own store in process.
+ * process stopped between the two) is taken by the session at its guest's retry. A Cancel whose
+ * session's end is refused after its hold was released leaves an open session with no night held
+ * (Complete refuses it), which the retried Cancel ends. SQLite and PostgreSQL, the node's own store
+ * in process.
  */
 import { join } from 'node:path';
 import {
@@ -43,7 +45,11 @@ const FAULTS = {
   'the session’s move': { table: 'ucp_session', when: 'UPDATE', where: `NEW.status = 'ready_for_complete'` },
   'its event': { table: 'booking_event', when: 'INSERT', where: null },
 } as const;
-type Fault = (typeof FAULTS)[keyof typeof FAULTS];
+interface Fault {
+  table: string;
+  when: 'INSERT' | 'UPDATE';
+  where: string | null;
+}
 
 const targets = [
   { name: 'SQLite', skip: false, url: () => undefined },
@@ -174,5 +180,28 @@ describe.each(targets)('a guest’s confirmation failing part way on $name', ({ 
     expect(retried).toMatchObject({ ok: true, session: { status: 'ready_for_complete' } });
     expect(await state(id)).toBe('held');
     expect((await store.ucpSession(id))?.booking_id).toBe(held.ok ? held.body.booking_request.booking_id : '');
+  });
+
+  it.skipIf(skip)('a Cancel failing after its hold was released: no night held, Complete refused, the retried Cancel ends it', async () => {
+    await setUp();
+    const { id, code } = await awaiting();
+    expect((await ucp.confirmation!.confirm(id, code, ADDRESS)).ok).toBe(true);
+    expect(await state(id)).toBe('held');
+    const restore = await refuse({ table: 'ucp_session', when: 'UPDATE', where: `NEW.status = 'canceled'` });
+    try {
+      await expect(ucp.sessions.cancel(id)).rejects.toThrow(/refused/);
+    } finally {
+      await restore();
+    }
+    const hold = (await store.bookingByIdempotencyKey(`ucp-${id}`))!;
+    expect(hold.status).toBe('declined');
+    expect((await store.listBlocks()).filter((b) => b.id === hold.booking_id)).toHaveLength(0);
+    expect(await store.ucpSession(id)).toMatchObject({ status: 'ready_for_complete', booking_id: hold.booking_id });
+    const complete = await ucp.sessions.run({ operation: 'complete', id, body: { payment: {} }, requestSha256: '1' });
+    expect(JSON.stringify(complete.body)).toContain('hold_released');
+    expect((await store.ucpSession(id))?.status).toBe('ready_for_complete');
+    const canceled = await ucp.sessions.cancel(id);
+    expect(canceled).toMatchObject({ status: 200, applied: true });
+    expect(await store.ucpSession(id)).toMatchObject({ status: 'canceled' });
   });
 });
