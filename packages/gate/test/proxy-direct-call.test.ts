@@ -10,32 +10,17 @@
  * path, and every direct call still goes through the gate (its act journaled).
  */
 import { join } from 'node:path';
-import { type GateStore, loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
+import { type GateStore, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { GateProxy } from '../src/proxy/proxy.js';
-import { removeTmpDirs, tmpDir } from './procs/common.js';
+import { directPathPolicy, modernEnvelope, removeTmpDirs, tmpDir } from './procs/common.js';
 
 const everythingServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
-const POLICY: PolicyDocument = {
-  version: 1,
-  policy_id: 'proxy-direct-call',
-  informative_defaults: false,
-  tools: [
-    { tool: 'get-sum', consequence_class: 'PERSISTENT_STATE_CHANGE' },
-    { tool: '*', consequence_class: 'INFORMATIONAL' },
-  ],
-  // get-sum is in no hot envelope: it waits for a person (none comes), then is denied.
-  hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
-};
-
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'direct-call-test', version: '1.0.0' },
-};
+const POLICY = directPathPolicy('proxy-direct-call');
+const ENVELOPE = modernEnvelope('direct-call-test');
 
 let store: GateStore;
 let proxy: RunningProxy;

@@ -11,32 +11,17 @@
  */
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { type GateStore, loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
+import { type GateStore, loadPolicy, openSqliteStore } from '@vrpkit/gate';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningProxy, startProxy } from '../src/proxy/index.js';
 import { GateProxy } from '../src/proxy/proxy.js';
-import { removeTmpDirs, tmpDir } from './procs/common.js';
+import { directPathPolicy, modernEnvelope, removeTmpDirs, tmpDir } from './procs/common.js';
 
 const everythingServer = join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
-const POLICY: PolicyDocument = {
-  version: 1,
-  policy_id: 'proxy-stdio-call',
-  informative_defaults: false,
-  tools: [
-    { tool: 'get-sum', consequence_class: 'PERSISTENT_STATE_CHANGE' },
-    { tool: '*', consequence_class: 'INFORMATIONAL' },
-  ],
-  // get-sum is in no hot envelope: it waits for a person (none comes), then is denied.
-  hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
-};
-
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'stdio-call-test', version: '1.0.0' },
-};
+const POLICY = directPathPolicy('proxy-stdio-call');
+const ENVELOPE = modernEnvelope('stdio-call-test');
 
 /** The direct path's runs (each call it takes runs the pipeline through one of these). */
 const directLegacy = vi.spyOn(GateProxy.prototype, 'callPlainLegacy');

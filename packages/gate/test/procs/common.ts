@@ -41,6 +41,32 @@ export const TEST_POLICY: PolicyDocument = {
   ],
 };
 
+/**
+ * The direct paths' differential tests (proxy-direct-call, proxy-stdio-call): server-everything's
+ * tools, get-sum waiting for a person (none comes, so it is denied) and every other one informational
+ * in a hot envelope; and a 2026-07-28 per-request envelope naming the test as its client.
+ */
+export function directPathPolicy(policyId: string): PolicyDocument {
+  return {
+    version: 1,
+    policy_id: policyId,
+    informative_defaults: false,
+    tools: [
+      { tool: 'get-sum', consequence_class: 'PERSISTENT_STATE_CHANGE' },
+      { tool: '*', consequence_class: 'INFORMATIONAL' },
+    ],
+    hot_envelopes: [{ name: 'reads', consequence_classes: ['INFORMATIONAL'] }],
+  };
+}
+
+export function modernEnvelope(clientName: string): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: clientName, version: '1.0.0' },
+  };
+}
+
 export interface ActSpec {
   id: string;
   tool?: string;
