@@ -133,6 +133,7 @@ describe('proxy tables migration', () => {
         '0012_pg_authority_fillfactor',
         '0013_downstream_credentials',
         '0014_approver_passkeys',
+        '0015_sqlite_no_audit_at_index',
       ].map((name) => ({ name })),
     );
     check.close();

@@ -6,7 +6,7 @@
  */
 export { SQL_CODES, type SqlCode, SqlError } from './errors.js';
 export { listenPg, type PgListener, type PgListenerOptions } from './listen.js';
-export { migrateToLatest, type OpenDatabaseOptions, type OpenedDatabase, openDatabase } from './open.js';
+export { migrateToLatest, type OpenDatabaseOptions, type OpenedDatabase, openDatabase, runMigrator } from './open.js';
 export { type ConnectionLossListener, ensureSchema, isConnectionLoss, openPgClient, openPgPool, type PgPoolOptions } from './postgres.js';
 export { openSqliteFile, STATEMENT_CACHE_SIZE, statementCache, withStatementCache } from './sqlite.js';
 export { type ColumnSpec, type Columns, createTable, perTenant, type TableOptions, withColumnsAfter } from './tables.js';

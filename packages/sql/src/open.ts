@@ -1,5 +1,6 @@
+import { asRecord } from '@vrpkit/core';
 import type Database from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, type MigrationResultSet, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type pg from 'pg';
 import { SqlError } from './errors.js';
 import { type ConnectionLossListener, ensureSchema, openPgPool } from './postgres.js';
@@ -72,9 +73,30 @@ export async function migrateToLatest<DB>(
     ...(o.lockName ? { migrationLockTableName: o.lockName } : {}),
     ...(o.schema ? { migrationTableSchema: o.schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await runMigrator(migrator);
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new SqlError('migration_failed', { name: failed, reason: (error as Error).message }, { cause: error });
+  }
+}
+
+/** PostgreSQL's `invalid_schema_name` and `undefined_table`: a schema or table dropped under the introspector's feet. */
+const INTROSPECTION_RACES: ReadonlySet<unknown> = new Set(['3F000', '42P01']);
+const MIGRATOR_RUNS = 5;
+
+/**
+ * `migrator.migrateToLatest()`, run again when it failed before any migration ran because another
+ * session dropped a schema or table meanwhile. Kysely's `Migrator` looks for its own tables with the
+ * dialect's introspector, which on PostgreSQL lists the tables of every schema in the database and
+ * asks `pg_get_serial_sequence` of each column (kysely 0.28 postgres-introspector.js); a schema
+ * another application (or a test) drops between the catalog read and that call fails the whole
+ * query with 3F000 or 42P01, though nothing of ours changed. Nothing was migrated then (`results`
+ * is absent), so running it again is safe; a failing migration is never retried.
+ */
+export async function runMigrator(migrator: Migrator): Promise<MigrationResultSet> {
+  for (let run = 1; ; run++) {
+    const outcome = await migrator.migrateToLatest();
+    const raced = outcome.error !== undefined && outcome.results === undefined && INTROSPECTION_RACES.has(asRecord(outcome.error)?.code);
+    if (!raced || run === MIGRATOR_RUNS) return outcome;
   }
 }

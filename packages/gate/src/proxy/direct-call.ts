@@ -14,15 +14,9 @@
  * recognised in its plainest form without the SDK's schemas, and the SDK's own
  * `classifyInboundRequest` verdict on the per-request envelope is reused per envelope text.
  */
-import { type CallToolRequest, isJsonContentType } from '@modelcontextprotocol/server';
+import { isJsonContentType } from '@modelcontextprotocol/server';
 import { isRecord } from '@vrpkit/core';
-import { MODERN_REVISION, plainModernEnvelope } from './plain-call.js';
-
-/** A plain 2026-07-28 `tools/call`: its id and its params (name, arguments, the per-request envelope in `_meta`). */
-export interface PlainModernCall {
-  id: string | number;
-  params: CallToolRequest['params'] & { arguments: Record<string, unknown>; _meta: Record<string, unknown> };
-}
+import { MODERN_REVISION, type PlainModernCall, plainModernEnvelope } from './plain-call.js';
 
 /**
  * The call, when `message` is a request the SDK's 2026-07-28 handler would hand to the

@@ -22,9 +22,9 @@ import {
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS, drainable, mcpBatchRefusal } from '@vrpkit/core';
 import { authenticateRequest, calledTool, protectedResourceMetadataResponse, toolScopeRefusal } from '../auth/http.js';
 import type { Principal, ResourceServer } from '../auth/resource-server.js';
-import { type PlainModernCall, plainModernCall } from './direct-call.js';
+import { plainModernCall } from './direct-call.js';
 import { OAUTH_CALLBACK_PATH } from './downstream-oauth.js';
-import { plainAnswer } from './plain-call.js';
+import { type PlainModernCall, plainAnswer } from './plain-call.js';
 import type { GateProxy } from './proxy.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from './stdio.js';
 

@@ -2,19 +2,45 @@
  * What the proxy's direct paths (stdio-call.ts, and direct-call.ts on HTTP) need
  * to answer a plain `tools/call` as the SDK would, without the SDK's schemas: the SDK's verdict on a
  * 2026-07-28 per-request envelope, remembered per envelope text, and a plain `CallToolResult`
- * written as the SDK writes it (its members in its result schema's order, then its encoder's additions).
+ * written as the SDK writes it (its members in its result schema's order, then its encoder's additions);
+ * and the types proxy.ts shares with them (here, so proxy.ts imports neither direct path).
  */
 import {
+  type CallToolRequest,
   type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   classifyInboundRequest,
   type InputRequiredResult,
   PROTOCOL_VERSION_META_KEY,
+  type RequestId,
   SERVER_INFO_META_KEY,
+  type Server,
 } from '@modelcontextprotocol/server';
 import { isRecord } from '@vrpkit/core';
-import type { AgentEra } from './proxy.js';
+
+/** The era an agent connection speaks (SDK v2 vocabulary): 2026-07-28 is `modern`, 2025-11-25 and older `legacy`. */
+export type AgentEra = 'legacy' | 'modern';
+
+/** A plain 2025-11-25 `tools/call`: its id and its params (name and arguments, nothing else). */
+export interface PlainLegacyCall {
+  id: string | number;
+  params: { name: string; arguments: Record<string, unknown> };
+}
+
+/** A plain 2026-07-28 `tools/call`: its id and its params (name, arguments, the per-request envelope in `_meta`). */
+export interface PlainModernCall {
+  id: string | number;
+  params: CallToolRequest['params'] & { arguments: Record<string, unknown>; _meta: Record<string, unknown> };
+}
+
+/** What the agent `Server`s of a stdio connection ask of its direct path (proxy.ts `createAgentServer`). */
+export interface StdioReplays {
+  /** `server` ran one of the proxy's request handlers: the SDK pinned it to the connection and it is serving. */
+  served(server: Server): void;
+  /** The outcome of the call `id` the direct path already ran, once; undefined for any other request. */
+  take(id: RequestId): (() => Promise<CallToolResult | InputRequiredResult>) | undefined;
+}
 
 /** MCP's stateless revision (specification/2026-07-28): the SDK's `modern` era. */
 export const MODERN_REVISION = '2026-07-28';

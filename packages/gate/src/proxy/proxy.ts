@@ -37,20 +37,20 @@ import type { Principal } from '../auth/resource-server.js';
 import type { Gate } from '../gate.js';
 import { type AgentApproval, agentApproval, legacyApproval, modernApproval } from './approval-channel.js';
 import { CallPipeline } from './call-pipeline.js';
-import type { PlainModernCall } from './direct-call.js';
 import { type Downstream, DownstreamLink, type RequestExtra } from './downstream-link.js';
 import { authorizationRequiredError, DownstreamAuthorizationRequired, DownstreamOAuth, PrincipalLinks } from './downstream-oauth.js';
 import type { ProxyLog } from './log.js';
 import { observeModeGate } from './observe.js';
 import type { GateProxyOptions, ProxyContext } from './options.js';
 import { PinnedView } from './pinned-view.js';
+import type { AgentEra, PlainLegacyCall, PlainModernCall, StdioReplays } from './plain-call.js';
 import { relayedError } from './results.js';
-import type { PlainLegacyCall, StdioReplays } from './stdio-call.js';
 
 export { MAX_RESPAWNS, RESPAWN_WINDOW_MS } from './downstream-link.js';
 export { type ProxyFaultPoint, sigkillSelf } from './fault.js';
 export { OBSERVE_EPOCHS_CACHE_MS } from './observe.js';
 export type { GateProxyOptions } from './options.js';
+export type { AgentEra } from './plain-call.js';
 
 /**
  * `ttlMs`/`cacheScope` on the proxy's 2026-07-28 `tools/list` (SEP-2549 `CacheableResult`;
@@ -62,9 +62,6 @@ export type { GateProxyOptions } from './options.js';
  * served by a shared cache to another user.
  */
 export const PROXY_LIST_CACHE_HINT: CacheHint = { ttlMs: 0, cacheScope: 'private' };
-
-/** The era an agent connection speaks (SDK v2 vocabulary): 2026-07-28 is `modern`, 2025-11-25 and older `legacy`. */
-export type AgentEra = 'legacy' | 'modern';
 
 /** Notifications a 2026-07-28 agent receives (on its `subscriptions/listen`); the rest have no 2026 channel outside a request. */
 const CHANGE_NOTIFICATIONS = new Set([

@@ -14,23 +14,15 @@
  */
 import type { CallToolResult, InputRequiredResult, JSONRPCMessage, RequestId, Server } from '@modelcontextprotocol/server';
 import { isRecord } from '@vrpkit/core';
-import type { PlainModernCall } from './direct-call.js';
-import { plainAnswer, plainModernEnvelope } from './plain-call.js';
-import type { AgentEra, GateProxy } from './proxy.js';
-
-/** A plain 2025-11-25 `tools/call`: its id and its params (name and arguments, nothing else). */
-export interface PlainLegacyCall {
-  id: string | number;
-  params: { name: string; arguments: Record<string, unknown> };
-}
-
-/** What the agent `Server`s of a stdio connection ask of its direct path (proxy.ts `createAgentServer`). */
-export interface StdioReplays {
-  /** `server` ran one of the proxy's request handlers: the SDK pinned it to the connection and it is serving. */
-  served(server: Server): void;
-  /** The outcome of the call `id` the direct path already ran, once; undefined for any other request. */
-  take(id: RequestId): (() => Promise<CallToolResult | InputRequiredResult>) | undefined;
-}
+import {
+  type AgentEra,
+  type PlainLegacyCall,
+  type PlainModernCall,
+  plainAnswer,
+  plainModernEnvelope,
+  type StdioReplays,
+} from './plain-call.js';
+import type { GateProxy } from './proxy.js';
 
 /**
  * The call, when `message` is `{jsonrpc:"2.0", id, method:"tools/call", params}` with exactly those

@@ -11,6 +11,8 @@
  * names they have here and the old table is dropped, in the caller's exclusive section, so
  * nothing runs twice and the data stays as it is.
  */
+
+import { runMigrator } from '@vrpkit/sql';
 import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { APPROVAL_LINKS_MIGRATION } from '../approvals/link-schema.js';
 import { APPROVER_PASSKEYS_MIGRATION } from '../approvers/passkeys-schema.js';
@@ -97,7 +99,7 @@ export async function migrateGateStore(db: Kysely<unknown>, ctx: MigrationContex
     migrationLockTableName: MIGRATION_LOCK_TABLE,
     ...(schema !== undefined ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await runMigrator(migrator);
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new StoreConfigError(`gate store migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, {
