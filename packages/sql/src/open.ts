@@ -82,7 +82,7 @@ export async function migrateToLatest<DB>(
 
 /** PostgreSQL's `invalid_schema_name` and `undefined_table`: a schema or table dropped under the introspector's feet. */
 const INTROSPECTION_RACES: ReadonlySet<unknown> = new Set(['3F000', '42P01']);
-const MIGRATOR_RUNS = 5;
+const MIGRATOR_RUNS = 10;
 
 /**
  * `migrator.migrateToLatest()`, run again when it failed before any migration ran because another
@@ -91,12 +91,14 @@ const MIGRATOR_RUNS = 5;
  * asks `pg_get_serial_sequence` of each column (kysely 0.28 postgres-introspector.js); a schema
  * another application (or a test) drops between the catalog read and that call fails the whole
  * query with 3F000 or 42P01, though nothing of ours changed. Nothing was migrated then (`results`
- * is absent), so running it again is safe; a failing migration is never retried.
+ * is absent), so running it again, after a pause that grows with each run, is safe; a failing
+ * migration is never retried.
  */
 export async function runMigrator(migrator: Migrator): Promise<MigrationResultSet> {
   for (let run = 1; ; run++) {
     const outcome = await migrator.migrateToLatest();
     const raced = outcome.error !== undefined && outcome.results === undefined && INTROSPECTION_RACES.has(asRecord(outcome.error)?.code);
     if (!raced || run === MIGRATOR_RUNS) return outcome;
+    await new Promise((resolve) => setTimeout(resolve, 10 * run));
   }
 }

@@ -206,6 +206,34 @@ describe.skipIf(!pgs)('PostgreSQL', () => {
     expect(runs).toBe(1);
   });
 
+  it('migrations run while another session creates and drops schemas (Kysely introspects every schema): each store opens', async () => {
+    const admin = new pg.Client({ connectionString: pgs!.url });
+    await admin.connect();
+    let churning = true;
+    const churn = (async () => {
+      // Another application's schemas coming and going: a table with a serial column is what the introspector asks about.
+      for (let i = 0; churning; i++) {
+        const s = `${pgs!.schema('churn')}_${i % 4}`;
+        await admin.query(`create schema if not exists ${s}; create table if not exists ${s}.t (id serial primary key, a text, b text)`);
+        await admin.query(`drop schema ${s} cascade`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      const migrations = {
+        '0001': { up: (db: Kysely<unknown>) => createTable(db, 'racing', { id: { type: 'integer', primaryKey: true } }) },
+      };
+      for (let i = 0; i < 12; i++) {
+        const opened = await openDatabase(target(`sqlrace${i}`), { migrations, applicationName: 'vrpkit-sql-test', poolSize: 1 });
+        await opened.db.destroy();
+      }
+    } finally {
+      churning = false;
+      await churn;
+      await admin.end();
+    }
+  });
+
   it('a LISTEN connection: notifications in commit order, each committed before a confirmation handed over by then; a cut connection comes back under a new epoch', async () => {
     const app = `vrpkit_sql_listen_${process.pid}`;
     const channel = `vrpkit_sql_test_${process.pid}`;
