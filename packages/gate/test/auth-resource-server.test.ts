@@ -95,12 +95,14 @@ describe('JWT access tokens (RFC 9068)', () => {
   });
 
   it('refuses an expired token', async () => {
-    const short = await startAuthorizationServer({ clients: [alice], accessTokenTtl: 1 });
+    // `iat`/`exp` are whole seconds: a token of 1 s issued late in a second may be expired within
+    // milliseconds (a fresh clone's suite saw it). 3 s leaves the first check at least 2 s.
+    const short = await startAuthorizationServer({ clients: [alice], accessTokenTtl: 3 });
     try {
       const shortRs = new ResourceServer({ resource: RESOURCE, issuer: short.issuer, validation: { kind: 'jwt' } });
       const token = await short.clientCredentialsToken(alice, RESOURCE);
       expect((await shortRs.authenticate(bearer(token))).ok).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      await new Promise((resolve) => setTimeout(resolve, 4100));
       expect(await shortRs.authenticate(bearer(token))).toMatchObject({ ok: false, code: 'auth_token_expired', status: 401 });
     } finally {
       await short.close();
