@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, type Notification, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { downstreamFetch } from '../src/proxy/downstream.js';
+import { downstreamFetch } from '../src/proxy/downstream-fetch.js';
 import { DirectHttpClientTransport } from '../src/proxy/downstream-http.js';
 
 type Json = Record<string, unknown>;

@@ -11,8 +11,6 @@ import { canonicalSha256Base64url } from '@vrpkit/core';
 import { Agent } from 'undici';
 import { DirectHttpClientTransport } from './downstream-http.js';
 
-export { downstreamFetch } from './downstream-fetch.js';
-
 /** The MCP server the proxy fronts: a child process over stdio, or a Streamable HTTP endpoint. */
 export type DownstreamSpec =
   | { kind: 'stdio'; command: string; args: readonly string[] }

@@ -26,7 +26,8 @@ import { AgentStdioTransport, DEFAULT_MAX_MESSAGE_BYTES, serveAgentStdio } from 
 export { loadPolicySet, type PolicySet } from '../auth/policy-set.js';
 export { type Principal, ResourceServer, type ResourceServerConfig } from '../auth/resource-server.js';
 export { CredentialVault } from '../auth/vault.js';
-export { type DownstreamSpec, downstreamFetch, serverIdentity } from './downstream.js';
+export { type DownstreamSpec, serverIdentity } from './downstream.js';
+export { downstreamFetch } from './downstream-fetch.js';
 export {
   DownstreamAuthorizationRequired,
   DownstreamOAuth,
