@@ -13,11 +13,15 @@
  * its group returned, so nothing is acknowledged before it is durable, and a group whose commit
  * fails rejects every member (none was granted).
  *
- * When a group is sent: the first consume to arrive while no group is in flight schedules one
- * for the end of the current turn (`setImmediate`), so callers that started together — a host
- * running a turn's parallel tool calls with `Promise.all`, the concurrent requests of a proxy —
- * share it; while a group is in flight (PostgreSQL; SQLite's commit blocks the thread), the
- * arrivals wait and leave together as the next group the moment it is done.
+ * When a group is sent: the first consume of a turn of the event loop leads, and its group leaves
+ * once the caller's synchronous run ends (a microtask), so callers that started together — a host
+ * running a turn's parallel tool calls with `Promise.all` — share it, and a host loop's lone consume
+ * does not wait for the event loop to turn (there GC tasks, the checkpoint worker's replies and other
+ * requests' I/O would run first: bench/gate found most of enforce's slow samples paused in that
+ * wait). A consume that arrives later in the same turn (the concurrent requests of a proxy, whose I/O
+ * callbacks run one after another) waits for the end of the turn (`setImmediate`) and leaves with the
+ * others that arrive by then; while a group is in flight (PostgreSQL; SQLite's commit blocks the
+ * thread), the arrivals wait and leave together as the next group the moment it is done.
  */
 
 /** One member's result: its value, or the error that failed it alone. */
@@ -45,6 +49,8 @@ export class GroupCommit<Req, Res> {
   private waiting: Waiting<Req, Res>[] = [];
   /** A group is scheduled or in flight: a new arrival joins the next one. */
   private busy = false;
+  /** A group was led in this turn of the event loop: the next one waits for the end of the turn. */
+  private ledThisTurn = false;
 
   constructor(
     private readonly send: SendGroup<Req, Res>,
@@ -55,10 +61,14 @@ export class GroupCommit<Req, Res> {
   submit(req: Req, timeoutMs: number | undefined): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       this.waiting.push({ req, timeoutMs, resolve, reject });
-      if (!this.busy) {
-        this.busy = true;
-        setImmediate(() => this.next());
-      }
+      if (this.busy) return;
+      this.busy = true;
+      if (this.ledThisTurn) return void setImmediate(() => this.next());
+      this.ledThisTurn = true;
+      setImmediate(() => {
+        this.ledThisTurn = false;
+      });
+      queueMicrotask(() => this.next());
     });
   }
 
