@@ -14,6 +14,8 @@
  *   closing still aborts a response in flight (real HTTP on 127.0.0.1); a body cancelled unread,
  *   a 204 and a status outside 200–599 raise no uncaught error (each one ended the proxy).
  * - the agent's stdio: a line in pieces, a CRLF line and two lines in one chunk are each one message.
+ * - the downstream's `tools/call` results: checked by the SDK's own result schema for the revision
+ *   (made once per client, downstream.ts), so a malformed one is refused and a plain one comes back as sent.
  */
 
 import { getEventListeners } from 'node:events';
@@ -29,6 +31,8 @@ import { loadPolicy, openSqliteStore, type PolicyDocument } from '@vrpkit/gate';
 import { repoRoot, runVrp } from '@vrpkit/testkit/cli';
 import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
+import { connectDownstream } from '../src/proxy/downstream.js';
+import { DownstreamLink } from '../src/proxy/downstream-link.js';
 import { AgentStdioTransport, downstreamFetch, serverIdentity, startProxy } from '../src/proxy/index.js';
 import { removeTmpDirs, tmpDir } from './procs/common.js';
 
@@ -398,5 +402,48 @@ describe('AgentStdioTransport lines', () => {
     expect(got.map((m) => (m as { id: number }).id)).toEqual([1, 2, 3, 4]);
     expect(output.read()).toBeNull(); // no error replies
     await t.close();
+  });
+});
+
+/**
+ * A 2025-11-25 server over stdio in a few lines: `initialize`, one tool `answer`, whose result is
+ * the call's `result` argument as it came (any other request: -32601, as a 2025-only server answers the probe).
+ */
+const RAW_SERVER = `
+const rl = require('node:readline').createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === 'initialize')
+    return send({ id: m.id, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
+  if (m.method === 'tools/list') return send({ id: m.id, result: { tools: [{ name: 'answer', inputSchema: { type: 'object' } }] } });
+  if (m.method === 'tools/call') return send({ id: m.id, result: m.params.arguments.result });
+  send({ id: m.id, error: { code: -32601, message: 'Method not found' } });
+});`;
+
+describe("the downstream's tools/call results", () => {
+  it('a malformed result is refused by the SDK’s result check, a plain one comes back as sent, call after call', async () => {
+    const script = join(tmpDir('proxy-hop-raw'), 'raw-server.cjs');
+    writeFileSync(script, RAW_SERVER);
+    const client = await connectDownstream({ kind: 'stdio', command: process.execPath, args: [script] });
+    const link = new DownstreamLink(client, {
+      serverId: 'raw',
+      log: () => {},
+      clock: { now: () => Date.now() },
+      onNotification: async () => {},
+      onRespawned: () => {},
+    });
+    const extra = { signal: new AbortController().signal, sendNotification: async () => {} };
+    const call = (result: unknown) => link.callTool({ name: 'answer', arguments: { result } }, extra);
+    try {
+      for (let i = 0; i < 2; i++) {
+        await expect(call({ content: 'not an array' })).rejects.toThrow(/Invalid result for tools\/call/);
+        await expect(call({ content: [{ type: 'text', text: 7 }] })).rejects.toThrow(/Invalid result for tools\/call/);
+        expect(await call({ content: [{ type: 'text', text: `ok ${i}` }] })).toEqual({ content: [{ type: 'text', text: `ok ${i}` }] });
+      }
+    } finally {
+      await link.close();
+    }
   });
 });

@@ -24,6 +24,7 @@ import {
 import type { Clock } from '@vrpkit/core';
 import { z } from 'zod';
 import type { Principal } from '../auth/resource-server.js';
+import { DownstreamClient } from './downstream.js';
 import type { ProxyLog } from './log.js';
 import type { PinnedToolDefinition } from './pins.js';
 
@@ -161,15 +162,21 @@ export class DownstreamLink implements Downstream {
   }
 
   /**
-   * Run one downstream request, in flight until it settles — with a 2025-11-25 downstream in its
-   * route's async context (a 2026-07-28 one never sends requests: it asks in its result, and the
-   * context would only cost the hot path).
+   * Run one downstream request, in flight until it settles — in its route's async context when
+   * that context can tell calls apart: a 2025-11-25 downstream on a transport with a stream per
+   * request (Streamable HTTP: its `elicitation/create` arrives on the call's own response stream).
+   * A 2026-07-28 one never sends requests (it asks in its result), and on a stdio pipe every message
+   * arrives in the pipe's context, never a call's: there the context would tell nothing, and its
+   * first use turns on Node's promise hooks for the whole process, a cost on every promise of every call.
    */
   private async tracked<T>(route: ElicitationRoute | undefined, send: () => Promise<T>): Promise<T> {
     const id = Symbol('request');
     this.inFlight.set(id, route);
+    const c = this.current;
     try {
-      return await (route && this.current.getProtocolEra() === 'legacy' ? this.routes.run(route, send) : send());
+      return await (route && c.transport?.hasPerRequestStream === true && c.getProtocolEra() === 'legacy'
+        ? this.routes.run(route, send)
+        : send());
     } finally {
       this.inFlight.delete(id);
     }
@@ -252,7 +259,14 @@ export class DownstreamLink implements Downstream {
     // definition's schema); a tool without header arguments goes out as the plain request.
     const send = declaresHeaders(extra.tool)
       ? () => this.current.callTool(params, { ...options, toolDefinition: extra.tool as Tool })
-      : () => this.current.request({ method: 'tools/call', params }, options);
+      : () => {
+          const client = this.current;
+          const request = { method: 'tools/call' as const, params };
+          // The proxy's own client has the SDK's result check made once (downstream.ts); another is asked as the SDK asks.
+          return client instanceof DownstreamClient
+            ? client.request(request, client.toolsCallResult(), options)
+            : client.request(request, options);
+        };
     return this.tracked(extra.elicitation, send as () => Promise<CallToolResult | InputRequiredResult>);
   }
 

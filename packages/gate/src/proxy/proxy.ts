@@ -111,8 +111,8 @@ export class GateProxy {
   private readonly agents = new Map<Server, AgentEra>();
   /** Further receivers of change notifications (the HTTP listener's 2026-07-28 `subscriptions/listen` streams). */
   private readonly changeListeners = new Set<(n: Notification) => void>();
-  /** The proxy's name (its agent-facing server name). */
-  private readonly name: string;
+  /** The agent-facing server's identity (its `serverInfo`; stamped on every 2026-07-28 result): made once, not per answer. */
+  readonly serverInfo: Readonly<{ name: string; version: string }>;
   private readonly log: ProxyLog;
   private readonly serverId: string;
   /** Team mode: who is shown which tools (options.ts `principals`). */
@@ -123,7 +123,7 @@ export class GateProxy {
   approvalsUrl: string | undefined;
 
   constructor(o: GateProxyOptions) {
-    this.name = o.name;
+    this.serverInfo = Object.freeze({ name: `vrp-gate-proxy/${o.name}`, version: '0.1.0' });
     this.log = o.log;
     this.serverId = o.serverId;
     this.principals = o.principals;
@@ -224,11 +224,6 @@ export class GateProxy {
       server.onclose = () => this.agents.delete(server);
     }
     return server;
-  }
-
-  /** The agent-facing server's identity (its `serverInfo`; stamped on every 2026-07-28 result). */
-  get serverInfo(): { name: string; version: string } {
-    return { name: `vrp-gate-proxy/${this.name}`, version: '0.1.0' };
   }
 
   /**
