@@ -44,8 +44,9 @@ export type TenantDeskOptions = Pick<BookingDeskOptions<unknown>, 'holdHours' | 
 /**
  * The tenant's rows as the node's `SnapshotSource`. On PostgreSQL with its listener up the state
  * is served from memory while the watch confirms it (tenant-watch.ts: no read per request);
- * otherwise each request reads the head row once, the rest reloaded only when the revision moved
- * (a write by any process), as `NodeStore.snapshot` does.
+ * otherwise each request reads the head row once (on SQLite only once anything was written since
+ * it was last read: `liveNow`), the rest reloaded only when the revision moved (a write by any
+ * process), as `NodeStore.snapshot` does.
  *
  * The router reads the state to decide whether the tenant is served at all (`live`), then
  * dispatches the request within `during`: whatever the offer service asks for while that

@@ -2,7 +2,8 @@
  * The tenant store: every tenant is a full VRP node (its own canonical domain, property, key
  * ring, calendar) kept as rows of one platform database. Writes to a tenant bump its revision
  * in the same transaction, so every serving process reloads a tenant exactly when it changed
- * (one indexed read per request, as the single-domain node's store revision).
+ * (on SQLite its head read again once anything was written, `commitCounterNow`, as the
+ * single-domain node reads its store revision).
  */
 
 import { randomUUID } from 'node:crypto';

@@ -9,8 +9,8 @@ import { REVISION_RECHECK_MS, sampleProperty } from '@vrpkit/node';
 import type { PlatformStore } from '@vrpkit/platform';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TenantSource } from '../src/tenant-node.js';
-import { SQLITE_INVALIDATION_WINDOW_MS } from '../src/tenants.js';
 import { TenantWatch } from '../src/tenant-watch.js';
+import { SQLITE_INVALIDATION_WINDOW_MS } from '../src/tenants.js';
 import { newMasterKey, openInitialised, sqliteUrl, tempDir } from './helpers.js';
 
 const DOMAIN = 'source-a.example';
