@@ -225,7 +225,7 @@ export {
   type PropertyView,
   type SnapshotSource,
 } from './service/index.js';
-export type { StoreTarget } from './store/db.js';
+export { REVISION_RECHECK_MS, type StoreTarget } from './store/db.js';
 // The UCP Idempotency-Key rows over a table of the node's columns (a platform's tenants keep theirs so).
 export { idempotencyRows, type RowScope } from './store/idempotency-rows.js';
 export type {

@@ -2,9 +2,9 @@
  * `vrp platform serve --workers N`: N processes serve every tenant on one port (node:cluster,
  * through the node's own `forkServeWorkers`), so offers are signed on every core.
  *
- * Nothing is shared in memory: each worker reads its tenant's head row on every request, so a
- * disable, a key rotation or a revocation made by any process reaches every worker at its next
- * request, exactly as with one process. The primary opens the database first (the migrations run
+ * Nothing is shared in memory: each worker confirms its tenant's state on every request (the
+ * head row, read again once anything was written; on PostgreSQL the watch), so a disable, a key
+ * rotation or a revocation made by any process reaches every worker as it reaches one process. The primary opens the database first (the migrations run
  * once, not racing in N workers), creates the dev CA before forking, and alone serves the admin
  * listener: its `/metrics` is the sum of every worker's counters (prom-client's cluster
  * aggregation), with the database-wide gauges taken once.

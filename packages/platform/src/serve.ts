@@ -7,8 +7,9 @@
  * One node app (`createNodeApp`) serves every tenant: the router passes the request's tenant
  * with it, so routes and surface handlers exist once per process and a loaded tenant holds only
  * its own state (tenant-node.ts); signed offers share one byte-bounded cache keyed by domain.
- * Every request reads its tenant's head row once, so a disabled tenant is gone from every process
- * at its next request and a rotation or revocation is seen at once.
+ * Every request confirms its tenant's state in its own turn (tenant-node.ts `TenantSource.liveNow`),
+ * so a disabled tenant is gone from every process by the time `disable` returns and a rotation or
+ * revocation is seen by then.
  */
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';

@@ -44,8 +44,9 @@ export type TenantDeskOptions = Pick<BookingDeskOptions<unknown>, 'holdHours' | 
 /**
  * The tenant's rows as the node's `SnapshotSource`. On PostgreSQL with its listener up the state
  * is served from memory while the watch confirms it (tenant-watch.ts: no read per request);
- * otherwise each request reads the head row once, the rest reloaded only when the revision moved
- * (a write by any process), as `NodeStore.snapshot` does.
+ * otherwise each request reads the head row once (on SQLite only once anything was written since
+ * it was last read: `liveNow`), the rest reloaded only when the revision moved (a write by any
+ * process), as `NodeStore.snapshot` does.
  *
  * The router reads the state to decide whether the tenant is served at all (`live`), then
  * dispatches the request within `during`: whatever the offer service asks for while that
@@ -58,6 +59,13 @@ export class TenantSource implements SnapshotSource {
   /** When the read that produced or last confirmed `cached` started. */
   private confirmed: StateMark | undefined;
   private current: TenantSnapshot | undefined;
+  /**
+   * SQLite: the store's commit counter (`PlatformStore.commitCounterNow`) taken just before the head
+   * read that last confirmed `cached`, and the watch's notifications then (a hold this process
+   * wrote notifies at once). While neither moved, nothing was written, so that head still holds
+   * and is not read again (null: no such read).
+   */
+  private headCounter: { counter: number; seq: number } | null = null;
   /** The tenant's `created_at` as first read. */
   private createdAt: string | undefined;
   /** The tenant's UCP sessions and holds (tenant-bookings.ts); a hold it writes makes this process's state of the tenant stale at once. */
@@ -116,8 +124,9 @@ export class TenantSource implements SnapshotSource {
 
   /**
    * `live` in the caller's own turn: the state kept in memory while the watch confirms it
-   * (PostgreSQL), else the head read now (SQLite) and the state of that revision already loaded.
-   * `null` when that cannot be told without waiting (a round trip, a revision not loaded yet): then `live`.
+   * (PostgreSQL), else (SQLite) the state already loaded when no write committed since its head
+   * was last read, or when the head read now names its revision. `null` when that cannot be told
+   * without waiting (a round trip, a revision not loaded yet): then `live`.
    */
   liveNow(): TenantSnapshot | undefined | null {
     let kept: TenantSnapshot | undefined;
@@ -125,10 +134,16 @@ export class TenantSource implements SnapshotSource {
       kept = this.fromMemory();
       if (kept) return kept;
       const mark = this.watch.mark();
+      // Taken before the head read: a write committing after it moves the counter, so a later request reads the head again.
+      const counter = this.store.commitCounterNow();
+      const known = this.headCounter;
+      if (this.cached && counter !== null && known?.counter === counter && known.seq === mark.seq) return this.accept(this.cached, mark);
       const head = this.store.tenantHeadNow(this.domain);
       if (head === null) return null;
       const admitted = this.admit(head);
-      return this.cached?.revision === admitted.revision ? this.accept(this.cached, mark) : null;
+      if (this.cached?.revision !== admitted.revision) return null;
+      this.headCounter = counter === null ? null : { counter, seq: mark.seq };
+      return this.accept(this.cached, mark);
     } catch (e) {
       if (isGone(e)) return undefined;
       throw e;
@@ -146,6 +161,7 @@ export class TenantSource implements SnapshotSource {
   /** `snapshot` as read under `mark`, kept unless a read that started later was kept already. */
   private accept(snapshot: TenantSnapshot, mark: StateMark): TenantSnapshot {
     if (!this.confirmed || mark.at >= this.confirmed.at) {
+      if (snapshot !== this.cached) this.headCounter = null;
       this.cached = snapshot;
       this.confirmed = mark;
     }

@@ -2,7 +2,8 @@
  * The tenant store: every tenant is a full VRP node (its own canonical domain, property, key
  * ring, calendar) kept as rows of one platform database. Writes to a tenant bump its revision
  * in the same transaction, so every serving process reloads a tenant exactly when it changed
- * (one indexed read per request, as the single-domain node's store revision).
+ * (on SQLite its head read again once anything was written, `commitCounterNow`, as the
+ * single-domain node reads its store revision).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -14,12 +15,13 @@ import {
   assertUrlOnDomain,
   feedUrlForMessages,
   type PropertyDescription,
+  REVISION_RECHECK_MS,
   type SigningKeyRecord,
   type StoreSnapshot,
   validatePropertyDescription,
 } from '@vrpkit/node';
 import type { OpenedDatabase } from '@vrpkit/sql';
-import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import Database, { type Database as SqliteDatabase, type Statement } from 'better-sqlite3';
 import { CompiledQuery, type ExpressionBuilder, type Kysely, sql, type Transaction } from 'kysely';
 import { jsonArrayFrom as pgJsonArrayFrom } from 'kysely/helpers/postgres';
 import { jsonArrayFrom as sqliteJsonArrayFrom } from 'kysely/helpers/sqlite';
@@ -30,6 +32,9 @@ import type { PlatformDatabase, TenantStatus } from './store/schema.js';
 import { INVALIDATION_WINDOW_MS } from './tenant-watch.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** What disable, remove and key revocation wait after their commit on SQLite (ms): the commit counter's recheck bound (`commitCounterNow`) and a margin for timers. */
+export const SQLITE_INVALIDATION_WINDOW_MS = REVISION_RECHECK_MS + 4;
 
 export interface TenantSummary {
   domain: string;
@@ -96,6 +101,8 @@ const toHead = (row: HeadRow | undefined): TenantHead | undefined =>
 export class PlatformStore {
   private headQuery: CompiledQuery<HeadRow> | undefined;
   private headStatement: Statement<[string], HeadRow> | undefined;
+  /** SQLite: `PRAGMA data_version` on a read-only connection of its own, its last value and when it was read (`commitCounterNow`); null: none. */
+  private commitCounter: { reader: SqliteDatabase; statement: Statement<[], number>; value: number; readAt: number } | null | undefined;
   /** `snapshotRows`' compiled statements by shape (domain count, enabled only). */
   private readonly snapshotStatements = new Map<string, CompiledQuery<SnapshotRow>>();
   /** PostgreSQL: `activeTenantSnapshots`' statement, its domains one array parameter, sent named (see there). */
@@ -118,6 +125,7 @@ export class PlatformStore {
   }
 
   close(): Promise<void> {
+    this.commitCounter?.reader.close();
     return this.db.destroy();
   }
 
@@ -312,11 +320,13 @@ export class PlatformStore {
    * Wait, after a commit, until every serving process honours it. On PostgreSQL serving processes
    * keep tenant state in memory for at most the lease past its last confirmation (tenant-watch.ts),
    * so the invalidation window after the commit is the bound: waiting it out needs no list of
-   * serving processes and no acknowledgement from each. SQLite serving processes read each
-   * request's tenant head in the request's own turn: nothing to wait for.
+   * serving processes and no acknowledgement from each. SQLite serving processes check in each
+   * request's own turn whether anything was written, with a check at most `REVISION_RECHECK_MS`
+   * old (`commitCounterNow`): that bound, with a margin for timers, is the wait.
    */
   private honoured(): Promise<void> {
-    return this.target.kind === 'postgres' ? new Promise((r) => setTimeout(r, INVALIDATION_WINDOW_MS)) : Promise.resolve();
+    const ms = this.target.kind === 'postgres' ? INVALIDATION_WINDOW_MS : SQLITE_INVALIDATION_WINDOW_MS;
+    return new Promise((r) => setTimeout(r, ms));
   }
 
   // ── the serving path ──────────────────────────────────────────────────────────────────
@@ -342,6 +352,35 @@ export class PlatformStore {
     if (!this.sqlite || this.sqlite.inTransaction) return null;
     this.headStatement ??= this.sqlite.prepare<[string], HeadRow>(this.compiledHead().sql);
     return toHead(this.headStatement.get(domain));
+  }
+
+  /**
+   * SQLite: a number that changes once a write has committed to the database, whichever process or
+   * connection wrote (this process's own included): `PRAGMA data_version` on a read-only connection
+   * of its own, which counts every other connection's commits. As the node's store revision
+   * (`REVISION_RECHECK_MS`), it is read again once a millisecond at most, so under load many
+   * requests share one statement, and a write shows here within that bound; `honoured` waits it
+   * out. While it returns what it returned before a tenant's head was read, that head still holds:
+   * the serving path skips the head read (tenant-node.ts). `null` when it cannot tell in the
+   * caller's turn: as `tenantHeadNow`, and for an in-memory database (no second connection sees it).
+   */
+  commitCounterNow(): number | null {
+    if (!this.sqlite || this.sqlite.inTransaction || this.target.kind !== 'sqlite') return null;
+    if (this.commitCounter === undefined) {
+      const { file } = this.target;
+      const reader = file === ':memory:' ? undefined : new Database(file, { readonly: true, fileMustExist: true });
+      const statement = reader?.prepare<[], number>('PRAGMA data_version').pluck();
+      this.commitCounter = reader && statement ? { reader, statement, value: 0, readAt: Number.NEGATIVE_INFINITY } : null;
+    }
+    const c = this.commitCounter;
+    if (!c) return null;
+    const now = performance.now();
+    if (now - c.readAt >= REVISION_RECHECK_MS) {
+      // The time is taken before the statement: a write committing after it shows at the next read.
+      c.readAt = now;
+      c.value = c.statement.get() ?? 0;
+    }
+    return c.value;
   }
 
   /** The head query, compiled once (it runs on every request; building and compiling it each time was a third of its CPU): the domain is its parameter. */

@@ -92,27 +92,31 @@ const READ_ONLY_PATHS = new Set([DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH,
 
 type Fetch = Hono['fetch'];
 
-/** One log line per answered request, its latency included (the answer may be a promise). */
+/**
+ * One log line per answered request, its latency included (the answer may be a promise). The
+ * line is written by one function made once, not a closure made per request: an answer in the
+ * request's own turn (the offer endpoint on SQLite) then allocates no function to log it.
+ */
 function logged(fetch: Fetch, log: NonNullable<NodeAppOptions['log']>): Fetch {
+  const write = (req: Request, env: unknown, started: number, res: Response) => {
+    const q = rawQuery(req.url);
+    log(
+      {
+        event: 'request',
+        method: req.method,
+        path: getPath(req),
+        query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
+        status: res.status,
+        latency_ms: Math.round((performance.now() - started) * 100) / 100,
+      },
+      env,
+    );
+    return res;
+  };
   return (req, env, ctx) => {
     const started = performance.now();
-    const write = (res: Response) => {
-      const q = rawQuery(req.url);
-      log(
-        {
-          event: 'request',
-          method: req.method,
-          path: getPath(req),
-          query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
-          status: res.status,
-          latency_ms: Math.round((performance.now() - started) * 100) / 100,
-        },
-        env,
-      );
-      return res;
-    };
     const res = fetch(req, env, ctx);
-    return 'then' in res ? res.then(write) : write(res);
+    return 'then' in res ? res.then((r) => write(req, env, started, r)) : write(req, env, started, res);
   };
 }
 
