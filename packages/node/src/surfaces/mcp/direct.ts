@@ -20,11 +20,12 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import { isRecord, type JwsSigner, toUtcSecond } from '@vrpkit/core';
-import { MCP_TRANSPORT_LAYER, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { MCP_TRANSPORT_LAYER, type OfferEnvelope, parseOfferRequest, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Context } from 'hono';
 import { issueMcpReceipt } from '../../receipt.js';
-import { type OfferOutcome, type OfferService, offerFor } from '../../service/index.js';
+import type { OfferOutcome, OfferService } from '../../service/index.js';
 import { inSigningTurn } from '../../signing-turn.js';
+import { offerParses } from '../offer-parses.js';
 import { OFFER_TOOL_NAME } from '../tool.js';
 import { MCP_SERVER_INFO, refusalResult } from './result.js';
 
@@ -76,15 +77,28 @@ const RESULT_JOINTS: Record<McpEra, { metaEnd: Buffer<ArrayBuffer>; resultEnd: B
  * `content`, `isError`) and, on 2026-07-28, its encoder's additions, with the envelope written
  * as its signed bytes rather than re-serialised from the object, then `jsonrpc` and `id` in the
  * SDK's order. The offer is the endpoint's, answered without a store wait when the store state
- * is known (`OfferService.offer`). `args` is parsed JSON.
+ * is known (`OfferService.offer`); when that offer's answer was issued already (`IssuedAnswer`)
+ * the answer is given in the same turn, without a promise. `args` is parsed JSON.
  */
-export async function offerToolAnswer(
+export function offerToolAnswer(service: OfferService, { args, id, era }: DirectOfferCall): AnswerParts | Promise<AnswerParts> {
+  // Parsed JSON holds no undefined, function or toJSON member: equal text is equal arguments.
+  const argsText = JSON.stringify(args);
+  // `offerFor`, with the accepted parse remembered by the arguments' text (as the offer endpoint does by its query).
+  const parsed = parsedArguments(argsText, () => parseOfferRequest(args));
+  const outcome = parsed.ok ? service.offer(parsed.request) : parsed;
+  const call = { args, argsText, id, era };
+  return outcome instanceof Promise ? outcome.then((o) => answerTo(service, o, call)) : answerTo(service, outcome, call);
+}
+
+/** The offer tool's accepted argument parses by the arguments' JSON text (offer-parses.ts). */
+const parsedArguments = offerParses();
+
+function answerTo(
   service: OfferService,
-  args: Record<string, unknown>,
-  id: string | number,
-  era: McpEra,
-): Promise<AnswerParts> {
-  const outcome: OfferOutcome = await offerFor(service, args);
+  outcome: OfferOutcome,
+  call: { args: Record<string, unknown>; argsText: string; id: string | number; era: McpEra },
+): AnswerParts | Promise<AnswerParts> {
+  const { argsText, id, era } = call;
   const tail = Buffer.from(`,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
   if (!outcome.ok) {
     const { content, isError } = refusalResult(outcome.error);
@@ -98,12 +112,21 @@ export async function offerToolAnswer(
     bytes = { content, last: {} };
     answerBytes.set(envelope, bytes);
   }
-  // Parsed JSON holds no undefined, function or toJSON member: equal text is equal arguments.
-  const argsText = JSON.stringify(args);
   const last = bytes.last[era];
   if (last?.argsText === argsText && last.signer === service.activeSigner() && last.servedAt === toUtcSecond(service.now())) {
     return [last.untilTail, tail];
   }
+  return issueAnswer(service, envelope, bytes, call).then((untilTail): AnswerParts => [untilTail, tail]);
+}
+
+/** A new receipt for `envelope` (signed in this turn's signing batch) and the answer's bytes up to its JSON-RPC tail, kept as `bytes.last`. */
+async function issueAnswer(
+  service: OfferService,
+  envelope: OfferEnvelope,
+  bytes: OfferAnswerBytes,
+  call: { args: Record<string, unknown>; argsText: string; era: McpEra },
+): Promise<Buffer<ArrayBuffer>> {
+  const { args, argsText, era } = call;
   const { receipt, signer } = await inSigningTurn(() => ({
     signer: service.activeSigner(),
     receipt: issueMcpReceipt({ service, tool: OFFER_TOOL_NAME, arguments: args, envelope }),
@@ -112,7 +135,7 @@ export async function offerToolAnswer(
   const untilTail = Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(receipt)), metaEnd, bytes.content, resultEnd]);
   const servedAt = receipt.attestations.find((a) => a.layer === MCP_TRANSPORT_LAYER)?.valid_from;
   if (typeof servedAt === 'string') bytes.last[era] = { argsText, servedAt, signer, untilTail };
-  return [untilTail, tail];
+  return untilTail;
 }
 
 /**

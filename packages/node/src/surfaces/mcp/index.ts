@@ -147,7 +147,8 @@ export async function readMcpBody(c: Context, maxBytes: number): Promise<{ ok: t
     if (read.refusal === 'json_too_deep') return { ok: false, response: jsonTooDeepResponse(read.value, 400) };
     return refused({ code: -32700, message: 'Parse error: Invalid JSON' }, 400);
   }
-  const batch = mcpBatchRefusal(read.value, c.req.header('mcp-protocol-version'));
+  // Only a batch needs the revision's header.
+  const batch = Array.isArray(read.value) ? mcpBatchRefusal(read.value, c.req.header('mcp-protocol-version')) : undefined;
   if (batch) return { ok: false, response: jsonRpcErrorResponse(null, { code: -32600, message: batch }, 400) };
   return read;
 }
@@ -189,6 +190,12 @@ async function serveLegacy(
   return parsedBody === undefined ? transport.handleRequest(request) : transport.handleRequest(request, { parsedBody });
 }
 
+/** With UCP booking sessions, what a request brings to its `Server`: the binding, the client's rate-limit key and whether it carries `UCP-Agent`. */
+function ucpScope(c: Context, ucpOf: UcpBindingFor | undefined): RequestScope['ucp'] {
+  const binding = ucpOf?.(c);
+  return binding ? { binding, client: clientAddress(c), listed: c.req.header('ucp-agent') !== undefined } : undefined;
+}
+
 export function mountMcp(app: Hono, serviceOf: ServiceOf, ucpOf?: UcpBindingFor): void {
   const toolOf = perService(offerTool);
   const modernOf = perService((service: OfferService) => modernHandler(service, toolOf(service)));
@@ -197,26 +204,27 @@ export function mountMcp(app: Hono, serviceOf: ServiceOf, ucpOf?: UcpBindingFor)
     if (c.req.method !== 'POST')
       return jsonRpcErrorResponse(null, { code: -32000, message: 'Method not allowed: use POST.' }, 405, { allow: 'POST' });
     const service = serviceOf(c);
-    const tool = toolOf(service);
-    const binding = ucpOf?.(c);
-    const ucp = binding ? { binding, client: clientAddress(c), listed: c.req.header('ucp-agent') !== undefined } : undefined;
     // Anything but JSON takes the SDK's own path (415). A JSON body is read here, capped, parsed
     // and depth-bounded before the SDK sees it (handed over as `parsedBody`); on @hono/node-server
     // a body of declared length is read straight from the socket, while the SDK's own reader goes
     // through a Node→web stream conversion that cost a third of MCP throughput.
     const json = c.req.header('content-type')?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-    if (!json) return serveLegacy(service, tool, c.req.raw, ucp);
+    if (!json) return serveLegacy(service, toolOf(service), c.req.raw, ucpScope(c, ucpOf));
     const read = await readMcpBody(c, MCP_MAX_BODY_BYTES);
     if (!read.ok) return read.response;
     const parsedBody = read.value;
     const direct = directOfferCall(c, parsedBody);
     if (direct) {
       try {
-        return sendAnswer(c, await offerToolAnswer(service, direct.args, direct.id, direct.era));
+        const answer = offerToolAnswer(service, direct);
+        return sendAnswer(c, answer instanceof Promise ? await answer : answer);
       } catch {
         // A failure is answered by the SDK, in its own JSON-RPC error shape.
       }
     }
+    // The tool and the UCP scope are the SDK path's alone: a direct answer takes neither.
+    const tool = toolOf(service);
+    const ucp = ucpScope(c, ucpOf);
     if (await isLegacyRequest(c.req.raw, parsedBody, { maxRequestBodySize: MCP_MAX_BODY_BYTES })) {
       return serveLegacy(service, tool, c.req.raw, ucp, parsedBody);
     }
