@@ -6,8 +6,8 @@
  * rejects with (class, code, message, data), the notifications and transport errors it saw, and
  * the request the downstream received (headers and body, but the JSON-RPC id). The answers:
  * text, structured, image and isError results as JSON and as SSE, a JSON-RPC tool error, a 500,
- * an expired session (404), a body that is not JSON, a log notification and progress on the
- * stream, a stream that ends without the answer, and a cancelled call. The direct path must have
+ * an expired session (404), a body that is not JSON, answers in many writes, a log notification
+ * and progress on the stream, a stream that ends or breaks without the answer, and a cancelled call. The direct path must have
  * taken the plain answers (the SDK's `send` never ran for them) and replayed the others to it.
  */
 import { once } from 'node:events';
@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, type Notification, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { downstreamFetch } from '../src/proxy/downstream-fetch.js';
+import { downstreamFetch, post } from '../src/proxy/downstream-fetch.js';
 import { DirectHttpClientTransport } from '../src/proxy/downstream-http.js';
 
 type Json = Record<string, unknown>;
@@ -25,6 +25,7 @@ const TEXT = { content: [{ type: 'text', text: 'hello' }] };
 const STRUCTURED = { structuredContent: { sum: 3 }, content: [{ type: 'text', text: '{"sum":3}' }], _meta: { 'x-trace': 'a' } };
 const IMAGE = { content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png', annotations: { priority: 1 } }] };
 const IS_ERROR = { content: [{ type: 'text', text: 'it failed' }], isError: true };
+const BIG = { content: [{ type: 'text', text: 'é'.repeat(300_000) }] };
 
 /** What the scripted downstream answers to a `tools/call`, by tool name. */
 const SCRIPTS: Record<string, (id: unknown, res: ServerResponse, params: Json) => void> = {
@@ -62,6 +63,22 @@ const SCRIPTS: Record<string, (id: unknown, res: ServerResponse, params: Json) =
       .writeHead(200, { 'content-type': 'text/event-stream' })
       .end(`event: message\ndata: not json\n\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: TEXT })}\n\n`),
   'ends-early': (_id, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(': nothing\n\n'),
+  // An answer in many writes (the direct path's reader stops the connection while chunks wait unread, then reads on).
+  'big-sse': (id, res) => {
+    const text = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: BIG })}\n\n`;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (let at = 0; at < text.length; at += 16_384) res.write(text.slice(at, at + 16_384));
+    res.end();
+  },
+  'big-json': (id, res) => json(res, { jsonrpc: '2.0', id, result: BIG }),
+  // The connection breaks after a notification, before the answer.
+  'broken-sse': (_id, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(
+      `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'a' } })}\n\n`,
+    );
+    setTimeout(() => res.destroy(), 20);
+  },
   slow: () => {},
 };
 
@@ -213,6 +230,8 @@ describe('a tools/call to a Streamable HTTP downstream: the direct path ends as 
     ['expired', false],
     ['odd-type', false],
     ['not-json', true],
+    ['big-sse', true],
+    ['big-json', true],
   ])('%s (direct: %s)', { timeout: 20_000 }, async (name, taken) => {
     const r = await both(name);
     expect(r.direct).toBe(taken);
@@ -233,8 +252,51 @@ describe('a tools/call to a Streamable HTTP downstream: the direct path ends as 
     expect(r.received.map((m) => (m as { body: Json }).body.method)).toEqual(['tools/call', 'notifications/cancelled']);
   });
 
+  it('a stream that breaks before the answer: the same transport error, and the call times out on both', { timeout: 20_000 }, async () => {
+    const r = await both('broken-sse', { timeout: 500 });
+    expect(r.errors.some((e) => e.startsWith('SSE stream disconnected'))).toBe(true);
+    expect(JSON.parse(r.result).error.code).toBeDefined();
+  });
+
   it('a cancelled call: the same rejection and notifications/cancelled on both', { timeout: 20_000 }, async () => {
     const r = await both('slow', { abortAfterMs: 100 });
     expect(r.received.map((m) => (m as { body: Json }).body.method)).toEqual(['tools/call', 'notifications/cancelled']);
+  });
+});
+
+describe('post(): the direct path’s POST through undici’s dispatcher API', () => {
+  it('an answer read slower than it comes arrives whole and in order (the connection pauses and resumes)', {
+    timeout: 20_000,
+  }, async () => {
+    const parts = Array.from({ length: 64 }, (_, i) => `${String(i).padStart(4, '0')}${'x'.repeat(16_380)}`);
+    const slow = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const part of parts) res.write(part);
+        res.end();
+      });
+    });
+    slow.listen(0, '127.0.0.1');
+    await once(slow, 'listening');
+    const dispatcher = new Agent();
+    try {
+      const answer = await post(dispatcher, new URL(`http://127.0.0.1:${(slow.address() as AddressInfo).port}/mcp`), {
+        headers: {},
+        body: '{}',
+        signal: undefined,
+      });
+      expect(answer.statusCode).toBe(200);
+      let text = '';
+      for await (const chunk of answer.body) {
+        text += chunk.toString();
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      expect(text).toBe(parts.join(''));
+    } finally {
+      await dispatcher.close();
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FetchLike } from '@modelcontextprotocol/client';
-import { type Dispatcher, request } from 'undici';
+import { type Dispatcher, errors, request } from 'undici';
 
 /**
  * `fetch` for the downstream's Streamable HTTP transport: undici's `request` on `dispatcher`
@@ -50,7 +50,7 @@ export function downstreamFetch(dispatcher: Dispatcher): FetchLike {
  * undici's answer as a WHATWG `Response`, as `fetch` would give it; a status `Response` cannot
  * hold fails as fetch would (its body dropped).
  */
-export function webResponse(res: Dispatcher.ResponseData): Response {
+export function webResponse(res: Pick<Dispatcher.ResponseData, 'statusCode' | 'statusText' | 'headers'> & { body: Readable }): Response {
   const responseHeaders = new Headers();
   for (const [name, value] of Object.entries(res.headers)) {
     if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
@@ -104,3 +104,139 @@ function webBody(body: Readable): ReadableStream<Uint8Array> {
 function discard(body: Readable): void {
   body.on('error', () => {}).destroy();
 }
+
+/** An answer read through undici's dispatcher API (`post`): its status line, its headers, its body as it comes. */
+export interface PostAnswer {
+  statusCode: number;
+  statusText: string;
+  headers: Dispatcher.ResponseData['headers'];
+  body: AnswerBody;
+}
+
+/**
+ * A POST of `body` to `url` on `dispatcher`, answered as soon as its headers came: what
+ * `request()` does, through undici's dispatcher API without `request()`'s response stream
+ * (a `Readable` per answer, read through its async iterator), which is most of what a small
+ * answer costs on the direct path besides the socket itself (bench/gateway, HTTP side). The
+ * answer is the same: it fails with the connection's error or `signal`'s reason before the
+ * headers, its body with them after; the signal's listener is removed when the answer ends.
+ */
+export function post(
+  dispatcher: Dispatcher,
+  url: URL,
+  init: { headers: Record<string, string>; body: string; signal: AbortSignal | undefined },
+): Promise<PostAnswer> {
+  return new Promise((resolve, reject) => {
+    const { signal } = init;
+    let body: AnswerBody | undefined;
+    let onAbort: (() => void) | undefined;
+    const release = () => {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      onAbort = undefined;
+    };
+    dispatcher.dispatch(
+      { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers: init.headers, body: init.body },
+      {
+        onRequestStart(controller) {
+          if (!signal) return;
+          const abort = () => controller.abort(signal.reason ?? new errors.RequestAbortedError());
+          if (signal.aborted) return abort();
+          release();
+          onAbort = abort;
+          signal.addEventListener('abort', abort, { once: true });
+        },
+        onResponseStart(controller, statusCode, headers, statusMessage) {
+          body = new AnswerBody(controller);
+          resolve({ statusCode, statusText: statusMessage ?? '', headers, body });
+        },
+        onResponseData(_controller, chunk) {
+          body?.push(chunk);
+        },
+        onResponseEnd() {
+          release();
+          body?.end();
+        },
+        onResponseError(_controller, error) {
+          release();
+          if (body) body.fail(error);
+          else reject(error);
+        },
+      },
+    );
+  });
+}
+
+/** How many chunks an answer body holds unread before the connection stops reading (undici's `pause`). */
+const BODY_CHUNKS_BUFFERED = 4;
+
+/**
+ * An answer's body as its chunks come, read once: as an async iterable (a loop that stops early,
+ * or `readable()`'s destruction, aborts the rest of the answer), or whole (`text`).
+ */
+export class AnswerBody implements AsyncIterableIterator<Buffer> {
+  private readonly chunks: Buffer[] = [];
+  private done = false;
+  private error: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly controller: Dispatcher.DispatchController) {}
+
+  push(chunk: Buffer): void {
+    // undici hands on an empty chunk when it resumes a paused parser: nothing to read, nothing to pause for.
+    if (chunk.length === 0) return;
+    this.chunks.push(chunk);
+    if (this.chunks.length >= BODY_CHUNKS_BUFFERED) this.controller.pause();
+    this.wake?.();
+  }
+
+  end(): void {
+    this.done = true;
+    this.wake?.();
+  }
+
+  fail(error: Error): void {
+    this.error = error;
+    this.wake?.();
+  }
+
+  async next(): Promise<IteratorResult<Buffer, undefined>> {
+    while (this.chunks.length === 0 && !this.done && this.error === undefined)
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    this.wake = undefined;
+    const chunk = this.chunks.shift();
+    if (chunk !== undefined) {
+      if (this.controller.paused && this.chunks.length === 0) this.controller.resume();
+      return { value: chunk, done: false };
+    }
+    if (this.error !== undefined) throw this.error;
+    return { value: undefined, done: true };
+  }
+
+  async return(): Promise<IteratorResult<Buffer, undefined>> {
+    if (!this.done && this.error === undefined) {
+      this.error = new errors.RequestAbortedError();
+      this.controller.abort(this.error);
+    }
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** The whole body, UTF-8 decoded as `fetch` decodes a body (a leading BOM dropped). */
+  async text(): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of this) chunks.push(chunk);
+    return UTF8.decode(Buffer.concat(chunks));
+  }
+
+  /** The body as a stream (the `Response` the SDK reads, `webResponse`); destroying it aborts the answer. */
+  readable(): Readable {
+    return Readable.from(this, { objectMode: false });
+  }
+}
+
+const UTF8 = new TextDecoder();

@@ -4,8 +4,8 @@
  * keep-alive undici connection — the POST the SDK would send (its headers, from its own header
  * steps: credentials, the session id and protocol version it negotiated, the era's body-derived
  * headers; its body), and a `200` answer read as the SDK reads it (MCP Streamable HTTP, "Sending
- * Messages to the Server": `application/json` or a `text/event-stream`) without the Fetch
- * `Response`, the web streams and the schema parse of an ordinary result message, each message
+ * Messages to the Server": `application/json` or a `text/event-stream`) through undici's dispatcher
+ * API (downstream-fetch.ts `post`), without the Fetch `Response`, the response streams and the schema parse of an ordinary result message, each message
  * handed to the SDK's `Client` through `onmessage`, where everything else happens as on the SDK's
  * path: result decoding and validation, JSON-RPC errors, timeouts, cancellation, and a
  * notification or server request on the stream (a request's answer is the SDK's own POST).
@@ -26,14 +26,15 @@ import {
   type FetchLike,
   type JSONRPCMessage,
   type OAuthClientProvider,
+  PROTOCOL_VERSION_META_KEY,
   parseJSONRPCMessage,
   StreamableHTTPClientTransport,
   type TransportSendOptions,
 } from '@modelcontextprotocol/client';
 import { isRecord } from '@vrpkit/core';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { type Dispatcher, request } from 'undici';
-import { downstreamFetch, webResponse } from './downstream-fetch.js';
+import type { Dispatcher } from 'undici';
+import { downstreamFetch, post, webResponse } from './downstream-fetch.js';
 
 /** The SDK transport's private steps and state the direct path reuses (@modelcontextprotocol/client 2.4.0). */
 interface TransportInternals {
@@ -92,7 +93,10 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
     try {
       // The SDK's header steps for a POST (`_send`): common headers, the era's body-derived ones, then content type and accept.
       const headers = await self._commonHeaders();
-      self._applyBodyDerivedHeaders(headers, message);
+      // The body-derived step adds nothing to a request without a protocol-version claim in its
+      // `_meta` envelope (a 2025-11-25 exchange), and validates the whole request against the SDK's
+      // schema before it finds that out: it runs only for a request that carries the claim.
+      if (typeof envelopeClaim(message) === 'string') self._applyBodyDerivedHeaders(headers, message);
       headers.set('content-type', 'application/json');
       const types = [
         ...(headers
@@ -109,18 +113,12 @@ export class DirectHttpClientTransport extends StreamableHTTPClientTransport {
         requestSignal !== undefined && transportSignal !== undefined
           ? AbortSignal.any([transportSignal, requestSignal])
           : (requestSignal ?? transportSignal);
-      const res = await request(self._url, {
-        dispatcher: this.dispatcher,
-        method: 'POST',
-        headers: Object.fromEntries(headers),
-        body,
-        signal: signal ?? null,
-      });
+      const res = await post(this.dispatcher, self._url, { headers: Object.fromEntries(headers), body, signal });
       const type = res.statusCode === 200 ? mediaType(res.headers['content-type']) : undefined;
       if (type === 'application/json') return this.deliverJson(await res.body.text());
       if (type === 'text/event-stream') return void this.readStream(res.body, options);
       // Anything else is the SDK's, as the answer to its own request.
-      this.replays.set(body, webResponse(res));
+      this.replays.set(body, webResponse({ ...res, body: res.body.readable() }));
     } catch (error) {
       // As the SDK's `_send`: an error is reported unless the request was cancelled, and thrown.
       if (options?.requestSignal?.aborted !== true) this.onerror?.(error as Error);
@@ -236,6 +234,12 @@ function toMessage(value: unknown): JSONRPCMessage {
 /** A lone `tools/call` request (JSON-RPC 2.0 §4, with an id). */
 function isPlainToolCall(message: JSONRPCMessage): boolean {
   return !Array.isArray(message) && 'method' in message && message.method === 'tools/call' && 'id' in message && message.id !== undefined;
+}
+
+/** The protocol-version claim in a request's `_meta` envelope (MCP 2026-07-28), as the SDK's body-derived header step reads it. */
+function envelopeClaim(message: JSONRPCMessage): unknown {
+  const params = (message as { params?: { _meta?: Record<string, unknown> } }).params;
+  return params?._meta?.[PROTOCOL_VERSION_META_KEY];
 }
 
 /**
