@@ -23,7 +23,7 @@
  * that forwards every request and streams every answer with undici, no MCP code at all, which
  * no HTTP proxy's hop can undercut; the gate's durable path comes on top of it.
  *
- * Run: npm run bench -- gateway [--calls N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28]
+ * Run: npm run bench -- gateway [--calls N] [--warmup N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28]
  * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process into DIR
  * (`node --cpu-prof`, sampled every VRP_BENCH_CPU_PROF_INTERVAL µs, default 1000; open it in Chrome DevTools or read its `.cpuprofile` JSON).
  */
@@ -45,7 +45,13 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { cpuSeconds, numberFlag, printTable } from './lib.js';
 
 const CALLS = numberFlag('calls', 1500);
-const WARMUP = 150;
+/**
+ * Calls each side gets before the measured ones. A gateway runs for days: the bench measures its
+ * steady state. With 150 the proxy was still warming (its CPU per call kept falling over the next
+ * thousands of calls while V8 optimised the call path), so the figures partly measured a process
+ * that had just started.
+ */
+const WARMUP = numberFlag('warmup', 1000);
 const MAX_MS_PER_SCENARIO = 20_000;
 const PG_URL = process.env.VRPKIT_TEST_PG_URL;
 const root = fileURLToPath(new URL('../', import.meta.url));
