@@ -14,7 +14,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isRecord } from '@vrpkit/core';
-import { type OfferService, offerFor } from '../../service/index.js';
+import { parseOfferRequest } from '@vrpkit/protocol';
+import type { OfferOutcome, OfferService } from '../../service/index.js';
+import { offerParses } from '../offer-parses.js';
 
 /** The A2A binding a direct call was made on: 1.0 (`SendMessage`) or the 0.3 legacy binding (`message/send`). */
 export type A2aEra = 'v1' | 'legacy';
@@ -98,12 +100,25 @@ function replyJoints(call: DirectSendMessage): [string, string] {
   ];
 }
 
+/** The offer tool's accepted argument parses on A2A, by the data part's JSON text (offer-parses.ts). */
+const parsedArguments = offerParses();
+
 /**
  * The direct answer's pieces (the envelope's bytes shared, not copied), or null when the offer is
- * refused: the SDK's path then answers the failed task (§5) itself.
+ * refused: the SDK's path then answers the failed task (§5) itself. In the same turn, without a
+ * promise, when the offer is answered without a store wait (`OfferService.offer`).
  */
-export async function sendMessageAnswer(service: OfferService, call: DirectSendMessage): Promise<Uint8Array<ArrayBuffer>[] | null> {
-  const outcome = await offerFor(service, call.args);
+export function sendMessageAnswer(
+  service: OfferService,
+  call: DirectSendMessage,
+): Uint8Array<ArrayBuffer>[] | null | Promise<Uint8Array<ArrayBuffer>[] | null> {
+  // Parsed JSON holds no undefined, function or toJSON member: equal text is equal arguments.
+  const parsed = parsedArguments(JSON.stringify(call.args), () => parseOfferRequest(call.args));
+  const outcome = parsed.ok ? service.offer(parsed.request) : parsed;
+  return outcome instanceof Promise ? outcome.then((o) => replyTo(call, o)) : replyTo(call, outcome);
+}
+
+function replyTo(call: DirectSendMessage, outcome: OfferOutcome): Uint8Array<ArrayBuffer>[] | null {
   if (!outcome.ok) return null;
   const [head, tail] = replyJoints(call);
   return [Buffer.from(head), outcome.body, Buffer.from(tail)];

@@ -111,7 +111,8 @@ export function mountA2a(app: Hono, serviceOf: ServiceOf): void {
     const direct = era && c.req.header(HTTP_EXTENSION_HEADER) === undefined ? directSendMessage(body, era) : null;
     if (direct) {
       try {
-        const answer = await sendMessageAnswer(service, direct);
+        const pending = sendMessageAnswer(service, direct);
+        const answer = pending instanceof Promise ? await pending : pending;
         if (answer) return sendAnswer(c, answer);
       } catch {
         // Answered below by the SDK, in its own JSON-RPC error shape.
