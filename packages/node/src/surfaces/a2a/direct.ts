@@ -14,9 +14,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isRecord } from '@vrpkit/core';
-import { parseOfferRequest } from '@vrpkit/protocol';
 import type { OfferOutcome, OfferService } from '../../service/index.js';
-import { offerParses } from '../offer-parses.js';
+import { argumentsOfferFor } from '../offer-parses.js';
 
 /** The A2A binding a direct call was made on: 1.0 (`SendMessage`) or the 0.3 legacy binding (`message/send`). */
 export type A2aEra = 'v1' | 'legacy';
@@ -100,8 +99,8 @@ function replyJoints(call: DirectSendMessage): [string, string] {
   ];
 }
 
-/** The offer tool's accepted argument parses on A2A, by the data part's JSON text (offer-parses.ts). */
-const parsedArguments = offerParses();
+/** `offerFor` with the offer tool's accepted argument parses on A2A remembered (offer-parses.ts). */
+const offerForArguments = argumentsOfferFor();
 
 /**
  * The direct answer's pieces (the envelope's bytes shared, not copied), or null when the offer is
@@ -112,9 +111,7 @@ export function sendMessageAnswer(
   service: OfferService,
   call: DirectSendMessage,
 ): Uint8Array<ArrayBuffer>[] | null | Promise<Uint8Array<ArrayBuffer>[] | null> {
-  // Parsed JSON holds no undefined, function or toJSON member: equal text is equal arguments.
-  const parsed = parsedArguments(JSON.stringify(call.args), () => parseOfferRequest(call.args));
-  const outcome = parsed.ok ? service.offer(parsed.request) : parsed;
+  const outcome = offerForArguments(service, call.args);
   return outcome instanceof Promise ? outcome.then((o) => replyTo(call, o)) : replyTo(call, outcome);
 }
 

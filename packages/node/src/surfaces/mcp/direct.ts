@@ -20,12 +20,12 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import { isRecord, type JwsSigner, toUtcSecond } from '@vrpkit/core';
-import { MCP_TRANSPORT_LAYER, type OfferEnvelope, parseOfferRequest, RECEIPT_META_KEY } from '@vrpkit/protocol';
+import { MCP_TRANSPORT_LAYER, type OfferEnvelope, RECEIPT_META_KEY } from '@vrpkit/protocol';
 import type { Context } from 'hono';
 import { issueMcpReceipt } from '../../receipt.js';
 import type { OfferOutcome, OfferService } from '../../service/index.js';
 import { inSigningTurn } from '../../signing-turn.js';
-import { offerParses } from '../offer-parses.js';
+import { argumentsOfferFor } from '../offer-parses.js';
 import { OFFER_TOOL_NAME } from '../tool.js';
 import { MCP_SERVER_INFO, refusalResult } from './result.js';
 
@@ -81,17 +81,15 @@ const RESULT_JOINTS: Record<McpEra, { metaEnd: Buffer<ArrayBuffer>; resultEnd: B
  * the answer is given in the same turn, without a promise. `args` is parsed JSON.
  */
 export function offerToolAnswer(service: OfferService, { args, id, era }: DirectOfferCall): AnswerParts | Promise<AnswerParts> {
-  // Parsed JSON holds no undefined, function or toJSON member: equal text is equal arguments.
+  // The receipt check below compares the arguments by this text too.
   const argsText = JSON.stringify(args);
-  // `offerFor`, with the accepted parse remembered by the arguments' text (as the offer endpoint does by its query).
-  const parsed = parsedArguments(argsText, () => parseOfferRequest(args));
-  const outcome = parsed.ok ? service.offer(parsed.request) : parsed;
+  const outcome = offerForArguments(service, args, argsText);
   const call = { args, argsText, id, era };
   return outcome instanceof Promise ? outcome.then((o) => answerTo(service, o, call)) : answerTo(service, outcome, call);
 }
 
-/** The offer tool's accepted argument parses by the arguments' JSON text (offer-parses.ts). */
-const parsedArguments = offerParses();
+/** `offerFor` with the offer tool's accepted argument parses remembered (offer-parses.ts). */
+const offerForArguments = argumentsOfferFor();
 
 function answerTo(
   service: OfferService,
