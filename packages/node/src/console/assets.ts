@@ -65,9 +65,10 @@ table{border-collapse:collapse;width:100%}
 th,td{border:1px solid #c6c6c6;padding:4px 6px;text-align:left;vertical-align:top}
 .scroll{overflow-x:auto}
 .grid{table-layout:fixed}
-.grid th,.grid td{padding:2px 3px;overflow-wrap:anywhere;font-size:.75rem}
+.grid th,.grid td{padding:2px 3px;overflow-wrap:break-word;hyphens:auto;font-size:.75rem}
+@media (max-width:480px){.grid th,.grid td{padding:2px 1px;font-size:.66rem}}
 .grid td{height:4.6em}
-.grid a{display:block}
+.grid a{display:block;min-height:24px}
 .grid .day{font-weight:700;display:block}
 .free{background:#fff}.booked{background:#d6e4f5}.held{background:#fdf0c2}.feed{background:#e7dcf3}.hand{background:#e3e3e3}
 form.inline{display:inline}
