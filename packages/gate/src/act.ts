@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Base64url } from '@vrpkit/core';
 import { z } from 'zod';
-import { canonicalIJson, copyIJson } from './ijson.js';
+import { canonicalIJson, snapshotIJson } from './ijson.js';
 
 /**
  * The Agent Candidate Act (Agent Candidate Act profile, candidate act schema, as the Tool-Use Binding draft reproduces it): the non-effective
@@ -233,9 +233,9 @@ export class LiveArguments<A> {
   /** @internal use `snapshotLiveArguments`. */
   static take<A>(args: A): LiveArguments<A> {
     // One read of the caller's value (a getter answers once), checked as I-JSON; the digest and
-    // the frozen arguments are both of that copy.
-    const copy = copyIJson(args);
-    return new LiveArguments(deepFreeze(copy) as A, digestOfCanonical(canonicalIJson(copy)));
+    // the frozen arguments are both of that copy, made in the same walk.
+    const { copy, canonical } = snapshotIJson(args);
+    return new LiveArguments(copy as A, digestOfCanonical(canonical));
   }
 }
 
@@ -265,12 +265,4 @@ export function actDigest(act: AgentCandidateAct): string {
 
 function digestOfCanonical(canonical: string): ArgumentsDigest {
   return { algorithm: 'SHA-256', value: sha256Base64url(canonical), canonicalization: 'JCS' };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -215,16 +215,7 @@ function escapeAt(text: string, pos: number): [string, number] {
  * with safe integers, booleans and null — nothing else (no undefined, BigInt, Date, cycles).
  */
 export function assertIJson(value: unknown): void {
-  walkIJson(value, false);
-}
-
-/**
- * A plain copy of an I-JSON value, checked as `assertIJson` checks it, reading every member of the
- * original exactly once: a getter answers once, so what was checked is what was copied (issue 36
- * defect 15). Throws GateError('EF_MALFORMED_ARGUMENTS') like `assertIJson`.
- */
-export function copyIJson(value: unknown): unknown {
-  return walkIJson(value, true);
+  writeIJson(value, false);
 }
 
 /**
@@ -238,33 +229,71 @@ export function copyIJson(value: unknown): unknown {
  * Throws GateError('EF_MALFORMED_ARGUMENTS') like `assertIJson`.
  */
 export function canonicalIJson(value: unknown): string {
+  return writeIJson(value, false).text;
+}
+
+/**
+ * A deep, frozen plain copy of an I-JSON value and the JCS text of that copy, from one walk that
+ * checks the value as `assertIJson` does and reads every member of the original exactly once: a
+ * getter answers once, so what was checked is what was copied and written (issue 36 defect 15).
+ * The copy keeps the original's member order; the text is `canonicalIJson`'s.
+ * Throws GateError('EF_MALFORMED_ARGUMENTS') like `assertIJson`.
+ */
+export function snapshotIJson(value: unknown): { copy: unknown; canonical: string } {
+  const { text, copy } = writeIJson(value, true);
+  return { copy, canonical: text };
+}
+
+/** The one I-JSON walk: the check and the JCS text; with `snapshot`, also the frozen copy (else `copy` is undefined). */
+function writeIJson(value: unknown, snapshot: boolean): { text: string; copy: unknown } {
   const onPath = new Set<object>();
+  /** With `snapshot`: the frozen copy of the value the last `walk` wrote. */
+  let copied: unknown;
   const walk = (v: unknown, depth: number): string => {
     if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
-    if (v === null) return 'null';
-    if (typeof v !== 'object') {
+    if (v === null || typeof v !== 'object') {
+      copied = v;
+      if (v === null) return 'null';
       checkScalar(v);
       return JSON.stringify(v);
     }
     let text: string;
     if (enterObject(v, onPath)) {
+      const out = snapshot ? new Array<unknown>(v.length) : undefined;
       text = '[';
-      for (let i = 0; i < v.length; i++) text += (i === 0 ? '' : ',') + walk(v[i], depth + 1);
+      for (let i = 0; i < v.length; i++) {
+        text += (i === 0 ? '' : ',') + walk(v[i], depth + 1);
+        if (out) out[i] = copied;
+      }
       text += ']';
+      copied = out && Object.freeze(out);
     } else {
+      const keys = Object.keys(v);
+      // The copy's members in the original's order: placed first, given their values as the walk reaches them.
+      const out: Record<string, unknown> | undefined = snapshot ? {} : undefined;
+      if (out) for (const k of keys) setMember(out, k, undefined);
+      sortKeys(keys);
       text = '{';
-      const keys = sortedKeys(v);
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]!;
         if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
         text += `${i === 0 ? '' : ','}${JSON.stringify(k)}:${walk((v as Record<string, unknown>)[k], depth + 1)}`;
+        if (out) setMember(out, k, copied);
       }
       text += '}';
+      copied = out && Object.freeze(out);
     }
     onPath.delete(v);
     return text;
   };
-  return walk(value, 0);
+  const text = walk(value, 0);
+  return { text, copy: snapshot ? copied : undefined };
+}
+
+/** A member of a copy as data: a "__proto__" member stays data, as parseIJson keeps it. */
+function setMember(out: Record<string, unknown>, k: string, value: unknown): void {
+  if (k === '__proto__') Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
+  else out[k] = value;
 }
 
 /** A value that is neither an object nor null, checked as I-JSON (RFC 7493 §2.1, §2.2): a string, a number or a boolean. */
@@ -284,12 +313,11 @@ function checkScalar(v: unknown): void {
 }
 
 /**
- * The object's member names in JCS order: by UTF-16 code units, which is what `<` compares on
- * strings (and what `Array.prototype.sort` compares by default). An insertion sort in place:
- * argument objects have a handful of members, and `sort` allocates its work arrays on every call.
+ * Member names in JCS order, in place: by UTF-16 code units, which is what `<` compares on
+ * strings (and what `Array.prototype.sort` compares by default). An insertion sort: argument
+ * objects have a handful of members, and `sort` allocates its work arrays on every call.
  */
-function sortedKeys(v: object): string[] {
-  const keys = Object.keys(v);
+function sortKeys(keys: string[]): void {
   for (let i = 1; i < keys.length; i++) {
     const k = keys[i]!;
     let j = i - 1;
@@ -299,7 +327,6 @@ function sortedKeys(v: object): string[] {
     }
     keys[j + 1] = k;
   }
-  return keys;
 }
 
 /** An object entered on the walk's path: refused when cyclic or not a plain object or array; whether it is an array. */
@@ -310,43 +337,4 @@ function enterObject(v: object, onPath: Set<object>): v is unknown[] {
   if (!isArray && proto !== Object.prototype && proto !== null) throw malformed('not a plain JSON object');
   onPath.add(v);
   return isArray;
-}
-
-/** The one I-JSON check; with `copy`, it also builds the plain copy (else it returns the value as given). */
-function walkIJson(value: unknown, copy: boolean): unknown {
-  const onPath = new Set<object>();
-  const walk = (v: unknown, depth: number): unknown => {
-    if (depth > MAX_IJSON_DEPTH) throw malformed('nesting too deep');
-    if (v === null) return v;
-    if (typeof v !== 'object') {
-      checkScalar(v);
-      return v;
-    }
-    const item = (x: unknown) => walk(x, depth + 1);
-    const out = enterObject(v, onPath) ? copyElements(v, item, copy) : copyMembers(v, item, copy);
-    onPath.delete(v);
-    return out;
-  };
-  return walk(value, 0);
-}
-
-/** Every index, holes included (a hole reads as undefined, which is no JSON value); copied when `copy`. */
-function copyElements(v: readonly unknown[], walk: (item: unknown) => unknown, copy: boolean): unknown[] {
-  const out = copy ? new Array<unknown>(v.length) : v;
-  for (let i = 0; i < v.length; i++) {
-    const item = walk(v[i]);
-    if (copy) (out as unknown[])[i] = item;
-  }
-  return out as unknown[];
-}
-
-function copyMembers(v: object, walk: (item: unknown) => unknown, copy: boolean): object {
-  const out: Record<string, unknown> | undefined = copy ? {} : undefined;
-  for (const [k, item] of Object.entries(v)) {
-    if (hasLoneSurrogate(k)) throw malformed('lone surrogate in member name');
-    const checked = walk(item);
-    // defineProperty so a "__proto__" member stays data, as parseIJson keeps it.
-    if (out) Object.defineProperty(out, k, { value: checked, enumerable: true, writable: true, configurable: true });
-  }
-  return out ?? v;
 }

@@ -20,7 +20,8 @@ import * as ijson from '../src/ijson.js';
 import { makeAct, removeTmpDirs, SIGNING_KEY, SINK, TEST_POLICY, tmpDir } from './procs/common.js';
 
 // Count every canonicalization the gate performs (the first step of an arguments digest): the
-// reference's, and the I-JSON walk's that the arguments digest uses (ijson.ts `canonicalIJson`).
+// reference's, and the I-JSON walks that the arguments digest uses (ijson.ts `canonicalIJson`, and
+// `snapshotIJson` for a LiveArguments snapshot).
 vi.mock('@vrpkit/core', async (importOriginal) => {
   const orig = await importOriginal<typeof import('@vrpkit/core')>();
   return {
@@ -32,7 +33,7 @@ vi.mock('@vrpkit/core', async (importOriginal) => {
 });
 vi.mock('../src/ijson.js', async (importOriginal) => {
   const orig = await importOriginal<typeof import('../src/ijson.js')>();
-  return { ...orig, canonicalIJson: vi.fn(orig.canonicalIJson) };
+  return { ...orig, canonicalIJson: vi.fn(orig.canonicalIJson), snapshotIJson: vi.fn(orig.snapshotIJson) };
 });
 
 let store: GateStore;
@@ -50,7 +51,13 @@ afterAll(removeTmpDirs);
 
 /** How many times the gate canonicalized (i.e. digested) this value: the object itself or the gate's frozen copy of it. */
 function digestsOf(value: unknown): number {
-  const fns = [core.canonicalJson, core.canonicalSha256Base64url, core.canonicalSha256Hex, ijson.canonicalIJson] as unknown as Array<{
+  const fns = [
+    core.canonicalJson,
+    core.canonicalSha256Base64url,
+    core.canonicalSha256Hex,
+    ijson.canonicalIJson,
+    ijson.snapshotIJson,
+  ] as unknown as Array<{
     mock: { calls: unknown[][] };
   }>;
   const text = JSON.stringify(value);
@@ -187,7 +194,7 @@ describe('a vendor handler maps and dispatches over one snapshot (issue 31 item 
       context(),
     );
     expect(outcomes[0]).toMatchObject({ invoked: true });
-    const canonicalized = [core.canonicalJson, ijson.canonicalIJson]
+    const canonicalized = [core.canonicalJson, ijson.canonicalIJson, ijson.snapshotIJson]
       .flatMap((f) => (f as unknown as { mock: { calls: unknown[][] } }).mock.calls)
       .filter((c) => JSON.stringify(c[0]) === '{"q":"braga"}');
     expect(canonicalized).toHaveLength(1);

@@ -3,7 +3,7 @@ import { assertIJson, GateError, parseIJson } from '@vrpkit/gate';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { actDigest } from '../src/act.js';
-import { canonicalIJson } from '../src/ijson.js';
+import { canonicalIJson, snapshotIJson } from '../src/ijson.js';
 import { makeAct } from './procs/common.js';
 
 function codeOf(f: () => unknown): string | undefined {
@@ -124,20 +124,39 @@ describe('canonicalIJson (RFC 8785 on I-JSON values)', () => {
     ),
   })).v;
 
+  /** Whether assertIJson accepts `v` (fast-check generates lone surrogates). */
+  const isIJson = (v: unknown): boolean => codeOf(() => assertIJson(v)) === undefined;
+
   it('is byte-equal to canonicalJson on every I-JSON value, and refuses what assertIJson refuses', () => {
     fc.assert(
       fc.property(value, (v) => {
-        let ijson = true;
-        try {
-          assertIJson(v);
-        } catch {
-          ijson = false; // a lone surrogate fast-check generated
-        }
-        if (ijson) expect(canonicalIJson(v)).toBe(canonicalJson(v));
+        if (isIJson(v)) expect(canonicalIJson(v)).toBe(canonicalJson(v));
         else expect(codeOf(() => canonicalIJson(v))).toBe('EF_MALFORMED_ARGUMENTS');
       }),
       { numRuns: 2000 },
     );
+  });
+
+  // LiveArguments' one walk (act.ts `LiveArguments.take`): the copy invoke gets and the text its digest covers.
+  it('snapshotIJson: a deep, frozen copy in the original member order and canonicalJson of it, or the same refusal', () => {
+    const deepFrozen = (x: unknown): boolean =>
+      typeof x !== 'object' || x === null || (Object.isFrozen(x) && Object.values(x).every(deepFrozen));
+    fc.assert(
+      fc.property(value, (v) => {
+        if (!isIJson(v)) return void expect(codeOf(() => snapshotIJson(v))).toBe('EF_MALFORMED_ARGUMENTS');
+        const { copy, canonical } = snapshotIJson(v);
+        expect(canonical).toBe(canonicalJson(v));
+        expect(JSON.stringify(copy)).toBe(JSON.stringify(v));
+        expect(copy).toEqual(v);
+        expect(deepFrozen(copy)).toBe(true);
+        if (typeof v === 'object' && v !== null) expect(copy).not.toBe(v);
+      }),
+      { numRuns: 2000 },
+    );
+    const copy = snapshotIJson(parseIJson('{"b":1,"__proto__":{"polluted":true},"a":[2]}')).copy as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(['b', '__proto__', 'a']);
+    expect(Object.getOwnPropertyDescriptor(copy, '__proto__')?.value).toEqual({ polluted: true });
   });
 
   it('refuses what is not I-JSON, as assertIJson does', () => {

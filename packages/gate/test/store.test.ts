@@ -6,7 +6,9 @@
  * proxy-tables.test.ts, the pending arguments (and the decision trail) in pending-arguments.test.ts.
  */
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import {
   type AuthorityRow,
   type ConsumeRequest,
@@ -678,6 +680,46 @@ describe('audit log migrations on SQLite: entries keyed by their rowid', () => {
     check.close();
     // The rowid is the key (0009), and `at` is not indexed on SQLite (0015): no index beside the table.
     expect(indexes).toEqual([]);
+  });
+});
+
+// The lock is held by another thread: SQLite's busy wait blocks this one, as it blocks a gate
+// waiting for another process's write.
+describe('SQLite: a write waits for the write lock as long as its own bound, whatever the bound before it', () => {
+  /** Hold `file`'s write lock from a worker thread for `ms`; resolves once it is held. */
+  async function holdLockFor(file: string, ms: number): Promise<{ released: Promise<void> }> {
+    const worker = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+      const db = new (require(workerData.module))(workerData.file);
+      db.exec('BEGIN IMMEDIATE');
+      parentPort.postMessage('held');
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.ms);
+      db.exec('ROLLBACK');
+      db.close();`,
+      { eval: true, workerData: { module: createRequire(import.meta.url).resolve('better-sqlite3'), file, ms } },
+    );
+    await new Promise((resolve, reject) => worker.once('message', resolve).once('error', reject));
+    return { released: new Promise((resolve) => worker.once('exit', () => resolve())) };
+  }
+
+  it('a longer bound after a shorter one waits it out; a shorter one after it gives up within its own', async () => {
+    const file = join(dir, `${randomBytes(6).toString('hex')}.db`);
+    const store = await openSqliteStore(file);
+    try {
+      for (const id of ['w1', 'w2', 'w3']) await issue(store, id);
+      expect(await store.ledger.consume(request('w1'), { timeoutMs: 100 })).toMatchObject({ ok: true });
+      let lock = await holdLockFor(file, 600);
+      expect(await store.ledger.consume(request('w2'), { timeoutMs: 5000 })).toMatchObject({ ok: true });
+      await lock.released;
+      lock = await holdLockFor(file, 2000);
+      const t0 = performance.now();
+      await expect(store.ledger.consume(request('w3'), { timeoutMs: 100 })).rejects.toBeInstanceOf(StoreTimeoutError);
+      expect(performance.now() - t0).toBeLessThan(1500);
+      await lock.released;
+      expect((await store.ledger.getAuthority('w3'))?.state).toBe('ISSUED');
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -85,6 +85,8 @@ class SqliteTransactions implements DialectOps {
   /** Kysely's SQLite driver prepares every statement anew: the SQL kit's cache reuses them by SQL text. */
   private readonly prepare: (text: string) => Database.Statement;
   private busyTimeout: number;
+  /** Set by a synchronous write transaction's body, i.e. once its BEGIN IMMEDIATE took the write lock (`bounded`). */
+  private began = false;
   /**
    * Async writers holding or waiting for the connection (Kysely's driver hands it out under a
    * mutex): an async write transaction spans awaits, so while one is open or queued a step
@@ -109,11 +111,15 @@ class SqliteTransactions implements DialectOps {
     this.prepare = statementCache(raw);
     const database = { close: () => raw.close(), prepare: (text: string) => this.prepare(text) };
     this.db = new Kysely<GateDatabase>({ dialect: new SqliteDialect({ database }) });
-    this.runImmediate = raw.transaction((program: Program<unknown>) => this.step(program));
+    this.runImmediate = raw.transaction((program: Program<unknown>) => {
+      this.began = true;
+      return this.step(program);
+    });
     // better-sqlite3 runs a transaction function called inside another as a SAVEPOINT, rolled back alone when it throws.
     const member = raw.transaction((program: Program<unknown>) => this.step(program));
-    this.runGroupImmediate = raw.transaction((programs: readonly Program<unknown>[]) =>
-      programs.map((program): Settled<unknown> => {
+    this.runGroupImmediate = raw.transaction((programs: readonly Program<unknown>[]) => {
+      this.began = true;
+      return programs.map((program): Settled<unknown> => {
         try {
           return { ok: true, value: member(program) };
         } catch (error) {
@@ -122,18 +128,42 @@ class SqliteTransactions implements DialectOps {
           if (!raw.inTransaction) throw error;
           return { ok: false, error };
         }
-      }),
-    );
+      });
+    });
   }
 
-  private setBusyTimeout(timeoutMs: number | undefined): number {
-    const wanted = Math.max(0, Math.floor(timeoutMs ?? this.defaultTimeout));
-    if (wanted !== this.busyTimeout) {
-      // Calls alternate between the gate's bound and the default; the PRAGMA statement is prepared once per value.
-      this.prepare(`PRAGMA busy_timeout = ${wanted}`).get();
-      this.busyTimeout = wanted;
+  /** A call's bound on waiting for the write lock (ms): its own, or the store's default. */
+  private bound(timeoutMs: number | undefined): number {
+    return Math.max(0, Math.floor(timeoutMs ?? this.defaultTimeout));
+  }
+
+  private setBusyTimeout(wanted: number): void {
+    if (wanted === this.busyTimeout) return;
+    // The PRAGMA statement is prepared once per value.
+    this.prepare(`PRAGMA busy_timeout = ${wanted}`).get();
+    this.busyTimeout = wanted;
+  }
+
+  /**
+   * A synchronous write transaction bounded by `wanted` ms of waiting for the write lock. The
+   * connection's busy timeout is lowered to the bound at once (no write waits past its bound), but
+   * a higher bound is not raised in advance: the gate's consumes and its outcome writes have
+   * different bounds, and setting the PRAGMA back and forth cost a statement on nearly every
+   * transaction. A transaction that finds the lock busy before it began, having waited less than
+   * its bound, waits out the rest and begins again: the same total bound as raising it first.
+   */
+  private bounded<T>(transaction: () => T, wanted: number): T {
+    if (wanted < this.busyTimeout) this.setBusyTimeout(wanted);
+    const waited = this.busyTimeout;
+    this.began = false;
+    try {
+      return transaction();
+    } catch (e) {
+      // `began` is set by the transaction's body: after BEGIN IMMEDIATE, nothing of it has run.
+      if (!isBusy(e) || this.began || waited >= wanted) throw e;
+      this.setBusyTimeout(wanted - waited);
+      return transaction();
     }
-    return wanted;
   }
 
   /** Drive a step program on the connection, synchronously. */
@@ -157,12 +187,12 @@ class SqliteTransactions implements DialectOps {
 
   /** A transaction on the connection as it is now: its busy timeout, its durability. */
   private runNow<T>(transaction: () => T, timeoutMs: number | undefined, durability: 'disk' | 'process'): T {
-    const wanted = this.setBusyTimeout(timeoutMs);
+    const wanted = this.bound(timeoutMs);
     // WAL with `synchronous = NORMAL`: the commit is in the WAL (the OS has it) but not fsync'd;
     // the next FULL commit syncs it with its own. Back to FULL at once, whatever happens.
     if (durability === 'process') this.prepare('PRAGMA synchronous = NORMAL').run();
     try {
-      const result = transaction();
+      const result = this.bounded(transaction, wanted);
       this.checkpointer?.committed();
       return result;
     } catch (e) {
@@ -186,7 +216,8 @@ class SqliteTransactions implements DialectOps {
   // In-process callers queue on the connection; other processes queue on the file lock.
   write<T>(fn: (db: Db) => Promise<T>, timeoutMs: number | undefined): Promise<T> {
     return this.queued(async (conn) => {
-      const wanted = this.setBusyTimeout(timeoutMs);
+      const wanted = this.bound(timeoutMs);
+      this.setBusyTimeout(wanted);
       try {
         await sql`begin immediate`.execute(conn);
       } catch (e) {
