@@ -92,7 +92,7 @@ export class OfferTemplate {
    * Each rate plan's night members after the weekday with their JSON text (its opening brace cut), by
    * `seasonOf` index + 1 and weekend, built on first use. Per plan, not per night: a loaded tenant's
    * template holds a few entries however many dates its stays ask for (a memo per night grew each
-   * tenant's heap by some 300 bytes a date asked, and platform mode holds a template per loaded tenant).
+   * tenant's heap by some 400 bytes a date asked, and platform mode holds a template per loaded tenant).
    */
   private readonly plans: ({ value: PlanRate; tail: string } | undefined)[] = [];
 
