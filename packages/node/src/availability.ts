@@ -71,20 +71,32 @@ export interface CalendarFreshnessAt {
  * cannot differ: within the same second (`checked_at` is whole seconds) and before the instant
  * `calendarFreshnessChangesAt` names (a fresh feed turning stale). Exact, not approximate: every
  * offer signed from the snapshot reads the same value the function would compute. Only a store
- * write changes the feeds, and that is another snapshot (another memo).
+ * write changes the feeds, and that is another snapshot (another memo). In a later second before
+ * that instant only `checked_at` differs: the rest (and its text) is kept and `checked_at` alone
+ * written again, so a snapshot asked once a second or less (a platform tenant's) does not compute
+ * it all anew each time.
  */
 export function calendarFreshnessMemo(feeds: CalendarFeed[], maxAgeMinutes: number): (now: number) => CalendarFreshnessAt {
   let last: CalendarFreshnessAt | undefined;
+  /** `last`'s members after `checked_at`, and their JSON text after its comma. */
+  let rest: { value: Omit<CalendarFreshnessAt['value'], 'checked_at'>; json: string } | undefined;
   let from = Number.NaN;
+  let second = Number.NaN;
   let until = Number.NaN;
   return (now) => {
     // NaN bounds compare false: the first call computes. A clock that steps back recomputes too.
-    if (last && now >= from && now < until) return last;
-    const value = calendarFreshness(feeds, now, maxAgeMinutes);
-    const changesAt = calendarFreshnessChangesAt(feeds, now, maxAgeMinutes);
-    last = { value, json: JSON.stringify(value), changesAt };
-    from = now;
-    until = Math.min(changesAt, (Math.floor(now / 1000) + 1) * 1000);
+    if (last && now >= from && now < until) {
+      if (Math.floor(now / 1000) === second) return last;
+    } else {
+      const { checked_at: _, ...value } = calendarFreshness(feeds, now, maxAgeMinutes);
+      rest = { value, json: JSON.stringify(value).slice(1) };
+      from = now;
+      until = calendarFreshnessChangesAt(feeds, now, maxAgeMinutes);
+    }
+    second = Math.floor(now / 1000);
+    const checked_at = toUtcSecond(now);
+    // `checked_at` first, as `calendarFreshness` writes it.
+    last = { value: { checked_at, ...rest!.value }, json: `{"checked_at":"${checked_at}",${rest!.json}`, changesAt: until };
     return last;
   };
 }

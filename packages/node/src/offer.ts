@@ -22,7 +22,7 @@ import {
 } from '@vrpkit/protocol';
 import type { CalendarFreshnessAt, UnavailableReason } from './availability.js';
 import { weekdayOf } from './dates.js';
-import { priceStay, rateForNight, type StayPrice, stayAdjustments } from './pricing.js';
+import { type PlanRate, planRate, priceStay, rateForNight, type StayPrice, seasonOf, stayAdjustments } from './pricing.js';
 import type { PropertyDescription } from './property.js';
 
 export interface OfferFacts {
@@ -64,13 +64,6 @@ const SOURCE_AUTHORITY = {
 } as const;
 const SOURCE_AUTHORITY_JSON = JSON.stringify(SOURCE_AUTHORITY);
 
-/**
- * Most nights whose rate one template remembers (it is emptied when full): over a year of nights
- * ahead, which most stays asked fall in. Small because a snapshot lives until the next store write
- * and platform mode holds one template per loaded tenant (some 300 bytes a night).
- */
-const TEMPLATE_NIGHTS_MAX = 400;
-
 /** A value and its JSON text. */
 interface WithJson<T> {
   value: T;
@@ -81,10 +74,10 @@ const withJson = <T>(value: T): WithJson<T> => ({ value, json: JSON.stringify(va
 /**
  * What every offer signed from one store snapshot shares (Core VRP v0.1 §5): the members fixed
  * by the node and its property (`property`, `rules`, both possible `agent_permission` members,
- * the stay-level fees as `price.adjustments`) and each night's rate under the property's rate
- * table, each with its JSON text, built once. An offer's payload text splices these texts in
- * instead of serialising them again, and its payload object holds these same objects: shared
- * between offers, never mutate them.
+ * the stay-level fees as `price.adjustments`) and each rate plan's night members (a night's rate
+ * but its date and weekday), each with its JSON text, built once. An offer's payload text splices
+ * these texts in instead of serialising them again, and its payload object holds these same
+ * objects: shared between offers, never mutate them.
  */
 export class OfferTemplate {
   /** The payload's opening members up to `generated_at`'s value: `{"kind":…,"node_id":…,"generated_at":"`. */
@@ -95,7 +88,13 @@ export class OfferTemplate {
   readonly agentPermission: readonly [WithJson<AgentPermission>, WithJson<AgentPermission>];
   readonly adjustments: WithJson<PriceAdjustment[]>;
   readonly currencyJson: string;
-  private readonly nights = new Map<string, WithJson<PriceBreakdownNight>>();
+  /**
+   * Each rate plan's night members after the weekday with their JSON text (its opening brace cut), by
+   * `seasonOf` index + 1 and weekend, built on first use. Per plan, not per night: a loaded tenant's
+   * template holds a few entries however many dates its stays ask for (a memo per night grew each
+   * tenant's heap by some 400 bytes a date asked, and platform mode holds a template per loaded tenant).
+   */
+  private readonly plans: ({ value: PlanRate; tail: string } | undefined)[] = [];
 
   constructor(
     readonly canonicalDomain: string,
@@ -132,27 +131,41 @@ export class OfferTemplate {
     this.currencyJson = JSON.stringify(p.currency);
   }
 
-  /** `rateForNight` of `date` under the property's rate table, with its JSON text. */
-  night(date: string): WithJson<PriceBreakdownNight> {
-    let n = this.nights.get(date);
-    if (!n) {
-      if (this.nights.size >= TEMPLATE_NIGHTS_MAX) this.nights.clear();
-      n = withJson(rateForNight(this.p.rates, date));
-      this.nights.set(date, n);
+  /** `planRate` of the property's rate table, from the memo above (the `plans` hook of `rateForNight`). */
+  private readonly planOf = (season: number, weekend: boolean) => this.plan(season, weekend).value;
+
+  private plan(season: number, weekend: boolean): { value: PlanRate; tail: string } {
+    const i = 2 * (season + 1) + (weekend ? 1 : 0);
+    let plan = this.plans[i];
+    if (!plan) {
+      const value = planRate(this.p.rates, season, weekend);
+      plan = { value, tail: JSON.stringify(value).slice(1) };
+      this.plans[i] = plan;
     }
-    return n;
+    return plan;
   }
 
-  /** The JSON text of a night's rate: the memo's when `n` is the memo's. */
+  /**
+   * `JSON.stringify(n)` of a night `rateForNight` priced under this template's rate table: its date and
+   * weekday (a calendar date and a weekday name: nothing to escape), then its plan's text; a night
+   * whose members are not its plan's is serialised in full.
+   */
   nightJson(n: PriceBreakdownNight): string {
-    const known = this.nights.get(n.date);
-    return known?.value === n ? known.json : JSON.stringify(n);
+    const { value: v, tail } = this.plan(seasonOf(this.p.rates, n.date), n.is_weekend === true);
+    const planned =
+      v.is_weekend === n.is_weekend &&
+      v.nightly_rate === n.nightly_rate &&
+      v.season_name === n.season_name &&
+      v.season_type === n.season_type;
+    if (!planned) return JSON.stringify(n);
+    return `{"date":"${n.date}","day_of_week":"${n.day_of_week}",${tail}`;
   }
 
-  /** The price of the stay of `nights`: each night's rate from the memo above, the stay-level fees as adjustments. */
+  /** The price of the stay of `nights`: each night's rate, the stay-level fees as adjustments. */
   priceStay(nights: string[]): StayPrice {
+    const { rates } = this.p;
     return priceStay(
-      nights.map((d) => this.night(d).value),
+      nights.map((d) => rateForNight(rates, d, this.planOf)),
       this.adjustments.value,
     );
   }

@@ -17,19 +17,43 @@ export interface StayPrice {
   total: number;
 }
 
-/** The rate for one night: the season containing it (seasons never overlap), else the base rate. */
-export function rateForNight(rates: RateTable, date: string): PriceBreakdownNight {
-  const day = weekdayOf(date);
-  const is_weekend = rates.weekend_nights.includes(day);
-  const season = rates.seasons.find((s) => s.start <= date && date <= s.end);
-  const plan = season ?? { name: null, type: 'standard', nightly: rates.nightly, weekend: rates.weekend };
+/** The index of the season containing `date` (seasons never overlap), or -1: the base rate prices it. */
+export function seasonOf(rates: RateTable, date: string): number {
+  return rates.seasons.findIndex((s) => s.start <= date && date <= s.end);
+}
+
+/** A night's rate under one plan (a season or the base rate), a weekend night or not: every member but its date and weekday. */
+export type PlanRate = Omit<PriceBreakdownNight, 'date' | 'day_of_week'>;
+
+/** The `PlanRate` of plan `season` (a `seasonOf` index, -1 the base rate), on a weekend night or not. */
+export function planRate(rates: RateTable, season: number, is_weekend: boolean): PlanRate {
+  const plan = rates.seasons[season] ?? { name: null, type: 'standard', nightly: rates.nightly, weekend: rates.weekend };
   return {
-    date,
-    day_of_week: day,
     is_weekend,
     season_type: plan.type,
     season_name: plan.name,
     nightly_rate: is_weekend ? (plan.weekend ?? plan.nightly) : plan.nightly,
+  };
+}
+
+/**
+ * The rate for one night: the season containing it, else the base rate; the weekend rate on the
+ * table's weekend nights. `plans`: `planRate` of this table, or a memo of it (the offer template's).
+ */
+export function rateForNight(
+  rates: RateTable,
+  date: string,
+  plans: (season: number, weekend: boolean) => PlanRate = (season, weekend) => planRate(rates, season, weekend),
+): PriceBreakdownNight {
+  const day = weekdayOf(date);
+  const r = plans(seasonOf(rates, date), rates.weekend_nights.includes(day));
+  return {
+    date,
+    day_of_week: day,
+    is_weekend: r.is_weekend,
+    season_type: r.season_type,
+    season_name: r.season_name,
+    nightly_rate: r.nightly_rate,
   };
 }
 

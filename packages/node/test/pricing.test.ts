@@ -7,7 +7,7 @@
 import { addDays, type PropertyDescription, sampleProperty, validatePropertyDescription } from '@vrpkit/node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { calendarFreshnessMemo } from '../src/availability.js';
+import { calendarFreshness, calendarFreshnessChangesAt, calendarFreshnessMemo } from '../src/availability.js';
 import { dayNumber, fromDayNumber, nightsOf, weekdayOf } from '../src/dates.js';
 import { buildOfferPayload, OfferTemplate } from '../src/offer.js';
 import { priceStay, rateForNight, stayAdjustments } from '../src/pricing.js';
@@ -79,8 +79,13 @@ describe('priceStay', () => {
           nights.map((n) => rateForNight(property.rates, n)),
           stayAdjustments(property.fees),
         );
-        // The offer template's memo of each night's rate prices the stay the same.
-        expect(new OfferTemplate('villa.example', 'villa.example', property).priceStay(nights)).toEqual(p);
+        // The offer template's memo of each rate plan prices the stay the same, and writes each night's text as JSON.stringify.
+        const template = new OfferTemplate('villa.example', 'villa.example', property);
+        expect(template.priceStay(nights)).toEqual(p);
+        for (const n of p.breakdown) expect(template.nightJson(n)).toBe(JSON.stringify(n));
+        // A night priced under another rate table is not taken for the template's plan.
+        const other = rateForNight({ ...property.rates, nightly: property.rates.nightly + 1, weekend: undefined, seasons: [] }, nights[0]!);
+        expect(template.nightJson(other)).toBe(JSON.stringify(other));
         const sumNights = p.breakdown.reduce((acc, n) => acc + n.nightly_rate, 0);
         const sumAdj = p.adjustments.reduce((acc, a) => acc + a.amount, 0);
         expect(sumNights + sumAdj).toBe(p.total);
@@ -151,6 +156,45 @@ describe('priceStay', () => {
     expect(p.breakdown.map((n) => n.season_name)).toEqual([null, null, null, 'Summer', 'Summer']);
     expect(p.adjustments).toEqual([{ code: 'cleaning', label: 'Final cleaning', amount: 700, scope: 'stay' }]);
     expect(p.total).toBe(8200);
+  });
+});
+
+describe('calendarFreshnessMemo', () => {
+  it('answers at every instant what calendarFreshness and calendarFreshnessChangesAt compute then, its text JSON.stringify of its value', () => {
+    const at = (m: number) => new Date(Date.parse('2026-01-01T00:00:00Z') - m * 60_000).toISOString();
+    const feed = fc.record({
+      name: fc.string({ maxLength: 6 }),
+      // Successes from 0 to 200 minutes before the first instant: fresh, turning stale within the steps, or stale.
+      last_success_at: fc.option(fc.integer({ min: 0, max: 200 }).map(at), { nil: null }),
+      last_error: fc.option(fc.constant('feed_http_error'), { nil: null }),
+    });
+    // Steps in ms, mostly forward (within a second, across seconds, past a feed turning stale), sometimes back.
+    const steps = fc.array(
+      fc.oneof(fc.integer({ min: 0, max: 999 }), fc.integer({ min: 1000, max: 3_600_000 }), fc.integer({ min: -5000, max: -1 })),
+      {
+        maxLength: 20,
+      },
+    );
+    fc.assert(
+      fc.property(fc.array(feed, { maxLength: 3 }), steps, (fs, ds) => {
+        const feeds = fs.map((f) => ({
+          ...f,
+          url: null,
+          file: null,
+          created_at: at(300),
+          last_attempt_at: null,
+          event_count: 0,
+        })) as CalendarFeed[];
+        const memo = calendarFreshnessMemo(feeds, 180);
+        let now = Date.parse('2026-01-01T00:00:00.400Z');
+        for (const d of [0, ...ds]) {
+          now += d;
+          const value = calendarFreshness(feeds, now, 180);
+          expect(memo(now)).toEqual({ value, json: JSON.stringify(value), changesAt: calendarFreshnessChangesAt(feeds, now, 180) });
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
