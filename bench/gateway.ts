@@ -23,7 +23,7 @@
  * that forwards every request and streams every answer with undici, no MCP code at all, which
  * no HTTP proxy's hop can undercut; the gate's durable path comes on top of it.
  *
- * Run: npm run bench -- gateway [--calls N] [--warmup N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28]
+ * Run: npm run bench -- gateway [--calls N] [--warmup N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28] [--mode enforce|observe|relay]
  * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process into DIR
  * (`node --cpu-prof`, sampled every VRP_BENCH_CPU_PROF_INTERVAL µs, default 1000; open it in Chrome DevTools or read its `.cpuprofile` JSON).
  */
@@ -108,6 +108,14 @@ async function relay(upstream: string): Promise<void> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   process.stdout.write(`${JSON.stringify({ port: (server.address() as { port: number }).port })}\n`);
 }
+// `--help` prints the run line and exits: without it the flag was ignored and the whole bench ran (minutes of a shared machine).
+if (process.argv.includes('--help')) {
+  process.stdout.write(
+    'npm run bench -- gateway [--calls N] [--warmup N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28] [--mode enforce|observe|relay]\n' +
+      'VRP_BENCH_CPU_PROF=DIR: a V8 CPU profile of each proxy process in DIR (VRP_BENCH_CPU_PROF_INTERVAL µs, default 1000)\n',
+  );
+  process.exit(0);
+}
 if (process.argv.includes('--relay')) {
   await relay(process.argv[process.argv.indexOf('--relay') + 1]!);
   // Serves until the bench kills it.
@@ -118,6 +126,8 @@ const SIDES = choiceFlag('side', ['stdio', 'http'] as const);
 const REVISIONS = choiceFlag('revision', ['2025-11-25', '2026-07-28'] as const);
 type Revision = (typeof REVISIONS)[number];
 const STORES = choiceFlag('store', ['sqlite', 'postgres'] as const);
+/** `--mode`: only the rows of that mode (A/B work on one row, without the others' minute); every mode when absent. */
+const MODES = choiceFlag('mode', ['enforce', 'observe', 'relay'] as const);
 
 const dir = mkdtempSync(join(tmpdir(), 'vrp-bench-gateway-'));
 const policy = join(dir, 'policy.json');
@@ -371,18 +381,20 @@ try {
   floor = sqliteCommitFloor();
   for (const side of SIDES) {
     if (STORES.includes('sqlite')) {
-      if (side === 'http') {
+      if (side === 'http' && MODES.includes('relay')) {
         results.push(await scenario(side, 'sqlite', 'bench-http-relay', 'relay'));
         await closeAll();
       }
-      results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
-      await closeAll();
-      for (const revision of REVISIONS) {
+      if (MODES.includes('observe')) {
+        results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
+        await closeAll();
+      }
+      for (const revision of MODES.includes('enforce') ? REVISIONS : []) {
         results.push(await scenario(side, 'sqlite', `bench-${side}-${revision}`, 'enforce', revision));
         await closeAll();
       }
     }
-    if (PG_URL && STORES.includes('postgres')) {
+    if (PG_URL && STORES.includes('postgres') && MODES.includes('enforce')) {
       for (const revision of REVISIONS) {
         const schema = `bench_gateway_${side}_${revision.replaceAll('-', '_')}_${process.pid}`;
         pgSchemas.push(schema);
