@@ -28,7 +28,7 @@
  * offer, same key) gets the same bytes signing would give (docs/receipts.md): the `mcp` rows ask
  * one stay over and over, as the plain row does; `mcp …, cache off` signs both per call.
  *
- * Run: npx tsx --conditions=vrpkit-source bench/surfaces.ts [--seconds 6] [--concurrency 8]
+ * Run: npx tsx --conditions=vrpkit-source bench/surfaces.ts [--seconds 6] [--concurrency 8] [--rows 'mcp 2025-11-25;mcp 2026-07-28']
  */
 import { sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -182,6 +182,22 @@ const calls: Record<string, Call> = {
 };
 /** The row each row's ratio is taken against: the plain endpoint with the same cache setting. */
 const baselineOf = (name: string) => (name.endsWith('cache off') ? 'plain, cache off' : 'plain');
+/**
+ * `--rows 'a;b'`: measure only the rows named (and their baselines), for A/B work on one surface
+ * (row names hold commas, so `;` separates them); every row by default. Such a run writes no
+ * results file.
+ */
+const ROWS_SELECTED = (() => {
+  const i = process.argv.indexOf('--rows');
+  if (i < 0) return Object.keys(calls);
+  const wanted = (process.argv[i + 1] ?? '').split(';').map((name) => name.trim());
+  const unknown = wanted.filter((name) => !(name in calls));
+  if (unknown.length > 0 || wanted.length === 0) {
+    process.stderr.write(`error[usage]: --rows takes row names separated by semicolons, of: ${Object.keys(calls).join('; ')}\n`);
+    process.exit(64);
+  }
+  return Object.keys(calls).filter((name) => wanted.includes(name) || wanted.some((w) => baselineOf(w) === name));
+})();
 /** The receipt's transport assertion is a few hundred bytes: the floor signs that much per call. */
 const RECEIPT_SIGNING_INPUT = RAW_SIGN.input.subarray(0, 512);
 
@@ -223,7 +239,7 @@ async function run(call: Call, ms: number): Promise<{ n: number; busy: number; e
  * slices (plain, mcp, a2a, plain, …) and summed, so every row sees the same drift.
  */
 async function measureAll(): Promise<Row[]> {
-  const names = Object.keys(calls);
+  const names = ROWS_SELECTED;
   for (const name of names) {
     bytesOf.set(name, await once(calls[name] as Call));
     await run(calls[name] as Call, WARMUP_MS);
@@ -283,14 +299,19 @@ async function main() {
     );
     console.table(rows);
     for (const name of ['mcp 2025-11-25', 'mcp 2026-07-28', 'mcp 2025-11-25, cache off', 'mcp 2026-07-28, cache off', 'a2a', 'a2a 0.3']) {
-      const row = rows.find((r) => r.surface === name) as Row;
+      const row = rows.find((r) => r.surface === name);
+      if (!row) continue;
       const verdict = row.ratio_to_plain >= 0.5 ? 'meets' : 'MISSES';
       console.log(`${name}: at ${row.ratio_to_plain}× the plain endpoint (${baselineOf(name)}): ${verdict} the 0.5× target.`);
     }
-    const [bytesOnly, signed, stack] = rows.filter((r) => r.surface.startsWith('floor')) as [Row, Row, Row];
-    console.log(
-      `floor (no MCP code, a bare handler answering the MCP answer's ${bytesOf.get(bytesOnly.surface)} bytes): ${bytesOnly.ratio_to_plain}× the plain endpoint; with one signature per call: ${signed.ratio_to_plain}×; on the node's Hono stack: ${stack.ratio_to_plain}×.`,
-    );
+    const [bytesOnly, signed, stack] = rows.filter((r) => r.surface.startsWith('floor'));
+    if (bytesOnly && signed && stack) {
+      console.log(
+        `floor (no MCP code, a bare handler answering the MCP answer's ${bytesOf.get(bytesOnly.surface)} bytes): ${bytesOnly.ratio_to_plain}× the plain endpoint; with one signature per call: ${signed.ratio_to_plain}×; on the node's Hono stack: ${stack.ratio_to_plain}×.`,
+      );
+    }
+    // A run of some rows is an A/B aid, not the bench's result: the page reads every row.
+    if (ROWS_SELECTED.length < Object.keys(calls).length) return;
     mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
     writeFileSync(
       new URL('./results/surfaces.json', import.meta.url),
