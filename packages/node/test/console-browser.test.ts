@@ -25,7 +25,7 @@ import {
   withNodeStore,
 } from '@vrpkit/node';
 import { JWKS_PATH, OFFER_ENDPOINT_PATH, type OfferEnvelope } from '@vrpkit/protocol';
-import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
+import { chartLegibility, contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { mailText, startTestSmtp, type TestSmtp } from '@vrpkit/testkit/mail';
 import { blockingFeed, closeTestNode, type NodeClient, serveTestNode, tempDir, testClock } from '@vrpkit/testkit/node';
@@ -367,6 +367,14 @@ describe.skipIf(!BROWSER)('host console in Chromium', () => {
     const numbers = await page.locator('details table').allTextContents();
     expect(numbers.join(' ')).toMatch(/2027-02-20\s*http\s*\d+/);
     expect(numbers.join(' ')).toContain('missing_parameter');
+    // On a phone every chart fits the column and its text stays legible (the legend sits under the plot).
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.goto(`${origin}/activity`);
+    const seen = await chartLegibility(page);
+    expect(seen.overflows).toBe(false);
+    expect(seen.smallestTextPx).toBeGreaterThanOrEqual(11);
+    expect(seen.axisLabels.flat()).toContain('02-20');
+    for (const labels of seen.axisLabels) expect(new Set(labels).size).toBe(labels.length);
   });
 
   it('lists the passkeys and removes one behind a confirmation step, never the last; the removed passkey’s session ends', async () => {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { sampleProperty } from '@vrpkit/node';
 import { enrollOperatorConsole, type PlatformStore, type ServedPlatform, servePlatform } from '@vrpkit/platform';
 import { OFFER_ENDPOINT_PATH } from '@vrpkit/protocol';
-import { contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
+import { chartLegibility, contextWithAuthenticator, hasChromium, launchChromium } from '@vrpkit/testkit/browser';
 import { repoRoot } from '@vrpkit/testkit/cli';
 import { pgTestSchemas } from '@vrpkit/testkit/pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -246,6 +246,14 @@ describe.skipIf(!BROWSER || !pgs)('platform operator console in Chromium over Po
       .toMatch(/ical\.ota\.example\s*1/);
     expect(await page.locator('main').textContent()).not.toContain('secret');
     expect(numbers).toMatch(/enabled tenants\s*900[01]/);
+    // On a phone every chart fits the column, its text stays legible, and the time ticks name distinct minutes.
+    await page.setViewportSize({ width: 390, height: 900 });
+    await page.goto(`${origin}/fleet`);
+    const seen = await chartLegibility(page);
+    expect(seen.overflows).toBe(false);
+    expect(seen.smallestTextPx).toBeGreaterThanOrEqual(11);
+    expect(seen.axisLabels.length).toBeGreaterThanOrEqual(12);
+    for (const labels of seen.axisLabels) expect(new Set(labels).size).toBe(labels.length);
     if (SCREENSHOTS) await page.screenshot({ path: join(repoRoot, 'docs/img/platform-console-fleet.png'), fullPage: true });
   });
 

@@ -53,3 +53,36 @@ export async function contextWithAuthenticator(browser: Browser, width: number):
   });
   return { context, page };
 }
+
+/** What a person sees of the page's charts: the smallest rendered text (CSS px) and each chart's axis labels in order. */
+export interface ChartLegibility {
+  /** Smallest font size on screen (CSS px) of any text drawn in a `figure svg`: its own size times the scale the stylesheet drew the SVG at. */
+  smallestTextPx: number;
+  /** Each chart's axis tick labels, left to right or top to bottom, as drawn. */
+  axisLabels: string[][];
+  /** Whether any chart is drawn wider than the page's viewport. */
+  overflows: boolean;
+}
+
+/** Measure the charts of `page` as laid out at its viewport (used at 390 px: a phone). */
+export function chartLegibility(page: Page): Promise<ChartLegibility> {
+  return page.evaluate(() => {
+    let smallest = Number.POSITIVE_INFINITY;
+    let overflows = false;
+    const axisLabels: string[][] = [];
+    for (const svg of document.querySelectorAll('figure svg')) {
+      const box = svg.getBoundingClientRect();
+      if (box.right > document.documentElement.clientWidth + 0.5) overflows = true;
+      const scale = box.width / Number(svg.getAttribute('width'));
+      for (const text of svg.querySelectorAll('text')) {
+        if (text.textContent?.trim()) smallest = Math.min(smallest, Number.parseFloat(getComputedStyle(text).fontSize) * scale);
+      }
+      // Vega draws each axis as a `g.role-axis` with its labels in `g.role-axis-label` (a grid's axis has none).
+      for (const axis of svg.querySelectorAll('g.role-axis')) {
+        const labels = [...axis.querySelectorAll('g.role-axis-label text')].map((t) => t.textContent ?? '');
+        if (labels.length) axisLabels.push(labels);
+      }
+    }
+    return { smallestTextPx: smallest, axisLabels, overflows };
+  });
+}

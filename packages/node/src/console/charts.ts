@@ -15,9 +15,25 @@ export type ChartRow = Record<string, string | number>;
 type Row = ChartRow;
 
 /**
+ * Text sizes and the legend's place, chosen for a 390 px phone: the page's stylesheet scales an
+ * SVG down to the column's width (366 px there), so anything drawn beside the plot shrinks every
+ * label with it. With the legend under the plot and the whole chart, axes included, fitted to
+ * `CHART_WIDTH` (narrower than that column), its 12 px labels stay 12 px (WCAG 1.4.4 asks text
+ * to stay legible; 6 px axis labels beside a right-hand legend were not).
+ */
+const PHONE_CONFIG = {
+  font: 'sans-serif',
+  view: { stroke: null },
+  axis: { labelFontSize: 12, titleFontSize: 12 },
+  // One entry a line: headless Vega estimates text widths (no canvas), generously, and cut two-column labels mid-word.
+  legend: { orient: 'bottom', direction: 'vertical', labelFontSize: 12, titleFontSize: 12, labelLimit: 300 },
+} as const;
+/** Width of a whole chart (plot, axes and their titles) in px: `autosize: fit-x` shrinks the plot to make room for long labels. */
+const CHART_WIDTH = 350;
+
+/**
  * One chart as an SVG element named by `title` (the table beside it carries the numbers): a
- * Vega-Lite spec with `rows` inline, drawn 320 wide and scaled by the page's stylesheet (the SVG
- * has a viewBox), so it fits a 390 px phone.
+ * Vega-Lite spec with `rows` inline, `CHART_WIDTH` wide with its legend underneath (`PHONE_CONFIG`).
  */
 export async function renderChart(
   rows: Row[],
@@ -27,10 +43,11 @@ export async function renderChart(
 ): Promise<string> {
   const spec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    width: 320,
+    width: CHART_WIDTH,
     height: 140,
+    autosize: { type: 'fit-x', contains: 'padding' },
     data: { values: rows },
-    config: { font: 'sans-serif', view: { stroke: null } },
+    config: PHONE_CONFIG,
     mark,
     encoding,
   } as TopLevelSpec;
@@ -77,12 +94,19 @@ export function refusalRows(hours: ActivityHour[]): Row[] {
   return [...codes].map(([code, refusals]) => ({ code, refusals }));
 }
 
-const DAY_AXIS = { field: 'day', type: 'ordinal', title: 'day (UTC)' };
+/** Days upright as month-day (the title says UTC; the year is in the table): seven fit across the plot at 12 px. */
+const DAY_AXIS = { field: 'day', type: 'ordinal', title: 'day (UTC)', axis: { labelAngle: 0, labelExpr: 'slice(datum.label, 5)' } };
+
+/**
+ * A count's axis: whole numbers only, so no tick count above the scale's span (Vega would put
+ * ticks at 0.5 on a scale of one; its `tickMinStep` is not honoured under `autosize: fit-x`).
+ */
+const countAxis = (scale: 'x' | 'y') => ({ format: 'd', tickCount: { expr: `min(5, span(domain('${scale}')))` } });
 
 export const offersChart = (rows: Row[]) =>
   renderChart(rows, 'Offer requests per surface per day', 'bar', {
     x: DAY_AXIS,
-    y: { field: 'requests', type: 'quantitative', title: 'offer requests' },
+    y: { field: 'requests', type: 'quantitative', title: 'offer requests', axis: countAxis('y') },
     color: { field: 'surface', type: 'nominal', scale: { domain: [...SURFACES] } },
   });
 
@@ -99,6 +123,7 @@ export const cacheChart = (rows: Row[]) =>
 
 export const refusalsChart = (rows: Row[]) =>
   renderChart(rows, 'Refusals by code', 'bar', {
-    y: { field: 'code', type: 'nominal', title: 'code' },
-    x: { field: 'refusals', type: 'quantitative', title: 'refusals' },
+    // The heading names the axis; without its title the codes keep the width.
+    y: { field: 'code', type: 'nominal', title: null, axis: { labelLimit: 180 } },
+    x: { field: 'refusals', type: 'quantitative', title: 'refusals', axis: countAxis('x') },
   });

@@ -13,14 +13,26 @@ import type { FleetSample } from './fleet.js';
 const MAX_FEED_HOSTS = 6;
 
 const minute = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
-// A `utc` scale: the axis is labelled in UTC whatever the server's time zone.
-const TIME_AXIS = {
-  field: 'time',
-  type: 'temporal',
-  title: 'time (UTC)',
-  scale: { type: 'utc' },
-  axis: { format: '%H:%M' },
-};
+const MINUTE_MS = 60_000;
+/** Minutes between time ticks, the least giving at most `MAX_TIME_TICKS` over the samples' span. */
+const TICK_STEPS_MIN = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440];
+const MAX_TIME_TICKS = 5;
+
+/**
+ * The time axis, labelled `HH:MM` in UTC whatever the server's time zone (a `utc` scale), with
+ * its ticks on whole minutes: left to Vega, a span of a few minutes gets ticks every 15 s, each
+ * labelled with the same minute.
+ */
+function timeAxis(samples: readonly FleetSample[]) {
+  const from = samples[0]?.at ?? 0;
+  const to = samples[samples.length - 1]?.at ?? from;
+  const step = (TICK_STEPS_MIN.find((m) => (to - from) / (m * MINUTE_MS) < MAX_TIME_TICKS) ?? 1440) * MINUTE_MS;
+  const values: number[] = [];
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) values.push(t);
+  // Samples all within one minute: one label, at the first.
+  if (values.length === 0) values.push(from);
+  return { field: 'time', type: 'temporal', title: 'time (UTC)', scale: { type: 'utc' }, axis: { format: '%H:%M', values } };
+}
 
 /** Long rows (time, series, value) of the samples' values `pick` names, nulls left out. */
 function series(samples: readonly FleetSample[], pick: (s: FleetSample) => Record<string, number | null>): ChartRow[] {
@@ -81,7 +93,7 @@ async function figure(samples: readonly FleetSample[], plot: Plot): Promise<stri
         plot.title,
         { type: 'line', point: true },
         {
-          x: TIME_AXIS,
+          x: timeAxis(samples),
           y: { field: 'value', type: 'quantitative', title: plot.unit },
           color: { field: 'series', type: 'nominal', title: null },
         },
