@@ -26,14 +26,15 @@
  * past 1,500 a MaxListenersExceededWarning). `perRequestSignal` gives each fetch its own signal
  * that follows the transport's, on both sides alike.
  *
- * Each side also runs once in `--mode observe` on SQLite (every call forwarded, no gate writes):
- * what the MCP hop itself costs, apart from the gate's durable path. The HTTP side has a floor
+ * Each side also runs in `--mode observe` on SQLite, for each agent revision (every call
+ * forwarded, no gate writes): what the MCP hop itself costs, apart from the gate's durable path
+ * (observe 2026-07-28 against enforce 2026-07-28: the durable path of the target row alone). The HTTP side has a floor
  * row too, `relay`: a bare node:http relay in its own process (this file with `--relay URL`)
  * that forwards every request and streams every answer with undici, no MCP code at all, which
  * no HTTP proxy's hop can undercut; the gate's durable path comes on top of it.
  *
  * Run: npm run bench -- gateway [--calls N] [--warmup N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28] [--mode enforce|observe|relay]
- * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process into DIR
+ * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process (and of the relay) into DIR
  * (`node --cpu-prof`, sampled every VRP_BENCH_CPU_PROF_INTERVAL µs, default 1000; open it in Chrome DevTools or read its `.cpuprofile` JSON).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -66,11 +67,13 @@ const PG_URL = process.env.VRPKIT_TEST_PG_URL;
 const root = fileURLToPath(new URL('../', import.meta.url));
 const everything = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const PROF_DIR = process.env.VRP_BENCH_CPU_PROF;
+/** Node's flags for a proxy process (the relay's too): a CPU profile into VRP_BENCH_CPU_PROF when set. */
+const profFlags = PROF_DIR
+  ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.VRP_BENCH_CPU_PROF_INTERVAL ?? 1000}`]
+  : [];
 const vrp = [
   process.execPath,
-  ...(PROF_DIR
-    ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.VRP_BENCH_CPU_PROF_INTERVAL ?? 1000}`]
-    : []),
+  ...profFlags,
   '--import',
   'tsx',
   '--conditions=vrpkit-source',
@@ -127,7 +130,8 @@ if (process.argv.includes('--help')) {
 }
 if (process.argv.includes('--relay')) {
   await relay(process.argv[process.argv.indexOf('--relay') + 1]!);
-  // Serves until the bench kills it.
+  // Serves until the bench stops it; an orderly exit, so `--cpu-prof` writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
   await new Promise(() => {});
 }
 
@@ -273,7 +277,7 @@ async function pair(
   await waitForLine(server, /listening on port/);
   const upstream = `http://127.0.0.1:${port}/mcp`;
   if (mode === 'relay') {
-    const relayChild = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--relay', upstream], {
+    const relayChild = spawn(process.execPath, [...profFlags, '--import', 'tsx', fileURLToPath(import.meta.url), '--relay', upstream], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.push(relayChild);
@@ -416,8 +420,8 @@ try {
         results.push(await scenario(side, 'sqlite', 'bench-http-relay', 'relay'));
         await closeAll();
       }
-      if (MODES.includes('observe')) {
-        results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
+      for (const revision of MODES.includes('observe') ? REVISIONS : []) {
+        results.push(await scenario(side, 'sqlite', `bench-${side}-observe-${revision}`, 'observe', revision));
         await closeAll();
       }
       for (const revision of MODES.includes('enforce') ? REVISIONS : []) {
