@@ -12,19 +12,29 @@
  * on the SQLite store (a real file) and on PostgreSQL (VRPKIT_TEST_PG_URL; skipped when unset).
  * Target: added p50 ≤ 1.5 ms and added p99 ≤ 4 ms on SQLite. Both agent revisions run on both stores.
  *
- * Each side runs for both MCP revisions of the agent (issue 32): an SDK v1 client on 2025-11-25,
- * and an SDK v2 client pinned to 2026-07-28 (per request, no session) for the proxied calls. The
- * downstream speaks 2025-11-25 only, so the direct baseline is the 2025 client in both rows: a
- * 2026 row's added time is the proxy plus serving the other revision.
+ * Each side runs for both MCP revisions of the agent (issue 32). A 2025-11-25 row: an SDK v1
+ * client on both sides. A 2026-07-28 row: an SDK v2 client (`@modelcontextprotocol/client`) on
+ * both sides, pinned to 2026-07-28 (per request, no session) for the proxied calls and on its
+ * default legacy negotiation (2025-11-25, the only revision the downstream speaks) for the direct
+ * ones, so both sides pay the same client library and a 2026 row's added time is the proxy
+ * (serving the other revision included) plus the v2 client's own 2026-vs-2025 codec difference,
+ * not the v1/v2 library difference the bench once counted as "added" (0.04-0.5 ms).
  *
- * Each side also runs once in `--mode observe` on SQLite (every call forwarded, no gate writes):
- * what the MCP hop itself costs, apart from the gate's durable path. The HTTP side has a floor
+ * Both SDKs' Streamable HTTP transports hand fetch one transport-long AbortSignal on every
+ * 2025-era POST; undici's Request hangs an abort listener on it that only its finalizer removes,
+ * so listeners pile up between collections (and copies of the growing list are made per request,
+ * past 1,500 a MaxListenersExceededWarning). `perRequestSignal` gives each fetch its own signal
+ * that follows the transport's, on both sides alike.
+ *
+ * Each side also runs in `--mode observe` on SQLite, for each agent revision (every call
+ * forwarded, no gate writes): what the MCP hop itself costs, apart from the gate's durable path
+ * (observe 2026-07-28 against enforce 2026-07-28: the durable path of the target row alone). The HTTP side has a floor
  * row too, `relay`: a bare node:http relay in its own process (this file with `--relay URL`)
  * that forwards every request and streams every answer with undici, no MCP code at all, which
  * no HTTP proxy's hop can undercut; the gate's durable path comes on top of it.
  *
  * Run: npm run bench -- gateway [--calls N] [--warmup N] [--side stdio|http] [--store sqlite|postgres] [--revision 2025-11-25|2026-07-28] [--mode enforce|observe|relay]
- * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process into DIR
+ * Profile the proxy: VRP_BENCH_CPU_PROF=DIR writes a V8 CPU profile of each proxy process (and of the relay) into DIR
  * (`node --cpu-prof`, sampled every VRP_BENCH_CPU_PROF_INTERVAL µs, default 1000; open it in Chrome DevTools or read its `.cpuprofile` JSON).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -57,11 +67,13 @@ const PG_URL = process.env.VRPKIT_TEST_PG_URL;
 const root = fileURLToPath(new URL('../', import.meta.url));
 const everything = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const PROF_DIR = process.env.VRP_BENCH_CPU_PROF;
+/** Node's flags for a proxy process (the relay's too): a CPU profile into VRP_BENCH_CPU_PROF when set. */
+const profFlags = PROF_DIR
+  ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.VRP_BENCH_CPU_PROF_INTERVAL ?? 1000}`]
+  : [];
 const vrp = [
   process.execPath,
-  ...(PROF_DIR
-    ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`, `--cpu-prof-interval=${process.env.VRP_BENCH_CPU_PROF_INTERVAL ?? 1000}`]
-    : []),
+  ...profFlags,
   '--import',
   'tsx',
   '--conditions=vrpkit-source',
@@ -118,7 +130,8 @@ if (process.argv.includes('--help')) {
 }
 if (process.argv.includes('--relay')) {
   await relay(process.argv[process.argv.indexOf('--relay') + 1]!);
-  // Serves until the bench kills it.
+  // Serves until the bench stops it; an orderly exit, so `--cpu-prof` writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
   await new Promise(() => {});
 }
 
@@ -184,6 +197,14 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
   });
 }
 
+/**
+ * The fetch of every bench HTTP transport: a signal of its own per request (`AbortSignal.any`
+ * holds its sources weakly, no listener on them), so no listener is left on the transport's
+ * long-lived signal (see the module comment); closing the transport still aborts the request.
+ */
+const perRequestSignal = (url: string | URL, init?: RequestInit) =>
+  fetch(url, init?.signal ? { ...init, signal: AbortSignal.any([init.signal]) } : init);
+
 async function connect(transport: StdioClientTransport | StreamableHTTPClientTransport): Promise<BenchClient> {
   const client = new Client({ name: 'bench-agent', version: '1.0.0' });
   await client.connect(transport, { timeout: 120_000 });
@@ -191,9 +212,15 @@ async function connect(transport: StdioClientTransport | StreamableHTTPClientTra
   return client as BenchClient;
 }
 
-/** An SDK v2 client pinned to 2026-07-28 (the proxied side of a 2026 row). */
-async function connectModern(transport: ModernStdioTransport | ModernHttpTransport): Promise<BenchClient> {
-  const client = new ModernClient({ name: 'bench-agent', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+/**
+ * An SDK v2 client, both sides of a 2026 row: pinned to 2026-07-28 through the proxy, on the
+ * default legacy negotiation (2025-11-25) straight to the downstream.
+ */
+async function connectModern(transport: ModernStdioTransport | ModernHttpTransport, pinned: boolean): Promise<BenchClient> {
+  const client = new ModernClient(
+    { name: 'bench-agent', version: '1.0.0' },
+    pinned ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
   await client.connect(transport, { timeout: 120_000 });
   clients.push(client as BenchClient);
   return client as BenchClient;
@@ -223,17 +250,19 @@ async function pair(
     'bench',
     '--pin-on-first-use',
   ];
+  const modern = revision === '2026-07-28';
   if (side === 'stdio') {
-    const direct = await connect(new StdioClientTransport({ command: process.execPath, args: [everything, 'stdio'], stderr: 'ignore' }));
+    const server = { command: process.execPath, args: [everything, 'stdio'], stderr: 'ignore' as const };
+    const direct = modern ? await connectModern(new ModernStdioTransport(server), false) : await connect(new StdioClientTransport(server));
     const params = {
       command: vrp[0],
       args: [...vrp.slice(1), ...proxyArgs, '--', process.execPath, everything, 'stdio'],
       stderr: 'ignore' as const,
     };
-    if (revision === '2026-07-28') {
+    if (modern) {
       // A subclass: the SDK would probe the exact base class on a second proxy process.
       const transport = new (class extends ModernStdioTransport {})(params);
-      return { direct, proxied: await connectModern(transport), proxyPid: transport.pid! };
+      return { direct, proxied: await connectModern(transport, true), proxyPid: transport.pid! };
     }
     const transport = new StdioClientTransport(params);
     const proxied = await connect(transport);
@@ -248,7 +277,7 @@ async function pair(
   await waitForLine(server, /listening on port/);
   const upstream = `http://127.0.0.1:${port}/mcp`;
   if (mode === 'relay') {
-    const relayChild = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--relay', upstream], {
+    const relayChild = spawn(process.execPath, [...profFlags, '--import', 'tsx', fileURLToPath(import.meta.url), '--relay', upstream], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.push(relayChild);
@@ -256,8 +285,10 @@ async function pair(
       relayChild.stdout!.once('data', (d) => resolve(String(d)));
       relayChild.once('exit', (code) => reject(new Error(`relay exited (${code}) before ready`)));
     });
-    const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream)));
-    const proxied = await connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${JSON.parse(hello).port}/mcp`)));
+    const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream), { fetch: perRequestSignal }));
+    const proxied = await connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${JSON.parse(hello).port}/mcp`), { fetch: perRequestSignal }),
+    );
     return { direct, proxied, proxyPid: relayChild.pid! };
   }
   const proxy = spawn(
@@ -269,12 +300,16 @@ async function pair(
   );
   children.push(proxy);
   const { url, token } = JSON.parse(await waitForLine(proxy, /"event":"listening"/)) as { url: string; token: string };
-  const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream)));
   const requestInit = { headers: { authorization: `Bearer ${token}` } };
-  const proxied =
-    revision === '2026-07-28'
-      ? await connectModern(new ModernHttpTransport(new URL(url), { requestInit }))
-      : await connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
+  if (modern) {
+    return {
+      direct: await connectModern(new ModernHttpTransport(new URL(upstream), { fetch: perRequestSignal }), false),
+      proxied: await connectModern(new ModernHttpTransport(new URL(url), { requestInit, fetch: perRequestSignal }), true),
+      proxyPid: proxy.pid!,
+    };
+  }
+  const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream), { fetch: perRequestSignal }));
+  const proxied = await connect(new StreamableHTTPClientTransport(new URL(url), { requestInit, fetch: perRequestSignal }));
   return { direct, proxied, proxyPid: proxy.pid! };
 }
 
@@ -385,8 +420,8 @@ try {
         results.push(await scenario(side, 'sqlite', 'bench-http-relay', 'relay'));
         await closeAll();
       }
-      if (MODES.includes('observe')) {
-        results.push(await scenario(side, 'sqlite', `bench-${side}-observe`, 'observe'));
+      for (const revision of MODES.includes('observe') ? REVISIONS : []) {
+        results.push(await scenario(side, 'sqlite', `bench-${side}-observe-${revision}`, 'observe', revision));
         await closeAll();
       }
       for (const revision of MODES.includes('enforce') ? REVISIONS : []) {
