@@ -273,15 +273,15 @@ export async function servePlatform(o: ServePlatformOptions): Promise<ServedPlat
   // The one app every tenant is served by; the router hands it the request's tenant in the env.
   // The router answers 421 for a Host no enabled tenant serves, so the app's own Host rule is not needed.
   const tenantOf = (env: unknown) => (env as TenantBindings).tenant;
+  const { log } = o;
   const app = createNodeApp((c) => tenantOf(c.env).publisher, {
     // Every tenant a UCP lodging business: its own sessions, desk and guest page (tenant-node.ts).
     ucp: (c) => tenantOf(c.env).ucp,
     formSecret: formSecretOf(o.masterKeys[0]!),
     onError,
-    log: (e: RequestLogEntry, env: unknown) => {
-      metrics.observe(e.path, e.status, e.latency_ms);
-      o.log?.({ ...e, tenant: tenantOf(env).domain });
-    },
+    observe: (path, status, latencyMs) => metrics.observe(path, status, latencyMs),
+    // A log line only when asked for: building one digests the request's query.
+    ...(log ? { log: (e: RequestLogEntry, env: unknown) => log({ ...e, tenant: tenantOf(env).domain }) } : {}),
   });
   const operatorApp = operatorDomain
     ? { domain: operatorDomain, app: createOperatorApp(operatorDomain, async (host) => (await tenants.route(host))?.node) }

@@ -57,6 +57,12 @@ export type UcpSessionsFor = (c: Context) => UcpBookingSessions & { desk: Bookin
 export interface NodeAppOptions {
   /** `env` is the request's bindings (platform mode reads the tenant from them). */
   log?: (entry: RequestLogEntry, env: unknown) => void;
+  /**
+   * Each answered request's path, status and latency (ms), without a log line: what metrics need
+   * (platform mode counts every request, and logs only with `log`). Its own hook so that a request
+   * with no log pays no query digest (a hash per request).
+   */
+  observe?: (path: string, status: number, latencyMs: number, env: unknown) => void;
   /** Called with every internal failure (the client only sees `internal_error`). */
   onError?: (error: unknown) => void;
   /** The readiness probe `/readyz` answers with (`readinessProbe`); without one the app has no `/readyz`. */
@@ -93,24 +99,23 @@ const READ_ONLY_PATHS = new Set([DISCOVERY_PATH, JWKS_PATH, OFFER_ENDPOINT_PATH,
 type Fetch = Hono['fetch'];
 
 /**
- * One log line per answered request, its latency included (the answer may be a promise). The
- * line is written by one function made once, not a closure made per request: an answer in the
- * request's own turn (the offer endpoint on SQLite) then allocates no function to log it.
+ * One log line (`log`) and one observation (`observe`) per answered request, its latency included
+ * (the answer may be a promise). The line is written by one function made once, not a closure made
+ * per request: an answer in the request's own turn (the offer endpoint on SQLite) then allocates
+ * no function to log it. The query digest is made only for a log line.
  */
-function logged(fetch: Fetch, log: NonNullable<NodeAppOptions['log']>): Fetch {
+function logged(fetch: Fetch, { log, observe }: Pick<NodeAppOptions, 'log' | 'observe'>): Fetch {
   const write = (req: Request, env: unknown, started: number, res: Response) => {
-    const q = rawQuery(req.url);
-    log(
-      {
-        event: 'request',
-        method: req.method,
-        path: getPath(req),
-        query_sha256: q ? sha256Hex(q).slice(0, 16) : null,
-        status: res.status,
-        latency_ms: Math.round((performance.now() - started) * 100) / 100,
-      },
-      env,
-    );
+    const latency_ms = Math.round((performance.now() - started) * 100) / 100;
+    const path = getPath(req);
+    observe?.(path, res.status, latency_ms, env);
+    if (log) {
+      const q = rawQuery(req.url);
+      log(
+        { event: 'request', method: req.method, path, query_sha256: q ? sha256Hex(q).slice(0, 16) : null, status: res.status, latency_ms },
+        env,
+      );
+    }
     return res;
   };
   return (req, env, ctx) => {
@@ -200,6 +205,6 @@ export function createNodeApp(publisher: NodePublisher | PublisherFor, options: 
   const misdirected =
     options.canonicalHostOnly !== false && typeof publisher !== 'function' ? canonicalHostOnly(publisher.canonicalDomain) : undefined;
   const guarded: Fetch = misdirected ? (req, env, ctx) => misdirected(req) ?? route(req, env, ctx) : route;
-  app.fetch = options.log ? logged(guarded, options.log) : guarded;
+  app.fetch = options.log || options.observe ? logged(guarded, options) : guarded;
   return app;
 }
