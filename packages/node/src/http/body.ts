@@ -11,54 +11,64 @@ import { nodeMessage } from '../errors.js';
 export const MAX_JSON_DEPTH = 32;
 
 /**
- * Read a request body as text with a byte cap, so an oversized body is refused before parsing.
- * A declared length within the cap is read by Hono in one go (on @hono/node-server straight
- * from the socket, much cheaper than the Node→web stream conversion); a body without a declared
+ * A request body as text with a byte cap, so an oversized body is refused before parsing:
+ * undefined when it is over `maxBytes`. A declared length within the cap is read by Hono in one
+ * go (on @hono/node-server straight from the socket, much cheaper than the Node→web stream
+ * conversion), and its promise is handed back as it is rather than wrapped in another, so a
+ * surface that awaits it resumes one turn after the body arrived; a body without a declared
  * length is streamed and cut off at the cap.
  */
-export async function readBodyCapped(c: Context, maxBytes: number): Promise<{ ok: true; text: string } | { ok: false }> {
+export function bodyTextCapped(c: Context, maxBytes: number): Promise<string | undefined> {
   const declared = Number(c.req.header('content-length'));
-  if (Number.isInteger(declared)) return declared > maxBytes ? { ok: false } : { ok: true, text: await c.req.text() };
+  if (Number.isInteger(declared)) return declared > maxBytes ? Promise.resolve(undefined) : c.req.text();
   const body = c.req.raw.body;
-  if (!body) return { ok: true, text: '' };
-  const bytes = await readStreamCapped(body, maxBytes);
-  return bytes ? { ok: true, text: bytes.toString('utf8') } : { ok: false };
+  if (!body) return Promise.resolve('');
+  return readStreamCapped(body, maxBytes).then((bytes) => bytes?.toString('utf8'));
+}
+
+/** `bodyTextCapped` as a result: the text, or not ok when the body is over `maxBytes`. */
+export async function readBodyCapped(c: Context, maxBytes: number): Promise<{ ok: true; text: string } | { ok: false }> {
+  const text = await bodyTextCapped(c, maxBytes);
+  return text === undefined ? { ok: false } : { ok: true, text };
 }
 
 /** Why a JSON body was refused: over the byte cap, not JSON, or nested deeper than `MAX_JSON_DEPTH`. */
 export type JsonBodyRefusal = 'body_too_large' | 'invalid_json' | 'json_too_deep';
+
+/** A JSON request body read: its value, or why it was refused (`value` kept on a depth refusal). */
+export type JsonBodyRead = { ok: true; value: unknown } | { ok: false; refusal: JsonBodyRefusal; value?: unknown };
 
 /**
  * Read and parse a JSON request body for a surface: byte cap first, then `JSON.parse` (which is
  * not recursive in V8), then the depth bound, all before any SDK sees the value. `value` is
  * kept on a depth refusal so the caller can answer with the request's JSON-RPC id.
  */
-export async function readJsonBody(
-  c: Context,
-  maxBytes: number,
-): Promise<{ ok: true; value: unknown } | { ok: false; refusal: JsonBodyRefusal; value?: unknown }> {
-  const read = await readBodyCapped(c, maxBytes);
-  if (!read.ok) return { ok: false, refusal: 'body_too_large' };
+export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBodyRead> {
+  return parseJsonBody(await bodyTextCapped(c, maxBytes));
+}
+
+/** `readJsonBody`'s checks on a body read by `bodyTextCapped` (undefined: over the cap). */
+export function parseJsonBody(text: string | undefined): JsonBodyRead {
+  if (text === undefined) return { ok: false, refusal: 'body_too_large' };
   let value: unknown;
   try {
-    value = JSON.parse(read.text);
+    value = JSON.parse(text);
   } catch {
     return { ok: false, refusal: 'invalid_json' };
   }
   return nestsDeeperThan(value, MAX_JSON_DEPTH) ? { ok: false, refusal: 'json_too_deep', value } : { ok: true, value };
 }
 
-/** Whether objects and arrays nest deeper than `max` in `value` (a top-level object is depth 1). Iterative: recursion would fail on the very input it guards against. */
+/**
+ * Whether objects and arrays nest deeper than `max` in `value` (a top-level object is depth 1).
+ * The walk stops at depth `max + 1`, so it recurses at most that deep whatever the input (the
+ * input it guards against cannot exhaust the stack), without a work list of pairs per member.
+ */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const pending: [unknown, number][] = [[value, 1]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [node, depth] = next;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
-    }
-  }
+  if (value === null || typeof value !== 'object') return false;
+  if (max < 1) return true;
+  if (Array.isArray(value)) return value.some((child) => nestsDeeperThan(child, max - 1));
+  for (const child of Object.values(value)) if (nestsDeeperThan(child, max - 1)) return true;
   return false;
 }
 
