@@ -301,8 +301,11 @@ async function main() {
     for (const name of ['mcp 2025-11-25', 'mcp 2026-07-28', 'mcp 2025-11-25, cache off', 'mcp 2026-07-28, cache off', 'a2a', 'a2a 0.3']) {
       const row = rows.find((r) => r.surface === name);
       if (!row) continue;
-      const verdict = row.ratio_to_plain >= 0.5 ? 'meets' : 'MISSES';
-      console.log(`${name}: at ${row.ratio_to_plain}× the plain endpoint (${baselineOf(name)}): ${verdict} the 0.5× target.`);
+      // The issue sets the target with the cache on (TARGETED); the cache-off rows are reported beside it.
+      const verdict = !TARGETED.includes(name)
+        ? 'reported, no target'
+        : `${row.ratio_to_plain >= TARGET_RATIO_MIN ? 'meets' : 'MISSES'} the ${TARGET_RATIO_MIN}× target`;
+      console.log(`${name}: at ${row.ratio_to_plain}× the plain endpoint (${baselineOf(name)}): ${verdict}.`);
     }
     const [bytesOnly, signed, stack] = rows.filter((r) => r.surface.startsWith('floor'));
     if (bytesOnly && signed && stack) {
