@@ -19,17 +19,19 @@ const TICK_STEPS_MIN = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440];
 const MAX_TIME_TICKS = 5;
 
 /**
- * The time axis, labelled `HH:MM` in UTC whatever the server's time zone (a `utc` scale), with
- * its ticks on whole minutes: left to Vega, a span of a few minutes gets ticks every 15 s, each
- * labelled with the same minute.
+ * The time axis of a chart of `rows` (in time order), labelled `HH:MM` in UTC whatever the
+ * server's time zone (a `utc` scale), with its ticks on whole minutes: left to Vega, a span of a
+ * few minutes gets ticks every 15 s, each labelled with the same minute. The span is the chart's
+ * own rows', not the samples': a series with no value in the first samples starts later, and a
+ * tick before its start would not be drawn.
  */
-function timeAxis(samples: readonly FleetSample[]) {
-  const from = samples[0]?.at ?? 0;
-  const to = samples[samples.length - 1]?.at ?? from;
+function timeAxis(rows: readonly ChartRow[]) {
+  const from = Number(rows[0]?.time ?? 0);
+  const to = Number(rows.at(-1)?.time ?? from);
   const step = (TICK_STEPS_MIN.find((m) => (to - from) / (m * MINUTE_MS) < MAX_TIME_TICKS) ?? 1440) * MINUTE_MS;
   const values: number[] = [];
   for (let t = Math.ceil(from / step) * step; t <= to; t += step) values.push(t);
-  // Samples all within one minute: one label, at the first.
+  // Rows all within one minute: one label, at the first.
   if (values.length === 0) values.push(from);
   return { field: 'time', type: 'temporal', title: 'time (UTC)', scale: { type: 'utc' }, axis: { format: '%H:%M', values } };
 }
@@ -93,7 +95,7 @@ async function figure(samples: readonly FleetSample[], plot: Plot): Promise<stri
         plot.title,
         { type: 'line', point: true },
         {
-          x: timeAxis(samples),
+          x: timeAxis(rows),
           y: { field: 'value', type: 'quantitative', title: plot.unit },
           color: { field: 'series', type: 'nominal', title: null },
         },
