@@ -289,7 +289,7 @@ function sessionNotFound(): Response {
 }
 
 /** How long an SSE answer's headers may wait for its first event (`holdHeaders`). */
-const HEADERS_HOLD_MS = 50;
+export const HEADERS_HOLD_MS = 50;
 
 /**
  * Hold the headers of a POST's SSE answer until its first event is written (Node sends headers
