@@ -44,11 +44,7 @@ export type JsonBodyRead = { ok: true; value: unknown } | { ok: false; refusal: 
  * kept on a depth refusal so the caller can answer with the request's JSON-RPC id.
  */
 export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBodyRead> {
-  return parseJsonBody(await bodyTextCapped(c, maxBytes));
-}
-
-/** `readJsonBody`'s checks on a body read by `bodyTextCapped` (undefined: over the cap). */
-export function parseJsonBody(text: string | undefined): JsonBodyRead {
+  const text = await bodyTextCapped(c, maxBytes);
   if (text === undefined) return { ok: false, refusal: 'body_too_large' };
   let value: unknown;
   try {

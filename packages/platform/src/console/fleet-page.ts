@@ -14,7 +14,7 @@ const MAX_FEED_HOSTS = 6;
 
 const minute = (t: number) => new Date(t).toISOString().slice(0, 16).replace('T', ' ');
 const MINUTE_MS = 60_000;
-/** Minutes between time ticks, the least giving at most `MAX_TIME_TICKS` over the samples' span. */
+/** Minutes between time ticks: a chart takes the least giving at most `MAX_TIME_TICKS` over its rows' span. */
 const TICK_STEPS_MIN = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440];
 const MAX_TIME_TICKS = 5;
 

@@ -36,7 +36,7 @@ import { isRecord, mcpBatchRefusal } from '@vrpkit/core';
 import { MCP_ENDPOINT_PATH } from '@vrpkit/protocol';
 import type { Context, Hono } from 'hono';
 import { clientAddress } from '../../booking/http.js';
-import { bodyTextCapped, jsonRpcErrorResponse, jsonTooDeepResponse, parseJsonBody } from '../../http/body.js';
+import { jsonRpcErrorResponse, jsonTooDeepResponse, readJsonBody } from '../../http/body.js';
 import type { OfferService } from '../../service/index.js';
 import { perService } from '../per-service.js';
 import { OFFER_TOOL_NAME } from '../tool.js';
@@ -133,12 +133,10 @@ function buildServer(service: OfferService, tool: Tool, scope: RequestScope): Se
  * An MCP POST's JSON body, read before the SDK sees it: capped at `maxBytes` (413), parsed
  * (-32700), depth-bounded (`json_too_deep`) and, for a batch, checked against the request's MCP
  * revision (`mcpBatchRefusal`: -32600, HTTP 400), each refusal as the JSON-RPC answer to send.
- * The node's surface and the platform's operator surface read their bodies through it. It awaits
- * the body's own promise and checks it in that turn (`readJsonBody`'s steps unwrapped), a promise
- * and a turn less on every call.
+ * The node's surface and the platform's operator surface read their bodies through it.
  */
 export async function readMcpBody(c: Context, maxBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
-  const read = parseJsonBody(await bodyTextCapped(c, maxBytes));
+  const read = await readJsonBody(c, maxBytes);
   if (!read.ok) {
     const refused = (error: { code: number; message: string }, status: number) => ({
       ok: false as const,
